@@ -1,0 +1,130 @@
+/* common/opt.c: table-driven option parsing and usage text. */
+#include "opt.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct opt_spec *find_long(const struct opt_spec *s, const char *name, size_t n)
+{
+	for (; s->name; s++)
+		if (strlen(s->name) == n && !strncmp(s->name, name, n))
+			return s;
+	return NULL;
+}
+
+static const struct opt_spec *find_short(const struct opt_spec *s, char c)
+{
+	for (; s->name; s++)
+		if (s->short_name && s->short_name == c)
+			return s;
+	return NULL;
+}
+
+static int store(const struct opt_spec *s, const char *value, struct bd_error *err)
+{
+	char *end;
+	switch (s->kind) {
+	case OPT_FLAG:
+		*(int *)s->dest = 1;
+		return 0;
+	case OPT_STRING:
+		*(const char **)s->dest = value;
+		return 0;
+	case OPT_INT: {
+		errno = 0;
+		long v = strtol(value, &end, 10);
+		if (errno || end == value || *end)
+			return bd_fail(err, BD_EINVAL, "option '--%s' expects an integer, got '%s'",
+				       s->name, value);
+		*(long *)s->dest = v;
+		return 0;
+	}
+	case OPT_DOUBLE: {
+		errno = 0;
+		double v = strtod(value, &end);
+		if (errno || end == value || *end)
+			return bd_fail(err, BD_EINVAL, "option '--%s' expects a number, got '%s'",
+				       s->name, value);
+		*(double *)s->dest = v;
+		return 0;
+	}
+	case OPT_LIST: {
+		struct opt_list *l = s->dest;
+		if (l->n >= (int)(sizeof(l->items) / sizeof(l->items[0])))
+			return bd_fail(err, BD_EINVAL, "option '--%s' given too many times", s->name);
+		l->items[l->n++] = value;
+		return 0;
+	}
+	}
+	return bd_fail(err, BD_EINVAL, "internal: bad option kind");
+}
+
+int opt_parse(const struct opt_spec *specs, int argc, char **argv, int *npos, struct bd_error *err)
+{
+	int pos = 0;
+	int only_positional = 0;
+	for (int i = 1; i < argc; i++) {
+		char *a = argv[i];
+		if (only_positional || a[0] != '-' || !a[1]) {
+			argv[pos++] = a;
+			continue;
+		}
+		if (!strcmp(a, "--")) {
+			only_positional = 1;
+			continue;
+		}
+		if (!strcmp(a, "--help") || !strcmp(a, "-h"))
+			return 1;
+		const struct opt_spec *s;
+		const char *value = NULL;
+		if (a[1] == '-') {
+			const char *name = a + 2;
+			const char *eq = strchr(name, '=');
+			size_t n = eq ? (size_t)(eq - name) : strlen(name);
+			s = find_long(specs, name, n);
+			if (!s)
+				return bd_fail(err, BD_EINVAL, "unknown option '--%.*s' (see --help)", (int)n,
+					       name);
+			if (eq)
+				value = eq + 1;
+		} else {
+			s = find_short(specs, a[1]);
+			if (!s || a[2])
+				return bd_fail(err, BD_EINVAL, "unknown option '%s' (see --help)", a);
+		}
+		if (s->kind == OPT_FLAG) {
+			if (value)
+				return bd_fail(err, BD_EINVAL, "option '--%s' takes no value", s->name);
+		} else if (!value) {
+			if (i + 1 >= argc)
+				return bd_fail(err, BD_EINVAL, "option '--%s' needs a value (%s)", s->name,
+					       s->value_name ? s->value_name : "VALUE");
+			value = argv[++i];
+		}
+		int rc = store(s, value, err);
+		if (rc)
+			return rc;
+	}
+	*npos = pos;
+	return 0;
+}
+
+void opt_usage(struct strbuf *sb, const struct cmd_usage *u, const struct opt_spec *specs)
+{
+	if (u->cmd)
+		sb_addf(sb, "usage: %s %s %s\n\n%s\n\noptions:\n", u->prog, u->cmd, u->synopsis, u->summary);
+	else
+		sb_addf(sb, "usage: %s %s\n\n%s\n\noptions:\n", u->prog, u->synopsis, u->summary);
+	for (const struct opt_spec *s = specs; s->name; s++) {
+		struct strbuf left = STRBUF_INIT;
+		if (s->short_name)
+			sb_addf(&left, "-%c, ", s->short_name);
+		sb_addf(&left, "--%s", s->name);
+		if (s->value_name)
+			sb_addf(&left, " %s", s->value_name);
+		sb_addf(sb, "  %-24s %s\n", sb_str(&left), s->help);
+		sb_free(&left);
+	}
+	sb_addf(sb, "  %-24s %s\n", "-h, --help", "show this help");
+}

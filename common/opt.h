@@ -1,0 +1,47 @@
+/* common/opt.h: option tables. One table per command drives both parsing and --help. */
+#ifndef BENCHDB_OPT_H
+#define BENCHDB_OPT_H
+
+#include "error.h"
+#include "strbuf.h"
+
+enum opt_kind {
+	OPT_FLAG,   /* int *: set to 1 */
+	OPT_STRING, /* const char **: points into argv */
+	OPT_INT,    /* long *: decimal */
+	OPT_DOUBLE, /* double * */
+	OPT_LIST,   /* struct opt_list *: every occurrence appended */
+};
+
+struct opt_list {
+	const char *items[32];
+	int n;
+};
+
+struct opt_spec {
+	const char *name;       /* long name without dashes, e.g. "db" */
+	char short_name;        /* 0 if none */
+	enum opt_kind kind;
+	const char *value_name; /* e.g. "PATH"; NULL for flags */
+	const char *help;       /* one line */
+	void *dest;
+};
+
+/* A command's usage: "usage: PROG CMD SYNOPSIS" then summary then the option table. */
+struct cmd_usage {
+	const char *prog;
+	const char *cmd;      /* NULL for a program without subcommands */
+	const char *synopsis; /* e.g. "[options] SWEEP.yaml" */
+	const char *summary;  /* one paragraph */
+};
+
+/*
+ * Parse argv[1..argc-1] (argv[0] is the command name) against specs (terminated by a zeroed
+ * entry). Positional arguments are moved, in order, to argv[0..*npos-1]. Returns 0, 1 when
+ * --help/-h was given, or BD_EINVAL with err filled ("unknown option '--x'", ...).
+ */
+int opt_parse(const struct opt_spec *specs, int argc, char **argv, int *npos, struct bd_error *err);
+/* Append the usage text (synopsis, summary, options) to sb. */
+void opt_usage(struct strbuf *sb, const struct cmd_usage *u, const struct opt_spec *specs);
+
+#endif

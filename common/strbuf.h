@@ -1,0 +1,33 @@
+/* common/strbuf.h: a growable, always NUL-terminated string (output is built, then written once). */
+#ifndef BENCHDB_STRBUF_H
+#define BENCHDB_STRBUF_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+struct strbuf {
+	char *buf;    /* NUL-terminated; NULL until the first append */
+	size_t len;
+	size_t alloc;
+};
+
+#define STRBUF_INIT {NULL, 0, 0}
+
+/* Appends abort() on allocation failure: output buffers are small next to benchmark data. */
+void sb_add(struct strbuf *sb, const char *s);
+void sb_addn(struct strbuf *sb, const char *s, size_t n);
+void sb_addc(struct strbuf *sb, char c);
+void sb_addf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Append s as a JSON string literal, quotes included. */
+void sb_add_json_str(struct strbuf *sb, const char *s);
+/* The contents ("" when empty); owned by sb. */
+const char *sb_str(const struct strbuf *sb);
+/* Hand the buffer to the caller (malloc'd, never NULL) and reset sb. */
+char *sb_detach(struct strbuf *sb);
+void sb_reset(struct strbuf *sb);
+void sb_free(struct strbuf *sb);
+
+/* Read a whole file into a malloc'd NUL-terminated string; NULL on failure (errno set). */
+char *read_file(const char *path, size_t *len);
+
+#endif

@@ -1,0 +1,52 @@
+/* kernels/mem.c: counted, limited, aligned allocations. */
+#include "mem.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Each block carries its size in a 64-byte header so that mem_free can account for it. */
+#define HEADER 64
+
+void mem_init(struct mem_arena *m, int64_t limit)
+{
+	memset(m, 0, sizeof(*m));
+	m->limit = limit;
+}
+
+void *mem_alloc(struct mem_arena *m, size_t bytes)
+{
+	int64_t need = m->live + (int64_t)bytes;
+	if ((m->limit > 0 && need > m->limit) || bytes > SIZE_MAX - HEADER - 63) {
+		if (!m->failed) {
+			m->failed = (int64_t)bytes;
+			m->failed_need = need;
+		}
+		return NULL;
+	}
+	size_t total = (bytes + HEADER + 63) & ~(size_t)63;
+	char *base = aligned_alloc(64, total);
+	if (!base) {
+		if (!m->failed) {
+			m->failed = (int64_t)bytes;
+			m->failed_need = need;
+		}
+		return NULL;
+	}
+	memset(base + HEADER, 0, bytes);
+	*(size_t *)base = bytes;
+	m->live = need;
+	if (m->live > m->peak)
+		m->peak = m->live;
+	return base + HEADER;
+}
+
+void mem_free(struct mem_arena *m, void *p)
+{
+	if (!p)
+		return;
+	char *base = (char *)p - HEADER;
+	m->live -= (int64_t)*(size_t *)base;
+	free(base);
+}
+
+void mem_reset_peak(struct mem_arena *m) { m->peak = m->live; }

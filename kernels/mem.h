@@ -1,0 +1,29 @@
+/* kernels/mem.h: the workloads' own memory accounting, with an optional limit.
+ *
+ * Every buffer a workload allocates for a case goes through mem_alloc, so the live and peak
+ * bytes are exact and a limit turns an allocation beyond it into an out-of-memory result
+ * (status `oom`) instead of driving the machine into swap.
+ */
+#ifndef BENCHDB_MEM_H
+#define BENCHDB_MEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct mem_arena {
+	int64_t limit;      /* bytes; 0 = no limit */
+	int64_t live;       /* bytes currently allocated */
+	int64_t peak;       /* maximum of live since mem_init or mem_reset_peak */
+	int64_t failed;     /* size of the first allocation refused, 0 if none */
+	int64_t failed_need;/* live + that size: the bytes the case needed at that point */
+};
+
+void mem_init(struct mem_arena *m, int64_t limit);
+/* 64-byte aligned, zero-filled. NULL when over the limit or out of host memory; the refused size
+ * is recorded in failed/failed_need. */
+void *mem_alloc(struct mem_arena *m, size_t bytes);
+/* Accepts NULL. */
+void mem_free(struct mem_arena *m, void *p);
+void mem_reset_peak(struct mem_arena *m);
+
+#endif

@@ -1,0 +1,23 @@
+/* kernels/registry.c: every workload built into this binary. */
+#include "workload.h"
+
+#include <string.h>
+
+extern const struct workload attention_cpu_naive;
+extern const struct workload attention_cpu_flash;
+extern const struct workload matmul_cpu_onednn;
+
+const struct workload *const workloads[] = {
+	&attention_cpu_naive,
+	&attention_cpu_flash,
+	&matmul_cpu_onednn,
+	NULL,
+};
+
+const struct workload *workload_find(const char *suite, const char *impl, enum bd_device device)
+{
+	for (const struct workload *const *w = workloads; *w; w++)
+		if (!strcmp((*w)->suite, suite) && !strcmp((*w)->impl, impl) && (*w)->device == device)
+			return *w;
+	return NULL;
+}

@@ -1,0 +1,72 @@
+/* kernels/workload.h: the one interface between the runner and every benchmark workload.
+ *
+ * A workload is a (suite, impl, device) entry in a registry. For each case the runner calls:
+ *   check -> setup -> validate -> [untimed fwd if pass is backward] -> warmup+iters x run(phase)
+ *   -> teardown.
+ * kernels/ never includes runner/ or db/; a workload reports through struct wl_status.
+ */
+#ifndef BENCHDB_WORKLOAD_H
+#define BENCHDB_WORKLOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mem.h"
+#include "params.h"
+
+/* Results of workload calls, stored as the case's status. */
+enum wl_code {
+	WL_OK = 0,
+	WL_OOM = 1,         /* an allocation beyond the memory limit or the machine */
+	WL_ERROR = 2,       /* wrong numbers (validation) or a failed call */
+	WL_UNSUPPORTED = 3, /* this impl cannot run this combination; reason says why */
+};
+
+struct wl_status {
+	int code;           /* enum wl_code */
+	char reason[512];   /* empty for WL_OK */
+	double max_diff;    /* validation: max |impl - reference| seen (abs error), -1 if not validated */
+	double tolerance;   /* validation: the bound it was held to */
+};
+
+/* Per-iteration work of a case, so that reports can show FLOP/s and bytes/s. */
+struct wl_figures {
+	double flops[PHASE_COUNT];  /* floating-point operations per phase per iteration */
+	double bytes[PHASE_COUNT];  /* minimum bytes moved per phase per iteration */
+	int64_t param_bytes;        /* bytes of model parameters (0 for kernels) */
+};
+
+struct workload {
+	const char *suite;
+	const char *impl;
+	enum bd_device device;
+	const char *summary;   /* one line for `runner list` */
+	/* WL_OK if this impl can run p, else WL_UNSUPPORTED with st->reason. Cheap; no allocation. */
+	int (*check)(const struct case_params *p, struct wl_status *st);
+	void (*figures)(const struct case_params *p, struct wl_figures *f);
+	/* Allocate everything the case needs through mem (so the limit applies) and fill inputs with
+	 * random values from p->seed. WL_OOM when mem refuses. On failure *state may be left set; the
+	 * runner calls teardown on it. */
+	int (*setup)(const struct case_params *p, struct mem_arena *mem, void **state,
+		     struct wl_status *st);
+	/* Run the impl once on the case inputs and compare every output it times (forward outputs
+	 * and, for passes with a backward, the gradients) with the float64 CPU reference. WL_ERROR
+	 * with st->max_diff when outside tolerance. May allocate temporaries through mem. */
+	int (*validate)(void *state, struct wl_status *st);
+	/* One timed phase of one iteration. Must be deterministic in cost and must not allocate. */
+	int (*run)(void *state, enum bd_phase phase, struct wl_status *st);
+	/* Accepts NULL. Frees through the mem given to setup. */
+	void (*teardown)(void *state);
+};
+
+/* NULL-terminated list of all workloads built into this binary. */
+extern const struct workload *const workloads[];
+/* The workload for (suite, impl, device), or NULL. */
+const struct workload *workload_find(const char *suite, const char *impl, enum bd_device device);
+/* Valid impl names for a suite (NULL-terminated, including impls of devices not built here),
+ * used by the sweep parser for "valid choices". NULL for an unknown suite. */
+const char *const *workload_impl_names(const char *suite);
+/* Valid suite names (NULL-terminated). */
+extern const char *const workload_suites[];
+
+#endif

@@ -1,0 +1,90 @@
+/* runner/sweep.h: sweep files (YAML, format in schemas/sweep-format.md) and their expansion.
+ *
+ * sweep_load() parses and validates the whole file; every error names file:line:col, the key and
+ * the valid choices, and nothing is run or written. sweep_expand() multiplies axes into cases.
+ */
+#ifndef BENCHDB_SWEEP_H
+#define BENCHDB_SWEEP_H
+
+#include <stddef.h>
+
+#include "error.h"
+#include "params.h"
+
+/* A scalar as written in the sweep, kept as text with its position (for messages and for
+ * the canonical JSON); typed values are in struct case_params. */
+struct sweep_scalar {
+	char *text;
+	int line, column;
+};
+
+struct sweep_setting {          /* `key: value` (fixed) or `key: [v1, v2]` (axis) */
+	char *key;
+	struct sweep_scalar *values;
+	size_t nvalues;
+	int is_axis;
+	int line, column;
+};
+
+struct sweep_exclude {          /* one `exclude:` entry: a case matching all pairs is dropped */
+	struct sweep_setting *pairs;
+	size_t npairs;
+	int line, column;
+};
+
+struct sweep_benchmark {
+	char *suite;
+	struct sweep_setting *settings;  /* fixed parameters and axes, defaults merged in */
+	size_t nsettings;
+	struct sweep_exclude *excludes;
+	size_t nexcludes;
+	int line, column;
+};
+
+struct sweep {
+	char *path;           /* as given */
+	char *text;           /* the whole file */
+	char hash[65];        /* sha256 of text */
+	char *name;           /* `name:` or the file's basename without extension */
+	struct sweep_benchmark *benchmarks;
+	size_t nbenchmarks;
+	struct model_config *models;  /* user presets from `models:` */
+	size_t nmodels;
+};
+
+struct sweep_case {
+	size_t index;              /* 0-based order in the expanded sweep */
+	size_t benchmark;          /* index into sweep.benchmarks */
+	struct case_params params; /* typed, defaults applied */
+	char *key;                 /* canonical case key: equal for the same benchmark across runs */
+	char *params_json;         /* canonical JSON object of every parameter, keys sorted */
+	char *name;                /* short label for progress lines and tables */
+};
+
+struct sweep_cases {
+	struct sweep_case *items;
+	size_t n;
+};
+
+/* Parse and validate path. On error returns BD_EINVAL/BD_EIO with err (file, line, column set)
+ * and *out NULL. The caller frees *out with sweep_free. */
+int sweep_load(const char *path, struct sweep **out, struct bd_error *err);
+/* Same, from text already in memory (path is used for messages). */
+int sweep_parse(const char *path, const char *text, struct sweep **out, struct bd_error *err);
+void sweep_free(struct sweep *s);
+
+/* Expand into cases in document order (benchmarks in order; within one, the cartesian product
+ * with the first axis varying slowest). Excluded combinations are dropped. Value errors that
+ * depend on the combination (head_dim not dividing d_model, ...) are reported here with the
+ * position of the offending value. */
+int sweep_expand(const struct sweep *s, struct sweep_cases *out, struct bd_error *err);
+void sweep_cases_free(struct sweep_cases *c);
+
+/* Built-in model presets (DESIGN table), NULL-terminated by an empty name. */
+extern const struct model_config model_presets[];
+/* Parameter count of the DESIGN's formula: L(4d^2 + 3 d d_ff + 2d) + 2Vd + d. */
+int64_t model_param_count(const struct model_config *m);
+/* Parse a byte size: an integer, or a number with B, KB, MB, GB, TB, KiB, MiB, GiB, TiB. */
+int parse_bytes(const char *s, int64_t *out);
+
+#endif

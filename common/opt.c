@@ -128,3 +128,31 @@ void opt_usage(struct strbuf *sb, const struct cmd_usage *u, const struct opt_sp
 	}
 	sb_addf(sb, "  %-24s %s\n", "-h, --help", "show this help");
 }
+
+int opt_parse_command(const struct opt_spec *specs, const struct cmd_usage *u, int argc,
+		      char **argv, int min_pos, int max_pos, int *npos)
+{
+	struct bd_error err;
+	struct strbuf sb = STRBUF_INIT;
+	int rc = opt_parse(specs, argc, argv, npos, &err);
+	int status = -1;
+	if (rc == 1) {
+		opt_usage(&sb, u, specs);
+		fputs(sb_str(&sb), stdout);
+		status = EXIT_OK;
+	} else if (rc < 0 || *npos < min_pos || *npos > max_pos) {
+		if (rc < 0)
+			sb_addf(&sb, "%s %s: %s\n", u->prog, u->cmd ? u->cmd : "", err.msg);
+		else if (*npos < min_pos)
+			sb_addf(&sb, "%s %s: missing argument (%s)\n", u->prog, u->cmd ? u->cmd : "",
+				u->synopsis);
+		else
+			sb_addf(&sb, "%s %s: unexpected argument '%s'\n", u->prog, u->cmd ? u->cmd : "",
+				argv[max_pos]);
+		opt_usage(&sb, u, specs);
+		fputs(sb_str(&sb), stderr);
+		status = EXIT_USAGE;
+	}
+	sb_free(&sb);
+	return status;
+}

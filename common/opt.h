@@ -44,4 +44,12 @@ int opt_parse(const struct opt_spec *specs, int argc, char **argv, int *npos, st
 /* Append the usage text (synopsis, summary, options) to sb. */
 void opt_usage(struct strbuf *sb, const struct cmd_usage *u, const struct opt_spec *specs);
 
+/*
+ * What every command does first: parse, and on --help print the usage to stdout (returns EXIT_OK);
+ * on a bad option or a positional count outside [min_pos, max_pos] print the problem and the usage
+ * to stderr (returns EXIT_USAGE). Returns -1 when the command should go on.
+ */
+int opt_parse_command(const struct opt_spec *specs, const struct cmd_usage *u, int argc,
+		      char **argv, int min_pos, int max_pos, int *npos);
+
 #endif

@@ -1,0 +1,785 @@
+/* db/db.c: SQLite access for benchdb — open, migrate, write, and the named read queries. */
+#include "db.h"
+
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sha256.h"
+#include "strbuf.h"
+
+extern const char *const schema_migrations[];
+extern const int schema_migration_count;
+
+const char *const db_phase_names[DB_PHASES] = {"fwd", "bwd", "opt"};
+
+struct db {
+	sqlite3 *handle;
+	char *path;
+	int version;
+};
+
+/* Milliseconds another writer may hold the lock before a write gives up. */
+#define BUSY_TIMEOUT_MS 10000
+
+int db_schema_latest(void) { return schema_migration_count; }
+
+int db_schema_version(struct db *db) { return db->version; }
+
+void db_now(char out[32])
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	struct tm tm;
+	gmtime_r(&ts.tv_sec, &tm);
+	size_t n = strftime(out, 32, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(out + n, 32 - n, ".%03ldZ", ts.tv_nsec / 1000000);
+}
+
+static int sql_fail(struct db *db, struct bd_error *err, const char *what)
+{
+	return bd_fail_at(err, BD_EDB, db->path, 0, 0, "%s: %s", what, sqlite3_errmsg(db->handle));
+}
+
+static int exec(struct db *db, const char *sql, struct bd_error *err)
+{
+	char *msg = NULL;
+	if (sqlite3_exec(db->handle, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		int rc = bd_fail_at(err, BD_EDB, db->path, 0, 0, "%s", msg ? msg : "sqlite error");
+		sqlite3_free(msg);
+		return rc;
+	}
+	return 0;
+}
+
+/* ---- sticky statement helpers (SQLite shell's shellPrepare/shellFinalize pattern) ---------- */
+
+/* Each helper does nothing once *rc is set, so a chain reads straight down with one check. */
+static sqlite3_stmt *prepare(struct db *db, int *rc, const char *sql)
+{
+	sqlite3_stmt *st = NULL;
+	if (*rc == SQLITE_OK)
+		*rc = sqlite3_prepare_v2(db->handle, sql, -1, &st, NULL);
+	return st;
+}
+
+static void bind_text(sqlite3_stmt *st, int *rc, int i, const char *s)
+{
+	if (*rc != SQLITE_OK)
+		return;
+	*rc = (s && s[0]) ? sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(st, i);
+}
+
+static void bind_i64(sqlite3_stmt *st, int *rc, int i, int64_t v)
+{
+	if (*rc == SQLITE_OK)
+		*rc = sqlite3_bind_int64(st, i, v);
+}
+
+/* v <= null_below is stored as NULL. */
+static void bind_i64_or_null(sqlite3_stmt *st, int *rc, int i, int64_t v, int64_t null_below)
+{
+	if (*rc == SQLITE_OK)
+		*rc = v <= null_below ? sqlite3_bind_null(st, i) : sqlite3_bind_int64(st, i, v);
+}
+
+static void bind_double_or_null(sqlite3_stmt *st, int *rc, int i, double v, int null_if_negative)
+{
+	if (*rc == SQLITE_OK)
+		*rc = (null_if_negative && v < 0) ? sqlite3_bind_null(st, i) : sqlite3_bind_double(st, i, v);
+}
+
+/* Step a statement that returns no rows, then reset it for reuse. */
+static void step_done(sqlite3_stmt *st, int *rc)
+{
+	if (*rc != SQLITE_OK)
+		return;
+	int s = sqlite3_step(st);
+	*rc = s == SQLITE_DONE ? SQLITE_OK : s;
+	sqlite3_reset(st);
+}
+
+static void finalize(sqlite3_stmt *st, int *rc)
+{
+	int f = sqlite3_finalize(st);
+	if (*rc == SQLITE_OK)
+		*rc = f;
+}
+
+/* ---- open and migrate ----------------------------------------------------------------------- */
+
+static int read_version(struct db *db, int *version, struct bd_error *err)
+{
+	int rc = SQLITE_OK;
+	sqlite3_stmt *st = prepare(db, &rc, "PRAGMA user_version");
+	if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		*version = sqlite3_column_int(st, 0);
+	finalize(st, &rc);
+	return rc == SQLITE_OK ? 0 : sql_fail(db, err, "cannot read the schema version");
+}
+
+/* Apply migrations version+1..latest, each in its own transaction with its user_version. */
+static int migrate(struct db *db, struct bd_error *err)
+{
+	int rc = 0;
+	for (int v = db->version; v < schema_migration_count; v++) {
+		char pragma[64];
+		snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d;", v + 1);
+		if ((rc = exec(db, "BEGIN IMMEDIATE", err)))
+			return rc;
+		/* Re-read inside the write lock: another process may have migrated meanwhile. */
+		int now = 0;
+		if ((rc = read_version(db, &now, err)))
+			goto fail;
+		if (now > v) {
+			exec(db, "ROLLBACK", NULL);
+			v = now - 1;
+			continue;
+		}
+		if ((rc = exec(db, schema_migrations[v], err)) || (rc = exec(db, pragma, err)) ||
+		    (rc = exec(db, "COMMIT", err)))
+			goto fail;
+	}
+	db->version = schema_migration_count;
+	return 0;
+fail:
+	exec(db, "ROLLBACK", NULL);
+	{
+		char msg[sizeof(err->msg)];
+		snprintf(msg, sizeof(msg), "%s", err ? err->msg : "");
+		return bd_fail_at(err, BD_EDB, db->path, 0, 0, "migration to schema %d failed: %s",
+				  db->version + 1, msg);
+	}
+}
+
+int db_open(const char *path, unsigned flags, struct db **out, struct bd_error *err)
+{
+	int rc = 0;
+	struct db *db = calloc(1, sizeof(*db));
+	*out = NULL;
+	if (!db || !(db->path = strdup(path))) {
+		rc = bd_fail(err, BD_ENOMEM, "out of memory");
+		goto done;
+	}
+	struct stat sb;
+	if (!(flags & DB_CREATE) && stat(path, &sb) != 0) {
+		rc = bd_fail_at(err, BD_ENOTFOUND, path, 0, 0,
+				"no such database (run `runner run SWEEP.yaml` first, or pass --db PATH)");
+		goto done;
+	}
+	int oflags = SQLITE_OPEN_READWRITE | (flags & DB_CREATE ? SQLITE_OPEN_CREATE : 0);
+	if (sqlite3_open_v2(path, &db->handle, oflags, NULL) != SQLITE_OK) {
+		rc = bd_fail_at(err, BD_EDB, path, 0, 0, "cannot open database: %s",
+				db->handle ? sqlite3_errmsg(db->handle) : "out of memory");
+		goto done;
+	}
+	sqlite3_busy_timeout(db->handle, BUSY_TIMEOUT_MS);
+	sqlite3_extended_result_codes(db->handle, 1);
+	/* A file that is not a database fails on its first read: say so plainly. */
+	if ((rc = read_version(db, &db->version, err))) {
+		rc = bd_fail_at(err, BD_EDB, path, 0, 0, "not a benchdb database: %s",
+				sqlite3_errmsg(db->handle));
+		goto done;
+	}
+	if (db->version > schema_migration_count) {
+		rc = bd_fail_at(err, BD_EVERSION, path, 0, 0,
+				"database schema version %d is newer than this benchdb supports (%d); "
+				"use a newer benchdb",
+				db->version, schema_migration_count);
+		goto done;
+	}
+	if ((rc = exec(db, "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; "
+			   "PRAGMA synchronous = NORMAL;", err)))
+		goto done;
+	if ((rc = migrate(db, err)))
+		goto done;
+	*out = db;
+	db = NULL;
+done:
+	db_close(db);
+	return rc;
+}
+
+void db_close(struct db *db)
+{
+	if (!db)
+		return;
+	sqlite3_close(db->handle);
+	free(db->path);
+	free(db);
+}
+
+/* ---- writes ------------------------------------------------------------------------------- */
+
+void db_system_fingerprint(const struct sysinfo *si, char out[65])
+{
+	struct strbuf sb = STRBUF_INIT;
+	sb_addf(&sb, "%s|%s|%s|%s|%s|%d|%d|%s|%lld|%s|%d|%lld|%d|%s|%s|%s|%s|%s|%s|%s|%s", si->hostname,
+		si->os, si->kernel, si->arch, si->cpu_model, si->cpu_cores, si->cpu_threads,
+		si->cpu_flags, (long long)si->mem_bytes, si->gpu_name, si->gpu_count,
+		(long long)si->gpu_mem_bytes, si->gpu_sm_count, si->gpu_cc, si->driver_version,
+		si->cuda_runtime, si->cudnn_version, si->cublas_version, si->blas, si->compiler,
+		si->build_flags);
+	sha256_hex(sb_str(&sb), sb.len, out);
+	sb_free(&sb);
+}
+
+int db_system_put(struct db *db, const struct sysinfo *si, int64_t *id, struct bd_error *err)
+{
+	char fp[65], now[32];
+	db_system_fingerprint(si, fp);
+	db_now(now);
+	int rc = SQLITE_OK;
+	sqlite3_stmt *ins = prepare(db, &rc,
+		"INSERT OR IGNORE INTO systems (fingerprint, hostname, os, kernel, arch, cpu_model, "
+		"cpu_cores, cpu_threads, cpu_flags, mem_bytes, gpu_name, gpu_count, gpu_mem_bytes, "
+		"gpu_sm_count, gpu_cc, gpu_clock_mhz, gpu_mem_clock_mhz, driver_version, cuda_runtime, "
+		"cudnn_version, cublas_version, blas, compiler, build_flags, first_seen) "
+		"VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,"
+		"?23,?24,?25)");
+	bind_text(ins, &rc, 1, fp);
+	bind_text(ins, &rc, 2, si->hostname[0] ? si->hostname : "unknown");
+	bind_text(ins, &rc, 3, si->os);
+	bind_text(ins, &rc, 4, si->kernel);
+	bind_text(ins, &rc, 5, si->arch);
+	bind_text(ins, &rc, 6, si->cpu_model);
+	bind_i64_or_null(ins, &rc, 7, si->cpu_cores, 0);
+	bind_i64_or_null(ins, &rc, 8, si->cpu_threads, 0);
+	bind_text(ins, &rc, 9, si->cpu_flags);
+	bind_i64_or_null(ins, &rc, 10, si->mem_bytes, 0);
+	bind_text(ins, &rc, 11, si->gpu_name);
+	bind_i64(ins, &rc, 12, si->gpu_count);
+	bind_i64_or_null(ins, &rc, 13, si->gpu_mem_bytes, 0);
+	bind_i64_or_null(ins, &rc, 14, si->gpu_sm_count, 0);
+	bind_text(ins, &rc, 15, si->gpu_cc);
+	bind_i64_or_null(ins, &rc, 16, si->gpu_clock_mhz, 0);
+	bind_i64_or_null(ins, &rc, 17, si->gpu_mem_clock_mhz, 0);
+	bind_text(ins, &rc, 18, si->driver_version);
+	bind_text(ins, &rc, 19, si->cuda_runtime);
+	bind_text(ins, &rc, 20, si->cudnn_version);
+	bind_text(ins, &rc, 21, si->cublas_version);
+	bind_text(ins, &rc, 22, si->blas);
+	bind_text(ins, &rc, 23, si->compiler);
+	bind_text(ins, &rc, 24, si->build_flags);
+	bind_text(ins, &rc, 25, now);
+	step_done(ins, &rc);
+	finalize(ins, &rc);
+	sqlite3_stmt *sel = prepare(db, &rc, "SELECT id FROM systems WHERE fingerprint = ?1");
+	bind_text(sel, &rc, 1, fp);
+	if (rc == SQLITE_OK) {
+		if (sqlite3_step(sel) == SQLITE_ROW)
+			*id = sqlite3_column_int64(sel, 0);
+		else
+			rc = SQLITE_ERROR;
+	}
+	finalize(sel, &rc);
+	return rc == SQLITE_OK ? 0 : sql_fail(db, err, "cannot store system info");
+}
+
+int db_run_begin(struct db *db, int64_t system_id, const struct run_record *run, int64_t *run_id,
+		 struct bd_error *err)
+{
+	int rc = SQLITE_OK;
+	sqlite3_stmt *st = prepare(db, &rc,
+		"INSERT INTO runs (uuid, system_id, started_at, status, git_commit, git_dirty, git_branch, "
+		"tool_version, command_line, sweep_path, sweep_name, sweep_text, sweep_hash, label, env) "
+		"VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)");
+	bind_text(st, &rc, 1, run->uuid);
+	bind_i64(st, &rc, 2, system_id);
+	bind_text(st, &rc, 3, run->started_at);
+	bind_text(st, &rc, 4, run->git_commit);
+	bind_i64_or_null(st, &rc, 5, run->git_dirty, -1);
+	bind_text(st, &rc, 6, run->git_branch);
+	bind_text(st, &rc, 7, run->tool_version);
+	bind_text(st, &rc, 8, run->command_line);
+	bind_text(st, &rc, 9, run->sweep_path);
+	bind_text(st, &rc, 10, run->sweep_name);
+	bind_text(st, &rc, 11, run->sweep_text);
+	bind_text(st, &rc, 12, run->sweep_hash);
+	bind_text(st, &rc, 13, run->label);
+	bind_text(st, &rc, 14, run->env_json);
+	step_done(st, &rc);
+	finalize(st, &rc);
+	if (rc != SQLITE_OK)
+		return sql_fail(db, err, "cannot store the run");
+	*run_id = sqlite3_last_insert_rowid(db->handle);
+	return 0;
+}
+
+int db_run_end(struct db *db, int64_t run_id, const char *status, struct bd_error *err)
+{
+	char now[32];
+	db_now(now);
+	int rc = SQLITE_OK;
+	sqlite3_stmt *st = prepare(db, &rc, "UPDATE runs SET status = ?1, ended_at = ?2 WHERE id = ?3");
+	bind_text(st, &rc, 1, status);
+	bind_text(st, &rc, 2, now);
+	bind_i64(st, &rc, 3, run_id);
+	step_done(st, &rc);
+	finalize(st, &rc);
+	return rc == SQLITE_OK ? 0 : sql_fail(db, err, "cannot finish the run");
+}
+
+int db_case_put(struct db *db, int64_t run_id, const struct case_record *c,
+		const struct sample *samples, size_t nsamples, struct bd_error *err)
+{
+	int rc = 0;
+	if ((rc = exec(db, "BEGIN IMMEDIATE", err)))
+		return rc;
+	rc = SQLITE_OK;
+	sqlite3_stmt *st = prepare(db, &rc,
+		"INSERT INTO cases (run_id, ord, suite, impl, device, dtype, pass, batch_size, heads, "
+		"seq_len, head_dim, causal, model, params, case_key, name, warmup, iters, status, reason, "
+		"max_diff, tolerance, mem_limit, param_bytes, peak_fwd_bytes, peak_bwd_bytes, peak_bytes, "
+		"flops_fwd, flops_bwd, flops_opt, bytes_fwd, bytes_bwd, bytes_opt, started_at, elapsed_ns) "
+		"VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,"
+		"?23,?24,?25,?26,?27,?28,?29,?30,?31,?32,?33,?34,?35)");
+	bind_i64(st, &rc, 1, run_id);
+	bind_i64(st, &rc, 2, c->ord);
+	bind_text(st, &rc, 3, c->suite);
+	bind_text(st, &rc, 4, c->impl);
+	bind_text(st, &rc, 5, c->device);
+	bind_text(st, &rc, 6, c->dtype);
+	bind_text(st, &rc, 7, c->pass);
+	bind_i64_or_null(st, &rc, 8, c->batch_size, 0);
+	bind_i64_or_null(st, &rc, 9, c->heads, 0);
+	bind_i64_or_null(st, &rc, 10, c->seq_len, 0);
+	bind_i64_or_null(st, &rc, 11, c->head_dim, 0);
+	bind_i64_or_null(st, &rc, 12, c->causal, -1);
+	bind_text(st, &rc, 13, c->model);
+	bind_text(st, &rc, 14, c->params_json);
+	bind_text(st, &rc, 15, c->case_key);
+	bind_text(st, &rc, 16, c->name);
+	bind_i64(st, &rc, 17, c->warmup);
+	bind_i64(st, &rc, 18, c->iters);
+	bind_text(st, &rc, 19, c->status);
+	bind_text(st, &rc, 20, c->reason);
+	bind_double_or_null(st, &rc, 21, c->max_diff, 1);
+	bind_double_or_null(st, &rc, 22, c->tolerance, 1);
+	bind_i64_or_null(st, &rc, 23, c->mem_limit, 0);
+	bind_i64_or_null(st, &rc, 24, c->param_bytes, -1);
+	bind_i64_or_null(st, &rc, 25, c->peak_fwd_bytes, -1);
+	bind_i64_or_null(st, &rc, 26, c->peak_bwd_bytes, -1);
+	bind_i64_or_null(st, &rc, 27, c->peak_bytes, -1);
+	for (int p = 0; p < DB_PHASES; p++) {
+		bind_double_or_null(st, &rc, 28 + p, c->flops[p], 1);
+		bind_double_or_null(st, &rc, 31 + p, c->bytes[p], 1);
+	}
+	bind_text(st, &rc, 34, c->started_at);
+	bind_i64(st, &rc, 35, c->elapsed_ns);
+	step_done(st, &rc);
+	finalize(st, &rc);
+	int64_t case_id = sqlite3_last_insert_rowid(db->handle);
+	sqlite3_stmt *ins = prepare(db, &rc, "INSERT INTO samples (case_id, phase, iter, ns) "
+					     "VALUES (?1, ?2, ?3, ?4)");
+	for (size_t i = 0; i < nsamples && rc == SQLITE_OK; i++) {
+		const struct sample *s = &samples[i];
+		if (s->phase < 0 || s->phase >= DB_PHASES) {
+			rc = SQLITE_RANGE;
+			break;
+		}
+		bind_i64(ins, &rc, 1, case_id);
+		bind_text(ins, &rc, 2, db_phase_names[s->phase]);
+		bind_i64(ins, &rc, 3, s->iter);
+		bind_i64(ins, &rc, 4, s->ns);
+		step_done(ins, &rc);
+	}
+	finalize(ins, &rc);
+	if (rc != SQLITE_OK) {
+		int r = sql_fail(db, err, "cannot store the case");
+		exec(db, "ROLLBACK", NULL);
+		return r;
+	}
+	return exec(db, "COMMIT", err);
+}
+
+/* ---- reads -------------------------------------------------------------------------------- */
+
+/* Make room for one more element in *items (count used, *alloc capacity). 0 or SQLITE_NOMEM. */
+static int grow(void *items, size_t *alloc, size_t count, size_t size)
+{
+	if (count < *alloc)
+		return SQLITE_OK;
+	size_t want = *alloc ? 2 * *alloc : 64;
+	void *p = realloc(*(void **)items, want * size);
+	if (!p)
+		return SQLITE_NOMEM;
+	*(void **)items = p;
+	*alloc = want;
+	return SQLITE_OK;
+}
+
+static char *col_strdup(sqlite3_stmt *st, int i)
+{
+	const unsigned char *s = sqlite3_column_text(st, i);
+	return s ? strdup((const char *)s) : NULL;
+}
+
+static int64_t col_i64(sqlite3_stmt *st, int i, int64_t if_null)
+{
+	return sqlite3_column_type(st, i) == SQLITE_NULL ? if_null : sqlite3_column_int64(st, i);
+}
+
+static double col_double(sqlite3_stmt *st, int i, double if_null)
+{
+	return sqlite3_column_type(st, i) == SQLITE_NULL ? if_null : sqlite3_column_double(st, i);
+}
+
+#define RUN_COLUMNS                                                                              \
+	"r.id, r.uuid, r.started_at, r.ended_at, r.status, r.git_commit, r.git_dirty, r.git_branch, " \
+	"r.label, r.sweep_path, r.sweep_name, r.sweep_hash, r.command_line, r.tool_version, "        \
+	"r.system_id, y.hostname, "                                                                  \
+	"(SELECT count(*) FROM cases c WHERE c.run_id = r.id), "                                     \
+	"(SELECT count(*) FROM cases c WHERE c.run_id = r.id AND c.status = 'ok') "                  \
+	"FROM runs r JOIN systems y ON y.id = r.system_id "
+
+static void run_row_read(sqlite3_stmt *st, struct run_row *r)
+{
+	r->id = sqlite3_column_int64(st, 0);
+	r->uuid = col_strdup(st, 1);
+	r->started_at = col_strdup(st, 2);
+	r->ended_at = col_strdup(st, 3);
+	r->status = col_strdup(st, 4);
+	r->git_commit = col_strdup(st, 5);
+	r->git_dirty = (int)col_i64(st, 6, -1);
+	r->git_branch = col_strdup(st, 7);
+	r->label = col_strdup(st, 8);
+	r->sweep_path = col_strdup(st, 9);
+	r->sweep_name = col_strdup(st, 10);
+	r->sweep_hash = col_strdup(st, 11);
+	r->command_line = col_strdup(st, 12);
+	r->tool_version = col_strdup(st, 13);
+	r->system_id = sqlite3_column_int64(st, 14);
+	r->hostname = col_strdup(st, 15);
+	r->ncases = sqlite3_column_int64(st, 16);
+	r->nok = sqlite3_column_int64(st, 17);
+}
+
+void db_run_row_clear(struct run_row *r)
+{
+	free(r->uuid); free(r->started_at); free(r->ended_at); free(r->status);
+	free(r->git_commit); free(r->git_branch); free(r->label); free(r->sweep_path);
+	free(r->sweep_name); free(r->sweep_hash); free(r->command_line); free(r->tool_version);
+	free(r->hostname);
+}
+
+void db_run_rows_free(struct run_row *rows, size_t n)
+{
+	for (size_t i = 0; rows && i < n; i++)
+		db_run_row_clear(&rows[i]);
+	free(rows);
+}
+
+int db_runs_list(struct db *db, struct run_row **rows, size_t *n, struct bd_error *err)
+{
+	int rc = SQLITE_OK;
+	struct run_row *out = NULL;
+	size_t count = 0, alloc = 0;
+	sqlite3_stmt *st = prepare(db, &rc, "SELECT " RUN_COLUMNS "ORDER BY r.id");
+	while (rc == SQLITE_OK) {
+		int s = sqlite3_step(st);
+		if (s == SQLITE_DONE)
+			break;
+		if (s != SQLITE_ROW) {
+			rc = s;
+			break;
+		}
+		if ((rc = grow(&out, &alloc, count, sizeof(*out))) != SQLITE_OK)
+			break;
+		run_row_read(st, &out[count++]);
+	}
+	finalize(st, &rc);
+	if (rc != SQLITE_OK) {
+		db_run_rows_free(out, count);
+		return sql_fail(db, err, "cannot list runs");
+	}
+	*rows = out;
+	*n = count;
+	return 0;
+}
+
+int db_run_get(struct db *db, int64_t run_id, struct run_row *out, struct bd_error *err)
+{
+	int rc = SQLITE_OK, found = 0;
+	sqlite3_stmt *st = prepare(db, &rc, "SELECT " RUN_COLUMNS "WHERE r.id = ?1");
+	bind_i64(st, &rc, 1, run_id);
+	if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+		run_row_read(st, out);
+		found = 1;
+	}
+	finalize(st, &rc);
+	if (rc != SQLITE_OK)
+		return sql_fail(db, err, "cannot read the run");
+	if (!found)
+		return bd_fail(err, BD_ENOTFOUND, "no run with id %lld", (long long)run_id);
+	return 0;
+}
+
+/* Collect the ids a query returns for one text parameter (at most 2: enough to detect ambiguity). */
+static int ids_for(struct db *db, const char *sql, const char *arg, int64_t ids[2], int *n)
+{
+	int rc = SQLITE_OK;
+	*n = 0;
+	sqlite3_stmt *st = prepare(db, &rc, sql);
+	bind_text(st, &rc, 1, arg);
+	while (rc == SQLITE_OK && *n < 2 && sqlite3_step(st) == SQLITE_ROW)
+		ids[(*n)++] = sqlite3_column_int64(st, 0);
+	finalize(st, &rc);
+	return rc;
+}
+
+static int is_hex(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (!strchr("0123456789abcdefABCDEF-", *s))
+			return 0;
+	return 1;
+}
+
+int db_run_resolve(struct db *db, const char *sel, int64_t *run_id, struct bd_error *err)
+{
+	int64_t ids[2];
+	int n = 0, rc = SQLITE_OK;
+	if (!strcmp(sel, "latest")) {
+		rc = ids_for(db, "SELECT id FROM runs WHERE ?1 IS NOT NULL ORDER BY id DESC LIMIT 1", sel,
+			     ids, &n);
+		if (rc == SQLITE_OK && n == 0)
+			return bd_fail_at(err, BD_ENOTFOUND, db->path, 0, 0, "the database holds no runs");
+		goto found;
+	}
+	char *end;
+	long long v = strtoll(sel, &end, 10);
+	if (*sel && !*end && v > 0) {
+		rc = ids_for(db, "SELECT id FROM runs WHERE id = CAST(?1 AS INTEGER)", sel, ids, &n);
+		if (rc != SQLITE_OK || n)
+			goto found;
+	}
+	/* A label is matched exactly; the latest run carrying it wins. */
+	rc = ids_for(db, "SELECT id FROM runs WHERE label = ?1 ORDER BY id DESC LIMIT 1", sel, ids, &n);
+	if (rc != SQLITE_OK || n)
+		goto found;
+	if (strlen(sel) >= 4 && is_hex(sel)) {
+		rc = ids_for(db, "SELECT id FROM runs WHERE uuid LIKE ?1 || '%' ESCAPE '\\'", sel, ids, &n);
+		if (rc != SQLITE_OK || n)
+			goto found;
+		/* Commit prefix: several runs of one commit are not ambiguous; take the latest. */
+		rc = ids_for(db,
+			     "SELECT id FROM runs WHERE git_commit IN (SELECT DISTINCT git_commit FROM runs "
+			     "WHERE git_commit LIKE ?1 || '%') ORDER BY id DESC",
+			     sel, ids, &n);
+		if (rc == SQLITE_OK && n > 1) {
+			int64_t commit_ids[2];
+			int ncommits = 0;
+			rc = ids_for(db, "SELECT count(DISTINCT git_commit) FROM runs WHERE git_commit "
+					 "LIKE ?1 || '%'", sel, commit_ids, &ncommits);
+			if (rc == SQLITE_OK && commit_ids[0] > 1)
+				return bd_fail(err, BD_EINVAL,
+					       "run selector '%s' matches several git commits; give more digits",
+					       sel);
+			n = 1;
+		}
+	}
+found:
+	if (rc != SQLITE_OK)
+		return sql_fail(db, err, "cannot look up the run");
+	if (n == 0)
+		return bd_fail_at(err, BD_ENOTFOUND, db->path, 0, 0,
+				  "no run matches '%s' (give a run id, a uuid prefix, a label, a git commit "
+				  "or 'latest'; see `report runs`)",
+				  sel);
+	if (n > 1)
+		return bd_fail(err, BD_EINVAL, "run selector '%s' is ambiguous; give more characters", sel);
+	*run_id = ids[0];
+	return 0;
+}
+
+int db_run_sweep_text(struct db *db, int64_t run_id, char **text, struct bd_error *err)
+{
+	int rc = SQLITE_OK;
+	*text = NULL;
+	sqlite3_stmt *st = prepare(db, &rc, "SELECT sweep_text FROM runs WHERE id = ?1");
+	bind_i64(st, &rc, 1, run_id);
+	if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		*text = col_strdup(st, 0);
+	finalize(st, &rc);
+	return rc == SQLITE_OK ? 0 : sql_fail(db, err, "cannot read the sweep text");
+}
+
+static void copy_col(sqlite3_stmt *st, int i, char *dst, size_t n)
+{
+	const unsigned char *s = sqlite3_column_text(st, i);
+	snprintf(dst, n, "%s", s ? (const char *)s : "");
+}
+
+int db_system_get(struct db *db, int64_t system_id, struct sysinfo *si, struct bd_error *err)
+{
+	int rc = SQLITE_OK, found = 0;
+	memset(si, 0, sizeof(*si));
+	sqlite3_stmt *st = prepare(db, &rc,
+		"SELECT hostname, os, kernel, arch, cpu_model, cpu_cores, cpu_threads, cpu_flags, "
+		"mem_bytes, gpu_name, gpu_count, gpu_mem_bytes, gpu_sm_count, gpu_cc, gpu_clock_mhz, "
+		"gpu_mem_clock_mhz, driver_version, cuda_runtime, cudnn_version, cublas_version, blas, "
+		"compiler, build_flags FROM systems WHERE id = ?1");
+	bind_i64(st, &rc, 1, system_id);
+	if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+		found = 1;
+		copy_col(st, 0, si->hostname, sizeof(si->hostname));
+		copy_col(st, 1, si->os, sizeof(si->os));
+		copy_col(st, 2, si->kernel, sizeof(si->kernel));
+		copy_col(st, 3, si->arch, sizeof(si->arch));
+		copy_col(st, 4, si->cpu_model, sizeof(si->cpu_model));
+		si->cpu_cores = (int)col_i64(st, 5, 0);
+		si->cpu_threads = (int)col_i64(st, 6, 0);
+		copy_col(st, 7, si->cpu_flags, sizeof(si->cpu_flags));
+		si->mem_bytes = col_i64(st, 8, 0);
+		copy_col(st, 9, si->gpu_name, sizeof(si->gpu_name));
+		si->gpu_count = (int)col_i64(st, 10, 0);
+		si->gpu_mem_bytes = col_i64(st, 11, 0);
+		si->gpu_sm_count = (int)col_i64(st, 12, 0);
+		copy_col(st, 13, si->gpu_cc, sizeof(si->gpu_cc));
+		si->gpu_clock_mhz = (int)col_i64(st, 14, 0);
+		si->gpu_mem_clock_mhz = (int)col_i64(st, 15, 0);
+		copy_col(st, 16, si->driver_version, sizeof(si->driver_version));
+		copy_col(st, 17, si->cuda_runtime, sizeof(si->cuda_runtime));
+		copy_col(st, 18, si->cudnn_version, sizeof(si->cudnn_version));
+		copy_col(st, 19, si->cublas_version, sizeof(si->cublas_version));
+		copy_col(st, 20, si->blas, sizeof(si->blas));
+		copy_col(st, 21, si->compiler, sizeof(si->compiler));
+		copy_col(st, 22, si->build_flags, sizeof(si->build_flags));
+	}
+	finalize(st, &rc);
+	if (rc != SQLITE_OK)
+		return sql_fail(db, err, "cannot read the system");
+	return found ? 0 : bd_fail(err, BD_ENOTFOUND, "no system with id %lld", (long long)system_id);
+}
+
+static void case_row_read(sqlite3_stmt *st, struct case_row *c)
+{
+	int i = 0;
+	c->id = sqlite3_column_int64(st, i++);
+	c->run_id = sqlite3_column_int64(st, i++);
+	c->ord = sqlite3_column_int64(st, i++);
+	c->suite = col_strdup(st, i++);
+	c->impl = col_strdup(st, i++);
+	c->device = col_strdup(st, i++);
+	c->dtype = col_strdup(st, i++);
+	c->pass = col_strdup(st, i++);
+	c->model = col_strdup(st, i++);
+	c->batch_size = col_i64(st, i++, 0);
+	c->heads = col_i64(st, i++, 0);
+	c->seq_len = col_i64(st, i++, 0);
+	c->head_dim = col_i64(st, i++, 0);
+	c->causal = (int)col_i64(st, i++, -1);
+	c->params_json = col_strdup(st, i++);
+	c->case_key = col_strdup(st, i++);
+	c->name = col_strdup(st, i++);
+	c->warmup = sqlite3_column_int64(st, i++);
+	c->iters = sqlite3_column_int64(st, i++);
+	c->status = col_strdup(st, i++);
+	c->reason = col_strdup(st, i++);
+	c->max_diff = col_double(st, i++, -1);
+	c->tolerance = col_double(st, i++, -1);
+	c->mem_limit = col_i64(st, i++, -1);
+	c->param_bytes = col_i64(st, i++, -1);
+	c->peak_fwd_bytes = col_i64(st, i++, -1);
+	c->peak_bwd_bytes = col_i64(st, i++, -1);
+	c->peak_bytes = col_i64(st, i++, -1);
+	for (int p = 0; p < DB_PHASES; p++)
+		c->flops[p] = col_double(st, i++, 0);
+	for (int p = 0; p < DB_PHASES; p++)
+		c->bytes[p] = col_double(st, i++, 0);
+	c->elapsed_ns = col_i64(st, i++, 0);
+}
+
+static void case_row_clear(struct case_row *c)
+{
+	free(c->suite); free(c->impl); free(c->device); free(c->dtype); free(c->pass);
+	free(c->model); free(c->params_json); free(c->case_key); free(c->name);
+	free(c->status); free(c->reason);
+}
+
+void db_case_rows_free(struct case_row *rows, size_t n)
+{
+	for (size_t i = 0; rows && i < n; i++)
+		case_row_clear(&rows[i]);
+	free(rows);
+}
+
+int db_cases_list(struct db *db, int64_t run_id, const char *suite, struct case_row **rows,
+		  size_t *n, struct bd_error *err)
+{
+	int rc = SQLITE_OK;
+	struct case_row *out = NULL;
+	size_t count = 0, alloc = 0;
+	sqlite3_stmt *st = prepare(db, &rc,
+		"SELECT id, run_id, ord, suite, impl, device, dtype, pass, model, batch_size, heads, "
+		"seq_len, head_dim, causal, params, case_key, name, warmup, iters, status, reason, "
+		"max_diff, tolerance, mem_limit, param_bytes, peak_fwd_bytes, peak_bwd_bytes, peak_bytes, "
+		"flops_fwd, flops_bwd, flops_opt, bytes_fwd, bytes_bwd, bytes_opt, elapsed_ns "
+		"FROM cases WHERE run_id = ?1 AND (?2 IS NULL OR suite = ?2) ORDER BY ord");
+	bind_i64(st, &rc, 1, run_id);
+	bind_text(st, &rc, 2, suite);
+	while (rc == SQLITE_OK) {
+		int s = sqlite3_step(st);
+		if (s == SQLITE_DONE)
+			break;
+		if (s != SQLITE_ROW) {
+			rc = s;
+			break;
+		}
+		if ((rc = grow(&out, &alloc, count, sizeof(*out))) != SQLITE_OK)
+			break;
+		case_row_read(st, &out[count++]);
+	}
+	finalize(st, &rc);
+	if (rc != SQLITE_OK) {
+		db_case_rows_free(out, count);
+		return sql_fail(db, err, "cannot list cases");
+	}
+	*rows = out;
+	*n = count;
+	return 0;
+}
+
+int db_samples_get(struct db *db, int64_t case_id, struct sample **samples, size_t *n,
+		   struct bd_error *err)
+{
+	int rc = SQLITE_OK;
+	struct sample *out = NULL;
+	size_t count = 0, alloc = 0;
+	/* Phases in fwd, bwd, opt order regardless of their text's sort order. */
+	sqlite3_stmt *st = prepare(db, &rc,
+		"SELECT CASE phase WHEN 'fwd' THEN 0 WHEN 'bwd' THEN 1 ELSE 2 END AS p, iter, ns "
+		"FROM samples WHERE case_id = ?1 ORDER BY p, iter");
+	bind_i64(st, &rc, 1, case_id);
+	while (rc == SQLITE_OK) {
+		int s = sqlite3_step(st);
+		if (s == SQLITE_DONE)
+			break;
+		if (s != SQLITE_ROW) {
+			rc = s;
+			break;
+		}
+		if ((rc = grow(&out, &alloc, count, sizeof(*out))) != SQLITE_OK)
+			break;
+		out[count].phase = sqlite3_column_int(st, 0);
+		out[count].iter = sqlite3_column_int(st, 1);
+		out[count].ns = sqlite3_column_int64(st, 2);
+		count++;
+	}
+	finalize(st, &rc);
+	if (rc != SQLITE_OK) {
+		free(out);
+		return sql_fail(db, err, "cannot read samples");
+	}
+	*samples = out;
+	*n = count;
+	return 0;
+}

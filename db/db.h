@@ -1,0 +1,67 @@
+/* db/db.h: the one layer that talks to SQLite. Open (WAL, foreign keys, busy timeout), migrate,
+ * write one transaction per case, and named read queries. No SQL is ever built from user text:
+ * every value is a bound parameter. */
+#ifndef BENCHDB_DB_H
+#define BENCHDB_DB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "records.h"
+
+struct db;
+
+enum db_open_flags {
+	DB_CREATE = 1,   /* create the file if missing (runner); otherwise a missing file is an error */
+};
+
+/* The schema level this build writes (the highest schemas/NNN_*.sql). */
+int db_schema_latest(void);
+/* Open path, creating it if DB_CREATE, and migrate an older schema to the latest. A database from a
+ * newer benchdb is refused with BD_EVERSION; a missing file without DB_CREATE is BD_ENOTFOUND. */
+int db_open(const char *path, unsigned flags, struct db **out, struct bd_error *err);
+/* Accepts NULL. */
+void db_close(struct db *db);
+/* The schema level of the open file (after migration). */
+int db_schema_version(struct db *db);
+
+/* Insert the system if its fingerprint is new; *id is its row id either way. */
+int db_system_put(struct db *db, const struct sysinfo *si, int64_t *id, struct bd_error *err);
+/* The fingerprint (sha256 hex) db_system_put deduplicates on. */
+void db_system_fingerprint(const struct sysinfo *si, char out[65]);
+/* Insert a run with status 'running'. */
+int db_run_begin(struct db *db, int64_t system_id, const struct run_record *run, int64_t *run_id,
+		 struct bd_error *err);
+/* Set status ('complete', 'interrupted', 'failed') and ended_at = now. */
+int db_run_end(struct db *db, int64_t run_id, const char *status, struct bd_error *err);
+/* The case row and all its samples in one transaction: either all is stored or nothing. */
+int db_case_put(struct db *db, int64_t run_id, const struct case_record *c,
+		const struct sample *samples, size_t nsamples, struct bd_error *err);
+
+/* Resolve a run selector: "latest", a row id, a uuid prefix (≥ 4 hex chars), a label, or a git
+ * commit prefix (≥ 4 hex chars; the latest run of that commit). Ambiguity is an error. */
+int db_run_resolve(struct db *db, const char *selector, int64_t *run_id, struct bd_error *err);
+/* Fill *out (free its strings with db_run_row_clear). */
+int db_run_get(struct db *db, int64_t run_id, struct run_row *out, struct bd_error *err);
+void db_run_row_clear(struct run_row *r);
+/* All runs, oldest first. */
+int db_runs_list(struct db *db, struct run_row **rows, size_t *n, struct bd_error *err);
+void db_run_rows_free(struct run_row *rows, size_t n);
+/* A run's sweep text (malloc'd) — for provenance in reports. */
+int db_run_sweep_text(struct db *db, int64_t run_id, char **text, struct bd_error *err);
+/* A system row by id. */
+int db_system_get(struct db *db, int64_t system_id, struct sysinfo *out, struct bd_error *err);
+
+/* Cases of a run in order; suite NULL for all. */
+int db_cases_list(struct db *db, int64_t run_id, const char *suite, struct case_row **rows,
+		  size_t *n, struct bd_error *err);
+void db_case_rows_free(struct case_row *rows, size_t n);
+/* All samples of a case, ordered by phase then iter (caller frees *samples). */
+int db_samples_get(struct db *db, int64_t case_id, struct sample **samples, size_t *n,
+		   struct bd_error *err);
+
+/* Current time as ISO 8601 UTC with milliseconds. */
+void db_now(char out[32]);
+
+#endif

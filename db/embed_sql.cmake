@@ -1,0 +1,17 @@
+# Turn schemas/NNN_*.sql into a C source with one string per migration, in order.
+# Inputs: SCHEMA_DIR, OUT.
+file(GLOB files "${SCHEMA_DIR}/[0-9][0-9][0-9]_*.sql")
+list(SORT files)
+set(body "/* generated from the schemas/ migrations by db/embed_sql.cmake: do not edit */\n#include <stddef.h>\n")
+set(list "const char *const schema_migrations[] = {\n")
+set(i 0)
+foreach(f ${files})
+  file(READ "${f}" hex HEX)
+  string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," hex "${hex}")
+  string(APPEND body "static const char m${i}[] = {${hex}0x00};\n")
+  string(APPEND list "\tm${i},\n")
+  math(EXPR i "${i} + 1")
+endforeach()
+string(APPEND list "\tNULL,\n};\nconst int schema_migration_count = ${i};\n")
+file(WRITE "${OUT}.tmp" "${body}${list}")
+file(COPY_FILE "${OUT}.tmp" "${OUT}" ONLY_IF_DIFFERENT)

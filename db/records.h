@@ -1,0 +1,101 @@
+/* db/records.h: what the db layer writes and reads (rows of schemas/001_init.sql). */
+#ifndef BENCHDB_RECORDS_H
+#define BENCHDB_RECORDS_H
+
+#include <stdint.h>
+
+/* A machine + build. Text fields are "" when unknown (stored as NULL); numbers 0 when unknown. */
+struct sysinfo {
+	char hostname[256];
+	char os[256];
+	char kernel[256];
+	char arch[64];
+	char cpu_model[256];
+	int cpu_cores, cpu_threads;
+	char cpu_flags[512];
+	int64_t mem_bytes;
+	char gpu_name[256];
+	int gpu_count;
+	int64_t gpu_mem_bytes;
+	int gpu_sm_count;
+	char gpu_cc[16];
+	int gpu_clock_mhz, gpu_mem_clock_mhz;
+	char driver_version[64];
+	char cuda_runtime[64];
+	char cudnn_version[64];
+	char cublas_version[64];
+	char blas[256];
+	char compiler[128];
+	char build_flags[512];
+};
+
+struct run_record {
+	char uuid[40];
+	char started_at[32];
+	const char *git_commit;   /* NULL when unknown */
+	int git_dirty;            /* -1 unknown */
+	const char *git_branch;
+	const char *tool_version;
+	const char *command_line;
+	const char *sweep_path;
+	const char *sweep_name;
+	const char *sweep_text;
+	const char *sweep_hash;
+	const char *label;        /* NULL for none */
+	const char *env_json;
+};
+
+/* Indexed by phase: fwd, bwd, opt. */
+enum { DB_PHASES = 3 };
+extern const char *const db_phase_names[DB_PHASES];
+
+struct case_record {
+	int64_t ord;
+	const char *suite, *impl, *device, *dtype, *pass;
+	int64_t batch_size, heads, seq_len, head_dim;  /* 0 = not applicable (NULL) */
+	int causal;                                     /* -1 = not applicable */
+	const char *model;                              /* NULL = not applicable */
+	const char *params_json, *case_key, *name;
+	int64_t warmup, iters;
+	const char *status;      /* ok oom error unsupported skipped */
+	const char *reason;      /* NULL for ok */
+	double max_diff, tolerance;        /* < 0 = not validated */
+	int64_t mem_limit;                 /* 0 = none */
+	int64_t param_bytes, peak_fwd_bytes, peak_bwd_bytes, peak_bytes; /* < 0 = unknown */
+	double flops[DB_PHASES], bytes[DB_PHASES];
+	char started_at[32];
+	int64_t elapsed_ns;
+};
+
+struct sample {
+	int32_t iter;    /* 0-based, warm-up first */
+	int32_t phase;   /* index into db_phase_names */
+	int64_t ns;
+};
+
+/* Rows read back. Strings are owned by the row and freed with the list that holds it. */
+struct run_row {
+	int64_t id;
+	char *uuid, *started_at, *ended_at, *status, *git_commit, *git_branch, *label;
+	char *sweep_path, *sweep_name, *sweep_hash, *command_line, *tool_version;
+	int git_dirty;           /* -1 unknown */
+	int64_t system_id;
+	char *hostname;
+	int64_t ncases, nok;
+};
+
+struct case_row {
+	int64_t id, run_id, ord;
+	char *suite, *impl, *device, *dtype, *pass, *model;
+	int64_t batch_size, heads, seq_len, head_dim;  /* 0 when NULL */
+	int causal;                                     /* -1 when NULL */
+	char *params_json, *case_key, *name;
+	int64_t warmup, iters;
+	char *status, *reason;
+	double max_diff, tolerance;                     /* -1 when NULL */
+	int64_t mem_limit, param_bytes, peak_fwd_bytes, peak_bwd_bytes, peak_bytes; /* -1 when NULL */
+	double flops[DB_PHASES], bytes[DB_PHASES];
+	int64_t elapsed_ns;
+};
+
+#endif

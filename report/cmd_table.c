@@ -1,0 +1,219 @@
+/* report/cmd_table.c: `report [table]` — a run's cases as tables laid out like a course writeup:
+ * parameters, then mean and std of each timed phase and of fwd+bwd, status, memory. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opt.h"
+#include "report.h"
+
+/* The parameters shown for each suite, in column order (keys of the canonical params JSON). */
+struct suite_columns {
+	const char *suite;
+	const char *params[8];
+};
+
+static const struct suite_columns suite_columns[] = {
+	{"attention", {"impl", "dtype", "device", "pass", "batch_size", "heads", "seq_len", "head_dim"}},
+	{"e2e", {"model", "dtype", "device", "pass", "context_length", "batch_size", "attention"}},
+	{"matmul", {"impl", "dtype", "device", "m", "n", "k"}},
+};
+
+static const char *const *params_of(const char *suite)
+{
+	for (size_t i = 0; i < sizeof(suite_columns) / sizeof(suite_columns[0]); i++)
+		if (!strcmp(suite_columns[i].suite, suite))
+			return suite_columns[i].params;
+	static const char *const fallback[8] = {"impl", "dtype", "device", "pass"};
+	return fallback;
+}
+
+#define NS_PER_MS 1e6
+#define BYTES_PER_MIB 1048576.0
+
+/* One table for the cases of one suite. */
+static int suite_table(struct db *db, const char *suite, struct case_row *cases, size_t n,
+		       struct table *t, struct bd_error *err)
+{
+	const char *const *params = params_of(suite);
+	struct case_series *series = calloc(n ? n : 1, sizeof(*series));
+	unsigned phases = 0;
+	int rc = 0, causal_col = !strcmp(suite, "attention");
+	if (!series)
+		return bd_fail(err, BD_ENOMEM, "out of memory");
+	for (size_t i = 0; i < n && !rc; i++) {
+		rc = case_series_load(db, &cases[i], &series[i], err);
+		phases |= series[i].phases;
+	}
+	if (rc)
+		goto done;
+
+	table_init(t, suite);
+	size_t col_param[8], ncol_param = 0, col_causal = 0;
+	for (; ncol_param < 8 && params[ncol_param]; ncol_param++)
+		col_param[ncol_param] = table_column(t, params[ncol_param], "", 0);
+	if (causal_col)
+		col_causal = table_column(t, "causal", "", 0);
+	size_t col_status = table_column(t, "status", "", 0);
+	size_t col_mean[DB_PHASES], col_std[DB_PHASES], col_tmean = 0, col_tstd = 0;
+	int total_col = __builtin_popcount(phases) > 1;
+	for (int p = 0; p < DB_PHASES; p++) {
+		if (!(phases & (1u << p)))
+			continue;
+		char name[32];
+		snprintf(name, sizeof(name), "%s mean", db_phase_names[p]);
+		col_mean[p] = table_column(t, name, "ms", 3);
+		snprintf(name, sizeof(name), "%s std", db_phase_names[p]);
+		col_std[p] = table_column(t, name, "ms", 3);
+	}
+	if (total_col) {
+		const char *total = phases & (1u << 2) ? "fwd+bwd+opt" : "fwd+bwd";
+		char name[32];
+		snprintf(name, sizeof(name), "%s mean", total);
+		col_tmean = table_column(t, name, "ms", 3);
+		snprintf(name, sizeof(name), "%s std", total);
+		col_tstd = table_column(t, name, "ms", 3);
+	}
+	size_t col_peak = table_column(t, "peak mem", "MiB", 1);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct case_row *c = &cases[i];
+		size_t r = table_row(t);
+		char v[256];
+		for (size_t k = 0; k < ncol_param; k++) {
+			json_field(c->params_json, params[k], v, sizeof(v));
+			table_text(t, r, col_param[k], v);
+		}
+		if (causal_col)
+			table_text(t, r, col_causal, c->causal > 0 ? "yes" : "no");
+		table_text(t, r, col_status, c->status);
+		if (strcmp(c->status, "ok"))
+			table_note(t, "case %lld (%s): %s — %s", (long long)c->ord + 1, c->name, c->status,
+				   c->reason ? c->reason : "no reason stored");
+		for (int p = 0; p < DB_PHASES; p++) {
+			if (!(series[i].phases & (1u << p)))
+				continue;
+			struct summary s;
+			summarize(series[i].ns[p], series[i].n[p], &s);
+			table_number(t, r, col_mean[p], s.mean / NS_PER_MS);
+			table_number(t, r, col_std[p], s.std / NS_PER_MS);
+		}
+		if (total_col && series[i].ntotal) {
+			struct summary s;
+			summarize(series[i].total, series[i].ntotal, &s);
+			table_number(t, r, col_tmean, s.mean / NS_PER_MS);
+			table_number(t, r, col_tstd, s.std / NS_PER_MS);
+		}
+		if (c->peak_bytes >= 0)
+			table_number(t, r, col_peak, (double)c->peak_bytes / BYTES_PER_MIB);
+	}
+done:
+	for (size_t i = 0; i < n; i++)
+		case_series_free(&series[i]);
+	free(series);
+	return rc;
+}
+
+/* Markdown heading with the run's provenance. */
+static void run_header(struct db *db, const struct run_row *r, struct strbuf *out)
+{
+	struct sysinfo si;
+	struct bd_error err;
+	if (db_system_get(db, r->system_id, &si, &err))
+		memset(&si, 0, sizeof(si));
+	sb_addf(out, "## run %lld: %s (%s)\n\n", (long long)r->id,
+		r->sweep_name ? r->sweep_name : "?", r->status);
+	sb_addf(out, "- started %s, uuid %s%s%s\n", r->started_at, r->uuid, r->label ? ", label " : "",
+		r->label ? r->label : "");
+	sb_addf(out, "- host %s: %s, %d cores, %s\n", si.hostname, si.cpu_model[0] ? si.cpu_model : "?",
+		si.cpu_cores, si.blas[0] ? si.blas : "no BLAS recorded");
+	if (r->git_commit)
+		sb_addf(out, "- git %.12s%s on %s\n", r->git_commit, r->git_dirty == 1 ? " (dirty)" : "",
+			r->git_branch ? r->git_branch : "?");
+	else
+		sb_add(out, "- git commit unknown (built outside a git checkout)\n");
+	sb_addf(out, "- %lld cases, %lld ok; times are means over measured iterations (warm-up "
+		     "excluded)\n\n",
+		(long long)r->ncases, (long long)r->nok);
+}
+
+int cmd_table(int argc, char **argv)
+{
+	const char *db_path = BENCHDB_DEFAULT_DB, *run_sel = "latest", *format = "md", *suite = NULL;
+	const struct opt_spec specs[] = {
+		{"db", 0, OPT_STRING, "PATH", "database to read (default bench.db)", &db_path},
+		{"run", 'r', OPT_STRING, "SEL",
+		 "run id, uuid prefix, label, git commit or 'latest' (default)", &run_sel},
+		{"format", 'f', OPT_STRING, "FMT", "md (default) or csv", &format},
+		{"suite", 0, OPT_STRING, "NAME", "only cases of this suite (attention, e2e, matmul)",
+		 &suite},
+		{0},
+	};
+	static const struct cmd_usage usage = {
+		REPORT_PROG, "table", "[options]",
+		"Print a run's cases as tables: parameters, mean and standard deviation of each timed\n"
+		"phase over the measured iterations, status and peak memory. `report` alone does this\n"
+		"for the latest run."};
+	struct db *db = NULL;
+	struct case_row *cases = NULL;
+	struct run_row run = {0};
+	struct strbuf out = STRBUF_INIT;
+	struct bd_error err;
+	size_t n = 0;
+	int64_t run_id = 0;
+	int npos, fmt;
+	int status = opt_parse_command(specs, &usage, argc, argv, 0, 0, &npos);
+	if (status >= 0)
+		return status;
+	if ((fmt = format_parse(format)) < 0) {
+		fprintf(stderr, "report: unknown format '%s' (valid: md, csv)\n", format);
+		return EXIT_USAGE;
+	}
+	if ((status = report_open(db_path, run_sel, &db, &run_id)) >= 0)
+		goto done;
+	status = EXIT_OK;
+	if (db_run_get(db, run_id, &run, &err) || db_cases_list(db, run_id, suite, &cases, &n, &err)) {
+		bd_error_print(REPORT_PROG, &err);
+		status = EXIT_FAIL;
+		goto done;
+	}
+	if (fmt == FORMAT_MD)
+		run_header(db, &run, &out);
+	if (n == 0)
+		sb_addf(&out, "%sno cases stored in run %lld%s%s\n", fmt == FORMAT_MD ? "" : "# ",
+			(long long)run_id, suite ? " for suite " : "", suite ? suite : "");
+	/* One table per suite, in order of first appearance. */
+	for (size_t i = 0; i < n; i++) {
+		int seen = 0;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = !strcmp(cases[j].suite, cases[i].suite);
+		if (seen)
+			continue;
+		size_t m = 0;
+		struct case_row *group = calloc(n, sizeof(*group));
+		if (!group)
+			abort();
+		for (size_t j = i; j < n; j++)
+			if (!strcmp(cases[j].suite, cases[i].suite))
+				group[m++] = cases[j];   /* shallow: strings stay owned by cases */
+		struct table t;
+		int rc = suite_table(db, cases[i].suite, group, m, &t, &err);
+		free(group);
+		if (rc) {
+			bd_error_print(REPORT_PROG, &err);
+			status = EXIT_FAIL;
+			goto done;
+		}
+		if (fmt == FORMAT_CSV && out.len)
+			sb_addc(&out, '\n');
+		render_table(&t, (enum report_format)fmt, &out);
+		table_free(&t);
+	}
+	fputs(sb_str(&out), stdout);
+done:
+	sb_free(&out);
+	db_case_rows_free(cases, n);
+	db_run_row_clear(&run);
+	db_close(db);
+	return status;
+}

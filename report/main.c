@@ -1,0 +1,52 @@
+/* report/main.c: `report` — the command table. With no command (or only options) it prints the
+ * latest run's tables, like `report table`. */
+#include <stdio.h>
+#include <string.h>
+
+#include "error.h"
+#include "report.h"
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+};
+
+static const struct command commands[] = {
+	{"table", cmd_table, "a run's cases as tables (the default command)"},
+	{"runs", cmd_runs, "list the runs in the database"},
+	{NULL, NULL, NULL},
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: report [COMMAND] [options]\n\n"
+		     "Turn a benchdb database into tables. Without a command: `report table`.\n\n"
+		     "commands:\n");
+	for (const struct command *c = commands; c->name; c++)
+		fprintf(out, "  %-10s %s\n", c->name, c->help);
+	fprintf(out, "\n'report COMMAND --help' describes a command's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 2 && (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
+			  !strcmp(argv[1], "-h"))) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if (argc >= 2 && !strcmp(argv[1], "--version")) {
+		printf("report (benchdb) %s\n", BENCHDB_VERSION);
+		return EXIT_OK;
+	}
+	if (argc < 2 || argv[1][0] == '-') {
+		/* argv[0] plays the command name for the default command. */
+		argv[0] = "table";
+		return cmd_table(argc, argv);
+	}
+	for (const struct command *c = commands; c->name; c++)
+		if (!strcmp(argv[1], c->name))
+			return c->fn(argc - 1, argv + 1);
+	fprintf(stderr, "report: unknown command '%s' (valid: table, runs)\n", argv[1]);
+	return EXIT_USAGE;
+}

@@ -1,0 +1,117 @@
+/* report/render.c: building tables, and dispatch to the renderer of each format. */
+#include "render.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "renderers.h"
+
+const char *const format_names[FORMAT_COUNT] = {"md", "csv"};
+
+static const struct renderer *const renderers[FORMAT_COUNT] = {&render_md, &render_csv};
+
+int format_parse(const char *s)
+{
+	for (int i = 0; i < FORMAT_COUNT; i++)
+		if (!strcmp(s, format_names[i]))
+			return i;
+	return -1;
+}
+
+static char *xstrdup(const char *s)
+{
+	char *p = strdup(s ? s : "");
+	if (!p)
+		abort();
+	return p;
+}
+
+static void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n);
+	if (!p)
+		abort();
+	return p;
+}
+
+void table_init(struct table *t, const char *title)
+{
+	memset(t, 0, sizeof(*t));
+	t->title = title ? xstrdup(title) : NULL;
+}
+
+size_t table_column(struct table *t, const char *name, const char *unit, int decimals)
+{
+	/* Columns are declared before rows. */
+	t->cols = xrealloc(t->cols, (t->ncols + 1) * sizeof(*t->cols));
+	t->cols[t->ncols] = (struct column){xstrdup(name), xstrdup(unit), decimals};
+	return t->ncols++;
+}
+
+size_t table_row(struct table *t)
+{
+	if (t->nrows == t->alloc_rows) {
+		t->alloc_rows = t->alloc_rows ? 2 * t->alloc_rows : 16;
+		t->cells = xrealloc(t->cells, t->alloc_rows * t->ncols * sizeof(*t->cells));
+	}
+	memset(&t->cells[t->nrows * t->ncols], 0, t->ncols * sizeof(*t->cells));
+	return t->nrows++;
+}
+
+void table_text(struct table *t, size_t row, size_t col, const char *text)
+{
+	struct cell *c = &t->cells[row * t->ncols + col];
+	free(c->text);
+	*c = (struct cell){.kind = CELL_TEXT, .text = xstrdup(text)};
+}
+
+void table_number(struct table *t, size_t row, size_t col, double value)
+{
+	struct cell *c = &t->cells[row * t->ncols + col];
+	free(c->text);
+	*c = (struct cell){.kind = CELL_NUMBER, .value = value};
+}
+
+void table_note(struct table *t, const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+	va_start(ap, fmt);
+	char buf[2048];
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	sb_add(&sb, buf);
+	t->notes = xrealloc(t->notes, (t->nnotes + 1) * sizeof(*t->notes));
+	t->notes[t->nnotes++] = sb_detach(&sb);
+}
+
+void table_free(struct table *t)
+{
+	for (size_t i = 0; i < t->nrows * t->ncols; i++)
+		free(t->cells[i].text);
+	for (size_t i = 0; i < t->ncols; i++) {
+		free(t->cols[i].name);
+		free(t->cols[i].unit);
+	}
+	for (size_t i = 0; i < t->nnotes; i++)
+		free(t->notes[i]);
+	free(t->cells);
+	free(t->cols);
+	free(t->notes);
+	free(t->title);
+	memset(t, 0, sizeof(*t));
+}
+
+void column_header(const struct column *c, struct strbuf *out)
+{
+	if (c->unit[0])
+		sb_addf(out, "%s (%s)", c->name, c->unit);
+	else
+		sb_add(out, c->name);
+}
+
+void render_table(const struct table *t, enum report_format fmt, struct strbuf *out)
+{
+	renderers[fmt]->table(t, out);
+}

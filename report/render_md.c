@@ -1,0 +1,67 @@
+/* report/render_md.c: GitHub-flavoured markdown tables, numbers right-aligned, notes below. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "renderers.h"
+
+static void cell_text(const struct column *col, const struct cell *c, struct strbuf *out)
+{
+	if (c->kind == CELL_TEXT)
+		sb_add(out, c->text);
+	else if (c->kind == CELL_NUMBER)
+		sb_addf(out, "%.*f", col->decimals, c->value);
+}
+
+static void md_table(const struct table *t, struct strbuf *out)
+{
+	size_t nc = t->ncols;
+	struct strbuf *text = calloc(nc * (t->nrows + 1), sizeof(*text));
+	size_t *width = calloc(nc, sizeof(*width));
+	int *right = calloc(nc, sizeof(*right));
+	if (!text || !width || !right)
+		abort();
+	for (size_t c = 0; c < nc; c++) {
+		column_header(&t->cols[c], &text[c]);
+		width[c] = text[c].len < 3 ? 3 : text[c].len;
+	}
+	for (size_t r = 0; r < t->nrows; r++)
+		for (size_t c = 0; c < nc; c++) {
+			const struct cell *cl = &t->cells[r * nc + c];
+			struct strbuf *sb = &text[(r + 1) * nc + c];
+			cell_text(&t->cols[c], cl, sb);
+			if (sb->len > width[c])
+				width[c] = sb->len;
+			right[c] |= cl->kind == CELL_NUMBER;
+		}
+	if (t->title)
+		sb_addf(out, "### %s\n\n", t->title);
+	for (size_t r = 0; r <= t->nrows; r++) {
+		sb_add(out, "|");
+		for (size_t c = 0; c < nc; c++)
+			sb_addf(out, right[c] ? " %*s |" : " %-*s |", (int)width[c],
+				sb_str(&text[r * nc + c]));
+		sb_addc(out, '\n');
+		if (r == 0) {
+			sb_add(out, "|");
+			for (size_t c = 0; c < nc; c++) {
+				sb_addc(out, ' ');
+				for (size_t i = 0; i + 1 < width[c]; i++)
+					sb_addc(out, '-');
+				sb_add(out, right[c] ? ": |" : "- |");
+			}
+			sb_addc(out, '\n');
+		}
+	}
+	if (t->nnotes)
+		sb_addc(out, '\n');
+	for (size_t i = 0; i < t->nnotes; i++)
+		sb_addf(out, "- %s\n", t->notes[i]);
+	sb_addc(out, '\n');
+	for (size_t i = 0; i < nc * (t->nrows + 1); i++)
+		sb_free(&text[i]);
+	free(text);
+	free(width);
+	free(right);
+}
+
+const struct renderer render_md = {"md", md_table};

@@ -1,0 +1,270 @@
+/* runner/cmd_run.c: `runner run SWEEP.yaml` — expand, measure every case, store each in one
+ * transaction. An interrupt keeps every finished case and marks the run `interrupted`. */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "db.h"
+#include "measure.h"
+#include "opt.h"
+#include "progress.h"
+#include "sha256.h"
+#include "sweep.h"
+#include "sysinfo.h"
+
+/* Exit status after SIGINT/SIGTERM, as shells report a signal death (128 + SIGINT). */
+#define EXIT_INTERRUPTED 130
+/* Without mem_limit in the sweep or --mem-limit, a case may use this share of the memory that
+ * was available when the run started, so that no sweep drives the machine into swap. */
+#define DEFAULT_MEM_SHARE 0.8
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	measure_interrupted = 1;
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+/* A random version-4 UUID from /dev/urandom (falls back to time and pid). */
+static void make_uuid(char out[40])
+{
+	unsigned char b[16];
+	int fd = open("/dev/urandom", O_RDONLY);
+	if (fd < 0 || read(fd, b, sizeof(b)) != (ssize_t)sizeof(b)) {
+		char seed[64];
+		snprintf(seed, sizeof(seed), "%lld-%d", (long long)now_ns(), (int)getpid());
+		unsigned char d[32];
+		struct sha256 h;
+		sha256_init(&h);
+		sha256_update(&h, seed, strlen(seed));
+		sha256_final(&h, d);
+		memcpy(b, d, sizeof(b));
+	}
+	if (fd >= 0)
+		close(fd);
+	b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
+	b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
+	snprintf(out, 40, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+		 b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
+		 b[15]);
+}
+
+/* The command line as typed, arguments with spaces quoted. Call before options are parsed. */
+static char *command_line(int argc, char **argv)
+{
+	struct strbuf sb = STRBUF_INIT;
+	sb_add(&sb, RUNNER_PROG);
+	for (int i = 0; i < argc; i++) {
+		sb_addc(&sb, ' ');
+		if (strpbrk(argv[i], " \t'\"") || !argv[i][0])
+			sb_addf(&sb, "'%s'", argv[i]);
+		else
+			sb_add(&sb, argv[i]);
+	}
+	return sb_detach(&sb);
+}
+
+static void case_record_fill(struct case_record *r, const struct sweep_case *c,
+			     const struct case_result *res, const char *started_at)
+{
+	const struct case_params *p = &c->params;
+	int attention = !strcmp(p->suite, "attention");
+	int e2e = !strcmp(p->suite, "e2e");
+	memset(r, 0, sizeof(*r));
+	r->ord = (int64_t)c->index;
+	r->suite = p->suite;
+	r->impl = p->impl;
+	r->device = device_name(p->device);
+	r->dtype = dtype_name(p->dtype);
+	r->pass = pass_name(p->pass);
+	r->batch_size = attention || e2e ? p->batch_size : 0;
+	r->heads = attention ? p->heads : e2e ? p->model.num_heads : 0;
+	r->seq_len = attention ? p->seq_len : e2e ? p->context_length : 0;
+	r->head_dim = attention ? p->head_dim : e2e ? p->model.d_model / p->model.num_heads : 0;
+	r->causal = attention ? p->causal : e2e ? 1 : -1;
+	r->model = e2e ? p->model.name : NULL;
+	r->params_json = c->params_json;
+	r->case_key = c->key;
+	r->name = c->name;
+	r->warmup = p->warmup;
+	r->iters = p->iters;
+	r->status = case_status_name(res->status);
+	r->reason = res->reason[0] ? res->reason : NULL;
+	r->max_diff = res->max_diff;
+	r->tolerance = res->tolerance;
+	r->mem_limit = p->mem_limit;
+	r->param_bytes = res->figures.param_bytes > 0 ? res->figures.param_bytes : -1;
+	r->peak_fwd_bytes = res->peak_fwd_bytes;
+	r->peak_bwd_bytes = res->peak_bwd_bytes;
+	r->peak_bytes = res->peak_bytes;
+	unsigned phases = pass_phases(p->pass);
+	for (int ph = 0; ph < PHASE_COUNT; ph++) {
+		int timed = (phases >> ph) & 1;
+		r->flops[ph] = timed ? res->figures.flops[ph] : -1;
+		r->bytes[ph] = timed ? res->figures.bytes[ph] : -1;
+	}
+	snprintf(r->started_at, sizeof(r->started_at), "%s", started_at);
+	r->elapsed_ns = res->elapsed_ns;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	const char *db_path = BENCHDB_DEFAULT_DB, *label = NULL, *mem_limit_text = NULL;
+	int dry_run = 0;
+	const struct opt_spec specs[] = {
+		{"db", 0, OPT_STRING, "PATH", "database to write (default bench.db; created if missing)",
+		 &db_path},
+		{"label", 0, OPT_STRING, "TEXT", "label stored with the run (select it later with --run)",
+		 &label},
+		{"mem-limit", 0, OPT_STRING, "SIZE",
+		 "memory a case may allocate, e.g. 8GiB (overrides the sweep's mem_limit)", &mem_limit_text},
+		{"dry-run", 'n', OPT_FLAG, NULL, "expand and list the cases; run and write nothing",
+		 &dry_run},
+		{0},
+	};
+	static const struct cmd_usage usage = {
+		RUNNER_PROG, "run", "[options] SWEEP.yaml",
+		"Run every case of a sweep and store the run, its system, each case and every iteration's\n"
+		"timing (warm-up included) in a SQLite database. Exit status: 0 when every case was stored\n"
+		"(oom and unsupported cases are results), 1 when a case failed validation or the database\n"
+		"could not be written, 2 for a bad sweep or option, 130 when interrupted."};
+	char *cmdline = command_line(argc, argv);
+	struct sweep *sweep = NULL;
+	struct sweep_cases cases = {0};
+	struct db *db = NULL;
+	struct strbuf env = STRBUF_INIT;
+	struct bd_error err;
+	int npos = 0, status = EXIT_OK, rc;
+	int64_t mem_limit = 0, run_id = 0;
+	size_t counts[CASE_SKIPPED + 1] = {0}, stored = 0;
+	const char *run_status = "complete";
+
+	if ((status = opt_parse_command(specs, &usage, argc, argv, 1, 1, &npos)) >= 0)
+		goto done;
+	status = EXIT_OK;
+	if (mem_limit_text && (parse_bytes(mem_limit_text, &mem_limit) || mem_limit <= 0)) {
+		fprintf(stderr, "runner run: --mem-limit expects a size such as 512MiB or 8GiB, got '%s'\n",
+			mem_limit_text);
+		status = EXIT_USAGE;
+		goto done;
+	}
+	if ((rc = sweep_load(argv[0], &sweep, &err)) || (rc = sweep_expand(sweep, &cases, &err))) {
+		bd_error_print("runner run", &err);
+		status = EXIT_USAGE;
+		goto done;
+	}
+	if (dry_run) {
+		print_case_list(sweep, &cases);
+		goto done;
+	}
+	if (!mem_limit) {
+		int64_t total, available;
+		sysinfo_memory(&total, &available);
+		mem_limit = (int64_t)(DEFAULT_MEM_SHARE * (double)(available ? available : total));
+	}
+	for (size_t i = 0; i < cases.n; i++)
+		if (mem_limit_text || !cases.items[i].params.mem_limit)
+			cases.items[i].params.mem_limit = mem_limit;
+
+	if ((rc = db_open(db_path, DB_CREATE, &db, &err))) {
+		bd_error_print("runner run", &err);
+		status = EXIT_FAIL;
+		goto done;
+	}
+	struct sysinfo si;
+	sysinfo_collect(&si);
+	int64_t system_id;
+	sysinfo_env_json(&env);
+	struct run_record run = {
+		.git_commit = build_git_commit,
+		.git_dirty = build_git_dirty,
+		.git_branch = build_git_branch,
+		.tool_version = BENCHDB_VERSION,
+		.command_line = cmdline,
+		.sweep_path = sweep->path,
+		.sweep_name = sweep->name,
+		.sweep_text = sweep->text,
+		.sweep_hash = sweep->hash,
+		.label = label,
+		.env_json = sb_str(&env),
+	};
+	make_uuid(run.uuid);
+	db_now(run.started_at);
+	if ((rc = db_system_put(db, &si, &system_id, &err)) ||
+	    (rc = db_run_begin(db, system_id, &run, &run_id, &err))) {
+		bd_error_print("runner run", &err);
+		status = EXIT_FAIL;
+		goto done;
+	}
+	install_signals();
+	fprintf(stderr, "run %lld (%.8s) of %s: %zu cases into %s\n", (long long)run_id, run.uuid,
+		sweep->path, cases.n, db_path);
+
+	struct progress pg;
+	progress_init(&pg, cases.n);
+	for (size_t i = 0; i < cases.n; i++) {
+		if (measure_interrupted)
+			break;
+		const struct sweep_case *c = &cases.items[i];
+		struct case_result res;
+		struct case_record rec;
+		char started_at[32];
+		db_now(started_at);
+		progress_case_start(&pg, i, c->name);
+		measure_case(&c->params, &res, progress_iteration, &pg);
+		if (res.interrupted) {
+			free(res.samples);
+			break;
+		}
+		case_record_fill(&rec, c, &res, started_at);
+		rc = db_case_put(db, run_id, &rec, res.samples, res.nsamples, &err);
+		free(res.samples);
+		if (rc) {
+			progress_finish(&pg);
+			bd_error_print("runner run", &err);
+			run_status = "failed";
+			status = EXIT_FAIL;
+			break;
+		}
+		progress_case_end(&pg, &res);
+		counts[res.status]++;
+		stored++;
+	}
+	progress_finish(&pg);
+	if (measure_interrupted && strcmp(run_status, "failed")) {
+		run_status = "interrupted";
+		status = EXIT_INTERRUPTED;
+	}
+	if (db_run_end(db, run_id, run_status, &err)) {
+		bd_error_print("runner run", &err);
+		status = EXIT_FAIL;
+	}
+	if (counts[CASE_ERROR] && status == EXIT_OK)
+		status = EXIT_FAIL;
+	printf("run %lld %s: %zu of %zu cases stored (%zu ok, %zu oom, %zu error, %zu unsupported, "
+	       "%zu skipped) in %s\n",
+	       (long long)run_id, run_status, stored, cases.n, counts[CASE_OK], counts[CASE_OOM],
+	       counts[CASE_ERROR], counts[CASE_UNSUPPORTED], counts[CASE_SKIPPED], db_path);
+	if (stored)
+		printf("see: report --db %s --run %lld\n", db_path, (long long)run_id);
+done:
+	db_close(db);
+	sb_free(&env);
+	sweep_cases_free(&cases);
+	sweep_free(sweep);
+	free(cmdline);
+	return status;
+}

@@ -1,0 +1,40 @@
+/* runner/cmd_sysinfo.c: `runner sysinfo` — what a run would record about this machine. */
+#include <stdio.h>
+
+#include "commands.h"
+#include "opt.h"
+#include "sysinfo.h"
+
+int cmd_sysinfo(int argc, char **argv)
+{
+	static const struct opt_spec specs[] = {{0}};
+	static const struct cmd_usage usage = {
+		RUNNER_PROG, "sysinfo", "",
+		"Print the system, build and environment facts that `runner run` stores with each run."};
+	int npos = 0;
+	int status = opt_parse_command(specs, &usage, argc, argv, 0, 0, &npos);
+	if (status >= 0)
+		return status;
+	struct sysinfo si;
+	sysinfo_collect(&si);
+	struct strbuf env = STRBUF_INIT;
+	sysinfo_env_json(&env);
+	const struct {
+		const char *k, *v;
+	} rows[] = {
+		{"hostname", si.hostname}, {"os", si.os}, {"kernel", si.kernel}, {"arch", si.arch},
+		{"cpu_model", si.cpu_model}, {"cpu_flags", si.cpu_flags}, {"blas", si.blas},
+		{"compiler", si.compiler}, {"build_flags", si.build_flags},
+		{"git_commit", build_git_commit[0] ? build_git_commit : "unknown"},
+		{"git_branch", build_git_branch[0] ? build_git_branch : "unknown"},
+		{"git_dirty", build_git_dirty < 0 ? "unknown" : build_git_dirty ? "yes" : "no"},
+		{"gpu", si.gpu_count ? si.gpu_name : "none visible"},
+		{"env", sb_str(&env)},
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		printf("%-12s %s\n", rows[i].k, rows[i].v[0] ? rows[i].v : "unknown");
+	printf("%-12s %d physical, %d logical\n", "cpu_cores", si.cpu_cores, si.cpu_threads);
+	printf("%-12s %.1f GiB\n", "memory", (double)si.mem_bytes / (1 << 30));
+	sb_free(&env);
+	return EXIT_OK;
+}

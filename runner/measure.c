@@ -1,0 +1,134 @@
+/* runner/measure.c: the measurement loop (DESIGN "Measurement").
+ *
+ * Each case: allocate once, validate once against the float64 CPU reference (a wrong kernel is
+ * never timed), then warmup + iters iterations, each phase timed with CLOCK_MONOTONIC and every
+ * iteration stored, warm-up ones included.
+ */
+#include "measure.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+volatile sig_atomic_t measure_interrupted;
+
+static const char *const status_names[] = {"ok", "oom", "error", "unsupported", "skipped"};
+
+const char *case_status_name(enum case_status s) { return status_names[s]; }
+
+int64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static enum case_status status_from(int wl_code)
+{
+	switch (wl_code) {
+	case WL_OK: return CASE_OK;
+	case WL_OOM: return CASE_OOM;
+	case WL_UNSUPPORTED: return CASE_UNSUPPORTED;
+	default: return CASE_ERROR;
+	}
+}
+
+/* Copy a workload's outcome into the result; the reason gets a fallback when the workload left
+ * none. Returns 1 when the outcome is not WL_OK. */
+static int take(struct case_result *res, int code, const struct wl_status *st, const char *what)
+{
+	if (code == WL_OK)
+		return 0;
+	res->status = status_from(code);
+	if (st->reason[0])
+		snprintf(res->reason, sizeof(res->reason), "%s", st->reason);
+	else
+		snprintf(res->reason, sizeof(res->reason), "%s failed (code %d)", what, code);
+	return 1;
+}
+
+void measure_case(const struct case_params *p, struct case_result *res,
+		  void (*on_iteration)(void *ctx, int64_t iter, int64_t total), void *ctx)
+{
+	int64_t t_start = now_ns();
+	memset(res, 0, sizeof(*res));
+	res->max_diff = res->tolerance = -1;
+	res->peak_fwd_bytes = res->peak_bwd_bytes = res->peak_bytes = -1;
+
+	struct wl_status st = {.max_diff = -1, .tolerance = -1};
+	struct mem_arena mem;
+	mem_init(&mem, p->mem_limit);
+	void *state = NULL;
+	const struct workload *w = workload_find(p->suite, p->impl, p->device);
+	unsigned phases = pass_phases(p->pass);
+	int64_t total = p->warmup + p->iters;
+
+	if (!w) {
+		res->status = CASE_UNSUPPORTED;
+		snprintf(res->reason, sizeof(res->reason),
+			 "no %s implementation '%s' for device %s in this build", p->suite, p->impl,
+			 device_name(p->device));
+		goto done;
+	}
+	w->figures(p, &res->figures);
+	if (take(res, w->check(p, &st), &st, "check"))
+		goto done;
+	int rc = w->setup(p, &mem, &state, &st);
+	if (rc == WL_OOM && !st.reason[0])
+		snprintf(st.reason, sizeof(st.reason),
+			 "allocating %lld bytes would exceed the memory limit (%lld bytes in use, limit %lld)",
+			 (long long)mem.failed, (long long)(mem.failed_need - mem.failed),
+			 (long long)mem.limit);
+	if (take(res, rc, &st, "setup"))
+		goto done;
+	rc = w->validate(state, &st);
+	res->max_diff = st.max_diff;
+	res->tolerance = st.tolerance;
+	if (take(res, rc, &st, "validation"))
+		goto done;
+	/* Backward alone is timed from the state one untimed forward leaves. */
+	if (p->pass == PASS_BACKWARD && take(res, w->run(state, PHASE_FWD, &st), &st, "forward"))
+		goto done;
+
+	res->samples = calloc((size_t)(total * PHASE_COUNT), sizeof(*res->samples));
+	if (!res->samples) {
+		res->status = CASE_ERROR;
+		snprintf(res->reason, sizeof(res->reason), "out of host memory for samples");
+		goto done;
+	}
+	mem_reset_peak(&mem);
+	for (int64_t it = 0; it < total; it++) {
+		if (measure_interrupted) {
+			res->interrupted = 1;
+			goto done;
+		}
+		for (int ph = 0; ph < PHASE_COUNT; ph++) {
+			if (!(phases & (1u << ph)))
+				continue;
+			int64_t t0 = now_ns();
+			rc = w->run(state, (enum bd_phase)ph, &st);
+			int64_t t1 = now_ns();
+			if (take(res, rc, &st, phase_name((enum bd_phase)ph)))
+				goto done;
+			res->samples[res->nsamples++] = (struct sample){
+				.iter = (int32_t)it, .phase = ph, .ns = t1 - t0};
+			if (ph == PHASE_FWD && res->peak_fwd_bytes < mem.peak)
+				res->peak_fwd_bytes = mem.peak;
+			if (ph == PHASE_BWD && res->peak_bwd_bytes < mem.peak)
+				res->peak_bwd_bytes = mem.peak;
+		}
+		if (on_iteration)
+			on_iteration(ctx, it + 1, total);
+	}
+	res->status = CASE_OK;
+done:
+	/* The peak includes setup and validation buffers; for oom it is what the case needed. */
+	if (mem.failed)
+		res->peak_bytes = mem.failed_need;
+	else if (mem.peak > 0 || state)
+		res->peak_bytes = mem.peak > mem.live ? mem.peak : mem.live;
+	if (w)
+		w->teardown(state);
+	res->elapsed_ns = now_ns() - t_start;
+}

@@ -1,0 +1,37 @@
+/* runner/measure.h: one case, start to finish — check, setup, validate, warm up, measure. */
+#ifndef BENCHDB_MEASURE_H
+#define BENCHDB_MEASURE_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "records.h"
+#include "workload.h"
+
+/* Set by the SIGINT/SIGTERM handler; the loop stops at the next iteration boundary. */
+extern volatile sig_atomic_t measure_interrupted;
+
+enum case_status { CASE_OK, CASE_OOM, CASE_ERROR, CASE_UNSUPPORTED, CASE_SKIPPED };
+const char *case_status_name(enum case_status s);
+
+struct case_result {
+	enum case_status status;
+	char reason[512];
+	int interrupted;           /* the case did not finish: store nothing */
+	double max_diff, tolerance;/* -1 when not validated */
+	struct wl_figures figures;
+	int64_t peak_fwd_bytes, peak_bwd_bytes, peak_bytes; /* -1 unknown */
+	struct sample *samples;    /* (warmup + iters) x phases, iteration-major; malloc'd */
+	size_t nsamples;
+	int64_t elapsed_ns;
+};
+
+/* Run one case. Never fails as a function: every outcome is a status in *res. The caller frees
+ * res->samples. on_iteration (may be NULL) is called after each timed iteration. */
+void measure_case(const struct case_params *p, struct case_result *res,
+		  void (*on_iteration)(void *ctx, int64_t iter, int64_t total), void *ctx);
+/* Nanoseconds of CLOCK_MONOTONIC. */
+int64_t now_ns(void);
+
+#endif

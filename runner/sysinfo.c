@@ -1,0 +1,164 @@
+/* runner/sysinfo.c: machine, build and environment facts from /proc, uname and the libraries. */
+#include "sysinfo.h"
+
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "dnnl_wrap.h"
+
+#ifndef BENCHDB_COMPILER
+#define BENCHDB_COMPILER "unknown"
+#endif
+#ifndef BENCHDB_BUILD_FLAGS
+#define BENCHDB_BUILD_FLAGS ""
+#endif
+
+/* Environment variables that change what a benchmark measures. */
+static const char *const env_vars[] = {
+	"OMP_NUM_THREADS", "OMP_PROC_BIND", "OMP_PLACES", "OMP_DYNAMIC", "GOMP_CPU_AFFINITY",
+	"KMP_AFFINITY", "ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA", "ONEDNN_VERBOSE", "DNNL_VERBOSE",
+	"CUDA_VISIBLE_DEVICES", "CUDA_LAUNCH_BLOCKING", "CUDA_DEVICE_MAX_CONNECTIONS",
+	"CUBLAS_WORKSPACE_CONFIG", "NVIDIA_TF32_OVERRIDE", "CUDNN_LOGLEVEL_DBG", "LD_PRELOAD",
+	NULL,
+};
+
+/* SIMD and matrix-extension flags worth recording, in /proc/cpuinfo spelling. */
+static const char *const simd_flags[] = {
+	"sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl", "avx512_vnni",
+	"avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8", "asimd", "sve", NULL,
+};
+
+/* Value of "key : value" lines in a /proc-style file; "" if absent. */
+static void proc_field(const char *path, const char *key, char *out, size_t n)
+{
+	out[0] = '\0';
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return;
+	char line[8192];
+	size_t klen = strlen(key);
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, klen) || (line[klen] != ' ' && line[klen] != '\t' &&
+						  line[klen] != ':' && line[klen] != '='))
+			continue;
+		char *v = line + klen;
+		while (*v == ' ' || *v == '\t' || *v == ':' || *v == '=')
+			v++;
+		v[strcspn(v, "\n")] = '\0';
+		if (*v == '"') {
+			v++;
+			v[strcspn(v, "\"")] = '\0';
+		}
+		snprintf(out, n, "%s", v);
+		break;
+	}
+	fclose(f);
+}
+
+static int64_t meminfo_kib(const char *key)
+{
+	char v[64];
+	proc_field("/proc/meminfo", key, v, sizeof(v));
+	return v[0] ? atoll(v) * 1024 : 0;
+}
+
+void sysinfo_memory(int64_t *total, int64_t *available)
+{
+	*total = meminfo_kib("MemTotal");
+	*available = meminfo_kib("MemAvailable");
+}
+
+/* Physical cores: distinct (physical id, core id) pairs in /proc/cpuinfo. */
+static int physical_cores(void)
+{
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	if (!f)
+		return 0;
+	char line[512];
+	int phys = 0, seen[4096][2], nseen = 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "physical id", 11))
+			phys = atoi(strchr(line, ':') + 1);
+		if (strncmp(line, "core id", 7))
+			continue;
+		int core = atoi(strchr(line, ':') + 1), dup = 0;
+		for (int i = 0; i < nseen && !dup; i++)
+			dup = seen[i][0] == phys && seen[i][1] == core;
+		if (!dup && nseen < 4096) {
+			seen[nseen][0] = phys;
+			seen[nseen][1] = core;
+			nseen++;
+		}
+	}
+	fclose(f);
+	return nseen;
+}
+
+static void cpu_flags(char *out, size_t n)
+{
+	char flags[8192];
+	proc_field("/proc/cpuinfo", "flags", flags, sizeof(flags));
+	if (!flags[0])
+		proc_field("/proc/cpuinfo", "Features", flags, sizeof(flags));
+	out[0] = '\0';
+	size_t used = 0;
+	for (const char *const *want = simd_flags; *want; want++) {
+		size_t wl = strlen(*want);
+		for (char *p = flags; (p = strstr(p, *want)); p += wl) {
+			int starts = p == flags || p[-1] == ' ';
+			int ends = p[wl] == ' ' || p[wl] == '\0';
+			if (starts && ends) {
+				used += (size_t)snprintf(out + used, n - used, "%s%s", used ? " " : "", *want);
+				break;
+			}
+		}
+		if (used >= n)
+			break;
+	}
+}
+
+void sysinfo_collect(struct sysinfo *si)
+{
+	memset(si, 0, sizeof(*si));
+	if (gethostname(si->hostname, sizeof(si->hostname) - 1) != 0)
+		snprintf(si->hostname, sizeof(si->hostname), "unknown");
+	proc_field("/etc/os-release", "PRETTY_NAME", si->os, sizeof(si->os));
+	struct utsname u;
+	if (uname(&u) == 0) {
+		snprintf(si->kernel, sizeof(si->kernel), "%s %s", u.sysname, u.release);
+		snprintf(si->arch, sizeof(si->arch), "%s", u.machine);
+	}
+	proc_field("/proc/cpuinfo", "model name", si->cpu_model, sizeof(si->cpu_model));
+	si->cpu_threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	si->cpu_cores = physical_cores();
+	if (si->cpu_cores <= 0)
+		si->cpu_cores = si->cpu_threads;
+	cpu_flags(si->cpu_flags, sizeof(si->cpu_flags));
+	int64_t avail;
+	sysinfo_memory(&si->mem_bytes, &avail);
+	onednn_version(si->blas, sizeof(si->blas));
+	snprintf(si->compiler, sizeof(si->compiler), "%s", BENCHDB_COMPILER);
+	snprintf(si->build_flags, sizeof(si->build_flags), "%s", BENCHDB_BUILD_FLAGS);
+}
+
+void sysinfo_env_json(struct strbuf *sb)
+{
+	sb_addc(sb, '{');
+	int first = 1;
+	for (const char *const *name = env_vars; *name; name++) {
+		const char *v = getenv(*name);
+		if (!v)
+			continue;
+		if (!first)
+			sb_addc(sb, ',');
+		first = 0;
+		sb_add_json_str(sb, *name);
+		sb_addc(sb, ':');
+		sb_add_json_str(sb, v);
+	}
+	sb_addf(sb, "%s\"omp_max_threads\":%d}", first ? "" : ",", omp_get_max_threads());
+}

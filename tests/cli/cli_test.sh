@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# tests/cli/cli_test.sh: end-to-end tests of the `runner` and `report` binaries.
+#   cli_test.sh SCENARIO RUNNER REPORT
+# SCENARIO is one of: help, run_report, list, bad_sweeps, report_errors, interrupt.
+# Golden files live in tests/golden/; UPDATE_GOLDEN=1 rewrites them from the current output.
+set -u
+scenario=$1
+RUNNER=$2
+REPORT=$3
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+GOLDEN=$SRC/tests/golden
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+passed=0
+failed=0
+
+ok() { passed=$((passed + 1)); }
+fail() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
+# check DESCRIPTION COMMAND...: the command must succeed.
+check() { local d=$1; shift; if "$@"; then ok; else fail "$d"; fi; }
+# expect_status WANT DESCRIPTION COMMAND...: run it, keep stdout/stderr in $T/out $T/err.
+expect_status() {
+	local want=$1 d=$2; shift 2
+	"$@" >"$T/out" 2>"$T/err"
+	local got=$?
+	if [ "$got" = "$want" ]; then ok; else fail "$d: exit $got, want $want; stderr: $(head -c 600 "$T/err")"; fi
+}
+# contains FILE REGEX DESCRIPTION
+contains() { if grep -Eq -- "$2" "$1"; then ok; else fail "$3: '$2' not in $(head -c 600 "$1")"; fi; }
+# golden NAME FILE: compare FILE with tests/golden/NAME.
+golden() {
+	if [ "${UPDATE_GOLDEN:-0}" = 1 ]; then cp "$2" "$GOLDEN/$1"; ok; return; fi
+	if diff -u "$GOLDEN/$1" "$2" >"$T/diff"; then ok; else fail "golden $1 differs:"; cat "$T/diff" >&2; fi
+}
+sql() { sqlite3 -batch -noheader "$1" "$2"; }
+
+# Timings vary between runs: mask every number printed with 3 decimals (the ms columns) and
+# squeeze the padding that depends on their width.
+mask_timings() { sed -E 's/[0-9]+\.[0-9]{3}/T/g; s/-{3,}/---/g; s/ +/ /g'; }
+
+case $scenario in
+help)
+	for c in "" run list sysinfo; do
+		name=runner${c:+_$c}_help.txt
+		expect_status 0 "runner $c --help" "$RUNNER" $c --help
+		golden "$name" "$T/out"
+	done
+	for c in "" table runs; do
+		name=report${c:+_$c}_help.txt
+		expect_status 0 "report $c --help" "$REPORT" $c --help
+		golden "$name" "$T/out"
+	done
+	expect_status 2 "runner without a command" "$RUNNER"
+	expect_status 2 "runner unknown command" "$RUNNER" frobnicate
+	contains "$T/err" "unknown command 'frobnicate' \(valid: run, list, sysinfo\)" "unknown command names the valid ones"
+	expect_status 2 "runner run unknown option" "$RUNNER" run --nope x.yaml
+	contains "$T/err" "unknown option '--nope'" "unknown option is named"
+	expect_status 2 "runner run without a sweep" "$RUNNER" run
+	expect_status 0 "runner sysinfo" "$RUNNER" sysinfo
+	contains "$T/out" "^hostname +$(hostname)" "sysinfo shows the hostname"
+	contains "$T/out" "^blas +oneDNN" "sysinfo shows the BLAS"
+	;;
+
+run_report)
+	db=$T/bench.db
+	expect_status 0 "runner run tiny" "$RUNNER" run "$SRC/tests/cli/tiny.yaml" --db "$db" --label cli-test
+	contains "$T/out" "run 1 complete: 7 of 7 cases stored \(4 ok, 1 oom, 0 error, 2 unsupported, 0 skipped\)" "run summary"
+	# The database holds what the DESIGN promises.
+	check "run is complete" [ "$(sql "$db" "select status from runs")" = complete ]
+	check "hostname stored" [ "$(sql "$db" "select hostname from systems")" = "$(hostname)" ]
+	check "sweep text stored verbatim" [ "$(sql "$db" "select sweep_text from runs")" = "$(cat "$SRC/tests/cli/tiny.yaml")" ]
+	check "sweep hash stored" [ "$(sql "$db" "select sweep_hash from runs")" = "$(sha256sum "$SRC/tests/cli/tiny.yaml" | cut -d' ' -f1)" ]
+	check "label stored" [ "$(sql "$db" "select label from runs")" = cli-test ]
+	if git -C "$SRC" rev-parse HEAD >/dev/null 2>&1; then
+		check "git commit stored" [ "$(sql "$db" "select length(git_commit) from runs")" = 40 ]
+	else
+		check "git commit unknown outside a checkout" [ -z "$(sql "$db" "select git_commit from runs")" ]
+	fi
+	# Every ok case: (warmup 2 + iters 3) iterations x fwd and bwd, warm-up ones included.
+	check "samples per ok case" [ "$(sql "$db" "select group_concat(n) from (select count(*) n from samples s join cases c on c.id = s.case_id where c.status = 'ok' group by c.id)")" = "10,10,10,10" ]
+	check "warm-up samples stored" [ "$(sql "$db" "select count(*) from samples where iter < 2")" = 16 ]
+	check "no samples for cases that did not run" [ "$(sql "$db" "select count(*) from samples s join cases c on c.id = s.case_id where c.status <> 'ok'")" = 0 ]
+	check "sdpa on cpu is unsupported with a reason" [ "$(sql "$db" "select count(*) from cases where impl = 'sdpa' and status = 'unsupported' and reason like '%sdpa%cpu%'")" = 2 ]
+	check "memory limit gives oom with the bytes" [ "$(sql "$db" "select count(*) from cases where status = 'oom' and reason like '%limit%' and peak_bytes > 1048576")" = 1 ]
+	check "validated against the reference" [ "$(sql "$db" "select count(*) from cases where status = 'ok' and max_diff >= 0 and max_diff <= tolerance")" = 4 ]
+	check "naive peak memory above flash's" [ "$(sql "$db" "select (select peak_bytes from cases where impl='naive' and seq_len=64) > (select peak_bytes from cases where impl='flash' and seq_len=64)")" = 1 ]
+	check "flops stored" [ "$(sql "$db" "select flops_fwd from cases where impl='flash' and seq_len=64")" = "$((4 * 1 * 2 * 64 * 64 * 16 / 2)).0" ]
+	check "case_stats view" [ "$(sql "$db" "select count(*) from case_stats where n = 3")" = 8 ]
+	# report: markdown golden with timings masked, csv shape.
+	expect_status 0 "report" "$REPORT" --db "$db"
+	sed -n '/^### /,$p' "$T/out" | mask_timings >"$T/report.md"
+	golden report_tiny.md "$T/report.md"
+	contains "$T/out" "^## run 1: cli-tiny \(complete\)" "report heading"
+	expect_status 0 "report --format csv" "$REPORT" --db "$db" --run cli-test --format csv
+	check "csv has a header and 7 rows" [ "$(wc -l <"$T/out")" = 8 ]
+	contains "$T/out" "^impl,dtype,device,pass,batch_size,heads,seq_len,head_dim,causal,status,fwd_mean_ms,fwd_std_ms,bwd_mean_ms,bwd_std_ms,fwd_bwd_mean_ms,fwd_bwd_std_ms,peak_mem_MiB$" "csv header"
+	expect_status 0 "report runs" "$REPORT" runs --db "$db"
+	contains "$T/out" "\| +1 \| [0-9a-f]{8} \| .* \| complete \| cli-tiny \| cli-test \|" "runs table row"
+	# A second run appends; `latest` moves; the first stays selectable.
+	expect_status 0 "second run" "$RUNNER" run "$SRC/tests/cli/tiny.yaml" --db "$db"
+	check "two runs, one system" [ "$(sql "$db" "select count(*) from runs")/$(sql "$db" "select count(*) from systems")" = 2/1 ]
+	expect_status 0 "report latest" "$REPORT" --db "$db"
+	contains "$T/out" "^## run 2:" "latest is run 2"
+	expect_status 0 "report by uuid prefix" "$REPORT" --db "$db" --run "$(sql "$db" "select substr(uuid, 1, 8) from runs where id = 1")"
+	contains "$T/out" "^## run 1:" "uuid prefix selects run 1"
+	;;
+
+list)
+	expect_status 0 "runner list" "$RUNNER" list "$SRC/tests/cli/tiny.yaml"
+	contains "$T/out" "7 cases" "case count"
+	contains "$T/out" "sdpa .*unsupported: no attention implementation 'sdpa' for device cpu" "skip reason shown"
+	contains "$T/out" "axis impl +3 values: naive flash sdpa" "axis values"
+	contains "$T/out" "5 to run, 2 unsupported here" "counts"
+	expect_status 0 "runner run --dry-run" "$RUNNER" run --dry-run "$SRC/tests/cli/tiny.yaml" --db "$T/dry.db"
+	check "dry run writes no database" [ ! -e "$T/dry.db" ]
+	;;
+
+bad_sweeps)
+	db=$T/bench.db
+	"$RUNNER" run "$SRC/tests/cli/tiny.yaml" --db "$db" >/dev/null 2>&1
+	before=$(sha256sum "$db" | cut -d' ' -f1)
+	# name|yaml|stderr regex
+	while IFS='|' read -r name yaml want; do
+		printf '%b' "$yaml" >"$T/$name.yaml"
+		expect_status 2 "bad sweep $name" "$RUNNER" run "$T/$name.yaml" --db "$db"
+		contains "$T/err" "$want" "message for $name"
+		expect_status 2 "bad sweep $name (fresh db)" "$RUNNER" run "$T/$name.yaml" --db "$T/fresh.db"
+		check "bad sweep $name creates no database" [ ! -e "$T/fresh.db" ]
+	done <<'EOF'
+syntax|benchmarks:\n  - suite: attention\n    impl: [naive\n|syntax.yaml:[0-9]+:[0-9]+: yaml syntax error
+unknown_key|benchmarks:\n  - suite: attention\n    impl: naive\n    seq_len: 64\n    head_dimm: 16\n|unknown_key.yaml:5:5: unknown key 'head_dimm'.*valid: .*head_dim
+wrong_type|benchmarks:\n  - suite: attention\n    impl: naive\n    seq_len: abc\n    head_dim: 16\n|wrong_type.yaml:4:14: .*seq_len.*abc
+empty_axis|benchmarks:\n  - suite: attention\n    impl: naive\n    seq_len: []\n    head_dim: 16\n|empty_axis.yaml:4:[0-9]+: .*seq_len.*empty
+unknown_suite|benchmarks:\n  - suite: atention\n|unknown_suite.yaml:2:12: unknown suite 'atention' \(valid: attention, e2e, matmul\)
+unknown_impl|benchmarks:\n  - suite: attention\n    impl: [naive, flsh]\n    seq_len: 64\n    head_dim: 16\n|unknown_impl.yaml:3:20: unknown impl 'flsh' for suite attention \(valid: naive, flash, sdpa\)
+unknown_dtype|benchmarks:\n  - suite: attention\n    impl: naive\n    dtype: fp32\n    seq_len: 64\n    head_dim: 16\n|unknown_dtype.yaml:4:12: unknown dtype 'fp32' .*valid: float32, float16, bfloat16
+zero_batch|benchmarks:\n  - suite: attention\n    impl: naive\n    batch_size: 0\n    seq_len: 64\n    head_dim: 16\n|zero_batch.yaml:4:17: .*batch_size.*0
+heads_not_dividing|models:\n  mini: {d_model: 256, d_ff: 1024, num_layers: 2, num_heads: 3}\nbenchmarks:\n  - suite: e2e\n    model: mini\n    context_length: 64\n|heads_not_dividing.yaml:[0-9]+:[0-9]+: .*num_heads 3.*d_model 256
+EOF
+	check "bad sweeps leave the database unchanged" [ "$(sha256sum "$db" | cut -d' ' -f1)" = "$before" ]
+	expect_status 2 "missing sweep file" "$RUNNER" run "$T/nope.yaml" --db "$db"
+	contains "$T/err" "nope.yaml" "missing file is named"
+	;;
+
+report_errors)
+	expect_status 1 "report on a missing database" "$REPORT" --db "$T/none.db"
+	contains "$T/err" "none.db: no such database \(run \`runner run" "missing db message"
+	check "report creates no database" [ ! -e "$T/none.db" ]
+	"$RUNNER" run "$SRC/tests/cli/tiny.yaml" --db "$T/b.db" >/dev/null 2>&1
+	expect_status 1 "unknown run" "$REPORT" --db "$T/b.db" --run nosuchlabel
+	contains "$T/err" "no run matches 'nosuchlabel'" "unknown run message"
+	expect_status 2 "unknown format" "$REPORT" --db "$T/b.db" --format xml
+	contains "$T/err" "unknown format 'xml' \(valid: md, csv\)" "unknown format message"
+	echo "not a database" >"$T/text.db"
+	expect_status 1 "report on a non-database" "$REPORT" --db "$T/text.db"
+	contains "$T/err" "not a benchdb database" "non-database message"
+	;;
+
+interrupt)
+	db=$T/bench.db
+	"$RUNNER" run "$SRC/tests/cli/slow.yaml" --db "$db" >"$T/out" 2>"$T/err" &
+	pid=$!
+	# Wait until two cases are stored, then interrupt in the middle of the sweep.
+	for _ in $(seq 1 600); do
+		n=$(sql "$db" "select count(*) from cases" 2>/dev/null || echo 0)
+		[ "${n:-0}" -ge 2 ] && break
+		sleep 0.05
+	done
+	kill -INT $pid
+	wait $pid
+	status=$?
+	check "interrupted run exits 130 (got $status)" [ $status = 130 ]
+	check "run marked interrupted" [ "$(sql "$db" "select status from runs")" = interrupted ]
+	stored=$(sql "$db" "select count(*) from cases")
+	check "finished cases kept ($stored)" [ "$stored" -ge 2 ] && check "run stopped early ($stored)" [ "$stored" -lt 32 ]
+	check "every kept case is whole" [ "$(sql "$db" "select count(*) from cases c where (select count(*) from samples s where s.case_id = c.id) <> 42")" = 0 ]
+	contains "$T/out" "run 1 interrupted: $stored of 32 cases stored" "summary says interrupted"
+	expect_status 0 "report on an interrupted run" "$REPORT" --db "$db"
+	contains "$T/out" "\(interrupted\)" "report shows the status"
+	;;
+
+*)
+	echo "unknown scenario '$scenario'" >&2
+	exit 2
+	;;
+esac
+
+echo "$scenario: $passed passed, $failed failed"
+[ "$failed" = 0 ]

@@ -1,1 +1,1066 @@
-/* placeholder: being written */
+/* tests/test_sweep.c: sweep parsing, validation messages (file:line:col, key, valid choices) and
+ * expansion (counts, order, defaults, case keys, canonical JSON, names). Fixtures: tests/sweeps/. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "sha256.h"
+#include "sweep.h"
+
+/* ---- helpers -------------------------------------------------------------------------------- */
+
+static struct sweep *parse_ok(const char *text)
+{
+	struct sweep *s = NULL;
+	struct bd_error err;
+	memset(&err, 0, sizeof(err));
+	int rc = sweep_parse("t.yaml", text, &s, &err);
+	if (rc)
+		fail_msg("unexpected error %d at %d:%d: %s", rc, err.line, err.column, err.msg);
+	assert_non_null(s);
+	return s;
+}
+
+static struct sweep *expand_ok(const char *text, struct sweep_cases *cases)
+{
+	struct sweep *s = parse_ok(text);
+	struct bd_error err;
+	memset(&err, 0, sizeof(err));
+	int rc = sweep_expand(s, cases, &err);
+	if (rc)
+		fail_msg("unexpected expand error %d at %d:%d: %s", rc, err.line, err.column, err.msg);
+	return s;
+}
+
+static void assert_contains(const char *haystack, const char *needle)
+{
+	if (!strstr(haystack, needle))
+		fail_msg("message \"%s\" does not contain \"%s\"", haystack, needle);
+}
+
+/* The parse fails with BD_EINVAL at line:column, *out stays NULL, and the message contains every
+ * string given (NULL-terminated). */
+static void check_parse_error(const char *text, int line, int column, ...)
+{
+	struct sweep *s = (struct sweep *)(uintptr_t)1;
+	struct bd_error err;
+	memset(&err, 0, sizeof(err));
+	int rc = sweep_parse("bad.yaml", text, &s, &err);
+	assert_int_equal(rc, BD_EINVAL);
+	assert_null(s);
+	assert_int_equal(err.code, BD_EINVAL);
+	assert_string_equal(err.file, "bad.yaml");
+	if (err.line != line || err.column != column)
+		fail_msg("error at %d:%d, expected %d:%d: %s", err.line, err.column, line, column, err.msg);
+	va_list ap;
+	va_start(ap, column);
+	for (const char *sub; (sub = va_arg(ap, const char *));)
+		assert_contains(err.msg, sub);
+	va_end(ap);
+}
+
+/* The parse succeeds but the expansion fails at line:column with these substrings. */
+static void check_expand_error(const char *text, int line, int column, ...)
+{
+	struct sweep *s = parse_ok(text);
+	struct sweep_cases cases = {(struct sweep_case *)(uintptr_t)1, 7};
+	struct bd_error err;
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(sweep_expand(s, &cases, &err), BD_EINVAL);
+	assert_null(cases.items);
+	assert_int_equal(cases.n, 0);
+	if (err.line != line || err.column != column)
+		fail_msg("error at %d:%d, expected %d:%d: %s", err.line, err.column, line, column, err.msg);
+	va_list ap;
+	va_start(ap, column);
+	for (const char *sub; (sub = va_arg(ap, const char *));)
+		assert_contains(err.msg, sub);
+	va_end(ap);
+	sweep_free(s);
+}
+
+static char *fixture_path(const char *name)
+{
+	const char *dir = getenv("BENCHDB_SOURCE_DIR");
+	static char path[1024];
+	snprintf(path, sizeof(path), "%s/tests/sweeps/%s", dir ? dir : ".", name);
+	return path;
+}
+
+static struct sweep *load_fixture(const char *name, struct sweep_cases *cases)
+{
+	struct sweep *s = NULL;
+	struct bd_error err;
+	memset(&err, 0, sizeof(err));
+	int rc = sweep_load(fixture_path(name), &s, &err);
+	if (rc)
+		fail_msg("%s: %d:%d: %s", name, err.line, err.column, err.msg);
+	if (cases && (rc = sweep_expand(s, cases, &err)))
+		fail_msg("%s: expand: %d:%d: %s", name, err.line, err.column, err.msg);
+	return s;
+}
+
+static const char *attention_60 =
+	"name: attn\n"
+	"benchmarks:\n"
+	"  - suite: attention\n"
+	"    impl: [naive, flash, sdpa]\n"
+	"    seq_len: [256, 1024, 4096, 8192, 16384]\n"
+	"    head_dim: [16, 32, 64, 128]\n";
+
+/* ---- good sweeps: counts, order, defaults --------------------------------------------------- */
+
+static void test_sweep__axes_multiply_into_cases(void **state)
+{
+	(void)state;
+	struct sweep_cases cases;
+	struct sweep *s = expand_ok(attention_60, &cases);
+	assert_int_equal(s->nbenchmarks, 1);
+	assert_int_equal(s->benchmarks[0].nsettings, 3);
+	assert_true(s->benchmarks[0].settings[0].is_axis);
+	assert_int_equal(cases.n, 60);
+	for (size_t i = 0; i < cases.n; i++) {
+		assert_int_equal(cases.items[i].index, i);
+		assert_int_equal(cases.items[i].benchmark, 0);
+	}
+	sweep_cases_free(&cases);
+	sweep_free(s);
+}
+
+static void test_sweep__exclude_drops_exactly_the_matching_cases(void **state)
+{
+	(void)state;
+	struct sweep_cases cases;
+	/* dtype is not an axis: the default float32 matches, so every sdpa case goes (20 of 60). */
+	struct sweep *s = expand_ok("benchmarks:\n"
+				    "  - suite: attention\n"
+				    "    impl: [naive, flash, sdpa]\n"
+				    "    seq_len: [256, 1024, 4096, 8192, 16384]\n"
+				    "    head_dim: [16, 32, 64, 128]\n"
+				    "    exclude: [{impl: sdpa, dtype: float32}]\n", &cases);
+	assert_int_equal(cases.n, 40);
+	for (size_t i = 0; i < cases.n; i++)
+		assert_string_not_equal(cases.items[i].params.impl, "sdpa");
+	sweep_cases_free(&cases);
+	sweep_free(s);
+
+	/* A list value matches any of its values: naive and flash at 16384 (2 x 4) and every
+	 * head_dim 128 case with seq_len 8192 (3). */
+	s = expand_ok("benchmarks:\n"
+		      "  - suite: attention\n"
+		      "    impl: [naive, flash, sdpa]\n"
+		      "    seq_len: [256, 1024, 4096, 8192, 16384]\n"
+		      "    head_dim: [16, 32, 64, 128]\n"
+		      "    exclude:\n"
+		      "      - {impl: [naive, flash], seq_len: 16384}\n"
+		      "      - seq_len: 8192\n"
+		      "        head_dim: 128\n", &cases);
+	assert_int_equal(cases.n, 60 - 8 - 3);
+	for (size_t i = 0; i < cases.n; i++) {
+		const struct case_params *p = &cases.items[i].params;
+		assert_false(p->seq_len == 16384 && strcmp(p->impl, "sdpa"));
+		assert_false(p->seq_len == 8192 && p->head_dim == 128);
+		assert_int_equal(cases.items[i].index, i);
+	}
+	sweep_cases_free(&cases);
+	sweep_free(s);
+}
+
+static void test_sweep__first_axis_varies_slowest(void **state)
+{
+	(void)state;
+	struct sweep_cases cases;
+	struct sweep *s = expand_ok("benchmarks:\n"
+				    "  - suite: attention\n"
+				    "    seq_len: [128, 256]\n"
+				    "    impl: naive\n"
+				    "    head_dim: [16, 32, 64]\n"
+				    "  - suite: matmul\n"
+				    "    size: [64, 128]\n", &cases);
+	assert_int_equal(cases.n, 8);
+	const int64_t seq[] = {128, 128, 128, 256, 256, 256};
+	const int64_t dim[] = {16, 32, 64, 16, 32, 64};
+	for (size_t i = 0; i < 6; i++) {
+		assert_int_equal(cases.items[i].params.seq_len, seq[i]);
+		assert_int_equal(cases.items[i].params.head_dim, dim[i]);
+		assert_int_equal(cases.items[i].benchmark, 0);
+	}
+	assert_int_equal(cases.items[6].benchmark, 1);
+	assert_int_equal(cases.items[6].params.m, 64);
+	assert_int_equal(cases.items[7].params.k, 128);
+	assert_int_equal(cases.items[7].index, 7);
+	sweep_cases_free(&cases);
+	sweep_free(s);
+}
+
+static void test_sweep__builtin_defaults_fill_unset_params(void **state)
+{
+	(void)state;
+	struct sweep_cases cases;
+	struct sweep *s = expand_ok("benchmarks:\n"
+				    "  - {suite: attention, impl: flash, seq_len: 64, head_dim: 32}\n"
+				    "  - {suite: e2e, model: small, context_length: 256}\n"
+				    "  - {suite: matmul, m: 8, n: 16, k: 32}\n", &cases);
+	assert_int_equal(cases.n, 3);
+	const struct case_params *a = &cases.items[0].params, *e = &cases.items[1].params,
+				 *m = &cases.items[2].params;
+	assert_string_equal(a->suite, "attention");
+	assert_int_equal(a->device, DEVICE_CPU);
+	assert_int_equal(a->dtype, DTYPE_FLOAT32);
+	assert_int_equal(a->pass, PASS_FORWARD_BACKWARD);
+	assert_int_equal(a->batch_size, 8);
+	assert_int_equal(a->heads, 1);
+	assert_int_equal(a->causal, 0);
+	assert_int_equal(a->warmup, 2);
+	assert_int_equal(a->iters, 10);
+	assert_int_equal(a->seed, 0);
+	assert_int_equal(a->mem_limit, 0);
+	assert_int_equal(a->sync, 1);
+
+	assert_string_equal(e->impl, "benchdb");
+	assert_int_equal(e->pass, PASS_TRAIN_STEP);
+	assert_int_equal(e->batch_size, 4);
+	assert_string_equal(e->attention, "naive");
+	assert_int_equal(e->context_length, 256);
+
+	assert_string_equal(m->impl, "onednn");
+	assert_int_equal(m->pass, PASS_FORWARD);
+	assert_int_equal(m->m, 8);
+	assert_int_equal(m->n, 16);
+	assert_int_equal(m->k, 32);
+	sweep_cases_free(&cases);
+	sweep_free(s);
+}
+
+static void test_sweep__sweep_defaults_apply_and_benchmark_values_override_them(void **state)
+{
+	(void)state;
+	struct sweep_cases cases;
+	struct sweep *s = expand_ok("defaults: {warmup: 5, iters: 20, device: cuda, heads: 4, "
+				    "mem_limit: 1GiB, sync: false}\n"
+				    "benchmarks:\n"
+				    "  - suite: attention\n"
+				    "    impl: naive\n"
+				    "    seq_len: 64\n"
+				    "    head_dim: 16\n"
+				    "    iters: 3\n"
+				    "  - suite: e2e\n"
+				    "    model: small\n"
+				    "    context_length: 128\n", &cases);
+	assert_int_equal(cases.n, 2);
+	const struct case_params *a = &cases.items[0].params, *e = &cases.items[1].params;
+	assert_int_equal(a->warmup, 5);
+	assert_int_equal(a->iters, 3);             /* the benchmark's own value wins */
+	assert_int_equal(a->device, DEVICE_CUDA);
+	assert_int_equal(a->heads, 4);
+	assert_int_equal(a->mem_limit, 1LL << 30);
+	assert_int_equal(a->sync, 0);
+	assert_int_equal(e->warmup, 5);
+	assert_int_equal(e->iters, 20);
+	assert_int_equal(e->device, DEVICE_CUDA);  /* heads: not an e2e key, silently not applied */
+	/* defaults are merged into the benchmark's settings, after its own */
+	assert_int_equal(s->benchmarks[1].nsettings, 2 + 5);
+	assert_string_equal(s->benchmarks[1].settings[2].key, "warmup");
+	assert_int_equal(s->benchmarks[1].settings[2].line, 1);
+	sweep_cases_free(&cases);
+	sweep_free(s);
+}
+
+static void test_sweep__default_axis_multiplies_every_benchmark(void **state)
+{
+	(void)state;
+	struct sweep_cases cases;
+	struct sweep *s = expand_ok("defaults:\n"
+				    "  dtype: [float32, bfloat16]\n"
+				    "benchmarks:\n"
+				    "  - {suite: attention, impl: [naive, flash], seq_len: 64, head_dim: 16}\n"
+				    "  - {suite: matmul, size: 32, dtype: float16}\n", &cases);
+	assert_int_equal(cases.n, 4 + 1);
+	/* the default axis comes after the benchmark's own, so it varies fastest */
+	assert_string_equal(cases.items[0].params.impl, "naive");
+	assert_int_equal(cases.items[0].params.dtype, DTYPE_FLOAT32);
+	assert_int_equal(cases.items[1].params.dtype, DTYPE_BFLOAT16);
+	assert_string_equal(cases.items[2].params.impl, "flash");
+	assert_int_equal(cases.items[4].params.dtype, DTYPE_FLOAT16);
+	sweep_cases_free(&cases);
+	sweep_free(s);
+}
+
+static void test_sweep__axes_mapping_equals_inline_lists(void **state)
+{
+	(void)state;
+	struct sweep_cases a, b;
+	struct sweep *sa = expand_ok("benchmarks:\n"
+				     "  - suite: attention\n"
+				     "    axes: {impl: [naive, flash], seq_len: [128, 256]}\n"
+				     "    head_dim: 64\n", &a);
+	struct sweep *sb = expand_ok("benchmarks:\n"
+				     "  - suite: attention\n"
+				     "    impl:\n"
+				     "      - naive\n"
+				     "      - flash\n"
+				     "    seq_len: [128, 256]\n"
+				     "    head_dim: 64\n", &b);
+	assert_int_equal(a.n, 4);
+	assert_int_equal(b.n, 4);
+	for (size_t i = 0; i < a.n; i++) {
+		assert_string_equal(a.items[i].key, b.items[i].key);
+		assert_string_equal(a.items[i].params_json, b.items[i].params_json);
+		assert_string_equal(a.items[i].name, b.items[i].name);
+	}
+	sweep_cases_free(&a);
+	sweep_cases_free(&b);
+	sweep_free(sa);
+	sweep_free(sb);
+}
+
+static void test_sweep__design_example_expands_to_160_cases(void **state)
+{
+	(void)state;
+	struct sweep_cases cases;
+	struct sweep *s = load_fixture("design_example.yaml", &cases);
+	assert_string_equal(s->name, "cs336-e2e");
+	assert_int_equal(s->nmodels, 1);
+	assert_string_equal(s->models[0].name, "mini");
+	/* e2e: 5 models x 4 lengths x 2 dtypes x 3 passes; attention: 60 less the 20 sdpa */
+	assert_int_equal(cases.n, 120 + 40);
+	assert_string_equal(cases.items[0].name, "e2e small float32 fwd ctx128 B4 cuda");
+	assert_int_equal(cases.items[0].params.warmup, 5);
+	assert_string_equal(cases.items[119].params.model.name, "2.7B");
+	assert_int_equal(cases.items[119].params.pass, PASS_TRAIN_STEP);
+	assert_int_equal(cases.items[120].benchmark, 1);
+	sweep_cases_free(&cases);
+	sweep_free(s);
+}
+
+static void test_sweep__documented_example_expands_as_documented(void **state)
+{
+	(void)state;
+	struct sweep_cases cases;
+	struct sweep *s = load_fixture("format_example.yaml", &cases);
+	size_t per_benchmark[3] = {0, 0, 0};
+	for (size_t i = 0; i < cases.n; i++)
+		per_benchmark[cases.items[i].benchmark]++;
+	assert_int_equal(per_benchmark[0], 144);
+	assert_int_equal(per_benchmark[1], 84);
+	assert_int_equal(per_benchmark[2], 6);
+	assert_int_equal(cases.n, 234);
+	assert_string_equal(cases.items[0].params.model.name, "mini");
+	assert_int_equal(cases.items[0].params.mem_limit, 70LL << 30);
+	assert_int_equal(cases.items[cases.n - 1].params.device, DEVICE_CPU);
+	sweep_cases_free(&cases);
+	sweep_free(s);
+}
+
+/* ---- case keys, canonical JSON, names ------------------------------------------------------- */
+
+static void test_sweep__keys_ignore_measurement_settings_across_files(void **state)
+{
+	(void)state;
+	struct sweep_cases warm, cold;
+	struct sweep *sw = load_fixture("attention_warm.yaml", &warm);
+	struct sweep *sc = load_fixture("attention_cold.yaml", &cold);
+	assert_int_equal(warm.n, 4);
+	assert_int_equal(cold.n, 4);
+	for (size_t i = 0; i < warm.n; i++) {
+		assert_string_equal(warm.items[i].key, cold.items[i].key);
+		assert_string_not_equal(warm.items[i].params_json, cold.items[i].params_json);
+	}
+	assert_int_equal(warm.items[0].params.iters, 50);
+	assert_int_equal(cold.items[0].params.iters, 3);
+	assert_int_equal(cold.items[0].params.seed, 7);
+	sweep_cases_free(&warm);
+	sweep_cases_free(&cold);
+	sweep_free(sw);
+	sweep_free(sc);
+}
+
+static void test_sweep__keys_differ_when_a_workload_param_differs(void **state)
+{
+	(void)state;
+	struct sweep_cases cases;
+	struct sweep *s = expand_ok("benchmarks:\n"
+				    "  - {suite: attention, impl: flash, seq_len: [128, 256], head_dim: 64}\n"
+				    "  - {suite: attention, impl: flash, seq_len: 128, head_dim: 64, sync: false}\n",
+				    &cases);
+	assert_int_equal(cases.n, 3);
+	assert_string_not_equal(cases.items[0].key, cases.items[1].key);
+	assert_string_not_equal(cases.items[0].key, cases.items[2].key);
+	sweep_cases_free(&cases);
+	sweep_free(s);
+}
+
+static void test_sweep__key_format_per_suite(void **state)
+{
+	(void)state;
+	struct sweep_cases cases;
+	struct sweep *s = expand_ok("benchmarks:\n"
+				    "  - {suite: attention, impl: flash, seq_len: 256, head_dim: 64, causal: true}\n"
+				    "  - {suite: e2e, model: small, context_length: 256, dtype: bfloat16}\n"
+				    "  - {suite: matmul, m: 1, n: 2, k: 3, device: cuda, sync: false}\n", &cases);
+	assert_int_equal(cases.n, 3);
+	assert_string_equal(cases.items[0].key,
+			    "suite=attention impl=flash device=cpu dtype=float32 pass=forward_backward "
+			    "batch_size=8 heads=1 seq_len=256 head_dim=64 causal=true");
+	assert_string_equal(cases.items[1].key,
+			    "suite=e2e impl=benchdb device=cpu dtype=bfloat16 pass=train_step model=small "
+			    "d_model=768 d_ff=3072 num_layers=12 num_heads=12 vocab_size=10000 "
+			    "context_length=256 batch_size=4 attention=naive");
+	assert_string_equal(cases.items[2].key,
+			    "suite=matmul impl=onednn device=cuda dtype=float32 pass=forward m=1 n=2 k=3 "
+			    "sync=false");
+	sweep_cases_free(&cases);
+	sweep_free(s);
+}
+
+static void test_sweep__params_json_is_canonical_and_sorted(void **state)
+{
+	(void)state;
+	struct sweep_cases cases;
+	struct sweep *s = expand_ok("benchmarks:\n"
+				    "  - {suite: attention, impl: sdpa, seq_len: 256, head_dim: 64, "
+				    "mem_limit: 512MiB, seed: 42}\n"
+				    "  - {suite: e2e, model: medium, context_length: 128}\n"
+				    "  - {suite: matmul, size: 16}\n", &cases);
+	assert_string_equal(cases.items[0].params_json,
+			    "{\"batch_size\":8,\"causal\":false,\"device\":\"cpu\",\"dtype\":\"float32\","
+			    "\"head_dim\":64,\"heads\":1,\"impl\":\"sdpa\",\"iters\":10,\"mem_limit\":536870912,"
+			    "\"pass\":\"forward_backward\",\"seed\":42,\"seq_len\":256,\"suite\":\"attention\","
+			    "\"sync\":true,\"warmup\":2}");
+	assert_string_equal(cases.items[1].params_json,
+			    "{\"attention\":\"naive\",\"batch_size\":4,\"context_length\":128,\"d_ff\":4096,"
+			    "\"d_model\":1024,\"device\":\"cpu\",\"dtype\":\"float32\",\"impl\":\"benchdb\","
+			    "\"iters\":10,\"mem_limit\":0,\"model\":\"medium\",\"num_heads\":16,"
+			    "\"num_layers\":24,\"pass\":\"train_step\",\"seed\":0,\"suite\":\"e2e\","
+			    "\"sync\":true,\"vocab_size\":10000,\"warmup\":2}");
+	assert_string_equal(cases.items[2].params_json,
+			    "{\"device\":\"cpu\",\"dtype\":\"float32\",\"impl\":\"onednn\",\"iters\":10,"
+			    "\"k\":16,\"m\":16,\"mem_limit\":0,\"n\":16,\"pass\":\"forward\",\"seed\":0,"
+			    "\"suite\":\"matmul\",\"sync\":true,\"warmup\":2}");
+	/* keys strictly increasing */
+	for (size_t c = 0; c < cases.n; c++) {
+		const char *p = cases.items[c].params_json, *prev = NULL;
+		size_t prev_len = 0;
+		while ((p = strchr(p, '"'))) {
+			const char *end = strchr(p + 1, '"');
+			if (end[1] == ':') {
+				size_t len = (size_t)(end - p - 1);
+				if (prev) {
+					int cmp = strncmp(prev, p + 1, len < prev_len ? len : prev_len);
+					assert_true(cmp < 0 || (cmp == 0 && prev_len < len));
+				}
+				prev = p + 1;
+				prev_len = len;
+			}
+			p = end + 1;
+		}
+	}
+	sweep_cases_free(&cases);
+	sweep_free(s);
+}
+
+static void test_sweep__case_names_are_short_labels(void **state)
+{
+	(void)state;
+	struct sweep_cases cases;
+	struct sweep *s = expand_ok("models:\n"
+				    "  mini: {d_model: 256, d_ff: 1024, num_layers: 4, num_heads: 4}\n"
+				    "benchmarks:\n"
+				    "  - {suite: attention, impl: flash, seq_len: 256, head_dim: 64, causal: true}\n"
+				    "  - {suite: attention, impl: naive, seq_len: 8, head_dim: 4, pass: forward, "
+				    "device: cuda, sync: false}\n"
+				    "  - {suite: e2e, model: small, context_length: 256}\n"
+				    "  - {suite: e2e, model: mini, context_length: 64, attention: flash, "
+				    "vocab_size: 500, pass: forward}\n"
+				    "  - {suite: matmul, size: 2048}\n", &cases);
+	assert_string_equal(cases.items[0].name, "flash float32 fwd+bwd B8 H1 S256 D64 causal");
+	assert_string_equal(cases.items[1].name, "naive float32 fwd B8 H1 S8 D4 cuda nosync");
+	assert_string_equal(cases.items[2].name, "e2e small float32 train_step ctx256 B4");
+	assert_string_equal(cases.items[3].name, "e2e mini float32 fwd ctx64 B4 attn=flash V500");
+	assert_string_equal(cases.items[4].name, "matmul onednn float32 2048x2048x2048");
+	sweep_cases_free(&cases);
+	sweep_free(s);
+}
+
+/* ---- models --------------------------------------------------------------------------------- */
+
+static void test_sweep__preset_models_fill_case_params(void **state)
+{
+	(void)state;
+	struct sweep_cases cases;
+	struct sweep *s = expand_ok("benchmarks:\n"
+				    "  - suite: e2e\n"
+				    "    model: [small, medium, large, xl, 2.7B]\n"
+				    "    context_length: 128\n", &cases);
+	assert_int_equal(cases.n, 5);
+	for (size_t i = 0; i < 5; i++) {
+		const struct model_config *m = &cases.items[i].params.model;
+		assert_string_equal(m->name, model_presets[i].name);
+		assert_int_equal(m->d_model, model_presets[i].d_model);
+		assert_int_equal(m->d_ff, model_presets[i].d_ff);
+		assert_int_equal(m->num_layers, model_presets[i].num_layers);
+		assert_int_equal(m->num_heads, model_presets[i].num_heads);
+		assert_int_equal(m->vocab_size, 10000);
+	}
+	assert_int_equal(cases.items[4].params.model.d_model, 2560);
+	sweep_cases_free(&cases);
+	sweep_free(s);
+}
+
+static void test_sweep__custom_models_and_vocab_override(void **state)
+{
+	(void)state;
+	struct sweep_cases cases;
+	struct sweep *s = expand_ok("benchmarks:\n"
+				    "  - suite: e2e\n"
+				    "    model: [mini, small]\n"
+				    "    context_length: 64\n"
+				    "  - suite: e2e\n"
+				    "    model: tiny-2\n"
+				    "    vocab_size: 32000\n"
+				    "    context_length: 64\n"
+				    "models:\n"
+				    "  mini: {d_model: 256, d_ff: 1024, num_layers: 4, num_heads: 4, vocab_size: 5000}\n"
+				    "  tiny-2:\n"
+				    "    d_model: 64\n"
+				    "    d_ff: 256\n"
+				    "    num_layers: 2\n"
+				    "    num_heads: 2\n", &cases);
+	assert_int_equal(s->nmodels, 2);
+	assert_int_equal(s->models[1].vocab_size, 10000);   /* default */
+	assert_int_equal(cases.n, 3);
+	const struct model_config *mini = &cases.items[0].params.model;
+	assert_string_equal(mini->name, "mini");
+	assert_int_equal(mini->d_model, 256);
+	assert_int_equal(mini->vocab_size, 5000);
+	const struct model_config *tiny = &cases.items[2].params.model;
+	assert_string_equal(tiny->name, "tiny-2");
+	assert_int_equal(tiny->num_heads, 2);
+	assert_int_equal(tiny->vocab_size, 32000);
+	assert_contains(cases.items[2].key, "model=tiny-2 d_model=64 d_ff=256 num_layers=2 num_heads=2 "
+			"vocab_size=32000");
+	sweep_cases_free(&cases);
+	sweep_free(s);
+}
+
+static void test_sweep__param_counts_of_all_presets_match_design(void **state)
+{
+	(void)state;
+	const int64_t expected[] = {128625408LL, 423183360LL, 969411840LL, 1998235200LL, 3406809600LL};
+	size_t n = 0;
+	for (; model_presets[n].name[0]; n++)
+		assert_int_equal(model_param_count(&model_presets[n]), expected[n]);
+	assert_int_equal(n, 5);
+	struct model_config mini = {"mini", 256, 1024, 4, 4, 10000};
+	/* 4 (4*65536 + 3*262144 + 512) + 2*10000*256 + 256 */
+	assert_int_equal(model_param_count(&mini), 4 * (262144 + 786432 + 512) + 5120000 + 256);
+}
+
+/* ---- matmul, byte sizes, metadata ----------------------------------------------------------- */
+
+static void test_sweep__matmul_size_sets_m_n_k(void **state)
+{
+	(void)state;
+	struct sweep_cases cases;
+	struct sweep *s = expand_ok("defaults: {size: 99}\n"
+				    "benchmarks:\n"
+				    "  - {suite: matmul, size: [128, 256], dtype: [float32, bfloat16]}\n"
+				    "  - {suite: matmul, m: 4, n: 5, k: 6}\n"
+				    "  - {suite: matmul, exclude: [{size: 99, dtype: float16}], "
+				    "dtype: [float16, float32]}\n",
+				    &cases);
+	assert_int_equal(cases.n, 4 + 1 + 1);
+	assert_int_equal(cases.items[0].params.m, 128);
+	assert_int_equal(cases.items[0].params.n, 128);
+	assert_int_equal(cases.items[0].params.k, 128);
+	assert_int_equal(cases.items[2].params.k, 256);
+	assert_int_equal(cases.items[4].params.m, 4);   /* the defaults' size is not applied */
+	assert_int_equal(cases.items[4].params.k, 6);
+	assert_int_equal(cases.items[5].params.m, 99);
+	assert_int_equal(cases.items[5].params.dtype, DTYPE_FLOAT32);
+	sweep_cases_free(&cases);
+	sweep_free(s);
+}
+
+static void test_sweep__parse_bytes_accepts_integers_and_units(void **state)
+{
+	(void)state;
+	static const struct { const char *text; int64_t bytes; } good[] = {
+		{"0", 0}, {"4096", 4096}, {"512MiB", 512LL << 20}, {"8GiB", 8LL << 30},
+		{"2GB", 2000000000LL}, {"1.5GiB", 3LL << 29}, {"10B", 10}, {"1KB", 1000},
+		{"3KiB", 3072}, {"7MB", 7000000}, {"1TB", 1000000000000LL}, {"2TiB", 2LL << 40},
+		{"512 MiB", 512LL << 20}, {"1gib", 1LL << 30}, {"0.5KiB", 512}, {"0.3KiB", 307},
+		{"9223372036854775807", INT64_MAX},
+	};
+	static const char *const bad[] = {
+		"", "-1", "-5MiB", "abc", "1.5", "12XB", "1.5B", "MiB", "1..5GiB", ".5GiB", "5.GiB",
+		"1e9", "9223372036854775808", "9000000TiB", "1.1234567GiB", "0x10", " 5", "5 MiB extra",
+	};
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		int64_t v = -1;
+		if (parse_bytes(good[i].text, &v))
+			fail_msg("parse_bytes(\"%s\") failed", good[i].text);
+		if (v != good[i].bytes)
+			fail_msg("parse_bytes(\"%s\") = %lld, expected %lld", good[i].text, (long long)v,
+				 (long long)good[i].bytes);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int64_t v = -1;
+		if (!parse_bytes(bad[i], &v))
+			fail_msg("parse_bytes(\"%s\") accepted it as %lld", bad[i], (long long)v);
+	}
+}
+
+static void test_sweep__stores_text_hash_and_name(void **state)
+{
+	(void)state;
+	const char *text = "benchmarks: [{suite: matmul, size: 8}]\n";
+	struct sweep *s = NULL;
+	struct bd_error err;
+	assert_int_equal(sweep_parse("configs/nightly.smoke.yaml", text, &s, &err), 0);
+	assert_string_equal(s->path, "configs/nightly.smoke.yaml");
+	assert_string_equal(s->text, text);
+	assert_string_equal(s->name, "nightly.smoke");   /* basename without the extension */
+	char hex[65];
+	sha256_hex(text, strlen(text), hex);
+	assert_string_equal(s->hash, hex);
+	sweep_free(s);
+
+	s = parse_ok("name: my sweep\nbenchmarks: [{suite: matmul, size: 8}]\n");
+	assert_string_equal(s->name, "my sweep");
+	sweep_free(s);
+}
+
+static void test_sweep__free_functions_accept_null(void **state)
+{
+	(void)state;
+	sweep_free(NULL);
+	sweep_cases_free(NULL);
+	struct sweep_cases empty = {NULL, 0};
+	sweep_cases_free(&empty);
+}
+
+static void test_sweep__missing_file_is_an_io_error_with_the_reason(void **state)
+{
+	(void)state;
+	struct sweep *s = (struct sweep *)(uintptr_t)1;
+	struct bd_error err;
+	assert_int_equal(sweep_load("/nonexistent/sweep.yaml", &s, &err), BD_EIO);
+	assert_null(s);
+	assert_string_equal(err.file, "/nonexistent/sweep.yaml");
+	assert_contains(err.msg, "no such file or directory");
+}
+
+/* ---- bad sweeps: one test per error class --------------------------------------------------- */
+
+static void test_sweep__yaml_syntax_error_names_problem_and_position(void **state)
+{
+	(void)state;
+	check_parse_error("benchmarks:\n"
+			  "  - suite: attention\n"
+			  "    impl: [naive, flash\n"
+			  "    seq_len: 128\n",
+			  4, 12, "yaml syntax error: ", "did not find expected ',' or ']'",
+			  "(while parsing a flow sequence)", NULL);
+	check_parse_error("name: x\n\tbenchmarks: []\n", 2, 1, "yaml syntax error: ",
+			  "found a tab character that violates indentation", NULL);
+
+	struct sweep *s = (struct sweep *)(uintptr_t)1;
+	struct bd_error err;
+	assert_int_equal(sweep_load(fixture_path("bad_syntax.yaml"), &s, &err), BD_EINVAL);
+	assert_null(s);
+	assert_string_equal(err.file, fixture_path("bad_syntax.yaml"));
+	assert_int_equal(err.line, 5);
+	assert_int_equal(err.column, 12);
+	assert_contains(err.msg, "yaml syntax error");
+}
+
+static void test_sweep__unknown_top_level_key_lists_valid_keys(void **state)
+{
+	(void)state;
+	check_parse_error("name: x\n"
+			  "benchmark:\n"
+			  "  - {suite: matmul, size: 8}\n",
+			  2, 1, "unknown key 'benchmark' (valid: name, description, defaults, benchmarks, models)",
+			  "did you mean 'benchmarks'?", NULL);
+	check_parse_error("warmup: 3\nbenchmarks: [{suite: matmul, size: 8}]\n", 1, 1,
+			  "unknown key 'warmup'", "parameters go under 'defaults' or a benchmark", NULL);
+}
+
+static void test_sweep__unknown_param_key_lists_suite_keys_and_suggests(void **state)
+{
+	(void)state;
+	check_parse_error("benchmarks:\n"
+			  "  - suite: attention\n"
+			  "    impl: flash\n"
+			  "    seq_len: 128\n"
+			  "    head_size: 64\n",
+			  5, 5,
+			  "unknown key 'head_size' for suite attention (valid: impl, device, dtype, pass, "
+			  "batch_size, heads, seq_len, head_dim, causal, warmup, iters, seed, mem_limit, sync, "
+			  "suite, axes, exclude)",
+			  "did you mean 'head_dim'?", NULL);
+	/* inside axes: only parameters are valid */
+	check_parse_error("benchmarks:\n"
+			  "  - suite: matmul\n"
+			  "    axes: {size: [8], dtpye: [float32]}\n",
+			  3, 23, "unknown key 'dtpye' for suite matmul (valid: impl, device, dtype, pass, m, n, k, "
+			  "size, warmup, iters, seed, mem_limit, sync)", "did you mean 'dtype'?", NULL);
+	/* a key of another suite says so */
+	check_parse_error("benchmarks:\n"
+			  "  - {suite: attention, impl: flash, seq_len: 8, head_dim: 8, model: small}\n",
+			  2, 62, "unknown key 'model' for suite attention", "'model' is a key of suite e2e", NULL);
+}
+
+static void test_sweep__unknown_suite_lists_suites(void **state)
+{
+	(void)state;
+	check_parse_error("benchmarks:\n"
+			  "  - suite: atention\n",
+			  2, 12, "unknown suite 'atention' (valid: attention, e2e, matmul)",
+			  "did you mean 'attention'?", NULL);
+	check_parse_error("benchmarks:\n"
+			  "  - impl: flash\n",
+			  2, 5, "benchmark 1 is missing required key 'suite' (valid: attention, e2e, matmul)", NULL);
+}
+
+static void test_sweep__unknown_impl_lists_impls_of_the_suite(void **state)
+{
+	(void)state;
+	struct sweep *s = (struct sweep *)(uintptr_t)1;
+	struct bd_error err;
+	assert_int_equal(sweep_load(fixture_path("bad_unknown_impl.yaml"), &s, &err), BD_EINVAL);
+	assert_null(s);
+	assert_int_equal(err.line, 4);
+	assert_int_equal(err.column, 19);
+	assert_contains(err.msg, "unknown impl 'flsh' for suite attention (valid: naive, flash, sdpa)");
+	assert_contains(err.msg, "did you mean 'flash'?");
+
+	check_parse_error("benchmarks:\n  - {suite: e2e, impl: flash, model: small, context_length: 8}\n",
+			  2, 24, "unknown impl 'flash' for suite e2e (valid: benchdb)", NULL);
+}
+
+static void test_sweep__unknown_dtype_device_pass_attention(void **state)
+{
+	(void)state;
+	check_parse_error("benchmarks:\n  - {suite: matmul, size: 8, dtype: [float32, bf16]}\n",
+			  2, 47, "unknown dtype 'bf16' (valid: float32, float16, bfloat16)",
+			  "did you mean 'bfloat16'?", NULL);
+	check_parse_error("benchmarks:\n  - {suite: matmul, size: 8, device: gpu}\n",
+			  2, 38, "unknown device 'gpu' (valid: cpu, cuda)", "did you mean 'cuda'?", NULL);
+	check_parse_error("benchmarks:\n  - {suite: attention, impl: naive, seq_len: 8, head_dim: 8, "
+			  "pass: train_step}\n",
+			  2, 68, "pass 'train_step' is not supported by suite attention "
+			  "(valid: forward, backward, forward_backward)", NULL);
+	check_parse_error("benchmarks:\n  - {suite: matmul, size: 8, pass: backwrd}\n",
+			  2, 36, "unknown pass 'backwrd' for suite matmul (valid: forward)", NULL);
+	check_parse_error("benchmarks:\n  - {suite: e2e, model: small, context_length: 8, attention: fast}\n",
+			  2, 62, "unknown attention 'fast'", "(valid: naive, flash, sdpa)", NULL);
+}
+
+static void test_sweep__unknown_model_lists_presets_and_user_models(void **state)
+{
+	(void)state;
+	check_parse_error("models:\n"
+			  "  mini: {d_model: 256, d_ff: 1024, num_layers: 4, num_heads: 4}\n"
+			  "benchmarks:\n"
+			  "  - suite: e2e\n"
+			  "    model: [small, tiny]\n"
+			  "    context_length: 8\n",
+			  5, 20, "unknown model 'tiny' (valid: small, medium, large, xl, 2.7B, mini)", NULL);
+	check_parse_error("benchmarks:\n"
+			  "  - suite: e2e\n"
+			  "    model: {d_model: 8}\n",
+			  3, 12, "key 'model' expects a model name or a list of them, got a mapping",
+			  "define models under the top-level key 'models'", NULL);
+}
+
+static void test_sweep__wrong_types_name_the_expected_type(void **state)
+{
+	(void)state;
+	check_parse_error("benchmarks:\n  - {suite: attention, impl: flash, head_dim: 8, seq_len: abc}\n",
+			  2, 59, "key 'seq_len' expects a positive integer, got 'abc'", NULL);
+	check_parse_error("benchmarks:\n  - {suite: attention, impl: flash, head_dim: 8, seq_len: 4.5}\n",
+			  2, 59, "key 'seq_len' expects a positive integer, got '4.5'", NULL);
+	check_parse_error("benchmarks:\n  - {suite: attention, impl: flash, head_dim: 8, seq_len: -3}\n",
+			  2, 59, "key 'seq_len' expects a positive integer, got '-3'", NULL);
+	check_parse_error("benchmarks:\n  - {suite: matmul, size: 8, warmup: -1}\n",
+			  2, 38, "key 'warmup' expects a non-negative integer, got '-1'", NULL);
+	check_parse_error("benchmarks:\n  - {suite: attention, impl: flash, head_dim: 8, seq_len: 8, "
+			  "causal: maybe}\n",
+			  2, 70, "key 'causal' expects true or false, got 'maybe'", NULL);
+	check_parse_error("benchmarks:\n  - {suite: matmul, size: 8, sync: yes}\n",
+			  2, 36, "key 'sync' expects true or false, got 'yes'", NULL);
+	check_parse_error("benchmarks:\n"
+			  "  - suite: matmul\n"
+			  "    size:\n"
+			  "      small: 8\n",
+			  4, 7, "key 'size' expects a positive integer or a list of them, got a mapping", NULL);
+	check_parse_error("benchmarks:\n  - {suite: matmul, size: [8, [16, 32]]}\n",
+			  2, 31, "key 'size' expects a positive integer, got a list", NULL);
+	check_parse_error("benchmarks:\n  - {suite: matmul, size: 99999999999999999999}\n",
+			  2, 27, "key 'size' value 99999999999999999999 is too large", NULL);
+	check_parse_error("benchmarks:\n  - {suite: matmul, size: 8, mem_limit: lots}\n",
+			  2, 41, "key 'mem_limit' expects a byte size", "got 'lots'", NULL);
+	check_parse_error("name: [a, b]\nbenchmarks: [{suite: matmul, size: 8}]\n",
+			  1, 7, "key 'name' expects a string, got a list", NULL);
+	check_parse_error("benchmarks:\n  - suite: matmul\n    size:\n", 3, 10,
+			  "key 'size' has no value", NULL);
+}
+
+static void test_sweep__empty_axis_is_an_error(void **state)
+{
+	(void)state;
+	check_parse_error("benchmarks:\n"
+			  "  - suite: attention\n"
+			  "    impl: flash\n"
+			  "    head_dim: 64\n"
+			  "    seq_len: []\n",
+			  5, 14, "key 'seq_len' has an empty list of values", NULL);
+	check_parse_error("benchmarks:\n"
+			  "  - suite: attention\n"
+			  "    axes:\n"
+			  "      impl: []\n",
+			  4, 13, "key 'impl' has an empty list of values", NULL);
+}
+
+static void test_sweep__impossible_values_are_errors(void **state)
+{
+	(void)state;
+	check_parse_error("benchmarks:\n  - {suite: e2e, model: small, context_length: 8, batch_size: 0}\n",
+			  2, 63, "key 'batch_size' must be >= 1, got 0", NULL);
+	check_parse_error("benchmarks:\n  - {suite: matmul, m: 8, n: 0, k: 8}\n",
+			  2, 30, "key 'n' must be >= 1, got 0", NULL);
+	check_parse_error("benchmarks:\n  - {suite: matmul, size: 8, iters: 0}\n",
+			  2, 37, "key 'iters' must be >= 1, got 0", NULL);
+	check_parse_error("benchmarks:\n  - {suite: attention, impl: naive, seq_len: 8, head_dim: [8, 16, 8]}\n",
+			  2, 67, "key 'head_dim' lists the value 8 twice (first at line 2, column 60)", NULL);
+	check_parse_error("benchmarks:\n  - {suite: matmul, size: [1000, 1024], mem_limit: [1KiB, 1024]}\n",
+			  2, 59, "key 'mem_limit' lists the value 1024 twice", NULL);
+}
+
+static void test_sweep__model_heads_must_divide_d_model(void **state)
+{
+	(void)state;
+	struct sweep *s = (struct sweep *)(uintptr_t)1;
+	struct bd_error err;
+	/* reported at the use of the model */
+	assert_int_equal(sweep_load(fixture_path("bad_model_heads.yaml"), &s, &err), BD_EINVAL);
+	assert_null(s);
+	assert_int_equal(err.line, 5);
+	assert_int_equal(err.column, 20);
+	assert_contains(err.msg, "model 'mini' has num_heads 3 which does not divide d_model 256");
+
+	/* an unused preset: at its num_heads */
+	check_parse_error("models:\n"
+			  "  odd: {d_model: 96, d_ff: 8, num_layers: 1, num_heads: 32}\n"
+			  "benchmarks: [{suite: matmul, size: 8}]\n",
+			  2, 57, "model 'odd' has head dimension d_model/num_heads = 3, which must be even", NULL);
+}
+
+static void test_sweep__model_definitions_are_checked(void **state)
+{
+	(void)state;
+	check_parse_error("models:\n"
+			  "  small: {d_model: 8, d_ff: 8, num_layers: 1, num_heads: 1}\n"
+			  "benchmarks: [{suite: matmul, size: 8}]\n",
+			  2, 3, "model name 'small' is a built-in preset", NULL);
+	check_parse_error("models:\n"
+			  "  mini: {d_model: 8, d_ff: 8, num_layers: 1}\n"
+			  "benchmarks: [{suite: matmul, size: 8}]\n",
+			  2, 9, "model 'mini' is missing required key 'num_heads'", NULL);
+	check_parse_error("models:\n"
+			  "  mini: {d_model: 8, d_ff: 8, layers: 1, num_heads: 2}\n"
+			  "benchmarks: [{suite: matmul, size: 8}]\n",
+			  2, 31, "unknown key 'layers' for model 'mini' (valid: d_model, d_ff, num_layers, "
+			  "num_heads, vocab_size)", NULL);
+	check_parse_error("models:\n"
+			  "  mini: {d_model: 8, d_ff: x, num_layers: 1, num_heads: 2}\n"
+			  "benchmarks: [{suite: matmul, size: 8}]\n",
+			  2, 28, "key 'd_ff' of model 'mini' expects a positive integer, got 'x'", NULL);
+	check_parse_error("models:\n"
+			  "  my model: {d_model: 8, d_ff: 8, num_layers: 1, num_heads: 2}\n"
+			  "benchmarks: [{suite: matmul, size: 8}]\n",
+			  2, 3, "model name 'my model' may only contain", NULL);
+}
+
+static void test_sweep__missing_required_key_names_benchmark_and_suite(void **state)
+{
+	(void)state;
+	check_parse_error("benchmarks:\n"
+			  "  - {suite: matmul, size: 8}\n"
+			  "  - suite: attention\n"
+			  "    impl: flash\n"
+			  "    head_dim: 64\n",
+			  3, 5, "benchmark 2 (suite attention) is missing required key 'seq_len'", NULL);
+	check_parse_error("benchmarks:\n"
+			  "  - {suite: attention, seq_len: 8, head_dim: 8}\n",
+			  2, 5, "benchmark 1 (suite attention) is missing required key 'impl'", NULL);
+	check_parse_error("benchmarks:\n"
+			  "  - {suite: e2e, context_length: 8}\n",
+			  2, 5, "benchmark 1 (suite e2e) is missing required key 'model'", NULL);
+	check_parse_error("benchmarks:\n"
+			  "  - {suite: matmul, m: 8, k: 8}\n",
+			  2, 5, "benchmark 1 (suite matmul) is missing required key 'n' (give m, n and k, or size)",
+			  NULL);
+	check_parse_error("benchmarks:\n"
+			  "  - {suite: matmul, m: 8, n: 8, k: 8, size: 8}\n",
+			  2, 39, "key 'size' cannot be combined with 'm'", NULL);
+}
+
+static void test_sweep__benchmarks_must_be_a_non_empty_list_of_mappings(void **state)
+{
+	(void)state;
+	check_parse_error("name: x\ndescription: nothing\n", 1, 1, "missing required key 'benchmarks'", NULL);
+	check_parse_error("name: x\nbenchmarks: []\n", 2, 13, "key 'benchmarks' has an empty list", NULL);
+	check_parse_error("name: x\nbenchmarks:\n", 2, 12, "key 'benchmarks' expects a list of benchmarks, "
+			  "got no value", NULL);
+	check_parse_error("benchmarks:\n  suite: matmul\n", 2, 3,
+			  "key 'benchmarks' expects a list of benchmarks, got a mapping", NULL);
+	check_parse_error("benchmarks:\n"
+			  "  - {suite: matmul, size: 8}\n"
+			  "  - matmul\n",
+			  3, 5, "benchmark 2 must be a mapping with a 'suite' key, got a single value", NULL);
+	check_parse_error("- suite: matmul\n", 1, 1, "a sweep file must be a mapping", "got a list", NULL);
+	check_parse_error("# nothing here\n", 1, 1, "the sweep file is empty", NULL);
+	check_parse_error("benchmarks: [{suite: matmul, size: 8}]\n---\nbenchmarks: []\n", 3, 1,
+			  "one yaml document", NULL);
+}
+
+static void test_sweep__exclude_keys_must_be_parameters_of_the_suite(void **state)
+{
+	(void)state;
+	check_parse_error("benchmarks:\n"
+			  "  - suite: attention\n"
+			  "    impl: [naive, sdpa]\n"
+			  "    seq_len: 8\n"
+			  "    head_dim: 8\n"
+			  "    exclude:\n"
+			  "      - {impl: sdpa, model: small}\n",
+			  7, 22, "exclude key 'model' is not a parameter of suite attention (valid: impl, device, "
+			  "dtype, pass, batch_size, heads, seq_len, head_dim, causal, warmup, iters, seed, "
+			  "mem_limit, sync)", NULL);
+	check_parse_error("benchmarks:\n"
+			  "  - {suite: attention, impl: naive, seq_len: 8, head_dim: 8, exclude: [{impl: sdp}]}\n",
+			  2, 79, "unknown impl 'sdp' for suite attention", "did you mean 'sdpa'?", NULL);
+	check_parse_error("benchmarks:\n"
+			  "  - {suite: attention, impl: naive, seq_len: 8, head_dim: 8, exclude: [{}]}\n",
+			  2, 72, "an exclude entry is empty", NULL);
+	check_parse_error("benchmarks:\n"
+			  "  - {suite: attention, impl: naive, seq_len: 8, head_dim: 8, exclude: sdpa}\n",
+			  2, 71, "key 'exclude' expects a list of mappings", NULL);
+}
+
+static void test_sweep__duplicate_keys_are_errors(void **state)
+{
+	(void)state;
+	check_parse_error("name: a\n"
+			  "benchmarks: [{suite: matmul, size: 8}]\n"
+			  "name: b\n",
+			  3, 1, "duplicate key 'name' (first given at line 1, column 1)", NULL);
+	check_parse_error("benchmarks:\n"
+			  "  - suite: attention\n"
+			  "    impl: flash\n"
+			  "    seq_len: 8\n"
+			  "    head_dim: 8\n"
+			  "    seq_len: 16\n",
+			  6, 5, "duplicate key 'seq_len' (first given at line 4, column 5)", NULL);
+	check_parse_error("benchmarks:\n"
+			  "  - suite: attention\n"
+			  "    seq_len: 8\n"
+			  "    axes: {impl: [naive], seq_len: [8, 16]}\n"
+			  "    head_dim: 8\n",
+			  4, 27, "duplicate key 'seq_len' (first given at line 3, column 5)", NULL);
+	check_parse_error("models:\n"
+			  "  mini: {d_model: 8, d_ff: 8, num_layers: 1, num_heads: 2, d_ff: 9}\n"
+			  "benchmarks: [{suite: matmul, size: 8}]\n",
+			  2, 60, "duplicate key 'd_ff'", NULL);
+}
+
+static void test_sweep__defaults_are_checked(void **state)
+{
+	(void)state;
+	check_parse_error("defaults: {warmup: 1, iter: 5}\n"
+			  "benchmarks: [{suite: matmul, size: 8}]\n",
+			  1, 23, "unknown key 'iter' in defaults (valid: impl, device,", "did you mean 'iters'?",
+			  NULL);
+	check_parse_error("defaults: {impl: flsh}\n"
+			  "benchmarks: [{suite: matmul, size: 8}]\n",
+			  1, 18, "unknown impl 'flsh' (valid: naive, flash, sdpa, benchdb, onednn)", NULL);
+	/* valid for attention, not for the e2e benchmark it is applied to */
+	check_parse_error("defaults:\n"
+			  "  impl: flash\n"
+			  "benchmarks:\n"
+			  "  - {suite: attention, seq_len: 8, head_dim: 8}\n"
+			  "  - {suite: e2e, model: small, context_length: 8}\n",
+			  2, 9, "unknown impl 'flash' for suite e2e (valid: benchdb)",
+			  "set in defaults, applied to benchmark 2", NULL);
+	check_parse_error("defaults: {size: 8, m: 4}\nbenchmarks: [{suite: matmul}]\n",
+			  1, 12, "key 'size' cannot be combined with 'm'", NULL);
+}
+
+static void test_sweep__every_case_excluded_is_an_expand_error(void **state)
+{
+	(void)state;
+	check_expand_error("benchmarks:\n"
+			   "  - {suite: matmul, size: 8}\n"
+			   "  - suite: attention\n"
+			   "    impl: [naive, flash]\n"
+			   "    seq_len: 8\n"
+			   "    head_dim: 8\n"
+			   "    exclude: [{seq_len: 8}]\n",
+			   3, 5, "benchmark 2 (suite attention): every case is excluded", NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sweep__axes_multiply_into_cases),
+		cmocka_unit_test(test_sweep__exclude_drops_exactly_the_matching_cases),
+		cmocka_unit_test(test_sweep__first_axis_varies_slowest),
+		cmocka_unit_test(test_sweep__builtin_defaults_fill_unset_params),
+		cmocka_unit_test(test_sweep__sweep_defaults_apply_and_benchmark_values_override_them),
+		cmocka_unit_test(test_sweep__default_axis_multiplies_every_benchmark),
+		cmocka_unit_test(test_sweep__axes_mapping_equals_inline_lists),
+		cmocka_unit_test(test_sweep__design_example_expands_to_160_cases),
+		cmocka_unit_test(test_sweep__documented_example_expands_as_documented),
+		cmocka_unit_test(test_sweep__keys_ignore_measurement_settings_across_files),
+		cmocka_unit_test(test_sweep__keys_differ_when_a_workload_param_differs),
+		cmocka_unit_test(test_sweep__key_format_per_suite),
+		cmocka_unit_test(test_sweep__params_json_is_canonical_and_sorted),
+		cmocka_unit_test(test_sweep__case_names_are_short_labels),
+		cmocka_unit_test(test_sweep__preset_models_fill_case_params),
+		cmocka_unit_test(test_sweep__custom_models_and_vocab_override),
+		cmocka_unit_test(test_sweep__param_counts_of_all_presets_match_design),
+		cmocka_unit_test(test_sweep__matmul_size_sets_m_n_k),
+		cmocka_unit_test(test_sweep__parse_bytes_accepts_integers_and_units),
+		cmocka_unit_test(test_sweep__stores_text_hash_and_name),
+		cmocka_unit_test(test_sweep__free_functions_accept_null),
+		cmocka_unit_test(test_sweep__missing_file_is_an_io_error_with_the_reason),
+		cmocka_unit_test(test_sweep__yaml_syntax_error_names_problem_and_position),
+		cmocka_unit_test(test_sweep__unknown_top_level_key_lists_valid_keys),
+		cmocka_unit_test(test_sweep__unknown_param_key_lists_suite_keys_and_suggests),
+		cmocka_unit_test(test_sweep__unknown_suite_lists_suites),
+		cmocka_unit_test(test_sweep__unknown_impl_lists_impls_of_the_suite),
+		cmocka_unit_test(test_sweep__unknown_dtype_device_pass_attention),
+		cmocka_unit_test(test_sweep__unknown_model_lists_presets_and_user_models),
+		cmocka_unit_test(test_sweep__wrong_types_name_the_expected_type),
+		cmocka_unit_test(test_sweep__empty_axis_is_an_error),
+		cmocka_unit_test(test_sweep__impossible_values_are_errors),
+		cmocka_unit_test(test_sweep__model_heads_must_divide_d_model),
+		cmocka_unit_test(test_sweep__model_definitions_are_checked),
+		cmocka_unit_test(test_sweep__missing_required_key_names_benchmark_and_suite),
+		cmocka_unit_test(test_sweep__benchmarks_must_be_a_non_empty_list_of_mappings),
+		cmocka_unit_test(test_sweep__exclude_keys_must_be_parameters_of_the_suite),
+		cmocka_unit_test(test_sweep__duplicate_keys_are_errors),
+		cmocka_unit_test(test_sweep__defaults_are_checked),
+		cmocka_unit_test(test_sweep__every_case_excluded_is_an_expand_error),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -126,8 +126,9 @@ static int read_version(struct db *db, int *version, struct bd_error *err)
 /* Apply migrations version+1..latest, each in its own transaction with its user_version. */
 static int migrate(struct db *db, struct bd_error *err)
 {
-	int rc = 0;
+	int rc = 0, target = 0;
 	for (int v = db->version; v < schema_migration_count; v++) {
+		target = v + 1;
 		char pragma[64];
 		snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d;", v + 1);
 		if ((rc = exec(db, "BEGIN IMMEDIATE", err)))
@@ -153,7 +154,7 @@ fail:
 		char msg[sizeof(err->msg)];
 		snprintf(msg, sizeof(msg), "%s", err ? err->msg : "");
 		return bd_fail_at(err, BD_EDB, db->path, 0, 0, "migration to schema %d failed: %s",
-				  db->version + 1, msg);
+				  target, msg);
 	}
 }
 
@@ -219,12 +220,12 @@ void db_close(struct db *db)
 void db_system_fingerprint(const struct sysinfo *si, char out[65])
 {
 	struct strbuf sb = STRBUF_INIT;
-	sb_addf(&sb, "%s|%s|%s|%s|%s|%d|%d|%s|%lld|%s|%d|%lld|%d|%s|%s|%s|%s|%s|%s|%s|%s", si->hostname,
+	sb_addf(&sb, "%s|%s|%s|%s|%s|%d|%d|%s|%lld|%s|%d|%lld|%d|%s|%s|%s|%s|%s|%s|%s|%s|%d|%d", si->hostname,
 		si->os, si->kernel, si->arch, si->cpu_model, si->cpu_cores, si->cpu_threads,
 		si->cpu_flags, (long long)si->mem_bytes, si->gpu_name, si->gpu_count,
 		(long long)si->gpu_mem_bytes, si->gpu_sm_count, si->gpu_cc, si->driver_version,
 		si->cuda_runtime, si->cudnn_version, si->cublas_version, si->blas, si->compiler,
-		si->build_flags);
+		si->build_flags, si->gpu_clock_mhz, si->gpu_mem_clock_mhz);
 	sha256_hex(sb_str(&sb), sb.len, out);
 	sb_free(&sb);
 }
@@ -329,6 +330,11 @@ int db_case_put(struct db *db, int64_t run_id, const struct case_record *c,
 		const struct sample *samples, size_t nsamples, struct bd_error *err)
 {
 	int rc = 0;
+	for (size_t i = 0; i < nsamples; i++)
+		if (samples[i].phase < 0 || samples[i].phase >= DB_PHASES)
+			return bd_fail_at(err, BD_EINVAL, db->path, 0, 0,
+					  "cannot store case '%s': sample %zu has phase %d (not fwd, bwd or opt)",
+					  c->name, i, (int)samples[i].phase);
 	if ((rc = exec(db, "BEGIN IMMEDIATE", err)))
 		return rc;
 	rc = SQLITE_OK;
@@ -379,10 +385,6 @@ int db_case_put(struct db *db, int64_t run_id, const struct case_record *c,
 					     "VALUES (?1, ?2, ?3, ?4)");
 	for (size_t i = 0; i < nsamples && rc == SQLITE_OK; i++) {
 		const struct sample *s = &samples[i];
-		if (s->phase < 0 || s->phase >= DB_PHASES) {
-			rc = SQLITE_RANGE;
-			break;
-		}
 		bind_i64(ins, &rc, 1, case_id);
 		bind_text(ins, &rc, 2, db_phase_names[s->phase]);
 		bind_i64(ins, &rc, 3, s->iter);

@@ -111,6 +111,8 @@ static void finalize(sqlite3_stmt *st, int *rc)
 		*rc = f;
 }
 
+static int ids_for(struct db *db, const char *sql, const char *arg, int64_t ids[2], int *n);
+
 /* ---- open and migrate ----------------------------------------------------------------------- */
 
 static int read_version(struct db *db, int *version, struct bd_error *err)
@@ -186,6 +188,23 @@ int db_open(const char *path, unsigned flags, struct db **out, struct bd_error *
 		rc = bd_fail_at(err, BD_EDB, path, 0, 0, "not a benchdb database: %s",
 				sqlite3_errmsg(db->handle));
 		goto done;
+	}
+	/* Version 0 is a new file; one that already has tables belongs to someone else. */
+	if (db->version == 0) {
+		int64_t objects[2];
+		int n = 0;
+		rc = ids_for(db, "SELECT count(*) FROM sqlite_master WHERE ?1 IS NOT NULL", "x", objects, &n);
+		if (rc != SQLITE_OK) {
+			rc = sql_fail(db, err, "cannot read the schema");
+			goto done;
+		}
+		if (n && objects[0] > 0) {
+			rc = bd_fail_at(err, BD_EDB, path, 0, 0,
+					"not a benchdb database: it holds %lld other objects and no benchdb "
+					"schema version",
+					(long long)objects[0]);
+			goto done;
+		}
 	}
 	if (db->version > schema_migration_count) {
 		rc = bd_fail_at(err, BD_EVERSION, path, 0, 0,

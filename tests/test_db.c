@@ -766,9 +766,12 @@ static void test_db__failed_migration_is_rolled_back_and_keeps_the_file_at_its_v
 static void test_db__migration_failing_at_its_second_step_names_schema_2(void **state)
 {
 	struct fixture *fx = *state;
-	/* Version 0 with an object that only 002 trips on: 001 applies, 002 fails. */
+	/* A schema-1 file with an object that only 002 trips on: 002 fails and is rolled back. */
 	sqlite3 *h = raw_open(fx->path);
-	raw_exec(h, "CREATE TABLE run_view (x)");
+	char *init = schema_text("001_init.sql");
+	raw_exec(h, init);
+	free(init);
+	raw_exec(h, "CREATE TABLE run_view (x); PRAGMA user_version = 1");
 	sqlite3_close(h);
 
 	struct db *db = (struct db *)&db;
@@ -777,7 +780,22 @@ static void test_db__migration_failing_at_its_second_step_names_schema_2(void **
 	assert_null(db);
 	assert_contains(err.msg, "run_view");
 	assert_contains(err.msg, "schema 2");
-	assert_int_equal(path_int(fx->path, "PRAGMA user_version"), 1);   /* 001 stayed applied */
+	assert_int_equal(path_int(fx->path, "PRAGMA user_version"), 1);   /* 002 rolled back */
+}
+
+static void test_db__open_refuses_a_foreign_sqlite_file_and_leaves_it_unchanged(void **state)
+{
+	struct fixture *fx = *state;
+	sqlite3 *h = raw_open(fx->path);
+	raw_exec(h, "CREATE TABLE notes (x); INSERT INTO notes VALUES (1)");
+	sqlite3_close(h);
+
+	struct db *db = (struct db *)&db;
+	struct bd_error err = {0};
+	assert_int_equal(db_open(fx->path, DB_CREATE, &db, &err), BD_EDB);
+	assert_null(db);
+	assert_contains(err.msg, "not a benchdb database");
+	assert_int_equal(path_int(fx->path, "SELECT count(*) FROM sqlite_master"), 1);
 }
 
 /* ---- systems and runs ----------------------------------------------------------------------- */
@@ -1387,6 +1405,7 @@ int main(void)
 		T(test_db__open_refuses_a_newer_file_and_leaves_it_unchanged),
 		T(test_db__failed_migration_is_rolled_back_and_keeps_the_file_at_its_version),
 		T(test_db__migration_failing_at_its_second_step_names_schema_2),
+		T(test_db__open_refuses_a_foreign_sqlite_file_and_leaves_it_unchanged),
 		T(test_db__system_put_of_the_same_info_gives_the_same_id),
 		T(test_db__system_put_with_any_changed_field_gives_a_new_id),
 		T(test_db__system_put_with_changed_gpu_clocks_gives_a_new_id),

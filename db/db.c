@@ -421,18 +421,31 @@ int db_case_put(struct db *db, int64_t run_id, const struct case_record *c,
 
 /* ---- reads -------------------------------------------------------------------------------- */
 
-/* Make room for one more element in *items (count used, *alloc capacity). 0 or SQLITE_NOMEM. */
-static int grow(void *items, size_t *alloc, size_t count, size_t size)
+/* Step st to its end, appending one element of `size` bytes per row to *items (read fills it).
+ * Sticky like the helpers above: sets *rc on the first failure. */
+static void collect(sqlite3_stmt *st, int *rc, void **items, size_t *count, size_t size,
+		    void (*read)(sqlite3_stmt *st, void *item))
 {
-	if (count < *alloc)
-		return SQLITE_OK;
-	size_t want = *alloc ? 2 * *alloc : 64;
-	void *p = realloc(*(void **)items, want * size);
-	if (!p)
-		return SQLITE_NOMEM;
-	*(void **)items = p;
-	*alloc = want;
-	return SQLITE_OK;
+	size_t alloc = *count;
+	while (*rc == SQLITE_OK) {
+		int s = sqlite3_step(st);
+		if (s == SQLITE_DONE)
+			break;
+		if (s != SQLITE_ROW) {
+			*rc = s;
+			break;
+		}
+		if (*count == alloc) {
+			alloc = alloc ? 2 * alloc : 64;
+			void *p = realloc(*items, alloc * size);
+			if (!p) {
+				*rc = SQLITE_NOMEM;
+				break;
+			}
+			*items = p;
+		}
+		read(st, (char *)*items + (*count)++ * size);
+	}
 }
 
 static char *col_strdup(sqlite3_stmt *st, int i)
@@ -481,6 +494,8 @@ static void run_row_read(sqlite3_stmt *st, struct run_row *r)
 	r->nok = sqlite3_column_int64(st, 17);
 }
 
+static void run_row_read_any(sqlite3_stmt *st, void *item) { run_row_read(st, item); }
+
 void db_run_row_clear(struct run_row *r)
 {
 	free(r->uuid); free(r->started_at); free(r->ended_at); free(r->status);
@@ -500,20 +515,9 @@ int db_runs_list(struct db *db, struct run_row **rows, size_t *n, struct bd_erro
 {
 	int rc = SQLITE_OK;
 	struct run_row *out = NULL;
-	size_t count = 0, alloc = 0;
+	size_t count = 0;
 	sqlite3_stmt *st = prepare(db, &rc, "SELECT " RUN_COLUMNS "ORDER BY r.id");
-	while (rc == SQLITE_OK) {
-		int s = sqlite3_step(st);
-		if (s == SQLITE_DONE)
-			break;
-		if (s != SQLITE_ROW) {
-			rc = s;
-			break;
-		}
-		if ((rc = grow(&out, &alloc, count, sizeof(*out))) != SQLITE_OK)
-			break;
-		run_row_read(st, &out[count++]);
-	}
+	collect(st, &rc, (void **)&out, &count, sizeof(*out), run_row_read_any);
 	finalize(st, &rc);
 	if (rc != SQLITE_OK) {
 		db_run_rows_free(out, count);
@@ -719,6 +723,8 @@ static void case_row_read(sqlite3_stmt *st, struct case_row *c)
 	c->elapsed_ns = col_i64(st, i++, 0);
 }
 
+static void case_row_read_any(sqlite3_stmt *st, void *item) { case_row_read(st, item); }
+
 static void case_row_clear(struct case_row *c)
 {
 	free(c->suite); free(c->impl); free(c->device); free(c->dtype); free(c->pass);
@@ -738,7 +744,7 @@ int db_cases_list(struct db *db, int64_t run_id, const char *suite, struct case_
 {
 	int rc = SQLITE_OK;
 	struct case_row *out = NULL;
-	size_t count = 0, alloc = 0;
+	size_t count = 0;
 	sqlite3_stmt *st = prepare(db, &rc,
 		"SELECT id, run_id, ord, suite, impl, device, dtype, pass, model, batch_size, heads, "
 		"seq_len, head_dim, causal, params, case_key, name, warmup, iters, status, reason, "
@@ -747,18 +753,7 @@ int db_cases_list(struct db *db, int64_t run_id, const char *suite, struct case_
 		"FROM cases WHERE run_id = ?1 AND (?2 IS NULL OR suite = ?2) ORDER BY ord");
 	bind_i64(st, &rc, 1, run_id);
 	bind_text(st, &rc, 2, suite);
-	while (rc == SQLITE_OK) {
-		int s = sqlite3_step(st);
-		if (s == SQLITE_DONE)
-			break;
-		if (s != SQLITE_ROW) {
-			rc = s;
-			break;
-		}
-		if ((rc = grow(&out, &alloc, count, sizeof(*out))) != SQLITE_OK)
-			break;
-		case_row_read(st, &out[count++]);
-	}
+	collect(st, &rc, (void **)&out, &count, sizeof(*out), case_row_read_any);
 	finalize(st, &rc);
 	if (rc != SQLITE_OK) {
 		db_case_rows_free(out, count);
@@ -769,32 +764,26 @@ int db_cases_list(struct db *db, int64_t run_id, const char *suite, struct case_
 	return 0;
 }
 
+static void sample_read_any(sqlite3_stmt *st, void *item)
+{
+	struct sample *s = item;
+	s->phase = sqlite3_column_int(st, 0);
+	s->iter = sqlite3_column_int(st, 1);
+	s->ns = sqlite3_column_int64(st, 2);
+}
+
 int db_samples_get(struct db *db, int64_t case_id, struct sample **samples, size_t *n,
 		   struct bd_error *err)
 {
 	int rc = SQLITE_OK;
 	struct sample *out = NULL;
-	size_t count = 0, alloc = 0;
+	size_t count = 0;
 	/* Phases in fwd, bwd, opt order regardless of their text's sort order. */
 	sqlite3_stmt *st = prepare(db, &rc,
 		"SELECT CASE phase WHEN 'fwd' THEN 0 WHEN 'bwd' THEN 1 ELSE 2 END AS p, iter, ns "
 		"FROM samples WHERE case_id = ?1 ORDER BY p, iter");
 	bind_i64(st, &rc, 1, case_id);
-	while (rc == SQLITE_OK) {
-		int s = sqlite3_step(st);
-		if (s == SQLITE_DONE)
-			break;
-		if (s != SQLITE_ROW) {
-			rc = s;
-			break;
-		}
-		if ((rc = grow(&out, &alloc, count, sizeof(*out))) != SQLITE_OK)
-			break;
-		out[count].phase = sqlite3_column_int(st, 0);
-		out[count].iter = sqlite3_column_int(st, 1);
-		out[count].ns = sqlite3_column_int64(st, 2);
-		count++;
-	}
+	collect(st, &rc, (void **)&out, &count, sizeof(*out), sample_read_any);
 	finalize(st, &rc);
 	if (rc != SQLITE_OK) {
 		free(out);

@@ -26,10 +26,8 @@ int cmd_runs(int argc, char **argv)
 	int status = opt_parse_command(specs, &usage, argc, argv, 0, 0, &npos);
 	if (status >= 0)
 		return status;
-	if ((fmt = format_parse(format)) < 0) {
-		fprintf(stderr, "report: unknown format '%s' (valid: md, csv)\n", format);
+	if ((fmt = report_format_arg(format)) < 0)
 		return EXIT_USAGE;
-	}
 	if ((status = report_open(db_path, NULL, &db, NULL)) >= 0)
 		goto done;
 	status = EXIT_OK;

@@ -74,6 +74,20 @@ static int suite_table(struct db *db, const char *suite, struct case_row *cases,
 		snprintf(name, sizeof(name), "%s std", total);
 		col_tstd = table_column(t, name, "ms", 3);
 	}
+	/* Achieved rate per phase where the workload stated its FLOPs: flops / mean ns = GFLOP/s. */
+	size_t col_rate[DB_PHASES];
+	unsigned rated = 0;
+	for (size_t i = 0; i < n; i++)
+		for (int p = 0; p < DB_PHASES; p++)
+			if (cases[i].flops[p] > 0 && (phases & (1u << p)))
+				rated |= 1u << p;
+	for (int p = 0; p < DB_PHASES; p++) {
+		if (!(rated & (1u << p)))
+			continue;
+		char name[32];
+		snprintf(name, sizeof(name), "%s GFLOP/s", db_phase_names[p]);
+		col_rate[p] = table_column(t, name, "", 1);
+	}
 	size_t col_peak = table_column(t, "peak mem", "MiB", 1);
 
 	for (size_t i = 0; i < n; i++) {
@@ -97,6 +111,8 @@ static int suite_table(struct db *db, const char *suite, struct case_row *cases,
 			summarize(series[i].ns[p], series[i].n[p], &s);
 			table_number(t, r, col_mean[p], s.mean / NS_PER_MS);
 			table_number(t, r, col_std[p], s.std / NS_PER_MS);
+			if ((rated & (1u << p)) && c->flops[p] > 0 && s.mean > 0)
+				table_number(t, r, col_rate[p], c->flops[p] / s.mean);
 		}
 		if (total_col && series[i].ntotal) {
 			struct summary s;
@@ -165,10 +181,8 @@ int cmd_table(int argc, char **argv)
 	int status = opt_parse_command(specs, &usage, argc, argv, 0, 0, &npos);
 	if (status >= 0)
 		return status;
-	if ((fmt = format_parse(format)) < 0) {
-		fprintf(stderr, "report: unknown format '%s' (valid: md, csv)\n", format);
+	if ((fmt = report_format_arg(format)) < 0)
 		return EXIT_USAGE;
-	}
 	if ((status = report_open(db_path, run_sel, &db, &run_id)) >= 0)
 		goto done;
 	status = EXIT_OK;

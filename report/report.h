@@ -20,6 +20,10 @@ int cmd_runs(int argc, char **argv);
  * status on failure, -1 on success. */
 int report_open(const char *db_path, const char *run_selector, struct db **db, int64_t *run_id);
 
+/* The --format value as an enum report_format; prints the valid choices and returns -1 when
+ * unknown. */
+int report_format_arg(const char *format);
+
 /* The measured (non-warm-up) iterations of one case, in nanoseconds, per phase; total[i] is the
  * sum of all phases of iteration i (fwd+bwd(+opt)) over iterations that have every phase. */
 struct case_series {

@@ -16,6 +16,20 @@ int report_open(const char *db_path, const char *run_selector, struct db **db, i
 	return -1;
 }
 
+int report_format_arg(const char *format)
+{
+	int fmt = format_parse(format);
+	if (fmt < 0) {
+		struct strbuf valid = STRBUF_INIT;
+		for (int i = 0; i < FORMAT_COUNT; i++)
+			sb_addf(&valid, "%s%s", i ? ", " : "", format_names[i]);
+		fprintf(stderr, "%s: unknown format '%s' (valid: %s)\n", REPORT_PROG, format,
+			sb_str(&valid));
+		sb_free(&valid);
+	}
+	return fmt;
+}
+
 int case_series_load(struct db *db, const struct case_row *c, struct case_series *s,
 		     struct bd_error *err)
 {

@@ -129,8 +129,8 @@ void sysinfo_collect(struct sysinfo *si)
 	proc_field("/etc/os-release", "PRETTY_NAME", si->os, sizeof(si->os));
 	struct utsname u;
 	if (uname(&u) == 0) {
-		snprintf(si->kernel, sizeof(si->kernel), "%s %s", u.sysname, u.release);
-		snprintf(si->arch, sizeof(si->arch), "%s", u.machine);
+		snprintf(si->kernel, sizeof(si->kernel), "%.100s %.100s", u.sysname, u.release);
+		snprintf(si->arch, sizeof(si->arch), "%.60s", u.machine);
 	}
 	proc_field("/proc/cpuinfo", "model name", si->cpu_model, sizeof(si->cpu_model));
 	si->cpu_threads = (int)sysconf(_SC_NPROCESSORS_ONLN);

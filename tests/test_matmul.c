@@ -1,1 +1,350 @@
-/* placeholder: being written */
+/* tests/test_matmul.c: the oneDNN GEMM wrapper (float32 and bfloat16, transposes, batches,
+ * strides, alpha/beta, errors, scratchpad accounting, version string) against a float64
+ * reference, and the "matmul"/"onednn" workload through kernels/workload.h. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "bf16.h"
+#include "dnnl_wrap.h"
+#include "rng.h"
+#include "workload.h"
+
+/* Element bound: tol · Σ_k |a_ik·b_kj| (+ for beta, |beta·c|). float32 accumulation stays within
+ * a few ulps of that sum; 1e-5 is ~100 ulps, so a missing or doubled term (~1/k of it) fails. */
+#define FP32_TOL 1e-5
+/* bfloat16 inputs rounded from float32 inputs: each factor is off by up to 2^-9 relative, so a
+ * product by up to ~2^-8; the sum by at most 2^-8 of Σ|a·b|. */
+#define BF16_VS_FP32_TOL 0x1p-8
+
+/* A test matrix: logical (rows, cols) element (i, j) at data[i·rs + j·cs + batch·bs]. */
+struct matrix {
+	float *data;
+	int64_t rs, cs, bs;
+};
+
+static float at(const struct matrix *m, int64_t b, int64_t i, int64_t j)
+{
+	return m->data[b * m->bs + i * m->rs + j * m->cs];
+}
+
+/* Compare C (ldc, batch stride sc) with alpha·A·B + beta·C0 for every element. */
+static void expect_product(const struct onednn_gemm_desc *d, const struct matrix *a,
+			   const struct matrix *b, const float *c0, const float *c, int64_t ldc,
+			   int64_t sc, double tol)
+{
+	int64_t batch = d->batch ? d->batch : 1;
+	double alpha = d->alpha ? d->alpha : 1.0;
+	for (int64_t bi = 0; bi < batch; bi++)
+		for (int64_t i = 0; i < d->m; i++)
+			for (int64_t j = 0; j < d->n; j++) {
+				double want = 0, mag = 0;
+				for (int64_t k = 0; k < d->k; k++) {
+					double x = (double)at(a, bi, i, k) * at(b, bi, k, j);
+					want += x;
+					mag += fabs(x);
+				}
+				int64_t idx = bi * sc + i * ldc + j;
+				want = alpha * want + d->beta * (c0 ? c0[idx] : 0);
+				mag = fabs(alpha) * mag + fabs(d->beta * (c0 ? c0[idx] : 0));
+				double diff = fabs(c[idx] - want);
+				if (!(diff <= tol * mag + 1e-30))
+					fail_msg("C[%lld][%lld][%lld] = %.9g, want %.9g (|diff| %.3g > %.3g)",
+						 (long long)bi, (long long)i, (long long)j, c[idx], want,
+						 diff, tol * mag);
+			}
+}
+
+static float *random_floats(struct rng *r, int64_t n)
+{
+	float *x = malloc((size_t)n * sizeof(*x));
+	assert_non_null(x);
+	rng_fill(r, x, (size_t)n, -1.0f, 1.0f);
+	return x;
+}
+
+static void expect_fp32_gemm(int64_t batch, int64_t m, int64_t n, int64_t k, int trans_a,
+			     int trans_b, int64_t pad, float alpha, float beta)
+{
+	/* stored shapes, with pad extra columns per row so that ld > packed */
+	int64_t a_rows = trans_a ? k : m, a_cols = trans_a ? m : k;
+	int64_t b_rows = trans_b ? n : k, b_cols = trans_b ? k : n;
+	int64_t lda = a_cols + pad, ldb = b_cols + pad, ldc = n + pad;
+	int64_t sa = a_rows * lda, sb = b_rows * ldb, sc = m * ldc;
+	struct rng r;
+	rng_init(&r, (uint64_t)(m * 7 + n * 3 + k + trans_a * 2 + trans_b));
+	float *a = random_floats(&r, batch * sa), *b = random_floats(&r, batch * sb);
+	float *c = random_floats(&r, batch * sc);
+	float *c0 = malloc((size_t)(batch * sc) * sizeof(float));
+	memcpy(c0, c, (size_t)(batch * sc) * sizeof(float));
+	struct onednn_gemm_desc d = {
+		.batch = batch, .m = m, .n = n, .k = k, .trans_a = trans_a, .trans_b = trans_b,
+		.lda = lda, .ldb = ldb, .ldc = ldc, .stride_a = sa, .stride_b = sb, .stride_c = sc,
+		.alpha = alpha, .beta = beta,
+	};
+	struct onednn_gemm *g = NULL;
+	struct bd_error err = {0};
+	if (onednn_gemm_create(&g, &d, NULL, &err) < 0)
+		fail_msg("create: %s", err.msg);
+	if (onednn_gemm_execute(g, a, b, c, &err) < 0)
+		fail_msg("execute: %s", err.msg);
+	struct matrix ma = {a, trans_a ? 1 : lda, trans_a ? lda : 1, sa};
+	struct matrix mb = {b, trans_b ? 1 : ldb, trans_b ? ldb : 1, sb};
+	expect_product(&d, &ma, &mb, c0, c, ldc, sc, FP32_TOL);
+	/* padding columns of C are untouched */
+	for (int64_t bi = 0; bi < batch; bi++)
+		for (int64_t i = 0; i < m; i++)
+			for (int64_t j = n; j < ldc; j++)
+				assert_true(c[bi * sc + i * ldc + j] == c0[bi * sc + i * ldc + j]);
+	onednn_gemm_free(g);
+	free(a), free(b), free(c), free(c0);
+}
+
+static void test_gemm_fp32_matches_double_reference(void **state)
+{
+	(void)state;
+	expect_fp32_gemm(1, 37, 29, 53, 0, 0, 0, 0, 0);
+	expect_fp32_gemm(1, 1, 1, 1, 0, 0, 0, 0, 0);
+	expect_fp32_gemm(1, 128, 96, 300, 0, 0, 0, 0, 0);
+}
+
+static void test_gemm_fp32_transposed_a_and_b(void **state)
+{
+	(void)state;
+	for (int ta = 0; ta < 2; ta++)
+		for (int tb = 0; tb < 2; tb++)
+			expect_fp32_gemm(1, 33, 17, 65, ta, tb, 0, 0, 0);
+}
+
+static void test_gemm_fp32_batched_with_leading_dims_and_strides(void **state)
+{
+	(void)state;
+	expect_fp32_gemm(3, 19, 23, 31, 0, 0, 5, 0, 0);
+	expect_fp32_gemm(4, 16, 40, 24, 1, 1, 3, 0, 0);
+	expect_fp32_gemm(5, 7, 9, 11, 0, 1, 0, 0, 0);
+}
+
+static void test_gemm_alpha_scales_and_beta_accumulates(void **state)
+{
+	(void)state;
+	expect_fp32_gemm(1, 21, 13, 34, 0, 1, 0, 0.125f, 0);
+	expect_fp32_gemm(1, 21, 13, 34, 0, 0, 0, 1, 1);
+	expect_fp32_gemm(2, 21, 13, 34, 1, 0, 2, -0.5f, 0.75f);
+}
+
+/* bf16 A (m, k) and B (k, n) from float inputs; C float32 or bfloat16 */
+static void expect_bf16_gemm(int64_t m, int64_t n, int64_t k, enum bd_dtype c_dtype)
+{
+	struct rng r;
+	rng_init(&r, 99);
+	float *a = random_floats(&r, m * k), *b = random_floats(&r, k * n);
+	uint16_t *a16 = malloc((size_t)(m * k) * 2), *b16 = malloc((size_t)(k * n) * 2);
+	float *ar = malloc((size_t)(m * k) * 4), *br = malloc((size_t)(k * n) * 4);
+	for (int64_t i = 0; i < m * k; i++)
+		ar[i] = bf16_to_float(a16[i] = bf16_from_float(a[i]));
+	for (int64_t i = 0; i < k * n; i++)
+		br[i] = bf16_to_float(b16[i] = bf16_from_float(b[i]));
+	float *c = malloc((size_t)(m * n) * 4);
+	uint16_t *c16 = malloc((size_t)(m * n) * 2);
+	struct onednn_gemm_desc d = {.m = m, .n = n, .k = k, .ab_dtype = DTYPE_BFLOAT16,
+				     .c_dtype = c_dtype};
+	struct onednn_gemm *g = NULL;
+	struct bd_error err = {0};
+	if (onednn_gemm_create(&g, &d, NULL, &err) < 0)
+		fail_msg("create: %s", err.msg);
+	if (onednn_gemm_execute(g, a16, b16, c_dtype == DTYPE_BFLOAT16 ? (void *)c16 : c, &err) < 0)
+		fail_msg("execute: %s", err.msg);
+	if (c_dtype == DTYPE_BFLOAT16)
+		for (int64_t i = 0; i < m * n; i++)
+			c[i] = bf16_to_float(c16[i]);
+	/* against the rounded inputs: float32 accumulation (bfloat16 output adds 2^-9 of |C|) */
+	struct matrix ma = {ar, k, 1, 0}, mb = {br, n, 1, 0};
+	expect_product(&d, &ma, &mb, NULL, c, n, 0, c_dtype == DTYPE_BFLOAT16 ? 0x1p-8 : FP32_TOL);
+	/* against the original float32 inputs: within bfloat16 rounding */
+	struct matrix fa = {a, k, 1, 0}, fb = {b, n, 1, 0};
+	expect_product(&d, &fa, &fb, NULL, c, n, 0, BF16_VS_FP32_TOL * 2);
+	onednn_gemm_free(g);
+	free(a), free(b), free(a16), free(b16), free(ar), free(br), free(c), free(c16);
+}
+
+static void test_gemm_bf16_matches_reference_within_8bit_mantissa(void **state)
+{
+	(void)state;
+	expect_bf16_gemm(45, 38, 70, DTYPE_FLOAT32);
+	expect_bf16_gemm(128, 64, 256, DTYPE_FLOAT32);
+}
+
+static void test_gemm_bf16_with_bf16_output(void **state)
+{
+	(void)state;
+	expect_bf16_gemm(33, 20, 48, DTYPE_BFLOAT16);
+}
+
+static void test_bf16_conversion_rounds_to_nearest_even(void **state)
+{
+	(void)state;
+	assert_int_equal(bf16_from_float(1.0f), 0x3f80);
+	assert_true(bf16_to_float(bf16_from_float(1.0f + 0x1p-8f)) == 1.0f);          /* tie: even */
+	assert_true(bf16_to_float(bf16_from_float(1.0f + 3 * 0x1p-8f)) == 1.0f + 0x1p-6f);
+	assert_true(bf16_to_float(bf16_from_float(1.0f + 0x1p-8f + 0x1p-12f)) == 1.0f + 0x1p-7f);
+	assert_true(isnan(bf16_to_float(bf16_from_float(NAN))));
+}
+
+static void test_gemm_rejects_bad_shapes_with_a_message(void **state)
+{
+	(void)state;
+	struct onednn_gemm *g = (struct onednn_gemm *)&g;
+	struct bd_error err = {0};
+	struct onednn_gemm_desc d = {.m = 0, .n = 4, .k = 4};
+	assert_int_equal(onednn_gemm_create(&g, &d, NULL, &err), BD_EINVAL);
+	assert_null(g);
+	assert_non_null(strstr(err.msg, "positive"));
+	d = (struct onednn_gemm_desc){.m = 4, .n = 4, .k = 4, .lda = 2};
+	assert_int_equal(onednn_gemm_create(&g, &d, NULL, &err), BD_EINVAL);
+	assert_non_null(strstr(err.msg, "leading dimension"));
+	d = (struct onednn_gemm_desc){.m = 4, .n = 4, .k = 4, .ab_dtype = DTYPE_FLOAT16};
+	assert_int_equal(onednn_gemm_create(&g, &d, NULL, &err), BD_EINVAL);
+	assert_non_null(strstr(err.msg, "bfloat16"));
+	onednn_gemm_free(NULL);
+}
+
+static void test_gemm_scratchpad_is_counted_in_mem(void **state)
+{
+	(void)state;
+	struct mem_arena mem;
+	mem_init(&mem, 0);
+	struct onednn_gemm_desc d = {.batch = 2, .m = 300, .n = 200, .k = 500,
+				     .ab_dtype = DTYPE_BFLOAT16};
+	struct onednn_gemm *g = NULL;
+	struct bd_error err = {0};
+	assert_int_equal(onednn_gemm_create(&g, &d, &mem, &err), 0);
+	assert_int_equal(mem.live, (int64_t)onednn_gemm_scratch_bytes(g));
+	assert_true(onednn_gemm_impl(g)[0] != '\0');
+	onednn_gemm_free(g);
+	assert_int_equal(mem.live, 0);
+}
+
+static void test_onednn_version_names_version_runtime_and_isa(void **state)
+{
+	(void)state;
+	char buf[160];
+	int n = onednn_version(buf, sizeof(buf));
+	assert_true(n > 0 && n < (int)sizeof(buf));
+	assert_true(!strncmp(buf, "oneDNN 2.", 9) || !strncmp(buf, "oneDNN 3.", 9));
+	assert_non_null(strstr(buf, "cpu runtime: "));
+	assert_non_null(strstr(buf, "isa: "));
+	char small[8];
+	onednn_version(small, sizeof(small));
+	assert_int_equal(strlen(small), 7);
+}
+
+/* ---- the workload --------------------------------------------------------------------------- */
+
+static struct case_params matmul_params(int64_t m, int64_t n, int64_t k, enum bd_dtype t)
+{
+	struct case_params p;
+	memset(&p, 0, sizeof(p));
+	snprintf(p.suite, sizeof(p.suite), "matmul");
+	snprintf(p.impl, sizeof(p.impl), "onednn");
+	p.device = DEVICE_CPU;
+	p.dtype = t;
+	p.pass = PASS_FORWARD;
+	p.m = m;
+	p.n = n;
+	p.k = k;
+	p.seed = 5;
+	p.warmup = 1;
+	p.iters = 1;
+	return p;
+}
+
+static const struct workload *matmul(void)
+{
+	const struct workload *w = workload_find("matmul", "onednn", DEVICE_CPU);
+	assert_non_null(w);
+	return w;
+}
+
+static void test_matmul_workload_validates_fp32_and_bf16(void **state)
+{
+	(void)state;
+	enum bd_dtype types[] = {DTYPE_FLOAT32, DTYPE_BFLOAT16};
+	for (int i = 0; i < 2; i++) {
+		struct case_params p = matmul_params(130, 70, 257, types[i]);
+		struct mem_arena mem;
+		struct wl_status st = {0};
+		void *s = NULL;
+		mem_init(&mem, 0);
+		assert_int_equal(matmul()->check(&p, &st), WL_OK);
+		assert_int_equal(matmul()->setup(&p, &mem, &s, &st), WL_OK);
+		if (matmul()->validate(s, &st) != WL_OK)
+			fail_msg("validate %s: %s", dtype_name(types[i]), st.reason);
+		assert_true(st.max_diff >= 0 && st.max_diff <= st.tolerance);
+		int64_t live = mem.live;
+		assert_int_equal(matmul()->run(s, PHASE_FWD, &st), WL_OK);
+		assert_int_equal(mem.live, live);
+		matmul()->teardown(s);
+		assert_int_equal(mem.live, 0);
+	}
+	matmul()->teardown(NULL);
+}
+
+static void test_matmul_check_rejects_float16_and_backward(void **state)
+{
+	(void)state;
+	struct wl_status st = {0};
+	struct case_params p = matmul_params(8, 8, 8, DTYPE_FLOAT16);
+	assert_int_equal(matmul()->check(&p, &st), WL_UNSUPPORTED);
+	assert_non_null(strstr(st.reason, "float16"));
+	p = matmul_params(8, 8, 8, DTYPE_FLOAT32);
+	p.pass = PASS_FORWARD_BACKWARD;
+	assert_int_equal(matmul()->check(&p, &st), WL_UNSUPPORTED);
+	assert_non_null(strstr(st.reason, "forward"));
+	p = matmul_params(8, 0, 8, DTYPE_FLOAT32);
+	assert_int_equal(matmul()->check(&p, &st), WL_UNSUPPORTED);
+}
+
+static void test_matmul_figures_and_oom_under_limit(void **state)
+{
+	(void)state;
+	struct case_params p = matmul_params(100, 200, 300, DTYPE_BFLOAT16);
+	struct wl_figures f;
+	matmul()->figures(&p, &f);
+	assert_true(f.flops[PHASE_FWD] == 2.0 * 100 * 200 * 300);
+	assert_true(f.bytes[PHASE_FWD] == (100.0 * 300 + 300.0 * 200) * 2 + 100.0 * 200 * 4);
+	struct mem_arena mem;
+	struct wl_status st = {0};
+	void *s = NULL;
+	mem_init(&mem, 50000);
+	assert_int_equal(matmul()->setup(&p, &mem, &s, &st), WL_OOM);
+	assert_non_null(strstr(st.reason, "50000"));
+	matmul()->teardown(s);
+	assert_int_equal(mem.live, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_gemm_fp32_matches_double_reference),
+		cmocka_unit_test(test_gemm_fp32_transposed_a_and_b),
+		cmocka_unit_test(test_gemm_fp32_batched_with_leading_dims_and_strides),
+		cmocka_unit_test(test_gemm_alpha_scales_and_beta_accumulates),
+		cmocka_unit_test(test_gemm_bf16_matches_reference_within_8bit_mantissa),
+		cmocka_unit_test(test_gemm_bf16_with_bf16_output),
+		cmocka_unit_test(test_bf16_conversion_rounds_to_nearest_even),
+		cmocka_unit_test(test_gemm_rejects_bad_shapes_with_a_message),
+		cmocka_unit_test(test_gemm_scratchpad_is_counted_in_mem),
+		cmocka_unit_test(test_onednn_version_names_version_runtime_and_isa),
+		cmocka_unit_test(test_matmul_workload_validates_fp32_and_bf16),
+		cmocka_unit_test(test_matmul_check_rejects_float16_and_backward),
+		cmocka_unit_test(test_matmul_figures_and_oom_under_limit),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,1 +1,717 @@
-/* placeholder: being written */
+/* kernels/cpu/attention_cpu.c: the naive float32 attention, the dispatch to the flash kernels
+ * (attention_flash.c), and the two attention workloads (interface in kernels/workload.h). */
+#include "attention_cpu.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <omp.h>
+
+#include "attention_flash.h"
+#include "dnnl_wrap.h"
+#include "rng.h"
+#include "simd.h"
+
+struct attention_cpu {
+	enum attention_impl impl;
+	struct attention_dims dims;
+	int backward;                 /* backward buffers exist */
+	struct mem_arena *mem;
+
+	/* naive */
+	struct onednn_gemm *qk;       /* P = scale·Q K^T, batched over B·H */
+	struct onednn_gemm *pv;       /* O = P V */
+	struct onednn_gemm *dv_mm;    /* dV = P^T dO */
+	struct onednn_gemm *dp_mm;    /* dP = dO V^T */
+	struct onednn_gemm *dq_mm;    /* dQ = scale·dS K */
+	struct onednn_gemm *dk_mm;    /* dK = scale·dS^T Q */
+	float *p;                     /* (B, H, S, S) scores, then probabilities, kept for backward */
+	float *dp;                    /* (B, H, S, S) dP, then dS in place */
+	float *delta;                 /* (B, H, S) Δ = rowsum(dO ⊙ O); naive and flash */
+
+	/* flash */
+	struct flash_workspace ws;
+};
+
+/* mem_alloc for n floats of the buffer named by what (a printf format); on failure err says
+ * how many bytes were asked for, how many that makes in all, and the limit. */
+static float *alloc_floats(struct mem_arena *mem, double n, struct bd_error *err,
+			   const char *what, ...) __attribute__((format(printf, 4, 5)));
+
+static float *alloc_floats(struct mem_arena *mem, double n, struct bd_error *err,
+			   const char *what, ...)
+{
+	char name[160];
+	va_list ap;
+	va_start(ap, what);
+	vsnprintf(name, sizeof(name), what, ap);
+	va_end(ap);
+	double bytes = n * (double)sizeof(float);
+	float *p = bytes < 0x1p62 ? mem_alloc(mem, (size_t)bytes) : NULL;
+	if (p)
+		return p;
+	double in_all = (double)mem->live + bytes;
+	if (mem->limit > 0 && in_all > (double)mem->limit)
+		bd_fail(err, BD_ENOMEM,
+			"%s needs %.0f bytes (%.0f in all with the %lld already allocated), over the "
+			"memory limit of %lld bytes",
+			name, bytes, in_all, (long long)mem->live, (long long)mem->limit);
+	else
+		bd_fail(err, BD_ENOMEM, "%s needs %.0f bytes: out of host memory", name, bytes);
+	return NULL;
+}
+
+/* alloc_floats for one of a's buffers, named with the impl and the shape */
+static float *alloc_state(struct attention_cpu *a, double n, struct bd_error *err,
+			  const char *name)
+{
+	const struct attention_dims *d = &a->dims;
+	return alloc_floats(a->mem, n, err, "%s attention %s for (B, H, S, D) = (%lld, %lld, %lld, "
+			    "%lld)", a->impl == ATTENTION_NAIVE ? "naive" : "flash", name,
+			    (long long)d->batch, (long long)d->heads, (long long)d->seq_len,
+			    (long long)d->head_dim);
+}
+
+static int naive_create(struct attention_cpu *a, struct bd_error *err)
+{
+	const struct attention_dims *d = &a->dims;
+	int64_t heads = d->batch * d->heads, S = d->seq_len, D = d->head_dim;
+	float scale = 1.0f / sqrtf((float)D);
+	double scores = (double)heads * (double)S * (double)S;
+	int rc;
+
+	if (!(a->p = alloc_state(a, scores, err, "P (B, H, S, S) float32")))
+		return BD_ENOMEM;
+	struct onednn_gemm_desc qk = {.batch = heads, .m = S, .n = S, .k = D, .trans_b = 1,
+				      .alpha = scale};
+	struct onednn_gemm_desc pv = {.batch = heads, .m = S, .n = D, .k = S};
+	if ((rc = onednn_gemm_create(&a->qk, &qk, a->mem, err)) < 0 ||
+	    (rc = onednn_gemm_create(&a->pv, &pv, a->mem, err)) < 0)
+		return rc;
+	if (!a->backward)
+		return 0;
+	if (!(a->dp = alloc_state(a, scores, err, "dP (B, H, S, S) float32")) ||
+	    !(a->delta = alloc_state(a, (double)(heads * S), err, "delta (B, H, S) float32")))
+		return BD_ENOMEM;
+	struct onednn_gemm_desc dv = {.batch = heads, .m = S, .n = D, .k = S, .trans_a = 1};
+	struct onednn_gemm_desc dp = {.batch = heads, .m = S, .n = S, .k = D, .trans_b = 1};
+	struct onednn_gemm_desc dq = {.batch = heads, .m = S, .n = D, .k = S, .alpha = scale};
+	struct onednn_gemm_desc dk = {.batch = heads, .m = S, .n = D, .k = S, .trans_a = 1,
+				      .alpha = scale};
+	if ((rc = onednn_gemm_create(&a->dv_mm, &dv, a->mem, err)) < 0 ||
+	    (rc = onednn_gemm_create(&a->dp_mm, &dp, a->mem, err)) < 0 ||
+	    (rc = onednn_gemm_create(&a->dq_mm, &dq, a->mem, err)) < 0 ||
+	    (rc = onednn_gemm_create(&a->dk_mm, &dk, a->mem, err)) < 0)
+		return rc;
+	return 0;
+}
+
+static int flash_create(struct attention_cpu *a, struct bd_error *err)
+{
+	const struct attention_dims *d = &a->dims;
+	struct flash_workspace *w = &a->ws;
+	attention_flash_plan(w, d, omp_get_max_threads(), a->backward);
+	char name[96];
+	snprintf(name, sizeof(name), "per-thread tiles (%d threads x %zu floats)", w->nthreads,
+		 w->thread_floats);
+	if (!(w->tiles = alloc_state(a, (double)w->nthreads * (double)w->thread_floats, err,
+				       name)))
+		return BD_ENOMEM;
+	if (!a->backward)
+		return 0;
+	snprintf(name, sizeof(name), "dQ partial sums (%d chunks x B x H x S x D rounded up)",
+		 w->dq_chunks);
+	if (!(w->dq_acc = alloc_state(a, (double)w->dq_floats, err, name)) ||
+	    !(w->delta = alloc_state(a, (double)(d->batch * d->heads * d->seq_len), err,
+				       "delta (B, H, S) float32")))
+		return BD_ENOMEM;
+	return 0;
+}
+
+int attention_cpu_create(struct attention_cpu **out, enum attention_impl impl,
+			 const struct attention_dims *d, int backward, struct mem_arena *mem,
+			 struct bd_error *err)
+{
+	struct attention_cpu *a = NULL;
+	int rc = 0;
+
+	*out = NULL;
+	if (d->batch <= 0 || d->heads <= 0 || d->seq_len <= 0 || d->head_dim <= 0)
+		return bd_fail(err, BD_EINVAL, "attention sizes must be positive");
+	a = mem_alloc(mem, sizeof(*a));
+	if (!a)
+		return bd_fail(err, BD_ENOMEM, "cannot allocate %zu bytes of attention state",
+			       sizeof(*a));
+	a->impl = impl;
+	a->dims = *d;
+	a->backward = backward;
+	a->mem = mem;
+	rc = impl == ATTENTION_NAIVE ? naive_create(a, err) : flash_create(a, err);
+	if (rc < 0) {
+		attention_cpu_free(a);
+		return rc;
+	}
+	*out = a;
+	return 0;
+}
+
+void attention_cpu_free(struct attention_cpu *a)
+{
+	if (!a)
+		return;
+	onednn_gemm_free(a->qk);
+	onednn_gemm_free(a->pv);
+	onednn_gemm_free(a->dv_mm);
+	onednn_gemm_free(a->dp_mm);
+	onednn_gemm_free(a->dq_mm);
+	onednn_gemm_free(a->dk_mm);
+	mem_free(a->mem, a->p);
+	mem_free(a->mem, a->dp);
+	mem_free(a->mem, a->delta);
+	mem_free(a->mem, a->ws.tiles);
+	mem_free(a->mem, a->ws.dq_acc);
+	mem_free(a->mem, a->ws.delta);
+	mem_free(a->mem, a);
+}
+
+/* Row x[0..S) holds scale·q·k for one query: replace x[0..n) by its softmax and zero x[n..S)
+ * (the causal mask). Returns the log-sum-exp of x[0..n). */
+static float softmax_row(float *x, int64_t n, int64_t S)
+{
+	vfloat mv = vbroadcast(-INFINITY);
+	int64_t j = 0;
+	for (; j + VL <= n; j += VL)
+		mv = vmax(mv, vload(x + j));
+	float m = hmax(mv);
+	for (; j < n; j++)
+		m = x[j] > m ? x[j] : m;
+	float m2 = m * LOG2E;
+	vfloat sum = {0};
+	for (j = 0; j + VL <= n; j += VL) {
+		vfloat e = vexp2(vload(x + j) * LOG2E - m2);
+		vstore(x + j, e);
+		sum += e;
+	}
+	if (j < n) {             /* the tail through one padded vector; -inf gives 0 */
+		float tail[VL];
+		for (int t = 0; t < VL; t++)
+			tail[t] = j + t < n ? x[j + t] : -INFINITY;
+		vfloat e = vexp2(vload(tail) * LOG2E - m2);
+		sum += e;
+		vstore(tail, e);
+		memcpy(x + j, tail, (size_t)(n - j) * sizeof(float));
+	}
+	float l = hsum(sum), inv = 1.0f / l;
+	for (j = 0; j < n; j++)
+		x[j] *= inv;
+	memset(x + n, 0, (size_t)(S - n) * sizeof(float));
+	return m + logf(l);
+}
+
+static int naive_forward(struct attention_cpu *a, const float *q, const float *k, const float *v,
+			 float *o, float *lse, struct bd_error *err)
+{
+	const struct attention_dims *d = &a->dims;
+	int64_t S = d->seq_len, rows = d->batch * d->heads * S;
+	int causal = d->causal;
+	int rc = onednn_gemm_execute(a->qk, q, k, a->p, err);
+	if (rc < 0)
+		return rc;
+	float *p = a->p;
+#pragma omp parallel for schedule(static)
+	for (int64_t r = 0; r < rows; r++) {
+		int64_t i = r % S;
+		lse[r] = softmax_row(p + r * S, causal ? i + 1 : S, S);
+	}
+	return onednn_gemm_execute(a->pv, a->p, v, o, err);
+}
+
+static int naive_backward(struct attention_cpu *a, const float *q, const float *k,
+			  const float *v, const float *o, const float *d_o, float *dq, float *dk,
+			  float *dv, struct bd_error *err)
+{
+	const struct attention_dims *d = &a->dims;
+	int64_t S = d->seq_len, D = d->head_dim, rows = d->batch * d->heads * S;
+	int rc;
+	if ((rc = onednn_gemm_execute(a->dv_mm, a->p, d_o, dv, err)) < 0 ||
+	    (rc = onednn_gemm_execute(a->dp_mm, d_o, v, a->dp, err)) < 0)
+		return rc;
+	const float *p = a->p;
+	float *ds = a->dp, *delta = a->delta;
+#pragma omp parallel for schedule(static)
+	for (int64_t r = 0; r < rows; r++) {
+		float s = 0;
+		for (int64_t j = 0; j < D; j++)
+			s += d_o[r * D + j] * o[r * D + j];
+		delta[r] = s;
+		const float *p_row = p + r * S;
+		float *ds_row = ds + r * S;
+#pragma omp simd
+		for (int64_t j = 0; j < S; j++)
+			ds_row[j] = p_row[j] * (ds_row[j] - s);
+	}
+	if ((rc = onednn_gemm_execute(a->dq_mm, a->dp, k, dq, err)) < 0 ||
+	    (rc = onednn_gemm_execute(a->dk_mm, a->dp, q, dk, err)) < 0)
+		return rc;
+	return 0;
+}
+
+int attention_cpu_forward(struct attention_cpu *a, const float *q, const float *k,
+			  const float *v, float *o, float *lse, struct bd_error *err)
+{
+	if (a->impl == ATTENTION_NAIVE)
+		return naive_forward(a, q, k, v, o, lse, err);
+	attention_flash_forward(&a->dims, &a->ws, q, k, v, o, lse);
+	return 0;
+}
+
+int attention_cpu_backward(struct attention_cpu *a, const float *q, const float *k,
+			   const float *v, const float *o, const float *lse, const float *d_o,
+			   float *dq, float *dk, float *dv, struct bd_error *err)
+{
+	if (!a->backward)
+		return bd_fail(err, BD_EINVAL, "attention state was made without backward buffers");
+	if (a->impl == ATTENTION_NAIVE)
+		return naive_backward(a, q, k, v, o, d_o, dq, dk, dv, err);
+	attention_flash_backward(&a->dims, &a->ws, q, k, v, o, lse, d_o, dq, dk, dv);
+	return 0;
+}
+
+/* ---- workloads ----------------------------------------------------------------------------- */
+
+/* Validation. The float64 reference runs on everything when its cost (multiply-adds) is at
+ * most FULL_CHECK_MADDS. Above that, the forward is compared on SAMPLE_ROWS spread query rows
+ * plus the first and last of every (batch, head) at the case's shape, and the backward on a
+ * problem of B = H = 1 and REDUCED_SEQ (not a multiple of any tile) with the case's head_dim
+ * and causal flag, through the same kernel code.
+ *
+ * Tolerance, float32: |x - ref| <= TOL_ABS·max|ref| + TOL_REL·|ref| per element, where max|ref|
+ * is taken over the compared values of that tensor and (batch, head). The absolute part scales
+ * with the tensor so that the small gradients (dK at long sequences is ~1e-3) are held to the
+ * same relative standard as O. max_diff and tolerance report the element that came closest to
+ * (or went furthest past) its bound. */
+#define FULL_CHECK_MADDS 2e8
+#define SAMPLE_ROWS 32
+#define REDUCED_SEQ 193
+#define TOL_ABS 2e-5
+#define TOL_REL 1e-4
+
+struct attention_problem {
+	struct attention_dims dims;
+	struct attention_cpu *kernel;
+	float *q, *k, *v, *o;           /* (B, H, S, D) */
+	float *lse;                     /* (B, H, S) */
+	float *d_o, *dq, *dk, *dv;      /* (B, H, S, D), backward only */
+};
+
+struct attention_case {
+	enum attention_impl impl;
+	struct case_params params;
+	struct mem_arena *mem;
+	struct attention_problem prob;
+};
+
+/* The worst element seen by a validation. */
+struct check {
+	double ratio;          /* max over elements of |x - ref| / bound */
+	double diff, bound;    /* at that element */
+	char where[128];       /* e.g. "dK[b=0, h=0, s=17, d=3]" */
+	const char *stage;     /* "forward output", "backward dK", ... */
+};
+
+static int wl_set(struct wl_status *st, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int wl_set(struct wl_status *st, int code, const char *fmt, ...)
+{
+	st->code = code;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(st->reason, sizeof(st->reason), fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+static int wl_from_error(struct wl_status *st, const struct bd_error *err)
+{
+	return wl_set(st, err->code == BD_ENOMEM ? WL_OOM : WL_ERROR, "%s", err->msg);
+}
+
+static int has_backward(enum bd_pass pass) { return (pass_phases(pass) >> PHASE_BWD) & 1; }
+
+static void problem_release(struct attention_problem *pr, struct mem_arena *mem)
+{
+	attention_cpu_free(pr->kernel);
+	float *bufs[] = {pr->q, pr->k, pr->v, pr->o, pr->lse, pr->d_o, pr->dq, pr->dk, pr->dv};
+	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
+		mem_free(mem, bufs[i]);
+	memset(pr, 0, sizeof(*pr));
+}
+
+/* Allocate a problem's tensors and kernel state through mem and fill Q, K, V (and dO) with
+ * values uniform in [-1, 1) from seed. On failure everything is released. */
+static int problem_init(struct attention_problem *pr, enum attention_impl impl,
+			const struct attention_dims *d, int backward, uint64_t seed,
+			struct mem_arena *mem, struct bd_error *err)
+{
+	memset(pr, 0, sizeof(*pr));
+	pr->dims = *d;
+	double n = (double)d->batch * (double)d->heads * (double)d->seq_len * (double)d->head_dim;
+	double rows = (double)d->batch * (double)d->heads * (double)d->seq_len;
+	struct {
+		float **buf;
+		double n;
+		const char *name;
+	} tensors[] = {
+		{&pr->q, n, "Q"}, {&pr->k, n, "K"}, {&pr->v, n, "V"}, {&pr->o, n, "O"},
+		{&pr->lse, rows, "LSE"}, {&pr->d_o, n, "dO"}, {&pr->dq, n, "dQ"},
+		{&pr->dk, n, "dK"}, {&pr->dv, n, "dV"},
+	};
+	size_t ntensors = backward ? 9 : 5;
+	int rc = 0;
+	for (size_t i = 0; i < ntensors; i++) {
+		*tensors[i].buf = alloc_floats(mem, tensors[i].n, err,
+					       "attention tensor %s of (B, H, S, D) = (%lld, %lld, "
+					       "%lld, %lld) float32", tensors[i].name,
+					       (long long)d->batch, (long long)d->heads,
+					       (long long)d->seq_len, (long long)d->head_dim);
+		if (!*tensors[i].buf) {
+			rc = BD_ENOMEM;
+			goto done;
+		}
+	}
+	if ((rc = attention_cpu_create(&pr->kernel, impl, d, backward, mem, err)) < 0)
+		goto done;
+	struct rng r;
+	rng_init(&r, seed);
+	rng_fill(&r, pr->q, (size_t)n, -1.0f, 1.0f);
+	rng_fill(&r, pr->k, (size_t)n, -1.0f, 1.0f);
+	rng_fill(&r, pr->v, (size_t)n, -1.0f, 1.0f);
+	if (backward)
+		rng_fill(&r, pr->d_o, (size_t)n, -1.0f, 1.0f);
+done:
+	if (rc < 0)
+		problem_release(pr, mem);
+	return rc;
+}
+
+static int problem_forward(struct attention_problem *pr, struct bd_error *err)
+{
+	return attention_cpu_forward(pr->kernel, pr->q, pr->k, pr->v, pr->o, pr->lse, err);
+}
+
+static int problem_backward(struct attention_problem *pr, struct bd_error *err)
+{
+	return attention_cpu_backward(pr->kernel, pr->q, pr->k, pr->v, pr->o, pr->lse, pr->d_o,
+				      pr->dq, pr->dk, pr->dv, err);
+}
+
+static void to_double(double *dst, const float *src, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++)
+		dst[i] = src[i];
+}
+
+/* Compare nrows rows of ncols values of one head: row r of x is at position rows[r] (r when
+ * rows is NULL) of x_head (S, ncols); ref is (nrows, ncols). */
+static void check_rows(struct check *c, const char *stage, const char *tensor,
+		       const struct attention_dims *d, int64_t head, const int64_t *rows,
+		       int64_t nrows, int64_t ncols, const float *x_head, const double *ref)
+{
+	double scale = 0;
+	for (int64_t i = 0; i < nrows * ncols; i++)
+		scale = fabs(ref[i]) > scale ? fabs(ref[i]) : scale;
+	for (int64_t r = 0; r < nrows; r++) {
+		int64_t s = rows ? rows[r] : r;
+		for (int64_t j = 0; j < ncols; j++) {
+			double want = ref[r * ncols + j], got = x_head[s * ncols + j];
+			double diff = fabs(got - want);
+			double bound = TOL_ABS * scale + TOL_REL * fabs(want);
+			double ratio = bound > 0 ? diff / bound : (diff > 0 ? INFINITY : 0);
+			if (isnan(got)) {
+				diff = INFINITY;
+				ratio = INFINITY;
+			}
+			if (ratio <= c->ratio)
+				continue;
+			c->ratio = ratio;
+			c->diff = diff;
+			c->bound = bound;
+			c->stage = stage;
+			if (ncols > 1)
+				snprintf(c->where, sizeof(c->where), "%s[b=%lld, h=%lld, s=%lld, d=%lld]",
+					 tensor, (long long)(head / d->heads),
+					 (long long)(head % d->heads), (long long)s, (long long)j);
+			else
+				snprintf(c->where, sizeof(c->where), "%s[b=%lld, h=%lld, s=%lld]", tensor,
+					 (long long)(head / d->heads), (long long)(head % d->heads),
+					 (long long)s);
+		}
+	}
+}
+
+/* Every output of pr (O and LSE; dQ, dK, dV when backward) against the reference, head by
+ * head. Temporaries through mem. */
+static int check_full(const struct attention_problem *pr, int backward, struct mem_arena *mem,
+		      struct check *c, struct bd_error *err)
+{
+	const struct attention_dims *d = &pr->dims;
+	int64_t S = d->seq_len, D = d->head_dim, n = S * D, heads = d->batch * d->heads;
+	/* one head in double: q, k, v, d_o, then o, dq, dk, dv (S, D) each, then lse (S) */
+	double *work = (double *)alloc_floats(mem, 2.0 * (double)(8 * n + S), err,
+					      "float64 reference of one head (S, D) = (%lld, %lld)",
+					      (long long)S, (long long)D);
+	if (!work)
+		return BD_ENOMEM;
+	double *q = work, *k = q + n, *v = k + n, *d_o = v + n;
+	double *o = d_o + n, *dq = o + n, *dk = dq + n, *dv = dk + n, *lse = dv + n;
+	int rc = 0;
+	for (int64_t h = 0; h < heads && rc == 0; h++) {
+		int64_t off = h * n;
+		to_double(q, pr->q + off, n);
+		to_double(k, pr->k + off, n);
+		to_double(v, pr->v + off, n);
+		rc = attention_ref_forward_head(S, D, d->causal, q, k, v, NULL, S, o, lse);
+		if (rc < 0)
+			break;
+		check_rows(c, "forward output", "O", d, h, NULL, S, D, pr->o + off, o);
+		check_rows(c, "forward log-sum-exp", "LSE", d, h, NULL, S, 1, pr->lse + h * S, lse);
+		if (!backward)
+			continue;
+		to_double(d_o, pr->d_o + off, n);
+		rc = attention_ref_backward_head(S, D, d->causal, q, k, v, d_o, dq, dk, dv);
+		check_rows(c, "backward dQ", "dQ", d, h, NULL, S, D, pr->dq + off, dq);
+		check_rows(c, "backward dK", "dK", d, h, NULL, S, D, pr->dk + off, dk);
+		check_rows(c, "backward dV", "dV", d, h, NULL, S, D, pr->dv + off, dv);
+	}
+	mem_free(mem, work);
+	if (rc < 0)
+		bd_fail(err, BD_ENOMEM, "out of host memory in the float64 attention reference");
+	return rc;
+}
+
+/* The forward's O and LSE on the first, the last and SAMPLE_ROWS spread query rows of every
+ * (batch, head). */
+static int check_sampled(const struct attention_problem *pr, struct mem_arena *mem,
+			 struct check *c, struct bd_error *err)
+{
+	const struct attention_dims *d = &pr->dims;
+	int64_t S = d->seq_len, D = d->head_dim, n = S * D, heads = d->batch * d->heads;
+	int64_t rows[SAMPLE_ROWS + 2], nrows = 0;
+	rows[nrows++] = 0;
+	for (int64_t i = 1; i <= SAMPLE_ROWS; i++)
+		rows[nrows++] = i * (S - 1) / (SAMPLE_ROWS + 1);
+	rows[nrows++] = S - 1;
+	/* k, v (S, D), the sampled q rows and o rows (nrows, D), lse (nrows) */
+	double *work = (double *)alloc_floats(mem, 2.0 * (double)(2 * n + nrows * (2 * D + 1)),
+					      err, "float64 reference of one head (S, D) = "
+					      "(%lld, %lld)", (long long)S, (long long)D);
+	if (!work)
+		return BD_ENOMEM;
+	double *k = work, *v = k + n, *q = v + n, *o = q + nrows * D, *lse = o + nrows * D;
+	int rc = 0;
+	for (int64_t h = 0; h < heads && rc == 0; h++) {
+		int64_t off = h * n;
+		to_double(k, pr->k + off, n);
+		to_double(v, pr->v + off, n);
+		for (int64_t r = 0; r < nrows; r++)
+			to_double(q + r * D, pr->q + off + rows[r] * D, D);
+		rc = attention_ref_forward_head(S, D, d->causal, q, k, v, rows, nrows, o, lse);
+		check_rows(c, "forward output", "O", d, h, rows, nrows, D, pr->o + off, o);
+		check_rows(c, "forward log-sum-exp", "LSE", d, h, rows, nrows, 1, pr->lse + h * S,
+			   lse);
+	}
+	mem_free(mem, work);
+	if (rc < 0)
+		bd_fail(err, BD_ENOMEM, "out of host memory in the float64 attention reference");
+	return rc;
+}
+
+static int attention_check(const struct case_params *p, struct wl_status *st, const char *impl)
+{
+	if (p->device != DEVICE_CPU)
+		return wl_set(st, WL_UNSUPPORTED, "the %s attention here runs on the cpu only", impl);
+	if (p->dtype != DTYPE_FLOAT32)
+		return wl_set(st, WL_UNSUPPORTED, "the cpu %s attention runs float32 only, not %s",
+			      impl, dtype_name(p->dtype));
+	if (p->pass == PASS_TRAIN_STEP)
+		return wl_set(st, WL_UNSUPPORTED,
+			      "attention has no optimizer step: train_step is an e2e pass; use "
+			      "forward, backward or forward_backward");
+	if (p->pass != PASS_FORWARD && p->pass != PASS_BACKWARD &&
+	    p->pass != PASS_FORWARD_BACKWARD)
+		return wl_set(st, WL_UNSUPPORTED, "unknown pass %d", (int)p->pass);
+	if (p->batch_size <= 0 || p->heads <= 0 || p->seq_len <= 0 || p->head_dim <= 0)
+		return wl_set(st, WL_UNSUPPORTED,
+			      "batch_size, heads, seq_len and head_dim must be positive (got %lld, "
+			      "%lld, %lld, %lld)", (long long)p->batch_size, (long long)p->heads,
+			      (long long)p->seq_len, (long long)p->head_dim);
+	return wl_set(st, WL_OK, "%s", "");
+}
+
+static int naive_check(const struct case_params *p, struct wl_status *st)
+{
+	return attention_check(p, st, "naive");
+}
+
+static int flash_check(const struct case_params *p, struct wl_status *st)
+{
+	return attention_check(p, st, "flash");
+}
+
+static void attention_figures(const struct case_params *p, struct wl_figures *f)
+{
+	double bhsd = (double)p->batch_size * (double)p->heads * (double)p->seq_len *
+		      (double)p->head_dim;
+	double fwd = 4.0 * bhsd * (double)p->seq_len;    /* QK^T and PV: 2·2·S²·D per head */
+	if (p->causal)
+		fwd /= 2;
+	unsigned phases = pass_phases(p->pass);
+	memset(f, 0, sizeof(*f));
+	if (phases & (1u << PHASE_FWD)) {
+		f->flops[PHASE_FWD] = fwd;
+		f->bytes[PHASE_FWD] = 4.0 * bhsd * sizeof(float);   /* read Q, K, V; write O */
+	}
+	if (phases & (1u << PHASE_BWD)) {
+		f->flops[PHASE_BWD] = 2.5 * fwd;
+		/* read Q, K, V, O, dO; write dQ, dK, dV */
+		f->bytes[PHASE_BWD] = 8.0 * bhsd * sizeof(float);
+	}
+}
+
+static int attention_setup(const struct case_params *p, struct mem_arena *mem, void **state,
+			   struct wl_status *st, enum attention_impl impl)
+{
+	struct bd_error err = {0};
+	struct attention_case *c = mem_alloc(mem, sizeof(*c));
+	*state = c;
+	if (!c)
+		return wl_set(st, WL_OOM, "cannot allocate %zu bytes of case state", sizeof(*c));
+	c->impl = impl;
+	c->params = *p;
+	c->mem = mem;
+	struct attention_dims d = {p->batch_size, p->heads, p->seq_len, p->head_dim, p->causal};
+	if (problem_init(&c->prob, impl, &d, has_backward(p->pass), p->seed, mem, &err) < 0)
+		return wl_from_error(st, &err);
+	return wl_set(st, WL_OK, "%s", "");
+}
+
+static int naive_setup(const struct case_params *p, struct mem_arena *mem, void **state,
+		       struct wl_status *st)
+{
+	return attention_setup(p, mem, state, st, ATTENTION_NAIVE);
+}
+
+static int flash_setup(const struct case_params *p, struct mem_arena *mem, void **state,
+		       struct wl_status *st)
+{
+	return attention_setup(p, mem, state, st, ATTENTION_FLASH);
+}
+
+static int attention_validate(void *state, struct wl_status *st)
+{
+	struct attention_case *c = state;
+	struct attention_problem *pr = &c->prob, reduced = {0};
+	struct bd_error err = {0};
+	struct check chk = {.ratio = -1, .stage = "forward output"};
+	const struct attention_dims *d = &pr->dims;
+	int backward = has_backward(c->params.pass), rc;
+	char at[64] = "";             /* where the worst value was, when not at the case's shape */
+
+	st->max_diff = -1;
+	st->tolerance = 0;
+	if ((rc = problem_forward(pr, &err)) < 0)
+		goto done;
+	double cost = attention_ref_forward_cost(d);
+	if (backward)
+		cost += attention_ref_backward_cost(d);
+	if (cost <= FULL_CHECK_MADDS) {
+		if (backward && (rc = problem_backward(pr, &err)) < 0)
+			goto done;
+		rc = check_full(pr, backward, c->mem, &chk, &err);
+		goto done;
+	}
+	if ((rc = check_sampled(pr, c->mem, &chk, &err)) < 0 || !backward || chk.ratio > 1)
+		goto done;
+	struct attention_dims small = {1, 1, REDUCED_SEQ, d->head_dim, d->causal};
+	if ((rc = problem_init(&reduced, c->impl, &small, 1, c->params.seed + 1, c->mem, &err)) < 0)
+		goto done;
+	if ((rc = problem_forward(&reduced, &err)) < 0 || (rc = problem_backward(&reduced, &err)) < 0)
+		goto done;
+	struct check bwd = {.ratio = -1};
+	rc = check_full(&reduced, 1, c->mem, &bwd, &err);
+	if (bwd.ratio > chk.ratio) {
+		chk = bwd;
+		snprintf(at, sizeof(at), " (checked at B=1, H=1, S=%d)", REDUCED_SEQ);
+	}
+done:
+	problem_release(&reduced, c->mem);
+	if (rc < 0)
+		return wl_from_error(st, &err);
+	st->max_diff = chk.diff;
+	st->tolerance = chk.bound;
+	if (chk.ratio > 1)
+		return wl_set(st, WL_ERROR,
+			      "%s differs from the float64 reference by %.3g (tolerance %.3g) at %s%s",
+			      chk.stage, chk.diff, chk.bound, chk.where, at);
+	return wl_set(st, WL_OK, "%s", "");
+}
+
+static int attention_run(void *state, enum bd_phase phase, struct wl_status *st)
+{
+	struct attention_case *c = state;
+	struct bd_error err = {0};
+	int rc;
+	switch (phase) {
+	case PHASE_FWD:
+		rc = problem_forward(&c->prob, &err);
+		break;
+	case PHASE_BWD:
+		if (!c->prob.d_o)
+			return wl_set(st, WL_ERROR, "backward asked of a forward-only case");
+		rc = problem_backward(&c->prob, &err);
+		break;
+	default:
+		return wl_set(st, WL_UNSUPPORTED, "attention has no %s phase", phase_name(phase));
+	}
+	if (rc < 0)
+		return wl_from_error(st, &err);
+	return WL_OK;
+}
+
+static void attention_teardown(void *state)
+{
+	struct attention_case *c = state;
+	if (!c)
+		return;
+	problem_release(&c->prob, c->mem);
+	mem_free(c->mem, c);
+}
+
+const struct workload attention_cpu_naive = {
+	.suite = "attention",
+	.impl = "naive",
+	.device = DEVICE_CPU,
+	.summary = "materialised S = QK^T (oneDNN matmul), softmax, PV; O(S^2) memory, float32",
+	.check = naive_check,
+	.figures = attention_figures,
+	.setup = naive_setup,
+	.validate = attention_validate,
+	.run = attention_run,
+	.teardown = attention_teardown,
+};
+
+const struct workload attention_cpu_flash = {
+	.suite = "attention",
+	.impl = "flash",
+	.device = DEVICE_CPU,
+	.summary = "tiled online-softmax attention (FlashAttention-2 style), O(S) memory, float32",
+	.check = flash_check,
+	.figures = attention_figures,
+	.setup = flash_setup,
+	.validate = attention_validate,
+	.run = attention_run,
+	.teardown = attention_teardown,
+};

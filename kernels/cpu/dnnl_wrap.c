@@ -1,1 +1,368 @@
-/* placeholder: being written */
+/* kernels/cpu/dnnl_wrap.c: oneDNN matmul behind struct onednn_gemm (see dnnl_wrap.h).
+ *
+ * oneDNN 2.x and 3.x differ in the C API used here:
+ *   memory descriptors  2.x: a struct filled by dnnl_memory_desc_init_by_strides
+ *                       3.x: an opaque handle from dnnl_memory_desc_create_with_strides (freed)
+ *   matmul pd           2.x: dnnl_matmul_desc_init + dnnl_primitive_desc_create
+ *                       3.x: dnnl_matmul_primitive_desc_create(engine, ...)
+ *   post-ops            2.x: eltwise takes a leading scale; sum takes only a scale
+ *                       3.x: eltwise has no scale; sum takes scale, zero point and data type
+ * md_make, the MD_* macros and the #if blocks below are the only places that know.
+ */
+#include "dnnl_wrap.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <oneapi/dnnl/dnnl.h>
+#include <oneapi/dnnl/dnnl_debug.h>
+#include <oneapi/dnnl/dnnl_version.h>
+
+#if DNNL_VERSION_MAJOR >= 3
+#define MD_PTR(md) (md)              /* dnnl_memory_desc_t is already a handle */
+#define MD_DESTROY(md) dnnl_memory_desc_destroy(md)
+#else
+#define MD_PTR(md) (&(md))           /* dnnl_memory_desc_t is a struct */
+#define MD_DESTROY(md) ((void)(md))
+#endif
+
+static dnnl_status_t md_make(dnnl_memory_desc_t *md, int ndims, const dnnl_dims_t dims,
+			     dnnl_data_type_t type, const dnnl_dims_t strides)
+{
+#if DNNL_VERSION_MAJOR >= 3
+	return dnnl_memory_desc_create_with_strides(md, ndims, dims, type, strides);
+#else
+	return dnnl_memory_desc_init_by_strides(md, ndims, dims, type, strides);
+#endif
+}
+
+struct onednn_gemm {
+	struct onednn_gemm_desc desc;
+	dnnl_primitive_t primitive;
+	dnnl_memory_t a_mem, b_mem, c_mem, scratch_mem;
+	void *scratch;                   /* scratch_bytes, from mem or malloc */
+	size_t scratch_bytes;
+	struct mem_arena *mem;           /* NULL: scratch came from malloc */
+	char impl[64];
+};
+
+/* The process-wide CPU engine and stream, made once. */
+static pthread_once_t engine_once = PTHREAD_ONCE_INIT;
+static dnnl_engine_t engine;
+static dnnl_stream_t stream;
+static dnnl_status_t engine_status = dnnl_success;
+
+static void engine_init(void)
+{
+	engine_status = dnnl_engine_create(&engine, dnnl_cpu, 0);
+	if (engine_status == dnnl_success)
+		engine_status = dnnl_stream_create(&stream, engine, dnnl_stream_default_flags);
+}
+
+static int engine_get(struct bd_error *err)
+{
+	pthread_once(&engine_once, engine_init);
+	if (engine_status != dnnl_success)
+		return bd_fail(err, BD_EINVAL, "cannot create the onednn cpu engine: %s",
+			       dnnl_status2str(engine_status));
+	return 0;
+}
+
+static dnnl_data_type_t dnnl_type(enum bd_dtype t)
+{
+	switch (t) {
+	case DTYPE_FLOAT32: return dnnl_f32;
+	case DTYPE_BFLOAT16: return dnnl_bf16;
+	default: return dnnl_data_type_undef;
+	}
+}
+
+/* Fill dims/strides of a (batch, rows, cols) matrix stored with row stride ld and batch stride
+ * bs; transposed storage swaps the two inner strides. ndims is 2 when batch is 1. */
+static int matrix_layout(int64_t batch, int64_t rows, int64_t cols, int trans, int64_t ld,
+			 int64_t bs, dnnl_dims_t dims, dnnl_dims_t strides)
+{
+	int64_t stored_cols = trans ? rows : cols;
+	int64_t stored_rows = trans ? cols : rows;
+	if (!ld)
+		ld = stored_cols;
+	if (!bs)
+		bs = ld * stored_rows;
+	int64_t row_stride = trans ? 1 : ld, col_stride = trans ? ld : 1;
+	int n = 0;
+	if (batch > 1) {
+		dims[n] = batch;
+		strides[n++] = bs;
+	}
+	dims[n] = rows;
+	strides[n++] = row_stride;
+	dims[n] = cols;
+	strides[n++] = col_stride;
+	return n;
+}
+
+static const char *check_desc(const struct onednn_gemm_desc *d)
+{
+	if (d->m <= 0 || d->n <= 0 || d->k <= 0 || d->batch < 0)
+		return "m, n and k must be positive";
+	if (dnnl_type(d->ab_dtype) == dnnl_data_type_undef)
+		return "a and b must be float32 or bfloat16";
+	if (dnnl_type(d->c_dtype) == dnnl_data_type_undef)
+		return "c must be float32 or bfloat16";
+	int64_t a_cols = d->trans_a ? d->m : d->k, b_cols = d->trans_b ? d->k : d->n;
+	if ((d->lda && d->lda < a_cols) || (d->ldb && d->ldb < b_cols) || (d->ldc && d->ldc < d->n))
+		return "a leading dimension is smaller than the stored row";
+	return NULL;
+}
+
+static int fail_dnnl(struct bd_error *err, dnnl_status_t s, const char *what,
+		     const struct onednn_gemm_desc *d)
+{
+	return bd_fail(err, s == dnnl_out_of_memory ? BD_ENOMEM : BD_EINVAL,
+		       "onednn matmul %s failed for %s batch %lld, %lldx%lldx%lld%s%s: %s", what,
+		       dtype_name(d->ab_dtype), (long long)(d->batch ? d->batch : 1),
+		       (long long)d->m, (long long)d->n, (long long)d->k,
+		       d->trans_a ? ", a transposed" : "", d->trans_b ? ", b transposed" : "",
+		       dnnl_status2str(s));
+}
+
+/* Attributes: user-managed scratchpad, and post-ops for alpha (linear) and beta (sum). */
+static dnnl_status_t make_attr(dnnl_primitive_attr_t *attr, float alpha, float beta)
+{
+	dnnl_post_ops_t ops = NULL;
+	dnnl_status_t s = dnnl_primitive_attr_create(attr);
+	if (s == dnnl_success)
+		s = dnnl_primitive_attr_set_scratchpad_mode(*attr, dnnl_scratchpad_mode_user);
+	if (s != dnnl_success || (alpha == 1.0f && beta == 0.0f))
+		goto done;
+	s = dnnl_post_ops_create(&ops);
+	if (s == dnnl_success && alpha != 1.0f)
+#if DNNL_VERSION_MAJOR >= 3
+		s = dnnl_post_ops_append_eltwise(ops, dnnl_eltwise_linear, alpha, 0.0f);
+#else
+		s = dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_linear, alpha, 0.0f);
+#endif
+	if (s == dnnl_success && beta != 0.0f)
+#if DNNL_VERSION_MAJOR >= 3
+		s = dnnl_post_ops_append_sum(ops, beta, 0, dnnl_data_type_undef);
+#else
+		s = dnnl_post_ops_append_sum(ops, beta);
+#endif
+	if (s == dnnl_success)
+		s = dnnl_primitive_attr_set_post_ops(*attr, ops);
+done:
+	if (ops)
+		dnnl_post_ops_destroy(ops);
+	return s;
+}
+
+int onednn_gemm_create(struct onednn_gemm **out, const struct onednn_gemm_desc *desc,
+		       struct mem_arena *mem, struct bd_error *err)
+{
+	struct onednn_gemm *g = NULL;
+	dnnl_primitive_attr_t attr = NULL;
+	dnnl_primitive_desc_t pd = NULL;
+	dnnl_memory_desc_t a_md, b_md, c_md;
+	int have_md = 0;
+	dnnl_status_t s;
+	const char *what = "descriptor";
+	int rc = 0;
+
+	*out = NULL;
+	const char *bad = check_desc(desc);
+	if (bad)
+		return bd_fail(err, BD_EINVAL, "onednn matmul: %s", bad);
+	if ((rc = engine_get(err)) < 0)
+		return rc;
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return bd_fail(err, BD_ENOMEM, "out of host memory for an onednn gemm");
+	g->desc = *desc;
+	struct onednn_gemm_desc *d = &g->desc;
+	if (!d->batch)
+		d->batch = 1;
+	if (d->alpha == 0.0f)
+		d->alpha = 1.0f;
+
+	dnnl_dims_t dims, strides;
+	int nd = matrix_layout(d->batch, d->m, d->k, d->trans_a, d->lda, d->stride_a, dims, strides);
+	s = md_make(&a_md, nd, dims, dnnl_type(d->ab_dtype), strides);
+	if (s == dnnl_success) {
+		have_md |= 1;
+		nd = matrix_layout(d->batch, d->k, d->n, d->trans_b, d->ldb, d->stride_b, dims,
+				   strides);
+		s = md_make(&b_md, nd, dims, dnnl_type(d->ab_dtype), strides);
+	}
+	if (s == dnnl_success) {
+		have_md |= 2;
+		nd = matrix_layout(d->batch, d->m, d->n, 0, d->ldc, d->stride_c, dims, strides);
+		s = md_make(&c_md, nd, dims, dnnl_type(d->c_dtype), strides);
+	}
+	if (s == dnnl_success) {
+		have_md |= 4;
+		what = "attributes";
+		s = make_attr(&attr, d->alpha, d->beta);
+	}
+	if (s == dnnl_success) {
+		what = "primitive descriptor";
+#if DNNL_VERSION_MAJOR >= 3
+		s = dnnl_matmul_primitive_desc_create(&pd, engine, a_md, b_md, NULL, c_md, attr);
+#else
+		dnnl_matmul_desc_t op;
+		s = dnnl_matmul_desc_init(&op, &a_md, &b_md, NULL, &c_md);
+		if (s == dnnl_success)
+			s = dnnl_primitive_desc_create(&pd, &op, attr, engine, NULL);
+#endif
+	}
+	if (s == dnnl_success) {
+		what = "primitive";
+		s = dnnl_primitive_create(&g->primitive, pd);
+	}
+	if (s == dnnl_success) {
+		what = "memory";
+		s = dnnl_memory_create(&g->a_mem, MD_PTR(a_md), engine, DNNL_MEMORY_NONE);
+	}
+	if (s == dnnl_success)
+		s = dnnl_memory_create(&g->b_mem, MD_PTR(b_md), engine, DNNL_MEMORY_NONE);
+	if (s == dnnl_success)
+		s = dnnl_memory_create(&g->c_mem, MD_PTR(c_md), engine, DNNL_MEMORY_NONE);
+	if (s != dnnl_success) {
+		rc = fail_dnnl(err, s, what, d);
+		goto done;
+	}
+
+	const char *impl = NULL;
+	if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success &&
+	    impl)
+		snprintf(g->impl, sizeof(g->impl), "%s", impl);
+
+	/* 2.x returns a pointer to a struct, 3.x a handle: both go straight back into oneDNN */
+	g->scratch_bytes = dnnl_memory_desc_get_size(
+		dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0));
+	if (g->scratch_bytes) {
+		g->mem = mem;
+		g->scratch = mem ? mem_alloc(mem, g->scratch_bytes) : malloc(g->scratch_bytes);
+		if (!g->scratch) {
+			rc = bd_fail(err, BD_ENOMEM,
+				     "cannot allocate %zu bytes of onednn scratchpad%s", g->scratch_bytes,
+				     mem && mem->limit ? " within the memory limit" : "");
+			goto done;
+		}
+		s = dnnl_memory_create(&g->scratch_mem,
+				       dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0),
+				       engine, g->scratch);
+		if (s != dnnl_success) {
+			rc = fail_dnnl(err, s, "scratchpad", d);
+			goto done;
+		}
+	}
+done:
+	if (have_md & 1)
+		MD_DESTROY(a_md);
+	if (have_md & 2)
+		MD_DESTROY(b_md);
+	if (have_md & 4)
+		MD_DESTROY(c_md);
+	if (pd)
+		dnnl_primitive_desc_destroy(pd);
+	if (attr)
+		dnnl_primitive_attr_destroy(attr);
+	if (rc < 0)
+		onednn_gemm_free(g);
+	else
+		*out = g;
+	return rc;
+}
+
+int onednn_gemm_execute(struct onednn_gemm *g, const void *a, const void *b, void *c,
+			struct bd_error *err)
+{
+	dnnl_status_t s = dnnl_memory_set_data_handle(g->a_mem, (void *)a);
+	if (s == dnnl_success)
+		s = dnnl_memory_set_data_handle(g->b_mem, (void *)b);
+	if (s == dnnl_success)
+		s = dnnl_memory_set_data_handle(g->c_mem, c);
+	if (s == dnnl_success) {
+		dnnl_exec_arg_t args[] = {
+			{DNNL_ARG_SRC, g->a_mem},
+			{DNNL_ARG_WEIGHTS, g->b_mem},
+			{DNNL_ARG_DST, g->c_mem},
+			{DNNL_ARG_SCRATCHPAD, g->scratch_mem},
+		};
+		s = dnnl_primitive_execute(g->primitive, stream, g->scratch_mem ? 4 : 3, args);
+	}
+	if (s == dnnl_success)
+		s = dnnl_stream_wait(stream);
+	if (s != dnnl_success)
+		return fail_dnnl(err, s, "execution", &g->desc);
+	return 0;
+}
+
+void onednn_gemm_free(struct onednn_gemm *g)
+{
+	if (!g)
+		return;
+	if (g->primitive)
+		dnnl_primitive_destroy(g->primitive);
+	if (g->a_mem)
+		dnnl_memory_destroy(g->a_mem);
+	if (g->b_mem)
+		dnnl_memory_destroy(g->b_mem);
+	if (g->c_mem)
+		dnnl_memory_destroy(g->c_mem);
+	if (g->scratch_mem)
+		dnnl_memory_destroy(g->scratch_mem);
+	if (g->mem)
+		mem_free(g->mem, g->scratch);
+	else
+		free(g->scratch);
+	free(g);
+}
+
+size_t onednn_gemm_scratch_bytes(const struct onednn_gemm *g) { return g->scratch_bytes; }
+
+const char *onednn_gemm_impl(const struct onednn_gemm *g) { return g->impl; }
+
+static const char *runtime_name(unsigned r)
+{
+	switch (r) {
+	case DNNL_RUNTIME_NONE: return "none";
+	case DNNL_RUNTIME_SEQ: return "sequential";
+	case DNNL_RUNTIME_OMP: return "OMP";
+	case DNNL_RUNTIME_TBB: return "TBB";
+	case DNNL_RUNTIME_THREADPOOL: return "threadpool";
+	default: return "other";
+	}
+}
+
+/* Only ISA names present in both 2.x and 3.x; anything else is printed as a number. */
+static const char *isa_name(dnnl_cpu_isa_t isa)
+{
+	switch (isa) {
+	case dnnl_cpu_isa_sse41: return "sse41";
+	case dnnl_cpu_isa_avx: return "avx";
+	case dnnl_cpu_isa_avx2: return "avx2";
+	case dnnl_cpu_isa_avx2_vnni: return "avx2_vnni";
+	case dnnl_cpu_isa_avx512_core: return "avx512_core";
+	case dnnl_cpu_isa_avx512_core_vnni: return "avx512_core_vnni";
+	case dnnl_cpu_isa_avx512_core_bf16: return "avx512_core_bf16";
+	case dnnl_cpu_isa_avx512_core_amx: return "avx512_core_amx";
+	default: return NULL;
+	}
+}
+
+int onednn_version(char *buf, size_t size)
+{
+	const dnnl_version_t *v = dnnl_version();
+	dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+	const char *isa_text = isa_name(isa);
+	char isa_num[32];
+	if (!isa_text) {
+		snprintf(isa_num, sizeof(isa_num), "0x%x", (unsigned)isa);
+		isa_text = isa_num;
+	}
+	return snprintf(buf, size, "oneDNN %d.%d.%d (cpu runtime: %s, isa: %s)", v->major, v->minor,
+			v->patch, runtime_name(v->cpu_runtime), isa_text);
+}

@@ -1,1 +1,212 @@
-/* placeholder: being written */
+/* kernels/cpu/matmul_cpu.c: workload "matmul"/"onednn" on the CPU: C(m, n) = A(m, k) B(k, n)
+ * through oneDNN (dnnl_wrap.h), A and B float32 or bfloat16, C float32. It exists so that a
+ * sweep measures the machine's matmul rate next to attention in the same run. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bf16.h"
+#include "dnnl_wrap.h"
+#include "rng.h"
+#include "workload.h"
+
+/* Validation: VALIDATE_ENTRIES random entries of C against a float64 dot product of the same
+ * (possibly bfloat16) inputs. Bound per entry: TOL · Σ_k |a_ik·b_kj|, the scale of float32
+ * rounding in a k-term sum whatever the order (products of bfloat16 values are exact in
+ * float32, so the bound is the same for both input types). */
+#define VALIDATE_ENTRIES 256
+#define TOL 1e-5
+
+struct matmul_case {
+	struct case_params params;
+	struct mem_arena *mem;
+	struct onednn_gemm *gemm;
+	void *a;         /* (m, k) float32 or bfloat16 (uint16_t) */
+	void *b;         /* (k, n) likewise */
+	float *c;        /* (m, n) float32 */
+};
+
+static int wl_set(struct wl_status *st, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int wl_set(struct wl_status *st, int code, const char *fmt, ...)
+{
+	st->code = code;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(st->reason, sizeof(st->reason), fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+static size_t elem_size(enum bd_dtype t) { return t == DTYPE_BFLOAT16 ? 2 : 4; }
+
+static double elem_get(const void *x, enum bd_dtype t, int64_t i)
+{
+	if (t == DTYPE_BFLOAT16)
+		return bf16_to_float(((const uint16_t *)x)[i]);
+	return ((const float *)x)[i];
+}
+
+static int matmul_check(const struct case_params *p, struct wl_status *st)
+{
+	if (p->device != DEVICE_CPU)
+		return wl_set(st, WL_UNSUPPORTED, "the onednn matmul runs on the cpu only");
+	if (p->dtype != DTYPE_FLOAT32 && p->dtype != DTYPE_BFLOAT16)
+		return wl_set(st, WL_UNSUPPORTED,
+			      "the cpu onednn matmul runs float32 and bfloat16 only, not %s",
+			      dtype_name(p->dtype));
+	if (p->pass != PASS_FORWARD)
+		return wl_set(st, WL_UNSUPPORTED,
+			      "a matmul has only a forward pass, not %s", pass_name(p->pass));
+	if (p->m <= 0 || p->n <= 0 || p->k <= 0)
+		return wl_set(st, WL_UNSUPPORTED, "m, n and k must be positive (got %lld, %lld, %lld)",
+			      (long long)p->m, (long long)p->n, (long long)p->k);
+	return wl_set(st, WL_OK, "%s", "");
+}
+
+static void matmul_figures(const struct case_params *p, struct wl_figures *f)
+{
+	double m = (double)p->m, n = (double)p->n, k = (double)p->k;
+	memset(f, 0, sizeof(*f));
+	f->flops[PHASE_FWD] = 2.0 * m * n * k;
+	/* read A and B, write C (float32) */
+	f->bytes[PHASE_FWD] = (m * k + k * n) * (double)elem_size(p->dtype) + m * n * sizeof(float);
+}
+
+/* mem_alloc of n elements of size bytes for the named matrix; WL_OOM with the bytes. */
+static void *alloc_matrix(struct mem_arena *mem, double n, size_t size, const char *name,
+			  struct wl_status *st)
+{
+	double bytes = n * (double)size;
+	void *p = bytes < 0x1p62 ? mem_alloc(mem, (size_t)bytes) : NULL;
+	if (p)
+		return p;
+	double in_all = (double)mem->live + bytes;
+	if (mem->limit > 0 && in_all > (double)mem->limit)
+		wl_set(st, WL_OOM,
+		       "matmul %s needs %.0f bytes (%.0f in all with the %lld already allocated), "
+		       "over the memory limit of %lld bytes",
+		       name, bytes, in_all, (long long)mem->live, (long long)mem->limit);
+	else
+		wl_set(st, WL_OOM, "matmul %s needs %.0f bytes: out of host memory", name, bytes);
+	return NULL;
+}
+
+static void fill(void *x, enum bd_dtype t, int64_t n, struct rng *r)
+{
+	for (int64_t i = 0; i < n; i++) {
+		float v = rng_uniform(r, -1.0f, 1.0f);
+		if (t == DTYPE_BFLOAT16)
+			((uint16_t *)x)[i] = bf16_from_float(v);
+		else
+			((float *)x)[i] = v;
+	}
+}
+
+static int matmul_setup(const struct case_params *p, struct mem_arena *mem, void **state,
+			struct wl_status *st)
+{
+	struct bd_error err = {0};
+	struct matmul_case *c = mem_alloc(mem, sizeof(*c));
+	*state = c;
+	if (!c)
+		return wl_set(st, WL_OOM, "cannot allocate %zu bytes of case state", sizeof(*c));
+	c->params = *p;
+	c->mem = mem;
+	size_t es = elem_size(p->dtype);
+	double m = (double)p->m, n = (double)p->n, k = (double)p->k;
+	if (!(c->a = alloc_matrix(mem, m * k, es, "A (m, k)", st)) ||
+	    !(c->b = alloc_matrix(mem, k * n, es, "B (k, n)", st)) ||
+	    !(c->c = alloc_matrix(mem, m * n, sizeof(float), "C (m, n)", st)))
+		return st->code;
+	struct onednn_gemm_desc d = {.m = p->m, .n = p->n, .k = p->k, .ab_dtype = p->dtype,
+				     .c_dtype = DTYPE_FLOAT32};
+	if (onednn_gemm_create(&c->gemm, &d, mem, &err) < 0)
+		return wl_set(st, err.code == BD_ENOMEM ? WL_OOM : WL_ERROR, "%s", err.msg);
+	struct rng r;
+	rng_init(&r, p->seed);
+	fill(c->a, p->dtype, p->m * p->k, &r);
+	fill(c->b, p->dtype, p->k * p->n, &r);
+	return wl_set(st, WL_OK, "%s", "");
+}
+
+static int matmul_run(void *state, enum bd_phase phase, struct wl_status *st)
+{
+	struct matmul_case *c = state;
+	struct bd_error err = {0};
+	if (phase != PHASE_FWD)
+		return wl_set(st, WL_UNSUPPORTED, "a matmul has no %s phase", phase_name(phase));
+	if (onednn_gemm_execute(c->gemm, c->a, c->b, c->c, &err) < 0)
+		return wl_set(st, WL_ERROR, "%s", err.msg);
+	return WL_OK;
+}
+
+static int matmul_validate(void *state, struct wl_status *st)
+{
+	struct matmul_case *c = state;
+	const struct case_params *p = &c->params;
+	st->max_diff = -1;
+	st->tolerance = 0;
+	int rc = matmul_run(c, PHASE_FWD, st);
+	if (rc != WL_OK)
+		return rc;
+	struct rng r;
+	rng_init(&r, p->seed + 1);
+	double worst = -1;
+	int64_t wi = 0, wj = 0;
+	for (int e = 0; e < VALIDATE_ENTRIES; e++) {
+		int64_t i = (int64_t)(rng_next(&r) % (uint64_t)p->m);
+		int64_t j = (int64_t)(rng_next(&r) % (uint64_t)p->n);
+		double want = 0, mag = 0;
+		for (int64_t kk = 0; kk < p->k; kk++) {
+			double x = elem_get(c->a, p->dtype, i * p->k + kk) *
+				   elem_get(c->b, p->dtype, kk * p->n + j);
+			want += x;
+			mag += fabs(x);
+		}
+		double got = c->c[i * p->n + j], diff = fabs(got - want), bound = TOL * mag;
+		double ratio = bound > 0 ? diff / bound : (diff > 0 ? INFINITY : 0);
+		if (isnan(got))
+			ratio = diff = INFINITY;
+		if (ratio > worst) {
+			worst = ratio;
+			wi = i;
+			wj = j;
+			st->max_diff = diff;
+			st->tolerance = bound;
+		}
+	}
+	if (worst > 1)
+		return wl_set(st, WL_ERROR,
+			      "matmul output differs from the float64 reference by %.3g (tolerance "
+			      "%.3g) at C[%lld, %lld]",
+			      st->max_diff, st->tolerance, (long long)wi, (long long)wj);
+	return wl_set(st, WL_OK, "%s", "");
+}
+
+static void matmul_teardown(void *state)
+{
+	struct matmul_case *c = state;
+	if (!c)
+		return;
+	onednn_gemm_free(c->gemm);
+	mem_free(c->mem, c->a);
+	mem_free(c->mem, c->b);
+	mem_free(c->mem, c->c);
+	mem_free(c->mem, c);
+}
+
+const struct workload matmul_cpu_onednn = {
+	.suite = "matmul",
+	.impl = "onednn",
+	.device = DEVICE_CPU,
+	.summary = "C = A B through oneDNN's matmul primitive (float32 or bfloat16 in, float32 out)",
+	.check = matmul_check,
+	.figures = matmul_figures,
+	.setup = matmul_setup,
+	.validate = matmul_validate,
+	.run = matmul_run,
+	.teardown = matmul_teardown,
+};

@@ -34,9 +34,14 @@ golden() {
 }
 sql() { sqlite3 -batch -noheader "$1" "$2"; }
 
-# Timings vary between runs: mask every number printed with 3 decimals (the ms columns) and
-# squeeze the padding that depends on their width.
-mask_timings() { sed -E 's/[0-9]+\.[0-9]{3}/T/g; s/-{3,}/---/g; s/ +/ /g'; }
+# Timings vary between runs: in markdown tables, blank every cell of a column whose header is a
+# time (ms) or a rate (GFLOP/s), then squeeze the padding that depended on their width.
+mask_timings() {
+	awk -F'|' -v OFS='|' '
+		/^\|/ && !inrow { for (i = 2; i < NF; i++) masked[i] = ($i ~ /\(ms\)|GFLOP/); inrow = 1; print; next }
+		/^\|/ { for (i = 2; i < NF; i++) if (masked[i] && $i !~ /^ *-+:? *$/ && $i !~ /^ *$/) $i = " T "; print; next }
+		{ inrow = 0; print }' | sed -E 's/-{3,}/---/g; s/ +/ /g'
+}
 
 case $scenario in
 help)
@@ -93,7 +98,7 @@ run_report)
 	contains "$T/out" "^## run 1: cli-tiny \(complete\)" "report heading"
 	expect_status 0 "report --format csv" "$REPORT" --db "$db" --run cli-test --format csv
 	check "csv has a header and 7 rows" [ "$(wc -l <"$T/out")" = 8 ]
-	contains "$T/out" "^impl,dtype,device,pass,batch_size,heads,seq_len,head_dim,causal,status,fwd_mean_ms,fwd_std_ms,bwd_mean_ms,bwd_std_ms,fwd_bwd_mean_ms,fwd_bwd_std_ms,peak_mem_MiB$" "csv header"
+	contains "$T/out" "^impl,dtype,device,pass,batch_size,heads,seq_len,head_dim,causal,status,fwd_mean_ms,fwd_std_ms,bwd_mean_ms,bwd_std_ms,fwd_bwd_mean_ms,fwd_bwd_std_ms,fwd_GFLOP_s,bwd_GFLOP_s,peak_mem_MiB$" "csv header"
 	expect_status 0 "report runs" "$REPORT" runs --db "$db"
 	contains "$T/out" "\| +1 \| [0-9a-f]{8} \| .* \| complete \| cli-tiny \| cli-test \|" "runs table row"
 	# A second run appends; `latest` moves; the first stays selectable.
@@ -132,7 +137,7 @@ unknown_key|benchmarks:\n  - suite: attention\n    impl: naive\n    seq_len: 64\
 wrong_type|benchmarks:\n  - suite: attention\n    impl: naive\n    seq_len: abc\n    head_dim: 16\n|wrong_type.yaml:4:14: .*seq_len.*abc
 empty_axis|benchmarks:\n  - suite: attention\n    impl: naive\n    seq_len: []\n    head_dim: 16\n|empty_axis.yaml:4:[0-9]+: .*seq_len.*empty
 unknown_suite|benchmarks:\n  - suite: atention\n|unknown_suite.yaml:2:12: unknown suite 'atention' \(valid: attention, e2e, matmul\)
-unknown_impl|benchmarks:\n  - suite: attention\n    impl: [naive, flsh]\n    seq_len: 64\n    head_dim: 16\n|unknown_impl.yaml:3:20: unknown impl 'flsh' for suite attention \(valid: naive, flash, sdpa\)
+unknown_impl|benchmarks:\n  - suite: attention\n    impl: [naive, flsh]\n    seq_len: 64\n    head_dim: 16\n|unknown_impl.yaml:3:19: unknown impl 'flsh' for suite attention \(valid: naive, flash, sdpa\)
 unknown_dtype|benchmarks:\n  - suite: attention\n    impl: naive\n    dtype: fp32\n    seq_len: 64\n    head_dim: 16\n|unknown_dtype.yaml:4:12: unknown dtype 'fp32' .*valid: float32, float16, bfloat16
 zero_batch|benchmarks:\n  - suite: attention\n    impl: naive\n    batch_size: 0\n    seq_len: 64\n    head_dim: 16\n|zero_batch.yaml:4:17: .*batch_size.*0
 heads_not_dividing|models:\n  mini: {d_model: 256, d_ff: 1024, num_layers: 2, num_heads: 3}\nbenchmarks:\n  - suite: e2e\n    model: mini\n    context_length: 64\n|heads_not_dividing.yaml:[0-9]+:[0-9]+: .*num_heads 3.*d_model 256

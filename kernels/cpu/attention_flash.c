@@ -1,0 +1,581 @@
+/* kernels/cpu/attention_flash.c: tiled attention with online softmax (FlashAttention-2 on a CPU).
+ *
+ * Forward. Work items are (batch·head, block of FWD_BR query rows), handed to threads
+ * dynamically. A thread keeps the K^T of the head it works on packed in its own buffer (D, S_pad)
+ * so that a key tile is a row-major (D, TILE) operand. For each key tile of TILE keys and each
+ * register block of MR query rows it computes the MR x TILE scores in registers, masks (causal,
+ * sequence tail), updates the running max m and sum l, writes P to a small tile and adds P·V to
+ * the row block's accumulator, rescaled by 2^(m_old - m_new). Key tiles entirely above the
+ * diagonal are skipped. Scores are kept in log2 units (scale·log2 e folded in) so that the
+ * softmax is exp2; LSE = (m + log2 l)·ln 2.
+ *
+ * Backward. Δ = rowsum(dO ⊙ O) first. Work items are (batch·head, chunk c of key tiles): chunk c
+ * owns key tiles c, c + C, c + 2C, ... (C = dq_chunks), accumulates their dK and dV in
+ * per-thread tiles and adds its dQ contributions into its own partial buffer dq_acc[c], so no
+ * two threads ever write the same memory; a last pass sums the C partials into dQ.
+ * C = ceil(threads / (B·H)), so the partials are one dQ-sized buffer (S·Dp per head, Dp = D
+ * rounded up to the vector width) when there are at least as many heads as threads, and fewer
+ * than 2·threads·S·Dp floats in all otherwise. For each (key tile, query tile) the scores are
+ * recomputed as S^T = K Q^T, P^T = exp2(S^T - LSE), dP^T = V dO^T, dS^T = P^T ⊙ (dP^T - Δ)·scale,
+ * then dV += P^T dO, dK += dS^T Q, dQ += dS K.
+ *
+ * Extra memory: per thread, transposed copies of the head being processed (O(S·D)) and tiles;
+ * shared, Δ (B·H·S) and the dQ partials. Nothing of size S x S.
+ *
+ * The tile kernels are written with the vector types of simd.h; an MR x NV block of accumulators
+ * stays in registers (24 of the 32 zmm with AVX-512).
+ */
+#include "attention_flash.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <omp.h>
+
+#include "simd.h"
+
+#if VL == 16
+#define MR 6                  /* rows per register block: MR x NV accumulators of 32 zmm */
+#else
+#define MR 2                  /* 16 ymm or xmm registers */
+#endif
+#define NV 4                  /* vectors per register-block row */
+#define TILE (NV * VL)        /* forward: keys per tile; backward: queries per tile */
+#define FWD_BR (16 * MR)      /* query rows per forward work item */
+#define BWD_BC (16 * MR)      /* keys per backward key tile */
+_Static_assert(MR <= VL, "fwd_scores keeps one value per row in the lanes of a vector");
+
+/* acc[r][v] = Σ_kk A(r, kk) · B[kk][v·VL ...] for r < mr, v < nv, where A(r, kk) is
+ * a[r·a_rs + kk·a_cs] and row kk of B starts at b + kk·ldb. */
+ALWAYS_INLINE void tile_product(const int mr, const int nv, int64_t kn, const float *a,
+				int64_t a_rs, int64_t a_cs, const float *restrict b, int64_t ldb,
+				vfloat acc[MR][NV])
+{
+#pragma GCC unroll 8
+	for (int r = 0; r < mr; r++)
+#pragma GCC unroll 4
+		for (int v = 0; v < nv; v++)
+			acc[r][v] = (vfloat){0};
+	for (int64_t kk = 0; kk < kn; kk++) {
+		vfloat bv[NV];
+#pragma GCC unroll 4
+		for (int v = 0; v < nv; v++)
+			bv[v] = vload(b + kk * ldb + v * VL);
+#pragma GCC unroll 8
+		for (int r = 0; r < mr; r++) {
+			vfloat av = vbroadcast(a[r * a_rs + kk * a_cs]);
+#pragma GCC unroll 4
+			for (int v = 0; v < nv; v++)
+				acc[r][v] += av * bv[v];
+		}
+	}
+}
+
+/* C(mr, nv·VL) = C·c_scale[r] (or C when c_scale is NULL) + A·B, A and B as in tile_product;
+ * row r of C at c + r·ldc. */
+ALWAYS_INLINE void tile_update_t(const int mr, const int nv, int64_t kn, const float *a,
+				 int64_t a_rs, int64_t a_cs, const float *restrict b, int64_t ldb,
+				 float *restrict c, int64_t ldc, const float *c_scale)
+{
+	vfloat acc[MR][NV];
+#pragma GCC unroll 8
+	for (int r = 0; r < mr; r++)
+#pragma GCC unroll 4
+		for (int v = 0; v < nv; v++)
+			acc[r][v] = vload(c + r * ldc + v * VL) * (c_scale ? c_scale[r] : 1.0f);
+	for (int64_t kk = 0; kk < kn; kk++) {
+		vfloat bv[NV];
+#pragma GCC unroll 4
+		for (int v = 0; v < nv; v++)
+			bv[v] = vload(b + kk * ldb + v * VL);
+#pragma GCC unroll 8
+		for (int r = 0; r < mr; r++) {
+			vfloat av = vbroadcast(a[r * a_rs + kk * a_cs]);
+#pragma GCC unroll 4
+			for (int v = 0; v < nv; v++)
+				acc[r][v] += av * bv[v];
+		}
+	}
+#pragma GCC unroll 8
+	for (int r = 0; r < mr; r++)
+#pragma GCC unroll 4
+		for (int v = 0; v < nv; v++)
+			vstore(c + r * ldc + v * VL, acc[r][v]);
+}
+
+#define UPDATE_CASE(R, V)                                                                         \
+	case (R) * 8 + (V):                                                                       \
+		tile_update_t(R, V, kn, a, a_rs, a_cs, b, ldb, c, ldc, c_scale);                  \
+		return;
+#define UPDATE_ROW(R) UPDATE_CASE(R, 1) UPDATE_CASE(R, 2) UPDATE_CASE(R, 3) UPDATE_CASE(R, 4)
+
+/* tile_update_t for one run-time (mr <= MR, nv <= NV). */
+static void tile_update1(int mr, int nv, int64_t kn, const float *a, int64_t a_rs, int64_t a_cs,
+			 const float *b, int64_t ldb, float *c, int64_t ldc, const float *c_scale)
+{
+	switch (mr * 8 + nv) {
+		UPDATE_ROW(1)
+		UPDATE_ROW(2)
+#if MR > 2
+		UPDATE_ROW(3)
+		UPDATE_ROW(4)
+		UPDATE_ROW(5)
+		UPDATE_ROW(6)
+#endif
+	}
+}
+
+/* C(mr, n) (+)= A(mr, kn)·B(kn, n) for any n that is a multiple of VL, in column chunks of TILE. */
+static void tile_update(int mr, int64_t n, int64_t kn, const float *a, int64_t a_rs,
+			int64_t a_cs, const float *b, int64_t ldb, float *c, int64_t ldc,
+			const float *c_scale)
+{
+	for (int64_t c0 = 0; c0 < n; c0 += TILE) {
+		int nv = n - c0 >= TILE ? NV : (int)((n - c0) / VL);
+		tile_update1(mr, nv, kn, a, a_rs, a_cs, b + c0, ldb, c + c0, ldc, c_scale);
+	}
+}
+
+static int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
+
+/* dst(D, ldt) = src(S, D)^T, columns S..ldt zero. */
+static void pack_transposed(const float *src, int64_t S, int64_t D, float *dst, int64_t ldt)
+{
+	for (int64_t d = 0; d < D; d++) {
+		float *row = dst + d * ldt;
+		for (int64_t j = 0; j < S; j++)
+			row[j] = src[j * D + d];
+		for (int64_t j = S; j < ldt; j++)
+			row[j] = 0;
+	}
+}
+
+/* dst(S, Dp) = src(S, D) with columns D..Dp zero. */
+static void pack_padded(const float *src, int64_t S, int64_t D, int64_t Dp, float *dst)
+{
+	for (int64_t j = 0; j < S; j++) {
+		memcpy(dst + j * Dp, src + j * D, (size_t)D * sizeof(float));
+		memset(dst + j * Dp + D, 0, (size_t)(Dp - D) * sizeof(float));
+	}
+}
+
+/* Per-thread buffers, carved out of the thread's share of w->tiles. Sizes in floats. */
+struct fwd_tiles {
+	float *kt;       /* (D, S_pad) K^T of the current head */
+	float *vp;       /* (S, Dp) V padded to Dp columns; NULL when D == Dp (V used in place) */
+	float *o_acc;    /* (FWD_BR, Dp) unnormalised output rows */
+	float *m;        /* (FWD_BR) running max, log2 units */
+	vfloat *l;       /* (FWD_BR) running sum, one partial per lane */
+	float *p;        /* (MR, TILE) probabilities of one register block */
+};
+
+struct bwd_tiles {
+	float *qt, *dot;      /* (D, S_pad) Q^T and dO^T of the current head */
+	float *qp, *dop, *kp; /* (S, Dp) padded Q, dO, K; NULL when D == Dp */
+	float *pt, *dst;      /* (BWD_BC, TILE) P^T and dS^T of one (key tile, query tile) */
+	float *dk_acc, *dv_acc; /* (BWD_BC, Dp) */
+	float *lse2, *delta;  /* (TILE) LSE in log2 units and Δ of one query tile */
+};
+
+/* The next n floats (rounded up to whole vectors) at *offset in base; with base NULL it only
+ * counts. */
+static float *carve(float *base, size_t *offset, size_t n)
+{
+	float *p = base ? base + *offset : NULL;
+	*offset += (size_t)round_up((int64_t)n, VL);
+	return p;
+}
+
+static size_t fwd_layout(const struct attention_dims *d, float *base, struct fwd_tiles *t)
+{
+	int64_t S = d->seq_len, D = d->head_dim, Dp = round_up(D, VL), S_pad = round_up(S, TILE);
+	size_t at = 0;
+	struct fwd_tiles local;
+	if (!t)
+		t = &local;
+	t->kt = carve(base, &at, (size_t)(D * S_pad));
+	t->vp = Dp != D ? carve(base, &at, (size_t)(S * Dp)) : NULL;
+	t->o_acc = carve(base, &at, (size_t)(FWD_BR * Dp));
+	t->m = carve(base, &at, FWD_BR);
+	t->l = (vfloat *)carve(base, &at, (size_t)FWD_BR * VL);
+	t->p = carve(base, &at, (size_t)MR * TILE);
+	return at;
+}
+
+static size_t bwd_layout(const struct attention_dims *d, float *base, struct bwd_tiles *t)
+{
+	int64_t S = d->seq_len, D = d->head_dim, Dp = round_up(D, VL), S_pad = round_up(S, TILE);
+	size_t at = 0;
+	struct bwd_tiles local;
+	if (!t)
+		t = &local;
+	t->qt = carve(base, &at, (size_t)(D * S_pad));
+	t->dot = carve(base, &at, (size_t)(D * S_pad));
+	t->qp = Dp != D ? carve(base, &at, (size_t)(S * Dp)) : NULL;
+	t->dop = Dp != D ? carve(base, &at, (size_t)(S * Dp)) : NULL;
+	t->kp = Dp != D ? carve(base, &at, (size_t)(S * Dp)) : NULL;
+	t->pt = carve(base, &at, (size_t)BWD_BC * TILE);
+	t->dst = carve(base, &at, (size_t)BWD_BC * TILE);
+	t->dk_acc = carve(base, &at, (size_t)(BWD_BC * Dp));
+	t->dv_acc = carve(base, &at, (size_t)(BWD_BC * Dp));
+	t->lse2 = carve(base, &at, TILE);
+	t->delta = carve(base, &at, TILE);
+	return at;
+}
+
+void attention_flash_plan(struct flash_workspace *w, const struct attention_dims *d,
+			  int nthreads, int backward)
+{
+	int64_t heads = d->batch * d->heads, S = d->seq_len, Dp = round_up(d->head_dim, VL);
+	int64_t key_tiles = (S + BWD_BC - 1) / BWD_BC;
+	memset(w, 0, sizeof(*w));
+	w->nthreads = nthreads > 0 ? nthreads : 1;
+	w->thread_floats = fwd_layout(d, NULL, NULL);
+	if (backward) {
+		size_t b = bwd_layout(d, NULL, NULL);
+		if (b > w->thread_floats)
+			w->thread_floats = b;
+		int64_t chunks = (w->nthreads + heads - 1) / heads;
+		if (chunks > key_tiles)
+			chunks = key_tiles;
+		w->dq_chunks = (int)(chunks > 0 ? chunks : 1);
+		w->dq_floats = (size_t)(w->dq_chunks * heads * S * Dp);
+	}
+}
+
+/* One register block of forward: mr query rows (q, row stride D) against the key tile whose K^T
+ * columns start at kt (row stride ldk). Keys k0 + j are valid for k0 + j < klimit and, when
+ * causal, k0 + j <= q0 + r. Updates m, l, writes corr (the factor for the old accumulator) and
+ * the probabilities p (mr, TILE). */
+ALWAYS_INLINE void fwd_scores(const int mr, const float *q, int64_t D, const float *kt,
+			      int64_t ldk, float c, int64_t q0, int64_t k0, int64_t klimit,
+			      int causal, float *m, vfloat *l, float *corr, float *p)
+{
+	vfloat s[MR][NV];
+	tile_product(mr, NV, D, q, D, 1, kt, ldk, s);
+	int masked = k0 + TILE > klimit || (causal && k0 + TILE - 1 > q0);
+#pragma GCC unroll 8
+	for (int r = 0; r < mr; r++) {
+#pragma GCC unroll 4
+		for (int v = 0; v < NV; v++)
+			s[r][v] *= c;
+		if (masked) {
+			int64_t last = klimit - 1;
+			if (causal && q0 + r < last)
+				last = q0 + r;
+			vint lim = (vint){0} + (int32_t)(last - k0);
+#pragma GCC unroll 4
+			for (int v = 0; v < NV; v++)
+				s[r][v] = vselect(viota() + v * VL > lim, vbroadcast(-INFINITY), s[r][v]);
+		}
+	}
+	/* new running max per row; the corrections 2^(m_old - m_new) of all rows in one vexp2 (a
+	 * libm call here would spill every accumulator) */
+	vfloat m_old = vbroadcast(0.0f), m_new = vbroadcast(0.0f);
+#pragma GCC unroll 8
+	for (int r = 0; r < mr; r++) {
+		vfloat mx = s[r][0];
+#pragma GCC unroll 4
+		for (int v = 1; v < NV; v++)
+			mx = vmax(mx, s[r][v]);
+		float row_max = hmax(mx);
+		m_old[r] = m[r];
+		m_new[r] = row_max > m[r] ? row_max : m[r];
+	}
+	vfloat corr_v = vexp2(m_old - m_new);   /* m_old = -inf on the first tile: 0 */
+#pragma GCC unroll 8
+	for (int r = 0; r < mr; r++) {
+		float row_m = m_new[r];
+		vfloat sum = {0};
+#pragma GCC unroll 4
+		for (int v = 0; v < NV; v++) {
+			vfloat e = vexp2(s[r][v] - row_m);
+			sum += e;
+			vstore(p + r * TILE + v * VL, e);
+		}
+		m[r] = row_m;
+		corr[r] = corr_v[r];
+		l[r] = l[r] * corr_v[r] + sum;
+	}
+}
+
+#define FWD_CASE(R)                                                                               \
+	case R:                                                                                   \
+		fwd_scores(R, q, D, kt, ldk, c, q0, k0, klimit, causal, m, l, corr, p);           \
+		return;
+
+static void fwd_scores1(int mr, const float *q, int64_t D, const float *kt, int64_t ldk, float c,
+			int64_t q0, int64_t k0, int64_t klimit, int causal, float *m, vfloat *l,
+			float *corr, float *p)
+{
+	switch (mr) {
+		FWD_CASE(1)
+		FWD_CASE(2)
+#if MR > 2
+		FWD_CASE(3)
+		FWD_CASE(4)
+		FWD_CASE(5)
+		FWD_CASE(6)
+#endif
+	}
+}
+
+/* Forward of query rows [q_begin, q_end) of one head; t holds that head's packed K^T (and V). */
+static void fwd_rows(const struct attention_dims *d, const struct fwd_tiles *t, const float *q,
+		     const float *v, int64_t q_begin, int64_t q_end, float *o, float *lse)
+{
+	int64_t S = d->seq_len, D = d->head_dim, Dp = round_up(D, VL), S_pad = round_up(S, TILE);
+	float c = LOG2E / sqrtf((float)D);
+	const float *vb = t->vp ? t->vp : v;      /* (S, Dp or D) */
+	int64_t ldv = t->vp ? Dp : D;
+	int64_t rows = q_end - q_begin;
+	memset(t->o_acc, 0, (size_t)(rows * Dp) * sizeof(float));
+	for (int64_t r = 0; r < rows; r++) {
+		t->m[r] = -INFINITY;
+		t->l[r] = (vfloat){0};
+	}
+	int64_t key_end = d->causal ? q_end : S;
+	for (int64_t k0 = 0; k0 < key_end; k0 += TILE) {
+		int64_t kvalid = S - k0 < TILE ? S - k0 : TILE;
+		for (int64_t r0 = q_begin; r0 < q_end; r0 += MR) {
+			int mr = (int)(q_end - r0 < MR ? q_end - r0 : MR);
+			if (d->causal && k0 > r0 + mr - 1)
+				continue;        /* every key of the tile is after every row */
+			int64_t i = r0 - q_begin;
+			float corr[MR];
+			fwd_scores1(mr, q + r0 * D, D, t->kt + k0, S_pad, c, r0, k0, k0 + kvalid,
+				    d->causal, t->m + i, t->l + i, corr, t->p);
+			int64_t kn = kvalid;
+			if (d->causal && r0 + mr - k0 < kn)
+				kn = r0 + mr - k0;  /* later keys have p = 0 for all mr rows */
+			tile_update(mr, Dp, kn, t->p, TILE, 1, vb + k0 * ldv, ldv,
+				    t->o_acc + i * Dp, Dp, corr);
+		}
+	}
+	for (int64_t r = 0; r < rows; r++) {
+		float l = hsum(t->l[r]);
+		float inv = 1.0f / l;
+		for (int64_t j = 0; j < D; j++)
+			o[(q_begin + r) * D + j] = t->o_acc[r * Dp + j] * inv;
+		lse[q_begin + r] = (t->m[r] + log2f(l)) * LN2;
+	}
+}
+
+void attention_flash_forward(const struct attention_dims *d, struct flash_workspace *w,
+			     const float *q, const float *k, const float *v, float *o, float *lse)
+{
+	int64_t S = d->seq_len, D = d->head_dim, Dp = round_up(D, VL), S_pad = round_up(S, TILE);
+	int64_t heads = d->batch * d->heads, blocks = (S + FWD_BR - 1) / FWD_BR;
+	int64_t items = heads * blocks;
+
+#pragma omp parallel num_threads(w->nthreads)
+	{
+		struct fwd_tiles t;
+		fwd_layout(d, w->tiles + (size_t)omp_get_thread_num() * w->thread_floats, &t);
+		int64_t packed = -1;      /* head whose K^T (and V) t holds */
+#pragma omp for schedule(dynamic, 1)
+		for (int64_t item = 0; item < items; item++) {
+			int64_t h = item / blocks, blk = item % blocks;
+			if (d->causal)
+				blk = blocks - 1 - blk;   /* longest rows first */
+			if (h != packed) {
+				pack_transposed(k + h * S * D, S, D, t.kt, S_pad);
+				if (t.vp)
+					pack_padded(v + h * S * D, S, D, Dp, t.vp);
+				packed = h;
+			}
+			int64_t q_begin = blk * FWD_BR;
+			int64_t q_end = q_begin + FWD_BR < S ? q_begin + FWD_BR : S;
+			fwd_rows(d, &t, q + h * S * D, v + h * S * D, q_begin, q_end, o + h * S * D,
+				 lse + h * S);
+		}
+	}
+}
+
+/* One register block of backward: mr key rows (k and v, row stride D) against one query tile
+ * whose Q^T and dO^T columns start at qt and dot (row stride ldt). Writes P^T and
+ * dS^T·scale rows (mr, TILE) to pt and dst. lse2 and delta are the tile's (TILE) values, +inf
+ * and 0 past the sequence end. */
+ALWAYS_INLINE void bwd_block(const int mr, const float *k, const float *v, int64_t D,
+			     const float *qt, const float *dot, int64_t ldt, float c, float scale,
+			     const float *lse2, const float *delta, int64_t k0, int64_t i0,
+			     int causal, float *pt, float *dst)
+{
+	vfloat acc[MR][NV];
+	tile_product(mr, NV, D, k, D, 1, qt, ldt, acc);
+	int masked = causal && i0 < k0 + mr - 1;
+#pragma GCC unroll 8
+	for (int r = 0; r < mr; r++) {
+#pragma GCC unroll 4
+		for (int v = 0; v < NV; v++) {
+			vfloat p = vexp2(acc[r][v] * c - vload(lse2 + v * VL));
+			if (masked) {     /* query i0 + lane < key k0 + r: p = 0 */
+				vint key = (vint){0} + (int32_t)(k0 + r - i0);
+				p = vselect(viota() + v * VL < key, (vfloat){0}, p);
+			}
+			vstore(pt + r * TILE + v * VL, p);
+		}
+	}
+	tile_product(mr, NV, D, v, D, 1, dot, ldt, acc);
+#pragma GCC unroll 8
+	for (int r = 0; r < mr; r++)
+#pragma GCC unroll 4
+		for (int v = 0; v < NV; v++) {
+			vfloat p = vload(pt + r * TILE + v * VL);
+			vstore(dst + r * TILE + v * VL,
+			       p * (acc[r][v] - vload(delta + v * VL)) * scale);
+		}
+}
+
+#define BWD_CASE(R)                                                                               \
+	case R:                                                                                   \
+		bwd_block(R, k, v, D, qt, dot, ldt, c, scale, lse2, delta, k0, i0, causal, pt,     \
+			  dst);                                                                   \
+		return;
+
+static void bwd_block1(int mr, const float *k, const float *v, int64_t D, const float *qt,
+		       const float *dot, int64_t ldt, float c, float scale, const float *lse2,
+		       const float *delta, int64_t k0, int64_t i0, int causal, float *pt, float *dst)
+{
+	switch (mr) {
+		BWD_CASE(1)
+		BWD_CASE(2)
+#if MR > 2
+		BWD_CASE(3)
+		BWD_CASE(4)
+		BWD_CASE(5)
+		BWD_CASE(6)
+#endif
+	}
+}
+
+/* Pointers into one head's tensors (S, D) and the thread's packed copies of them. */
+struct bwd_head {
+	const float *q, *k, *v, *d_o, *lse, *delta;
+	const float *qb, *dob, *kb;   /* row-major operands with ldb columns: padded or in place */
+	int64_t ldb;
+	float *dq_acc;                /* (S, Dp) this chunk's dQ partial for the head */
+	float *dk, *dv;
+};
+
+/* dK, dV of keys [k0, k0 + kn) of one head, and their dQ contributions. */
+static void bwd_key_tile(const struct attention_dims *d, const struct bwd_tiles *t,
+			 const struct bwd_head *hd, int64_t k0, int64_t kn)
+{
+	int64_t S = d->seq_len, D = d->head_dim, Dp = round_up(D, VL), S_pad = round_up(S, TILE);
+	float scale = 1.0f / sqrtf((float)D), c = scale * LOG2E;
+	int64_t ldb = hd->ldb;
+	memset(t->dk_acc, 0, (size_t)(kn * Dp) * sizeof(float));
+	memset(t->dv_acc, 0, (size_t)(kn * Dp) * sizeof(float));
+	int64_t i_first = d->causal ? k0 / TILE * TILE : 0;
+	for (int64_t i0 = i_first; i0 < S; i0 += TILE) {
+		int64_t qn = S - i0 < TILE ? S - i0 : TILE;
+		for (int64_t j = 0; j < TILE; j++) {
+			t->lse2[j] = j < qn ? hd->lse[i0 + j] * LOG2E : INFINITY;
+			t->delta[j] = j < qn ? hd->delta[i0 + j] : 0.0f;
+		}
+		/* keys at or after i0 + TILE see none of this tile's queries when causal */
+		int64_t kn_eff = kn;
+		if (d->causal && i0 + TILE - k0 < kn_eff)
+			kn_eff = i0 + TILE - k0;
+		for (int64_t r = 0; r < kn_eff; r += MR) {
+			int mr = (int)(kn - r < MR ? kn - r : MR);
+			bwd_block1(mr, hd->k + (k0 + r) * D, hd->v + (k0 + r) * D, D, t->qt + i0,
+				   t->dot + i0, S_pad, c, scale, t->lse2, t->delta, k0 + r, i0,
+				   d->causal, t->pt + r * TILE, t->dst + r * TILE);
+			/* dV += P^T dO, dK += dS^T Q over the tile's qn queries */
+			tile_update(mr, Dp, qn, t->pt + r * TILE, TILE, 1, hd->dob + i0 * ldb, ldb,
+				    t->dv_acc + r * Dp, Dp, NULL);
+			tile_update(mr, Dp, qn, t->dst + r * TILE, TILE, 1, hd->qb + i0 * ldb, ldb,
+				    t->dk_acc + r * Dp, Dp, NULL);
+		}
+		/* dQ += dS K: query rows of the tile, keys [k0, k0 + kn_eff) (rows of pt/dst
+		 * beyond kn_eff were not written for this tile) */
+		int64_t keys = kn_eff < kn ? (kn_eff + MR - 1) / MR * MR : kn;
+		if (keys > kn)
+			keys = kn;
+		for (int64_t r = 0; r < qn; r += MR) {
+			int mr = (int)(qn - r < MR ? qn - r : MR);
+			tile_update(mr, Dp, keys, t->dst + r, 1, TILE, hd->kb + k0 * ldb, ldb,
+				    hd->dq_acc + (i0 + r) * Dp, Dp, NULL);
+		}
+	}
+	for (int64_t r = 0; r < kn; r++) {
+		memcpy(hd->dk + (k0 + r) * D, t->dk_acc + r * Dp, (size_t)D * sizeof(float));
+		memcpy(hd->dv + (k0 + r) * D, t->dv_acc + r * Dp, (size_t)D * sizeof(float));
+	}
+}
+
+void attention_flash_backward(const struct attention_dims *d, struct flash_workspace *w,
+			      const float *q, const float *k, const float *v, const float *o,
+			      const float *lse, const float *d_o, float *dq, float *dk, float *dv)
+{
+	int64_t S = d->seq_len, D = d->head_dim, Dp = round_up(D, VL), S_pad = round_up(S, TILE);
+	int64_t heads = d->batch * d->heads, rows = heads * S;
+	int64_t chunks = w->dq_chunks, key_tiles = (S + BWD_BC - 1) / BWD_BC;
+	int64_t items = heads * chunks;
+	size_t head_acc = (size_t)(S * Dp);
+
+#pragma omp parallel num_threads(w->nthreads)
+	{
+#pragma omp for schedule(static)
+		for (int64_t i = 0; i < rows; i++) {
+			float s = 0;
+			for (int64_t j = 0; j < D; j++)
+				s += d_o[i * D + j] * o[i * D + j];
+			w->delta[i] = s;
+		}
+#pragma omp for schedule(static)
+		for (int64_t i = 0; i < (int64_t)chunks * heads; i++)
+			memset(w->dq_acc + (size_t)i * head_acc, 0, head_acc * sizeof(float));
+
+		struct bwd_tiles t;
+		bwd_layout(d, w->tiles + (size_t)omp_get_thread_num() * w->thread_floats, &t);
+		int64_t packed = -1;
+#pragma omp for schedule(dynamic, 1)
+		for (int64_t item = 0; item < items; item++) {
+			int64_t h = item / chunks, chunk = item % chunks;
+			size_t off = (size_t)(h * S * D);
+			struct bwd_head hd = {
+				.q = q + off, .k = k + off, .v = v + off, .d_o = d_o + off,
+				.lse = lse + h * S, .delta = w->delta + h * S,
+				.dq_acc = w->dq_acc + (size_t)(chunk * heads + h) * head_acc,
+				.dk = dk + off, .dv = dv + off,
+			};
+			if (h != packed) {
+				pack_transposed(hd.q, S, D, t.qt, S_pad);
+				pack_transposed(hd.d_o, S, D, t.dot, S_pad);
+				if (t.qp) {
+					pack_padded(hd.q, S, D, Dp, t.qp);
+					pack_padded(hd.d_o, S, D, Dp, t.dop);
+					pack_padded(hd.k, S, D, Dp, t.kp);
+				}
+				packed = h;
+			}
+			hd.qb = t.qp ? t.qp : hd.q;
+			hd.dob = t.dop ? t.dop : hd.d_o;
+			hd.kb = t.kp ? t.kp : hd.k;
+			hd.ldb = t.qp ? Dp : D;
+			for (int64_t kt = chunk; kt < key_tiles; kt += chunks) {
+				int64_t k0 = kt * BWD_BC;
+				int64_t kn = S - k0 < BWD_BC ? S - k0 : BWD_BC;
+				bwd_key_tile(d, &t, &hd, k0, kn);
+			}
+		}
+
+		/* dQ = Σ over chunks of the partials */
+#pragma omp for schedule(static)
+		for (int64_t i = 0; i < rows; i++) {
+			int64_t h = i / S, s = i % S;
+			float *out = dq + i * D;
+			const float *acc = w->dq_acc + (size_t)h * head_acc + (size_t)(s * Dp);
+			memcpy(out, acc, (size_t)D * sizeof(float));
+			for (int64_t c = 1; c < chunks; c++) {
+				const float *part = acc + (size_t)(c * heads) * head_acc;
+				for (int64_t j = 0; j < D; j++)
+					out[j] += part[j];
+			}
+		}
+	}
+}

@@ -1,0 +1,67 @@
+/* kernels/cpu/dnnl_wrap.h: GEMM through oneDNN's matmul primitive, one interface for oneDNN 2.x
+ * and 3.x (their C APIs differ in how descriptors are made; dnnl_wrap.c hides that).
+ *
+ * A struct onednn_gemm is made once per shape and executed many times on raw pointers:
+ *
+ *	struct onednn_gemm_desc d = {.batch = B * H, .m = S, .n = S, .k = D, .trans_b = 1,
+ *				     .alpha = 1 / sqrtf(D)};
+ *	struct onednn_gemm *g = NULL;
+ *	if (onednn_gemm_create(&g, &d, mem, err) < 0) ...
+ *	onednn_gemm_execute(g, q, k, s, err);       // s = alpha·q·k^T for every batch entry
+ *	onednn_gemm_free(g);
+ *
+ * All products run on one CPU engine and stream, created on first use and kept for the process.
+ * Names use the onednn_ prefix so that they never collide with the library's own dnnl_ names.
+ */
+#ifndef BENCHDB_DNNL_WRAP_H
+#define BENCHDB_DNNL_WRAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "mem.h"
+#include "params.h"
+
+/* For every batch entry b: C_b(m, n) = alpha · op(A_b)(m, k) · op(B_b)(k, n) + beta · C_b.
+ * Matrices are row-major; a zero-initialised desc plus m, n, k is a packed float32 product. */
+struct onednn_gemm_desc {
+	int64_t batch;             /* independent products; 0 is taken as 1 */
+	int64_t m, n, k;
+	int trans_a;               /* 0: A stored (m, k); 1: A stored (k, m), used transposed */
+	int trans_b;               /* 0: B stored (k, n); 1: B stored (n, k), used transposed */
+	int64_t lda, ldb, ldc;     /* row strides of the stored matrices, elements; 0 = packed */
+	int64_t stride_a, stride_b, stride_c; /* between batch entries, elements; 0 = packed */
+	enum bd_dtype ab_dtype;    /* A and B: DTYPE_FLOAT32 or DTYPE_BFLOAT16 */
+	enum bd_dtype c_dtype;     /* C: DTYPE_FLOAT32 or DTYPE_BFLOAT16 (accumulation is float32) */
+	float alpha;               /* 0 is taken as 1, so that a zeroed desc means a plain product */
+	float beta;                /* 0: C is overwritten and never read */
+};
+
+struct onednn_gemm;
+
+/*
+ * Make the primitive for desc. oneDNN's scratchpad (packing buffers) is allocated through mem
+ * when mem is not NULL, so that it counts towards the case's memory and its limit, and with
+ * malloc otherwise. Returns 0, or BD_EINVAL (bad or unsupported shape/dtype; err says which
+ * and quotes oneDNN's status) or BD_ENOMEM (err gives the bytes). *out is NULL on failure.
+ */
+int onednn_gemm_create(struct onednn_gemm **out, const struct onednn_gemm_desc *desc,
+		       struct mem_arena *mem, struct bd_error *err);
+/* Run the product on a, b, c (element types as in the desc; bfloat16 is uint16_t). Synchronous;
+ * oneDNN spreads the work over the OpenMP threads itself. Not to be called from two threads at
+ * once: every gemm runs on the one shared stream, and each owns one scratchpad. */
+int onednn_gemm_execute(struct onednn_gemm *g, const void *a, const void *b, void *c,
+			struct bd_error *err);
+/* Accepts NULL. */
+void onednn_gemm_free(struct onednn_gemm *g);
+/* Bytes of oneDNN scratchpad this gemm holds (already allocated; through mem if one was given). */
+size_t onednn_gemm_scratch_bytes(const struct onednn_gemm *g);
+/* oneDNN's name for the implementation it picked, e.g. "brg:avx512_core". Owned by g. */
+const char *onednn_gemm_impl(const struct onednn_gemm *g);
+
+/* Write e.g. "oneDNN 2.6.3 (cpu runtime: OMP, isa: avx512_core_bf16)" into buf (always
+ * NUL-terminated). Returns the length it wanted, like snprintf. */
+int onednn_version(char *buf, size_t size);
+
+#endif

@@ -224,7 +224,8 @@ int cmd_run(int argc, char **argv)
 		char started_at[32];
 		db_now(started_at);
 		progress_case_start(&pg, i, c->name);
-		measure_case(&c->params, &res, progress_iteration, &pg);
+		measure_case(workload_find(c->params.suite, c->params.impl, c->params.device),
+			     &c->params, &res, progress_iteration, &pg);
 		if (res.interrupted) {
 			free(res.samples);
 			break;

@@ -48,7 +48,7 @@ static int take(struct case_result *res, int code, const struct wl_status *st, c
 	return 1;
 }
 
-void measure_case(const struct case_params *p, struct case_result *res,
+void measure_case(const struct workload *w, const struct case_params *p, struct case_result *res,
 		  void (*on_iteration)(void *ctx, int64_t iter, int64_t total), void *ctx)
 {
 	int64_t t_start = now_ns();
@@ -60,7 +60,6 @@ void measure_case(const struct case_params *p, struct case_result *res,
 	struct mem_arena mem;
 	mem_init(&mem, p->mem_limit);
 	void *state = NULL;
-	const struct workload *w = workload_find(p->suite, p->impl, p->device);
 	unsigned phases = pass_phases(p->pass);
 	int64_t total = p->warmup + p->iters;
 

@@ -27,9 +27,10 @@ struct case_result {
 	int64_t elapsed_ns;
 };
 
-/* Run one case. Never fails as a function: every outcome is a status in *res. The caller frees
- * res->samples. on_iteration (may be NULL) is called after each timed iteration. */
-void measure_case(const struct case_params *p, struct case_result *res,
+/* Run one case of workload w (NULL: none is built for the case, stored as unsupported). Never
+ * fails as a function: every outcome is a status in *res. The caller frees res->samples.
+ * on_iteration (may be NULL) is called after each timed iteration. */
+void measure_case(const struct workload *w, const struct case_params *p, struct case_result *res,
 		  void (*on_iteration)(void *ctx, int64_t iter, int64_t total), void *ctx);
 /* Nanoseconds of CLOCK_MONOTONIC. */
 int64_t now_ns(void);

@@ -1,0 +1,263 @@
+/* tests/test_measure.c: the measurement loop (runner/measure.c) on fake workloads — what is
+ * timed, what is stored, and that a wrong kernel is never timed. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "measure.h"
+
+/* What the fake workloads saw. */
+static struct {
+	int runs[PHASE_COUNT];   /* run() calls per phase */
+	int setups, teardowns, validations;
+} seen;
+
+struct fake {
+	struct mem_arena *mem;
+	void *buf;
+};
+
+static int ok_check(const struct case_params *p, struct wl_status *st)
+{
+	(void)p;
+	(void)st;
+	return WL_OK;
+}
+
+static void fake_figures(const struct case_params *p, struct wl_figures *f)
+{
+	(void)p;
+	memset(f, 0, sizeof(*f));
+	f->flops[PHASE_FWD] = 1000;
+	f->flops[PHASE_BWD] = 2500;
+}
+
+static int fake_setup(const struct case_params *p, struct mem_arena *mem, void **state,
+		      struct wl_status *st)
+{
+	(void)st;
+	static struct fake f;
+	seen.setups++;
+	f.mem = mem;
+	f.buf = mem_alloc(mem, (size_t)p->batch_size);
+	*state = &f;
+	return f.buf ? WL_OK : WL_OOM;
+}
+
+static int good_validate(void *state, struct wl_status *st)
+{
+	(void)state;
+	seen.validations++;
+	st->max_diff = 1e-7;
+	st->tolerance = 1e-5;
+	return WL_OK;
+}
+
+static int wrong_validate(void *state, struct wl_status *st)
+{
+	(void)state;
+	seen.validations++;
+	st->max_diff = 0.5;
+	st->tolerance = 1e-5;
+	snprintf(st->reason, sizeof(st->reason), "forward output differs by 0.5 (tolerance 1e-05)");
+	return WL_ERROR;
+}
+
+static int fake_run(void *state, enum bd_phase phase, struct wl_status *st)
+{
+	(void)state;
+	(void)st;
+	seen.runs[phase]++;
+	return WL_OK;
+}
+
+static void fake_teardown(void *state)
+{
+	struct fake *f = state;
+	seen.teardowns++;
+	if (f)
+		mem_free(f->mem, f->buf);
+}
+
+static int picky_check(const struct case_params *p, struct wl_status *st)
+{
+	(void)p;
+	snprintf(st->reason, sizeof(st->reason), "fake runs float64 only");
+	return WL_UNSUPPORTED;
+}
+
+static const struct workload good = {"attention", "fake", DEVICE_CPU, "fake", ok_check,
+				     fake_figures, fake_setup, good_validate, fake_run, fake_teardown};
+static const struct workload wrong = {"attention", "wrong", DEVICE_CPU, "wrong", ok_check,
+				      fake_figures, fake_setup, wrong_validate, fake_run, fake_teardown};
+static const struct workload picky = {"attention", "picky", DEVICE_CPU, "picky", picky_check,
+				      fake_figures, fake_setup, good_validate, fake_run, fake_teardown};
+
+static struct case_params params(enum bd_pass pass, int64_t warmup, int64_t iters)
+{
+	struct case_params p;
+	memset(&p, 0, sizeof(p));
+	snprintf(p.suite, sizeof(p.suite), "attention");
+	snprintf(p.impl, sizeof(p.impl), "fake");
+	p.pass = pass;
+	p.warmup = warmup;
+	p.iters = iters;
+	p.batch_size = 4096;   /* bytes the fake setup allocates */
+	return p;
+}
+
+static int reset(void **state)
+{
+	(void)state;
+	memset(&seen, 0, sizeof(seen));
+	measure_interrupted = 0;
+	return 0;
+}
+
+static void test_measure__stores_every_iteration_warmup_included(void **state)
+{
+	(void)state;
+	struct case_params p = params(PASS_FORWARD_BACKWARD, 3, 5);
+	struct case_result res;
+	measure_case(&good, &p, &res, NULL, NULL);
+	assert_int_equal(res.status, CASE_OK);
+	assert_int_equal(res.nsamples, (3 + 5) * 2);
+	/* Iteration-major, fwd before bwd, indices 0..7 with warm-up first. */
+	for (size_t i = 0; i < res.nsamples; i++) {
+		assert_int_equal(res.samples[i].iter, (int)(i / 2));
+		assert_int_equal(res.samples[i].phase, (int)(i % 2) == 0 ? PHASE_FWD : PHASE_BWD);
+		assert_true(res.samples[i].ns >= 0);
+	}
+	assert_int_equal(seen.runs[PHASE_FWD], 8);
+	assert_int_equal(seen.runs[PHASE_BWD], 8);
+	assert_int_equal(seen.runs[PHASE_OPT], 0);
+	assert_int_equal(seen.validations, 1);
+	assert_int_equal(seen.teardowns, 1);
+	assert_true(res.max_diff == 1e-7 && res.tolerance == 1e-5);
+	assert_int_equal(res.peak_bytes, 4096);
+	assert_int_equal(res.peak_fwd_bytes, 4096);
+	assert_true(res.figures.flops[PHASE_BWD] == 2500);
+	assert_true(res.elapsed_ns > 0);
+	free(res.samples);
+}
+
+static void test_measure__wrong_kernel_is_stored_as_error_and_never_timed(void **state)
+{
+	(void)state;
+	struct case_params p = params(PASS_FORWARD_BACKWARD, 2, 10);
+	struct case_result res;
+	measure_case(&wrong, &p, &res, NULL, NULL);
+	assert_int_equal(res.status, CASE_ERROR);
+	assert_non_null(strstr(res.reason, "differs by 0.5"));
+	assert_true(res.max_diff == 0.5);
+	assert_int_equal(res.nsamples, 0);
+	assert_int_equal(seen.runs[PHASE_FWD] + seen.runs[PHASE_BWD], 0);
+	assert_int_equal(seen.teardowns, 1);
+	free(res.samples);
+}
+
+static void test_measure__memory_limit_gives_oom_with_the_bytes_needed(void **state)
+{
+	(void)state;
+	struct case_params p = params(PASS_FORWARD, 1, 1);
+	p.batch_size = 1 << 20;   /* the fake asks for 1 MiB */
+	p.mem_limit = 1000;
+	struct case_result res;
+	measure_case(&good, &p, &res, NULL, NULL);
+	assert_int_equal(res.status, CASE_OOM);
+	assert_non_null(strstr(res.reason, "1048576 bytes"));
+	assert_non_null(strstr(res.reason, "limit 1000"));
+	assert_int_equal(res.peak_bytes, 1 << 20);
+	assert_int_equal(res.nsamples, 0);
+	assert_int_equal(seen.validations, 0);
+	assert_int_equal(seen.teardowns, 1);
+	free(res.samples);
+}
+
+static void test_measure__unsupported_and_missing_workloads_keep_their_reason(void **state)
+{
+	(void)state;
+	struct case_params p = params(PASS_FORWARD, 1, 1);
+	struct case_result res;
+	measure_case(&picky, &p, &res, NULL, NULL);
+	assert_int_equal(res.status, CASE_UNSUPPORTED);
+	assert_string_equal(res.reason, "fake runs float64 only");
+	assert_int_equal(seen.setups, 0);
+	free(res.samples);
+
+	p.device = DEVICE_CUDA;
+	measure_case(NULL, &p, &res, NULL, NULL);
+	assert_int_equal(res.status, CASE_UNSUPPORTED);
+	assert_string_equal(res.reason,
+			    "no attention implementation 'fake' for device cuda in this build");
+	free(res.samples);
+}
+
+static void test_measure__backward_pass_times_only_backward_after_one_forward(void **state)
+{
+	(void)state;
+	struct case_params p = params(PASS_BACKWARD, 2, 4);
+	struct case_result res;
+	measure_case(&good, &p, &res, NULL, NULL);
+	assert_int_equal(res.status, CASE_OK);
+	assert_int_equal(seen.runs[PHASE_FWD], 1);   /* untimed, leaves the saved state */
+	assert_int_equal(seen.runs[PHASE_BWD], 6);
+	assert_int_equal(res.nsamples, 6);
+	for (size_t i = 0; i < res.nsamples; i++)
+		assert_int_equal(res.samples[i].phase, PHASE_BWD);
+	free(res.samples);
+}
+
+static void test_measure__train_step_times_three_phases(void **state)
+{
+	(void)state;
+	struct case_params p = params(PASS_TRAIN_STEP, 0, 3);
+	struct case_result res;
+	measure_case(&good, &p, &res, NULL, NULL);
+	assert_int_equal(res.nsamples, 9);
+	assert_int_equal(res.samples[2].phase, PHASE_OPT);
+	assert_int_equal(res.samples[8].iter, 2);
+	free(res.samples);
+}
+
+static void interrupt_after_two(void *ctx, int64_t iter, int64_t total)
+{
+	(void)ctx;
+	(void)total;
+	if (iter == 2)
+		measure_interrupted = 1;
+}
+
+static void test_measure__interrupt_stops_at_the_next_iteration(void **state)
+{
+	(void)state;
+	struct case_params p = params(PASS_FORWARD, 1, 100);
+	struct case_result res;
+	measure_case(&good, &p, &res, interrupt_after_two, NULL);
+	assert_true(res.interrupted);
+	assert_int_equal(seen.runs[PHASE_FWD], 2);
+	assert_int_equal(seen.teardowns, 1);
+	free(res.samples);
+}
+
+int main(void)
+{
+#define T(f) cmocka_unit_test_setup(f, reset)
+	const struct CMUnitTest tests[] = {
+		T(test_measure__stores_every_iteration_warmup_included),
+		T(test_measure__wrong_kernel_is_stored_as_error_and_never_timed),
+		T(test_measure__memory_limit_gives_oom_with_the_bytes_needed),
+		T(test_measure__unsupported_and_missing_workloads_keep_their_reason),
+		T(test_measure__backward_pass_times_only_backward_after_one_forward),
+		T(test_measure__train_step_times_three_phases),
+		T(test_measure__interrupt_stops_at_the_next_iteration),
+	};
+#undef T
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -3,6 +3,7 @@
 #define BENCHDB_STATS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct summary {
 	size_t n;
@@ -15,5 +16,43 @@ struct summary {
 void summarize(const double *x, size_t n, struct summary *s);
 /* Median of x[0..n-1]; sorts x in place. */
 double median_inplace(double *x, size_t n);
+
+/* ---- comparisons (implemented in stats.c; see tests/test_stats.c) ------------------------- */
+
+/* A ratio with its two-sided confidence interval. */
+struct ratio_ci {
+	double ratio;      /* median(base) / median(cand): > 1 means cand is faster */
+	double lo, hi;     /* percentile bootstrap interval at level (e.g. 0.95) */
+};
+
+/* Percentile bootstrap of median(base)/median(cand): `resamples` resamplings of each series with
+ * replacement, drawn from a generator seeded with `seed` (the same inputs and seed give the same
+ * interval). Returns 0, or BD_EINVAL when a series is empty or a median is not positive. */
+int bootstrap_ratio_of_medians(const double *base, size_t nb, const double *cand, size_t nc,
+			       double level, int resamples, uint64_t seed, struct ratio_ci *out);
+
+/* Two-sided Mann-Whitney U test of x vs y: U of x, and the p-value from the normal
+ * approximation with tie correction and continuity correction (exact enumeration is not needed
+ * at our sample sizes; for n1 + n2 < 8 the p-value is conservative). p = 1 when every value is
+ * tied. */
+struct mann_whitney {
+	double u;
+	double z;
+	double p;
+};
+int mann_whitney_u(const double *x, size_t nx, const double *y, size_t ny, struct mann_whitney *out);
+
+/* Summary of many speedups (baseline / candidate): geometric mean, median and mean, and wins /
+ * losses / ties, where a tie is |speedup - 1| <= tie_band (e.g. 0.02). */
+struct speedup_summary {
+	size_t n, wins, losses, ties;
+	double geomean, median, mean, min, max;
+};
+void speedup_summarize(const double *speedups, size_t n, double tie_band, struct speedup_summary *out);
+
+/* Steady state of a series of iteration times (warm-up included, in order): the first index i
+ * such that every value from i on lies within band (e.g. 0.10 = ±10%) of the median of the last
+ * half of the series. Returns n when no such index exists (n == 0 gives 0). */
+size_t steady_state_index(const double *x, size_t n, double band);
 
 #endif

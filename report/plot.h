@@ -1,0 +1,44 @@
+/* report/plot.h: charts through a pipe to gnuplot (PNG via pngcairo, and SVG).
+ *
+ * A command fills a struct plot with series of numbers; plot_write() sends gnuplot a script with
+ * the data inline and checks that both files were written. A missing gnuplot, or an error gnuplot
+ * reports, comes back as a status with gnuplot's own message — never a crash. */
+#ifndef BENCHDB_PLOT_H
+#define BENCHDB_PLOT_H
+
+#include <stddef.h>
+
+#include "error.h"
+
+enum plot_kind {
+	PLOT_LINES,   /* x-y lines with points, one line per series */
+	PLOT_BARS,    /* clustered bars: category i at x = i, one bar per series */
+};
+
+struct plot_series {
+	const char *title;          /* legend entry */
+	const double *x, *y;        /* n points; x ignored for PLOT_BARS */
+	size_t n;
+	const double *ylo, *yhi;    /* optional error bars (both or neither) */
+};
+
+struct plot {
+	enum plot_kind kind;
+	const char *title, *xlabel, *ylabel;
+	int logx, logy;
+	const struct plot_series *series;
+	size_t nseries;
+	const char *const *categories; /* PLOT_BARS: label of category i (n of the first series) */
+	int has_hline;                 /* draw a horizontal reference line at y = hline */
+	double hline;
+	int width, height;             /* pixels; 0 = 900 x 540 */
+};
+
+/* 1 when a gnuplot executable is on PATH (or $GNUPLOT names one). */
+int plot_available(void);
+/* Write path_base.png and path_base.svg. BD_ENOTFOUND without gnuplot ("gnuplot is not
+ * installed: install gnuplot-nox (Debian/Ubuntu) to get charts"), BD_EIO with gnuplot's stderr
+ * when it fails or a file is missing/empty afterwards, BD_EINVAL for an empty plot. */
+int plot_write(const struct plot *p, const char *path_base, struct bd_error *err);
+
+#endif

@@ -10,7 +10,7 @@ int cmd_runs(int argc, char **argv)
 	const char *db_path = BENCHDB_DEFAULT_DB, *format = "md";
 	const struct opt_spec specs[] = {
 		{"db", 0, OPT_STRING, "PATH", "database to read (default bench.db)", &db_path},
-		{"format", 'f', OPT_STRING, "FMT", "md (default) or csv", &format},
+		{"format", 'f', OPT_STRING, "FMT", "md (default), csv, json or tex", &format},
 		{0},
 	};
 	static const struct cmd_usage usage = {
@@ -65,7 +65,9 @@ int cmd_runs(int argc, char **argv)
 	}
 	if (n == 0)
 		table_note(&t, "no runs yet: `runner run SWEEP.yaml --db %s` stores one", db_path);
+	render_begin((enum report_format)fmt, &out);
 	render_table(&t, (enum report_format)fmt, &out);
+	render_end((enum report_format)fmt, &out);
 	table_free(&t);
 	fputs(sb_str(&out), stdout);
 done:

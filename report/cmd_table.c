@@ -160,7 +160,7 @@ int cmd_table(int argc, char **argv)
 		{"db", 0, OPT_STRING, "PATH", "database to read (default bench.db)", &db_path},
 		{"run", 'r', OPT_STRING, "SEL",
 		 "run id, uuid prefix, label, git commit or 'latest' (default)", &run_sel},
-		{"format", 'f', OPT_STRING, "FMT", "md (default) or csv", &format},
+		{"format", 'f', OPT_STRING, "FMT", "md (default), csv, json or tex", &format},
 		{"suite", 0, OPT_STRING, "NAME", "only cases of this suite (attention, e2e, matmul)",
 		 &suite},
 		{0},
@@ -193,9 +193,15 @@ int cmd_table(int argc, char **argv)
 	}
 	if (fmt == FORMAT_MD)
 		run_header(db, &run, &out);
-	if (n == 0)
-		sb_addf(&out, "%sno cases stored in run %lld%s%s\n", fmt == FORMAT_MD ? "" : "# ",
-			(long long)run_id, suite ? " for suite " : "", suite ? suite : "");
+	render_begin((enum report_format)fmt, &out);
+	if (n == 0) {
+		struct table t;
+		table_init(&t, "no cases");
+		table_note(&t, "no cases stored in run %lld%s%s", (long long)run_id,
+			   suite ? " for suite " : "", suite ? suite : "");
+		render_table(&t, (enum report_format)fmt, &out);
+		table_free(&t);
+	}
 	/* One table per suite, in order of first appearance. */
 	for (size_t i = 0; i < n; i++) {
 		int seen = 0;
@@ -223,6 +229,7 @@ int cmd_table(int argc, char **argv)
 		render_table(&t, (enum report_format)fmt, &out);
 		table_free(&t);
 	}
+	render_end((enum report_format)fmt, &out);
 	fputs(sb_str(&out), stdout);
 done:
 	sb_free(&out);

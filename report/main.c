@@ -15,6 +15,9 @@ struct command {
 static const struct command commands[] = {
 	{"table", cmd_table, "a run's cases as tables (the default command)"},
 	{"runs", cmd_runs, "list the runs in the database"},
+	{"compare", cmd_compare, "speedups against a baseline impl or run, with CIs and a summary"},
+	{"warmup", cmd_warmup, "what 0/1/2/5 warm-up iterations would have given, from stored samples"},
+	{"regress", cmd_regress, "per-case verdicts between two runs; exit 1 on a regression"},
 	{NULL, NULL, NULL},
 };
 
@@ -39,6 +42,26 @@ int main(int argc, char **argv)
 		printf("report (benchdb) %s\n", BENCHDB_VERSION);
 		return EXIT_OK;
 	}
+	/* `report [options] --compare IMPL [options]` is `report compare --baseline IMPL [options]`. */
+	for (int i = 1; argc >= 2 && argv[1][0] == '-' && i < argc; i++) {
+		if (strcmp(argv[i], "--compare") && strncmp(argv[i], "--compare=", 10))
+			continue;
+		char *args[argc + 2];
+		int n = 0;
+		args[n++] = "compare";
+		for (int j = 1; j < argc; j++) {
+			if (j != i) {
+				args[n++] = argv[j];
+			} else if (argv[j][9] == '=') {
+				args[n++] = "--baseline";
+				args[n++] = argv[j] + 10;
+			} else {
+				args[n++] = "--baseline";   /* its value follows (missing: compare says so) */
+			}
+		}
+		args[n] = NULL;
+		return cmd_compare(n, args);
+	}
 	if (argc < 2 || argv[1][0] == '-') {
 		/* argv[0] plays the command name for the default command. */
 		argv[0] = "table";
@@ -47,6 +70,9 @@ int main(int argc, char **argv)
 	for (const struct command *c = commands; c->name; c++)
 		if (!strcmp(argv[1], c->name))
 			return c->fn(argc - 1, argv + 1);
-	fprintf(stderr, "report: unknown command '%s' (valid: table, runs)\n", argv[1]);
+	fprintf(stderr, "report: unknown command '%s' (valid:", argv[1]);
+	for (const struct command *c = commands; c->name; c++)
+		fprintf(stderr, "%s %s", c == commands ? "" : ",", c->name);
+	fprintf(stderr, ")\n");
 	return EXIT_USAGE;
 }

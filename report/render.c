@@ -7,9 +7,19 @@
 
 #include "renderers.h"
 
-const char *const format_names[FORMAT_COUNT] = {"md", "csv"};
+const char *const format_names[FORMAT_COUNT] = {
+	[FORMAT_MD] = "md", [FORMAT_CSV] = "csv", [FORMAT_JSON] = "json", [FORMAT_TEX] = "tex",
+};
 
-static const struct renderer *const renderers[FORMAT_COUNT] = {&render_md, &render_csv};
+static const struct renderer *const renderers[FORMAT_COUNT] = {
+	[FORMAT_MD] = &render_md, [FORMAT_CSV] = &render_csv,
+	[FORMAT_JSON] = &render_json, [FORMAT_TEX] = &render_tex,
+};
+
+/* NULL: the format adds nothing around its tables. */
+static const struct renderer_frame *const frames[FORMAT_COUNT] = {
+	[FORMAT_JSON] = &render_json_frame,
+};
 
 int format_parse(const char *s)
 {
@@ -109,6 +119,18 @@ void column_header(const struct column *c, struct strbuf *out)
 		sb_addf(out, "%s (%s)", c->name, c->unit);
 	else
 		sb_add(out, c->name);
+}
+
+void render_begin(enum report_format fmt, struct strbuf *out)
+{
+	if (frames[fmt] && frames[fmt]->begin)
+		frames[fmt]->begin(out);
+}
+
+void render_end(enum report_format fmt, struct strbuf *out)
+{
+	if (frames[fmt] && frames[fmt]->end)
+		frames[fmt]->end(out);
 }
 
 void render_table(const struct table *t, enum report_format fmt, struct strbuf *out)

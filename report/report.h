@@ -15,6 +15,9 @@
 
 int cmd_table(int argc, char **argv);
 int cmd_runs(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+int cmd_warmup(int argc, char **argv);
+int cmd_regress(int argc, char **argv);
 
 /* Open db_path (not created) and resolve the run selector; prints the error and returns the exit
  * status on failure, -1 on success. */
@@ -37,6 +40,59 @@ struct case_series {
 int case_series_load(struct db *db, const struct case_row *c, struct case_series *s,
 		     struct bd_error *err);
 void case_series_free(struct case_series *s);
+
+/* Which series of a case a comparison uses: one phase, or the per-iteration total. */
+enum series_pick { PICK_FWD = 0, PICK_BWD = 1, PICK_OPT = 2, PICK_TOTAL = 3 };
+/* Parse "fwd", "bwd", "opt", "total"; prints the valid choices and returns -1 when unknown. */
+int series_pick_arg(const char *s);
+extern const char *const series_pick_names[4];
+/* The samples of pick (n = 0 when the case has none). */
+const double *case_series_pick(const struct case_series *s, enum series_pick pick, size_t *n);
+
+/* Which cases of a run a command looks at. */
+struct case_filter {
+	const char *suite;                /* NULL: all */
+	const char *const *where;         /* "key=value" strings matched against the params JSON */
+	int nwhere;
+};
+
+/* The cases of a run that pass the filter, in order, with their measured series. */
+struct case_set {
+	struct case_row *rows;
+	struct case_series *series;
+	size_t n;
+};
+
+/* BD_EINVAL for a malformed --where or a key no case of the run has (the message lists them). */
+int case_set_load(struct db *db, int64_t run_id, const struct case_filter *f, struct case_set *out,
+		  struct bd_error *err);
+void case_set_free(struct case_set *s);
+
+/* Verdict on a change from a baseline: speedup = baseline median / candidate median with its CI,
+ * p from the Mann-Whitney U test, threshold as a fraction (0.05 = 5%), alpha the significance
+ * level.
+ *   faster / slower: significant (p < alpha) and beyond the threshold in that direction;
+ *   same:            within the threshold, or not significant with the whole CI within it;
+ *   unsure:          not significant, but the CI reaches beyond the threshold. */
+enum verdict { VERDICT_FASTER, VERDICT_SLOWER, VERDICT_SAME, VERDICT_UNSURE };
+extern const char *const verdict_names[4];
+enum verdict verdict_of(const struct ratio_ci *speedup, double p, double alpha, double threshold);
+
+/* One baseline/candidate pair of series: medians, speedup with CI, rank test, verdict. */
+struct pair_result {
+	struct summary base, cand;
+	struct ratio_ci speedup;     /* base median / cand median */
+	struct mann_whitney mw;
+	enum verdict verdict;
+};
+/* BD_EINVAL when a series is empty or a median is not positive. */
+int compare_pair(const double *xb, size_t nb, const double *xc, size_t nc, double alpha,
+		 double threshold, struct pair_result *out);
+
+/* Bootstrap settings every comparison uses, so that reports are reproducible. */
+#define REPORT_BOOTSTRAP_RESAMPLES 2000
+#define REPORT_BOOTSTRAP_SEED 20261121u
+#define REPORT_CI_LEVEL 0.95
 
 /* Value of a top-level key of a flat JSON object as text ("" if absent); strings unquoted.
  * Enough for our canonical params JSON. */

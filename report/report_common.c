@@ -96,3 +96,136 @@ void json_field(const char *json, const char *key, char *out, size_t n)
 		snprintf(out, n, "%.*s", (int)len, p);
 	}
 }
+
+const char *const series_pick_names[4] = {"fwd", "bwd", "opt", "total"};
+
+int series_pick_arg(const char *s)
+{
+	for (int i = 0; i < 4; i++)
+		if (!strcmp(s, series_pick_names[i]))
+			return i;
+	fprintf(stderr, "%s: unknown phase '%s' (valid: fwd, bwd, opt, total)\n", REPORT_PROG, s);
+	return -1;
+}
+
+const double *case_series_pick(const struct case_series *s, enum series_pick pick, size_t *n)
+{
+	if (pick == PICK_TOTAL) {
+		*n = s->ntotal;
+		return s->total;
+	}
+	*n = s->n[pick];
+	return s->ns[pick];
+}
+
+/* Split "key=value" into key (copied into k) and a pointer to value; -1 when malformed. */
+static int split_where(const char *w, char *k, size_t n, const char **value)
+{
+	const char *eq = strchr(w, '=');
+	if (!eq || eq == w || (size_t)(eq - w) >= n)
+		return -1;
+	snprintf(k, n, "%.*s", (int)(eq - w), w);
+	*value = eq + 1;
+	return 0;
+}
+
+static int passes(const struct case_row *c, const struct case_filter *f)
+{
+	char k[64], v[256];
+	const char *want = "";
+	for (int i = 0; i < f->nwhere; i++) {
+		split_where(f->where[i], k, sizeof(k), &want);
+		json_field(c->params_json, k, v, sizeof(v));
+		if (strcmp(v, want))
+			return 0;
+	}
+	return 1;
+}
+
+int case_set_load(struct db *db, int64_t run_id, const struct case_filter *f, struct case_set *out,
+		  struct bd_error *err)
+{
+	struct case_row *rows = NULL;
+	size_t n = 0;
+	int rc;
+	memset(out, 0, sizeof(*out));
+	if ((rc = db_cases_list(db, run_id, f->suite, &rows, &n, err)))
+		return rc;
+	/* A --where key that no case has is a typo, not an empty result. */
+	for (int i = 0; i < f->nwhere; i++) {
+		char k[64], v[256];
+		const char *want;
+		if (split_where(f->where[i], k, sizeof(k), &want)) {
+			rc = bd_fail(err, BD_EINVAL, "--where expects key=value, got '%s'", f->where[i]);
+			goto done;
+		}
+		int known = 0;
+		for (size_t c = 0; c < n && !known; c++) {
+			json_field(rows[c].params_json, k, v, sizeof(v));
+			known = v[0] != '\0';
+		}
+		if (!known && n) {
+			rc = bd_fail(err, BD_EINVAL,
+				     "--where: no case of run %lld has a parameter '%s' (its parameters: %s)",
+				     (long long)run_id, k, rows[0].params_json);
+			goto done;
+		}
+	}
+	out->rows = calloc(n ? n : 1, sizeof(*out->rows));
+	out->series = calloc(n ? n : 1, sizeof(*out->series));
+	if (!out->rows || !out->series) {
+		rc = bd_fail(err, BD_ENOMEM, "out of memory");
+		goto done;
+	}
+	for (size_t c = 0; c < n; c++) {
+		if (!passes(&rows[c], f))
+			continue;
+		if ((rc = case_series_load(db, &rows[c], &out->series[out->n], err)))
+			goto done;
+		out->rows[out->n++] = rows[c];
+		memset(&rows[c], 0, sizeof(rows[c]));   /* ownership moved to out */
+	}
+done:
+	db_case_rows_free(rows, n);
+	if (rc)
+		case_set_free(out);
+	return rc;
+}
+
+void case_set_free(struct case_set *s)
+{
+	for (size_t i = 0; s->series && i < s->n; i++)
+		case_series_free(&s->series[i]);
+	db_case_rows_free(s->rows, s->n);
+	free(s->series);
+	memset(s, 0, sizeof(*s));
+}
+
+const char *const verdict_names[4] = {"faster", "slower", "same", "unsure"};
+
+enum verdict verdict_of(const struct ratio_ci *speedup, double p, double alpha, double threshold)
+{
+	double up = 1.0 + threshold, down = 1.0 / (1.0 + threshold);
+	int significant = p < alpha;
+	if (significant && speedup->ratio > up)
+		return VERDICT_FASTER;
+	if (significant && speedup->ratio < down)
+		return VERDICT_SLOWER;
+	if (significant || (speedup->lo >= down && speedup->hi <= up))
+		return VERDICT_SAME;
+	return VERDICT_UNSURE;
+}
+
+int compare_pair(const double *xb, size_t nb, const double *xc, size_t nc, double alpha,
+		 double threshold, struct pair_result *out)
+{
+	int rc = bootstrap_ratio_of_medians(xb, nb, xc, nc, REPORT_CI_LEVEL,
+					    REPORT_BOOTSTRAP_RESAMPLES, REPORT_BOOTSTRAP_SEED,
+					    &out->speedup);
+	if (rc || (rc = mann_whitney_u(xb, nb, xc, nc, &out->mw)))
+		return rc;
+	summarize(xb, nb, &out->base);
+	summarize(xc, nc, &out->cand);
+	out->verdict = verdict_of(&out->speedup, out->mw.p, alpha, threshold);
+	return 0;
+}

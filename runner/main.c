@@ -45,6 +45,9 @@ int main(int argc, char **argv)
 	for (const struct command *c = commands; c->name; c++)
 		if (!strcmp(argv[1], c->name))
 			return c->fn(argc - 1, argv + 1);
-	fprintf(stderr, "runner: unknown command '%s' (valid: run, list, sysinfo)\n", argv[1]);
+	fprintf(stderr, "runner: unknown command '%s' (valid:", argv[1]);
+	for (const struct command *c = commands; c->name; c++)
+		fprintf(stderr, "%s %s", c == commands ? "" : ",", c->name);
+	fprintf(stderr, ")\n");
 	return EXIT_USAGE;
 }

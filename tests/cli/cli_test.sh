@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # tests/cli/cli_test.sh: end-to-end tests of the `runner` and `report` binaries.
-#   cli_test.sh SCENARIO RUNNER REPORT
-# SCENARIO is one of: help, run_report, list, bad_sweeps, report_errors, interrupt.
+#   cli_test.sh SCENARIO RUNNER REPORT [MAKE_FIXTURE]
+# SCENARIO is one of: help, run_report, list, bad_sweeps, report_errors, interrupt,
+# report_fixture (needs MAKE_FIXTURE: tests/make_fixture.c).
 # Golden files live in tests/golden/; UPDATE_GOLDEN=1 rewrites them from the current output.
 set -u
 scenario=$1
 RUNNER=$2
 REPORT=$3
+MAKE_FIXTURE=${4:-}
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 GOLDEN=$SRC/tests/golden
 T=$(mktemp -d)
@@ -155,7 +157,7 @@ report_errors)
 	expect_status 1 "unknown run" "$REPORT" --db "$T/b.db" --run nosuchlabel
 	contains "$T/err" "no run matches 'nosuchlabel'" "unknown run message"
 	expect_status 2 "unknown format" "$REPORT" --db "$T/b.db" --format xml
-	contains "$T/err" "unknown format 'xml' \(valid: md, csv\)" "unknown format message"
+	contains "$T/err" "unknown format 'xml' \(valid: md, csv, json, tex\)" "unknown format message"
 	echo "not a database" >"$T/text.db"
 	expect_status 1 "report on a non-database" "$REPORT" --db "$T/text.db"
 	contains "$T/err" "not a benchdb database" "non-database message"
@@ -182,6 +184,49 @@ interrupt)
 	contains "$T/out" "run 1 interrupted: $stored of 32 cases stored" "summary says interrupted"
 	expect_status 0 "report on an interrupted run" "$REPORT" --db "$db"
 	contains "$T/out" "\(interrupted\)" "report shows the status"
+	;;
+
+report_fixture)
+	# Known synthetic samples (tests/make_fixture.c): runs "base" and "cand"; flash is 0.9x and
+	# sdpa 0.72x naive's time; in "cand" flash at S2048 is planted 10% slower; iterations 0-2 are
+	# a planted warm-up (3x, 2x, 1.5x). Bootstrap and fixture are seeded: output is deterministic.
+	db=$T/f.db
+	check "fixture written" "$MAKE_FIXTURE" "$db"
+	for fmt in md csv json tex; do
+		expect_status 0 "compare ($fmt)" "$REPORT" --db "$db" --run base --compare naive --format $fmt
+		golden "report_compare.$fmt" "$T/out"
+	done
+	expect_status 0 "compare naive" "$REPORT" --db "$db" --run base --compare naive --format csv
+	# flash is 1/0.9 = 1.111x faster and sdpa 1/0.72 = 1.389x: the summary's geomeans say so.
+	check "flash geomean speedup ~1.111" awk -F, '$1 == "flash" && $3 > 1.10 && $3 < 1.12 { ok = 1 } END { exit !ok }' "$T/out"
+	check "sdpa geomean speedup ~1.389" awk -F, '$1 == "sdpa" && $3 > 1.37 && $3 < 1.41 { ok = 1 } END { exit !ok }' "$T/out"
+	check "sdpa wins every case" awk -F, '$1 == "sdpa" && $2 == 4 && $8 == 4 { ok = 1 } END { exit !ok }' "$T/out"
+	for fmt in md json; do
+		expect_status 1 "regress flags the planted slowdown ($fmt)" "$REPORT" regress --db "$db" --baseline base --candidate cand --format $fmt
+		golden "report_regress.$fmt" "$T/out"
+	done
+	expect_status 1 "regress (csv)" "$REPORT" regress --db "$db" --baseline base --candidate cand --format csv
+	check "exactly one case slower" [ "$(grep -c ',slower$' "$T/out")" = 1 ]
+	check "the slower case is flash at S2048" grep -q '^flash float32 fwd+bwd B8 H1 S2048 D64,.*,slower$' "$T/out"
+	check "the planted no-change is not flagged" grep -q '^naive float32 fwd+bwd B8 H1 S1024 D64,.*,same$' "$T/out"
+	expect_status 0 "regress on an unchanged run exits 0" "$REPORT" regress --db "$db" --baseline base --candidate base
+	expect_status 0 "regress without the slowed case exits 0" "$REPORT" regress --db "$db" --baseline base --candidate cand --where impl=naive
+	expect_status 2 "regress without --baseline" "$REPORT" regress --db "$db"
+	expect_status 2 "regress with an unknown run" "$REPORT" regress --db "$db" --baseline nosuch
+	expect_status 2 "regress on a missing database" "$REPORT" regress --db "$T/none.db" --baseline base
+	for fmt in md csv; do
+		expect_status 0 "warmup ($fmt)" "$REPORT" warmup --db "$db" --run base --format $fmt
+		golden "report_warmup.$fmt" "$T/out"
+	done
+	check "warmup finds the planted steady state at iteration 3" awk -F, 'NR > 1 { n++; if ($NF != 3) bad = 1 } END { exit bad || n != 12 }' "$T/out"
+	check "k=0 mean above k=5 mean" awk -F, 'NR > 1 && $3 <= $9 { bad = 1 } END { exit bad }' "$T/out"
+	for fmt in md csv json tex; do
+		expect_status 0 "table ($fmt)" "$REPORT" --db "$db" --run cand --format $fmt
+		golden "report_table.$fmt" "$T/out"
+	done
+	expect_status 2 "compare without a baseline" "$REPORT" compare --db "$db"
+	expect_status 1 "compare against an impl with no partner" "$REPORT" --db "$db" --compare naive --where impl=naive
+	contains "$T/err" "nothing to compare" "nothing-to-compare message"
 	;;
 
 *)

@@ -1,0 +1,160 @@
+/* report/cmd_regress.c: `report regress --baseline SEL --candidate SEL` — per case verdicts
+ * (faster / slower / same / unsure) between two runs, for CI to gate on: exit 1 when any case is
+ * significantly slower beyond the threshold, 0 otherwise, 2 on usage errors. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opt.h"
+#include "report.h"
+
+/* Exit status when a case regressed. */
+#define EXIT_REGRESSION 1
+
+int cmd_regress(int argc, char **argv)
+{
+	const char *db_path = BENCHDB_DEFAULT_DB, *base_sel = NULL, *cand_sel = "latest";
+	const char *format = "md", *suite = NULL, *phase = "total";
+	double alpha = 0.01, threshold = 5.0;
+	int any_system = 0;
+	struct opt_list where = {0};
+	const struct opt_spec specs[] = {
+		{"baseline", 'b', OPT_STRING, "SEL", "baseline run: id, uuid prefix, label, commit, latest",
+		 &base_sel},
+		{"candidate", 'c', OPT_STRING, "SEL", "candidate run (default latest)", &cand_sel},
+		{"db", 0, OPT_STRING, "PATH", "database to read (default bench.db)", &db_path},
+		{"threshold", 0, OPT_DOUBLE, "PCT", "slowdown that counts as a regression (default 5)",
+		 &threshold},
+		{"alpha", 0, OPT_DOUBLE, "P", "significance level of the rank test (default 0.01)", &alpha},
+		{"any-system", 0, OPT_FLAG, NULL, "compare runs made on different systems", &any_system},
+		{"phase", 0, OPT_STRING, "PHASE", "fwd, bwd, opt or total (default total)", &phase},
+		{"suite", 0, OPT_STRING, "NAME", "only cases of this suite", &suite},
+		{"where", 'w', OPT_LIST, "KEY=VALUE", "only cases with this parameter value (repeatable)",
+		 &where},
+		{"format", 'f', OPT_STRING, "FMT", "md (default), csv, json or tex", &format},
+		{0},
+	};
+	static const struct cmd_usage usage = {
+		REPORT_PROG, "regress", "--baseline SEL [--candidate SEL] [options]",
+		"Compare every case key the two runs share: slower or faster when the Mann-Whitney U\n"
+		"test is significant (p < alpha) and the change of medians is beyond the threshold;\n"
+		"same when within it; unsure when the data cannot tell. Exit status: 1 when any case is\n"
+		"slower, 0 otherwise, 2 on usage errors (including runs from different systems without\n"
+		"--any-system)."};
+	struct db *db = NULL;
+	struct case_set base = {0}, cand = {0};
+	struct run_row rb = {0}, rc_row = {0};
+	struct table t = {0};
+	struct strbuf out = STRBUF_INIT;
+	struct bd_error err;
+	int64_t base_id = 0, cand_id = 0;
+	size_t counts[4] = {0}, unpaired = 0;
+	int npos, fmt, pick;
+	int status = opt_parse_command(specs, &usage, argc, argv, 0, 0, &npos);
+	if (status >= 0)
+		return status;
+	if (!base_sel) {
+		fprintf(stderr, "report regress: --baseline SEL is required\n");
+		return EXIT_USAGE;
+	}
+	if (threshold < 0 || alpha <= 0 || alpha >= 1) {
+		fprintf(stderr, "report regress: --threshold must be >= 0 and --alpha in (0, 1)\n");
+		return EXIT_USAGE;
+	}
+	if ((fmt = report_format_arg(format)) < 0 || (pick = series_pick_arg(phase)) < 0)
+		return EXIT_USAGE;
+	/* A missing database or a selector that matches nothing is a usage error here (2): CI must
+	 * not read it as a regression (1). */
+	if (report_open(db_path, NULL, &db, NULL) >= 0) {
+		status = EXIT_USAGE;
+		goto done;
+	}
+	if (db_run_resolve(db, base_sel, &base_id, &err) ||
+	    db_run_resolve(db, cand_sel, &cand_id, &err)) {
+		bd_error_print(REPORT_PROG, &err);
+		status = EXIT_USAGE;
+		goto done;
+	}
+	status = EXIT_OK;
+	if (db_run_get(db, base_id, &rb, &err) || db_run_get(db, cand_id, &rc_row, &err)) {
+		bd_error_print(REPORT_PROG, &err);
+		status = EXIT_FAIL;
+		goto done;
+	}
+	if (rb.system_id != rc_row.system_id && !any_system) {
+		fprintf(stderr,
+			"report regress: runs %lld (%s) and %lld (%s) ran on different systems; "
+			"pass --any-system to compare them anyway\n",
+			(long long)base_id, rb.hostname, (long long)cand_id, rc_row.hostname);
+		status = EXIT_USAGE;
+		goto done;
+	}
+	struct case_filter filter = {suite, where.items, where.n};
+	if (case_set_load(db, base_id, &filter, &base, &err) ||
+	    case_set_load(db, cand_id, &filter, &cand, &err)) {
+		bd_error_print(REPORT_PROG, &err);
+		status = err.code == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL;
+		goto done;
+	}
+	char title[160];
+	snprintf(title, sizeof(title), "regressions: run %lld vs baseline run %lld (%s)",
+		 (long long)cand_id, (long long)base_id, series_pick_names[pick]);
+	table_init(&t, title);
+	size_t c_case = table_column(&t, "case", "", 0),
+	       c_base = table_column(&t, "baseline", "ms", 3),
+	       c_cand = table_column(&t, "candidate", "ms", 3),
+	       c_chg = table_column(&t, "change", "%", 1), c_lo = table_column(&t, "ci lo", "%", 1),
+	       c_hi = table_column(&t, "ci hi", "%", 1), c_p = table_column(&t, "p", "", 4),
+	       c_v = table_column(&t, "verdict", "", 0);
+	for (size_t i = 0; i < cand.n; i++) {
+		const struct case_row *c = &cand.rows[i];
+		size_t j = 0;
+		while (j < base.n && strcmp(base.rows[j].case_key, c->case_key))
+			j++;
+		if (j == base.n || strcmp(c->status, "ok") || strcmp(base.rows[j].status, "ok")) {
+			unpaired++;
+			continue;
+		}
+		size_t nb, nc;
+		const double *xb = case_series_pick(&base.series[j], (enum series_pick)pick, &nb);
+		const double *xc = case_series_pick(&cand.series[i], (enum series_pick)pick, &nc);
+		struct pair_result pr;
+		if (compare_pair(xb, nb, xc, nc, alpha, threshold / 100, &pr)) {
+			unpaired++;
+			continue;
+		}
+		counts[pr.verdict]++;
+		size_t r = table_row(&t);
+		table_text(&t, r, c_case, c->name);
+		table_number(&t, r, c_base, pr.base.median / 1e6);
+		table_number(&t, r, c_cand, pr.cand.median / 1e6);
+		/* change in time: candidate / baseline - 1 = 1 / speedup - 1 */
+		table_number(&t, r, c_chg, 100 * (1 / pr.speedup.ratio - 1));
+		table_number(&t, r, c_lo, 100 * (1 / pr.speedup.hi - 1));
+		table_number(&t, r, c_hi, 100 * (1 / pr.speedup.lo - 1));
+		table_number(&t, r, c_p, pr.mw.p);
+		table_text(&t, r, c_v, verdict_names[pr.verdict]);
+	}
+	table_note(&t, "%zu cases compared: %zu slower, %zu faster, %zu same, %zu unsure; %zu not "
+		       "compared (missing from one run or not ok)",
+		   t.nrows, counts[VERDICT_SLOWER], counts[VERDICT_FASTER], counts[VERDICT_SAME],
+		   counts[VERDICT_UNSURE], unpaired);
+	table_note(&t, "change: candidate median / baseline median - 1 (95%% bootstrap CI); "
+		       "threshold %.3g%%, alpha %.3g; verdict: %s",
+		   threshold, alpha, counts[VERDICT_SLOWER] ? "REGRESSION" : "no regression");
+	render_begin((enum report_format)fmt, &out);
+	render_table(&t, (enum report_format)fmt, &out);
+	render_end((enum report_format)fmt, &out);
+	fputs(sb_str(&out), stdout);
+	if (counts[VERDICT_SLOWER])
+		status = EXIT_REGRESSION;
+done:
+	table_free(&t);
+	sb_free(&out);
+	db_run_row_clear(&rb);
+	db_run_row_clear(&rc_row);
+	case_set_free(&base);
+	case_set_free(&cand);
+	db_close(db);
+	return status;
+}

@@ -1,0 +1,522 @@
+/* tests/test_stats.c: summaries, bootstrap interval of a ratio of medians (checked against an
+ * exhaustive enumeration of resamples), Mann-Whitney U (checked against values computed by hand),
+ * speedup summaries and the steady-state index. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+
+#include <cmocka.h>
+
+#include "error.h"
+#include "stats.h"
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- helpers -------------------------------------------------------------------------------- */
+
+static void assert_close(double got, double want, double tol)
+{
+	if (!(fabs(got - want) <= tol))
+		fail_msg("got %.17g, want %.17g (tolerance %g)", got, want, tol);
+}
+
+/* Deterministic noise in [-1, 1] for fixtures (a 64-bit LCG; quality does not matter here). */
+static double noise(uint64_t *state)
+{
+	*state = *state * 6364136223846793005u + 1442695040888963407u;
+	return (double)(*state >> 11) / (double)(1ull << 53) * 2 - 1;
+}
+
+static double median_of_copy(const double *x, size_t n)
+{
+	double *copy = malloc(n * sizeof(*copy));
+	assert_non_null(copy);
+	memcpy(copy, x, n * sizeof(*copy));
+	double m = median_inplace(copy, n);
+	free(copy);
+	return m;
+}
+
+/* center * (1 + spread * u) for u evenly spaced over [-1, 1] and shuffled: the median is exactly
+ * center when n is odd, whatever the order. */
+static void symmetric_series(double *x, size_t n, double center, double spread, uint64_t seed)
+{
+	for (size_t i = 0; i < n; i++)
+		x[i] = center * (1 + spread * ((double)(2 * i) - (double)(n - 1)) / (double)(n - 1));
+	for (size_t i = n - 1; i > 0; i--) {
+		seed = seed * 6364136223846793005u + 1442695040888963407u;
+		size_t j = (size_t)((seed >> 33) % (i + 1));
+		double t = x[i];
+		x[i] = x[j];
+		x[j] = t;
+	}
+}
+
+/* ---- summarize ------------------------------------------------------------------------------ */
+
+static void test_stats__summarize_gives_sample_std_and_median(void **state)
+{
+	(void)state;
+	const double x[] = {4, 1, 3, 2};
+	struct summary s;
+	summarize(x, ARRAY_LEN(x), &s);
+	assert_int_equal(s.n, 4);
+	assert_close(s.mean, 2.5, 1e-15);
+	assert_close(s.std, sqrt(5.0 / 3.0), 1e-15); /* squares 2.25 + 0.25 + 0.25 + 2.25 = 5, / 3 */
+	assert_close(s.median, 2.5, 0);
+	assert_close(s.min, 1, 0);
+	assert_close(s.max, 4, 0);
+	assert_close(s.cv, sqrt(5.0 / 3.0) / 2.5, 1e-15);
+	assert_close(x[0], 4, 0); /* input untouched */
+	summarize(x, 0, &s);
+	assert_int_equal(s.n, 0);
+	assert_close(s.median, 0, 0);
+}
+
+/* ---- bootstrap_ratio_of_medians ------------------------------------------------------------- */
+
+static void test_stats__bootstrap_known_10_percent_difference_lies_in_a_narrow_interval(void **state)
+{
+	(void)state;
+	double base[51], cand[51];
+	symmetric_series(base, ARRAY_LEN(base), 110, 0.005, 1);
+	symmetric_series(cand, ARRAY_LEN(cand), 100, 0.005, 2);
+	struct ratio_ci ci;
+	assert_int_equal(bootstrap_ratio_of_medians(base, 51, cand, 51, 0.95, 2000, 42, &ci), 0);
+	assert_close(ci.ratio, 1.1, 1e-12);
+	if (!(ci.lo < 1.1 && 1.1 < ci.hi))
+		fail_msg("1.1 not inside [%.6f, %.6f]", ci.lo, ci.hi);
+	/* ±0.5% uniform noise: the median of 51 values moves by about 0.07%, the ratio by about 0.1% */
+	if (!(ci.hi - ci.lo > 0 && ci.hi - ci.lo < 0.01))
+		fail_msg("interval [%.6f, %.6f] is not narrow and non-empty", ci.lo, ci.hi);
+}
+
+static void test_stats__bootstrap_identical_series_interval_contains_1(void **state)
+{
+	(void)state;
+	double x[50];
+	uint64_t seed = 7;
+	for (size_t i = 0; i < ARRAY_LEN(x); i++)
+		x[i] = 1e6 * (1 + 0.02 * noise(&seed));
+	struct ratio_ci ci;
+	assert_int_equal(bootstrap_ratio_of_medians(x, 50, x, 50, 0.95, 2000, 1, &ci), 0);
+	assert_close(ci.ratio, 1, 0);
+	if (!(ci.lo < 1 && 1 < ci.hi))
+		fail_msg("1 not inside [%.6f, %.6f]", ci.lo, ci.hi);
+}
+
+static void test_stats__bootstrap_same_seed_gives_same_interval_and_other_seed_another(void **state)
+{
+	(void)state;
+	double base[40], cand[37];
+	uint64_t seed = 11;
+	for (size_t i = 0; i < ARRAY_LEN(base); i++)
+		base[i] = 200 * (1 + 0.1 * noise(&seed));
+	for (size_t i = 0; i < ARRAY_LEN(cand); i++)
+		cand[i] = 150 * (1 + 0.1 * noise(&seed));
+	struct ratio_ci a, b, c;
+	assert_int_equal(bootstrap_ratio_of_medians(base, 40, cand, 37, 0.95, 500, 99, &a), 0);
+	assert_int_equal(bootstrap_ratio_of_medians(base, 40, cand, 37, 0.95, 500, 99, &b), 0);
+	assert_int_equal(bootstrap_ratio_of_medians(base, 40, cand, 37, 0.95, 500, 100, &c), 0);
+	assert_memory_equal(&a, &b, sizeof(a));
+	assert_close(c.ratio, a.ratio, 0);
+	if (a.lo == c.lo && a.hi == c.hi)
+		fail_msg("seeds 99 and 100 gave the same interval [%.9f, %.9f]", a.lo, a.hi);
+}
+
+static void test_stats__bootstrap_ratio_is_exactly_median_base_over_median_cand(void **state)
+{
+	(void)state;
+	/* odd/odd, even/even, odd/even, and a single sample */
+	const size_t sizes[][2] = {{51, 49}, {50, 64}, {33, 20}, {1, 7}};
+	uint64_t seed = 3;
+	for (size_t t = 0; t < ARRAY_LEN(sizes); t++) {
+		double base[64], cand[64];
+		size_t nb = sizes[t][0], nc = sizes[t][1];
+		for (size_t i = 0; i < nb; i++)
+			base[i] = 1.3 + noise(&seed) * 0.3;
+		for (size_t i = 0; i < nc; i++)
+			cand[i] = 0.7 + noise(&seed) * 0.2;
+		double base_before[64], cand_before[64];
+		memcpy(base_before, base, sizeof(base));
+		memcpy(cand_before, cand, sizeof(cand));
+		struct ratio_ci ci;
+		assert_int_equal(bootstrap_ratio_of_medians(base, nb, cand, nc, 0.9, 300, t, &ci), 0);
+		double want = median_of_copy(base, nb) / median_of_copy(cand, nc);
+		if (ci.ratio != want)
+			fail_msg("sizes %zu/%zu: ratio %.17g, want exactly %.17g", nb, nc, ci.ratio, want);
+		assert_memory_equal(base, base_before, nb * sizeof(double)); /* inputs untouched */
+		assert_memory_equal(cand, cand_before, nc * sizeof(double));
+	}
+}
+
+static void test_stats__bootstrap_single_samples_give_a_degenerate_interval(void **state)
+{
+	(void)state;
+	const double base[] = {2}, cand[] = {1};
+	struct ratio_ci ci;
+	assert_int_equal(bootstrap_ratio_of_medians(base, 1, cand, 1, 0.95, 100, 5, &ci), 0);
+	assert_close(ci.ratio, 2, 0);
+	assert_close(ci.lo, 2, 0);
+	assert_close(ci.hi, 2, 0);
+}
+
+static void test_stats__bootstrap_wider_level_gives_a_wider_interval(void **state)
+{
+	(void)state;
+	double base[30], cand[30];
+	uint64_t seed = 17;
+	for (size_t i = 0; i < 30; i++) {
+		base[i] = 10 * (1 + 0.05 * noise(&seed));
+		cand[i] = 9 * (1 + 0.05 * noise(&seed));
+	}
+	/* the same seed draws the same bootstrap distribution; only the percentiles move */
+	struct ratio_ci narrow, wide;
+	assert_int_equal(bootstrap_ratio_of_medians(base, 30, cand, 30, 0.80, 1000, 8, &narrow), 0);
+	assert_int_equal(bootstrap_ratio_of_medians(base, 30, cand, 30, 0.99, 1000, 8, &wide), 0);
+	if (!(wide.lo < narrow.lo && narrow.lo < narrow.hi && narrow.hi < wide.hi))
+		fail_msg("80%% [%.6f, %.6f] not strictly inside 99%% [%.6f, %.6f]", narrow.lo,
+			 narrow.hi, wide.lo, wide.hi);
+}
+
+/* Exact bootstrap distribution of the median of x[0..n-1] by enumerating all n^n resamples (each
+ * equally likely), sorted ascending into medians[0..n^n-1]. */
+static size_t enumerate_resample_medians(const double *x, size_t n, double *medians)
+{
+	size_t total = 1, idx[8] = {0};
+	for (size_t i = 0; i < n; i++)
+		total *= n;
+	for (size_t r = 0; r < total; r++) {
+		double resample[8];
+		for (size_t i = 0, v = r; i < n; i++, v /= n)
+			idx[i] = v % n;
+		for (size_t i = 0; i < n; i++)
+			resample[i] = x[idx[i]];
+		medians[r] = median_inplace(resample, n);
+	}
+	median_inplace(medians, total); /* sorts */
+	return total;
+}
+
+/* With cand = {1} the bootstrap ratios are the resampled medians of base, so every percentile of
+ * the interval must match the exact distribution wherever that is not within a few standard
+ * errors of a step (4000 resamples: one standard error of a frequency is at most 0.008). */
+static void test_stats__bootstrap_resamples_follow_the_exact_bootstrap_distribution(void **state)
+{
+	(void)state;
+	const double odd[] = {4, 1, 2}, even[] = {1, 8, 2, 4}, one[] = {1};
+	const double *series[] = {odd, even};
+	const size_t lengths[] = {3, 4};
+	const double tails[] = {0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45};
+	double medians[256];
+	size_t checked = 0;
+	for (size_t s = 0; s < 2; s++) {
+		size_t total = enumerate_resample_medians(series[s], lengths[s], medians);
+		for (size_t t = 0; t < ARRAY_LEN(tails); t++) {
+			struct ratio_ci ci;
+			double tail = tails[t];
+			assert_int_equal(bootstrap_ratio_of_medians(series[s], lengths[s], one, 1,
+								    1 - 2 * tail, 4000, 1000 + t, &ci), 0);
+			double ends[2] = {tail, 1 - tail}, got[2] = {ci.lo, ci.hi};
+			for (int e = 0; e < 2; e++) {
+				/* exact quantile: the first value whose CDF reaches p; skip p near a step */
+				size_t k = 0;
+				while ((double)(k + 1) / (double)total < ends[e])
+					k++;
+				double want = medians[k], below = 0, upto = 0;
+				for (size_t r = 0; r < total; r++) {
+					below += medians[r] < want;
+					upto += medians[r] <= want;
+				}
+				below /= (double)total;
+				upto /= (double)total;
+				if (ends[e] - below < 0.04 || upto - ends[e] < 0.04)
+					continue;
+				checked++;
+				if (got[e] != want)
+					fail_msg("n=%zu, p=%.2f: bootstrap quantile %.6g, exact %.6g",
+						 lengths[s], ends[e], got[e], want);
+			}
+		}
+	}
+	assert_true(checked >= 10); /* the fixture really tests something */
+}
+
+static void test_stats__bootstrap_rejects_empty_series_and_bad_arguments(void **state)
+{
+	(void)state;
+	const double x[] = {1, 2, 3}, zeros[] = {0, 0, 1}, neg[] = {-1, -2, 3}, inf[] = {1, INFINITY, 2};
+	struct ratio_ci ci;
+	assert_int_equal(bootstrap_ratio_of_medians(x, 0, x, 3, 0.95, 100, 1, &ci), BD_EINVAL);
+	assert_int_equal(bootstrap_ratio_of_medians(x, 3, x, 0, 0.95, 100, 1, &ci), BD_EINVAL);
+	assert_int_equal(bootstrap_ratio_of_medians(NULL, 0, NULL, 0, 0.95, 100, 1, &ci), BD_EINVAL);
+	assert_close(ci.ratio, 0, 0); /* zeroed on error */
+	/* a median that is not positive: 0 in either series, negative in the base */
+	assert_int_equal(bootstrap_ratio_of_medians(x, 3, zeros, 3, 0.95, 100, 1, &ci), BD_EINVAL);
+	assert_int_equal(bootstrap_ratio_of_medians(zeros, 3, x, 3, 0.95, 100, 1, &ci), BD_EINVAL);
+	assert_int_equal(bootstrap_ratio_of_medians(neg, 3, x, 3, 0.95, 100, 1, &ci), BD_EINVAL);
+	assert_int_equal(bootstrap_ratio_of_medians(inf, 3, x, 3, 0.95, 100, 1, &ci), BD_EINVAL);
+	assert_int_equal(bootstrap_ratio_of_medians(x, 3, x, 3, 1.0, 100, 1, &ci), BD_EINVAL);
+	assert_int_equal(bootstrap_ratio_of_medians(x, 3, x, 3, 0.0, 100, 1, &ci), BD_EINVAL);
+	assert_int_equal(bootstrap_ratio_of_medians(x, 3, x, 3, NAN, 100, 1, &ci), BD_EINVAL);
+	assert_int_equal(bootstrap_ratio_of_medians(x, 3, x, 3, 0.95, 0, 1, &ci), BD_EINVAL);
+	assert_int_equal(bootstrap_ratio_of_medians(x, 3, x, 3, 0.95, 100, 1, NULL), BD_EINVAL);
+}
+
+/* ---- mann_whitney_u ------------------------------------------------------------------------- */
+
+/* x = {1..5}, y = {6..10}: x holds ranks 1..5, R = 15, U = R - n1(n1+1)/2 = 15 - 15 = 0.
+ * mean n1 n2 / 2 = 12.5; no ties: var = n1 n2 (N+1) / 12 = 25 * 11 / 12 = 22.916667, sd 4.787136.
+ * z = (0 - 12.5 + 0.5) / 4.787136 = -2.506718, p = erfc(2.506718 / sqrt 2) = 0.0121858. */
+static void test_stats__mann_whitney_separated_samples_give_u_0_and_hand_computed_p(void **state)
+{
+	(void)state;
+	const double x[] = {1, 2, 3, 4, 5}, y[] = {6, 7, 8, 9, 10};
+	struct mann_whitney mw;
+	assert_int_equal(mann_whitney_u(x, 5, y, 5, &mw), 0);
+	assert_close(mw.u, 0, 0);
+	assert_close(mw.z, -12.0 / sqrt(275.0 / 12.0), 1e-12);
+	assert_close(mw.z, -2.506718, 1e-6);
+	assert_close(mw.p, 0.0121858, 1e-7);
+}
+
+/* x = {1, 2, 2, 3}, y = {2, 3, 3, 4}. Pooled and sorted: 1x 2x 2x 2y 3x 3y 3y 4y.
+ * Midranks: 1 -> 1; the three 2s share ranks 2..4 -> 3; the three 3s share 5..7 -> 6; 4 -> 8.
+ * R(x) = 1 + 3 + 3 + 6 = 13, U = 13 - 4*5/2 = 3; mean 16 / 2 = 8.
+ * Ties: two groups of 3, sum(t^3 - t) = 24 + 24 = 48; N = 8:
+ * var = n1 n2 / 12 * ((N+1) - 48 / (N(N-1))) = 16/12 * (9 - 48/56) = 10.857143, sd 3.295018.
+ * z = (3 - 8 + 0.5) / 3.295018 = -1.365698, p = erfc(1.365698 / sqrt 2) = 0.172034. */
+static void test_stats__mann_whitney_ties_use_midranks_and_tie_corrected_variance(void **state)
+{
+	(void)state;
+	const double x[] = {2, 1, 3, 2}, y[] = {3, 4, 2, 3};
+	struct mann_whitney mw;
+	assert_int_equal(mann_whitney_u(x, 4, y, 4, &mw), 0);
+	assert_close(mw.u, 3, 0);
+	assert_close(mw.z, -4.5 / sqrt(16.0 / 12.0 * (9 - 48.0 / 56.0)), 1e-12);
+	assert_close(mw.z, -1.365698, 1e-6);
+	assert_close(mw.p, 0.172034, 1e-6);
+}
+
+static void test_stats__mann_whitney_swapping_samples_gives_n1n2_minus_u_and_same_p(void **state)
+{
+	(void)state;
+	double x[23], y[31];
+	uint64_t seed = 5;
+	/* rounded to halves so that ties occur across and within the samples */
+	for (size_t i = 0; i < ARRAY_LEN(x); i++)
+		x[i] = round(20 * (1 + 0.2 * noise(&seed))) / 2;
+	for (size_t i = 0; i < ARRAY_LEN(y); i++)
+		y[i] = round(21 * (1 + 0.2 * noise(&seed))) / 2;
+	struct mann_whitney xy, yx;
+	assert_int_equal(mann_whitney_u(x, 23, y, 31, &xy), 0);
+	assert_int_equal(mann_whitney_u(y, 31, x, 23, &yx), 0);
+	assert_close(yx.u, 23.0 * 31.0 - xy.u, 1e-9);
+	assert_close(yx.z, -xy.z, 1e-12);
+	assert_close(yx.p, xy.p, 1e-12);
+	assert_true(xy.z != 0 && xy.p < 1); /* the fixture is not a trivial all-equal case */
+}
+
+static void test_stats__mann_whitney_identical_or_all_tied_samples_give_p_1(void **state)
+{
+	(void)state;
+	const double x[] = {3, 1, 4, 1, 5}, same[] = {5, 4, 3, 1, 1}, tied[] = {2, 2, 2}, tied2[] = {2, 2};
+	struct mann_whitney mw;
+	/* identical samples: U = n1 n2 / 2 exactly, so z = 0 and p = 1 */
+	assert_int_equal(mann_whitney_u(x, 5, same, 5, &mw), 0);
+	assert_close(mw.u, 12.5, 0);
+	assert_close(mw.z, 0, 0);
+	assert_close(mw.p, 1, 0);
+	/* every value tied: the variance is 0 */
+	assert_int_equal(mann_whitney_u(tied, 3, tied2, 2, &mw), 0);
+	assert_close(mw.u, 3, 0);
+	assert_close(mw.z, 0, 0);
+	assert_close(mw.p, 1, 0);
+}
+
+static void test_stats__mann_whitney_large_shift_is_significant_and_none_is_not(void **state)
+{
+	(void)state;
+	double x[50], y[50], y_same[50];
+	uint64_t seed = 9;
+	for (size_t i = 0; i < 50; i++) {
+		x[i] = 100 * (1 + 0.02 * noise(&seed));
+		y[i] = 110 * (1 + 0.02 * noise(&seed));
+		y_same[i] = 100 * (1 + 0.02 * noise(&seed));
+	}
+	struct mann_whitney shifted, same;
+	assert_int_equal(mann_whitney_u(x, 50, y, 50, &shifted), 0);
+	assert_int_equal(mann_whitney_u(x, 50, y_same, 50, &same), 0);
+	/* ±2% noise never bridges a 10% gap: every x is below every y */
+	assert_close(shifted.u, 0, 0);
+	assert_true(shifted.p < 1e-15);
+	assert_true(same.p > 0.01);
+}
+
+static void test_stats__mann_whitney_rejects_empty_and_nan(void **state)
+{
+	(void)state;
+	const double x[] = {1, 2}, bad[] = {1, NAN};
+	struct mann_whitney mw;
+	assert_int_equal(mann_whitney_u(x, 0, x, 2, &mw), BD_EINVAL);
+	assert_int_equal(mann_whitney_u(x, 2, x, 0, &mw), BD_EINVAL);
+	assert_int_equal(mann_whitney_u(x, 2, bad, 2, &mw), BD_EINVAL);
+	assert_int_equal(mann_whitney_u(x, 2, x, 2, NULL), BD_EINVAL);
+}
+
+/* ---- speedup_summarize ---------------------------------------------------------------------- */
+
+/* {2, 0.5, 1, 1.01}, band 0.02: geomean = (2 * 0.5 * 1 * 1.01)^(1/4) = 1.01^0.25 = 1.00249068;
+ * 2 > 1.02 wins, 0.5 < 0.98 loses, 1 and 1.01 are ties. Sorted 0.5 1 1.01 2: median 1.005;
+ * mean 4.51 / 4 = 1.1275. */
+static void test_stats__speedup_summary_of_hand_computed_speedups(void **state)
+{
+	(void)state;
+	const double s[] = {2, 0.5, 1, 1.01};
+	struct speedup_summary sum;
+	speedup_summarize(s, 4, 0.02, &sum);
+	assert_int_equal(sum.n, 4);
+	assert_close(sum.geomean, pow(1.01, 0.25), 1e-14);
+	assert_close(sum.geomean, 1.0025, 1e-4);
+	assert_int_equal(sum.wins, 1);
+	assert_int_equal(sum.losses, 1);
+	assert_int_equal(sum.ties, 2);
+	assert_close(sum.median, 1.005, 1e-15);
+	assert_close(sum.mean, 1.1275, 1e-15);
+	assert_close(sum.min, 0.5, 0);
+	assert_close(sum.max, 2, 0);
+}
+
+static void test_stats__speedup_summary_ignores_non_positive_and_non_finite(void **state)
+{
+	(void)state;
+	const double s[] = {0, 4, -1, NAN, INFINITY, 0.25, -INFINITY};
+	struct speedup_summary sum;
+	speedup_summarize(s, ARRAY_LEN(s), 0.02, &sum);
+	assert_int_equal(sum.n, 2);
+	assert_close(sum.geomean, 1, 1e-15);
+	assert_close(sum.median, 2.125, 0);
+	assert_close(sum.mean, 2.125, 0);
+	assert_close(sum.min, 0.25, 0);
+	assert_close(sum.max, 4, 0);
+	assert_int_equal(sum.wins + sum.losses + sum.ties, 2);
+	assert_int_equal(sum.wins, 1);
+
+	const double none[] = {0, NAN};
+	speedup_summarize(none, 2, 0.02, &sum);
+	assert_int_equal(sum.n, 0);
+	assert_close(sum.geomean, 0, 0);
+	speedup_summarize(NULL, 0, 0.02, &sum);
+	assert_int_equal(sum.n, 0);
+}
+
+static void test_stats__speedup_median_matches_sorting_median_on_large_input(void **state)
+{
+	(void)state;
+	enum { N = 1001 };
+	double *s = malloc(N * sizeof(*s));
+	assert_non_null(s);
+	uint64_t seed = 21;
+	for (size_t i = 0; i < N; i++)
+		s[i] = exp(noise(&seed));
+	s[100] = s[200] = s[300] = 1; /* a few duplicates */
+	struct speedup_summary sum;
+	for (size_t n = N - 1; n <= N; n++) { /* even and odd */
+		speedup_summarize(s, n, 0.02, &sum);
+		assert_int_equal(sum.n, n);
+		double want = median_of_copy(s, n);
+		if (sum.median != want)
+			fail_msg("n=%zu: median %.17g, want %.17g", n, sum.median, want);
+		assert_int_equal(sum.wins + sum.losses + sum.ties, n);
+	}
+	free(s);
+}
+
+/* ---- steady_state_index --------------------------------------------------------------------- */
+
+static void test_stats__steady_state_after_three_slow_warmup_iterations_is_3(void **state)
+{
+	(void)state;
+	double x[40];
+	uint64_t seed = 31;
+	x[0] = 500;
+	x[1] = 250;
+	x[2] = 130;
+	for (size_t i = 3; i < 40; i++)
+		x[i] = 100 * (1 + 0.02 * noise(&seed));
+	assert_int_equal(steady_state_index(x, 40, 0.10), 3);
+}
+
+static void test_stats__steady_state_of_an_always_steady_series_is_0(void **state)
+{
+	(void)state;
+	double x[25];
+	uint64_t seed = 37;
+	for (size_t i = 0; i < 25; i++)
+		x[i] = 7e5 * (1 + 0.02 * noise(&seed));
+	assert_int_equal(steady_state_index(x, 25, 0.10), 0);
+	assert_int_equal(steady_state_index(x, 1, 0.10), 0);
+	assert_int_equal(steady_state_index(x, 0, 0.10), 0);
+}
+
+static void test_stats__steady_state_of_a_drifting_series_is_n_or_where_the_drift_stops(void **state)
+{
+	(void)state;
+	double x[100];
+	/* 100, 101, ..., 199: the last half has median 174.5; 199 is out of ±10% of it */
+	for (size_t i = 0; i < 100; i++)
+		x[i] = 100 + (double)i;
+	assert_int_equal(steady_state_index(x, 100, 0.10), 100);
+	/* drifts down by 10 per iteration, then stays at 100 from i = 20: within ±10% of 100 from
+	 * i = 19 on (x[18] = 115, x[19] = 105) */
+	for (size_t i = 0; i < 100; i++)
+		x[i] = i < 20 ? 295 - 10 * (double)i : 100;
+	assert_int_equal(steady_state_index(x, 100, 0.10), 19);
+	/* steady, then one spike on the last iteration: no steady suffix */
+	for (size_t i = 0; i < 100; i++)
+		x[i] = 100;
+	x[99] = 150;
+	assert_int_equal(steady_state_index(x, 100, 0.10), 100);
+}
+
+static void test_stats__steady_state_of_odd_length_uses_last_ceil_half(void **state)
+{
+	(void)state;
+	/* n = 5: the last ceil(5/2) = 3 values {100, 120, 100} have median 100, so 120 is out of
+	 * ±10% and only the last value is steady. (The last 2, {120, 100}, would give 110 and 0.) */
+	const double x[] = {100, 100, 100, 120, 100};
+	assert_int_equal(steady_state_index(x, 5, 0.10), 4);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_stats__summarize_gives_sample_std_and_median),
+		cmocka_unit_test(test_stats__bootstrap_known_10_percent_difference_lies_in_a_narrow_interval),
+		cmocka_unit_test(test_stats__bootstrap_identical_series_interval_contains_1),
+		cmocka_unit_test(test_stats__bootstrap_same_seed_gives_same_interval_and_other_seed_another),
+		cmocka_unit_test(test_stats__bootstrap_ratio_is_exactly_median_base_over_median_cand),
+		cmocka_unit_test(test_stats__bootstrap_single_samples_give_a_degenerate_interval),
+		cmocka_unit_test(test_stats__bootstrap_wider_level_gives_a_wider_interval),
+		cmocka_unit_test(test_stats__bootstrap_resamples_follow_the_exact_bootstrap_distribution),
+		cmocka_unit_test(test_stats__bootstrap_rejects_empty_series_and_bad_arguments),
+		cmocka_unit_test(test_stats__mann_whitney_separated_samples_give_u_0_and_hand_computed_p),
+		cmocka_unit_test(test_stats__mann_whitney_ties_use_midranks_and_tie_corrected_variance),
+		cmocka_unit_test(test_stats__mann_whitney_swapping_samples_gives_n1n2_minus_u_and_same_p),
+		cmocka_unit_test(test_stats__mann_whitney_identical_or_all_tied_samples_give_p_1),
+		cmocka_unit_test(test_stats__mann_whitney_large_shift_is_significant_and_none_is_not),
+		cmocka_unit_test(test_stats__mann_whitney_rejects_empty_and_nan),
+		cmocka_unit_test(test_stats__speedup_summary_of_hand_computed_speedups),
+		cmocka_unit_test(test_stats__speedup_summary_ignores_non_positive_and_non_finite),
+		cmocka_unit_test(test_stats__speedup_median_matches_sorting_median_on_large_input),
+		cmocka_unit_test(test_stats__steady_state_after_three_slow_warmup_iterations_is_3),
+		cmocka_unit_test(test_stats__steady_state_of_an_always_steady_series_is_0),
+		cmocka_unit_test(test_stats__steady_state_of_a_drifting_series_is_n_or_where_the_drift_stops),
+		cmocka_unit_test(test_stats__steady_state_of_odd_length_uses_last_ceil_half),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -9,45 +9,7 @@
 #include "opt.h"
 #include "report.h"
 
-/* The case key without its impl=... token: equal for cases that differ only in impl. */
-static void key_without_impl(const char *key, char *out, size_t n)
-{
-	struct strbuf sb = STRBUF_INIT;
-	const char *p = key;
-	while (*p) {
-		size_t len = strcspn(p, " ");
-		if (strncmp(p, "impl=", 5))
-			sb_addf(&sb, "%s%.*s", sb.len ? " " : "", (int)len, p);
-		p += len;
-		while (*p == ' ')
-			p++;
-	}
-	snprintf(out, n, "%s", sb_str(&sb));
-	sb_free(&sb);
-}
-
 static int is_ok(const struct case_row *c) { return !strcmp(c->status, "ok"); }
-
-/* Index of the baseline partner of cand in base, or -1. by_impl: same key but impl; else same key. */
-static long find_partner(const struct case_set *base, const struct case_row *cand, const char *impl)
-{
-	char want[1024], have[1024];
-	if (impl)
-		key_without_impl(cand->case_key, want, sizeof(want));
-	for (size_t i = 0; i < base->n; i++) {
-		const struct case_row *b = &base->rows[i];
-		if (impl) {
-			if (strcmp(b->impl, impl))
-				continue;
-			key_without_impl(b->case_key, have, sizeof(have));
-			if (!strcmp(have, want))
-				return (long)i;
-		} else if (!strcmp(b->case_key, cand->case_key)) {
-			return (long)i;
-		}
-	}
-	return -1;
-}
 
 /* Say why nothing could be compared: what the baseline's cases were, with their statuses. */
 static void explain_nothing(const struct case_set *base, const char *impl, int64_t run_id)
@@ -107,6 +69,8 @@ int cmd_compare(int argc, char **argv)
 		"is short for `report compare --baseline IMPL`."};
 	struct db *db = NULL;
 	struct case_set cand = {0}, base_set = {0};
+	struct case_index index = {0};
+	struct case_pair *pairs = NULL;
 	const struct case_set *base = &cand;
 	struct strbuf out = STRBUF_INIT;
 	struct bd_error err;
@@ -156,6 +120,11 @@ int cmd_compare(int argc, char **argv)
 		by_run = 1;
 	}
 
+	if (case_index_build(base, !by_run, &index)) {
+		fprintf(stderr, "report: out of memory\n");
+		status = EXIT_FAIL;
+		goto done;
+	}
 	table_init(&t, NULL);
 	size_t c_case = table_column(&t, "case", "", 0), c_impl = table_column(&t, "impl", "", 0),
 	       c_base = table_column(&t, "baseline", "ms", 3),
@@ -165,32 +134,37 @@ int cmd_compare(int argc, char **argv)
 	       c_v = table_column(&t, "verdict", "", 0);
 	speedups = calloc(cand.n ? cand.n : 1, sizeof(*speedups));
 	groups = calloc(cand.n ? cand.n : 1, sizeof(*groups));
-	if (!speedups || !groups)
+	pairs = calloc(cand.n ? cand.n : 1, sizeof(*pairs));
+	if (!speedups || !groups || !pairs)
 		abort();
+	size_t nmatched = 0;
 	for (size_t i = 0; i < cand.n; i++) {
 		const struct case_row *c = &cand.rows[i];
 		if (!by_run && !strcmp(c->impl, baseline))
 			continue;
-		long j = find_partner(base, c, by_run ? NULL : baseline);
-		if (j < 0 || !is_ok(c) || !is_ok(&base->rows[j]))
+		char *stripped = by_run ? NULL : case_key_without_impl(c->case_key);
+		long j = case_index_find(&index, by_run ? c->case_key : stripped, by_run ? NULL : baseline);
+		free(stripped);
+		if (j >= 0 && is_ok(c) && is_ok(&base->rows[j]))
+			pairs[nmatched++] = (struct case_pair){.base = (size_t)j, .cand = i};
+	}
+	compare_pairs(base, &cand, pairs, nmatched, (enum series_pick)pick, alpha, threshold / 100);
+	for (size_t k = 0; k < nmatched; k++) {
+		if (!pairs[k].ok)
 			continue;
-		size_t nb, nc;
-		const double *xb = case_series_pick(&base->series[j], (enum series_pick)pick, &nb);
-		const double *xc = case_series_pick(&cand.series[i], (enum series_pick)pick, &nc);
-		struct pair_result pr;
-		if (compare_pair(xb, nb, xc, nc, alpha, threshold / 100, &pr))
-			continue;
+		const struct case_row *c = &cand.rows[pairs[k].cand];
+		const struct pair_result *pr = &pairs[k].result;
 		size_t r = table_row(&t);
 		table_text(&t, r, c_case, c->name);
 		table_text(&t, r, c_impl, c->impl);
-		table_number(&t, r, c_base, pr.base.median / 1e6);
-		table_number(&t, r, c_cand, pr.cand.median / 1e6);
-		table_number(&t, r, c_sp, pr.speedup.ratio);
-		table_number(&t, r, c_lo, pr.speedup.lo);
-		table_number(&t, r, c_hi, pr.speedup.hi);
-		table_number(&t, r, c_p, pr.mw.p);
-		table_text(&t, r, c_v, verdict_names[pr.verdict]);
-		speedups[npairs] = pr.speedup.ratio;
+		table_number(&t, r, c_base, pr->base.median / 1e6);
+		table_number(&t, r, c_cand, pr->cand.median / 1e6);
+		table_number(&t, r, c_sp, pr->speedup.ratio);
+		table_number(&t, r, c_lo, pr->speedup.lo);
+		table_number(&t, r, c_hi, pr->speedup.hi);
+		table_number(&t, r, c_p, pr->mw.p);
+		table_text(&t, r, c_v, verdict_names[pr->verdict]);
+		speedups[npairs] = pr->speedup.ratio;
 		groups[npairs++] = c->impl;
 	}
 	if (npairs == 0) {
@@ -256,9 +230,11 @@ int cmd_compare(int argc, char **argv)
 done:
 	free(speedups);
 	free(groups);
+	free(pairs);
 	table_free(&t);
 	table_free(&sum);
 	sb_free(&out);
+	case_index_free(&index);
 	case_set_free(&cand);
 	case_set_free(&base_set);
 	db_close(db);

@@ -43,6 +43,8 @@ int cmd_regress(int argc, char **argv)
 		"--any-system)."};
 	struct db *db = NULL;
 	struct case_set base = {0}, cand = {0};
+	struct case_index index = {0};
+	struct case_pair *pairs = NULL;
 	struct run_row rb = {0}, rc_row = {0};
 	struct table t = {0};
 	struct strbuf out = STRBUF_INIT;
@@ -96,6 +98,11 @@ int cmd_regress(int argc, char **argv)
 		status = err.code == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL;
 		goto done;
 	}
+	if (case_index_build(&base, 0, &index)) {
+		fprintf(stderr, "report: out of memory\n");
+		status = EXIT_FAIL;
+		goto done;
+	}
 	char title[160];
 	snprintf(title, sizeof(title), "regressions: run %lld vs baseline run %lld (%s)",
 		 (long long)cand_id, (long long)base_id, series_pick_names[pick]);
@@ -106,34 +113,36 @@ int cmd_regress(int argc, char **argv)
 	       c_chg = table_column(&t, "change", "%", 1), c_lo = table_column(&t, "ci lo", "%", 1),
 	       c_hi = table_column(&t, "ci hi", "%", 1), c_p = table_column(&t, "p", "", 4),
 	       c_v = table_column(&t, "verdict", "", 0);
+	pairs = calloc(cand.n ? cand.n : 1, sizeof(*pairs));
+	if (!pairs)
+		abort();
+	size_t nmatched = 0;
 	for (size_t i = 0; i < cand.n; i++) {
 		const struct case_row *c = &cand.rows[i];
-		size_t j = 0;
-		while (j < base.n && strcmp(base.rows[j].case_key, c->case_key))
-			j++;
-		if (j == base.n || strcmp(c->status, "ok") || strcmp(base.rows[j].status, "ok")) {
+		long j = case_index_find(&index, c->case_key, NULL);
+		if (j < 0 || strcmp(c->status, "ok") || strcmp(base.rows[j].status, "ok"))
+			unpaired++;
+		else
+			pairs[nmatched++] = (struct case_pair){.base = (size_t)j, .cand = i};
+	}
+	compare_pairs(&base, &cand, pairs, nmatched, (enum series_pick)pick, alpha, threshold / 100);
+	for (size_t k = 0; k < nmatched; k++) {
+		const struct pair_result *pr = &pairs[k].result;
+		if (!pairs[k].ok) {
 			unpaired++;
 			continue;
 		}
-		size_t nb, nc;
-		const double *xb = case_series_pick(&base.series[j], (enum series_pick)pick, &nb);
-		const double *xc = case_series_pick(&cand.series[i], (enum series_pick)pick, &nc);
-		struct pair_result pr;
-		if (compare_pair(xb, nb, xc, nc, alpha, threshold / 100, &pr)) {
-			unpaired++;
-			continue;
-		}
-		counts[pr.verdict]++;
+		counts[pr->verdict]++;
 		size_t r = table_row(&t);
-		table_text(&t, r, c_case, c->name);
-		table_number(&t, r, c_base, pr.base.median / 1e6);
-		table_number(&t, r, c_cand, pr.cand.median / 1e6);
+		table_text(&t, r, c_case, cand.rows[pairs[k].cand].name);
+		table_number(&t, r, c_base, pr->base.median / 1e6);
+		table_number(&t, r, c_cand, pr->cand.median / 1e6);
 		/* change in time: candidate / baseline - 1 = 1 / speedup - 1 */
-		table_number(&t, r, c_chg, 100 * (1 / pr.speedup.ratio - 1));
-		table_number(&t, r, c_lo, 100 * (1 / pr.speedup.hi - 1));
-		table_number(&t, r, c_hi, 100 * (1 / pr.speedup.lo - 1));
-		table_number(&t, r, c_p, pr.mw.p);
-		table_text(&t, r, c_v, verdict_names[pr.verdict]);
+		table_number(&t, r, c_chg, 100 * (1 / pr->speedup.ratio - 1));
+		table_number(&t, r, c_lo, 100 * (1 / pr->speedup.hi - 1));
+		table_number(&t, r, c_hi, 100 * (1 / pr->speedup.lo - 1));
+		table_number(&t, r, c_p, pr->mw.p);
+		table_text(&t, r, c_v, verdict_names[pr->verdict]);
 	}
 	table_note(&t, "%zu cases compared: %zu slower, %zu faster, %zu same, %zu unsure; %zu not "
 		       "compared (missing from one run or not ok)",
@@ -153,6 +162,8 @@ done:
 	sb_free(&out);
 	db_run_row_clear(&rb);
 	db_run_row_clear(&rc_row);
+	free(pairs);
+	case_index_free(&index);
 	case_set_free(&base);
 	case_set_free(&cand);
 	db_close(db);

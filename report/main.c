@@ -18,6 +18,10 @@ static const struct command commands[] = {
 	{"compare", cmd_compare, "speedups against a baseline impl or run, with CIs and a summary"},
 	{"warmup", cmd_warmup, "what 0/1/2/5 warm-up iterations would have given, from stored samples"},
 	{"regress", cmd_regress, "per-case verdicts between two runs; exit 1 on a regression"},
+	{"history", cmd_history, "one case (or a filter) across every run, with step changes"},
+	{"plot", cmd_plot, "charts through gnuplot (PNG and SVG)"},
+	{"writeup", cmd_writeup, "a markdown document with tables and charts"},
+	{"export", cmd_export, "raw samples or per-case statistics as CSV or JSON"},
 	{NULL, NULL, NULL},
 };
 

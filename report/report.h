@@ -18,6 +18,10 @@ int cmd_runs(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_warmup(int argc, char **argv);
 int cmd_regress(int argc, char **argv);
+int cmd_history(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
+int cmd_writeup(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 /* Open db_path (not created) and resolve the run selector; prints the error and returns the exit
  * status on failure, -1 on success. */
@@ -68,6 +72,19 @@ int case_set_load(struct db *db, int64_t run_id, const struct case_filter *f, st
 		  struct bd_error *err);
 void case_set_free(struct case_set *s);
 
+/* Lookup of a case set's cases by case key (optionally with the impl token removed, so that
+ * cases differing only in impl share a key), in O(log n). */
+struct case_index {
+	struct case_index_entry *entries;   /* sorted by (key, impl) */
+	size_t n;
+};
+int case_index_build(const struct case_set *set, int without_impl, struct case_index *idx);
+/* Index into set of the case with key (and impl, when not NULL), or -1. */
+long case_index_find(const struct case_index *idx, const char *key, const char *impl);
+void case_index_free(struct case_index *idx);
+/* The case key without its impl=... token (malloc'd). */
+char *case_key_without_impl(const char *key);
+
 /* Verdict on a change from a baseline: speedup = baseline median / candidate median with its CI,
  * p from the Mann-Whitney U test, threshold as a fraction (0.05 = 5%), alpha the significance
  * level.
@@ -88,6 +105,18 @@ struct pair_result {
 /* BD_EINVAL when a series is empty or a median is not positive. */
 int compare_pair(const double *xb, size_t nb, const double *xc, size_t nc, double alpha,
 		 double threshold, struct pair_result *out);
+
+/* A matched baseline/candidate pair of cases (indices into their case sets) and its comparison. */
+struct case_pair {
+	size_t base, cand;
+	int ok;                      /* 0 when the series could not be compared */
+	struct pair_result result;
+};
+/* Compare every pair on pick; pairs are independent, so they run on all cores (OpenMP), and the
+ * result does not depend on the thread count (each bootstrap has its own fixed seed). */
+void compare_pairs(const struct case_set *base, const struct case_set *cand,
+		   struct case_pair *pairs, size_t n, enum series_pick pick, double alpha,
+		   double threshold);
 
 /* Bootstrap settings every comparison uses, so that reports are reproducible. */
 #define REPORT_BOOTSTRAP_RESAMPLES 2000

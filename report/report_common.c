@@ -229,3 +229,89 @@ int compare_pair(const double *xb, size_t nb, const double *xc, size_t nc, doubl
 	out->verdict = verdict_of(&out->speedup, out->mw.p, alpha, threshold);
 	return 0;
 }
+
+struct case_index_entry {
+	char *key;
+	const char *impl;
+	size_t index;
+};
+
+char *case_key_without_impl(const char *key)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *p = key;
+	while (*p) {
+		size_t len = strcspn(p, " ");
+		if (strncmp(p, "impl=", 5))
+			sb_addf(&sb, "%s%.*s", sb.len ? " " : "", (int)len, p);
+		p += len;
+		while (*p == ' ')
+			p++;
+	}
+	return sb_detach(&sb);
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+	const struct case_index_entry *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+	return c ? c : strcmp(x->impl, y->impl);
+}
+
+int case_index_build(const struct case_set *set, int without_impl, struct case_index *idx)
+{
+	idx->n = set->n;
+	idx->entries = calloc(set->n ? set->n : 1, sizeof(*idx->entries));
+	if (!idx->entries)
+		return BD_ENOMEM;
+	for (size_t i = 0; i < set->n; i++) {
+		const struct case_row *c = &set->rows[i];
+		idx->entries[i].key = without_impl ? case_key_without_impl(c->case_key) : strdup(c->case_key);
+		idx->entries[i].impl = c->impl;
+		idx->entries[i].index = i;
+		if (!idx->entries[i].key) {
+			case_index_free(idx);
+			return BD_ENOMEM;
+		}
+	}
+	qsort(idx->entries, idx->n, sizeof(*idx->entries), entry_cmp);
+	return 0;
+}
+
+long case_index_find(const struct case_index *idx, const char *key, const char *impl)
+{
+	size_t lo = 0, hi = idx->n;
+	while (lo < hi) {   /* first entry with entry.key >= key */
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(idx->entries[mid].key, key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < idx->n && !strcmp(idx->entries[i].key, key); i++)
+		if (!impl || !strcmp(idx->entries[i].impl, impl))
+			return (long)idx->entries[i].index;
+	return -1;
+}
+
+void case_index_free(struct case_index *idx)
+{
+	for (size_t i = 0; idx->entries && i < idx->n; i++)
+		free(idx->entries[i].key);
+	free(idx->entries);
+	idx->entries = NULL;
+	idx->n = 0;
+}
+
+void compare_pairs(const struct case_set *base, const struct case_set *cand,
+		   struct case_pair *pairs, size_t n, enum series_pick pick, double alpha,
+		   double threshold)
+{
+#pragma omp parallel for schedule(dynamic, 8)
+	for (size_t i = 0; i < n; i++) {
+		size_t nb, nc;
+		const double *xb = case_series_pick(&base->series[pairs[i].base], pick, &nb);
+		const double *xc = case_series_pick(&cand->series[pairs[i].cand], pick, &nc);
+		pairs[i].ok = !compare_pair(xb, nb, xc, nc, alpha, threshold, &pairs[i].result);
+	}
+}

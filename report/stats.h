@@ -32,9 +32,10 @@ int bootstrap_ratio_of_medians(const double *base, size_t nb, const double *cand
 			       double level, int resamples, uint64_t seed, struct ratio_ci *out);
 
 /* Two-sided Mann-Whitney U test of x vs y: U of x, and the p-value from the normal
- * approximation with tie correction and continuity correction (exact enumeration is not needed
- * at our sample sizes; for n1 + n2 < 8 the p-value is conservative). p = 1 when every value is
- * tied. */
+ * approximation with tie correction and continuity correction. For very small samples
+ * (n1 + n2 < 8 or so) the approximation can give a smaller p than the exact test (3 vs 3 fully
+ * separated: 0.081 against an exact 0.100); benchmark series are far longer. p = 1 when every
+ * value is tied. */
 struct mann_whitney {
 	double u;
 	double z;

@@ -22,6 +22,7 @@ struct db {
 	sqlite3 *handle;
 	char *path;
 	int version;
+	sqlite3_stmt *samples_stmt;   /* db_samples_get's query, prepared once (reports read thousands) */
 };
 
 /* Milliseconds another writer may hold the lock before a write gives up. */
@@ -229,6 +230,7 @@ void db_close(struct db *db)
 {
 	if (!db)
 		return;
+	sqlite3_finalize(db->samples_stmt);
 	sqlite3_close(db->handle);
 	free(db->path);
 	free(db);
@@ -779,17 +781,48 @@ int db_samples_get(struct db *db, int64_t case_id, struct sample **samples, size
 	struct sample *out = NULL;
 	size_t count = 0;
 	/* Phases in fwd, bwd, opt order regardless of their text's sort order. */
-	sqlite3_stmt *st = prepare(db, &rc,
-		"SELECT CASE phase WHEN 'fwd' THEN 0 WHEN 'bwd' THEN 1 ELSE 2 END AS p, iter, ns "
-		"FROM samples WHERE case_id = ?1 ORDER BY p, iter");
+	if (!db->samples_stmt)
+		db->samples_stmt = prepare(db, &rc,
+			"SELECT CASE phase WHEN 'fwd' THEN 0 WHEN 'bwd' THEN 1 ELSE 2 END AS p, iter, ns "
+			"FROM samples WHERE case_id = ?1 ORDER BY p, iter");
+	sqlite3_stmt *st = db->samples_stmt;
 	bind_i64(st, &rc, 1, case_id);
 	collect(st, &rc, (void **)&out, &count, sizeof(*out), sample_read_any);
-	finalize(st, &rc);
+	if (st)
+		sqlite3_reset(st);
 	if (rc != SQLITE_OK) {
 		free(out);
 		return sql_fail(db, err, "cannot read samples");
 	}
 	*samples = out;
+	*n = count;
+	return 0;
+}
+
+int db_cases_by_key(struct db *db, const char *case_key, const char *suite, struct case_row **rows,
+		    size_t *n, struct bd_error *err)
+{
+	int rc = SQLITE_OK;
+	struct case_row *out = NULL;
+	size_t count = 0;
+	/* A key's first case id orders the groups; cases_by_key (002_views.sql) serves both lookups. */
+	sqlite3_stmt *st = prepare(db, &rc,
+		"SELECT c.id, c.run_id, c.ord, c.suite, c.impl, c.device, c.dtype, c.pass, c.model, "
+		"c.batch_size, c.heads, c.seq_len, c.head_dim, c.causal, c.params, c.case_key, c.name, "
+		"c.warmup, c.iters, c.status, c.reason, c.max_diff, c.tolerance, c.mem_limit, "
+		"c.param_bytes, c.peak_fwd_bytes, c.peak_bwd_bytes, c.peak_bytes, c.flops_fwd, "
+		"c.flops_bwd, c.flops_opt, c.bytes_fwd, c.bytes_bwd, c.bytes_opt, c.elapsed_ns "
+		"FROM cases c WHERE (?1 IS NULL OR c.case_key = ?1) AND (?2 IS NULL OR c.suite = ?2) "
+		"ORDER BY (SELECT min(f.id) FROM cases f WHERE f.case_key = c.case_key), c.run_id, c.ord");
+	bind_text(st, &rc, 1, case_key);
+	bind_text(st, &rc, 2, suite);
+	collect(st, &rc, (void **)&out, &count, sizeof(*out), case_row_read_any);
+	finalize(st, &rc);
+	if (rc != SQLITE_OK) {
+		db_case_rows_free(out, count);
+		return sql_fail(db, err, "cannot list the cases of a case key");
+	}
+	*rows = out;
 	*n = count;
 	return 0;
 }

@@ -64,4 +64,10 @@ int db_samples_get(struct db *db, int64_t case_id, struct sample **samples, size
 /* Current time as ISO 8601 UTC with milliseconds. */
 void db_now(char out[32]);
 
+/* The cases with case_key in every run (case_key NULL: every case of every run); suite NULL for
+ * all. Grouped by case key, the groups in order of first appearance, and oldest run first within
+ * a group (report history). Free with db_case_rows_free. */
+int db_cases_by_key(struct db *db, const char *case_key, const char *suite, struct case_row **rows,
+		    size_t *n, struct bd_error *err);
+
 #endif

@@ -35,6 +35,120 @@ static void explain_nothing(const struct case_set *base, const char *impl, int64
 		fprintf(stderr, "report: nothing to compare: the two runs share no ok case key\n");
 }
 
+int compare_match(const struct case_set *base, const struct case_set *cand, const char *impl,
+		  enum series_pick pick, double alpha, double threshold, struct case_pair **pairs,
+		  size_t *n)
+{
+	struct case_index index = {0};
+	*pairs = NULL;
+	*n = 0;
+	if (case_index_build(base, impl != NULL, &index))
+		return BD_ENOMEM;
+	struct case_pair *out = calloc(cand->n ? cand->n : 1, sizeof(*out));
+	if (!out) {
+		case_index_free(&index);
+		return BD_ENOMEM;
+	}
+	size_t m = 0;
+	for (size_t i = 0; i < cand->n; i++) {
+		const struct case_row *c = &cand->rows[i];
+		if (impl && !strcmp(c->impl, impl))
+			continue;
+		char *stripped = impl ? case_key_without_impl(c->case_key) : NULL;
+		long j = case_index_find(&index, impl ? stripped : c->case_key, impl);
+		free(stripped);
+		if (j >= 0 && is_ok(c) && is_ok(&base->rows[j]))
+			out[m++] = (struct case_pair){.base = (size_t)j, .cand = i};
+	}
+	case_index_free(&index);
+	compare_pairs(base, cand, out, m, pick, alpha, threshold);
+	*pairs = out;
+	*n = m;
+	return 0;
+}
+
+size_t compare_tables(const struct case_set *cand, const struct case_pair *pairs, size_t n,
+		      const char *title, int by_run, double alpha, double threshold_pct,
+		      double tie_band_pct, struct table *t, struct table *sum)
+{
+	table_init(t, title);
+	table_init(sum, "summary");
+	size_t c_case = table_column(t, "case", "", 0), c_impl = table_column(t, "impl", "", 0),
+	       c_base = table_column(t, "baseline", "ms", 3),
+	       c_cand = table_column(t, "candidate", "ms", 3),
+	       c_sp = table_column(t, "speedup", "x", 3), c_lo = table_column(t, "ci lo", "x", 3),
+	       c_hi = table_column(t, "ci hi", "x", 3), c_p = table_column(t, "p", "", 4),
+	       c_v = table_column(t, "verdict", "", 0);
+	double *speedups = calloc(n ? n : 1, sizeof(*speedups));
+	const char **groups = calloc(n ? n : 1, sizeof(*groups));
+	if (!speedups || !groups)
+		abort();
+	size_t npairs = 0;
+	for (size_t k = 0; k < n; k++) {
+		if (!pairs[k].ok)
+			continue;
+		const struct case_row *c = &cand->rows[pairs[k].cand];
+		const struct pair_result *pr = &pairs[k].result;
+		size_t r = table_row(t);
+		table_text(t, r, c_case, c->name);
+		table_text(t, r, c_impl, c->impl);
+		table_number(t, r, c_base, pr->base.median / 1e6);
+		table_number(t, r, c_cand, pr->cand.median / 1e6);
+		table_number(t, r, c_sp, pr->speedup.ratio);
+		table_number(t, r, c_lo, pr->speedup.lo);
+		table_number(t, r, c_hi, pr->speedup.hi);
+		table_number(t, r, c_p, pr->mw.p);
+		table_text(t, r, c_v, verdict_names[pr->verdict]);
+		speedups[npairs] = pr->speedup.ratio;
+		groups[npairs++] = c->impl;
+	}
+	if (npairs == 0)
+		goto done;
+	table_note(t, "speedup = baseline median / candidate median (> 1: candidate faster); CI: "
+		      "95%% bootstrap; p: Mann-Whitney U; verdict at %.3g%% threshold, alpha %.3g",
+		   threshold_pct, alpha);
+
+	/* Summary per candidate impl (one row per impl; by run: one row). */
+	size_t s_impl = table_column(sum, "impl", "", 0), s_n = table_column(sum, "pairs", "", 0),
+	       s_geo = table_column(sum, "geomean", "x", 3), s_med = table_column(sum, "median", "x", 3),
+	       s_mean = table_column(sum, "mean", "x", 3), s_min = table_column(sum, "min", "x", 3),
+	       s_max = table_column(sum, "max", "x", 3), s_w = table_column(sum, "wins", "", 0),
+	       s_l = table_column(sum, "losses", "", 0), s_t = table_column(sum, "ties", "", 0);
+	double *group = calloc(npairs, sizeof(*group));
+	if (!group)
+		abort();
+	for (size_t i = 0; i < npairs; i++) {
+		int first = 1;
+		for (size_t j = 0; j < i && first; j++)
+			first = by_run || strcmp(groups[j], groups[i]);
+		if (!first || (by_run && i > 0))
+			continue;
+		size_t m = 0;
+		for (size_t j = i; j < npairs; j++)
+			if (by_run || !strcmp(groups[j], groups[i]))
+				group[m++] = speedups[j];
+		struct speedup_summary ss;
+		speedup_summarize(group, m, tie_band_pct / 100, &ss);
+		size_t r = table_row(sum);
+		table_text(sum, r, s_impl, by_run ? "all" : groups[i]);
+		table_number(sum, r, s_n, (double)ss.n);
+		table_number(sum, r, s_geo, ss.geomean);
+		table_number(sum, r, s_med, ss.median);
+		table_number(sum, r, s_mean, ss.mean);
+		table_number(sum, r, s_min, ss.min);
+		table_number(sum, r, s_max, ss.max);
+		table_number(sum, r, s_w, (double)ss.wins);
+		table_number(sum, r, s_l, (double)ss.losses);
+		table_number(sum, r, s_t, (double)ss.ties);
+	}
+	free(group);
+	table_note(sum, "wins/losses: speedup beyond 1 ± %.3g%%; ties within it", tie_band_pct);
+done:
+	free(speedups);
+	free(groups);
+	return npairs;
+}
+
 int cmd_compare(int argc, char **argv)
 {
 	const char *db_path = BENCHDB_DEFAULT_DB, *run_sel = "latest", *baseline = NULL;
@@ -69,14 +183,11 @@ int cmd_compare(int argc, char **argv)
 		"is short for `report compare --baseline IMPL`."};
 	struct db *db = NULL;
 	struct case_set cand = {0}, base_set = {0};
-	struct case_index index = {0};
 	struct case_pair *pairs = NULL;
 	const struct case_set *base = &cand;
 	struct strbuf out = STRBUF_INIT;
 	struct bd_error err;
 	struct table t = {0}, sum = {0};
-	double *speedups = NULL;
-	char **groups = NULL;
 	size_t npairs = 0;
 	int64_t run_id = 0, base_run = 0;
 	int npos, fmt, pick, by_run = 0;
@@ -92,7 +203,7 @@ int cmd_compare(int argc, char **argv)
 	if ((status = report_open(db_path, run_sel, &db, &run_id)) >= 0)
 		goto done;
 	status = EXIT_OK;
-	struct case_filter filter = {suite, where.items, where.n};
+	struct case_filter filter = {.suite = suite, .where = where.items, .nwhere = where.n};
 	if (case_set_load(db, run_id, &filter, &cand, &err)) {
 		bd_error_print(REPORT_PROG, &err);
 		status = err.code == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL;
@@ -120,55 +231,9 @@ int cmd_compare(int argc, char **argv)
 		by_run = 1;
 	}
 
-	if (case_index_build(base, !by_run, &index)) {
+	if (compare_match(base, &cand, by_run ? NULL : baseline, (enum series_pick)pick, alpha,
+			  threshold / 100, &pairs, &npairs)) {
 		fprintf(stderr, "report: out of memory\n");
-		status = EXIT_FAIL;
-		goto done;
-	}
-	table_init(&t, NULL);
-	size_t c_case = table_column(&t, "case", "", 0), c_impl = table_column(&t, "impl", "", 0),
-	       c_base = table_column(&t, "baseline", "ms", 3),
-	       c_cand = table_column(&t, "candidate", "ms", 3),
-	       c_sp = table_column(&t, "speedup", "x", 3), c_lo = table_column(&t, "ci lo", "x", 3),
-	       c_hi = table_column(&t, "ci hi", "x", 3), c_p = table_column(&t, "p", "", 4),
-	       c_v = table_column(&t, "verdict", "", 0);
-	speedups = calloc(cand.n ? cand.n : 1, sizeof(*speedups));
-	groups = calloc(cand.n ? cand.n : 1, sizeof(*groups));
-	pairs = calloc(cand.n ? cand.n : 1, sizeof(*pairs));
-	if (!speedups || !groups || !pairs)
-		abort();
-	size_t nmatched = 0;
-	for (size_t i = 0; i < cand.n; i++) {
-		const struct case_row *c = &cand.rows[i];
-		if (!by_run && !strcmp(c->impl, baseline))
-			continue;
-		char *stripped = by_run ? NULL : case_key_without_impl(c->case_key);
-		long j = case_index_find(&index, by_run ? c->case_key : stripped, by_run ? NULL : baseline);
-		free(stripped);
-		if (j >= 0 && is_ok(c) && is_ok(&base->rows[j]))
-			pairs[nmatched++] = (struct case_pair){.base = (size_t)j, .cand = i};
-	}
-	compare_pairs(base, &cand, pairs, nmatched, (enum series_pick)pick, alpha, threshold / 100);
-	for (size_t k = 0; k < nmatched; k++) {
-		if (!pairs[k].ok)
-			continue;
-		const struct case_row *c = &cand.rows[pairs[k].cand];
-		const struct pair_result *pr = &pairs[k].result;
-		size_t r = table_row(&t);
-		table_text(&t, r, c_case, c->name);
-		table_text(&t, r, c_impl, c->impl);
-		table_number(&t, r, c_base, pr->base.median / 1e6);
-		table_number(&t, r, c_cand, pr->cand.median / 1e6);
-		table_number(&t, r, c_sp, pr->speedup.ratio);
-		table_number(&t, r, c_lo, pr->speedup.lo);
-		table_number(&t, r, c_hi, pr->speedup.hi);
-		table_number(&t, r, c_p, pr->mw.p);
-		table_text(&t, r, c_v, verdict_names[pr->verdict]);
-		speedups[npairs] = pr->speedup.ratio;
-		groups[npairs++] = c->impl;
-	}
-	if (npairs == 0) {
-		explain_nothing(base, by_run ? NULL : baseline, run_id);
 		status = EXIT_FAIL;
 		goto done;
 	}
@@ -179,47 +244,12 @@ int cmd_compare(int argc, char **argv)
 	else
 		snprintf(title, sizeof(title), "run %lld: speedup vs %s (%s)", (long long)run_id, baseline,
 			 series_pick_names[pick]);
-	t.title = strdup(title);
-	table_note(&t, "speedup = baseline median / candidate median (> 1: candidate faster); CI: "
-		       "95%% bootstrap; p: Mann-Whitney U; verdict at %.3g%% threshold, alpha %.3g",
-		   threshold, alpha);
-
-	/* Summary per candidate impl (one row per impl; by run: one row). */
-	table_init(&sum, "summary");
-	size_t s_impl = table_column(&sum, "impl", "", 0), s_n = table_column(&sum, "pairs", "", 0),
-	       s_geo = table_column(&sum, "geomean", "x", 3), s_med = table_column(&sum, "median", "x", 3),
-	       s_mean = table_column(&sum, "mean", "x", 3), s_min = table_column(&sum, "min", "x", 3),
-	       s_max = table_column(&sum, "max", "x", 3), s_w = table_column(&sum, "wins", "", 0),
-	       s_l = table_column(&sum, "losses", "", 0), s_t = table_column(&sum, "ties", "", 0);
-	double *group = calloc(npairs, sizeof(*group));
-	if (!group)
-		abort();
-	for (size_t i = 0; i < npairs; i++) {
-		int first = 1;
-		for (size_t j = 0; j < i && first; j++)
-			first = by_run || strcmp(groups[j], groups[i]);
-		if (!first || (by_run && i > 0))
-			continue;
-		size_t m = 0;
-		for (size_t j = i; j < npairs; j++)
-			if (by_run || !strcmp(groups[j], groups[i]))
-				group[m++] = speedups[j];
-		struct speedup_summary ss;
-		speedup_summarize(group, m, tie_band / 100, &ss);
-		size_t r = table_row(&sum);
-		table_text(&sum, r, s_impl, by_run ? "all" : groups[i]);
-		table_number(&sum, r, s_n, (double)ss.n);
-		table_number(&sum, r, s_geo, ss.geomean);
-		table_number(&sum, r, s_med, ss.median);
-		table_number(&sum, r, s_mean, ss.mean);
-		table_number(&sum, r, s_min, ss.min);
-		table_number(&sum, r, s_max, ss.max);
-		table_number(&sum, r, s_w, (double)ss.wins);
-		table_number(&sum, r, s_l, (double)ss.losses);
-		table_number(&sum, r, s_t, (double)ss.ties);
+	if (compare_tables(&cand, pairs, npairs, title, by_run, alpha, threshold, tie_band, &t,
+			   &sum) == 0) {
+		explain_nothing(base, by_run ? NULL : baseline, run_id);
+		status = EXIT_FAIL;
+		goto done;
 	}
-	free(group);
-	table_note(&sum, "wins/losses: speedup beyond 1 ± %.3g%%; ties within it", tie_band);
 	render_begin((enum report_format)fmt, &out);
 	render_table(&t, (enum report_format)fmt, &out);
 	if (fmt == FORMAT_CSV)
@@ -228,13 +258,10 @@ int cmd_compare(int argc, char **argv)
 	render_end((enum report_format)fmt, &out);
 	fputs(sb_str(&out), stdout);
 done:
-	free(speedups);
-	free(groups);
 	free(pairs);
 	table_free(&t);
 	table_free(&sum);
 	sb_free(&out);
-	case_index_free(&index);
 	case_set_free(&cand);
 	case_set_free(&base_set);
 	db_close(db);

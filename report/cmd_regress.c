@@ -91,7 +91,7 @@ int cmd_regress(int argc, char **argv)
 		status = EXIT_USAGE;
 		goto done;
 	}
-	struct case_filter filter = {suite, where.items, where.n};
+	struct case_filter filter = {.suite = suite, .where = where.items, .nwhere = where.n};
 	if (case_set_load(db, base_id, &filter, &base, &err) ||
 	    case_set_load(db, cand_id, &filter, &cand, &err)) {
 		bd_error_print(REPORT_PROG, &err);

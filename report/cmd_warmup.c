@@ -13,10 +13,8 @@
 
 #define MAX_K 16
 
-/* Per-iteration times of one case, warm-up included (index = iteration), for pick; the caller
- * frees. Iterations missing a phase of the pick are dropped from the end. */
-static int iteration_series(struct db *db, const struct case_row *c, enum series_pick pick,
-			    double **out, size_t *n, struct bd_error *err)
+int case_iterations(struct db *db, const struct case_row *c, enum series_pick pick, double **out,
+		     size_t *n, struct bd_error *err)
 {
 	struct sample *s = NULL;
 	size_t ns = 0, total = (size_t)(c->warmup + c->iters);
@@ -66,6 +64,73 @@ static int parse_ks(const char *text, int *ks, int *nk)
 	return *nk ? 0 : -1;
 }
 
+int warmup_table(struct db *db, int64_t run_id, const struct case_set *set, const int *ks, int nk,
+		 enum series_pick pick, double band, struct table *t, struct bd_error *err)
+{
+	int rc;
+	char title[128];
+	snprintf(title, sizeof(title), "run %lld: warm-up effect (%s)", (long long)run_id,
+		 series_pick_names[pick]);
+	table_init(t, title);
+	if (nk < 0 || nk > MAX_K)
+		return bd_fail(err, BD_EINVAL, "at most %d warm-up counts, got %d", MAX_K, nk);
+	size_t c_case = table_column(t, "case", "", 0), c_w = table_column(t, "warmup run", "", 0);
+	size_t c_mean[MAX_K], c_std[MAX_K];
+	for (int i = 0; i < nk; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "k=%d mean", ks[i]);
+		c_mean[i] = table_column(t, name, "ms", 3);
+		snprintf(name, sizeof(name), "k=%d std", ks[i]);
+		c_std[i] = table_column(t, name, "ms", 3);
+	}
+	size_t c_first = table_column(t, "first iter", "x", 2),
+	       c_steady = table_column(t, "steady from", "iter", 0);
+	for (size_t i = 0; i < set->n; i++) {
+		const struct case_row *c = &set->rows[i];
+		if (strcmp(c->status, "ok"))
+			continue;
+		double *x = NULL;
+		size_t n = 0;
+		if ((rc = case_iterations(db, c, pick, &x, &n, err)))
+			return rc;
+		size_t r = table_row(t);
+		table_text(t, r, c_case, c->name);
+		table_number(t, r, c_w, (double)c->warmup);
+		for (int j = 0; j < nk; j++) {
+			size_t from = (size_t)ks[j], to = from + (size_t)c->iters;
+			if (to > n)
+				to = n;
+			if (from >= to)
+				continue;
+			struct summary s;
+			summarize(x + from, to - from, &s);
+			table_number(t, r, c_mean[j], s.mean / 1e6);
+			table_number(t, r, c_std[j], s.std / 1e6);
+		}
+		if (n >= 2) {
+			size_t half = n / 2;
+			struct summary tail;
+			summarize(x + half, n - half, &tail);
+			if (tail.median > 0)
+				table_number(t, r, c_first, x[0] / tail.median);
+			size_t steady = steady_state_index(x, n, band / 100);
+			if (steady < n)
+				table_number(t, r, c_steady, (double)steady);
+			else
+				table_text(t, r, c_steady, "never");
+		}
+		free(x);
+	}
+	if (t->nrows == 0)
+		table_note(t, "no ok case in run %lld", (long long)run_id);
+	table_note(t, "k=K: mean/std of the iterations after the first K (as many as the run "
+		       "measured, fewer where it did not make that many); first iter: iteration 0 / "
+		       "median of the last half; steady from: first iteration after which every one "
+		       "stays within %.3g%% of that median",
+		   band);
+	return 0;
+}
+
 int cmd_warmup(int argc, char **argv)
 {
 	const char *db_path = BENCHDB_DEFAULT_DB, *run_sel = "latest", *format = "md", *suite = NULL;
@@ -110,73 +175,17 @@ int cmd_warmup(int argc, char **argv)
 	if ((status = report_open(db_path, run_sel, &db, &run_id)) >= 0)
 		goto done;
 	status = EXIT_OK;
-	struct case_filter filter = {suite, where.items, where.n};
+	struct case_filter filter = {suite, where.items, where.n, .rows_only = 1};
 	if (case_set_load(db, run_id, &filter, &set, &err)) {
 		bd_error_print(REPORT_PROG, &err);
 		status = err.code == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL;
 		goto done;
 	}
-	char title[128];
-	snprintf(title, sizeof(title), "run %lld: warm-up effect (%s)", (long long)run_id,
-		 series_pick_names[pick]);
-	table_init(&t, title);
-	size_t c_case = table_column(&t, "case", "", 0), c_w = table_column(&t, "warmup run", "", 0);
-	size_t c_mean[MAX_K], c_std[MAX_K];
-	for (int i = 0; i < nk; i++) {
-		char name[32];
-		snprintf(name, sizeof(name), "k=%d mean", ks[i]);
-		c_mean[i] = table_column(&t, name, "ms", 3);
-		snprintf(name, sizeof(name), "k=%d std", ks[i]);
-		c_std[i] = table_column(&t, name, "ms", 3);
+	if (warmup_table(db, run_id, &set, ks, nk, (enum series_pick)pick, band, &t, &err)) {
+		bd_error_print(REPORT_PROG, &err);
+		status = EXIT_FAIL;
+		goto done;
 	}
-	size_t c_first = table_column(&t, "first iter", "x", 2),
-	       c_steady = table_column(&t, "steady from", "iter", 0);
-	for (size_t i = 0; i < set.n; i++) {
-		const struct case_row *c = &set.rows[i];
-		if (strcmp(c->status, "ok"))
-			continue;
-		double *x = NULL;
-		size_t n = 0;
-		if (iteration_series(db, c, (enum series_pick)pick, &x, &n, &err)) {
-			bd_error_print(REPORT_PROG, &err);
-			status = EXIT_FAIL;
-			goto done;
-		}
-		size_t r = table_row(&t);
-		table_text(&t, r, c_case, c->name);
-		table_number(&t, r, c_w, (double)c->warmup);
-		for (int j = 0; j < nk; j++) {
-			size_t from = (size_t)ks[j], to = from + (size_t)c->iters;
-			if (to > n)
-				to = n;
-			if (from >= to)
-				continue;
-			struct summary s;
-			summarize(x + from, to - from, &s);
-			table_number(&t, r, c_mean[j], s.mean / 1e6);
-			table_number(&t, r, c_std[j], s.std / 1e6);
-		}
-		if (n >= 2) {
-			size_t half = n / 2;
-			struct summary tail;
-			summarize(x + half, n - half, &tail);
-			if (tail.median > 0)
-				table_number(&t, r, c_first, x[0] / tail.median);
-			size_t steady = steady_state_index(x, n, band / 100);
-			if (steady < n)
-				table_number(&t, r, c_steady, (double)steady);
-			else
-				table_text(&t, r, c_steady, "never");
-		}
-		free(x);
-	}
-	if (t.nrows == 0)
-		table_note(&t, "no ok case in run %lld", (long long)run_id);
-	table_note(&t, "k=K: mean/std of the iterations after the first K (as many as the run "
-		       "measured, fewer where it did not make that many); first iter: iteration 0 / "
-		       "median of the last half; steady from: first iteration after which every one "
-		       "stays within %.3g%% of that median",
-		   band);
 	render_begin((enum report_format)fmt, &out);
 	render_table(&t, (enum report_format)fmt, &out);
 	render_end((enum report_format)fmt, &out);

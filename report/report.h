@@ -58,6 +58,7 @@ struct case_filter {
 	const char *suite;                /* NULL: all */
 	const char *const *where;         /* "key=value" strings matched against the params JSON */
 	int nwhere;
+	int rows_only;                    /* 1: do not load the series (the command reads samples itself) */
 };
 
 /* The cases of a run that pass the filter, in order, with their measured series. */
@@ -126,5 +127,64 @@ void compare_pairs(const struct case_set *base, const struct case_set *cand,
 /* Value of a top-level key of a flat JSON object as text ("" if absent); strings unquoted.
  * Enough for our canonical params JSON. */
 void json_field(const char *json, const char *key, char *out, size_t n);
+
+/* ---- the tables of table / warmup / compare, shared with writeup ----------------------------
+ * Each fills t (initialised even on failure: the caller table_free()s it) exactly as its command
+ * prints it. */
+
+/* `report table`'s table of cases (all of one suite, which picks the parameter columns): mean and
+ * std of every phase and of the per-iteration total, GFLOP/s, peak memory; notes for non-ok cases. */
+int table_of_cases(struct db *db, const char *suite, const struct case_row *cases, size_t n,
+		   struct table *t, struct bd_error *err);
+
+/* Per-iteration times of one case, warm-up included (index = iteration), in nanoseconds, for pick;
+ * *x is malloc'd. Iterations missing a phase of the pick are dropped from the end. */
+int case_iterations(struct db *db, const struct case_row *c, enum series_pick pick, double **x,
+		    size_t *n, struct bd_error *err);
+/* `report warmup`'s table: for each ok case of set, mean/std after k = ks[0..nk-1] (nk <= 16)
+ * warm-up iterations, the first-iteration penalty and the steady-state iteration (band in %). */
+int warmup_table(struct db *db, int64_t run_id, const struct case_set *set, const int *ks, int nk,
+		 enum series_pick pick, double band, struct table *t, struct bd_error *err);
+
+/* Pair every ok case of cand with its ok baseline in base — by impl (base == cand: cases that
+ * differ only in impl, the baseline's impl being impl) or, impl NULL, by case key — and compare
+ * them on pick (compare_pairs; threshold a fraction). *pairs is malloc'd, *n entries, in cand's
+ * order. BD_ENOMEM only. */
+int compare_match(const struct case_set *base, const struct case_set *cand, const char *impl,
+		  enum series_pick pick, double alpha, double threshold, struct case_pair **pairs,
+		  size_t *n);
+/* `report compare`'s per-case table (titled title) and per-impl summary (by_run: one row, "all")
+ * from the pairs that are ok; threshold and tie band in %. Returns how many pairs are ok; with none,
+ * both tables are left empty. */
+size_t compare_tables(const struct case_set *cand, const struct case_pair *pairs, size_t n,
+		      const char *title, int by_run, double alpha, double threshold_pct,
+		      double tie_band_pct, struct table *t, struct table *sum);
+
+/* ---- charts (cmd_plot.c), shared with writeup ----------------------------------------------- */
+
+enum chart_kind { CHART_LATENCY, CHART_SPEEDUP, CHART_WARMUP, CHART_MEMORY, CHART_HISTORY,
+		  CHART_KINDS };
+extern const char *const chart_kind_names[CHART_KINDS];
+
+struct chart_request {
+	enum chart_kind kind;
+	const char *dir;             /* output directory (exists); files are DIR/<kind>.png, .svg */
+	int64_t run_id;
+	const struct case_set *set;  /* the run's cases after --suite/--where */
+	const char *baseline;        /* speedup: the baseline impl */
+	enum series_pick pick;       /* which series is timed */
+	const char *case_key;        /* history: the case (key or name) followed across runs */
+};
+
+/* Build the chart rq asks for from the stored data and write it through plot_write. notes gets
+ * lines (each ending in '\n') about what was left out or how to read it. BD_ENOTFOUND without
+ * gnuplot (plot_write's message), BD_EIO with gnuplot's message, BD_EINVAL when the cases give
+ * nothing to draw (the message says why), BD_EDB/BD_ENOMEM from the database. */
+int chart_write(struct db *db, const struct chart_request *rq, struct strbuf *notes,
+		struct bd_error *err);
+/* The case key without its token named drop ("seq_len", "dtype", ...), malloc'd. */
+char *case_key_without(const char *key, const char *drop);
+/* mkdir -p dir; BD_EIO (with the path and errno's text) when it cannot be made. */
+int output_dir_make(const char *dir, struct bd_error *err);
 
 #endif

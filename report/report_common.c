@@ -180,7 +180,7 @@ int case_set_load(struct db *db, int64_t run_id, const struct case_filter *f, st
 	for (size_t c = 0; c < n; c++) {
 		if (!passes(&rows[c], f))
 			continue;
-		if ((rc = case_series_load(db, &rows[c], &out->series[out->n], err)))
+		if (!f->rows_only && (rc = case_series_load(db, &rows[c], &out->series[out->n], err)))
 			goto done;
 		out->rows[out->n++] = rows[c];
 		memset(&rows[c], 0, sizeof(rows[c]));   /* ownership moved to out */

@@ -183,44 +183,42 @@ static void test_stats__bootstrap_wider_level_gives_a_wider_interval(void **stat
 			 narrow.hi, wide.lo, wide.hi);
 }
 
-/* Exact bootstrap distribution of the median of x[0..n-1] by enumerating all n^n resamples (each
- * equally likely), sorted ascending into medians[0..n^n-1]. */
-static size_t enumerate_resample_medians(const double *x, size_t n, double *medians)
+/* Exact bootstrap distribution of the median of x[0..n-1] (n <= 6) by enumerating all n^n
+ * resamples, each equally likely; returns them sorted in a malloc'd array of *total values. */
+static double *enumerate_resample_medians(const double *x, size_t n, size_t *total)
 {
-	size_t total = 1, idx[8] = {0};
+	*total = 1;
 	for (size_t i = 0; i < n; i++)
-		total *= n;
-	for (size_t r = 0; r < total; r++) {
-		double resample[8];
+		*total *= n;
+	double *medians = malloc(*total * sizeof(*medians));
+	assert_non_null(medians);
+	for (size_t r = 0; r < *total; r++) {
+		double resample[6];
 		for (size_t i = 0, v = r; i < n; i++, v /= n)
-			idx[i] = v % n;
-		for (size_t i = 0; i < n; i++)
-			resample[i] = x[idx[i]];
+			resample[i] = x[v % n];
 		medians[r] = median_inplace(resample, n);
 	}
-	median_inplace(medians, total); /* sorts */
-	return total;
+	median_inplace(medians, *total); /* sorts */
+	return medians;
 }
 
 /* With cand = {1} the bootstrap ratios are the resampled medians of base, so every percentile of
- * the interval must match the exact distribution wherever that is not within a few standard
- * errors of a step (4000 resamples: one standard error of a frequency is at most 0.008). */
+ * the interval, on a grid of 1%, must match the exact distribution wherever that is not within
+ * 0.01 of a step (100000 resamples: one standard error of a frequency is at most 0.0016). */
 static void test_stats__bootstrap_resamples_follow_the_exact_bootstrap_distribution(void **state)
 {
 	(void)state;
-	const double odd[] = {4, 1, 2}, even[] = {1, 8, 2, 4}, one[] = {1};
-	const double *series[] = {odd, even};
-	const size_t lengths[] = {3, 4};
-	const double tails[] = {0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45};
-	double medians[256];
+	const double series[][6] = {{4, 1, 2}, {1, 8, 2, 4}, {3, 9, 1, 27, 81}, {5, 1, 25, 125, 625, 3125}};
+	const double one[] = {1};
 	size_t checked = 0;
-	for (size_t s = 0; s < 2; s++) {
-		size_t total = enumerate_resample_medians(series[s], lengths[s], medians);
-		for (size_t t = 0; t < ARRAY_LEN(tails); t++) {
+	for (size_t s = 0; s < ARRAY_LEN(series); s++) {
+		size_t n = s + 3, total;
+		double *medians = enumerate_resample_medians(series[s], n, &total);
+		for (int t = 1; t < 50; t++) {
 			struct ratio_ci ci;
-			double tail = tails[t];
-			assert_int_equal(bootstrap_ratio_of_medians(series[s], lengths[s], one, 1,
-								    1 - 2 * tail, 4000, 1000 + t, &ci), 0);
+			double tail = t / 100.0;
+			assert_int_equal(bootstrap_ratio_of_medians(series[s], n, one, 1, 1 - 2 * tail,
+								    100000, 1000 + t, &ci), 0);
 			double ends[2] = {tail, 1 - tail}, got[2] = {ci.lo, ci.hi};
 			for (int e = 0; e < 2; e++) {
 				/* exact quantile: the first value whose CDF reaches p; skip p near a step */
@@ -234,16 +232,111 @@ static void test_stats__bootstrap_resamples_follow_the_exact_bootstrap_distribut
 				}
 				below /= (double)total;
 				upto /= (double)total;
-				if (ends[e] - below < 0.04 || upto - ends[e] < 0.04)
+				if (ends[e] - below < 0.01 || upto - ends[e] < 0.01)
 					continue;
 				checked++;
 				if (got[e] != want)
-					fail_msg("n=%zu, p=%.2f: bootstrap quantile %.6g, exact %.6g",
-						 lengths[s], ends[e], got[e], want);
+					fail_msg("n=%zu, p=%.2f: bootstrap quantile %.6g, exact %.6g", n,
+						 ends[e], got[e], want);
+			}
+		}
+		free(medians);
+	}
+	assert_true(checked >= 200); /* the fixture really tests something */
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* Type-7 quantile of sorted[0..n-1]. */
+static double quantile_sorted(const double *sorted, size_t n, double p)
+{
+	double h = p * (double)(n - 1);
+	size_t k = (size_t)h;
+	return k + 1 < n ? sorted[k] + (h - (double)k) * (sorted[k + 1] - sorted[k]) : sorted[n - 1];
+}
+
+/* The reference: resampling literally, n indices drawn per resample, and sorting. Against it, at 50
+ * and 51 samples (the sizes the report sees), each percentile of the interval must lie between the
+ * reference's percentiles 0.01 below and above (20000 resamples on each side: a standard error of
+ * about 0.0011 in the tails, 0.003 at the quartiles). */
+static void test_stats__bootstrap_matches_literal_resampling_at_50_samples(void **state)
+{
+	(void)state;
+	enum { RESAMPLES = 20000 };
+	double *reference = malloc(RESAMPLES * sizeof(*reference));
+	assert_non_null(reference);
+	const double one[] = {1}, levels[] = {0.95, 0.5};
+	uint64_t seed = 41;
+	for (size_t n = 50; n <= 51; n++) {
+		double base[51], resample[51];
+		for (size_t i = 0; i < n; i++)
+			base[i] = 100 * exp(0.05 * noise(&seed));
+		for (size_t r = 0; r < RESAMPLES; r++) {
+			for (size_t i = 0; i < n; i++) {
+				seed = seed * 6364136223846793005u + 1442695040888963407u;
+				resample[i] = base[(seed >> 33) % n];
+			}
+			reference[r] = median_inplace(resample, n);
+		}
+		qsort(reference, RESAMPLES, sizeof(*reference), cmp_double);
+		for (size_t l = 0; l < ARRAY_LEN(levels); l++) {
+			struct ratio_ci ci;
+			assert_int_equal(bootstrap_ratio_of_medians(base, n, one, 1, levels[l], RESAMPLES,
+								    7, &ci), 0);
+			double tail = (1 - levels[l]) / 2, ends[2] = {tail, 1 - tail}, got[2] = {ci.lo, ci.hi};
+			for (int e = 0; e < 2; e++) {
+				double low = quantile_sorted(reference, RESAMPLES, ends[e] - 0.01);
+				double high = quantile_sorted(reference, RESAMPLES, ends[e] + 0.01);
+				if (!(low <= got[e] && got[e] <= high))
+					fail_msg("n=%zu, p=%.3f: %.6f outside the reference's [%.6f, %.6f]",
+						 n, ends[e], got[e], low, high);
 			}
 		}
 	}
-	assert_true(checked >= 10); /* the fixture really tests something */
+	free(reference);
+}
+
+/* base = {1, 3}, cand = {1}: every ratio is a resampled median, 1, 2 or 3. With 2 resamples and
+ * level 0.5 the interval is the 25th and 75th percentiles of two values r0 <= r1, interpolated:
+ * lo = r0 + 0.25 (r1 - r0), hi = r0 + 0.75 (r1 - r0); so r0 = (3 lo - hi) / 2, r1 = (3 hi - lo) / 2
+ * must come out as medians that can occur, for every seed. */
+static void test_stats__bootstrap_percentiles_interpolate_between_resamples(void **state)
+{
+	(void)state;
+	const double base[] = {1, 3}, one[] = {1};
+	int spread = 0;
+	for (uint64_t seed = 1; seed <= 40; seed++) {
+		struct ratio_ci ci;
+		assert_int_equal(bootstrap_ratio_of_medians(base, 2, one, 1, 0.5, 2, seed, &ci), 0);
+		double r0 = (3 * ci.lo - ci.hi) / 2, r1 = (3 * ci.hi - ci.lo) / 2;
+		if (!(r0 == 1 || r0 == 2 || r0 == 3) || !(r1 == 1 || r1 == 2 || r1 == 3))
+			fail_msg("seed %d: [%g, %g] is no interpolation of two medians of {1, 3}",
+				 (int)seed, ci.lo, ci.hi);
+		spread += r0 < r1;
+	}
+	assert_true(spread >= 10); /* P(r0 < r1) = 5/8 */
+}
+
+/* base = cand = {0, 0, 1, 1, 1}: the medians are 1, but a resample's median is 0 with probability
+ * P(at least 3 of 5 draws are zeros) = 0.317. So ratios are 0/0 (p = 0.100), 0/1 and 1/0 (0.217
+ * each) and 1/1 (0.466). 0/0 counts as 1: the middle half is exactly 1, and the 95% interval runs
+ * from 0 to infinity, never NaN. */
+static void test_stats__bootstrap_zero_resampled_medians_give_no_nan(void **state)
+{
+	(void)state;
+	const double x[] = {0, 1, 0, 1, 1};
+	struct ratio_ci ci;
+	assert_int_equal(bootstrap_ratio_of_medians(x, 5, x, 5, 0.5, 2000, 3, &ci), 0);
+	assert_close(ci.ratio, 1, 0);
+	assert_close(ci.lo, 1, 0);
+	assert_close(ci.hi, 1, 0);
+	assert_int_equal(bootstrap_ratio_of_medians(x, 5, x, 5, 0.95, 2000, 3, &ci), 0);
+	assert_close(ci.lo, 0, 0);
+	assert_true(isinf(ci.hi) && ci.hi > 0);
 }
 
 static void test_stats__bootstrap_rejects_empty_series_and_bad_arguments(void **state)
@@ -503,6 +596,9 @@ int main(void)
 		cmocka_unit_test(test_stats__bootstrap_single_samples_give_a_degenerate_interval),
 		cmocka_unit_test(test_stats__bootstrap_wider_level_gives_a_wider_interval),
 		cmocka_unit_test(test_stats__bootstrap_resamples_follow_the_exact_bootstrap_distribution),
+		cmocka_unit_test(test_stats__bootstrap_matches_literal_resampling_at_50_samples),
+		cmocka_unit_test(test_stats__bootstrap_percentiles_interpolate_between_resamples),
+		cmocka_unit_test(test_stats__bootstrap_zero_resampled_medians_give_no_nan),
 		cmocka_unit_test(test_stats__bootstrap_rejects_empty_series_and_bad_arguments),
 		cmocka_unit_test(test_stats__mann_whitney_separated_samples_give_u_0_and_hand_computed_p),
 		cmocka_unit_test(test_stats__mann_whitney_ties_use_midranks_and_tie_corrected_variance),

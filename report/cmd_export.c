@@ -1,0 +1,307 @@
+/* report/cmd_export.c: `report export` — the stored data for other tools: every sample as stored
+ * (warm-up included), or statistics per case and phase, as CSV or JSON, numbers unrounded.
+ *
+ * Samples can run to millions of rows, so they are not one table: each case becomes its own table,
+ * rendered and freed before the next is read. In CSV the tables continue one another under a
+ * single header; in JSON they are the elements of the output's array (one per case). */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opt.h"
+#include "report.h"
+
+enum export_what { EXPORT_SAMPLES, EXPORT_STATS };
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* The q-quantile (0 <= q <= 1) of sorted[0..n-1], n >= 1, interpolated linearly between the
+ * order statistics at (n - 1) q (Hyndman and Fan type 7, numpy's default). */
+static double quantile_sorted(const double *sorted, size_t n, double q)
+{
+	double h = (double)(n - 1) * q;
+	size_t lo = (size_t)floor(h);
+	if (lo + 1 >= n)
+		return sorted[n - 1];
+	return sorted[lo] + (h - (double)lo) * (sorted[lo + 1] - sorted[lo]);
+}
+
+/* Columns of a samples table, in the order samples_table fills them. */
+enum { S_RUN, S_CASE, S_KEY, S_NAME, S_IMPL, S_PHASE, S_ITER, S_WARMUP, S_NS };
+
+static void samples_columns(struct table *t)
+{
+	static const char *const names[] = {"run_id", "case_id", "case_key", "case_name", "impl",
+					    "phase", "iter", "is_warmup", "ns"};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		table_column(t, names[i], "", 0);
+}
+
+/* One case's stored samples (every phase and iteration, warm-up included) as a table. */
+static int samples_table(struct db *db, const struct case_row *c, struct table *t,
+			 struct bd_error *err)
+{
+	struct sample *s = NULL;
+	size_t n = 0;
+	char title[512];
+	int rc = db_samples_get(db, c->id, &s, &n, err);
+	if (rc)
+		return rc;
+	snprintf(title, sizeof(title), "run %lld case %lld: %s", (long long)c->run_id,
+		 (long long)c->id, c->name);
+	table_init(t, title);
+	samples_columns(t);
+	for (size_t i = 0; i < n; i++) {
+		size_t r = table_row(t);
+		table_number(t, r, S_RUN, (double)c->run_id);
+		table_number(t, r, S_CASE, (double)c->id);
+		table_text(t, r, S_KEY, c->case_key);
+		table_text(t, r, S_NAME, c->name);
+		table_text(t, r, S_IMPL, c->impl);
+		table_text(t, r, S_PHASE, db_phase_names[s[i].phase]);
+		table_number(t, r, S_ITER, (double)s[i].iter);
+		table_number(t, r, S_WARMUP, s[i].iter < c->warmup ? 1 : 0);
+		table_number(t, r, S_NS, (double)s[i].ns);
+	}
+	free(s);
+	return 0;
+}
+
+/* Columns of the stats table, in the order stats_rows fills them. */
+enum {
+	T_RUN, T_CASE, T_KEY, T_NAME, T_IMPL, T_STATUS, T_PHASE, T_N, T_MEAN, T_STD, T_MEDIAN,
+	T_MIN, T_MAX, T_CV, T_P5, T_P95
+};
+
+static void stats_columns(struct table *t)
+{
+	static const char *const text[] = {"run_id", "case_id", "case_key", "case_name", "impl",
+					   "status", "phase", "n"};
+	static const char *const in_ns[] = {"mean", "std", "median", "min", "max"};
+	for (size_t i = 0; i < sizeof(text) / sizeof(text[0]); i++)
+		table_column(t, text[i], "", 0);
+	for (size_t i = 0; i < sizeof(in_ns) / sizeof(in_ns[0]); i++)
+		table_column(t, in_ns[i], "ns", 0);
+	table_column(t, "cv", "", 4);
+	table_column(t, "p5", "ns", 0);
+	table_column(t, "p95", "ns", 0);
+}
+
+/* Rows of one case: one per phase with samples, then "total" (the per-iteration sum of the
+ * phases); a case without samples (not ok) gets one row with its status and n = 0. */
+static void stats_rows(const struct case_row *c, const struct case_series *s, struct table *t)
+{
+	for (int p = 0; p <= DB_PHASES; p++) {
+		size_t n;
+		const double *x = case_series_pick(s, (enum series_pick)p, &n);
+		int only_row = p == DB_PHASES && !s->phases;   /* the row of a case without samples */
+		if (n == 0 && !only_row)
+			continue;
+		size_t r = table_row(t);
+		table_number(t, r, T_RUN, (double)c->run_id);
+		table_number(t, r, T_CASE, (double)c->id);
+		table_text(t, r, T_KEY, c->case_key);
+		table_text(t, r, T_NAME, c->name);
+		table_text(t, r, T_IMPL, c->impl);
+		table_text(t, r, T_STATUS, c->status);
+		table_number(t, r, T_N, (double)n);
+		if (n == 0)
+			continue;
+		table_text(t, r, T_PHASE, series_pick_names[p]);
+		struct summary sum;
+		summarize(x, n, &sum);
+		table_number(t, r, T_MEAN, sum.mean);
+		table_number(t, r, T_STD, sum.std);
+		table_number(t, r, T_MEDIAN, sum.median);
+		table_number(t, r, T_MIN, sum.min);
+		table_number(t, r, T_MAX, sum.max);
+		table_number(t, r, T_CV, sum.cv);
+		double *sorted = malloc(n * sizeof(*sorted));
+		if (!sorted)
+			abort();
+		memcpy(sorted, x, n * sizeof(*sorted));
+		qsort(sorted, n, sizeof(*sorted), cmp_double);
+		table_number(t, r, T_P5, quantile_sorted(sorted, n, 0.05));
+		table_number(t, r, T_P95, quantile_sorted(sorted, n, 0.95));
+		free(sorted);
+	}
+}
+
+/* Write out to path, or to stdout when path is NULL; prints what failed. */
+static int write_output(const char *path, const struct strbuf *out)
+{
+	FILE *f = path ? fopen(path, "w") : stdout;
+	if (!f) {
+		fprintf(stderr, "report export: cannot write '%s': %s\n", path, strerror(errno));
+		return EXIT_FAIL;
+	}
+	size_t wrote = fwrite(sb_str(out), 1, out->len, f);
+	int bad = wrote != out->len || fflush(f) != 0;
+	int saved = errno;
+	if (path && fclose(f) != 0 && !bad) {
+		bad = 1;
+		saved = errno;
+	}
+	if (bad) {
+		fprintf(stderr, "report export: cannot write '%s': %s\n", path ? path : "standard output",
+			strerror(saved));
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	const char *db_path = BENCHDB_DEFAULT_DB, *run_sel = "all", *what_text = "samples";
+	const char *format = "csv", *suite = NULL, *out_path = NULL;
+	struct opt_list where = {0};
+	const struct opt_spec specs[] = {
+		{"what", 0, OPT_STRING, "WHAT", "samples (default: every stored sample) or stats",
+		 &what_text},
+		{"run", 'r', OPT_STRING, "SEL",
+		 "one run: id, uuid prefix, label, git commit, latest (default: all runs)", &run_sel},
+		{"suite", 0, OPT_STRING, "NAME", "only cases of this suite", &suite},
+		{"where", 'w', OPT_LIST, "KEY=VALUE", "only cases with this parameter value (repeatable)",
+		 &where},
+		{"format", 'f', OPT_STRING, "FMT", "csv (default) or json", &format},
+		{"output", 'o', OPT_STRING, "FILE", "write to FILE instead of standard output", &out_path},
+		{"db", 0, OPT_STRING, "PATH", "database to read (default bench.db)", &db_path},
+		{0},
+	};
+	static const struct cmd_usage usage = {
+		REPORT_PROG, "export", "[--what samples|stats] [options]",
+		"Export stored data for other tools, numbers unrounded. samples: one row per stored\n"
+		"sample, warm-up iterations included (run_id, case_id, case_key, case_name, impl, phase,\n"
+		"iter, is_warmup, ns). stats: one row per case and phase plus the per-iteration total,\n"
+		"over the measured iterations: n, mean, std, median, min, max, cv, p5, p95 in ns. CSV has\n"
+		"one header; JSON is one array of tables (samples: one table per case)."};
+	struct db *db = NULL;
+	struct case_set set = {0};
+	struct run_row *runs = NULL;
+	struct table t = {0};
+	struct strbuf out = STRBUF_INIT, chunk = STRBUF_INIT;
+	struct bd_error err, filter_err = {0};
+	size_t nruns = 0, nrendered = 0;
+	int64_t run_id = 0;
+	int npos, fmt, filter_ok = 0;
+	enum export_what what;
+	int status = opt_parse_command(specs, &usage, argc, argv, 0, 0, &npos);
+	if (status >= 0)
+		return status;
+	if (!strcmp(what_text, "samples"))
+		what = EXPORT_SAMPLES;
+	else if (!strcmp(what_text, "stats"))
+		what = EXPORT_STATS;
+	else {
+		fprintf(stderr, "report export: unknown --what '%s' (valid: samples, stats)\n", what_text);
+		return EXIT_USAGE;
+	}
+	if ((fmt = report_format_arg(format)) < 0)
+		return EXIT_USAGE;
+	if (fmt != FORMAT_CSV && fmt != FORMAT_JSON) {
+		fprintf(stderr, "report export: format '%s' is for reading, not for export (valid: csv, "
+				"json; `report table --format %s` gives a run's tables)\n",
+			format, format);
+		return EXIT_USAGE;
+	}
+	int all = !strcmp(run_sel, "all");
+	if ((status = report_open(db_path, all ? NULL : run_sel, &db, &run_id)) >= 0)
+		goto done;
+	status = EXIT_OK;
+	if (all) {
+		if (db_runs_list(db, &runs, &nruns, &err)) {
+			bd_error_print(REPORT_PROG, &err);
+			status = EXIT_FAIL;
+			goto done;
+		}
+	} else {
+		runs = calloc(1, sizeof(*runs));
+		if (!runs)
+			abort();
+		runs[0].id = run_id;
+		nruns = 1;
+	}
+
+	struct case_filter filter = {.suite = suite, .where = where.items, .nwhere = where.n};
+	render_begin((enum report_format)fmt, &out);
+	if (what == EXPORT_STATS) {
+		table_init(&t, all ? "statistics per case and phase"
+				   : "statistics per case and phase of one run");
+		stats_columns(&t);
+	}
+	for (size_t i = 0; i < nruns; i++) {
+		/* Across all runs, a --where key that one run's cases lack only means none of them
+		 * matches; it is an error when no run has it (or the filter is malformed). */
+		if (case_set_load(db, runs[i].id, &filter, &set, &err)) {
+			if (err.code != BD_EINVAL || !all) {
+				bd_error_print(REPORT_PROG, &err);
+				status = err.code == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL;
+				goto done;
+			}
+			if (!filter_err.code)
+				filter_err = err;
+			continue;
+		}
+		filter_ok = 1;
+		for (size_t c = 0; c < set.n; c++) {
+			if (what == EXPORT_STATS) {
+				stats_rows(&set.rows[c], &set.series[c], &t);
+				continue;
+			}
+			struct table cs;
+			if (samples_table(db, &set.rows[c], &cs, &err)) {
+				bd_error_print(REPORT_PROG, &err);
+				status = EXIT_FAIL;
+				goto done;
+			}
+			if (cs.nrows == 0) {
+				table_free(&cs);
+				continue;
+			}
+			if (fmt == FORMAT_CSV && nrendered) {
+				/* continue the first table: this one without its header line */
+				sb_reset(&chunk);
+				render_table(&cs, FORMAT_CSV, &chunk);
+				const char *body = strchr(sb_str(&chunk), '\n');
+				sb_add(&out, body ? body + 1 : "");
+			} else {
+				render_table(&cs, (enum report_format)fmt, &out);
+			}
+			nrendered++;
+			table_free(&cs);
+		}
+		case_set_free(&set);
+	}
+	if (!filter_ok && filter_err.code) {
+		bd_error_print(REPORT_PROG, &filter_err);
+		status = EXIT_USAGE;
+		goto done;
+	}
+	if (what == EXPORT_STATS) {
+		table_note(&t, "over the measured iterations (warm-up excluded); total: the per-iteration "
+			       "sum of the phases; std: sample (n - 1); p5, p95: linear interpolation "
+			       "between order statistics; a case without samples (not ok) has n = 0");
+		render_table(&t, (enum report_format)fmt, &out);
+	} else if (nrendered == 0) {
+		/* nothing matched: still one table, so that CSV has its header and JSON one element */
+		table_init(&t, "no samples");
+		samples_columns(&t);
+		render_table(&t, (enum report_format)fmt, &out);
+	}
+	render_end((enum report_format)fmt, &out);
+	status = write_output(out_path, &out);
+done:
+	table_free(&t);
+	sb_free(&out);
+	sb_free(&chunk);
+	case_set_free(&set);
+	db_run_rows_free(runs, nruns);
+	db_close(db);
+	return status;
+}

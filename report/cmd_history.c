@@ -1,0 +1,322 @@
+/* report/cmd_history.c: `report history --case KEY | --where KEY=VALUE` — one benchmark across
+ * every run that has it, oldest first: provenance (commit, host), the median with a 95% interval,
+ * and a step flag where the median moved significantly against the previous ok run. One table per
+ * case key; the cases come from db_cases_by_key (every run at once, grouped by key). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opt.h"
+#include "report.h"
+
+/* How many case keys of the latest run the "give a selector" message shows. */
+#define EXAMPLE_KEYS 3
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* Median and its 95% confidence interval over sorted[0..n-1] (n >= 1), distribution-free: the
+ * count of samples below the true median is Binomial(n, 1/2), approximately normal with mean n/2
+ * and sd sqrt(n)/2, so the order statistics of 1-based ranks
+ *     lo = floor(n/2 - 0.98 sqrt(n)),   hi = ceil(n/2 + 0.98 sqrt(n))      (0.98 = 1.96 / 2)
+ * clamped to [1, n], enclose the median with about 95% probability whatever the distribution.
+ * With few samples (n < 6) the clamped interval is the whole range. */
+static void median_ci(const double *sorted, size_t n, double *median, double *lo, double *hi)
+{
+	double half = (double)n / 2, reach = 0.98 * sqrt((double)n);
+	double rlo = floor(half - reach), rhi = ceil(half + reach);
+	size_t ilo = rlo < 1 ? 1 : (size_t)rlo, ihi = rhi > (double)n ? n : (size_t)rhi;
+	*median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+	*lo = sorted[ilo - 1];
+	*hi = sorted[ihi - 1];
+}
+
+/* "key=value" split into key (copied into k) and value; -1 when malformed. */
+static int split_where(const char *w, char *k, size_t n, const char **value)
+{
+	const char *eq = strchr(w, '=');
+	if (!eq || eq == w || (size_t)(eq - w) >= n)
+		return -1;
+	snprintf(k, n, "%.*s", (int)(eq - w), w);
+	*value = eq + 1;
+	return 0;
+}
+
+/* Check every --where against the cases (the same rules as case_set_load: malformed, or a key
+ * that no case has, is BD_EINVAL), then keep the cases that pass all of them. */
+static int filter_cases(struct case_row *rows, size_t *n, const struct opt_list *where,
+			struct bd_error *err)
+{
+	char k[64], v[256];
+	const char *want = "";
+	for (int i = 0; i < where->n; i++) {
+		if (split_where(where->items[i], k, sizeof(k), &want))
+			return bd_fail(err, BD_EINVAL, "--where expects key=value, got '%s'",
+				       where->items[i]);
+		int known = 0;
+		for (size_t c = 0; c < *n && !known; c++) {
+			json_field(rows[c].params_json, k, v, sizeof(v));
+			known = v[0] != '\0';
+		}
+		if (!known && *n)
+			return bd_fail(err, BD_EINVAL,
+				       "--where: no case of any run has a parameter '%s' (parameters: %s)", k,
+				       rows[0].params_json);
+	}
+	size_t kept = 0;
+	for (size_t c = 0; c < *n; c++) {
+		int pass = 1;
+		for (int i = 0; i < where->n && pass; i++) {
+			split_where(where->items[i], k, sizeof(k), &want);
+			json_field(rows[c].params_json, k, v, sizeof(v));
+			pass = !strcmp(v, want);
+		}
+		if (pass) {
+			struct case_row keep = rows[c];
+			rows[c] = rows[kept];
+			rows[kept++] = keep;
+		}
+	}
+	/* The dropped rows stay behind the kept ones, so db_case_rows_free(rows, all) frees them. */
+	*n = kept;
+	return 0;
+}
+
+/* A few case keys of the latest run, to copy into --case (prints nothing when there is none). */
+static void list_example_keys(const char *db_path, const char *suite)
+{
+	struct db *db = NULL;
+	struct case_row *rows = NULL;
+	struct bd_error err;
+	size_t n = 0;
+	int64_t latest = 0;
+	if (db_open(db_path, 0, &db, &err) || db_run_resolve(db, "latest", &latest, &err) ||
+	    db_cases_list(db, latest, suite, &rows, &n, &err))
+		goto done;
+	if (n)
+		fprintf(stderr, "case keys of run %lld, for example:\n", (long long)latest);
+	for (size_t i = 0; i < n && i < EXAMPLE_KEYS; i++)
+		fprintf(stderr, "  --case '%s'\n", rows[i].case_key);
+	if (n > EXAMPLE_KEYS)
+		fprintf(stderr, "  ... %zu in all\n", n);
+done:
+	db_case_rows_free(rows, n);
+	db_close(db);
+}
+
+static int cmp_run_id(const void *key, const void *elem)
+{
+	int64_t id = *(const int64_t *)key, have = ((const struct run_row *)elem)->id;
+	return (id > have) - (id < have);
+}
+
+/* The run with this id in runs[0..nruns-1] (db_runs_list: ordered by id), or NULL. */
+static const struct run_row *run_of(const struct run_row *runs, size_t nruns, int64_t id)
+{
+	return runs ? bsearch(&id, runs, nruns, sizeof(*runs), cmp_run_id) : NULL;
+}
+
+/* The table of one case key: rows[0..n-1] are its cases, oldest run first. with_key: a first
+ * column repeats the key (CSV drops titles, and its tables must still say whose rows they are). */
+static int key_table(struct db *db, const struct case_row *rows, size_t n,
+		     const struct run_row *runs, size_t nruns, enum series_pick pick, double alpha,
+		     double threshold, int with_key, struct table *t, struct bd_error *err)
+{
+	struct case_series cur = {0}, prev = {0};
+	double *sorted = NULL;
+	size_t steps = 0;
+	int rc = 0;
+	char title[2048];
+	snprintf(title, sizeof(title), "%s (%s)", rows[0].name, rows[0].case_key);
+	table_init(t, title);
+	size_t c_key = with_key ? table_column(t, "case key", "", 0) : 0;
+	size_t c_run = table_column(t, "run", "", 0), c_start = table_column(t, "started", "", 0),
+	       c_commit = table_column(t, "commit", "", 0), c_host = table_column(t, "host", "", 0),
+	       c_status = table_column(t, "status", "", 0),
+	       c_med = table_column(t, "median", "ms", 3), c_lo = table_column(t, "ci lo", "ms", 3),
+	       c_hi = table_column(t, "ci hi", "ms", 3), c_n = table_column(t, "n", "", 0),
+	       c_step = table_column(t, "step", "", 0);
+	for (size_t i = 0; i < n; i++) {
+		const struct case_row *c = &rows[i];
+		const struct run_row *run = run_of(runs, nruns, c->run_id);
+		size_t r = table_row(t);
+		if (with_key)
+			table_text(t, r, c_key, c->case_key);
+		table_number(t, r, c_run, (double)c->run_id);
+		if (run) {
+			char commit[64];
+			if (run->git_commit)
+				snprintf(commit, sizeof(commit), "%.12s%s", run->git_commit,
+					 run->git_dirty == 1 ? "+dirty" : "");
+			else
+				snprintf(commit, sizeof(commit), "unknown");
+			table_text(t, r, c_start, run->started_at);
+			table_text(t, r, c_commit, commit);
+			table_text(t, r, c_host, run->hostname);
+		}
+		table_text(t, r, c_status, c->status);
+		if (strcmp(c->status, "ok")) {
+			table_note(t, "run %lld: %s — %s", (long long)c->run_id, c->status,
+				   c->reason ? c->reason : "no reason stored");
+			continue;
+		}
+		if ((rc = case_series_load(db, c, &cur, err)))
+			goto done;
+		size_t m, mprev;
+		const double *x = case_series_pick(&cur, pick, &m);
+		if (m == 0) {
+			case_series_free(&cur);
+			continue;
+		}
+		free(sorted);
+		sorted = malloc(m * sizeof(*sorted));
+		if (!sorted) {
+			rc = bd_fail(err, BD_ENOMEM, "out of memory");
+			goto done;
+		}
+		memcpy(sorted, x, m * sizeof(*sorted));
+		qsort(sorted, m, sizeof(*sorted), cmp_double);
+		double median, lo, hi;
+		median_ci(sorted, m, &median, &lo, &hi);
+		table_number(t, r, c_med, median / 1e6);
+		table_number(t, r, c_lo, lo / 1e6);
+		table_number(t, r, c_hi, hi / 1e6);
+		table_number(t, r, c_n, (double)m);
+		const double *xp = case_series_pick(&prev, pick, &mprev);
+		struct pair_result pr;
+		if (mprev && !compare_pair(xp, mprev, x, m, alpha, threshold / 100, &pr) &&
+		    (pr.verdict == VERDICT_SLOWER || pr.verdict == VERDICT_FASTER)) {
+			/* change in time: this median / previous median - 1 = 1 / speedup - 1 */
+			char step[48];
+			snprintf(step, sizeof(step), "%s %+.1f%%", verdict_names[pr.verdict],
+				 100 * (1 / pr.speedup.ratio - 1));
+			table_text(t, r, c_step, step);
+			steps++;
+		}
+		case_series_free(&prev);
+		prev = cur;   /* this run is the next one's previous ok run */
+		memset(&cur, 0, sizeof(cur));
+	}
+	table_note(t, "%zu run%s, %zu step change%s; median and 95%% interval over the measured "
+		      "iterations (%s), the interval from order statistics (distribution-free)",
+		   n, n == 1 ? "" : "s", steps, steps == 1 ? "" : "s", series_pick_names[pick]);
+	table_note(t, "step: against the previous ok run, when the Mann-Whitney U test is significant "
+		      "(p < %.3g) and the medians differ by more than %.3g%%",
+		   alpha, threshold);
+done:
+	free(sorted);
+	case_series_free(&cur);
+	case_series_free(&prev);
+	return rc;
+}
+
+int cmd_history(int argc, char **argv)
+{
+	const char *db_path = BENCHDB_DEFAULT_DB, *case_key = NULL, *format = "md", *suite = NULL;
+	const char *phase = "total";
+	double alpha = 0.01, threshold = 5.0;
+	struct opt_list where = {0};
+	const struct opt_spec specs[] = {
+		{"case", 'c', OPT_STRING, "KEY", "the case key to follow (exact, as stored in cases.case_key)",
+		 &case_key},
+		{"where", 'w', OPT_LIST, "KEY=VALUE", "every case with this parameter value (repeatable)",
+		 &where},
+		{"suite", 0, OPT_STRING, "NAME", "only cases of this suite", &suite},
+		{"phase", 0, OPT_STRING, "PHASE", "fwd, bwd, opt or total (default total)", &phase},
+		{"threshold", 0, OPT_DOUBLE, "PCT", "change that counts as a step (default 5)",
+		 &threshold},
+		{"alpha", 0, OPT_DOUBLE, "P", "significance level of the rank test (default 0.01)", &alpha},
+		{"format", 'f', OPT_STRING, "FMT", "md (default), csv, json or tex", &format},
+		{"db", 0, OPT_STRING, "PATH", "database to read (default bench.db)", &db_path},
+		{0},
+	};
+	static const struct cmd_usage usage = {
+		REPORT_PROG, "history", "--case KEY | --where KEY=VALUE ... [options]",
+		"Follow one case key (or every case the filter matches, one table per key) across every\n"
+		"run that has it, oldest first: run, start time, git commit, host, status, the median\n"
+		"with a 95% distribution-free interval, and a step flag (slower +x% / faster -x%) where\n"
+		"the median moved beyond the threshold, significantly (Mann-Whitney U), against the\n"
+		"previous ok run. Exit status: 1 when no case matches, 2 on usage errors."};
+	struct db *db = NULL;
+	struct case_row *rows = NULL;
+	struct run_row *runs = NULL;
+	struct strbuf out = STRBUF_INIT;
+	struct bd_error err;
+	size_t n = 0, nall = 0, nruns = 0;
+	int npos, fmt, pick;
+	int status = opt_parse_command(specs, &usage, argc, argv, 0, 0, &npos);
+	if (status >= 0)
+		return status;
+	if (threshold < 0 || alpha <= 0 || alpha >= 1) {
+		fprintf(stderr, "report history: --threshold must be >= 0 and --alpha in (0, 1)\n");
+		return EXIT_USAGE;
+	}
+	if ((fmt = report_format_arg(format)) < 0 || (pick = series_pick_arg(phase)) < 0)
+		return EXIT_USAGE;
+	if (case_key && !case_key[0]) {
+		fprintf(stderr, "report history: --case needs a case key, got ''\n");
+		return EXIT_USAGE;
+	}
+	if (!case_key && where.n == 0) {
+		fprintf(stderr, "report history: give a case: --case KEY (exact) or --where KEY=VALUE\n");
+		list_example_keys(db_path, suite);
+		return EXIT_USAGE;
+	}
+	if ((status = report_open(db_path, NULL, &db, NULL)) >= 0)
+		goto done;
+	status = EXIT_OK;
+	if (db_runs_list(db, &runs, &nruns, &err) ||
+	    db_cases_by_key(db, case_key, suite, &rows, &nall, &err)) {
+		bd_error_print(REPORT_PROG, &err);
+		status = EXIT_FAIL;
+		goto done;
+	}
+	n = nall;
+	if (filter_cases(rows, &n, &where, &err)) {
+		bd_error_print(REPORT_PROG, &err);
+		status = EXIT_USAGE;
+		goto done;
+	}
+	if (n == 0) {
+		if (case_key)
+			fprintf(stderr, "report history: no run has a case with key '%s'%s%s%s\n", case_key,
+				suite ? " in suite " : "", suite ? suite : "",
+				where.n ? " that matches the --where filter" : "");
+		else
+			fprintf(stderr, "report history: no case of any run matches the --where filter%s%s\n",
+				suite ? " in suite " : "", suite ? suite : "");
+		list_example_keys(db_path, suite);
+		status = EXIT_FAIL;
+		goto done;
+	}
+	render_begin((enum report_format)fmt, &out);
+	for (size_t i = 0, end; i < n; i = end) {
+		for (end = i + 1; end < n && !strcmp(rows[end].case_key, rows[i].case_key);)
+			end++;
+		struct table t;
+		int rc = key_table(db, &rows[i], end - i, runs, nruns, (enum series_pick)pick, alpha,
+				   threshold, fmt == FORMAT_CSV, &t, &err);
+		if (rc) {
+			table_free(&t);
+			bd_error_print(REPORT_PROG, &err);
+			status = EXIT_FAIL;
+			goto done;
+		}
+		if (fmt == FORMAT_CSV && out.len)
+			sb_addc(&out, '\n');
+		render_table(&t, (enum report_format)fmt, &out);
+		table_free(&t);
+	}
+	render_end((enum report_format)fmt, &out);
+	fputs(sb_str(&out), stdout);
+done:
+	sb_free(&out);
+	db_case_rows_free(rows, nall);
+	db_run_rows_free(runs, nruns);
+	db_close(db);
+	return status;
+}

@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# tests/cli/history_export_test.sh: end-to-end tests of `report history` and `report export` on the
+# fixture database (tests/make_fixture.c: runs "base" and "cand"; in "cand" flash at S2048 is
+# planted 10% slower, everything else unchanged; 5 warm-up + 30 measured iterations, fwd and bwd).
+#   history_export_test.sh RUNNER REPORT MAKE_FIXTURE
+# Golden files live in tests/golden/ (history_*, export_*); UPDATE_GOLDEN=1 rewrites them.
+set -u
+REPORT=$2
+MAKE_FIXTURE=$3
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+GOLDEN=$SRC/tests/golden
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+passed=0
+failed=0
+
+ok() { passed=$((passed + 1)); }
+fail() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
+# check DESCRIPTION COMMAND...: the command must succeed.
+check() { local d=$1; shift; if "$@"; then ok; else fail "$d"; fi; }
+# expect_status WANT DESCRIPTION COMMAND...: run it, keep stdout/stderr in $T/out $T/err.
+expect_status() {
+	local want=$1 d=$2; shift 2
+	"$@" >"$T/out" 2>"$T/err"
+	local got=$?
+	if [ "$got" = "$want" ]; then ok; else fail "$d: exit $got, want $want; stderr: $(head -c 600 "$T/err")"; fi
+}
+# contains FILE REGEX DESCRIPTION
+contains() { if grep -Eq -- "$2" "$1"; then ok; else fail "$3: '$2' not in $(head -c 600 "$1")"; fi; }
+# golden NAME FILE: compare FILE with tests/golden/NAME.
+golden() {
+	if [ "${UPDATE_GOLDEN:-0}" = 1 ]; then cp "$2" "$GOLDEN/$1"; ok; return; fi
+	if diff -u "$GOLDEN/$1" "$2" >"$T/diff"; then ok; else fail "golden $1 differs:"; cat "$T/diff" >&2; fi
+}
+sql() { sqlite3 -batch -noheader "$1" "$2"; }
+# close A B TOLERANCE: |A - B| <= TOLERANCE * max(|B|, 1)
+close() { awk -v a="$1" -v b="$2" -v tol="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; m = b < 0 ? -b : b; if (m < 1) m = 1; exit !(a != "" && b != "" && d <= tol * m) }'; }
+
+db=$T/f.db
+check "fixture written" "$MAKE_FIXTURE" "$db"
+key_of() { sql "$db" "select case_key from cases where run_id = 1 and impl = '$1' and seq_len = $2"; }
+flash2048=$(key_of flash 2048)
+naive1024=$(key_of naive 1024)
+check "fixture has the flash S2048 key" [ -n "$flash2048" ]
+check "fixture has the naive S1024 key" [ -n "$naive1024" ]
+
+# ---- history ------------------------------------------------------------------------------------
+for fmt in md json; do
+	expect_status 0 "history flash S2048 ($fmt)" "$REPORT" history --db "$db" --case "$flash2048" --format $fmt
+	golden "history_flash_s2048.$fmt" "$T/out"
+done
+# CSV columns: case_key,run,started,commit,host,status,median_ms,ci_lo_ms,ci_hi_ms,n,step
+expect_status 0 "history flash S2048 (csv)" "$REPORT" history --db "$db" --case "$flash2048" --format csv
+check "csv header" [ "$(head -1 "$T/out")" = "case_key,run,started,commit,host,status,median_ms,ci_lo_ms,ci_hi_ms,n,step" ]
+check "two runs have the flash S2048 key" [ "$(grep -c '^suite=' "$T/out")" = 2 ]
+check "oldest run first" awk -F, 'NR == 2 && $2 == 1 { a = 1 } NR == 3 && $2 == 2 { b = 1 } END { exit !(a && b) }' "$T/out"
+check "first row has no step" awk -F, 'NR == 2 && $11 == "" { ok = 1 } END { exit !ok }' "$T/out"
+check "second row flags the planted ~10% slowdown" awk -F, 'NR == 3 && $11 ~ /^slower \+/ { x = substr($11, 9) + 0; ok = x > 8 && x < 12 } END { exit !ok }' "$T/out"
+check "commit is 12 characters" awk -F, 'NR == 2 && $4 == "aaaaaaaaaaaa" { ok = 1 } END { exit !ok }' "$T/out"
+check "n is the measured iterations" awk -F, 'NR > 1 && $10 != 30 { bad = 1 } END { exit bad }' "$T/out"
+check "median within its interval" awk -F, 'NR > 1 && !($8 <= $7 && $7 <= $9 && $8 < $9) { bad = 1 } END { exit bad || NR != 3 }' "$T/out"
+# The median of the total over measured iterations, straight from the samples.
+want=$(sql "$db" "with t as (select s.iter, sum(s.ns) v from samples s join cases c on c.id = s.case_id where c.run_id = 1 and c.case_key = '$flash2048' and s.iter >= c.warmup group by s.iter) select avg(v) / 1e6 from (select v from t order by v limit 2 offset 14)")
+got=$(awk -F, 'NR == 2 { print $7 }' "$T/out")
+check "median matches sqlite ($got vs $want)" close "$got" "$want" 1e-9
+
+expect_status 0 "history naive S1024" "$REPORT" history --db "$db" --case "$naive1024" --format csv
+check "naive S1024: two rows" [ "$(grep -c '^suite=' "$T/out")" = 2 ]
+check "naive S1024: no step" awk -F, 'NR > 1 && $11 != "" { bad = 1 } END { exit bad }' "$T/out"
+
+expect_status 0 "history --where impl=flash" "$REPORT" history --db "$db" --where impl=flash --format csv
+check "one table per flash key" [ "$(grep -c '^case_key,' "$T/out")" = 4 ]
+check "exactly one step, at flash S2048" [ "$(grep -c ',slower +' "$T/out")/$(grep ',slower +' "$T/out" | cut -d, -f1)" = "1/$flash2048" ]
+expect_status 0 "history --where, --phase fwd, --threshold 20" "$REPORT" history --db "$db" --where impl=flash --where seq_len=2048 --phase fwd --threshold 20 --format csv
+check "a 10% change is no step at a 20% threshold" [ "$(grep -c ',slower' "$T/out")" = 0 ]
+expect_status 0 "history tex" "$REPORT" history --db "$db" --case "$flash2048" --format tex
+contains "$T/out" 'slower \+[0-9.]+\\%' "tex escapes the percent sign"
+
+expect_status 2 "history without --case or --where" "$REPORT" history --db "$db"
+contains "$T/err" "--case KEY" "asks for a case"
+contains "$T/err" "--case 'suite=attention impl=naive .*seq_len=256" "lists case keys of the latest run"
+expect_status 1 "history of an unknown key" "$REPORT" history --db "$db" --case "suite=attention impl=nope"
+contains "$T/err" "no run has a case with key 'suite=attention impl=nope'" "unknown key message"
+expect_status 1 "history of a filter matching nothing" "$REPORT" history --db "$db" --where impl=nope
+contains "$T/err" "no case of any run matches" "no-match message"
+expect_status 2 "history --where with an unknown parameter" "$REPORT" history --db "$db" --where imp=flash
+contains "$T/err" "no case of any run has a parameter 'imp'" "unknown parameter message"
+expect_status 2 "history --where malformed" "$REPORT" history --db "$db" --where impl
+expect_status 2 "history unknown phase" "$REPORT" history --db "$db" --case "$flash2048" --phase fwdd
+expect_status 2 "history unknown format" "$REPORT" history --db "$db" --case "$flash2048" --format xml
+expect_status 1 "history on a missing database" "$REPORT" history --db "$T/none.db" --case "$flash2048"
+
+# ---- export -------------------------------------------------------------------------------------
+nsamples=$(sql "$db" "select count(*) from samples")
+expect_status 0 "export samples (csv)" "$REPORT" export --db "$db"
+check "samples header" [ "$(head -1 "$T/out")" = "run_id,case_id,case_key,case_name,impl,phase,iter,is_warmup,ns" ]
+check "one row per stored sample ($(($(wc -l <"$T/out") - 1)) vs $nsamples)" [ "$(wc -l <"$T/out")" = $((nsamples + 1)) ]
+check "warm-up samples included" [ "$(awk -F, '$8 == 1' "$T/out" | wc -l)" = "$(sql "$db" "select count(*) from samples s join cases c on c.id = s.case_id where s.iter < c.warmup")" ]
+check "raw ns sum matches sqlite" [ "$(awk -F, 'NR > 1 { s += $9 } END { printf "%.0f", s }' "$T/out")" = "$(sql "$db" "select sum(ns) from samples")" ]
+check "a sample matches sqlite" [ "$(awk -F, '$2 == 5 && $6 == "bwd" && $7 == 3 { print $9 }' "$T/out")" = "$(sql "$db" "select ns from samples where case_id = 5 and phase = 'bwd' and iter = 3")" ]
+expect_status 0 "export samples of one run" "$REPORT" export --db "$db" --run base
+check "run base only" [ "$(wc -l <"$T/out")" = $(($(sql "$db" "select count(*) from samples s join cases c on c.id = s.case_id where c.run_id = 1") + 1)) ]
+expect_status 0 "export samples --where" "$REPORT" export --db "$db" --where impl=sdpa --suite attention
+check "--where keeps only sdpa" [ "$(awk -F, 'NR > 1 && $5 != "sdpa"' "$T/out" | wc -l)/$(wc -l <"$T/out")" = "0/$(($(sql "$db" "select count(*) from samples s join cases c on c.id = s.case_id where c.impl = 'sdpa'") + 1))" ]
+
+expect_status 0 "export -o FILE" "$REPORT" export --db "$db" --run cand -o "$T/cand.csv"
+check "-o writes nothing to stdout" [ ! -s "$T/out" ]
+"$REPORT" export --db "$db" --run cand >"$T/cand_stdout.csv" 2>/dev/null
+check "-o FILE holds what stdout would" cmp -s "$T/cand.csv" "$T/cand_stdout.csv"
+expect_status 1 "export -o into a missing directory" "$REPORT" export --db "$db" -o "$T/nodir/x.csv"
+contains "$T/err" "cannot write '$T/nodir/x.csv': No such file or directory" "unwritable path and reason"
+
+expect_status 0 "export stats (csv)" "$REPORT" export --db "$db" --what stats
+golden export_stats.csv "$T/out"
+check "stats: fwd, bwd and total per case" [ "$(($(wc -l <"$T/out") - 1))" = $((3 * $(sql "$db" "select count(*) from cases"))) ]
+# columns: run_id,case_id,case_key,case_name,impl,status,phase,n,mean_ns,std_ns,median_ns,min_ns,max_ns,cv,p5_ns,p95_ns
+cid=$(sql "$db" "select id from cases where run_id = 2 and case_key = '$flash2048'")
+row() { awk -F, -v id="$cid" -v ph="$1" '$2 == id && $7 == ph' "$T/out"; }
+field() { row "$1" | cut -d, -f"$2"; }
+for ph in fwd bwd; do
+	agg=$(sql "$db" "select count(*) || ' ' || avg(s.ns) || ' ' || min(s.ns) || ' ' || max(s.ns) from samples s join cases c on c.id = s.case_id where c.id = $cid and s.phase = '$ph' and s.iter >= c.warmup")
+	read -r n mean mn mx <<<"$agg"
+	check "stats $ph: one row" [ "$(row $ph | wc -l)" = 1 ]
+	check "stats $ph: n = $n" [ "$(field $ph 8)" = "$n" ]
+	check "stats $ph: mean $(field $ph 9) ~ sqlite $mean" close "$(field $ph 9)" "$mean" 1e-9
+	check "stats $ph: min and max" [ "$(field $ph 12)/$(field $ph 13)" = "$mn/$mx" ]
+	check "stats $ph: std ~ case_stats view" close "$(field $ph 10)" "$(sql "$db" "select std_ns from case_stats where case_id = $cid and phase = '$ph'")" 1e-6
+	check "stats $ph: min <= p5 <= median <= p95 <= max" awk -F, '{ exit !($12 <= $15 && $15 <= $11 && $11 <= $16 && $16 <= $13) }' <<<"$(row $ph)"
+done
+check "stats total mean = fwd mean + bwd mean" close "$(field total 9)" "$(awk -v a="$(field fwd 9)" -v b="$(field bwd 9)" 'BEGIN { printf "%.17g", a + b }')" 1e-9
+
+if command -v python3 >/dev/null; then
+	for what in samples stats; do
+		expect_status 0 "export $what json" "$REPORT" export --db "$db" --what $what --format json
+		check "export $what json is valid" python3 -c 'import json,sys; json.load(sys.stdin)' <"$T/out"
+	done
+	"$REPORT" export --db "$db" --format json >"$T/samples.json" 2>/dev/null
+	check "json samples: one row per stored sample" [ "$(python3 -c 'import json,sys; print(sum(len(t["rows"]) for t in json.load(sys.stdin)))' <"$T/samples.json")" = "$nsamples" ]
+	expect_status 0 "export json with nothing matched" "$REPORT" export --db "$db" --where impl=nope --format json
+	check "empty export is valid json" python3 -c 'import json,sys; d = json.load(sys.stdin); assert d[0]["rows"] == []' <"$T/out"
+else
+	echo "python3 not found: json validity not checked" >&2
+fi
+expect_status 0 "export csv with nothing matched" "$REPORT" export --db "$db" --where impl=nope
+check "empty export is the header alone" [ "$(cat "$T/out")" = "run_id,case_id,case_key,case_name,impl,phase,iter,is_warmup,ns" ]
+
+for fmt in md tex; do
+	expect_status 2 "export refuses $fmt" "$REPORT" export --db "$db" --format $fmt
+	contains "$T/err" "format '$fmt' is for reading, not for export \(valid: csv, json" "refusal names the valid formats"
+done
+expect_status 2 "export unknown --what" "$REPORT" export --db "$db" --what everything
+contains "$T/err" "unknown --what 'everything' \(valid: samples, stats\)" "unknown --what message"
+expect_status 2 "export --where with an unknown parameter" "$REPORT" export --db "$db" --where imp=flash
+expect_status 1 "export of an unknown run" "$REPORT" export --db "$db" --run nosuch
+expect_status 1 "export on a missing database" "$REPORT" export --db "$T/none.db"
+check "export creates no database" [ ! -e "$T/none.db" ]
+
+echo "history_export: $passed passed, $failed failed"
+[ "$failed" = 0 ]

@@ -35,57 +35,6 @@ static void median_ci(const double *sorted, size_t n, double *median, double *lo
 	*hi = sorted[ihi - 1];
 }
 
-/* "key=value" split into key (copied into k) and value; -1 when malformed. */
-static int split_where(const char *w, char *k, size_t n, const char **value)
-{
-	const char *eq = strchr(w, '=');
-	if (!eq || eq == w || (size_t)(eq - w) >= n)
-		return -1;
-	snprintf(k, n, "%.*s", (int)(eq - w), w);
-	*value = eq + 1;
-	return 0;
-}
-
-/* Check every --where against the cases (the same rules as case_set_load: malformed, or a key
- * that no case has, is BD_EINVAL), then keep the cases that pass all of them. */
-static int filter_cases(struct case_row *rows, size_t *n, const struct opt_list *where,
-			struct bd_error *err)
-{
-	char k[64], v[256];
-	const char *want = "";
-	for (int i = 0; i < where->n; i++) {
-		if (split_where(where->items[i], k, sizeof(k), &want))
-			return bd_fail(err, BD_EINVAL, "--where expects key=value, got '%s'",
-				       where->items[i]);
-		int known = 0;
-		for (size_t c = 0; c < *n && !known; c++) {
-			json_field(rows[c].params_json, k, v, sizeof(v));
-			known = v[0] != '\0';
-		}
-		if (!known && *n)
-			return bd_fail(err, BD_EINVAL,
-				       "--where: no case of any run has a parameter '%s' (parameters: %s)", k,
-				       rows[0].params_json);
-	}
-	size_t kept = 0;
-	for (size_t c = 0; c < *n; c++) {
-		int pass = 1;
-		for (int i = 0; i < where->n && pass; i++) {
-			split_where(where->items[i], k, sizeof(k), &want);
-			json_field(rows[c].params_json, k, v, sizeof(v));
-			pass = !strcmp(v, want);
-		}
-		if (pass) {
-			struct case_row keep = rows[c];
-			rows[c] = rows[kept];
-			rows[kept++] = keep;
-		}
-	}
-	/* The dropped rows stay behind the kept ones, so db_case_rows_free(rows, all) frees them. */
-	*n = kept;
-	return 0;
-}
-
 /* A few case keys of the latest run, to copy into --case (prints nothing when there is none). */
 static void list_example_keys(const char *db_path, const char *suite)
 {
@@ -276,7 +225,8 @@ int cmd_history(int argc, char **argv)
 		goto done;
 	}
 	n = nall;
-	if (filter_cases(rows, &n, &where, &err)) {
+	struct case_filter filter = {.suite = suite, .where = where.items, .nwhere = where.n};
+	if (case_rows_filter(rows, &n, &filter, "any run", &err)) {
 		bd_error_print(REPORT_PROG, &err);
 		status = EXIT_USAGE;
 		goto done;

@@ -61,6 +61,12 @@ struct case_filter {
 	int rows_only;                    /* 1: do not load the series (the command reads samples itself) */
 };
 
+/* Keep the rows that pass every --where of f, in order, at rows[0..*n-1] (the others are moved
+ * behind them, so freeing the original count frees all). BD_EINVAL for a malformed --where or a
+ * key no row has; scope names the rows in that message ("run 3", "any run"). */
+int case_rows_filter(struct case_row *rows, size_t *n, const struct case_filter *f,
+		     const char *scope, struct bd_error *err);
+
 /* The cases of a run that pass the filter, in order, with their measured series. */
 struct case_set {
 	struct case_row *rows;

@@ -129,17 +129,40 @@ static int split_where(const char *w, char *k, size_t n, const char **value)
 	return 0;
 }
 
-static int passes(const struct case_row *c, const struct case_filter *f)
+int case_rows_filter(struct case_row *rows, size_t *n, const struct case_filter *f,
+		     const char *scope, struct bd_error *err)
 {
 	char k[64], v[256];
 	const char *want = "";
+	/* A --where key that no case has is a typo, not an empty result. */
 	for (int i = 0; i < f->nwhere; i++) {
-		split_where(f->where[i], k, sizeof(k), &want);
-		json_field(c->params_json, k, v, sizeof(v));
-		if (strcmp(v, want))
-			return 0;
+		if (split_where(f->where[i], k, sizeof(k), &want))
+			return bd_fail(err, BD_EINVAL, "--where expects key=value, got '%s'", f->where[i]);
+		int known = 0;
+		for (size_t c = 0; c < *n && !known; c++) {
+			json_field(rows[c].params_json, k, v, sizeof(v));
+			known = v[0] != '\0';
+		}
+		if (!known && *n)
+			return bd_fail(err, BD_EINVAL, "--where: no case of %s has a parameter '%s' (its "
+				       "parameters: %s)", scope, k, rows[0].params_json);
 	}
-	return 1;
+	size_t kept = 0;
+	for (size_t c = 0; c < *n; c++) {
+		int pass = 1;
+		for (int i = 0; i < f->nwhere && pass; i++) {
+			split_where(f->where[i], k, sizeof(k), &want);
+			json_field(rows[c].params_json, k, v, sizeof(v));
+			pass = !strcmp(v, want);
+		}
+		if (pass) {
+			struct case_row keep = rows[c];
+			rows[c] = rows[kept];
+			rows[kept++] = keep;
+		}
+	}
+	*n = kept;
+	return 0;
 }
 
 int case_set_load(struct db *db, int64_t run_id, const struct case_filter *f, struct case_set *out,
@@ -151,26 +174,11 @@ int case_set_load(struct db *db, int64_t run_id, const struct case_filter *f, st
 	memset(out, 0, sizeof(*out));
 	if ((rc = db_cases_list(db, run_id, f->suite, &rows, &n, err)))
 		return rc;
-	/* A --where key that no case has is a typo, not an empty result. */
-	for (int i = 0; i < f->nwhere; i++) {
-		char k[64], v[256];
-		const char *want;
-		if (split_where(f->where[i], k, sizeof(k), &want)) {
-			rc = bd_fail(err, BD_EINVAL, "--where expects key=value, got '%s'", f->where[i]);
-			goto done;
-		}
-		int known = 0;
-		for (size_t c = 0; c < n && !known; c++) {
-			json_field(rows[c].params_json, k, v, sizeof(v));
-			known = v[0] != '\0';
-		}
-		if (!known && n) {
-			rc = bd_fail(err, BD_EINVAL,
-				     "--where: no case of run %lld has a parameter '%s' (its parameters: %s)",
-				     (long long)run_id, k, rows[0].params_json);
-			goto done;
-		}
-	}
+	char scope[64];
+	size_t all = n;
+	snprintf(scope, sizeof(scope), "run %lld", (long long)run_id);
+	if ((rc = case_rows_filter(rows, &n, f, scope, err)))
+		goto done;
 	out->rows = calloc(n ? n : 1, sizeof(*out->rows));
 	out->series = calloc(n ? n : 1, sizeof(*out->series));
 	if (!out->rows || !out->series) {
@@ -178,15 +186,13 @@ int case_set_load(struct db *db, int64_t run_id, const struct case_filter *f, st
 		goto done;
 	}
 	for (size_t c = 0; c < n; c++) {
-		if (!passes(&rows[c], f))
-			continue;
 		if (!f->rows_only && (rc = case_series_load(db, &rows[c], &out->series[out->n], err)))
 			goto done;
 		out->rows[out->n++] = rows[c];
 		memset(&rows[c], 0, sizeof(rows[c]));   /* ownership moved to out */
 	}
 done:
-	db_case_rows_free(rows, n);
+	db_case_rows_free(rows, all);   /* the filtered-out rows sit after the kept ones */
 	if (rc)
 		case_set_free(out);
 	return rc;

@@ -31,14 +31,14 @@ static const char *const *params_of(const char *suite)
 #define NS_PER_MS 1e6
 #define BYTES_PER_MIB 1048576.0
 
-/* One table for the cases of one suite. */
-static int suite_table(struct db *db, const char *suite, struct case_row *cases, size_t n,
-		       struct table *t, struct bd_error *err)
+int table_of_cases(struct db *db, const char *suite, const struct case_row *cases, size_t n,
+		   struct table *t, struct bd_error *err)
 {
 	const char *const *params = params_of(suite);
 	struct case_series *series = calloc(n ? n : 1, sizeof(*series));
 	unsigned phases = 0;
 	int rc = 0, causal_col = !strcmp(suite, "attention");
+	table_init(t, suite);
 	if (!series)
 		return bd_fail(err, BD_ENOMEM, "out of memory");
 	for (size_t i = 0; i < n && !rc; i++) {
@@ -48,7 +48,6 @@ static int suite_table(struct db *db, const char *suite, struct case_row *cases,
 	if (rc)
 		goto done;
 
-	table_init(t, suite);
 	size_t col_param[8], ncol_param = 0, col_causal = 0;
 	for (; ncol_param < 8 && params[ncol_param]; ncol_param++)
 		col_param[ncol_param] = table_column(t, params[ncol_param], "", 0);
@@ -217,9 +216,10 @@ int cmd_table(int argc, char **argv)
 			if (!strcmp(cases[j].suite, cases[i].suite))
 				group[m++] = cases[j];   /* shallow: strings stay owned by cases */
 		struct table t;
-		int rc = suite_table(db, cases[i].suite, group, m, &t, &err);
+		int rc = table_of_cases(db, cases[i].suite, group, m, &t, &err);
 		free(group);
 		if (rc) {
+			table_free(&t);
 			bd_error_print(REPORT_PROG, &err);
 			status = EXIT_FAIL;
 			goto done;

@@ -1,12 +1,771 @@
-/* report/cmd_writeup.c: placeholder until `report writeup` lands (it is being written). */
+/* report/cmd_writeup.c: `report writeup -o DIR` — DIR/README.md, a markdown document about one
+ * run that a student can read as it is or paste into a course report: provenance (system, build,
+ * git, the exact sweep text and command line), the tables of `report table`, `report warmup` and
+ * `report compare`, the e2e tables per device and dtype with a float32 vs bfloat16 comparison,
+ * the cases that did not run and why, the commands that reproduce it, and the charts of
+ * `report plot` beside it (DIR/KIND.png and .svg). Everything comes from the stored database.
+ *
+ * Without gnuplot the document is still written and says that, and why, its charts were skipped;
+ * a chart gnuplot fails on is likewise named in the document and on stderr, never fatal. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "opt.h"
+#include "plot.h"
 #include "report.h"
+
+#define BYTES_PER_GIB (1024.0 * 1024.0 * 1024.0)
+#define BYTES_PER_MIB (1024.0 * 1024.0)
+
+/* What every section reads, and the document being built. */
+struct writeup {
+	struct db *db;
+	const char *db_path, *dir, *baseline;
+	int baseline_given;
+	struct run_row run;
+	struct sysinfo si;
+	char *sweep_text;
+	struct case_set set;           /* every case of the run */
+	struct strbuf doc;
+	int charts;                    /* gnuplot is there (until it turns out not to be) */
+	char charts_skipped[1024];     /* why not, when !charts */
+	struct strbuf written;         /* chart files written, one path a line */
+};
+
+static int is_ok(const struct case_row *c) { return !strcmp(c->status, "ok"); }
+
+/* "2026-01-02T00:00:00.000Z" as "2026-01-02 00:00 UTC"; other text as it is. */
+static void human_time(const char *iso, char *out, size_t n)
+{
+	if (iso && strlen(iso) >= 16 && iso[10] == 'T')
+		snprintf(out, n, "%.10s %.5s UTC", iso, iso + 11);
+	else
+		snprintf(out, n, "%s", iso && *iso ? iso : "unknown");
+}
+
+/* A fenced code block around text, the fence longer than any backtick run inside it. */
+static void add_fenced(struct strbuf *doc, const char *lang, const char *text)
+{
+	size_t longest = 0, run = 0;
+	for (const char *p = text; *p; p++) {
+		run = *p == '`' ? run + 1 : 0;
+		if (run > longest)
+			longest = run;
+	}
+	size_t fence = longest >= 3 ? longest + 1 : 3;
+	for (size_t i = 0; i < fence; i++)
+		sb_addc(doc, '`');
+	sb_addf(doc, "%s\n%s", lang, text);
+	if (!*text || text[strlen(text) - 1] != '\n')
+		sb_addc(doc, '\n');
+	for (size_t i = 0; i < fence; i++)
+		sb_addc(doc, '`');
+	sb_add(doc, "\n\n");
+}
+
+/* s for a POSIX shell: as it is when it is plain, else in single quotes. */
+static void add_shell_word(struct strbuf *sb, const char *s)
+{
+	int plain = *s != '\0';
+	for (const char *p = s; *p && plain; p++)
+		plain = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:+,@%",
+			       *p) != NULL;
+	if (plain) {
+		sb_add(sb, s);
+		return;
+	}
+	sb_addc(sb, '\'');
+	for (const char *p = s; *p; p++)
+		if (*p == '\'')
+			sb_add(sb, "'\\''");
+		else
+			sb_addc(sb, *p);
+	sb_addc(sb, '\'');
+}
+
+/* Inline code that survives backticks in the text. */
+static void add_code(struct strbuf *doc, const char *s)
+{
+	int ticks = strchr(s, '`') != NULL;
+	sb_add(doc, ticks ? "`` " : "`");
+	sb_add(doc, s);
+	sb_add(doc, ticks ? " ``" : "`");
+}
+
+/* ---- charts --------------------------------------------------------------------------------- */
+
+/* Draw chart kind into w->dir and embed it, or say why it is not there. Notes from the chart go
+ * under it in italics. */
+static void add_chart_of(struct writeup *w, enum chart_kind kind, const struct case_set *set,
+			 const char *alt)
+{
+	const char *name = chart_kind_names[kind];
+	if (!w->charts) {
+		sb_addf(&w->doc, "_Chart `%s.png` skipped: %s._\n\n", name, w->charts_skipped);
+		return;
+	}
+	struct strbuf notes = STRBUF_INIT;
+	struct bd_error err;
+	struct chart_request rq = {
+		.kind = kind, .dir = w->dir, .run_id = w->run.id, .set = set,
+		.baseline = w->baseline, .pick = PICK_TOTAL,
+		.gaps_counted = 1,   /* the cases that did not run have their own section */
+	};
+	int rc = chart_write(w->db, &rq, &notes, &err);
+	if (rc == BD_ENOTFOUND) {
+		/* gnuplot went missing: every chart from here on is skipped for the same reason. */
+		w->charts = 0;
+		snprintf(w->charts_skipped, sizeof(w->charts_skipped), "%s", err.msg);
+		sb_addf(&w->doc, "_Chart `%s.png` skipped: %s._\n\n", name, w->charts_skipped);
+	} else if (rc) {
+		fprintf(stderr, "report writeup: %s chart not drawn: %s\n", name, err.msg);
+		sb_addf(&w->doc, "_Chart `%s.png` not drawn: %s._\n\n", name, err.msg);
+	} else {
+		sb_addf(&w->doc, "![%s](%s.png)\n\n", alt, name);
+		sb_addf(&w->written, "%s/%s.png\n%s/%s.svg\n", w->dir, name, w->dir, name);
+		const char *line = sb_str(&notes);
+		while (*line) {
+			size_t len = strcspn(line, "\n");
+			sb_addf(&w->doc, "- _%.*s_\n", (int)len, line);
+			line += len + (line[len] == '\n');
+		}
+		sb_addf(&w->doc, "%s([SVG](%s.svg))\n\n", notes.len ? "\n" : "", name);
+	}
+	sb_free(&notes);
+}
+
+static void add_chart(struct writeup *w, enum chart_kind kind, const char *alt)
+{
+	add_chart_of(w, kind, &w->set, alt);
+}
+
+/* ---- sections ------------------------------------------------------------------------------- */
+
+static void section_title(struct writeup *w, const char *command)
+{
+	const struct run_row *r = &w->run;
+	char started[64], now_iso[32], now[64];
+	db_now(now_iso);
+	human_time(now_iso, now, sizeof(now));
+	human_time(r->started_at, started, sizeof(started));
+	sb_addf(&w->doc, "# Benchmark report: %s\n\n", r->sweep_name ? r->sweep_name : "unnamed sweep");
+	sb_addf(&w->doc, "Run %lld of ", (long long)r->id);
+	add_code(&w->doc, r->sweep_path ? r->sweep_path : "(sweep file not recorded)");
+	sb_addf(&w->doc, " on %s, started %s", r->hostname ? r->hostname : "an unknown host", started);
+	if (r->ended_at) {
+		char ended[64];
+		human_time(r->ended_at, ended, sizeof(ended));
+		sb_addf(&w->doc, ", ended %s", ended);
+	}
+	sb_addf(&w->doc, " (%s): %lld cases, %lld ok.\n\n", r->status, (long long)r->ncases,
+		(long long)r->nok);
+	sb_addf(&w->doc, "Written %s by ", now);
+	add_code(&w->doc, command);
+	sb_add(&w->doc, " from the database ");
+	add_code(&w->doc, w->db_path);
+	sb_add(&w->doc, "; every number and chart below comes from the samples stored there.");
+	if (!w->charts)
+		sb_addf(&w->doc, " Charts were skipped: %s.", w->charts_skipped);
+	sb_add(&w->doc, "\n\n");
+}
+
+static void kv_row(struct table *t, const char *key, const char *value)
+{
+	size_t r = table_row(t);
+	table_text(t, r, 0, key);
+	table_text(t, r, 1, value && *value ? value : "not recorded");
+}
+
+static void section_provenance(struct writeup *w)
+{
+	const struct run_row *r = &w->run;
+	const struct sysinfo *si = &w->si;
+	struct strbuf v = STRBUF_INIT;
+	struct table t;
+	sb_add(&w->doc, "## Provenance\n\n");
+	table_init(&t, "System");
+	table_column(&t, "component", "", 0);
+	table_column(&t, "details", "", 0);
+	kv_row(&t, "host", si->hostname);
+	sb_addf(&v, "%s%s%s%s%s", si->os, si->kernel[0] ? ", " : "", si->kernel, si->arch[0] ? ", " : "",
+		si->arch);
+	kv_row(&t, "OS", sb_str(&v));
+	sb_reset(&v);
+	if (si->cpu_model[0] || si->cpu_cores)
+		sb_addf(&v, "%s, %d cores, %d threads", si->cpu_model[0] ? si->cpu_model : "unknown model",
+			si->cpu_cores, si->cpu_threads);
+	kv_row(&t, "CPU", sb_str(&v));
+	if (si->cpu_flags[0])
+		kv_row(&t, "CPU flags", si->cpu_flags);
+	sb_reset(&v);
+	if (si->mem_bytes > 0)
+		sb_addf(&v, "%.1f GiB", (double)si->mem_bytes / BYTES_PER_GIB);
+	kv_row(&t, "memory", sb_str(&v));
+	sb_reset(&v);
+	if (si->gpu_count > 0 || si->gpu_name[0]) {
+		sb_addf(&v, "%d x %s", si->gpu_count > 0 ? si->gpu_count : 1,
+			si->gpu_name[0] ? si->gpu_name : "unknown GPU");
+		if (si->gpu_mem_bytes > 0)
+			sb_addf(&v, ", %.1f GiB", (double)si->gpu_mem_bytes / BYTES_PER_GIB);
+		if (si->gpu_sm_count > 0)
+			sb_addf(&v, ", %d SMs", si->gpu_sm_count);
+		if (si->gpu_cc[0])
+			sb_addf(&v, ", compute capability %s", si->gpu_cc);
+		if (si->gpu_clock_mhz > 0)
+			sb_addf(&v, ", %d MHz (memory %d MHz)", si->gpu_clock_mhz, si->gpu_mem_clock_mhz);
+		kv_row(&t, "GPU", sb_str(&v));
+		sb_reset(&v);
+		sb_addf(&v, "driver %s, CUDA runtime %s, cuDNN %s, cuBLAS %s",
+			si->driver_version[0] ? si->driver_version : "?",
+			si->cuda_runtime[0] ? si->cuda_runtime : "?",
+			si->cudnn_version[0] ? si->cudnn_version : "?",
+			si->cublas_version[0] ? si->cublas_version : "?");
+		kv_row(&t, "GPU software", sb_str(&v));
+	} else {
+		kv_row(&t, "GPU", "none visible to the runner");
+	}
+	kv_row(&t, "BLAS", si->blas);
+	kv_row(&t, "compiler", si->compiler);
+	kv_row(&t, "build flags", si->build_flags);
+	render_table(&t, FORMAT_MD, &w->doc);
+	table_free(&t);
+
+	sb_add(&w->doc, "### Source and run\n\n");
+	if (r->git_commit) {
+		sb_addf(&w->doc, "- git commit `%s`%s, branch `%s`\n", r->git_commit,
+			r->git_dirty == 1   ? " with uncommitted changes (dirty)"
+			: r->git_dirty == 0 ? " (clean)"
+					    : " (dirty state unknown)",
+			r->git_branch ? r->git_branch : "unknown");
+	} else {
+		sb_add(&w->doc, "- git commit unknown (the runner was built outside a git checkout)\n");
+	}
+	sb_addf(&w->doc, "- runner version `%s`\n", r->tool_version ? r->tool_version : "unknown");
+	sb_addf(&w->doc, "- run uuid `%s`%s%s%s, status %s\n", r->uuid, r->label ? ", label `" : "",
+		r->label ? r->label : "", r->label ? "`" : "", r->status);
+	sb_add(&w->doc, "- command line:\n\n");
+	add_fenced(&w->doc, "sh", r->command_line ? r->command_line : "(not recorded)");
+
+	sb_add(&w->doc, "### Sweep\n\n");
+	add_code(&w->doc, r->sweep_path ? r->sweep_path : "(path not recorded)");
+	sb_addf(&w->doc, ", sha256 `%s`, exactly as run:\n\n", r->sweep_hash ? r->sweep_hash : "unknown");
+	add_fenced(&w->doc, "yaml", w->sweep_text ? w->sweep_text : "# (sweep text not recorded)");
+	sb_free(&v);
+}
+
+/* table_of_cases for the cases of w->set at idx[0..n-1], retitled when title is not NULL. */
+static int add_cases_table(struct writeup *w, const char *suite, const size_t *idx, size_t n,
+			   const char *title, struct bd_error *err)
+{
+	struct case_row *rows = calloc(n ? n : 1, sizeof(*rows));
+	struct table t = {0};
+	if (!rows)
+		return bd_fail(err, BD_ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++)
+		rows[i] = w->set.rows[idx[i]];   /* shallow: the strings stay owned by the set */
+	int rc = table_of_cases(w->db, suite, rows, n, &t, err);
+	if (!rc && title) {
+		free(t.title);
+		t.title = strdup(title);
+	}
+	if (!rc)
+		render_table(&t, FORMAT_MD, &w->doc);
+	table_free(&t);
+	free(rows);
+	return rc;
+}
+
+/* Indices of the cases of suite (NULL: all) whose params have field == value (field NULL: any),
+ * in order; *n of them. */
+static size_t *cases_where(const struct writeup *w, const char *suite, const char *field,
+			   const char *value, size_t *n)
+{
+	size_t *idx = calloc(w->set.n ? w->set.n : 1, sizeof(*idx));
+	*n = 0;
+	for (size_t i = 0; idx && i < w->set.n; i++) {
+		const struct case_row *c = &w->set.rows[i];
+		char v[256];
+		if (suite && strcmp(c->suite, suite))
+			continue;
+		if (field) {
+			json_field(c->params_json, field, v, sizeof(v));
+			if (strcmp(v, value))
+				continue;
+		}
+		idx[(*n)++] = i;
+	}
+	return idx;
+}
+
+static int has_suite(const struct writeup *w, const char *suite)
+{
+	for (size_t i = 0; i < w->set.n; i++)
+		if (!strcmp(w->set.rows[i].suite, suite))
+			return 1;
+	return 0;
+}
+
+static int section_results(struct writeup *w, struct bd_error *err)
+{
+	sb_add(&w->doc, "## Results\n\n");
+	size_t ne2e = 0;
+	for (size_t i = 0; i < w->set.n; i++)
+		ne2e += !strcmp(w->set.rows[i].suite, "e2e");
+	if (w->set.n == 0) {
+		sb_add(&w->doc, "The run stored no cases.\n\n");
+		return 0;
+	}
+	if (ne2e == w->set.n) {
+		sb_add(&w->doc, "Every case of this run is an end-to-end model case: see the end-to-end "
+				"section below, one table per device and dtype.\n\n");
+		return 0;
+	}
+	sb_add(&w->doc, "One table per suite, as `report table` prints it: the mean and sample "
+			"standard deviation of each timed phase over the measured iterations (warm-up "
+			"iterations excluded), the achieved GFLOP/s where the workload states its FLOPs, "
+			"and the peak memory.");
+	if (ne2e)
+		sb_add(&w->doc, " The end-to-end cases have their own section below, one table per "
+				"device and dtype.");
+	sb_add(&w->doc, "\n\n");
+	int rc = 0;
+	for (size_t i = 0; i < w->set.n && !rc; i++) {
+		const char *suite = w->set.rows[i].suite;
+		int seen = !strcmp(suite, "e2e");
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = !strcmp(w->set.rows[j].suite, suite);
+		if (seen)
+			continue;
+		size_t n;
+		size_t *idx = cases_where(w, suite, NULL, NULL, &n);
+		rc = idx ? add_cases_table(w, suite, idx, n, NULL, err)
+			 : bd_fail(err, BD_ENOMEM, "out of memory");
+		free(idx);
+	}
+	return rc;
+}
+
+static int section_warmup(struct writeup *w, struct bd_error *err)
+{
+	static const int ks[] = {0, 1, 2, 5};
+	struct table t = {0};
+	sb_add(&w->doc, "## Warm-up effect\n\n"
+			"Every iteration is stored, warm-up ones included, so this is what the "
+			"measurement would have given with k = 0, 1, 2 or 5 warm-up iterations (as "
+			"`report warmup`): the mean and std of the measured number of iterations after the "
+			"first k. A mean at k = 0 well above the one at k = 5 is the cost of timing "
+			"without warm-up.\n\n");
+	int rc = warmup_table(w->db, w->run.id, &w->set, ks, 4, PICK_TOTAL, 10.0, &t, err);
+	if (!rc)
+		render_table(&t, FORMAT_MD, &w->doc);
+	table_free(&t);
+	if (!rc && w->run.nok > 0)
+		add_chart(w, CHART_WARMUP, "per-iteration time, warm-up included");
+	return rc;
+}
+
+static void section_attention(struct writeup *w)
+{
+	size_t nok = 0;
+	for (size_t i = 0; i < w->set.n; i++)
+		nok += !strcmp(w->set.rows[i].suite, "attention") && is_ok(&w->set.rows[i]);
+	if (!has_suite(w, "attention"))
+		return;
+	sb_add(&w->doc, "## Attention: time and memory vs sequence length\n\n");
+	if (nok == 0) {
+		sb_add(&w->doc, "No attention case ran (see the cases that did not run below).\n\n");
+		return;
+	}
+	sb_add(&w->doc, "Median time per iteration (all phases) and peak memory against the sequence "
+			"length, one line per implementation and any other parameter the sweep varies; "
+			"both axes logarithmic. A case that did not run (out of memory, unsupported) is a "
+			"gap in its line.\n\n");
+	/* The attention cases alone (a view: rows and series stay owned by w->set). */
+	struct case_set att = {0};
+	att.rows = calloc(w->set.n, sizeof(*att.rows));
+	att.series = calloc(w->set.n, sizeof(*att.series));
+	for (size_t i = 0; att.rows && att.series && i < w->set.n; i++)
+		if (!strcmp(w->set.rows[i].suite, "attention")) {
+			att.rows[att.n] = w->set.rows[i];
+			att.series[att.n++] = w->set.series[i];
+		}
+	const struct case_set *set = att.rows && att.series ? &att : &w->set;
+	add_chart_of(w, CHART_LATENCY, set, "attention time vs sequence length");
+	add_chart_of(w, CHART_MEMORY, set, "attention peak memory vs sequence length");
+	free(att.rows);
+	free(att.series);
+}
+
+static int section_speedup(struct writeup *w)
+{
+	size_t nbase = 0;
+	for (size_t i = 0; i < w->set.n; i++)
+		nbase += !strcmp(w->set.rows[i].impl, w->baseline);
+	if (nbase == 0)
+		return 0;
+	struct case_pair *pairs = NULL;
+	size_t npairs = 0;
+	struct table t = {0}, sum = {0};
+	const double alpha = 0.01, threshold = 5.0, tie_band = 2.0;
+	if (compare_match(&w->set, &w->set, w->baseline, PICK_TOTAL, alpha, threshold / 100, &pairs,
+			  &npairs))
+		return BD_ENOMEM;
+	sb_addf(&w->doc, "## Speedup vs %s\n\n", w->baseline);
+	sb_addf(&w->doc, "Each case against the `%s` case that differs from it only in the "
+			 "implementation (as `report compare --baseline %s`): speedup = median time of "
+			 "%s / median time of the case, so above 1 is faster, with a 95%% bootstrap "
+			 "confidence interval and the Mann-Whitney U p-value; then the summary per "
+			 "implementation.\n\n",
+		w->baseline, w->baseline, w->baseline);
+	char title[256];
+	snprintf(title, sizeof(title), "run %lld: speedup vs %s (%s)", (long long)w->run.id,
+		 w->baseline, series_pick_names[PICK_TOTAL]);
+	if (compare_tables(&w->set, pairs, npairs, title, 0, alpha, threshold, tie_band, &t, &sum)) {
+		render_table(&t, FORMAT_MD, &w->doc);
+		render_table(&sum, FORMAT_MD, &w->doc);
+		add_chart(w, CHART_SPEEDUP, "speedup vs baseline");
+	} else {
+		sb_addf(&w->doc, "Nothing to compare: no ok case has an ok `%s` partner.\n\n", w->baseline);
+	}
+	table_free(&t);
+	table_free(&sum);
+	free(pairs);
+	return 0;
+}
+
+/* float32 vs bfloat16 for every pair of ok e2e cases that differ only in dtype. */
+static void add_mixed_precision(struct writeup *w)
+{
+	struct table t;
+	table_init(&t, "mixed precision: float32 vs bfloat16");
+	static const char *const params[] = {"model", "pass", "context_length", "batch_size", "device"};
+	size_t col[5];
+	for (size_t k = 0; k < 5; k++)
+		col[k] = table_column(&t, params[k], "", 0);
+	size_t c_f = table_column(&t, "float32", "ms", 3), c_b = table_column(&t, "bfloat16", "ms", 3),
+	       c_sp = table_column(&t, "speedup", "x", 2), c_lo = table_column(&t, "ci lo", "x", 2),
+	       c_hi = table_column(&t, "ci hi", "x", 2),
+	       c_mf = table_column(&t, "float32 peak", "MiB", 1),
+	       c_mb = table_column(&t, "bfloat16 peak", "MiB", 1);
+	size_t unpaired = 0;
+	for (size_t i = 0; i < w->set.n; i++) {
+		const struct case_row *f = &w->set.rows[i];
+		if (strcmp(f->suite, "e2e") || strcmp(f->dtype, "float32"))
+			continue;
+		char *want = case_key_without(f->case_key, "dtype");
+		const struct case_row *b = NULL;
+		size_t bi = 0;
+		for (size_t j = 0; want && j < w->set.n && !b; j++) {
+			const struct case_row *c = &w->set.rows[j];
+			if (strcmp(c->suite, "e2e") || strcmp(c->dtype, "bfloat16"))
+				continue;
+			char *have = case_key_without(c->case_key, "dtype");
+			if (have && !strcmp(have, want)) {
+				b = c;
+				bi = j;
+			}
+			free(have);
+		}
+		free(want);
+		if (!b)
+			continue;
+		if (!is_ok(f) || !is_ok(b)) {
+			table_note(&t, "%s: float32 %s, bfloat16 %s", f->name, f->status, b->status);
+			unpaired++;
+			continue;
+		}
+		size_t nf, nb;
+		const double *xf = case_series_pick(&w->set.series[i], PICK_TOTAL, &nf);
+		const double *xb = case_series_pick(&w->set.series[bi], PICK_TOTAL, &nb);
+		struct pair_result pr;
+		if (compare_pair(xf, nf, xb, nb, 0.01, 0.05, &pr)) {
+			unpaired++;
+			continue;
+		}
+		size_t r = table_row(&t);
+		char v[256];
+		for (size_t k = 0; k < 5; k++) {
+			json_field(f->params_json, params[k], v, sizeof(v));
+			table_text(&t, r, col[k], v);
+		}
+		table_number(&t, r, c_f, pr.base.median / 1e6);
+		table_number(&t, r, c_b, pr.cand.median / 1e6);
+		table_number(&t, r, c_sp, pr.speedup.ratio);
+		table_number(&t, r, c_lo, pr.speedup.lo);
+		table_number(&t, r, c_hi, pr.speedup.hi);
+		if (f->peak_bytes >= 0)
+			table_number(&t, r, c_mf, (double)f->peak_bytes / BYTES_PER_MIB);
+		if (b->peak_bytes >= 0)
+			table_number(&t, r, c_mb, (double)b->peak_bytes / BYTES_PER_MIB);
+	}
+	if (t.nrows == 0 && unpaired == 0) {
+		table_free(&t);
+		return;   /* the sweep did not ask for both precisions */
+	}
+	table_note(&t, "medians of the per-iteration total; speedup = float32 / bfloat16 (> 1: "
+		       "bfloat16 faster) with its 95%% bootstrap CI");
+	render_table(&t, FORMAT_MD, &w->doc);
+	table_free(&t);
+}
+
+static int section_e2e(struct writeup *w, struct bd_error *err)
+{
+	if (!has_suite(w, "e2e"))
+		return 0;
+	sb_add(&w->doc, "## End-to-end model\n\n"
+			"The whole language model per preset, context length and pass (forward, "
+			"forward+backward, training step), one table per device and dtype; phases are "
+			"timed separately.\n\n");
+	int rc = 0;
+	/* One table per (device, dtype), in order of first appearance. */
+	for (size_t i = 0; i < w->set.n && !rc; i++) {
+		const struct case_row *c = &w->set.rows[i];
+		if (strcmp(c->suite, "e2e"))
+			continue;
+		int seen = 0;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = !strcmp(w->set.rows[j].suite, "e2e") &&
+			       !strcmp(w->set.rows[j].device, c->device) &&
+			       !strcmp(w->set.rows[j].dtype, c->dtype);
+		if (seen)
+			continue;
+		size_t n = 0, *idx = calloc(w->set.n, sizeof(*idx));
+		if (!idx)
+			return bd_fail(err, BD_ENOMEM, "out of memory");
+		for (size_t j = i; j < w->set.n; j++)
+			if (!strcmp(w->set.rows[j].suite, "e2e") && !strcmp(w->set.rows[j].device, c->device) &&
+			    !strcmp(w->set.rows[j].dtype, c->dtype))
+				idx[n++] = j;
+		char title[160];
+		snprintf(title, sizeof(title), "e2e on %s, %s", c->device, c->dtype);
+		rc = add_cases_table(w, "e2e", idx, n, title, err);
+		free(idx);
+	}
+	if (!rc)
+		add_mixed_precision(w);
+	return rc;
+}
+
+static void section_not_ok(struct writeup *w)
+{
+	size_t n = w->run.ncases - w->run.nok;
+	sb_add(&w->doc, "## Cases that did not run\n\n");
+	if (n == 0 || w->set.n == 0) {
+		sb_addf(&w->doc, "None: all %lld cases ran and passed validation.\n\n",
+			(long long)w->run.ncases);
+		return;
+	}
+	struct table t;
+	table_init(&t, NULL);
+	size_t c_case = table_column(&t, "case", "", 0), c_status = table_column(&t, "status", "", 0),
+	       c_reason = table_column(&t, "reason", "", 0);
+	for (size_t i = 0; i < w->set.n; i++) {
+		const struct case_row *c = &w->set.rows[i];
+		if (is_ok(c))
+			continue;
+		size_t r = table_row(&t);
+		table_text(&t, r, c_case, c->name);
+		table_text(&t, r, c_status, c->status);
+		table_text(&t, r, c_reason, c->reason ? c->reason : "no reason stored");
+	}
+	sb_addf(&w->doc, "%zu of %lld cases %s no timings: out of memory (`oom`), not supported by "
+			 "this build or device (`unsupported`), failed validation or crashed (`error`), "
+			 "or skipped.\n\n", n, (long long)w->run.ncases, n == 1 ? "has" : "have");
+	render_table(&t, FORMAT_MD, &w->doc);
+	table_free(&t);
+}
+
+static void section_reproduce(struct writeup *w)
+{
+	struct strbuf cmds = STRBUF_INIT;
+	const char *sweep = w->run.sweep_path ? w->run.sweep_path : "SWEEP.yaml";
+	sb_add(&w->doc, "## Reproduce\n\n"
+			"Run the sweep again (a new run in the database; save the sweep text above as the "
+			"file if you do not have it), then write this report for the new run:\n\n");
+	sb_add(&cmds, "runner run ");
+	add_shell_word(&cmds, sweep);
+	sb_add(&cmds, " --db ");
+	add_shell_word(&cmds, w->db_path);
+	sb_add(&cmds, "\nreport writeup --db ");
+	add_shell_word(&cmds, w->db_path);
+	sb_add(&cmds, " -o ");
+	add_shell_word(&cmds, w->dir);
+	sb_addc(&cmds, '\n');
+	add_fenced(&w->doc, "sh", sb_str(&cmds));
+	sb_reset(&cmds);
+	sb_add(&w->doc, "This document, again, from the stored run:\n\n");
+	sb_add(&cmds, "report writeup --db ");
+	add_shell_word(&cmds, w->db_path);
+	sb_addf(&cmds, " --run %s", w->run.uuid);
+	if (strcmp(w->baseline, "naive")) {
+		sb_add(&cmds, " --baseline ");
+		add_shell_word(&cmds, w->baseline);
+	}
+	sb_add(&cmds, " -o ");
+	add_shell_word(&cmds, w->dir);
+	sb_addc(&cmds, '\n');
+	add_fenced(&w->doc, "sh", sb_str(&cmds));
+	sb_free(&cmds);
+}
+
+static void section_method(struct writeup *w)
+{
+	sb_addf(&w->doc,
+		"## How the numbers were made\n\n"
+		"- Each case ran its warm-up iterations, then its measured iterations; every "
+		"iteration's time per phase (fwd, bwd, opt) is stored in nanoseconds. Only the "
+		"warm-up section uses the warm-up iterations.\n"
+		"- Tables: mean and sample standard deviation (n - 1) over the measured iterations; "
+		"GFLOP/s = the workload's FLOPs per iteration / mean time.\n"
+		"- Speedups: ratio of medians with a 95%% percentile bootstrap interval (%d "
+		"resamples, fixed seed, so the same database gives the same numbers) and a two-sided "
+		"Mann-Whitney U test; verdicts at a 5%% threshold and alpha 0.01; wins/losses beyond "
+		"1 ± 2%%.\n"
+		"- Charts: medians with the distribution-free 95%% confidence interval of the median "
+		"(order statistics) as error bars, except the speedup chart, whose bars are the "
+		"bootstrap intervals above.\n\n",
+		REPORT_BOOTSTRAP_RESAMPLES);
+}
+
+/* ---- the command ---------------------------------------------------------------------------- */
+
+static int write_file(const char *path, const struct strbuf *text, struct bd_error *err)
+{
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return bd_fail(err, BD_EIO, "cannot write '%s': %s", path, strerror(errno));
+	size_t len = text->len;
+	int bad = fwrite(sb_str(text), 1, len, f) != len;
+	bad |= fclose(f) != 0;
+	if (bad)
+		return bd_fail(err, BD_EIO, "cannot write '%s': %s", path, strerror(errno));
+	return 0;
+}
 
 int cmd_writeup(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "report writeup: not available in this build yet\n");
-	return EXIT_FAIL;
+	const char *db_path = BENCHDB_DEFAULT_DB, *run_sel = "latest", *dir = NULL;
+	const char *baseline = NULL;
+	const struct opt_spec specs[] = {
+		{"output", 'o', OPT_STRING, "DIR", "directory for README.md and the charts (required)",
+		 &dir},
+		{"db", 0, OPT_STRING, "PATH", "database to read (default bench.db)", &db_path},
+		{"run", 'r', OPT_STRING, "SEL", "run (default latest)", &run_sel},
+		{"baseline", 'b', OPT_STRING, "IMPL",
+		 "impl the speedups are against (default naive, when the run has it)", &baseline},
+		{0},
+	};
+	static const struct cmd_usage usage = {
+		REPORT_PROG, "writeup", "-o DIR [options]",
+		"Write DIR/README.md: a markdown document about one run — provenance (system, build,\n"
+		"git, the sweep text and command line), the tables of `report table`, `report warmup`\n"
+		"and `report compare`, e2e tables per device and dtype with float32 vs bfloat16, the\n"
+		"cases that did not run and why, and the commands that reproduce it — with the\n"
+		"latency, memory, speedup and warm-up charts beside it (when gnuplot is installed;\n"
+		"otherwise the document says that the charts were skipped)."};
+	struct writeup w = {.doc = STRBUF_INIT, .written = STRBUF_INIT};
+	struct strbuf command = STRBUF_INIT, path = STRBUF_INIT;
+	struct bd_error err;
+	int npos;
+	/* The command as typed, for the document (before parsing reorders argv). */
+	sb_add(&command, "report");
+	for (int i = 0; i < argc; i++) {
+		sb_addc(&command, ' ');
+		add_shell_word(&command, argv[i]);
+	}
+	int status = opt_parse_command(specs, &usage, argc, argv, 0, 0, &npos);
+	if (status >= 0)
+		goto done;
+	if (!dir) {
+		fprintf(stderr, "report writeup: -o DIR is required (where README.md and the charts go)\n");
+		status = EXIT_USAGE;
+		goto done;
+	}
+	w.db_path = db_path;
+	w.dir = dir;
+	w.baseline = baseline ? baseline : "naive";
+	w.baseline_given = baseline != NULL;
+	if ((status = report_open(db_path, run_sel, &w.db, &w.run.id)) >= 0)
+		goto done;
+	status = EXIT_OK;
+	int64_t run_id = w.run.id;
+	struct case_filter all = {.suite = NULL};
+	if (db_run_get(w.db, run_id, &w.run, &err) ||
+	    db_system_get(w.db, w.run.system_id, &w.si, &err) ||
+	    db_run_sweep_text(w.db, run_id, &w.sweep_text, &err) ||
+	    case_set_load(w.db, run_id, &all, &w.set, &err)) {
+		bd_error_print(REPORT_PROG, &err);
+		status = EXIT_FAIL;
+		goto done;
+	}
+	if (w.baseline_given) {
+		int known = 0;
+		for (size_t i = 0; i < w.set.n && !known; i++)
+			known = !strcmp(w.set.rows[i].impl, w.baseline);
+		if (!known) {
+			fprintf(stderr, "report writeup: no case of run %lld has impl '%s' to compare "
+					"against\n", (long long)run_id, w.baseline);
+			status = EXIT_USAGE;
+			goto done;
+		}
+	}
+	if (output_dir_make(dir, &err)) {
+		bd_error_print(REPORT_PROG, &err);
+		status = EXIT_FAIL;
+		goto done;
+	}
+	w.charts = plot_available();
+	if (!w.charts)
+		snprintf(w.charts_skipped, sizeof(w.charts_skipped), "gnuplot is not installed: install "
+			 "gnuplot-nox (Debian/Ubuntu) to get charts");
+
+	section_title(&w, sb_str(&command));
+	section_provenance(&w);
+	if (section_results(&w, &err) || section_warmup(&w, &err)) {
+		bd_error_print(REPORT_PROG, &err);
+		status = EXIT_FAIL;
+		goto done;
+	}
+	section_attention(&w);
+	if (section_speedup(&w)) {
+		fprintf(stderr, "report: out of memory\n");
+		status = EXIT_FAIL;
+		goto done;
+	}
+	if (section_e2e(&w, &err)) {
+		bd_error_print(REPORT_PROG, &err);
+		status = EXIT_FAIL;
+		goto done;
+	}
+	section_not_ok(&w);
+	section_reproduce(&w);
+	section_method(&w);
+
+	sb_addf(&path, "%s/README.md", dir);
+	if (write_file(sb_str(&path), &w.doc, &err)) {
+		bd_error_print(REPORT_PROG, &err);
+		status = EXIT_FAIL;
+		goto done;
+	}
+	printf("wrote %s\n", sb_str(&path));
+	const char *line = sb_str(&w.written);
+	while (*line) {
+		size_t len = strcspn(line, "\n");
+		printf("wrote %.*s\n", (int)len, line);
+		line += len + (line[len] == '\n');
+	}
+	if (!w.charts)
+		printf("charts skipped: %s\n", w.charts_skipped);
+done:
+	sb_free(&command);
+	sb_free(&path);
+	sb_free(&w.doc);
+	sb_free(&w.written);
+	free(w.sweep_text);
+	case_set_free(&w.set);
+	db_run_row_clear(&w.run);
+	db_close(w.db);
+	return status;
 }

@@ -180,6 +180,8 @@ struct chart_request {
 	const char *baseline;        /* speedup: the baseline impl */
 	enum series_pick pick;       /* which series is timed */
 	const char *case_key;        /* history: the case (key or name) followed across runs */
+	int gaps_counted;            /* latency, memory: count the cases that did not run in the
+					notes instead of naming them */
 };
 
 /* Build the chart rq asks for from the stored data and write it through plot_write. notes gets

@@ -72,18 +72,6 @@ static int token_is(const struct token *t, const char *name)
 	return t->name_len == strlen(name) && !strncmp(t->name, name, t->name_len);
 }
 
-char *case_key_without(const char *key, const char *drop)
-{
-	struct token t[MAX_TOKENS];
-	size_t n = key_tokens(key, t, MAX_TOKENS);
-	struct strbuf sb = STRBUF_INIT;
-	for (size_t i = 0; i < n; i++)
-		if (!token_is(&t[i], drop))
-			sb_addf(&sb, "%s%.*s", sb.len ? " " : "", (int)(t[i].value + t[i].value_len - t[i].name),
-				t[i].name);
-	return sb_detach(&sb);
-}
-
 /* Names of the tokens whose value differs between keys (or that some keys lack). */
 struct varying {
 	char names[MAX_TOKENS][48];

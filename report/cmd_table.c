@@ -32,7 +32,7 @@ static const char *const *params_of(const char *suite)
 #define BYTES_PER_MIB 1048576.0
 
 int table_of_cases(struct db *db, const char *suite, const struct case_row *cases, size_t n,
-		   struct table *t, struct bd_error *err)
+		   unsigned flags, struct table *t, struct bd_error *err)
 {
 	const char *const *params = params_of(suite);
 	struct case_series *series = calloc(n ? n : 1, sizeof(*series));
@@ -87,6 +87,27 @@ int table_of_cases(struct db *db, const char *suite, const struct case_row *case
 		snprintf(name, sizeof(name), "%s GFLOP/s", db_phase_names[p]);
 		col_rate[p] = table_column(t, name, "", 1);
 	}
+	/* Derived rates. Tokens per iteration: batch_size x seq_len (attention: query positions; e2e:
+	 * the context). Bytes: what the workload states it must move at least. */
+	int derived = flags & TABLE_DERIVED;
+	size_t col_tok = 0, col_smp = 0, col_cv = 0, col_gbs[DB_PHASES];
+	unsigned moved = 0;
+	if (derived) {
+		col_tok = table_column(t, "tokens/s", "", 0);
+		col_smp = table_column(t, "samples/s", "", 1);
+		for (size_t i = 0; i < n; i++)
+			for (int p = 0; p < DB_PHASES; p++)
+				if (cases[i].bytes[p] > 0 && (phases & (1u << p)))
+					moved |= 1u << p;
+		for (int p = 0; p < DB_PHASES; p++) {
+			if (!(moved & (1u << p)))
+				continue;
+			char name[32];
+			snprintf(name, sizeof(name), "%s GB/s", db_phase_names[p]);
+			col_gbs[p] = table_column(t, name, "", 1);
+		}
+		col_cv = table_column(t, "CV", "%", 1);
+	}
 	size_t col_peak = table_column(t, "peak mem", "MiB", 1);
 
 	for (size_t i = 0; i < n; i++) {
@@ -112,6 +133,20 @@ int table_of_cases(struct db *db, const char *suite, const struct case_row *case
 			table_number(t, r, col_std[p], s.std / NS_PER_MS);
 			if ((rated & (1u << p)) && c->flops[p] > 0 && s.mean > 0)
 				table_number(t, r, col_rate[p], c->flops[p] / s.mean);
+			if (derived && (moved & (1u << p)) && c->bytes[p] > 0 && s.mean > 0)
+				table_number(t, r, col_gbs[p], c->bytes[p] / s.mean);
+		}
+		if (derived) {
+			size_t nt;
+			const double *tot = case_series_pick(&series[i], PICK_TOTAL, &nt);
+			struct summary s;
+			summarize(tot, nt, &s);
+			if (nt && s.mean > 0) {
+				double per_s = 1e9 / s.mean;
+				table_number(t, r, col_tok, per_s * (double)c->batch_size * (double)c->seq_len);
+				table_number(t, r, col_smp, per_s * (double)c->batch_size);
+				table_number(t, r, col_cv, 100 * s.cv);
+			}
 		}
 		if (total_col && series[i].ntotal) {
 			struct summary s;
@@ -152,9 +187,104 @@ static void run_header(struct db *db, const struct run_row *r, struct strbuf *ou
 		(long long)r->ncases, (long long)r->nok);
 }
 
+/* `--pivot KEY`: one row per case that differs only in KEY, one column per value of KEY holding
+ * the mean time of pick. */
+static int pivot_table(struct db *db, const char *suite, const struct case_row *cases, size_t n,
+		       const char *key, enum series_pick pick, struct table *t, struct bd_error *err)
+{
+	const char *const *params = params_of(suite);
+	char **row_key = calloc(n ? n : 1, sizeof(*row_key));
+	char (*value)[128] = calloc(n ? n : 1, sizeof(*value));
+	size_t *row_of = calloc(n ? n : 1, sizeof(*row_of)), *col_of = calloc(n ? n : 1, sizeof(*col_of));
+	size_t col_param[8], ncol_param = 0;
+	int rc = 0;
+	char title[128];
+	snprintf(title, sizeof(title), "%s: mean %s time by %s", suite, series_pick_names[pick], key);
+	table_init(t, title);
+	if (!row_key || !value || !row_of || !col_of) {
+		rc = bd_fail(err, BD_ENOMEM, "out of memory");
+		goto done;
+	}
+	for (; ncol_param < 8 && params[ncol_param]; ncol_param++)
+		if (strcmp(params[ncol_param], key))
+			col_param[ncol_param] = table_column(t, params[ncol_param], "", 0);
+		else
+			col_param[ncol_param] = (size_t)-1;
+	/* Columns: the values of KEY in order of first appearance. */
+	for (size_t i = 0; i < n; i++) {
+		json_field(cases[i].params_json, key, value[i], sizeof(value[i]));
+		size_t j = 0;
+		while (j < i && strcmp(value[j], value[i]))
+			j++;
+		if (j == i) {
+			char name[160];
+			snprintf(name, sizeof(name), "%s=%s", key, value[i]);
+			col_of[i] = table_column(t, name, "ms", 3);
+		} else {
+			col_of[i] = col_of[j];
+		}
+	}
+	/* Rows: cases equal but for KEY share one. */
+	for (size_t i = 0; i < n; i++) {
+		row_key[i] = case_key_without(cases[i].case_key, key);
+		size_t j = 0;
+		while (j < i && strcmp(row_key[j], row_key[i]))
+			j++;
+		if (j < i) {
+			row_of[i] = row_of[j];
+			continue;
+		}
+		row_of[i] = table_row(t);
+		char v[256];
+		for (size_t k = 0; k < ncol_param; k++) {
+			if (col_param[k] == (size_t)-1)
+				continue;
+			json_field(cases[i].params_json, params[k], v, sizeof(v));
+			table_text(t, row_of[i], col_param[k], v);
+		}
+	}
+	for (size_t i = 0; i < n && !rc; i++) {
+		struct case_series series;
+		if (strcmp(cases[i].status, "ok")) {
+			table_text(t, row_of[i], col_of[i], cases[i].status);
+			continue;
+		}
+		if ((rc = case_series_load(db, &cases[i], &series, err)))
+			break;
+		size_t m;
+		const double *x = case_series_pick(&series, pick, &m);
+		struct summary s;
+		summarize(x, m, &s);
+		if (m)
+			table_number(t, row_of[i], col_of[i], s.mean / NS_PER_MS);
+		case_series_free(&series);
+	}
+done:
+	for (size_t i = 0; row_key && i < n; i++)
+		free(row_key[i]);
+	free(row_key);
+	free(value);
+	free(row_of);
+	free(col_of);
+	return rc;
+}
+
+/* The group a case belongs to: its suite, and with --group-by the value of that parameter. */
+static void group_of(const struct case_row *c, const char *group_by, char *out, size_t n)
+{
+	char v[128] = "";
+	if (group_by)
+		json_field(c->params_json, group_by, v, sizeof(v));
+	snprintf(out, n, "%s%s%s%s%s", c->suite, group_by ? ", " : "", group_by ? group_by : "",
+		 group_by ? "=" : "", v);
+}
+
 int cmd_table(int argc, char **argv)
 {
 	const char *db_path = BENCHDB_DEFAULT_DB, *run_sel = "latest", *format = "md", *suite = NULL;
+	const char *group_by = NULL, *pivot = NULL, *phase = "total";
+	int derived = 0;
+	struct opt_list where = {0};
 	const struct opt_spec specs[] = {
 		{"db", 0, OPT_STRING, "PATH", "database to read (default bench.db)", &db_path},
 		{"run", 'r', OPT_STRING, "SEL",
@@ -162,6 +292,14 @@ int cmd_table(int argc, char **argv)
 		{"format", 'f', OPT_STRING, "FMT", "md (default), csv, json or tex", &format},
 		{"suite", 0, OPT_STRING, "NAME", "only cases of this suite (attention, e2e, matmul)",
 		 &suite},
+		{"where", 'w', OPT_LIST, "KEY=VALUE", "only cases with this parameter value (repeatable)",
+		 &where},
+		{"group-by", 'g', OPT_STRING, "KEY", "one table per value of this parameter (e.g. dtype)",
+		 &group_by},
+		{"pivot", 'p', OPT_STRING, "KEY",
+		 "one column per value of this parameter (e.g. impl), holding the mean time", &pivot},
+		{"phase", 0, OPT_STRING, "PHASE", "with --pivot: fwd, bwd, opt or total (default)", &phase},
+		{"derived", 'd', OPT_FLAG, NULL, "add tokens/s, samples/s, GB/s and CV% columns", &derived},
 		{0},
 	};
 	static const struct cmd_usage usage = {
@@ -174,13 +312,13 @@ int cmd_table(int argc, char **argv)
 	struct run_row run = {0};
 	struct strbuf out = STRBUF_INIT;
 	struct bd_error err;
-	size_t n = 0;
+	size_t n = 0, nall = 0;
 	int64_t run_id = 0;
-	int npos, fmt;
+	int npos, fmt, pick;
 	int status = opt_parse_command(specs, &usage, argc, argv, 0, 0, &npos);
 	if (status >= 0)
 		return status;
-	if ((fmt = report_format_arg(format)) < 0)
+	if ((fmt = report_format_arg(format)) < 0 || (pick = series_pick_arg(phase)) < 0)
 		return EXIT_USAGE;
 	if ((status = report_open(db_path, run_sel, &db, &run_id)) >= 0)
 		goto done;
@@ -188,6 +326,15 @@ int cmd_table(int argc, char **argv)
 	if (db_run_get(db, run_id, &run, &err) || db_cases_list(db, run_id, suite, &cases, &n, &err)) {
 		bd_error_print(REPORT_PROG, &err);
 		status = EXIT_FAIL;
+		goto done;
+	}
+	nall = n;
+	char scope[64];
+	snprintf(scope, sizeof(scope), "run %lld", (long long)run_id);
+	struct case_filter filter = {.suite = suite, .where = where.items, .nwhere = where.n};
+	if (case_rows_filter(cases, &n, &filter, scope, &err)) {
+		bd_error_print(REPORT_PROG, &err);
+		status = EXIT_USAGE;
 		goto done;
 	}
 	if (fmt == FORMAT_MD)
@@ -201,22 +348,35 @@ int cmd_table(int argc, char **argv)
 		render_table(&t, (enum report_format)fmt, &out);
 		table_free(&t);
 	}
-	/* One table per suite, in order of first appearance. */
+	/* One table per suite (and --group-by value), in order of first appearance. */
 	for (size_t i = 0; i < n; i++) {
+		char gi[256], gj[256];
+		group_of(&cases[i], group_by, gi, sizeof(gi));
 		int seen = 0;
-		for (size_t j = 0; j < i && !seen; j++)
-			seen = !strcmp(cases[j].suite, cases[i].suite);
+		for (size_t j = 0; j < i && !seen; j++) {
+			group_of(&cases[j], group_by, gj, sizeof(gj));
+			seen = !strcmp(gi, gj);
+		}
 		if (seen)
 			continue;
 		size_t m = 0;
 		struct case_row *group = calloc(n, sizeof(*group));
 		if (!group)
 			abort();
-		for (size_t j = i; j < n; j++)
-			if (!strcmp(cases[j].suite, cases[i].suite))
+		for (size_t j = i; j < n; j++) {
+			group_of(&cases[j], group_by, gj, sizeof(gj));
+			if (!strcmp(gi, gj))
 				group[m++] = cases[j];   /* shallow: strings stay owned by cases */
+		}
 		struct table t;
-		int rc = table_of_cases(db, cases[i].suite, group, m, &t, &err);
+		int rc = pivot ? pivot_table(db, cases[i].suite, group, m, pivot,
+					     (enum series_pick)pick, &t, &err)
+			       : table_of_cases(db, cases[i].suite, group, m,
+						derived ? TABLE_DERIVED : 0, &t, &err);
+		if (!rc && group_by) {
+			free(t.title);
+			t.title = strdup(gi);
+		}
 		free(group);
 		if (rc) {
 			table_free(&t);
@@ -233,7 +393,7 @@ int cmd_table(int argc, char **argv)
 	fputs(sb_str(&out), stdout);
 done:
 	sb_free(&out);
-	db_case_rows_free(cases, n);
+	db_case_rows_free(cases, nall);
 	db_run_row_clear(&run);
 	db_close(db);
 	return status;

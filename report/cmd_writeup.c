@@ -265,7 +265,7 @@ static int add_cases_table(struct writeup *w, const char *suite, const size_t *i
 		return bd_fail(err, BD_ENOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++)
 		rows[i] = w->set.rows[idx[i]];   /* shallow: the strings stay owned by the set */
-	int rc = table_of_cases(w->db, suite, rows, n, &t, err);
+	int rc = table_of_cases(w->db, suite, rows, n, 0, &t, err);
 	if (!rc && title) {
 		free(t.title);
 		t.title = strdup(title);

@@ -89,8 +89,9 @@ int case_index_build(const struct case_set *set, int without_impl, struct case_i
 /* Index into set of the case with key (and impl, when not NULL), or -1. */
 long case_index_find(const struct case_index *idx, const char *key, const char *impl);
 void case_index_free(struct case_index *idx);
-/* The case key without its impl=... token (malloc'd). */
+/* The case key without its impl=... (or param=...) token (malloc'd). */
 char *case_key_without_impl(const char *key);
+char *case_key_without(const char *key, const char *param);
 
 /* Verdict on a change from a baseline: speedup = baseline median / candidate median with its CI,
  * p from the Mann-Whitney U test, threshold as a fraction (0.05 = 5%), alpha the significance
@@ -139,9 +140,12 @@ void json_field(const char *json, const char *key, char *out, size_t n);
  * prints it. */
 
 /* `report table`'s table of cases (all of one suite, which picks the parameter columns): mean and
- * std of every phase and of the per-iteration total, GFLOP/s, peak memory; notes for non-ok cases. */
+ * std of every phase and of the per-iteration total, GFLOP/s, peak memory; notes for non-ok cases.
+ * TABLE_DERIVED adds tokens/s and samples/s (of the per-iteration total), GB/s per phase (the
+ * workload's stated bytes) and CV% of the total. */
+enum table_flags { TABLE_DERIVED = 1 };
 int table_of_cases(struct db *db, const char *suite, const struct case_row *cases, size_t n,
-		   struct table *t, struct bd_error *err);
+		   unsigned flags, struct table *t, struct bd_error *err);
 
 /* Per-iteration times of one case, warm-up included (index = iteration), in nanoseconds, for pick;
  * *x is malloc'd. Iterations missing a phase of the pick are dropped from the end. */

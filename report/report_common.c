@@ -242,13 +242,16 @@ struct case_index_entry {
 	size_t index;
 };
 
-char *case_key_without_impl(const char *key)
+char *case_key_without_impl(const char *key) { return case_key_without(key, "impl"); }
+
+char *case_key_without(const char *key, const char *param)
 {
 	struct strbuf sb = STRBUF_INIT;
+	size_t plen = strlen(param);
 	const char *p = key;
 	while (*p) {
 		size_t len = strcspn(p, " ");
-		if (strncmp(p, "impl=", 5))
+		if (strncmp(p, param, plen) || p[plen] != '=')
 			sb_addf(&sb, "%s%.*s", sb.len ? " " : "", (int)len, p);
 		p += len;
 		while (*p == ' ')

@@ -224,6 +224,19 @@ report_fixture)
 		expect_status 0 "table ($fmt)" "$REPORT" --db "$db" --run cand --format $fmt
 		golden "report_table.$fmt" "$T/out"
 	done
+	# table options: --where, --group-by, --pivot, --derived
+	expect_status 0 "table --where" "$REPORT" --db "$db" --run base --where impl=flash --where seq_len=2048 --format csv
+	check "where keeps one case" [ "$(wc -l <"$T/out")" = 2 ]
+	expect_status 2 "table --where unknown key" "$REPORT" --db "$db" --where nosuch=1
+	contains "$T/err" "no case of run 2 has a parameter 'nosuch'" "unknown --where key named"
+	expect_status 0 "table --group-by" "$REPORT" --db "$db" --run base --group-by impl
+	check "one table per impl" [ "$(grep -c '^### attention, impl=' "$T/out")" = 3 ]
+	expect_status 0 "table --pivot" "$REPORT" --db "$db" --run base --pivot impl --format csv
+	contains "$T/out" "^dtype,device,pass,batch_size,heads,seq_len,head_dim,impl=naive_ms,impl=flash_ms,impl=sdpa_ms$" "pivot header"
+	check "pivot: one row per shape" [ "$(wc -l <"$T/out")" = 5 ]
+	expect_status 0 "table --derived" "$REPORT" --db "$db" --run base --derived --where impl=naive --where seq_len=1024 --format csv
+	# tokens/s = batch 8 x seq_len 1024 / mean total; samples/s = 8 / mean total (both from the row).
+	check "derived tokens/s and samples/s agree with the mean" awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i } NR == 2 { t = $col["fwd_bwd_mean_ms"] / 1000; if (t <= 0) exit 1; tok = 8 * 1024 / t; smp = 8 / t; d1 = $col["tokens_s"] / tok - 1; d2 = $col["samples_s"] / smp - 1; exit !(d1 < 1e-9 && d1 > -1e-9 && d2 < 1e-9 && d2 > -1e-9 && $col["CV_%"] > 0) }' "$T/out"
 	expect_status 2 "compare without a baseline" "$REPORT" compare --db "$db"
 	expect_status 1 "compare against an impl with no partner" "$REPORT" --db "$db" --compare naive --where impl=naive
 	contains "$T/err" "nothing to compare" "nothing-to-compare message"

@@ -9,32 +9,7 @@ scenario=$1
 RUNNER=$2
 REPORT=$3
 MAKE_FIXTURE=${4:-}
-SRC=$(cd "$(dirname "$0")/../.." && pwd)
-GOLDEN=$SRC/tests/golden
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-passed=0
-failed=0
-
-ok() { passed=$((passed + 1)); }
-fail() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
-# check DESCRIPTION COMMAND...: the command must succeed.
-check() { local d=$1; shift; if "$@"; then ok; else fail "$d"; fi; }
-# expect_status WANT DESCRIPTION COMMAND...: run it, keep stdout/stderr in $T/out $T/err.
-expect_status() {
-	local want=$1 d=$2; shift 2
-	"$@" >"$T/out" 2>"$T/err"
-	local got=$?
-	if [ "$got" = "$want" ]; then ok; else fail "$d: exit $got, want $want; stderr: $(head -c 600 "$T/err")"; fi
-}
-# contains FILE REGEX DESCRIPTION
-contains() { if grep -Eq -- "$2" "$1"; then ok; else fail "$3: '$2' not in $(head -c 600 "$1")"; fi; }
-# golden NAME FILE: compare FILE with tests/golden/NAME.
-golden() {
-	if [ "${UPDATE_GOLDEN:-0}" = 1 ]; then cp "$2" "$GOLDEN/$1"; ok; return; fi
-	if diff -u "$GOLDEN/$1" "$2" >"$T/diff"; then ok; else fail "golden $1 differs:"; cat "$T/diff" >&2; fi
-}
-sql() { sqlite3 -batch -noheader "$1" "$2"; }
+source "$(dirname "$0")/lib.sh"
 
 # Timings vary between runs: in markdown tables, blank every cell of a column whose header is a
 # time (ms) or a rate (GFLOP/s), then squeeze the padding that depended on their width.
@@ -248,5 +223,4 @@ report_fixture)
 	;;
 esac
 
-echo "$scenario: $passed passed, $failed failed"
-[ "$failed" = 0 ]
+finish "$scenario"

@@ -7,32 +7,8 @@
 set -u
 REPORT=$2
 MAKE_FIXTURE=$3
-SRC=$(cd "$(dirname "$0")/../.." && pwd)
-GOLDEN=$SRC/tests/golden
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-passed=0
-failed=0
+source "$(dirname "$0")/lib.sh"
 
-ok() { passed=$((passed + 1)); }
-fail() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
-# check DESCRIPTION COMMAND...: the command must succeed.
-check() { local d=$1; shift; if "$@"; then ok; else fail "$d"; fi; }
-# expect_status WANT DESCRIPTION COMMAND...: run it, keep stdout/stderr in $T/out $T/err.
-expect_status() {
-	local want=$1 d=$2; shift 2
-	"$@" >"$T/out" 2>"$T/err"
-	local got=$?
-	if [ "$got" = "$want" ]; then ok; else fail "$d: exit $got, want $want; stderr: $(head -c 600 "$T/err")"; fi
-}
-# contains FILE REGEX DESCRIPTION
-contains() { if grep -Eq -- "$2" "$1"; then ok; else fail "$3: '$2' not in $(head -c 600 "$1")"; fi; }
-# golden NAME FILE: compare FILE with tests/golden/NAME.
-golden() {
-	if [ "${UPDATE_GOLDEN:-0}" = 1 ]; then cp "$2" "$GOLDEN/$1"; ok; return; fi
-	if diff -u "$GOLDEN/$1" "$2" >"$T/diff"; then ok; else fail "golden $1 differs:"; cat "$T/diff" >&2; fi
-}
-sql() { sqlite3 -batch -noheader "$1" "$2"; }
 # close A B TOLERANCE: |A - B| <= TOLERANCE * max(|B|, 1)
 close() { awk -v a="$1" -v b="$2" -v tol="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; m = b < 0 ? -b : b; if (m < 1) m = 1; exit !(a != "" && b != "" && d <= tol * m) }'; }
 
@@ -155,5 +131,4 @@ expect_status 1 "export of an unknown run" "$REPORT" export --db "$db" --run nos
 expect_status 1 "export on a missing database" "$REPORT" export --db "$T/none.db"
 check "export creates no database" [ ! -e "$T/none.db" ]
 
-echo "history_export: $passed passed, $failed failed"
-[ "$failed" = 0 ]
+finish history_export

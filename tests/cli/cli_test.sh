@@ -2,7 +2,7 @@
 # tests/cli/cli_test.sh: end-to-end tests of the `runner` and `report` binaries.
 #   cli_test.sh SCENARIO RUNNER REPORT [MAKE_FIXTURE]
 # SCENARIO is one of: help, run_report, list, bad_sweeps, report_errors, interrupt,
-# report_fixture (needs MAKE_FIXTURE: tests/make_fixture.c).
+# regress_real, report_fixture (needs MAKE_FIXTURE: tests/make_fixture.c).
 # Golden files live in tests/golden/; UPDATE_GOLDEN=1 rewrites them from the current output.
 set -u
 scenario=$1
@@ -159,6 +159,35 @@ interrupt)
 	contains "$T/out" "run 1 interrupted: $stored of 32 cases stored" "summary says interrupted"
 	expect_status 0 "report on an interrupted run" "$REPORT" --db "$db"
 	contains "$T/out" "\(interrupted\)" "report shows the status"
+	;;
+
+regress_real)
+	# A real run, then copies of it made with SQL: one with every sample 25% slower, one unchanged.
+	db=$T/r.db
+	expect_status 0 "real run" "$RUNNER" run "$SRC/tests/cli/regress.yaml" --db "$db" --label real
+	copy_run() {   # copy_run LABEL FACTOR
+		sql "$db" "
+		INSERT INTO runs (uuid, system_id, started_at, status, tool_version, command_line, label, git_commit)
+		  SELECT '$1-' || uuid, system_id, started_at, 'complete', tool_version, command_line, '$1', git_commit FROM runs WHERE label = 'real';
+		INSERT INTO cases (run_id, ord, suite, impl, device, dtype, pass, params, case_key, name, warmup, iters, status)
+		  SELECT (SELECT id FROM runs WHERE label = '$1'), ord, suite, impl, device, dtype, pass, params, case_key, name, warmup, iters, status
+		  FROM cases WHERE run_id = (SELECT id FROM runs WHERE label = 'real');
+		INSERT INTO samples (case_id, phase, iter, ns)
+		  SELECT c2.id, s.phase, s.iter, CAST(s.ns * $2 AS INTEGER) FROM samples s
+		  JOIN cases c1 ON c1.id = s.case_id AND c1.run_id = (SELECT id FROM runs WHERE label = 'real')
+		  JOIN cases c2 ON c2.ord = c1.ord AND c2.run_id = (SELECT id FROM runs WHERE label = '$1');"
+	}
+	copy_run slowed 1.25
+	copy_run same 1.0
+	expect_status 1 "regress exits 1 on a slowed-down copy" "$REPORT" regress --db "$db" --baseline real --candidate slowed --format csv
+	check "every case slower" [ "$(grep -c ',slower$' "$T/out")" = 2 ]
+	expect_status 0 "regress exits 0 on an unchanged copy" "$REPORT" regress --db "$db" --baseline real --candidate same --format csv
+	check "every case same" [ "$(grep -c ',same$' "$T/out")" = 2 ]
+	expect_status 0 "report --compare naive on the real run" "$REPORT" --db "$db" --run real --compare naive
+	contains "$T/out" "^\| flash float32 fwd\+bwd B2 H2 S128 D32 \| flash \|" "per-case speedup row"
+	contains "$T/out" "^### summary" "summary table"
+	expect_status 0 "report warmup on the real run" "$REPORT" warmup --db "$db" --run real
+	contains "$T/out" "k=0 mean \(ms\) \| k=0 std \(ms\) \| k=1 mean" "k columns"
 	;;
 
 report_fixture)

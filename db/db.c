@@ -194,7 +194,7 @@ int db_open(const char *path, unsigned flags, struct db **out, struct bd_error *
 	if (db->version == 0) {
 		int64_t objects[2];
 		int n = 0;
-		rc = ids_for(db, "SELECT count(*) FROM sqlite_master WHERE ?1 IS NOT NULL", "x", objects, &n);
+		rc = ids_for(db, "SELECT count(*) FROM sqlite_master", NULL, objects, &n);
 		if (rc != SQLITE_OK) {
 			rc = sql_fail(db, err, "cannot read the schema");
 			goto done;
@@ -547,13 +547,15 @@ int db_run_get(struct db *db, int64_t run_id, struct run_row *out, struct bd_err
 	return 0;
 }
 
-/* Collect the ids a query returns for one text parameter (at most 2: enough to detect ambiguity). */
+/* Collect the ids a query returns for one text parameter, or none when arg is NULL (at most 2:
+ * enough to detect ambiguity). */
 static int ids_for(struct db *db, const char *sql, const char *arg, int64_t ids[2], int *n)
 {
 	int rc = SQLITE_OK;
 	*n = 0;
 	sqlite3_stmt *st = prepare(db, &rc, sql);
-	bind_text(st, &rc, 1, arg);
+	if (arg)
+		bind_text(st, &rc, 1, arg);
 	while (rc == SQLITE_OK && *n < 2 && sqlite3_step(st) == SQLITE_ROW)
 		ids[(*n)++] = sqlite3_column_int64(st, 0);
 	finalize(st, &rc);
@@ -575,8 +577,7 @@ int db_run_resolve(struct db *db, const char *sel, int64_t *run_id, struct bd_er
 	int64_t ids[2];
 	int n = 0, rc = SQLITE_OK;
 	if (!strcmp(sel, "latest")) {
-		rc = ids_for(db, "SELECT id FROM runs WHERE ?1 IS NOT NULL ORDER BY id DESC LIMIT 1", sel,
-			     ids, &n);
+		rc = ids_for(db, "SELECT id FROM runs ORDER BY id DESC LIMIT 1", NULL, ids, &n);
 		if (rc == SQLITE_OK && n == 0)
 			return bd_fail_at(err, BD_ENOTFOUND, db->path, 0, 0, "the database holds no runs");
 		goto found;

@@ -12,6 +12,9 @@
 
 struct db;
 
+/* The database `runner run` writes and `report` reads when --db is not given. */
+#define BENCHDB_DEFAULT_DB "bench.db"
+
 enum db_open_flags {
 	DB_CREATE = 1,   /* create the file if missing (runner); otherwise a missing file is an error */
 };

@@ -11,7 +11,6 @@
 #include "stats.h"
 
 #define REPORT_PROG "report"
-#define BENCHDB_DEFAULT_DB "bench.db"
 
 int cmd_table(int argc, char **argv);
 int cmd_runs(int argc, char **argv);

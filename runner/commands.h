@@ -2,8 +2,9 @@
 #ifndef BENCHDB_RUNNER_COMMANDS_H
 #define BENCHDB_RUNNER_COMMANDS_H
 
+#include "db.h"
+
 #define RUNNER_PROG "runner"
-#define BENCHDB_DEFAULT_DB "bench.db"
 
 /* Each returns the exit status (enum bd_exit, or 130 after an interrupt). argv[0] is the
  * command name. */

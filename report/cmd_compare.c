@@ -252,8 +252,6 @@ int cmd_compare(int argc, char **argv)
 	}
 	render_begin((enum report_format)fmt, &out);
 	render_table(&t, (enum report_format)fmt, &out);
-	if (fmt == FORMAT_CSV)
-		sb_addc(&out, '\n');
 	render_table(&sum, (enum report_format)fmt, &out);
 	render_end((enum report_format)fmt, &out);
 	fputs(sb_str(&out), stdout);

@@ -384,8 +384,6 @@ int cmd_table(int argc, char **argv)
 			status = EXIT_FAIL;
 			goto done;
 		}
-		if (fmt == FORMAT_CSV && out.len)
-			sb_addc(&out, '\n');
 		render_table(&t, (enum report_format)fmt, &out);
 		table_free(&t);
 	}

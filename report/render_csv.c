@@ -20,6 +20,9 @@ static void csv_field(const char *s, struct strbuf *out)
 
 static void csv_table(const struct table *t, struct strbuf *out)
 {
+	/* Several tables in one output are separated by a blank line. */
+	if (out->len)
+		sb_addc(out, '\n');
 	for (size_t c = 0; c < t->ncols; c++) {
 		struct strbuf h = STRBUF_INIT;
 		sb_add(&h, t->cols[c].name);

@@ -85,15 +85,13 @@ void table_number(struct table *t, size_t row, size_t col, double value)
 
 void table_note(struct table *t, const char *fmt, ...)
 {
-	struct strbuf sb = STRBUF_INIT;
 	va_list ap;
 	va_start(ap, fmt);
 	char buf[2048];
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	sb_add(&sb, buf);
 	t->notes = xrealloc(t->notes, (t->nnotes + 1) * sizeof(*t->notes));
-	t->notes[t->nnotes++] = sb_detach(&sb);
+	t->notes[t->nnotes++] = xstrdup(buf);
 }
 
 void table_free(struct table *t)

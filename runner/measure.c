@@ -126,7 +126,7 @@ done:
 	if (mem.failed)
 		res->peak_bytes = mem.failed_need;
 	else if (mem.peak > 0 || state)
-		res->peak_bytes = mem.peak > mem.live ? mem.peak : mem.live;
+		res->peak_bytes = mem.peak;
 	if (w)
 		w->teardown(state);
 	res->elapsed_ns = now_ns() - t_start;

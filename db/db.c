@@ -363,9 +363,10 @@ int db_case_put(struct db *db, int64_t run_id, const struct case_record *c,
 		"INSERT INTO cases (run_id, ord, suite, impl, device, dtype, pass, batch_size, heads, "
 		"seq_len, head_dim, causal, model, params, case_key, name, warmup, iters, status, reason, "
 		"max_diff, tolerance, mem_limit, param_bytes, peak_fwd_bytes, peak_bwd_bytes, peak_bytes, "
-		"flops_fwd, flops_bwd, flops_opt, bytes_fwd, bytes_bwd, bytes_opt, started_at, elapsed_ns) "
+		"flops_fwd, flops_bwd, flops_opt, bytes_fwd, bytes_bwd, bytes_opt, started_at, elapsed_ns, "
+		"grad_bytes, optim_bytes, activation_bytes, workspace_bytes) "
 		"VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,"
-		"?23,?24,?25,?26,?27,?28,?29,?30,?31,?32,?33,?34,?35)");
+		"?23,?24,?25,?26,?27,?28,?29,?30,?31,?32,?33,?34,?35,?36,?37,?38,?39)");
 	bind_i64(st, &rc, 1, run_id);
 	bind_i64(st, &rc, 2, c->ord);
 	bind_text(st, &rc, 3, c->suite);
@@ -398,6 +399,10 @@ int db_case_put(struct db *db, int64_t run_id, const struct case_record *c,
 		bind_double_or_null(st, &rc, 31 + p, c->bytes[p], 1);
 	}
 	bind_text(st, &rc, 34, c->started_at);
+	const int64_t breakdown[] = {c->grad_bytes, c->optim_bytes, c->activation_bytes,
+				     c->workspace_bytes};
+	for (int i = 0; i < 4; i++)
+		bind_i64_or_null(st, &rc, 36 + i, breakdown[i] > 0 ? breakdown[i] : -1, -1);
 	bind_i64(st, &rc, 35, c->elapsed_ns);
 	step_done(st, &rc);
 	finalize(st, &rc);

@@ -62,6 +62,8 @@ struct case_record {
 	double max_diff, tolerance;        /* < 0 = not validated */
 	int64_t mem_limit;                 /* 0 = none */
 	int64_t param_bytes, peak_fwd_bytes, peak_bwd_bytes, peak_bytes; /* < 0 = unknown */
+	/* what the memory holds (e2e); <= 0 is stored as NULL: none or unknown */
+	int64_t grad_bytes, optim_bytes, activation_bytes, workspace_bytes;
 	double flops[DB_PHASES], bytes[DB_PHASES];
 	char started_at[32];
 	int64_t elapsed_ns;

@@ -29,6 +29,9 @@ struct model_config {
 	int64_t d_model, d_ff, num_layers, num_heads, vocab_size;
 };
 
+/* Parameter count of the DESIGN's formula: L(4d^2 + 3 d d_ff + 2d) + 2Vd + d; -1 on overflow. */
+int64_t model_param_count(const struct model_config *m);
+
 struct case_params {
 	char suite[16];        /* "attention", "e2e", "matmul" */
 	char impl[32];         /* "naive", "flash", "sdpa", "onednn", "benchdb", ... */

@@ -6,11 +6,13 @@
 extern const struct workload attention_cpu_naive;
 extern const struct workload attention_cpu_flash;
 extern const struct workload matmul_cpu_onednn;
+extern const struct workload e2e_cpu_benchdb;
 
 const struct workload *const workloads[] = {
 	&attention_cpu_naive,
 	&attention_cpu_flash,
 	&matmul_cpu_onednn,
+	&e2e_cpu_benchdb,
 	NULL,
 };
 

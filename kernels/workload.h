@@ -36,6 +36,11 @@ struct wl_figures {
 	int64_t param_bytes;        /* bytes of model parameters (0 for kernels) */
 };
 
+/* Bytes a case holds, by what they hold (workloads with a model; zeros otherwise). */
+struct wl_memory {
+	int64_t params, grads, optim, activations, workspace;
+};
+
 struct workload {
 	const char *suite;
 	const char *impl;
@@ -55,6 +60,8 @@ struct workload {
 	int (*validate)(void *state, struct wl_status *st);
 	/* One timed phase of one iteration. Must be deterministic in cost and must not allocate. */
 	int (*run)(void *state, enum bd_phase phase, struct wl_status *st);
+	/* Optional (NULL): the bytes by category, after a successful setup. */
+	void (*memory)(void *state, struct wl_memory *m);
 	/* Accepts NULL. Frees through the mem given to setup. */
 	void (*teardown)(void *state);
 };

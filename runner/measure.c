@@ -79,6 +79,8 @@ void measure_case(const struct workload *w, const struct case_params *p, struct 
 			 "allocating %lld bytes would exceed the memory limit (%lld bytes in use, limit %lld)",
 			 (long long)mem.failed, (long long)(mem.failed_need - mem.failed),
 			 (long long)mem.limit);
+	if (rc == WL_OK && w->memory)
+		w->memory(state, &res->memory);
 	if (take(res, rc, &st, "setup"))
 		goto done;
 	rc = w->validate(state, &st);

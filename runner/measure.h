@@ -21,6 +21,7 @@ struct case_result {
 	int interrupted;           /* the case did not finish: store nothing */
 	double max_diff, tolerance;/* -1 when not validated */
 	struct wl_figures figures;
+	struct wl_memory memory;   /* by category, from the workload after setup; zeros if none */
 	int64_t peak_fwd_bytes, peak_bwd_bytes, peak_bytes; /* -1 unknown */
 	struct sample *samples;    /* (warmup + iters) x phases, iteration-major; malloc'd */
 	size_t nsamples;

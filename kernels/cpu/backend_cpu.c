@@ -1,0 +1,307 @@
+/* kernels/cpu/backend_cpu.c: the CPU backend of the device-ops interface (kernels/model/ops.h).
+ *
+ * Memory is host memory through the case's mem_arena; GEMMs are oneDNN matmul primitives
+ * (dnnl_wrap.h) made on first use of a shape and kept until dev_close; attention is the naive or
+ * flash CPU kernel (attention_cpu.h); everything else is ops_cpu.c. All calls are synchronous.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attention_cpu.h"
+#include "dnnl_wrap.h"
+#include "ops.h"
+#include "ops_cpu.h"
+
+struct gemm_entry {
+	struct dev_gemm key;
+	struct onednn_gemm *gemm;
+};
+
+struct cpu_backend {
+	struct gemm_entry *gemms;
+	size_t ngemms, cap;
+	float *norm_work;        /* cpu_rmsnorm_bwd workspace */
+	size_t norm_work_floats;
+};
+
+static struct cpu_backend *be(struct dev *dev) { return dev->impl; }
+
+static void *cpu_alloc(struct dev *dev, size_t bytes) { return mem_alloc(dev->mem, bytes); }
+static void cpu_free(struct dev *dev, void *p) { mem_free(dev->mem, p); }
+
+static int cpu_copy(struct dev *dev, void *dst, const void *src, size_t bytes)
+{
+	(void)dev;
+	memcpy(dst, src, bytes);
+	return 0;
+}
+
+static int cpu_zero(struct dev *dev, void *p, size_t bytes)
+{
+	(void)dev;
+	memset(p, 0, bytes);
+	return 0;
+}
+
+static int cpu_sync(struct dev *dev)
+{
+	(void)dev;
+	return 0;
+}
+
+static int same_gemm(const struct dev_gemm *a, const struct dev_gemm *b)
+{
+	return a->batch == b->batch && a->m == b->m && a->n == b->n && a->k == b->k &&
+	       a->trans_a == b->trans_a && a->trans_b == b->trans_b && a->lda == b->lda &&
+	       a->ldb == b->ldb && a->ldc == b->ldc && a->stride_a == b->stride_a &&
+	       a->stride_b == b->stride_b && a->stride_c == b->stride_c &&
+	       a->ab_dtype == b->ab_dtype && a->c_dtype == b->c_dtype && a->alpha == b->alpha &&
+	       a->beta == b->beta;
+}
+
+static int cpu_gemm(struct dev *dev, const struct dev_gemm *g, const void *a, const void *b,
+		    void *c)
+{
+	struct cpu_backend *cb = be(dev);
+	struct gemm_entry *e = NULL;
+	for (size_t i = 0; i < cb->ngemms; i++)
+		if (same_gemm(&cb->gemms[i].key, g)) {
+			e = &cb->gemms[i];
+			break;
+		}
+	if (!e) {
+		if (cb->ngemms == cb->cap) {
+			size_t cap = cb->cap ? 2 * cb->cap : 16;
+			struct gemm_entry *grown = realloc(cb->gemms, cap * sizeof(*grown));
+			if (!grown)
+				return bd_fail(&dev->err, BD_ENOMEM, "out of host memory for gemm plans");
+			cb->gemms = grown;
+			cb->cap = cap;
+		}
+		struct onednn_gemm_desc d = {
+			.batch = g->batch, .m = g->m, .n = g->n, .k = g->k, .trans_a = g->trans_a,
+			.trans_b = g->trans_b, .lda = g->lda, .ldb = g->ldb, .ldc = g->ldc,
+			.stride_a = g->stride_a, .stride_b = g->stride_b, .stride_c = g->stride_c,
+			.ab_dtype = g->ab_dtype, .c_dtype = g->c_dtype, .alpha = g->alpha,
+			.beta = g->beta};
+		struct onednn_gemm *made = NULL;
+		int rc = onednn_gemm_create(&made, &d, dev->mem, &dev->err);
+		if (rc)
+			return rc;
+		e = &cb->gemms[cb->ngemms++];
+		e->key = *g;
+		e->gemm = made;
+	}
+	return onednn_gemm_execute(e->gemm, a, b, c, &dev->err);
+}
+
+static int cpu_convert_op(struct dev *dev, void *dst, enum bd_dtype dst_dtype, const void *src,
+			  enum bd_dtype src_dtype, size_t count)
+{
+	(void)dev;
+	cpu_convert(dst, dst_dtype, src, src_dtype, count);
+	return 0;
+}
+
+static int cpu_embedding_fwd_op(struct dev *dev, const int32_t *tokens, const float *table,
+				float *out, int64_t n, int64_t d)
+{
+	(void)dev;
+	cpu_embedding_fwd(tokens, table, out, n, d);
+	return 0;
+}
+
+static int cpu_embedding_bwd_op(struct dev *dev, const int32_t *tokens, const float *dout,
+				float *dtable, int64_t n, int64_t d)
+{
+	(void)dev;
+	cpu_embedding_bwd(tokens, dout, dtable, n, d);
+	return 0;
+}
+
+static int cpu_rmsnorm_fwd_op(struct dev *dev, const float *x, const float *g, void *y,
+			      enum bd_dtype y_dtype, float *rstd, int64_t n, int64_t d, float eps)
+{
+	(void)dev;
+	cpu_rmsnorm_fwd(x, g, y, y_dtype, rstd, n, d, eps);
+	return 0;
+}
+
+static int cpu_rmsnorm_bwd_op(struct dev *dev, const float *dy, const float *x, const float *g,
+			      const float *rstd, float *dx, float *dg, int64_t n, int64_t d)
+{
+	struct cpu_backend *cb = be(dev);
+	size_t need = cpu_rmsnorm_bwd_work(d);
+	if (need > cb->norm_work_floats) {
+		/* first backward of this width: the workspace is kept (and counted) until dev_close */
+		mem_free(dev->mem, cb->norm_work);
+		cb->norm_work_floats = 0;
+		if (!(cb->norm_work = mem_alloc(dev->mem, need * sizeof(float))))
+			return bd_fail(&dev->err, BD_ENOMEM,
+				       "allocating the rmsnorm workspace (%zu bytes) exceeds the "
+				       "memory limit", need * sizeof(float));
+		cb->norm_work_floats = need;
+	}
+	cpu_rmsnorm_bwd(dy, x, g, rstd, dx, dg, n, d, cb->norm_work);
+	return 0;
+}
+
+static int cpu_heads_split_op(struct dev *dev, const void *in, enum bd_dtype in_dtype, int64_t ld,
+			      float *out, const float *rope_table, int64_t b, int64_t t, int64_t h,
+			      int64_t dh)
+{
+	(void)dev;
+	cpu_heads_split(in, in_dtype, ld, out, rope_table, b, t, h, dh);
+	return 0;
+}
+
+static int cpu_heads_merge_op(struct dev *dev, const float *in, void *out, enum bd_dtype out_dtype,
+			      int64_t ld, const float *rope_table, int64_t b, int64_t t, int64_t h,
+			      int64_t dh)
+{
+	(void)dev;
+	cpu_heads_merge(in, out, out_dtype, ld, rope_table, b, t, h, dh);
+	return 0;
+}
+
+static int cpu_swiglu_fwd_op(struct dev *dev, const void *u, void *out, enum bd_dtype dtype,
+			     int64_t n, int64_t f)
+{
+	(void)dev;
+	cpu_swiglu_fwd(u, out, dtype, n, f);
+	return 0;
+}
+
+static int cpu_swiglu_bwd_op(struct dev *dev, const void *u, const void *dout, void *du,
+			     enum bd_dtype dtype, int64_t n, int64_t f)
+{
+	(void)dev;
+	cpu_swiglu_bwd(u, dout, du, dtype, n, f);
+	return 0;
+}
+
+static int cpu_xent_fwd_op(struct dev *dev, const float *logits, const int32_t *targets,
+			   float *lse, float *loss, int64_t n, int64_t V)
+{
+	(void)dev;
+	*loss = (float)cpu_xent_fwd(logits, targets, lse, n, V);
+	return 0;
+}
+
+static int cpu_xent_bwd_op(struct dev *dev, const float *logits, const float *lse,
+			   const int32_t *targets, void *dlogits, enum bd_dtype dtype, int64_t n,
+			   int64_t V, float scale)
+{
+	(void)dev;
+	cpu_xent_bwd(logits, lse, targets, dlogits, dtype, n, V, scale);
+	return 0;
+}
+
+static int cpu_adamw_op(struct dev *dev, float *p, const float *g, float *m, float *v,
+			uint16_t *p_bf16, size_t count, const struct adamw_params *hp, int64_t step)
+{
+	(void)dev;
+	cpu_adamw(p, g, m, v, p_bf16, count, hp, step);
+	return 0;
+}
+
+static int cpu_attention_create(struct dev *dev, void **att, const char *impl,
+				const struct dev_attention_shape *s)
+{
+	*att = NULL;
+	enum attention_impl which;
+	if (!strcmp(impl, "naive"))
+		which = ATTENTION_NAIVE;
+	else if (!strcmp(impl, "flash"))
+		which = ATTENTION_FLASH;
+	else {
+		dev->unsupported = 1;
+		return bd_fail(&dev->err, BD_EINVAL,
+			       "attention '%s' does not run on the cpu (cpu: naive, flash)", impl);
+	}
+	struct attention_dims d = {.batch = s->b, .heads = s->h, .seq_len = s->t,
+				   .head_dim = s->dh, .causal = s->causal};
+	struct attention_cpu *a = NULL;
+	int rc = attention_cpu_create(&a, which, &d, s->backward, dev->mem, &dev->err);
+	*att = a;
+	return rc;
+}
+
+static int cpu_attention_fwd(struct dev *dev, void *att, const float *q, const float *k,
+			     const float *v, float *o, float *lse)
+{
+	return attention_cpu_forward(att, q, k, v, o, lse, &dev->err);
+}
+
+static int cpu_attention_bwd(struct dev *dev, void *att, const float *q, const float *k,
+			     const float *v, const float *o, const float *lse, const float *d_o,
+			     float *dq, float *dk, float *dv)
+{
+	return attention_cpu_backward(att, q, k, v, o, lse, d_o, dq, dk, dv, &dev->err);
+}
+
+static void cpu_attention_free(struct dev *dev, void *att)
+{
+	(void)dev;
+	attention_cpu_free(att);
+}
+
+static void cpu_release(struct dev *dev)
+{
+	struct cpu_backend *cb = be(dev);
+	if (!cb)
+		return;
+	for (size_t i = 0; i < cb->ngemms; i++)
+		onednn_gemm_free(cb->gemms[i].gemm);
+	free(cb->gemms);
+	mem_free(dev->mem, cb->norm_work);
+	free(cb);
+	dev->impl = NULL;
+}
+
+static int cpu_download(struct dev *dev, void *host_dst, const void *src, size_t bytes)
+{
+	return cpu_copy(dev, host_dst, src, bytes);
+}
+
+static const struct dev_ops cpu_ops = {
+	.name = "cpu",
+	.alloc = cpu_alloc,
+	.free = cpu_free,
+	.upload = cpu_copy,
+	.download = cpu_download,
+	.copy = cpu_copy,
+	.zero = cpu_zero,
+	.sync = cpu_sync,
+	.gemm = cpu_gemm,
+	.convert = cpu_convert_op,
+	.embedding_fwd = cpu_embedding_fwd_op,
+	.embedding_bwd = cpu_embedding_bwd_op,
+	.rmsnorm_fwd = cpu_rmsnorm_fwd_op,
+	.rmsnorm_bwd = cpu_rmsnorm_bwd_op,
+	.heads_split = cpu_heads_split_op,
+	.heads_merge = cpu_heads_merge_op,
+	.swiglu_fwd = cpu_swiglu_fwd_op,
+	.swiglu_bwd = cpu_swiglu_bwd_op,
+	.xent_fwd = cpu_xent_fwd_op,
+	.xent_bwd = cpu_xent_bwd_op,
+	.adamw = cpu_adamw_op,
+	.attention_create = cpu_attention_create,
+	.attention_fwd = cpu_attention_fwd,
+	.attention_bwd = cpu_attention_bwd,
+	.attention_free = cpu_attention_free,
+	.release = cpu_release,
+};
+
+int dev_cpu_open(struct dev *dev, struct mem_arena *mem, struct bd_error *err)
+{
+	memset(dev, 0, sizeof(*dev));
+	struct cpu_backend *cb = calloc(1, sizeof(*cb));
+	if (!cb)
+		return bd_fail(err, BD_ENOMEM, "out of host memory");
+	dev->ops = &cpu_ops;
+	dev->mem = mem;
+	dev->impl = cb;
+	return 0;
+}

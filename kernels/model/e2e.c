@@ -1,0 +1,323 @@
+/* kernels/model/e2e.c: workload "e2e" / "benchdb": the transformer of model.h on a device backend,
+ * timed per phase (fwd = forward + loss, bwd = every gradient, opt = one AdamW step).
+ *
+ * Validation, before anything is timed:
+ *  1. a tiny model (VALIDATE_CFG) with the case's dtype, attention and backend runs forward,
+ *     backward and one AdamW step; its loss and every gradient tensor are compared with the
+ *     float64 reference (model_ref.c), and the step with a float64 AdamW of its own gradients;
+ *  2. the case's model runs every phase of its pass once at full size (which also builds the
+ *     GEMM plans, so that no timed iteration, warm-up included, pays for them): the loss must be
+ *     finite and near ln(vocab), as it is for these small initial weights.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+#include "workload.h"
+
+/* Tolerances of the tiny-model check, per gradient tensor: max |g − g_ref| ≤ TOL · max |g_ref|.
+ * float32 errors measured 5e-7, bfloat16 8e-3 (tests/test_model.c); bfloat16 rounds every GEMM input to 8
+ * bits of mantissa (2^-9 relative), which a 2-layer model compounds. */
+#define TOL_FLOAT32 1e-4
+#define TOL_BFLOAT16 4e-2
+/* |loss − ln V| at initialisation, full size (logits have std ≈ 0.02·sqrt(d) ≤ 1). */
+#define LOSS_INIT_SLACK 1.0
+
+static const struct model_config validate_cfg = {
+	.name = "validate", .d_model = 32, .d_ff = 72, .num_layers = 2, .num_heads = 4,
+	.vocab_size = 101};
+#define VALIDATE_BATCH 2
+#define VALIDATE_CTX 13
+
+struct e2e_case {
+	struct case_params p;
+	struct mem_arena *mem;
+	struct dev dev;
+	int dev_open;
+	struct model *model;
+};
+
+static int wl_set(struct wl_status *st, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int wl_set(struct wl_status *st, int code, const char *fmt, ...)
+{
+	st->code = code;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(st->reason, sizeof(st->reason), fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+/* A failed model/dev call as a workload status: oom, unsupported or error. */
+static int wl_from_dev(struct wl_status *st, const struct dev *dev, int rc, const char *what)
+{
+	int code = rc == BD_ENOMEM ? WL_OOM : dev->unsupported ? WL_UNSUPPORTED : WL_ERROR;
+	return wl_set(st, code, "%s: %s", what, dev->err.msg);
+}
+
+static enum model_mode mode_of(enum bd_pass pass)
+{
+	return pass == PASS_FORWARD ? MODEL_INFER : pass == PASS_TRAIN_STEP ? MODEL_TRAIN : MODEL_GRAD;
+}
+
+static void shape_of(const struct case_params *p, struct model_shape *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->cfg = p->model;
+	s->batch = p->batch_size;
+	s->ctx = p->context_length;
+	s->dtype = p->dtype;
+	snprintf(s->attention, sizeof(s->attention), "%s", p->attention[0] ? p->attention : "naive");
+	s->mode = mode_of(p->pass);
+}
+
+static int e2e_check(const struct case_params *p, struct wl_status *st)
+{
+	if (p->pass == PASS_BACKWARD)
+		return wl_set(st, WL_UNSUPPORTED, "the e2e passes are forward, forward_backward and "
+			      "train_step");
+	if (p->device == DEVICE_CPU && strcmp(p->attention, "naive") && strcmp(p->attention, "flash"))
+		return wl_set(st, WL_UNSUPPORTED, "attention '%s' does not run on the cpu "
+			      "(cpu: naive, flash)", p->attention);
+	struct model_shape s;
+	struct bd_error err = {0};
+	shape_of(p, &s);
+	if (model_check(&s, &err))
+		return wl_set(st, WL_UNSUPPORTED, "%s", err.msg);
+	return wl_set(st, WL_OK, "%s", "");
+}
+
+static void e2e_figures(const struct case_params *p, struct wl_figures *f)
+{
+	memset(f, 0, sizeof(*f));
+	int64_t P = model_param_count(&p->model);
+	double w = (double)P * (p->dtype == DTYPE_BFLOAT16 ? 2 : 4);
+	f->param_bytes = P * (int64_t)sizeof(float);
+	f->flops[PHASE_FWD] = model_flops_fwd(&p->model, p->batch_size, p->context_length);
+	f->flops[PHASE_BWD] = model_flops_bwd(&p->model, p->batch_size, p->context_length);
+	/* AdamW: about a dozen operations per parameter */
+	f->flops[PHASE_OPT] = 12.0 * (double)P;
+	/* minimum traffic: every weight read once in the GEMMs' dtype per pass, the backward also
+	 * writes every float32 gradient; AdamW reads p, g, m, v and writes p, m, v (+ the shadow) */
+	f->bytes[PHASE_FWD] = w;
+	f->bytes[PHASE_BWD] = 2 * w + 4.0 * (double)P;
+	f->bytes[PHASE_OPT] = (double)P * (7 * 4 + (p->dtype == DTYPE_BFLOAT16 ? 2 : 0));
+}
+
+static int e2e_setup(const struct case_params *p, struct mem_arena *mem, void **state,
+		     struct wl_status *st)
+{
+	struct e2e_case *c = calloc(1, sizeof(*c));
+	*state = c;
+	if (!c)
+		return wl_set(st, WL_ERROR, "out of host memory");
+	c->p = *p;
+	c->mem = mem;
+	struct bd_error err = {0};
+	if (dev_open(&c->dev, p->device, mem, &err))
+		return wl_set(st, WL_UNSUPPORTED, "%s", err.msg);
+	c->dev_open = 1;
+	struct model_shape s;
+	shape_of(p, &s);
+	int rc = model_create(&c->model, &c->dev, &s, p->seed, NULL);
+	if (rc)
+		return wl_from_dev(st, &c->dev, rc, "model");
+	return wl_set(st, WL_OK, "%s", "");
+}
+
+/* max over tensors of max |x − ref| / max |ref|; worst names the tensor where it is largest. */
+static double grad_error(const struct model_config *cfg, const float *g, const double *ref,
+			 char *worst, size_t size)
+{
+	struct model_tensor t[2 + 6 * 4 + 2];
+	int max = (int)(sizeof(t) / sizeof(t[0]));
+	int nt = model_tensors(cfg, t, max);
+	if (nt > max)
+		nt = max;   /* validate_cfg has 2 layers: never */
+	double worst_err = 0;
+	for (int i = 0; i < nt; i++) {
+		double e = 0, s = 0;
+		for (int64_t j = t[i].offset; j < t[i].offset + t[i].count; j++) {
+			e = fmax(e, fabs(g[j] - ref[j]));
+			s = fmax(s, fabs(ref[j]));
+		}
+		double rel = e / (s > 0 ? s : 1);
+		if (rel >= worst_err) {
+			worst_err = rel;
+			snprintf(worst, size, "%.31s", t[i].name);
+		}
+	}
+	return worst_err;
+}
+
+/* Step 1 of the validation (see the file comment); a separate device state on the same arena. */
+static int validate_tiny(const struct e2e_case *c, struct wl_status *st)
+{
+	const struct model_config *cfg = &validate_cfg;
+	struct model_shape s = {.cfg = *cfg, .batch = VALIDATE_BATCH, .ctx = VALIDATE_CTX,
+				.dtype = c->p.dtype, .mode = MODEL_TRAIN};
+	snprintf(s.attention, sizeof(s.attention), "%s", c->p.attention);
+	int64_t P = model_param_count(cfg), n = VALIDATE_BATCH * VALIDATE_CTX;
+	float *p0 = malloc((size_t)P * sizeof(float)), *g = malloc((size_t)P * sizeof(float)),
+	      *p1 = malloc((size_t)P * sizeof(float));
+	double *pd = malloc((size_t)P * sizeof(double)), *gref = malloc((size_t)P * sizeof(double));
+	int32_t *tok = malloc((size_t)(2 * n) * sizeof(int32_t));
+	struct dev dev = {0};
+	struct model *m = NULL;
+	int code = WL_OK, rc;
+	double tol = c->p.dtype == DTYPE_BFLOAT16 ? TOL_BFLOAT16 : TOL_FLOAT32;
+	st->tolerance = tol;
+	if (!p0 || !g || !p1 || !pd || !gref || !tok) {
+		code = wl_set(st, WL_ERROR, "out of host memory for validation");
+		goto done;
+	}
+	model_init_params(cfg, c->p.seed, p0);
+	/* gains away from 1, so that a backward that forgets a gain is caught */
+	struct model_layout lay;
+	model_layout(cfg, &lay);
+	for (int64_t l = 0; l <= cfg->num_layers; l++) {
+		int64_t w = lay.layer0 + l * lay.layer_stride;
+		float *g1 = p0 + (l < cfg->num_layers ? w + lay.attn_norm : lay.final_norm);
+		float *g2 = p0 + w + lay.ffn_norm;
+		for (int64_t i = 0; i < cfg->d_model; i++) {
+			g1[i] = 1.0f + 0.5f * sinf((float)(3 * i + l));
+			if (l < cfg->num_layers)
+				g2[i] = 1.0f + 0.5f * cosf((float)(5 * i + l));
+		}
+	}
+	for (int64_t i = 0; i < P; i++)
+		pd[i] = p0[i];
+	model_init_tokens(cfg, n, c->p.seed, tok, tok + n);
+	if ((rc = dev_open(&dev, c->p.device, c->mem, &dev.err))) {
+		code = wl_set(st, WL_UNSUPPORTED, "%s", dev.err.msg);
+		goto done;
+	}
+	double loss = 0, loss_ref = 0;
+	if ((rc = model_create(&m, &dev, &s, c->p.seed, p0)) || (rc = model_forward(m)) ||
+	    (rc = model_backward(m)) || (rc = model_loss(m, &loss)) || (rc = model_grads(m, g)) ||
+	    (rc = model_step(m)) || (rc = model_params(m, p1))) {
+		code = wl_from_dev(st, &dev, rc, "validation model");
+		goto done;
+	}
+	model_ref_loss_grad(cfg, VALIDATE_BATCH, VALIDATE_CTX, tok, tok + n, pd, &loss_ref, gref);
+	char worst[32] = "";
+	double err = grad_error(cfg, g, gref, worst, sizeof(worst));
+	double loss_err = fabs(loss - loss_ref) / fabs(loss_ref);
+	st->max_diff = fmax(err, loss_err);
+	if (!(loss_err <= tol))
+		code = wl_set(st, WL_ERROR, "loss %.9g differs from the float64 reference %.9g by "
+			      "%.3g relative (tolerance %.3g)", loss, loss_ref, loss_err, tol);
+	else if (!(err <= tol))
+		code = wl_set(st, WL_ERROR, "gradient of %s differs from the float64 reference by "
+			      "%.3g of its largest value (tolerance %.3g)", worst, err, tol);
+	if (code)
+		goto done;
+	/* the AdamW step, from the backend's own gradients, in float64 (step 1: m = (1-b1) g,
+	 * v = (1-b2) g², so the update is lr · g / (|g| + eps') with the bias corrections) */
+	const struct adamw_params *hp = &model_adamw;
+	double worst_step = 0;
+	for (int64_t i = 0; i < P; i++) {
+		double p = (double)p0[i] * (1 - (double)hp->lr * hp->weight_decay);
+		double m1 = (1 - (double)hp->beta1) * g[i], v1 = (1 - (double)hp->beta2) * g[i] * g[i];
+		double upd = (double)hp->lr / (1 - hp->beta1) * m1 /
+			     (sqrt(v1) / sqrt(1 - (double)hp->beta2) + hp->eps);
+		worst_step = fmax(worst_step, fabs((p - upd) - p1[i]));
+	}
+	/* float32 rounding of p (|p| < 1) and of the update (≤ lr) */
+	if (!(worst_step <= 1e-6 + 1e-3 * hp->lr))
+		code = wl_set(st, WL_ERROR, "AdamW step differs from the float64 formula by %.3g",
+			      worst_step);
+done:
+	model_free(m);
+	dev_close(&dev);
+	free(p0);
+	free(g);
+	free(p1);
+	free(pd);
+	free(gref);
+	free(tok);
+	return code;
+}
+
+static int e2e_validate(void *state, struct wl_status *st)
+{
+	struct e2e_case *c = state;
+	int code = validate_tiny(c, st);
+	if (code)
+		return code;
+	/* step 2: the case's own model, every phase once */
+	unsigned phases = pass_phases(c->p.pass);
+	int rc = model_forward(c->model);
+	double loss = 0;
+	if (!rc)
+		rc = model_loss(c->model, &loss);
+	if (!rc && (phases & (1u << PHASE_BWD)))
+		rc = model_backward(c->model);
+	if (!rc && (phases & (1u << PHASE_OPT)))
+		rc = model_step(c->model);
+	if (rc)
+		return wl_from_dev(st, &c->dev, rc, "model");
+	double lnv = log((double)c->p.model.vocab_size);
+	if (!(fabs(loss - lnv) <= LOSS_INIT_SLACK))
+		return wl_set(st, WL_ERROR, "loss at initialisation is %.6g, expected ln(%lld) = %.6g "
+			      "within %.3g", loss, (long long)c->p.model.vocab_size, lnv,
+			      LOSS_INIT_SLACK);
+	return wl_set(st, WL_OK, "%s", "");
+}
+
+static int e2e_run(void *state, enum bd_phase phase, struct wl_status *st)
+{
+	struct e2e_case *c = state;
+	int rc = 0;
+	switch (phase) {
+	case PHASE_FWD: rc = model_forward(c->model); break;
+	case PHASE_BWD: rc = model_backward(c->model); break;
+	case PHASE_OPT: rc = model_step(c->model); break;
+	default: return wl_set(st, WL_ERROR, "unknown phase %d", (int)phase);
+	}
+	if (!rc)
+		rc = c->dev.ops->sync(&c->dev);
+	if (rc)
+		return wl_from_dev(st, &c->dev, rc, phase_name(phase));
+	return WL_OK;
+}
+
+static void e2e_memory(void *state, struct wl_memory *out)
+{
+	struct e2e_case *c = state;
+	struct model_memory mm = {0};
+	if (c && c->model)
+		model_memory(c->model, &mm);
+	*out = (struct wl_memory){.params = mm.params, .grads = mm.grads, .optim = mm.optim,
+				  .activations = mm.activations, .workspace = mm.workspace};
+}
+
+static void e2e_teardown(void *state)
+{
+	struct e2e_case *c = state;
+	if (!c)
+		return;
+	model_free(c->model);
+	if (c->dev_open)
+		dev_close(&c->dev);
+	free(c);
+}
+
+const struct workload e2e_cpu_benchdb = {
+	.suite = "e2e",
+	.impl = "benchdb",
+	.device = DEVICE_CPU,
+	.summary = "the decoder LM (DESIGN Workloads) on oneDNN + OpenMP, float32 or bf16 mixed",
+	.check = e2e_check,
+	.figures = e2e_figures,
+	.setup = e2e_setup,
+	.validate = e2e_validate,
+	.run = e2e_run,
+	.memory = e2e_memory,
+	.teardown = e2e_teardown,
+};

@@ -1,0 +1,127 @@
+/* kernels/model/ops.h: the device-ops interface the transformer (model.c) is written against.
+ *
+ * A backend (CPU: kernels/cpu/backend_cpu.c; CUDA later) fills struct dev_ops. The model never
+ * touches a device pointer itself: it allocates through the backend, uploads its initial
+ * parameters and tokens, and calls ops. Nothing model-level is CPU-specific.
+ *
+ * Conventions
+ *  - Every op returns 0 or a negative enum bd_rc with dev->err filled (message names the op).
+ *    BD_ENOMEM means the memory limit or the device refused an allocation: the case is `oom`.
+ *  - Buffers are device pointers from dev_alloc; "act" buffers hold float32 or bfloat16 as the
+ *    dtype argument says; the rest are float32 (int32 for tokens).
+ *  - Ops are asynchronous on a device with a stream; ops->sync waits for all of them. The CPU
+ *    backend is synchronous.
+ *  - Shapes: n token rows (batch · context), d = d_model, f = d_ff, V = vocab, (b, h, t, dh) heads.
+ *    The semantics of each op are those of the matching cpu_* function in kernels/cpu/ops_cpu.h.
+ */
+#ifndef BENCHDB_MODEL_OPS_H
+#define BENCHDB_MODEL_OPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "mem.h"
+#include "ops_cpu.h"   /* struct adamw_params */
+#include "params.h"
+
+/* For every batch entry: C(m, n) = alpha · op(A)(m, k) · op(B)(k, n) + beta · C, row-major.
+ * A and B have ab_dtype (float32 or bfloat16), C has c_dtype; accumulation is float32. */
+struct dev_gemm {
+	int64_t batch;           /* 0 is taken as 1 */
+	int64_t m, n, k;
+	int trans_a, trans_b;    /* 1: the stored matrix is (k, m) / (n, k) and used transposed */
+	int64_t lda, ldb, ldc;   /* row strides in elements; 0 = packed */
+	int64_t stride_a, stride_b, stride_c; /* between batch entries; 0 = packed */
+	enum bd_dtype ab_dtype, c_dtype;
+	float alpha;             /* 0 is taken as 1 */
+	float beta;              /* 0: C is overwritten */
+};
+
+/* Attention inside the model: q, k, v, o, d_o, dq, dk, dv are (b, h, t, dh) float32; lse (b, h, t). */
+struct dev_attention_shape {
+	int64_t b, h, t, dh;
+	int causal;
+	int backward;            /* 0: only the forward will run */
+};
+
+struct dev;
+
+struct dev_ops {
+	const char *name;        /* "cpu", "cuda" */
+
+	/* memory: zero-filled, accounted in dev->mem (live, peak, limit) */
+	void *(*alloc)(struct dev *dev, size_t bytes);
+	void (*free)(struct dev *dev, void *p);
+	int (*upload)(struct dev *dev, void *dst, const void *host_src, size_t bytes);
+	int (*download)(struct dev *dev, void *host_dst, const void *src, size_t bytes);
+	int (*copy)(struct dev *dev, void *dst, const void *src, size_t bytes);
+	int (*zero)(struct dev *dev, void *p, size_t bytes);
+	int (*sync)(struct dev *dev);
+
+	/* GEMM; the backend builds and caches its plan per distinct dev_gemm (planning is never
+	 * repeated for a shape once done: the model calls each shape once untimed first). */
+	int (*gemm)(struct dev *dev, const struct dev_gemm *g, const void *a, const void *b, void *c);
+
+	int (*convert)(struct dev *dev, void *dst, enum bd_dtype dst_dtype, const void *src,
+		       enum bd_dtype src_dtype, size_t count);
+	int (*embedding_fwd)(struct dev *dev, const int32_t *tokens, const float *table, float *out,
+			     int64_t n, int64_t d);
+	int (*embedding_bwd)(struct dev *dev, const int32_t *tokens, const float *dout,
+			     float *dtable, int64_t n, int64_t d);
+	int (*rmsnorm_fwd)(struct dev *dev, const float *x, const float *g, void *y,
+			   enum bd_dtype y_dtype, float *rstd, int64_t n, int64_t d, float eps);
+	int (*rmsnorm_bwd)(struct dev *dev, const float *dy, const float *x, const float *g,
+			   const float *rstd, float *dx, float *dg, int64_t n, int64_t d);
+	int (*heads_split)(struct dev *dev, const void *in, enum bd_dtype in_dtype, int64_t ld,
+			   float *out, const float *rope_table, int64_t b, int64_t t, int64_t h,
+			   int64_t dh);
+	int (*heads_merge)(struct dev *dev, const float *in, void *out, enum bd_dtype out_dtype,
+			   int64_t ld, const float *rope_table, int64_t b, int64_t t, int64_t h,
+			   int64_t dh);
+	int (*swiglu_fwd)(struct dev *dev, const void *u, void *out, enum bd_dtype dtype, int64_t n,
+			  int64_t f);
+	int (*swiglu_bwd)(struct dev *dev, const void *u, const void *dout, void *du,
+			  enum bd_dtype dtype, int64_t n, int64_t f);
+	/* loss: one float on the device, the mean cross-entropy */
+	int (*xent_fwd)(struct dev *dev, const float *logits, const int32_t *targets, float *lse,
+			float *loss, int64_t n, int64_t V);
+	int (*xent_bwd)(struct dev *dev, const float *logits, const float *lse,
+			const int32_t *targets, void *dlogits, enum bd_dtype dtype, int64_t n,
+			int64_t V, float scale);
+	int (*adamw)(struct dev *dev, float *p, const float *g, float *m, float *v,
+		     uint16_t *p_bf16, size_t count, const struct adamw_params *hp, int64_t step);
+
+	/* attention: impl "naive", "flash" or "sdpa"; create returns BD_EINVAL with a reason for
+	 * an impl or shape the backend cannot run (the case is then `unsupported`). */
+	int (*attention_create)(struct dev *dev, void **att, const char *impl,
+				const struct dev_attention_shape *s);
+	int (*attention_fwd)(struct dev *dev, void *att, const float *q, const float *k,
+			     const float *v, float *o, float *lse);
+	int (*attention_bwd)(struct dev *dev, void *att, const float *q, const float *k,
+			     const float *v, const float *o, const float *lse, const float *d_o,
+			     float *dq, float *dk, float *dv);
+	void (*attention_free)(struct dev *dev, void *att);
+
+	/* everything the backend cached (GEMM plans, workspaces); dev_free calls it */
+	void (*release)(struct dev *dev);
+};
+
+struct dev {
+	const struct dev_ops *ops;
+	struct mem_arena *mem;   /* accounting and limit of this case */
+	struct bd_error err;     /* the last failure */
+	int unsupported;         /* set with err when the failure means "cannot run this" */
+	void *impl;              /* backend state */
+};
+
+/* Make the backend for device (DEVICE_CPU here). Returns 0, or BD_EINVAL with err when the
+ * device is not built in or not present (err says why). */
+int dev_open(struct dev *dev, enum bd_device device, struct mem_arena *mem, struct bd_error *err);
+/* Release the backend's caches. Buffers the model allocated must be freed first. */
+void dev_close(struct dev *dev);
+
+/* The CPU backend, for dev_open. */
+int dev_cpu_open(struct dev *dev, struct mem_arena *mem, struct bd_error *err);
+
+#endif

@@ -134,7 +134,7 @@ static int e2e_setup(const struct case_params *p, struct mem_arena *mem, void **
 static double grad_error(const struct model_config *cfg, const float *g, const double *ref,
 			 char *worst, size_t size)
 {
-	struct model_tensor t[2 + 6 * 4 + 2];
+	struct model_tensor t[6 * 2 + 3];
 	int max = (int)(sizeof(t) / sizeof(t[0]));
 	int nt = model_tensors(cfg, t, max);
 	if (nt > max)

@@ -1,0 +1,487 @@
+/* tests/test_model.c: the transformer (kernels/model): the float64 reference against finite
+ * differences; the CPU backend's loss and every gradient tensor against the reference, float32
+ * and bfloat16, naive and flash attention; the loss at initialisation; the AdamW step; memory
+ * accounting and the limit; parameter counts of the DESIGN presets; the e2e workload's statuses. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "model.h"
+#include "workload.h"
+
+/* A model small enough for the float64 reference, with every dimension odd where it may be:
+ * ctx 13 is not a multiple of any tile, d_ff 72 is not a multiple of the vector width. */
+static const struct model_config tiny = {
+	.name = "tiny", .d_model = 32, .d_ff = 72, .num_layers = 2, .num_heads = 4, .vocab_size = 101};
+#define TINY_B 2
+#define TINY_T 13
+
+/* Errors measured: float32 5e-7 of the largest gradient of a tensor; bfloat16 8e-3. */
+#define TOL_F32 1e-4
+#define TOL_BF16 4e-2
+
+struct tensors {
+	struct model_tensor t[64];
+	int n;
+};
+
+static void tensors_of(const struct model_config *c, struct tensors *ts)
+{
+	ts->n = model_tensors(c, ts->t, 64);
+	assert_true(ts->n <= 64);
+}
+
+/* Random parameters with gains away from 1 (a backward that forgets a gain is then wrong). */
+static void tiny_params(const struct model_config *c, float *p)
+{
+	struct tensors ts;
+	model_init_params(c, 7, p);
+	tensors_of(c, &ts);
+	for (int i = 0; i < ts.n; i++)
+		if (strstr(ts.t[i].name, "norm"))
+			for (int64_t j = 0; j < ts.t[i].count; j++)
+				p[ts.t[i].offset + j] = 1.0f + 0.5f * sinf((float)(3 * j + i));
+}
+
+struct run {
+	struct mem_arena mem;
+	struct dev dev;
+	struct model *m;
+};
+
+static int run_open(struct run *r, const struct model_config *c, int64_t b, int64_t t,
+		    enum bd_dtype dtype, const char *attention, enum model_mode mode,
+		    const float *params, int64_t limit)
+{
+	struct model_shape s = {.cfg = *c, .batch = b, .ctx = t, .dtype = dtype, .mode = mode};
+	snprintf(s.attention, sizeof(s.attention), "%s", attention);
+	mem_init(&r->mem, limit);
+	struct bd_error err;
+	assert_int_equal(dev_open(&r->dev, DEVICE_CPU, &r->mem, &err), 0);
+	r->m = NULL;
+	return model_create(&r->m, &r->dev, &s, 7, params);
+}
+
+static void run_close(struct run *r)
+{
+	model_free(r->m);
+	dev_close(&r->dev);
+	/* every byte the model and the backend took is given back */
+	assert_int_equal(r->mem.live, 0);
+}
+
+/* max over tensors of max |g − ref| / max |ref| */
+static double worst_tensor_error(const struct model_config *c, const float *g, const double *ref,
+				 const char **worst)
+{
+	struct tensors ts;
+	tensors_of(c, &ts);
+	double w = 0;
+	for (int i = 0; i < ts.n; i++) {
+		double e = 0, s = 0;
+		for (int64_t j = ts.t[i].offset; j < ts.t[i].offset + ts.t[i].count; j++) {
+			e = fmax(e, fabs(g[j] - ref[j]));
+			s = fmax(s, fabs(ref[j]));
+		}
+		assert_true(s > 0);   /* every tensor gets a gradient */
+		if (e / s >= w) {
+			w = e / s;
+			*worst = ts.t[i].name;
+		}
+	}
+	return w;
+}
+
+/* ---- the reference ------------------------------------------------------------------------ */
+
+static void test_model_ref__gradients_match_finite_differences(void **state)
+{
+	(void)state;
+	const struct model_config c = {.d_model = 16, .d_ff = 24, .num_layers = 2, .num_heads = 2,
+					.vocab_size = 11};
+	int64_t b = 2, t = 5, n = b * t, P = model_param_count(&c);
+	float *pf = malloc((size_t)P * sizeof(float));
+	double *p = malloc((size_t)P * sizeof(double)), *g = malloc((size_t)P * sizeof(double));
+	int32_t tok[2 * 10];
+	tiny_params(&c, pf);
+	model_init_tokens(&c, n, 3, tok, tok + n);
+	/* weights 10× the initial scale, so that attention and SwiGLU are far from linear */
+	for (int64_t i = 0; i < P; i++)
+		p[i] = fabsf(pf[i] - 1.0f) < 0.51f ? pf[i] : 10.0 * pf[i];
+	double loss;
+	model_ref_loss_grad(&c, b, t, tok, tok + n, p, &loss, g);
+	struct tensors ts;
+	tensors_of(&c, &ts);
+	for (int i = 0; i < ts.n; i++) {
+		double worst = 0, scale = 0;
+		/* 8 entries spread over each tensor */
+		for (int64_t j = ts.t[i].offset; j < ts.t[i].offset + ts.t[i].count;
+		     j += 1 + ts.t[i].count / 8) {
+			double h = 1e-6, orig = p[j], lp, lm;
+			p[j] = orig + h;
+			model_ref_loss_grad(&c, b, t, tok, tok + n, p, &lp, NULL);
+			p[j] = orig - h;
+			model_ref_loss_grad(&c, b, t, tok, tok + n, p, &lm, NULL);
+			p[j] = orig;
+			worst = fmax(worst, fabs((lp - lm) / (2 * h) - g[j]));
+			scale = fmax(scale, fabs(g[j]));
+		}
+		if (worst > 1e-7 + 1e-6 * scale)
+			fail_msg("%s: finite differences differ by %g (scale %g)", ts.t[i].name, worst,
+				 scale);
+	}
+	free(pf);
+	free(p);
+	free(g);
+}
+
+/* ---- the CPU backend against the reference -------------------------------------------------- */
+
+static void check_against_reference(enum bd_dtype dtype, const char *attention, double tol)
+{
+	int64_t P = model_param_count(&tiny), n = TINY_B * TINY_T;
+	float *p = malloc((size_t)P * sizeof(float)), *g = malloc((size_t)P * sizeof(float));
+	double *pd = malloc((size_t)P * sizeof(double)), *gref = malloc((size_t)P * sizeof(double));
+	int32_t tok[2 * TINY_B * TINY_T];
+	tiny_params(&tiny, p);
+	for (int64_t i = 0; i < P; i++)
+		pd[i] = p[i];
+	model_init_tokens(&tiny, n, 7, tok, tok + n);   /* the tokens model_create makes from seed 7 */
+	struct run r;
+	assert_int_equal(run_open(&r, &tiny, TINY_B, TINY_T, dtype, attention, MODEL_GRAD, p, 0), 0);
+	double loss, loss_ref;
+	assert_int_equal(model_forward(r.m), 0);
+	assert_int_equal(model_backward(r.m), 0);
+	assert_int_equal(model_loss(r.m, &loss), 0);
+	assert_int_equal(model_grads(r.m, g), 0);
+	model_ref_loss_grad(&tiny, TINY_B, TINY_T, tok, tok + n, pd, &loss_ref, gref);
+	const char *worst = "";
+	double err = worst_tensor_error(&tiny, g, gref, &worst);
+	print_message("%s %s: loss %.8f ref %.8f; worst gradient error %.3g (%s)\n",
+		      dtype_name(dtype), attention, loss, loss_ref, err, worst);
+	assert_true(fabs(loss - loss_ref) <= tol * loss_ref);
+	if (!(err <= tol))
+		fail_msg("gradient of %s off by %g of its scale (tolerance %g)", worst, err, tol);
+	/* the backward overwrites: a second forward+backward gives the same gradients */
+	float *g2 = malloc((size_t)P * sizeof(float));
+	assert_int_equal(model_forward(r.m), 0);
+	assert_int_equal(model_backward(r.m), 0);
+	assert_int_equal(model_grads(r.m, g2), 0);
+	assert_memory_equal(g, g2, (size_t)P * sizeof(float));
+	run_close(&r);
+	free(p);
+	free(g);
+	free(g2);
+	free(pd);
+	free(gref);
+}
+
+static void test_model__float32_naive_matches_reference(void **state)
+{
+	(void)state;
+	check_against_reference(DTYPE_FLOAT32, "naive", TOL_F32);
+}
+
+static void test_model__float32_flash_matches_reference(void **state)
+{
+	(void)state;
+	check_against_reference(DTYPE_FLOAT32, "flash", TOL_F32);
+}
+
+static void test_model__bfloat16_naive_close_to_reference(void **state)
+{
+	(void)state;
+	check_against_reference(DTYPE_BFLOAT16, "naive", TOL_BF16);
+}
+
+static void test_model__bfloat16_flash_close_to_reference(void **state)
+{
+	(void)state;
+	check_against_reference(DTYPE_BFLOAT16, "flash", TOL_BF16);
+}
+
+/* The forward-only model (activations reused layer to layer) gives the loss of the full one. */
+static void test_model__forward_only_gives_the_same_loss(void **state)
+{
+	(void)state;
+	int64_t P = model_param_count(&tiny);
+	float *p = malloc((size_t)P * sizeof(float));
+	tiny_params(&tiny, p);
+	struct run a, b;
+	double la, lb;
+	assert_int_equal(run_open(&a, &tiny, TINY_B, TINY_T, DTYPE_FLOAT32, "flash", MODEL_INFER, p, 0),
+			 0);
+	assert_int_equal(run_open(&b, &tiny, TINY_B, TINY_T, DTYPE_FLOAT32, "flash", MODEL_TRAIN, p, 0),
+			 0);
+	/* twice: the ping-pong of the residual stream must not depend on the previous forward */
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(model_forward(a.m), 0);
+		assert_int_equal(model_forward(b.m), 0);
+		assert_int_equal(model_loss(a.m, &la), 0);
+		assert_int_equal(model_loss(b.m, &lb), 0);
+		assert_float_equal(la, lb, 1e-6 * lb);
+	}
+	struct model_memory ma, mb;
+	model_memory(a.m, &ma);
+	model_memory(b.m, &mb);
+	assert_int_equal(ma.grads, 0);
+	assert_int_equal(ma.optim, 0);
+	assert_int_equal(mb.grads, P * 4);
+	assert_int_equal(mb.optim, 2 * P * 4);
+	assert_int_equal(ma.params, P * 4);
+	assert_true(ma.activations < mb.activations);
+	run_close(&a);
+	run_close(&b);
+	free(p);
+}
+
+/* At initialisation the logits are nearly uniform: the loss is about ln(vocab). */
+static void test_model__loss_at_init_is_ln_vocab(void **state)
+{
+	(void)state;
+	const struct model_config c = {.d_model = 64, .d_ff = 176, .num_layers = 2, .num_heads = 4,
+				       .vocab_size = 1000};
+	struct run r;
+	double loss;
+	assert_int_equal(run_open(&r, &c, 2, 32, DTYPE_FLOAT32, "flash", MODEL_INFER, NULL, 0), 0);
+	assert_int_equal(model_forward(r.m), 0);
+	assert_int_equal(model_loss(r.m, &loss), 0);
+	/* logits have std 0.02·sqrt(64)·(gain 1) = 0.16: ln V + σ²/2 ≈ ln V + 0.013 */
+	assert_float_equal(loss, log(1000.0), 0.05);
+	run_close(&r);
+}
+
+/* One AdamW step of the model: every parameter moves by PyTorch's AdamW formula computed in
+ * float64 from the backend's own gradients; bfloat16 keeps its shadow equal to the new weights. */
+static void check_adamw_step(enum bd_dtype dtype)
+{
+	int64_t P = model_param_count(&tiny);
+	float *p0 = malloc((size_t)P * sizeof(float)), *g = malloc((size_t)P * sizeof(float)),
+	      *p1 = malloc((size_t)P * sizeof(float));
+	tiny_params(&tiny, p0);
+	struct run r;
+	assert_int_equal(run_open(&r, &tiny, TINY_B, TINY_T, dtype, "naive", MODEL_TRAIN, p0, 0), 0);
+	double loss0, loss1;
+	assert_int_equal(model_forward(r.m), 0);
+	assert_int_equal(model_loss(r.m, &loss0), 0);
+	assert_int_equal(model_backward(r.m), 0);
+	assert_int_equal(model_grads(r.m, g), 0);
+	assert_int_equal(model_step(r.m), 0);
+	assert_int_equal(model_params(r.m, p1), 0);
+	const struct adamw_params *hp = &model_adamw;
+	double worst = 0;
+	for (int64_t i = 0; i < P; i++) {
+		double m = (1 - (double)hp->beta1) * g[i], v = (1 - (double)hp->beta2) * g[i] * g[i];
+		double p = p0[i] * (1 - (double)hp->lr * hp->weight_decay);
+		p -= (double)hp->lr / (1 - hp->beta1) * m / (sqrt(v) / sqrt(1 - (double)hp->beta2) + hp->eps);
+		worst = fmax(worst, fabs(p - p1[i]));
+	}
+	assert_true(worst <= 1e-6);
+	/* hand-computed: with |g| >> eps the first step moves every weight by lr·sign(g) (after
+	 * the decay); check one entry of lm_head that way */
+	struct model_layout lay;
+	model_layout(&tiny, &lay);
+	int64_t j = lay.lm_head + 5;
+	assert_true(fabsf(g[j]) > 1e-5f);
+	double expect = p0[j] * (1 - 1e-3 * 0.01) - 1e-3 * (g[j] > 0 ? 1 : -1);
+	assert_float_equal(p1[j], expect, 1e-6);
+	/* the step used the new weights: the loss on the same batch went down */
+	assert_int_equal(model_forward(r.m), 0);
+	assert_int_equal(model_loss(r.m, &loss1), 0);
+	assert_true(loss1 < loss0);
+	run_close(&r);
+	free(p0);
+	free(g);
+	free(p1);
+}
+
+static void test_model__adamw_step_float32(void **state)
+{
+	(void)state;
+	check_adamw_step(DTYPE_FLOAT32);
+}
+
+static void test_model__adamw_step_bfloat16_refreshes_shadow(void **state)
+{
+	(void)state;
+	check_adamw_step(DTYPE_BFLOAT16);
+}
+
+/* ---- sizes, memory and statuses -------------------------------------------------------------- */
+
+static void test_model__param_counts_of_design_presets(void **state)
+{
+	(void)state;
+	static const struct {
+		struct model_config c;
+		int64_t params;
+	} presets[] = {
+		{{"small", 768, 3072, 12, 12, 10000}, 128625408},
+		{{"medium", 1024, 4096, 24, 16, 10000}, 423183360},
+		{{"large", 1280, 5120, 36, 20, 10000}, 969411840},
+		{{"xl", 1600, 6400, 48, 25, 10000}, 1998235200},
+		{{"2.7B", 2560, 10240, 32, 32, 10000}, 3406809600},
+	};
+	for (size_t i = 0; i < sizeof(presets) / sizeof(presets[0]); i++) {
+		const struct model_config *c = &presets[i].c;
+		struct model_layout lay;
+		model_layout(c, &lay);
+		assert_int_equal(model_param_count(c), presets[i].params);
+		assert_int_equal(lay.total, presets[i].params);
+		/* the named tensors tile the buffer exactly, in order */
+		struct model_tensor t[2 + 6 * 48 + 2];
+		int n = model_tensors(c, t, (int)(sizeof(t) / sizeof(t[0])));
+		assert_int_equal(n, 6 * c->num_layers + 3);
+		int64_t next = 0;
+		for (int k = 0; k < n; k++) {
+			assert_int_equal(t[k].offset, next);
+			next += t[k].count;
+		}
+		assert_int_equal(next, presets[i].params);
+	}
+}
+
+static void test_model__memory_limit_gives_enomem_and_frees_everything(void **state)
+{
+	(void)state;
+	struct run r;
+	/* the parameters alone need 4·P bytes; allow half of them */
+	int64_t P = model_param_count(&tiny);
+	int rc = run_open(&r, &tiny, TINY_B, TINY_T, DTYPE_FLOAT32, "naive", MODEL_TRAIN, NULL, 2 * P);
+	assert_int_equal(rc, BD_ENOMEM);
+	assert_null(r.m);
+	assert_non_null(strstr(r.dev.err.msg, "parameters"));
+	assert_int_equal(r.mem.failed, 4 * P);
+	assert_true(r.mem.failed_need > r.mem.limit);
+	run_close(&r);
+	/* a limit between the forward's and the training's needs: forward fits, training does not */
+	struct run fwd;
+	assert_int_equal(run_open(&fwd, &tiny, TINY_B, TINY_T, DTYPE_FLOAT32, "naive", MODEL_INFER,
+				  NULL, 0), 0);
+	int64_t fwd_peak = fwd.mem.peak;
+	run_close(&fwd);
+	rc = run_open(&r, &tiny, TINY_B, TINY_T, DTYPE_FLOAT32, "naive", MODEL_TRAIN, NULL,
+		      fwd_peak + 4 * P);
+	assert_int_equal(rc, BD_ENOMEM);
+	assert_non_null(strstr(r.dev.err.msg, "AdamW state"));
+	run_close(&r);
+}
+
+static void test_model__cpu_refuses_sdpa_and_float16(void **state)
+{
+	(void)state;
+	struct run r;
+	assert_int_equal(run_open(&r, &tiny, 1, 4, DTYPE_FLOAT32, "sdpa", MODEL_GRAD, NULL, 0),
+			 BD_EINVAL);
+	assert_true(r.dev.unsupported);
+	assert_non_null(strstr(r.dev.err.msg, "sdpa"));
+	run_close(&r);
+	assert_int_equal(run_open(&r, &tiny, 1, 4, DTYPE_FLOAT16, "naive", MODEL_GRAD, NULL, 0),
+			 BD_EINVAL);
+	run_close(&r);
+}
+
+/* The e2e workload through kernels/workload.h, as the runner calls it. */
+static struct case_params tiny_case(enum bd_dtype dtype, enum bd_pass pass, const char *attention)
+{
+	struct case_params p = {.suite = "e2e", .impl = "benchdb", .device = DEVICE_CPU,
+				.dtype = dtype, .pass = pass, .batch_size = 2, .model = tiny,
+				.context_length = 16, .warmup = 1, .iters = 2, .seed = 3, .sync = 1};
+	snprintf(p.attention, sizeof(p.attention), "%s", attention);
+	return p;
+}
+
+static void test_e2e_workload__validates_and_runs_every_phase(void **state)
+{
+	(void)state;
+	const struct workload *w = workload_find("e2e", "benchdb", DEVICE_CPU);
+	assert_non_null(w);
+	enum bd_dtype dtypes[] = {DTYPE_FLOAT32, DTYPE_BFLOAT16};
+	for (int i = 0; i < 2; i++) {
+		struct case_params p = tiny_case(dtypes[i], PASS_TRAIN_STEP, "flash");
+		struct wl_status st = {0};
+		struct mem_arena mem;
+		mem_init(&mem, 0);
+		void *s = NULL;
+		assert_int_equal(w->check(&p, &st), WL_OK);
+		assert_int_equal(w->setup(&p, &mem, &s, &st), WL_OK);
+		assert_int_equal(w->validate(s, &st), WL_OK);
+		assert_true(st.max_diff >= 0 && st.max_diff <= st.tolerance);
+		for (int ph = 0; ph < PHASE_COUNT; ph++)
+			assert_int_equal(w->run(s, (enum bd_phase)ph, &st), WL_OK);
+		struct wl_memory wm;
+		w->memory(s, &wm);
+		int64_t P = model_param_count(&tiny);
+		assert_int_equal(wm.params, P * (dtypes[i] == DTYPE_BFLOAT16 ? 6 : 4));
+		assert_int_equal(wm.grads, 4 * P);
+		assert_int_equal(wm.optim, 8 * P);
+		assert_true(wm.activations > 0 && wm.workspace > 0);
+		w->teardown(s);
+		assert_int_equal(mem.live, 0);
+	}
+}
+
+static void test_e2e_workload__unsupported_combinations_say_why(void **state)
+{
+	(void)state;
+	const struct workload *w = workload_find("e2e", "benchdb", DEVICE_CPU);
+	struct wl_status st = {0};
+	struct case_params p = tiny_case(DTYPE_FLOAT32, PASS_FORWARD, "sdpa");
+	assert_int_equal(w->check(&p, &st), WL_UNSUPPORTED);
+	assert_non_null(strstr(st.reason, "sdpa"));
+	p = tiny_case(DTYPE_FLOAT16, PASS_FORWARD, "naive");
+	assert_int_equal(w->check(&p, &st), WL_UNSUPPORTED);
+	assert_non_null(strstr(st.reason, "float16"));
+	p = tiny_case(DTYPE_FLOAT32, PASS_FORWARD, "naive");
+	p.model.num_heads = 8;   /* head_dim 4 */
+	assert_int_equal(w->check(&p, &st), WL_OK);
+	p.model.num_heads = 32;  /* head_dim 1: RoPE needs pairs */
+	assert_int_equal(w->check(&p, &st), WL_UNSUPPORTED);
+	assert_non_null(strstr(st.reason, "odd"));
+}
+
+static void test_e2e_workload__figures_follow_the_model_flops(void **state)
+{
+	(void)state;
+	const struct workload *w = workload_find("e2e", "benchdb", DEVICE_CPU);
+	struct case_params p = tiny_case(DTYPE_FLOAT32, PASS_TRAIN_STEP, "naive");
+	p.model = (struct model_config){"small", 768, 3072, 12, 12, 10000};
+	p.batch_size = 4;
+	p.context_length = 256;
+	struct wl_figures f;
+	w->figures(&p, &f);
+	/* GEMMs 2·n·(L(4d² + 3d·d_ff) + V·d) + causal attention 2·b·t²·d·L */
+	double n = 1024, gemm = 2 * n * (12 * (4.0 * 768 * 768 + 3.0 * 768 * 3072) + 10000.0 * 768);
+	double att = 2.0 * 4 * 256 * 256 * 768 * 12;
+	assert_float_equal(f.flops[PHASE_FWD], gemm + att, 1);
+	assert_float_equal(f.flops[PHASE_BWD], 2 * gemm + 2.5 * att, 1);
+	assert_int_equal(f.param_bytes, 4 * 128625408LL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_model_ref__gradients_match_finite_differences),
+		cmocka_unit_test(test_model__float32_naive_matches_reference),
+		cmocka_unit_test(test_model__float32_flash_matches_reference),
+		cmocka_unit_test(test_model__bfloat16_naive_close_to_reference),
+		cmocka_unit_test(test_model__bfloat16_flash_close_to_reference),
+		cmocka_unit_test(test_model__forward_only_gives_the_same_loss),
+		cmocka_unit_test(test_model__loss_at_init_is_ln_vocab),
+		cmocka_unit_test(test_model__adamw_step_float32),
+		cmocka_unit_test(test_model__adamw_step_bfloat16_refreshes_shadow),
+		cmocka_unit_test(test_model__param_counts_of_design_presets),
+		cmocka_unit_test(test_model__memory_limit_gives_enomem_and_frees_everything),
+		cmocka_unit_test(test_model__cpu_refuses_sdpa_and_float16),
+		cmocka_unit_test(test_e2e_workload__validates_and_runs_every_phase),
+		cmocka_unit_test(test_e2e_workload__unsupported_combinations_say_why),
+		cmocka_unit_test(test_e2e_workload__figures_follow_the_model_flops),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

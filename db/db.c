@@ -729,6 +729,10 @@ static void case_row_read(sqlite3_stmt *st, struct case_row *c)
 	for (int p = 0; p < DB_PHASES; p++)
 		c->bytes[p] = col_double(st, i++, 0);
 	c->elapsed_ns = col_i64(st, i++, 0);
+	c->grad_bytes = col_i64(st, i++, -1);
+	c->optim_bytes = col_i64(st, i++, -1);
+	c->activation_bytes = col_i64(st, i++, -1);
+	c->workspace_bytes = col_i64(st, i++, -1);
 }
 
 static void case_row_read_any(sqlite3_stmt *st, void *item) { case_row_read(st, item); }
@@ -757,7 +761,8 @@ int db_cases_list(struct db *db, int64_t run_id, const char *suite, struct case_
 		"SELECT id, run_id, ord, suite, impl, device, dtype, pass, model, batch_size, heads, "
 		"seq_len, head_dim, causal, params, case_key, name, warmup, iters, status, reason, "
 		"max_diff, tolerance, mem_limit, param_bytes, peak_fwd_bytes, peak_bwd_bytes, peak_bytes, "
-		"flops_fwd, flops_bwd, flops_opt, bytes_fwd, bytes_bwd, bytes_opt, elapsed_ns "
+		"flops_fwd, flops_bwd, flops_opt, bytes_fwd, bytes_bwd, bytes_opt, elapsed_ns, "
+		"grad_bytes, optim_bytes, activation_bytes, workspace_bytes "
 		"FROM cases WHERE run_id = ?1 AND (?2 IS NULL OR suite = ?2) ORDER BY ord");
 	bind_i64(st, &rc, 1, run_id);
 	bind_text(st, &rc, 2, suite);
@@ -817,7 +822,8 @@ int db_cases_by_key(struct db *db, const char *case_key, const char *suite, stru
 		"c.batch_size, c.heads, c.seq_len, c.head_dim, c.causal, c.params, c.case_key, c.name, "
 		"c.warmup, c.iters, c.status, c.reason, c.max_diff, c.tolerance, c.mem_limit, "
 		"c.param_bytes, c.peak_fwd_bytes, c.peak_bwd_bytes, c.peak_bytes, c.flops_fwd, "
-		"c.flops_bwd, c.flops_opt, c.bytes_fwd, c.bytes_bwd, c.bytes_opt, c.elapsed_ns "
+		"c.flops_bwd, c.flops_opt, c.bytes_fwd, c.bytes_bwd, c.bytes_opt, c.elapsed_ns, "
+		"c.grad_bytes, c.optim_bytes, c.activation_bytes, c.workspace_bytes "
 		"FROM cases c WHERE (?1 IS NULL OR c.case_key = ?1) AND (?2 IS NULL OR c.suite = ?2) "
 		"ORDER BY (SELECT min(f.id) FROM cases f WHERE f.case_key = c.case_key), c.run_id, c.ord");
 	bind_text(st, &rc, 1, case_key);

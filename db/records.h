@@ -96,6 +96,7 @@ struct case_row {
 	char *status, *reason;
 	double max_diff, tolerance;                     /* -1 when NULL */
 	int64_t mem_limit, param_bytes, peak_fwd_bytes, peak_bwd_bytes, peak_bytes; /* -1 when NULL */
+	int64_t grad_bytes, optim_bytes, activation_bytes, workspace_bytes;       /* -1 when NULL */
 	double flops[DB_PHASES], bytes[DB_PHASES];
 	int64_t elapsed_ns;
 };

@@ -60,10 +60,10 @@ struct workload {
 	int (*validate)(void *state, struct wl_status *st);
 	/* One timed phase of one iteration. Must be deterministic in cost and must not allocate. */
 	int (*run)(void *state, enum bd_phase phase, struct wl_status *st);
-	/* Optional (NULL): the bytes by category, after a successful setup. */
-	void (*memory)(void *state, struct wl_memory *m);
 	/* Accepts NULL. Frees through the mem given to setup. */
 	void (*teardown)(void *state);
+	/* Optional (NULL): the bytes by category, after a successful setup. */
+	void (*memory)(void *state, struct wl_memory *m);
 };
 
 /* NULL-terminated list of all workloads built into this binary. */

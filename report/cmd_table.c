@@ -109,6 +109,18 @@ int table_of_cases(struct db *db, const char *suite, const struct case_row *case
 		col_cv = table_column(t, "CV", "%", 1);
 	}
 	size_t col_peak = table_column(t, "peak mem", "MiB", 1);
+	/* What the memory holds, where the workload said (e2e): parameters, gradients, AdamW
+	 * state, activations. */
+	int breakdown = 0;
+	for (size_t i = 0; i < n; i++)
+		breakdown |= cases[i].activation_bytes > 0;
+	size_t col_mem[4] = {0};
+	if (breakdown) {
+		col_mem[0] = table_column(t, "params", "MiB", 1);
+		col_mem[1] = table_column(t, "grads", "MiB", 1);
+		col_mem[2] = table_column(t, "optim", "MiB", 1);
+		col_mem[3] = table_column(t, "activations", "MiB", 1);
+	}
 
 	for (size_t i = 0; i < n; i++) {
 		const struct case_row *c = &cases[i];
@@ -156,6 +168,10 @@ int table_of_cases(struct db *db, const char *suite, const struct case_row *case
 		}
 		if (c->peak_bytes >= 0)
 			table_number(t, r, col_peak, (double)c->peak_bytes / BYTES_PER_MIB);
+		const int64_t held[4] = {c->param_bytes, c->grad_bytes, c->optim_bytes,
+					 c->activation_bytes};
+		for (int k = 0; breakdown && c->activation_bytes > 0 && k < 4; k++)
+			table_number(t, r, col_mem[k], held[k] > 0 ? (double)held[k] / BYTES_PER_MIB : 0);
 	}
 done:
 	for (size_t i = 0; i < n; i++)

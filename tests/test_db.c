@@ -378,7 +378,7 @@ static double now_ms(void)
 static void test_db__create_makes_a_latest_schema_file_in_wal_mode(void **state)
 {
 	struct fixture *fx = *state;
-	assert_int_equal(db_schema_latest(), 2);   /* 001_init.sql, 002_views.sql */
+	assert_int_equal(db_schema_latest(), 3);   /* 001_init, 002_views, 003_memory_breakdown */
 	assert_false(file_exists(fx->path));
 
 	struct db *db = open_new(fx->path);

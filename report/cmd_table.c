@@ -15,7 +15,7 @@ struct suite_columns {
 
 static const struct suite_columns suite_columns[] = {
 	{"attention", {"impl", "dtype", "device", "pass", "batch_size", "heads", "seq_len", "head_dim"}},
-	{"e2e", {"model", "dtype", "device", "pass", "context_length", "batch_size", "attention"}},
+	{"e2e", {"model", "impl", "dtype", "device", "pass", "context_length", "batch_size", "attention"}},
 	{"matmul", {"impl", "dtype", "device", "m", "n", "k"}},
 };
 

@@ -8,12 +8,16 @@
 #include "sweep.h"
 #include "workload.h"
 
-/* "" when the case would run, else why it would be stored without running. */
-static void would_run(const struct case_params *p, char *why, size_t n)
+/* "" when the case would run, else why it would be stored without running. A peer's case
+ * always runs: only the peer knows what it supports. */
+static void would_run(const struct sweep_case *c, char *why, size_t n)
 {
-	const struct workload *w = workload_find(p->suite, p->impl, p->device);
+	const struct case_params *p = &c->params;
 	struct wl_status st = {0};
 	why[0] = '\0';
+	if (c->peer)
+		return;
+	const struct workload *w = workload_find(p->suite, p->impl, p->device);
 	if (!w)
 		snprintf(why, n, "unsupported: no %s implementation '%s' for device %s in this build",
 			 p->suite, p->impl, device_name(p->device));
@@ -28,9 +32,12 @@ void print_case_list(const struct sweep *s, const struct sweep_cases *cases)
 	char why[600];
 	sb_addf(&out, "sweep %s (%s): %zu cases\n\n", s->name, s->path, cases->n);
 	for (size_t i = 0; i < cases->n; i++) {
-		would_run(&cases->items[i].params, why, sizeof(why));
+		const struct sweep_case *c = &cases->items[i];
+		would_run(c, why, sizeof(why));
 		runnable += !why[0];
-		sb_addf(&out, "%5zu  %-52s %s\n", i + 1, cases->items[i].name, why[0] ? why : "run");
+		if (!why[0] && c->peer)
+			snprintf(why, sizeof(why), "run by peer %s", c->peer->name);
+		sb_addf(&out, "%5zu  %-52s %s\n", i + 1, c->name, why[0] ? why : "run");
 	}
 	sb_addf(&out, "\n%zu to run, %zu unsupported here\n", runnable, cases->n - runnable);
 	for (size_t b = 0; b < s->nbenchmarks; b++) {
@@ -54,6 +61,10 @@ void print_case_list(const struct sweep *s, const struct sweep_cases *cases)
 			sb_addf(&out, "  %zu combinations, %zu excluded by %zu exclude entries\n", product,
 				product - in_bench, bm->nexcludes);
 	}
+	for (size_t i = 0; i < s->npeers; i++)
+		sb_addf(&out, "%speer %s (suite %s, timeout %lld s, line %d): %s\n", i ? "" : "\n",
+			s->peers[i].name, s->peers[i].suite, (long long)s->peers[i].timeout_s,
+			s->peers[i].line, s->peers[i].command);
 	fputs(sb_str(&out), stdout);
 	sb_free(&out);
 }

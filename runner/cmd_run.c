@@ -11,6 +11,7 @@
 #include "db.h"
 #include "measure.h"
 #include "opt.h"
+#include "peer.h"
 #include "progress.h"
 #include "sha256.h"
 #include "sweep.h"
@@ -106,7 +107,13 @@ static void case_record_fill(struct case_record *r, const struct sweep_case *c,
 	r->max_diff = res->max_diff;
 	r->tolerance = res->tolerance;
 	r->mem_limit = p->mem_limit;
-	r->param_bytes = res->figures.param_bytes > 0 ? res->figures.param_bytes : -1;
+	/* bytes held: the model's own count (with a bfloat16 shadow) when the workload gives one */
+	r->param_bytes = res->memory.params > 0 ? res->memory.params
+			 : res->figures.param_bytes > 0 ? res->figures.param_bytes : -1;
+	r->grad_bytes = res->memory.grads;
+	r->optim_bytes = res->memory.optim;
+	r->activation_bytes = res->memory.activations;
+	r->workspace_bytes = res->memory.workspace;
 	r->peak_fwd_bytes = res->peak_fwd_bytes;
 	r->peak_bwd_bytes = res->peak_bwd_bytes;
 	r->peak_bytes = res->peak_bytes;
@@ -224,8 +231,11 @@ int cmd_run(int argc, char **argv)
 		char started_at[32];
 		db_now(started_at);
 		progress_case_start(&pg, i, c->name);
-		measure_case(workload_find(c->params.suite, c->params.impl, c->params.device),
-			     &c->params, &res, progress_iteration, &pg);
+		if (c->peer)   /* an external implementation from the sweep's `peers:` */
+			peer_measure_case(c, sweep->path, &res, progress_iteration, &pg);
+		else
+			measure_case(workload_find(c->params.suite, c->params.impl, c->params.device),
+				     &c->params, &res, progress_iteration, &pg);
 		if (res.interrupted) {
 			free(res.samples);
 			break;

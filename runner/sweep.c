@@ -261,6 +261,8 @@ struct checker {
 	struct bd_error *err;
 	const struct model_config *models;
 	size_t nmodels;
+	const struct sweep_peer *peers;
+	size_t npeers;
 	const char *where;
 };
 
@@ -443,6 +445,31 @@ static void union_names(enum value_kind kind, const char *out[32])
 	out[n] = NULL;
 }
 
+/* The impl names valid for suite (NULL: any suite): the built-in ones, then the sweep's peers of
+ * that suite. malloc'd and NULL-terminated; the names are static or owned by the sweep. */
+static const char **impl_choices(const struct checker *ck, const char *suite)
+{
+	const char *builtin[32];
+	const char *const *names = builtin;
+	if (suite)
+		names = workload_impl_names(suite);
+	else
+		union_names(V_IMPL, builtin);
+	size_t n = 0;
+	while (names && names[n])
+		n++;
+	const char **all = malloc((n + ck->npeers + 1) * sizeof(*all));
+	if (!all)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		all[i] = names[i];
+	for (size_t i = 0; i < ck->npeers; i++)
+		if (!suite || !strcmp(ck->peers[i].suite, suite))
+			all[n++] = ck->peers[i].name;
+	all[n] = NULL;
+	return all;
+}
+
 static int value_parse_choice(const struct checker *ck, const struct param_def *p, int suite,
 			      const struct sweep_scalar *v, struct value *out)
 {
@@ -489,25 +516,44 @@ static int value_parse_choice(const struct checker *ck, const struct param_def *
 	}
 	case V_IMPL:
 	case V_ATTENTION: {
-		const char *const *valid = names;
-		if (p->kind == V_ATTENTION)
+		const char **choices = NULL;     /* impls: built-in and peers */
+		const char *const *valid;
+		if (p->kind == V_ATTENTION) {
 			valid = workload_impl_names("attention");
-		else if (for_suite)
-			valid = workload_impl_names(for_suite);
-		else
-			union_names(V_IMPL, names);
+		} else {
+			if (!(choices = impl_choices(ck, for_suite)))
+				return bd_fail(ck->err, BD_ENOMEM, "out of memory");
+			valid = choices;
+		}
 		for (size_t i = 0; valid[i]; i++)
 			if (!strcmp(valid[i], t))
 				out->str = valid[i];
 		if (!out->str) {
+			const struct sweep_peer *other = NULL;
+			for (size_t i = 0; p->kind == V_IMPL && i < ck->npeers; i++)
+				if (!strcmp(ck->peers[i].name, t))
+					other = &ck->peers[i];
 			if (p->kind == V_ATTENTION)
 				snprintf(head, sizeof(head), "unknown attention '%s' for the e2e model", t);
 			else if (for_suite)
 				snprintf(head, sizeof(head), "unknown impl '%s' for suite %s", t, for_suite);
 			else
 				snprintf(head, sizeof(head), "unknown impl '%s'", t);
-			return fail_choice(ck, v, head, valid);
+			int rc;
+			if (other) {   /* a peer of another suite: say so instead of guessing */
+				struct strbuf sb = STRBUF_INIT;
+				sb_addf(&sb, "%s (valid: ", head);
+				sb_add_list(&sb, valid);
+				sb_addf(&sb, "); '%s' is a peer of suite %s", t, other->suite);
+				rc = fail_at(ck, v->line, v->column, "%s", sb_str(&sb));
+				sb_free(&sb);
+			} else {
+				rc = fail_choice(ck, v, head, valid);
+			}
+			free(choices);
+			return rc;
 		}
+		free(choices);
 		break;
 	}
 	case V_MODEL: {
@@ -638,6 +684,12 @@ void sweep_free(struct sweep *s)
 		benchmark_clear(&s->benchmarks[i]);
 	free(s->benchmarks);
 	free(s->models);
+	for (size_t i = 0; i < s->npeers; i++) {
+		free(s->peers[i].name);
+		free(s->peers[i].command);
+		free(s->peers[i].suite);
+	}
+	free(s->peers);
 	free(s->name);
 	free(s->text);
 	free(s->path);
@@ -952,6 +1004,130 @@ static int load_models(struct loader *L, const yaml_node_t *node)
 	return 0;
 }
 
+/* One field of a peer entry: command, suite or timeout. */
+static int load_peer_field(struct loader *L, struct sweep_peer *peer, const yaml_node_t *fk,
+			   const yaml_node_t *fv)
+{
+	static const char *const fields[] = {"command", "suite", "timeout", NULL};
+	const char *fname = node_text(fk), *name = peer->name;
+	if (!name_in(fields, fname)) {
+		const char *hint = suggest(fname, fields);
+		char tail[64] = "";
+		if (hint)
+			snprintf(tail, sizeof(tail), "; did you mean '%s'?", hint);
+		return fail_node(L, fk, "unknown key '%s' for peer '%s' (valid: command, suite, timeout)%s",
+				 fname, name, tail);
+	}
+	if (fv->type != YAML_SCALAR_NODE || node_is_null(fv))
+		return fail_node(L, fv, "key '%s' of peer '%s' expects %s, got %s", fname, name,
+				 !strcmp(fname, "command") ? "a shell command" :
+				 !strcmp(fname, "suite") ? "a suite name" : "a positive integer (seconds)",
+				 node_kind(fv));
+	const char *t = node_text(fv);
+	if (strlen(t) != fv->data.scalar.length)
+		return fail_node(L, fv, "key '%s' of peer '%s' has a value with a nul character", fname,
+				 name);
+	if (!strcmp(fname, "command")) {
+		const char *c = t;
+		while (isspace((unsigned char)*c))
+			c++;
+		if (!*c)
+			return fail_node(L, fv, "key 'command' of peer '%s' is empty", name);
+		if (!(peer->command = strdup(t)))
+			return fail_nomem(L);
+	} else if (!strcmp(fname, "suite")) {
+		if (!name_in(workload_suites, t) || suite_find(t) < 0) {
+			struct sweep_scalar v = {(char *)t, node_line(fv), node_column(fv)};
+			char head[160];
+			snprintf(head, sizeof(head), "unknown suite '%s' for peer '%s'", t, name);
+			return fail_choice(&L->ck, &v, head, workload_suites);
+		}
+		if (!(peer->suite = strdup(t)))
+			return fail_nomem(L);
+	} else {
+		int64_t v = 0;
+		int rc = parse_digits(t, &v);
+		if (rc == -1)
+			return fail_node(L, fv, "key 'timeout' of peer '%s' expects a positive integer "
+					 "(seconds), got '%s'", name, t);
+		if (rc == -2 || v > INT64_MAX / 1000000000)
+			return fail_node(L, fv, "key 'timeout' of peer '%s' value %s is too large (at most %"
+					 PRId64 " seconds)", name, t, INT64_MAX / 1000000000);
+		if (v < 1)
+			return fail_node(L, fv, "key 'timeout' of peer '%s' must be >= 1, got %" PRId64, name, v);
+		peer->timeout_s = v;
+	}
+	return 0;
+}
+
+/* `peers:` name -> {command, suite, timeout}. Each name becomes an impl of its suite. */
+static int load_peers(struct loader *L, const yaml_node_t *node)
+{
+	struct sweep *s = L->s;
+	int rc;
+
+	if (node->type != YAML_MAPPING_NODE)
+		return fail_node(L, node, "key 'peers' expects a mapping of peer name to {command, suite, "
+				 "timeout}, got %s", node_kind(node));
+	if ((rc = check_keys(L, node)))
+		return rc;
+	size_t n = node_pairs(node);
+	if (!(s->peers = calloc(n ? n : 1, sizeof(*s->peers))))
+		return fail_nomem(L);
+	const char *builtin[32];
+	union_names(V_IMPL, builtin);
+
+	FOR_PAIRS(pair, node) {
+		yaml_node_t *k = node_get(L, pair->key), *spec = node_get(L, pair->value);
+		const char *name = node_text(k);
+		struct sweep_peer *peer = &s->peers[s->npeers];
+		if (strlen(name) >= sizeof(((struct case_params *)0)->impl))
+			return fail_node(L, k, "peer name '%s' is too long (at most %zu characters)", name,
+					 sizeof(((struct case_params *)0)->impl) - 1);
+		for (const char *c = name; *c; c++)
+			if (!isalnum((unsigned char)*c) && *c != '.' && *c != '_' && *c != '-')
+				return fail_node(L, k, "peer name '%s' may only contain letters, digits, '.', '_' "
+						 "and '-'", name);
+		if (name_in(builtin, name)) {
+			struct strbuf sb = STRBUF_INIT;
+			sb_addf(&sb, "peer name '%s' is a built-in impl (built-in: ", name);
+			sb_add_list(&sb, builtin);
+			sb_add(&sb, "); choose another name");
+			rc = fail_node(L, k, "%s", sb_str(&sb));
+			sb_free(&sb);
+			return rc;
+		}
+		if (spec->type != YAML_MAPPING_NODE)
+			return fail_node(L, spec, "peer '%s' expects a mapping with keys command, suite, "
+					 "timeout, got %s", name, node_kind(spec));
+		if ((rc = check_keys(L, spec)))
+			return rc;
+		if (!(peer->name = strdup(name)))
+			return fail_nomem(L);
+		s->npeers++;
+		peer->timeout_s = SWEEP_PEER_TIMEOUT_S;
+		peer->line = node_line(k);
+		peer->column = node_column(k);
+		FOR_PAIRS(field, spec)
+			if ((rc = load_peer_field(L, peer, node_get(L, field->key), node_get(L, field->value))))
+				return rc;
+		if (!peer->command)
+			return fail_node(L, spec, "peer '%s' is missing required key 'command' (the shell "
+					 "command that runs it)", name);
+		if (!peer->suite) {
+			struct strbuf sb = STRBUF_INIT;
+			sb_add_list(&sb, workload_suites);
+			rc = fail_node(L, spec, "peer '%s' is missing required key 'suite' (valid: %s)", name,
+				       sb_str(&sb));
+			sb_free(&sb);
+			return rc;
+		}
+	}
+	L->ck.peers = s->peers;
+	L->ck.npeers = s->npeers;
+	return 0;
+}
+
 /* m, n, k and size in one mapping: size sets all three, so it stands alone. */
 static int check_shape_conflict(const struct loader *L, const struct sweep_setting *st, size_t n)
 {
@@ -1246,13 +1422,13 @@ static int load_benchmark(struct loader *L, yaml_node_t *node, size_t index, siz
 static int load_sweep(struct loader *L, yaml_node_t *root)
 {
 	static const char *const top_keys[] = {"name", "description", "defaults", "benchmarks", "models",
-					       NULL};
+					       "peers", NULL};
 	struct sweep *s = L->s;
 	int rc;
 
 	if (root->type != YAML_MAPPING_NODE)
 		return fail_node(L, root, "a sweep file must be a mapping with keys name, description, "
-				 "defaults, benchmarks, models; got %s", node_kind(root));
+				 "defaults, benchmarks, models, peers; got %s", node_kind(root));
 	if ((rc = check_keys(L, root)))
 		return rc;
 	FOR_PAIRS(pair, root) {
@@ -1266,7 +1442,7 @@ static int load_sweep(struct loader *L, yaml_node_t *root)
 		else if (param_find(node_text(k)) >= 0)
 			snprintf(tail, sizeof(tail), "; parameters go under 'defaults' or a benchmark");
 		return fail_node(L, k, "unknown key '%s' (valid: name, description, defaults, benchmarks, "
-				 "models)%s", node_text(k), tail);
+				 "models, peers)%s", node_text(k), tail);
 	}
 
 	yaml_node_t *n;
@@ -1281,6 +1457,8 @@ static int load_sweep(struct loader *L, yaml_node_t *root)
 	if ((n = map_get(L, root, "description")) && (rc = load_string(L, "description", n)))
 		return rc;
 	if ((n = map_get(L, root, "models")) && (rc = load_models(L, n)))
+		return rc;
+	if ((n = map_get(L, root, "peers")) && (rc = load_peers(L, n)))
 		return rc;
 	if ((n = map_get(L, root, "defaults")) && (rc = load_defaults(L, n)))
 		return rc;
@@ -1472,19 +1650,6 @@ int sweep_load(const char *path, struct sweep **out, struct bd_error *err)
 /* ---- expansion ------------------------------------------------------------------------------ */
 
 /* -1 when the count does not fit in int64 (only absurd user presets get there). */
-int64_t model_param_count(const struct model_config *m)
-{
-	int64_t d = m->d_model, sq, ff, layer, blocks, embed, total;
-	if (__builtin_mul_overflow(d, d, &sq) || __builtin_mul_overflow(sq, 4, &sq) ||
-	    __builtin_mul_overflow(d, m->d_ff, &ff) || __builtin_mul_overflow(ff, 3, &ff) ||
-	    __builtin_add_overflow(sq, ff, &layer) || __builtin_add_overflow(layer, 2 * d, &layer) ||
-	    __builtin_mul_overflow(layer, m->num_layers, &blocks) ||
-	    __builtin_mul_overflow(m->vocab_size, d, &embed) || __builtin_mul_overflow(embed, 2, &embed) ||
-	    __builtin_add_overflow(blocks, embed, &total) || __builtin_add_overflow(total, d, &total))
-		return -1;
-	return total;
-}
-
 /* What a case gets from its settings before model and shape are resolved. */
 struct case_draft {
 	struct case_params p;
@@ -1632,7 +1797,8 @@ static char *case_key(int suite, const struct case_params *p)
 }
 
 /* Short label (schemas/sweep-format.md, "Case names"). */
-static char *case_name(int suite, const struct case_params *p, int vocab_overridden)
+static char *case_name(int suite, const struct case_params *p, int vocab_overridden,
+		       int warmup_varies)
 {
 	struct strbuf sb = STRBUF_INIT;
 	switch (suite) {
@@ -1643,8 +1809,11 @@ static char *case_name(int suite, const struct case_params *p, int vocab_overrid
 		if (p->causal)
 			sb_add(&sb, " causal");
 		break;
-	case SUITE_E2E:
-		sb_addf(&sb, "e2e %s %s %s ctx%" PRId64 " B%" PRId64, p->model.name, dtype_name(p->dtype),
+	case SUITE_E2E:   /* the impl only when it is not the default (a peer, say) */
+		sb_add(&sb, "e2e ");
+		if (strcmp(p->impl, "benchdb"))
+			sb_addf(&sb, "%s ", p->impl);
+		sb_addf(&sb, "%s %s %s ctx%" PRId64 " B%" PRId64, p->model.name, dtype_name(p->dtype),
 			pass_label(p->pass), p->context_length, p->batch_size);
 		if (strcmp(p->attention, "naive"))
 			sb_addf(&sb, " attn=%s", p->attention);
@@ -1662,6 +1831,9 @@ static char *case_name(int suite, const struct case_params *p, int vocab_overrid
 		sb_addf(&sb, " %s", device_name(p->device));
 	if (!p->sync)
 		sb_add(&sb, " nosync");
+	/* the key leaves warm-up out; the name tells cases of a warm-up axis apart */
+	if (warmup_varies)
+		sb_addf(&sb, " warmup%" PRId64, p->warmup);
 	return sb_detach(&sb);
 }
 
@@ -1838,8 +2010,14 @@ static int expand_benchmark(const struct checker *ck, const struct sweep *s, siz
 			c->params = d.p;
 			c->key = case_key(suite, &d.p);
 			c->params_json = case_json(suite, &d.p);
+			int w = benchmark_setting(b, "warmup");
 			c->name = case_name(suite, &d.p, d.vocab_size && d.model &&
-					    d.vocab_size != model_find(ck, d.model)->vocab_size);
+					    d.vocab_size != model_find(ck, d.model)->vocab_size,
+					    w >= 0 && b->settings[w].nvalues > 1);
+			c->peer = NULL;
+			for (size_t j = 0; j < s->npeers; j++)
+				if (!strcmp(s->peers[j].name, d.p.impl) && !strcmp(s->peers[j].suite, b->suite))
+					c->peer = &s->peers[j];
 			kept++;
 		}
 		/* odometer: the last setting varies fastest */
@@ -1867,7 +2045,8 @@ done:
 
 int sweep_expand(const struct sweep *s, struct sweep_cases *out, struct bd_error *err)
 {
-	struct checker ck = {s ? s->path : "", err, s ? s->models : NULL, s ? s->nmodels : 0, NULL};
+	struct checker ck = {s ? s->path : "", err, s ? s->models : NULL, s ? s->nmodels : 0,
+			     s ? s->peers : NULL, s ? s->npeers : 0, NULL};
 	size_t cap = 0;
 	int rc = 0;
 

@@ -7,6 +7,7 @@
 #define BENCHDB_SWEEP_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "error.h"
 #include "params.h"
@@ -41,6 +42,18 @@ struct sweep_benchmark {
 	int line, column;
 };
 
+/* An external implementation from `peers:` (schemas/sweep-format.md, "Peers"; the protocol it
+ * speaks is schemas/peer-protocol.md). Its name is an impl of its suite in this sweep. */
+struct sweep_peer {
+	char *name;           /* the impl name cases use; never a built-in impl's name */
+	char *command;        /* run as `/bin/sh -c command` in the sweep file's directory */
+	char *suite;          /* attention, e2e or matmul */
+	int64_t timeout_s;    /* per case, wall clock; SWEEP_PEER_TIMEOUT_S unless set */
+	int line, column;     /* of the name */
+};
+
+#define SWEEP_PEER_TIMEOUT_S 3600
+
 struct sweep {
 	char *path;           /* as given */
 	char *text;           /* the whole file */
@@ -50,6 +63,8 @@ struct sweep {
 	size_t nbenchmarks;
 	struct model_config *models;  /* user presets from `models:` */
 	size_t nmodels;
+	struct sweep_peer *peers;     /* from `peers:`, in file order */
+	size_t npeers;
 };
 
 struct sweep_case {
@@ -59,6 +74,8 @@ struct sweep_case {
 	char *key;                 /* canonical case key: equal for the same benchmark across runs */
 	char *params_json;         /* canonical JSON object of every parameter, keys sorted */
 	char *name;                /* short label for progress lines and tables */
+	const struct sweep_peer *peer; /* the peer that runs the case (into sweep.peers), NULL for a
+				        * built-in impl */
 };
 
 struct sweep_cases {
@@ -82,8 +99,6 @@ void sweep_cases_free(struct sweep_cases *c);
 
 /* Built-in model presets (DESIGN table), NULL-terminated by an empty name. */
 extern const struct model_config model_presets[];
-/* Parameter count of the DESIGN's formula: L(4d^2 + 3 d d_ff + 2d) + 2Vd + d. */
-int64_t model_param_count(const struct model_config *m);
 /* Parse a byte size: an integer, or a number with B, KB, MB, GB, TB, KiB, MiB, GiB, TiB. */
 int parse_bytes(const char *s, int64_t *out);
 

@@ -687,7 +687,8 @@ static void test_sweep__unknown_top_level_key_lists_valid_keys(void **state)
 	check_parse_error("name: x\n"
 			  "benchmark:\n"
 			  "  - {suite: matmul, size: 8}\n",
-			  2, 1, "unknown key 'benchmark' (valid: name, description, defaults, benchmarks, models)",
+			  2, 1, "unknown key 'benchmark' (valid: name, description, defaults, benchmarks, models, "
+			  "peers)",
 			  "did you mean 'benchmarks'?", NULL);
 	check_parse_error("warmup: 3\nbenchmarks: [{suite: matmul, size: 8}]\n", 1, 1,
 			  "unknown key 'warmup'", "parameters go under 'defaults' or a benchmark", NULL);
@@ -1018,6 +1019,153 @@ static void test_sweep__every_case_excluded_is_an_expand_error(void **state)
 			   3, 5, "benchmark 2 (suite attention): every case is excluded", NULL);
 }
 
+/* ---- peers ---------------------------------------------------------------------------------- */
+
+static void test_sweep__peers_become_impls_of_their_suite(void **state)
+{
+	(void)state;
+	struct sweep_cases cases;
+	struct sweep *s = expand_ok("peers:\n"
+				    "  pytorch: {command: \"python3 ../peers/pytorch_e2e.py\", suite: e2e}\n"
+				    "  fake: {command: sh fake.sh, suite: attention, timeout: 5}\n"
+				    "benchmarks:\n"
+				    "  - {suite: e2e, impl: [benchdb, pytorch], model: small, context_length: 128}\n"
+				    "  - {suite: attention, impl: [naive, fake], seq_len: 64, head_dim: 16}\n",
+				    &cases);
+	assert_int_equal(s->npeers, 2);
+	assert_string_equal(s->peers[0].name, "pytorch");
+	assert_string_equal(s->peers[0].command, "python3 ../peers/pytorch_e2e.py");
+	assert_string_equal(s->peers[0].suite, "e2e");
+	assert_int_equal(s->peers[0].timeout_s, SWEEP_PEER_TIMEOUT_S);
+	assert_int_equal(s->peers[0].line, 2);
+	assert_int_equal(s->peers[0].column, 3);
+	assert_int_equal(s->peers[1].timeout_s, 5);
+	assert_int_equal(cases.n, 4);
+	assert_null(cases.items[0].peer);
+	assert_ptr_equal(cases.items[1].peer, &s->peers[0]);
+	assert_null(cases.items[2].peer);
+	assert_ptr_equal(cases.items[3].peer, &s->peers[1]);
+	/* keys, JSON and names work as for any impl */
+	assert_string_equal(cases.items[1].params.impl, "pytorch");
+	assert_string_equal(cases.items[1].key,
+			    "suite=e2e impl=pytorch device=cpu dtype=float32 pass=train_step model=small "
+			    "d_model=768 d_ff=3072 num_layers=12 num_heads=12 vocab_size=10000 "
+			    "context_length=128 batch_size=4 attention=naive");
+	assert_non_null(strstr(cases.items[1].params_json, "\"impl\":\"pytorch\""));
+	assert_string_equal(cases.items[0].name, "e2e small float32 train_step ctx128 B4");
+	assert_string_equal(cases.items[1].name, "e2e pytorch small float32 train_step ctx128 B4");
+	assert_string_equal(cases.items[3].name, "fake float32 fwd+bwd B8 H1 S64 D16");
+	sweep_cases_free(&cases);
+	sweep_free(s);
+
+	/* a peer in defaults, exclude and axes; peers may come after benchmarks */
+	s = expand_ok("defaults: {impl: fake}\n"
+		      "benchmarks:\n"
+		      "  - suite: attention\n"
+		      "    axes: {impl: [fake, flash], seq_len: [8, 16]}\n"
+		      "    head_dim: 8\n"
+		      "    exclude: [{impl: fake, seq_len: 16}]\n"
+		      "  - {suite: attention, seq_len: 8, head_dim: 8}\n"
+		      "peers:\n"
+		      "  fake: {suite: attention, command: ./fake}\n",
+		      &cases);
+	assert_int_equal(cases.n, 4);
+	assert_string_equal(cases.items[0].params.impl, "fake");
+	assert_non_null(cases.items[0].peer);
+	assert_string_equal(cases.items[1].params.impl, "flash");
+	assert_null(cases.items[1].peer);
+	assert_string_equal(cases.items[3].params.impl, "fake");
+	assert_non_null(cases.items[3].peer);
+	sweep_cases_free(&cases);
+	sweep_free(s);
+
+	s = parse_ok("peers: {}\nbenchmarks: [{suite: matmul, size: 8}]\n");
+	assert_int_equal(s->npeers, 0);
+	sweep_free(s);
+}
+
+static void test_sweep__peer_entries_are_checked(void **state)
+{
+	(void)state;
+	const char *bench = "benchmarks: [{suite: matmul, size: 8}]\n";
+	char text[512];
+#define PEER_ERROR(yaml, line, column, ...)                                                       \
+	do {                                                                                      \
+		snprintf(text, sizeof(text), "%s%s", yaml, bench);                               \
+		check_parse_error(text, line, column, __VA_ARGS__, NULL);                          \
+	} while (0)
+	PEER_ERROR("peers: [pytorch]\n", 1, 8,
+		   "key 'peers' expects a mapping of peer name to {command, suite, timeout}, got a list");
+	PEER_ERROR("peers:\n  p: python3 x.py\n", 2, 6,
+		   "peer 'p' expects a mapping with keys command, suite, timeout, got a single value");
+	PEER_ERROR("peers:\n  p: {command: x, suite: e2e, comand: y}\n", 2, 31,
+		   "unknown key 'comand' for peer 'p' (valid: command, suite, timeout)",
+		   "did you mean 'command'?");
+	PEER_ERROR("peers:\n  p: {suite: e2e}\n", 2, 6,
+		   "peer 'p' is missing required key 'command' (the shell command that runs it)");
+	PEER_ERROR("peers:\n  p: {command: x}\n", 2, 6,
+		   "peer 'p' is missing required key 'suite' (valid: attention, e2e, matmul)");
+	PEER_ERROR("peers:\n  p: {command: \"  \", suite: e2e}\n", 2, 16, "key 'command' of peer 'p' is empty");
+	PEER_ERROR("peers:\n  p: {command: , suite: e2e}\n", 2, 16,
+		   "key 'command' of peer 'p' expects a shell command, got no value");
+	PEER_ERROR("peers:\n  p: {command: [a, b], suite: e2e}\n", 2, 16,
+		   "key 'command' of peer 'p' expects a shell command, got a list");
+	PEER_ERROR("peers:\n  p: {command: x, suite: e2d}\n", 2, 26,
+		   "unknown suite 'e2d' for peer 'p' (valid: attention, e2e, matmul)", "did you mean 'e2e'?");
+	PEER_ERROR("peers:\n  p: {command: x, suite: e2e, timeout: 1.5}\n", 2, 40,
+		   "key 'timeout' of peer 'p' expects a positive integer (seconds), got '1.5'");
+	PEER_ERROR("peers:\n  p: {command: x, suite: e2e, timeout: 0}\n", 2, 40,
+		   "key 'timeout' of peer 'p' must be >= 1, got 0");
+	PEER_ERROR("peers:\n  p: {command: x, suite: e2e, timeout: 99999999999}\n", 2, 40,
+		   "key 'timeout' of peer 'p' value 99999999999 is too large (at most 9223372036 seconds)");
+	/* names: not a built-in impl of any suite, a short identifier, not repeated */
+	PEER_ERROR("peers:\n  flash: {command: x, suite: e2e}\n", 2, 3,
+		   "peer name 'flash' is a built-in impl (built-in: naive, flash, sdpa, benchdb, onednn); "
+		   "choose another name");
+	PEER_ERROR("peers:\n  py torch: {command: x, suite: e2e}\n", 2, 3,
+		   "peer name 'py torch' may only contain letters, digits, '.', '_' and '-'");
+	PEER_ERROR("peers:\n  a_peer_name_that_is_far_too_long_: {command: x, suite: e2e}\n", 2, 3,
+		   "peer name 'a_peer_name_that_is_far_too_long_' is too long (at most 31 characters)");
+	PEER_ERROR("peers:\n  p: {command: x, suite: e2e}\n  p: {command: y, suite: e2e}\n", 3, 3,
+		   "duplicate key 'p' (first given at line 2, column 3)");
+#undef PEER_ERROR
+}
+
+static void test_sweep__peer_impls_are_valid_only_in_their_suite(void **state)
+{
+	(void)state;
+	/* the valid choices list the suite's peers; a typo of one is suggested */
+	check_parse_error("peers:\n"
+			  "  fake: {command: x, suite: attention}\n"
+			  "benchmarks:\n"
+			  "  - {suite: attention, impl: faek, seq_len: 8, head_dim: 8}\n",
+			  4, 30, "unknown impl 'faek' for suite attention (valid: naive, flash, sdpa, fake)",
+			  "did you mean 'fake'?", NULL);
+	/* a peer of another suite says so */
+	check_parse_error("peers:\n"
+			  "  pytorch: {command: x, suite: e2e}\n"
+			  "benchmarks:\n"
+			  "  - {suite: attention, impl: [naive, pytorch], seq_len: 8, head_dim: 8}\n",
+			  4, 38, "unknown impl 'pytorch' for suite attention (valid: naive, flash, sdpa); "
+			  "'pytorch' is a peer of suite e2e", NULL);
+	/* a default impl: any suite's peers are valid names, each benchmark checks its own */
+	check_parse_error("peers:\n"
+			  "  pytorch: {command: x, suite: e2e}\n"
+			  "defaults: {impl: pytorc}\n"
+			  "benchmarks: [{suite: matmul, size: 8}]\n",
+			  3, 18, "unknown impl 'pytorc' (valid: naive, flash, sdpa, benchdb, onednn, pytorch)",
+			  "did you mean 'pytorch'?", NULL);
+	check_parse_error("peers:\n"
+			  "  pytorch: {command: x, suite: e2e}\n"
+			  "defaults: {impl: pytorch}\n"
+			  "benchmarks: [{suite: matmul, size: 8}]\n",
+			  3, 18, "unknown impl 'pytorch' for suite matmul (valid: onednn)",
+			  "set in defaults, applied to benchmark 1", NULL);
+	/* a benchmark that uses a peer defined nowhere */
+	check_parse_error("benchmarks:\n  - {suite: e2e, impl: pytorch, model: small, context_length: 8}\n",
+			  2, 24, "unknown impl 'pytorch' for suite e2e (valid: benchdb)", NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1061,6 +1209,9 @@ int main(void)
 		cmocka_unit_test(test_sweep__duplicate_keys_are_errors),
 		cmocka_unit_test(test_sweep__defaults_are_checked),
 		cmocka_unit_test(test_sweep__every_case_excluded_is_an_expand_error),
+		cmocka_unit_test(test_sweep__peers_become_impls_of_their_suite),
+		cmocka_unit_test(test_sweep__peer_entries_are_checked),
+		cmocka_unit_test(test_sweep__peer_impls_are_valid_only_in_their_suite),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -149,7 +149,7 @@ static double grad_error(const struct model_config *cfg, const float *g, const d
 		double rel = e / (s > 0 ? s : 1);
 		if (rel >= worst_err) {
 			worst_err = rel;
-			snprintf(worst, size, "%.31s", t[i].name);
+			snprintf(worst, size, "%.47s", t[i].name);
 		}
 	}
 	return worst_err;
@@ -205,7 +205,7 @@ static int validate_tiny(const struct e2e_case *c, struct wl_status *st)
 		goto done;
 	}
 	model_ref_loss_grad(cfg, VALIDATE_BATCH, VALIDATE_CTX, tok, tok + n, pd, &loss_ref, gref);
-	char worst[32] = "";
+	char worst[48] = "";
 	double err = grad_error(cfg, g, gref, worst, sizeof(worst));
 	double loss_err = fabs(loss - loss_ref) / fabs(loss_ref);
 	st->max_diff = fmax(err, loss_err);

@@ -71,7 +71,7 @@ void model_layout(const struct model_config *c, struct model_layout *lay);
 /* The parameter tensors in layout order: name ("embedding", "layer3.w_qkv", ...), offset and
  * length in floats. Fills at most max entries; returns how many there are (6·L + 3). */
 struct model_tensor {
-	char name[32];
+	char name[48];
 	int64_t offset, count;
 };
 int model_tensors(const struct model_config *c, struct model_tensor *out, int max);

@@ -1,0 +1,972 @@
+/* runner/peer.c: a case run by an external implementation (schemas/peer-protocol.md).
+ *
+ * The peer is `/bin/sh -c COMMAND`, started in its own process group in the sweep file's
+ * directory, with the case's parameters in BENCHDB_* environment variables and stdin from
+ * /dev/null. The runner reads its stdout (the protocol) and keeps the tail of its stderr until
+ * it exits; on a timeout or an interrupt it stops the whole group (SIGTERM, then SIGKILL). A
+ * small guardian process leads the group and kills it when the runner dies, however it dies.
+ * Then peer_parse_output() validates the output against the case. Every outcome is a status in
+ * struct case_result, as in measure.c.
+ */
+#include "peer.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
+#include "strbuf.h"
+#include "workload.h"
+
+extern char **environ;
+
+/* How long a peer may take to exit after SIGTERM (timeout, interrupt) before SIGKILL. */
+#define PEER_TERM_GRACE_NS 2000000000LL
+/* How long the pipes are still drained after the peer exited (a straggler may hold them). */
+#define PEER_DRAIN_NS 1000000000LL
+/* The longest wait in one poll(), so that an interrupt is seen promptly. */
+#define PEER_POLL_MS 100
+/* Exit status of the guardian when it could not set the peer up (the reason is on stderr). */
+#define PEER_EXIT_SETUP 125
+
+/* ---- the protocol ---------------------------------------------------------------------------- */
+
+enum { MEM_PARAM, MEM_PEAK_FWD, MEM_PEAK_BWD, MEM_PEAK, MEM_COUNT };
+static const char *const memory_kinds[MEM_COUNT] = {"param", "peak_fwd", "peak_bwd", "peak"};
+
+/* One (iteration, phase) of the case: its nanoseconds and the line that gave it (0: none). */
+struct slot {
+	int64_t ns;
+	size_t line;
+};
+
+/* Decimal digits only. 0, -1 when not digits, -2 when beyond int64. */
+static int parse_count(const char *s, int64_t *out)
+{
+	if (!*s)
+		return -1;
+	int64_t v = 0;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		int d = *s - '0';
+		if (v > (INT64_MAX - d) / 10)
+			return -2;
+		v = v * 10 + d;
+	}
+	*out = v;
+	return 0;
+}
+
+/* out->error = "line N: 'LINE': MESSAGE", the line shortened and made printable. */
+static int line_fail(struct peer_output *out, size_t lineno, const char *line, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int line_fail(struct peer_output *out, size_t lineno, const char *line, const char *fmt, ...)
+{
+	enum { QUOTE_MAX = 60 };
+	char quoted[QUOTE_MAX + 4], msg[384];
+	size_t n = 0, len = strlen(line);
+	for (; n < len && n < QUOTE_MAX; n++)
+		quoted[n] = isprint((unsigned char)line[n]) ? line[n] : '?';
+	if (len > QUOTE_MAX)
+		n += (size_t)snprintf(quoted + n, sizeof(quoted) - n, "...");
+	quoted[n] = '\0';
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(out->error, sizeof(out->error), "line %zu: '%s': %s", lineno, quoted, msg);
+	return BD_EINVAL;
+}
+
+/* "fwd, bwd": the phases a pass times. */
+static void phase_list(unsigned phases, char *buf, size_t size)
+{
+	size_t n = 0;
+	buf[0] = '\0';
+	for (int ph = 0; ph < PHASE_COUNT; ph++)
+		if (phases & (1u << ph))
+			n += (size_t)snprintf(buf + n, n < size ? size - n : 0, "%s%s", n ? ", " : "",
+					      phase_name((enum bd_phase)ph));
+}
+
+/* What one line may look like, checked against the case; the parse state it updates. */
+struct parser {
+	struct peer_output *out;
+	const struct case_params *p;
+	int64_t total;             /* warmup + iters */
+	unsigned phases;           /* pass_phases(p->pass) */
+	int have_header;
+	struct slot *slots;        /* total x PHASE_COUNT, iteration-major */
+	size_t mem_line[MEM_COUNT];
+	size_t lineno;
+};
+
+static int parse_sample(struct parser *P, const char *line, char **tok, size_t ntok)
+{
+	struct peer_output *out = P->out;
+	char timed[32];
+	int64_t iter = 0, ns = 0;
+	if (ntok != 4)
+		return line_fail(out, P->lineno, line, "a sample line is 'sample ITER PHASE NS'");
+	int rc = parse_count(tok[1], &iter);
+	if (rc)
+		return line_fail(out, P->lineno, line, "ITER must be a non-negative integer, got '%s'",
+				 tok[1]);
+	if (iter >= P->total)
+		return line_fail(out, P->lineno, line, "iteration %s is beyond the case's %" PRId64
+				 " (warmup %" PRId64 " + iters %" PRId64 ", counted from 0)", tok[1],
+				 P->total, P->p->warmup, P->p->iters);
+	int ph = phase_parse(tok[2]);
+	phase_list(P->phases, timed, sizeof(timed));
+	if (ph < 0)
+		return line_fail(out, P->lineno, line, "unknown phase '%s' (valid: fwd, bwd, opt)", tok[2]);
+	if (!(P->phases & (1u << ph)))
+		return line_fail(out, P->lineno, line, "phase '%s' is not timed by pass %s (timed: %s)",
+				 tok[2], pass_name(P->p->pass), timed);
+	rc = parse_count(tok[3], &ns);
+	if (rc == -2)
+		return line_fail(out, P->lineno, line, "NS %s is too large", tok[3]);
+	if (rc || ns <= 0)
+		return line_fail(out, P->lineno, line, "NS must be a positive integer of nanoseconds, "
+				 "got '%s'", tok[3]);
+	struct slot *s = &P->slots[iter * PHASE_COUNT + ph];
+	if (s->line)
+		return line_fail(out, P->lineno, line, "a second sample of iteration %" PRId64
+				 " phase %s (the first is on line %zu)", iter, tok[2], s->line);
+	s->ns = ns;
+	s->line = P->lineno;
+	return 0;
+}
+
+static int parse_memory(struct parser *P, const char *line, char **tok, size_t ntok)
+{
+	struct peer_output *out = P->out;
+	int64_t *dest[MEM_COUNT] = {&out->param_bytes, &out->peak_fwd_bytes, &out->peak_bwd_bytes,
+				    &out->peak_bytes};
+	int64_t bytes;
+	if (ntok != 3)
+		return line_fail(out, P->lineno, line, "a memory line is 'memory KIND BYTES'");
+	int k = 0;
+	while (k < MEM_COUNT && strcmp(memory_kinds[k], tok[1]))
+		k++;
+	if (k == MEM_COUNT)
+		return line_fail(out, P->lineno, line, "unknown memory kind '%s' (valid: param, peak_fwd, "
+				 "peak_bwd, peak)", tok[1]);
+	if (parse_count(tok[2], &bytes))
+		return line_fail(out, P->lineno, line, "BYTES must be a non-negative integer, got '%s'",
+				 tok[2]);
+	if (P->mem_line[k])
+		return line_fail(out, P->lineno, line, "memory %s is given twice (first on line %zu)",
+				 tok[1], P->mem_line[k]);
+	P->mem_line[k] = P->lineno;
+	*dest[k] = bytes;
+	return 0;
+}
+
+/* rest: the line from the reason's first character (NULL or "" when there is none). */
+static int parse_status(struct parser *P, const char *line, char **tok, size_t ntok,
+			const char *rest)
+{
+	static const struct { const char *word; enum case_status status; } words[] = {
+		{"ok", CASE_OK}, {"unsupported", CASE_UNSUPPORTED}, {"oom", CASE_OOM},
+		{"error", CASE_ERROR},
+	};
+	struct peer_output *out = P->out;
+	if (ntok < 2)
+		return line_fail(out, P->lineno, line, "a status line is 'status ok' or 'status "
+				 "unsupported|oom|error REASON'");
+	size_t i = 0;
+	while (i < sizeof(words) / sizeof(words[0]) && strcmp(words[i].word, tok[1]))
+		i++;
+	if (i == sizeof(words) / sizeof(words[0]))
+		return line_fail(out, P->lineno, line, "unknown status '%s' (valid: ok, unsupported, oom, "
+				 "error)", tok[1]);
+	if (words[i].status == CASE_OK && ntok != 2)
+		return line_fail(out, P->lineno, line, "'status ok' takes no reason");
+	out->status = words[i].status;
+	out->status_line = P->lineno;
+	if (words[i].status != CASE_OK) {
+		if (rest && *rest)
+			snprintf(out->reason, sizeof(out->reason), "%s", rest);
+		else
+			snprintf(out->reason, sizeof(out->reason), "the peer reported %s without a reason",
+				 tok[1]);
+	}
+	return 0;
+}
+
+/* One line (trimmed, not blank, not a comment). */
+static int parse_line(struct parser *P, char *line)
+{
+	enum { TOKENS_MAX = 5 };
+	struct peer_output *out = P->out;
+	char *copy = strdup(line), *tok[TOKENS_MAX], *save = NULL;
+	const char *rest = NULL;
+	size_t ntok = 0;
+	int rc = 0;
+
+	if (!copy)
+		return line_fail(out, P->lineno, line, "out of memory");
+	/* Tokens of copy; rest: where the third token starts in line (a status reason). */
+	for (char *t = strtok_r(copy, " \t", &save); t && ntok < TOKENS_MAX;
+	     t = strtok_r(NULL, " \t", &save)) {
+		if (ntok == 2)
+			rest = line + (t - copy);
+		tok[ntok++] = t;
+	}
+	if (!P->have_header) {
+		int64_t version;
+		if (strcmp(tok[0], "benchdb-peer") || ntok != 2)
+			rc = line_fail(out, P->lineno, line, "expected 'benchdb-peer %d' as the first line",
+				       PEER_PROTOCOL_VERSION);
+		else if (parse_count(tok[1], &version))
+			rc = line_fail(out, P->lineno, line, "the protocol version must be an integer");
+		else if (version != PEER_PROTOCOL_VERSION)
+			rc = line_fail(out, P->lineno, line, "protocol version %s is not supported (this "
+				       "runner speaks %d)", tok[1], PEER_PROTOCOL_VERSION);
+		P->have_header = !rc;
+	} else if (out->status_line) {
+		rc = line_fail(out, P->lineno, line, "nothing may follow the status line (line %d)",
+			       out->status_line);
+	} else if (!strcmp(tok[0], "sample")) {
+		rc = parse_sample(P, line, tok, ntok);
+	} else if (!strcmp(tok[0], "memory")) {
+		rc = parse_memory(P, line, tok, ntok);
+	} else if (!strcmp(tok[0], "status")) {
+		rc = parse_status(P, line, tok, ntok, ntok > 2 ? rest : NULL);
+	} else if (!strcmp(tok[0], "info")) {
+		if (ntok < 2)
+			rc = line_fail(out, P->lineno, line, "an info line is 'info KEY VALUE...'");
+		else
+			out->ninfo++;
+	} else if (!strcmp(tok[0], "benchdb-peer")) {
+		rc = line_fail(out, P->lineno, line, "a second header line");
+	} else {
+		rc = line_fail(out, P->lineno, line, "unknown line kind '%s' (valid: info, sample, "
+			       "memory, status; '#' starts a comment)", tok[0]);
+	}
+	free(copy);
+	return rc;
+}
+
+/* Every sample of the case is there: move them into out->samples, iteration-major. */
+static int collect_samples(struct parser *P)
+{
+	struct peer_output *out = P->out;
+	size_t want = 0, have = 0;
+	for (int ph = 0; ph < PHASE_COUNT; ph++)
+		want += (P->phases >> ph) & 1;
+	want *= (size_t)P->total;
+	for (size_t i = 0; i < (size_t)P->total * PHASE_COUNT; i++)
+		have += P->slots[i].line != 0;
+	for (int64_t it = 0; it < P->total; it++) {
+		for (int ph = 0; ph < PHASE_COUNT; ph++) {
+			if ((P->phases & (1u << ph)) && !P->slots[it * PHASE_COUNT + ph].line) {
+				snprintf(out->error, sizeof(out->error),
+					 "'status ok' (line %d) but the sample of iteration %" PRId64 " phase %s "
+					 "is missing (%zu of %zu samples given)", out->status_line, it,
+					 phase_name((enum bd_phase)ph), have, want);
+				return BD_EINVAL;
+			}
+		}
+	}
+	if (!(out->samples = calloc(want ? want : 1, sizeof(*out->samples)))) {
+		snprintf(out->error, sizeof(out->error), "out of memory for %zu samples", want);
+		return BD_ENOMEM;
+	}
+	for (int64_t it = 0; it < P->total; it++)
+		for (int ph = 0; ph < PHASE_COUNT; ph++)
+			if (P->phases & (1u << ph))
+				out->samples[out->nsamples++] = (struct sample){
+					.iter = (int32_t)it, .phase = ph,
+					.ns = P->slots[it * PHASE_COUNT + ph].ns};
+	return 0;
+}
+
+int peer_parse_output(const char *text, size_t len, const struct case_params *p,
+		      struct peer_output *out)
+{
+	struct parser P = {.out = out, .p = p};
+	char *line = NULL;
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->param_bytes = out->peak_fwd_bytes = out->peak_bwd_bytes = out->peak_bytes = -1;
+	P.phases = pass_phases(p->pass);
+	/* the sample grid; iterations are stored as int32 */
+	if (p->warmup < 0 || p->iters < 1 || p->warmup > INT32_MAX - p->iters ||
+	    (uint64_t)(p->warmup + p->iters) > SIZE_MAX / PHASE_COUNT / sizeof(struct slot)) {
+		snprintf(out->error, sizeof(out->error), "the case's warmup %" PRId64 " and iters %" PRId64
+			 " are out of range", p->warmup, p->iters);
+		return BD_EINVAL;
+	}
+	P.total = p->warmup + p->iters;
+	if (!(P.slots = calloc((size_t)P.total * PHASE_COUNT, sizeof(*P.slots))) ||
+	    !(line = malloc(len + 1))) {
+		snprintf(out->error, sizeof(out->error), "out of memory for %" PRId64 " iterations",
+			 P.total);
+		rc = BD_ENOMEM;
+		goto done;
+	}
+
+	for (size_t at = 0; at < len;) {
+		const char *nl = memchr(text + at, '\n', len - at);
+		size_t end = nl ? (size_t)(nl - text) : len, n = end - at;
+		P.lineno++;
+		memcpy(line, text + at, n);
+		line[n] = '\0';
+		at = end + 1;
+		if (strlen(line) != n) {
+			rc = line_fail(out, P.lineno, line, "the line contains a nul byte");
+			goto done;
+		}
+		while (n && isspace((unsigned char)line[n - 1]))   /* also a CR of CRLF */
+			line[--n] = '\0';
+		char *start = line;
+		while (isspace((unsigned char)*start))
+			start++;
+		if (!*start || *start == '#')
+			continue;
+		if ((rc = parse_line(&P, start)))
+			goto done;
+	}
+	if (!P.have_header) {
+		out->truncated = 1;
+		snprintf(out->error, sizeof(out->error), "no output (expected 'benchdb-peer %d' as the "
+			 "first line)", PEER_PROTOCOL_VERSION);
+		rc = BD_EINVAL;
+	} else if (!out->status_line) {
+		out->truncated = 1;
+		snprintf(out->error, sizeof(out->error), "the output ends without a status line (after "
+			 "line %zu)", P.lineno);
+		rc = BD_EINVAL;
+	} else if (out->status == CASE_OK) {
+		rc = collect_samples(&P);
+	}
+done:
+	if (rc) {
+		free(out->samples);
+		out->samples = NULL;
+		out->nsamples = 0;
+	}
+	free(line);
+	free(P.slots);
+	return rc;
+}
+
+void peer_output_free(struct peer_output *out)
+{
+	if (!out)
+		return;
+	free(out->samples);
+	out->samples = NULL;
+	out->nsamples = 0;
+}
+
+/* ---- the environment ------------------------------------------------------------------------- */
+
+/* Every variable the runner sets (for any suite); inherited ones of these names are dropped. */
+static const char *const env_names[] = {
+	"BENCHDB_PEER_PROTOCOL", "BENCHDB_PARAMS", "BENCHDB_SUITE", "BENCHDB_IMPL", "BENCHDB_DEVICE",
+	"BENCHDB_DTYPE", "BENCHDB_PASS", "BENCHDB_PHASES", "BENCHDB_BATCH_SIZE", "BENCHDB_WARMUP",
+	"BENCHDB_ITERS", "BENCHDB_SEED", "BENCHDB_MEM_LIMIT", "BENCHDB_SYNC",
+	"BENCHDB_HEADS", "BENCHDB_SEQ_LEN", "BENCHDB_HEAD_DIM", "BENCHDB_CAUSAL",
+	"BENCHDB_MODEL", "BENCHDB_D_MODEL", "BENCHDB_D_FF", "BENCHDB_NUM_LAYERS", "BENCHDB_NUM_HEADS",
+	"BENCHDB_VOCAB_SIZE", "BENCHDB_CONTEXT_LENGTH", "BENCHDB_ATTENTION",
+	"BENCHDB_M", "BENCHDB_N", "BENCHDB_K", NULL,
+};
+
+struct env {
+	char **vars;   /* NULL-terminated, each "NAME=VALUE" malloc'd */
+	size_t n, cap;
+	int failed;    /* an allocation failed */
+};
+
+static void env_put(struct env *e, char *var)
+{
+	if (!var) {
+		e->failed = 1;
+		return;
+	}
+	if (e->n + 2 > e->cap) {
+		size_t want = e->cap ? e->cap * 2 : 64;
+		char **vars = realloc(e->vars, want * sizeof(*vars));
+		if (!vars) {
+			free(var);
+			e->failed = 1;
+			return;
+		}
+		e->vars = vars;
+		e->cap = want;
+	}
+	e->vars[e->n++] = var;
+	e->vars[e->n] = NULL;
+}
+
+static void env_setf(struct env *e, const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void env_setf(struct env *e, const char *name, const char *fmt, ...)
+{
+	char *value = NULL, *var = NULL;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vasprintf(&value, fmt, ap);
+	va_end(ap);
+	if (n < 0 || asprintf(&var, "%s=%s", name, value) < 0)
+		var = NULL;
+	if (n >= 0)
+		free(value);
+	env_put(e, var);
+}
+
+static void env_free(struct env *e)
+{
+	for (size_t i = 0; i < e->n; i++)
+		free(e->vars[i]);
+	free(e->vars);
+}
+
+/* The runner's environment without BENCHDB_* names of env_names, plus the case's parameters. */
+static int env_build(const struct sweep_case *c, struct env *e)
+{
+	const struct case_params *p = &c->params;
+	char phases[32];
+	for (char **v = environ; v && *v; v++) {
+		size_t klen = strcspn(*v, "=");
+		int ours = 0;
+		for (size_t i = 0; env_names[i] && !ours; i++)
+			ours = strlen(env_names[i]) == klen && !strncmp(env_names[i], *v, klen);
+		if (!ours)
+			env_put(e, strdup(*v));
+	}
+	phase_list(pass_phases(p->pass), phases, sizeof(phases));
+	for (char *s = phases; (s = strstr(s, ", "));)   /* "fwd bwd opt" for shell loops */
+		memmove(s, s + 1, strlen(s + 1) + 1);
+	env_setf(e, "BENCHDB_PEER_PROTOCOL", "%d", PEER_PROTOCOL_VERSION);
+	env_setf(e, "BENCHDB_PARAMS", "%s", c->params_json);
+	env_setf(e, "BENCHDB_SUITE", "%s", p->suite);
+	env_setf(e, "BENCHDB_IMPL", "%s", p->impl);
+	env_setf(e, "BENCHDB_DEVICE", "%s", device_name(p->device));
+	env_setf(e, "BENCHDB_DTYPE", "%s", dtype_name(p->dtype));
+	env_setf(e, "BENCHDB_PASS", "%s", pass_name(p->pass));
+	env_setf(e, "BENCHDB_PHASES", "%s", phases);
+	env_setf(e, "BENCHDB_WARMUP", "%" PRId64, p->warmup);
+	env_setf(e, "BENCHDB_ITERS", "%" PRId64, p->iters);
+	env_setf(e, "BENCHDB_SEED", "%" PRIu64, p->seed);
+	env_setf(e, "BENCHDB_MEM_LIMIT", "%" PRId64, p->mem_limit);
+	env_setf(e, "BENCHDB_SYNC", "%s", p->sync ? "true" : "false");
+	if (!strcmp(p->suite, "attention")) {
+		env_setf(e, "BENCHDB_BATCH_SIZE", "%" PRId64, p->batch_size);
+		env_setf(e, "BENCHDB_HEADS", "%" PRId64, p->heads);
+		env_setf(e, "BENCHDB_SEQ_LEN", "%" PRId64, p->seq_len);
+		env_setf(e, "BENCHDB_HEAD_DIM", "%" PRId64, p->head_dim);
+		env_setf(e, "BENCHDB_CAUSAL", "%s", p->causal ? "true" : "false");
+	} else if (!strcmp(p->suite, "e2e")) {
+		env_setf(e, "BENCHDB_BATCH_SIZE", "%" PRId64, p->batch_size);
+		env_setf(e, "BENCHDB_MODEL", "%s", p->model.name);
+		env_setf(e, "BENCHDB_D_MODEL", "%" PRId64, p->model.d_model);
+		env_setf(e, "BENCHDB_D_FF", "%" PRId64, p->model.d_ff);
+		env_setf(e, "BENCHDB_NUM_LAYERS", "%" PRId64, p->model.num_layers);
+		env_setf(e, "BENCHDB_NUM_HEADS", "%" PRId64, p->model.num_heads);
+		env_setf(e, "BENCHDB_VOCAB_SIZE", "%" PRId64, p->model.vocab_size);
+		env_setf(e, "BENCHDB_CONTEXT_LENGTH", "%" PRId64, p->context_length);
+		env_setf(e, "BENCHDB_ATTENTION", "%s", p->attention);
+	} else if (!strcmp(p->suite, "matmul")) {
+		env_setf(e, "BENCHDB_M", "%" PRId64, p->m);
+		env_setf(e, "BENCHDB_N", "%" PRId64, p->n);
+		env_setf(e, "BENCHDB_K", "%" PRId64, p->k);
+	}
+	return e->failed ? BD_ENOMEM : 0;
+}
+
+/* ---- the process ----------------------------------------------------------------------------- */
+
+struct peer_run {
+	struct strbuf out;                  /* stdout, whole */
+	char err[PEER_STDERR_TAIL];         /* the last bytes of stderr */
+	size_t err_len;
+	int wstatus;                        /* waitpid's, valid when exited */
+	int exited, timed_out, interrupted, overflow;
+	char start_error[256];              /* why the peer could not be started */
+	size_t scanned;                     /* stdout scanned for progress up to here */
+	int64_t iters_seen;
+};
+
+static void tail_add(struct peer_run *r, const char *buf, size_t n)
+{
+	if (n >= PEER_STDERR_TAIL) {
+		memcpy(r->err, buf + n - PEER_STDERR_TAIL, PEER_STDERR_TAIL);
+		r->err_len = PEER_STDERR_TAIL;
+		return;
+	}
+	size_t keep = r->err_len + n > PEER_STDERR_TAIL ? PEER_STDERR_TAIL - n : r->err_len;
+	memmove(r->err, r->err + r->err_len - keep, keep);
+	memcpy(r->err + keep, buf, n);
+	r->err_len = keep + n;
+}
+
+/* Report progress from the sample lines that arrived since the last call. */
+static void scan_progress(struct peer_run *r, int64_t total,
+			  void (*on_iteration)(void *ctx, int64_t iter, int64_t total), void *ctx)
+{
+	const char *text = sb_str(&r->out);
+	for (;;) {
+		const char *nl = memchr(text + r->scanned, '\n', r->out.len - r->scanned);
+		if (!nl)
+			break;
+		const char *line = text + r->scanned;
+		r->scanned = (size_t)(nl - text) + 1;
+		if (strncmp(line, "sample ", 7))
+			continue;
+		char *end;
+		long long it = strtoll(line + 7, &end, 10);
+		if (end != line + 7 && it >= 0 && it < total && it + 1 > r->iters_seen) {
+			r->iters_seen = it + 1;
+			if (on_iteration)
+				on_iteration(ctx, r->iters_seen, total);
+		}
+	}
+}
+
+/* 1 when the child has exited (it stays a zombie, so its process group id stays reserved). */
+static int child_exited(pid_t pid)
+{
+	siginfo_t si;
+	memset(&si, 0, sizeof(si));
+	if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0)
+		return errno != EINTR;
+	return si.si_pid == pid;
+}
+
+static void sleep_ns(int64_t ns)
+{
+	struct timespec ts = {(time_t)(ns / 1000000000), (long)(ns % 1000000000)};
+	nanosleep(&ts, NULL);
+}
+
+/* Stop the peer's whole process group: SIGTERM, a grace period, SIGKILL. */
+static void stop_group(pid_t pid)
+{
+	if (kill(-pid, SIGTERM) < 0)
+		kill(pid, SIGTERM);
+	int64_t t0 = now_ns();
+	while (!child_exited(pid) && now_ns() - t0 < PEER_TERM_GRACE_NS)
+		sleep_ns(10000000);
+	if (kill(-pid, SIGKILL) < 0)
+		kill(pid, SIGKILL);
+}
+
+/* Between fork and exec (the runner may have threads): async-signal-safe calls only. */
+
+static void close_from(int first)
+{
+#ifdef SYS_close_range
+	if (syscall(SYS_close_range, (unsigned)first, ~0u, 0u) == 0)
+		return;
+#endif
+	for (int fd = first; fd < 4096; fd++)
+		close(fd);
+}
+
+static void say(const char *s)
+{
+	ssize_t w = write(STDERR_FILENO, s, strlen(s));
+	(void)w;
+}
+
+/* The peer: `/bin/sh -c command` with the pipes as stdout and stderr, in dir. */
+static void __attribute__((noreturn)) peer_exec(const char *command, const char *dir, char **envp,
+						int null_fd, int out_fd, int err_fd)
+{
+	char *argv[] = {(char *)"sh", (char *)"-c", (char *)command, NULL};
+	sigset_t none;
+	if (dup2(null_fd, STDIN_FILENO) < 0 || dup2(out_fd, STDOUT_FILENO) < 0 ||
+	    dup2(err_fd, STDERR_FILENO) < 0)
+		_exit(PEER_EXIT_SETUP);
+	close_from(3);
+	signal(SIGPIPE, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (chdir(dir) < 0) {
+		say("benchdb: cannot enter the sweep file's directory: ");
+		say(dir);
+		say("\n");
+		_exit(126);
+	}
+	execve("/bin/sh", argv, envp);
+	say("benchdb: cannot run /bin/sh\n");
+	_exit(127);
+}
+
+/* SIGHUP in the guardian: its runner died. */
+static void guardian_orphaned(int sig)
+{
+	(void)sig;
+	kill(0, SIGKILL);   /* the whole peer group, the guardian included */
+}
+
+/*
+ * The runner's child: the guardian of the peer's process group. It leads the group, runs the peer
+ * in it and ends as the peer ended (same exit status or signal). When the runner dies, even by
+ * SIGKILL, the kernel sends the guardian SIGHUP (PR_SET_PDEATHSIG) and it kills the whole group:
+ * no peer process outlives its runner. (The peer's shell itself cannot be the child that gets the
+ * parent-death signal: whatever it starts would not.)
+ */
+static void __attribute__((noreturn)) guardian(const char *command, const char *dir, char **envp,
+					       int null_fd, int out_fd, int err_fd, pid_t runner)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	if (setpgid(0, 0) < 0 || getpgrp() != getpid()) {   /* kill(0, ...) must be the peer's group */
+		dup2(err_fd, STDERR_FILENO);
+		say("benchdb: cannot give the peer a process group of its own\n");
+		_exit(PEER_EXIT_SETUP);
+	}
+	sa.sa_handler = SIG_IGN;            /* the peer gets these itself (the group is signalled) */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = guardian_orphaned;
+	sigaction(SIGHUP, &sa, NULL);
+#ifdef __linux__
+	prctl(PR_SET_PDEATHSIG, SIGHUP);
+#endif
+	if (getppid() != runner)            /* it died before prctl */
+		kill(0, SIGKILL);
+	pid_t pid = fork();
+	if (pid == 0)
+		peer_exec(command, dir, envp, null_fd, out_fd, err_fd);
+	if (pid < 0) {
+		dup2(err_fd, STDERR_FILENO);
+		say("benchdb: cannot start the peer (fork failed)\n");
+		_exit(PEER_EXIT_SETUP);
+	}
+	close_from(0);                      /* the pipes close when the peer's ends do */
+	int status;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			_exit(PEER_EXIT_SETUP);
+	if (WIFEXITED(status))
+		_exit(WEXITSTATUS(status));
+	int sig = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
+	signal(sig, SIG_DFL);
+	sigset_t one;
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	sigprocmask(SIG_UNBLOCK, &one, NULL);
+	kill(getpid(), sig);
+	_exit(128 + sig);
+}
+
+/* Start the peer and read it until it exits, times out, overflows or the runner is
+ * interrupted; the process group is gone and the child reaped when this returns. */
+static void peer_run(const struct sweep_peer *peer, const char *dir, char **envp, int64_t total,
+		     struct peer_run *r, void (*on_iteration)(void *ctx, int64_t iter, int64_t total),
+		     void *ctx)
+{
+	int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1}, null_fd = -1;
+	pid_t pid = -1;
+	char buf[65536];
+
+	if (pipe2(out_pipe, O_CLOEXEC) < 0 || pipe2(err_pipe, O_CLOEXEC) < 0 ||
+	    (null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
+		snprintf(r->start_error, sizeof(r->start_error), "%s", strerror(errno));
+		goto done;
+	}
+	pid_t parent = getpid();
+	fflush(NULL);
+	if ((pid = fork()) < 0) {
+		snprintf(r->start_error, sizeof(r->start_error), "fork: %s", strerror(errno));
+		goto done;
+	}
+	if (pid == 0)
+		guardian(peer->command, dir, envp, null_fd, out_pipe[1], err_pipe[1], parent);
+	setpgid(pid, pid);   /* also in the guardian: whichever runs first */
+	close(out_pipe[1]);
+	close(err_pipe[1]);
+	out_pipe[1] = err_pipe[1] = -1;
+	fcntl(out_pipe[0], F_SETFL, O_NONBLOCK);
+	fcntl(err_pipe[0], F_SETFL, O_NONBLOCK);
+
+	int64_t start = now_ns(), deadline = start + peer->timeout_s * 1000000000LL, exit_seen = 0;
+	int fds[2] = {out_pipe[0], err_pipe[0]};
+	for (;;) {
+		int64_t now = now_ns();
+		if (measure_interrupted) {
+			r->interrupted = 1;
+			break;
+		}
+		if (!exit_seen && now >= deadline) {
+			r->timed_out = 1;
+			break;
+		}
+		if (!exit_seen && child_exited(pid)) {
+			exit_seen = now;
+			kill(-pid, SIGKILL);   /* stragglers it left in its group */
+		}
+		if (fds[0] < 0 && fds[1] < 0 && exit_seen)
+			break;
+		if (exit_seen && now - exit_seen > PEER_DRAIN_NS)
+			break;
+		struct pollfd pfd[2];
+		nfds_t n = 0;
+		for (int i = 0; i < 2; i++)
+			if (fds[i] >= 0)
+				pfd[n++] = (struct pollfd){.fd = fds[i], .events = POLLIN};
+		int64_t wait_ms = (deadline - now) / 1000000 + 1;
+		if (wait_ms > PEER_POLL_MS || exit_seen)
+			wait_ms = exit_seen ? 10 : PEER_POLL_MS;
+		if (n == 0) {
+			sleep_ns(wait_ms * 1000000);
+			continue;
+		}
+		if (poll(pfd, n, (int)wait_ms) < 0 && errno != EINTR)
+			sleep_ns(wait_ms * 1000000);
+		for (int i = 0; i < 2; i++) {
+			if (fds[i] < 0)
+				continue;
+			ssize_t got = read(fds[i], buf, sizeof(buf));
+			if (got > 0 && i == 0) {
+				sb_addn(&r->out, buf, (size_t)got);
+				scan_progress(r, total, on_iteration, ctx);
+			} else if (got > 0) {
+				tail_add(r, buf, (size_t)got);
+			} else if (got == 0 || (errno != EAGAIN && errno != EINTR)) {
+				close(fds[i]);
+				fds[i] = -1;
+			}
+		}
+		if (r->out.len > PEER_STDOUT_MAX) {
+			r->overflow = 1;
+			break;
+		}
+	}
+	if (r->timed_out || r->interrupted || r->overflow)
+		stop_group(pid);
+	else if (!exit_seen)
+		kill(-pid, SIGKILL);
+	while (waitpid(pid, &r->wstatus, 0) < 0 && errno == EINTR)
+		;
+	r->exited = 1;
+	for (int i = 0; i < 2; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	out_pipe[0] = err_pipe[0] = -1;
+done:
+	for (int i = 0; i < 2; i++) {
+		if (out_pipe[i] >= 0)
+			close(out_pipe[i]);
+		if (err_pipe[i] >= 0)
+			close(err_pipe[i]);
+	}
+	if (null_fd >= 0)
+		close(null_fd);
+}
+
+/* ---- the case -------------------------------------------------------------------------------- */
+
+/* FLOPs and bytes as the built-in workload of the suite computes them (the first registered one
+ * on the case's device, else on any device: the figures do not depend on the impl); -1 (unknown)
+ * when the suite has no workload in this build. */
+static void peer_figures(const struct case_params *p, struct wl_figures *f)
+{
+	const struct workload *any = NULL, *same = NULL;
+	for (const struct workload *const *w = workloads; *w; w++) {
+		if (strcmp((*w)->suite, p->suite) || !(*w)->figures)
+			continue;
+		if (!any)
+			any = *w;
+		if (!same && (*w)->device == p->device)
+			same = *w;
+	}
+	for (int ph = 0; ph < PHASE_COUNT; ph++)
+		f->flops[ph] = f->bytes[ph] = -1;
+	f->param_bytes = -1;
+	if (same || any)
+		(same ? same : any)->figures(p, f);
+}
+
+/* The directory of the sweep file (the peer's working directory). */
+static char *sweep_dir(const char *path)
+{
+	const char *slash = path ? strrchr(path, '/') : NULL;
+	if (!slash)
+		return strdup(".");
+	if (slash == path)
+		return strdup("/");
+	return strndup(path, (size_t)(slash - path));
+}
+
+/* The stderr tail as one line ("a | b | c"), control characters as spaces, into out. */
+static size_t stderr_line(const char *err, size_t len, char *out, size_t size)
+{
+	size_t n = 0;
+	int at_line_start = 1;
+	for (size_t i = 0; i < len && n + 4 < size; i++) {
+		unsigned char ch = (unsigned char)err[i];
+		if (ch == '\n' || ch == '\r') {
+			at_line_start = 1;
+			continue;
+		}
+		if (at_line_start && (ch == ' ' || ch == '\t'))
+			continue;
+		if (at_line_start && n) {
+			memcpy(out + n, " | ", 3);
+			n += 3;
+		}
+		at_line_start = 0;
+		out[n++] = ch < 0x20 || ch == 0x7f ? ' ' : (char)ch;
+	}
+	while (n && out[n - 1] == ' ')
+		n--;
+	out[n] = '\0';
+	return n;
+}
+
+/* res->reason = msg, then as much of the end of the stderr tail as fits. */
+static void fail_with_stderr(struct case_result *res, const struct peer_run *r, const char *msg)
+{
+	static const char sep[] = "; stderr: ";
+	char tail[PEER_STDERR_TAIL * 2];
+	size_t n = stderr_line(r->err, r->err_len, tail, sizeof(tail));
+	size_t room = sizeof(res->reason) - 1, mlen = strlen(msg);
+	res->status = CASE_ERROR;
+	if (!n || mlen + sizeof(sep) + 16 > room) {
+		snprintf(res->reason, sizeof(res->reason), "%s", msg);
+		return;
+	}
+	size_t avail = room - mlen - (sizeof(sep) - 1);
+	const char *from = tail, *dots = "";
+	if (n > avail) {
+		from = tail + n - (avail - 3);
+		while ((*from & 0xc0) == 0x80)   /* not in the middle of a UTF-8 character */
+			from++;
+		dots = "...";
+	}
+	struct strbuf sb = STRBUF_INIT;
+	sb_addf(&sb, "%s%s%s%s", msg, sep, dots, from);
+	memcpy(res->reason, sb_str(&sb), sb.len < room ? sb.len + 1 : room);
+	res->reason[room] = '\0';
+	sb_free(&sb);
+}
+
+/* "" when the peer exited with status 0, else how it ended. */
+static void exit_text(const struct peer_run *r, char *out, size_t size)
+{
+	out[0] = '\0';
+	if (WIFEXITED(r->wstatus) && WEXITSTATUS(r->wstatus)) {
+		int code = WEXITSTATUS(r->wstatus);
+		snprintf(out, size, "peer exited with status %d%s", code,
+			 code == 127 ? " (command not found)" :
+			 code == 126 ? " (command not executable, or its directory cannot be entered)" : "");
+	} else if (WIFSIGNALED(r->wstatus)) {
+		int sig = WTERMSIG(r->wstatus);
+		snprintf(out, size, "peer killed by signal %d (%s)", sig, strsignal(sig));
+	}
+}
+
+void peer_measure_case(const struct sweep_case *c, const char *sweep_path, struct case_result *res,
+		       void (*on_iteration)(void *ctx, int64_t iter, int64_t total), void *ctx)
+{
+	const struct case_params *p = &c->params;
+	const struct sweep_peer *peer = c->peer;
+	int64_t t_start = now_ns();
+	struct peer_run run;
+	struct peer_output po;
+	struct env env = {0};
+	char *dir = NULL, msg[768], how[160];
+
+	memset(res, 0, sizeof(*res));
+	memset(&run, 0, sizeof(run));
+	memset(&po, 0, sizeof(po));
+	run.out = (struct strbuf)STRBUF_INIT;
+	res->max_diff = res->tolerance = -1;   /* a peer is not validated against the reference */
+	res->peak_fwd_bytes = res->peak_bwd_bytes = res->peak_bytes = -1;
+	peer_figures(p, &res->figures);
+
+	if (!peer) {
+		res->status = CASE_ERROR;
+		snprintf(res->reason, sizeof(res->reason), "case '%s' has no peer", c->name);
+		goto done;
+	}
+	if (env_build(c, &env) || !(dir = sweep_dir(sweep_path))) {
+		res->status = CASE_ERROR;
+		snprintf(res->reason, sizeof(res->reason), "out of memory for peer '%s'", peer->name);
+		goto done;
+	}
+	peer_run(peer, dir, env.vars, p->warmup + p->iters, &run, on_iteration, ctx);
+	if (run.start_error[0]) {
+		res->status = CASE_ERROR;
+		snprintf(res->reason, sizeof(res->reason), "cannot start peer '%s': %s", peer->name,
+			 run.start_error);
+		goto done;
+	}
+	if (run.interrupted) {
+		res->interrupted = 1;
+		goto done;
+	}
+	if (run.timed_out) {
+		snprintf(msg, sizeof(msg), "peer '%s' timed out after %" PRId64 " s", peer->name,
+			 peer->timeout_s);
+		fail_with_stderr(res, &run, msg);
+		goto done;
+	}
+	if (run.overflow) {
+		snprintf(msg, sizeof(msg), "peer '%s' wrote more than %u MiB to stdout", peer->name,
+			 PEER_STDOUT_MAX >> 20);
+		fail_with_stderr(res, &run, msg);
+		goto done;
+	}
+	exit_text(&run, how, sizeof(how));
+	int rc = peer_parse_output(sb_str(&run.out), run.out.len, p, &po);
+	if (rc && po.truncated && how[0]) {          /* it died before finishing its output */
+		fail_with_stderr(res, &run, how);
+	} else if (rc) {
+		snprintf(msg, sizeof(msg), "malformed peer output: %s%s%s", po.error, how[0] ? "; " : "",
+			 how);
+		fail_with_stderr(res, &run, msg);
+	} else if (po.status == CASE_OK && how[0]) {
+		snprintf(msg, sizeof(msg), "the peer printed 'status ok' but %s", how);
+		fail_with_stderr(res, &run, msg);
+	} else {
+		res->status = po.status;
+		snprintf(res->reason, sizeof(res->reason), "%s", po.reason);
+		res->samples = po.samples;
+		res->nsamples = po.nsamples;
+		po.samples = NULL;
+		po.nsamples = 0;
+		if (po.param_bytes >= 0)
+			res->figures.param_bytes = po.param_bytes;
+		res->peak_fwd_bytes = po.peak_fwd_bytes;
+		res->peak_bwd_bytes = po.peak_bwd_bytes;
+		res->peak_bytes = po.peak_bytes;
+		if (res->peak_bytes < 0)   /* the overall peak is at least each phase's */
+			res->peak_bytes = po.peak_fwd_bytes > po.peak_bwd_bytes ? po.peak_fwd_bytes :
+										 po.peak_bwd_bytes;
+	}
+done:
+	peer_output_free(&po);
+	sb_free(&run.out);
+	env_free(&env);
+	free(dir);
+	res->elapsed_ns = now_ns() - t_start;
+}

@@ -1,0 +1,55 @@
+/* runner/peer.h: cases run by an external implementation — a sweep's `peers:` entry, a command
+ * that prints its own per-iteration, per-phase timings in the line protocol of
+ * schemas/peer-protocol.md. A peer case is stored like any other: same case key, same figures. */
+#ifndef BENCHDB_PEER_H
+#define BENCHDB_PEER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "measure.h"
+#include "sweep.h"
+
+/* The protocol version this runner speaks (the `benchdb-peer 1` header line). */
+#define PEER_PROTOCOL_VERSION 1
+/* Bytes of the peer's stderr kept for the reason of a failed case (the last ones). */
+#define PEER_STDERR_TAIL 2048
+/* A peer that writes more than this to stdout is stopped (its case is an error). */
+#define PEER_STDOUT_MAX (64u << 20)
+
+/* A peer's stdout after validation against its case. */
+struct peer_output {
+	int status_line;             /* line of the `status` line, 0 when there is none */
+	enum case_status status;     /* what the status line says (valid when status_line) */
+	char reason[512];            /* the status line's reason; "" for ok */
+	char error[512];             /* why the output is not valid; "" when it is */
+	int truncated;               /* not valid only because it ends early: no header or no status
+				      * line, every line before that well-formed */
+	struct sample *samples;      /* `status ok` only: every (iteration, phase) of the case,
+				      * iteration-major, warm-up first; malloc'd */
+	size_t nsamples;
+	int64_t param_bytes, peak_fwd_bytes, peak_bwd_bytes, peak_bytes; /* `memory`; -1 unknown */
+	size_t ninfo;                /* `info` lines (checked, not stored) */
+};
+
+/* Parse a peer's whole stdout (len bytes) for the case p. Returns 0 when the output is valid —
+ * a header, a status line last, and for `status ok` exactly one sample of every iteration
+ * (warm-up included) and phase of p's pass — and BD_EINVAL otherwise, with out->error saying
+ * which line is wrong and why ("line 4: 'sample 0 fwd x': ..."). Samples of a non-ok status are
+ * dropped. Never prints. The caller frees out with peer_output_free (also after an error). */
+int peer_parse_output(const char *text, size_t len, const struct case_params *p,
+		      struct peer_output *out);
+void peer_output_free(struct peer_output *out);
+
+/* Run case c through its peer (c->peer must be set): `/bin/sh -c COMMAND` in the directory of
+ * sweep_path, with the case's parameters in BENCHDB_* environment variables, stdin from
+ * /dev/null, stdout parsed with peer_parse_output, the tail of stderr kept for the reason. Fills
+ * res like measure_case does and, like it, never fails as a function: a peer that cannot start,
+ * fails, times out or prints something malformed is a CASE_ERROR with the reason. When
+ * measure_interrupted is set meanwhile, the peer's process group is stopped and res->interrupted
+ * is set. on_iteration (may be NULL) sees the iterations as their samples arrive. The caller frees
+ * res->samples. */
+void peer_measure_case(const struct sweep_case *c, const char *sweep_path, struct case_result *res,
+		       void (*on_iteration)(void *ctx, int64_t iter, int64_t total), void *ctx);
+
+#endif

@@ -1,0 +1,318 @@
+/* tests/test_peer.c: the peer protocol parser (runner/peer.c, schemas/peer-protocol.md) — a good
+ * output gives every sample of the case, and each kind of malformed output is refused with the
+ * line number and what is wrong. The process side (start, timeout, exit codes) is tested end to
+ * end in tests/cli/peer_test.sh. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "peer.h"
+
+/* An attention case: warmup 1 + iters 2 of the given pass. */
+static struct case_params params(enum bd_pass pass)
+{
+	struct case_params p;
+	memset(&p, 0, sizeof(p));
+	snprintf(p.suite, sizeof(p.suite), "attention");
+	snprintf(p.impl, sizeof(p.impl), "fake");
+	p.pass = pass;
+	p.batch_size = p.heads = 1;
+	p.seq_len = p.head_dim = 16;
+	p.warmup = 1;
+	p.iters = 2;
+	p.sync = 1;
+	return p;
+}
+
+/* Header and the 6 samples of forward_backward with warmup 1 + iters 2 (ns = 100 iter + phase). */
+#define HEADER "benchdb-peer 1\n"
+#define FB_SAMPLES                                                                               \
+	"sample 0 fwd 100\nsample 0 bwd 101\nsample 1 fwd 200\nsample 1 bwd 201\n"               \
+	"sample 2 fwd 300\nsample 2 bwd 301\n"
+
+static void assert_contains(const char *haystack, const char *needle)
+{
+	if (!strstr(haystack, needle))
+		fail_msg("\"%s\" does not contain \"%s\"", haystack, needle);
+}
+
+/* The output is valid for pass; returns the parse for more checks (free it). */
+static struct peer_output parse_ok(const char *text, enum bd_pass pass)
+{
+	struct case_params p = params(pass);
+	struct peer_output out;
+	int rc = peer_parse_output(text, strlen(text), &p, &out);
+	if (rc)
+		fail_msg("unexpected parse error %d: %s", rc, out.error);
+	assert_string_equal(out.error, "");
+	return out;
+}
+
+/* The output is refused with an error containing every string given (NULL-terminated); returns
+ * whether it was only truncated. */
+static int check_refused(const char *text, enum bd_pass pass, ...)
+{
+	struct case_params p = params(pass);
+	struct peer_output out;
+	int rc = peer_parse_output(text, strlen(text), &p, &out);
+	if (rc != BD_EINVAL)
+		fail_msg("output accepted (rc %d), expected an error:\n%s", rc, text);
+	assert_null(out.samples);
+	assert_int_equal(out.nsamples, 0);
+	va_list ap;
+	va_start(ap, pass);
+	for (const char *sub; (sub = va_arg(ap, const char *));)
+		assert_contains(out.error, sub);
+	va_end(ap);
+	int truncated = out.truncated;
+	peer_output_free(&out);
+	return truncated;
+}
+
+/* ---- good output ----------------------------------------------------------------------------- */
+
+static void test_peer__good_output_gives_every_sample_iteration_major(void **state)
+{
+	(void)state;
+	/* phases of one iteration in any order, comments, blank lines, CRLF and info are fine */
+	struct peer_output out = parse_ok("# a fake peer\n\n"
+					  HEADER
+					  "info torch 1.13.1\ninfo device cpu (2 threads)\n"
+					  "sample 0 bwd 101\r\nsample 0 fwd 100\n"
+					  "  sample 1 fwd 200\nsample 1 bwd 201\n"
+					  "sample 2 fwd 300\nsample 2 bwd 301\n"
+					  "memory param 4096\nmemory peak_fwd 1000\nmemory peak_bwd 3000\n"
+					  "status ok\n# done\n\n",
+					  PASS_FORWARD_BACKWARD);
+	assert_int_equal(out.status, CASE_OK);
+	assert_int_equal(out.status_line, 15);
+	assert_string_equal(out.reason, "");
+	assert_int_equal(out.ninfo, 2);
+	assert_int_equal(out.nsamples, 6);
+	for (size_t i = 0; i < out.nsamples; i++) {
+		assert_int_equal(out.samples[i].iter, (int32_t)(i / 2));
+		assert_int_equal(out.samples[i].phase, (int32_t)(i % 2));
+		assert_int_equal(out.samples[i].ns, 100 * (int64_t)(i / 2 + 1) + (int64_t)(i % 2));
+	}
+	assert_int_equal(out.param_bytes, 4096);
+	assert_int_equal(out.peak_fwd_bytes, 1000);
+	assert_int_equal(out.peak_bwd_bytes, 3000);
+	assert_int_equal(out.peak_bytes, -1);
+	peer_output_free(&out);
+}
+
+static void test_peer__train_step_has_three_phases_and_forward_one(void **state)
+{
+	(void)state;
+	struct peer_output out = parse_ok(HEADER
+					  "sample 0 fwd 1\nsample 0 bwd 2\nsample 0 opt 3\n"
+					  "sample 1 fwd 4\nsample 1 bwd 5\nsample 1 opt 6\n"
+					  "sample 2 fwd 7\nsample 2 bwd 8\nsample 2 opt 9\n"
+					  "status ok",   /* no final newline */
+					  PASS_TRAIN_STEP);
+	assert_int_equal(out.nsamples, 9);
+	assert_int_equal(out.samples[8].phase, PHASE_OPT);
+	assert_int_equal(out.samples[8].ns, 9);
+	peer_output_free(&out);
+
+	out = parse_ok(HEADER "sample 0 fwd 1\nsample 1 fwd 9223372036854775807\nsample 2 fwd 3\n"
+		       "status ok\n", PASS_FORWARD);
+	assert_int_equal(out.nsamples, 3);
+	assert_int_equal(out.samples[1].ns, INT64_MAX);
+	peer_output_free(&out);
+}
+
+static void test_peer__non_ok_status_keeps_its_reason_and_drops_samples(void **state)
+{
+	(void)state;
+	struct peer_output out = parse_ok(HEADER "sample 0 fwd 100\nmemory peak 123456\n"
+					  "status oom CUDA out of memory. Tried to allocate 2.00 GiB\n",
+					  PASS_FORWARD_BACKWARD);
+	assert_int_equal(out.status, CASE_OOM);
+	assert_string_equal(out.reason, "CUDA out of memory. Tried to allocate 2.00 GiB");
+	assert_null(out.samples);
+	assert_int_equal(out.peak_bytes, 123456);
+	peer_output_free(&out);
+
+	out = parse_ok(HEADER "status unsupported torch 1.13 has no scaled_dot_product_attention\n",
+		       PASS_FORWARD);
+	assert_int_equal(out.status, CASE_UNSUPPORTED);
+	assert_string_equal(out.reason, "torch 1.13 has no scaled_dot_product_attention");
+	peer_output_free(&out);
+
+	out = parse_ok(HEADER "status error\n", PASS_FORWARD);
+	assert_int_equal(out.status, CASE_ERROR);
+	assert_string_equal(out.reason, "the peer reported error without a reason");
+	peer_output_free(&out);
+}
+
+/* ---- malformed output ------------------------------------------------------------------------ */
+
+static void test_peer__bad_header_or_version_is_refused(void **state)
+{
+	(void)state;
+	check_refused("sample 0 fwd 1\n", PASS_FORWARD, "line 1: 'sample 0 fwd 1'",
+		      "expected 'benchdb-peer 1' as the first line", NULL);
+	check_refused("# comment\nbenchdb-peer 2\nstatus ok\n", PASS_FORWARD,
+		      "line 2: 'benchdb-peer 2': protocol version 2 is not supported (this runner speaks 1)",
+		      NULL);
+	check_refused("benchdb-peer one\n", PASS_FORWARD, "version must be an integer", NULL);
+	check_refused("benchdb-peer 1 extra\n", PASS_FORWARD, "expected 'benchdb-peer 1'", NULL);
+	check_refused(HEADER HEADER, PASS_FORWARD, "line 2", "a second header line", NULL);
+	/* nothing at all, or only comments: truncated, not malformed */
+	assert_true(check_refused("", PASS_FORWARD, "no output", NULL));
+	assert_true(check_refused("# only a comment\n\n", PASS_FORWARD, "no output", NULL));
+}
+
+static void test_peer__unknown_line_kind_quotes_the_line(void **state)
+{
+	(void)state;
+	assert_false(check_refused(HEADER "sample 0 fwd 1\nTraceback (most recent call last):\n",
+				   PASS_FORWARD, "line 3: 'Traceback (most recent call last):'",
+				   "unknown line kind 'Traceback' (valid: info, sample, memory, status", NULL));
+	/* a long line is shortened in the message */
+	char text[400];
+	snprintf(text, sizeof(text), HEADER "%s\n",
+		 "garbage-garbage-garbage-garbage-garbage-garbage-garbage-garbage-garbage-garbage");
+	check_refused(text, PASS_FORWARD, "line 2: 'garbage-garbage-garbage-garbage-garbage-garbage-"
+		      "garbage-garb...'", NULL);
+	check_refused(HEADER "info\n", PASS_FORWARD, "line 2", "an info line is 'info KEY VALUE...'",
+		      NULL);
+	check_refused(HEADER "memory peak\n", PASS_FORWARD, "a memory line is 'memory KIND BYTES'",
+		      NULL);
+	check_refused(HEADER "memory vram 10\n", PASS_FORWARD, "unknown memory kind 'vram'", NULL);
+	check_refused(HEADER "memory peak -1\n", PASS_FORWARD, "BYTES must be a non-negative integer",
+		      NULL);
+	check_refused(HEADER "memory peak 1\nmemory peak 2\n", PASS_FORWARD,
+		      "line 3", "memory peak is given twice (first on line 2)", NULL);
+	const char nul[] = "benchdb-peer 1\nsample 0 fwd\0 1\n";
+	struct case_params p = params(PASS_FORWARD);
+	struct peer_output out;
+	assert_int_equal(peer_parse_output(nul, sizeof(nul) - 1, &p, &out), BD_EINVAL);
+	assert_contains(out.error, "line 2: 'sample 0 fwd': the line contains a nul byte");
+	peer_output_free(&out);
+}
+
+static void test_peer__bad_phase_is_refused(void **state)
+{
+	(void)state;
+	check_refused(HEADER "sample 0 forward 1\n", PASS_FORWARD, "line 2",
+		      "unknown phase 'forward' (valid: fwd, bwd, opt)", NULL);
+	/* a real phase that the pass does not time */
+	check_refused(HEADER "sample 0 opt 1\n", PASS_FORWARD_BACKWARD, "line 2: 'sample 0 opt 1'",
+		      "phase 'opt' is not timed by pass forward_backward (timed: fwd, bwd)", NULL);
+	check_refused(HEADER "sample 0 fwd 1\n", PASS_BACKWARD,
+		      "phase 'fwd' is not timed by pass backward (timed: bwd)", NULL);
+}
+
+static void test_peer__ns_must_be_a_positive_integer(void **state)
+{
+	(void)state;
+	const char *bad[] = {"abc", "-5", "0", "1.5", "1e6", "+3", "12ns"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char text[128], want[64];
+		snprintf(text, sizeof(text), HEADER "sample 0 fwd %s\n", bad[i]);
+		snprintf(want, sizeof(want), "got '%s'", bad[i]);
+		check_refused(text, PASS_FORWARD, "line 2",
+			      "NS must be a positive integer of nanoseconds", want, NULL);
+	}
+	check_refused(HEADER "sample 0 fwd 9223372036854775808\n", PASS_FORWARD,
+		      "NS 9223372036854775808 is too large", NULL);
+	check_refused(HEADER "sample 0 fwd\n", PASS_FORWARD, "a sample line is 'sample ITER PHASE NS'",
+		      NULL);
+	check_refused(HEADER "sample 0 fwd 1 2\n", PASS_FORWARD, "a sample line is", NULL);
+	check_refused(HEADER "sample -1 fwd 1\n", PASS_FORWARD,
+		      "ITER must be a non-negative integer, got '-1'", NULL);
+}
+
+static void test_peer__duplicate_sample_names_both_lines(void **state)
+{
+	(void)state;
+	check_refused(HEADER "sample 0 fwd 1\nsample 1 fwd 1\nsample 0 fwd 2\n", PASS_FORWARD,
+		      "line 4: 'sample 0 fwd 2'",
+		      "a second sample of iteration 0 phase fwd (the first is on line 2)", NULL);
+}
+
+static void test_peer__missing_sample_is_refused_for_status_ok(void **state)
+{
+	(void)state;
+	/* iteration 1's bwd (a measured iteration) is missing */
+	check_refused(HEADER "sample 0 fwd 100\nsample 0 bwd 101\nsample 1 fwd 200\n"
+		      "sample 2 fwd 300\nsample 2 bwd 301\nstatus ok\n", PASS_FORWARD_BACKWARD,
+		      "'status ok' (line 7) but the sample of iteration 1 phase bwd is missing "
+		      "(5 of 6 samples given)", NULL);
+	/* warm-up iterations are part of the protocol too */
+	check_refused(HEADER "sample 1 fwd 1\nsample 2 fwd 1\nstatus ok\n", PASS_FORWARD,
+		      "iteration 0 phase fwd is missing (2 of 3 samples given)", NULL);
+}
+
+static void test_peer__sample_beyond_the_iterations_is_refused(void **state)
+{
+	(void)state;
+	check_refused(HEADER "sample 3 fwd 1\n", PASS_FORWARD, "line 2: 'sample 3 fwd 1'",
+		      "iteration 3 is beyond the case's 3 (warmup 1 + iters 2, counted from 0)", NULL);
+	check_refused(HEADER "sample 99999999999999999999 fwd 1\n", PASS_FORWARD,
+		      "ITER must be a non-negative integer", NULL);
+}
+
+static void test_peer__missing_status_is_truncated_output(void **state)
+{
+	(void)state;
+	assert_true(check_refused(HEADER FB_SAMPLES, PASS_FORWARD_BACKWARD,
+				  "the output ends without a status line (after line 7)", NULL));
+}
+
+static void test_peer__status_must_be_last_and_known(void **state)
+{
+	(void)state;
+	assert_false(check_refused(HEADER FB_SAMPLES "status ok\nsample 0 fwd 1\n",
+				   PASS_FORWARD_BACKWARD, "line 9: 'sample 0 fwd 1'",
+				   "nothing may follow the status line (line 8)", NULL));
+	check_refused(HEADER "status error boom\nstatus ok\n", PASS_FORWARD,
+		      "line 3", "nothing may follow the status line (line 2)", NULL);
+	check_refused(HEADER FB_SAMPLES "status fine\n", PASS_FORWARD_BACKWARD,
+		      "line 8: 'status fine'", "unknown status 'fine' (valid: ok, unsupported, oom, error)",
+		      NULL);
+	check_refused(HEADER FB_SAMPLES "status ok all good\n", PASS_FORWARD_BACKWARD,
+		      "'status ok' takes no reason", NULL);
+	check_refused(HEADER "status\n", PASS_FORWARD, "a status line is 'status ok' or", NULL);
+}
+
+static void test_peer__free_accepts_null_and_errors_leave_nothing_to_free(void **state)
+{
+	(void)state;
+	peer_output_free(NULL);
+	struct case_params p = params(PASS_FORWARD);
+	p.iters = 0;   /* not a case the sweep parser would give */
+	struct peer_output out;
+	const char *text = HEADER "status ok\n";
+	assert_int_equal(peer_parse_output(text, strlen(text), &p, &out), BD_EINVAL);
+	assert_contains(out.error, "out of range");
+	peer_output_free(&out);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_peer__good_output_gives_every_sample_iteration_major),
+		cmocka_unit_test(test_peer__train_step_has_three_phases_and_forward_one),
+		cmocka_unit_test(test_peer__non_ok_status_keeps_its_reason_and_drops_samples),
+		cmocka_unit_test(test_peer__bad_header_or_version_is_refused),
+		cmocka_unit_test(test_peer__unknown_line_kind_quotes_the_line),
+		cmocka_unit_test(test_peer__bad_phase_is_refused),
+		cmocka_unit_test(test_peer__ns_must_be_a_positive_integer),
+		cmocka_unit_test(test_peer__duplicate_sample_names_both_lines),
+		cmocka_unit_test(test_peer__missing_sample_is_refused_for_status_ok),
+		cmocka_unit_test(test_peer__sample_beyond_the_iterations_is_refused),
+		cmocka_unit_test(test_peer__missing_status_is_truncated_output),
+		cmocka_unit_test(test_peer__status_must_be_last_and_known),
+		cmocka_unit_test(test_peer__free_accepts_null_and_errors_leave_nothing_to_free),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,6 +1,8 @@
 /* kernels/registry.c: every workload built into this binary. */
 #include "workload.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 extern const struct workload attention_cpu_naive;
@@ -22,4 +24,14 @@ const struct workload *workload_find(const char *suite, const char *impl, enum b
 		if (!strcmp((*w)->suite, suite) && !strcmp((*w)->impl, impl) && (*w)->device == device)
 			return *w;
 	return NULL;
+}
+
+int wl_set(struct wl_status *st, int code, const char *fmt, ...)
+{
+	st->code = code;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(st->reason, sizeof(st->reason), fmt, ap);
+	va_end(ap);
+	return code;
 }

@@ -66,6 +66,11 @@ struct workload {
 	void (*memory)(void *state, struct wl_memory *m);
 };
 
+/* Set st's code and reason (printf-style; "" for WL_OK) and return the code, so that a workload
+ * can `return wl_set(st, WL_UNSUPPORTED, "...", ...)`. */
+int wl_set(struct wl_status *st, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /* NULL-terminated list of all workloads built into this binary. */
 extern const struct workload *const workloads[];
 /* The workload for (suite, impl, device), or NULL. */

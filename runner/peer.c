@@ -53,24 +53,6 @@ struct slot {
 	size_t line;
 };
 
-/* Decimal digits only. 0, -1 when not digits, -2 when beyond int64. */
-static int parse_count(const char *s, int64_t *out)
-{
-	if (!*s)
-		return -1;
-	int64_t v = 0;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9')
-			return -1;
-		int d = *s - '0';
-		if (v > (INT64_MAX - d) / 10)
-			return -2;
-		v = v * 10 + d;
-	}
-	*out = v;
-	return 0;
-}
-
 /* out->error = "line N: 'LINE': MESSAGE", the line shortened and made printable. */
 static int line_fail(struct peer_output *out, size_t lineno, const char *line, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -123,7 +105,7 @@ static int parse_sample(struct parser *P, const char *line, char **tok, size_t n
 	int64_t iter = 0, ns = 0;
 	if (ntok != 4)
 		return line_fail(out, P->lineno, line, "a sample line is 'sample ITER PHASE NS'");
-	int rc = parse_count(tok[1], &iter);
+	int rc = parse_digits(tok[1], &iter);
 	if (rc)
 		return line_fail(out, P->lineno, line, "ITER must be a non-negative integer, got '%s'",
 				 tok[1]);
@@ -138,7 +120,7 @@ static int parse_sample(struct parser *P, const char *line, char **tok, size_t n
 	if (!(P->phases & (1u << ph)))
 		return line_fail(out, P->lineno, line, "phase '%s' is not timed by pass %s (timed: %s)",
 				 tok[2], pass_name(P->p->pass), timed);
-	rc = parse_count(tok[3], &ns);
+	rc = parse_digits(tok[3], &ns);
 	if (rc == -2)
 		return line_fail(out, P->lineno, line, "NS %s is too large", tok[3]);
 	if (rc || ns <= 0)
@@ -167,7 +149,7 @@ static int parse_memory(struct parser *P, const char *line, char **tok, size_t n
 	if (k == MEM_COUNT)
 		return line_fail(out, P->lineno, line, "unknown memory kind '%s' (valid: param, peak_fwd, "
 				 "peak_bwd, peak)", tok[1]);
-	if (parse_count(tok[2], &bytes))
+	if (parse_digits(tok[2], &bytes))
 		return line_fail(out, P->lineno, line, "BYTES must be a non-negative integer, got '%s'",
 				 tok[2]);
 	if (P->mem_line[k])
@@ -234,7 +216,7 @@ static int parse_line(struct parser *P, char *line)
 		if (strcmp(tok[0], "benchdb-peer") || ntok != 2)
 			rc = line_fail(out, P->lineno, line, "expected 'benchdb-peer %d' as the first line",
 				       PEER_PROTOCOL_VERSION);
-		else if (parse_count(tok[1], &version))
+		else if (parse_digits(tok[1], &version))
 			rc = line_fail(out, P->lineno, line, "the protocol version must be an integer");
 		else if (version != PEER_PROTOCOL_VERSION)
 			rc = line_fail(out, P->lineno, line, "protocol version %s is not supported (this "

@@ -297,8 +297,7 @@ static int fail_choice(const struct checker *ck, const struct sweep_scalar *v, c
 	return rc;
 }
 
-/* Decimal digits only. 0, -1 when not digits, -2 when beyond int64. */
-static int parse_digits(const char *s, int64_t *out)
+int parse_digits(const char *s, int64_t *out)
 {
 	if (!*s)
 		return -1;

@@ -99,6 +99,8 @@ void sweep_cases_free(struct sweep_cases *c);
 
 /* Built-in model presets (DESIGN table), NULL-terminated by an empty name. */
 extern const struct model_config model_presets[];
+/* Decimal digits only, into *out. 0, -1 when not digits (or empty), -2 when beyond int64. */
+int parse_digits(const char *s, int64_t *out);
 /* Parse a byte size: an integer, or a number with B, KB, MB, GB, TB, KiB, MiB, GiB, TiB. */
 int parse_bytes(const char *s, int64_t *out);
 

@@ -321,19 +321,6 @@ struct check {
 	const char *stage;     /* "forward output", "backward dK", ... */
 };
 
-static int wl_set(struct wl_status *st, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int wl_set(struct wl_status *st, int code, const char *fmt, ...)
-{
-	st->code = code;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(st->reason, sizeof(st->reason), fmt, ap);
-	va_end(ap);
-	return code;
-}
-
 static int wl_from_error(struct wl_status *st, const struct bd_error *err)
 {
 	return wl_set(st, err->code == BD_ENOMEM ? WL_OOM : WL_ERROR, "%s", err->msg);

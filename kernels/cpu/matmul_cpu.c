@@ -2,7 +2,6 @@
  * through oneDNN (dnnl_wrap.h), A and B float32 or bfloat16, C float32. It exists so that a
  * sweep measures the machine's matmul rate next to attention in the same run. */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -26,19 +25,6 @@ struct matmul_case {
 	void *b;         /* (k, n) likewise */
 	float *c;        /* (m, n) float32 */
 };
-
-static int wl_set(struct wl_status *st, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int wl_set(struct wl_status *st, int code, const char *fmt, ...)
-{
-	st->code = code;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(st->reason, sizeof(st->reason), fmt, ap);
-	va_end(ap);
-	return code;
-}
 
 static size_t elem_size(enum bd_dtype t) { return t == DTYPE_BFLOAT16 ? 2 : 4; }
 

@@ -10,7 +10,6 @@
  *     finite and near ln(vocab), as it is for these small initial weights.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,19 +38,6 @@ struct e2e_case {
 	int dev_open;
 	struct model *model;
 };
-
-static int wl_set(struct wl_status *st, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int wl_set(struct wl_status *st, int code, const char *fmt, ...)
-{
-	st->code = code;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(st->reason, sizeof(st->reason), fmt, ap);
-	va_end(ap);
-	return code;
-}
 
 /* A failed model/dev call as a workload status: oom, unsupported or error. */
 static int wl_from_dev(struct wl_status *st, const struct dev *dev, int rc, const char *what)

@@ -17,7 +17,7 @@ const char *case_status_name(enum case_status s);
 
 struct case_result {
 	enum case_status status;
-	char reason[512];
+	char reason[2048];         /* why, for every status but ok (a peer's stderr tail fits) */
 	int interrupted;           /* the case did not finish: store nothing */
 	double max_diff, tolerance;/* -1 when not validated */
 	struct wl_figures figures;

@@ -71,6 +71,8 @@ struct model {
 
 	struct model_memory mem;
 	int64_t *account;         /* the counter model_create's allocations go to */
+	const char *what;         /* what model_create is allocating now, for messages */
+	const char *refused;      /* the first allocation refused (then the rest is only counted) */
 };
 
 /* ---- layout, init, figures ---------------------------------------------------------------- */
@@ -197,22 +199,23 @@ int model_check(const struct model_shape *s, struct bd_error *err)
 
 /* ---- create / free ------------------------------------------------------------------------ */
 
-/* Allocate bytes on the device, counted in m->account. NULL: the caller returns BD_ENOMEM. */
+/* Allocate bytes on the device, counted in m->account. Once one allocation has been refused,
+ * nothing more is allocated but every size is still counted, so that an oom can say what the
+ * whole model needs. NULL when refused; model_create checks m->refused at the end. */
 static void *take(struct model *m, size_t bytes)
 {
+	*m->account += (int64_t)bytes;
+	if (m->refused)
+		return NULL;
 	void *p = m->dev->ops->alloc(m->dev, bytes);
-	if (p)
-		*m->account += (int64_t)bytes;
+	if (!p)
+		m->refused = m->what;
 	return p;
 }
 
-#define TAKE(ptr, count, elem)                                                       \
-	do {                                                                         \
-		if (!((ptr) = take(m, (size_t)(count) * (elem))))                    \
-			goto oom;                                                    \
-	} while (0)
+#define TAKE(ptr, count, elem) ((ptr) = take(m, (size_t)(count) * (elem)))
 
-static int alloc_layer(struct model *m, struct layer_acts *a, int with_x)
+static void alloc_layer(struct model *m, struct layer_acts *a, int with_x)
 {
 	size_t f32 = sizeof(float), act = m->act_size;
 	int64_t n = m->n, d = m->d, f = m->f, bh = m->s.batch * m->h;
@@ -232,9 +235,6 @@ static int alloc_layer(struct model *m, struct layer_acts *a, int with_x)
 	TAKE(a->h2, n * d, act);
 	TAKE(a->u, n * 2 * f, act);
 	TAKE(a->g, n * f, act);
-	return 0;
-oom:
-	return BD_ENOMEM;
 }
 
 static void free_layer(struct model *m, struct layer_acts *a, int with_x)
@@ -250,14 +250,24 @@ static void free_layer(struct model *m, struct layer_acts *a, int with_x)
 		dev->ops->attention_free(dev, a->att);
 }
 
-static int fail_oom(struct model *m, const char *what)
+#define GIB(x) ((double)(x) / (1024.0 * 1024 * 1024))
+
+/* The oom message: what was refused, and what the whole model needs. The total is also stored
+ * as the arena's failed_need, which the runner records as the case's peak. */
+static int fail_oom(struct model *m)
 {
 	struct mem_arena *mem = m->dev->mem;
+	const struct model_memory *mm = &m->mem;
+	int64_t total = mm->params + mm->grads + mm->optim + mm->activations + mm->workspace;
+	if (total > mem->failed_need)
+		mem->failed_need = total;
 	return bd_fail(&m->dev->err, BD_ENOMEM,
-		       "allocating the %s needs %lld bytes more than the memory limit allows "
-		       "(%lld bytes in use, limit %lld)",
-		       what, (long long)mem->failed, (long long)(mem->failed_need - mem->failed),
-		       (long long)mem->limit);
+		       "needs %lld bytes (%.2f GiB: parameters %.2f, gradients %.2f, AdamW state %.2f, "
+		       "activations %.2f, scratch %.2f; attention workspace not counted), over the "
+		       "memory limit of %lld bytes (%.2f GiB); the %s did not fit",
+		       (long long)total, GIB(total), GIB(mm->params), GIB(mm->grads), GIB(mm->optim),
+		       GIB(mm->activations), GIB(mm->workspace), (long long)mem->limit,
+		       GIB(mem->limit), m->refused);
 }
 
 int model_create(struct model **out, struct dev *dev, const struct model_shape *s, uint64_t seed,
@@ -270,7 +280,6 @@ int model_create(struct model **out, struct dev *dev, const struct model_shape *
 	struct model *m = calloc(1, sizeof(*m));
 	float *init = NULL;
 	int32_t *tok = NULL;
-	const char *what = "parameters";
 	if (!m)
 		return bd_fail(&dev->err, BD_ENOMEM, "out of host memory");
 	m->dev = dev;
@@ -295,28 +304,28 @@ int model_create(struct model **out, struct dev *dev, const struct model_shape *
 		goto done;
 	}
 
+	m->what = "parameters";
 	m->account = &m->mem.params;
 	TAKE(m->params, P, f32);
 	if (m->act == DTYPE_BFLOAT16)
 		TAKE(m->params_bf16, P, sizeof(uint16_t));
 	if (train) {
-		what = "gradients";
+		m->what = "gradients";
 		m->account = &m->mem.grads;
 		TAKE(m->grads, P, f32);
 	}
 	if (s->mode == MODEL_TRAIN) {
-		what = "AdamW state";
+		m->what = "AdamW state";
 		m->account = &m->mem.optim;
 		TAKE(m->adam_m, P, f32);
 		TAKE(m->adam_v, P, f32);
 	}
 
-	what = "activations";
+	m->what = "activations";
 	m->account = &m->mem.activations;
 	/* MODEL_INFER: one set of layer buffers; the residual stream ping-pongs between two */
 	for (int64_t l = 0; l < (train ? m->L : 1); l++)
-		if ((rc = alloc_layer(m, &m->layers[l], 1)))
-			goto oom;
+		alloc_layer(m, &m->layers[l], 1);
 	TAKE(m->x_final, n * d, f32);
 	if (!train)
 		for (int64_t l = 1; l < m->L; l++)
@@ -328,11 +337,13 @@ int model_create(struct model **out, struct dev *dev, const struct model_shape *
 	TAKE(m->loss, 1, f32);
 	struct dev_attention_shape as = {.b = s->batch, .h = m->h, .t = s->ctx, .dh = m->dh,
 					 .causal = 1, .backward = train};
-	for (int64_t l = 0; l < (train ? m->L : 1); l++) {
+	for (int64_t l = 0; !m->refused && l < (train ? m->L : 1); l++) {
 		int64_t before = dev->mem->live;
 		if ((rc = dev->ops->attention_create(dev, &m->layers[l].att, s->attention, &as))) {
-			if (rc == BD_ENOMEM)
-				goto oom;
+			if (rc == BD_ENOMEM) {
+				m->refused = "attention workspace";
+				break;
+			}
 			goto done;
 		}
 		m->mem.activations += dev->mem->live - before;
@@ -341,7 +352,7 @@ int model_create(struct model **out, struct dev *dev, const struct model_shape *
 		for (int64_t l = 1; l < m->L; l++)
 			m->layers[l].att = NULL;
 
-	what = "backward scratch";
+	m->what = "backward scratch";
 	m->account = &m->mem.workspace;
 	TAKE(m->tokens, n, sizeof(int32_t));
 	TAKE(m->targets, n, sizeof(int32_t));
@@ -364,6 +375,10 @@ int model_create(struct model **out, struct dev *dev, const struct model_shape *
 		TAKE(m->dk, n * d, f32);
 		TAKE(m->dv, n * d, f32);
 		TAKE(m->dqkv, n * 3 * d, act);
+	}
+	if (m->refused) {
+		rc = fail_oom(m);
+		goto done;
 	}
 
 	/* initial values, made on the host */
@@ -393,8 +408,6 @@ int model_create(struct model **out, struct dev *dev, const struct model_shape *
 done_rope:
 	free(rope);
 	goto done;
-oom:
-	rc = fail_oom(m, what);
 done:
 	free(tok);
 	free(init);

@@ -260,17 +260,12 @@ static void cpu_release(struct dev *dev)
 	dev->impl = NULL;
 }
 
-static int cpu_download(struct dev *dev, void *host_dst, const void *src, size_t bytes)
-{
-	return cpu_copy(dev, host_dst, src, bytes);
-}
-
 static const struct dev_ops cpu_ops = {
 	.name = "cpu",
 	.alloc = cpu_alloc,
 	.free = cpu_free,
 	.upload = cpu_copy,
-	.download = cpu_download,
+	.download = cpu_copy,
 	.copy = cpu_copy,
 	.zero = cpu_zero,
 	.sync = cpu_sync,

@@ -20,7 +20,6 @@ struct layer_acts {
 	float *x;        /* (n, d) f32: the layer's input (residual stream) */
 	float *rstd1;    /* (n) */
 	void *h1;        /* (n, d) act: attn_norm(x) */
-	void *qkv;       /* (n, 3d) act */
 	float *q, *k, *v;/* (b, h, t, dh) f32, q and k rotated */
 	float *o;        /* (b, h, t, dh) f32 */
 	float *lse;      /* (b, h, t) */
@@ -67,7 +66,8 @@ struct model {
 	void *du;                 /* (n, 2f) act */
 	void *dom;                /* (n, d) act */
 	float *d_o, *dq, *dk, *dv;/* (b, h, t, dh) f32 */
-	void *dqkv;               /* (n, 3d) act */
+	void *qkv;                /* (n, 3d) act: the QKV projection (forward), its gradient
+				   * (backward); only the split heads are kept per layer */
 
 	struct model_memory mem;
 	int64_t *account;         /* the counter model_create's allocations go to */
@@ -223,7 +223,6 @@ static void alloc_layer(struct model *m, struct layer_acts *a, int with_x)
 		TAKE(a->x, n * d, f32);
 	TAKE(a->rstd1, n, f32);
 	TAKE(a->h1, n * d, act);
-	TAKE(a->qkv, n * 3 * d, act);
 	TAKE(a->q, n * d, f32);
 	TAKE(a->k, n * d, f32);
 	TAKE(a->v, n * d, f32);
@@ -240,7 +239,7 @@ static void alloc_layer(struct model *m, struct layer_acts *a, int with_x)
 static void free_layer(struct model *m, struct layer_acts *a, int with_x)
 {
 	struct dev *dev = m->dev;
-	void *bufs[] = {a->rstd1, a->h1, a->qkv, a->q, a->k, a->v, a->o, a->lse, a->om, a->x_mid,
+	void *bufs[] = {a->rstd1, a->h1, a->q, a->k, a->v, a->o, a->lse, a->om, a->x_mid,
 			a->rstd2, a->h2, a->u, a->g};
 	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
 		dev->ops->free(dev, bufs[i]);
@@ -348,15 +347,12 @@ int model_create(struct model **out, struct dev *dev, const struct model_shape *
 		}
 		m->mem.activations += dev->mem->live - before;
 	}
-	if (!train)
-		for (int64_t l = 1; l < m->L; l++)
-			m->layers[l].att = NULL;
-
-	m->what = "backward scratch";
+	m->what = "scratch";
 	m->account = &m->mem.workspace;
 	TAKE(m->tokens, n, sizeof(int32_t));
 	TAKE(m->targets, n, sizeof(int32_t));
 	TAKE(m->rope, s->ctx * m->dh, f32);
+	TAKE(m->qkv, n * 3 * d, act);
 	if (train) {
 		TAKE(m->dx, n * d, f32);
 		if (m->act == DTYPE_BFLOAT16) {
@@ -374,7 +370,6 @@ int model_create(struct model **out, struct dev *dev, const struct model_shape *
 		TAKE(m->dq, n * d, f32);
 		TAKE(m->dk, n * d, f32);
 		TAKE(m->dv, n * d, f32);
-		TAKE(m->dqkv, n * 3 * d, act);
 	}
 	if (m->refused) {
 		rc = fail_oom(m);
@@ -438,7 +433,7 @@ void model_free(struct model *m)
 	void *bufs[] = {m->params, m->params_bf16, m->grads, m->adam_m, m->adam_v, m->tokens,
 			m->targets, m->rope, m->x_final, m->rstd_f, m->hf, m->logits, m->lse_ce,
 			m->loss, m->dx, m->dnorm, m->dg, m->du, m->dom, m->d_o, m->dq, m->dk, m->dv,
-			m->dqkv};
+			m->qkv};
 	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
 		release(dev, bufs[i]);
 	free(m);
@@ -508,12 +503,12 @@ int model_forward(struct model *m)
 				     : (x == m->layers[0].x ? m->x_final : m->layers[0].x);
 		if ((rc = op->rmsnorm_fwd(dev, x, m->params + w + lay->attn_norm, a->h1, m->act,
 					  a->rstd1, n, d, MODEL_NORM_EPS)) ||
-		    (rc = linear(m, a->h1, w + lay->w_qkv, a->qkv, n, 3 * d, d, m->act, 0)) ||
-		    (rc = op->heads_split(dev, a->qkv, m->act, 3 * d, a->q, m->rope, b, t, m->h,
+		    (rc = linear(m, a->h1, w + lay->w_qkv, m->qkv, n, 3 * d, d, m->act, 0)) ||
+		    (rc = op->heads_split(dev, m->qkv, m->act, 3 * d, a->q, m->rope, b, t, m->h,
 					  m->dh)) ||
-		    (rc = op->heads_split(dev, act_col(m, a->qkv, d), m->act, 3 * d, a->k, m->rope, b,
+		    (rc = op->heads_split(dev, act_col(m, m->qkv, d), m->act, 3 * d, a->k, m->rope, b,
 					  t, m->h, m->dh)) ||
-		    (rc = op->heads_split(dev, act_col(m, a->qkv, 2 * d), m->act, 3 * d, a->v, NULL,
+		    (rc = op->heads_split(dev, act_col(m, m->qkv, 2 * d), m->act, 3 * d, a->v, NULL,
 					  b, t, m->h, m->dh)) ||
 		    (rc = op->attention_fwd(dev, att, a->q, a->k, a->v, a->o, a->lse)) ||
 		    (rc = op->heads_merge(dev, a->o, a->om, m->act, d, NULL, b, t, m->h, m->dh)) ||
@@ -580,14 +575,14 @@ int model_backward(struct model *m)
 		    (rc = op->heads_split(dev, m->dom, m->act, d, m->d_o, NULL, b, t, m->h, m->dh)) ||
 		    (rc = op->attention_bwd(dev, a->att, a->q, a->k, a->v, a->o, a->lse, m->d_o, m->dq,
 					    m->dk, m->dv)) ||
-		    (rc = op->heads_merge(dev, m->dq, m->dqkv, m->act, 3 * d, m->rope, b, t, m->h,
+		    (rc = op->heads_merge(dev, m->dq, m->qkv, m->act, 3 * d, m->rope, b, t, m->h,
 					  m->dh)) ||
-		    (rc = op->heads_merge(dev, m->dk, act_col(m, m->dqkv, d), m->act, 3 * d, m->rope,
+		    (rc = op->heads_merge(dev, m->dk, act_col(m, m->qkv, d), m->act, 3 * d, m->rope,
 					  b, t, m->h, m->dh)) ||
-		    (rc = op->heads_merge(dev, m->dv, act_col(m, m->dqkv, 2 * d), m->act, 3 * d, NULL,
+		    (rc = op->heads_merge(dev, m->dv, act_col(m, m->qkv, 2 * d), m->act, 3 * d, NULL,
 					  b, t, m->h, m->dh)) ||
-		    (rc = linear_dw(m, m->dqkv, a->h1, w + lay->w_qkv, n, 3 * d, d)) ||
-		    (rc = linear_dx(m, m->dqkv, w + lay->w_qkv, m->dnorm, n, 3 * d, d, DTYPE_FLOAT32)) ||
+		    (rc = linear_dw(m, m->qkv, a->h1, w + lay->w_qkv, n, 3 * d, d)) ||
+		    (rc = linear_dx(m, m->qkv, w + lay->w_qkv, m->dnorm, n, 3 * d, d, DTYPE_FLOAT32)) ||
 		    (rc = op->rmsnorm_bwd(dev, m->dnorm, a->x, m->params + w + lay->attn_norm, a->rstd1,
 					  m->dx, m->grads + w + lay->attn_norm, n, d)))
 			return rc;

@@ -56,7 +56,7 @@ struct model_memory {
 	int64_t grads;
 	int64_t optim;            /* AdamW m and v */
 	int64_t activations;      /* everything the forward keeps (or reuses) and the backward needs */
-	int64_t workspace;        /* backward scratch, tokens, RoPE table */
+	int64_t workspace;        /* shared scratch: the QKV buffer, backward gradients, tokens, RoPE */
 };
 
 struct model;

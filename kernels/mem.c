@@ -13,30 +13,47 @@ void mem_init(struct mem_arena *m, int64_t limit)
 	m->limit = limit;
 }
 
+void mem_refused(struct mem_arena *m, size_t bytes)
+{
+	if (!m->failed) {
+		m->failed = (int64_t)bytes;
+		m->failed_need = m->live + (int64_t)bytes;
+	}
+}
+
+int mem_charge(struct mem_arena *m, size_t bytes)
+{
+	if (bytes > (size_t)INT64_MAX / 2 || (m->limit > 0 && m->live + (int64_t)bytes > m->limit)) {
+		mem_refused(m, bytes);
+		return -1;
+	}
+	m->live += (int64_t)bytes;
+	if (m->live > m->peak)
+		m->peak = m->live;
+	return 0;
+}
+
+void mem_uncharge(struct mem_arena *m, size_t bytes) { m->live -= (int64_t)bytes; }
+
 void *mem_alloc(struct mem_arena *m, size_t bytes)
 {
-	int64_t need = m->live + (int64_t)bytes;
-	if ((m->limit > 0 && need > m->limit) || bytes > SIZE_MAX - HEADER - 63) {
-		if (!m->failed) {
-			m->failed = (int64_t)bytes;
-			m->failed_need = need;
-		}
+	if (bytes > SIZE_MAX - HEADER - 63) {
+		mem_refused(m, bytes);
 		return NULL;
 	}
+	int64_t peak = m->peak;
+	if (mem_charge(m, bytes))
+		return NULL;
 	size_t total = (bytes + HEADER + 63) & ~(size_t)63;
 	char *base = aligned_alloc(64, total);
 	if (!base) {
-		if (!m->failed) {
-			m->failed = (int64_t)bytes;
-			m->failed_need = need;
-		}
+		mem_uncharge(m, bytes);
+		m->peak = peak;
+		mem_refused(m, bytes);
 		return NULL;
 	}
 	memset(base + HEADER, 0, bytes);
 	*(size_t *)base = bytes;
-	m->live = need;
-	if (m->live > m->peak)
-		m->peak = m->live;
 	return base + HEADER;
 }
 

@@ -26,4 +26,12 @@ void *mem_alloc(struct mem_arena *m, size_t bytes);
 void mem_free(struct mem_arena *m, void *p);
 void mem_reset_peak(struct mem_arena *m);
 
+/* Accounting alone, for memory another allocator hands out (a GPU's): mem_charge counts bytes
+ * against the limit and returns 0, or -1 (recording failed/failed_need as mem_alloc does) when
+ * they would exceed it; mem_refused records a refusal by that allocator itself; mem_uncharge
+ * gives counted bytes back. */
+int mem_charge(struct mem_arena *m, size_t bytes);
+void mem_refused(struct mem_arena *m, size_t bytes);
+void mem_uncharge(struct mem_arena *m, size_t bytes);
+
 #endif

@@ -57,6 +57,7 @@ struct case_params {
 	uint64_t seed;
 	int64_t mem_limit;     /* bytes the workload may allocate; 0 = no limit */
 	int sync;              /* CUDA: synchronize before reading timers (default 1) */
+	int tf32;              /* CUDA: float32 GEMMs on TF32 tensor cores (default 0) */
 };
 
 #endif

@@ -9,12 +9,14 @@ extern const struct workload attention_cpu_naive;
 extern const struct workload attention_cpu_flash;
 extern const struct workload matmul_cpu_onednn;
 extern const struct workload e2e_cpu_benchdb;
+extern const struct workload e2e_cuda_benchdb;
 
 const struct workload *const workloads[] = {
 	&attention_cpu_naive,
 	&attention_cpu_flash,
 	&matmul_cpu_onednn,
 	&e2e_cpu_benchdb,
+	&e2e_cuda_benchdb,
 	NULL,
 };
 

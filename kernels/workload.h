@@ -2,7 +2,7 @@
  *
  * A workload is a (suite, impl, device) entry in a registry. For each case the runner calls:
  *   check -> setup -> validate -> [untimed fwd if pass is backward] -> warmup+iters x run(phase)
- *   -> teardown.
+ *   -> [drain] -> teardown.
  * kernels/ never includes runner/ or db/; a workload reports through struct wl_status.
  */
 #ifndef BENCHDB_WORKLOAD_H
@@ -64,6 +64,19 @@ struct workload {
 	void (*teardown)(void *state);
 	/* Optional (NULL): the bytes by category, after a successful setup. */
 	void (*memory)(void *state, struct wl_memory *m);
+
+	/* Optional, for devices that run asynchronously (CUDA); NULL on the CPU, whose phases are
+	 * done when run returns. There run only enqueues the phase's work. With sync: true the
+	 * runner calls mark(state, 2·phase) right before and mark(state, 2·phase + 1) right after
+	 * each timed run, and once the iteration's phases are enqueued, elapsed(state, phase, &ns)
+	 * for each: the device time between the two marks (events on the work stream), which
+	 * waits for the phase to finish. With sync: false the runner keeps its host clock and
+	 * never waits (the missing-synchronize mistake, on purpose). drain waits for all queued
+	 * work; the runner calls it after the timed loop, so that a failure inside the device's
+	 * queue is reported either way. */
+	int (*mark)(void *state, int slot, struct wl_status *st);
+	int (*elapsed)(void *state, enum bd_phase phase, int64_t *ns, struct wl_status *st);
+	int (*drain)(void *state, struct wl_status *st);
 };
 
 /* Set st's code and reason (printf-style; "" for WL_OK) and return the code, so that a workload

@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "commands.h"
+#include "cuda_info.h"
 #include "opt.h"
 #include "sysinfo.h"
 
@@ -19,6 +20,15 @@ int cmd_sysinfo(int argc, char **argv)
 	sysinfo_collect(&si);
 	struct strbuf env = STRBUF_INIT;
 	sysinfo_env_json(&env);
+	char gpu[512], why[256];
+	if (si.gpu_count)
+		snprintf(gpu, sizeof(gpu), "%.255s (x%d; %d SMs, %.1f GiB, compute capability %s, "
+			 "clocks %d/%d MHz)", si.gpu_name, si.gpu_count, si.gpu_sm_count,
+			 (double)si.gpu_mem_bytes / (1 << 30), si.gpu_cc, si.gpu_clock_mhz,
+			 si.gpu_mem_clock_mhz);
+	else
+		snprintf(gpu, sizeof(gpu), "none visible (%s)",
+			 cuda_available(why, sizeof(why)) ? "?" : why);
 	const struct {
 		const char *k, *v;
 	} rows[] = {
@@ -28,7 +38,9 @@ int cmd_sysinfo(int argc, char **argv)
 		{"git_commit", build_git_commit[0] ? build_git_commit : "unknown"},
 		{"git_branch", build_git_branch[0] ? build_git_branch : "unknown"},
 		{"git_dirty", build_git_dirty < 0 ? "unknown" : build_git_dirty ? "yes" : "no"},
-		{"gpu", si.gpu_count ? si.gpu_name : "none visible"},
+		{"gpu", gpu},
+		{"cuda_driver", si.driver_version}, {"cuda_runtime", si.cuda_runtime},
+		{"cublas", si.cublas_version},
 		{"env", sb_str(&env)},
 	};
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)

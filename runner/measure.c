@@ -1,8 +1,9 @@
 /* runner/measure.c: the measurement loop (DESIGN "Measurement").
  *
  * Each case: allocate once, validate once against the float64 CPU reference (a wrong kernel is
- * never timed), then warmup + iters iterations, each phase timed with CLOCK_MONOTONIC and every
- * iteration stored, warm-up ones included.
+ * never timed), then warmup + iters iterations, each phase timed with CLOCK_MONOTONIC (or, for
+ * a device workload with sync: true, with the device's events) and every iteration stored,
+ * warm-up ones included.
  */
 #include "measure.h"
 
@@ -99,18 +100,26 @@ void measure_case(const struct workload *w, const struct case_params *p, struct 
 		goto done;
 	}
 	mem_reset_peak(&mem);
+	/* device timing: events around each phase, read after the iteration's phases */
+	int device_timed = p->sync && w->mark && w->elapsed;
 	for (int64_t it = 0; it < total; it++) {
 		if (measure_interrupted) {
 			res->interrupted = 1;
 			goto done;
 		}
+		size_t first = res->nsamples;
 		for (int ph = 0; ph < PHASE_COUNT; ph++) {
 			if (!(phases & (1u << ph)))
 				continue;
+			const char *what = phase_name((enum bd_phase)ph);
+			if (device_timed && take(res, w->mark(state, 2 * ph, &st), &st, what))
+				goto done;
 			int64_t t0 = now_ns();
 			rc = w->run(state, (enum bd_phase)ph, &st);
 			int64_t t1 = now_ns();
-			if (take(res, rc, &st, phase_name((enum bd_phase)ph)))
+			if (take(res, rc, &st, what))
+				goto done;
+			if (device_timed && take(res, w->mark(state, 2 * ph + 1, &st), &st, what))
 				goto done;
 			res->samples[res->nsamples++] = (struct sample){
 				.iter = (int32_t)it, .phase = ph, .ns = t1 - t0};
@@ -119,9 +128,17 @@ void measure_case(const struct workload *w, const struct case_params *p, struct 
 			if (ph == PHASE_BWD && res->peak_bwd_bytes < mem.peak)
 				res->peak_bwd_bytes = mem.peak;
 		}
+		for (size_t i = first; device_timed && i < res->nsamples; i++) {
+			struct sample *s = &res->samples[i];
+			if (take(res, w->elapsed(state, (enum bd_phase)s->phase, &s->ns, &st), &st,
+				 phase_name((enum bd_phase)s->phase)))
+				goto done;
+		}
 		if (on_iteration)
 			on_iteration(ctx, it + 1, total);
 	}
+	if (w->drain && take(res, w->drain(state, &st), &st, "the device's queue"))
+		goto done;
 	res->status = CASE_OK;
 done:
 	/* The peak includes setup and validation buffers; for oom it is what the case needed. */

@@ -63,7 +63,7 @@ enum param_id {
 	P_HEADS, P_SEQ_LEN, P_HEAD_DIM, P_CAUSAL,
 	P_MODEL, P_CONTEXT_LENGTH, P_ATTENTION, P_VOCAB_SIZE,
 	P_M, P_N, P_K, P_SIZE,
-	P_WARMUP, P_ITERS, P_SEED, P_MEM_LIMIT, P_SYNC,
+	P_WARMUP, P_ITERS, P_SEED, P_MEM_LIMIT, P_SYNC, P_TF32,
 	P_COUNT
 };
 
@@ -110,6 +110,7 @@ static const struct param_def param_defs[P_COUNT] = {
 	[P_SEED] = {"seed", V_NONNEG, S_ALL, 0},
 	[P_MEM_LIMIT] = {"mem_limit", V_BYTES, S_ALL, 0},
 	[P_SYNC] = {"sync", V_BOOL, S_ALL, 0},
+	[P_TF32] = {"tf32", V_BOOL, S_ALL, 0},
 };
 
 static int is_matmul_shape(enum param_id id)
@@ -1683,6 +1684,7 @@ static void draft_set(struct case_draft *c, enum param_id id, const struct value
 	case P_SEED: p->seed = (uint64_t)v->num; break;
 	case P_MEM_LIMIT: p->mem_limit = v->num; break;
 	case P_SYNC: p->sync = (int)v->num; break;
+	case P_TF32: p->tf32 = (int)v->num; break;
 	default: break;
 	}
 }
@@ -1715,6 +1717,7 @@ static void param_canon(const struct case_params *p, enum param_id id, char out[
 	case P_SEED: num = (int64_t)p->seed; break;
 	case P_MEM_LIMIT: num = p->mem_limit; break;
 	case P_SYNC: str = p->sync ? "true" : "false"; break;
+	case P_TF32: str = p->tf32 ? "true" : "false"; break;
 	default: str = ""; break;
 	}
 	if (str)
@@ -1790,6 +1793,8 @@ static char *case_key(int suite, const struct case_params *p)
 	default:
 		break;
 	}
+	if (p->tf32)
+		sb_add(&sb, " tf32=true");
 	if (!p->sync)
 		sb_add(&sb, " sync=false");
 	return sb_detach(&sb);
@@ -1828,6 +1833,8 @@ static char *case_name(int suite, const struct case_params *p, int vocab_overrid
 	}
 	if (p->device != DEVICE_CPU)
 		sb_addf(&sb, " %s", device_name(p->device));
+	if (p->tf32)
+		sb_add(&sb, " tf32");
 	if (!p->sync)
 		sb_add(&sb, " nosync");
 	/* the key leaves warm-up out; the name tells cases of a warm-up axis apart */

@@ -8,6 +8,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "cuda_info.h"
 #include "dnnl_wrap.h"
 
 #ifndef BENCHDB_COMPILER
@@ -141,6 +142,18 @@ void sysinfo_collect(struct sysinfo *si)
 	int64_t avail;
 	sysinfo_memory(&si->mem_bytes, &avail);
 	onednn_version(si->blas, sizeof(si->blas));
+	struct cuda_gpu_info gi;
+	cuda_gpu_info(&gi);
+	snprintf(si->gpu_name, sizeof(si->gpu_name), "%s", gi.name);
+	si->gpu_count = gi.count;
+	si->gpu_mem_bytes = gi.mem_bytes;
+	si->gpu_sm_count = gi.sm_count;
+	snprintf(si->gpu_cc, sizeof(si->gpu_cc), "%s", gi.cc);
+	si->gpu_clock_mhz = gi.clock_mhz;
+	si->gpu_mem_clock_mhz = gi.mem_clock_mhz;
+	snprintf(si->driver_version, sizeof(si->driver_version), "%s", gi.driver);
+	snprintf(si->cuda_runtime, sizeof(si->cuda_runtime), "%s", gi.runtime);
+	snprintf(si->cublas_version, sizeof(si->cublas_version), "%s", gi.cublas);
 	snprintf(si->compiler, sizeof(si->compiler), "%s", BENCHDB_COMPILER);
 	snprintf(si->build_flags, sizeof(si->build_flags), "%s", BENCHDB_BUILD_FLAGS);
 }

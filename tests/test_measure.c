@@ -93,11 +93,11 @@ static int picky_check(const struct case_params *p, struct wl_status *st)
 }
 
 static const struct workload good = {"attention", "fake", DEVICE_CPU, "fake", ok_check,
-				     fake_figures, fake_setup, good_validate, fake_run, fake_teardown, NULL};
+				     fake_figures, fake_setup, good_validate, fake_run, fake_teardown, NULL, NULL, NULL, NULL};
 static const struct workload wrong = {"attention", "wrong", DEVICE_CPU, "wrong", ok_check,
-				      fake_figures, fake_setup, wrong_validate, fake_run, fake_teardown, NULL};
+				      fake_figures, fake_setup, wrong_validate, fake_run, fake_teardown, NULL, NULL, NULL, NULL};
 static const struct workload picky = {"attention", "picky", DEVICE_CPU, "picky", picky_check,
-				      fake_figures, fake_setup, good_validate, fake_run, fake_teardown, NULL};
+				      fake_figures, fake_setup, good_validate, fake_run, fake_teardown, NULL, NULL, NULL, NULL};
 
 static struct case_params params(enum bd_pass pass, int64_t warmup, int64_t iters)
 {

@@ -432,17 +432,17 @@ static void test_sweep__params_json_is_canonical_and_sorted(void **state)
 			    "{\"batch_size\":8,\"causal\":false,\"device\":\"cpu\",\"dtype\":\"float32\","
 			    "\"head_dim\":64,\"heads\":1,\"impl\":\"sdpa\",\"iters\":10,\"mem_limit\":536870912,"
 			    "\"pass\":\"forward_backward\",\"seed\":42,\"seq_len\":256,\"suite\":\"attention\","
-			    "\"sync\":true,\"warmup\":2}");
+			    "\"sync\":true,\"tf32\":false,\"warmup\":2}");
 	assert_string_equal(cases.items[1].params_json,
 			    "{\"attention\":\"naive\",\"batch_size\":4,\"context_length\":128,\"d_ff\":4096,"
 			    "\"d_model\":1024,\"device\":\"cpu\",\"dtype\":\"float32\",\"impl\":\"benchdb\","
 			    "\"iters\":10,\"mem_limit\":0,\"model\":\"medium\",\"num_heads\":16,"
 			    "\"num_layers\":24,\"pass\":\"train_step\",\"seed\":0,\"suite\":\"e2e\","
-			    "\"sync\":true,\"vocab_size\":10000,\"warmup\":2}");
+			    "\"sync\":true,\"tf32\":false,\"vocab_size\":10000,\"warmup\":2}");
 	assert_string_equal(cases.items[2].params_json,
 			    "{\"device\":\"cpu\",\"dtype\":\"float32\",\"impl\":\"onednn\",\"iters\":10,"
 			    "\"k\":16,\"m\":16,\"mem_limit\":0,\"n\":16,\"pass\":\"forward\",\"seed\":0,"
-			    "\"suite\":\"matmul\",\"sync\":true,\"warmup\":2}");
+			    "\"suite\":\"matmul\",\"sync\":true,\"tf32\":false,\"warmup\":2}");
 	/* keys strictly increasing */
 	for (size_t c = 0; c < cases.n; c++) {
 		const char *p = cases.items[c].params_json, *prev = NULL;
@@ -705,14 +705,14 @@ static void test_sweep__unknown_param_key_lists_suite_keys_and_suggests(void **s
 			  5, 5,
 			  "unknown key 'head_size' for suite attention (valid: impl, device, dtype, pass, "
 			  "batch_size, heads, seq_len, head_dim, causal, warmup, iters, seed, mem_limit, sync, "
-			  "suite, axes, exclude)",
+			  "tf32, suite, axes, exclude)",
 			  "did you mean 'head_dim'?", NULL);
 	/* inside axes: only parameters are valid */
 	check_parse_error("benchmarks:\n"
 			  "  - suite: matmul\n"
 			  "    axes: {size: [8], dtpye: [float32]}\n",
 			  3, 23, "unknown key 'dtpye' for suite matmul (valid: impl, device, dtype, pass, m, n, k, "
-			  "size, warmup, iters, seed, mem_limit, sync)", "did you mean 'dtype'?", NULL);
+			  "size, warmup, iters, seed, mem_limit, sync, tf32)", "did you mean 'dtype'?", NULL);
 	/* a key of another suite says so */
 	check_parse_error("benchmarks:\n"
 			  "  - {suite: attention, impl: flash, seq_len: 8, head_dim: 8, model: small}\n",
@@ -946,7 +946,7 @@ static void test_sweep__exclude_keys_must_be_parameters_of_the_suite(void **stat
 			  "      - {impl: sdpa, model: small}\n",
 			  7, 22, "exclude key 'model' is not a parameter of suite attention (valid: impl, device, "
 			  "dtype, pass, batch_size, heads, seq_len, head_dim, causal, warmup, iters, seed, "
-			  "mem_limit, sync)", NULL);
+			  "mem_limit, sync, tf32)", NULL);
 	check_parse_error("benchmarks:\n"
 			  "  - {suite: attention, impl: naive, seq_len: 8, head_dim: 8, exclude: [{impl: sdp}]}\n",
 			  2, 79, "unknown impl 'sdp' for suite attention", "did you mean 'sdpa'?", NULL);

@@ -27,7 +27,15 @@ struct cpu_backend {
 
 static struct cpu_backend *be(struct dev *dev) { return dev->impl; }
 
-static void *cpu_alloc(struct dev *dev, size_t bytes) { return mem_alloc(dev->mem, bytes); }
+static void *cpu_alloc(struct dev *dev, size_t bytes)
+{
+	void *p = mem_alloc(dev->mem, bytes);
+	if (!p)
+		bd_fail(&dev->err, BD_ENOMEM, "allocating %zu bytes failed (%s)", bytes,
+			dev->mem->limit > 0 && dev->mem->live + (int64_t)bytes > dev->mem->limit
+				? "over the memory limit" : "the host is out of memory");
+	return p;
+}
 static void cpu_free(struct dev *dev, void *p) { mem_free(dev->mem, p); }
 
 static int cpu_copy(struct dev *dev, void *dst, const void *src, size_t bytes)

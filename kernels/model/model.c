@@ -258,15 +258,24 @@ static int fail_oom(struct model *m)
 	struct mem_arena *mem = m->dev->mem;
 	const struct model_memory *mm = &m->mem;
 	int64_t total = mm->params + mm->grads + mm->optim + mm->activations + mm->workspace;
+	/* the limit refused, or the device itself (whose message the backend left in err) */
+	int by_limit = mem->limit > 0 && mem->failed_need > mem->limit;
+	char device_said[sizeof(m->dev->err.msg)];
+	snprintf(device_said, sizeof(device_said), "%s", m->dev->err.msg);
 	if (total > mem->failed_need)
 		mem->failed_need = total;
+	char where[256];
+	if (by_limit)
+		snprintf(where, sizeof(where), "over the memory limit of %lld bytes (%.2f GiB)",
+			 (long long)mem->limit, GIB(mem->limit));
+	else
+		snprintf(where, sizeof(where), "more than the %s would give", m->dev->ops->name);
 	return bd_fail(&m->dev->err, BD_ENOMEM,
 		       "needs %lld bytes (%.2f GiB: parameters %.2f, gradients %.2f, AdamW state %.2f, "
-		       "activations %.2f, scratch %.2f; attention workspace not counted), over the "
-		       "memory limit of %lld bytes (%.2f GiB); the %s did not fit",
-		       (long long)total, GIB(total), GIB(mm->params), GIB(mm->grads), GIB(mm->optim),
-		       GIB(mm->activations), GIB(mm->workspace), (long long)mem->limit,
-		       GIB(mem->limit), m->refused);
+		       "activations %.2f, scratch %.2f; attention workspace not counted), %s; the %s "
+		       "did not fit%s%.400s", (long long)total, GIB(total), GIB(mm->params),
+		       GIB(mm->grads), GIB(mm->optim), GIB(mm->activations), GIB(mm->workspace), where,
+		       m->refused, by_limit || !device_said[0] ? "" : ": ", by_limit ? "" : device_said);
 }
 
 int model_create(struct model **out, struct dev *dev, const struct model_shape *s, uint64_t seed,
@@ -501,6 +510,7 @@ int model_forward(struct model *m)
 		/* the layer's output: the next layer's x, or (inference) the other ping-pong buffer */
 		float *x_out = train ? (l + 1 < m->L ? m->layers[l + 1].x : m->x_final)
 				     : (x == m->layers[0].x ? m->x_final : m->layers[0].x);
+		dev_range_push(dev, "layer %lld", (long long)l);
 		if ((rc = op->rmsnorm_fwd(dev, x, m->params + w + lay->attn_norm, a->h1, m->act,
 					  a->rstd1, n, d, MODEL_NORM_EPS)) ||
 		    (rc = linear(m, a->h1, w + lay->w_qkv, m->qkv, n, 3 * d, d, m->act, 0)) ||
@@ -519,8 +529,11 @@ int model_forward(struct model *m)
 		    (rc = linear(m, a->h2, w + lay->w_13, a->u, n, 2 * f, d, m->act, 0)) ||
 		    (rc = op->swiglu_fwd(dev, a->u, a->g, m->act, n, f)) ||
 		    (rc = op->copy(dev, x_out, a->x_mid, (size_t)(n * d) * sizeof(float))) ||
-		    (rc = linear(m, a->g, w + lay->w_2, x_out, n, d, f, DTYPE_FLOAT32, 1)))
+		    (rc = linear(m, a->g, w + lay->w_2, x_out, n, d, f, DTYPE_FLOAT32, 1))) {
+			dev_range_pop(dev);
 			return rc;
+		}
+		dev_range_pop(dev);
 		x = x_out;
 	}
 	m->x_last = x;
@@ -561,6 +574,7 @@ int model_backward(struct model *m)
 	for (int64_t l = m->L - 1; l >= 0; l--) {
 		struct layer_acts *a = &m->layers[l];
 		int64_t w = lay->layer0 + l * lay->layer_stride;
+		dev_range_push(dev, "layer %lld backward", (long long)l);
 		if ((rc = dx_to_act(m)) ||
 		    (rc = linear_dw(m, m->dx_act, a->g, w + lay->w_2, n, d, f)) ||
 		    (rc = linear_dx(m, m->dx_act, w + lay->w_2, m->dg, n, d, f, m->act)) ||
@@ -584,8 +598,11 @@ int model_backward(struct model *m)
 		    (rc = linear_dw(m, m->qkv, a->h1, w + lay->w_qkv, n, 3 * d, d)) ||
 		    (rc = linear_dx(m, m->qkv, w + lay->w_qkv, m->dnorm, n, 3 * d, d, DTYPE_FLOAT32)) ||
 		    (rc = op->rmsnorm_bwd(dev, m->dnorm, a->x, m->params + w + lay->attn_norm, a->rstd1,
-					  m->dx, m->grads + w + lay->attn_norm, n, d)))
+					  m->dx, m->grads + w + lay->attn_norm, n, d))) {
+			dev_range_pop(dev);
 			return rc;
+		}
+		dev_range_pop(dev);
 	}
 	float *d_emb = m->grads + lay->embedding;
 	if ((rc = op->zero(dev, d_emb, (size_t)(V * d) * sizeof(float))) ||

@@ -103,25 +103,44 @@ struct dev_ops {
 			     float *dq, float *dk, float *dv);
 	void (*attention_free)(struct dev *dev, void *att);
 
+	/* Timing on the work stream, NULL on a synchronous device (the CPU). mark records event
+	 * slot (0 .. DEV_TIMER_SLOTS-1) on the stream; elapsed waits for slot `to` and gives the
+	 * nanoseconds between the two marks. */
+	int (*mark)(struct dev *dev, int slot);
+	int (*elapsed)(struct dev *dev, int from, int to, int64_t *ns);
+	/* Named ranges for profilers (NVTX on CUDA), NULL where there are none. */
+	void (*range_push)(struct dev *dev, const char *name);
+	void (*range_pop)(struct dev *dev);
+
 	/* everything the backend cached (GEMM plans, workspaces); dev_free calls it */
 	void (*release)(struct dev *dev);
 };
+
+#define DEV_TIMER_SLOTS 8
 
 struct dev {
 	const struct dev_ops *ops;
 	struct mem_arena *mem;   /* accounting and limit of this case */
 	struct bd_error err;     /* the last failure */
 	int unsupported;         /* set with err when the failure means "cannot run this" */
+	int tf32;                /* CUDA: float32 GEMMs may use TF32 tensor cores (set after open,
+				  * before the first gemm); the CPU backend refuses it */
 	void *impl;              /* backend state */
 };
 
-/* Make the backend for device (DEVICE_CPU here). Returns 0, or BD_EINVAL with err when the
- * device is not built in or not present (err says why). */
+/* A profiler range around what follows, when the backend has them; printf-style name. */
+void dev_range_push(struct dev *dev, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void dev_range_pop(struct dev *dev);
+
+/* Make the backend for device. Returns 0, or BD_EINVAL with err when the device is not built
+ * in or not present (err says why). */
 int dev_open(struct dev *dev, enum bd_device device, struct mem_arena *mem, struct bd_error *err);
 /* Release the backend's caches. Buffers the model allocated must be freed first. */
 void dev_close(struct dev *dev);
 
-/* The CPU backend, for dev_open. */
+/* The backends, for dev_open. dev_cuda_open fails with the reason on a build without CUDA or a
+ * machine without a usable GPU (kernels/cuda/). */
 int dev_cpu_open(struct dev *dev, struct mem_arena *mem, struct bd_error *err);
+int dev_cuda_open(struct dev *dev, struct mem_arena *mem, struct bd_error *err);
 
 #endif

@@ -41,7 +41,7 @@ const char *const workload_suites[] = {"attention", "e2e", "matmul", NULL};
 
 static const char *const attention_impls[] = {"naive", "flash", "sdpa", NULL};
 static const char *const e2e_impls[] = {"benchdb", NULL};
-static const char *const matmul_impls[] = {"onednn", NULL};
+static const char *const matmul_impls[] = {"onednn", "cublaslt", NULL};
 
 const char *const *workload_impl_names(const char *suite)
 {

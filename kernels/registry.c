@@ -10,6 +10,7 @@ extern const struct workload attention_cpu_flash;
 extern const struct workload matmul_cpu_onednn;
 extern const struct workload e2e_cpu_benchdb;
 extern const struct workload e2e_cuda_benchdb;
+extern const struct workload matmul_cuda_cublaslt;
 
 const struct workload *const workloads[] = {
 	&attention_cpu_naive,
@@ -17,6 +18,7 @@ const struct workload *const workloads[] = {
 	&matmul_cpu_onednn,
 	&e2e_cpu_benchdb,
 	&e2e_cuda_benchdb,
+	&matmul_cuda_cublaslt,
 	NULL,
 };
 

@@ -72,8 +72,8 @@ struct workload {
 	 * for each: the device time between the two marks (events on the work stream), which
 	 * waits for the phase to finish. With sync: false the runner keeps its host clock and
 	 * never waits (the missing-synchronize mistake, on purpose). drain waits for all queued
-	 * work; the runner calls it after the timed loop, so that a failure inside the device's
-	 * queue is reported either way. */
+	 * work; the runner calls it once the timed loop is complete, so that a failure inside the
+	 * device's queue is reported in both modes (a failed mark or elapsed is reported itself). */
 	int (*mark)(void *state, int slot, struct wl_status *st);
 	int (*elapsed)(void *state, enum bd_phase phase, int64_t *ns, struct wl_status *st);
 	int (*drain)(void *state, struct wl_status *st);

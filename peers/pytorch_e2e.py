@@ -21,8 +21,10 @@ What each pass times, per iteration (warm-up iterations are printed too, from 0)
   forward_backward  fwd with autograd, then bwd: loss.backward(); the gradients are reset
                     (zero_grad(set_to_none=True)) before each iteration, outside the timed phases
   train_step        fwd, bwd, then opt: optimizer.step()
-Each phase is timed with time.perf_counter_ns(); on CUDA torch.cuda.synchronize() ends each phase
-(unless the case has sync: false, which reproduces the missing-synchronize mistake).
+Each phase is timed with time.perf_counter_ns() on the CPU; on CUDA with CUDA events recorded
+around it on the current stream, as benchdb times its own CUDA phases (a case with sync: false
+keeps the host clock and never waits: the missing-synchronize mistake, on purpose). tf32 sets
+torch.backends.cuda.matmul.allow_tf32 (and cuDNN's) either way.
 
 dtype float32 runs everything in float32; bfloat16 is autocast(bfloat16) over float32 master
 weights (matmuls in bfloat16, norms, softmax and the loss in float32); float16 is autocast(float16),
@@ -97,7 +99,8 @@ def read_case():
     case = dict(
         suite=env.get("BENCHDB_SUITE", ""), device=env.get("BENCHDB_DEVICE", "cpu"),
         dtype=env.get("BENCHDB_DTYPE", "float32"), pass_=env.get("BENCHDB_PASS", ""),
-        attention=env.get("BENCHDB_ATTENTION", "naive"), sync=env.get("BENCHDB_SYNC", "true") != "false")
+        attention=env.get("BENCHDB_ATTENTION", "naive"), sync=env.get("BENCHDB_SYNC", "true") != "false",
+        tf32=env.get("BENCHDB_TF32", "false") == "true")
     if case["suite"] != "e2e":
         raise Unsupported("this peer runs suite e2e, not %r" % case["suite"])
     for key in ("d_model", "d_ff", "num_layers", "num_heads", "vocab_size", "context_length",
@@ -223,6 +226,11 @@ def run(argv):
     if c["attention"] != "naive" and not hasattr(torch.nn.functional, "scaled_dot_product_attention"):
         raise Unsupported("attention %s needs torch.nn.functional.scaled_dot_product_attention "
                           "(torch >= 2.0; this is torch %s)" % (c["attention"], torch.__version__))
+    if c["tf32"] and not cuda:
+        raise Unsupported("tf32 is a CUDA GEMM mode (set tf32: false on the cpu)")
+    if cuda:   # explicit either way: torch's default has changed between versions
+        torch.backends.cuda.matmul.allow_tf32 = c["tf32"]
+        torch.backends.cudnn.allow_tf32 = c["tf32"]
     if cuda and c["attention"] == "flash" and amp_dtype is None:
         raise Unsupported("torch's FlashAttention backend needs float16 or bfloat16")
     if compile_model and not hasattr(torch, "compile"):
@@ -287,9 +295,30 @@ def run(argv):
             return torch.backends.cuda.sdp_kernel(enable_flash=True, enable_math=False,
                                                   enable_mem_efficient=False)
 
-    def sync():
-        if cuda and c["sync"]:
-            torch.cuda.synchronize(device)
+    # CUDA with sync: events on the current stream around each phase, read once the phase's
+    # end event has completed (as benchdb times its CUDA phases); otherwise the host clock,
+    # which with sync: false stops before the GPU has finished (the mistake, on purpose)
+    events = cuda and c["sync"]
+
+    class Phase:
+        def __enter__(self):
+            if events:
+                self.start = torch.cuda.Event(enable_timing=True)
+                self.start.record()
+            else:
+                self.t0 = time.perf_counter_ns()
+            return self
+
+        def __exit__(self, *exc):
+            if events:
+                end = torch.cuda.Event(enable_timing=True)
+                end.record()
+                end.synchronize()
+                self.ns = int(round(self.start.elapsed_time(end) * 1e6))
+            else:
+                self.ns = time.perf_counter_ns() - self.t0
+            self.ns = max(1, self.ns)
+            return False
 
     peak = {"fwd": 0, "bwd": 0}
     for it in range(c["warmup"] + c["iters"]):
@@ -298,25 +327,22 @@ def run(argv):
         if cuda:
             torch.cuda.reset_peak_memory_stats(device)
         out = []
-        t0 = time.perf_counter_ns()
-        with torch.set_grad_enabled("bwd" in phases), autocast(), attention_backend():
-            loss = step(tokens, targets)
-        sync()
-        out.append("sample %d fwd %d" % (it, max(1, time.perf_counter_ns() - t0)))
+        with Phase() as ph:
+            with torch.set_grad_enabled("bwd" in phases), autocast(), attention_backend():
+                loss = step(tokens, targets)
+        out.append("sample %d fwd %d" % (it, ph.ns))
         if cuda:
             peak["fwd"] = max(peak["fwd"], torch.cuda.max_memory_allocated(device))
         if "bwd" in phases:
-            t0 = time.perf_counter_ns()
-            loss.backward()
-            sync()
-            out.append("sample %d bwd %d" % (it, max(1, time.perf_counter_ns() - t0)))
+            with Phase() as ph:
+                loss.backward()
+            out.append("sample %d bwd %d" % (it, ph.ns))
             if cuda:
                 peak["bwd"] = max(peak["bwd"], torch.cuda.max_memory_allocated(device))
         if optimizer is not None:
-            t0 = time.perf_counter_ns()
-            optimizer.step()
-            sync()
-            out.append("sample %d opt %d" % (it, max(1, time.perf_counter_ns() - t0)))
+            with Phase() as ph:
+                optimizer.step()
+            out.append("sample %d opt %d" % (it, ph.ns))
         if it == 0 and not math.isfinite(loss.item()):
             raise RuntimeError("the loss is %r" % loss.item())
         emit(out)

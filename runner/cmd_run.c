@@ -19,8 +19,8 @@
 
 /* Exit status after SIGINT/SIGTERM, as shells report a signal death (128 + SIGINT). */
 #define EXIT_INTERRUPTED 130
-/* Without mem_limit in the sweep or --mem-limit, a case may use this share of the memory that
- * was available when the run started, so that no sweep drives the machine into swap. */
+/* Without mem_limit in the sweep or --mem-limit, a CPU case may use this share of the memory
+ * that was available when the run started, so that no sweep drives the machine into swap. */
 #define DEFAULT_MEM_SHARE 0.8
 
 static void on_signal(int sig)
@@ -182,9 +182,13 @@ int cmd_run(int argc, char **argv)
 		sysinfo_memory(&total, &available);
 		mem_limit = (int64_t)(DEFAULT_MEM_SHARE * (double)(available ? available : total));
 	}
-	for (size_t i = 0; i < cases.n; i++)
-		if (mem_limit_text || !cases.items[i].params.mem_limit)
-			cases.items[i].params.mem_limit = mem_limit;
+	/* the default share is of host memory: a CUDA case without a limit of its own is bounded by
+	 * the GPU's memory, which refuses itself */
+	for (size_t i = 0; i < cases.n; i++) {
+		struct case_params *p = &cases.items[i].params;
+		if (mem_limit_text || (!p->mem_limit && p->device == DEVICE_CPU))
+			p->mem_limit = mem_limit;
+	}
 
 	if ((rc = db_open(db_path, DB_CREATE, &db, &err))) {
 		bd_error_print("runner run", &err);

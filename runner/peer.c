@@ -366,7 +366,7 @@ void peer_output_free(struct peer_output *out)
 static const char *const env_names[] = {
 	"BENCHDB_PEER_PROTOCOL", "BENCHDB_PARAMS", "BENCHDB_SUITE", "BENCHDB_IMPL", "BENCHDB_DEVICE",
 	"BENCHDB_DTYPE", "BENCHDB_PASS", "BENCHDB_PHASES", "BENCHDB_BATCH_SIZE", "BENCHDB_WARMUP",
-	"BENCHDB_ITERS", "BENCHDB_SEED", "BENCHDB_MEM_LIMIT", "BENCHDB_SYNC",
+	"BENCHDB_ITERS", "BENCHDB_SEED", "BENCHDB_MEM_LIMIT", "BENCHDB_SYNC", "BENCHDB_TF32",
 	"BENCHDB_HEADS", "BENCHDB_SEQ_LEN", "BENCHDB_HEAD_DIM", "BENCHDB_CAUSAL",
 	"BENCHDB_MODEL", "BENCHDB_D_MODEL", "BENCHDB_D_FF", "BENCHDB_NUM_LAYERS", "BENCHDB_NUM_HEADS",
 	"BENCHDB_VOCAB_SIZE", "BENCHDB_CONTEXT_LENGTH", "BENCHDB_ATTENTION",
@@ -453,6 +453,7 @@ static int env_build(const struct sweep_case *c, struct env *e)
 	env_setf(e, "BENCHDB_SEED", "%" PRIu64, p->seed);
 	env_setf(e, "BENCHDB_MEM_LIMIT", "%" PRId64, p->mem_limit);
 	env_setf(e, "BENCHDB_SYNC", "%s", p->sync ? "true" : "false");
+	env_setf(e, "BENCHDB_TF32", "%s", p->tf32 ? "true" : "false");
 	if (!strcmp(p->suite, "attention")) {
 		env_setf(e, "BENCHDB_BATCH_SIZE", "%" PRId64, p->batch_size);
 		env_setf(e, "BENCHDB_HEADS", "%" PRId64, p->heads);

@@ -99,6 +99,64 @@ static const struct workload wrong = {"attention", "wrong", DEVICE_CPU, "wrong",
 static const struct workload picky = {"attention", "picky", DEVICE_CPU, "picky", picky_check,
 				      fake_figures, fake_setup, good_validate, fake_run, fake_teardown, NULL, NULL, NULL, NULL};
 
+/* A fake asynchronous ("device") workload: every call goes into seen.log, in order, as a code;
+ * elapsed reports a distinctive device time per phase, well away from any host time of the
+ * empty run. */
+enum { LOG_RUN = 100, LOG_ELAPSED = 200, LOG_DRAIN = 300, LOG_MAX = 512 };
+static const int64_t device_ns[PHASE_COUNT] = {1000003, 2000003, 3000005};
+static struct {
+	int log[LOG_MAX];
+	int nlog;
+	int marks, elapsed, drains;
+	int elapsed_fail_at;   /* fail the n-th elapsed call (1-based); 0: never */
+	int mark_fail_at;      /* fail the n-th mark call (1-based); 0: never */
+	int drain_fails;
+} dev;
+
+static void dev_log(int code)
+{
+	if (dev.nlog < LOG_MAX)
+		dev.log[dev.nlog++] = code;
+}
+
+static int dev_run(void *state, enum bd_phase phase, struct wl_status *st)
+{
+	dev_log(LOG_RUN + (int)phase);
+	return fake_run(state, phase, st);
+}
+
+static int dev_mark(void *state, int slot, struct wl_status *st)
+{
+	(void)state;
+	dev_log(slot);
+	if (++dev.marks == dev.mark_fail_at)
+		return wl_set(st, WL_ERROR, "fake event record failed at slot %d", slot);
+	return WL_OK;
+}
+
+static int dev_elapsed(void *state, enum bd_phase phase, int64_t *ns, struct wl_status *st)
+{
+	(void)state;
+	dev_log(LOG_ELAPSED + (int)phase);
+	if (++dev.elapsed == dev.elapsed_fail_at)
+		return wl_set(st, WL_ERROR, "fake kernel fault in %s", phase_name(phase));
+	*ns = device_ns[phase];
+	return WL_OK;
+}
+
+static int dev_drain(void *state, struct wl_status *st)
+{
+	(void)state;
+	dev_log(LOG_DRAIN);
+	dev.drains++;
+	if (dev.drain_fails)
+		return wl_set(st, WL_ERROR, "fake queue failed: illegal address");
+	return WL_OK;
+}
+
+static const struct workload device = {"attention", "device", DEVICE_CUDA, "device", ok_check,
+				       fake_figures, fake_setup, good_validate, dev_run, fake_teardown, NULL, dev_mark, dev_elapsed, dev_drain};
+
 static struct case_params params(enum bd_pass pass, int64_t warmup, int64_t iters)
 {
 	struct case_params p;
@@ -116,6 +174,7 @@ static int reset(void **state)
 {
 	(void)state;
 	memset(&seen, 0, sizeof(seen));
+	memset(&dev, 0, sizeof(dev));
 	measure_interrupted = 0;
 	return 0;
 }
@@ -246,6 +305,126 @@ static void test_measure__interrupt_stops_at_the_next_iteration(void **state)
 	free(res.samples);
 }
 
+static void test_measure__sync_stores_device_times_from_marks_around_each_phase(void **state)
+{
+	(void)state;
+	struct case_params p = params(PASS_TRAIN_STEP, 2, 3);
+	p.sync = 1;
+	struct case_result res;
+	measure_case(&device, &p, &res, NULL, NULL);
+	assert_int_equal(res.status, CASE_OK);
+	assert_int_equal(res.nsamples, (2 + 3) * 3);
+	/* Every sample is the device's time for its phase, never the host clock's. */
+	for (size_t i = 0; i < res.nsamples; i++) {
+		assert_int_equal(res.samples[i].iter, (int)(i / 3));
+		assert_int_equal(res.samples[i].phase, (int)(i % 3));
+		assert_int_equal(res.samples[i].ns, device_ns[res.samples[i].phase]);
+	}
+	/* Per iteration: mark 2ph, run ph, mark 2ph+1 for each phase, then elapsed for each phase;
+	 * drain once after the timed loop. */
+	int want[LOG_MAX], n = 0;
+	for (int it = 0; it < 2 + 3; it++) {
+		for (int ph = 0; ph < PHASE_COUNT; ph++) {
+			want[n++] = 2 * ph;
+			want[n++] = LOG_RUN + ph;
+			want[n++] = 2 * ph + 1;
+		}
+		for (int ph = 0; ph < PHASE_COUNT; ph++)
+			want[n++] = LOG_ELAPSED + ph;
+	}
+	want[n++] = LOG_DRAIN;
+	assert_int_equal(dev.nlog, n);
+	assert_memory_equal(dev.log, want, (size_t)n * sizeof(int));
+	assert_int_equal(dev.marks, 2 * 3 * (2 + 3));
+	assert_int_equal(dev.elapsed, 3 * (2 + 3));
+	assert_int_equal(dev.drains, 1);
+	assert_int_equal(seen.runs[PHASE_OPT], 2 + 3);
+	assert_int_equal(seen.teardowns, 1);
+	free(res.samples);
+}
+
+static void test_measure__no_sync_keeps_the_host_clock_and_still_drains(void **state)
+{
+	(void)state;
+	struct case_params p = params(PASS_TRAIN_STEP, 2, 3);
+	p.sync = 0;
+	struct case_result res;
+	measure_case(&device, &p, &res, NULL, NULL);
+	assert_int_equal(res.status, CASE_OK);
+	assert_int_equal(res.nsamples, (2 + 3) * 3);
+	/* Host times of an empty run: never the device's distinctive values. */
+	for (size_t i = 0; i < res.nsamples; i++) {
+		assert_true(res.samples[i].ns >= 0);
+		for (int ph = 0; ph < PHASE_COUNT; ph++)
+			assert_true(res.samples[i].ns != device_ns[ph]);
+	}
+	assert_int_equal(dev.marks, 0);
+	assert_int_equal(dev.elapsed, 0);
+	assert_int_equal(dev.drains, 1);
+	assert_int_equal(dev.log[dev.nlog - 1], LOG_DRAIN);
+	assert_int_equal(seen.runs[PHASE_FWD], 2 + 3);
+	free(res.samples);
+
+	/* sync on a workload without mark/elapsed (the CPU): the host clock, no crash. */
+	p.sync = 1;
+	measure_case(&good, &p, &res, NULL, NULL);
+	assert_int_equal(res.status, CASE_OK);
+	assert_int_equal(res.nsamples, (2 + 3) * 3);
+	free(res.samples);
+}
+
+static void test_measure__device_failures_become_the_case_error(void **state)
+{
+	(void)state;
+	struct case_params p = params(PASS_FORWARD_BACKWARD, 1, 3);
+	p.sync = 1;
+	struct case_result res;
+
+	/* elapsed fails on iteration 2's bwd: calls 1-2 are iteration 0, 3-4 iteration 1, ... */
+	dev.elapsed_fail_at = 6;
+	measure_case(&device, &p, &res, NULL, NULL);
+	assert_int_equal(res.status, CASE_ERROR);
+	assert_string_equal(res.reason, "fake kernel fault in bwd");
+	assert_int_equal(dev.elapsed, 6);
+	assert_int_equal(seen.runs[PHASE_FWD], 3);   /* stopped in iteration 2 */
+	assert_int_equal(seen.teardowns, 1);
+	free(res.samples);
+
+	/* drain fails after a clean timed loop */
+	memset(&seen, 0, sizeof(seen));
+	memset(&dev, 0, sizeof(dev));
+	dev.drain_fails = 1;
+	measure_case(&device, &p, &res, NULL, NULL);
+	assert_int_equal(res.status, CASE_ERROR);
+	assert_string_equal(res.reason, "fake queue failed: illegal address");
+	assert_int_equal(dev.drains, 1);
+	assert_int_equal(dev.elapsed, 2 * (1 + 3));
+	assert_int_equal(seen.teardowns, 1);
+	free(res.samples);
+
+	/* drain fails with sync: false too: the queue's failure is reported either way */
+	memset(&seen, 0, sizeof(seen));
+	memset(&dev, 0, sizeof(dev));
+	dev.drain_fails = 1;
+	p.sync = 0;
+	measure_case(&device, &p, &res, NULL, NULL);
+	assert_int_equal(res.status, CASE_ERROR);
+	assert_string_equal(res.reason, "fake queue failed: illegal address");
+	assert_int_equal(dev.elapsed, 0);
+	free(res.samples);
+
+	/* a mark that fails (the event after iteration 1's fwd) */
+	memset(&seen, 0, sizeof(seen));
+	memset(&dev, 0, sizeof(dev));
+	dev.mark_fail_at = 6;
+	p.sync = 1;
+	measure_case(&device, &p, &res, NULL, NULL);
+	assert_int_equal(res.status, CASE_ERROR);
+	assert_string_equal(res.reason, "fake event record failed at slot 1");
+	assert_int_equal(seen.teardowns, 1);
+	free(res.samples);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup(f, reset)
@@ -257,6 +436,9 @@ int main(void)
 		T(test_measure__backward_pass_times_only_backward_after_one_forward),
 		T(test_measure__train_step_times_three_phases),
 		T(test_measure__interrupt_stops_at_the_next_iteration),
+		T(test_measure__sync_stores_device_times_from_marks_around_each_phase),
+		T(test_measure__no_sync_keeps_the_host_clock_and_still_drains),
+		T(test_measure__device_failures_become_the_case_error),
 	};
 #undef T
 	return cmocka_run_group_tests(tests, NULL, NULL);

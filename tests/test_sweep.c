@@ -993,7 +993,7 @@ static void test_sweep__defaults_are_checked(void **state)
 			  NULL);
 	check_parse_error("defaults: {impl: flsh}\n"
 			  "benchmarks: [{suite: matmul, size: 8}]\n",
-			  1, 18, "unknown impl 'flsh' (valid: naive, flash, sdpa, benchdb, onednn)", NULL);
+			  1, 18, "unknown impl 'flsh' (valid: naive, flash, sdpa, benchdb, onednn, cublaslt)", NULL);
 	/* valid for attention, not for the e2e benchmark it is applied to */
 	check_parse_error("defaults:\n"
 			  "  impl: flash\n"
@@ -1120,7 +1120,7 @@ static void test_sweep__peer_entries_are_checked(void **state)
 		   "key 'timeout' of peer 'p' value 99999999999 is too large (at most 9223372036 seconds)");
 	/* names: not a built-in impl of any suite, a short identifier, not repeated */
 	PEER_ERROR("peers:\n  flash: {command: x, suite: e2e}\n", 2, 3,
-		   "peer name 'flash' is a built-in impl (built-in: naive, flash, sdpa, benchdb, onednn); "
+		   "peer name 'flash' is a built-in impl (built-in: naive, flash, sdpa, benchdb, onednn, cublaslt); "
 		   "choose another name");
 	PEER_ERROR("peers:\n  py torch: {command: x, suite: e2e}\n", 2, 3,
 		   "peer name 'py torch' may only contain letters, digits, '.', '_' and '-'");
@@ -1153,13 +1153,13 @@ static void test_sweep__peer_impls_are_valid_only_in_their_suite(void **state)
 			  "  pytorch: {command: x, suite: e2e}\n"
 			  "defaults: {impl: pytorc}\n"
 			  "benchmarks: [{suite: matmul, size: 8}]\n",
-			  3, 18, "unknown impl 'pytorc' (valid: naive, flash, sdpa, benchdb, onednn, pytorch)",
+			  3, 18, "unknown impl 'pytorc' (valid: naive, flash, sdpa, benchdb, onednn, cublaslt, pytorch)",
 			  "did you mean 'pytorch'?", NULL);
 	check_parse_error("peers:\n"
 			  "  pytorch: {command: x, suite: e2e}\n"
 			  "defaults: {impl: pytorch}\n"
 			  "benchmarks: [{suite: matmul, size: 8}]\n",
-			  3, 18, "unknown impl 'pytorch' for suite matmul (valid: onednn)",
+			  3, 18, "unknown impl 'pytorch' for suite matmul (valid: onednn, cublaslt)",
 			  "set in defaults, applied to benchmark 1", NULL);
 	/* a benchmark that uses a peer defined nowhere */
 	check_parse_error("benchmarks:\n  - {suite: e2e, impl: pytorch, model: small, context_length: 8}\n",

@@ -2,7 +2,8 @@
 # tests/cli/cli_test.sh: end-to-end tests of the `runner` and `report` binaries.
 #   cli_test.sh SCENARIO RUNNER REPORT [MAKE_FIXTURE]
 # SCENARIO is one of: help, run_report, list, bad_sweeps, report_errors, interrupt,
-# regress_real, report_fixture (needs MAKE_FIXTURE: tests/make_fixture.c).
+# regress_real, report_fixture (needs MAKE_FIXTURE: tests/make_fixture.c), cuda_unsupported
+# (asserts the no-GPU behaviour: exits 77, skipped, where a GPU is visible).
 # Golden files live in tests/golden/; UPDATE_GOLDEN=1 rewrites them from the current output.
 set -u
 scenario=$1
@@ -246,6 +247,49 @@ report_fixture)
 	expect_status 2 "compare without a baseline" "$REPORT" compare --db "$db"
 	expect_status 1 "compare against an impl with no partner" "$REPORT" --db "$db" --compare naive --where impl=naive
 	contains "$T/err" "nothing to compare" "nothing-to-compare message"
+	;;
+
+cuda_unsupported)
+	# Without a usable GPU every cuda case is stored as unsupported with the reason (a build
+	# without CUDA says so too), and tf32 on the cpu is refused; nothing fails the run.
+	expect_status 0 "runner sysinfo" "$RUNNER" sysinfo
+	if grep -Eq '^gpu ' "$T/out" && ! grep -Eq '^gpu .*none visible' "$T/out"; then
+		echo "cuda_unsupported: a GPU is visible here; this scenario asserts the no-GPU behaviour (skipped)"
+		exit 77
+	fi
+	contains "$T/out" "^gpu +none visible" "sysinfo: gpu none visible"
+	contains "$T/out" "^cuda_runtime " "sysinfo: cuda_runtime line"
+	db=$T/cuda.db
+	cat >"$T/cuda.yaml" <<'EOF'
+name: cli-cuda-unsupported
+benchmarks:
+  - suite: e2e
+    model: small
+    context_length: 16
+    device: cuda
+    pass: forward
+    dtype: [float32, bfloat16]
+  - suite: e2e
+    model: small
+    context_length: 16
+    device: cpu
+    pass: forward
+    tf32: true
+EOF
+	expect_status 0 "runner run on cuda without a GPU" "$RUNNER" run "$T/cuda.yaml" --db "$db"
+	contains "$T/out" "3 of 3 cases stored \(0 ok, 0 oom, 0 error, 3 unsupported, 0 skipped\)" "run summary"
+	check "three cases stored" [ "$(sql "$db" "select count(*) from cases")" = 3 ]
+	check "every case unsupported with a reason" [ "$(sql "$db" "select count(*) from cases where status = 'unsupported' and length(reason) > 0")" = 3 ]
+	check "no samples stored" [ "$(sql "$db" "select count(*) from samples")" = 0 ]
+	# "no usable CUDA GPU: ..." or "... built without CUDA", depending on the build
+	check "cuda cases: the reason names CUDA" [ "$(sql "$db" "select count(*) from cases where device = 'cuda' and instr(reason, 'CUDA') > 0")" = 2 ]
+	check "cuda cases: both dtypes" [ "$(sql "$db" "select group_concat(dtype) from (select dtype from cases where device = 'cuda' order by ord)")" = float32,bfloat16 ]
+	check "cpu tf32 case: the reason names tf32" [ "$(sql "$db" "select count(*) from cases where device = 'cpu' and instr(reason, 'tf32') > 0")" = 1 ]
+	check "params: tf32 true for the tf32 case" [ "$(sql "$db" "select count(*) from cases where device = 'cpu' and instr(params, '\"tf32\":true') > 0")" = 1 ]
+	check "params: tf32 false for the others" [ "$(sql "$db" "select count(*) from cases where device = 'cuda' and instr(params, '\"tf32\":false') > 0")" = 2 ]
+	check "case key of the tf32 case says tf32=true" [ "$(sql "$db" "select count(*) from cases where device = 'cpu' and instr(case_key, 'tf32=true') > 0")" = 1 ]
+	check "case keys of the others name no tf32" [ "$(sql "$db" "select count(*) from cases where device = 'cuda' and instr(case_key, 'tf32') > 0")" = 0 ]
+	check "system stored with gpu_count 0" [ "$(sql "$db" "select group_concat(gpu_count) from systems")" = 0 ]
 	;;
 
 *)

@@ -91,7 +91,7 @@ contains "$T/env.log" "^cwd=$SRC/tests/cli$" "the peer runs in the sweep file's 
 for var in BENCHDB_PEER_PROTOCOL=1 BENCHDB_SUITE=attention BENCHDB_IMPL=fake BENCHDB_DEVICE=cpu \
 	BENCHDB_DTYPE=float32 BENCHDB_PASS=forward_backward "BENCHDB_PHASES=fwd bwd" BENCHDB_BATCH_SIZE=1 \
 	BENCHDB_HEADS=2 BENCHDB_SEQ_LEN=32 BENCHDB_HEAD_DIM=8 BENCHDB_CAUSAL=false BENCHDB_WARMUP=2 \
-	BENCHDB_ITERS=3 BENCHDB_SEED=0 BENCHDB_MEM_LIMIT=1073741824 BENCHDB_SYNC=true; do
+	BENCHDB_ITERS=3 BENCHDB_SEED=0 BENCHDB_MEM_LIMIT=1073741824 BENCHDB_SYNC=true BENCHDB_TF32=false; do
 	contains "$T/env.log" "^$var$" "environment has $var"
 done
 contains "$T/env.log" '^BENCHDB_PARAMS=\{"batch_size":1,"causal":false,"device":"cpu",.*"impl":"fake",.*"seq_len":32,"suite":"attention",' "environment has the params JSON"

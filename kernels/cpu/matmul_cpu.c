@@ -5,16 +5,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bf16.h"
 #include "dnnl_wrap.h"
-#include "rng.h"
-#include "workload.h"
+#include "matmul_common.h"
 
-/* Validation: VALIDATE_ENTRIES random entries of C against a float64 dot product of the same
- * (possibly bfloat16) inputs. Bound per entry: TOL · Σ_k |a_ik·b_kj|, the scale of float32
- * rounding in a k-term sum whatever the order (products of bfloat16 values are exact in
- * float32, so the bound is the same for both input types). */
-#define VALIDATE_ENTRIES 256
+/* Validation bound per entry: TOL · Σ_k |a_ik·b_kj| (matmul_common.h) */
 #define TOL 1e-5
 
 struct matmul_case {
@@ -26,39 +20,11 @@ struct matmul_case {
 	float *c;        /* (m, n) float32 */
 };
 
-static size_t elem_size(enum bd_dtype t) { return t == DTYPE_BFLOAT16 ? 2 : 4; }
-
-static double elem_get(const void *x, enum bd_dtype t, int64_t i)
-{
-	if (t == DTYPE_BFLOAT16)
-		return bf16_to_float(((const uint16_t *)x)[i]);
-	return ((const float *)x)[i];
-}
-
 static int matmul_check(const struct case_params *p, struct wl_status *st)
 {
 	if (p->device != DEVICE_CPU)
 		return wl_set(st, WL_UNSUPPORTED, "the onednn matmul runs on the cpu only");
-	if (p->dtype != DTYPE_FLOAT32 && p->dtype != DTYPE_BFLOAT16)
-		return wl_set(st, WL_UNSUPPORTED,
-			      "the cpu onednn matmul runs float32 and bfloat16 only, not %s",
-			      dtype_name(p->dtype));
-	if (p->pass != PASS_FORWARD)
-		return wl_set(st, WL_UNSUPPORTED,
-			      "a matmul has only a forward pass, not %s", pass_name(p->pass));
-	if (p->m <= 0 || p->n <= 0 || p->k <= 0)
-		return wl_set(st, WL_UNSUPPORTED, "m, n and k must be positive (got %lld, %lld, %lld)",
-			      (long long)p->m, (long long)p->n, (long long)p->k);
-	return wl_set(st, WL_OK, "%s", "");
-}
-
-static void matmul_figures(const struct case_params *p, struct wl_figures *f)
-{
-	double m = (double)p->m, n = (double)p->n, k = (double)p->k;
-	memset(f, 0, sizeof(*f));
-	f->flops[PHASE_FWD] = 2.0 * m * n * k;
-	/* read A and B, write C (float32) */
-	f->bytes[PHASE_FWD] = (m * k + k * n) * (double)elem_size(p->dtype) + m * n * sizeof(float);
+	return matmul_check_shape(p, "cpu onednn", st);
 }
 
 /* mem_alloc of n elements of size bytes for the named matrix; WL_OOM with the bytes. */
@@ -80,17 +46,6 @@ static void *alloc_matrix(struct mem_arena *mem, double n, size_t size, const ch
 	return NULL;
 }
 
-static void fill(void *x, enum bd_dtype t, int64_t n, struct rng *r)
-{
-	for (int64_t i = 0; i < n; i++) {
-		float v = rng_uniform(r, -1.0f, 1.0f);
-		if (t == DTYPE_BFLOAT16)
-			((uint16_t *)x)[i] = bf16_from_float(v);
-		else
-			((float *)x)[i] = v;
-	}
-}
-
 static int matmul_setup(const struct case_params *p, struct mem_arena *mem, void **state,
 			struct wl_status *st)
 {
@@ -101,7 +56,7 @@ static int matmul_setup(const struct case_params *p, struct mem_arena *mem, void
 		return wl_set(st, WL_OOM, "cannot allocate %zu bytes of case state", sizeof(*c));
 	c->params = *p;
 	c->mem = mem;
-	size_t es = elem_size(p->dtype);
+	size_t es = matmul_elem_size(p->dtype);
 	double m = (double)p->m, n = (double)p->n, k = (double)p->k;
 	if (!(c->a = alloc_matrix(mem, m * k, es, "A (m, k)", st)) ||
 	    !(c->b = alloc_matrix(mem, k * n, es, "B (k, n)", st)) ||
@@ -113,8 +68,8 @@ static int matmul_setup(const struct case_params *p, struct mem_arena *mem, void
 		return wl_set(st, err.code == BD_ENOMEM ? WL_OOM : WL_ERROR, "%s", err.msg);
 	struct rng r;
 	rng_init(&r, p->seed);
-	fill(c->a, p->dtype, p->m * p->k, &r);
-	fill(c->b, p->dtype, p->k * p->n, &r);
+	matmul_fill(c->a, p->dtype, p->m * p->k, &r);
+	matmul_fill(c->b, p->dtype, p->k * p->n, &r);
 	return wl_set(st, WL_OK, "%s", "");
 }
 
@@ -138,38 +93,7 @@ static int matmul_validate(void *state, struct wl_status *st)
 	int rc = matmul_run(c, PHASE_FWD, st);
 	if (rc != WL_OK)
 		return rc;
-	struct rng r;
-	rng_init(&r, p->seed + 1);
-	double worst = -1;
-	int64_t wi = 0, wj = 0;
-	for (int e = 0; e < VALIDATE_ENTRIES; e++) {
-		int64_t i = (int64_t)(rng_next(&r) % (uint64_t)p->m);
-		int64_t j = (int64_t)(rng_next(&r) % (uint64_t)p->n);
-		double want = 0, mag = 0;
-		for (int64_t kk = 0; kk < p->k; kk++) {
-			double x = elem_get(c->a, p->dtype, i * p->k + kk) *
-				   elem_get(c->b, p->dtype, kk * p->n + j);
-			want += x;
-			mag += fabs(x);
-		}
-		double got = c->c[i * p->n + j], diff = fabs(got - want), bound = TOL * mag;
-		double ratio = bound > 0 ? diff / bound : (diff > 0 ? INFINITY : 0);
-		if (isnan(got))
-			ratio = diff = INFINITY;
-		if (ratio > worst) {
-			worst = ratio;
-			wi = i;
-			wj = j;
-			st->max_diff = diff;
-			st->tolerance = bound;
-		}
-	}
-	if (worst > 1)
-		return wl_set(st, WL_ERROR,
-			      "matmul output differs from the float64 reference by %.3g (tolerance "
-			      "%.3g) at C[%lld, %lld]",
-			      st->max_diff, st->tolerance, (long long)wi, (long long)wj);
-	return wl_set(st, WL_OK, "%s", "");
+	return matmul_check_entries(p, c->a, c->b, c->c, TOL, st);
 }
 
 static void matmul_teardown(void *state)

@@ -175,11 +175,19 @@ static void test_cuda_model__forward_only_and_adamw_step_match_the_cpu(void **st
 	assert_true(fabs(loss_infer[1] - loss_infer[0]) <= 1e-5 * loss_infer[0]);
 	assert_true(loss_after[1] < loss_infer[1]);   /* three steps on one batch lower the loss */
 	assert_true(fabs(loss_after[1] - loss_after[0]) <= 1e-4 * loss_after[0]);
+	/* Adam's step is about lr·sign(g): where a gradient is within float32 noise of zero the two
+	 * backends may step apart by up to 2·lr per step. Elsewhere they agree to float32 noise. */
 	double worst = 0;
-	for (int64_t i = 0; i < P; i++)
-		worst = fmax(worst, fabs(after[1][i] - after[0][i]));
-	/* three AdamW steps move a weight by at most ~3·lr; float32 differences stay far below */
-	assert_true(worst <= 1e-5);
+	int64_t apart = 0;
+	for (int64_t i = 0; i < P; i++) {
+		double e = fabs(after[1][i] - after[0][i]);
+		worst = fmax(worst, e);
+		apart += e > 1e-5;
+	}
+	print_message("after 3 steps: %lld of %lld weights differ by more than 1e-5 (worst %.3g)\n",
+		      (long long)apart, (long long)P, worst);
+	assert_true(worst <= 3 * 2 * 1e-3 + 1e-5);
+	assert_true(apart <= P / 1000);
 	free(p), free(after[0]), free(after[1]);
 }
 

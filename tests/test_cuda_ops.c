@@ -149,8 +149,10 @@ static void ref_gemm(const struct dev_gemm *g0, const float *a, const float *b, 
 	int64_t batch = g.batch ? g.batch : 1;
 	int64_t lda = g.lda ? g.lda : g.trans_a ? g.m : g.k, ldb = g.ldb ? g.ldb : g.trans_b ? g.k : g.n;
 	int64_t ldc = g.ldc ? g.ldc : g.n;
-	int64_t sa = g.stride_a ? g.stride_a : g.m * g.k, sb = g.stride_b ? g.stride_b : g.k * g.n;
-	int64_t sc = g.stride_c ? g.stride_c : g.m * g.n;
+	/* between batch entries: stored rows × row stride (ops.h, dnnl_wrap.c) */
+	int64_t sa = g.stride_a ? g.stride_a : lda * (g.trans_a ? g.k : g.m);
+	int64_t sb = g.stride_b ? g.stride_b : ldb * (g.trans_b ? g.n : g.k);
+	int64_t sc = g.stride_c ? g.stride_c : ldc * g.m;
 	double alpha = g.alpha != 0 ? g.alpha : 1;
 	for (int64_t e = 0; e < batch; e++)
 		for (int64_t i = 0; i < g.m; i++)
@@ -238,6 +240,10 @@ static void test_cuda__gemm_layouts_dtypes_and_tf32(void **state)
 		/* row strides wider than the rows (the model's column slices of the QKV buffer) */
 		{{.m = m, .n = n, .k = k, .lda = 3 * k, .ldc = 2 * n, .ab_dtype = DTYPE_FLOAT32,
 		  .c_dtype = DTYPE_FLOAT32}, m * 3 * k, k * n, m * 2 * n, 0},
+		/* batched with padded rows and default strides (stored rows × ld) */
+		{{.batch = 2, .m = m, .n = n, .k = k, .trans_a = 1, .lda = m + 3, .ldc = n + 5,
+		  .ab_dtype = DTYPE_FLOAT32, .c_dtype = DTYPE_FLOAT32}, 2 * k * (m + 3), 2 * k * n,
+		 2 * m * (n + 5), 0},
 		/* batched, as the naive attention's score GEMMs */
 		{{.batch = 3, .m = m, .n = m, .k = 16, .trans_b = 1, .alpha = 0.25f,
 		  .ab_dtype = DTYPE_FLOAT32, .c_dtype = DTYPE_FLOAT32}, 3 * m * 16, 3 * m * 16,
@@ -590,16 +596,19 @@ static void test_cuda__naive_attention_forward_and_backward(void **state)
 	check_attention(1, 1, 2, 129, 64);
 }
 
-static void test_cuda__flash_and_sdpa_are_unsupported_with_a_reason(void **state)
+static void test_cuda__flash_and_sdpa_attention_are_unsupported_with_a_reason(void **state)
 {
 	(void)state;
 	struct dev_attention_shape s = {.b = 1, .h = 1, .t = 8, .dh = 16, .causal = 1};
 	void *att = NULL;
-	gpu.unsupported = 0;
-	assert_int_equal(gpu.ops->attention_create(&gpu, &att, "sdpa", &s), BD_EINVAL);
-	assert_true(gpu.unsupported);
-	assert_non_null(strstr(gpu.err.msg, "sdpa"));
-	assert_null(att);
+	const char *impls[] = {"flash", "sdpa"};
+	for (int i = 0; i < 2; i++) {
+		gpu.unsupported = 0;
+		assert_int_equal(gpu.ops->attention_create(&gpu, &att, impls[i], &s), BD_EINVAL);
+		assert_true(gpu.unsupported);
+		assert_non_null(strstr(gpu.err.msg, impls[i]));
+		assert_null(att);
+	}
 	gpu.unsupported = 0;
 }
 
@@ -695,7 +704,7 @@ int main(void)
 		cmocka_unit_test(test_cuda__softmax_cross_entropy_forward_and_backward),
 		cmocka_unit_test(test_cuda__adamw_with_and_without_the_bf16_shadow),
 		cmocka_unit_test(test_cuda__naive_attention_forward_and_backward),
-		cmocka_unit_test(test_cuda__flash_and_sdpa_are_unsupported_with_a_reason),
+		cmocka_unit_test(test_cuda__flash_and_sdpa_attention_are_unsupported_with_a_reason),
 		cmocka_unit_test(test_cuda__allocator_counts_exact_bytes_and_the_limit),
 		cmocka_unit_test(test_cuda__gpu_out_of_memory_is_enomem_and_the_device_goes_on),
 		cmocka_unit_test(test_cuda__events_time_the_work_between_marks),

@@ -111,6 +111,7 @@ static void *cuda_alloc(struct dev *dev, size_t bytes)
 		cb->blocks = grown;
 		cb->cap_blocks = cap;
 	}
+	int64_t peak = dev->mem->peak;
 	if (mem_charge(dev->mem, bytes)) {
 		bd_fail(&dev->err, BD_ENOMEM, "allocating %zu bytes would exceed the memory limit "
 			"(%lld bytes in use, limit %lld)", bytes, (long long)dev->mem->live,
@@ -127,6 +128,13 @@ static void *cuda_alloc(struct dev *dev, size_t bytes)
 		if (p)
 			cudaFree(p);
 		mem_uncharge(dev->mem, bytes);
+		dev->mem->peak = peak;
+		if (e != cudaErrorMemoryAllocation) {
+			/* not a refusal: the context is broken (an earlier kernel fault, say) */
+			bd_fail(&dev->err, BD_EINVAL, "cudaMalloc of %zu bytes failed: %s (%s)", bytes,
+				cudaGetErrorString(e), cudaGetErrorName(e));
+			return NULL;
+		}
 		mem_refused(dev->mem, bytes);
 		size_t free_b = 0, total_b = 0;
 		cudaMemGetInfo(&free_b, &total_b);
@@ -222,12 +230,13 @@ static struct dev_gemm gemm_normal(const struct dev_gemm *g)
 		n.ldb = n.trans_b ? n.k : n.n;
 	if (!n.ldc)
 		n.ldc = n.n;
+	/* between batch entries: the stored rows times the row stride, as dnnl_wrap.c */
 	if (!n.stride_a)
-		n.stride_a = n.m * n.k;
+		n.stride_a = n.lda * (n.trans_a ? n.k : n.m);
 	if (!n.stride_b)
-		n.stride_b = n.k * n.n;
+		n.stride_b = n.ldb * (n.trans_b ? n.n : n.k);
 	if (!n.stride_c)
-		n.stride_c = n.m * n.n;
+		n.stride_c = n.ldc * n.m;
 	return n;
 }
 
@@ -318,9 +327,9 @@ static int plan_make(struct dev *dev, struct gemm_plan *p)
 		s = cublasLtMatmulAlgoGetHeuristic(be(dev)->lt, p->op, p->la, p->lb, p->lc, p->lc, pref,
 						   1, &res, &found);
 	cublasLtMatmulPreferenceDestroy(pref);
-	if (s != CUBLAS_STATUS_SUCCESS)
+	if (s != CUBLAS_STATUS_SUCCESS && s != CUBLAS_STATUS_NOT_SUPPORTED)
 		return lt_fail(dev, s, "cublasLtMatmulAlgoGetHeuristic");
-	if (found < 1) {
+	if (s == CUBLAS_STATUS_NOT_SUPPORTED || found < 1) {
 		dev->unsupported = 1;
 		return bd_fail(&dev->err, BD_EINVAL, "cublasLt has no algorithm for a %s x %s -> %s "
 			       "gemm %lldx%lldx%lld (batch %lld)%s", dtype_name(g->ab_dtype),
@@ -337,7 +346,16 @@ static int cuda_gemm(struct dev *dev, const struct dev_gemm *g0, const void *a, 
 		     void *c)
 {
 	struct cuda_backend *cb = be(dev);
+	if (g0->m <= 0 || g0->n <= 0 || g0->k <= 0 || g0->batch < 0)
+		return bd_fail(&dev->err, BD_EINVAL, "cuda gemm: m, n and k must be positive");
+	if (g0->ab_dtype == DTYPE_FLOAT16 || g0->c_dtype == DTYPE_FLOAT16) {
+		dev->unsupported = 1;
+		return bd_fail(&dev->err, BD_EINVAL, "cuda gemm: float32 and bfloat16 only");
+	}
 	struct dev_gemm g = gemm_normal(g0);
+	if (g.lda < (g.trans_a ? g.m : g.k) || g.ldb < (g.trans_b ? g.k : g.n) || g.ldc < g.n)
+		return bd_fail(&dev->err, BD_EINVAL, "cuda gemm: a leading dimension is smaller than "
+			       "the stored row");
 	unsigned aa = alignment(a), ab = alignment(b), ac = alignment(c);
 	int tf32 = dev->tf32 != 0;
 	struct gemm_plan *p = NULL;
@@ -376,6 +394,10 @@ static int cuda_gemm(struct dev *dev, const struct dev_gemm *g0, const void *a, 
 static int cuda_convert_op(struct dev *dev, void *dst, enum bd_dtype dst_dtype, const void *src,
 			   enum bd_dtype src_dtype, size_t count)
 {
+	if (dst_dtype == DTYPE_FLOAT16 || src_dtype == DTYPE_FLOAT16) {
+		dev->unsupported = 1;
+		return bd_fail(&dev->err, BD_EINVAL, "cuda convert: float32 and bfloat16 only");
+	}
 	KERNEL_TRY(dev, cuda_convert(dst, dst_dtype, src, src_dtype, count, be(dev)->stream),
 		   "convert");
 	return 0;
@@ -723,7 +745,8 @@ int dev_cuda_open(struct dev *dev, struct mem_arena *mem, struct bd_error *err)
 	}
 	return 0;
 fail:
-	*err = dev->err;
+	if (err)
+		*err = dev->err;
 	cuda_release(dev);
 	dev->ops = NULL;
 	return rc;

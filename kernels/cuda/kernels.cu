@@ -349,7 +349,7 @@ __global__ void softmax_bwd(const float *p, float *dp, int64_t t)
 		dr[j] = pr[j] * (dr[j] - dot);
 }
 
-unsigned row_blocks(int64_t rows) { return (unsigned)(rows > 0 ? rows : 1); }
+unsigned row_blocks(int64_t rows) { return (unsigned)rows; }   // launchers return early on 0
 
 }  // namespace
 
@@ -391,6 +391,8 @@ extern "C" cudaError_t cuda_rmsnorm_fwd(const float *x, const float *g, void *y,
 					float *rstd, int64_t n, int64_t d, float eps,
 					cudaStream_t stream)
 {
+	if (n <= 0)
+		return cudaSuccess;
 	if (y_dtype == kBf16)
 		rmsnorm_fwd<<<row_blocks(n), kRowThreads, 0, stream>>>(x, g, (__nv_bfloat16 *)y,
 								       rstd, d, eps);
@@ -410,6 +412,8 @@ extern "C" cudaError_t cuda_rmsnorm_bwd(const float *dy, const float *x, const f
 					const float *rstd, float *dx, float *dg, int64_t n,
 					int64_t d, float *work, cudaStream_t stream)
 {
+	if (n <= 0)
+		return cudaSuccess;
 	rmsnorm_bwd_dx<<<row_blocks(n), kRowThreads, 0, stream>>>(dy, x, g, rstd, dx, d);
 	int64_t rows = norm_chunk_rows(n), chunks = (n + rows - 1) / rows;
 	dim3 grid((unsigned)((d + 31) / 32), (unsigned)chunks), block(32, 8);
@@ -475,6 +479,8 @@ extern "C" cudaError_t cuda_swiglu_bwd(const void *u, const void *dout, void *du
 extern "C" cudaError_t cuda_xent_fwd(const float *logits, const int32_t *targets, float *lse,
 				     float *loss, int64_t n, int64_t V, cudaStream_t stream)
 {
+	if (n <= 0)
+		return cudaSuccess;
 	xent_lse<<<row_blocks(n), 1024, 0, stream>>>(logits, lse, V);
 	xent_mean<<<1, 1024, 0, stream>>>(logits, targets, lse, loss, n, V);
 	LAUNCH_CHECK();
@@ -484,6 +490,8 @@ extern "C" cudaError_t cuda_xent_bwd(const float *logits, const float *lse,
 				     const int32_t *targets, void *dlogits, int dtype, int64_t n,
 				     int64_t V, float scale, cudaStream_t stream)
 {
+	if (n <= 0)
+		return cudaSuccess;
 	if (dtype == kBf16)
 		xent_bwd<<<row_blocks(n), 1024, 0, stream>>>(logits, lse, targets,
 							     (__nv_bfloat16 *)dlogits, V, scale);
@@ -506,6 +514,8 @@ extern "C" cudaError_t cuda_adamw(float *p, const float *g, float *m, float *v,
 extern "C" cudaError_t cuda_softmax_fwd(float *s, float *lse, int64_t rows, int64_t t, int causal,
 					cudaStream_t stream)
 {
+	if (rows <= 0)
+		return cudaSuccess;
 	softmax_fwd<<<row_blocks(rows), kRowThreads, 0, stream>>>(s, lse, t, causal);
 	LAUNCH_CHECK();
 }
@@ -513,6 +523,8 @@ extern "C" cudaError_t cuda_softmax_fwd(float *s, float *lse, int64_t rows, int6
 extern "C" cudaError_t cuda_softmax_bwd(const float *p, float *dp, int64_t rows, int64_t t,
 					cudaStream_t stream)
 {
+	if (rows <= 0)
+		return cudaSuccess;
 	softmax_bwd<<<row_blocks(rows), kRowThreads, 0, stream>>>(p, dp, t);
 	LAUNCH_CHECK();
 }

@@ -73,6 +73,7 @@ struct model {
 	int64_t *account;         /* the counter model_create's allocations go to */
 	const char *what;         /* what model_create is allocating now, for messages */
 	const char *refused;      /* the first allocation refused (then the rest is only counted) */
+	int broken;               /* that refusal was a device error, not a lack of memory */
 };
 
 /* ---- layout, init, figures ---------------------------------------------------------------- */
@@ -208,8 +209,10 @@ static void *take(struct model *m, size_t bytes)
 	if (m->refused)
 		return NULL;
 	void *p = m->dev->ops->alloc(m->dev, bytes);
-	if (!p)
+	if (!p) {
 		m->refused = m->what;
+		m->broken = m->dev->err.code != BD_ENOMEM;
+	}
 	return p;
 }
 
@@ -381,7 +384,9 @@ int model_create(struct model **out, struct dev *dev, const struct model_shape *
 		TAKE(m->dv, n * d, f32);
 	}
 	if (m->refused) {
-		rc = fail_oom(m);
+		/* a device error keeps the backend's message */
+		rc = m->broken ? bd_fail(&dev->err, BD_EINVAL, "allocating the %s: %.900s", m->refused,
+					 dev->err.msg) : fail_oom(m);
 		goto done;
 	}
 

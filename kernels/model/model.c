@@ -272,7 +272,8 @@ static int fail_oom(struct model *m)
 		snprintf(where, sizeof(where), "over the memory limit of %lld bytes (%.2f GiB)",
 			 (long long)mem->limit, GIB(mem->limit));
 	else
-		snprintf(where, sizeof(where), "more than the %s would give", m->dev->ops->name);
+		snprintf(where, sizeof(where), "more than the %s would give",
+			 strcmp(m->dev->ops->name, "cuda") ? "host" : "GPU");
 	return bd_fail(&m->dev->err, BD_ENOMEM,
 		       "needs %lld bytes (%.2f GiB: parameters %.2f, gradients %.2f, AdamW state %.2f, "
 		       "activations %.2f, scratch %.2f; attention workspace not counted), %s; the %s "

@@ -40,7 +40,7 @@ int cmd_sysinfo(int argc, char **argv)
 		{"git_dirty", build_git_dirty < 0 ? "unknown" : build_git_dirty ? "yes" : "no"},
 		{"gpu", gpu},
 		{"cuda_driver", si.driver_version}, {"cuda_runtime", si.cuda_runtime},
-		{"cublas", si.cublas_version},
+		{"cublas", si.cublas_version}, {"cudnn", si.cudnn_version},
 		{"env", sb_str(&env)},
 	};
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)

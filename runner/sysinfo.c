@@ -154,6 +154,7 @@ void sysinfo_collect(struct sysinfo *si)
 	snprintf(si->driver_version, sizeof(si->driver_version), "%s", gi.driver);
 	snprintf(si->cuda_runtime, sizeof(si->cuda_runtime), "%s", gi.runtime);
 	snprintf(si->cublas_version, sizeof(si->cublas_version), "%s", gi.cublas);
+	snprintf(si->cudnn_version, sizeof(si->cudnn_version), "%s", gi.cudnn);
 	snprintf(si->compiler, sizeof(si->compiler), "%s", BENCHDB_COMPILER);
 	snprintf(si->build_flags, sizeof(si->build_flags), "%s", BENCHDB_BUILD_FLAGS);
 }

@@ -6,6 +6,9 @@
 
 #include <cublasLt.h>
 #include <cuda_runtime.h>
+#ifdef BENCHDB_HAVE_CUDNN
+#include <cudnn.h>
+#endif
 
 static int probed, available;
 static char probe_why[256];
@@ -52,6 +55,11 @@ void cuda_gpu_info(struct cuda_gpu_info *gi)
 	size_t lt = cublasLtGetVersion();   /* 10000·major + 100·minor + patch */
 	snprintf(gi->cublas, sizeof(gi->cublas), "%zu.%zu.%zu", lt / 10000, (lt / 100) % 100,
 		 lt % 100);
+#ifdef BENCHDB_HAVE_CUDNN
+	size_t dnn = cudnnGetVersion();   /* 10000·major + 100·minor + patch (cuDNN 9) */
+	snprintf(gi->cudnn, sizeof(gi->cudnn), "%zu.%zu.%zu", dnn / 10000, (dnn / 100) % 100,
+		 dnn % 100);
+#endif
 	v = 0;
 	if (cudaDriverGetVersion(&v) == cudaSuccess)
 		cuda_version(gi->driver, sizeof(gi->driver), v);

@@ -24,6 +24,7 @@ struct cuda_gpu_info {
 	char driver[64];           /* CUDA version the driver supports, "13.0" */
 	char runtime[64];          /* CUDA runtime linked in, "13.0" */
 	char cublas[64];           /* cuBLASLt, "13.1.0" */
+	char cudnn[64];            /* cuDNN linked in, "9.19.0"; empty when built without it */
 };
 void cuda_gpu_info(struct cuda_gpu_info *gi);
 

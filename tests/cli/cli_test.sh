@@ -290,6 +290,13 @@ EOF
 	check "case key of the tf32 case says tf32=true" [ "$(sql "$db" "select count(*) from cases where device = 'cpu' and instr(case_key, 'tf32=true') > 0")" = 1 ]
 	check "case keys of the others name no tf32" [ "$(sql "$db" "select count(*) from cases where device = 'cuda' and instr(case_key, 'tf32') > 0")" = 0 ]
 	check "system stored with gpu_count 0" [ "$(sql "$db" "select group_concat(gpu_count) from systems")" = 0 ]
+	# the library versions are recorded even without a GPU (cuDNN when the build found it)
+	"$RUNNER" sysinfo >"$T/si.txt"
+	for v in cuda_runtime:cuda_runtime cublas:cublas_version cudnn:cudnn_version; do
+		shown=$(awk -v k="${v%%:*}" '$1 == k { print $2 }' "$T/si.txt")
+		[ "$shown" = unknown ] && shown=
+		check "systems.${v#*:} is what sysinfo shows" [ "$(sql "$db" "select coalesce(${v#*:}, '') from systems")" = "$shown" ]
+	done
 	;;
 
 *)

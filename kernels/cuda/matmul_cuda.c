@@ -36,12 +36,6 @@ static int mm_check(const struct case_params *p, struct wl_status *st)
 	return code;
 }
 
-static int from_dev(struct wl_status *st, struct matmul_cuda *c, int rc, const char *what)
-{
-	int code = rc == BD_ENOMEM ? WL_OOM : c->dev.unsupported ? WL_UNSUPPORTED : WL_ERROR;
-	return wl_set(st, code, "%s: %s", what, c->dev.err.msg);
-}
-
 static int mm_setup(const struct case_params *p, struct mem_arena *mem, void **state,
 		    struct wl_status *st)
 {
@@ -61,7 +55,7 @@ static int mm_setup(const struct case_params *p, struct mem_arena *mem, void **s
 	if (!(c->a = c->dev.ops->alloc(&c->dev, na * es)) ||
 	    !(c->b = c->dev.ops->alloc(&c->dev, nb * es)) ||
 	    !(c->c = c->dev.ops->alloc(&c->dev, nc * sizeof(float))))
-		return from_dev(st, c, BD_ENOMEM, "matmul operands");
+		return wl_from_dev(st, &c->dev, BD_ENOMEM, "matmul operands");
 	c->host_a = malloc(na * es);
 	c->host_b = malloc(nb * es);
 	if (!c->host_a || !c->host_b)
@@ -73,7 +67,7 @@ static int mm_setup(const struct case_params *p, struct mem_arena *mem, void **s
 	if ((rc = c->dev.ops->upload(&c->dev, c->a, c->host_a, na * es)) ||
 	    (rc = c->dev.ops->upload(&c->dev, c->b, c->host_b, nb * es)) ||
 	    (rc = c->dev.ops->sync(&c->dev)))
-		return from_dev(st, c, rc, "upload");
+		return wl_from_dev(st, &c->dev, rc, "upload");
 	return wl_set(st, WL_OK, "%s", "");
 }
 
@@ -85,7 +79,7 @@ static int mm_run(void *state, enum bd_phase phase, struct wl_status *st)
 	struct dev_gemm g = {.m = c->p.m, .n = c->p.n, .k = c->p.k, .ab_dtype = c->p.dtype,
 			     .c_dtype = DTYPE_FLOAT32};
 	int rc = c->dev.ops->gemm(&c->dev, &g, c->a, c->b, c->c);
-	return rc ? from_dev(st, c, rc, "gemm") : WL_OK;
+	return rc ? wl_from_dev(st, &c->dev, rc, "gemm") : WL_OK;
 }
 
 static int mm_validate(void *state, struct wl_status *st)
@@ -100,7 +94,7 @@ static int mm_validate(void *state, struct wl_status *st)
 		return wl_set(st, WL_ERROR, "out of host memory for validation");
 	if ((rc = c->dev.ops->download(&c->dev, got, c->c, (size_t)(p->m * p->n) * sizeof(float)))) {
 		free(got);
-		return from_dev(st, c, rc, "download");
+		return wl_from_dev(st, &c->dev, rc, "download");
 	}
 	double tol = p->tf32 && p->dtype == DTYPE_FLOAT32 ? TOL_TF32 : TOL;
 	rc = matmul_check_entries(p, c->host_a, c->host_b, got, tol, st);
@@ -110,23 +104,17 @@ static int mm_validate(void *state, struct wl_status *st)
 
 static int mm_mark(void *state, int slot, struct wl_status *st)
 {
-	struct matmul_cuda *c = state;
-	int rc = c->dev.ops->mark(&c->dev, slot);
-	return rc ? from_dev(st, c, rc, "timer") : WL_OK;
+	return wl_dev_mark(&((struct matmul_cuda *)state)->dev, slot, st);
 }
 
 static int mm_elapsed(void *state, enum bd_phase phase, int64_t *ns, struct wl_status *st)
 {
-	struct matmul_cuda *c = state;
-	int rc = c->dev.ops->elapsed(&c->dev, 2 * (int)phase, 2 * (int)phase + 1, ns);
-	return rc ? from_dev(st, c, rc, "timer") : WL_OK;
+	return wl_dev_elapsed(&((struct matmul_cuda *)state)->dev, phase, ns, st);
 }
 
 static int mm_drain(void *state, struct wl_status *st)
 {
-	struct matmul_cuda *c = state;
-	int rc = c->dev.ops->sync(&c->dev);
-	return rc ? from_dev(st, c, rc, "synchronize") : WL_OK;
+	return wl_dev_drain(&((struct matmul_cuda *)state)->dev, st);
 }
 
 static void mm_teardown(void *state)

@@ -41,3 +41,27 @@ void dev_range_pop(struct dev *dev)
 	if (dev->ops->range_pop)
 		dev->ops->range_pop(dev);
 }
+
+int wl_from_dev(struct wl_status *st, const struct dev *dev, int rc, const char *what)
+{
+	int code = rc == BD_ENOMEM ? WL_OOM : dev->unsupported ? WL_UNSUPPORTED : WL_ERROR;
+	return wl_set(st, code, "%s: %s", what, dev->err.msg);
+}
+
+int wl_dev_mark(struct dev *dev, int slot, struct wl_status *st)
+{
+	int rc = dev->ops->mark(dev, slot);
+	return rc ? wl_from_dev(st, dev, rc, "timer") : WL_OK;
+}
+
+int wl_dev_elapsed(struct dev *dev, enum bd_phase phase, int64_t *ns, struct wl_status *st)
+{
+	int rc = dev->ops->elapsed(dev, 2 * (int)phase, 2 * (int)phase + 1, ns);
+	return rc ? wl_from_dev(st, dev, rc, phase_name(phase)) : WL_OK;
+}
+
+int wl_dev_drain(struct dev *dev, struct wl_status *st)
+{
+	int rc = dev->ops->sync(dev);
+	return rc ? wl_from_dev(st, dev, rc, "synchronize") : WL_OK;
+}

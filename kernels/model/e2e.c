@@ -43,13 +43,6 @@ struct e2e_case {
 	struct model *model;
 };
 
-/* A failed model/dev call as a workload status: oom, unsupported or error. */
-static int wl_from_dev(struct wl_status *st, const struct dev *dev, int rc, const char *what)
-{
-	int code = rc == BD_ENOMEM ? WL_OOM : dev->unsupported ? WL_UNSUPPORTED : WL_ERROR;
-	return wl_set(st, code, "%s: %s", what, dev->err.msg);
-}
-
 static enum model_mode mode_of(enum bd_pass pass)
 {
 	return pass == PASS_FORWARD ? MODEL_INFER : pass == PASS_TRAIN_STEP ? MODEL_TRAIN : MODEL_GRAD;
@@ -301,23 +294,17 @@ static int e2e_run(void *state, enum bd_phase phase, struct wl_status *st)
 
 static int e2e_mark(void *state, int slot, struct wl_status *st)
 {
-	struct e2e_case *c = state;
-	int rc = c->dev.ops->mark(&c->dev, slot);
-	return rc ? wl_from_dev(st, &c->dev, rc, "timer") : WL_OK;
+	return wl_dev_mark(&((struct e2e_case *)state)->dev, slot, st);
 }
 
 static int e2e_elapsed(void *state, enum bd_phase phase, int64_t *ns, struct wl_status *st)
 {
-	struct e2e_case *c = state;
-	int rc = c->dev.ops->elapsed(&c->dev, 2 * (int)phase, 2 * (int)phase + 1, ns);
-	return rc ? wl_from_dev(st, &c->dev, rc, phase_name(phase)) : WL_OK;
+	return wl_dev_elapsed(&((struct e2e_case *)state)->dev, phase, ns, st);
 }
 
 static int e2e_drain(void *state, struct wl_status *st)
 {
-	struct e2e_case *c = state;
-	int rc = c->dev.ops->sync(&c->dev);
-	return rc ? wl_from_dev(st, &c->dev, rc, "synchronize") : WL_OK;
+	return wl_dev_drain(&((struct e2e_case *)state)->dev, st);
 }
 
 static void e2e_memory(void *state, struct wl_memory *out)

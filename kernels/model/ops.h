@@ -24,6 +24,7 @@
 #include "mem.h"
 #include "ops_cpu.h"   /* struct adamw_params */
 #include "params.h"
+#include "workload.h"
 
 /* For every batch entry: C(m, n) = alpha · op(A)(m, k) · op(B)(k, n) + beta · C, row-major.
  * A and B have ab_dtype (float32 or bfloat16), C has c_dtype; accumulation is float32. */
@@ -137,6 +138,15 @@ void dev_range_pop(struct dev *dev);
 int dev_open(struct dev *dev, enum bd_device device, struct mem_arena *mem, struct bd_error *err);
 /* Release the backend's caches. Buffers the model allocated must be freed first. */
 void dev_close(struct dev *dev);
+
+/* For workloads built on a dev: a failed dev call (rc) as a workload status — oom for
+ * BD_ENOMEM, unsupported when dev->unsupported, else error — with "what: " and dev's message;
+ * and the bodies of the workload timing hooks (workload.h: mark, elapsed, drain) over the dev's
+ * events (slots 2·phase and 2·phase + 1) and sync. Each returns WL_OK or that status. */
+int wl_from_dev(struct wl_status *st, const struct dev *dev, int rc, const char *what);
+int wl_dev_mark(struct dev *dev, int slot, struct wl_status *st);
+int wl_dev_elapsed(struct dev *dev, enum bd_phase phase, int64_t *ns, struct wl_status *st);
+int wl_dev_drain(struct dev *dev, struct wl_status *st);
 
 /* The backends, for dev_open. dev_cuda_open fails with the reason on a build without CUDA or a
  * machine without a usable GPU (kernels/cuda/). */

@@ -9,6 +9,7 @@
 
 #include <omp.h>
 
+#include "attention_check.h"
 #include "attention_flash.h"
 #include "dnnl_wrap.h"
 #include "rng.h"
@@ -281,22 +282,7 @@ int attention_cpu_backward(struct attention_cpu *a, const float *q, const float 
 
 /* ---- workloads ----------------------------------------------------------------------------- */
 
-/* Validation. The float64 reference runs on everything when its cost (multiply-adds) is at
- * most FULL_CHECK_MADDS. Above that, the forward is compared on SAMPLE_ROWS spread query rows
- * plus the first and last of every (batch, head) at the case's shape, and the backward on a
- * problem of B = H = 1 and REDUCED_SEQ (not a multiple of any tile) with the case's head_dim
- * and causal flag, through the same kernel code.
- *
- * Tolerance, float32: |x - ref| <= TOL_ABS·max|ref| + TOL_REL·|ref| per element, where max|ref|
- * is taken over the compared values of that tensor and (batch, head). The absolute part scales
- * with the tensor so that the small gradients (dK at long sequences is ~1e-3) are held to the
- * same relative standard as O. max_diff and tolerance report the element that came closest to
- * (or went furthest past) its bound. */
-#define FULL_CHECK_MADDS 2e8
-#define SAMPLE_ROWS 32
-#define REDUCED_SEQ 193
-#define TOL_ABS 2e-5
-#define TOL_REL 1e-4
+/* Validation: the shared policy and tolerance of attention_check.h, float32. */
 
 struct attention_problem {
 	struct attention_dims dims;
@@ -311,14 +297,6 @@ struct attention_case {
 	struct case_params params;
 	struct mem_arena *mem;
 	struct attention_problem prob;
-};
-
-/* The worst element seen by a validation. */
-struct check {
-	double ratio;          /* max over elements of |x - ref| / bound */
-	double diff, bound;    /* at that element */
-	char where[128];       /* e.g. "dK[b=0, h=0, s=17, d=3]" */
-	const char *stage;     /* "forward output", "backward dK", ... */
 };
 
 static int wl_from_error(struct wl_status *st, const struct bd_error *err)
@@ -395,124 +373,64 @@ static int problem_backward(struct attention_problem *pr, struct bd_error *err)
 				      pr->dq, pr->dk, pr->dv, err);
 }
 
-static void to_double(double *dst, const float *src, int64_t n)
+/* The reference's failure as err: BD_ENOMEM when its float64 buffers did not fit */
+static int check_failed(struct bd_error *err)
 {
-	for (int64_t i = 0; i < n; i++)
-		dst[i] = src[i];
-}
-
-/* Compare nrows rows of ncols values of one head: row r of x is at position rows[r] (r when
- * rows is NULL) of x_head (S, ncols); ref is (nrows, ncols). */
-static void check_rows(struct check *c, const char *stage, const char *tensor,
-		       const struct attention_dims *d, int64_t head, const int64_t *rows,
-		       int64_t nrows, int64_t ncols, const float *x_head, const double *ref)
-{
-	double scale = 0;
-	for (int64_t i = 0; i < nrows * ncols; i++)
-		scale = fabs(ref[i]) > scale ? fabs(ref[i]) : scale;
-	for (int64_t r = 0; r < nrows; r++) {
-		int64_t s = rows ? rows[r] : r;
-		for (int64_t j = 0; j < ncols; j++) {
-			double want = ref[r * ncols + j], got = x_head[s * ncols + j];
-			double diff = fabs(got - want);
-			double bound = TOL_ABS * scale + TOL_REL * fabs(want);
-			double ratio = bound > 0 ? diff / bound : (diff > 0 ? INFINITY : 0);
-			if (isnan(got)) {
-				diff = INFINITY;
-				ratio = INFINITY;
-			}
-			if (ratio <= c->ratio)
-				continue;
-			c->ratio = ratio;
-			c->diff = diff;
-			c->bound = bound;
-			c->stage = stage;
-			if (ncols > 1)
-				snprintf(c->where, sizeof(c->where), "%s[b=%lld, h=%lld, s=%lld, d=%lld]",
-					 tensor, (long long)(head / d->heads),
-					 (long long)(head % d->heads), (long long)s, (long long)j);
-			else
-				snprintf(c->where, sizeof(c->where), "%s[b=%lld, h=%lld, s=%lld]", tensor,
-					 (long long)(head / d->heads), (long long)(head % d->heads),
-					 (long long)s);
-		}
-	}
+	return bd_fail(err, BD_ENOMEM, "out of memory for the float64 attention reference");
 }
 
 /* Every output of pr (O and LSE; dQ, dK, dV when backward) against the reference, head by
  * head. Temporaries through mem. */
 static int check_full(const struct attention_problem *pr, int backward, struct mem_arena *mem,
-		      struct check *c, struct bd_error *err)
+		      struct attention_check *c, struct bd_error *err)
 {
 	const struct attention_dims *d = &pr->dims;
-	int64_t S = d->seq_len, D = d->head_dim, n = S * D, heads = d->batch * d->heads;
-	/* one head in double: q, k, v, d_o, then o, dq, dk, dv (S, D) each, then lse (S) */
-	double *work = (double *)alloc_floats(mem, 2.0 * (double)(8 * n + S), err,
-					      "float64 reference of one head (S, D) = (%lld, %lld)",
-					      (long long)S, (long long)D);
-	if (!work)
-		return BD_ENOMEM;
-	double *q = work, *k = q + n, *v = k + n, *d_o = v + n;
-	double *o = d_o + n, *dq = o + n, *dk = dq + n, *dv = dk + n, *lse = dv + n;
-	int rc = 0;
-	for (int64_t h = 0; h < heads && rc == 0; h++) {
+	int64_t S = d->seq_len, n = S * d->head_dim, heads = d->batch * d->heads;
+	struct attention_tol tol = attention_tol_for(DTYPE_FLOAT32);
+	for (int64_t h = 0; h < heads; h++) {
 		int64_t off = h * n;
-		to_double(q, pr->q + off, n);
-		to_double(k, pr->k + off, n);
-		to_double(v, pr->v + off, n);
-		rc = attention_ref_forward_head(S, D, d->causal, q, k, v, NULL, S, o, lse);
-		if (rc < 0)
-			break;
-		check_rows(c, "forward output", "O", d, h, NULL, S, D, pr->o + off, o);
-		check_rows(c, "forward log-sum-exp", "LSE", d, h, NULL, S, 1, pr->lse + h * S, lse);
-		if (!backward)
-			continue;
-		to_double(d_o, pr->d_o + off, n);
-		rc = attention_ref_backward_head(S, D, d->causal, q, k, v, d_o, dq, dk, dv);
-		check_rows(c, "backward dQ", "dQ", d, h, NULL, S, D, pr->dq + off, dq);
-		check_rows(c, "backward dK", "dK", d, h, NULL, S, D, pr->dk + off, dk);
-		check_rows(c, "backward dV", "dV", d, h, NULL, S, D, pr->dv + off, dv);
+		struct attention_head x = {.q = pr->q + off, .k = pr->k + off, .v = pr->v + off,
+					   .o = pr->o + off, .lse = pr->lse + h * S};
+		if (backward) {
+			x.d_o = pr->d_o + off;
+			x.dq = pr->dq + off;
+			x.dk = pr->dk + off;
+			x.dv = pr->dv + off;
+		}
+		if (attention_check_head(c, d, &tol, h, &x, mem) < 0)
+			return check_failed(err);
 	}
-	mem_free(mem, work);
-	if (rc < 0)
-		bd_fail(err, BD_ENOMEM, "out of host memory in the float64 attention reference");
-	return rc;
+	return 0;
 }
 
-/* The forward's O and LSE on the first, the last and SAMPLE_ROWS spread query rows of every
- * (batch, head). */
+/* The forward's O and LSE on attention_sample_rows' rows of every (batch, head). */
 static int check_sampled(const struct attention_problem *pr, struct mem_arena *mem,
-			 struct check *c, struct bd_error *err)
+			 struct attention_check *c, struct bd_error *err)
 {
 	const struct attention_dims *d = &pr->dims;
 	int64_t S = d->seq_len, D = d->head_dim, n = S * D, heads = d->batch * d->heads;
-	int64_t rows[SAMPLE_ROWS + 2], nrows = 0;
-	rows[nrows++] = 0;
-	for (int64_t i = 1; i <= SAMPLE_ROWS; i++)
-		rows[nrows++] = i * (S - 1) / (SAMPLE_ROWS + 1);
-	rows[nrows++] = S - 1;
-	/* k, v (S, D), the sampled q rows and o rows (nrows, D), lse (nrows) */
-	double *work = (double *)alloc_floats(mem, 2.0 * (double)(2 * n + nrows * (2 * D + 1)),
-					      err, "float64 reference of one head (S, D) = "
-					      "(%lld, %lld)", (long long)S, (long long)D);
-	if (!work)
+	int64_t rows[ATTENTION_SAMPLE_ROWS + 2], nrows = attention_sample_rows(S, rows);
+	struct attention_tol tol = attention_tol_for(DTYPE_FLOAT32);
+	/* the sampled rows of q and o, packed (nrows, D), and of lse (nrows) */
+	float *packed = alloc_floats(mem, (double)(nrows * (2 * D + 1)), err,
+				     "sampled attention rows (%lld, %lld)", (long long)nrows,
+				     (long long)D);
+	if (!packed)
 		return BD_ENOMEM;
-	double *k = work, *v = k + n, *q = v + n, *o = q + nrows * D, *lse = o + nrows * D;
+	float *q = packed, *o = q + nrows * D, *lse = o + nrows * D;
 	int rc = 0;
 	for (int64_t h = 0; h < heads && rc == 0; h++) {
 		int64_t off = h * n;
-		to_double(k, pr->k + off, n);
-		to_double(v, pr->v + off, n);
-		for (int64_t r = 0; r < nrows; r++)
-			to_double(q + r * D, pr->q + off + rows[r] * D, D);
-		rc = attention_ref_forward_head(S, D, d->causal, q, k, v, rows, nrows, o, lse);
-		check_rows(c, "forward output", "O", d, h, rows, nrows, D, pr->o + off, o);
-		check_rows(c, "forward log-sum-exp", "LSE", d, h, rows, nrows, 1, pr->lse + h * S,
-			   lse);
+		for (int64_t r = 0; r < nrows; r++) {
+			memcpy(q + r * D, pr->q + off + rows[r] * D, (size_t)D * sizeof(float));
+			memcpy(o + r * D, pr->o + off + rows[r] * D, (size_t)D * sizeof(float));
+			lse[r] = pr->lse[h * S + rows[r]];
+		}
+		if (attention_check_rows(c, d, &tol, h, rows, nrows, q, pr->k + off, pr->v + off, o,
+					 lse, mem) < 0)
+			rc = check_failed(err);
 	}
-	mem_free(mem, work);
-	if (rc < 0)
-		bd_fail(err, BD_ENOMEM, "out of host memory in the float64 attention reference");
+	mem_free(mem, packed);
 	return rc;
 }
 
@@ -602,19 +520,17 @@ static int attention_validate(void *state, struct wl_status *st)
 	struct attention_case *c = state;
 	struct attention_problem *pr = &c->prob, reduced = {0};
 	struct bd_error err = {0};
-	struct check chk = {.ratio = -1, .stage = "forward output"};
+	struct attention_check chk;
 	const struct attention_dims *d = &pr->dims;
 	int backward = has_backward(c->params.pass), rc;
 	char at[64] = "";             /* where the worst value was, when not at the case's shape */
 
+	attention_check_init(&chk);
 	st->max_diff = -1;
 	st->tolerance = 0;
 	if ((rc = problem_forward(pr, &err)) < 0)
 		goto done;
-	double cost = attention_ref_forward_cost(d);
-	if (backward)
-		cost += attention_ref_backward_cost(d);
-	if (cost <= FULL_CHECK_MADDS) {
+	if (attention_check_is_full(d, backward)) {
 		if (backward && (rc = problem_backward(pr, &err)) < 0)
 			goto done;
 		rc = check_full(pr, backward, c->mem, &chk, &err);
@@ -622,16 +538,17 @@ static int attention_validate(void *state, struct wl_status *st)
 	}
 	if ((rc = check_sampled(pr, c->mem, &chk, &err)) < 0 || !backward || chk.ratio > 1)
 		goto done;
-	struct attention_dims small = {1, 1, REDUCED_SEQ, d->head_dim, d->causal};
+	struct attention_dims small = {1, 1, ATTENTION_REDUCED_SEQ, d->head_dim, d->causal};
 	if ((rc = problem_init(&reduced, c->impl, &small, 1, c->params.seed + 1, c->mem, &err)) < 0)
 		goto done;
 	if ((rc = problem_forward(&reduced, &err)) < 0 || (rc = problem_backward(&reduced, &err)) < 0)
 		goto done;
-	struct check bwd = {.ratio = -1};
+	struct attention_check bwd;
+	attention_check_init(&bwd);
 	rc = check_full(&reduced, 1, c->mem, &bwd, &err);
 	if (bwd.ratio > chk.ratio) {
 		chk = bwd;
-		snprintf(at, sizeof(at), " (checked at B=1, H=1, S=%d)", REDUCED_SEQ);
+		snprintf(at, sizeof(at), " (checked at B=1, H=1, S=%d)", ATTENTION_REDUCED_SEQ);
 	}
 done:
 	problem_release(&reduced, c->mem);

@@ -1,0 +1,164 @@
+/* kernels/cpu/attention_check.c: attention outputs against the float64 reference (contracts in
+ * attention_check.h). */
+#include "attention_check.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "error.h"
+#include "mem.h"
+
+struct attention_tol attention_tol_for(enum bd_dtype dtype)
+{
+	switch (dtype) {
+	case DTYPE_FLOAT16:
+		return (struct attention_tol){2e-3, 2e-3};
+	case DTYPE_BFLOAT16:
+		return (struct attention_tol){1.6e-2, 1.6e-2};
+	default:
+		return (struct attention_tol){2e-5, 1e-4};
+	}
+}
+
+void attention_check_init(struct attention_check *c)
+{
+	c->ratio = -1;
+	c->diff = c->bound = 0;
+	c->where[0] = 0;
+	c->stage = "forward output";
+}
+
+int64_t attention_sample_rows(int64_t S, int64_t *rows)
+{
+	int64_t n = 0;
+	rows[n++] = 0;
+	for (int64_t i = 1; i <= ATTENTION_SAMPLE_ROWS; i++)
+		rows[n++] = i * (S - 1) / (ATTENTION_SAMPLE_ROWS + 1);
+	rows[n++] = S - 1;
+	return n;
+}
+
+int attention_check_is_full(const struct attention_dims *d, int backward)
+{
+	double cost = attention_ref_forward_cost(d);
+	if (backward)
+		cost += attention_ref_backward_cost(d);
+	return cost <= ATTENTION_FULL_CHECK_MADDS;
+}
+
+/* n doubles from mem when given (counted in the case's memory), else from the C heap */
+static double *work_alloc(struct mem_arena *mem, int64_t n)
+{
+	size_t bytes = (size_t)n * sizeof(double);
+	return mem ? mem_alloc(mem, bytes) : malloc(bytes);
+}
+
+static void work_free(struct mem_arena *mem, double *p)
+{
+	if (mem)
+		mem_free(mem, p);
+	else
+		free(p);
+}
+
+static void to_double(double *dst, const float *src, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++)
+		dst[i] = src[i];
+}
+
+/* Compare nrows rows of ncols values: row r of x is at query position rows[r] (r when rows is
+ * NULL); x and ref are packed (nrows, ncols). */
+static void check_rows(struct attention_check *c, const struct attention_tol *tol,
+		       const char *stage, const char *tensor, const struct attention_dims *d,
+		       int64_t head, const int64_t *rows, int64_t nrows, int64_t ncols,
+		       const float *x, const double *ref)
+{
+	double scale = 0;
+	for (int64_t i = 0; i < nrows * ncols; i++)
+		scale = fabs(ref[i]) > scale ? fabs(ref[i]) : scale;
+	for (int64_t r = 0; r < nrows; r++) {
+		int64_t s = rows ? rows[r] : r;
+		for (int64_t j = 0; j < ncols; j++) {
+			double want = ref[r * ncols + j], got = x[r * ncols + j];
+			double diff = fabs(got - want);
+			double bound = tol->abs * scale + tol->rel * fabs(want);
+			double ratio = bound > 0 ? diff / bound : (diff > 0 ? INFINITY : 0);
+			if (isnan(got)) {
+				diff = INFINITY;
+				ratio = INFINITY;
+			}
+			if (ratio <= c->ratio)
+				continue;
+			c->ratio = ratio;
+			c->diff = diff;
+			c->bound = bound;
+			c->stage = stage;
+			if (ncols > 1)
+				snprintf(c->where, sizeof(c->where), "%s[b=%lld, h=%lld, s=%lld, d=%lld]",
+					 tensor, (long long)(head / d->heads),
+					 (long long)(head % d->heads), (long long)s, (long long)j);
+			else
+				snprintf(c->where, sizeof(c->where), "%s[b=%lld, h=%lld, s=%lld]", tensor,
+					 (long long)(head / d->heads), (long long)(head % d->heads),
+					 (long long)s);
+		}
+	}
+}
+
+int attention_check_head(struct attention_check *c, const struct attention_dims *d,
+			 const struct attention_tol *tol, int64_t head, const struct attention_head *x,
+			 struct mem_arena *mem)
+{
+	int64_t S = d->seq_len, D = d->head_dim, n = S * D;
+	/* q, k, v, d_o, then o, dq, dk, dv (S, D) each, then lse (S) */
+	double *work = work_alloc(mem, 8 * n + S);
+	if (!work)
+		return BD_ENOMEM;
+	double *q = work, *k = q + n, *v = k + n, *d_o = v + n;
+	double *o = d_o + n, *dq = o + n, *dk = dq + n, *dv = dk + n, *lse = dv + n;
+	to_double(q, x->q, n);
+	to_double(k, x->k, n);
+	to_double(v, x->v, n);
+	int rc = attention_ref_forward_head(S, D, d->causal, q, k, v, NULL, S, o, lse);
+	if (rc == 0) {
+		check_rows(c, tol, "forward output", "O", d, head, NULL, S, D, x->o, o);
+		check_rows(c, tol, "forward log-sum-exp", "LSE", d, head, NULL, S, 1, x->lse, lse);
+	}
+	if (rc == 0 && x->d_o) {
+		to_double(d_o, x->d_o, n);
+		rc = attention_ref_backward_head(S, D, d->causal, q, k, v, d_o, dq, dk, dv);
+		if (rc == 0) {
+			check_rows(c, tol, "backward dQ", "dQ", d, head, NULL, S, D, x->dq, dq);
+			check_rows(c, tol, "backward dK", "dK", d, head, NULL, S, D, x->dk, dk);
+			check_rows(c, tol, "backward dV", "dV", d, head, NULL, S, D, x->dv, dv);
+		}
+	}
+	work_free(mem, work);
+	return rc;
+}
+
+int attention_check_rows(struct attention_check *c, const struct attention_dims *d,
+			 const struct attention_tol *tol, int64_t head, const int64_t *rows,
+			 int64_t nrows, const float *q_rows, const float *k, const float *v,
+			 const float *o_rows, const float *lse_rows, struct mem_arena *mem)
+{
+	int64_t S = d->seq_len, D = d->head_dim, n = S * D;
+	/* k, v (S, D), the sampled q rows and o rows (nrows, D), lse (nrows) */
+	double *work = work_alloc(mem, 2 * n + nrows * (2 * D + 1));
+	if (!work)
+		return BD_ENOMEM;
+	double *dk = work, *dv = dk + n, *q = dv + n, *o = q + nrows * D, *lse = o + nrows * D;
+	to_double(dk, k, n);
+	to_double(dv, v, n);
+	to_double(q, q_rows, nrows * D);
+	int rc = attention_ref_forward_head(S, D, d->causal, q, dk, dv, rows, nrows, o, lse);
+	if (rc == 0) {
+		check_rows(c, tol, "forward output", "O", d, head, rows, nrows, D, o_rows, o);
+		check_rows(c, tol, "forward log-sum-exp", "LSE", d, head, rows, nrows, 1, lse_rows,
+			   lse);
+	}
+	work_free(mem, work);
+	return rc;
+}

@@ -11,6 +11,9 @@ extern const struct workload matmul_cpu_onednn;
 extern const struct workload e2e_cpu_benchdb;
 extern const struct workload e2e_cuda_benchdb;
 extern const struct workload matmul_cuda_cublaslt;
+extern const struct workload attention_cuda_naive;
+extern const struct workload attention_cuda_flash;
+extern const struct workload attention_cuda_sdpa;
 
 const struct workload *const workloads[] = {
 	&attention_cpu_naive,
@@ -19,6 +22,9 @@ const struct workload *const workloads[] = {
 	&e2e_cpu_benchdb,
 	&e2e_cuda_benchdb,
 	&matmul_cuda_cublaslt,
+	&attention_cuda_naive,
+	&attention_cuda_flash,
+	&attention_cuda_sdpa,
 	NULL,
 };
 

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "error.h"
 #include "mem.h"
@@ -161,4 +162,44 @@ int attention_check_rows(struct attention_check *c, const struct attention_dims 
 	}
 	work_free(mem, work);
 	return rc;
+}
+
+int attention_case_check(const struct case_params *p, struct wl_status *st)
+{
+	if (p->pass == PASS_TRAIN_STEP)
+		return wl_set(st, WL_UNSUPPORTED,
+			      "attention has no optimizer step: train_step is an e2e pass; use "
+			      "forward, backward or forward_backward");
+	if (p->pass != PASS_FORWARD && p->pass != PASS_BACKWARD &&
+	    p->pass != PASS_FORWARD_BACKWARD)
+		return wl_set(st, WL_UNSUPPORTED, "unknown pass %d", (int)p->pass);
+	if (p->batch_size <= 0 || p->heads <= 0 || p->seq_len <= 0 || p->head_dim <= 0)
+		return wl_set(st, WL_UNSUPPORTED,
+			      "batch_size, heads, seq_len and head_dim must be positive (got %lld, "
+			      "%lld, %lld, %lld)", (long long)p->batch_size, (long long)p->heads,
+			      (long long)p->seq_len, (long long)p->head_dim);
+	if (p->tf32)
+		return wl_set(st, WL_UNSUPPORTED, "tf32 is for the GEMMs of the e2e model and matmul; "
+			      "the attention workloads compute float32 in float32 (set tf32: false)");
+	return wl_set(st, WL_OK, "%s", "");
+}
+
+void attention_case_figures(const struct case_params *p, struct wl_figures *f)
+{
+	double bhsd = (double)p->batch_size * (double)p->heads * (double)p->seq_len *
+		      (double)p->head_dim;
+	double es = p->dtype == DTYPE_FLOAT32 ? 4 : 2;
+	double fwd = 4.0 * bhsd * (double)p->seq_len;    /* QK^T and PV: 2·2·S²·D per head */
+	if (p->causal)
+		fwd /= 2;
+	unsigned phases = pass_phases(p->pass);
+	memset(f, 0, sizeof(*f));
+	if (phases & (1u << PHASE_FWD)) {
+		f->flops[PHASE_FWD] = fwd;
+		f->bytes[PHASE_FWD] = 4.0 * bhsd * es;
+	}
+	if (phases & (1u << PHASE_BWD)) {
+		f->flops[PHASE_BWD] = 2.5 * fwd;
+		f->bytes[PHASE_BWD] = 8.0 * bhsd * es;
+	}
 }

@@ -24,6 +24,7 @@
 #include "attention_ref.h"
 #include "mem.h"
 #include "params.h"
+#include "workload.h"
 
 #define ATTENTION_FULL_CHECK_MADDS 2e8
 #define ATTENTION_SAMPLE_ROWS 32
@@ -74,5 +75,12 @@ int attention_check_rows(struct attention_check *c, const struct attention_dims 
 			 const struct attention_tol *tol, int64_t head, const int64_t *rows,
 			 int64_t nrows, const float *q_rows, const float *k, const float *v,
 			 const float *o_rows, const float *lse_rows, struct mem_arena *mem);
+
+/* What every attention workload checks of a case whatever the device: a pass with no optimizer
+ * step, positive sizes, tf32 off. WL_OK or WL_UNSUPPORTED with the reason. */
+int attention_case_check(const struct case_params *p, struct wl_status *st);
+/* FLOPs (4·B·H·S²·D forward, halved when causal; backward 2.5×) and minimum bytes (forward reads
+ * Q, K, V and writes O; backward reads Q, K, V, O, dO and writes dQ, dK, dV) in the case's dtype. */
+void attention_case_figures(const struct case_params *p, struct wl_figures *f);
 
 #endif

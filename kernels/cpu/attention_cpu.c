@@ -441,19 +441,7 @@ static int attention_check(const struct case_params *p, struct wl_status *st, co
 	if (p->dtype != DTYPE_FLOAT32)
 		return wl_set(st, WL_UNSUPPORTED, "the cpu %s attention runs float32 only, not %s",
 			      impl, dtype_name(p->dtype));
-	if (p->pass == PASS_TRAIN_STEP)
-		return wl_set(st, WL_UNSUPPORTED,
-			      "attention has no optimizer step: train_step is an e2e pass; use "
-			      "forward, backward or forward_backward");
-	if (p->pass != PASS_FORWARD && p->pass != PASS_BACKWARD &&
-	    p->pass != PASS_FORWARD_BACKWARD)
-		return wl_set(st, WL_UNSUPPORTED, "unknown pass %d", (int)p->pass);
-	if (p->batch_size <= 0 || p->heads <= 0 || p->seq_len <= 0 || p->head_dim <= 0)
-		return wl_set(st, WL_UNSUPPORTED,
-			      "batch_size, heads, seq_len and head_dim must be positive (got %lld, "
-			      "%lld, %lld, %lld)", (long long)p->batch_size, (long long)p->heads,
-			      (long long)p->seq_len, (long long)p->head_dim);
-	return wl_set(st, WL_OK, "%s", "");
+	return attention_case_check(p, st);
 }
 
 static int naive_check(const struct case_params *p, struct wl_status *st)
@@ -464,26 +452,6 @@ static int naive_check(const struct case_params *p, struct wl_status *st)
 static int flash_check(const struct case_params *p, struct wl_status *st)
 {
 	return attention_check(p, st, "flash");
-}
-
-static void attention_figures(const struct case_params *p, struct wl_figures *f)
-{
-	double bhsd = (double)p->batch_size * (double)p->heads * (double)p->seq_len *
-		      (double)p->head_dim;
-	double fwd = 4.0 * bhsd * (double)p->seq_len;    /* QK^T and PV: 2·2·S²·D per head */
-	if (p->causal)
-		fwd /= 2;
-	unsigned phases = pass_phases(p->pass);
-	memset(f, 0, sizeof(*f));
-	if (phases & (1u << PHASE_FWD)) {
-		f->flops[PHASE_FWD] = fwd;
-		f->bytes[PHASE_FWD] = 4.0 * bhsd * sizeof(float);   /* read Q, K, V; write O */
-	}
-	if (phases & (1u << PHASE_BWD)) {
-		f->flops[PHASE_BWD] = 2.5 * fwd;
-		/* read Q, K, V, O, dO; write dQ, dK, dV */
-		f->bytes[PHASE_BWD] = 8.0 * bhsd * sizeof(float);
-	}
 }
 
 static int attention_setup(const struct case_params *p, struct mem_arena *mem, void **state,
@@ -600,7 +568,7 @@ const struct workload attention_cpu_naive = {
 	.device = DEVICE_CPU,
 	.summary = "materialised S = QK^T (oneDNN matmul), softmax, PV; O(S^2) memory, float32",
 	.check = naive_check,
-	.figures = attention_figures,
+	.figures = attention_case_figures,
 	.setup = naive_setup,
 	.validate = attention_validate,
 	.run = attention_run,
@@ -613,7 +581,7 @@ const struct workload attention_cpu_flash = {
 	.device = DEVICE_CPU,
 	.summary = "tiled online-softmax attention (FlashAttention-2 style), O(S) memory, float32",
 	.check = flash_check,
-	.figures = attention_figures,
+	.figures = attention_case_figures,
 	.setup = flash_setup,
 	.validate = attention_validate,
 	.run = attention_run,

@@ -228,6 +228,11 @@ static int cpu_attention_create(struct dev *dev, void **att, const char *impl,
 		return bd_fail(&dev->err, BD_EINVAL,
 			       "attention '%s' does not run on the cpu (cpu: naive, flash)", impl);
 	}
+	if (s->io != DTYPE_FLOAT32) {
+		dev->unsupported = 1;
+		return bd_fail(&dev->err, BD_EINVAL, "the cpu attention takes float32 tensors, not %s",
+			       dtype_name(s->io));
+	}
 	struct attention_dims d = {.batch = s->b, .heads = s->h, .seq_len = s->t,
 				   .head_dim = s->dh, .causal = s->causal};
 	struct attention_cpu *a = NULL;
@@ -236,15 +241,15 @@ static int cpu_attention_create(struct dev *dev, void **att, const char *impl,
 	return rc;
 }
 
-static int cpu_attention_fwd(struct dev *dev, void *att, const float *q, const float *k,
-			     const float *v, float *o, float *lse)
+static int cpu_attention_fwd(struct dev *dev, void *att, const void *q, const void *k,
+			     const void *v, void *o, float *lse)
 {
 	return attention_cpu_forward(att, q, k, v, o, lse, &dev->err);
 }
 
-static int cpu_attention_bwd(struct dev *dev, void *att, const float *q, const float *k,
-			     const float *v, const float *o, const float *lse, const float *d_o,
-			     float *dq, float *dk, float *dv)
+static int cpu_attention_bwd(struct dev *dev, void *att, const void *q, const void *k,
+			     const void *v, const void *o, const float *lse, const void *d_o,
+			     void *dq, void *dk, void *dv)
 {
 	return attention_cpu_backward(att, q, k, v, o, lse, d_o, dq, dk, dv, &dev->err);
 }

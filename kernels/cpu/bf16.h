@@ -1,5 +1,6 @@
 /* kernels/cpu/bf16.h: bfloat16 <-> float conversion (bfloat16 stored as uint16_t: the top half of
- * a float32). float -> bfloat16 rounds to nearest, ties to even, and keeps NaN a NaN. */
+ * a float32). float -> bfloat16 rounds to nearest, ties to even, and keeps NaN a NaN. Also IEEE
+ * float16 <-> float (the compiler's _Float16: correctly rounded). */
 #ifndef BENCHDB_BF16_H
 #define BENCHDB_BF16_H
 
@@ -22,6 +23,21 @@ static inline float bf16_to_float(uint16_t h)
 	float x;
 	memcpy(&x, &u, sizeof(x));
 	return x;
+}
+
+static inline uint16_t f16_from_float(float x)
+{
+	_Float16 h = (_Float16)x;
+	uint16_t u;
+	memcpy(&u, &h, sizeof(u));
+	return u;
+}
+
+static inline float f16_to_float(uint16_t u)
+{
+	_Float16 h;
+	memcpy(&h, &u, sizeof(h));
+	return (float)h;
 }
 
 #endif

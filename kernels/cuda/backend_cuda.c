@@ -8,10 +8,9 @@
  *    workspace, the RMSNorm partial sums and the attention scratch are made before timing.
  *  - GEMMs: cuBLASLt, one plan (descriptors + heuristic algorithm) per distinct dev_gemm, TF32
  *    setting and operand alignment, kept until dev_close. Row-major C = op(A)·op(B) is run as
- *    the column-major C^T = op(B)^T·op(A)^T, so no operand is copied. bfloat16 inputs
+ *    the column-major C^T = op(B)^T·op(A)^T, so no operand is copied. bfloat16 and float16 inputs
  *    accumulate in float32; float32 inputs use CUBLAS_COMPUTE_32F, or _FAST_TF32 when dev->tf32.
- *  - Attention: the naive path (scores materialised through cuBLASLt, softmax kernel), float32;
- *    flash and cuDNN SDPA are not in this backend yet.
+ *  - Attention (naive, flash, cuDNN SDPA) is attention_cuda.c, over this file's ops.
  *  - NVTX ranges through range_push/range_pop (nvtx3, header-only).
  * A CUDA error inside a kernel (an illegal address, say) leaves the CUDA context unusable for
  * the rest of the process; it is reported as the failing op's error.
@@ -25,6 +24,7 @@
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 
+#include "backend_cuda.h"
 #include "cuda_info.h"
 #include "cuda_kernels.h"
 #include "ops.h"
@@ -57,19 +57,16 @@ struct cuda_backend {
 	size_t nplans, cap_plans;
 	float *norm_work;
 	size_t norm_work_floats;
-	float *att_scratch;          /* the naive attention's dP/dS, shared by every layer */
-	size_t att_scratch_bytes;
-};
-
-struct cuda_attention {
-	struct dev_attention_shape s;
-	float *p;                    /* (b·h, t, t): P of the last forward */
+	void *att_shared;            /* attention_cuda.c's scratch, plan cache and cuDNN handle */
 };
 
 static struct cuda_backend *be(struct dev *dev) { return dev->impl; }
 
-/* An error of a CUDA call: oom for cudaErrorMemoryAllocation, else an error naming the call. */
-static int cuda_fail(struct dev *dev, cudaError_t e, const char *what)
+cudaStream_t cuda_dev_stream(struct dev *dev) { return be(dev)->stream; }
+
+void **cuda_dev_attention_shared(struct dev *dev) { return &be(dev)->att_shared; }
+
+int cuda_fail(struct dev *dev, cudaError_t e, const char *what)
 {
 	cudaGetLastError();   /* clears a non-sticky error */
 	return bd_fail(&dev->err, e == cudaErrorMemoryAllocation ? BD_ENOMEM : BD_EINVAL,
@@ -348,9 +345,9 @@ static int cuda_gemm(struct dev *dev, const struct dev_gemm *g0, const void *a, 
 	struct cuda_backend *cb = be(dev);
 	if (g0->m <= 0 || g0->n <= 0 || g0->k <= 0 || g0->batch < 0)
 		return bd_fail(&dev->err, BD_EINVAL, "cuda gemm: m, n and k must be positive");
-	if (g0->ab_dtype == DTYPE_FLOAT16 || g0->c_dtype == DTYPE_FLOAT16) {
+	if (g0->ab_dtype == DTYPE_FLOAT32 && g0->c_dtype != DTYPE_FLOAT32) {
 		dev->unsupported = 1;
-		return bd_fail(&dev->err, BD_EINVAL, "cuda gemm: float32 and bfloat16 only");
+		return bd_fail(&dev->err, BD_EINVAL, "cuda gemm: float32 inputs give float32 only");
 	}
 	struct dev_gemm g = gemm_normal(g0);
 	if (g.lda < (g.trans_a ? g.m : g.k) || g.ldb < (g.trans_b ? g.k : g.n) || g.ldc < g.n)
@@ -394,10 +391,6 @@ static int cuda_gemm(struct dev *dev, const struct dev_gemm *g0, const void *a, 
 static int cuda_convert_op(struct dev *dev, void *dst, enum bd_dtype dst_dtype, const void *src,
 			   enum bd_dtype src_dtype, size_t count)
 {
-	if (dst_dtype == DTYPE_FLOAT16 || src_dtype == DTYPE_FLOAT16) {
-		dev->unsupported = 1;
-		return bd_fail(&dev->err, BD_EINVAL, "cuda convert: float32 and bfloat16 only");
-	}
 	KERNEL_TRY(dev, cuda_convert(dst, dst_dtype, src, src_dtype, count, be(dev)->stream),
 		   "convert");
 	return 0;
@@ -514,99 +507,6 @@ static int cuda_adamw_op(struct dev *dev, float *p, const float *g, float *m, fl
 	return 0;
 }
 
-/* ---- attention (naive) ---------------------------------------------------------------------- */
-
-static int cuda_attention_create(struct dev *dev, void **att, const char *impl,
-				 const struct dev_attention_shape *s)
-{
-	struct cuda_backend *cb = be(dev);
-	*att = NULL;
-	if (strcmp(impl, "naive")) {
-		dev->unsupported = 1;
-		return bd_fail(&dev->err, BD_EINVAL, "attention '%s' is not in the cuda backend yet "
-			       "(cuda: naive)", impl);
-	}
-	struct cuda_attention *a = calloc(1, sizeof(*a));
-	if (!a)
-		return bd_fail(&dev->err, BD_ENOMEM, "out of host memory");
-	a->s = *s;
-	size_t scores = (size_t)(s->b * s->h * s->t * s->t) * sizeof(float);
-	if (!(a->p = cuda_alloc(dev, scores))) {
-		free(a);
-		return BD_ENOMEM;
-	}
-	if (s->backward && scores > cb->att_scratch_bytes) {
-		cuda_free_op(dev, cb->att_scratch);
-		cb->att_scratch_bytes = 0;
-		if (!(cb->att_scratch = cuda_alloc(dev, scores))) {
-			cuda_free_op(dev, a->p);
-			free(a);
-			return BD_ENOMEM;
-		}
-		cb->att_scratch_bytes = scores;
-	}
-	*att = a;
-	return 0;
-}
-
-/* Batched over b·h: C (m, n) = alpha · op(A) · op(B), all float32 packed. */
-static int att_gemm(struct dev *dev, const struct dev_attention_shape *s, int64_t m, int64_t n,
-		    int64_t k, int ta, int tb, float alpha, const float *a, const float *b, float *c)
-{
-	struct dev_gemm g = {.batch = s->b * s->h, .m = m, .n = n, .k = k, .trans_a = ta,
-			     .trans_b = tb, .ab_dtype = DTYPE_FLOAT32, .c_dtype = DTYPE_FLOAT32,
-			     .alpha = alpha};
-	return cuda_gemm(dev, &g, a, b, c);
-}
-
-static int cuda_attention_fwd(struct dev *dev, void *att, const float *q, const float *k,
-			      const float *v, float *o, float *lse)
-{
-	struct cuda_attention *a = att;
-	const struct dev_attention_shape *s = &a->s;
-	float scale = (float)(1.0 / sqrt((double)s->dh));
-	int rc;
-	if ((rc = att_gemm(dev, s, s->t, s->t, s->dh, 0, 1, scale, q, k, a->p)))
-		return rc;
-	KERNEL_TRY(dev, cuda_softmax_fwd(a->p, lse, s->b * s->h * s->t, s->t, s->causal,
-					 be(dev)->stream), "attention softmax");
-	return att_gemm(dev, s, s->t, s->dh, s->t, 0, 0, 1.0f, a->p, v, o);
-}
-
-static int cuda_attention_bwd(struct dev *dev, void *att, const float *q, const float *k,
-			      const float *v, const float *o, const float *lse, const float *d_o,
-			      float *dq, float *dk, float *dv)
-{
-	(void)o;
-	(void)lse;
-	struct cuda_attention *a = att;
-	struct cuda_backend *cb = be(dev);
-	const struct dev_attention_shape *s = &a->s;
-	float scale = (float)(1.0 / sqrt((double)s->dh));
-	float *ds = cb->att_scratch;
-	if (!s->backward || !ds)
-		return bd_fail(&dev->err, BD_EINVAL, "attention made for the forward only");
-	int rc;
-	if ((rc = att_gemm(dev, s, s->t, s->dh, s->t, 1, 0, 1.0f, a->p, d_o, dv)) ||
-	    (rc = att_gemm(dev, s, s->t, s->t, s->dh, 0, 1, 1.0f, d_o, v, ds)))
-		return rc;
-	KERNEL_TRY(dev, cuda_softmax_bwd(a->p, ds, s->b * s->h * s->t, s->t, cb->stream),
-		   "attention softmax backward");
-	if ((rc = att_gemm(dev, s, s->t, s->dh, s->t, 0, 0, scale, ds, k, dq)) ||
-	    (rc = att_gemm(dev, s, s->t, s->dh, s->t, 1, 0, scale, ds, q, dk)))
-		return rc;
-	return 0;
-}
-
-static void cuda_attention_free(struct dev *dev, void *att)
-{
-	struct cuda_attention *a = att;
-	if (!a)
-		return;
-	cuda_free_op(dev, a->p);
-	free(a);
-}
-
 /* ---- timing, ranges ------------------------------------------------------------------------- */
 
 static int cuda_mark(struct dev *dev, int slot)
@@ -656,8 +556,8 @@ static void cuda_release(struct dev *dev)
 	for (size_t i = 0; i < cb->nplans; i++)
 		plan_free(&cb->plans[i]);
 	free(cb->plans);
+	cuda_attention_release(dev, &cb->att_shared);
 	cuda_free_op(dev, cb->norm_work);
-	cuda_free_op(dev, cb->att_scratch);
 	cuda_free_op(dev, cb->lt_work);
 	/* buffers the caller did not free (a bug) are freed, so that the GPU is clean */
 	for (size_t i = 0; i < cb->nblocks; i++) {

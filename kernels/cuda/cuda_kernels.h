@@ -6,7 +6,8 @@
  * synchronize. Semantics, shapes and dtypes are those of the matching cpu_* function in
  * kernels/cpu/ops_cpu.h; "act" buffers are float32 or bfloat16 (uint16_t bits, rounded to
  * nearest even) as dtype says (0 = float32, 2 = bfloat16: enum bd_dtype). Statistics are
- * accumulated in float32 (block sums) or float64 (the loss).
+ * accumulated in float32 (block sums) or float64 (the loss). cuda_convert and the attention
+ * softmax also take float16 (1).
  *
  * Deterministic, except cuda_embedding_bwd: repeated tokens are summed with atomicAdd, in an
  * order that can change from run to run (float32 rounding differences only).
@@ -60,14 +61,15 @@ struct cuda_adamw_args {
 cudaError_t cuda_adamw(float *p, const float *g, float *m, float *v, uint16_t *p_bf16,
 		       size_t count, const struct cuda_adamw_args *a, cudaStream_t stream);
 
-/* Naive attention's row softmax over s (rows, t) float32 scores of rows/t query blocks: in
- * place, s becomes P; lse (rows) = log Σ_j exp(s_ij). causal: query i (row % t) sees keys
- * j <= i, P is 0 beyond. */
-cudaError_t cuda_softmax_fwd(float *s, float *lse, int64_t rows, int64_t t, int causal,
-			     cudaStream_t stream);
-/* In place: dp (rows, t) becomes dS = P ⊙ (dP − Σ_j P_ij dP_ij). */
-cudaError_t cuda_softmax_bwd(const float *p, float *dp, int64_t rows, int64_t t,
-			     cudaStream_t stream);
+/* Naive attention's row softmax over s (rows, t) float32 scores of rows/t query blocks into
+ * p (rows, t) of p_dtype (p may be s when float32: in place); lse (rows) = log Σ_j exp(s_ij).
+ * causal: query i (row % t) sees keys j <= i, P is 0 beyond. */
+cudaError_t cuda_softmax_fwd(const float *s, void *p, int p_dtype, float *lse, int64_t rows,
+			     int64_t t, int causal, cudaStream_t stream);
+/* dS = P ⊙ (dP − Σ_j P_ij dP_ij) into ds: p and ds (rows, t) of dtype, dp float32 (ds may be
+ * dp when float32: in place). */
+cudaError_t cuda_softmax_bwd(const void *p, const float *dp, void *ds, int dtype, int64_t rows,
+			     int64_t t, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -7,20 +7,25 @@
 #include "cuda_kernels.h"
 
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <math.h>
 
 namespace {
 
 constexpr int kRowThreads = 256;
 constexpr int kFlatThreads = 256;
-constexpr int kBf16 = 2;   // enum bd_dtype DTYPE_BFLOAT16
+constexpr int kF32 = 0;    // enum bd_dtype DTYPE_FLOAT32
+constexpr int kF16 = 1;    // DTYPE_FLOAT16
+constexpr int kBf16 = 2;   // DTYPE_BFLOAT16
 
 __device__ __forceinline__ float load(const float *p, int64_t i) { return p[i]; }
 __device__ __forceinline__ float load(const __nv_bfloat16 *p, int64_t i)
 {
 	return __bfloat162float(p[i]);
 }
+__device__ __forceinline__ float load(const __half *p, int64_t i) { return __half2float(p[i]); }
 __device__ __forceinline__ void store(float *p, int64_t i, float x) { p[i] = x; }
+__device__ __forceinline__ void store(__half *p, int64_t i, float x) { p[i] = __float2half_rn(x); }
 __device__ __forceinline__ void store(__nv_bfloat16 *p, int64_t i, float x)
 {
 	p[i] = __float2bfloat16_rn(x);
@@ -86,15 +91,25 @@ unsigned flat_blocks(int64_t count)
 
 // ---- conversion, embedding -----------------------------------------------------------------
 
-__global__ void f32_to_bf16(__nv_bfloat16 *dst, const float *src, int64_t count)
+template <typename D, typename S>
+__global__ void convert(D *dst, const S *src, int64_t count)
 {
-	GRID_STRIDE(i, count) dst[i] = __float2bfloat16_rn(src[i]);
+	GRID_STRIDE(i, count) store(dst, i, load(src, i));
 }
 
-__global__ void bf16_to_f32(float *dst, const __nv_bfloat16 *src, int64_t count)
+template <typename D>
+cudaError_t convert_from(D *dst, const void *src, int src_dtype, int64_t c, cudaStream_t stream)
 {
-	GRID_STRIDE(i, count) dst[i] = __bfloat162float(src[i]);
+	if (src_dtype == kBf16)
+		convert<<<flat_blocks(c), kFlatThreads, 0, stream>>>(dst, (const __nv_bfloat16 *)src, c);
+	else if (src_dtype == kF16)
+		convert<<<flat_blocks(c), kFlatThreads, 0, stream>>>(dst, (const __half *)src, c);
+	else
+		convert<<<flat_blocks(c), kFlatThreads, 0, stream>>>(dst, (const float *)src, c);
+	return cudaGetLastError();
 }
+
+size_t dtype_bytes(int dtype) { return dtype == kF32 ? 4 : 2; }
 
 __global__ void embedding_fwd(const int32_t *tokens, const float *table, float *out, int64_t n,
 			      int64_t d)
@@ -324,29 +339,35 @@ __global__ void adamw(float *p, const float *g, float *m, float *v, __nv_bfloat1
 
 // ---- naive attention's softmax -------------------------------------------------------------
 
-__global__ void softmax_fwd(float *s, float *lse, int64_t t, int causal)
+// p may be s (float32, in place): each thread reads s[j] before it writes p[j]
+template <typename T>
+__global__ void softmax_fwd(const float *s, T *p, float *lse, int64_t t, int causal)
 {
 	int64_t row = blockIdx.x;
-	float *x = s + row * t;
+	const float *x = s + row * t;
+	T *y = p + row * t;
 	int64_t len = causal ? row % t + 1 : t;   // keys this query sees
 	float l = row_lse(x, len);
 	for (int64_t j = threadIdx.x; j < t; j += blockDim.x)
-		x[j] = j < len ? expf(x[j] - l) : 0.0f;
+		store(y, j, j < len ? expf(x[j] - l) : 0.0f);
 	if (threadIdx.x == 0)
 		lse[row] = l;
 }
 
-__global__ void softmax_bwd(const float *p, float *dp, int64_t t)
+// ds may be dp (float32, in place): the dot is complete before any thread writes
+template <typename TP, typename TS>
+__global__ void softmax_bwd(const TP *p, const float *dp, TS *ds, int64_t t)
 {
 	int64_t row = blockIdx.x;
-	const float *pr = p + row * t;
-	float *dr = dp + row * t;
+	const TP *pr = p + row * t;
+	const float *dr = dp + row * t;
+	TS *sr = ds + row * t;
 	float dot = 0;
 	for (int64_t j = threadIdx.x; j < t; j += blockDim.x)
-		dot += pr[j] * dr[j];
+		dot += load(pr, j) * dr[j];
 	dot = block_sum(dot);
 	for (int64_t j = threadIdx.x; j < t; j += blockDim.x)
-		dr[j] = pr[j] * (dr[j] - dot);
+		store(sr, j, load(pr, j) * (dr[j] - dot));
 }
 
 unsigned row_blocks(int64_t rows) { return (unsigned)rows; }   // launchers return early on 0
@@ -361,16 +382,16 @@ extern "C" cudaError_t cuda_convert(void *dst, int dst_dtype, const void *src, i
 				    size_t count, cudaStream_t stream)
 {
 	int64_t c = (int64_t)count;
+	if (count == 0)
+		return cudaSuccess;
 	if (dst_dtype == src_dtype)
-		return cudaMemcpyAsync(dst, src, count * (dst_dtype == kBf16 ? 2 : 4),
+		return cudaMemcpyAsync(dst, src, count * dtype_bytes(dst_dtype),
 				       cudaMemcpyDeviceToDevice, stream);
 	if (dst_dtype == kBf16)
-		f32_to_bf16<<<flat_blocks(c), kFlatThreads, 0, stream>>>(
-			(__nv_bfloat16 *)dst, (const float *)src, c);
-	else
-		bf16_to_f32<<<flat_blocks(c), kFlatThreads, 0, stream>>>(
-			(float *)dst, (const __nv_bfloat16 *)src, c);
-	LAUNCH_CHECK();
+		return convert_from((__nv_bfloat16 *)dst, src, src_dtype, c, stream);
+	if (dst_dtype == kF16)
+		return convert_from((__half *)dst, src, src_dtype, c, stream);
+	return convert_from((float *)dst, src, src_dtype, c, stream);
 }
 
 extern "C" cudaError_t cuda_embedding_fwd(const int32_t *tokens, const float *table, float *out,
@@ -511,20 +532,36 @@ extern "C" cudaError_t cuda_adamw(float *p, const float *g, float *m, float *v,
 	LAUNCH_CHECK();
 }
 
-extern "C" cudaError_t cuda_softmax_fwd(float *s, float *lse, int64_t rows, int64_t t, int causal,
-					cudaStream_t stream)
+extern "C" cudaError_t cuda_softmax_fwd(const float *s, void *p, int p_dtype, float *lse,
+					int64_t rows, int64_t t, int causal, cudaStream_t stream)
 {
 	if (rows <= 0)
 		return cudaSuccess;
-	softmax_fwd<<<row_blocks(rows), kRowThreads, 0, stream>>>(s, lse, t, causal);
+	if (p_dtype == kBf16)
+		softmax_fwd<<<row_blocks(rows), kRowThreads, 0, stream>>>(s, (__nv_bfloat16 *)p, lse,
+									   t, causal);
+	else if (p_dtype == kF16)
+		softmax_fwd<<<row_blocks(rows), kRowThreads, 0, stream>>>(s, (__half *)p, lse, t,
+									   causal);
+	else
+		softmax_fwd<<<row_blocks(rows), kRowThreads, 0, stream>>>(s, (float *)p, lse, t,
+									   causal);
 	LAUNCH_CHECK();
 }
 
-extern "C" cudaError_t cuda_softmax_bwd(const float *p, float *dp, int64_t rows, int64_t t,
-					cudaStream_t stream)
+extern "C" cudaError_t cuda_softmax_bwd(const void *p, const float *dp, void *ds, int dtype,
+					int64_t rows, int64_t t, cudaStream_t stream)
 {
 	if (rows <= 0)
 		return cudaSuccess;
-	softmax_bwd<<<row_blocks(rows), kRowThreads, 0, stream>>>(p, dp, t);
+	if (dtype == kBf16)
+		softmax_bwd<<<row_blocks(rows), kRowThreads, 0, stream>>>(
+			(const __nv_bfloat16 *)p, dp, (__nv_bfloat16 *)ds, t);
+	else if (dtype == kF16)
+		softmax_bwd<<<row_blocks(rows), kRowThreads, 0, stream>>>((const __half *)p, dp,
+									   (__half *)ds, t);
+	else
+		softmax_bwd<<<row_blocks(rows), kRowThreads, 0, stream>>>((const float *)p, dp,
+									   (float *)ds, t);
 	LAUNCH_CHECK();
 }

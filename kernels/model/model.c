@@ -348,7 +348,8 @@ int model_create(struct model **out, struct dev *dev, const struct model_shape *
 	TAKE(m->lse_ce, n, f32);
 	TAKE(m->loss, 1, f32);
 	struct dev_attention_shape as = {.b = s->batch, .h = m->h, .t = s->ctx, .dh = m->dh,
-					 .causal = 1, .backward = train};
+					 .causal = 1, .backward = train, .io = DTYPE_FLOAT32,
+					 .math = s->dtype};
 	for (int64_t l = 0; !m->refused && l < (train ? m->L : 1); l++) {
 		int64_t before = dev->mem->live;
 		if ((rc = dev->ops->attention_create(dev, &m->layers[l].att, s->attention, &as))) {

@@ -17,8 +17,10 @@
  *
  * Mixed precision (dtype bfloat16): GEMMs read bfloat16 activations and a bfloat16 shadow of the
  * weights (refreshed by the AdamW step, which updates the float32 master copy) and accumulate in
- * float32; the residual stream, norms, attention (on the CPU), softmax statistics, gradients and
- * optimizer state are float32.
+ * float32; the residual stream, norms, softmax statistics, gradients and optimizer state are
+ * float32. Attention's tensors are float32 in the model; the CPU computes it in float32, CUDA in
+ * bfloat16 (its backend converts Q, K, V in and O out, with float32 softmax and accumulation, as
+ * autocast does), whichever implementation (naive, flash, sdpa) the case selects.
  */
 #ifndef BENCHDB_MODEL_H
 #define BENCHDB_MODEL_H

@@ -39,11 +39,17 @@ struct dev_gemm {
 	float beta;              /* 0: C is overwritten */
 };
 
-/* Attention inside the model: q, k, v, o, d_o, dq, dk, dv are (b, h, t, dh) float32; lse (b, h, t). */
+/* One attention problem: q, k, v, o, d_o, dq, dk, dv are (b, h, t, dh) of io; lse (b, h, t)
+ * float32, natural log; scale 1/sqrt(dh). math is the case's precision: the CPU backend computes
+ * in float32 whatever it is (and takes float32 buffers only); the CUDA backend computes in math
+ * (16-bit inputs to the products, float32 softmax statistics and accumulation), converting
+ * float32 buffers to math and back when io is float32 and math is not (the model's case). */
 struct dev_attention_shape {
 	int64_t b, h, t, dh;
 	int causal;
 	int backward;            /* 0: only the forward will run */
+	enum bd_dtype io;        /* of the tensors passed in; float32 in the model */
+	enum bd_dtype math;      /* see above */
 };
 
 struct dev;
@@ -97,11 +103,12 @@ struct dev_ops {
 	 * an impl or shape the backend cannot run (the case is then `unsupported`). */
 	int (*attention_create)(struct dev *dev, void **att, const char *impl,
 				const struct dev_attention_shape *s);
-	int (*attention_fwd)(struct dev *dev, void *att, const float *q, const float *k,
-			     const float *v, float *o, float *lse);
-	int (*attention_bwd)(struct dev *dev, void *att, const float *q, const float *k,
-			     const float *v, const float *o, const float *lse, const float *d_o,
-			     float *dq, float *dk, float *dv);
+	int (*attention_fwd)(struct dev *dev, void *att, const void *q, const void *k,
+			     const void *v, void *o, float *lse);
+	/* from the inputs and outputs of the last forward of att on the same tensors */
+	int (*attention_bwd)(struct dev *dev, void *att, const void *q, const void *k,
+			     const void *v, const void *o, const float *lse, const void *d_o,
+			     void *dq, void *dk, void *dv);
 	void (*attention_free)(struct dev *dev, void *att);
 
 	/* Timing on the work stream, NULL on a synchronous device (the CPU). mark records event

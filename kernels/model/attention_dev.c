@@ -1,0 +1,384 @@
+/* kernels/model/attention_dev.c: the attention workloads on CUDA (suite "attention", impls
+ * naive, flash, sdpa), written against the device ops (ops.h) so that the kernels timed are the
+ * ones the e2e model uses.
+ *
+ * A case's tensors live on the device in the case's dtype (float32, float16, bfloat16); inputs are
+ * uniform in [-1, 1) from the seed, rounded to the dtype on the host so that the float64
+ * reference sees exactly what the kernel sees. Validation follows attention_check.h: the whole
+ * problem when the reference is cheap, else sampled rows of up to ATTENTION_SAMPLE_HEADS heads
+ * at the case's shape plus the full backward at B = H = 1, S = ATTENTION_REDUCED_SEQ. The
+ * outputs are downloaded head by head, so the host never holds a whole large tensor.
+ *
+ * Memory: every device buffer (the tensors, P for naive, the kernels' workspaces) goes through
+ * the backend's allocator into the case's arena; peak after the forward is what the forward
+ * holds before any backward buffer is touched. cuDNN's own handle memory is not counted.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attention_check.h"
+#include "bf16.h"
+#include "cuda_info.h"
+#include "ops.h"
+#include "rng.h"
+
+/* At most this many (batch, head) pairs, first and last included, get the sampled check: the
+ * float64 reference of 34 rows costs 68·S·D multiply-adds per head. */
+#define ATTENTION_SAMPLE_HEADS 8
+
+enum { T_Q, T_K, T_V, T_O, T_DO, T_DQ, T_DK, T_DV, T_COUNT };
+
+/* One problem on the device: tensors of dtype, lse float32. */
+struct problem {
+	struct attention_dims dims;
+	enum bd_dtype dtype;
+	int backward;
+	void *t[T_COUNT];
+	float *lse;
+	void *att;              /* the backend's attention state */
+};
+
+struct att_case {
+	struct case_params p;
+	struct mem_arena *mem;
+	struct dev dev;
+	int dev_open;
+	struct problem prob;
+};
+
+static size_t esize(enum bd_dtype t) { return t == DTYPE_FLOAT32 ? 4 : 2; }
+
+static int64_t elems(const struct attention_dims *d)
+{
+	return d->batch * d->heads * d->seq_len * d->head_dim;
+}
+
+/* x (n floats) as dtype into out (n elements of esize(dtype)); x is rounded in place to the
+ * values the dtype holds. */
+static void encode(float *x, void *out, size_t n, enum bd_dtype dtype)
+{
+	uint16_t *h = out;
+	for (size_t i = 0; i < n; i++) {
+		if (dtype == DTYPE_BFLOAT16)
+			x[i] = bf16_to_float(h[i] = bf16_from_float(x[i]));
+		else if (dtype == DTYPE_FLOAT16)
+			x[i] = f16_to_float(h[i] = f16_from_float(x[i]));
+	}
+	if (dtype == DTYPE_FLOAT32)
+		memcpy(out, x, n * sizeof(float));
+}
+
+static void decode(const void *in, float *x, size_t n, enum bd_dtype dtype)
+{
+	const uint16_t *h = in;
+	if (dtype == DTYPE_FLOAT32)
+		memcpy(x, in, n * sizeof(float));
+	else
+		for (size_t i = 0; i < n; i++)
+			x[i] = dtype == DTYPE_BFLOAT16 ? bf16_to_float(h[i]) : f16_to_float(h[i]);
+}
+
+static void problem_release(struct dev *dev, struct problem *pr)
+{
+	if (pr->att)
+		dev->ops->attention_free(dev, pr->att);
+	for (int i = 0; i < T_COUNT; i++)
+		dev->ops->free(dev, pr->t[i]);
+	dev->ops->free(dev, pr->lse);
+	memset(pr, 0, sizeof(*pr));
+}
+
+/* Allocate pr's tensors and the implementation's state on dev, fill Q, K, V (and dO) from seed.
+ * Returns 0 or a dev rc (dev->err, dev->unsupported say why); on failure pr is released. */
+static int problem_init(struct dev *dev, struct problem *pr, const char *impl,
+			const struct attention_dims *d, enum bd_dtype dtype, int backward,
+			uint64_t seed)
+{
+	memset(pr, 0, sizeof(*pr));
+	pr->dims = *d;
+	pr->dtype = dtype;
+	pr->backward = backward;
+	size_t n = (size_t)elems(d), bytes = n * esize(dtype);
+	struct dev_attention_shape s = {.b = d->batch, .h = d->heads, .t = d->seq_len,
+					.dh = d->head_dim, .causal = d->causal,
+					.backward = backward, .io = dtype, .math = dtype};
+	float *x = NULL;
+	void *enc = NULL;
+	int rc = 0;
+	/* the implementation first: an unsupported combination allocates no tensor */
+	if ((rc = dev->ops->attention_create(dev, &pr->att, impl, &s)))
+		goto done;
+	for (int i = 0; i < (backward ? T_COUNT : T_DO); i++)
+		if (!(pr->t[i] = dev->ops->alloc(dev, bytes))) {
+			rc = BD_ENOMEM;
+			goto done;
+		}
+	if (!(pr->lse = dev->ops->alloc(dev, (size_t)(d->batch * d->heads * d->seq_len) * 4))) {
+		rc = BD_ENOMEM;
+		goto done;
+	}
+	x = malloc(n * sizeof(float));
+	enc = malloc(bytes);
+	if (!x || !enc) {
+		rc = bd_fail(&dev->err, BD_ENOMEM, "out of host memory for the attention inputs");
+		goto done;
+	}
+	struct rng r;
+	rng_init(&r, seed);
+	int inputs[] = {T_Q, T_K, T_V, T_DO};
+	for (int i = 0; i < (backward ? 4 : 3) && !rc; i++) {
+		rng_fill(&r, x, n, -1.0f, 1.0f);
+		encode(x, enc, n, dtype);
+		rc = dev->ops->upload(dev, pr->t[inputs[i]], enc, bytes);
+	}
+	if (!rc)
+		rc = dev->ops->sync(dev);   /* the host buffers go next */
+done:
+	free(x);
+	free(enc);
+	if (rc)
+		problem_release(dev, pr);
+	return rc;
+}
+
+static int problem_forward(struct dev *dev, struct problem *pr)
+{
+	return dev->ops->attention_fwd(dev, pr->att, pr->t[T_Q], pr->t[T_K], pr->t[T_V],
+				       pr->t[T_O], pr->lse);
+}
+
+static int problem_backward(struct dev *dev, struct problem *pr)
+{
+	return dev->ops->attention_bwd(dev, pr->att, pr->t[T_Q], pr->t[T_K], pr->t[T_V],
+				       pr->t[T_O], pr->lse, pr->t[T_DO], pr->t[T_DQ], pr->t[T_DK],
+				       pr->t[T_DV]);
+}
+
+/* Head number head of tensor i into x (S·D floats); raw is S·D elements of scratch. */
+static int fetch_head(struct dev *dev, const struct problem *pr, int i, int64_t head, void *raw,
+		      float *x)
+{
+	size_t n = (size_t)(pr->dims.seq_len * pr->dims.head_dim), es = esize(pr->dtype);
+	int rc = dev->ops->download(dev, raw, (const char *)pr->t[i] + (size_t)head * n * es, n * es);
+	if (!rc)
+		decode(raw, x, n, pr->dtype);
+	return rc;
+}
+
+/* The check of every head (full) or of sampled rows of spread heads. */
+static int check_problem(struct dev *dev, const struct problem *pr, int full,
+			 struct attention_check *c, struct wl_status *st)
+{
+	const struct attention_dims *d = &pr->dims;
+	int64_t S = d->seq_len, D = d->head_dim, n = S * D, heads = d->batch * d->heads;
+	struct attention_tol tol = attention_tol_for(pr->dtype);
+	int grads = full && pr->backward;
+	int ntensors = grads ? T_COUNT : T_DO;
+	float *host = malloc((size_t)(ntensors * n + S) * sizeof(float));
+	void *raw = malloc((size_t)n * sizeof(float));
+	int64_t rows[ATTENTION_SAMPLE_ROWS + 2], nrows = attention_sample_rows(S, rows);
+	float *packed = malloc((size_t)(nrows * (2 * D + 1)) * sizeof(float));
+	int code = WL_OK, rc = 0;
+	if (!host || !raw || !packed) {
+		code = wl_set(st, WL_ERROR, "out of host memory for the attention check");
+		goto done;
+	}
+	float *x[T_COUNT] = {0}, *lse = host + ntensors * n;
+	for (int i = 0; i < ntensors; i++)
+		x[i] = host + i * n;
+	int64_t nheads = full || heads <= ATTENTION_SAMPLE_HEADS ? heads : ATTENTION_SAMPLE_HEADS;
+	for (int64_t j = 0; j < nheads && !rc; j++) {
+		int64_t h = nheads == heads ? j : j * (heads - 1) / (ATTENTION_SAMPLE_HEADS - 1);
+		for (int i = 0; i < ntensors && !rc; i++)
+			rc = fetch_head(dev, pr, i, h, raw, x[i]);
+		if (!rc)
+			rc = dev->ops->download(dev, lse, pr->lse + h * S, (size_t)S * sizeof(float));
+		if (rc)
+			break;
+		if (full) {
+			struct attention_head hx = {.q = x[T_Q], .k = x[T_K], .v = x[T_V], .o = x[T_O],
+						    .lse = lse};
+			if (grads) {
+				hx.d_o = x[T_DO];
+				hx.dq = x[T_DQ];
+				hx.dk = x[T_DK];
+				hx.dv = x[T_DV];
+			}
+			rc = attention_check_head(c, d, &tol, h, &hx, NULL);
+		} else {
+			float *q = packed, *o = q + nrows * D, *l = o + nrows * D;
+			for (int64_t r = 0; r < nrows; r++) {
+				memcpy(q + r * D, x[T_Q] + rows[r] * D, (size_t)D * sizeof(float));
+				memcpy(o + r * D, x[T_O] + rows[r] * D, (size_t)D * sizeof(float));
+				l[r] = lse[rows[r]];
+			}
+			rc = attention_check_rows(c, d, &tol, h, rows, nrows, q, x[T_K], x[T_V], o, l,
+						  NULL);
+		}
+		if (rc == BD_ENOMEM) {
+			code = wl_set(st, WL_ERROR, "out of host memory for the float64 reference");
+			goto done;
+		}
+	}
+	if (rc)
+		code = wl_from_dev(st, dev, rc, "reading the attention outputs");
+done:
+	free(host);
+	free(raw);
+	free(packed);
+	return code;
+}
+
+static int has_backward(enum bd_pass pass) { return (pass_phases(pass) >> PHASE_BWD) & 1; }
+
+static int dev_check(const struct case_params *p, struct wl_status *st)
+{
+	char why[256];
+	int code = attention_case_check(p, st);
+	if (code)
+		return code;
+	if (p->device != DEVICE_CUDA)
+		return wl_set(st, WL_UNSUPPORTED, "this workload runs on cuda");
+	if (!cuda_available(why, sizeof(why)))
+		return wl_set(st, WL_UNSUPPORTED, "%s", why);
+	return WL_OK;
+}
+
+static int dev_setup(const struct case_params *p, struct mem_arena *mem, void **state,
+		     struct wl_status *st)
+{
+	struct att_case *c = calloc(1, sizeof(*c));
+	*state = c;
+	if (!c)
+		return wl_set(st, WL_ERROR, "out of host memory");
+	c->p = *p;
+	c->mem = mem;
+	struct bd_error err = {0};
+	int rc = dev_open(&c->dev, p->device, mem, &err);
+	if (rc)
+		return wl_set(st, rc == BD_ENOMEM ? WL_OOM : WL_UNSUPPORTED, "%s", err.msg);
+	c->dev_open = 1;
+	struct attention_dims d = {p->batch_size, p->heads, p->seq_len, p->head_dim, p->causal};
+	rc = problem_init(&c->dev, &c->prob, p->impl, &d, p->dtype, has_backward(p->pass), p->seed);
+	if (rc)
+		return wl_from_dev(st, &c->dev, rc, p->impl);
+	return wl_set(st, WL_OK, "%s", "");
+}
+
+static int dev_validate(void *state, struct wl_status *st)
+{
+	struct att_case *c = state;
+	struct dev *dev = &c->dev;
+	struct problem *pr = &c->prob, reduced = {0};
+	struct attention_check chk;
+	int backward = pr->backward, full = attention_check_is_full(&pr->dims, backward);
+	int code, rc;
+	char at[64] = "";
+	attention_check_init(&chk);
+	st->max_diff = -1;
+	st->tolerance = 0;
+	if ((rc = problem_forward(dev, pr)) || (full && backward && (rc = problem_backward(dev, pr))) ||
+	    (rc = dev->ops->sync(dev)))
+		return wl_from_dev(st, dev, rc, c->p.impl);
+	if ((code = check_problem(dev, pr, full, &chk, st)))
+		return code;
+	if (!full && backward && chk.ratio <= 1) {
+		struct attention_dims small = {1, 1, ATTENTION_REDUCED_SEQ, pr->dims.head_dim,
+					       pr->dims.causal};
+		struct attention_check bwd;
+		attention_check_init(&bwd);
+		if ((rc = problem_init(dev, &reduced, c->p.impl, &small, pr->dtype, 1, c->p.seed + 1)) ||
+		    (rc = problem_forward(dev, &reduced)) || (rc = problem_backward(dev, &reduced)) ||
+		    (rc = dev->ops->sync(dev))) {
+			problem_release(dev, &reduced);
+			return wl_from_dev(st, dev, rc, c->p.impl);
+		}
+		code = check_problem(dev, &reduced, 1, &bwd, st);
+		problem_release(dev, &reduced);
+		if (code)
+			return code;
+		if (bwd.ratio > chk.ratio) {
+			chk = bwd;
+			snprintf(at, sizeof(at), " (checked at B=1, H=1, S=%d)", ATTENTION_REDUCED_SEQ);
+		}
+	}
+	st->max_diff = chk.diff;
+	st->tolerance = chk.bound;
+	if (chk.ratio > 1)
+		return wl_set(st, WL_ERROR,
+			      "%s differs from the float64 reference by %.3g (tolerance %.3g) at %s%s",
+			      chk.stage, chk.diff, chk.bound, chk.where, at);
+	return wl_set(st, WL_OK, "%s", "");
+}
+
+static int dev_run(void *state, enum bd_phase phase, struct wl_status *st)
+{
+	struct att_case *c = state;
+	int rc;
+	switch (phase) {
+	case PHASE_FWD:
+		rc = problem_forward(&c->dev, &c->prob);
+		break;
+	case PHASE_BWD:
+		if (!c->prob.backward)
+			return wl_set(st, WL_ERROR, "backward asked of a forward-only case");
+		rc = problem_backward(&c->dev, &c->prob);
+		break;
+	default:
+		return wl_set(st, WL_UNSUPPORTED, "attention has no %s phase", phase_name(phase));
+	}
+	return rc ? wl_from_dev(st, &c->dev, rc, phase_name(phase)) : WL_OK;
+}
+
+static int dev_mark(void *state, int slot, struct wl_status *st)
+{
+	return wl_dev_mark(&((struct att_case *)state)->dev, slot, st);
+}
+
+static int dev_elapsed(void *state, enum bd_phase phase, int64_t *ns, struct wl_status *st)
+{
+	return wl_dev_elapsed(&((struct att_case *)state)->dev, phase, ns, st);
+}
+
+static int dev_drain(void *state, struct wl_status *st)
+{
+	return wl_dev_drain(&((struct att_case *)state)->dev, st);
+}
+
+static void dev_teardown(void *state)
+{
+	struct att_case *c = state;
+	if (!c)
+		return;
+	if (c->dev_open) {
+		problem_release(&c->dev, &c->prob);
+		dev_close(&c->dev);
+	}
+	free(c);
+}
+
+#define ATTENTION_DEV_WORKLOAD(name, impl_name, line)                                       \
+	const struct workload name = {                                                       \
+		.suite = "attention",                                                        \
+		.impl = impl_name,                                                           \
+		.device = DEVICE_CUDA,                                                       \
+		.summary = line,                                                             \
+		.check = dev_check,                                                          \
+		.figures = attention_case_figures,                                           \
+		.setup = dev_setup,                                                          \
+		.validate = dev_validate,                                                    \
+		.run = dev_run,                                                              \
+		.teardown = dev_teardown,                                                    \
+		.mark = dev_mark,                                                            \
+		.elapsed = dev_elapsed,                                                      \
+		.drain = dev_drain,                                                          \
+	}
+
+ATTENTION_DEV_WORKLOAD(attention_cuda_naive, "naive",
+		       "materialised S = QK^T (cuBLASLt), softmax kernel, PV; O(S^2) memory; "
+		       "float32, float16, bfloat16");
+ATTENTION_DEV_WORKLOAD(attention_cuda_flash, "flash",
+		       "tiled online-softmax kernels, LSE saved; tensor cores for float16/bfloat16");
+ATTENTION_DEV_WORKLOAD(attention_cuda_sdpa, "sdpa",
+		       "cuDNN fused scaled-dot-product attention (graph API), float16/bfloat16");

@@ -1,7 +1,8 @@
 /* tests/test_cuda_model.c (label gpu): the transformer (kernels/model) on the CUDA backend
  * against the CPU backend and the float64 reference on a tiny configuration: loss and every
  * gradient tensor (float32, TF32 and bfloat16), the forward-only model, the AdamW step, an out-of-
- * memory case that frees everything, and the e2e workload through the runner's measurement loop
+ * memory case that frees everything, flash and cuDNN SDPA as the model's attention, and the
+ * e2e workload through the runner's measurement loop
  * with device timing and with sync: false. Exits 77 (skipped) where no CUDA GPU is usable. */
 #include <math.h>
 #include <setjmp.h>
@@ -18,9 +19,23 @@
 #include "model.h"
 #include "workload.h"
 
-/* Odd sizes: ctx 13 is not a multiple of any tile, d_ff 72 not of a vector, vocab 101 prime. */
-static const struct model_config tiny = {
+/* Odd sizes: ctx 13 is not a multiple of any tile, d_ff 72 not of a vector, vocab 101 prime.
+ * The attention tests swap in head_dim 16 (the least flash and cuDNN take) and their impl. */
+static const struct model_config tiny8 = {
 	.name = "tiny", .d_model = 32, .d_ff = 72, .num_layers = 2, .num_heads = 4, .vocab_size = 101};
+static const struct model_config tiny16 = {
+	.name = "tiny16", .d_model = 64, .d_ff = 72, .num_layers = 2, .num_heads = 4,
+	.vocab_size = 101};
+static struct model_config tiny;
+static char attention[16] = "naive";
+
+static int setup_tiny(void **state)
+{
+	(void)state;
+	tiny = tiny8;
+	snprintf(attention, sizeof(attention), "naive");
+	return 0;
+}
 #define B 2
 #define T 13
 
@@ -40,8 +55,8 @@ struct run {
 static int run_open(struct run *r, enum bd_device device, enum bd_dtype dtype, int tf32,
 		    enum model_mode mode, const float *params, int64_t limit)
 {
-	struct model_shape s = {.cfg = tiny, .batch = B, .ctx = T, .dtype = dtype, .mode = mode,
-				.attention = "naive"};
+	struct model_shape s = {.cfg = tiny, .batch = B, .ctx = T, .dtype = dtype, .mode = mode};
+	snprintf(s.attention, sizeof(s.attention), "%s", attention);
 	mem_init(&r->mem, limit);
 	struct bd_error err = {0};
 	if (dev_open(&r->dev, device, &r->mem, &err))
@@ -115,11 +130,17 @@ static void check_model(enum bd_dtype dtype, int tf32, double tol)
 	double loss_ref;
 	model_ref_loss_grad(&tiny, B, T, tok, tok + n, pd, &loss_ref, gref);
 	double loss_cuda = loss_and_grads(DEVICE_CUDA, dtype, tf32, p, g_cuda);
+	/* the cpu computes attention in float32 whatever the impl: naive stands in for sdpa */
+	char impl[16];
+	snprintf(impl, sizeof(impl), "%s", attention);
+	if (!strcmp(attention, "sdpa"))
+		snprintf(attention, sizeof(attention), "naive");
 	double loss_cpu = loss_and_grads(DEVICE_CPU, dtype, 0, p, g_cpu);
+	snprintf(attention, sizeof(attention), "%s", impl);
 	const char *worst = "", *worst_cpu = "";
 	double err = worst_error(g_cuda, gref, &worst), err_cpu = worst_error(g_cpu, gref, &worst_cpu);
-	print_message("%s%s: loss cuda %.8f cpu %.8f ref %.8f; worst gradient error cuda %.3g (%s), "
-		      "cpu %.3g (%s)\n", dtype_name(dtype), tf32 ? " tf32" : "", loss_cuda, loss_cpu,
+	print_message("%s %s%s: loss cuda %.8f cpu %.8f ref %.8f; worst gradient error cuda %.3g (%s), "
+		      "cpu %.3g (%s)\n", attention, dtype_name(dtype), tf32 ? " tf32" : "", loss_cuda, loss_cpu,
 		      loss_ref, err, worst, err_cpu, worst_cpu);
 	if (!(fabs(loss_cuda - loss_ref) <= tol * loss_ref))
 		fail_msg("cuda loss %.9g vs reference %.9g", loss_cuda, loss_ref);
@@ -143,6 +164,21 @@ static void test_cuda_model__tf32_close_to_reference(void **state)
 static void test_cuda_model__bfloat16_close_to_reference(void **state)
 {
 	(void)state;
+	check_model(DTYPE_BFLOAT16, 0, TOL_BF16);
+}
+
+/* The attention impl selected per case: flash and cuDNN SDPA inside the model (computing in
+ * bfloat16 in bf16 cases, float32 otherwise) give the reference's loss and gradients. */
+static void test_cuda_model__flash_and_sdpa_attention_inside_the_model(void **state)
+{
+	(void)state;
+	tiny = tiny16;
+	snprintf(attention, sizeof(attention), "flash");
+	check_model(DTYPE_FLOAT32, 0, TOL_F32);
+	check_model(DTYPE_BFLOAT16, 0, TOL_BF16);
+	snprintf(attention, sizeof(attention), "sdpa");
+	check_model(DTYPE_BFLOAT16, 0, TOL_BF16);
+	snprintf(attention, sizeof(attention), "naive");
 	check_model(DTYPE_BFLOAT16, 0, TOL_BF16);
 }
 
@@ -241,12 +277,16 @@ int main(void)
 		return 77;
 	}
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_cuda_model__float32_matches_reference),
-		cmocka_unit_test(test_cuda_model__tf32_close_to_reference),
-		cmocka_unit_test(test_cuda_model__bfloat16_close_to_reference),
-		cmocka_unit_test(test_cuda_model__forward_only_and_adamw_step_match_the_cpu),
-		cmocka_unit_test(test_cuda_model__memory_limit_is_oom_and_frees_everything),
-		cmocka_unit_test(test_cuda_model__e2e_workload_is_device_timed),
+		cmocka_unit_test_setup(test_cuda_model__float32_matches_reference, setup_tiny),
+		cmocka_unit_test_setup(test_cuda_model__tf32_close_to_reference, setup_tiny),
+		cmocka_unit_test_setup(test_cuda_model__bfloat16_close_to_reference, setup_tiny),
+		cmocka_unit_test_setup(test_cuda_model__flash_and_sdpa_attention_inside_the_model,
+				       setup_tiny),
+		cmocka_unit_test_setup(test_cuda_model__forward_only_and_adamw_step_match_the_cpu,
+				       setup_tiny),
+		cmocka_unit_test_setup(test_cuda_model__memory_limit_is_oom_and_frees_everything,
+				       setup_tiny),
+		cmocka_unit_test_setup(test_cuda_model__e2e_workload_is_device_timed, setup_tiny),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -297,6 +297,33 @@ EOF
 		[ "$shown" = unknown ] && shown=
 		check "systems.${v#*:} is what sysinfo shows" [ "$(sql "$db" "select coalesce(${v#*:}, '') from systems")" = "$shown" ]
 	done
+	# GPU attention (configs/flash_vs_sdpa.yaml's kind of sweep): stored, every case unsupported
+	# with the reason, and report --compare sdpa says there is nothing to compare, and why.
+	adb=$T/attn.db
+	cat >"$T/attn.yaml" <<'EOF'
+name: cli-attention-gpu-unsupported
+defaults: {device: cuda, warmup: 1, iters: 2}
+benchmarks:
+  - suite: attention
+    impl: [naive, flash, sdpa]
+    dtype: [bfloat16, float16]
+    causal: [false, true]
+    head_dim: 64
+    seq_len: 1024
+    batch_size: 2
+    heads: 16
+    pass: forward_backward
+  - {suite: attention, impl: sdpa, device: cpu, dtype: bfloat16, head_dim: 64, seq_len: 128,
+     batch_size: 1, heads: 1}
+EOF
+	expect_status 0 "runner run of gpu attention without a GPU" "$RUNNER" run "$T/attn.yaml" --db "$adb"
+	contains "$T/out" "13 of 13 cases stored \(0 ok, 0 oom, 0 error, 13 unsupported, 0 skipped\)" "attention run summary"
+	check "gpu attention: every cuda case names CUDA" [ "$(sql "$adb" "select count(*) from cases where device = 'cuda' and status = 'unsupported' and instr(reason, 'CUDA') > 0")" = 12 ]
+	check "gpu attention: the three impls, both dtypes, both masks" [ "$(sql "$adb" "select count(distinct impl || dtype || causal) from cases where device = 'cuda'")" = 12 ]
+	check "sdpa on the cpu: unsupported with a reason" [ "$(sql "$adb" "select count(*) from cases where device = 'cpu' and impl = 'sdpa' and status = 'unsupported' and length(reason) > 0")" = 1 ]
+	expect_status 1 "report --compare sdpa without ok cases" "$REPORT" --db "$adb" --compare sdpa
+	contains "$T/err" "nothing to compare: run 1 has [0-9]+ 'sdpa' cases \(0 ok\)" "compare sdpa: nothing to compare, with the counts"
+	contains "$T/err" "CUDA" "compare sdpa: the stored reason is shown"
 	;;
 
 *)

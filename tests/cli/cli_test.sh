@@ -324,6 +324,7 @@ EOF
 	expect_status 1 "report --compare sdpa without ok cases" "$REPORT" --db "$adb" --compare sdpa
 	contains "$T/err" "nothing to compare: run 1 has [0-9]+ 'sdpa' cases \(0 ok\)" "compare sdpa: nothing to compare, with the counts"
 	contains "$T/err" "CUDA" "compare sdpa: the stored reason is shown"
+	check "the README's main job picks the cpu sweep here" [ "$(sh "$SRC/scripts/main_sweep.sh" "$RUNNER")" = configs/attention_cpu.yaml ]
 	;;
 
 *)

@@ -203,3 +203,14 @@ void attention_case_figures(const struct case_params *p, struct wl_figures *f)
 		f->bytes[PHASE_BWD] = 8.0 * bhsd * es;
 	}
 }
+
+int attention_check_result(struct wl_status *st, const struct attention_check *c, const char *at)
+{
+	st->max_diff = c->diff;
+	st->tolerance = c->bound;
+	if (c->ratio > 1)
+		return wl_set(st, WL_ERROR,
+			      "%s differs from the float64 reference by %.3g (tolerance %.3g) at %s%s",
+			      c->stage, c->diff, c->bound, c->where, at);
+	return wl_set(st, WL_OK, "%s", "");
+}

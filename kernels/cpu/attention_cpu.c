@@ -522,13 +522,7 @@ done:
 	problem_release(&reduced, c->mem);
 	if (rc < 0)
 		return wl_from_error(st, &err);
-	st->max_diff = chk.diff;
-	st->tolerance = chk.bound;
-	if (chk.ratio > 1)
-		return wl_set(st, WL_ERROR,
-			      "%s differs from the float64 reference by %.3g (tolerance %.3g) at %s%s",
-			      chk.stage, chk.diff, chk.bound, chk.where, at);
-	return wl_set(st, WL_OK, "%s", "");
+	return attention_check_result(st, &chk, at);
 }
 
 static int attention_run(void *state, enum bd_phase phase, struct wl_status *st)

@@ -10,11 +10,12 @@
 //             is the A operand of P·V as it stands (C layout of two m16n8 tiles = A layout of
 //             m16n8k16). Causal blocks skip fully masked key tiles and mask the diagonal.
 //   backward  Delta = rowsum(dO ⊙ O) first; then one block of 4 warps per 64 keys, each warp
-//             owning 16 keys: for each query tile (64 rows, 32 for head dim 128; double
-//             buffered) recompute Sᵀ = K Qᵀ and Pᵀ from LSE, dPᵀ = V dOᵀ, dSᵀ, then dV += Pᵀ dO
-//             and dK += dSᵀ Q in registers (Pᵀ and dSᵀ reused as A operands), and dQ += dS K
-//             through dS in shared memory, atomically added to a float32 workspace that a last
-//             kernel converts to dtype.
+//             owning 16 keys, walks the query tiles (64, 32 or 16 rows for head dim 32, 64,
+//             128; double buffered with cp.async): Sᵀ = K Qᵀ → Pᵀ from LSE, dV += Pᵀ dO, then
+//             dPᵀ = V dOᵀ → dSᵀ, dK += dSᵀ Q (Pᵀ and dSᵀ reused as A operands; dK, dV stay in
+//             registers), and dQ += dS K through dS in shared memory, atomically added to a
+//             float32 workspace that a last kernel converts to dtype. Causal key blocks start
+//             at the diagonal query tile.
 // float32 (CUDA cores, float32 FMA): the same tiling with 256-thread blocks, scores staged in
 //   shared memory.
 //
@@ -101,6 +102,14 @@ __device__ __forceinline__ void mma16816<__nv_bfloat16>(float c[4], const uint32
 	    : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+// 2^x (ex2.approx.ftz: about 2 ulp, −∞ → 0).
+__device__ __forceinline__ float fast_exp2(float x)
+{
+	float y;
+	asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+	return y;
+}
+
 // ---- kernels -------------------------------------------------------------------------------
 
 constexpr float kLog2e = 1.4426950408889634f;
@@ -127,7 +136,7 @@ struct fwd_mma_cfg {
 	static constexpr int MT = D <= 64 ? 2 : 1;
 	static constexpr int WARPS = 4, THREADS = 32 * WARPS;
 	static constexpr int BM = 16 * MT * WARPS, BN = 64, LD = D + 8;
-	static constexpr int MIN_BLOCKS = D <= 64 ? 2 : 3;
+	static constexpr int MIN_BLOCKS = 2;
 	static constexpr size_t SMEM = (size_t)2 * 2 * BN * LD * 2;
 	static_assert(BM <= 2 * BN, "Q must fit in one K/V stage");
 };
@@ -137,7 +146,8 @@ struct fwd_mma_cfg {
 template <int D>
 struct bwd_mma_cfg {
 	static constexpr int WARPS = 4, THREADS = 128;
-	static constexpr int BN = 64, BM = D <= 64 ? 64 : 32, LD = D + 8, LDS = BN + 8;
+	static constexpr int BN = 64, BM = D <= 32 ? 64 : D <= 64 ? 32 : 16;   // BM: no spills
+	static constexpr int LD = D + 8, LDS = BN + 8;
 	static constexpr int WM = BM / 16, WN = WARPS / WM, DC = D / WN;   // dQ: warp grid, columns
 	static constexpr size_t SMEM =
 		(size_t)(2 * BN * LD + 4 * BM * LD + BM * LDS) * 2 + (size_t)4 * BM * 4;
@@ -215,14 +225,19 @@ __device__ __forceinline__ void load_tile(uint16_t *dst, const uint16_t *src, in
 					  const flash_params &p)
 {
 	constexpr int LD = D + 8, CPR = D / 8;
-	static_assert(ROWS * CPR % NT == 0, "whole 16-byte chunks per thread");
+	static_assert(NT % CPR == 0 && ROWS % (NT / CPR) == 0, "whole chunks per thread");
 	if (p.vec) {
+		// this thread's chunks: one column, rows r, r + RSTEP, ...
+		constexpr int RSTEP = NT / CPR;
+		const int r = threadIdx.x / CPR, col = threadIdx.x % CPR * 8;
+		const uint16_t *s = src + (r0 + r) * p.dh + col;
+		const int64_t step = (int64_t)RSTEP * p.dh;
 #pragma unroll
-		for (int i = 0; i < ROWS * CPR / NT; i++) {
-			int c = i * NT + (int)threadIdx.x, r = c / CPR, col = c % CPR * 8;
-			bool ok = r0 + r < p.t && col < p.dh;
-			cp_async16(dst + r * LD + col, ok ? src + (r0 + r) * p.dh + col : src,
-				   ok ? 16 : 0);
+		for (int i = 0; i < ROWS / RSTEP; i++) {
+			bool ok = col < p.dh && r0 + r + i * RSTEP < p.t;
+			cp_async16(dst + (r + i * RSTEP) * LD + col, s, ok ? 16 : 0);
+			s += step;
+			asm volatile("" : "+l"(s));   // no per-chunk addresses hoisted out of callers' loops
 		}
 	} else {
 		for (int e = threadIdx.x; e < ROWS * D; e += NT) {
@@ -356,14 +371,14 @@ __global__ void __launch_bounds__(fwd_mma_cfg<D>::THREADS, fwd_mma_cfg<D>::MIN_B
 				m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
 				float mnew = fmaxf(mx[mi][h], m * p.scale_log2);
 				float base = mnew == -INFINITY ? 0.0f : mnew;   // a row with no key yet
-				float alpha = exp2f(mx[mi][h] - base);
+				float alpha = fast_exp2(mx[mi][h] - base);
 				mx[mi][h] = mnew;
 				float rs = 0.0f;
 #pragma unroll
 				for (int ni = 0; ni < BN / 8; ni++)
 #pragma unroll
 					for (int e = 2 * h; e < 2 * h + 2; e++) {
-						float pe = exp2f(fmaf(s[mi][ni][e], p.scale_log2, -base));
+						float pe = fast_exp2(fmaf(s[mi][ni][e], p.scale_log2, -base));
 						s[mi][ni][e] = pe;
 						rs += pe;
 					}
@@ -514,31 +529,24 @@ __global__ void __launch_bounds__(bwd_mma_cfg<D>::THREADS, 2)
 		const float *slse = slse0 + buf * BM, *sdelta = sdelta0 + buf * BM;
 		const int64_t q0 = (int64_t)qt * BM;
 
-		float st[BM / 8][4], dpt[BM / 8][4];   // Sᵀ = K Qᵀ, dPᵀ = V dOᵀ: keys × queries
+		// Sᵀ = K Qᵀ (keys × queries) → Pᵀ; dV += Pᵀ dO
+		float st[BM / 8][4];
 #pragma unroll
 		for (int ni = 0; ni < BM / 8; ni++)
-#pragma unroll
-			for (int e = 0; e < 4; e++)
-				st[ni][e] = dpt[ni][e] = 0.0f;
+			st[ni][0] = st[ni][1] = st[ni][2] = st[ni][3] = 0.0f;
 #pragma unroll
 		for (int kk = 0; kk < D / 16; kk++) {
-			uint32_t ak[4], av[4];
-			ldsm_x4(ak, sk + (kw + lane % 16) * LD + kk * 16 + lane / 16 * 8);
-			ldsm_x4(av, sv + (kw + lane % 16) * LD + kk * 16 + lane / 16 * 8);
+			uint32_t a[4];
+			ldsm_x4(a, sk + (kw + lane % 16) * LD + kk * 16 + lane / 16 * 8);
 #pragma unroll
 			for (int nb = 0; nb < BM / 16; nb++) {
-				uint32_t bq[4], bo[4];   // query n-tiles 2nb, 2nb + 1
-				int off = (nb * 16 + lane % 8 + lane / 16 * 8) * LD + kk * 16 + (lane & 8);
-				ldsm_x4(bq, sq + off);
-				ldsm_x4(bo, sdo + off);
-				mma16816<T>(st[2 * nb], ak, bq[0], bq[1]);
-				mma16816<T>(st[2 * nb + 1], ak, bq[2], bq[3]);
-				mma16816<T>(dpt[2 * nb], av, bo[0], bo[1]);
-				mma16816<T>(dpt[2 * nb + 1], av, bo[2], bo[3]);
+				uint32_t b[4];   // query n-tiles 2nb, 2nb + 1
+				ldsm_x4(b, sq + (nb * 16 + lane % 8 + lane / 16 * 8) * LD + kk * 16 +
+						   (lane & 8));
+				mma16816<T>(st[2 * nb], a, b[0], b[1]);
+				mma16816<T>(st[2 * nb + 1], a, b[2], b[3]);
 			}
 		}
-
-		// Pᵀ and dSᵀ in place; dS (queries × keys, 16-bit) to shared memory for dQ
 #pragma unroll
 		for (int ni = 0; ni < BM / 8; ni++)
 #pragma unroll
@@ -546,35 +554,64 @@ __global__ void __launch_bounds__(bwd_mma_cfg<D>::THREADS, 2)
 				int kl = kw + g + e / 2 * 8, qi = ni * 8 + 2 * tq + e % 2;
 				int64_t key = k0 + kl, query = q0 + qi;
 				bool ok = query < p.t && key < p.t && (!p.causal || key <= query);
-				float pe = ok ? exp2f(fmaf(st[ni][e], p.scale_log2, -slse[qi])) : 0.0f;
-				float ds = pe * (dpt[ni][e] - sdelta[qi]);
-				st[ni][e] = pe;
-				dpt[ni][e] = ds;
-				sds[qi * LDS + kl] = bits16<T>(ds);
+				st[ni][e] = ok ? fast_exp2(fmaf(st[ni][e], p.scale_log2, -slse[qi])) : 0.0f;
 			}
-
-		// dV += Pᵀ dO, dK += dSᵀ Q: query n-tiles 2kq, 2kq + 1 are the A fragment of k-step kq
+		// query n-tiles 2kq, 2kq + 1 of Pᵀ are the A fragment of k-step kq
 #pragma unroll
 		for (int kq = 0; kq < BM / 16; kq++) {
-			uint32_t pa[4], da[4];
-			pa[0] = pack2<T>(st[2 * kq][0], st[2 * kq][1]);
-			pa[1] = pack2<T>(st[2 * kq][2], st[2 * kq][3]);
-			pa[2] = pack2<T>(st[2 * kq + 1][0], st[2 * kq + 1][1]);
-			pa[3] = pack2<T>(st[2 * kq + 1][2], st[2 * kq + 1][3]);
-			da[0] = pack2<T>(dpt[2 * kq][0], dpt[2 * kq][1]);
-			da[1] = pack2<T>(dpt[2 * kq][2], dpt[2 * kq][3]);
-			da[2] = pack2<T>(dpt[2 * kq + 1][0], dpt[2 * kq + 1][1]);
-			da[3] = pack2<T>(dpt[2 * kq + 1][2], dpt[2 * kq + 1][3]);
+			uint32_t a[4];
+			a[0] = pack2<T>(st[2 * kq][0], st[2 * kq][1]);
+			a[1] = pack2<T>(st[2 * kq][2], st[2 * kq][3]);
+			a[2] = pack2<T>(st[2 * kq + 1][0], st[2 * kq + 1][1]);
+			a[3] = pack2<T>(st[2 * kq + 1][2], st[2 * kq + 1][3]);
 #pragma unroll
 			for (int nb = 0; nb < D / 16; nb++) {
-				uint32_t bo[4], bq[4];   // head-dim n-tiles 2nb, 2nb + 1
-				int off = (kq * 16 + lane % 16) * LD + nb * 16 + lane / 16 * 8;
-				ldsm_x4_t(bo, sdo + off);
-				ldsm_x4_t(bq, sq + off);
-				mma16816<T>(dva[2 * nb], pa, bo[0], bo[1]);
-				mma16816<T>(dva[2 * nb + 1], pa, bo[2], bo[3]);
-				mma16816<T>(dka[2 * nb], da, bq[0], bq[1]);
-				mma16816<T>(dka[2 * nb + 1], da, bq[2], bq[3]);
+				uint32_t b[4];   // head-dim n-tiles 2nb, 2nb + 1
+				ldsm_x4_t(b, sdo + (kq * 16 + lane % 16) * LD + nb * 16 + lane / 16 * 8);
+				mma16816<T>(dva[2 * nb], a, b[0], b[1]);
+				mma16816<T>(dva[2 * nb + 1], a, b[2], b[3]);
+			}
+		}
+
+		// dPᵀ = V dOᵀ → dSᵀ = Pᵀ ⊙ (dPᵀ − Delta); dK += dSᵀ Q; dS to shared memory for dQ
+		float dpt[BM / 8][4];
+#pragma unroll
+		for (int ni = 0; ni < BM / 8; ni++)
+			dpt[ni][0] = dpt[ni][1] = dpt[ni][2] = dpt[ni][3] = 0.0f;
+#pragma unroll
+		for (int kk = 0; kk < D / 16; kk++) {
+			uint32_t a[4];
+			ldsm_x4(a, sv + (kw + lane % 16) * LD + kk * 16 + lane / 16 * 8);
+#pragma unroll
+			for (int nb = 0; nb < BM / 16; nb++) {
+				uint32_t b[4];
+				ldsm_x4(b, sdo + (nb * 16 + lane % 8 + lane / 16 * 8) * LD + kk * 16 +
+						   (lane & 8));
+				mma16816<T>(dpt[2 * nb], a, b[0], b[1]);
+				mma16816<T>(dpt[2 * nb + 1], a, b[2], b[3]);
+			}
+		}
+#pragma unroll
+		for (int ni = 0; ni < BM / 8; ni++)
+#pragma unroll
+			for (int e = 0; e < 4; e++) {
+				int kl = kw + g + e / 2 * 8, qi = ni * 8 + 2 * tq + e % 2;
+				dpt[ni][e] = st[ni][e] * (dpt[ni][e] - sdelta[qi]);
+				sds[qi * LDS + kl] = bits16<T>(dpt[ni][e]);
+			}
+#pragma unroll
+		for (int kq = 0; kq < BM / 16; kq++) {
+			uint32_t a[4];
+			a[0] = pack2<T>(dpt[2 * kq][0], dpt[2 * kq][1]);
+			a[1] = pack2<T>(dpt[2 * kq][2], dpt[2 * kq][3]);
+			a[2] = pack2<T>(dpt[2 * kq + 1][0], dpt[2 * kq + 1][1]);
+			a[3] = pack2<T>(dpt[2 * kq + 1][2], dpt[2 * kq + 1][3]);
+#pragma unroll
+			for (int nb = 0; nb < D / 16; nb++) {
+				uint32_t b[4];
+				ldsm_x4_t(b, sq + (kq * 16 + lane % 16) * LD + nb * 16 + lane / 16 * 8);
+				mma16816<T>(dka[2 * nb], a, b[0], b[1]);
+				mma16816<T>(dka[2 * nb + 1], a, b[2], b[3]);
 			}
 		}
 		__syncthreads();   // dS complete

@@ -44,12 +44,10 @@ static int mm_setup(const struct case_params *p, struct mem_arena *mem, void **s
 	if (!c)
 		return wl_set(st, WL_ERROR, "out of host memory");
 	c->p = *p;
-	struct bd_error err = {0};
-	int rc = dev_open(&c->dev, DEVICE_CUDA, mem, &err);
+	int rc = wl_dev_open(&c->dev, p, mem, st);   /* p->device is cuda: this workload's */
 	if (rc)
-		return wl_set(st, rc == BD_ENOMEM ? WL_OOM : WL_UNSUPPORTED, "%s", err.msg);
+		return rc;
 	c->dev_open = 1;
-	c->dev.tf32 = p->tf32;
 	size_t es = matmul_elem_size(p->dtype);
 	size_t na = (size_t)(p->m * p->k), nb = (size_t)(p->k * p->n), nc = (size_t)(p->m * p->n);
 	if (!(c->a = c->dev.ops->alloc(&c->dev, na * es)) ||

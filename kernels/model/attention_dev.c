@@ -254,10 +254,9 @@ static int dev_setup(const struct case_params *p, struct mem_arena *mem, void **
 		return wl_set(st, WL_ERROR, "out of host memory");
 	c->p = *p;
 	c->mem = mem;
-	struct bd_error err = {0};
-	int rc = dev_open(&c->dev, p->device, mem, &err);
+	int rc = wl_dev_open(&c->dev, p, mem, st);
 	if (rc)
-		return wl_set(st, rc == BD_ENOMEM ? WL_OOM : WL_UNSUPPORTED, "%s", err.msg);
+		return rc;
 	c->dev_open = 1;
 	struct attention_dims d = {p->batch_size, p->heads, p->seq_len, p->head_dim, p->causal};
 	rc = problem_init(&c->dev, &c->prob, p->impl, &d, p->dtype, has_backward(p->pass), p->seed);
@@ -303,13 +302,7 @@ static int dev_validate(void *state, struct wl_status *st)
 			snprintf(at, sizeof(at), " (checked at B=1, H=1, S=%d)", ATTENTION_REDUCED_SEQ);
 		}
 	}
-	st->max_diff = chk.diff;
-	st->tolerance = chk.bound;
-	if (chk.ratio > 1)
-		return wl_set(st, WL_ERROR,
-			      "%s differs from the float64 reference by %.3g (tolerance %.3g) at %s%s",
-			      chk.stage, chk.diff, chk.bound, chk.where, at);
-	return wl_set(st, WL_OK, "%s", "");
+	return attention_check_result(st, &chk, at);
 }
 
 static int dev_run(void *state, enum bd_phase phase, struct wl_status *st)

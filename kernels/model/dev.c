@@ -48,6 +48,17 @@ int wl_from_dev(struct wl_status *st, const struct dev *dev, int rc, const char 
 	return wl_set(st, code, "%s: %s", what, dev->err.msg);
 }
 
+int wl_dev_open(struct dev *dev, const struct case_params *p, struct mem_arena *mem,
+		struct wl_status *st)
+{
+	struct bd_error err = {0};
+	int rc = dev_open(dev, p->device, mem, &err);
+	if (rc)
+		return wl_set(st, rc == BD_ENOMEM ? WL_OOM : WL_UNSUPPORTED, "%s", err.msg);
+	dev->tf32 = p->tf32;
+	return WL_OK;
+}
+
 int wl_dev_mark(struct dev *dev, int slot, struct wl_status *st)
 {
 	int rc = dev->ops->mark(dev, slot);

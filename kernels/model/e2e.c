@@ -114,12 +114,10 @@ static int e2e_setup(const struct case_params *p, struct mem_arena *mem, void **
 		return wl_set(st, WL_ERROR, "out of host memory");
 	c->p = *p;
 	c->mem = mem;
-	struct bd_error err = {0};
-	int rc = dev_open(&c->dev, p->device, mem, &err);
+	int rc = wl_dev_open(&c->dev, p, mem, st);
 	if (rc)
-		return wl_set(st, rc == BD_ENOMEM ? WL_OOM : WL_UNSUPPORTED, "%s", err.msg);
+		return rc;
 	c->dev_open = 1;
-	c->dev.tf32 = p->tf32;
 	struct model_shape s;
 	shape_of(p, &s);
 	rc = model_create(&c->model, &c->dev, &s, p->seed, NULL);

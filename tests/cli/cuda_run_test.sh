@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/cli/cuda_run_test.sh (label gpu): `runner run` of CUDA cases on a GPU, end to end: a tiny
 # model in float32, TF32 and bfloat16, device-timed and with sync: false, a cuBLASLt matmul, an
-# out-of-memory case followed by one that runs on the same GPU, and `report` over them.
+# out-of-memory case followed by one that runs on the same GPU, and `report` over them; then GPU
+# attention (naive, flash, cuDNN SDPA, and the model with each) and `report --compare sdpa`.
 # Exits 77 (skipped) where `runner sysinfo` sees no GPU.
 #   cuda_run_test.sh RUNNER REPORT [MAKE_FIXTURE]
 set -u
@@ -47,4 +48,35 @@ check "GPU stored with the run" [ "$(sql "$db" "select gpu_count > 0 and length(
 check "tf32 stored with the case" [ "$(sql "$db" "select count(*) from cases where params like '%\"tf32\":true%' and status = 'ok'")" = 1 ]
 expect_status 0 "report" "$REPORT" --db "$db"
 contains "$T/out" "mini" "report lists the cases"
+
+# GPU attention: naive, flash and cuDNN SDPA in one run, a float32 SDPA that cuDNN refuses, the
+# model with each attention, then report --compare sdpa pairs them per shape.
+adb=$T/attn.db
+cat >"$T/attn.yaml" <<'YAML'
+name: cli-cuda-attention
+defaults: {device: cuda, warmup: 1, iters: 3}
+models:
+  mini: {d_model: 64, d_ff: 160, num_layers: 2, num_heads: 4, vocab_size: 503}
+benchmarks:
+  - suite: attention
+    impl: [naive, flash, sdpa]
+    dtype: [bfloat16, float16]
+    causal: [false, true]
+    head_dim: 64
+    seq_len: 333
+    batch_size: 2
+    heads: 3
+  - {suite: attention, impl: sdpa, dtype: float32, head_dim: 64, seq_len: 128, batch_size: 1, heads: 1}
+  - {suite: e2e, model: mini, context_length: 37, batch_size: 2, dtype: bfloat16, pass: forward_backward,
+     attention: [naive, flash, sdpa]}
+YAML
+expect_status 0 "runner run of GPU attention" "$RUNNER" run "$T/attn.yaml" --db "$adb"
+contains "$T/out" "16 of 16 cases stored \(15 ok, 0 oom, 0 error, 1 unsupported" "attention run summary"
+check "sdpa float32: unsupported with cuDNN's reason" [ "$(sql "$adb" "select count(*) from cases where impl = 'sdpa' and dtype = 'float32' and status = 'unsupported' and reason like '%sdpa%'")" = 1 ]
+check "attention cases validated" [ "$(sql "$adb" "select count(*) from cases where suite = 'attention' and status = 'ok' and max_diff >= 0 and max_diff <= tolerance")" = 12 ]
+check "memory after the forward recorded" [ "$(sql "$adb" "select count(*) from cases where suite = 'attention' and status = 'ok' and peak_fwd_bytes > 0")" = 12 ]
+check "cuDNN version stored" [ "$(sql "$adb" "select length(cudnn_version) > 0 from systems")" = 1 ]
+expect_status 0 "report --compare sdpa" "$REPORT" --db "$adb" --compare sdpa
+contains "$T/out" "flash" "compare sdpa: flash against sdpa"
+contains "$T/out" "naive" "compare sdpa: naive against sdpa"
 finish cuda_run

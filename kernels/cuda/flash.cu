@@ -2,9 +2,9 @@
 // contracts).
 //
 // float16 / bfloat16 (tensor cores, mma.sync.m16n8k16, float32 accumulation):
-//   forward   one block of 4 warps per 128 query rows (head dim ≤ 64: two 16-row m-tiles per
-//             warp) or 64 rows (head dim 128: one m-tile per warp); Q stays in registers, K/V
-//             tiles of 64 keys are double-buffered in shared memory with cp.async and read with
+//   forward   one block per 128 query rows of a head: 4 warps of two 16-row m-tiles (head dim
+//             ≤ 64) or 8 warps of one (head dim 128); Q stays in registers, K/V tiles of 64
+//             keys are double-buffered in shared memory with cp.async and read with
 //             ldmatrix. Online softmax in float32 (running max and sum per row, exp2 with a
 //             log2(e)-prescaled scale); the S accumulator, exponentiated and rounded to 16 bits,
 //             is the A operand of P·V as it stands (C layout of two m16n8 tiles = A layout of
@@ -60,6 +60,10 @@ __device__ __forceinline__ void cp_async_wait_all()
 
 // Four 8×8 16-bit matrices; lanes 8i..8i+7 give the row addresses of matrix i, and r[i] of lane
 // l holds its row l/4, columns 2(l%4), 2(l%4)+1 (_t: the transpose, column l/4, rows 2(l%4)..).
+// Lane l addresses row l % 16, column 8·(l / 16) of a 16×16 tile for an A fragment (r = a0a1,
+// a2a3, a4a5, a6a7), or with _t for the B fragments of two n8 tiles from a k16 × n16 tile
+// stored k-major (r = b0b1, b2b3 of n-tile 0, then of n-tile 1); it addresses row
+// l % 8 + 8·(l / 16), column 8·(l / 8 % 2) for the B fragments of two n8 tiles stored n-major.
 __device__ __forceinline__ void ldsm_x4(uint32_t r[4], const void *src)
 {
 	unsigned a = (unsigned)__cvta_generic_to_shared(src);
@@ -121,22 +125,23 @@ struct flash_params {
 	int dh;             // head dim (≤ the kernel's padded D)
 	int nblk;           // query blocks (forward) or key blocks (backward) per head
 	int causal;
-	int vec;            // dh % 8 == 0 and 16-byte aligned tensors: 16-byte copies, paired stores
+	int vec;            // dh % 8 == 0, tensors 16-byte aligned: 16-byte copies, paired stores
 	float scale;        // softmax scale
 	float scale_log2;   // scale·log2(e)
 };
 
 __host__ __device__ inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// Tensor-core forward: 4 warps of MT 16-row m-tiles; smem [stage][K, V][BN][LD] 16-bit, Q staged
-// in stage 1 before the loop. LD = D + 8: ldmatrix rows land 16 bytes apart mod 128, no bank
-// conflicts.
+// Tensor-core forward: WARPS warps of MT 16-row m-tiles (BM = 128 query rows either way: Q
+// stays in registers, so head dim 128 takes 8 warps of one m-tile); smem [stage][K, V][BN][LD]
+// 16-bit, Q staged in stage 1 before the loop. LD = D + 8: ldmatrix rows land 16 bytes apart
+// mod 128, no bank conflicts.
 template <int D>
 struct fwd_mma_cfg {
 	static constexpr int MT = D <= 64 ? 2 : 1;
-	static constexpr int WARPS = 4, THREADS = 32 * WARPS;
+	static constexpr int WARPS = D <= 64 ? 4 : 8, THREADS = 32 * WARPS;
 	static constexpr int BM = 16 * MT * WARPS, BN = 64, LD = D + 8;
-	static constexpr int MIN_BLOCKS = 2;
+	static constexpr int MIN_BLOCKS = D <= 64 ? 2 : 1;   // 8 warps per SM either way
 	static constexpr size_t SMEM = (size_t)2 * 2 * BN * LD * 2;
 	static_assert(BM <= 2 * BN, "Q must fit in one K/V stage");
 };
@@ -237,13 +242,13 @@ __device__ __forceinline__ void load_tile(uint16_t *dst, const uint16_t *src, in
 			bool ok = col < p.dh && r0 + r + i * RSTEP < p.t;
 			cp_async16(dst + (r + i * RSTEP) * LD + col, s, ok ? 16 : 0);
 			s += step;
-			asm volatile("" : "+l"(s));   // no per-chunk addresses hoisted out of callers' loops
+			asm volatile("" : "+l"(s));   // no per-chunk addresses kept across loops
 		}
 	} else {
 		for (int e = threadIdx.x; e < ROWS * D; e += NT) {
 			int r = e / D, col = e % D;
-			dst[r * LD + col] =
-				r0 + r < p.t && col < p.dh ? src[(r0 + r) * p.dh + col] : (uint16_t)0;
+			bool ok = r0 + r < p.t && col < p.dh;
+			dst[r * LD + col] = ok ? src[(r0 + r) * p.dh + col] : (uint16_t)0;
 		}
 	}
 }
@@ -266,6 +271,7 @@ __device__ __forceinline__ void store_pair(T *row, int col, float a, float b,
 	}
 }
 
+// One head's BM query rows: o (bh, t, dh) T and lse (bh, t) float32 from q, k, v (bh, t, dh) T.
 template <typename T, int D>
 __global__ void __launch_bounds__(fwd_mma_cfg<D>::THREADS, fwd_mma_cfg<D>::MIN_BLOCKS)
 	flash_fwd_mma(const T *__restrict__ q, const T *__restrict__ k, const T *__restrict__ v,
@@ -276,6 +282,8 @@ __global__ void __launch_bounds__(fwd_mma_cfg<D>::THREADS, fwd_mma_cfg<D>::MIN_B
 	constexpr int STAGE = 2 * BN * LD;
 	uint16_t *smem = (uint16_t *)dyn_smem();
 	const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, tq = lane % 4;
+	const int ar = lane % 16, ac = lane / 16 * 8;              // ldmatrix: A, transposed B
+	const int br = lane % 8 + lane / 16 * 8, bc = lane & 8;    // ldmatrix: B stored n-major
 	// head-major, so running blocks share K/V in L2; the longest causal blocks first
 	const int64_t bh = blockIdx.x / p.nblk;
 	const int64_t q0 = (int64_t)(p.nblk - 1 - (int)(blockIdx.x % p.nblk)) * BM;
@@ -298,8 +306,8 @@ __global__ void __launch_bounds__(fwd_mma_cfg<D>::THREADS, fwd_mma_cfg<D>::MIN_B
 	for (int mi = 0; mi < MT; mi++)
 #pragma unroll
 		for (int kk = 0; kk < D / 16; kk++)
-			ldsm_x4(qf[mi][kk], smem + STAGE + (wrow + mi * 16 + lane % 16) * LD +
-						    kk * 16 + lane / 16 * 8);
+			ldsm_x4(qf[mi][kk], smem + STAGE + (wrow + mi * 16 + ar) * LD + kk * 16 +
+						    ac);
 
 	float acc[MT][D / 8][4];   // O, unnormalised: rows g, g + 8 of each m-tile
 	float mx[MT][2], sum[MT][2];   // running max (log2 units) and this thread's partial sums
@@ -334,8 +342,7 @@ __global__ void __launch_bounds__(fwd_mma_cfg<D>::THREADS, fwd_mma_cfg<D>::MIN_B
 #pragma unroll
 			for (int nb = 0; nb < BN / 16; nb++) {
 				uint32_t b[4];   // key n-tiles 2nb, 2nb + 1
-				ldsm_x4(b, sk + (nb * 16 + lane % 8 + lane / 16 * 8) * LD + kk * 16 +
-						   (lane & 8));
+				ldsm_x4(b, sk + (nb * 16 + br) * LD + kk * 16 + bc);
 #pragma unroll
 				for (int mi = 0; mi < MT; mi++) {
 					mma16816<T>(s[mi][2 * nb], qf[mi][kk], b[0], b[1]);
@@ -370,7 +377,7 @@ __global__ void __launch_bounds__(fwd_mma_cfg<D>::THREADS, fwd_mma_cfg<D>::MIN_B
 				m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
 				m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
 				float mnew = fmaxf(mx[mi][h], m * p.scale_log2);
-				float base = mnew == -INFINITY ? 0.0f : mnew;   // a row with no key yet
+				float base = mnew == -INFINITY ? 0.0f : mnew;   // no key yet
 				float alpha = fast_exp2(mx[mi][h] - base);
 				mx[mi][h] = mnew;
 				float rs = 0.0f;
@@ -378,7 +385,8 @@ __global__ void __launch_bounds__(fwd_mma_cfg<D>::THREADS, fwd_mma_cfg<D>::MIN_B
 				for (int ni = 0; ni < BN / 8; ni++)
 #pragma unroll
 					for (int e = 2 * h; e < 2 * h + 2; e++) {
-						float pe = fast_exp2(fmaf(s[mi][ni][e], p.scale_log2, -base));
+						float pe = fmaf(s[mi][ni][e], p.scale_log2, -base);
+						pe = fast_exp2(pe);
 						s[mi][ni][e] = pe;
 						rs += pe;
 					}
@@ -404,7 +412,7 @@ __global__ void __launch_bounds__(fwd_mma_cfg<D>::THREADS, fwd_mma_cfg<D>::MIN_B
 #pragma unroll
 			for (int nb = 0; nb < D / 16; nb++) {
 				uint32_t b[4];   // head-dim n-tiles 2nb, 2nb + 1
-				ldsm_x4_t(b, sv + (kk * 16 + lane % 16) * LD + nb * 16 + lane / 16 * 8);
+				ldsm_x4_t(b, sv + (kk * 16 + ar) * LD + nb * 16 + ac);
 #pragma unroll
 				for (int mi = 0; mi < MT; mi++) {
 					mma16816<T>(acc[mi][2 * nb], pa[mi], b[0], b[1]);
@@ -454,6 +462,7 @@ __global__ void flash_bwd_delta(const T *__restrict__ o, const T *__restrict__ d
 	}
 }
 
+// dq (count) T ← the float32 accumulator.
 template <typename T>
 __global__ void flash_bwd_dq_convert(const float *__restrict__ acc, T *__restrict__ dq,
 				     int64_t count)
@@ -466,8 +475,8 @@ __global__ void flash_bwd_dq_convert(const float *__restrict__ acc, T *__restric
 // LSE·log2(e) and Delta of query rows q0.. into slse, sdelta [BM]; 0 past t.
 template <int BM>
 __device__ __forceinline__ void load_row_stats(float *slse, float *sdelta, const float *lse,
-					       const float *delta, int64_t q0, const flash_params &p,
-					       float lse_mul)
+					       const float *delta, int64_t q0,
+					       const flash_params &p, float lse_mul)
 {
 	for (int i = threadIdx.x; i < BM; i += blockDim.x) {
 		bool ok = q0 + i < p.t;
@@ -476,6 +485,8 @@ __device__ __forceinline__ void load_row_stats(float *slse, float *sdelta, const
 	}
 }
 
+// One head's BN keys: dk, dv (bh, t, dh) T, and dq_acc (bh, t, dh) float32 += their share of dQ,
+// from q, k, v, d_o (bh, t, dh) T and lse, delta (bh, t) float32.
 template <typename T, int D>
 __global__ void __launch_bounds__(bwd_mma_cfg<D>::THREADS, 2)
 	flash_bwd_mma(const T *__restrict__ q, const T *__restrict__ k, const T *__restrict__ v,
@@ -490,6 +501,8 @@ __global__ void __launch_bounds__(bwd_mma_cfg<D>::THREADS, 2)
 	uint16_t *sq0 = sv + BN * LD, *sdo0 = sq0 + 2 * BM * LD, *sds = sdo0 + 2 * BM * LD;
 	float *slse0 = (float *)(sds + BM * LDS), *sdelta0 = slse0 + 2 * BM;
 	const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, tq = lane % 4;
+	const int ar = lane % 16, ac = lane / 16 * 8;              // ldmatrix: A, transposed B
+	const int br = lane % 8 + lane / 16 * 8, bc = lane & 8;    // ldmatrix: B stored n-major
 	// head-major; causal: low key blocks see the most query tiles, so they go first
 	const int64_t bh = blockIdx.x / p.nblk;
 	const int64_t k0 = (int64_t)(blockIdx.x % p.nblk) * BN;
@@ -537,12 +550,11 @@ __global__ void __launch_bounds__(bwd_mma_cfg<D>::THREADS, 2)
 #pragma unroll
 		for (int kk = 0; kk < D / 16; kk++) {
 			uint32_t a[4];
-			ldsm_x4(a, sk + (kw + lane % 16) * LD + kk * 16 + lane / 16 * 8);
+			ldsm_x4(a, sk + (kw + ar) * LD + kk * 16 + ac);
 #pragma unroll
 			for (int nb = 0; nb < BM / 16; nb++) {
 				uint32_t b[4];   // query n-tiles 2nb, 2nb + 1
-				ldsm_x4(b, sq + (nb * 16 + lane % 8 + lane / 16 * 8) * LD + kk * 16 +
-						   (lane & 8));
+				ldsm_x4(b, sq + (nb * 16 + br) * LD + kk * 16 + bc);
 				mma16816<T>(st[2 * nb], a, b[0], b[1]);
 				mma16816<T>(st[2 * nb + 1], a, b[2], b[3]);
 			}
@@ -554,7 +566,8 @@ __global__ void __launch_bounds__(bwd_mma_cfg<D>::THREADS, 2)
 				int kl = kw + g + e / 2 * 8, qi = ni * 8 + 2 * tq + e % 2;
 				int64_t key = k0 + kl, query = q0 + qi;
 				bool ok = query < p.t && key < p.t && (!p.causal || key <= query);
-				st[ni][e] = ok ? fast_exp2(fmaf(st[ni][e], p.scale_log2, -slse[qi])) : 0.0f;
+				st[ni][e] = ok ? fast_exp2(fmaf(st[ni][e], p.scale_log2, -slse[qi]))
+					       : 0.0f;
 			}
 		// query n-tiles 2kq, 2kq + 1 of Pᵀ are the A fragment of k-step kq
 #pragma unroll
@@ -567,7 +580,7 @@ __global__ void __launch_bounds__(bwd_mma_cfg<D>::THREADS, 2)
 #pragma unroll
 			for (int nb = 0; nb < D / 16; nb++) {
 				uint32_t b[4];   // head-dim n-tiles 2nb, 2nb + 1
-				ldsm_x4_t(b, sdo + (kq * 16 + lane % 16) * LD + nb * 16 + lane / 16 * 8);
+				ldsm_x4_t(b, sdo + (kq * 16 + ar) * LD + nb * 16 + ac);
 				mma16816<T>(dva[2 * nb], a, b[0], b[1]);
 				mma16816<T>(dva[2 * nb + 1], a, b[2], b[3]);
 			}
@@ -581,12 +594,11 @@ __global__ void __launch_bounds__(bwd_mma_cfg<D>::THREADS, 2)
 #pragma unroll
 		for (int kk = 0; kk < D / 16; kk++) {
 			uint32_t a[4];
-			ldsm_x4(a, sv + (kw + lane % 16) * LD + kk * 16 + lane / 16 * 8);
+			ldsm_x4(a, sv + (kw + ar) * LD + kk * 16 + ac);
 #pragma unroll
 			for (int nb = 0; nb < BM / 16; nb++) {
 				uint32_t b[4];
-				ldsm_x4(b, sdo + (nb * 16 + lane % 8 + lane / 16 * 8) * LD + kk * 16 +
-						   (lane & 8));
+				ldsm_x4(b, sdo + (nb * 16 + br) * LD + kk * 16 + bc);
 				mma16816<T>(dpt[2 * nb], a, b[0], b[1]);
 				mma16816<T>(dpt[2 * nb + 1], a, b[2], b[3]);
 			}
@@ -609,7 +621,7 @@ __global__ void __launch_bounds__(bwd_mma_cfg<D>::THREADS, 2)
 #pragma unroll
 			for (int nb = 0; nb < D / 16; nb++) {
 				uint32_t b[4];
-				ldsm_x4_t(b, sq + (kq * 16 + lane % 16) * LD + nb * 16 + lane / 16 * 8);
+				ldsm_x4_t(b, sq + (kq * 16 + ar) * LD + nb * 16 + ac);
 				mma16816<T>(dka[2 * nb], a, b[0], b[1]);
 				mma16816<T>(dka[2 * nb + 1], a, b[2], b[3]);
 			}
@@ -625,12 +637,11 @@ __global__ void __launch_bounds__(bwd_mma_cfg<D>::THREADS, 2)
 #pragma unroll
 		for (int kk = 0; kk < BN / 16; kk++) {
 			uint32_t a[4];
-			ldsm_x4(a, sds + (wm * 16 + lane % 16) * LDS + kk * 16 + lane / 16 * 8);
+			ldsm_x4(a, sds + (wm * 16 + ar) * LDS + kk * 16 + ac);
 #pragma unroll
 			for (int nb = 0; nb < DC / 16; nb++) {
 				uint32_t b[4];
-				ldsm_x4_t(b, sk + (kk * 16 + lane % 16) * LD + wn * DC + nb * 16 +
-						     lane / 16 * 8);
+				ldsm_x4_t(b, sk + (kk * 16 + ar) * LD + wn * DC + nb * 16 + ac);
 				mma16816<T>(dqa[2 * nb], a, b[0], b[1]);
 				mma16816<T>(dqa[2 * nb + 1], a, b[2], b[3]);
 			}
@@ -642,7 +653,8 @@ __global__ void __launch_bounds__(bwd_mma_cfg<D>::THREADS, 2)
 				int64_t row = q0 + wm * 16 + g + e / 2 * 8;
 				int col = wn * DC + ni * 8 + 2 * tq + e % 2;
 				if (row < p.t && col < p.dh)
-					atomicAdd(dq_acc + head + row * p.dh + col, dqa[ni][e] * p.scale);
+					atomicAdd(dq_acc + head + row * p.dh + col,
+						  dqa[ni][e] * p.scale);
 			}
 	}
 
@@ -654,8 +666,8 @@ __global__ void __launch_bounds__(bwd_mma_cfg<D>::THREADS, 2)
 #pragma unroll
 			for (int ni = 0; ni < D / 8; ni++) {
 				int col = ni * 8 + 2 * tq;
-				store_pair(dkr, col, dka[ni][2 * h] * p.scale, dka[ni][2 * h + 1] * p.scale,
-					   p);
+				store_pair(dkr, col, dka[ni][2 * h] * p.scale,
+					   dka[ni][2 * h + 1] * p.scale, p);
 				store_pair(dvr, col, dva[ni][2 * h], dva[ni][2 * h + 1], p);
 			}
 		}
@@ -669,12 +681,14 @@ __device__ __forceinline__ void load_tile_f32(float *dst, const float *src, int6
 {
 	for (int e = threadIdx.x; e < ROWS * D; e += NT) {
 		int r = e / D, col = e % D;
-		dst[r * (D + 1) + col] = r0 + r < p.t && col < p.dh ? src[(r0 + r) * p.dh + col] : 0.0f;
+		bool ok = r0 + r < p.t && col < p.dh;
+		dst[r * (D + 1) + col] = ok ? src[(r0 + r) * p.dh + col] : 0.0f;
 	}
 }
 
+// flash_fwd_mma in float32 on CUDA cores.
 template <int D>
-__global__ void __launch_bounds__(256)
+__global__ void __launch_bounds__(256, 2)
 	flash_fwd_f32(const float *__restrict__ q, const float *__restrict__ k,
 		      const float *__restrict__ v, float *__restrict__ o, float *__restrict__ lse,
 		      flash_params p)
@@ -689,7 +703,7 @@ __global__ void __launch_bounds__(256)
 	const int64_t head = bh * p.t * p.dh;
 	const int64_t kend = p.causal && q0 + BM < p.t ? q0 + BM : p.t;
 	const int ntiles = (int)ceil_div(kend, BN);
-	// softmax: row tid / 4, columns tid % 4 + 4i; O: rows tid / 16 + 16i, columns tid % 16 + 16c
+	// softmax: row tid / 4, columns tid % 4 + 4i; O: rows tid / 16 + 16i, cols tid % 16 + 16c
 	const int sr = tid / 4, sc = tid % 4;
 	float m = -INFINITY, l = 0.0f;
 	float acc[4][D / 16];
@@ -801,6 +815,7 @@ __global__ void __launch_bounds__(256)
 	}
 }
 
+// flash_bwd_mma in float32 on CUDA cores (BN = 32 keys).
 template <int D>
 __global__ void __launch_bounds__(256)
 	flash_bwd_f32(const float *__restrict__ q, const float *__restrict__ k,
@@ -811,8 +826,9 @@ __global__ void __launch_bounds__(256)
 {
 	using cfg = bwd_f32_cfg<D>;
 	constexpr int BN = cfg::BN, BM = cfg::BM, LD = cfg::LD, LDS = cfg::LDS, NT = cfg::THREADS;
-	float *sk = (float *)dyn_smem(), *sv = sk + BN * LD, *sq = sv + BN * LD, *sdo = sq + BM * LD;
-	float *sp = sdo + BM * LD, *sds = sp + BM * LDS, *slse = sds + BM * LDS, *sdelta = slse + BM;
+	float *sk = (float *)dyn_smem(), *sv = sk + BN * LD, *sq = sv + BN * LD;
+	float *sdo = sq + BM * LD, *sp = sdo + BM * LD, *sds = sp + BM * LDS;
+	float *slse = sds + BM * LDS, *sdelta = slse + BM;
 	const int tid = threadIdx.x, lane = tid % 32, rw = tid / 32;
 	const int64_t bh = blockIdx.x / p.nblk;
 	const int64_t k0 = (int64_t)(blockIdx.x % p.nblk) * BN;
@@ -872,7 +888,8 @@ __global__ void __launch_bounds__(256)
 			}
 #pragma unroll
 			for (int c = 0; c < D / 32; c++) {
-				float ov = sdo[r * LD + lane + 32 * c], qv = sq[r * LD + lane + 32 * c];
+				float ov = sdo[r * LD + lane + 32 * c];
+				float qv = sq[r * LD + lane + 32 * c];
 #pragma unroll
 				for (int i = 0; i < BN / 8; i++) {
 					dva[i][c] = fmaf(pe[i], ov, dva[i][c]);
@@ -908,7 +925,8 @@ __global__ void __launch_bounds__(256)
 			for (int c = 0; c < D / 32; c++) {
 				int col = lane + 32 * c;
 				if (row < p.t && col < p.dh)
-					atomicAdd(dq_acc + head + row * p.dh + col, dqa[i][c] * p.scale);
+					atomicAdd(dq_acc + head + row * p.dh + col,
+						  dqa[i][c] * p.scale);
 			}
 		}
 	}
@@ -1104,7 +1122,7 @@ extern "C" const char *cuda_flash_unsupported(const struct cuda_flash_shape *s)
 		return "flash: shape too large";
 	int64_t bh = s->b * s->h, blocks = (s->t + 31) / 32;   // the smallest block is 32 rows
 	if (bh > 0 && blocks > INT_MAX / bh)
-		return "flash: shape too large (b·h·t/32 blocks exceed the grid)";
+		return "flash: shape too large (b*h*t/32 blocks exceed the grid)";
 	return NULL;
 }
 
@@ -1142,7 +1160,8 @@ extern "C" cudaError_t cuda_flash_bwd(const struct cuda_flash_shape *s, const vo
 	if (!workspace)
 		return cudaErrorInvalidValue;
 	if (s->dtype == kFloat16)
-		return bwd_buffers_of<__half>(s, q, k, v, o, lse, d_o, dq, dk, dv, workspace, stream);
+		return bwd_buffers_of<__half>(s, q, k, v, o, lse, d_o, dq, dk, dv, workspace,
+					      stream);
 	if (s->dtype == kBfloat16)
 		return bwd_buffers_of<__nv_bfloat16>(s, q, k, v, o, lse, d_o, dq, dk, dv, workspace,
 						     stream);

@@ -19,6 +19,7 @@ static int lookup(const char *const *names, int n, const char *s)
 
 const char *device_name(enum bd_device d) { return d < DEVICE_COUNT ? device_names[d] : "?"; }
 const char *dtype_name(enum bd_dtype t) { return t < DTYPE_COUNT ? dtype_names[t] : "?"; }
+size_t dtype_size(enum bd_dtype t) { return t == DTYPE_FLOAT32 ? 4 : 2; }
 const char *pass_name(enum bd_pass p) { return p < PASS_COUNT ? pass_names[p] : "?"; }
 const char *phase_name(enum bd_phase p) { return p < PHASE_COUNT ? phase_names[p] : "?"; }
 int device_parse(const char *s) { return lookup(device_names, DEVICE_COUNT, s); }

@@ -2,6 +2,7 @@
 #ifndef BENCHDB_PARAMS_H
 #define BENCHDB_PARAMS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 enum bd_device { DEVICE_CPU, DEVICE_CUDA, DEVICE_COUNT };
@@ -14,6 +15,8 @@ const char *device_name(enum bd_device d);   /* "cpu", "cuda" */
 const char *dtype_name(enum bd_dtype t);     /* "float32", "float16", "bfloat16" */
 const char *pass_name(enum bd_pass p);       /* "forward", "backward", "forward_backward", "train_step" */
 const char *phase_name(enum bd_phase p);     /* "fwd", "bwd", "opt" */
+/* Bytes of one element: 4 for float32, 2 for float16 and bfloat16. */
+size_t dtype_size(enum bd_dtype t);
 /* Parse the names above; return -1 when unknown. */
 int device_parse(const char *s);
 int dtype_parse(const char *s);

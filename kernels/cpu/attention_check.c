@@ -188,7 +188,7 @@ void attention_case_figures(const struct case_params *p, struct wl_figures *f)
 {
 	double bhsd = (double)p->batch_size * (double)p->heads * (double)p->seq_len *
 		      (double)p->head_dim;
-	double es = p->dtype == DTYPE_FLOAT32 ? 4 : 2;
+	double es = (double)dtype_size(p->dtype);
 	double fwd = 4.0 * bhsd * (double)p->seq_len;    /* QK^T and PV: 2·2·S²·D per head */
 	if (p->causal)
 		fwd /= 2;

@@ -6,7 +6,6 @@
 
 #include "bf16.h"
 
-size_t matmul_elem_size(enum bd_dtype t) { return t == DTYPE_BFLOAT16 ? 2 : 4; }
 
 static double elem_get(const void *x, enum bd_dtype t, int64_t i)
 {
@@ -35,7 +34,7 @@ void matmul_figures(const struct case_params *p, struct wl_figures *f)
 	memset(f, 0, sizeof(*f));
 	f->flops[PHASE_FWD] = 2.0 * m * n * k;
 	/* read A and B, write C (float32) */
-	f->bytes[PHASE_FWD] = (m * k + k * n) * (double)matmul_elem_size(p->dtype) +
+	f->bytes[PHASE_FWD] = (m * k + k * n) * (double)dtype_size(p->dtype) +
 			      m * n * sizeof(float);
 }
 

@@ -10,8 +10,6 @@
 #include "rng.h"
 #include "workload.h"
 
-/* Bytes per element of A and B: 2 for bfloat16, else 4. */
-size_t matmul_elem_size(enum bd_dtype t);
 /* WL_OK, or WL_UNSUPPORTED naming impl when the dtype, pass or shape is not a matmul's. */
 int matmul_check_shape(const struct case_params *p, const char *impl, struct wl_status *st);
 void matmul_figures(const struct case_params *p, struct wl_figures *f);

@@ -56,7 +56,7 @@ static int matmul_setup(const struct case_params *p, struct mem_arena *mem, void
 		return wl_set(st, WL_OOM, "cannot allocate %zu bytes of case state", sizeof(*c));
 	c->params = *p;
 	c->mem = mem;
-	size_t es = matmul_elem_size(p->dtype);
+	size_t es = dtype_size(p->dtype);
 	double m = (double)p->m, n = (double)p->n, k = (double)p->k;
 	if (!(c->a = alloc_matrix(mem, m * k, es, "A (m, k)", st)) ||
 	    !(c->b = alloc_matrix(mem, k * n, es, "B (k, n)", st)) ||

@@ -247,7 +247,6 @@ static void narrow_row(enum act_mode mode, uint16_t *dst, const float *src, int6
 		narrow_row_t(ACT_BF16_SCALAR, dst, src, count);
 }
 
-static size_t dtype_size(enum bd_dtype t) { return t == DTYPE_BFLOAT16 ? 2 : 4; }
 
 void cpu_convert(void *dst, enum bd_dtype dst_dtype, const void *src, enum bd_dtype src_dtype,
 		 size_t count)

@@ -69,8 +69,6 @@ struct cuda_att {
 	struct sdpa_plan *plan;          /* sdpa: owned by the shared cache */
 };
 
-static size_t dtype_size(int dtype) { return dtype == DTYPE_FLOAT32 ? 4 : 2; }
-
 /* dev's error for a combination this backend cannot run (the case is `unsupported`) */
 #define UNSUPPORTED(dev, ...) ((dev)->unsupported = 1, bd_fail(&(dev)->err, BD_EINVAL, __VA_ARGS__))
 
@@ -256,13 +254,6 @@ static int att_gemm(struct dev *dev, const struct dev_attention_shape *s, int64_
 	return dev->ops->gemm(dev, &g, A, B, C);
 }
 
-#define KERNEL_TRY(dev, call, what)                                                          \
-	do {                                                                                 \
-		cudaError_t e_ = (call);                                                     \
-		if (e_ != cudaSuccess)                                                       \
-			return cuda_fail((dev), e_, (what));                                 \
-	} while (0)
-
 static int naive_fwd(struct dev *dev, struct cuda_att *a, const void *q, const void *k,
 		     const void *v, void *o, float *lse)
 {
@@ -274,7 +265,7 @@ static int naive_fwd(struct dev *dev, struct cuda_att *a, const void *q, const v
 	if ((rc = att_gemm(dev, s, s->t, s->t, s->dh, 0, 1, a->fs.scale, m, DTYPE_FLOAT32, q, k,
 			   scores)))
 		return rc;
-	KERNEL_TRY(dev, cuda_softmax_fwd(scores, a->p, (int)m, lse, s->b * s->h * s->t, s->t,
+	CUDA_TRY(dev, cuda_softmax_fwd(scores, a->p, (int)m, lse, s->b * s->h * s->t, s->t,
 					 s->causal, cuda_dev_stream(dev)), "attention softmax");
 	return att_gemm(dev, s, s->t, s->dh, s->t, 0, 0, 1.0f, m, m, a->p, v, o);
 }
@@ -291,7 +282,7 @@ static int naive_bwd(struct dev *dev, struct cuda_att *a, const void *q, const v
 	if ((rc = att_gemm(dev, s, s->t, s->dh, s->t, 1, 0, 1.0f, m, m, a->p, d_o, dv)) ||
 	    (rc = att_gemm(dev, s, s->t, s->t, s->dh, 0, 1, 1.0f, m, DTYPE_FLOAT32, d_o, v, dp)))
 		return rc;
-	KERNEL_TRY(dev, cuda_softmax_bwd(a->p, dp, ds, (int)m, s->b * s->h * s->t, s->t,
+	CUDA_TRY(dev, cuda_softmax_bwd(a->p, dp, ds, (int)m, s->b * s->h * s->t, s->t,
 					 cuda_dev_stream(dev)), "attention softmax backward");
 	if ((rc = att_gemm(dev, s, s->t, s->dh, s->t, 0, 0, a->fs.scale, m, m, ds, k, dq)) ||
 	    (rc = att_gemm(dev, s, s->t, s->dh, s->t, 1, 0, a->fs.scale, m, m, ds, q, dk)))
@@ -323,7 +314,7 @@ int cuda_attention_fwd(struct dev *dev, void *att, const void *q, const void *k,
 		break;
 	case ATT_FLASH:
 		rc = 0;
-		KERNEL_TRY(dev, cuda_flash_fwd(&a->fs, q, k, v, out, lse, cuda_dev_stream(dev)),
+		CUDA_TRY(dev, cuda_flash_fwd(&a->fs, q, k, v, out, lse, cuda_dev_stream(dev)),
 			   "flash attention forward");
 		break;
 	default: {
@@ -373,7 +364,7 @@ int cuda_attention_bwd(struct dev *dev, void *att, const void *q, const void *k,
 		break;
 	case ATT_FLASH:
 		rc = 0;
-		KERNEL_TRY(dev, cuda_flash_bwd(&a->fs, q, k, v, o, lse, d_o, g[0], g[1], g[2],
+		CUDA_TRY(dev, cuda_flash_bwd(&a->fs, q, k, v, o, lse, d_o, g[0], g[1], g[2],
 					       sh->scr[SCR_WORK], cuda_dev_stream(dev)),
 			   "flash attention backward");
 		break;

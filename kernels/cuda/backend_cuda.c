@@ -73,13 +73,6 @@ int cuda_fail(struct dev *dev, cudaError_t e, const char *what)
 		       "cuda: %s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
 }
 
-#define CUDA_TRY(dev, call, what)                                                            \
-	do {                                                                                 \
-		cudaError_t e_ = (call);                                                     \
-		if (e_ != cudaSuccess)                                                       \
-			return cuda_fail((dev), e_, (what));                                 \
-	} while (0)
-
 static int lt_fail(struct dev *dev, cublasStatus_t s, const char *what)
 {
 	return bd_fail(&dev->err, s == CUBLAS_STATUS_ALLOC_FAILED ? BD_ENOMEM : BD_EINVAL,

@@ -15,6 +15,14 @@ void **cuda_dev_attention_shared(struct dev *dev);
 /* A failed CUDA call as dev's error: BD_ENOMEM for cudaErrorMemoryAllocation, else BD_EINVAL
  * naming what; clears a non-sticky error. */
 int cuda_fail(struct dev *dev, cudaError_t e, const char *what);
+/* Return cuda_fail's rc from the enclosing function when call fails. */
+#define CUDA_TRY(dev, call, what)                                                            \
+	do {                                                                                 \
+		cudaError_t e_ = (call);                                                     \
+		if (e_ != cudaSuccess)                                                       \
+			return cuda_fail((dev), e_, (what));                                 \
+	} while (0)
+
 
 /* The attention ops of dev_ops (ops.h), in attention_cuda.c. */
 int cuda_attention_create(struct dev *dev, void **att, const char *impl,

@@ -48,7 +48,7 @@ static int mm_setup(const struct case_params *p, struct mem_arena *mem, void **s
 	if (rc)
 		return rc;
 	c->dev_open = 1;
-	size_t es = matmul_elem_size(p->dtype);
+	size_t es = dtype_size(p->dtype);
 	size_t na = (size_t)(p->m * p->k), nb = (size_t)(p->k * p->n), nc = (size_t)(p->m * p->n);
 	if (!(c->a = c->dev.ops->alloc(&c->dev, na * es)) ||
 	    !(c->b = c->dev.ops->alloc(&c->dev, nb * es)) ||

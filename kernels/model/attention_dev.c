@@ -41,20 +41,17 @@ struct problem {
 
 struct att_case {
 	struct case_params p;
-	struct mem_arena *mem;
 	struct dev dev;
 	int dev_open;
 	struct problem prob;
 };
-
-static size_t esize(enum bd_dtype t) { return t == DTYPE_FLOAT32 ? 4 : 2; }
 
 static int64_t elems(const struct attention_dims *d)
 {
 	return d->batch * d->heads * d->seq_len * d->head_dim;
 }
 
-/* x (n floats) as dtype into out (n elements of esize(dtype)); x is rounded in place to the
+/* x (n floats) as dtype into out (n elements of dtype_size(dtype)); x is rounded in place to the
  * values the dtype holds. */
 static void encode(float *x, void *out, size_t n, enum bd_dtype dtype)
 {
@@ -99,7 +96,7 @@ static int problem_init(struct dev *dev, struct problem *pr, const char *impl,
 	pr->dims = *d;
 	pr->dtype = dtype;
 	pr->backward = backward;
-	size_t n = (size_t)elems(d), bytes = n * esize(dtype);
+	size_t n = (size_t)elems(d), bytes = n * dtype_size(dtype);
 	struct dev_attention_shape s = {.b = d->batch, .h = d->heads, .t = d->seq_len,
 					.dh = d->head_dim, .causal = d->causal,
 					.backward = backward, .io = dtype, .math = dtype};
@@ -159,7 +156,7 @@ static int problem_backward(struct dev *dev, struct problem *pr)
 static int fetch_head(struct dev *dev, const struct problem *pr, int i, int64_t head, void *raw,
 		      float *x)
 {
-	size_t n = (size_t)(pr->dims.seq_len * pr->dims.head_dim), es = esize(pr->dtype);
+	size_t n = (size_t)(pr->dims.seq_len * pr->dims.head_dim), es = dtype_size(pr->dtype);
 	int rc = dev->ops->download(dev, raw, (const char *)pr->t[i] + (size_t)head * n * es, n * es);
 	if (!rc)
 		decode(raw, x, n, pr->dtype);
@@ -238,8 +235,6 @@ static int dev_check(const struct case_params *p, struct wl_status *st)
 	int code = attention_case_check(p, st);
 	if (code)
 		return code;
-	if (p->device != DEVICE_CUDA)
-		return wl_set(st, WL_UNSUPPORTED, "this workload runs on cuda");
 	if (!cuda_available(why, sizeof(why)))
 		return wl_set(st, WL_UNSUPPORTED, "%s", why);
 	return WL_OK;
@@ -253,7 +248,6 @@ static int dev_setup(const struct case_params *p, struct mem_arena *mem, void **
 	if (!c)
 		return wl_set(st, WL_ERROR, "out of host memory");
 	c->p = *p;
-	c->mem = mem;
 	int rc = wl_dev_open(&c->dev, p, mem, st);
 	if (rc)
 		return rc;

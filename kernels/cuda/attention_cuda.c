@@ -379,8 +379,8 @@ int cuda_attention_bwd(struct dev *dev, void *att, const void *q, const void *k,
 #endif
 	}
 	}
+	void *out[3] = {dq, dk, dv};
 	for (int i = 0; i < 3 && !rc && a->convert; i++)
-		rc = dev->ops->convert(dev, (void *[]){dq, dk, dv}[i], DTYPE_FLOAT32, g[i], s->math,
-				       elems);
+		rc = dev->ops->convert(dev, out[i], DTYPE_FLOAT32, g[i], s->math, elems);
 	return rc;
 }

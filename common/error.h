@@ -13,6 +13,8 @@ enum bd_rc {
 	BD_ENOMEM = -4,   /* host allocation failure */
 	BD_ENOTFOUND = -5,/* a run, a case, a file that does not exist */
 	BD_EVERSION = -6, /* a database made by a newer benchdb */
+	BD_EUNSUPPORTED = -7, /* this machine, library or build cannot do it (no GPU, no bf16
+			       * matmul on this CPU, a cuDNN refusal): msg names what is missing */
 };
 
 /* Exit statuses of the commands. */

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "error.h"
 #include "mem.h"
 #include "params.h"
 
@@ -83,6 +84,11 @@ struct workload {
  * can `return wl_set(st, WL_UNSUPPORTED, "...", ...)`. */
 int wl_set(struct wl_status *st, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* The one mapping from a library return code to a case status: BD_ENOMEM -> WL_OOM,
+ * BD_EUNSUPPORTED -> WL_UNSUPPORTED (a capability this machine, library or build lacks), anything
+ * else -> WL_ERROR; the reason is "what: " (when what is not NULL) and err's message. */
+int wl_from_error(struct wl_status *st, int rc, const char *what, const struct bd_error *err);
 
 /* NULL-terminated list of all workloads built into this binary. */
 extern const struct workload *const workloads[];

@@ -3,6 +3,7 @@
 
 #include "commands.h"
 #include "cuda_info.h"
+#include "dnnl_wrap.h"
 #include "opt.h"
 #include "sysinfo.h"
 
@@ -20,7 +21,13 @@ int cmd_sysinfo(int argc, char **argv)
 	sysinfo_collect(&si);
 	struct strbuf env = STRBUF_INIT;
 	sysinfo_env_json(&env);
-	char gpu[512], why[256];
+	char gpu[512], why[256], bf16[1100];
+	struct bd_error err = {0};
+	/* what the e2e and matmul bfloat16 cases on the cpu will get: ok or unsupported */
+	if (onednn_gemm_supported(DTYPE_BFLOAT16, &err))
+		snprintf(bf16, sizeof(bf16), "no: %s", err.msg);
+	else
+		snprintf(bf16, sizeof(bf16), "native");
 	if (si.gpu_count)
 		snprintf(gpu, sizeof(gpu), "%.255s (x%d; %d SMs, %.1f GiB, compute capability %s, "
 			 "clocks %d/%d MHz)", si.gpu_name, si.gpu_count, si.gpu_sm_count,
@@ -34,7 +41,7 @@ int cmd_sysinfo(int argc, char **argv)
 	} rows[] = {
 		{"hostname", si.hostname}, {"os", si.os}, {"kernel", si.kernel}, {"arch", si.arch},
 		{"cpu_model", si.cpu_model}, {"cpu_flags", si.cpu_flags}, {"blas", si.blas},
-		{"compiler", si.compiler}, {"build_flags", si.build_flags},
+		{"cpu_bf16", bf16}, {"compiler", si.compiler}, {"build_flags", si.build_flags},
 		{"git_commit", build_git_commit[0] ? build_git_commit : "unknown"},
 		{"git_branch", build_git_branch[0] ? build_git_branch : "unknown"},
 		{"git_dirty", build_git_dirty < 0 ? "unknown" : build_git_dirty ? "yes" : "no"},

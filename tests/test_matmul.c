@@ -24,6 +24,9 @@
  * product by up to ~2^-8; the sum by at most 2^-8 of Σ|a·b|. */
 #define BF16_VS_FP32_TOL 0x1p-8
 
+static int native_bf16;          /* oneDNN multiplies bfloat16 natively on this CPU */
+static char onednn_isa[160];     /* onednn_version's text */
+
 /* A test matrix: logical (rows, cols) element (i, j) at data[i·rs + j·cs + batch·bs]. */
 struct matrix {
 	float *data;
@@ -70,8 +73,21 @@ static float *random_floats(struct rng *r, int64_t n)
 	return x;
 }
 
-static void expect_fp32_gemm(int64_t batch, int64_t m, int64_t n, int64_t k, int trans_a,
-			     int trans_b, int64_t pad, float alpha, float beta)
+/* Round x to bfloat16 values in place and return their bfloat16 copy (caller frees). */
+static uint16_t *to_bf16(float *x, int64_t n)
+{
+	uint16_t *h = malloc((size_t)n * sizeof(*h));
+	assert_non_null(h);
+	for (int64_t i = 0; i < n; i++)
+		x[i] = bf16_to_float(h[i] = bf16_from_float(x[i]));
+	return h;
+}
+
+/* A product with every layout feature (batch, transposes, leading dimensions with pad extra
+ * columns, alpha, beta), A and B in ab, C in c_dtype, against the float64 product of the values
+ * the GEMM was given. */
+static void expect_gemm(int64_t batch, int64_t m, int64_t n, int64_t k, int trans_a, int trans_b,
+			int64_t pad, float alpha, float beta, enum bd_dtype ab, enum bd_dtype c_dtype)
 {
 	/* stored shapes, with pad extra columns per row so that ld > packed */
 	int64_t a_rows = trans_a ? k : m, a_cols = trans_a ? m : k;
@@ -82,29 +98,44 @@ static void expect_fp32_gemm(int64_t batch, int64_t m, int64_t n, int64_t k, int
 	rng_init(&r, (uint64_t)(m * 7 + n * 3 + k + trans_a * 2 + trans_b));
 	float *a = random_floats(&r, batch * sa), *b = random_floats(&r, batch * sb);
 	float *c = random_floats(&r, batch * sc);
+	int bf16_in = ab == DTYPE_BFLOAT16, bf16_out = c_dtype == DTYPE_BFLOAT16;
+	uint16_t *a16 = bf16_in ? to_bf16(a, batch * sa) : NULL;
+	uint16_t *b16 = bf16_in ? to_bf16(b, batch * sb) : NULL;
+	uint16_t *c16 = bf16_out ? to_bf16(c, batch * sc) : NULL;
 	float *c0 = malloc((size_t)(batch * sc) * sizeof(float));
 	memcpy(c0, c, (size_t)(batch * sc) * sizeof(float));
 	struct onednn_gemm_desc d = {
 		.batch = batch, .m = m, .n = n, .k = k, .trans_a = trans_a, .trans_b = trans_b,
 		.lda = lda, .ldb = ldb, .ldc = ldc, .stride_a = sa, .stride_b = sb, .stride_c = sc,
-		.alpha = alpha, .beta = beta,
+		.ab_dtype = ab, .c_dtype = c_dtype, .alpha = alpha, .beta = beta,
 	};
 	struct onednn_gemm *g = NULL;
 	struct bd_error err = {0};
 	if (onednn_gemm_create(&g, &d, NULL, &err) < 0)
 		fail_msg("create: %s", err.msg);
-	if (onednn_gemm_execute(g, a, b, c, &err) < 0)
+	if (onednn_gemm_execute(g, bf16_in ? (void *)a16 : a, bf16_in ? (void *)b16 : b,
+				bf16_out ? (void *)c16 : c, &err) < 0)
 		fail_msg("execute: %s", err.msg);
+	for (int64_t i = 0; bf16_out && i < batch * sc; i++)
+		c[i] = bf16_to_float(c16[i]);
 	struct matrix ma = {a, trans_a ? 1 : lda, trans_a ? lda : 1, sa};
 	struct matrix mb = {b, trans_b ? 1 : ldb, trans_b ? ldb : 1, sb};
-	expect_product(&d, &ma, &mb, c0, c, ldc, sc, FP32_TOL);
+	/* float32 accumulation; a bfloat16 C adds its rounding, 2^-9 of |C| */
+	expect_product(&d, &ma, &mb, c0, c, ldc, sc, bf16_out ? 0x1p-8 : FP32_TOL);
 	/* padding columns of C are untouched */
 	for (int64_t bi = 0; bi < batch; bi++)
 		for (int64_t i = 0; i < m; i++)
 			for (int64_t j = n; j < ldc; j++)
 				assert_true(c[bi * sc + i * ldc + j] == c0[bi * sc + i * ldc + j]);
 	onednn_gemm_free(g);
-	free(a), free(b), free(c), free(c0);
+	free(a), free(b), free(c), free(c0), free(a16), free(b16), free(c16);
+}
+
+static void expect_fp32_gemm(int64_t batch, int64_t m, int64_t n, int64_t k, int trans_a,
+			     int trans_b, int64_t pad, float alpha, float beta)
+{
+	expect_gemm(batch, m, n, k, trans_a, trans_b, pad, alpha, beta, DTYPE_FLOAT32,
+		    DTYPE_FLOAT32);
 }
 
 static void test_gemm_fp32_matches_double_reference(void **state)
@@ -185,6 +216,16 @@ static void test_gemm_bf16_with_bf16_output(void **state)
 {
 	(void)state;
 	expect_bf16_gemm(33, 20, 48, DTYPE_BFLOAT16);
+}
+
+/* The layouts the model's bfloat16 GEMMs use: batches, transposes, leading dimensions, alpha,
+ * and beta accumulating into a float32 or a bfloat16 C. */
+static void test_gemm_bf16_batched_transposed_strided_with_beta(void **state)
+{
+	(void)state;
+	expect_gemm(3, 19, 23, 31, 0, 1, 5, 0.5f, 1, DTYPE_BFLOAT16, DTYPE_FLOAT32);
+	expect_gemm(2, 21, 13, 34, 1, 0, 3, 1, 0.75f, DTYPE_BFLOAT16, DTYPE_BFLOAT16);
+	expect_gemm(1, 17, 9, 40, 1, 1, 0, 0, 0, DTYPE_BFLOAT16, DTYPE_BFLOAT16);
 }
 
 static void test_bf16_conversion_rounds_to_nearest_even(void **state)
@@ -272,11 +313,39 @@ static const struct workload *matmul(void)
 	return w;
 }
 
+/* Without native bfloat16 the GEMM is unsupported, and says what the CPU has and what it needs;
+ * the workload's check says the same, so the case is stored `unsupported`, never `error`. */
+static void test_gemm_bf16_without_native_support_is_unsupported_with_the_isa(void **state)
+{
+	(void)state;
+	struct bd_error err = {0};
+	if (native_bf16) {
+		printf("this CPU multiplies bfloat16 natively (%s): nothing unsupported to check; "
+		       "run with ONEDNN_MAX_CPU_ISA=AVX2 to see that path\n", onednn_isa);
+		skip();
+	}
+	onednn_allow_bf16_fallback(0);
+	struct onednn_gemm_desc d = {.m = 8, .n = 8, .k = 8, .ab_dtype = DTYPE_BFLOAT16};
+	struct onednn_gemm *g = (struct onednn_gemm *)&g;
+	assert_int_equal(onednn_gemm_create(&g, &d, NULL, &err), BD_EUNSUPPORTED);
+	onednn_allow_bf16_fallback(1);
+	assert_null(g);
+	assert_non_null(strstr(err.msg, "has no bfloat16 matmul on this CPU (isa "));
+	assert_non_null(strstr(err.msg, "needs avx512_core"));
+	struct wl_status st = {0};
+	struct case_params p = matmul_params(64, 64, 64, DTYPE_BFLOAT16);
+	assert_int_equal(matmul()->check(&p, &st), WL_UNSUPPORTED);
+	assert_string_equal(st.reason, err.msg);
+	p = matmul_params(64, 64, 64, DTYPE_FLOAT32);
+	assert_int_equal(matmul()->check(&p, &st), WL_OK);
+}
+
 static void test_matmul_workload_validates_fp32_and_bf16(void **state)
 {
 	(void)state;
 	enum bd_dtype types[] = {DTYPE_FLOAT32, DTYPE_BFLOAT16};
-	for (int i = 0; i < 2; i++) {
+	/* the workload never takes the fallback: bfloat16 runs only where it is native */
+	for (int i = 0; i < (native_bf16 ? 2 : 1); i++) {
 		struct case_params p = matmul_params(130, 70, 257, types[i]);
 		struct mem_arena mem;
 		struct wl_status st = {0};
@@ -331,6 +400,16 @@ static void test_matmul_figures_and_oom_under_limit(void **state)
 
 int main(void)
 {
+	struct bd_error err = {0};
+	native_bf16 = onednn_gemm_supported(DTYPE_BFLOAT16, &err) == 0;
+	onednn_version(onednn_isa, sizeof(onednn_isa));
+	if (!native_bf16) {
+		/* the bfloat16 GEMM tests then check the fallback (dnnl_wrap.h), which holds the
+		 * same contract; the workload test checks the refusal */
+		printf("no native bfloat16 matmul: %s; bfloat16 GEMM tests use the float32 "
+		       "fallback\n", err.msg);
+		onednn_allow_bf16_fallback(1);
+	}
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_gemm_fp32_matches_double_reference),
 		cmocka_unit_test(test_gemm_fp32_transposed_a_and_b),
@@ -338,6 +417,8 @@ int main(void)
 		cmocka_unit_test(test_gemm_alpha_scales_and_beta_accumulates),
 		cmocka_unit_test(test_gemm_bf16_matches_reference_within_8bit_mantissa),
 		cmocka_unit_test(test_gemm_bf16_with_bf16_output),
+		cmocka_unit_test(test_gemm_bf16_batched_transposed_strided_with_beta),
+		cmocka_unit_test(test_gemm_bf16_without_native_support_is_unsupported_with_the_isa),
 		cmocka_unit_test(test_bf16_conversion_rounds_to_nearest_even),
 		cmocka_unit_test(test_gemm_rejects_bad_shapes_with_a_message),
 		cmocka_unit_test(test_gemm_scratchpad_is_counted_in_mem),

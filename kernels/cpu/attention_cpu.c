@@ -299,11 +299,6 @@ struct attention_case {
 	struct attention_problem prob;
 };
 
-static int wl_from_error(struct wl_status *st, const struct bd_error *err)
-{
-	return wl_set(st, err->code == BD_ENOMEM ? WL_OOM : WL_ERROR, "%s", err->msg);
-}
-
 static int has_backward(enum bd_pass pass) { return (pass_phases(pass) >> PHASE_BWD) & 1; }
 
 static void problem_release(struct attention_problem *pr, struct mem_arena *mem)
@@ -467,7 +462,7 @@ static int attention_setup(const struct case_params *p, struct mem_arena *mem, v
 	c->mem = mem;
 	struct attention_dims d = {p->batch_size, p->heads, p->seq_len, p->head_dim, p->causal};
 	if (problem_init(&c->prob, impl, &d, has_backward(p->pass), p->seed, mem, &err) < 0)
-		return wl_from_error(st, &err);
+		return wl_from_error(st, err.code, NULL, &err);
 	return wl_set(st, WL_OK, "%s", "");
 }
 
@@ -521,7 +516,7 @@ static int attention_validate(void *state, struct wl_status *st)
 done:
 	problem_release(&reduced, c->mem);
 	if (rc < 0)
-		return wl_from_error(st, &err);
+		return wl_from_error(st, err.code, NULL, &err);
 	return attention_check_result(st, &chk, at);
 }
 
@@ -543,7 +538,7 @@ static int attention_run(void *state, enum bd_phase phase, struct wl_status *st)
 		return wl_set(st, WL_UNSUPPORTED, "attention has no %s phase", phase_name(phase));
 	}
 	if (rc < 0)
-		return wl_from_error(st, &err);
+		return wl_from_error(st, err.code, NULL, &err);
 	return WL_OK;
 }
 

@@ -224,13 +224,11 @@ static int cpu_attention_create(struct dev *dev, void **att, const char *impl,
 	else if (!strcmp(impl, "flash"))
 		which = ATTENTION_FLASH;
 	else {
-		dev->unsupported = 1;
-		return bd_fail(&dev->err, BD_EINVAL,
+		return bd_fail(&dev->err, BD_EUNSUPPORTED,
 			       "attention '%s' does not run on the cpu (cpu: naive, flash)", impl);
 	}
 	if (s->io != DTYPE_FLOAT32) {
-		dev->unsupported = 1;
-		return bd_fail(&dev->err, BD_EINVAL, "the cpu attention takes float32 tensors, not %s",
+		return bd_fail(&dev->err, BD_EUNSUPPORTED, "the cpu attention takes float32 tensors, not %s",
 			       dtype_name(s->io));
 	}
 	struct attention_dims d = {.batch = s->b, .heads = s->h, .seq_len = s->t,

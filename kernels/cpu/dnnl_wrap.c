@@ -11,6 +11,8 @@
  */
 #include "dnnl_wrap.h"
 
+#include "bf16.h"
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,7 +48,15 @@ struct onednn_gemm {
 	size_t scratch_bytes;
 	struct mem_arena *mem;           /* NULL: scratch came from malloc */
 	char impl[64];
+	/* the test-only bfloat16 fallback (onednn_allow_bf16_fallback): the primitive is float32
+	 * over packed float32 copies of A and B (and of C when C is bfloat16) */
+	float *a32, *b32, *c32;
+	size_t fallback_bytes;
 };
+
+static int bf16_fallback;           /* onednn_allow_bf16_fallback; tests only */
+
+void onednn_allow_bf16_fallback(int allow) { bf16_fallback = allow; }
 
 /* The process-wide CPU engine and stream, made once. */
 static pthread_once_t engine_once = PTHREAD_ONCE_INIT;
@@ -117,9 +127,74 @@ static const char *check_desc(const struct onednn_gemm_desc *d)
 	return NULL;
 }
 
+static const char *runtime_name(unsigned r)
+{
+	switch (r) {
+	case DNNL_RUNTIME_NONE: return "none";
+	case DNNL_RUNTIME_SEQ: return "sequential";
+	case DNNL_RUNTIME_OMP: return "OMP";
+	case DNNL_RUNTIME_TBB: return "TBB";
+	case DNNL_RUNTIME_THREADPOOL: return "threadpool";
+	default: return "other";
+	}
+}
+
+/* Only ISA names present in both 2.x and 3.x; anything else is printed as a number. */
+static const char *isa_name(dnnl_cpu_isa_t isa)
+{
+	switch (isa) {
+	case dnnl_cpu_isa_sse41: return "sse41";
+	case dnnl_cpu_isa_avx: return "avx";
+	case dnnl_cpu_isa_avx2: return "avx2";
+	case dnnl_cpu_isa_avx2_vnni: return "avx2_vnni";
+	case dnnl_cpu_isa_avx512_core: return "avx512_core";
+	case dnnl_cpu_isa_avx512_core_vnni: return "avx512_core_vnni";
+	case dnnl_cpu_isa_avx512_core_bf16: return "avx512_core_bf16";
+	case dnnl_cpu_isa_avx512_core_amx: return "avx512_core_amx";
+	default: return NULL;
+	}
+}
+
+/* "isa avx2", plus the variable that capped it when one is set */
+static void isa_text(char *buf, size_t size)
+{
+	dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+	const char *name = isa_name(isa);
+	const char *cap_var = getenv("ONEDNN_MAX_CPU_ISA") ? "ONEDNN_MAX_CPU_ISA"
+			      : getenv("DNNL_MAX_CPU_ISA") ? "DNNL_MAX_CPU_ISA" : NULL;
+	int n = name ? snprintf(buf, size, "isa %s", name)
+		     : snprintf(buf, size, "isa 0x%x", (unsigned)isa);
+	if (cap_var && n >= 0 && (size_t)n < size)
+		snprintf(buf + n, size - (size_t)n, ", capped by %s=%s", cap_var, getenv(cap_var));
+}
+
+/* oneDNN has no implementation for d on this CPU: BD_EUNSUPPORTED, with what is missing and what
+ * would provide it. */
+static int fail_unimplemented(struct bd_error *err, const struct onednn_gemm_desc *d)
+{
+	const dnnl_version_t *v = dnnl_version();
+	char isa[96];
+	isa_text(isa, sizeof(isa));
+	if (d->ab_dtype == DTYPE_BFLOAT16)
+		return bd_fail(err, BD_EUNSUPPORTED,
+			       "oneDNN %d.%d.%d has no bfloat16 matmul on this CPU (%s); it needs %s",
+			       v->major, v->minor, v->patch, isa,
+			       v->major >= 3 ? "avx512_core, avx2_vnni_2 or newer (avx512_core_bf16 "
+					       "and AMX compute bfloat16 natively)"
+					     : "avx512_core or newer (avx512_core_bf16 and AMX compute "
+					       "bfloat16 natively)");
+	return bd_fail(err, BD_EUNSUPPORTED,
+		       "oneDNN %d.%d.%d has no %s matmul for batch %lld, %lldx%lldx%lld on this CPU "
+		       "(%s)", v->major, v->minor, v->patch, dtype_name(d->ab_dtype),
+		       (long long)(d->batch ? d->batch : 1), (long long)d->m, (long long)d->n,
+		       (long long)d->k, isa);
+}
+
 static int fail_dnnl(struct bd_error *err, dnnl_status_t s, const char *what,
 		     const struct onednn_gemm_desc *d)
 {
+	if (s == dnnl_unimplemented)
+		return fail_unimplemented(err, d);
 	return bd_fail(err, s == dnnl_out_of_memory ? BD_ENOMEM : BD_EINVAL,
 		       "onednn matmul %s failed for %s batch %lld, %lldx%lldx%lld%s%s: %s", what,
 		       dtype_name(d->ab_dtype), (long long)(d->batch ? d->batch : 1),
@@ -127,7 +202,6 @@ static int fail_dnnl(struct bd_error *err, dnnl_status_t s, const char *what,
 		       d->trans_a ? ", a transposed" : "", d->trans_b ? ", b transposed" : "",
 		       dnnl_status2str(s));
 }
-
 /* Attributes: user-managed scratchpad, and post-ops for alpha (linear) and beta (sum). */
 static dnnl_status_t make_attr(dnnl_primitive_attr_t *attr, float alpha, float beta)
 {
@@ -158,10 +232,23 @@ done:
 	return s;
 }
 
-int onednn_gemm_create(struct onednn_gemm **out, const struct onednn_gemm_desc *desc,
-		       struct mem_arena *mem, struct bd_error *err)
+static void *buf_alloc(struct onednn_gemm *g, size_t bytes)
 {
-	struct onednn_gemm *g = NULL;
+	return g->mem ? mem_alloc(g->mem, bytes) : malloc(bytes);
+}
+
+static void buf_free(struct onednn_gemm *g, void *p)
+{
+	if (g->mem)
+		mem_free(g->mem, p);
+	else
+		free(p);
+}
+
+/* The primitive for d (its dtypes and layouts), its memories and scratchpad, into g. */
+static int make_primitive(struct onednn_gemm *g, const struct onednn_gemm_desc *d,
+			  struct bd_error *err)
+{
 	dnnl_primitive_attr_t attr = NULL;
 	dnnl_primitive_desc_t pd = NULL;
 	dnnl_memory_desc_t a_md, b_md, c_md;
@@ -169,22 +256,6 @@ int onednn_gemm_create(struct onednn_gemm **out, const struct onednn_gemm_desc *
 	dnnl_status_t s;
 	const char *what = "descriptor";
 	int rc = 0;
-
-	*out = NULL;
-	const char *bad = check_desc(desc);
-	if (bad)
-		return bd_fail(err, BD_EINVAL, "onednn matmul: %s", bad);
-	if ((rc = engine_get(err)) < 0)
-		return rc;
-	g = calloc(1, sizeof(*g));
-	if (!g)
-		return bd_fail(err, BD_ENOMEM, "out of host memory for an onednn gemm");
-	g->desc = *desc;
-	struct onednn_gemm_desc *d = &g->desc;
-	if (!d->batch)
-		d->batch = 1;
-	if (d->alpha == 0.0f)
-		d->alpha = 1.0f;
 
 	dnnl_dims_t dims, strides;
 	int nd = matrix_layout(d->batch, d->m, d->k, d->trans_a, d->lda, d->stride_a, dims, strides);
@@ -242,12 +313,10 @@ int onednn_gemm_create(struct onednn_gemm **out, const struct onednn_gemm_desc *
 	g->scratch_bytes = dnnl_memory_desc_get_size(
 		dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0));
 	if (g->scratch_bytes) {
-		g->mem = mem;
-		g->scratch = mem ? mem_alloc(mem, g->scratch_bytes) : malloc(g->scratch_bytes);
-		if (!g->scratch) {
+		if (!(g->scratch = buf_alloc(g, g->scratch_bytes))) {
 			rc = bd_fail(err, BD_ENOMEM,
 				     "cannot allocate %zu bytes of onednn scratchpad%s", g->scratch_bytes,
-				     mem && mem->limit ? " within the memory limit" : "");
+				     g->mem && g->mem->limit ? " within the memory limit" : "");
 			goto done;
 		}
 		s = dnnl_memory_create(&g->scratch_mem,
@@ -269,15 +338,92 @@ done:
 		dnnl_primitive_desc_destroy(pd);
 	if (attr)
 		dnnl_primitive_attr_destroy(attr);
-	if (rc < 0)
-		onednn_gemm_free(g);
-	else
-		*out = g;
 	return rc;
 }
 
-int onednn_gemm_execute(struct onednn_gemm *g, const void *a, const void *b, void *c,
-			struct bd_error *err)
+/* Stored (rows, cols) and strides of op(X) = (rows_op, cols_op) kept transposed or not. */
+struct stored { int64_t rows, cols, ld, bs; };
+
+static struct stored stored_of(int64_t rows_op, int64_t cols_op, int trans, int64_t ld, int64_t bs)
+{
+	struct stored m = {.rows = trans ? cols_op : rows_op, .cols = trans ? rows_op : cols_op};
+	m.ld = ld ? ld : m.cols;
+	m.bs = bs ? bs : m.ld * m.rows;
+	return m;
+}
+
+/* The fallback: the float32 desc over packed copies (C stays in place when it is float32), and
+ * the copies themselves, through the same memory accounting as the scratchpad. */
+static int make_fallback(struct onednn_gemm *g, struct bd_error *err)
+{
+	const struct onednn_gemm_desc *d = &g->desc;
+	struct onednn_gemm_desc f = *d;
+	f.ab_dtype = DTYPE_FLOAT32;
+	f.lda = f.ldb = f.stride_a = f.stride_b = 0;
+	if (d->c_dtype == DTYPE_BFLOAT16) {
+		f.c_dtype = DTYPE_FLOAT32;
+		f.ldc = f.stride_c = 0;
+	}
+	size_t a_n = (size_t)(d->batch * d->m * d->k), b_n = (size_t)(d->batch * d->k * d->n);
+	size_t c_n = d->c_dtype == DTYPE_BFLOAT16 ? (size_t)(d->batch * d->m * d->n) : 0;
+	g->fallback_bytes = (a_n + b_n + c_n) * sizeof(float);
+	if (!(g->a32 = buf_alloc(g, a_n * sizeof(float))) ||
+	    !(g->b32 = buf_alloc(g, b_n * sizeof(float))) ||
+	    (c_n && !(g->c32 = buf_alloc(g, c_n * sizeof(float)))))
+		return bd_fail(err, BD_ENOMEM, "cannot allocate %zu bytes of float32 copies for the "
+			       "bfloat16 fallback", g->fallback_bytes);
+	return make_primitive(g, &f, err);
+}
+
+int onednn_gemm_create(struct onednn_gemm **out, const struct onednn_gemm_desc *desc,
+		       struct mem_arena *mem, struct bd_error *err)
+{
+	*out = NULL;
+	const char *bad = check_desc(desc);
+	if (bad)
+		return bd_fail(err, BD_EINVAL, "onednn matmul: %s", bad);
+	int rc = engine_get(err);
+	if (rc < 0)
+		return rc;
+	struct onednn_gemm *g = calloc(1, sizeof(*g));
+	if (!g)
+		return bd_fail(err, BD_ENOMEM, "out of host memory for an onednn gemm");
+	g->desc = *desc;
+	g->mem = mem;
+	if (!g->desc.batch)
+		g->desc.batch = 1;
+	if (g->desc.alpha == 0.0f)
+		g->desc.alpha = 1.0f;
+	rc = make_primitive(g, &g->desc, err);
+	if (rc == BD_EUNSUPPORTED && bf16_fallback && g->desc.ab_dtype == DTYPE_BFLOAT16)
+		rc = make_fallback(g, err);
+	if (rc < 0) {
+		onednn_gemm_free(g);
+		return rc;
+	}
+	*out = g;
+	return 0;
+}
+
+/* float32 <-> bfloat16 between a stored matrix (ld, bs) and its packed float32 copy */
+static void unpack_bf16(float *dst, const uint16_t *src, int64_t batch, struct stored m)
+{
+	for (int64_t b = 0; b < batch; b++)
+		for (int64_t r = 0; r < m.rows; r++)
+			for (int64_t c = 0; c < m.cols; c++)
+				*dst++ = bf16_to_float(src[b * m.bs + r * m.ld + c]);
+}
+
+static void pack_bf16(uint16_t *dst, const float *src, int64_t batch, struct stored m)
+{
+	for (int64_t b = 0; b < batch; b++)
+		for (int64_t r = 0; r < m.rows; r++)
+			for (int64_t c = 0; c < m.cols; c++)
+				dst[b * m.bs + r * m.ld + c] = bf16_from_float(*src++);
+}
+
+static int execute(struct onednn_gemm *g, const void *a, const void *b, void *c,
+		   struct bd_error *err)
 {
 	dnnl_status_t s = dnnl_memory_set_data_handle(g->a_mem, (void *)a);
 	if (s == dnnl_success)
@@ -300,6 +446,37 @@ int onednn_gemm_execute(struct onednn_gemm *g, const void *a, const void *b, voi
 	return 0;
 }
 
+int onednn_gemm_execute(struct onednn_gemm *g, const void *a, const void *b, void *c,
+			struct bd_error *err)
+{
+	if (!g->a32)
+		return execute(g, a, b, c, err);
+	const struct onednn_gemm_desc *d = &g->desc;
+	struct stored sc = stored_of(d->m, d->n, 0, d->ldc, d->stride_c);
+	unpack_bf16(g->a32, a, d->batch, stored_of(d->m, d->k, d->trans_a, d->lda, d->stride_a));
+	unpack_bf16(g->b32, b, d->batch, stored_of(d->k, d->n, d->trans_b, d->ldb, d->stride_b));
+	if (!g->c32)
+		return execute(g, g->a32, g->b32, c, err);
+	if (d->beta != 0.0f)
+		unpack_bf16(g->c32, c, d->batch, sc);
+	int rc = execute(g, g->a32, g->b32, g->c32, err);
+	if (!rc)
+		pack_bf16(c, g->c32, d->batch, sc);
+	return rc;
+}
+
+int onednn_gemm_supported(enum bd_dtype ab_dtype, struct bd_error *err)
+{
+	struct onednn_gemm_desc d = {.m = 8, .n = 8, .k = 8, .ab_dtype = ab_dtype,
+				     .c_dtype = DTYPE_FLOAT32};
+	struct onednn_gemm *g = NULL;
+	int rc = onednn_gemm_create(&g, &d, NULL, err);
+	if (!rc && g->a32)
+		rc = fail_unimplemented(err, &d);   /* only the fallback could make it */
+	onednn_gemm_free(g);
+	return rc;
+}
+
 void onednn_gemm_free(struct onednn_gemm *g)
 {
 	if (!g)
@@ -314,44 +491,21 @@ void onednn_gemm_free(struct onednn_gemm *g)
 		dnnl_memory_destroy(g->c_mem);
 	if (g->scratch_mem)
 		dnnl_memory_destroy(g->scratch_mem);
-	if (g->mem)
-		mem_free(g->mem, g->scratch);
-	else
-		free(g->scratch);
+	buf_free(g, g->scratch);
+	buf_free(g, g->a32);
+	buf_free(g, g->b32);
+	buf_free(g, g->c32);
 	free(g);
 }
 
-size_t onednn_gemm_scratch_bytes(const struct onednn_gemm *g) { return g->scratch_bytes; }
+size_t onednn_gemm_scratch_bytes(const struct onednn_gemm *g)
+{
+	return g->scratch_bytes + g->fallback_bytes;
+}
+
+int onednn_gemm_is_fallback(const struct onednn_gemm *g) { return g->a32 != NULL; }
 
 const char *onednn_gemm_impl(const struct onednn_gemm *g) { return g->impl; }
-
-static const char *runtime_name(unsigned r)
-{
-	switch (r) {
-	case DNNL_RUNTIME_NONE: return "none";
-	case DNNL_RUNTIME_SEQ: return "sequential";
-	case DNNL_RUNTIME_OMP: return "OMP";
-	case DNNL_RUNTIME_TBB: return "TBB";
-	case DNNL_RUNTIME_THREADPOOL: return "threadpool";
-	default: return "other";
-	}
-}
-
-/* Only ISA names present in both 2.x and 3.x; anything else is printed as a number. */
-static const char *isa_name(dnnl_cpu_isa_t isa)
-{
-	switch (isa) {
-	case dnnl_cpu_isa_sse41: return "sse41";
-	case dnnl_cpu_isa_avx: return "avx";
-	case dnnl_cpu_isa_avx2: return "avx2";
-	case dnnl_cpu_isa_avx2_vnni: return "avx2_vnni";
-	case dnnl_cpu_isa_avx512_core: return "avx512_core";
-	case dnnl_cpu_isa_avx512_core_vnni: return "avx512_core_vnni";
-	case dnnl_cpu_isa_avx512_core_bf16: return "avx512_core_bf16";
-	case dnnl_cpu_isa_avx512_core_amx: return "avx512_core_amx";
-	default: return NULL;
-	}
-}
 
 int onednn_version(char *buf, size_t size)
 {

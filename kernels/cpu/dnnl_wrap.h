@@ -43,8 +43,10 @@ struct onednn_gemm;
 /*
  * Make the primitive for desc. oneDNN's scratchpad (packing buffers) is allocated through mem
  * when mem is not NULL, so that it counts towards the case's memory and its limit, and with
- * malloc otherwise. Returns 0, or BD_EINVAL (bad or unsupported shape/dtype; err says which
- * and quotes oneDNN's status) or BD_ENOMEM (err gives the bytes). *out is NULL on failure.
+ * malloc otherwise. Returns 0, or BD_EUNSUPPORTED (oneDNN has no implementation of it on this
+ * CPU, e.g. bfloat16 without AVX-512: err names the ISA it has and what is needed), BD_EINVAL
+ * (a bad desc, or another oneDNN failure quoted in err) or BD_ENOMEM (err gives the bytes).
+ * *out is NULL on failure.
  */
 int onednn_gemm_create(struct onednn_gemm **out, const struct onednn_gemm_desc *desc,
 		       struct mem_arena *mem, struct bd_error *err);
@@ -55,8 +57,22 @@ int onednn_gemm_execute(struct onednn_gemm *g, const void *a, const void *b, voi
 			struct bd_error *err);
 /* Accepts NULL. */
 void onednn_gemm_free(struct onednn_gemm *g);
-/* Bytes of oneDNN scratchpad this gemm holds (already allocated; through mem if one was given). */
+/* Bytes of oneDNN scratchpad this gemm holds (already allocated; through mem if one was given),
+ * plus the float32 copies of the bfloat16 fallback when it is one. */
 size_t onednn_gemm_scratch_bytes(const struct onednn_gemm *g);
+/* 0 when oneDNN multiplies ab_dtype matrices natively on this CPU (probed with a tiny primitive
+ * descriptor, cheap), else BD_EUNSUPPORTED with onednn_gemm_create's reason. Never counts the
+ * fallback below. */
+int onednn_gemm_supported(enum bd_dtype ab_dtype, struct bd_error *err);
+
+/* TESTS ONLY — never called by runner: where oneDNN has no bfloat16 matmul on this CPU, let
+ * onednn_gemm_create make one anyway from a float32 primitive over float32 copies of the
+ * bfloat16 operands (exact widening; the product then rounds C to bfloat16 as the native path
+ * does, which also accumulates in float32). It lets the bfloat16 code above the GEMM (the
+ * model's mixed precision) be checked on CPUs without native bfloat16; its timing means nothing.
+ * onednn_gemm_is_fallback says which a gemm got. */
+void onednn_allow_bf16_fallback(int allow);
+int onednn_gemm_is_fallback(const struct onednn_gemm *g);
 /* oneDNN's name for the implementation it picked, e.g. "brg:avx512_core". Owned by g. */
 const char *onednn_gemm_impl(const struct onednn_gemm *g);
 

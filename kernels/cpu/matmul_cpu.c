@@ -24,7 +24,11 @@ static int matmul_check(const struct case_params *p, struct wl_status *st)
 {
 	if (p->device != DEVICE_CPU)
 		return wl_set(st, WL_UNSUPPORTED, "the onednn matmul runs on the cpu only");
-	return matmul_check_shape(p, "cpu onednn", st);
+	if (matmul_check_shape(p, "cpu onednn", st) != WL_OK)
+		return st->code;
+	struct bd_error err = {0};
+	int rc = onednn_gemm_supported(p->dtype, &err);
+	return rc ? wl_from_error(st, rc, NULL, &err) : WL_OK;
 }
 
 /* mem_alloc of n elements of size bytes for the named matrix; WL_OOM with the bytes. */
@@ -64,8 +68,9 @@ static int matmul_setup(const struct case_params *p, struct mem_arena *mem, void
 		return st->code;
 	struct onednn_gemm_desc d = {.m = p->m, .n = p->n, .k = p->k, .ab_dtype = p->dtype,
 				     .c_dtype = DTYPE_FLOAT32};
-	if (onednn_gemm_create(&c->gemm, &d, mem, &err) < 0)
-		return wl_set(st, err.code == BD_ENOMEM ? WL_OOM : WL_ERROR, "%s", err.msg);
+	int rc = onednn_gemm_create(&c->gemm, &d, mem, &err);
+	if (rc < 0)
+		return wl_from_error(st, rc, NULL, &err);
 	struct rng r;
 	rng_init(&r, p->seed);
 	matmul_fill(c->a, p->dtype, p->m * p->k, &r);
@@ -79,8 +84,9 @@ static int matmul_run(void *state, enum bd_phase phase, struct wl_status *st)
 	struct bd_error err = {0};
 	if (phase != PHASE_FWD)
 		return wl_set(st, WL_UNSUPPORTED, "a matmul has no %s phase", phase_name(phase));
-	if (onednn_gemm_execute(c->gemm, c->a, c->b, c->c, &err) < 0)
-		return wl_set(st, WL_ERROR, "%s", err.msg);
+	int rc = onednn_gemm_execute(c->gemm, c->a, c->b, c->c, &err);
+	if (rc < 0)
+		return wl_from_error(st, rc, NULL, &err);
 	return WL_OK;
 }
 

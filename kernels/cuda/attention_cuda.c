@@ -70,7 +70,7 @@ struct cuda_att {
 };
 
 /* dev's error for a combination this backend cannot run (the case is `unsupported`) */
-#define UNSUPPORTED(dev, ...) ((dev)->unsupported = 1, bd_fail(&(dev)->err, BD_EINVAL, __VA_ARGS__))
+#define UNSUPPORTED(dev, ...) bd_fail(&(dev)->err, BD_EUNSUPPORTED, __VA_ARGS__)
 
 static struct att_shared *shared(struct dev *dev)
 {
@@ -110,8 +110,7 @@ static int sdpa_get(struct dev *dev, struct att_shared *sh, const struct cuda_fl
 		}
 	}
 	if (!sh->ctx && sdpa_ctx_open(&sh->ctx, cuda_dev_stream(dev), why, sizeof(why))) {
-		dev->unsupported = 1;
-		return bd_fail(&dev->err, BD_EINVAL, "sdpa: %s", why);
+		return UNSUPPORTED(dev, "sdpa: %s", why);
 	}
 	if (sh->nplans == sh->cap_plans) {
 		size_t cap = sh->cap_plans ? 2 * sh->cap_plans : 8;
@@ -126,8 +125,8 @@ static int sdpa_get(struct dev *dev, struct att_shared *sh, const struct cuda_fl
 	int refused = 0;
 	if (sdpa_plan_create(&e.plan, sh->ctx, fs, backward, why, sizeof(why), &refused)) {
 		/* float32: whichever step cuDNN stops at, it is cuDNN not taking the dtype */
-		dev->unsupported = refused || fs->dtype == DTYPE_FLOAT32;
-		return bd_fail(&dev->err, BD_EINVAL, "sdpa: %s", why);
+		int unsupported = refused || fs->dtype == DTYPE_FLOAT32;
+		return bd_fail(&dev->err, unsupported ? BD_EUNSUPPORTED : BD_EINVAL, "sdpa: %s", why);
 	}
 	sh->plans[sh->nplans++] = e;
 	*out = e.plan;
@@ -325,7 +324,7 @@ int cuda_attention_fwd(struct dev *dev, void *att, const void *q, const void *k,
 				   sizeof(why))
 			     ? bd_fail(&dev->err, BD_EINVAL, "sdpa forward: %s", why) : 0;
 #else
-		rc = bd_fail(&dev->err, BD_EINVAL, "sdpa: built without cuDNN");
+		rc = bd_fail(&dev->err, BD_EUNSUPPORTED, "sdpa: built without cuDNN");
 #endif
 	}
 	}
@@ -375,7 +374,7 @@ int cuda_attention_bwd(struct dev *dev, void *att, const void *q, const void *k,
 				   sh->scr[SCR_WORK], why, sizeof(why))
 			     ? bd_fail(&dev->err, BD_EINVAL, "sdpa backward: %s", why) : 0;
 #else
-		rc = bd_fail(&dev->err, BD_EINVAL, "sdpa: built without cuDNN");
+		rc = bd_fail(&dev->err, BD_EUNSUPPORTED, "sdpa: built without cuDNN");
 #endif
 	}
 	}

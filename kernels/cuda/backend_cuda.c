@@ -320,8 +320,7 @@ static int plan_make(struct dev *dev, struct gemm_plan *p)
 	if (s != CUBLAS_STATUS_SUCCESS && s != CUBLAS_STATUS_NOT_SUPPORTED)
 		return lt_fail(dev, s, "cublasLtMatmulAlgoGetHeuristic");
 	if (s == CUBLAS_STATUS_NOT_SUPPORTED || found < 1) {
-		dev->unsupported = 1;
-		return bd_fail(&dev->err, BD_EINVAL, "cublasLt has no algorithm for a %s x %s -> %s "
+		return bd_fail(&dev->err, BD_EUNSUPPORTED, "cublasLt has no algorithm for a %s x %s -> %s "
 			       "gemm %lldx%lldx%lld (batch %lld)%s", dtype_name(g->ab_dtype),
 			       dtype_name(g->ab_dtype), dtype_name(g->c_dtype), (long long)g->m,
 			       (long long)g->n, (long long)g->k, (long long)g->batch,
@@ -339,8 +338,7 @@ static int cuda_gemm(struct dev *dev, const struct dev_gemm *g0, const void *a, 
 	if (g0->m <= 0 || g0->n <= 0 || g0->k <= 0 || g0->batch < 0)
 		return bd_fail(&dev->err, BD_EINVAL, "cuda gemm: m, n and k must be positive");
 	if (g0->ab_dtype == DTYPE_FLOAT32 && g0->c_dtype != DTYPE_FLOAT32) {
-		dev->unsupported = 1;
-		return bd_fail(&dev->err, BD_EINVAL, "cuda gemm: float32 inputs give float32 only");
+		return bd_fail(&dev->err, BD_EUNSUPPORTED, "cuda gemm: float32 inputs give float32 only");
 	}
 	struct dev_gemm g = gemm_normal(g0);
 	if (g.lda < (g.trans_a ? g.m : g.k) || g.ldb < (g.trans_b ? g.k : g.n) || g.ldc < g.n)
@@ -608,7 +606,7 @@ int dev_cuda_open(struct dev *dev, struct mem_arena *mem, struct bd_error *err)
 	memset(dev, 0, sizeof(*dev));
 	char why[256];
 	if (!cuda_available(why, sizeof(why)))
-		return bd_fail(err, BD_EINVAL, "%s", why);
+		return bd_fail(err, BD_EUNSUPPORTED, "%s", why);
 	struct cuda_backend *cb = calloc(1, sizeof(*cb));
 	if (!cb)
 		return bd_fail(err, BD_ENOMEM, "out of host memory");

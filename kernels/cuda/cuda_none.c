@@ -22,5 +22,5 @@ int dev_cuda_open(struct dev *dev, struct mem_arena *mem, struct bd_error *err)
 {
 	(void)mem;
 	memset(dev, 0, sizeof(*dev));
-	return bd_fail(err, BD_EINVAL, "%s", NO_CUDA);
+	return bd_fail(err, BD_EUNSUPPORTED, "%s", NO_CUDA);
 }

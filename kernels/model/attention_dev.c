@@ -87,7 +87,7 @@ static void problem_release(struct dev *dev, struct problem *pr)
 }
 
 /* Allocate pr's tensors and the implementation's state on dev, fill Q, K, V (and dO) from seed.
- * Returns 0 or a dev rc (dev->err, dev->unsupported say why); on failure pr is released. */
+ * Returns 0 or a dev rc (dev->err says why; BD_EUNSUPPORTED for what the device cannot run); on failure pr is released. */
 static int problem_init(struct dev *dev, struct problem *pr, const char *impl,
 			const struct attention_dims *d, enum bd_dtype dtype, int backward,
 			uint64_t seed)

@@ -14,7 +14,8 @@ int dev_open(struct dev *dev, enum bd_device device, struct mem_arena *mem, stru
 		return dev_cuda_open(dev, mem, err);
 	default:
 		memset(dev, 0, sizeof(*dev));
-		return bd_fail(err, BD_EINVAL, "no %s backend in this build", device_name(device));
+		return bd_fail(err, BD_EUNSUPPORTED, "no %s backend in this build",
+			       device_name(device));
 	}
 }
 
@@ -44,8 +45,7 @@ void dev_range_pop(struct dev *dev)
 
 int wl_from_dev(struct wl_status *st, const struct dev *dev, int rc, const char *what)
 {
-	int code = rc == BD_ENOMEM ? WL_OOM : dev->unsupported ? WL_UNSUPPORTED : WL_ERROR;
-	return wl_set(st, code, "%s: %s", what, dev->err.msg);
+	return wl_from_error(st, rc, what, &dev->err);
 }
 
 int wl_dev_open(struct dev *dev, const struct case_params *p, struct mem_arena *mem,
@@ -54,7 +54,7 @@ int wl_dev_open(struct dev *dev, const struct case_params *p, struct mem_arena *
 	struct bd_error err = {0};
 	int rc = dev_open(dev, p->device, mem, &err);
 	if (rc)
-		return wl_set(st, rc == BD_ENOMEM ? WL_OOM : WL_UNSUPPORTED, "%s", err.msg);
+		return wl_from_error(st, rc, NULL, &err);
 	dev->tf32 = p->tf32;
 	return WL_OK;
 }

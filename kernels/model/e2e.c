@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cuda_info.h"
+#include "dnnl_wrap.h"
 #include "model.h"
 #include "workload.h"
 
@@ -71,6 +72,12 @@ static int e2e_check(const struct case_params *p, struct wl_status *st)
 	if (p->device == DEVICE_CPU && p->tf32)
 		return wl_set(st, WL_UNSUPPORTED, "tf32 is a CUDA GEMM mode; the cpu backend computes "
 			      "float32 GEMMs in float32 (set tf32: false)");
+	if (p->device == DEVICE_CPU && p->dtype == DTYPE_BFLOAT16) {
+		struct bd_error err = {0};
+		int rc = onednn_gemm_supported(DTYPE_BFLOAT16, &err);
+		if (rc)
+			return wl_from_error(st, rc, NULL, &err);
+	}
 	if (p->device == DEVICE_CUDA) {
 		char why[256];
 		if (!cuda_available(why, sizeof(why)))
@@ -191,7 +198,7 @@ static int validate_tiny(const struct e2e_case *c, struct wl_status *st)
 		pd[i] = p0[i];
 	model_init_tokens(cfg, n, c->p.seed, tok, tok + n);
 	if ((rc = dev_open(&dev, c->p.device, c->mem, &dev.err))) {
-		code = wl_set(st, rc == BD_ENOMEM ? WL_OOM : WL_UNSUPPORTED, "%s", dev.err.msg);
+		code = wl_from_error(st, rc, NULL, &dev.err);
 		goto done;
 	}
 	dev.tf32 = c->p.tf32;

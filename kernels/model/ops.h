@@ -99,8 +99,8 @@ struct dev_ops {
 	int (*adamw)(struct dev *dev, float *p, const float *g, float *m, float *v,
 		     uint16_t *p_bf16, size_t count, const struct adamw_params *hp, int64_t step);
 
-	/* attention: impl "naive", "flash" or "sdpa"; create returns BD_EINVAL with a reason for
-	 * an impl or shape the backend cannot run (the case is then `unsupported`). */
+	/* attention: impl "naive", "flash" or "sdpa"; create returns BD_EUNSUPPORTED with a reason
+	 * for an impl or shape the backend cannot run (the case is then `unsupported`). */
 	int (*attention_create)(struct dev *dev, void **att, const char *impl,
 				const struct dev_attention_shape *s);
 	int (*attention_fwd)(struct dev *dev, void *att, const void *q, const void *k,
@@ -130,7 +130,6 @@ struct dev {
 	const struct dev_ops *ops;
 	struct mem_arena *mem;   /* accounting and limit of this case */
 	struct bd_error err;     /* the last failure */
-	int unsupported;         /* set with err when the failure means "cannot run this" */
 	int tf32;                /* CUDA: float32 GEMMs may use TF32 tensor cores (set after open,
 				  * before the first gemm); the CPU backend refuses it */
 	void *impl;              /* backend state */
@@ -140,14 +139,15 @@ struct dev {
 void dev_range_push(struct dev *dev, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void dev_range_pop(struct dev *dev);
 
-/* Make the backend for device. Returns 0, or BD_EINVAL with err when the device is not built
- * in or not present (err says why). */
+/* Make the backend for device. Returns 0, or BD_EUNSUPPORTED with err when the device is not
+ * built in or not present (err says why), or another code when opening it failed. */
 int dev_open(struct dev *dev, enum bd_device device, struct mem_arena *mem, struct bd_error *err);
 /* Release the backend's caches. Buffers the model allocated must be freed first. */
 void dev_close(struct dev *dev);
 
 /* For workloads built on a dev: a failed dev call (rc) as a workload status — oom for
- * BD_ENOMEM, unsupported when dev->unsupported, else error — with "what: " and dev's message;
+ * BD_ENOMEM, unsupported for BD_EUNSUPPORTED, else error (wl_from_error) — with "what: " and
+ * dev's message;
  * and the bodies of the workload timing hooks (workload.h: mark, elapsed, drain) over the dev's
  * events (slots 2·phase and 2·phase + 1) and sync. Each returns WL_OK or that status. */
 int wl_from_dev(struct wl_status *st, const struct dev *dev, int rc, const char *what);

@@ -79,6 +79,25 @@ run_report)
 	sed -n '/^### /,$p' "$T/out" | mask_machine >"$T/report.md"
 	golden report_tiny.md "$T/report.md"
 	contains "$T/out" "^## run 1: cli-tiny \(complete\)" "report heading"
+	# bfloat16 on the cpu: ok where oneDNN multiplies bfloat16 natively, else unsupported with
+	# what is missing — never error, and the sweep exits 0. Capped at AVX2, always unsupported.
+	cat >"$T/bf16.yaml" <<'EOF'
+name: cli-bf16
+defaults: {warmup: 1, iters: 2, device: cpu}
+models:
+  mini: {d_model: 64, d_ff: 128, num_layers: 1, num_heads: 2, vocab_size: 100}
+benchmarks:
+  - {suite: matmul, impl: onednn, size: 64, dtype: [float32, bfloat16]}
+  - {suite: e2e, model: mini, context_length: 16, batch_size: 1, dtype: bfloat16, pass: forward}
+EOF
+	if "$RUNNER" sysinfo | grep -q '^cpu_bf16 \+native'; then want=ok; else want=unsupported; fi
+	expect_status 0 "a cpu sweep with bfloat16 cases" "$RUNNER" run "$T/bf16.yaml" --db "$T/bf16.db"
+	check "bfloat16 cases are $want here, float32 ok" [ "$(sql "$T/bf16.db" "select group_concat(dtype || ':' || status) from (select dtype, status from cases order by ord)")" = "float32:ok,bfloat16:$want,bfloat16:$want" ]
+	export ONEDNN_MAX_CPU_ISA=AVX2
+	expect_status 0 "the same sweep, oneDNN capped at AVX2" "$RUNNER" run "$T/bf16.yaml" --db "$T/bf16.db"
+	unset ONEDNN_MAX_CPU_ISA
+	check "capped: bfloat16 unsupported, saying what is missing and why" [ "$(sql "$T/bf16.db" "select count(*) from cases where run_id = 2 and dtype = 'bfloat16' and status = 'unsupported' and reason like 'oneDNN % has no bfloat16 matmul on this CPU (isa avx2, capped by ONEDNN_MAX_CPU_ISA=AVX2); it needs avx512_core%'")" = 2 ]
+	contains "$T/out" "run 2 complete: 3 of 3 cases stored \(1 ok, 0 oom, 0 error, 2 unsupported, 0 skipped\)" "capped run summary"
 	expect_status 0 "report --format csv" "$REPORT" --db "$db" --run cli-test --format csv
 	check "csv has a header and 7 rows" [ "$(wc -l <"$T/out")" = 8 ]
 	contains "$T/out" "^impl,dtype,device,pass,batch_size,heads,seq_len,head_dim,causal,status,fwd_mean_ms,fwd_std_ms,bwd_mean_ms,bwd_std_ms,fwd_bwd_mean_ms,fwd_bwd_std_ms,fwd_GFLOP_s,bwd_GFLOP_s,peak_mem_MiB$" "csv header"

@@ -71,7 +71,9 @@ run_report)
 	check "memory limit gives oom with the bytes" [ "$(sql "$db" "select count(*) from cases where status = 'oom' and reason like '%needs 16777216 bytes (%over the memory limit of 1048576 bytes' and peak_bytes > 16777216")" = 1 ]
 	check "every ok case has a peak" [ "$(sql "$db" "select count(*) from cases where status = 'ok' and peak_bytes > 0")" = 4 ]
 	check "validated against the reference" [ "$(sql "$db" "select count(*) from cases where status = 'ok' and max_diff >= 0 and max_diff <= tolerance")" = 4 ]
-	check "naive peak memory above flash's" [ "$(sql "$db" "select (select peak_bytes from cases where impl='naive' and seq_len=64) > (select peak_bytes from cases where impl='flash' and seq_len=64)")" = 1 ]
+	# memory, as it holds on any machine: naive counts its (B, H, S, S) float32 P; flash's figure
+	# depends on the thread count (per-thread tiles, dQ partials), so it is only required above 0
+	check "naive peak memory holds P" [ "$(sql "$db" "select peak_bytes >= 1 * 2 * 64 * 64 * 4 from cases where impl='naive' and seq_len=64")" = 1 ]
 	check "flops stored" [ "$(sql "$db" "select flops_fwd from cases where impl='flash' and seq_len=64")" = "$((4 * 1 * 2 * 64 * 64 * 16 / 2)).0" ]
 	check "case_stats view" [ "$(sql "$db" "select count(*) from case_stats where n = 3")" = 8 ]
 	# report: markdown golden with timings masked, csv shape.

@@ -2,8 +2,9 @@
 # tests/cli/cli_test.sh: end-to-end tests of the `runner` and `report` binaries.
 #   cli_test.sh SCENARIO RUNNER REPORT [MAKE_FIXTURE]
 # SCENARIO is one of: help, run_report, list, bad_sweeps, report_errors, interrupt,
-# regress_real, report_fixture (needs MAKE_FIXTURE: tests/make_fixture.c), cuda_unsupported
-# (asserts the no-GPU behaviour: exits 77, skipped, where a GPU is visible).
+# regress_real, report_fixture (needs MAKE_FIXTURE: tests/make_fixture.c), global_options
+# (options written before the command), cuda_unsupported (asserts the no-GPU behaviour: exits 77,
+# skipped, where a GPU is visible).
 # Golden files live in tests/golden/; UPDATE_GOLDEN=1 rewrites them from the current output.
 set -u
 scenario=$1
@@ -247,6 +248,47 @@ report_fixture)
 	expect_status 2 "compare without a baseline" "$REPORT" compare --db "$db"
 	expect_status 1 "compare against an impl with no partner" "$REPORT" --db "$db" --compare naive --where impl=naive
 	contains "$T/err" "nothing to compare" "nothing-to-compare message"
+	;;
+
+global_options)
+	# Options written before the command are the command's own (opt_dispatch).
+	db=$T/g.db
+	expect_status 0 "runner options before the command" "$RUNNER" --db "$db" --label list run "$SRC/tests/cli/tiny.yaml"
+	check "label stored, though its value names a command" [ "$(sql "$db" "select label from runs")" = list ]
+	expect_status 0 "runner flag before the command" "$RUNNER" --dry-run run "$SRC/tests/cli/tiny.yaml" --db "$T/dry.db"
+	contains "$T/out" "7 cases" "dry run lists the cases"
+	check "dry run before the command writes no database" [ ! -e "$T/dry.db" ]
+	expect_status 2 "runner option the command does not take" "$RUNNER" --db "$db" list "$SRC/tests/cli/tiny.yaml"
+	contains "$T/err" "^runner list: unknown option '--db'" "the option and the command are named"
+	expect_status 2 "runner option without its value" "$RUNNER" --db run "$SRC/tests/cli/tiny.yaml"
+	contains "$T/err" "^runner run: option '--db' needs a value \(PATH\) before the command" "missing value named"
+	expect_status 2 "runner options but no command" "$RUNNER" --db "$db"
+	contains "$T/err" "no command among the arguments \(valid: run, list, sysinfo\)" "no command: the valid ones"
+	sql "$db" "UPDATE runs SET label = 'warmup'"
+	expect_status 0 "report runs, options after" "$REPORT" runs --db "$db" --format csv
+	cp "$T/out" "$T/runs_after"
+	expect_status 0 "report runs, options before" "$REPORT" --db "$db" --format csv runs
+	check "same output either way (runs)" cmp -s "$T/out" "$T/runs_after"
+	expect_status 0 "report warmup, options after" "$REPORT" warmup --db "$db" --format csv
+	cp "$T/out" "$T/warmup_after"
+	expect_status 0 "report warmup, options before" "$REPORT" --db "$db" warmup --format csv
+	check "same output either way (warmup)" cmp -s "$T/out" "$T/warmup_after"
+	expect_status 0 "report with options only" "$REPORT" --db "$db" --format csv
+	cp "$T/out" "$T/table_default"
+	expect_status 0 "report table" "$REPORT" table --db "$db" --format csv
+	check "options only is the table" cmp -s "$T/out" "$T/table_default"
+	expect_status 0 "report --run with a label that names a command" "$REPORT" --db "$db" --run warmup --format csv
+	check "--run warmup selects the run labelled warmup" cmp -s "$T/out" "$T/table_default"
+	expect_status 0 "report --run warmup warmup" "$REPORT" --db "$db" --run warmup warmup --format csv
+	check "the second warmup is the command" cmp -s "$T/out" "$T/warmup_after"
+	expect_status 0 "report --compare shorthand after options" "$REPORT" --db "$db" --compare naive
+	contains "$T/out" "speedup vs naive" "compare shorthand"
+	expect_status 2 "report option the command does not take" "$REPORT" --db "$db" --run warmup runs
+	contains "$T/err" "^report runs: unknown option '--run'" "the option and the command are named"
+	expect_status 2 "report unknown option before a command" "$REPORT" --db "$db" --nope warmup
+	contains "$T/err" "^report warmup: unknown option '--nope'" "unknown option named"
+	expect_status 2 "report unknown command word first" "$REPORT" frobnicate --db "$db"
+	contains "$T/err" "unknown command 'frobnicate'" "unknown command named"
 	;;
 
 cuda_unsupported)

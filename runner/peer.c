@@ -767,10 +767,8 @@ done:
 
 /* ---- the case -------------------------------------------------------------------------------- */
 
-/* FLOPs and bytes as the built-in workload of the suite computes them (the first registered one
- * on the case's device, else on any device: the figures do not depend on the impl); -1 (unknown)
- * when the suite has no workload in this build. */
-static void peer_figures(const struct case_params *p, struct wl_figures *f)
+/* peer.h */
+void peer_figures(const struct case_params *p, struct wl_figures *f)
 {
 	const struct workload *any = NULL, *same = NULL;
 	for (const struct workload *const *w = workloads; *w; w++) {

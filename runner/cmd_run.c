@@ -110,6 +110,7 @@ static void case_record_fill(struct case_record *r, const struct sweep_case *c,
 	/* bytes held: the model's own count (with a bfloat16 shadow) when the workload gives one */
 	r->param_bytes = res->memory.params > 0 ? res->memory.params
 			 : res->figures.param_bytes > 0 ? res->figures.param_bytes : -1;
+	r->param_count = res->figures.param_count;
 	r->grad_bytes = res->memory.grads;
 	r->optim_bytes = res->memory.optim;
 	r->activation_bytes = res->memory.activations;

@@ -781,7 +781,7 @@ void peer_figures(const struct case_params *p, struct wl_figures *f)
 	}
 	for (int ph = 0; ph < PHASE_COUNT; ph++)
 		f->flops[ph] = f->bytes[ph] = -1;
-	f->param_bytes = -1;
+	f->param_bytes = f->param_count = -1;
 	if (same || any)
 		(same ? same : any)->figures(p, f);
 }

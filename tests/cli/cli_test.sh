@@ -3,8 +3,9 @@
 #   cli_test.sh SCENARIO RUNNER REPORT [MAKE_FIXTURE]
 # SCENARIO is one of: help, run_report, list, bad_sweeps, report_errors, interrupt,
 # regress_real, report_fixture (needs MAKE_FIXTURE: tests/make_fixture.c), global_options
-# (options written before the command), cuda_unsupported (asserts the no-GPU behaviour: exits 77,
-# skipped, where a GPU is visible).
+# (options written before the command), e2e_params (the model's parameter count in the database
+# and tables), cuda_unsupported (asserts the no-GPU behaviour: exits 77, skipped, where a GPU is
+# visible).
 # Golden files live in tests/golden/; UPDATE_GOLDEN=1 rewrites them from the current output.
 set -u
 scenario=$1
@@ -97,6 +98,16 @@ list)
 	contains "$T/out" "5 to run, 2 unsupported here" "counts"
 	expect_status 0 "runner run --dry-run" "$RUNNER" run --dry-run "$SRC/tests/cli/tiny.yaml" --db "$T/dry.db"
 	check "dry run writes no database" [ ! -e "$T/dry.db" ]
+	lacks "$T/out" "params|^memory:" "no model line for kernels"
+	# e2e cases: the model's parameter count and what the pass and dtype need (DESIGN presets)
+	printf '%s\n' 'name: e2e-list' 'defaults: {device: cpu, mem_limit: 1GiB}' 'benchmarks:' \
+		'  - suite: e2e' '    axes: {model: [small, 2.7B], pass: [forward, train_step]}' \
+		'    context_length: 128' '    attention: flash' >"$T/e2e.yaml"
+	expect_status 0 "runner list e2e" "$RUNNER" list "$T/e2e.yaml"
+	contains "$T/out" "^ +params 128,625,408, memory [0-9.]+ MiB = parameters 490.7 MiB, activations [0-9.]+ MiB, scratch [0-9.]+ MiB$" "small forward: params, no gradients"
+	contains "$T/out" "^ +params 128,625,408, memory [0-9.]+ GiB = parameters 490.7 MiB, gradients 490.7 MiB, AdamW state 981.3 MiB, activations .*over its mem_limit of 1.00 GiB: expect oom$" "small train_step: gradients, AdamW state, over the limit"
+	contains "$T/out" "^ +params 3,406,809,600, memory " "2.7B params"
+	contains "$T/out" "^memory: what the case allocates for its pass and dtype" "what the estimate holds"
 	;;
 
 bad_sweeps)
@@ -289,6 +300,28 @@ global_options)
 	contains "$T/err" "^report warmup: unknown option '--nope'" "unknown option named"
 	expect_status 2 "report unknown command word first" "$REPORT" frobnicate --db "$db"
 	contains "$T/err" "unknown command 'frobnicate'" "unknown command named"
+	;;
+
+e2e_params)
+	# The model's parameter count goes into the database (schema 4) and the e2e tables.
+	printf '%s\n' 'name: e2e-params' 'defaults: {device: cpu, warmup: 1, iters: 2}' 'models:' \
+		'  mini: {d_model: 64, d_ff: 128, num_layers: 2, num_heads: 4, vocab_size: 1000}' \
+		'benchmarks:' '  - suite: e2e' '    model: mini' '    pass: forward' \
+		'    context_length: 16' '    batch_size: 2' '    attention: flash' >"$T/e2e.yaml"
+	db=$T/e.db
+	expect_status 0 "runner run e2e" "$RUNNER" run "$T/e2e.yaml" --db "$db"
+	# L(4d^2 + 3 d d_ff + 2d) + 2Vd + d = 2 (16384 + 24576 + 128) + 128000 + 64
+	check "param_count stored" [ "$(sql "$db" "select param_count from cases")" = 210240 ]
+	check "schema version 4" [ "$(sql "$db" "PRAGMA user_version")" = 4 ]
+	expect_status 0 "report e2e csv" "$REPORT" --db "$db" --format csv
+	contains "$T/out" "^model,impl,dtype,device,pass,context_length,batch_size,attention,param_count_M,status," "param count column after the parameters"
+	contains "$T/out" "^mini,benchdb,float32,cpu,forward,16,2,flash,0\.21024[0-9]*,ok," "param count in millions"
+	expect_status 0 "report e2e md" "$REPORT" --db "$db"
+	contains "$T/out" "\| param count \(M\) \|" "md header"
+	contains "$T/out" "\| +0\.2 \| ok +\|" "md value"
+	"$RUNNER" run "$SRC/tests/cli/tiny.yaml" --db "$T/a.db" >/dev/null 2>&1
+	expect_status 0 "report attention csv" "$REPORT" --db "$T/a.db" --format csv
+	lacks "$T/out" "param_count" "no param count column for kernels"
 	;;
 
 cuda_unsupported)

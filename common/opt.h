@@ -62,16 +62,16 @@ struct opt_command {
 /*
  * Run the command argv[1..] names (commands ends with a zeroed row). Options written before the
  * command word are the command's own, as if written right after it: `report --db x.db runs` is
- * `report runs --db x.db`. The command word is the first argument that names a command and is
- * not the value of the option written just before it (`report --run warmup` selects the run
- * labelled warmup; `runner --label list run s.yaml` runs with label list). Whether an option takes
- * a value is the command's own table's say: opt_dispatch calls the command, and its
- * opt_parse_command gives up quietly when the word was a value (or an option before it is unknown
- * to it and a later word names a command); so every command must call opt_parse_command before it does
- * anything else. Without a command word, fallback
- * (may be NULL) runs with every argument. Returns the command's exit status; prints the problem
- * and returns EXIT_USAGE when argv names no command and there is no fallback, or when argv[1]
- * is a word that is not a command.
+ * `report runs --db x.db`. The command word is the first argument that names a command and is not
+ * the value of an option written before it: `report --run warmup` selects the run labelled
+ * warmup, `runner --label list run s.yaml` runs with the label list. Whether an option takes a
+ * value is its command's table's say, so opt_dispatch asks the command itself: it calls it, and
+ * the command's opt_parse_command returns quietly when the word was a value (or when an option
+ * before the word is unknown to it and a later word names a command); so every command must call
+ * opt_parse_command before it does anything else. Without a command word, fallback (may be NULL)
+ * runs with every argument. Returns the command's exit status; prints the problem and returns
+ * EXIT_USAGE when argv[1] is a word that names no command, or when argv names no command and
+ * there is no fallback.
  */
 int opt_dispatch(const char *prog, const struct opt_command *commands,
 		 const struct opt_command *fallback, int argc, char **argv);

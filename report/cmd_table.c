@@ -329,9 +329,9 @@ int cmd_table(int argc, char **argv)
 	};
 	static const struct cmd_usage usage = {
 		REPORT_PROG, "table", "[options]",
-		"Print a run's cases as tables: parameters, mean and standard deviation of each timed\n"
-		"phase over the measured iterations, status and peak memory. `report` alone does this\n"
-		"for the latest run."};
+		"Print a run's cases as tables: parameters (e2e: the model's parameter count, too), mean\n"
+		"and standard deviation of each timed phase over the measured iterations, status and\n"
+		"peak memory. `report` alone does this for the latest run."};
 	struct db *db = NULL;
 	struct case_row *cases = NULL;
 	struct run_row run = {0};

@@ -2,8 +2,20 @@
 #include "opt.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Set by opt_dispatch while a command runs: argv[1..leading] were written before the command word.
+ * not_command: opt_parse found that the option written just before the command word takes a value
+ * (so the word is that value), or that an option written before it is unknown to this command
+ * while a later word names another command (whose option it may be, the word being its value);
+ * then opt_dispatch reads the command line another way, if retry (another way is left) allows. */
+static struct {
+	int leading;
+	int retry;           /* 1: a later command word or a fallback; 2: a later command word */
+	int not_command;
+} dispatch;
 
 static const struct opt_spec *find_long(const struct opt_spec *s, const char *name, size_t n)
 {
@@ -83,6 +95,8 @@ int opt_parse(const struct opt_spec *specs, int argc, char **argv, int *npos, st
 			const char *eq = strchr(name, '=');
 			size_t n = eq ? (size_t)(eq - name) : strlen(name);
 			s = find_long(specs, name, n);
+			if (!s && i <= dispatch.leading && dispatch.retry == 2)
+				dispatch.not_command = 1;
 			if (!s)
 				return bd_fail(err, BD_EINVAL, "unknown option '--%.*s' (see --help)", (int)n,
 					       name);
@@ -90,6 +104,8 @@ int opt_parse(const struct opt_spec *specs, int argc, char **argv, int *npos, st
 				value = eq + 1;
 		} else {
 			s = find_short(specs, a[1]);
+			if (!s && i <= dispatch.leading && dispatch.retry == 2)
+				dispatch.not_command = 1;
 			if (!s || a[2])
 				return bd_fail(err, BD_EINVAL, "unknown option '%s' (see --help)", a);
 		}
@@ -97,6 +113,11 @@ int opt_parse(const struct opt_spec *specs, int argc, char **argv, int *npos, st
 			if (value)
 				return bd_fail(err, BD_EINVAL, "option '--%s' takes no value", s->name);
 		} else if (!value) {
+			if (i == dispatch.leading) {
+				dispatch.not_command = 1;
+				return bd_fail(err, BD_EINVAL, "option '--%s' needs a value (%s) before "
+					       "the command", s->name, s->value_name ? s->value_name : "VALUE");
+			}
 			if (i + 1 >= argc)
 				return bd_fail(err, BD_EINVAL, "option '--%s' needs a value (%s)", s->name,
 					       s->value_name ? s->value_name : "VALUE");
@@ -136,7 +157,9 @@ int opt_parse_command(const struct opt_spec *specs, const struct cmd_usage *u, i
 	struct strbuf sb = STRBUF_INIT;
 	int rc = opt_parse(specs, argc, argv, npos, &err);
 	int status = -1;
-	if (rc == 1) {
+	if (rc < 0 && dispatch.not_command && dispatch.retry) {
+		status = EXIT_USAGE;   /* quietly: opt_dispatch reads the command line another way */
+	} else if (rc == 1) {
 		opt_usage(&sb, u, specs);
 		fputs(sb_str(&sb), stdout);
 		status = EXIT_OK;
@@ -154,5 +177,75 @@ int opt_parse_command(const struct opt_spec *specs, const struct cmd_usage *u, i
 		status = EXIT_USAGE;
 	}
 	sb_free(&sb);
+	return status;
+}
+
+static const struct opt_command *command_find(const struct opt_command *commands, const char *name)
+{
+	for (const struct opt_command *c = commands; c->name; c++)
+		if (!strcmp(c->name, name))
+			return c;
+	return NULL;
+}
+
+static void commands_valid(FILE *out, const char *prog, const char *what, const char *word,
+			   const struct opt_command *commands)
+{
+	fprintf(out, "%s: %s%s%s%s (valid:", prog, what, word ? " '" : "", word ? word : "",
+		word ? "'" : "");
+	for (const struct opt_command *c = commands; c->name; c++)
+		fprintf(out, "%s %s", c == commands ? "" : ",", c->name);
+	fprintf(out, ")\n");
+}
+
+int opt_dispatch(const char *prog, const struct opt_command *commands,
+		 const struct opt_command *fallback, int argc, char **argv)
+{
+	if (argc >= 2 && argv[1][0] != '-' && !command_find(commands, argv[1])) {
+		commands_valid(stderr, prog, "unknown command", argv[1], commands);
+		return EXIT_USAGE;
+	}
+	char **args = malloc((size_t)(argc + 1) * sizeof(*args));
+	if (!args) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		return EXIT_FAIL;
+	}
+	int status = -1, end = 1;
+	while (end < argc && strcmp(argv[end], "--"))
+		end++;
+	for (int k = 1; k < end && status < 0; k++) {
+		const struct opt_command *c = command_find(commands, argv[k]);
+		if (!c)
+			continue;
+		int later_word = 0;
+		for (int j = k + 1; j < end && !later_word; j++)
+			later_word = command_find(commands, argv[j]) != NULL;
+		/* argv[k] first, then what was written before it, then what was written after it */
+		int n = 0;
+		args[n++] = argv[k];
+		for (int j = 1; j < argc; j++)
+			if (j != k)
+				args[n++] = argv[j];
+		args[n] = NULL;
+		dispatch.leading = k - 1;
+		dispatch.retry = later_word ? 2 : fallback ? 1 : 0;
+		dispatch.not_command = 0;
+		status = c->fn(n, args);
+		if (dispatch.not_command && dispatch.retry)
+			status = -1;   /* argv[k] was an option's value */
+	}
+	memset(&dispatch, 0, sizeof(dispatch));
+	if (status < 0 && fallback) {
+		int n = 0;
+		args[n++] = (char *)fallback->name;
+		for (int j = 1; j < argc; j++)
+			args[n++] = argv[j];
+		args[n] = NULL;
+		status = fallback->fn(n, args);
+	} else if (status < 0) {
+		commands_valid(stderr, prog, "no command among the arguments", NULL, commands);
+		status = EXIT_USAGE;
+	}
+	free(args);
 	return status;
 }

@@ -52,4 +52,28 @@ void opt_usage(struct strbuf *sb, const struct cmd_usage *u, const struct opt_sp
 int opt_parse_command(const struct opt_spec *specs, const struct cmd_usage *u, int argc,
 		      char **argv, int min_pos, int max_pos, int *npos);
 
+/* A program's command table row: `PROG [options] NAME [options] [args]` runs fn. */
+struct opt_command {
+	const char *name;
+	int (*fn)(int argc, char **argv);   /* argv[0] is the name; returns the exit status */
+	const char *help;
+};
+
+/*
+ * Run the command argv[1..] names (commands ends with a zeroed row). Options written before the
+ * command word are the command's own, as if written right after it: `report --db x.db runs` is
+ * `report runs --db x.db`. The command word is the first argument that names a command and is not
+ * the value of an option written before it: `report --run warmup` selects the run labelled
+ * warmup, `runner --label list run s.yaml` runs with the label list. Whether an option takes a
+ * value is its command's table's say, so opt_dispatch asks the command itself: it calls it, and
+ * the command's opt_parse_command returns quietly when the word was a value (or when an option
+ * before the word is unknown to it and a later word names a command); so every command must call
+ * opt_parse_command before it does anything else. Without a command word, fallback (may be NULL)
+ * runs with every argument. Returns the command's exit status; prints the problem and returns
+ * EXIT_USAGE when argv[1] is a word that names no command, or when argv names no command and
+ * there is no fallback.
+ */
+int opt_dispatch(const char *prog, const struct opt_command *commands,
+		 const struct opt_command *fallback, int argc, char **argv);
+
 #endif

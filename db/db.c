@@ -364,9 +364,9 @@ int db_case_put(struct db *db, int64_t run_id, const struct case_record *c,
 		"seq_len, head_dim, causal, model, params, case_key, name, warmup, iters, status, reason, "
 		"max_diff, tolerance, mem_limit, param_bytes, peak_fwd_bytes, peak_bwd_bytes, peak_bytes, "
 		"flops_fwd, flops_bwd, flops_opt, bytes_fwd, bytes_bwd, bytes_opt, started_at, elapsed_ns, "
-		"grad_bytes, optim_bytes, activation_bytes, workspace_bytes) "
+		"grad_bytes, optim_bytes, activation_bytes, workspace_bytes, param_count) "
 		"VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,"
-		"?23,?24,?25,?26,?27,?28,?29,?30,?31,?32,?33,?34,?35,?36,?37,?38,?39)");
+		"?23,?24,?25,?26,?27,?28,?29,?30,?31,?32,?33,?34,?35,?36,?37,?38,?39,?40)");
 	bind_i64(st, &rc, 1, run_id);
 	bind_i64(st, &rc, 2, c->ord);
 	bind_text(st, &rc, 3, c->suite);
@@ -404,6 +404,7 @@ int db_case_put(struct db *db, int64_t run_id, const struct case_record *c,
 	for (int i = 0; i < 4; i++)
 		bind_i64_or_null(st, &rc, 36 + i, breakdown[i] > 0 ? breakdown[i] : -1, -1);
 	bind_i64(st, &rc, 35, c->elapsed_ns);
+	bind_i64_or_null(st, &rc, 40, c->param_count > 0 ? c->param_count : -1, -1);
 	step_done(st, &rc);
 	finalize(st, &rc);
 	int64_t case_id = sqlite3_last_insert_rowid(db->handle);
@@ -733,6 +734,7 @@ static void case_row_read(sqlite3_stmt *st, struct case_row *c)
 	c->optim_bytes = col_i64(st, i++, -1);
 	c->activation_bytes = col_i64(st, i++, -1);
 	c->workspace_bytes = col_i64(st, i++, -1);
+	c->param_count = col_i64(st, i++, -1);
 }
 
 static void case_row_read_any(sqlite3_stmt *st, void *item) { case_row_read(st, item); }
@@ -762,7 +764,7 @@ int db_cases_list(struct db *db, int64_t run_id, const char *suite, struct case_
 		"seq_len, head_dim, causal, params, case_key, name, warmup, iters, status, reason, "
 		"max_diff, tolerance, mem_limit, param_bytes, peak_fwd_bytes, peak_bwd_bytes, peak_bytes, "
 		"flops_fwd, flops_bwd, flops_opt, bytes_fwd, bytes_bwd, bytes_opt, elapsed_ns, "
-		"grad_bytes, optim_bytes, activation_bytes, workspace_bytes "
+		"grad_bytes, optim_bytes, activation_bytes, workspace_bytes, param_count "
 		"FROM cases WHERE run_id = ?1 AND (?2 IS NULL OR suite = ?2) ORDER BY ord");
 	bind_i64(st, &rc, 1, run_id);
 	bind_text(st, &rc, 2, suite);
@@ -823,7 +825,7 @@ int db_cases_by_key(struct db *db, const char *case_key, const char *suite, stru
 		"c.warmup, c.iters, c.status, c.reason, c.max_diff, c.tolerance, c.mem_limit, "
 		"c.param_bytes, c.peak_fwd_bytes, c.peak_bwd_bytes, c.peak_bytes, c.flops_fwd, "
 		"c.flops_bwd, c.flops_opt, c.bytes_fwd, c.bytes_bwd, c.bytes_opt, c.elapsed_ns, "
-		"c.grad_bytes, c.optim_bytes, c.activation_bytes, c.workspace_bytes "
+		"c.grad_bytes, c.optim_bytes, c.activation_bytes, c.workspace_bytes, c.param_count "
 		"FROM cases c WHERE (?1 IS NULL OR c.case_key = ?1) AND (?2 IS NULL OR c.suite = ?2) "
 		"ORDER BY (SELECT min(f.id) FROM cases f WHERE f.case_key = c.case_key), c.run_id, c.ord");
 	bind_text(st, &rc, 1, case_key);

@@ -64,6 +64,7 @@ struct case_record {
 	int64_t param_bytes, peak_fwd_bytes, peak_bwd_bytes, peak_bytes; /* < 0 = unknown */
 	/* what the memory holds (e2e); <= 0 is stored as NULL: none or unknown */
 	int64_t grad_bytes, optim_bytes, activation_bytes, workspace_bytes;
+	int64_t param_count;               /* parameters of the case's model; <= 0: none (NULL) */
 	double flops[DB_PHASES], bytes[DB_PHASES];
 	char started_at[32];
 	int64_t elapsed_ns;
@@ -97,6 +98,7 @@ struct case_row {
 	double max_diff, tolerance;                     /* -1 when NULL */
 	int64_t mem_limit, param_bytes, peak_fwd_bytes, peak_bwd_bytes, peak_bytes; /* -1 when NULL */
 	int64_t grad_bytes, optim_bytes, activation_bytes, workspace_bytes;       /* -1 when NULL */
+	int64_t param_count;                                                      /* -1 when NULL */
 	double flops[DB_PHASES], bytes[DB_PHASES];
 	int64_t elapsed_ns;
 };

@@ -35,6 +35,7 @@ struct wl_figures {
 	double flops[PHASE_COUNT];  /* floating-point operations per phase per iteration */
 	double bytes[PHASE_COUNT];  /* minimum bytes moved per phase per iteration */
 	int64_t param_bytes;        /* bytes of model parameters (0 for kernels) */
+	int64_t param_count;        /* parameters of the case's model (0 for kernels) */
 };
 
 /* Bytes a case holds, by what they hold (workloads with a model; zeros otherwise). */
@@ -78,6 +79,11 @@ struct workload {
 	int (*mark)(void *state, int slot, struct wl_status *st);
 	int (*elapsed)(void *state, enum bd_phase phase, int64_t *ns, struct wl_status *st);
 	int (*drain)(void *state, struct wl_status *st);
+
+	/* Optional (NULL): what setup would allocate, by category, computed without allocating
+	 * (`runner list`); WL_OK, or WL_UNSUPPORTED with st->reason when check would refuse. The
+	 * workspaces a backend allocates itself (e.g. attention's) are left out. */
+	int (*estimate)(const struct case_params *p, struct wl_memory *m, struct wl_status *st);
 };
 
 /* Set st's code and reason (printf-style; "" for WL_OK) and return the code, so that a workload

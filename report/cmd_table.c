@@ -1,5 +1,6 @@
 /* report/cmd_table.c: `report [table]` — a run's cases as tables laid out like a course writeup:
- * parameters, then mean and std of each timed phase and of fwd+bwd, status, memory. */
+ * parameters (and the model's parameter count), then mean and std of each timed phase and of
+ * fwd+bwd, status, memory. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,9 +49,15 @@ int table_of_cases(struct db *db, const char *suite, const struct case_row *case
 	if (rc)
 		goto done;
 
-	size_t col_param[8], ncol_param = 0, col_causal = 0;
+	size_t col_param[8], ncol_param = 0, col_causal = 0, col_count = 0;
 	for (; ncol_param < 8 && params[ncol_param]; ncol_param++)
 		col_param[ncol_param] = table_column(t, params[ncol_param], "", 0);
+	/* The model's parameter count, as the runner stored it (schema 4; e2e) */
+	int counted = 0;
+	for (size_t i = 0; i < n; i++)
+		counted |= cases[i].param_count > 0;
+	if (counted)
+		col_count = table_column(t, "param count", "M", 1);
 	if (causal_col)
 		col_causal = table_column(t, "causal", "", 0);
 	size_t col_status = table_column(t, "status", "", 0);
@@ -130,6 +137,8 @@ int table_of_cases(struct db *db, const char *suite, const struct case_row *case
 			json_field(c->params_json, params[k], v, sizeof(v));
 			table_text(t, r, col_param[k], v);
 		}
+		if (counted && c->param_count > 0)
+			table_number(t, r, col_count, (double)c->param_count / 1e6);
 		if (causal_col)
 			table_text(t, r, col_causal, c->causal > 0 ? "yes" : "no");
 		table_text(t, r, col_status, c->status);
@@ -320,9 +329,9 @@ int cmd_table(int argc, char **argv)
 	};
 	static const struct cmd_usage usage = {
 		REPORT_PROG, "table", "[options]",
-		"Print a run's cases as tables: parameters, mean and standard deviation of each timed\n"
-		"phase over the measured iterations, status and peak memory. `report` alone does this\n"
-		"for the latest run."};
+		"Print a run's cases as tables: parameters (e2e: the model's parameter count, too), mean\n"
+		"and standard deviation of each timed phase over the measured iterations, status and\n"
+		"peak memory. `report` alone does this for the latest run."};
 	struct db *db = NULL;
 	struct case_row *cases = NULL;
 	struct run_row run = {0};

@@ -444,6 +444,11 @@ static void add_mixed_precision(struct writeup *w)
 	size_t col[5];
 	for (size_t k = 0; k < 5; k++)
 		col[k] = table_column(&t, params[k], "", 0);
+	/* the model's parameter count, where the runner stored it (schema 4) */
+	int counted = 0;
+	for (size_t i = 0; i < w->set.n; i++)
+		counted |= !strcmp(w->set.rows[i].suite, "e2e") && w->set.rows[i].param_count > 0;
+	size_t c_count = counted ? table_column(&t, "param count", "M", 1) : 0;
 	size_t c_f = table_column(&t, "float32", "ms", 3), c_b = table_column(&t, "bfloat16", "ms", 3),
 	       c_sp = table_column(&t, "speedup", "x", 2), c_lo = table_column(&t, "ci lo", "x", 2),
 	       c_hi = table_column(&t, "ci hi", "x", 2),
@@ -490,6 +495,8 @@ static void add_mixed_precision(struct writeup *w)
 			json_field(f->params_json, params[k], v, sizeof(v));
 			table_text(&t, r, col[k], v);
 		}
+		if (counted && f->param_count > 0)
+			table_number(&t, r, c_count, (double)f->param_count / 1e6);
 		table_number(&t, r, c_f, pr.base.median / 1e6);
 		table_number(&t, r, c_b, pr.cand.median / 1e6);
 		table_number(&t, r, c_sp, pr.speedup.ratio);

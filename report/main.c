@@ -1,18 +1,13 @@
 /* report/main.c: `report` — the command table. With no command (or only options) it prints the
- * latest run's tables, like `report table`. */
+ * latest run's tables, like `report table`; options may come before the command (opt_dispatch). */
 #include <stdio.h>
 #include <string.h>
 
 #include "error.h"
+#include "opt.h"
 #include "report.h"
 
-struct command {
-	const char *name;
-	int (*fn)(int argc, char **argv);
-	const char *help;
-};
-
-static const struct command commands[] = {
+static const struct opt_command commands[] = {
 	{"table", cmd_table, "a run's cases as tables (the default command)"},
 	{"runs", cmd_runs, "list the runs in the database"},
 	{"compare", cmd_compare, "speedups against a baseline impl or run, with CIs and a summary"},
@@ -27,12 +22,13 @@ static const struct command commands[] = {
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: report [COMMAND] [options]\n\n"
+	fprintf(out, "usage: report [options] [COMMAND] [options]\n\n"
 		     "Turn a benchdb database into tables. Without a command: `report table`.\n\n"
 		     "commands:\n");
-	for (const struct command *c = commands; c->name; c++)
+	for (const struct opt_command *c = commands; c->name; c++)
 		fprintf(out, "  %-10s %s\n", c->name, c->help);
-	fprintf(out, "\n'report COMMAND --help' describes a command's options.\n");
+	fprintf(out, "\n'report COMMAND --help' describes a command's options. Options may also come\n"
+		     "before the command: 'report --db x.db runs' is 'report runs --db x.db'.\n");
 }
 
 int main(int argc, char **argv)
@@ -66,17 +62,5 @@ int main(int argc, char **argv)
 		args[n] = NULL;
 		return cmd_compare(n, args);
 	}
-	if (argc < 2 || argv[1][0] == '-') {
-		/* argv[0] plays the command name for the default command. */
-		argv[0] = "table";
-		return cmd_table(argc, argv);
-	}
-	for (const struct command *c = commands; c->name; c++)
-		if (!strcmp(argv[1], c->name))
-			return c->fn(argc - 1, argv + 1);
-	fprintf(stderr, "report: unknown command '%s' (valid:", argv[1]);
-	for (const struct command *c = commands; c->name; c++)
-		fprintf(stderr, "%s %s", c == commands ? "" : ",", c->name);
-	fprintf(stderr, ")\n");
-	return EXIT_USAGE;
+	return opt_dispatch(REPORT_PROG, commands, &commands[0], argc, argv);
 }

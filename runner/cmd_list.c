@@ -1,5 +1,6 @@
 /* runner/cmd_list.c: `runner list SWEEP.yaml` — every case a sweep expands to, whether it would
- * run or why not, and the axes that produced them. Runs and writes nothing. */
+ * run or why not (for a model: its parameter count and memory estimate), and the axes that
+ * produced them. Runs and writes nothing. */
 #include <stdio.h>
 #include <string.h>
 
@@ -25,10 +26,82 @@ static void would_run(const struct sweep_case *c, char *why, size_t n)
 		snprintf(why, n, "unsupported: %s", st.reason);
 }
 
+/* bytes in the largest binary unit that keeps it at 1 or more: "512 B", "3.0 KiB", "490.7 MiB",
+ * "2.41 GiB". */
+static void add_bytes(struct strbuf *sb, int64_t bytes)
+{
+	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB"};
+	double v = (double)bytes;
+	int u = -1;
+	while (u < 3 && v >= 1024) {
+		v /= 1024;
+		u++;
+	}
+	if (u < 0)
+		sb_addf(sb, "%lld B", (long long)bytes);
+	else
+		sb_addf(sb, u >= 2 ? "%.2f %s" : "%.1f %s", v, units[u]);
+}
+
+/* n with a comma between thousands: 128,625,408. */
+static void add_count(struct strbuf *sb, int64_t n)
+{
+	char digits[32];
+	int len = snprintf(digits, sizeof(digits), "%lld", (long long)n);
+	for (int i = 0; i < len; i++) {
+		if (i && digits[i - 1] != '-' && (len - i) % 3 == 0)
+			sb_addc(sb, ',');
+		sb_addc(sb, digits[i]);
+	}
+}
+
+/* For a case whose workload has a model: its parameter count and, where the workload can say
+ * without allocating, the memory its pass and dtype need, by what it holds. Returns whether it
+ * added a line. */
+static int add_model_line(struct strbuf *out, const struct sweep_case *c)
+{
+	const struct case_params *p = &c->params;
+	const struct workload *w = workload_find(p->suite, p->impl, p->device);
+	struct wl_figures f = {0};
+	struct wl_memory m = {0};
+	struct wl_status st = {0};
+	if (c->peer || !w)
+		return 0;
+	w->figures(p, &f);
+	if (f.param_count <= 0)
+		return 0;
+	sb_add(out, "       params ");
+	add_count(out, f.param_count);
+	if (w->estimate && w->estimate(p, &m, &st) == WL_OK) {
+		const struct {
+			const char *what;
+			int64_t bytes;
+		} held[] = {{"parameters", m.params}, {"gradients", m.grads}, {"AdamW state", m.optim},
+			    {"activations", m.activations}, {"scratch", m.workspace}};
+		int64_t total = m.params + m.grads + m.optim + m.activations + m.workspace;
+		sb_add(out, ", memory ");
+		add_bytes(out, total);
+		for (size_t k = 0, shown = 0; k < sizeof(held) / sizeof(held[0]); k++) {
+			if (held[k].bytes <= 0)
+				continue;
+			sb_addf(out, "%s%s ", shown++ ? ", " : " = ", held[k].what);
+			add_bytes(out, held[k].bytes);
+		}
+		if (p->mem_limit > 0 && total > p->mem_limit) {
+			sb_add(out, "; over its mem_limit of ");
+			add_bytes(out, p->mem_limit);
+			sb_add(out, ": expect oom");
+		}
+	}
+	sb_addc(out, '\n');
+	return 1;
+}
+
 void print_case_list(const struct sweep *s, const struct sweep_cases *cases)
 {
 	struct strbuf out = STRBUF_INIT;
 	size_t runnable = 0;
+	int models = 0;
 	char why[600];
 	sb_addf(&out, "sweep %s (%s): %zu cases\n\n", s->name, s->path, cases->n);
 	for (size_t i = 0; i < cases->n; i++) {
@@ -38,7 +111,13 @@ void print_case_list(const struct sweep *s, const struct sweep_cases *cases)
 		if (!why[0] && c->peer)
 			snprintf(why, sizeof(why), "run by peer %s", c->peer->name);
 		sb_addf(&out, "%5zu  %-52s %s\n", i + 1, c->name, why[0] ? why : "run");
+		models |= add_model_line(&out, c);
 	}
+	if (models)
+		sb_add(&out, "\nmemory: what the case allocates for its pass and dtype: float32 parameters\n"
+			     "(+ their bfloat16 copy in bfloat16), float32 gradients (passes with a backward),\n"
+			     "AdamW m and v (train_step), the activations the forward keeps, and scratch; not\n"
+			     "the attention workspace (naive: the score matrix)\n");
 	sb_addf(&out, "\n%zu to run, %zu unsupported here\n", runnable, cases->n - runnable);
 	for (size_t b = 0; b < s->nbenchmarks; b++) {
 		const struct sweep_benchmark *bm = &s->benchmarks[b];
@@ -75,7 +154,9 @@ int cmd_list(int argc, char **argv)
 	static const struct cmd_usage usage = {
 		RUNNER_PROG, "list", "SWEEP.yaml",
 		"Expand a sweep and print every case, whether it would run on this machine or why not,\n"
-		"and the values of each axis. Nothing is run or written."};
+		"and the values of each axis; for an e2e case also the model's parameter count and the\n"
+		"memory its pass and dtype need (parameters, gradients, AdamW state, activations,\n"
+		"scratch). Nothing is run or written."};
 	struct sweep *sweep = NULL;
 	struct sweep_cases cases = {0};
 	struct bd_error err;

@@ -110,6 +110,7 @@ static void case_record_fill(struct case_record *r, const struct sweep_case *c,
 	/* bytes held: the model's own count (with a bfloat16 shadow) when the workload gives one */
 	r->param_bytes = res->memory.params > 0 ? res->memory.params
 			 : res->figures.param_bytes > 0 ? res->figures.param_bytes : -1;
+	r->param_count = res->figures.param_count;
 	r->grad_bytes = res->memory.grads;
 	r->optim_bytes = res->memory.optim;
 	r->activation_bytes = res->memory.activations;
@@ -125,6 +126,34 @@ static void case_record_fill(struct case_record *r, const struct sweep_case *c,
 	}
 	snprintf(r->started_at, sizeof(r->started_at), "%s", started_at);
 	r->elapsed_ns = res->elapsed_ns;
+}
+
+/* What case c will cost, for the progress ETA: FLOPs and bytes of its timed phases per iteration
+ * (wl_figures) times warmup + iters; 0 when it will not run here (no workload, or its check
+ * refuses: stored at once), < 0 when its workload does not say. */
+static void case_work(const struct sweep_case *c, struct progress_work *work)
+{
+	const struct case_params *p = &c->params;
+	struct wl_figures f = {0};
+	struct wl_status st = {0};
+	work->flops = work->bytes = 0;
+	if (c->peer) {
+		peer_figures(p, &f);
+	} else {
+		const struct workload *w = workload_find(p->suite, p->impl, p->device);
+		if (!w || w->check(p, &st) != WL_OK)
+			return;
+		w->figures(p, &f);
+	}
+	unsigned phases = pass_phases(p->pass);
+	double iterations = (double)(p->warmup + p->iters);
+	for (int ph = 0; ph < PHASE_COUNT; ph++) {
+		if (!((phases >> ph) & 1))
+			continue;
+		double flops = f.flops[ph] * iterations, bytes = f.bytes[ph] * iterations;
+		work->flops = work->flops < 0 || flops <= 0 ? -1 : work->flops + flops;
+		work->bytes = work->bytes < 0 || bytes <= 0 ? -1 : work->bytes + bytes;
+	}
 }
 
 int cmd_run(int argc, char **argv)
@@ -225,7 +254,11 @@ int cmd_run(int argc, char **argv)
 		sweep->path, cases.n, db_path);
 
 	struct progress pg;
-	progress_init(&pg, cases.n);
+	struct progress_work *work = calloc(cases.n ? cases.n : 1, sizeof(*work));
+	for (size_t i = 0; work && i < cases.n; i++)
+		case_work(&cases.items[i], &work[i]);
+	progress_init(&pg, cases.n, work);
+	free(work);
 	for (size_t i = 0; i < cases.n; i++) {
 		if (measure_interrupted)
 			break;

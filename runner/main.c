@@ -4,14 +4,9 @@
 
 #include "commands.h"
 #include "error.h"
+#include "opt.h"
 
-struct command {
-	const char *name;
-	int (*fn)(int argc, char **argv);
-	const char *help;
-};
-
-static const struct command commands[] = {
+static const struct opt_command commands[] = {
 	{"run", cmd_run, "run a sweep and store every case in the database"},
 	{"list", cmd_list, "show the cases a sweep expands to, without running anything"},
 	{"sysinfo", cmd_sysinfo, "show what a run records about this machine and build"},
@@ -20,12 +15,13 @@ static const struct command commands[] = {
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: runner COMMAND [options]\n\n"
+	fprintf(out, "usage: runner [options] COMMAND [options]\n\n"
 		     "Run transformer benchmarks and keep every run in a SQLite database.\n\n"
 		     "commands:\n");
-	for (const struct command *c = commands; c->name; c++)
+	for (const struct opt_command *c = commands; c->name; c++)
 		fprintf(out, "  %-10s %s\n", c->name, c->help);
-	fprintf(out, "\n'runner COMMAND --help' describes a command's options.\n");
+	fprintf(out, "\n'runner COMMAND --help' describes a command's options. Options may also come\n"
+		     "before the command: 'runner --db x.db run s.yaml' is 'runner run --db x.db s.yaml'.\n");
 }
 
 int main(int argc, char **argv)
@@ -42,12 +38,5 @@ int main(int argc, char **argv)
 		printf("runner (benchdb) %s\n", BENCHDB_VERSION);
 		return EXIT_OK;
 	}
-	for (const struct command *c = commands; c->name; c++)
-		if (!strcmp(argv[1], c->name))
-			return c->fn(argc - 1, argv + 1);
-	fprintf(stderr, "runner: unknown command '%s' (valid:", argv[1]);
-	for (const struct command *c = commands; c->name; c++)
-		fprintf(stderr, "%s %s", c == commands ? "" : ",", c->name);
-	fprintf(stderr, ")\n");
-	return EXIT_USAGE;
+	return opt_dispatch(RUNNER_PROG, commands, NULL, argc, argv);
 }

@@ -767,10 +767,8 @@ done:
 
 /* ---- the case -------------------------------------------------------------------------------- */
 
-/* FLOPs and bytes as the built-in workload of the suite computes them (the first registered one
- * on the case's device, else on any device: the figures do not depend on the impl); -1 (unknown)
- * when the suite has no workload in this build. */
-static void peer_figures(const struct case_params *p, struct wl_figures *f)
+/* peer.h */
+void peer_figures(const struct case_params *p, struct wl_figures *f)
 {
 	const struct workload *any = NULL, *same = NULL;
 	for (const struct workload *const *w = workloads; *w; w++) {
@@ -783,7 +781,7 @@ static void peer_figures(const struct case_params *p, struct wl_figures *f)
 	}
 	for (int ph = 0; ph < PHASE_COUNT; ph++)
 		f->flops[ph] = f->bytes[ph] = -1;
-	f->param_bytes = -1;
+	f->param_bytes = f->param_count = -1;
 	if (same || any)
 		(same ? same : any)->figures(p, f);
 }

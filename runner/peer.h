@@ -41,6 +41,11 @@ int peer_parse_output(const char *text, size_t len, const struct case_params *p,
 		      struct peer_output *out);
 void peer_output_free(struct peer_output *out);
 
+/* FLOPs and bytes as the built-in workload of the suite computes them (the first registered one
+ * on the case's device, else on any device: the figures do not depend on the impl); -1 (unknown)
+ * when the suite has no workload in this build. */
+void peer_figures(const struct case_params *p, struct wl_figures *f);
+
 /* Run case c through its peer (c->peer must be set): `/bin/sh -c COMMAND` in the directory of
  * sweep_path, with the case's parameters in BENCHDB_* environment variables, stdin from
  * /dev/null, stdout parsed with peer_parse_output, the tail of stderr kept for the reason. Fills

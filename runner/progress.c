@@ -1,7 +1,10 @@
-/* runner/progress.c: sweep progress lines with elapsed time and an ETA. */
+/* runner/progress.c: sweep progress lines with elapsed time and an ETA. The ETA weighs the cases
+ * by the work they will do (FLOPs, else bytes, else one each): on a sweep whose cases grow
+ * quadratically in size, elapsed / cases done x cases left is off many times over. */
 #include "progress.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 /* Redraw the terminal line at most this often. */
@@ -17,24 +20,68 @@ static void fmt_duration(char *out, size_t n, int64_t ns)
 		snprintf(out, n, "%lld:%02lld", (long long)(s / 60), (long long)(s % 60));
 }
 
-/* Remaining time: elapsed / cases done (fractional) x cases left; "?" before any progress. */
-static void eta(const struct progress *pg, double done, int64_t now, char *out, size_t n)
+/* Work before each case in the first basis every case states, or NULL (by count). */
+static double *work_before(size_t n, const struct progress_work *work, enum progress_basis *basis)
 {
-	if (done <= 0) {
-		snprintf(out, n, "?");
-		return;
+	*basis = PROGRESS_BY_COUNT;
+	if (!work || !n)
+		return NULL;
+	double *before = malloc((n + 1) * sizeof(*before));
+	if (!before)
+		return NULL;
+	for (int b = PROGRESS_BY_FLOPS; b < PROGRESS_BY_COUNT; b++) {
+		int known = 1;
+		before[0] = 0;
+		for (size_t i = 0; i < n && known; i++) {
+			double w = b == PROGRESS_BY_FLOPS ? work[i].flops : work[i].bytes;
+			known = w >= 0;
+			before[i + 1] = before[i] + w;
+		}
+		if (known && before[n] > 0) {
+			*basis = (enum progress_basis)b;
+			return before;
+		}
 	}
-	double per_case = (double)(now - pg->start_ns) / done;
-	fmt_duration(out, n, (int64_t)(per_case * ((double)pg->ncases - done)));
+	free(before);
+	return NULL;
 }
 
-void progress_init(struct progress *pg, size_t ncases)
+static double work_until(const struct progress *pg, size_t index, double fraction)
+{
+	if (!pg->work_before)
+		return (double)index + fraction;
+	size_t i = index < pg->ncases ? index : pg->ncases;
+	double case_work = i < pg->ncases ? pg->work_before[i + 1] - pg->work_before[i] : 0;
+	return pg->work_before[i] + fraction * case_work;
+}
+
+int64_t progress_eta_ns(const struct progress *pg, size_t index, double fraction,
+			int64_t elapsed_ns)
+{
+	double done = work_until(pg, index, fraction), all = work_until(pg, pg->ncases, 0);
+	if (done <= 0)
+		return -1;
+	return (int64_t)((double)elapsed_ns / done * (all - done));
+}
+
+static void eta(const struct progress *pg, size_t index, double fraction, int64_t now, char *out,
+		size_t n)
+{
+	int64_t left = progress_eta_ns(pg, index, fraction, now - pg->start_ns);
+	if (left < 0)
+		snprintf(out, n, "?");
+	else
+		fmt_duration(out, n, left);
+}
+
+void progress_init(struct progress *pg, size_t ncases, const struct progress_work *work)
 {
 	pg->tty = isatty(STDERR_FILENO);
 	pg->ncases = ncases;
 	pg->index = 0;
 	pg->name = "";
 	pg->start_ns = pg->last_draw_ns = now_ns();
+	pg->work_before = work_before(ncases, work, &pg->basis);
 }
 
 static void draw(struct progress *pg, double fraction)
@@ -42,7 +89,7 @@ static void draw(struct progress *pg, double fraction)
 	char el[32], left[32];
 	pg->last_draw_ns = now_ns();
 	fmt_duration(el, sizeof(el), pg->last_draw_ns - pg->start_ns);
-	eta(pg, (double)pg->index + fraction, pg->last_draw_ns, left, sizeof(left));
+	eta(pg, pg->index, fraction, pg->last_draw_ns, left, sizeof(left));
 	fprintf(stderr, "\r\033[K[%zu/%zu] %s  %3.0f%%  elapsed %s  eta %s", pg->index + 1, pg->ncases,
 		pg->name, 100.0 * fraction, el, left);
 	fflush(stderr);
@@ -72,7 +119,7 @@ void progress_case_end(struct progress *pg, const struct case_result *res)
 	char el[32], left[32];
 	int64_t now = now_ns();
 	fmt_duration(el, sizeof(el), now - pg->start_ns);
-	eta(pg, (double)pg->index + 1, now, left, sizeof(left));
+	eta(pg, pg->index, 1.0, now, left, sizeof(left));
 	fprintf(stderr, "[%zu/%zu] %s: %s%s%s (%.2f s; elapsed %s, eta %s)\n", pg->index + 1,
 		pg->ncases, pg->name, case_status_name(res->status), res->reason[0] ? ": " : "",
 		res->reason, (double)res->elapsed_ns / 1e9, el, left);
@@ -82,4 +129,7 @@ void progress_finish(struct progress *pg)
 {
 	if (pg->tty)
 		fprintf(stderr, "\r\033[K");
+	free(pg->work_before);
+	pg->work_before = NULL;
+	pg->basis = PROGRESS_BY_COUNT;
 }

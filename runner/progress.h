@@ -8,6 +8,16 @@
 
 #include "measure.h"
 
+/* What a case is expected to cost, for the ETA: FLOPs and bytes over all of its iterations
+ * (warm-up included); 0 for a case that will not run here, < 0 when not known. */
+struct progress_work {
+	double flops, bytes;
+};
+
+/* What the ETA weighs the cases by: FLOPs when every case states them, else bytes when every
+ * case states those, else one per case. */
+enum progress_basis { PROGRESS_BY_FLOPS, PROGRESS_BY_BYTES, PROGRESS_BY_COUNT };
+
 struct progress {
 	int tty;
 	size_t ncases;
@@ -15,14 +25,24 @@ struct progress {
 	const char *name;
 	int64_t start_ns;    /* of the sweep */
 	int64_t last_draw_ns;
+	enum progress_basis basis;
+	double *work_before; /* ncases + 1: work of the cases before case i, in the basis' unit;
+				NULL: one per case */
 };
 
-void progress_init(struct progress *pg, size_t ncases);
+/* work: ncases entries (NULL: weigh by count). */
+void progress_init(struct progress *pg, size_t ncases, const struct progress_work *work);
 void progress_case_start(struct progress *pg, size_t index, const char *name);
 /* measure_case's on_iteration callback; ctx is the struct progress. */
 void progress_iteration(void *ctx, int64_t iter, int64_t total);
 void progress_case_end(struct progress *pg, const struct case_result *res);
-/* Clear the terminal line (before the final summary). */
+/* Clear the terminal line (before the final summary) and release what progress_init took; may
+ * be called twice. */
 void progress_finish(struct progress *pg);
+
+/* Nanoseconds left when elapsed_ns have gone into the cases before index and fraction (0..1) of
+ * case index: the elapsed time per unit of work done, times the work left. -1 before any work. */
+int64_t progress_eta_ns(const struct progress *pg, size_t index, double fraction,
+			int64_t elapsed_ns);
 
 #endif

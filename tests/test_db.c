@@ -338,6 +338,7 @@ static void case_record_fill(struct case_record *c, int64_t ord, const char *key
 	c->tolerance = 0.02;
 	c->mem_limit = 1073741824;
 	c->param_bytes = 0;   /* 0 is a value: no parameters */
+	c->param_count = 128625408;
 	c->peak_fwd_bytes = 50331648;
 	c->peak_bwd_bytes = 83886080;
 	c->peak_bytes = 100663296;
@@ -378,7 +379,8 @@ static double now_ms(void)
 static void test_db__create_makes_a_latest_schema_file_in_wal_mode(void **state)
 {
 	struct fixture *fx = *state;
-	assert_int_equal(db_schema_latest(), 3);   /* 001_init, 002_views, 003_memory_breakdown */
+	assert_int_equal(db_schema_latest(), 4);   /* 001_init, 002_views, 003_memory_breakdown,
+						      004_param_count */
 	assert_false(file_exists(fx->path));
 
 	struct db *db = open_new(fx->path);
@@ -649,6 +651,7 @@ static void test_db__open_migrates_a_version_1_file_and_keeps_its_rows(void **st
 	assert_int_equal(cases[0].seq_len, 128);
 	assert_int_equal(cases[0].batch_size, 0);   /* NULL in the old row */
 	assert_int_equal(cases[0].causal, -1);
+	assert_int_equal(cases[0].param_count, -1);   /* a column of schema 4: NULL */
 	assert_string_equal(cases[1].status, "oom");
 	assert_string_equal(cases[1].reason, "needs 64 GiB");
 	db_case_rows_free(cases, ncases);
@@ -996,6 +999,7 @@ static void test_db__case_round_trip_keeps_every_field(void **state)
 	bare.tolerance = -1;
 	bare.mem_limit = 0;
 	bare.param_bytes = bare.peak_fwd_bytes = bare.peak_bwd_bytes = bare.peak_bytes = -1;
+	bare.param_count = 0;
 	for (int p = 0; p < DB_PHASES; p++)
 		bare.flops[p] = bare.bytes[p] = 0;
 	bare.started_at[0] = '\0';
@@ -1042,6 +1046,7 @@ static void test_db__case_round_trip_keeps_every_field(void **state)
 	assert_true(c->tolerance == 0.02);
 	assert_int_equal(c->mem_limit, 1073741824);
 	assert_int_equal(c->param_bytes, 0);
+	assert_int_equal(c->param_count, 128625408);
 	assert_int_equal(c->peak_fwd_bytes, 50331648);
 	assert_int_equal(c->peak_bwd_bytes, 83886080);
 	assert_int_equal(c->peak_bytes, 100663296);
@@ -1069,6 +1074,7 @@ static void test_db__case_round_trip_keeps_every_field(void **state)
 	assert_true(c->tolerance == -1);
 	assert_int_equal(c->mem_limit, -1);   /* 0 = none is written as NULL, read as -1 */
 	assert_int_equal(c->param_bytes, -1);
+	assert_int_equal(c->param_count, -1);   /* 0 = none is written as NULL */
 	assert_int_equal(c->peak_fwd_bytes, -1);
 	assert_int_equal(c->peak_bwd_bytes, -1);
 	assert_int_equal(c->peak_bytes, -1);

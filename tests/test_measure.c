@@ -93,11 +93,11 @@ static int picky_check(const struct case_params *p, struct wl_status *st)
 }
 
 static const struct workload good = {"attention", "fake", DEVICE_CPU, "fake", ok_check,
-				     fake_figures, fake_setup, good_validate, fake_run, fake_teardown, NULL, NULL, NULL, NULL};
+				     fake_figures, fake_setup, good_validate, fake_run, fake_teardown, NULL, NULL, NULL, NULL, NULL};
 static const struct workload wrong = {"attention", "wrong", DEVICE_CPU, "wrong", ok_check,
-				      fake_figures, fake_setup, wrong_validate, fake_run, fake_teardown, NULL, NULL, NULL, NULL};
+				      fake_figures, fake_setup, wrong_validate, fake_run, fake_teardown, NULL, NULL, NULL, NULL, NULL};
 static const struct workload picky = {"attention", "picky", DEVICE_CPU, "picky", picky_check,
-				      fake_figures, fake_setup, good_validate, fake_run, fake_teardown, NULL, NULL, NULL, NULL};
+				      fake_figures, fake_setup, good_validate, fake_run, fake_teardown, NULL, NULL, NULL, NULL, NULL};
 
 /* A fake asynchronous ("device") workload: every call goes into seen.log, in order, as a code;
  * elapsed reports a distinctive device time per phase, well away from any host time of the
@@ -155,7 +155,7 @@ static int dev_drain(void *state, struct wl_status *st)
 }
 
 static const struct workload device = {"attention", "device", DEVICE_CUDA, "device", ok_check,
-				       fake_figures, fake_setup, good_validate, dev_run, fake_teardown, NULL, dev_mark, dev_elapsed, dev_drain};
+				       fake_figures, fake_setup, good_validate, dev_run, fake_teardown, NULL, dev_mark, dev_elapsed, dev_drain, NULL};
 
 static struct case_params params(enum bd_pass pass, int64_t warmup, int64_t iters)
 {

@@ -101,6 +101,7 @@ static void e2e_figures(const struct case_params *p, struct wl_figures *f)
 	int64_t P = model_param_count(&p->model);
 	double w = (double)P * (p->dtype == DTYPE_BFLOAT16 ? 2 : 4);
 	f->param_bytes = P * (int64_t)sizeof(float);
+	f->param_count = P;
 	f->flops[PHASE_FWD] = model_flops_fwd(&p->model, p->batch_size, p->context_length);
 	f->flops[PHASE_BWD] = model_flops_bwd(&p->model, p->batch_size, p->context_length);
 	/* AdamW: about a dozen operations per parameter */
@@ -110,6 +111,26 @@ static void e2e_figures(const struct case_params *p, struct wl_figures *f)
 	f->bytes[PHASE_FWD] = w;
 	f->bytes[PHASE_BWD] = 2 * w + 4.0 * (double)P;
 	f->bytes[PHASE_OPT] = (double)P * (7 * 4 + (p->dtype == DTYPE_BFLOAT16 ? 2 : 0));
+}
+
+/* The model's byte counts as the workload interface names them. */
+static struct wl_memory memory_of(const struct model_memory *mm)
+{
+	return (struct wl_memory){.params = mm->params, .grads = mm->grads, .optim = mm->optim,
+				  .activations = mm->activations, .workspace = mm->workspace};
+}
+
+static int e2e_estimate(const struct case_params *p, struct wl_memory *m, struct wl_status *st)
+{
+	struct model_shape s;
+	struct model_memory mm;
+	struct bd_error err = {0};
+	shape_of(p, &s);
+	int rc = model_memory_estimate(&s, &mm, &err);
+	*m = memory_of(&mm);
+	if (rc)
+		return wl_set(st, rc == BD_EINVAL ? WL_UNSUPPORTED : WL_ERROR, "%s", err.msg);
+	return wl_set(st, WL_OK, "%s", "");
 }
 
 static int e2e_setup(const struct case_params *p, struct mem_arena *mem, void **state,
@@ -320,8 +341,7 @@ static void e2e_memory(void *state, struct wl_memory *out)
 	struct model_memory mm = {0};
 	if (c && c->model)
 		model_memory(c->model, &mm);
-	*out = (struct wl_memory){.params = mm.params, .grads = mm.grads, .optim = mm.optim,
-				  .activations = mm.activations, .workspace = mm.workspace};
+	*out = memory_of(&mm);
 }
 
 static void e2e_teardown(void *state)
@@ -346,6 +366,7 @@ const struct workload e2e_cuda_benchdb = {
 	.validate = e2e_validate,
 	.run = e2e_run,
 	.memory = e2e_memory,
+	.estimate = e2e_estimate,
 	.teardown = e2e_teardown,
 	.mark = e2e_mark,
 	.elapsed = e2e_elapsed,
@@ -363,5 +384,6 @@ const struct workload e2e_cpu_benchdb = {
 	.validate = e2e_validate,
 	.run = e2e_run,
 	.memory = e2e_memory,
+	.estimate = e2e_estimate,
 	.teardown = e2e_teardown,
 };

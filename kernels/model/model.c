@@ -282,19 +282,9 @@ static int fail_oom(struct model *m)
 		       m->refused, by_limit || !device_said[0] ? "" : ": ", by_limit ? "" : device_said);
 }
 
-int model_create(struct model **out, struct dev *dev, const struct model_shape *s, uint64_t seed,
-		 const float *host_params)
+/* m's sizes from s. */
+static void model_dims(struct model *m, const struct model_shape *s)
 {
-	*out = NULL;
-	int rc = model_check(s, &dev->err);
-	if (rc)
-		return rc;
-	struct model *m = calloc(1, sizeof(*m));
-	float *init = NULL;
-	int32_t *tok = NULL;
-	if (!m)
-		return bd_fail(&dev->err, BD_ENOMEM, "out of host memory");
-	m->dev = dev;
 	m->s = *s;
 	model_layout(&s->cfg, &m->lay);
 	m->d = s->cfg.d_model;
@@ -306,15 +296,16 @@ int model_create(struct model **out, struct dev *dev, const struct model_shape *
 	m->n = s->batch * s->ctx;
 	m->act = s->dtype;
 	m->act_size = s->dtype == DTYPE_BFLOAT16 ? 2 : 4;
-	int64_t P = m->lay.total, n = m->n, d = m->d, f = m->f, V = m->V;
+}
+
+/* Take the parameters, gradients, AdamW state and activations (m->layers has L entries), each
+ * counted under what it holds; the attention workspaces are the backend's (model_create). */
+static void take_state(struct model *m)
+{
+	const struct model_shape *s = &m->s;
+	int64_t P = m->lay.total, n = m->n, d = m->d, V = m->V;
 	const size_t f32 = sizeof(float), act = m->act_size;
 	int train = s->mode != MODEL_INFER;
-
-	m->layers = calloc((size_t)m->L, sizeof(*m->layers));
-	if (!m->layers) {
-		rc = bd_fail(&dev->err, BD_ENOMEM, "out of host memory");
-		goto done;
-	}
 
 	m->what = "parameters";
 	m->account = &m->mem.params;
@@ -347,27 +338,20 @@ int model_create(struct model **out, struct dev *dev, const struct model_shape *
 	TAKE(m->logits, n * V, f32);
 	TAKE(m->lse_ce, n, f32);
 	TAKE(m->loss, 1, f32);
-	struct dev_attention_shape as = {.b = s->batch, .h = m->h, .t = s->ctx, .dh = m->dh,
-					 .causal = 1, .backward = train, .io = DTYPE_FLOAT32,
-					 .math = s->dtype};
-	for (int64_t l = 0; !m->refused && l < (train ? m->L : 1); l++) {
-		int64_t before = dev->mem->live;
-		if ((rc = dev->ops->attention_create(dev, &m->layers[l].att, s->attention, &as))) {
-			if (rc == BD_ENOMEM) {
-				m->refused = "attention workspace";
-				break;
-			}
-			goto done;
-		}
-		m->mem.activations += dev->mem->live - before;
-	}
+}
+
+/* Take the scratch the layers share: tokens, RoPE table, the QKV buffer, backward gradients. */
+static void take_scratch(struct model *m)
+{
+	int64_t n = m->n, d = m->d, f = m->f, V = m->V;
+	const size_t f32 = sizeof(float), act = m->act_size;
 	m->what = "scratch";
 	m->account = &m->mem.workspace;
 	TAKE(m->tokens, n, sizeof(int32_t));
 	TAKE(m->targets, n, sizeof(int32_t));
-	TAKE(m->rope, s->ctx * m->dh, f32);
+	TAKE(m->rope, m->s.ctx * m->dh, f32);
 	TAKE(m->qkv, n * 3 * d, act);
-	if (train) {
+	if (m->s.mode != MODEL_INFER) {
 		TAKE(m->dx, n * d, f32);
 		if (m->act == DTYPE_BFLOAT16) {
 			TAKE(m->dx_act, n * d, act);
@@ -385,6 +369,68 @@ int model_create(struct model **out, struct dev *dev, const struct model_shape *
 		TAKE(m->dk, n * d, f32);
 		TAKE(m->dv, n * d, f32);
 	}
+}
+
+int model_memory_estimate(const struct model_shape *s, struct model_memory *mm,
+			  struct bd_error *err)
+{
+	memset(mm, 0, sizeof(*mm));
+	int rc = model_check(s, err);
+	if (rc)
+		return rc;
+	struct model m = {0};
+	model_dims(&m, s);
+	m.layers = calloc((size_t)m.L, sizeof(*m.layers));
+	if (!m.layers)
+		return bd_fail(err, BD_ENOMEM, "out of host memory");
+	m.refused = "nothing: only counting";   /* take() counts and allocates nothing */
+	take_state(&m);
+	take_scratch(&m);
+	free(m.layers);
+	*mm = m.mem;
+	return 0;
+}
+
+int model_create(struct model **out, struct dev *dev, const struct model_shape *s, uint64_t seed,
+		 const float *host_params)
+{
+	*out = NULL;
+	int rc = model_check(s, &dev->err);
+	if (rc)
+		return rc;
+	struct model *m = calloc(1, sizeof(*m));
+	float *init = NULL;
+	int32_t *tok = NULL;
+	if (!m)
+		return bd_fail(&dev->err, BD_ENOMEM, "out of host memory");
+	m->dev = dev;
+	model_dims(m, s);
+	int64_t P = m->lay.total, n = m->n;
+	const size_t f32 = sizeof(float);
+	int train = s->mode != MODEL_INFER;
+
+	m->layers = calloc((size_t)m->L, sizeof(*m->layers));
+	if (!m->layers) {
+		rc = bd_fail(&dev->err, BD_ENOMEM, "out of host memory");
+		goto done;
+	}
+
+	take_state(m);
+	struct dev_attention_shape as = {.b = s->batch, .h = m->h, .t = s->ctx, .dh = m->dh,
+					 .causal = 1, .backward = train, .io = DTYPE_FLOAT32,
+					 .math = s->dtype};
+	for (int64_t l = 0; !m->refused && l < (train ? m->L : 1); l++) {
+		int64_t before = dev->mem->live;
+		if ((rc = dev->ops->attention_create(dev, &m->layers[l].att, s->attention, &as))) {
+			if (rc == BD_ENOMEM) {
+				m->refused = "attention workspace";
+				break;
+			}
+			goto done;
+		}
+		m->mem.activations += dev->mem->live - before;
+	}
+	take_scratch(m);
 	if (m->refused) {
 		/* a device error keeps the backend's message */
 		rc = m->broken ? bd_fail(&dev->err, BD_EINVAL, "allocating the %s: %.900s", m->refused,

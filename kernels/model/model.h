@@ -92,6 +92,11 @@ int model_check(const struct model_shape *s, struct bd_error *err);
  * BD_ENOMEM (dev->mem says how much was needed) or another bd_rc, with dev->err. */
 int model_create(struct model **out, struct dev *dev, const struct model_shape *s, uint64_t seed,
 		 const float *host_params);
+/* What model_create would allocate for s, by what it holds (the same sizes, counted without
+ * allocating anything), except the attention workspaces, which are the backend's (the naive
+ * attention's score matrix among them). Returns 0, or model_check's BD_EINVAL, or BD_ENOMEM. */
+int model_memory_estimate(const struct model_shape *s, struct model_memory *mm,
+			  struct bd_error *err);
 /* Accepts NULL. */
 void model_free(struct model *m);
 

@@ -2,8 +2,10 @@
 # tests/cli/cli_test.sh: end-to-end tests of the `runner` and `report` binaries.
 #   cli_test.sh SCENARIO RUNNER REPORT [MAKE_FIXTURE]
 # SCENARIO is one of: help, run_report, list, bad_sweeps, report_errors, interrupt,
-# regress_real, report_fixture (needs MAKE_FIXTURE: tests/make_fixture.c), cuda_unsupported
-# (asserts the no-GPU behaviour: exits 77, skipped, where a GPU is visible).
+# regress_real, report_fixture (needs MAKE_FIXTURE: tests/make_fixture.c), global_options
+# (options written before the command), e2e_params (the model's parameter count in the database
+# and tables), cuda_unsupported (asserts the no-GPU behaviour: exits 77, skipped, where a GPU is
+# visible).
 # Golden files live in tests/golden/; UPDATE_GOLDEN=1 rewrites them from the current output.
 set -u
 scenario=$1
@@ -122,6 +124,16 @@ list)
 	contains "$T/out" "5 to run, 2 unsupported here" "counts"
 	expect_status 0 "runner run --dry-run" "$RUNNER" run --dry-run "$SRC/tests/cli/tiny.yaml" --db "$T/dry.db"
 	check "dry run writes no database" [ ! -e "$T/dry.db" ]
+	lacks "$T/out" "params|^memory:" "no model line for kernels"
+	# e2e cases: the model's parameter count and what the pass and dtype need (DESIGN presets)
+	printf '%s\n' 'name: e2e-list' 'defaults: {device: cpu, mem_limit: 1GiB}' 'benchmarks:' \
+		'  - suite: e2e' '    axes: {model: [small, 2.7B], pass: [forward, train_step]}' \
+		'    context_length: 128' '    attention: flash' >"$T/e2e.yaml"
+	expect_status 0 "runner list e2e" "$RUNNER" list "$T/e2e.yaml"
+	contains "$T/out" "^ +params 128,625,408, memory [0-9.]+ MiB = parameters 490.7 MiB, activations [0-9.]+ MiB, scratch [0-9.]+ MiB$" "small forward: params, no gradients"
+	contains "$T/out" "^ +params 128,625,408, memory [0-9.]+ GiB = parameters 490.7 MiB, gradients 490.7 MiB, AdamW state 981.3 MiB, activations .*over its mem_limit of 1.00 GiB: expect oom$" "small train_step: gradients, AdamW state, over the limit"
+	contains "$T/out" "^ +params 3,406,809,600, memory " "2.7B params"
+	contains "$T/out" "^memory: what the case allocates for its pass and dtype" "what the estimate holds"
 	;;
 
 bad_sweeps)
@@ -280,6 +292,69 @@ report_fixture)
 	expect_status 2 "compare without a baseline" "$REPORT" compare --db "$db"
 	expect_status 1 "compare against an impl with no partner" "$REPORT" --db "$db" --compare naive --where impl=naive
 	contains "$T/err" "nothing to compare" "nothing-to-compare message"
+	;;
+
+global_options)
+	# Options written before the command are the command's own (opt_dispatch).
+	db=$T/g.db
+	expect_status 0 "runner options before the command" "$RUNNER" --db "$db" --label list run "$SRC/tests/cli/tiny.yaml"
+	check "label stored, though its value names a command" [ "$(sql "$db" "select label from runs")" = list ]
+	expect_status 0 "runner flag before the command" "$RUNNER" --dry-run run "$SRC/tests/cli/tiny.yaml" --db "$T/dry.db"
+	contains "$T/out" "7 cases" "dry run lists the cases"
+	check "dry run before the command writes no database" [ ! -e "$T/dry.db" ]
+	expect_status 2 "runner option the command does not take" "$RUNNER" --db "$db" list "$SRC/tests/cli/tiny.yaml"
+	contains "$T/err" "^runner list: unknown option '--db'" "the option and the command are named"
+	expect_status 2 "runner option without its value" "$RUNNER" --db run "$SRC/tests/cli/tiny.yaml"
+	contains "$T/err" "^runner run: option '--db' needs a value \(PATH\) before the command" "missing value named"
+	expect_status 2 "runner options but no command" "$RUNNER" --db "$db"
+	contains "$T/err" "no command among the arguments \(valid: run, list, sysinfo\)" "no command: the valid ones"
+	sql "$db" "UPDATE runs SET label = 'warmup'"
+	expect_status 0 "report runs, options after" "$REPORT" runs --db "$db" --format csv
+	cp "$T/out" "$T/runs_after"
+	expect_status 0 "report runs, options before" "$REPORT" --db "$db" --format csv runs
+	check "same output either way (runs)" cmp -s "$T/out" "$T/runs_after"
+	expect_status 0 "report warmup, options after" "$REPORT" warmup --db "$db" --format csv
+	cp "$T/out" "$T/warmup_after"
+	expect_status 0 "report warmup, options before" "$REPORT" --db "$db" warmup --format csv
+	check "same output either way (warmup)" cmp -s "$T/out" "$T/warmup_after"
+	expect_status 0 "report with options only" "$REPORT" --db "$db" --format csv
+	cp "$T/out" "$T/table_default"
+	expect_status 0 "report table" "$REPORT" table --db "$db" --format csv
+	check "options only is the table" cmp -s "$T/out" "$T/table_default"
+	expect_status 0 "report --run with a label that names a command" "$REPORT" --db "$db" --run warmup --format csv
+	check "--run warmup selects the run labelled warmup" cmp -s "$T/out" "$T/table_default"
+	expect_status 0 "report --run warmup warmup" "$REPORT" --db "$db" --run warmup warmup --format csv
+	check "the second warmup is the command" cmp -s "$T/out" "$T/warmup_after"
+	expect_status 0 "report --compare shorthand after options" "$REPORT" --db "$db" --compare naive
+	contains "$T/out" "speedup vs naive" "compare shorthand"
+	expect_status 2 "report option the command does not take" "$REPORT" --db "$db" --run warmup runs
+	contains "$T/err" "^report runs: unknown option '--run'" "the option and the command are named"
+	expect_status 2 "report unknown option before a command" "$REPORT" --db "$db" --nope warmup
+	contains "$T/err" "^report warmup: unknown option '--nope'" "unknown option named"
+	expect_status 2 "report unknown command word first" "$REPORT" frobnicate --db "$db"
+	contains "$T/err" "unknown command 'frobnicate'" "unknown command named"
+	;;
+
+e2e_params)
+	# The model's parameter count goes into the database (schema 4) and the e2e tables.
+	printf '%s\n' 'name: e2e-params' 'defaults: {device: cpu, warmup: 1, iters: 2}' 'models:' \
+		'  mini: {d_model: 64, d_ff: 128, num_layers: 2, num_heads: 4, vocab_size: 1000}' \
+		'benchmarks:' '  - suite: e2e' '    model: mini' '    pass: forward' \
+		'    context_length: 16' '    batch_size: 2' '    attention: flash' >"$T/e2e.yaml"
+	db=$T/e.db
+	expect_status 0 "runner run e2e" "$RUNNER" run "$T/e2e.yaml" --db "$db"
+	# L(4d^2 + 3 d d_ff + 2d) + 2Vd + d = 2 (16384 + 24576 + 128) + 128000 + 64
+	check "param_count stored" [ "$(sql "$db" "select param_count from cases")" = 210240 ]
+	check "schema version 4" [ "$(sql "$db" "PRAGMA user_version")" = 4 ]
+	expect_status 0 "report e2e csv" "$REPORT" --db "$db" --format csv
+	contains "$T/out" "^model,impl,dtype,device,pass,context_length,batch_size,attention,param_count_M,status," "param count column after the parameters"
+	contains "$T/out" "^mini,benchdb,float32,cpu,forward,16,2,flash,0\.21024[0-9]*,ok," "param count in millions"
+	expect_status 0 "report e2e md" "$REPORT" --db "$db"
+	contains "$T/out" "\| param count \(M\) \|" "md header"
+	contains "$T/out" "\| +0\.2 \| ok +\|" "md value"
+	"$RUNNER" run "$SRC/tests/cli/tiny.yaml" --db "$T/a.db" >/dev/null 2>&1
+	expect_status 0 "report attention csv" "$REPORT" --db "$T/a.db" --format csv
+	lacks "$T/out" "param_count" "no param count column for kernels"
 	;;
 
 cuda_unsupported)

@@ -1,0 +1,79 @@
+/* tests/test_progress.c: the sweep ETA (runner/progress.c) weighs the cases left by their work —
+ * FLOPs, else bytes, else one each — from planted figures and a planted elapsed time. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "progress.h"
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+#define SECOND 1000000000LL
+
+/* Sizes that grow like attention's seq_len: each case 4x the FLOPs of the one before. */
+static const struct progress_work growing[] = {
+	{1e9, 1e6}, {4e9, 2e6}, {16e9, 4e6}, {64e9, 8e6},
+};
+
+static void test_progress__eta_weighs_the_cases_left_by_flops(void **state)
+{
+	(void)state;
+	struct progress pg;
+	progress_init(&pg, ARRAY_LEN(growing), growing);
+	assert_int_equal(pg.basis, PROGRESS_BY_FLOPS);
+	/* 5e9 FLOPs done in 10 s, 80e9 left: 160 s (by count it would be 10 s) */
+	assert_int_equal(progress_eta_ns(&pg, 2, 0.0, 10 * SECOND), 160 * SECOND);
+	/* half of the third case: 13e9 done in 26 s, 72e9 left */
+	assert_int_equal(progress_eta_ns(&pg, 2, 0.5, 26 * SECOND), 144 * SECOND);
+	assert_int_equal(progress_eta_ns(&pg, 3, 1.0, 85 * SECOND), 0);
+	assert_int_equal(progress_eta_ns(&pg, 0, 0.0, 0), -1);   /* nothing done yet */
+	progress_finish(&pg);
+	progress_finish(&pg);   /* twice is fine */
+	assert_null(pg.work_before);
+}
+
+static void test_progress__a_case_that_will_not_run_weighs_nothing(void **state)
+{
+	(void)state;
+	const struct progress_work work[] = {{2e9, 1}, {0, 0}, {2e9, 1}, {0, 0}};
+	struct progress pg;
+	progress_init(&pg, ARRAY_LEN(work), work);
+	assert_int_equal(pg.basis, PROGRESS_BY_FLOPS);
+	assert_int_equal(progress_eta_ns(&pg, 2, 0.0, 7 * SECOND), 7 * SECOND);
+	assert_int_equal(progress_eta_ns(&pg, 3, 0.0, 14 * SECOND), 0);
+	progress_finish(&pg);
+}
+
+static void test_progress__without_flops_bytes_then_count(void **state)
+{
+	(void)state;
+	struct progress pg;
+	const struct progress_work no_flops[] = {{1e9, 1e6}, {-1, 3e6}};
+	progress_init(&pg, ARRAY_LEN(no_flops), no_flops);
+	assert_int_equal(pg.basis, PROGRESS_BY_BYTES);
+	assert_int_equal(progress_eta_ns(&pg, 1, 0.0, 5 * SECOND), 15 * SECOND);
+	progress_finish(&pg);
+
+	const struct progress_work nothing[] = {{1e9, -1}, {-1, 3e6}, {0, 0}};
+	progress_init(&pg, ARRAY_LEN(nothing), nothing);
+	assert_int_equal(pg.basis, PROGRESS_BY_COUNT);
+	assert_int_equal(progress_eta_ns(&pg, 1, 0.0, 5 * SECOND), 10 * SECOND);
+	progress_finish(&pg);
+
+	progress_init(&pg, 4, NULL);
+	assert_int_equal(pg.basis, PROGRESS_BY_COUNT);
+	assert_int_equal(progress_eta_ns(&pg, 1, 0.5, 3 * SECOND), 5 * SECOND);
+	progress_finish(&pg);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_progress__eta_weighs_the_cases_left_by_flops),
+		cmocka_unit_test(test_progress__a_case_that_will_not_run_weighs_nothing),
+		cmocka_unit_test(test_progress__without_flops_bytes_then_count),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -84,7 +84,8 @@ static void params_of(float *p)
 				p[t[i].offset + j] = 1.0f + 0.5f * sinf((float)(3 * j + i));
 }
 
-static double worst_error(const float *g, const double *ref, const char **worst)
+/* max over tensors of max |g − ref| / max |ref|; worst gets that tensor's name */
+static double worst_error(const float *g, const double *ref, char worst[48])
 {
 	struct model_tensor t[64];
 	int n = model_tensors(&tiny, t, 64);
@@ -97,7 +98,7 @@ static double worst_error(const float *g, const double *ref, const char **worst)
 		}
 		if (!(e / s < w) || isnan(e)) {
 			w = isnan(e) ? INFINITY : e / s;
-			*worst = t[i].name;
+			snprintf(worst, 48, "%s", t[i].name);
 		}
 	}
 	return w;
@@ -137,8 +138,8 @@ static void check_model(enum bd_dtype dtype, int tf32, double tol)
 		snprintf(attention, sizeof(attention), "naive");
 	double loss_cpu = loss_and_grads(DEVICE_CPU, dtype, 0, p, g_cpu);
 	snprintf(attention, sizeof(attention), "%s", impl);
-	const char *worst = "", *worst_cpu = "";
-	double err = worst_error(g_cuda, gref, &worst), err_cpu = worst_error(g_cpu, gref, &worst_cpu);
+	char worst[48] = "", worst_cpu[48] = "";
+	double err = worst_error(g_cuda, gref, worst), err_cpu = worst_error(g_cpu, gref, worst_cpu);
 	print_message("%s %s%s: loss cuda %.8f cpu %.8f ref %.8f; worst gradient error cuda %.3g (%s), "
 		      "cpu %.3g (%s)\n", attention, dtype_name(dtype), tf32 ? " tf32" : "", loss_cuda, loss_cpu,
 		      loss_ref, err, worst, err_cpu, worst_cpu);

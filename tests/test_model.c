@@ -82,9 +82,9 @@ static void run_close(struct run *r)
 	assert_int_equal(r->mem.live, 0);
 }
 
-/* max over tensors of max |g − ref| / max |ref| */
+/* max over tensors of max |g − ref| / max |ref|; worst gets that tensor's name */
 static double worst_tensor_error(const struct model_config *c, const float *g, const double *ref,
-				 const char **worst)
+				 char worst[48])
 {
 	struct tensors ts;
 	tensors_of(c, &ts);
@@ -98,7 +98,7 @@ static double worst_tensor_error(const struct model_config *c, const float *g, c
 		assert_true(s > 0);   /* every tensor gets a gradient */
 		if (e / s >= w) {
 			w = e / s;
-			*worst = ts.t[i].name;
+			snprintf(worst, 48, "%s", ts.t[i].name);
 		}
 	}
 	return w;
@@ -167,8 +167,8 @@ static void check_against_reference(enum bd_dtype dtype, const char *attention, 
 	assert_int_equal(model_loss(r.m, &loss), 0);
 	assert_int_equal(model_grads(r.m, g), 0);
 	model_ref_loss_grad(&tiny, TINY_B, TINY_T, tok, tok + n, pd, &loss_ref, gref);
-	const char *worst = "";
-	double err = worst_tensor_error(&tiny, g, gref, &worst);
+	char worst[48] = "";
+	double err = worst_tensor_error(&tiny, g, gref, worst);
 	print_message("%s %s: loss %.8f ref %.8f; worst gradient error %.3g (%s)\n",
 		      dtype_name(dtype), attention, loss, loss_ref, err, worst);
 	assert_true(fabs(loss - loss_ref) <= tol * loss_ref);

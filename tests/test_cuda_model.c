@@ -98,7 +98,7 @@ static double worst_error(const float *g, const double *ref, char worst[48])
 		}
 		if (!(e / s < w) || isnan(e)) {
 			w = isnan(e) ? INFINITY : e / s;
-			snprintf(worst, 48, "%s", t[i].name);
+			snprintf(worst, 48, "%.47s", t[i].name);
 		}
 	}
 	return w;

@@ -98,7 +98,7 @@ static double worst_tensor_error(const struct model_config *c, const float *g, c
 		assert_true(s > 0);   /* every tensor gets a gradient */
 		if (e / s >= w) {
 			w = e / s;
-			snprintf(worst, 48, "%s", ts.t[i].name);
+			snprintf(worst, 48, "%.47s", ts.t[i].name);
 		}
 	}
 	return w;

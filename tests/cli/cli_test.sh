@@ -181,8 +181,9 @@ interrupt)
 	db=$T/bench.db
 	"$RUNNER" run "$SRC/tests/cli/slow.yaml" --db "$db" >"$T/out" 2>"$T/err" &
 	pid=$!
-	# Wait until two cases are stored, then interrupt in the middle of the sweep.
-	for _ in $(seq 1 600); do
+	# Wait until two cases are stored (up to 2 minutes: a loaded machine is slow), then interrupt
+	# in the middle of the sweep.
+	for _ in $(seq 1 2400); do
 		n=$(sql "$db" "select count(*) from cases" 2>/dev/null || echo 0)
 		[ "${n:-0}" -ge 2 ] && break
 		sleep 0.05

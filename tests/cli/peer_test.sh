@@ -116,7 +116,7 @@ contains <(status_of fake_fail) "^error\|peer exited with status 3; stderr: fake
 contains <(status_of fake_missing) "^error\|peer exited with status 127 \(command not found\); stderr: .*no_such_benchdb_peer.*not found" "missing command: 127 and the shell's message"
 contains <(status_of fake_slow) "^error\|peer 'fake_slow' timed out after 1 s; stderr: fake_slow: started$" "slow: timed out with stderr"
 check "failed peers store no samples" [ "$(sql "$db" "select count(*) from samples s join cases c on c.id = s.case_id where c.status <> 'ok'")" = 0 ]
-check "the timeout took about 1 s" [ "$(sql "$db" "select elapsed_ns between 900000000 and 5000000000 from cases where impl = 'fake_slow'")" = 1 ]
+check "the timeout took about 1 s (at least 1, far below the peer's 300)" [ "$(sql "$db" "select elapsed_ns between 900000000 and 60000000000 from cases where impl = 'fake_slow'")" = 1 ]
 
 # report: the peer compares like any impl.
 expect_status 0 "report --compare naive" "$REPORT" --db "$db" --compare naive
@@ -131,6 +131,9 @@ contains "$T/out" "^- case 10 \(fake_fail .*\): error — peer exited with statu
 # ---- the peer dies with its case: timeout and interrupt stop the whole process group --------------
 # gone PID: no such process, or a zombie (whose parent is gone; a container's init may not reap it)
 gone() { ! kill -0 "$1" 2>/dev/null || ps -o stat= -p "$1" | grep -q Z; }
+# A signalled process finishes dying when the scheduler gets to it (late on a loaded machine): wait
+# for it, up to 10 s, before the check says whether it went.
+wait_gone() { for _ in $(seq 1 200); do gone "$1" && return 0; sleep 0.05; done; return 1; }
 cat >"$T/slow.yaml" <<EOF
 peers:
   slow: {command: "sh $SRC/tests/peers/fake_slow.sh", suite: attention, timeout: 1}
@@ -140,8 +143,8 @@ EOF
 export FAKE_PEER_PIDS=$T/pids
 expect_status 1 "timeouts" "$RUNNER" run "$T/slow.yaml" --db "$T/slow.db"
 read -r sh_pid sleep_pid <"$T/pids"
-check "after a timeout the peer's shell is gone" gone "$sh_pid"
-check "after a timeout the peer's child is gone too" gone "$sleep_pid"
+check "after a timeout the peer's shell is gone" wait_gone "$sh_pid"
+check "after a timeout the peer's child is gone too" wait_gone "$sleep_pid"
 check "the sweep went on after the timeouts" [ "$(sql "$T/slow.db" "select group_concat(impl || ':' || status, ',') from (select impl, status from cases order by ord)")" = "slow:error,slow:error,naive:ok,naive:ok" ]
 
 sed -i 's/timeout: 1}/timeout: 600}/' "$T/slow.yaml"
@@ -154,8 +157,8 @@ kill -INT $pid
 wait $pid
 status=$?
 check "an interrupted peer case exits 130 (got $status)" [ $status = 130 ]
-check "after an interrupt the peer's shell is gone" gone "$sh_pid"
-check "after an interrupt the peer's child is gone" gone "$sleep_pid"
+check "after an interrupt the peer's shell is gone" wait_gone "$sh_pid"
+check "after an interrupt the peer's child is gone" wait_gone "$sleep_pid"
 check "the interrupted peer case is not stored" [ "$(sql "$T/int.db" "select count(*) from cases")" = 0 ]
 check "the run is marked interrupted" [ "$(sql "$T/int.db" "select status from runs")" = interrupted ]
 
@@ -167,9 +170,8 @@ for _ in $(seq 1 200); do [ -s "$T/pids" ] && break; sleep 0.05; done
 read -r sh_pid sleep_pid <"$T/pids"
 kill -KILL $pid
 { wait $pid; } 2>/dev/null   # no "Killed" line from bash
-for _ in $(seq 1 100); do gone "$sleep_pid" && break; sleep 0.05; done
-check "after the runner is killed the peer's shell is gone" gone "$sh_pid"
-check "after the runner is killed the peer's child is gone" gone "$sleep_pid"
+check "after the runner is killed the peer's shell is gone" wait_gone "$sh_pid"
+check "after the runner is killed the peer's child is gone" wait_gone "$sleep_pid"
 unset FAKE_PEER_PIDS
 
 # ---- the pytorch peer without torch: an error that says what to install --------------------------

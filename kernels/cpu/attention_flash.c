@@ -1,7 +1,7 @@
 /* kernels/cpu/attention_flash.c: tiled attention with online softmax (FlashAttention-2 on a CPU).
  *
  * Forward. Work items are (batch·head, block of FWD_BR query rows), handed to threads
- * dynamically. A thread keeps the K^T of the head it works on packed in its own buffer (D, S_pad)
+ * dynamically. A thread keeps the K^T of the head it works on packed in its own buffer, in tiles
  * so that a key tile is a row-major (D, TILE) operand. For each key tile of TILE keys and each
  * register block of MR query rows it computes the MR x TILE scores in registers, masks (causal,
  * sequence tail), updates the running max m and sum l, writes P to a small tile and adds P·V to
@@ -139,15 +139,22 @@ static void tile_update(int mr, int64_t n, int64_t kn, const float *a, int64_t a
 
 static int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 
-/* dst(D, ldt) = src(S, D)^T, columns S..ldt zero. */
-static void pack_transposed(const float *src, int64_t S, int64_t D, float *dst, int64_t ldt)
+/* src(S, D)^T in tiles of TILE columns: tile j is the row-major (D, TILE) block at
+ * dst + j·D·TILE, holding src rows j·TILE ... j·TILE + TILE - 1 as columns, zero past S. So
+ * the tile of rows starting at s0 (a multiple of TILE) is at dst + s0·D with row stride TILE:
+ * one contiguous block, where a (D, S) layout would put its D rows S floats apart (with S a
+ * power of two, all in one L1 set). */
+static void pack_transposed(const float *src, int64_t S, int64_t D, float *dst)
 {
-	for (int64_t d = 0; d < D; d++) {
-		float *row = dst + d * ldt;
-		for (int64_t j = 0; j < S; j++)
-			row[j] = src[j * D + d];
-		for (int64_t j = S; j < ldt; j++)
-			row[j] = 0;
+	for (int64_t s0 = 0; s0 < S; s0 += TILE) {
+		float *tile = dst + s0 * D;
+		int64_t n = S - s0 < TILE ? S - s0 : TILE;
+		for (int64_t j = 0; j < n; j++)
+			for (int64_t d = 0; d < D; d++)
+				tile[d * TILE + j] = src[(s0 + j) * D + d];
+		for (int64_t d = 0; d < D; d++)
+			for (int64_t j = n; j < TILE; j++)
+				tile[d * TILE + j] = 0;
 	}
 }
 
@@ -162,7 +169,7 @@ static void pack_padded(const float *src, int64_t S, int64_t D, int64_t Dp, floa
 
 /* Per-thread buffers, carved out of the thread's share of w->tiles. Sizes in floats. */
 struct fwd_tiles {
-	float *kt;       /* (D, S_pad) K^T of the current head */
+	float *kt;       /* (S_pad / TILE) tiles (D, TILE): K^T of the current head, pack_transposed */
 	float *vp;       /* (S, Dp) V padded to Dp columns; NULL when D == Dp (V used in place) */
 	float *o_acc;    /* (FWD_BR, Dp) unnormalised output rows */
 	float *m;        /* (FWD_BR) running max, log2 units */
@@ -171,7 +178,7 @@ struct fwd_tiles {
 };
 
 struct bwd_tiles {
-	float *qt, *dot;      /* (D, S_pad) Q^T and dO^T of the current head */
+	float *qt, *dot;      /* (S_pad / TILE) tiles (D, TILE): Q^T, dO^T of the current head */
 	float *qp, *dop, *kp; /* (S, Dp) padded Q, dO, K; NULL when D == Dp */
 	float *pt, *dst;      /* (BWD_BC, TILE) P^T and dS^T of one (key tile, query tile) */
 	float *dk_acc, *dv_acc; /* (BWD_BC, Dp) */
@@ -325,7 +332,7 @@ static void fwd_scores1(int mr, const float *q, int64_t D, const float *kt, int6
 static void fwd_rows(const struct attention_dims *d, const struct fwd_tiles *t, const float *q,
 		     const float *v, int64_t q_begin, int64_t q_end, float *o, float *lse)
 {
-	int64_t S = d->seq_len, D = d->head_dim, Dp = round_up(D, VL), S_pad = round_up(S, TILE);
+	int64_t S = d->seq_len, D = d->head_dim, Dp = round_up(D, VL);
 	float c = LOG2E / sqrtf((float)D);
 	const float *vb = t->vp ? t->vp : v;      /* (S, Dp or D) */
 	int64_t ldv = t->vp ? Dp : D;
@@ -344,7 +351,7 @@ static void fwd_rows(const struct attention_dims *d, const struct fwd_tiles *t, 
 				continue;        /* every key of the tile is after every row */
 			int64_t i = r0 - q_begin;
 			float corr[MR];
-			fwd_scores1(mr, q + r0 * D, D, t->kt + k0, S_pad, c, r0, k0, k0 + kvalid,
+			fwd_scores1(mr, q + r0 * D, D, t->kt + k0 * D, TILE, c, r0, k0, k0 + kvalid,
 				    d->causal, t->m + i, t->l + i, corr, t->p);
 			int64_t kn = kvalid;
 			if (d->causal && r0 + mr - k0 < kn)
@@ -365,7 +372,7 @@ static void fwd_rows(const struct attention_dims *d, const struct fwd_tiles *t, 
 void attention_flash_forward(const struct attention_dims *d, struct flash_workspace *w,
 			     const float *q, const float *k, const float *v, float *o, float *lse)
 {
-	int64_t S = d->seq_len, D = d->head_dim, Dp = round_up(D, VL), S_pad = round_up(S, TILE);
+	int64_t S = d->seq_len, D = d->head_dim, Dp = round_up(D, VL);
 	int64_t heads = d->batch * d->heads, blocks = (S + FWD_BR - 1) / FWD_BR;
 	int64_t items = heads * blocks;
 
@@ -380,7 +387,7 @@ void attention_flash_forward(const struct attention_dims *d, struct flash_worksp
 			if (d->causal)
 				blk = blocks - 1 - blk;   /* longest rows first */
 			if (h != packed) {
-				pack_transposed(k + h * S * D, S, D, t.kt, S_pad);
+				pack_transposed(k + h * S * D, S, D, t.kt);
 				if (t.vp)
 					pack_padded(v + h * S * D, S, D, Dp, t.vp);
 				packed = h;
@@ -463,7 +470,7 @@ struct bwd_head {
 static void bwd_key_tile(const struct attention_dims *d, const struct bwd_tiles *t,
 			 const struct bwd_head *hd, int64_t k0, int64_t kn)
 {
-	int64_t S = d->seq_len, D = d->head_dim, Dp = round_up(D, VL), S_pad = round_up(S, TILE);
+	int64_t S = d->seq_len, D = d->head_dim, Dp = round_up(D, VL);
 	float scale = 1.0f / sqrtf((float)D), c = scale * LOG2E;
 	int64_t ldb = hd->ldb;
 	memset(t->dk_acc, 0, (size_t)(kn * Dp) * sizeof(float));
@@ -481,8 +488,8 @@ static void bwd_key_tile(const struct attention_dims *d, const struct bwd_tiles 
 			kn_eff = i0 + TILE - k0;
 		for (int64_t r = 0; r < kn_eff; r += MR) {
 			int mr = (int)(kn - r < MR ? kn - r : MR);
-			bwd_block1(mr, hd->k + (k0 + r) * D, hd->v + (k0 + r) * D, D, t->qt + i0,
-				   t->dot + i0, S_pad, c, scale, t->lse2, t->delta, k0 + r, i0,
+			bwd_block1(mr, hd->k + (k0 + r) * D, hd->v + (k0 + r) * D, D, t->qt + i0 * D,
+				   t->dot + i0 * D, TILE, c, scale, t->lse2, t->delta, k0 + r, i0,
 				   d->causal, t->pt + r * TILE, t->dst + r * TILE);
 			/* dV += P^T dO, dK += dS^T Q over the tile's qn queries */
 			tile_update(mr, Dp, qn, t->pt + r * TILE, TILE, 1, hd->dob + i0 * ldb, ldb,
@@ -511,7 +518,7 @@ void attention_flash_backward(const struct attention_dims *d, struct flash_works
 			      const float *q, const float *k, const float *v, const float *o,
 			      const float *lse, const float *d_o, float *dq, float *dk, float *dv)
 {
-	int64_t S = d->seq_len, D = d->head_dim, Dp = round_up(D, VL), S_pad = round_up(S, TILE);
+	int64_t S = d->seq_len, D = d->head_dim, Dp = round_up(D, VL);
 	int64_t heads = d->batch * d->heads, rows = heads * S;
 	int64_t chunks = w->dq_chunks, key_tiles = (S + BWD_BC - 1) / BWD_BC;
 	int64_t items = heads * chunks;
@@ -544,8 +551,8 @@ void attention_flash_backward(const struct attention_dims *d, struct flash_works
 				.dk = dk + off, .dv = dv + off,
 			};
 			if (h != packed) {
-				pack_transposed(hd.q, S, D, t.qt, S_pad);
-				pack_transposed(hd.d_o, S, D, t.dot, S_pad);
+				pack_transposed(hd.q, S, D, t.qt);
+				pack_transposed(hd.d_o, S, D, t.dot);
 				if (t.qp) {
 					pack_padded(hd.q, S, D, Dp, t.qp);
 					pack_padded(hd.d_o, S, D, Dp, t.dop);

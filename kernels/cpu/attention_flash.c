@@ -35,12 +35,18 @@
 
 #include "simd.h"
 
+/* A register block is MR rows x NV vectors of accumulators, plus NV vectors of B and one
+ * broadcast of A: 24 + 4 + 1 of the 32 zmm with AVX-512, 12 + 2 + 1 of the 16 ymm with AVX2. */
 #if VL == 16
-#define MR 6                  /* rows per register block: MR x NV accumulators of 32 zmm */
-#else
-#define MR 2                  /* 16 ymm or xmm registers */
-#endif
+#define MR 6                  /* rows per register block */
 #define NV 4                  /* vectors per register-block row */
+#elif VL == 8
+#define MR 6
+#define NV 2
+#else
+#define MR 2                  /* 16 xmm registers, 4-float vectors */
+#define NV 4
+#endif
 #define TILE (NV * VL)        /* forward: keys per tile; backward: queries per tile */
 #define FWD_BR (16 * MR)      /* query rows per forward work item */
 #define BWD_BC (16 * MR)      /* keys per backward key tile */
@@ -108,7 +114,12 @@ ALWAYS_INLINE void tile_update_t(const int mr, const int nv, int64_t kn, const f
 	case (R) * 8 + (V):                                                                       \
 		tile_update_t(R, V, kn, a, a_rs, a_cs, b, ldb, c, ldc, c_scale);                  \
 		return;
+#if NV == 4
 #define UPDATE_ROW(R) UPDATE_CASE(R, 1) UPDATE_CASE(R, 2) UPDATE_CASE(R, 3) UPDATE_CASE(R, 4)
+#else
+#define UPDATE_ROW(R) UPDATE_CASE(R, 1) UPDATE_CASE(R, 2)
+#endif
+_Static_assert(NV == 4 || NV == 2, "tile_update1 has a case for each nv <= NV");
 
 /* tile_update_t for one run-time (mr <= MR, nv <= NV). */
 static void tile_update1(int mr, int nv, int64_t kn, const float *a, int64_t a_rs, int64_t a_cs,

@@ -1,13 +1,15 @@
 /* kernels/cpu/attention_flash.c: tiled attention with online softmax (FlashAttention-2 on a CPU).
  *
  * Forward. Work items are (batch·head, block of FWD_BR query rows), handed to threads
- * dynamically. A thread keeps the K^T of the head it works on packed in its own buffer, in tiles
- * so that a key tile is a row-major (D, TILE) operand. For each key tile of TILE keys and each
- * register block of MR query rows it computes the MR x TILE scores in registers, masks (causal,
- * sequence tail), updates the running max m and sum l, writes P to a small tile and adds P·V to
- * the row block's accumulator, rescaled by 2^(m_old - m_new). Key tiles entirely above the
- * diagonal are skipped. Scores are kept in log2 units (scale·log2 e folded in) so that the
- * softmax is exp2; LSE = (m + log2 l)·ln 2.
+ * dynamically. A thread keeps the K^T of the head it works on packed in its own buffer, tile
+ * by tile, so that the keys of one register tile are one contiguous row-major (D, TILE)
+ * operand. The keys are taken in steps of PT (several register tiles). For each step and each
+ * register block of MR query rows it computes the MR x PT scores tile by tile in registers,
+ * masks them (causal, sequence tail), writes them to a small (MR, PT) tile while keeping the
+ * row maxima in registers, updates the running max m and sum l, turns the tile into
+ * probabilities P and adds P·V to the row block's accumulator, rescaled by 2^(m_old - m_new).
+ * Register tiles entirely above the diagonal are skipped. Scores are kept in log2 units
+ * (scale·log2 e folded in) so that the softmax is exp2; LSE = (m + log2 l)·ln 2.
  *
  * Backward. Δ = rowsum(dO ⊙ O) first. Work items are (batch·head, chunk c of key tiles): chunk c
  * owns key tiles c, c + C, c + 2C, ... (C = dq_chunks), accumulates their dK and dV in
@@ -15,15 +17,19 @@
  * two threads ever write the same memory; a last pass sums the C partials into dQ.
  * C = ceil(threads / (B·H)), so the partials are one dQ-sized buffer (S·Dp per head, Dp = D
  * rounded up to the vector width) when there are at least as many heads as threads, and fewer
- * than 2·threads·S·Dp floats in all otherwise. For each (key tile, query tile) the scores are
- * recomputed as S^T = K Q^T, P^T = exp2(S^T - LSE), dP^T = V dO^T, dS^T = P^T ⊙ (dP^T - Δ)·scale,
- * then dV += P^T dO, dK += dS^T Q, dQ += dS K.
+ * than 2·threads·S·Dp floats in all otherwise. For each (key tile, block of PT queries) the
+ * scores are recomputed as S^T = K Q^T, P^T = exp2(S^T - LSE), dP^T = V dO^T,
+ * dS^T = P^T ⊙ (dP^T - Δ)·scale, then dV += P^T dO, dK += dS^T Q, dQ += dS K.
+ *
+ * Steps of PT = 64 columns whatever the vector width: the row max, the rescale of the output
+ * rows and the round trips of the dK/dV accumulators are paid once per 64 columns. With
+ * AVX-512 a step is one register tile (TILE = 64); with AVX2, four (TILE = 16).
  *
  * Extra memory: per thread, transposed copies of the head being processed (O(S·D)) and tiles;
  * shared, Δ (B·H·S) and the dQ partials. Nothing of size S x S.
  *
  * The tile kernels are written with the vector types of simd.h; an MR x NV block of accumulators
- * stays in registers (24 of the 32 zmm with AVX-512).
+ * stays in registers.
  */
 #include "attention_flash.h"
 
@@ -49,7 +55,6 @@
 #endif
 #define TILE (NV * VL)        /* columns of one register block */
 #define PT 64                 /* forward: keys per softmax step; backward: queries per step */
-#define NT (PT / TILE)        /* register tiles per step */
 #define FWD_BR (16 * MR)      /* query rows per forward work item */
 #define BWD_BC (16 * MR)      /* keys per backward key tile */
 _Static_assert(MR <= VL, "fwd_scores keeps one value per row in the lanes of a vector");

@@ -292,11 +292,24 @@ static void test_flash_matches_reference_head_dim_256_and_odd_8_72(void **state)
 static void test_flash_matches_reference_at_tile_edges(void **state)
 {
 	(void)state;
-	/* around the key/query tiles (64 floats with AVX-512, 32 with AVX, 16 with SSE) and the
-	 * 96-row work items */
-	int64_t seqs[] = {31, 32, 33, 63, 64, 95, 96, 97, 128, 192, 257};
-	for (size_t i = 0; i < sizeof(seqs) / sizeof(seqs[0]); i++)
-		expect_kernel_matches_reference(ATTENTION_FLASH, 1, 1, seqs[i], 16, (int)(i & 1));
+	/* around the register tiles (64 columns with AVX-512, 16 with AVX2 and SSE), the softmax
+	 * steps of 64 keys / queries, and the 96-row work items and backward key tiles (32 with
+	 * SSE), causal and not */
+	int64_t seqs[] = {15, 16, 17, 31, 32, 33, 63, 64, 65, 95, 96, 97, 128, 129, 160, 192, 257};
+	for (int causal = 0; causal < 2; causal++)
+		for (size_t i = 0; i < sizeof(seqs) / sizeof(seqs[0]); i++)
+			expect_kernel_matches_reference(ATTENTION_FLASH, 1, 1, seqs[i], 16, causal);
+}
+
+static void test_flash_matches_reference_head_dims_off_the_vector_width(void **state)
+{
+	(void)state;
+	/* head_dim 20 and 100: not a multiple of 8 or 16 floats, so the padded columns of the
+	 * output and gradient tiles are a partial register tile */
+	for (int causal = 0; causal < 2; causal++) {
+		expect_kernel_matches_reference(ATTENTION_FLASH, 2, 1, 161, 20, causal);
+		expect_kernel_matches_reference(ATTENTION_FLASH, 1, 2, 83, 100, causal);
+	}
 }
 
 /* Tests that need a given OpenMP thread count set it with one of these and get the previous
@@ -587,6 +600,7 @@ int main(void)
 		cmocka_unit_test(test_flash_matches_reference_head_dims_16_32_40_64_128),
 		cmocka_unit_test(test_flash_matches_reference_head_dim_256_and_odd_8_72),
 		cmocka_unit_test(test_flash_matches_reference_at_tile_edges),
+		cmocka_unit_test(test_flash_matches_reference_head_dims_off_the_vector_width),
 		cmocka_unit_test_setup_teardown(
 			test_flash_backward_sums_dq_partials_when_threads_exceed_heads, use_4_threads,
 			restore_threads),

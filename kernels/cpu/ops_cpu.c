@@ -184,7 +184,7 @@ ALWAYS_INLINE vfloat vload_part(const float *p, int64_t count, float fill)
 
 ALWAYS_INLINE vfloat vsqrt(vfloat x)
 {
-#if VL == 16
+#if defined(SIMD_AVX512)
 	return (vfloat)_mm512_sqrt_ps((__m512)x);
 #elif VL == 8 && defined(__AVX__)
 	return (vfloat)_mm256_sqrt_ps((__m256)x);
@@ -199,7 +199,7 @@ ALWAYS_INLINE vfloat vsqrt(vfloat x)
  * half the cost of a 512-bit division on Zen 4, which SwiGLU is bound by along with vexp2) */
 ALWAYS_INLINE vfloat vrecip_1_2(vfloat x)
 {
-#if VL == 16
+#if defined(SIMD_AVX512)
 	vfloat r = (vfloat)_mm512_rcp14_ps((__m512)x);
 	return r * (2.0f - x * r);
 #else

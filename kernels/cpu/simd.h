@@ -11,10 +11,15 @@
 #include <stdint.h>
 #include <string.h>
 
-/* floats per vector: the widest register the target has */
-#if defined(__AVX512F__)
+/* floats per vector: the widest register the target has. BENCHDB_SIMD_VL (4, 8 or 16) forces a
+ * width with the generic code only, so that a machine without AVX-512 can run the kernels'
+ * 16-float tiling (tests; slow, never a release build). */
+#if defined(BENCHDB_SIMD_VL)
+#define VL BENCHDB_SIMD_VL
+#elif defined(__AVX512F__)
 #include <immintrin.h>        /* max and horizontal reductions only; the rest is generic */
 #define VL 16
+#define SIMD_AVX512 1
 #elif defined(__AVX__)
 #define VL 8
 #else
@@ -58,7 +63,7 @@ ALWAYS_INLINE vfloat vselect(vint mask, vfloat a, vfloat b)
 
 ALWAYS_INLINE vfloat vmax(vfloat a, vfloat b)
 {
-#if VL == 16
+#if defined(SIMD_AVX512)
 	return (vfloat)_mm512_max_ps((__m512)a, (__m512)b);
 #else
 	return vselect(a > b, a, b);
@@ -80,7 +85,7 @@ ALWAYS_INLINE vint viota(void)
 /* horizontal max and sum: a shuffle tree with AVX-512, else lane by lane */
 ALWAYS_INLINE float hmax(vfloat v)
 {
-#if VL == 16
+#if defined(SIMD_AVX512)
 	return _mm512_reduce_max_ps((__m512)v);
 #else
 	float m = v[0];
@@ -92,7 +97,7 @@ ALWAYS_INLINE float hmax(vfloat v)
 
 ALWAYS_INLINE float hsum(vfloat v)
 {
-#if VL == 16
+#if defined(SIMD_AVX512)
 	return _mm512_reduce_add_ps((__m512)v);
 #else
 	float s = 0;

@@ -2,7 +2,9 @@
  * backend on the same random inputs — the CPU kernels are themselves held to float64
  * references and finite differences in test_ops.c — and the GEMMs against a float64 GEMM written
  * here; plus the backend's allocator accounting, its out-of-memory path and its event timers.
- * Exits 77 (skipped) where no CUDA GPU is usable; sizes are odd so that every tail is taken. */
+ * Exits 77 (skipped) where no CUDA GPU is usable; sizes are odd so that every tail is taken.
+ * Built a second time as test_cuda_ops_emu (BENCHDB_CUDA_EMU, label emu) against the emulated
+ * CUDA device (scripts/flashemu/README), unchanged. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>

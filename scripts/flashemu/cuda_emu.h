@@ -30,6 +30,7 @@
 #include <random>
 #include <type_traits>
 #include <string>
+#include <map>
 
 #undef __global__
 #undef __device__
@@ -116,6 +117,20 @@ inline int copy_at_issue = 0;   // 1: cp.async lands at issue, 0: at wait
 inline std::vector<region> globals;   // buffers cp.async may read (device allocations)
 inline std::mt19937 rng(1);
 inline long collective_ops = 0, mma_ops = 0, launches = 0, threads_run = 0;
+inline std::map<std::string, long> launched;   // launches per kernel (and launcher)
+
+// At exit, when BENCHDB_EMU_COVERAGE names a file: one line per kernel launched, "count<TAB>
+// kernel (launched by ...)" (tests/CMakeLists.txt checks that every __global__ ran).
+inline void write_coverage()
+{
+	const char *path = getenv("BENCHDB_EMU_COVERAGE");
+	FILE *f = path && *path ? fopen(path, "w") : nullptr;
+	if (!f)
+		return;
+	for (auto &kv : launched)
+		fprintf(f, "%ld\t%s\n", kv.second, kv.first.c_str());
+	fclose(f);
+}
 
 [[noreturn]] inline void fail(const char *what)
 {
@@ -152,6 +167,7 @@ inline void install_fault_handler()
 	sa.sa_flags = SA_SIGINFO;
 	sigaction(SIGSEGV, &sa, nullptr);
 	sigaction(SIGBUS, &sa, nullptr);
+	atexit(write_coverage);
 }
 
 inline void switch_to(context &save, context &to)
@@ -346,6 +362,7 @@ inline void launch(const char *name, dim3 grid, dim3 block, size_t smem_bytes,
 	smem_size = smem_bytes;
 	kernel_body = std::move(body);
 	kernel_name = name;
+	launched[name]++;
 	grid_dim = {grid.x, grid.y, grid.z};
 	block_dim = {block.x, block.y, block.z};
 	nthreads = block.x * block.y * block.z;

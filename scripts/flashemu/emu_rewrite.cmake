@@ -11,6 +11,10 @@ set(launch_re "([A-Za-z_][A-Za-z_0-9]*(<[^<>;()]*>)?)<<<([^<>;]*)>>>")
 string(REGEX MATCHALL "${launch_re}" launches "${text}")
 string(REGEX REPLACE "${launch_re}"
        "emu_launch(\"\\1\", __PRETTY_FUNCTION__, \\3).go([&](auto... emu_a) { \\1(emu_a...); })" text "${text}")
+# flash.cu launches `auto kernel = flash_fwd_mma<T, D>; ... kernel<<<...>>>`: name it as such
+string(REGEX REPLACE "auto kernel = ([^;]+);"
+       "auto kernel = \\1; const char *emu_kernel_name = \"\\1\";" text "${text}")
+string(REPLACE "emu_launch(\"kernel\", " "emu_launch(emu_kernel_name, " text "${text}")
 string(FIND "${text}" "<<<" left)
 if(NOT left EQUAL -1)
   message(FATAL_ERROR "${SRC}: a launch emu_rewrite.cmake does not understand")

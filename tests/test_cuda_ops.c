@@ -262,6 +262,11 @@ static void test_cuda__gemm_layouts_dtypes_and_tf32(void **state)
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		check_gemm(&cases[i], 0, 100 + i);
+	/* the same GEMM on operands 4 bytes past a 256-byte boundary: a plan (cuBLASLt algorithm)
+	 * chosen for the first call's alignment must not be reused */
+	struct gemm_case shifted = cases[0];
+	shifted.offset = 1;
+	check_gemm(&shifted, 0, 150);
 	/* TF32 on float32 inputs: close to float64 at TF32's precision */
 	check_gemm(&cases[0], 1, 200);
 	check_gemm(&cases[2], 1, 201);
@@ -458,11 +463,15 @@ static void test_cuda__swiglu_forward_and_backward(void **state)
 	check_swiglu(DTYPE_BFLOAT16, 37, 53);
 }
 
-static void check_xent(enum bd_dtype t, int64_t n, int64_t V)
+/* hot: one logit of each row at 120, far above the rest (at varying columns), so that a row max
+ * that misses it overflows exp in float32 */
+static void check_xent(enum bd_dtype t, int64_t n, int64_t V, int hot)
 {
 	float *logits = random_floats(11, n * V, -5, 5);
 	int32_t tgt[37];
 	assert_true(n <= 37);
+	for (int64_t i = 0; hot && i < n; i++)
+		logits[i * V + (i * 37 + 1) % V] = 120;
 	for (int64_t i = 0; i < n; i++)
 		tgt[i] = (int32_t)((i * 613 + 5) % V);
 	float loss[2], *lse[2];
@@ -499,8 +508,9 @@ static void check_xent(enum bd_dtype t, int64_t n, int64_t V)
 static void test_cuda__softmax_cross_entropy_forward_and_backward(void **state)
 {
 	(void)state;
-	check_xent(DTYPE_FLOAT32, 37, 1999);
-	check_xent(DTYPE_BFLOAT16, 37, 1999);
+	check_xent(DTYPE_FLOAT32, 37, 1999, 0);
+	check_xent(DTYPE_BFLOAT16, 37, 1999, 0);
+	check_xent(DTYPE_FLOAT32, 37, 1999, 1);
 }
 
 static void check_adamw(int shadow, int64_t n)
@@ -607,9 +617,9 @@ static void test_cuda__one_element_rows_and_single_rows(void **state)
 	check_heads(DTYPE_FLOAT32, 1, 1);
 	check_swiglu(DTYPE_FLOAT32, 1, 1);
 	check_swiglu(DTYPE_BFLOAT16, 3, 1);
-	check_xent(DTYPE_FLOAT32, 1, 1);
-	check_xent(DTYPE_BFLOAT16, 5, 1);
-	check_xent(DTYPE_FLOAT32, 1, 3);
+	check_xent(DTYPE_FLOAT32, 1, 1, 0);
+	check_xent(DTYPE_BFLOAT16, 5, 1, 0);
+	check_xent(DTYPE_FLOAT32, 1, 3, 1);
 	check_adamw(1, 1);
 	/* a causal first query sees one key (its dQ is exactly 0; t = 1 would leave the test only
 	 * rounding noise to compare); head_dim 8 */

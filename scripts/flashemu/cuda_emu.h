@@ -168,6 +168,8 @@ inline void install_fault_handler()
 	sigaction(SIGSEGV, &sa, nullptr);
 	sigaction(SIGBUS, &sa, nullptr);
 	atexit(write_coverage);
+	if (const char *seed = getenv("BENCHDB_EMU_SEED"))   // other schedules than the default
+		rng.seed((unsigned)strtoul(seed, nullptr, 10));
 }
 
 inline void switch_to(context &save, context &to)

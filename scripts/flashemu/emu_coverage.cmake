@@ -1,7 +1,14 @@
 # scripts/flashemu/emu_coverage.cmake: every __global__ function of SOURCES (a list of .cu files)
 # was launched on the emulated device, per the coverage files LOGS (a list; cuda_emu.h writes one
 # per test binary when BENCHDB_EMU_COVERAGE names it). Fails naming the kernels never launched.
-# cmake -DSOURCES="a.cu;b.cu" -DLOGS="x.txt;y.txt" -P emu_coverage.cmake
+# And that none of PRODUCTS (binaries: runner, report) holds the emulated device.
+# cmake -DSOURCES="a.cu;b.cu" -DLOGS="x.txt;y.txt" -DPRODUCTS="runner;report" -P emu_coverage.cmake
+foreach(bin ${PRODUCTS})
+  file(STRINGS "${bin}" hits REGEX "benchdb emulated CUDA device")
+  if(hits)
+    message(FATAL_ERROR "${bin} links the emulated CUDA device (a test-only build)")
+  endif()
+endforeach()
 set(launched "")
 foreach(log ${LOGS})
   if(NOT EXISTS "${log}")

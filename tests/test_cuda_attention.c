@@ -82,9 +82,10 @@ static void expect_ok(const char *impl, enum bd_dtype dtype, int causal, int64_t
 
 /* Every shape is checked element by element (the reference is cheap at these sizes): t not a
  * multiple of any tile (37, 129, 200), head_dim 16 .. 128 including one that is not a multiple
- * of 16 (40), a tail shorter than a warp's rows (t = 5). */
+ * of 16 (40), a tail shorter than a warp's rows (t = 5), a single query and key (t = 1). */
 static const int64_t shapes[][4] = {
 	{2, 3, 37, 16}, {1, 2, 129, 64}, {2, 1, 200, 128}, {1, 3, 5, 40}, {1, 1, 70, 32},
+	{1, 2, 1, 64},
 };
 #define NSHAPES (sizeof(shapes) / sizeof(shapes[0]))
 

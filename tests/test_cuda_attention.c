@@ -4,7 +4,10 @@
  * output element at these sizes), SDPA against flash on the same inputs, the float32 tensors of
  * the model computed in bfloat16, what cannot run reported as unsupported with a reason, naive's
  * O(S²) memory in the forward's peak, and the workloads through the runner's measurement loop
- * with device timing. Exits 77 (skipped) where no CUDA GPU is usable. */
+ * with device timing. Exits 77 (skipped) where no CUDA GPU is usable.
+ * Built a second time as test_cuda_attention_emu (BENCHDB_CUDA_EMU, label emu) against the
+ * emulated CUDA device (scripts/flashemu/README): naive and flash on every shape below, without
+ * SDPA (no cuDNN there) and with the long and timed cases shortened (EMU_T below). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,6 +25,16 @@
 #include "ops.h"
 #include "rng.h"
 #include "workload.h"
+
+/* The emulated device (BENCHDB_CUDA_EMU) runs naive and flash only, and shorter sequences where
+ * a test only needs a long one (memory, timing): EMU_T(t) is t on a GPU, t / 4 emulated. */
+#ifdef BENCHDB_CUDA_EMU
+#define EMU_IMPLS 2
+#define EMU_T(t) ((t) / 4)
+#else
+#define EMU_IMPLS 3
+#define EMU_T(t) (t)
+#endif
 
 static struct case_params params(const char *impl, enum bd_dtype dtype, int causal, int64_t b,
 				 int64_t h, int64_t t, int64_t dh, enum bd_pass pass)
@@ -69,9 +82,10 @@ static void expect_ok(const char *impl, enum bd_dtype dtype, int causal, int64_t
 
 /* Every shape is checked element by element (the reference is cheap at these sizes): t not a
  * multiple of any tile (37, 129, 200), head_dim 16 .. 128 including one that is not a multiple
- * of 16 (40), a tail shorter than a warp's rows (t = 5). */
+ * of 16 (40), a tail shorter than a warp's rows (t = 5), a single query and key (t = 1). */
 static const int64_t shapes[][4] = {
 	{2, 3, 37, 16}, {1, 2, 129, 64}, {2, 1, 200, 128}, {1, 3, 5, 40}, {1, 1, 70, 32},
+	{1, 2, 1, 64},
 };
 #define NSHAPES (sizeof(shapes) / sizeof(shapes[0]))
 
@@ -102,6 +116,9 @@ static void test_cuda_attention__flash_matches_reference(void **state)
 static void test_cuda_attention__sdpa_matches_reference(void **state)
 {
 	(void)state;
+#ifdef BENCHDB_CUDA_EMU
+	skip();   /* cuDNN is not emulated */
+#endif
 	/* cuDNN takes head_dims that are multiples of 8 up to 128: every shape above is one */
 	all_shapes("sdpa", DTYPE_FLOAT16);
 	all_shapes("sdpa", DTYPE_BFLOAT16);
@@ -111,6 +128,12 @@ static void test_cuda_attention__sdpa_matches_reference(void **state)
 static void test_cuda_attention__sampled_validation_of_a_long_sequence(void **state)
 {
 	(void)state;
+#ifdef BENCHDB_CUDA_EMU
+	/* emulated: one head of 1025 keys, past the workload's element-by-element threshold */
+	expect_ok("flash", DTYPE_BFLOAT16, 1, 1, 1, 1025, 64);
+	expect_ok("naive", DTYPE_FLOAT32, 0, 1, 1, 1025, 32);
+	return;
+#endif
 	expect_ok("flash", DTYPE_BFLOAT16, 1, 2, 4, 2049, 64);
 	expect_ok("sdpa", DTYPE_BFLOAT16, 1, 2, 4, 2049, 64);
 	expect_ok("naive", DTYPE_FLOAT32, 0, 1, 2, 2049, 128);
@@ -224,6 +247,9 @@ static double rel_diff(const float *x, const float *y, int64_t n)
 static void test_cuda_attention__sdpa_agrees_with_flash(void **state)
 {
 	(void)state;
+#ifdef BENCHDB_CUDA_EMU
+	skip();   /* cuDNN is not emulated */
+#endif
 	const int64_t b = 2, h = 4, t = 300, dh = 64, n = b * h * t * dh;
 	enum bd_dtype dtypes[] = {DTYPE_BFLOAT16, DTYPE_FLOAT16};
 	const char *names[] = {"O", "dQ", "dK", "dV"};
@@ -251,7 +277,8 @@ static void test_cuda_attention__sdpa_agrees_with_flash(void **state)
 }
 
 /* The model's use: float32 tensors, bfloat16 compute; the result is the float64 reference's on
- * the float32 inputs within bfloat16's tolerance (the inputs' rounding included). */
+ * the float32 inputs within bfloat16's tolerance (the inputs' rounding included), after a second
+ * backward as after the first (the model runs one per training step). */
 static void test_cuda_attention__float32_tensors_computed_in_bfloat16(void **state)
 {
 	(void)state;
@@ -259,7 +286,7 @@ static void test_cuda_attention__float32_tensors_computed_in_bfloat16(void **sta
 	const char *impls[] = {"naive", "flash", "sdpa"};
 	struct attention_dims d = {b, h, t, dh, 1};
 	struct attention_tol tol = attention_tol_for(DTYPE_BFLOAT16);
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < EMU_IMPLS; i++) {
 		struct gpu g;
 		gpu_open(&g);
 		struct dev *dev = &g.dev;
@@ -279,8 +306,10 @@ static void test_cuda_attention__float32_tensors_computed_in_bfloat16(void **sta
 		void *att = NULL;
 		ok(dev, dev->ops->attention_create(dev, &att, impls[i], &s));
 		ok(dev, dev->ops->attention_fwd(dev, att, dx[0], dx[1], dx[2], dy[0], dlse));
-		ok(dev, dev->ops->attention_bwd(dev, att, dx[0], dx[1], dx[2], dy[0], dlse, dx[3],
-						dy[1], dy[2], dy[3]));
+		/* twice: the gradients are overwritten, whatever a previous backward left behind */
+		for (int rep = 0; rep < 2; rep++)
+			ok(dev, dev->ops->attention_bwd(dev, att, dx[0], dx[1], dx[2], dy[0], dlse,
+							dx[3], dy[1], dy[2], dy[3]));
 		for (int j = 0; j < 4; j++)
 			ok(dev, dev->ops->download(dev, y[j], dy[j], (size_t)n * 4));
 		ok(dev, dev->ops->download(dev, lse, dlse, (size_t)(b * h * t) * 4));
@@ -328,7 +357,7 @@ static void test_cuda_attention__unsupported_combinations_are_reported(void **st
 	expect_unsupported("flash", DTYPE_BFLOAT16, 8, "head_dim");
 	expect_unsupported("flash", DTYPE_FLOAT32, 256, "head_dim");
 	/* cuDNN refuses float32: its own reason is stored */
-	expect_unsupported("sdpa", DTYPE_FLOAT32, 64, "sdpa");
+	expect_unsupported("sdpa", DTYPE_FLOAT32, 64, "sdpa");   /* emulated: no cuDNN, the reason says */
 	struct case_params p = params("flash", DTYPE_BFLOAT16, 0, 1, 1, 64, 64, PASS_FORWARD);
 	p.tf32 = 1;
 	struct wl_status st = {0};
@@ -342,7 +371,7 @@ static void test_cuda_attention__unsupported_combinations_are_reported(void **st
 static void test_cuda_attention__naive_memory_grows_with_the_square(void **state)
 {
 	(void)state;
-	const int64_t b = 2, h = 2, t = 1024, dh = 64;
+	const int64_t b = 2, h = 2, t = EMU_T(1024), dh = 64;
 	int64_t peak[2];
 	const char *impls[] = {"naive", "flash"};
 	for (int i = 0; i < 2; i++) {
@@ -361,9 +390,9 @@ static void test_cuda_attention__workloads_are_device_timed(void **state)
 {
 	(void)state;
 	const char *impls[] = {"naive", "flash", "sdpa"};
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < EMU_IMPLS; i++) {
 		const struct workload *w = workload_find("attention", impls[i], DEVICE_CUDA);
-		struct case_params p = params(impls[i], DTYPE_BFLOAT16, 1, 2, 4, 512, 64,
+		struct case_params p = params(impls[i], DTYPE_BFLOAT16, 1, 2, 4, EMU_T(512), 64,
 					      PASS_FORWARD_BACKWARD);
 		struct case_result res;
 		measure_case(w, &p, &res, NULL, NULL);

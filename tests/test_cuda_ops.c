@@ -2,7 +2,9 @@
  * backend on the same random inputs — the CPU kernels are themselves held to float64
  * references and finite differences in test_ops.c — and the GEMMs against a float64 GEMM written
  * here; plus the backend's allocator accounting, its out-of-memory path and its event timers.
- * Exits 77 (skipped) where no CUDA GPU is usable; sizes are odd so that every tail is taken. */
+ * Exits 77 (skipped) where no CUDA GPU is usable; sizes are odd so that every tail is taken.
+ * Built a second time as test_cuda_ops_emu (BENCHDB_CUDA_EMU, label emu) against the emulated
+ * CUDA device (scripts/flashemu/README), unchanged. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -123,7 +125,8 @@ static void close_enough(const char *what, const void *got, const void *ref, enu
 	int64_t at = 0;
 	for (int64_t i = 0; i < n; i++) {
 		double g = value(got, t, i), r = value(ref, t, i);
-		double e = fabs(g - r) / (fabs(r) + scale);
+		double den = fabs(r) + scale;   /* 0 only when every reference value is */
+		double e = den > 0 ? fabs(g - r) / den : fabs(g - r);
 		if (!(e <= worst) || isnan(g)) {
 			worst = isnan(g) ? INFINITY : e;
 			at = i;
@@ -259,6 +262,11 @@ static void test_cuda__gemm_layouts_dtypes_and_tf32(void **state)
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		check_gemm(&cases[i], 0, 100 + i);
+	/* the same GEMM on operands 4 bytes past a 256-byte boundary: a plan (cuBLASLt algorithm)
+	 * chosen for the first call's alignment must not be reused */
+	struct gemm_case shifted = cases[0];
+	shifted.offset = 1;
+	check_gemm(&shifted, 0, 150);
 	/* TF32 on float32 inputs: close to float64 at TF32's precision */
 	check_gemm(&cases[0], 1, 200);
 	check_gemm(&cases[2], 1, 201);
@@ -363,9 +371,9 @@ static void test_cuda__rmsnorm_forward_and_backward(void **state)
 	check_rmsnorm(DTYPE_FLOAT32, 300, 1031);   /* several row chunks, columns past a block */
 }
 
-static void check_heads(enum bd_dtype t, int rope)
+static void check_heads(enum bd_dtype t, int rope, int64_t T)
 {
-	const int64_t b = 2, T = 13, h = 3, dh = 10, ld = 3 * h * dh;   /* a column slice of QKV */
+	const int64_t b = 2, h = 3, dh = 10, ld = 3 * h * dh;   /* a column slice of QKV */
 	float *in = random_floats(8, b * T * ld, -1, 1);
 	void *in_act = in;
 	uint16_t *in16 = NULL;
@@ -410,14 +418,13 @@ static void test_cuda__heads_split_and_merge_with_rope(void **state)
 {
 	(void)state;
 	for (int rope = 0; rope < 2; rope++) {
-		check_heads(DTYPE_FLOAT32, rope);
-		check_heads(DTYPE_BFLOAT16, rope);
+		check_heads(DTYPE_FLOAT32, rope, 13);
+		check_heads(DTYPE_BFLOAT16, rope, 13);
 	}
 }
 
-static void check_swiglu(enum bd_dtype t)
+static void check_swiglu(enum bd_dtype t, int64_t n, int64_t f)
 {
-	const int64_t n = 37, f = 53;
 	float *u = random_floats(9, n * 2 * f, -4, 4), *dout = random_floats(10, n * f, -1, 1);
 	void *ua = u, *da = dout;
 	uint16_t *u16 = NULL, *d16 = NULL;
@@ -452,15 +459,19 @@ static void check_swiglu(enum bd_dtype t)
 static void test_cuda__swiglu_forward_and_backward(void **state)
 {
 	(void)state;
-	check_swiglu(DTYPE_FLOAT32);
-	check_swiglu(DTYPE_BFLOAT16);
+	check_swiglu(DTYPE_FLOAT32, 37, 53);
+	check_swiglu(DTYPE_BFLOAT16, 37, 53);
 }
 
-static void check_xent(enum bd_dtype t)
+/* hot: one logit of each row at 120, far above the rest (at varying columns), so that a row max
+ * that misses it overflows exp in float32 */
+static void check_xent(enum bd_dtype t, int64_t n, int64_t V, int hot)
 {
-	const int64_t n = 37, V = 1999;
 	float *logits = random_floats(11, n * V, -5, 5);
 	int32_t tgt[37];
+	assert_true(n <= 37);
+	for (int64_t i = 0; hot && i < n; i++)
+		logits[i * V + (i * 37 + 1) % V] = 120;
 	for (int64_t i = 0; i < n; i++)
 		tgt[i] = (int32_t)((i * 613 + 5) % V);
 	float loss[2], *lse[2];
@@ -471,7 +482,7 @@ static void check_xent(enum bd_dtype t)
 		struct dev *dv = devs[i];
 		float *pl = put(dv, logits, (size_t)(n * V) * 4), *plse = put(dv, NULL, (size_t)n * 4);
 		float *ploss = put(dv, NULL, 4);
-		int32_t *pt = put(dv, tgt, sizeof(tgt));
+		int32_t *pt = put(dv, tgt, (size_t)n * sizeof(int32_t));
 		/* float32: in place, as the model does */
 		void *pd = t == DTYPE_FLOAT32 ? (void *)pl : put(dv, NULL, (size_t)(n * V) * es);
 		ok(dv, dv->ops->xent_fwd(dv, pl, pt, plse, ploss, n, V));
@@ -497,13 +508,13 @@ static void check_xent(enum bd_dtype t)
 static void test_cuda__softmax_cross_entropy_forward_and_backward(void **state)
 {
 	(void)state;
-	check_xent(DTYPE_FLOAT32);
-	check_xent(DTYPE_BFLOAT16);
+	check_xent(DTYPE_FLOAT32, 37, 1999, 0);
+	check_xent(DTYPE_BFLOAT16, 37, 1999, 0);
+	check_xent(DTYPE_FLOAT32, 37, 1999, 1);
 }
 
-static void check_adamw(int shadow)
+static void check_adamw(int shadow, int64_t n)
 {
-	const int64_t n = 10007;
 	float *p0 = random_floats(12, n, -1, 1), *g = random_floats(13, n, -1, 1);
 	float *m0 = random_floats(14, n, -0.1f, 0.1f), *v0 = random_floats(15, n, 0.001f, 0.01f);
 	const struct adamw_params hp = {.lr = 1e-3f, .beta1 = 0.9f, .beta2 = 0.95f, .eps = 1e-8f,
@@ -540,8 +551,8 @@ static void check_adamw(int shadow)
 static void test_cuda__adamw_with_and_without_the_bf16_shadow(void **state)
 {
 	(void)state;
-	check_adamw(0);
-	check_adamw(1);
+	check_adamw(0, 10007);
+	check_adamw(1, 10007);
 }
 
 static void check_attention(int causal, int64_t b, int64_t h, int64_t t, int64_t dh)
@@ -594,6 +605,26 @@ static void test_cuda__naive_attention_forward_and_backward(void **state)
 	check_attention(1, 2, 3, 37, 16);
 	check_attention(0, 2, 3, 37, 16);
 	check_attention(1, 1, 2, 129, 64);
+}
+
+/* The smallest shapes: one-element rows (d = 1, V = 1, f = 1), one row, one token, two queries:
+ * every block-level reduction and grid-stride loop with a single element or a single block. */
+static void test_cuda__one_element_rows_and_single_rows(void **state)
+{
+	(void)state;
+	check_rmsnorm(DTYPE_FLOAT32, 1, 1);
+	check_rmsnorm(DTYPE_BFLOAT16, 3, 1);
+	check_heads(DTYPE_FLOAT32, 1, 1);
+	check_swiglu(DTYPE_FLOAT32, 1, 1);
+	check_swiglu(DTYPE_BFLOAT16, 3, 1);
+	check_xent(DTYPE_FLOAT32, 1, 1, 0);
+	check_xent(DTYPE_BFLOAT16, 5, 1, 0);
+	check_xent(DTYPE_FLOAT32, 1, 3, 1);
+	check_adamw(1, 1);
+	/* a causal first query sees one key (its dQ is exactly 0; t = 1 would leave the test only
+	 * rounding noise to compare); head_dim 8 */
+	check_attention(1, 1, 1, 2, 16);
+	check_attention(0, 1, 2, 3, 8);
 }
 
 static void test_cuda__unknown_attention_impl_is_unsupported_with_a_reason(void **state)
@@ -698,6 +729,7 @@ int main(void)
 		cmocka_unit_test(test_cuda__softmax_cross_entropy_forward_and_backward),
 		cmocka_unit_test(test_cuda__adamw_with_and_without_the_bf16_shadow),
 		cmocka_unit_test(test_cuda__naive_attention_forward_and_backward),
+		cmocka_unit_test(test_cuda__one_element_rows_and_single_rows),
 		cmocka_unit_test(test_cuda__unknown_attention_impl_is_unsupported_with_a_reason),
 		cmocka_unit_test(test_cuda__allocator_counts_exact_bytes_and_the_limit),
 		cmocka_unit_test(test_cuda__gpu_out_of_memory_is_enomem_and_the_device_goes_on),

@@ -10,9 +10,10 @@
  * the case's head_dim and causal flag, through the same kernel code.
  *
  * Tolerance: |x - ref| <= tol.abs·max|ref| + tol.rel·|ref| per element, where max|ref| is taken
- * over the compared values of that tensor and (batch, head). The absolute part scales with the
- * tensor so that the small gradients (dK at long sequences is ~1e-3) are held to the same
- * relative standard as O. The inputs the reference sees are the values the kernel saw (16-bit
+ * over the compared values of that tensor and (batch, head) (of dV when dQ or dK is exactly 0
+ * everywhere, as with a single key: rounding noise around 0 is not an error). The absolute part
+ * scales with the tensor so that the small gradients (dK at long sequences is ~1e-3) are held to
+ * the same relative standard as O. The inputs the reference sees are the values the kernel saw (16-bit
  * inputs are rounded before both use them). The worst element (largest ratio to its bound) is
  * what a failure reports.
  */

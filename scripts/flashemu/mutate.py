@@ -48,7 +48,7 @@ for name, a, b, pm in muts:
         assert pm[0] in p, name
         p = p.replace(pm[0], pm[1], 1)
     open('mut/flash.cu', 'w').write(s); open('mut/emu_prims.h', 'w').write(p)
-    subprocess.run("cd mut && cp ../emu.cpp . && sh ../extract.sh flash.cu >/dev/null && g++ -std=c++17 -O1 -w -I/usr/local/cuda/include -I" + CUDA_DIR + " emu.cpp -o emu", shell=True, check=True)
+    subprocess.run("cd mut && cp ../emu.cpp . && sh ../extract.sh flash.cu >/dev/null && g++ -std=c++17 -O1 -w -I/usr/local/cuda/include -I" + CUDA_DIR + " emu.cpp -I" + os.path.dirname(os.path.abspath(__file__)) + " -o emu", shell=True, check=True)
     r = subprocess.run(["./mut/emu", filt], capture_output=True, text=True, timeout=900)
     lines = r.stdout.strip().splitlines()
     nfail = sum(1 for l in lines if l.startswith("FAIL"))

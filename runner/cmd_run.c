@@ -34,6 +34,10 @@ static void install_signals(void)
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
+	/* restart interrupted system calls: the flag is read at iteration boundaries (and by the
+	 * peer's poll loop, which sees EINTR whatever this says), so no library call in any thread
+	 * (oneDNN's, OpenMP's, SQLite's) has to cope with EINTR */
+	sa.sa_flags = SA_RESTART;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);

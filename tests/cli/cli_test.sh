@@ -179,7 +179,7 @@ report_errors)
 
 interrupt)
 	db=$T/bench.db
-	"$RUNNER" run "$SRC/tests/cli/slow.yaml" --db "$db" >"$T/out" 2>"$T/err" &
+	"$RUNNER" run "$SRC/tests/cli/slow.yaml" --db "$db" >"$T/run.out" 2>"$T/run.err" &
 	pid=$!
 	# Wait until two cases are stored (up to 2 minutes: a loaded machine is slow), then interrupt
 	# in the middle of the sweep.
@@ -191,12 +191,12 @@ interrupt)
 	kill -INT $pid
 	wait $pid
 	status=$?
-	check "interrupted run exits 130 (got $status)" [ $status = 130 ]
+	check "interrupted run exits 130 (got $status; stderr: $(tail -c 600 "$T/run.err"))" [ $status = 130 ]
 	check "run marked interrupted" [ "$(sql "$db" "select status from runs")" = interrupted ]
 	stored=$(sql "$db" "select count(*) from cases")
 	check "finished cases kept ($stored)" [ "$stored" -ge 2 ] && check "run stopped early ($stored)" [ "$stored" -lt 32 ]
 	check "every kept case is whole" [ "$(sql "$db" "select count(*) from cases c where (select count(*) from samples s where s.case_id = c.id) <> 42")" = 0 ]
-	contains "$T/out" "run 1 interrupted: $stored of 32 cases stored" "summary says interrupted"
+	contains "$T/run.out" "run 1 interrupted: $stored of 32 cases stored" "summary says interrupted"
 	expect_status 0 "report on an interrupted run" "$REPORT" --db "$db"
 	contains "$T/out" "\(interrupted\)" "report shows the status"
 	;;

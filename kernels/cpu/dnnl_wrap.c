@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl_debug.h>
@@ -162,6 +163,8 @@ static void isa_text(char *buf, size_t size)
 	const char *name = isa_name(isa);
 	const char *cap_var = getenv("ONEDNN_MAX_CPU_ISA") ? "ONEDNN_MAX_CPU_ISA"
 			      : getenv("DNNL_MAX_CPU_ISA") ? "DNNL_MAX_CPU_ISA" : NULL;
+	if (cap_var && !strcasecmp(getenv(cap_var), "all"))
+		cap_var = NULL;   /* no cap */
 	int n = name ? snprintf(buf, size, "isa %s", name)
 		     : snprintf(buf, size, "isa 0x%x", (unsigned)isa);
 	if (cap_var && n >= 0 && (size_t)n < size)
@@ -465,15 +468,34 @@ int onednn_gemm_execute(struct onednn_gemm *g, const void *a, const void *b, voi
 	return rc;
 }
 
+/* The probe's answer per dtype, made once: every case's check asks (runner list, runner run). */
+static pthread_mutex_t probe_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	int done, rc;
+	struct bd_error err;
+} probes[DTYPE_COUNT];
+
 int onednn_gemm_supported(enum bd_dtype ab_dtype, struct bd_error *err)
 {
 	struct onednn_gemm_desc d = {.m = 8, .n = 8, .k = 8, .ab_dtype = ab_dtype,
 				     .c_dtype = DTYPE_FLOAT32};
-	struct onednn_gemm *g = NULL;
-	int rc = onednn_gemm_create(&g, &d, NULL, err);
-	if (!rc && g->a32)
-		rc = fail_unimplemented(err, &d);   /* only the fallback could make it */
-	onednn_gemm_free(g);
+	if ((unsigned)ab_dtype >= DTYPE_COUNT)
+		return bd_fail(err, BD_EINVAL, "onednn matmul: unknown dtype %d", (int)ab_dtype);
+	pthread_mutex_lock(&probe_lock);
+	if (!probes[ab_dtype].done) {
+		struct onednn_gemm *g = NULL;
+		int rc = onednn_gemm_create(&g, &d, NULL, &probes[ab_dtype].err);
+		if (!rc && g->a32)   /* only the fallback could make it */
+			rc = fail_unimplemented(&probes[ab_dtype].err, &d);
+		onednn_gemm_free(g);
+		/* an engine or memory failure says nothing about the CPU: asked again next time */
+		probes[ab_dtype].done = rc == 0 || rc == BD_EUNSUPPORTED;
+		probes[ab_dtype].rc = rc;
+	}
+	int rc = probes[ab_dtype].rc;
+	if (rc && err)
+		*err = probes[ab_dtype].err;
+	pthread_mutex_unlock(&probe_lock);
 	return rc;
 }
 

@@ -60,9 +60,9 @@ void onednn_gemm_free(struct onednn_gemm *g);
 /* Bytes of oneDNN scratchpad this gemm holds (already allocated; through mem if one was given),
  * plus the float32 copies of the bfloat16 fallback when it is one. */
 size_t onednn_gemm_scratch_bytes(const struct onednn_gemm *g);
-/* 0 when oneDNN multiplies ab_dtype matrices natively on this CPU (probed with a tiny primitive
- * descriptor, cheap), else BD_EUNSUPPORTED with onednn_gemm_create's reason. Never counts the
- * fallback below. */
+/* 0 when oneDNN multiplies ab_dtype matrices natively on this CPU (probed once per dtype with a
+ * tiny primitive descriptor, then remembered), else BD_EUNSUPPORTED with onednn_gemm_create's
+ * reason. Never counts the fallback below. */
 int onednn_gemm_supported(enum bd_dtype ab_dtype, struct bd_error *err);
 
 /* TESTS ONLY — never called by runner: where oneDNN has no bfloat16 matmul on this CPU, let

@@ -113,6 +113,8 @@ static void expect_gemm(int64_t batch, int64_t m, int64_t n, int64_t k, int tran
 	struct bd_error err = {0};
 	if (onednn_gemm_create(&g, &d, NULL, &err) < 0)
 		fail_msg("create: %s", err.msg);
+	/* the fallback exactly where bfloat16 is not native */
+	assert_int_equal(onednn_gemm_is_fallback(g), bf16_in && !native_bf16);
 	if (onednn_gemm_execute(g, bf16_in ? (void *)a16 : a, bf16_in ? (void *)b16 : b,
 				bf16_out ? (void *)c16 : c, &err) < 0)
 		fail_msg("execute: %s", err.msg);
@@ -190,6 +192,7 @@ static void expect_bf16_gemm(int64_t m, int64_t n, int64_t k, enum bd_dtype c_dt
 	struct bd_error err = {0};
 	if (onednn_gemm_create(&g, &d, NULL, &err) < 0)
 		fail_msg("create: %s", err.msg);
+	assert_int_equal(onednn_gemm_is_fallback(g), !native_bf16);
 	if (onednn_gemm_execute(g, a16, b16, c_dtype == DTYPE_BFLOAT16 ? (void *)c16 : c, &err) < 0)
 		fail_msg("execute: %s", err.msg);
 	if (c_dtype == DTYPE_BFLOAT16)

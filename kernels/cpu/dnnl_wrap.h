@@ -67,10 +67,10 @@ int onednn_gemm_supported(enum bd_dtype ab_dtype, struct bd_error *err);
 
 /* TESTS ONLY — never called by runner: where oneDNN has no bfloat16 matmul on this CPU, let
  * onednn_gemm_create make one anyway from a float32 primitive over float32 copies of the
- * bfloat16 operands (exact widening; the product then rounds C to bfloat16 as the native path
- * does, which also accumulates in float32). It lets the bfloat16 code above the GEMM (the
- * model's mixed precision) be checked on CPUs without native bfloat16; its timing means nothing.
- * onednn_gemm_is_fallback says which a gemm got. */
+ * bfloat16 operands. The widening is exact and the products accumulate in float32, as on the
+ * native path; a bfloat16 C is rounded from the float32 result, as there. It lets the bfloat16
+ * code above the GEMM (the model's mixed precision) be checked on CPUs without native
+ * bfloat16; its timing means nothing. onednn_gemm_is_fallback says which a gemm got. */
 void onednn_allow_bf16_fallback(int allow);
 int onednn_gemm_is_fallback(const struct onednn_gemm *g);
 /* oneDNN's name for the implementation it picked, e.g. "brg:avx512_core". Owned by g. */

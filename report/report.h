@@ -1,4 +1,4 @@
-/* report/report.h: what the report commands share — the command handlers, opening the database
+/* report/report.h: what the report commands share — opening the database
  * and selecting a run, reading a case's samples as per-phase series. */
 #ifndef BENCHDB_REPORT_H
 #define BENCHDB_REPORT_H
@@ -11,16 +11,6 @@
 #include "stats.h"
 
 #define REPORT_PROG "report"
-
-int cmd_table(int argc, char **argv);
-int cmd_runs(int argc, char **argv);
-int cmd_compare(int argc, char **argv);
-int cmd_warmup(int argc, char **argv);
-int cmd_regress(int argc, char **argv);
-int cmd_history(int argc, char **argv);
-int cmd_plot(int argc, char **argv);
-int cmd_writeup(int argc, char **argv);
-int cmd_export(int argc, char **argv);
 
 /* Open db_path (not created) and resolve the run selector; prints the error and returns the exit
  * status on failure, -1 on success. */

@@ -5,7 +5,6 @@
  * rendered and freed before the next is read. In CSV the tables continue one another under a
  * single header; in JSON they are the elements of the output's array (one per case). */
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,23 +13,6 @@
 #include "report.h"
 
 enum export_what { EXPORT_SAMPLES, EXPORT_STATS };
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-/* The q-quantile (0 <= q <= 1) of sorted[0..n-1], n >= 1, interpolated linearly between the
- * order statistics at (n - 1) q (Hyndman and Fan type 7, numpy's default). */
-static double quantile_sorted(const double *sorted, size_t n, double q)
-{
-	double h = (double)(n - 1) * q;
-	size_t lo = (size_t)floor(h);
-	if (lo + 1 >= n)
-		return sorted[n - 1];
-	return sorted[lo] + (h - (double)lo) * (sorted[lo + 1] - sorted[lo]);
-}
 
 /* Columns of a samples table, in the order samples_table fills them. */
 enum { S_RUN, S_CASE, S_KEY, S_NAME, S_IMPL, S_PHASE, S_ITER, S_WARMUP, S_NS };
@@ -122,14 +104,11 @@ static void stats_rows(const struct case_row *c, const struct case_series *s, st
 		table_number(t, r, T_MIN, sum.min);
 		table_number(t, r, T_MAX, sum.max);
 		table_number(t, r, T_CV, sum.cv);
-		double *sorted = malloc(n * sizeof(*sorted));
-		if (!sorted)
+		double p5, p95;
+		if (quantiles(x, n, 0.05, 0.95, &p5, &p95))
 			abort();
-		memcpy(sorted, x, n * sizeof(*sorted));
-		qsort(sorted, n, sizeof(*sorted), cmp_double);
-		table_number(t, r, T_P5, quantile_sorted(sorted, n, 0.05));
-		table_number(t, r, T_P95, quantile_sorted(sorted, n, 0.95));
-		free(sorted);
+		table_number(t, r, T_P5, p5);
+		table_number(t, r, T_P95, p95);
 	}
 }
 

@@ -2,7 +2,6 @@
  * every run that has it, oldest first: provenance (commit, host), the median with a 95% interval,
  * and a step flag where the median moved significantly against the previous ok run. One table per
  * case key; the cases come from db_cases_by_key (every run at once, grouped by key). */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,28 +11,6 @@
 
 /* How many case keys of the latest run the "give a selector" message shows. */
 #define EXAMPLE_KEYS 3
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-/* Median and its 95% confidence interval over sorted[0..n-1] (n >= 1), distribution-free: the
- * count of samples below the true median is Binomial(n, 1/2), approximately normal with mean n/2
- * and sd sqrt(n)/2, so the order statistics of 1-based ranks
- *     lo = floor(n/2 - 0.98 sqrt(n)),   hi = ceil(n/2 + 0.98 sqrt(n))      (0.98 = 1.96 / 2)
- * clamped to [1, n], enclose the median with about 95% probability whatever the distribution.
- * With few samples (n < 6) the clamped interval is the whole range. */
-static void median_ci(const double *sorted, size_t n, double *median, double *lo, double *hi)
-{
-	double half = (double)n / 2, reach = 0.98 * sqrt((double)n);
-	double rlo = floor(half - reach), rhi = ceil(half + reach);
-	size_t ilo = rlo < 1 ? 1 : (size_t)rlo, ihi = rhi > (double)n ? n : (size_t)rhi;
-	*median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-	*lo = sorted[ilo - 1];
-	*hi = sorted[ihi - 1];
-}
 
 /* A few case keys of the latest run, to copy into --case (prints nothing when there is none). */
 static void list_example_keys(const char *db_path, const char *suite)
@@ -76,7 +53,6 @@ static int key_table(struct db *db, const struct case_row *rows, size_t n,
 		     double threshold, int with_key, struct table *t, struct bd_error *err)
 {
 	struct case_series cur = {0}, prev = {0};
-	double *sorted = NULL;
 	size_t steps = 0;
 	int rc = 0;
 	char title[2048];
@@ -121,16 +97,11 @@ static int key_table(struct db *db, const struct case_row *rows, size_t n,
 			case_series_free(&cur);
 			continue;
 		}
-		free(sorted);
-		sorted = malloc(m * sizeof(*sorted));
-		if (!sorted) {
+		double median, lo, hi;
+		if (median_ci(x, m, &median, &lo, &hi)) {
 			rc = bd_fail(err, BD_ENOMEM, "out of memory");
 			goto done;
 		}
-		memcpy(sorted, x, m * sizeof(*sorted));
-		qsort(sorted, m, sizeof(*sorted), cmp_double);
-		double median, lo, hi;
-		median_ci(sorted, m, &median, &lo, &hi);
 		table_number(t, r, c_med, median / 1e6);
 		table_number(t, r, c_lo, lo / 1e6);
 		table_number(t, r, c_hi, hi / 1e6);
@@ -157,7 +128,6 @@ static int key_table(struct db *db, const struct case_row *rows, size_t n,
 		      "(p < %.3g) and the medians differ by more than %.3g%%",
 		   alpha, threshold);
 done:
-	free(sorted);
 	case_series_free(&cur);
 	case_series_free(&prev);
 	return rc;

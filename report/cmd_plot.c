@@ -171,39 +171,6 @@ static char *key_label(const char *key, const struct varying *v, int want_varyin
 	return sb_detach(&sb);
 }
 
-/* ---- small statistics --------------------------------------------------------------------- */
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-/* Median of x with its distribution-free 95% confidence interval: the order statistics of ranks
- * n/2 -/+ 1.96 sqrt(n)/2 (normal approximation to the binomial; the whole range for n < 6). */
-static int median_ci(const double *x, size_t n, double *median, double *lo, double *hi)
-{
-	if (n == 0)
-		return -1;
-	double *s = malloc(n * sizeof(*s));
-	if (!s)
-		return -1;
-	memcpy(s, x, n * sizeof(*s));
-	qsort(s, n, sizeof(*s), cmp_double);
-	*median = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-	double half = 1.959964 * sqrt((double)n) / 2;
-	long l = (long)floor((double)n / 2 - half);         /* 1-based ranks */
-	long h = (long)ceil(1 + (double)n / 2 + half);
-	if (l < 1)
-		l = 1;
-	if (h > (long)n)
-		h = (long)n;
-	*lo = s[l - 1];
-	*hi = s[h - 1];
-	free(s);
-	return 0;
-}
-
 /* "fwd+bwd" for the per-iteration total of cases with these phases, else the phase's name. */
 static void pick_label(enum series_pick pick, unsigned phases, char *out, size_t n)
 {

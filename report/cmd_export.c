@@ -137,20 +137,20 @@ static int write_output(const char *path, const struct strbuf *out)
 
 int cmd_export(int argc, char **argv)
 {
-	const char *db_path = BENCHDB_DEFAULT_DB, *run_sel = "all", *what_text = "samples";
-	const char *format = "csv", *suite = NULL, *out_path = NULL;
-	struct opt_list where = {0};
+	struct report_options o = REPORT_OPTIONS_INIT;
+	const char *what_text = "samples", *out_path = NULL;
+	o.run_sel = "all";
+	o.format = "csv";
 	const struct opt_spec specs[] = {
 		{"what", 0, OPT_STRING, "WHAT", "samples (default: every stored sample) or stats",
 		 &what_text},
-		{"run", 'r', OPT_STRING, "SEL",
-		 "one run: id, uuid prefix, label, git commit, latest (default: all runs)", &run_sel},
-		{"suite", 0, OPT_STRING, "NAME", "only cases of this suite", &suite},
-		{"where", 'w', OPT_LIST, "KEY=VALUE", "only cases with this parameter value (repeatable)",
-		 &where},
-		{"format", 'f', OPT_STRING, "FMT", "csv (default) or json", &format},
+		REPORT_OPT_RUN(&o, "one run: id, uuid prefix, label, git commit, latest (default: all "
+				   "runs)"),
+		REPORT_OPT_SUITE(&o),
+		REPORT_OPT_WHERE(&o),
+		{"format", 'f', OPT_STRING, "FMT", "csv (default) or json", &o.format},
 		{"output", 'o', OPT_STRING, "FILE", "write to FILE instead of standard output", &out_path},
-		{"db", 0, OPT_STRING, "PATH", "database to read (default bench.db)", &db_path},
+		REPORT_OPT_DB(&o),
 		{0},
 	};
 	static const struct cmd_usage usage = {
@@ -181,16 +181,16 @@ int cmd_export(int argc, char **argv)
 		fprintf(stderr, "report export: unknown --what '%s' (valid: samples, stats)\n", what_text);
 		return EXIT_USAGE;
 	}
-	if ((fmt = report_format_arg(format)) < 0)
+	if ((fmt = report_format_arg(o.format)) < 0)
 		return EXIT_USAGE;
 	if (fmt != FORMAT_CSV && fmt != FORMAT_JSON) {
 		fprintf(stderr, "report export: format '%s' is for reading, not for export (valid: csv, "
 				"json; `report table --format %s` gives a run's tables)\n",
-			format, format);
+			o.format, o.format);
 		return EXIT_USAGE;
 	}
-	int all = !strcmp(run_sel, "all");
-	if ((status = report_open(db_path, all ? NULL : run_sel, &db, &run_id)) >= 0)
+	int all = !strcmp(o.run_sel, "all");
+	if ((status = report_open(o.db_path, all ? NULL : o.run_sel, &db, &run_id)) >= 0)
 		goto done;
 	status = EXIT_OK;
 	if (all) {
@@ -207,7 +207,7 @@ int cmd_export(int argc, char **argv)
 		nruns = 1;
 	}
 
-	struct case_filter filter = {.suite = suite, .where = where.items, .nwhere = where.n};
+	struct case_filter filter = report_filter(&o);
 	render_begin((enum report_format)fmt, &out);
 	if (what == EXPORT_STATS) {
 		table_init(&t, all ? "statistics per case and phase"

@@ -49,8 +49,9 @@ static const struct run_row *run_of(const struct run_row *runs, size_t nruns, in
 /* The table of one case key: rows[0..n-1] are its cases, oldest run first. with_key: a first
  * column repeats the key (CSV drops titles, and its tables must still say whose rows they are). */
 static int key_table(struct db *db, const struct case_row *rows, size_t n,
-		     const struct run_row *runs, size_t nruns, enum series_pick pick, double alpha,
-		     double threshold, int with_key, struct table *t, struct bd_error *err)
+		     const struct run_row *runs, size_t nruns, enum series_pick pick,
+		     const struct verdict_rule *rule, int with_key, struct table *t,
+		     struct bd_error *err)
 {
 	struct case_series cur = {0}, prev = {0};
 	size_t steps = 0;
@@ -108,7 +109,7 @@ static int key_table(struct db *db, const struct case_row *rows, size_t n,
 		table_number(t, r, c_n, (double)m);
 		const double *xp = case_series_pick(&prev, pick, &mprev);
 		struct pair_result pr;
-		if (mprev && !compare_pair(xp, mprev, x, m, alpha, threshold / 100, &pr) &&
+		if (mprev && !compare_pair(xp, mprev, x, m, rule, &pr) &&
 		    (pr.verdict == VERDICT_SLOWER || pr.verdict == VERDICT_FASTER)) {
 			/* change in time: this median / previous median - 1 = 1 / speedup - 1 */
 			char step[48];
@@ -126,7 +127,7 @@ static int key_table(struct db *db, const struct case_row *rows, size_t n,
 		   n, n == 1 ? "" : "s", steps, steps == 1 ? "" : "s", series_pick_names[pick]);
 	table_note(t, "step: against the previous ok run, when the Mann-Whitney U test is significant "
 		      "(p < %.3g) and the medians differ by more than %.3g%%",
-		   alpha, threshold);
+		   rule->alpha, 100 * rule->threshold);
 done:
 	case_series_free(&cur);
 	case_series_free(&prev);
@@ -135,22 +136,19 @@ done:
 
 int cmd_history(int argc, char **argv)
 {
-	const char *db_path = BENCHDB_DEFAULT_DB, *case_key = NULL, *format = "md", *suite = NULL;
-	const char *phase = "total";
-	double alpha = 0.01, threshold = 5.0;
-	struct opt_list where = {0};
+	struct report_options o = REPORT_OPTIONS_INIT;
+	const char *case_key = NULL;
 	const struct opt_spec specs[] = {
 		{"case", 'c', OPT_STRING, "KEY", "the case key to follow (exact, as stored in cases.case_key)",
 		 &case_key},
 		{"where", 'w', OPT_LIST, "KEY=VALUE", "every case with this parameter value (repeatable)",
-		 &where},
-		{"suite", 0, OPT_STRING, "NAME", "only cases of this suite", &suite},
-		{"phase", 0, OPT_STRING, "PHASE", "fwd, bwd, opt or total (default total)", &phase},
-		{"threshold", 0, OPT_DOUBLE, "PCT", "change that counts as a step (default 5)",
-		 &threshold},
-		{"alpha", 0, OPT_DOUBLE, "P", "significance level of the rank test (default 0.01)", &alpha},
-		{"format", 'f', OPT_STRING, "FMT", "md (default), csv, json or tex", &format},
-		{"db", 0, OPT_STRING, "PATH", "database to read (default bench.db)", &db_path},
+		 &o.where},
+		REPORT_OPT_SUITE(&o),
+		REPORT_OPT_PHASE(&o),
+		REPORT_OPT_THRESHOLD(&o, "change that counts as a step"),
+		REPORT_OPT_ALPHA(&o),
+		REPORT_OPT_FORMAT(&o),
+		REPORT_OPT_DB(&o),
 		{0},
 	};
 	static const struct cmd_usage usage = {
@@ -170,32 +168,32 @@ int cmd_history(int argc, char **argv)
 	int status = opt_parse_command(specs, &usage, argc, argv, 0, 0, &npos);
 	if (status >= 0)
 		return status;
-	if (threshold < 0 || alpha <= 0 || alpha >= 1) {
+	if (o.rule.threshold < 0 || o.rule.alpha <= 0 || o.rule.alpha >= 1) {
 		fprintf(stderr, "report history: --threshold must be >= 0 and --alpha in (0, 1)\n");
 		return EXIT_USAGE;
 	}
-	if ((fmt = report_format_arg(format)) < 0 || (pick = series_pick_arg(phase)) < 0)
+	if ((fmt = report_format_arg(o.format)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
 		return EXIT_USAGE;
 	if (case_key && !case_key[0]) {
 		fprintf(stderr, "report history: --case needs a case key, got ''\n");
 		return EXIT_USAGE;
 	}
-	if (!case_key && where.n == 0) {
+	if (!case_key && o.where.n == 0) {
 		fprintf(stderr, "report history: give a case: --case KEY (exact) or --where KEY=VALUE\n");
-		list_example_keys(db_path, suite);
+		list_example_keys(o.db_path, o.suite);
 		return EXIT_USAGE;
 	}
-	if ((status = report_open(db_path, NULL, &db, NULL)) >= 0)
+	if ((status = report_open(o.db_path, NULL, &db, NULL)) >= 0)
 		goto done;
 	status = EXIT_OK;
 	if (db_runs_list(db, &runs, &nruns, &err) ||
-	    db_cases_by_key(db, case_key, suite, &rows, &nall, &err)) {
+	    db_cases_by_key(db, case_key, o.suite, &rows, &nall, &err)) {
 		bd_error_print(REPORT_PROG, &err);
 		status = EXIT_FAIL;
 		goto done;
 	}
 	n = nall;
-	struct case_filter filter = {.suite = suite, .where = where.items, .nwhere = where.n};
+	struct case_filter filter = report_filter(&o);
 	if (case_rows_filter(rows, &n, &filter, "any run", &err)) {
 		bd_error_print(REPORT_PROG, &err);
 		status = EXIT_USAGE;
@@ -204,12 +202,12 @@ int cmd_history(int argc, char **argv)
 	if (n == 0) {
 		if (case_key)
 			fprintf(stderr, "report history: no run has a case with key '%s'%s%s%s\n", case_key,
-				suite ? " in suite " : "", suite ? suite : "",
-				where.n ? " that matches the --where filter" : "");
+				o.suite ? " in suite " : "", o.suite ? o.suite : "",
+				o.where.n ? " that matches the --where filter" : "");
 		else
 			fprintf(stderr, "report history: no case of any run matches the --where filter%s%s\n",
-				suite ? " in suite " : "", suite ? suite : "");
-		list_example_keys(db_path, suite);
+				o.suite ? " in suite " : "", o.suite ? o.suite : "");
+		list_example_keys(o.db_path, o.suite);
 		status = EXIT_FAIL;
 		goto done;
 	}
@@ -218,8 +216,8 @@ int cmd_history(int argc, char **argv)
 		for (end = i + 1; end < n && !strcmp(rows[end].case_key, rows[i].case_key);)
 			end++;
 		struct table t;
-		int rc = key_table(db, &rows[i], end - i, runs, nruns, (enum series_pick)pick, alpha,
-				   threshold, fmt == FORMAT_CSV, &t, &err);
+		int rc = key_table(db, &rows[i], end - i, runs, nruns, (enum series_pick)pick, &o.rule,
+				   fmt == FORMAT_CSV, &t, &err);
 		if (rc) {
 			table_free(&t);
 			bd_error_print(REPORT_PROG, &err);

@@ -474,7 +474,8 @@ static int chart_speedup(const struct chart_request *rq, struct plot *p, struct 
 		sb_free(&impls);
 		return rc;
 	}
-	if (compare_match(set, set, baseline, rq->pick, 0.01, 0.05, &pairs, &npairs))
+	static const struct verdict_rule rule = VERDICT_RULE_DEFAULT;   /* the bars need no verdict */
+	if (compare_match(set, set, baseline, rq->pick, &rule, &pairs, &npairs))
 		return bd_fail(err, BD_ENOMEM, "out of memory");
 	/* Categories: the shapes (case key without impl), in order of first appearance. */
 	char **shapes = calloc(npairs ? npairs : 1, sizeof(*shapes));
@@ -885,17 +886,15 @@ int output_dir_make(const char *dir, struct bd_error *err)
 
 int cmd_plot(int argc, char **argv)
 {
-	const char *db_path = BENCHDB_DEFAULT_DB, *run_sel = "latest", *suite = NULL, *phase = "total";
+	struct report_options o = REPORT_OPTIONS_INIT;
 	const char *baseline = "naive", *dir = NULL, *case_key = NULL;
-	struct opt_list where = {0};
 	const struct opt_spec specs[] = {
 		{"output", 'o', OPT_STRING, "DIR", "directory for KIND.png and KIND.svg (required)", &dir},
-		{"db", 0, OPT_STRING, "PATH", "database to read (default bench.db)", &db_path},
-		{"run", 'r', OPT_STRING, "SEL", "run (default latest)", &run_sel},
-		{"suite", 0, OPT_STRING, "NAME", "only cases of this suite", &suite},
-		{"where", 'w', OPT_LIST, "KEY=VALUE", "only cases with this parameter value (repeatable)",
-		 &where},
-		{"phase", 0, OPT_STRING, "PHASE", "fwd, bwd, opt or total (default total)", &phase},
+		REPORT_OPT_DB(&o),
+		REPORT_OPT_RUN(&o, "run (default latest)"),
+		REPORT_OPT_SUITE(&o),
+		REPORT_OPT_WHERE(&o),
+		REPORT_OPT_PHASE(&o),
 		{"baseline", 'b', OPT_STRING, "IMPL", "speedup: the baseline impl (default naive)",
 		 &baseline},
 		{"case", 0, OPT_STRING, "KEY",
@@ -934,17 +933,12 @@ int cmd_plot(int argc, char **argv)
 			argv[0], argv[0]);
 		return EXIT_USAGE;
 	}
-	if ((pick = series_pick_arg(phase)) < 0)
+	if ((pick = series_pick_arg(o.phase)) < 0)
 		return EXIT_USAGE;
-	if ((status = report_open(db_path, run_sel, &db, &run_id)) >= 0)
+	struct case_filter filter = report_filter(&o);
+	if ((status = report_open_set(o.db_path, o.run_sel, &filter, &db, &run_id, &set)) >= 0)
 		goto done;
 	status = EXIT_OK;
-	struct case_filter filter = {.suite = suite, .where = where.items, .nwhere = where.n};
-	if (case_set_load(db, run_id, &filter, &set, &err)) {
-		bd_error_print(REPORT_PROG, &err);
-		status = err.code == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL;
-		goto done;
-	}
 	if (set.n == 0 && kind != CHART_HISTORY) {
 		fprintf(stderr, "report plot: no case of run %lld passes the filters\n", (long long)run_id);
 		status = EXIT_FAIL;

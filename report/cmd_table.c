@@ -306,24 +306,22 @@ static void group_of(const struct case_row *c, const char *group_by, char *out, 
 
 int cmd_table(int argc, char **argv)
 {
-	const char *db_path = BENCHDB_DEFAULT_DB, *run_sel = "latest", *format = "md", *suite = NULL;
-	const char *group_by = NULL, *pivot = NULL, *phase = "total";
+	struct report_options o = REPORT_OPTIONS_INIT;
+	const char *group_by = NULL, *pivot = NULL;
 	int derived = 0;
-	struct opt_list where = {0};
 	const struct opt_spec specs[] = {
-		{"db", 0, OPT_STRING, "PATH", "database to read (default bench.db)", &db_path},
-		{"run", 'r', OPT_STRING, "SEL",
-		 "run id, uuid prefix, label, git commit or 'latest' (default)", &run_sel},
-		{"format", 'f', OPT_STRING, "FMT", "md (default), csv, json or tex", &format},
+		REPORT_OPT_DB(&o),
+		REPORT_OPT_RUN(&o, "run id, uuid prefix, label, git commit or 'latest' (default)"),
+		REPORT_OPT_FORMAT(&o),
 		{"suite", 0, OPT_STRING, "NAME", "only cases of this suite (attention, e2e, matmul)",
-		 &suite},
-		{"where", 'w', OPT_LIST, "KEY=VALUE", "only cases with this parameter value (repeatable)",
-		 &where},
+		 &o.suite},
+		REPORT_OPT_WHERE(&o),
 		{"group-by", 'g', OPT_STRING, "KEY", "one table per value of this parameter (e.g. dtype)",
 		 &group_by},
 		{"pivot", 'p', OPT_STRING, "KEY",
 		 "one column per value of this parameter (e.g. impl), holding the mean time", &pivot},
-		{"phase", 0, OPT_STRING, "PHASE", "with --pivot: fwd, bwd, opt or total (default)", &phase},
+		{"phase", 0, OPT_STRING, "PHASE", "with --pivot: fwd, bwd, opt or total (default)",
+		 &o.phase},
 		{"derived", 'd', OPT_FLAG, NULL, "add tokens/s, samples/s, GB/s and CV% columns", &derived},
 		{0},
 	};
@@ -343,12 +341,13 @@ int cmd_table(int argc, char **argv)
 	int status = opt_parse_command(specs, &usage, argc, argv, 0, 0, &npos);
 	if (status >= 0)
 		return status;
-	if ((fmt = report_format_arg(format)) < 0 || (pick = series_pick_arg(phase)) < 0)
+	if ((fmt = report_format_arg(o.format)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
 		return EXIT_USAGE;
-	if ((status = report_open(db_path, run_sel, &db, &run_id)) >= 0)
+	if ((status = report_open(o.db_path, o.run_sel, &db, &run_id)) >= 0)
 		goto done;
 	status = EXIT_OK;
-	if (db_run_get(db, run_id, &run, &err) || db_cases_list(db, run_id, suite, &cases, &n, &err)) {
+	if (db_run_get(db, run_id, &run, &err) ||
+	    db_cases_list(db, run_id, o.suite, &cases, &n, &err)) {
 		bd_error_print(REPORT_PROG, &err);
 		status = EXIT_FAIL;
 		goto done;
@@ -356,7 +355,7 @@ int cmd_table(int argc, char **argv)
 	nall = n;
 	char scope[64];
 	snprintf(scope, sizeof(scope), "run %lld", (long long)run_id);
-	struct case_filter filter = {.suite = suite, .where = where.items, .nwhere = where.n};
+	struct case_filter filter = report_filter(&o);
 	if (case_rows_filter(cases, &n, &filter, scope, &err)) {
 		bd_error_print(REPORT_PROG, &err);
 		status = EXIT_USAGE;
@@ -369,7 +368,7 @@ int cmd_table(int argc, char **argv)
 		struct table t;
 		table_init(&t, "no cases");
 		table_note(&t, "no cases stored in run %lld%s%s", (long long)run_id,
-			   suite ? " for suite " : "", suite ? suite : "");
+			   o.suite ? " for suite " : "", o.suite ? o.suite : "");
 		render_table(&t, (enum report_format)fmt, &out);
 		table_free(&t);
 	}

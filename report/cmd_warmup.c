@@ -113,7 +113,7 @@ int warmup_table(struct db *db, int64_t run_id, const struct case_set *set, cons
 			summarize(x + half, n - half, &tail);
 			if (tail.median > 0)
 				table_number(t, r, c_first, x[0] / tail.median);
-			size_t steady = steady_state_index(x, n, band / 100);
+			size_t steady = steady_state_index(x, n, band);
 			if (steady < n)
 				table_number(t, r, c_steady, (double)steady);
 			else
@@ -127,27 +127,26 @@ int warmup_table(struct db *db, int64_t run_id, const struct case_set *set, cons
 		       "measured, fewer where it did not make that many); first iter: iteration 0 / "
 		       "median of the last half; steady from: first iteration after which every one "
 		       "stays within %.3g%% of that median",
-		   band);
+		   100 * band);
 	return 0;
 }
 
 int cmd_warmup(int argc, char **argv)
 {
-	const char *db_path = BENCHDB_DEFAULT_DB, *run_sel = "latest", *format = "md", *suite = NULL;
-	const char *ks_text = "0,1,2,5", *phase = "total";
-	double band = 10.0;
-	struct opt_list where = {0};
+	struct report_options o = REPORT_OPTIONS_INIT;
+	const char *ks_text = "0,1,2,5";
+	double band = REPORT_STEADY_BAND;
 	const struct opt_spec specs[] = {
-		{"db", 0, OPT_STRING, "PATH", "database to read (default bench.db)", &db_path},
-		{"run", 'r', OPT_STRING, "SEL", "run (default latest)", &run_sel},
-		{"suite", 0, OPT_STRING, "NAME", "only cases of this suite", &suite},
-		{"where", 'w', OPT_LIST, "KEY=VALUE", "only cases with this parameter value (repeatable)",
-		 &where},
+		REPORT_OPT_DB(&o),
+		REPORT_OPT_RUN(&o, "run (default latest)"),
+		REPORT_OPT_SUITE(&o),
+		REPORT_OPT_WHERE(&o),
 		{"k", 'k', OPT_STRING, "LIST", "warm-up counts to evaluate (default 0,1,2,5)", &ks_text},
-		{"phase", 0, OPT_STRING, "PHASE", "fwd, bwd, opt or total (default total)", &phase},
-		{"band", 0, OPT_DOUBLE, "PCT",
-		 "steady state: within this of the final median from then on (default 10)", &band},
-		{"format", 'f', OPT_STRING, "FMT", "md (default), csv, json or tex", &format},
+		REPORT_OPT_PHASE(&o),
+		{"band", 0, OPT_PERCENT, "PCT",
+		 "steady state: within this of the final median from then on (default "
+		 REPORT_STR(REPORT_STEADY_BAND_PCT) ")", &band},
+		REPORT_OPT_FORMAT(&o),
 		{0},
 	};
 	static const struct cmd_usage usage = {
@@ -159,7 +158,6 @@ int cmd_warmup(int argc, char **argv)
 	struct db *db = NULL;
 	struct case_set set = {0};
 	struct table t = {0};
-	struct strbuf out = STRBUF_INIT;
 	struct bd_error err;
 	int64_t run_id;
 	int ks[MAX_K], nk, npos, fmt, pick;
@@ -170,29 +168,21 @@ int cmd_warmup(int argc, char **argv)
 		fprintf(stderr, "report warmup: --k expects a list such as 0,1,2,5, got '%s'\n", ks_text);
 		return EXIT_USAGE;
 	}
-	if ((fmt = report_format_arg(format)) < 0 || (pick = series_pick_arg(phase)) < 0)
+	if ((fmt = report_format_arg(o.format)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
 		return EXIT_USAGE;
-	if ((status = report_open(db_path, run_sel, &db, &run_id)) >= 0)
+	struct case_filter filter = report_filter(&o);
+	filter.rows_only = 1;
+	if ((status = report_open_set(o.db_path, o.run_sel, &filter, &db, &run_id, &set)) >= 0)
 		goto done;
 	status = EXIT_OK;
-	struct case_filter filter = {suite, where.items, where.n, .rows_only = 1};
-	if (case_set_load(db, run_id, &filter, &set, &err)) {
-		bd_error_print(REPORT_PROG, &err);
-		status = err.code == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL;
-		goto done;
-	}
 	if (warmup_table(db, run_id, &set, ks, nk, (enum series_pick)pick, band, &t, &err)) {
 		bd_error_print(REPORT_PROG, &err);
 		status = EXIT_FAIL;
 		goto done;
 	}
-	render_begin((enum report_format)fmt, &out);
-	render_table(&t, (enum report_format)fmt, &out);
-	render_end((enum report_format)fmt, &out);
-	fputs(sb_str(&out), stdout);
+	report_print((enum report_format)fmt, &t, 1);
 done:
 	table_free(&t);
-	sb_free(&out);
 	case_set_free(&set);
 	db_close(db);
 	return status;

@@ -30,6 +30,22 @@ int report_format_arg(const char *format)
 	return fmt;
 }
 
+void report_print(enum report_format fmt, const struct table *tables, size_t n)
+{
+	struct strbuf out = STRBUF_INIT;
+	render_begin(fmt, &out);
+	for (size_t i = 0; i < n; i++)
+		render_table(&tables[i], fmt, &out);
+	render_end(fmt, &out);
+	fputs(sb_str(&out), stdout);
+	sb_free(&out);
+}
+
+struct case_filter report_filter(const struct report_options *o)
+{
+	return (struct case_filter){.suite = o->suite, .where = o->where.items, .nwhere = o->where.n};
+}
+
 int case_series_load(struct db *db, const struct case_row *c, struct case_series *s,
 		     struct bd_error *err)
 {
@@ -198,6 +214,18 @@ done:
 	return rc;
 }
 
+int report_open_set(const char *db_path, const char *run_selector, const struct case_filter *f,
+		    struct db **db, int64_t *run_id, struct case_set *set)
+{
+	struct bd_error err;
+	int status = report_open(db_path, run_selector, db, run_id);
+	if (status < 0 && case_set_load(*db, *run_id, f, set, &err)) {
+		bd_error_print(REPORT_PROG, &err);
+		status = err.code == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL;
+	}
+	return status;
+}
+
 void case_set_free(struct case_set *s)
 {
 	for (size_t i = 0; s->series && i < s->n; i++)
@@ -209,10 +237,10 @@ void case_set_free(struct case_set *s)
 
 const char *const verdict_names[4] = {"faster", "slower", "same", "unsure"};
 
-enum verdict verdict_of(const struct ratio_ci *speedup, double p, double alpha, double threshold)
+enum verdict verdict_of(const struct ratio_ci *speedup, double p, const struct verdict_rule *rule)
 {
-	double up = 1.0 + threshold, down = 1.0 / (1.0 + threshold);
-	int significant = p < alpha;
+	double up = 1.0 + rule->threshold, down = 1.0 / (1.0 + rule->threshold);
+	int significant = p < rule->alpha;
 	if (significant && speedup->ratio > up)
 		return VERDICT_FASTER;
 	if (significant && speedup->ratio < down)
@@ -222,8 +250,8 @@ enum verdict verdict_of(const struct ratio_ci *speedup, double p, double alpha, 
 	return VERDICT_UNSURE;
 }
 
-int compare_pair(const double *xb, size_t nb, const double *xc, size_t nc, double alpha,
-		 double threshold, struct pair_result *out)
+int compare_pair(const double *xb, size_t nb, const double *xc, size_t nc,
+		 const struct verdict_rule *rule, struct pair_result *out)
 {
 	int rc = bootstrap_ratio_of_medians(xb, nb, xc, nc, REPORT_CI_LEVEL,
 					    REPORT_BOOTSTRAP_RESAMPLES, REPORT_BOOTSTRAP_SEED,
@@ -232,7 +260,7 @@ int compare_pair(const double *xb, size_t nb, const double *xc, size_t nc, doubl
 		return rc;
 	summarize(xb, nb, &out->base);
 	summarize(xc, nc, &out->cand);
-	out->verdict = verdict_of(&out->speedup, out->mw.p, alpha, threshold);
+	out->verdict = verdict_of(&out->speedup, out->mw.p, rule);
 	return 0;
 }
 
@@ -313,14 +341,14 @@ void case_index_free(struct case_index *idx)
 }
 
 void compare_pairs(const struct case_set *base, const struct case_set *cand,
-		   struct case_pair *pairs, size_t n, enum series_pick pick, double alpha,
-		   double threshold)
+		   struct case_pair *pairs, size_t n, enum series_pick pick,
+		   const struct verdict_rule *rule)
 {
 #pragma omp parallel for schedule(dynamic, 8)
 	for (size_t i = 0; i < n; i++) {
 		size_t nb, nc;
 		const double *xb = case_series_pick(&base->series[pairs[i].base], pick, &nb);
 		const double *xc = case_series_pick(&cand->series[pairs[i].cand], pick, &nc);
-		pairs[i].ok = !compare_pair(xb, nb, xc, nc, alpha, threshold, &pairs[i].result);
+		pairs[i].ok = !compare_pair(xb, nb, xc, nc, rule, &pairs[i].result);
 	}
 }

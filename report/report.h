@@ -148,7 +148,7 @@ int case_index_build(const struct case_set *set, int without_impl, struct case_i
 /* Index into set of the case with key (and impl, when not NULL), or -1. */
 long case_index_find(const struct case_index *idx, const char *key, const char *impl);
 void case_index_free(struct case_index *idx);
-/* The case key without its impl=... (or param=...) token (malloc'd). */
+/* The case key without its impl=... (or param=...) token, e.g. "seq_len" or "dtype" (malloc'd). */
 char *case_key_without_impl(const char *key);
 char *case_key_without(const char *key, const char *param);
 
@@ -193,9 +193,9 @@ void compare_pairs(const struct case_set *base, const struct case_set *cand,
  * Enough for our canonical params JSON. */
 void json_field(const char *json, const char *key, char *out, size_t n);
 
-/* ---- the tables of table / warmup / compare, shared with writeup ----------------------------
- * Each fills t (initialised even on failure: the caller table_free()s it) exactly as its command
- * prints it. */
+/* ---- the tables of table (tables.c), warmup (warmup.c) and compare (compare.c), shared with
+ * writeup. Each fills t (initialised even on failure: the caller table_free()s it) exactly as its
+ * command prints it. */
 
 /* `report table`'s table of cases (all of one suite, which picks the parameter columns): mean and
  * std of every phase and of the per-iteration total, GFLOP/s, peak memory; notes for non-ok cases.
@@ -204,11 +204,16 @@ void json_field(const char *json, const char *key, char *out, size_t n);
 enum table_flags { TABLE_DERIVED = 1 };
 int table_of_cases(struct db *db, const char *suite, const struct case_row *cases, size_t n,
 		   unsigned flags, struct table *t, struct bd_error *err);
+/* `report table --pivot KEY`: one row per case that differs only in KEY, one column per value of
+ * KEY holding the mean time of pick. */
+int pivot_table(struct db *db, const char *suite, const struct case_row *cases, size_t n,
+		const char *key, enum series_pick pick, struct table *t, struct bd_error *err);
 
 /* Per-iteration times of one case, warm-up included (index = iteration), in nanoseconds, for pick;
  * *x is malloc'd. Iterations missing a phase of the pick are dropped from the end. */
 int case_iterations(struct db *db, const struct case_row *c, enum series_pick pick, double **x,
 		    size_t *n, struct bd_error *err);
+#define WARMUP_MAX_K 16
 /* `report warmup`'s table: for each ok case of set, mean/std after k = ks[0..nk-1] (nk <= 16)
  * warm-up iterations, the first-iteration penalty and the steady-state iteration (band a
  * fraction, steady_state_index). */
@@ -228,7 +233,7 @@ size_t compare_tables(const struct case_set *cand, const struct case_pair *pairs
 		      const char *title, int by_run, const struct verdict_rule *rule,
 		      struct table *t, struct table *sum);
 
-/* ---- charts (cmd_plot.c), shared with writeup ----------------------------------------------- */
+/* ---- charts (chart.c), shared by plot and writeup ---------------------------------------------- */
 
 enum chart_kind { CHART_LATENCY, CHART_SPEEDUP, CHART_WARMUP, CHART_MEMORY, CHART_HISTORY,
 		  CHART_KINDS };
@@ -252,8 +257,6 @@ struct chart_request {
  * nothing to draw (the message says why), BD_EDB/BD_ENOMEM from the database. */
 int chart_write(struct db *db, const struct chart_request *rq, struct strbuf *notes,
 		struct bd_error *err);
-/* The case key without its token named drop ("seq_len", "dtype", ...), malloc'd. */
-char *case_key_without(const char *key, const char *drop);
 /* mkdir -p dir; BD_EIO (with the path and errno's text) when it cannot be made. */
 int output_dir_make(const char *dir, struct bd_error *err);
 

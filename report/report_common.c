@@ -1,4 +1,5 @@
-/* report/report_common.c: opening the database, selecting runs, loading sample series. */
+/* report/report_common.c: what every command does — opening the database, selecting runs and
+ * cases, loading sample series, printing the output — and the case index by key. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,34 +236,6 @@ void case_set_free(struct case_set *s)
 	memset(s, 0, sizeof(*s));
 }
 
-const char *const verdict_names[4] = {"faster", "slower", "same", "unsure"};
-
-enum verdict verdict_of(const struct ratio_ci *speedup, double p, const struct verdict_rule *rule)
-{
-	double up = 1.0 + rule->threshold, down = 1.0 / (1.0 + rule->threshold);
-	int significant = p < rule->alpha;
-	if (significant && speedup->ratio > up)
-		return VERDICT_FASTER;
-	if (significant && speedup->ratio < down)
-		return VERDICT_SLOWER;
-	if (significant || (speedup->lo >= down && speedup->hi <= up))
-		return VERDICT_SAME;
-	return VERDICT_UNSURE;
-}
-
-int compare_pair(const double *xb, size_t nb, const double *xc, size_t nc,
-		 const struct verdict_rule *rule, struct pair_result *out)
-{
-	int rc = bootstrap_ratio_of_medians(xb, nb, xc, nc, REPORT_CI_LEVEL,
-					    REPORT_BOOTSTRAP_RESAMPLES, REPORT_BOOTSTRAP_SEED,
-					    &out->speedup);
-	if (rc || (rc = mann_whitney_u(xb, nb, xc, nc, &out->mw)))
-		return rc;
-	summarize(xb, nb, &out->base);
-	summarize(xc, nc, &out->cand);
-	out->verdict = verdict_of(&out->speedup, out->mw.p, rule);
-	return 0;
-}
 
 struct case_index_entry {
 	char *key;
@@ -340,15 +313,3 @@ void case_index_free(struct case_index *idx)
 	idx->n = 0;
 }
 
-void compare_pairs(const struct case_set *base, const struct case_set *cand,
-		   struct case_pair *pairs, size_t n, enum series_pick pick,
-		   const struct verdict_rule *rule)
-{
-#pragma omp parallel for schedule(dynamic, 8)
-	for (size_t i = 0; i < n; i++) {
-		size_t nb, nc;
-		const double *xb = case_series_pick(&base->series[pairs[i].base], pick, &nb);
-		const double *xc = case_series_pick(&cand->series[pairs[i].cand], pick, &nc);
-		pairs[i].ok = !compare_pair(xb, nb, xc, nc, rule, &pairs[i].result);
-	}
-}

@@ -98,8 +98,7 @@ int cmd_compare(int argc, char **argv)
 			goto done;
 		}
 		if (case_set_load(db, base_run, &filter, &base_set, &err)) {
-			bd_error_print(REPORT_PROG, &err);
-			status = EXIT_FAIL;
+			status = report_error(&err, EXIT_FAIL);
 			goto done;
 		}
 		base = &base_set;

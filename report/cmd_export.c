@@ -195,8 +195,7 @@ int cmd_export(int argc, char **argv)
 	status = EXIT_OK;
 	if (all) {
 		if (db_runs_list(db, &runs, &nruns, &err)) {
-			bd_error_print(REPORT_PROG, &err);
-			status = EXIT_FAIL;
+			status = report_error(&err, EXIT_FAIL);
 			goto done;
 		}
 	} else {
@@ -219,8 +218,7 @@ int cmd_export(int argc, char **argv)
 		 * matches; it is an error when no run has it (or the filter is malformed). */
 		if (case_set_load(db, runs[i].id, &filter, &set, &err)) {
 			if (err.code != BD_EINVAL || !all) {
-				bd_error_print(REPORT_PROG, &err);
-				status = err.code == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL;
+				status = report_error(&err, err.code == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL);
 				goto done;
 			}
 			if (!filter_err.code)
@@ -235,8 +233,7 @@ int cmd_export(int argc, char **argv)
 			}
 			struct table cs;
 			if (samples_table(db, &set.rows[c], &cs, &err)) {
-				bd_error_print(REPORT_PROG, &err);
-				status = EXIT_FAIL;
+				status = report_error(&err, EXIT_FAIL);
 				goto done;
 			}
 			if (cs.nrows == 0) {
@@ -258,8 +255,7 @@ int cmd_export(int argc, char **argv)
 		case_set_free(&set);
 	}
 	if (!filter_ok && filter_err.code) {
-		bd_error_print(REPORT_PROG, &filter_err);
-		status = EXIT_USAGE;
+		status = report_error(&filter_err, EXIT_USAGE);
 		goto done;
 	}
 	if (what == EXPORT_STATS) {

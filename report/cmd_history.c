@@ -161,17 +161,15 @@ int cmd_history(int argc, char **argv)
 	struct db *db = NULL;
 	struct case_row *rows = NULL;
 	struct run_row *runs = NULL;
-	struct strbuf out = STRBUF_INIT;
+	struct report_output out = REPORT_OUTPUT_INIT;
 	struct bd_error err;
 	size_t n = 0, nall = 0, nruns = 0;
 	int npos, fmt, pick;
 	int status = opt_parse_command(specs, &usage, argc, argv, 0, 0, &npos);
 	if (status >= 0)
 		return status;
-	if (o.rule.threshold < 0 || o.rule.alpha <= 0 || o.rule.alpha >= 1) {
-		fprintf(stderr, "report history: --threshold must be >= 0 and --alpha in (0, 1)\n");
-		return EXIT_USAGE;
-	}
+	if ((status = verdict_rule_check(&o.rule, "history")) >= 0)
+		return status;
 	if ((fmt = report_format_arg(o.format)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
 		return EXIT_USAGE;
 	if (case_key && !case_key[0]) {
@@ -188,15 +186,13 @@ int cmd_history(int argc, char **argv)
 	status = EXIT_OK;
 	if (db_runs_list(db, &runs, &nruns, &err) ||
 	    db_cases_by_key(db, case_key, o.suite, &rows, &nall, &err)) {
-		bd_error_print(REPORT_PROG, &err);
-		status = EXIT_FAIL;
+		status = report_error(&err, EXIT_FAIL);
 		goto done;
 	}
 	n = nall;
 	struct case_filter filter = report_filter(&o);
 	if (case_rows_filter(rows, &n, &filter, "any run", &err)) {
-		bd_error_print(REPORT_PROG, &err);
-		status = EXIT_USAGE;
+		status = report_error(&err, EXIT_USAGE);
 		goto done;
 	}
 	if (n == 0) {
@@ -211,26 +207,19 @@ int cmd_history(int argc, char **argv)
 		status = EXIT_FAIL;
 		goto done;
 	}
-	render_begin((enum report_format)fmt, &out);
-	for (size_t i = 0, end; i < n; i = end) {
+	report_output_begin(&out, (enum report_format)fmt);
+	int rc = 0;
+	for (size_t i = 0, end; i < n && !rc; i = end) {
 		for (end = i + 1; end < n && !strcmp(rows[end].case_key, rows[i].case_key);)
 			end++;
 		struct table t;
-		int rc = key_table(db, &rows[i], end - i, runs, nruns, (enum series_pick)pick, &o.rule,
-				   fmt == FORMAT_CSV, &t, &err);
-		if (rc) {
-			table_free(&t);
-			bd_error_print(REPORT_PROG, &err);
-			status = EXIT_FAIL;
-			goto done;
-		}
-		render_table(&t, (enum report_format)fmt, &out);
-		table_free(&t);
+		rc = key_table(db, &rows[i], end - i, runs, nruns, (enum series_pick)pick, &o.rule,
+			       fmt == FORMAT_CSV, &t, &err);
+		rc = report_output_table(&out, &t, rc, &err);
 	}
-	render_end((enum report_format)fmt, &out);
-	fputs(sb_str(&out), stdout);
+	status = report_output_end(&out, rc);
 done:
-	sb_free(&out);
+	report_output_free(&out);
 	db_case_rows_free(rows, nall);
 	db_run_rows_free(runs, nruns);
 	db_close(db);

@@ -71,8 +71,7 @@ int cmd_plot(int argc, char **argv)
 		.baseline = baseline, .pick = (enum series_pick)pick, .case_key = case_key,
 	};
 	if (output_dir_make(dir, &err) || chart_write(db, &rq, &notes, &err)) {
-		bd_error_print(REPORT_PROG, &err);
-		status = EXIT_FAIL;
+		status = report_error(&err, EXIT_FAIL);
 		goto done;
 	}
 	printf("wrote %s/%s.png\nwrote %s/%s.svg\n", dir, argv[0], dir, argv[0]);

@@ -54,10 +54,8 @@ int cmd_regress(int argc, char **argv)
 		fprintf(stderr, "report regress: --baseline SEL is required\n");
 		return EXIT_USAGE;
 	}
-	if (o.rule.threshold < 0 || o.rule.alpha <= 0 || o.rule.alpha >= 1) {
-		fprintf(stderr, "report regress: --threshold must be >= 0 and --alpha in (0, 1)\n");
-		return EXIT_USAGE;
-	}
+	if ((status = verdict_rule_check(&o.rule, "regress")) >= 0)
+		return status;
 	if ((fmt = report_format_arg(o.format)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
 		return EXIT_USAGE;
 	/* A missing database or a selector that matches nothing is a usage error here (2): CI must
@@ -68,14 +66,12 @@ int cmd_regress(int argc, char **argv)
 	}
 	if (db_run_resolve(db, base_sel, &base_id, &err) ||
 	    db_run_resolve(db, cand_sel, &cand_id, &err)) {
-		bd_error_print(REPORT_PROG, &err);
-		status = EXIT_USAGE;
+		status = report_error(&err, EXIT_USAGE);
 		goto done;
 	}
 	status = EXIT_OK;
 	if (db_run_get(db, base_id, &rb, &err) || db_run_get(db, cand_id, &rc_row, &err)) {
-		bd_error_print(REPORT_PROG, &err);
-		status = EXIT_FAIL;
+		status = report_error(&err, EXIT_FAIL);
 		goto done;
 	}
 	if (rb.system_id != rc_row.system_id && !any_system) {
@@ -89,8 +85,7 @@ int cmd_regress(int argc, char **argv)
 	struct case_filter filter = report_filter(&o);
 	if (case_set_load(db, base_id, &filter, &base, &err) ||
 	    case_set_load(db, cand_id, &filter, &cand, &err)) {
-		bd_error_print(REPORT_PROG, &err);
-		status = err.code == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL;
+		status = report_error(&err, err.code == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL);
 		goto done;
 	}
 	if (case_index_build(&base, 0, &index)) {

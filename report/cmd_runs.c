@@ -28,8 +28,7 @@ int cmd_runs(int argc, char **argv)
 		goto done;
 	status = EXIT_OK;
 	if (db_runs_list(db, &runs, &n, &err)) {
-		bd_error_print(REPORT_PROG, &err);
-		status = EXIT_FAIL;
+		status = report_error(&err, EXIT_FAIL);
 		goto done;
 	}
 	table_init(&t, "runs");

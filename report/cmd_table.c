@@ -69,7 +69,7 @@ int cmd_table(int argc, char **argv)
 	struct db *db = NULL;
 	struct case_row *cases = NULL;
 	struct run_row run = {0};
-	struct strbuf out = STRBUF_INIT;
+	struct report_output out = REPORT_OUTPUT_INIT;
 	struct bd_error err;
 	size_t n = 0, nall = 0;
 	int64_t run_id = 0;
@@ -84,8 +84,7 @@ int cmd_table(int argc, char **argv)
 	status = EXIT_OK;
 	if (db_run_get(db, run_id, &run, &err) ||
 	    db_cases_list(db, run_id, o.suite, &cases, &n, &err)) {
-		bd_error_print(REPORT_PROG, &err);
-		status = EXIT_FAIL;
+		status = report_error(&err, EXIT_FAIL);
 		goto done;
 	}
 	nall = n;
@@ -93,23 +92,22 @@ int cmd_table(int argc, char **argv)
 	snprintf(scope, sizeof(scope), "run %lld", (long long)run_id);
 	struct case_filter filter = report_filter(&o);
 	if (case_rows_filter(cases, &n, &filter, scope, &err)) {
-		bd_error_print(REPORT_PROG, &err);
-		status = EXIT_USAGE;
+		status = report_error(&err, EXIT_USAGE);
 		goto done;
 	}
 	if (fmt == FORMAT_MD)
-		run_header(db, &run, &out);
-	render_begin((enum report_format)fmt, &out);
+		run_header(db, &run, &out.text);
+	report_output_begin(&out, (enum report_format)fmt);
 	if (n == 0) {
 		struct table t;
 		table_init(&t, "no cases");
 		table_note(&t, "no cases stored in run %lld%s%s", (long long)run_id,
 			   o.suite ? " for suite " : "", o.suite ? o.suite : "");
-		render_table(&t, (enum report_format)fmt, &out);
-		table_free(&t);
+		report_output_table(&out, &t, 0, NULL);
 	}
 	/* One table per suite (and --group-by value), in order of first appearance. */
-	for (size_t i = 0; i < n; i++) {
+	int rc = 0;
+	for (size_t i = 0; i < n && !rc; i++) {
 		char gi[256], gj[256];
 		group_of(&cases[i], group_by, gi, sizeof(gi));
 		int seen = 0;
@@ -129,28 +127,20 @@ int cmd_table(int argc, char **argv)
 				group[m++] = cases[j];   /* shallow: strings stay owned by cases */
 		}
 		struct table t;
-		int rc = pivot ? pivot_table(db, cases[i].suite, group, m, pivot,
-					     (enum series_pick)pick, &t, &err)
-			       : table_of_cases(db, cases[i].suite, group, m,
-						derived ? TABLE_DERIVED : 0, &t, &err);
+		rc = pivot ? pivot_table(db, cases[i].suite, group, m, pivot, (enum series_pick)pick, &t,
+					 &err)
+			   : table_of_cases(db, cases[i].suite, group, m, derived ? TABLE_DERIVED : 0,
+					    &t, &err);
 		if (!rc && group_by) {
 			free(t.title);
 			t.title = strdup(gi);
 		}
 		free(group);
-		if (rc) {
-			table_free(&t);
-			bd_error_print(REPORT_PROG, &err);
-			status = EXIT_FAIL;
-			goto done;
-		}
-		render_table(&t, (enum report_format)fmt, &out);
-		table_free(&t);
+		rc = report_output_table(&out, &t, rc, &err);
 	}
-	render_end((enum report_format)fmt, &out);
-	fputs(sb_str(&out), stdout);
+	status = report_output_end(&out, rc);
 done:
-	sb_free(&out);
+	report_output_free(&out);
 	db_case_rows_free(cases, nall);
 	db_run_row_clear(&run);
 	db_close(db);

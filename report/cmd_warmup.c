@@ -67,8 +67,7 @@ int cmd_warmup(int argc, char **argv)
 		goto done;
 	status = EXIT_OK;
 	if (warmup_table(db, run_id, &set, ks, nk, (enum series_pick)pick, band, &t, &err)) {
-		bd_error_print(REPORT_PROG, &err);
-		status = EXIT_FAIL;
+		status = report_error(&err, EXIT_FAIL);
 		goto done;
 	}
 	report_print((enum report_format)fmt, &t, 1);

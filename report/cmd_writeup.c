@@ -704,8 +704,7 @@ int cmd_writeup(int argc, char **argv)
 	    db_system_get(w.db, w.run.system_id, &w.si, &err) ||
 	    db_run_sweep_text(w.db, run_id, &w.sweep_text, &err) ||
 	    case_set_load(w.db, run_id, &all, &w.set, &err)) {
-		bd_error_print(REPORT_PROG, &err);
-		status = EXIT_FAIL;
+		status = report_error(&err, EXIT_FAIL);
 		goto done;
 	}
 	if (w.baseline_given) {
@@ -720,8 +719,7 @@ int cmd_writeup(int argc, char **argv)
 		}
 	}
 	if (output_dir_make(dir, &err)) {
-		bd_error_print(REPORT_PROG, &err);
-		status = EXIT_FAIL;
+		status = report_error(&err, EXIT_FAIL);
 		goto done;
 	}
 	w.charts = plot_available();
@@ -732,8 +730,7 @@ int cmd_writeup(int argc, char **argv)
 	section_title(&w, sb_str(&command));
 	section_provenance(&w);
 	if (section_results(&w, &err) || section_warmup(&w, &err)) {
-		bd_error_print(REPORT_PROG, &err);
-		status = EXIT_FAIL;
+		status = report_error(&err, EXIT_FAIL);
 		goto done;
 	}
 	section_attention(&w);
@@ -743,8 +740,7 @@ int cmd_writeup(int argc, char **argv)
 		goto done;
 	}
 	if (section_e2e(&w, &err)) {
-		bd_error_print(REPORT_PROG, &err);
-		status = EXIT_FAIL;
+		status = report_error(&err, EXIT_FAIL);
 		goto done;
 	}
 	section_not_ok(&w);
@@ -753,8 +749,7 @@ int cmd_writeup(int argc, char **argv)
 
 	sb_addf(&path, "%s/README.md", dir);
 	if (write_file(sb_str(&path), &w.doc, &err)) {
-		bd_error_print(REPORT_PROG, &err);
-		status = EXIT_FAIL;
+		status = report_error(&err, EXIT_FAIL);
 		goto done;
 	}
 	printf("wrote %s\n", sb_str(&path));

@@ -32,6 +32,9 @@ struct verdict_rule {
 };
 #define VERDICT_RULE_DEFAULT \
 	{REPORT_ALPHA, REPORT_THRESHOLD_PCT / 100.0, REPORT_TIE_BAND_PCT / 100.0}
+/* A threshold below 0 or an alpha outside (0, 1) is a usage error: prints it for `report command`
+ * and returns EXIT_USAGE; -1 when the rule is sound. */
+int verdict_rule_check(const struct verdict_rule *rule, const char *command);
 
 /* Open db_path (not created) and resolve the run selector; prints the error and returns the exit
  * status on failure, -1 on success. */
@@ -41,8 +44,24 @@ int report_open(const char *db_path, const char *run_selector, struct db **db, i
  * unknown. */
 int report_format_arg(const char *format);
 
-/* Write tables[0..n-1] to stdout as one output in fmt (render_begin, render_table each,
- * render_end). */
+/* Print err (as "report: ...") and return status: `status = report_error(&err, EXIT_FAIL);`. */
+int report_error(const struct bd_error *err, int status);
+
+/* One output of a command in one format, built in text and written to stdout at its end. */
+struct report_output {
+	enum report_format fmt;
+	struct strbuf text;   /* may hold a preamble before report_output_begin */
+};
+#define REPORT_OUTPUT_INIT {FORMAT_MD, STRBUF_INIT}
+void report_output_begin(struct report_output *out, enum report_format fmt);
+/* Append t when rc is 0, else print err; t is freed either way. Returns rc. */
+int report_output_table(struct report_output *out, struct table *t, int rc,
+			const struct bd_error *err);
+/* rc 0: close the output, write it to stdout and return EXIT_OK; else write nothing and return
+ * EXIT_FAIL (the failure was printed by report_output_table). */
+int report_output_end(struct report_output *out, int rc);
+void report_output_free(struct report_output *out);
+/* Write tables[0..n-1] to stdout as one output in fmt. */
 void report_print(enum report_format fmt, const struct table *tables, size_t n);
 
 /* The measured (non-warm-up) iterations of one case, in nanoseconds, per phase; total[i] is the

@@ -31,15 +31,51 @@ int report_format_arg(const char *format)
 	return fmt;
 }
 
+int report_error(const struct bd_error *err, int status)
+{
+	bd_error_print(REPORT_PROG, err);
+	return status;
+}
+
+void report_output_begin(struct report_output *out, enum report_format fmt)
+{
+	out->fmt = fmt;
+	render_begin(fmt, &out->text);
+}
+
+int report_output_table(struct report_output *out, struct table *t, int rc,
+			const struct bd_error *err)
+{
+	if (rc)
+		bd_error_print(REPORT_PROG, err);
+	else
+		render_table(t, out->fmt, &out->text);
+	table_free(t);
+	return rc;
+}
+
+int report_output_end(struct report_output *out, int rc)
+{
+	if (rc)
+		return EXIT_FAIL;
+	render_end(out->fmt, &out->text);
+	fputs(sb_str(&out->text), stdout);
+	return EXIT_OK;
+}
+
+void report_output_free(struct report_output *out)
+{
+	sb_free(&out->text);
+}
+
 void report_print(enum report_format fmt, const struct table *tables, size_t n)
 {
-	struct strbuf out = STRBUF_INIT;
-	render_begin(fmt, &out);
+	struct report_output out = REPORT_OUTPUT_INIT;
+	report_output_begin(&out, fmt);
 	for (size_t i = 0; i < n; i++)
-		render_table(&tables[i], fmt, &out);
-	render_end(fmt, &out);
-	fputs(sb_str(&out), stdout);
-	sb_free(&out);
+		render_table(&tables[i], fmt, &out.text);
+	report_output_end(&out, 0);
+	report_output_free(&out);
 }
 
 struct case_filter report_filter(const struct report_options *o)

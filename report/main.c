@@ -13,7 +13,8 @@
 	X(history, "one case (or a filter) across every run, with step changes")                    \
 	X(plot, "charts through gnuplot (PNG and SVG)")                                             \
 	X(writeup, "a markdown document with tables and charts")                                    \
-	X(export, "raw samples or per-case statistics as CSV or JSON")
+	X(export, "raw samples or per-case statistics as CSV or JSON")                              \
+	/* a new command: cmd_<name>.c and a row above this line */
 
 REPORT_COMMANDS(CLI_DECLARE)
 

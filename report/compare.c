@@ -1,7 +1,6 @@
 /* report/compare.c: comparisons of a baseline and a candidate — the verdict on one pair of
  * series, pairing the cases of two case sets, and `report compare`'s tables (shared with `report
  * writeup`, `report regress`, `report history` and the speedup chart). */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,15 +9,6 @@
 static int is_ok(const struct case_row *c) { return !strcmp(c->status, "ok"); }
 
 const char *const verdict_names[4] = {"faster", "slower", "same", "unsure"};
-
-int verdict_rule_check(const struct verdict_rule *rule, const char *command)
-{
-	if (!(rule->threshold < 0 || rule->alpha <= 0 || rule->alpha >= 1))
-		return -1;
-	fprintf(stderr, "%s %s: --threshold must be >= 0 and --alpha in (0, 1)\n", REPORT_PROG,
-		command);
-	return EXIT_USAGE;
-}
 
 enum verdict verdict_of(const struct ratio_ci *speedup, double p, const struct verdict_rule *rule)
 {

@@ -78,6 +78,15 @@ void report_print(enum report_format fmt, const struct table *tables, size_t n)
 	report_output_free(&out);
 }
 
+int verdict_rule_check(const struct verdict_rule *rule, const char *command)
+{
+	if (!(rule->threshold < 0 || rule->alpha <= 0 || rule->alpha >= 1))
+		return -1;
+	fprintf(stderr, "%s %s: --threshold must be >= 0 and --alpha in (0, 1)\n", REPORT_PROG,
+		command);
+	return EXIT_USAGE;
+}
+
 struct case_filter report_filter(const struct report_options *o)
 {
 	return (struct case_filter){.suite = o->suite, .where = o->where.items, .nwhere = o->where.n};

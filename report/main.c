@@ -4,16 +4,16 @@
  * `report compare --baseline IMPL`. */
 #include "cli.h"
 
-#define REPORT_COMMANDS(X)                                                                          \
-	X(table, "a run's cases as tables (the default command)")                                   \
-	X(runs, "list the runs in the database")                                                    \
-	X(compare, "speedups against a baseline impl or run, with CIs and a summary")               \
-	X(warmup, "what 0/1/2/5 warm-up iterations would have given, from stored samples")          \
-	X(regress, "per-case verdicts between two runs; exit 1 on a regression")                    \
-	X(history, "one case (or a filter) across every run, with step changes")                    \
-	X(plot, "charts through gnuplot (PNG and SVG)")                                             \
-	X(writeup, "a markdown document with tables and charts")                                    \
-	X(export, "raw samples or per-case statistics as CSV or JSON")                              \
+#define REPORT_COMMANDS(X)                                                                         \
+	X(table, "a run's cases as tables (the default command)")                                  \
+	X(runs, "list the runs in the database")                                                   \
+	X(compare, "speedups against a baseline impl or run, with CIs and a summary")              \
+	X(warmup, "what 0/1/2/5 warm-up iterations would have given, from stored samples")         \
+	X(regress, "per-case verdicts between two runs; exit 1 on a regression")                   \
+	X(history, "one case (or a filter) across every run, with step changes")                   \
+	X(plot, "charts through gnuplot (PNG and SVG)")                                            \
+	X(writeup, "a markdown document with tables and charts")                                   \
+	X(export, "raw samples or per-case statistics as CSV or JSON")                             \
 	/* a new command: cmd_<name>.c and a row above this line */
 
 REPORT_COMMANDS(CLI_DECLARE)

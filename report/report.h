@@ -26,11 +26,11 @@
 
 struct verdict_rule {
 	double alpha;        /* p below this is significant */
-	double threshold;    /* fraction: a speedup beyond 1 + threshold (or below 1 / (1 + threshold))
+	double threshold;    /* fraction: a speedup above 1 + threshold or below 1 / (1 + threshold)
 				counts */
 	double tie_band;     /* fraction: summaries count |speedup - 1| <= tie_band as a tie */
 };
-#define VERDICT_RULE_DEFAULT \
+#define VERDICT_RULE_DEFAULT                                                                       \
 	{REPORT_ALPHA, REPORT_THRESHOLD_PCT / 100.0, REPORT_TIE_BAND_PCT / 100.0}
 /* A threshold below 0 or an alpha outside (0, 1) is a usage error: prints it for `report command`
  * and returns EXIT_USAGE; -1 when the rule is sound. */
@@ -94,34 +94,36 @@ struct report_options {
 	struct opt_list where;
 	struct verdict_rule rule;
 };
-#define REPORT_OPTIONS_INIT                                                                         \
-	{.db_path = BENCHDB_DEFAULT_DB, .run_sel = "latest", .format = "md", .phase = "total",      \
+#define REPORT_OPTIONS_INIT                                                                        \
+	{.db_path = BENCHDB_DEFAULT_DB, .run_sel = "latest", .format = "md", .phase = "total",     \
 	 .rule = VERDICT_RULE_DEFAULT}
 #define REPORT_STR(x) REPORT_STR_(x)
 #define REPORT_STR_(x) #x
 
-#define REPORT_OPT_DB(o)                                                                            \
-	{"db", 0, OPT_STRING, "PATH", "database to read (default " BENCHDB_DEFAULT_DB ")",          \
+#define REPORT_OPT_DB(o)                                                                           \
+	{"db", 0, OPT_STRING, "PATH", "database to read (default " BENCHDB_DEFAULT_DB ")",         \
 	 &(o)->db_path}
 #define REPORT_OPT_RUN(o, help) {"run", 'r', OPT_STRING, "SEL", help, &(o)->run_sel}
-#define REPORT_OPT_FORMAT(o)                                                                        \
+#define REPORT_OPT_FORMAT(o)                                                                       \
 	{"format", 'f', OPT_STRING, "FMT", "md (default), csv, json or tex", &(o)->format}
-#define REPORT_OPT_SUITE(o) {"suite", 0, OPT_STRING, "NAME", "only cases of this suite", &(o)->suite}
-#define REPORT_OPT_WHERE(o)                                                                         \
-	{"where", 'w', OPT_LIST, "KEY=VALUE", "only cases with this parameter value (repeatable)",  \
+#define REPORT_OPT_SUITE(o)                                                                        \
+	{"suite", 0, OPT_STRING, "NAME", "only cases of this suite", &(o)->suite}
+#define REPORT_OPT_WHERE(o)                                                                        \
+	{"where", 'w', OPT_LIST, "KEY=VALUE", "only cases with this parameter value (repeatable)", \
 	 &(o)->where}
-#define REPORT_OPT_PHASE(o)                                                                         \
+#define REPORT_OPT_PHASE(o)                                                                        \
 	{"phase", 0, OPT_STRING, "PHASE", "fwd, bwd, opt or total (default total)", &(o)->phase}
-#define REPORT_OPT_ALPHA(o)                                                                         \
-	{"alpha", 0, OPT_DOUBLE, "P",                                                               \
-	 "significance level of the rank test (default " REPORT_STR(REPORT_ALPHA) ")",              \
+#define REPORT_OPT_ALPHA(o)                                                                        \
+	{"alpha", 0, OPT_DOUBLE, "P",                                                              \
+	 "significance level of the rank test (default " REPORT_STR(REPORT_ALPHA) ")",             \
 	 &(o)->rule.alpha}
-#define REPORT_OPT_THRESHOLD(o, help)                                                               \
-	{"threshold", 0, OPT_PERCENT, "PCT", help " (default " REPORT_STR(REPORT_THRESHOLD_PCT) ")", \
+#define REPORT_OPT_THRESHOLD(o, help)                                                              \
+	{"threshold", 0, OPT_PERCENT, "PCT",                                                       \
+	 help " (default " REPORT_STR(REPORT_THRESHOLD_PCT) ")",                                   \
 	 &(o)->rule.threshold}
-#define REPORT_OPT_TIE_BAND(o)                                                                      \
-	{"tie-band", 0, OPT_PERCENT, "PCT",                                                         \
-	 "speedups within this of 1 are ties (default " REPORT_STR(REPORT_TIE_BAND_PCT) ")",        \
+#define REPORT_OPT_TIE_BAND(o)                                                                     \
+	{"tie-band", 0, OPT_PERCENT, "PCT",                                                        \
+	 "speedups within this of 1 are ties (default " REPORT_STR(REPORT_TIE_BAND_PCT) ")",       \
 	 &(o)->rule.tie_band}
 
 /* Which cases of a run a command looks at. */
@@ -252,7 +254,7 @@ size_t compare_tables(const struct case_set *cand, const struct case_pair *pairs
 		      const char *title, int by_run, const struct verdict_rule *rule,
 		      struct table *t, struct table *sum);
 
-/* ---- charts (chart.c), shared by plot and writeup ---------------------------------------------- */
+/* ---- charts (chart.c), shared by plot and writeup ------------------------------------------- */
 
 enum chart_kind { CHART_LATENCY, CHART_SPEEDUP, CHART_WARMUP, CHART_MEMORY, CHART_HISTORY,
 		  CHART_KINDS };

@@ -2,10 +2,10 @@
  * one row. */
 #include "cli.h"
 
-#define RUNNER_COMMANDS(X)                                                                          \
-	X(run, "run a sweep and store every case in the database")                                  \
-	X(list, "show the cases a sweep expands to, without running anything")                      \
-	X(sysinfo, "show what a run records about this machine and build")                          \
+#define RUNNER_COMMANDS(X)                                                                         \
+	X(run, "run a sweep and store every case in the database")                                 \
+	X(list, "show the cases a sweep expands to, without running anything")                     \
+	X(sysinfo, "show what a run records about this machine and build")                         \
 	/* a new command: cmd_<name>.c and a row above this line */
 
 RUNNER_COMMANDS(CLI_DECLARE)

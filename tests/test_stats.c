@@ -1,6 +1,7 @@
-/* tests/test_stats.c: summaries, the median's confidence interval, quantiles, bootstrap interval of a ratio of medians (checked against an
- * exhaustive enumeration of resamples), Mann-Whitney U (checked against values computed by hand),
- * speedup summaries and the steady-state index. */
+/* tests/test_stats.c: summaries, the median's confidence interval, quantiles, the bootstrap
+ * interval of a ratio of medians (checked against an exhaustive enumeration of resamples),
+ * Mann-Whitney U (checked against values computed by hand), speedup summaries and the
+ * steady-state index. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* kernels/cpu/backend_cpu.c: the CPU backend of the device-ops interface (kernels/model/ops.h).
+/* kernels/cpu/backend_cpu.c: the CPU backend of the device-ops interface (kernels/dev/ops.h).
  *
  * Memory is host memory through the case's mem_arena; GEMMs are oneDNN matmul primitives
  * (dnnl_wrap.h) made on first use of a shape and kept until dev_close; attention is the naive or

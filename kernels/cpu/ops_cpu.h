@@ -1,4 +1,4 @@
-/* kernels/cpu/ops_cpu.h: the CPU kernels of the transformer's device ops (kernels/model/ops.h),
+/* kernels/cpu/ops_cpu.h: the CPU kernels of the transformer's device ops (kernels/dev/ops.h),
  * besides GEMM and attention: embedding, RMSNorm, head split/merge with RoPE, SwiGLU, fused
  * softmax + cross-entropy, AdamW, and dtype conversion. Plain C over OpenMP threads; each kernel
  * has a float64 reference in tests/test_ops.c.

@@ -1,4 +1,4 @@
-/* kernels/cuda/backend_cuda.c: the CUDA backend of the device-ops interface (kernels/model/ops.h).
+/* kernels/cuda/backend_cuda.c: the CUDA backend of the device-ops interface (kernels/dev/ops.h).
  *
  *  - One stream per backend; every op is enqueued on it and returns without waiting, except
  *    download and sync. Events on that stream time the phases (mark/elapsed).

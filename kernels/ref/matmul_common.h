@@ -1,5 +1,5 @@
-/* kernels/cpu/matmul_common.h: what the matmul workloads of every device share (matmul_cpu.c,
- * kernels/cuda/matmul_cuda.c): the checks, the figures, the inputs and the validation of
+/* kernels/ref/matmul_common.h: what the matmul workloads of every device share (matmul_cpu.c,
+ * kernels/workloads/matmul_dev.c): the checks, the figures, the inputs and the validation of
  * C(m, n) = A(m, k) B(k, n) with A and B float32 or bfloat16 and C float32. */
 #ifndef BENCHDB_MATMUL_COMMON_H
 #define BENCHDB_MATMUL_COMMON_H

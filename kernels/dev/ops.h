@@ -1,4 +1,4 @@
-/* kernels/model/ops.h: the device-ops interface the transformer (model.c) is written against.
+/* kernels/dev/ops.h: the device-ops interface the transformer (model.c) is written against.
  *
  * A backend (CPU: kernels/cpu/backend_cpu.c; CUDA later) fills struct dev_ops. The model never
  * touches a device pointer itself: it allocates through the backend, uploads its initial

@@ -1,4 +1,4 @@
-/* kernels/model/dev.c: opening the backend of a device (ops.h). */
+/* kernels/dev/dev.c: opening the backend of a device (ops.h). */
 #include "ops.h"
 
 #include <stdarg.h>

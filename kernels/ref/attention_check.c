@@ -1,4 +1,4 @@
-/* kernels/cpu/attention_check.c: attention outputs against the float64 reference (contracts in
+/* kernels/ref/attention_check.c: attention outputs against the float64 reference (contracts in
  * attention_check.h). */
 #include "attention_check.h"
 

@@ -1,4 +1,4 @@
-/* kernels/model/attention_dev.c: the attention workloads on CUDA (suite "attention", impls
+/* kernels/workloads/attention_dev.c: the attention workloads on CUDA (suite "attention", impls
  * naive, flash, sdpa), written against the device ops (ops.h) so that the kernels timed are the
  * ones the e2e model uses.
  *

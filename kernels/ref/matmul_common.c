@@ -1,4 +1,4 @@
-/* kernels/cpu/matmul_common.c: see matmul_common.h. */
+/* kernels/ref/matmul_common.c: see matmul_common.h. */
 #include "matmul_common.h"
 
 #include <math.h>

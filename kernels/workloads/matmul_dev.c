@@ -1,4 +1,4 @@
-/* kernels/cuda/matmul_cuda.c: workload "matmul"/"cublaslt" on CUDA: C(m, n) = A(m, k) B(k, n)
+/* kernels/workloads/matmul_dev.c: workload "matmul"/"cublaslt" on CUDA: C(m, n) = A(m, k) B(k, n)
  * through the CUDA backend's GEMM (cuBLASLt; ops.h), A and B float32 (true float32, or TF32
  * with tf32: true) or bfloat16, C float32, accumulation float32. It exists so that a sweep
  * measures the GPU's GEMM rate next to the models in the same run (model FLOP utilisation).

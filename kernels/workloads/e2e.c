@@ -1,4 +1,4 @@
-/* kernels/model/e2e.c: workload "e2e" / "benchdb": the transformer of model.h on a device backend,
+/* kernels/workloads/e2e.c: workload "e2e" / "benchdb": the transformer of model.h on a device backend,
  * timed per phase (fwd = forward + loss, bwd = every gradient, opt = one AdamW step).
  *
  * Validation, before anything is timed:

@@ -22,9 +22,13 @@
 
 #include "error.h"
 #include "mem.h"
-#include "ops_cpu.h"   /* struct adamw_params */
 #include "params.h"
 #include "workload.h"
+
+/* AdamW hyper-parameters (PyTorch's torch.optim.AdamW formulation). */
+struct adamw_params {
+	float lr, beta1, beta2, eps, weight_decay;
+};
 
 /* For every batch entry: C(m, n) = alpha · op(A)(m, k) · op(B)(k, n) + beta · C, row-major.
  * A and B have ab_dtype (float32 or bfloat16), C has c_dtype; accumulation is float32. */

@@ -1,4 +1,4 @@
-/* kernels/params.c: names of the enums in params.h, and the suite/impl names a sweep may use. */
+/* kernels/params.c: names of the enums in params.h. */
 #include "params.h"
 
 #include <string.h>
@@ -36,23 +36,6 @@ unsigned pass_phases(enum bd_pass p)
 	case PASS_TRAIN_STEP: return 1u << PHASE_FWD | 1u << PHASE_BWD | 1u << PHASE_OPT;
 	default: return 0;
 	}
-}
-
-const char *const workload_suites[] = {"attention", "e2e", "matmul", NULL};
-
-static const char *const attention_impls[] = {"naive", "flash", "sdpa", NULL};
-static const char *const e2e_impls[] = {"benchdb", NULL};
-static const char *const matmul_impls[] = {"onednn", "cublaslt", NULL};
-
-const char *const *workload_impl_names(const char *suite)
-{
-	if (!strcmp(suite, "attention"))
-		return attention_impls;
-	if (!strcmp(suite, "e2e"))
-		return e2e_impls;
-	if (!strcmp(suite, "matmul"))
-		return matmul_impls;
-	return NULL;
 }
 
 int64_t model_param_count(const struct model_config *m)

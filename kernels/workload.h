@@ -1,6 +1,8 @@
 /* kernels/workload.h: the one interface between the runner and every benchmark workload.
  *
- * A workload is a (suite, impl, device) entry in a registry. For each case the runner calls:
+ * A workload runs the impls of one suite on one device (registry.c); which impls those are is the
+ * device's implementation table (impls.h), and the case's impl says which one. For each case the
+ * runner calls:
  *   check -> setup -> validate -> [untimed fwd if pass is backward] -> warmup+iters x run(phase)
  *   -> [drain] -> teardown.
  * kernels/ never includes runner/ or db/; a workload reports through struct wl_status.
@@ -45,9 +47,7 @@ struct wl_memory {
 
 struct workload {
 	const char *suite;
-	const char *impl;
 	enum bd_device device;
-	const char *summary;   /* one line for `runner list` */
 	/* WL_OK if this impl can run p, else WL_UNSUPPORTED with st->reason. Cheap; no allocation. */
 	int (*check)(const struct case_params *p, struct wl_status *st);
 	void (*figures)(const struct case_params *p, struct wl_figures *f);
@@ -96,9 +96,9 @@ int wl_set(struct wl_status *st, int code, const char *fmt, ...)
  * else -> WL_ERROR; the reason is "what: " (when what is not NULL) and err's message. */
 int wl_from_error(struct wl_status *st, int rc, const char *what, const struct bd_error *err);
 
-/* NULL-terminated list of all workloads built into this binary. */
+/* NULL-terminated list of all workloads built into this binary, one per suite and device. */
 extern const struct workload *const workloads[];
-/* The workload for (suite, impl, device), or NULL. */
+/* The workload that runs suite's impl on device, or NULL when device's table has no such impl. */
 const struct workload *workload_find(const char *suite, const char *impl, enum bd_device device);
 /* Valid impl names for a suite (NULL-terminated, including impls of devices not built here),
  * used by the sweep parser for "valid choices". NULL for an unknown suite. */

@@ -92,12 +92,12 @@ static int picky_check(const struct case_params *p, struct wl_status *st)
 	return WL_UNSUPPORTED;
 }
 
-static const struct workload good = {"attention", "fake", DEVICE_CPU, "fake", ok_check,
-				     fake_figures, fake_setup, good_validate, fake_run, fake_teardown, NULL, NULL, NULL, NULL, NULL};
-static const struct workload wrong = {"attention", "wrong", DEVICE_CPU, "wrong", ok_check,
-				      fake_figures, fake_setup, wrong_validate, fake_run, fake_teardown, NULL, NULL, NULL, NULL, NULL};
-static const struct workload picky = {"attention", "picky", DEVICE_CPU, "picky", picky_check,
-				      fake_figures, fake_setup, good_validate, fake_run, fake_teardown, NULL, NULL, NULL, NULL, NULL};
+#define FAKE_WORKLOAD(check_, validate_)                                                    \
+	{.suite = "attention", .device = DEVICE_CPU, .check = check_, .figures = fake_figures,     \
+	 .setup = fake_setup, .validate = validate_, .run = fake_run, .teardown = fake_teardown}
+static const struct workload good = FAKE_WORKLOAD(ok_check, good_validate);
+static const struct workload wrong = FAKE_WORKLOAD(ok_check, wrong_validate);
+static const struct workload picky = FAKE_WORKLOAD(picky_check, good_validate);
 
 /* A fake asynchronous ("device") workload: every call goes into seen.log, in order, as a code;
  * elapsed reports a distinctive device time per phase, well away from any host time of the
@@ -154,8 +154,10 @@ static int dev_drain(void *state, struct wl_status *st)
 	return WL_OK;
 }
 
-static const struct workload device = {"attention", "device", DEVICE_CUDA, "device", ok_check,
-				       fake_figures, fake_setup, good_validate, dev_run, fake_teardown, NULL, dev_mark, dev_elapsed, dev_drain, NULL};
+static const struct workload device = {
+	.suite = "attention", .device = DEVICE_CUDA, .check = ok_check, .figures = fake_figures,
+	.setup = fake_setup, .validate = good_validate, .run = dev_run, .teardown = fake_teardown,
+	.mark = dev_mark, .elapsed = dev_elapsed, .drain = dev_drain};
 
 static struct case_params params(enum bd_pass pass, int64_t warmup, int64_t iters)
 {

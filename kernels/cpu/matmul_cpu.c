@@ -116,9 +116,7 @@ static void matmul_teardown(void *state)
 
 const struct workload matmul_cpu_onednn = {
 	.suite = "matmul",
-	.impl = "onednn",
 	.device = DEVICE_CPU,
-	.summary = "C = A B through oneDNN's matmul primitive (float32 or bfloat16 in, float32 out)",
 	.check = matmul_check,
 	.figures = matmul_figures,
 	.setup = matmul_setup,

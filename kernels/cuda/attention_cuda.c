@@ -26,6 +26,7 @@
 #include "backend_cuda.h"
 #include "cuda_kernels.h"
 #include "flash.h"
+#include "impls.h"
 #ifdef BENCHDB_HAVE_CUDNN
 #include "sdpa_cudnn.h"
 #endif
@@ -139,6 +140,7 @@ int cuda_attention_create(struct dev *dev, void **att, const char *impl,
 {
 	*att = NULL;
 	enum att_impl which;
+	char names[128];
 	if (!strcmp(impl, "naive"))
 		which = ATT_NAIVE;
 	else if (!strcmp(impl, "flash"))
@@ -146,8 +148,8 @@ int cuda_attention_create(struct dev *dev, void **att, const char *impl,
 	else if (!strcmp(impl, "sdpa"))
 		which = ATT_SDPA;
 	else
-		return UNSUPPORTED(dev, "attention '%s' does not run on cuda (cuda: naive, flash, "
-				   "sdpa)", impl);
+		return UNSUPPORTED(dev, "attention '%s' does not run on cuda (cuda: %s)", impl,
+				   impl_list("attention", DEVICE_CUDA, names, sizeof(names)));
 	if (s->io != DTYPE_FLOAT32 && s->io != s->math)
 		return UNSUPPORTED(dev, "attention on %s tensors cannot compute in %s",
 				   dtype_name(s->io), dtype_name(s->math));

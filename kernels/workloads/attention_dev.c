@@ -345,27 +345,18 @@ static void dev_teardown(void *state)
 	free(c);
 }
 
-#define ATTENTION_DEV_WORKLOAD(name, impl_name, line)                                       \
-	const struct workload name = {                                                       \
-		.suite = "attention",                                                        \
-		.impl = impl_name,                                                           \
-		.device = DEVICE_CUDA,                                                       \
-		.summary = line,                                                             \
-		.check = dev_check,                                                          \
-		.figures = attention_case_figures,                                           \
-		.setup = dev_setup,                                                          \
-		.validate = dev_validate,                                                    \
-		.run = dev_run,                                                              \
-		.teardown = dev_teardown,                                                    \
-		.mark = dev_mark,                                                            \
-		.elapsed = dev_elapsed,                                                      \
-		.drain = dev_drain,                                                          \
-	}
-
-ATTENTION_DEV_WORKLOAD(attention_cuda_naive, "naive",
-		       "materialised S = QK^T (cuBLASLt), softmax kernel, PV; O(S^2) memory; "
-		       "float32, float16, bfloat16");
-ATTENTION_DEV_WORKLOAD(attention_cuda_flash, "flash",
-		       "tiled online-softmax kernels, LSE saved; tensor cores for float16/bfloat16");
-ATTENTION_DEV_WORKLOAD(attention_cuda_sdpa, "sdpa",
-		       "cuDNN fused scaled-dot-product attention (graph API), float16/bfloat16");
+/* The attention impls of the cuda table (impls.c), which attention_create of the CUDA backend
+ * (cuda/attention_cuda.c) tells apart. */
+const struct workload attention_cuda = {
+	.suite = "attention",
+	.device = DEVICE_CUDA,
+	.check = dev_check,
+	.figures = attention_case_figures,
+	.setup = dev_setup,
+	.validate = dev_validate,
+	.run = dev_run,
+	.teardown = dev_teardown,
+	.mark = dev_mark,
+	.elapsed = dev_elapsed,
+	.drain = dev_drain,
+};

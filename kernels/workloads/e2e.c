@@ -16,6 +16,7 @@
 
 #include "cuda_info.h"
 #include "dnnl_wrap.h"
+#include "impls.h"
 #include "model.h"
 #include "workload.h"
 
@@ -66,9 +67,10 @@ static int e2e_check(const struct case_params *p, struct wl_status *st)
 	if (p->pass == PASS_BACKWARD)
 		return wl_set(st, WL_UNSUPPORTED, "the e2e passes are forward, forward_backward and "
 			      "train_step");
-	if (p->device == DEVICE_CPU && strcmp(p->attention, "naive") && strcmp(p->attention, "flash"))
-		return wl_set(st, WL_UNSUPPORTED, "attention '%s' does not run on the cpu "
-			      "(cpu: naive, flash)", p->attention);
+	char names[128];
+	if (p->device == DEVICE_CPU && !impl_runs_on("attention", p->attention, DEVICE_CPU))
+		return wl_set(st, WL_UNSUPPORTED, "attention '%s' does not run on the cpu (cpu: %s)",
+			      p->attention, impl_list("attention", DEVICE_CPU, names, sizeof(names)));
 	if (p->device == DEVICE_CPU && p->tf32)
 		return wl_set(st, WL_UNSUPPORTED, "tf32 is a CUDA GEMM mode; the cpu backend computes "
 			      "float32 GEMMs in float32 (set tf32: false)");
@@ -82,10 +84,10 @@ static int e2e_check(const struct case_params *p, struct wl_status *st)
 		char why[256];
 		if (!cuda_available(why, sizeof(why)))
 			return wl_set(st, WL_UNSUPPORTED, "%s", why);
-		if (strcmp(p->attention, "naive") && strcmp(p->attention, "flash") &&
-		    strcmp(p->attention, "sdpa"))
-			return wl_set(st, WL_UNSUPPORTED, "attention '%s' does not run on cuda "
-				      "(cuda: naive, flash, sdpa)", p->attention);
+		if (!impl_runs_on("attention", p->attention, DEVICE_CUDA))
+			return wl_set(st, WL_UNSUPPORTED, "attention '%s' does not run on cuda (cuda: %s)",
+				      p->attention, impl_list("attention", DEVICE_CUDA, names,
+							      sizeof(names)));
 	}
 	struct model_shape s;
 	struct bd_error err = {0};
@@ -357,9 +359,7 @@ static void e2e_teardown(void *state)
 
 const struct workload e2e_cuda_benchdb = {
 	.suite = "e2e",
-	.impl = "benchdb",
 	.device = DEVICE_CUDA,
-	.summary = "the decoder LM on CUDA: cuBLASLt GEMMs, own kernels, float32/TF32 or bf16 mixed",
 	.check = e2e_check,
 	.figures = e2e_figures,
 	.setup = e2e_setup,
@@ -375,9 +375,7 @@ const struct workload e2e_cuda_benchdb = {
 
 const struct workload e2e_cpu_benchdb = {
 	.suite = "e2e",
-	.impl = "benchdb",
 	.device = DEVICE_CPU,
-	.summary = "the decoder LM (DESIGN Workloads) on oneDNN + OpenMP, float32 or bf16 mixed",
 	.check = e2e_check,
 	.figures = e2e_figures,
 	.setup = e2e_setup,

@@ -133,9 +133,7 @@ static void mm_teardown(void *state)
 
 const struct workload matmul_cuda_cublaslt = {
 	.suite = "matmul",
-	.impl = "cublaslt",
 	.device = DEVICE_CUDA,
-	.summary = "C = A B through cuBLASLt (float32, TF32 with tf32: true, or bfloat16 in)",
 	.check = mm_check,
 	.figures = matmul_figures,
 	.setup = mm_setup,

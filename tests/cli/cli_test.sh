@@ -158,7 +158,7 @@ unknown_key|benchmarks:\n  - suite: attention\n    impl: naive\n    seq_len: 64\
 wrong_type|benchmarks:\n  - suite: attention\n    impl: naive\n    seq_len: abc\n    head_dim: 16\n|wrong_type.yaml:4:14: .*seq_len.*abc
 empty_axis|benchmarks:\n  - suite: attention\n    impl: naive\n    seq_len: []\n    head_dim: 16\n|empty_axis.yaml:4:[0-9]+: .*seq_len.*empty
 unknown_suite|benchmarks:\n  - suite: atention\n|unknown_suite.yaml:2:12: unknown suite 'atention' \(valid: attention, e2e, matmul\)
-unknown_impl|benchmarks:\n  - suite: attention\n    impl: [naive, flsh]\n    seq_len: 64\n    head_dim: 16\n|unknown_impl.yaml:3:19: unknown impl 'flsh' for suite attention \(valid: naive, flash, sdpa[^)]*\)
+unknown_impl|benchmarks:\n  - suite: attention\n    impl: [naive, flsh]\n    seq_len: 64\n    head_dim: 16\n|unknown_impl.yaml:3:19: unknown impl 'flsh' for suite attention \(valid: naive, flash,[^)]* sdpa[^)]*\)
 unknown_dtype|benchmarks:\n  - suite: attention\n    impl: naive\n    dtype: fp32\n    seq_len: 64\n    head_dim: 16\n|unknown_dtype.yaml:4:12: unknown dtype 'fp32' .*valid: float32, float16, bfloat16
 zero_batch|benchmarks:\n  - suite: attention\n    impl: naive\n    batch_size: 0\n    seq_len: 64\n    head_dim: 16\n|zero_batch.yaml:4:17: .*batch_size.*0
 heads_not_dividing|models:\n  mini: {d_model: 256, d_ff: 1024, num_layers: 2, num_heads: 3}\nbenchmarks:\n  - suite: e2e\n    model: mini\n    context_length: 64\n|heads_not_dividing.yaml:[0-9]+:[0-9]+: .*num_heads 3.*d_model 256

@@ -1,5 +1,6 @@
-/* kernels/cpu/attention_cpu.c: the naive float32 attention, the dispatch to the flash kernels
- * (attention_flash.c), and the two attention workloads (interface in kernels/workload.h). */
+/* kernels/cpu/attention_cpu.c: the naive float32 attention, the table of the cpu's attention
+ * kernels (naive here, flash in attention_flash.c), and the workload that runs them (interface in
+ * kernels/workload.h). */
 #include "attention_cpu.h"
 
 #include <math.h>

@@ -1,6 +1,6 @@
-/* kernels/workloads/attention_dev.c: the attention workloads on CUDA (suite "attention", impls
- * naive, flash, sdpa), written against the device ops (ops.h) so that the kernels timed are the
- * ones the e2e model uses.
+/* kernels/workloads/attention_dev.c: the attention workload on CUDA (suite "attention", the impls
+ * of the cuda table in impls.c: naive, flash, sdpa), written against the device ops (ops.h) so
+ * that the kernels timed are the ones the e2e model uses.
  *
  * A case's tensors live on the device in the case's dtype (float32, float16, bfloat16); inputs are
  * uniform in [-1, 1) from the seed, rounded to the dtype on the host so that the float64

@@ -16,8 +16,6 @@
 extern const char *const schema_migrations[];
 extern const int schema_migration_count;
 
-const char *const db_phase_names[DB_PHASES] = {"fwd", "bwd", "opt"};
-
 struct db {
 	sqlite3 *handle;
 	char *path;
@@ -352,7 +350,7 @@ int db_case_put(struct db *db, int64_t run_id, const struct case_record *c,
 {
 	int rc = 0;
 	for (size_t i = 0; i < nsamples; i++)
-		if (samples[i].phase < 0 || samples[i].phase >= DB_PHASES)
+		if (samples[i].phase < 0 || samples[i].phase >= PHASE_COUNT)
 			return bd_fail_at(err, BD_EINVAL, db->path, 0, 0,
 					  "cannot store case '%s': sample %zu has phase %d (not fwd, bwd or opt)",
 					  c->name, i, (int)samples[i].phase);
@@ -385,7 +383,7 @@ int db_case_put(struct db *db, int64_t run_id, const struct case_record *c,
 	bind_text(st, &rc, 16, c->name);
 	bind_i64(st, &rc, 17, c->warmup);
 	bind_i64(st, &rc, 18, c->iters);
-	bind_text(st, &rc, 19, c->status);
+	bind_text(st, &rc, 19, status_name(c->status));
 	bind_text(st, &rc, 20, c->reason);
 	bind_double_or_null(st, &rc, 21, c->max_diff, 1);
 	bind_double_or_null(st, &rc, 22, c->tolerance, 1);
@@ -394,7 +392,7 @@ int db_case_put(struct db *db, int64_t run_id, const struct case_record *c,
 	bind_i64_or_null(st, &rc, 25, c->peak_fwd_bytes, -1);
 	bind_i64_or_null(st, &rc, 26, c->peak_bwd_bytes, -1);
 	bind_i64_or_null(st, &rc, 27, c->peak_bytes, -1);
-	for (int p = 0; p < DB_PHASES; p++) {
+	for (int p = 0; p < PHASE_COUNT; p++) {
 		bind_double_or_null(st, &rc, 28 + p, c->flops[p], 1);
 		bind_double_or_null(st, &rc, 31 + p, c->bytes[p], 1);
 	}
@@ -413,7 +411,7 @@ int db_case_put(struct db *db, int64_t run_id, const struct case_record *c,
 	for (size_t i = 0; i < nsamples && rc == SQLITE_OK; i++) {
 		const struct sample *s = &samples[i];
 		bind_i64(ins, &rc, 1, case_id);
-		bind_text(ins, &rc, 2, db_phase_names[s->phase]);
+		bind_text(ins, &rc, 2, phase_name(s->phase));
 		bind_i64(ins, &rc, 3, s->iter);
 		bind_i64(ins, &rc, 4, s->ns);
 		step_done(ins, &rc);
@@ -465,6 +463,13 @@ static char *col_strdup(sqlite3_stmt *st, int i)
 static int64_t col_i64(sqlite3_stmt *st, int i, int64_t if_null)
 {
 	return sqlite3_column_type(st, i) == SQLITE_NULL ? if_null : sqlite3_column_int64(st, i);
+}
+
+/* cases.status is one of vocab.h's names (001_init.sql checks it); anything else reads as error. */
+static enum bd_status col_status(sqlite3_stmt *st, int i)
+{
+	int s = status_parse((const char *)sqlite3_column_text(st, i));
+	return s < 0 ? STATUS_ERROR : (enum bd_status)s;
 }
 
 static double col_double(sqlite3_stmt *st, int i, double if_null)
@@ -716,7 +721,7 @@ static void case_row_read(sqlite3_stmt *st, struct case_row *c)
 	c->name = col_strdup(st, i++);
 	c->warmup = sqlite3_column_int64(st, i++);
 	c->iters = sqlite3_column_int64(st, i++);
-	c->status = col_strdup(st, i++);
+	c->status = col_status(st, i++);
 	c->reason = col_strdup(st, i++);
 	c->max_diff = col_double(st, i++, -1);
 	c->tolerance = col_double(st, i++, -1);
@@ -725,9 +730,9 @@ static void case_row_read(sqlite3_stmt *st, struct case_row *c)
 	c->peak_fwd_bytes = col_i64(st, i++, -1);
 	c->peak_bwd_bytes = col_i64(st, i++, -1);
 	c->peak_bytes = col_i64(st, i++, -1);
-	for (int p = 0; p < DB_PHASES; p++)
+	for (int p = 0; p < PHASE_COUNT; p++)
 		c->flops[p] = col_double(st, i++, 0);
-	for (int p = 0; p < DB_PHASES; p++)
+	for (int p = 0; p < PHASE_COUNT; p++)
 		c->bytes[p] = col_double(st, i++, 0);
 	c->elapsed_ns = col_i64(st, i++, 0);
 	c->grad_bytes = col_i64(st, i++, -1);
@@ -743,7 +748,7 @@ static void case_row_clear(struct case_row *c)
 {
 	free(c->suite); free(c->impl); free(c->device); free(c->dtype); free(c->pass);
 	free(c->model); free(c->params_json); free(c->case_key); free(c->name);
-	free(c->status); free(c->reason);
+	free(c->reason);
 }
 
 void db_case_rows_free(struct case_row *rows, size_t n)

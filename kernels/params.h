@@ -5,26 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum bd_device { DEVICE_CPU, DEVICE_CUDA, DEVICE_COUNT };
-enum bd_dtype { DTYPE_FLOAT32, DTYPE_FLOAT16, DTYPE_BFLOAT16, DTYPE_COUNT };
-enum bd_pass { PASS_FORWARD, PASS_BACKWARD, PASS_FORWARD_BACKWARD, PASS_TRAIN_STEP, PASS_COUNT };
-/* Timed phases of one iteration. */
-enum bd_phase { PHASE_FWD, PHASE_BWD, PHASE_OPT, PHASE_COUNT };
-
-const char *device_name(enum bd_device d);   /* "cpu", "cuda" */
-const char *dtype_name(enum bd_dtype t);     /* "float32", "float16", "bfloat16" */
-const char *pass_name(enum bd_pass p);       /* "forward", "backward", "forward_backward", "train_step" */
-const char *phase_name(enum bd_phase p);     /* "fwd", "bwd", "opt" */
-/* Bytes of one element: 4 for float32, 2 for float16 and bfloat16. */
-size_t dtype_size(enum bd_dtype t);
-/* Parse the names above; return -1 when unknown. */
-int device_parse(const char *s);
-int dtype_parse(const char *s);
-int pass_parse(const char *s);
-int phase_parse(const char *s);
-/* Bit mask of the phases a pass times: forward -> fwd; backward -> bwd; forward_backward -> fwd|bwd;
- * train_step -> fwd|bwd|opt. */
-unsigned pass_phases(enum bd_pass p);
+#include "vocab.h"
 
 /* A transformer size (DESIGN "Workloads"); presets small..2.7B or user-defined in the sweep. */
 struct model_config {

@@ -212,10 +212,10 @@ static void pick_label(enum series_pick pick, unsigned phases, char *out, size_t
 		return;
 	}
 	out[0] = '\0';
-	for (int p = 0; p < DB_PHASES; p++)
+	for (int p = 0; p < PHASE_COUNT; p++)
 		if (phases & (1u << p))
 			snprintf(out + strlen(out), n - strlen(out), "%s%s", out[0] ? "+" : "",
-				 db_phase_names[p]);
+				 phase_name(p));
 	if (!out[0])
 		snprintf(out, n, "total");
 }
@@ -343,7 +343,7 @@ static struct plot_series *lines_series(const struct lines *ls, int error_bars)
 
 /* ---- the charts ---------------------------------------------------------------------------- */
 
-static int is_ok(const struct case_row *c) { return !strcmp(c->status, "ok"); }
+static int is_ok(const struct case_row *c) { return c->status == STATUS_OK; }
 
 /* The suite a chart over sequence length draws: attention when the set has any, else the first
  * suite with a sequence axis (e2e: context_length). NULL when none. */
@@ -412,7 +412,7 @@ static int chart_vs_seq(const struct chart_request *rq, int memory, struct plot 
 		}
 		double y = NAN, lo = NAN, hi = NAN;
 		if (!is_ok(c)) {
-			sb_addf(&missing, "%s: %s, not plotted%s%s\n", c->name, c->status,
+			sb_addf(&missing, "%s: %s, not plotted%s%s\n", c->name, status_name(c->status),
 				c->reason ? " — " : "", c->reason ? c->reason : "");
 			nmissing++;
 		} else if (memory) {
@@ -437,16 +437,15 @@ static int chart_vs_seq(const struct chart_request *rq, int memory, struct plot 
 	if (nmissing <= MISSING_LISTED && !rq->gaps_counted) {
 		sb_add(notes, sb_str(&missing));
 	} else if (nmissing) {
-		static const char *const statuses[] = {"oom", "error", "unsupported", "skipped"};
 		sb_addf(notes, "%zu case%s did not run and %s in the lines (", nmissing,
 			nmissing == 1 ? "" : "s", nmissing == 1 ? "is a gap" : "are gaps");
-		for (size_t k = 0, first = 1; k < sizeof(statuses) / sizeof(statuses[0]); k++) {
+		for (int k = STATUS_OK + 1, first = 1; k < STATUS_COUNT; k++) {
 			size_t count = 0;
 			for (size_t i = 0; i < set->n; i++)
 				count += !strcmp(set->rows[i].suite, suite) &&
-					 !strcmp(set->rows[i].status, statuses[k]);
+					 set->rows[i].status == (enum bd_status)k;
 			if (count)
-				sb_addf(notes, "%s%s: %zu", first ? "" : ", ", statuses[k], count);
+				sb_addf(notes, "%s%s: %zu", first ? "" : ", ", status_name(k), count);
 			first &= !count;
 		}
 		sb_add(notes, ")\n");
@@ -791,7 +790,7 @@ static int chart_history(struct db *db, const struct chart_request *rq, struct p
 			}
 			(*ncat)++;
 		} else if (c) {
-			sb_addf(notes, "run %lld: %s%s%s, not plotted\n", (long long)runs[r].id, c->status,
+			sb_addf(notes, "run %lld: %s%s%s, not plotted\n", (long long)runs[r].id, status_name(c->status),
 				c->reason ? " — " : "", c->reason ? c->reason : "");
 		} else if (key) {
 			missing++;

@@ -33,8 +33,8 @@ int report_format_arg(const char *format);
 /* The measured (non-warm-up) iterations of one case, in nanoseconds, per phase; total[i] is the
  * sum of all phases of iteration i (fwd+bwd(+opt)) over iterations that have every phase. */
 struct case_series {
-	double *ns[DB_PHASES];
-	size_t n[DB_PHASES];
+	double *ns[PHASE_COUNT];
+	size_t n[PHASE_COUNT];
 	double *total;
 	size_t ntotal;
 	unsigned phases;   /* bit per phase that has samples */

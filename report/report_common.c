@@ -40,7 +40,7 @@ int case_series_load(struct db *db, const struct case_row *c, struct case_series
 	if (rc)
 		return rc;
 	size_t iters = c->iters > 0 ? (size_t)c->iters : 0;
-	for (int p = 0; p < DB_PHASES; p++)
+	for (int p = 0; p < PHASE_COUNT; p++)
 		s->ns[p] = calloc(iters ? iters : 1, sizeof(double));
 	s->total = calloc(iters ? iters : 1, sizeof(double));
 	unsigned *have = calloc(iters ? iters : 1, sizeof(unsigned));
@@ -70,7 +70,7 @@ int case_series_load(struct db *db, const struct case_row *c, struct case_series
 
 void case_series_free(struct case_series *s)
 {
-	for (int p = 0; p < DB_PHASES; p++)
+	for (int p = 0; p < PHASE_COUNT; p++)
 		free(s->ns[p]);
 	free(s->total);
 	memset(s, 0, sizeof(*s));

@@ -106,7 +106,7 @@ static void case_record_fill(struct case_record *r, const struct sweep_case *c,
 	r->name = c->name;
 	r->warmup = p->warmup;
 	r->iters = p->iters;
-	r->status = case_status_name(res->status);
+	r->status = res->status;
 	r->reason = res->reason[0] ? res->reason : NULL;
 	r->max_diff = res->max_diff;
 	r->tolerance = res->tolerance;
@@ -145,7 +145,7 @@ static void case_work(const struct sweep_case *c, struct progress_work *work)
 		peer_figures(p, &f);
 	} else {
 		const struct workload *w = workload_find(p->suite, p->impl, p->device);
-		if (!w || w->check(p, &st) != WL_OK)
+		if (!w || w->check(p, &st) != STATUS_OK)
 			return;
 		w->figures(p, &f);
 	}
@@ -189,7 +189,7 @@ int cmd_run(int argc, char **argv)
 	struct bd_error err;
 	int npos = 0, status = EXIT_OK, rc;
 	int64_t mem_limit = 0, run_id = 0;
-	size_t counts[CASE_SKIPPED + 1] = {0}, stored = 0;
+	size_t counts[STATUS_SKIPPED + 1] = {0}, stored = 0;
 	const char *run_status = "complete";
 
 	if ((status = opt_parse_command(specs, &usage, argc, argv, 1, 1, &npos)) >= 0)
@@ -304,12 +304,12 @@ int cmd_run(int argc, char **argv)
 		bd_error_print("runner run", &err);
 		status = EXIT_FAIL;
 	}
-	if (counts[CASE_ERROR] && status == EXIT_OK)
+	if (counts[STATUS_ERROR] && status == EXIT_OK)
 		status = EXIT_FAIL;
 	printf("run %lld %s: %zu of %zu cases stored (%zu ok, %zu oom, %zu error, %zu unsupported, "
 	       "%zu skipped) in %s\n",
-	       (long long)run_id, run_status, stored, cases.n, counts[CASE_OK], counts[CASE_OOM],
-	       counts[CASE_ERROR], counts[CASE_UNSUPPORTED], counts[CASE_SKIPPED], db_path);
+	       (long long)run_id, run_status, stored, cases.n, counts[STATUS_OK], counts[STATUS_OOM],
+	       counts[STATUS_ERROR], counts[STATUS_UNSUPPORTED], counts[STATUS_SKIPPED], db_path);
 	if (stored)
 		printf("see: report --db %s --run %lld\n", db_path, (long long)run_id);
 done:

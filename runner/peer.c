@@ -164,25 +164,19 @@ static int parse_memory(struct parser *P, const char *line, char **tok, size_t n
 static int parse_status(struct parser *P, const char *line, char **tok, size_t ntok,
 			const char *rest)
 {
-	static const struct { const char *word; enum case_status status; } words[] = {
-		{"ok", CASE_OK}, {"unsupported", CASE_UNSUPPORTED}, {"oom", CASE_OOM},
-		{"error", CASE_ERROR},
-	};
 	struct peer_output *out = P->out;
 	if (ntok < 2)
 		return line_fail(out, P->lineno, line, "a status line is 'status ok' or 'status "
 				 "unsupported|oom|error REASON'");
-	size_t i = 0;
-	while (i < sizeof(words) / sizeof(words[0]) && strcmp(words[i].word, tok[1]))
-		i++;
-	if (i == sizeof(words) / sizeof(words[0]))
+	int status = status_parse(tok[1]);   /* a peer reports anything but skipped */
+	if (status < 0 || status == STATUS_SKIPPED)
 		return line_fail(out, P->lineno, line, "unknown status '%s' (valid: ok, unsupported, oom, "
 				 "error)", tok[1]);
-	if (words[i].status == CASE_OK && ntok != 2)
+	if (status == STATUS_OK && ntok != 2)
 		return line_fail(out, P->lineno, line, "'status ok' takes no reason");
-	out->status = words[i].status;
+	out->status = (enum bd_status)status;
 	out->status_line = P->lineno;
-	if (words[i].status != CASE_OK) {
+	if (status != STATUS_OK) {
 		if (rest && *rest)
 			snprintf(out->reason, sizeof(out->reason), "%s", rest);
 		else
@@ -337,7 +331,7 @@ int peer_parse_output(const char *text, size_t len, const struct case_params *p,
 		snprintf(out->error, sizeof(out->error), "the output ends without a status line (after "
 			 "line %zu)", P.lineno);
 		rc = BD_EINVAL;
-	} else if (out->status == CASE_OK) {
+	} else if (out->status == STATUS_OK) {
 		rc = collect_samples(&P);
 	}
 done:
@@ -830,7 +824,7 @@ static void fail_with_stderr(struct case_result *res, const struct peer_run *r, 
 	char tail[PEER_STDERR_TAIL * 2];
 	size_t n = stderr_line(r->err, r->err_len, tail, sizeof(tail));
 	size_t room = sizeof(res->reason) - 1, mlen = strlen(msg);
-	res->status = CASE_ERROR;
+	res->status = STATUS_ERROR;
 	if (!n || mlen + sizeof(sep) + 16 > room) {
 		snprintf(res->reason, sizeof(res->reason), "%s", msg);
 		return;
@@ -885,18 +879,18 @@ void peer_measure_case(const struct sweep_case *c, const char *sweep_path, struc
 	peer_figures(p, &res->figures);
 
 	if (!peer) {
-		res->status = CASE_ERROR;
+		res->status = STATUS_ERROR;
 		snprintf(res->reason, sizeof(res->reason), "case '%s' has no peer", c->name);
 		goto done;
 	}
 	if (env_build(c, &env) || !(dir = sweep_dir(sweep_path))) {
-		res->status = CASE_ERROR;
+		res->status = STATUS_ERROR;
 		snprintf(res->reason, sizeof(res->reason), "out of memory for peer '%s'", peer->name);
 		goto done;
 	}
 	peer_run(peer, dir, env.vars, p->warmup + p->iters, &run, on_iteration, ctx);
 	if (run.start_error[0]) {
-		res->status = CASE_ERROR;
+		res->status = STATUS_ERROR;
 		snprintf(res->reason, sizeof(res->reason), "cannot start peer '%s': %s", peer->name,
 			 run.start_error);
 		goto done;
@@ -925,7 +919,7 @@ void peer_measure_case(const struct sweep_case *c, const char *sweep_path, struc
 		snprintf(msg, sizeof(msg), "malformed peer output: %s%s%s", po.error, how[0] ? "; " : "",
 			 how);
 		fail_with_stderr(res, &run, msg);
-	} else if (po.status == CASE_OK && how[0]) {
+	} else if (po.status == STATUS_OK && how[0]) {
 		snprintf(msg, sizeof(msg), "the peer printed 'status ok' but %s", how);
 		fail_with_stderr(res, &run, msg);
 	} else {

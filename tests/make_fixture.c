@@ -108,7 +108,7 @@ static int write_run(struct db *db, int64_t system_id, int run, int ncases, int 
 				.suite = "attention", .impl = impls[m], .device = "cpu", .dtype = "float32",
 				.pass = "forward_backward", .batch_size = 8, .heads = 1, .seq_len = S,
 				.head_dim = 64, .causal = 0, .params_json = json, .case_key = key, .name = name,
-				.warmup = warmup, .iters = iters, .status = "ok",
+				.warmup = warmup, .iters = iters, .status = STATUS_OK,
 				.max_diff = 1e-6, .tolerance = 1e-4,
 				.param_bytes = -1,
 				.peak_fwd_bytes = (m == 0 ? 8 * S * S * 8 : 0) + 4 * 8 * S * 64 * 4,

@@ -332,7 +332,7 @@ static void case_record_fill(struct case_record *c, int64_t ord, const char *key
 	c->name = "flash bf16 B8 H16 T1024 D64";
 	c->warmup = 2;
 	c->iters = 4;
-	c->status = "ok";
+	c->status = STATUS_OK;
 	c->reason = NULL;
 	c->max_diff = 0.0078125;
 	c->tolerance = 0.02;
@@ -652,7 +652,7 @@ static void test_db__open_migrates_a_version_1_file_and_keeps_its_rows(void **st
 	assert_int_equal(cases[0].batch_size, 0);   /* NULL in the old row */
 	assert_int_equal(cases[0].causal, -1);
 	assert_int_equal(cases[0].param_count, -1);   /* a column of schema 4: NULL */
-	assert_string_equal(cases[1].status, "oom");
+	assert_int_equal(cases[1].status, STATUS_OOM);
 	assert_string_equal(cases[1].reason, "needs 64 GiB");
 	db_case_rows_free(cases, ncases);
 
@@ -993,14 +993,14 @@ static void test_db__case_round_trip_keeps_every_field(void **state)
 	bare.name = "naive f32";
 	bare.warmup = 0;
 	bare.iters = 0;
-	bare.status = "unsupported";
+	bare.status = STATUS_UNSUPPORTED;
 	bare.reason = "naive has no bf16 kernel";
 	bare.max_diff = -1;
 	bare.tolerance = -1;
 	bare.mem_limit = 0;
 	bare.param_bytes = bare.peak_fwd_bytes = bare.peak_bwd_bytes = bare.peak_bytes = -1;
 	bare.param_count = 0;
-	for (int p = 0; p < DB_PHASES; p++)
+	for (int p = 0; p < PHASE_COUNT; p++)
 		bare.flops[p] = bare.bytes[p] = 0;
 	bare.started_at[0] = '\0';
 	bare.elapsed_ns = 0;
@@ -1040,7 +1040,7 @@ static void test_db__case_round_trip_keeps_every_field(void **state)
 	assert_string_equal(c->name, full.name);
 	assert_int_equal(c->warmup, 2);
 	assert_int_equal(c->iters, 4);
-	assert_string_equal(c->status, "ok");
+	assert_int_equal(c->status, STATUS_OK);
 	assert_null(c->reason);
 	assert_true(c->max_diff == 0.0078125);
 	assert_true(c->tolerance == 0.02);
@@ -1050,7 +1050,7 @@ static void test_db__case_round_trip_keeps_every_field(void **state)
 	assert_int_equal(c->peak_fwd_bytes, 50331648);
 	assert_int_equal(c->peak_bwd_bytes, 83886080);
 	assert_int_equal(c->peak_bytes, 100663296);
-	for (int p = 0; p < DB_PHASES; p++) {
+	for (int p = 0; p < PHASE_COUNT; p++) {
 		assert_true(c->flops[p] == full.flops[p]);
 		assert_true(c->bytes[p] == full.bytes[p]);
 	}
@@ -1068,7 +1068,7 @@ static void test_db__case_round_trip_keeps_every_field(void **state)
 	assert_string_equal(c->params_json, "{}");
 	assert_int_equal(c->warmup, 0);
 	assert_int_equal(c->iters, 0);
-	assert_string_equal(c->status, "unsupported");
+	assert_int_equal(c->status, STATUS_UNSUPPORTED);
 	assert_string_equal(c->reason, "naive has no bf16 kernel");
 	assert_true(c->max_diff == -1);
 	assert_true(c->tolerance == -1);
@@ -1078,7 +1078,7 @@ static void test_db__case_round_trip_keeps_every_field(void **state)
 	assert_int_equal(c->peak_fwd_bytes, -1);
 	assert_int_equal(c->peak_bwd_bytes, -1);
 	assert_int_equal(c->peak_bytes, -1);
-	for (int p = 0; p < DB_PHASES; p++) {
+	for (int p = 0; p < PHASE_COUNT; p++) {
 		assert_true(c->flops[p] == 0);
 		assert_true(c->bytes[p] == 0);
 	}
@@ -1244,7 +1244,7 @@ static void test_db__case_put_that_fails_stores_no_case_and_no_samples(void **st
 
 	/* A case that violates the schema (status outside the five) stores nothing either. */
 	case_record_fill(&c, 3, "k3");
-	c.status = "crashed";
+	c.status = STATUS_COUNT;   /* status_name gives "?" */
 	assert_int_equal(db_case_put(db, run, &c, good, 3, &err), BD_EDB);
 
 	struct case_row *rows = NULL;

@@ -26,6 +26,7 @@
 
 #include "opt.h"
 #include "plot.h"
+#include "params.h"
 #include "report.h"
 
 #define NS_PER_MS 1e6
@@ -42,34 +43,13 @@ const char *const chart_kind_names[CHART_KINDS] = {"latency", "speedup", "warmup
 
 /* ---- case keys as tokens ------------------------------------------------------------------ */
 
-/* A case key is "name=value" tokens separated by single spaces (runner/sweep.c case_key). */
-struct token {
-	const char *name, *value;
-	size_t name_len, value_len;
-};
-
-/* Split key into at most max tokens; returns how many. Pointers point into key. */
-static size_t key_tokens(const char *key, struct token *t, size_t max)
+/* A case key's tokens (common/params.h case_key_split); a key that does not split has none. */
+static size_t key_tokens(const char *key, struct key_token *t, size_t max)
 {
 	size_t n = 0;
-	const char *p = key;
-	while (*p && n < max) {
-		size_t len = strcspn(p, " ");
-		const char *eq = memchr(p, '=', len);
-		if (eq) {
-			t[n] = (struct token){p, eq + 1, (size_t)(eq - p), len - (size_t)(eq - p) - 1};
-			n++;
-		}
-		p += len;
-		while (*p == ' ')
-			p++;
-	}
+	if (case_key_split(key, t, max, &n, NULL))
+		n = 0;
 	return n;
-}
-
-static int token_is(const struct token *t, const char *name)
-{
-	return t->name_len == strlen(name) && !strncmp(t->name, name, t->name_len);
 }
 
 /* Names of the tokens whose value differs between keys (or that some keys lack). */
@@ -78,15 +58,15 @@ struct varying {
 	size_t n;
 };
 
-static int varying_has(const struct varying *v, const struct token *t)
+static int varying_has(const struct varying *v, const struct key_token *t)
 {
 	for (size_t i = 0; i < v->n; i++)
-		if (token_is(t, v->names[i]))
+		if (key_token_is(t, v->names[i]))
 			return 1;
 	return 0;
 }
 
-static void varying_add(struct varying *v, const struct token *t)
+static void varying_add(struct varying *v, const struct key_token *t)
 {
 	if (varying_has(v, t) || v->n == MAX_TOKENS || t->name_len >= sizeof(v->names[0]))
 		return;
@@ -94,7 +74,8 @@ static void varying_add(struct varying *v, const struct token *t)
 }
 
 /* Value of the token called like t in key, or NULL. */
-static const struct token *find_token(const struct token *tokens, size_t n, const struct token *t)
+static const struct key_token *find_token(const struct key_token *tokens, size_t n,
+					  const struct key_token *t)
 {
 	for (size_t i = 0; i < n; i++)
 		if (tokens[i].name_len == t->name_len && !strncmp(tokens[i].name, t->name, t->name_len))
@@ -107,12 +88,12 @@ static void find_varying(const char *const *keys, size_t nkeys, struct varying *
 	v->n = 0;
 	if (nkeys == 0)
 		return;
-	struct token first[MAX_TOKENS], other[MAX_TOKENS];
+	struct key_token first[MAX_TOKENS], other[MAX_TOKENS];
 	size_t nf = key_tokens(keys[0], first, MAX_TOKENS);
 	for (size_t k = 1; k < nkeys; k++) {
 		size_t no = key_tokens(keys[k], other, MAX_TOKENS);
 		for (size_t i = 0; i < no; i++) {
-			const struct token *f = find_token(first, nf, &other[i]);
+			const struct key_token *f = find_token(first, nf, &other[i]);
 			if (!f || f->value_len != other[i].value_len ||
 			    strncmp(f->value, other[i].value, f->value_len))
 				varying_add(v, &other[i]);
@@ -123,51 +104,16 @@ static void find_varying(const char *const *keys, size_t nkeys, struct varying *
 	}
 }
 
-/* A parameter as a reader expects it in a legend: "D64", "B8", "causal", "flash". */
-static void add_param_label(struct strbuf *sb, const struct token *t)
-{
-	static const struct {
-		const char *name, *prefix;
-	} prefixed[] = {
-		{"seq_len", "S"}, {"head_dim", "D"}, {"batch_size", "B"}, {"heads", "H"},
-		{"context_length", "ctx"}, {"num_layers", "L"}, {"num_heads", "heads "},
-		{"d_model", "d_model "}, {"d_ff", "d_ff "}, {"vocab_size", "V"},
-	};
-	static const char *const bare[] = {"suite", "impl", "device", "dtype", "pass", "model"};
-	if (sb->len)
-		sb_addc(sb, ' ');
-	int v = (int)t->value_len;
-	for (size_t i = 0; i < sizeof(prefixed) / sizeof(prefixed[0]); i++)
-		if (token_is(t, prefixed[i].name)) {
-			sb_addf(sb, "%s%.*s", prefixed[i].prefix, v, t->value);
-			return;
-		}
-	for (size_t i = 0; i < sizeof(bare) / sizeof(bare[0]); i++)
-		if (token_is(t, bare[i])) {
-			sb_addf(sb, "%.*s", v, t->value);
-			return;
-		}
-	int on = t->value_len == 4 && !strncmp(t->value, "true", 4);
-	if (token_is(t, "causal"))
-		sb_add(sb, on ? "causal" : "non-causal");
-	else if (token_is(t, "sync"))
-		sb_add(sb, on ? "sync" : "no sync");
-	else if (token_is(t, "attention"))
-		sb_addf(sb, "attn=%.*s", v, t->value);
-	else
-		sb_addf(sb, "%.*s=%.*s", (int)t->name_len, t->name, v, t->value);
-}
-
 /* The tokens of key that are (want_varying) or are not in v, as a label; "" when none. The
  * suite is left out of the shared part (titles name it where it matters). */
 static char *key_label(const char *key, const struct varying *v, int want_varying)
 {
-	struct token t[MAX_TOKENS];
+	struct key_token t[MAX_TOKENS];
 	size_t n = key_tokens(key, t, MAX_TOKENS);
 	struct strbuf sb = STRBUF_INIT;
 	for (size_t i = 0; i < n; i++)
-		if (varying_has(v, &t[i]) == want_varying && (want_varying || !token_is(&t[i], "suite")))
-			add_param_label(&sb, &t[i]);
+		if (varying_has(v, &t[i]) == want_varying && (want_varying || !key_token_is(&t[i], "suite")))
+			key_token_label(&sb, &t[i]);   /* "D64", "B8", "causal", "flash" */
 	return sb_detach(&sb);
 }
 

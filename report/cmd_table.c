@@ -6,27 +6,15 @@
 #include <string.h>
 
 #include "opt.h"
+#include "params.h"
 #include "report.h"
 
-/* The parameters shown for each suite, in column order (keys of the canonical params JSON). */
-struct suite_columns {
-	const char *suite;
-	const char *params[8];
-};
-
-static const struct suite_columns suite_columns[] = {
-	{"attention", {"impl", "dtype", "device", "pass", "batch_size", "heads", "seq_len", "head_dim"}},
-	{"e2e", {"model", "impl", "dtype", "device", "pass", "context_length", "batch_size", "attention"}},
-	{"matmul", {"impl", "dtype", "device", "m", "n", "k"}},
-};
-
-static const char *const *params_of(const char *suite)
+/* The parameters shown for a suite, in column order (keys of the canonical params JSON; the
+ * table's column_rank, common/params.c), NULL-terminated in params[9]. */
+static const char *const *params_of(const char *suite, const char *params[9])
 {
-	for (size_t i = 0; i < sizeof(suite_columns) / sizeof(suite_columns[0]); i++)
-		if (!strcmp(suite_columns[i].suite, suite))
-			return suite_columns[i].params;
-	static const char *const fallback[8] = {"impl", "dtype", "device", "pass"};
-	return fallback;
+	param_columns(suite, params, 9);   /* at most 8 columns */
+	return params;
 }
 
 #define NS_PER_MS 1e6
@@ -35,7 +23,8 @@ static const char *const *params_of(const char *suite)
 int table_of_cases(struct db *db, const char *suite, const struct case_row *cases, size_t n,
 		   unsigned flags, struct table *t, struct bd_error *err)
 {
-	const char *const *params = params_of(suite);
+	const char *columns[9];
+	const char *const *params = params_of(suite, columns);
 	struct case_series *series = calloc(n ? n : 1, sizeof(*series));
 	unsigned phases = 0;
 	int rc = 0, causal_col = !strcmp(suite, "attention");
@@ -217,7 +206,8 @@ static void run_header(struct db *db, const struct run_row *r, struct strbuf *ou
 static int pivot_table(struct db *db, const char *suite, const struct case_row *cases, size_t n,
 		       const char *key, enum series_pick pick, struct table *t, struct bd_error *err)
 {
-	const char *const *params = params_of(suite);
+	const char *columns[9];
+	const char *const *params = params_of(suite, columns);
 	char **row_key = calloc(n ? n : 1, sizeof(*row_key));
 	char (*value)[128] = calloc(n ? n : 1, sizeof(*value));
 	size_t *row_of = calloc(n ? n : 1, sizeof(*row_of)), *col_of = calloc(n ? n : 1, sizeof(*col_of));

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "params.h"
 #include "report.h"
 
 int report_open(const char *db_path, const char *run_selector, struct db **db, int64_t *run_id)
@@ -244,21 +245,7 @@ struct case_index_entry {
 
 char *case_key_without_impl(const char *key) { return case_key_without(key, "impl"); }
 
-char *case_key_without(const char *key, const char *param)
-{
-	struct strbuf sb = STRBUF_INIT;
-	size_t plen = strlen(param);
-	const char *p = key;
-	while (*p) {
-		size_t len = strcspn(p, " ");
-		if (strncmp(p, param, plen) || p[plen] != '=')
-			sb_addf(&sb, "%s%.*s", sb.len ? " " : "", (int)len, p);
-		p += len;
-		while (*p == ' ')
-			p++;
-	}
-	return sb_detach(&sb);
-}
+char *case_key_without(const char *key, const char *param) { return case_key_drop(key, param); }
 
 static int entry_cmp(const void *a, const void *b)
 {

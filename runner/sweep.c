@@ -6,8 +6,9 @@
  * sweep_expand() types each combination of axis values into struct case_params and builds the
  * case key, the canonical JSON and the label.
  *
- * The per-suite tables below (keys, defaults, passes) are the single source for the documented
- * tables in schemas/sweep-format.md; change both together.
+ * The parameters themselves — keys, suites, defaults, places in case_params, case-key tokens —
+ * are one table, common/params.c, the single source for the documented tables in
+ * schemas/sweep-format.md; change both together.
  */
 #include "sweep.h"
 
@@ -39,132 +40,35 @@ const struct model_config model_presets[] = {
 
 static const int64_t default_vocab_size = 10000;
 
-/* ---- suites and their parameters ------------------------------------------------------------ */
+/* ---- suites and their parameters (the table: common/params.c) ------------------------------ */
 
-enum suite_id { SUITE_ATTENTION, SUITE_E2E, SUITE_MATMUL, SUITE_COUNT };
-
-#define S_ATT (1u << SUITE_ATTENTION)
-#define S_E2E (1u << SUITE_E2E)
-#define S_MM (1u << SUITE_MATMUL)
-#define S_ALL (S_ATT | S_E2E | S_MM)
-
-static const char *const suite_ids[SUITE_COUNT] = {"attention", "e2e", "matmul"};
-
-/* Passes each suite accepts (NULL-terminated). */
-static const char *const suite_passes[SUITE_COUNT][4] = {
-	[SUITE_ATTENTION] = {"forward", "backward", "forward_backward", NULL},
-	[SUITE_E2E] = {"forward", "forward_backward", "train_step", NULL},
-	[SUITE_MATMUL] = {"forward", NULL},
-};
-
-/* Every parameter key, in the order used for "valid:" lists. */
-enum param_id {
-	P_IMPL, P_DEVICE, P_DTYPE, P_PASS, P_BATCH_SIZE,
-	P_HEADS, P_SEQ_LEN, P_HEAD_DIM, P_CAUSAL,
-	P_MODEL, P_CONTEXT_LENGTH, P_ATTENTION, P_VOCAB_SIZE,
-	P_M, P_N, P_K, P_SIZE,
-	P_WARMUP, P_ITERS, P_SEED, P_MEM_LIMIT, P_SYNC, P_TF32,
-	P_COUNT
-};
-
-enum value_kind {
-	V_IMPL,       /* workload_impl_names(suite) */
-	V_DEVICE,     /* cpu, cuda */
-	V_DTYPE,      /* float32, float16, bfloat16 */
-	V_PASS,       /* suite_passes[suite] */
-	V_MODEL,      /* a built-in preset or one from `models:` */
-	V_ATTENTION,  /* the attention impl inside the e2e model */
-	V_POSITIVE,   /* decimal integer >= 1 */
-	V_NONNEG,     /* decimal integer >= 0 */
-	V_BOOL,       /* true, false */
-	V_BYTES,      /* parse_bytes */
-};
-
-struct param_def {
-	const char *key;
-	enum value_kind kind;
-	unsigned suites;    /* S_* mask of the suites that have this key */
-	unsigned required;  /* S_* mask of the suites where it must be given */
-};
-
-static const struct param_def param_defs[P_COUNT] = {
-	[P_IMPL] = {"impl", V_IMPL, S_ALL, S_ATT},
-	[P_DEVICE] = {"device", V_DEVICE, S_ALL, 0},
-	[P_DTYPE] = {"dtype", V_DTYPE, S_ALL, 0},
-	[P_PASS] = {"pass", V_PASS, S_ALL, 0},
-	[P_BATCH_SIZE] = {"batch_size", V_POSITIVE, S_ATT | S_E2E, 0},
-	[P_HEADS] = {"heads", V_POSITIVE, S_ATT, 0},
-	[P_SEQ_LEN] = {"seq_len", V_POSITIVE, S_ATT, S_ATT},
-	[P_HEAD_DIM] = {"head_dim", V_POSITIVE, S_ATT, S_ATT},
-	[P_CAUSAL] = {"causal", V_BOOL, S_ATT, 0},
-	[P_MODEL] = {"model", V_MODEL, S_E2E, S_E2E},
-	[P_CONTEXT_LENGTH] = {"context_length", V_POSITIVE, S_E2E, S_E2E},
-	[P_ATTENTION] = {"attention", V_ATTENTION, S_E2E, 0},
-	[P_VOCAB_SIZE] = {"vocab_size", V_POSITIVE, S_E2E, 0},
-	[P_M] = {"m", V_POSITIVE, S_MM, 0},         /* m, n, k or size: checked on their own */
-	[P_N] = {"n", V_POSITIVE, S_MM, 0},
-	[P_K] = {"k", V_POSITIVE, S_MM, 0},
-	[P_SIZE] = {"size", V_POSITIVE, S_MM, 0},
-	[P_WARMUP] = {"warmup", V_NONNEG, S_ALL, 0},
-	[P_ITERS] = {"iters", V_POSITIVE, S_ALL, 0},
-	[P_SEED] = {"seed", V_NONNEG, S_ALL, 0},
-	[P_MEM_LIMIT] = {"mem_limit", V_BYTES, S_ALL, 0},
-	[P_SYNC] = {"sync", V_BOOL, S_ALL, 0},
-	[P_TF32] = {"tf32", V_BOOL, S_ALL, 0},
-};
-
-static int is_matmul_shape(enum param_id id)
+static int is_matmul_shape(const struct param_def *d)
 {
-	return id == P_M || id == P_N || id == P_K || id == P_SIZE;
+	return d && (!strcmp(d->key, "m") || !strcmp(d->key, "n") || !strcmp(d->key, "k") ||
+		     !strcmp(d->key, "size"));
 }
 
-/* Built-in defaults of a suite (schemas/sweep-format.md, "Parameters"). */
-static void case_defaults(enum suite_id suite, struct case_params *p)
+/* The row of a key a sweep may set (in some suite), or NULL. */
+static const struct param_def *sweep_param(const char *key)
 {
-	memset(p, 0, sizeof(*p));
-	snprintf(p->suite, sizeof(p->suite), "%s", suite_ids[suite]);
-	p->device = DEVICE_CPU;
-	p->dtype = DTYPE_FLOAT32;
-	p->warmup = 2;
-	p->iters = 10;
-	p->seed = 0;
-	p->mem_limit = 0;
-	p->sync = 1;
-	switch (suite) {
-	case SUITE_ATTENTION:   /* impl is required */
-		p->pass = PASS_FORWARD_BACKWARD;
-		p->batch_size = 8;
-		p->heads = 1;
-		break;
-	case SUITE_E2E:
-		snprintf(p->impl, sizeof(p->impl), "benchdb");
-		p->pass = PASS_TRAIN_STEP;
-		p->batch_size = 4;
-		snprintf(p->attention, sizeof(p->attention), "naive");
-		break;
-	case SUITE_MATMUL:
-		snprintf(p->impl, sizeof(p->impl), "onednn");
-		p->pass = PASS_FORWARD;
-		break;
-	default:
-		break;
-	}
+	const struct param_def *d = param_find(key);
+	return d && d->sweep ? d : NULL;
 }
 
-static int param_find(const char *key)
-{
-	for (int i = 0; i < P_COUNT; i++)
-		if (!strcmp(param_defs[i].key, key))
-			return i;
-	return -1;
-}
+static int is_param(const struct param_def *d, const char *key) { return d && !strcmp(d->key, key); }
 
-static int suite_find(const char *name)
+/* The names of the passes suite accepts (every suite's when suite < 0), NULL-terminated. */
+static void pass_choices(int suite, const char *out[PASS_COUNT + 1])
 {
-	for (int i = 0; i < SUITE_COUNT; i++)
-		if (!strcmp(suite_ids[i], name))
-			return i;
-	return -1;
+	unsigned mask = 0;
+	for (int s = 0; s < SUITE_COUNT; s++)
+		if (suite < 0 || s == suite)
+			mask |= suite_passes((enum suite_id)s);
+	size_t n = 0;
+	for (int p = 0; p < PASS_COUNT; p++)
+		if (mask & (1u << p))
+			out[n++] = pass_name((enum bd_pass)p);
+	out[n] = NULL;
 }
 
 static int name_in(const char *const *names, const char *s)
@@ -186,12 +90,13 @@ static void sb_add_list(struct strbuf *sb, const char *const *names)
 	}
 }
 
-/* Parameter keys of the suites in mask, NULL-terminated, in param_defs order. */
-static void param_keys(unsigned mask, const char *keys[P_COUNT + 1])
+/* The keys a sweep may set in the suites of mask, NULL-terminated, in param_defs order; keys has
+ * room for param_count + 1. */
+static void param_keys(unsigned mask, const char **keys)
 {
 	size_t n = 0;
-	for (int i = 0; i < P_COUNT; i++)
-		if (param_defs[i].suites & mask)
+	for (size_t i = 0; i < param_count; i++)
+		if (param_defs[i].sweep & mask)
 			keys[n++] = param_defs[i].key;
 	keys[n] = NULL;
 }
@@ -390,6 +295,8 @@ static const char *kind_noun(enum value_kind k)
 	case V_NONNEG: return "a non-negative integer";
 	case V_BOOL: return "true or false";
 	case V_BYTES: return "a byte size";
+	case V_SUITE: return "a suite name";
+	case V_DERIVED: break;
 	}
 	return "a value";
 }
@@ -427,13 +334,12 @@ static int model_check(const struct model_config *m, char *msg, size_t size)
 	return 0;
 }
 
-/* NULL-terminated union of the impl (or pass) names of every suite. */
-static void union_names(enum value_kind kind, const char *out[32])
+/* NULL-terminated union of the impl names of every suite. */
+static void union_impls(const char *out[32])
 {
 	size_t n = 0;
 	for (int s = 0; s < SUITE_COUNT; s++) {
-		const char *const *names = kind == V_IMPL ? workload_impl_names(suite_ids[s]) :
-							    suite_passes[s];
+		const char *const *names = workload_impl_names(suite_name((enum suite_id)s));
 		for (size_t i = 0; names && names[i] && n < 31; i++) {
 			int seen = 0;
 			for (size_t j = 0; j < n; j++)
@@ -454,7 +360,7 @@ static const char **impl_choices(const struct checker *ck, const char *suite)
 	if (suite)
 		names = workload_impl_names(suite);
 	else
-		union_names(V_IMPL, builtin);
+		union_impls(builtin);
 	size_t n = 0;
 	while (names && names[n])
 		n++;
@@ -476,32 +382,33 @@ static int value_parse_choice(const struct checker *ck, const struct param_def *
 	const char *t = v->text;
 	const char *names[32];
 	char head[256];
-	const char *for_suite = suite >= 0 ? suite_ids[suite] : NULL;
+	const char *for_suite = suite >= 0 ? suite_name((enum suite_id)suite) : NULL;
 	int idx;
 
 	switch (p->kind) {
 	case V_DEVICE:
 		if ((idx = device_parse(t)) < 0) {
-			static const char *const devices[] = {"cpu", "cuda", NULL};
+			for (idx = 0; idx < DEVICE_COUNT; idx++)
+				names[idx] = device_name((enum bd_device)idx);
+			names[idx] = NULL;
 			snprintf(head, sizeof(head), "unknown device '%s'", t);
-			return fail_choice(ck, v, head, devices);
+			return fail_choice(ck, v, head, names);
 		}
 		out->num = idx;
 		break;
 	case V_DTYPE:
 		if ((idx = dtype_parse(t)) < 0) {
-			static const char *const dtypes[] = {"float32", "float16", "bfloat16", NULL};
+			for (idx = 0; idx < DTYPE_COUNT; idx++)
+				names[idx] = dtype_name((enum bd_dtype)idx);
+			names[idx] = NULL;
 			snprintf(head, sizeof(head), "unknown dtype '%s'", t);
-			return fail_choice(ck, v, head, dtypes);
+			return fail_choice(ck, v, head, names);
 		}
 		out->num = idx;
 		break;
 	case V_PASS: {
 		const char *const *valid = names;
-		if (for_suite)
-			valid = suite_passes[suite];
-		else
-			union_names(V_PASS, names);
+		pass_choices(suite, names);
 		if (!name_in(valid, t)) {
 			if (pass_parse(t) >= 0 && for_suite)
 				snprintf(head, sizeof(head), "pass '%s' is not supported by suite %s", t, for_suite);
@@ -587,10 +494,9 @@ static int value_parse_choice(const struct checker *ck, const struct param_def *
 }
 
 /* Check and type one scalar of key p for suite (-1: for any suite that has the key). */
-static int value_parse(const struct checker *ck, enum param_id id, int suite,
+static int value_parse(const struct checker *ck, const struct param_def *p, int suite,
 		       const struct sweep_scalar *v, struct value *out)
 {
-	const struct param_def *p = &param_defs[id];
 	const char *t = v->text;
 	memset(out, 0, sizeof(*out));
 
@@ -807,9 +713,8 @@ static int load_string(const struct loader *L, const char *key, const yaml_node_
  * too (the caller owns it).
  */
 static int setting_load(struct loader *L, const yaml_node_t *key, yaml_node_t *val,
-			enum param_id id, int suite, int force_axis, struct sweep_setting *out)
+			const struct param_def *p, int suite, int force_axis, struct sweep_setting *out)
 {
-	const struct param_def *p = &param_defs[id];
 	char (*canon)[64] = NULL;
 	int rc = 0;
 
@@ -872,7 +777,7 @@ static int setting_load(struct loader *L, const yaml_node_t *key, yaml_node_t *v
 		sc->column = node_column(item);
 		out->nvalues++;
 		struct value v;
-		if ((rc = value_parse(&L->ck, id, suite, sc, &v)))
+		if ((rc = value_parse(&L->ck, p, suite, sc, &v)))
 			goto done;
 		for (size_t j = 0; j < i; j++) {
 			if (strcmp(canon[j], v.canon))
@@ -893,9 +798,9 @@ done:
 static int fail_unknown_param(const struct loader *L, const yaml_node_t *key, int suite,
 			      const char *const *extra)
 {
-	const char *valid[P_COUNT + 8];
+	const char *valid[PARAM_MAX + 8];
 	const char *t = node_text(key);
-	param_keys(1u << suite, valid);
+	param_keys(SUITE_BIT(suite), valid);
 	size_t n = 0;
 	while (valid[n])
 		n++;
@@ -904,18 +809,18 @@ static int fail_unknown_param(const struct loader *L, const yaml_node_t *key, in
 	valid[n] = NULL;
 
 	struct strbuf sb = STRBUF_INIT;
-	sb_addf(&sb, "unknown key '%s' for suite %s (valid: ", t, suite_ids[suite]);
+	sb_addf(&sb, "unknown key '%s' for suite %s (valid: ", t, suite_name((enum suite_id)suite));
 	sb_add_list(&sb, valid);
 	sb_addc(&sb, ')');
 	const char *hint = suggest(t, valid);
-	int id = param_find(t);
+	const struct param_def *d = sweep_param(t);
 	if (hint) {
 		sb_addf(&sb, "; did you mean '%s'?", hint);
-	} else if (id >= 0) {
+	} else if (d) {
 		sb_addf(&sb, "; '%s' is a key of suite", t);
 		for (int s = 0; s < SUITE_COUNT; s++)
-			if (param_defs[id].suites & (1u << s))
-				sb_addf(&sb, " %s", suite_ids[s]);
+			if (d->sweep & SUITE_BIT(s))
+				sb_addf(&sb, " %s", suite_name((enum suite_id)s));
 	}
 	int rc = fail_node(L, key, "%s", sb_str(&sb));
 	sb_free(&sb);
@@ -1036,7 +941,7 @@ static int load_peer_field(struct loader *L, struct sweep_peer *peer, const yaml
 		if (!(peer->command = strdup(t)))
 			return fail_nomem(L);
 	} else if (!strcmp(fname, "suite")) {
-		if (!name_in(workload_suites, t) || suite_find(t) < 0) {
+		if (!name_in(workload_suites, t) || suite_parse(t) < 0) {
 			struct sweep_scalar v = {(char *)t, node_line(fv), node_column(fv)};
 			char head[160];
 			snprintf(head, sizeof(head), "unknown suite '%s' for peer '%s'", t, name);
@@ -1075,7 +980,7 @@ static int load_peers(struct loader *L, const yaml_node_t *node)
 	if (!(s->peers = calloc(n ? n : 1, sizeof(*s->peers))))
 		return fail_nomem(L);
 	const char *builtin[32];
-	union_names(V_IMPL, builtin);
+	union_impls(builtin);
 
 	FOR_PAIRS(pair, node) {
 		yaml_node_t *k = node_get(L, pair->key), *spec = node_get(L, pair->value);
@@ -1133,10 +1038,9 @@ static int check_shape_conflict(const struct loader *L, const struct sweep_setti
 {
 	const struct sweep_setting *size = NULL, *dim = NULL;
 	for (size_t i = 0; i < n; i++) {
-		int id = param_find(st[i].key);
-		if (id == P_SIZE)
+		if (!strcmp(st[i].key, "size"))
 			size = &st[i];
-		else if (id == P_M || id == P_N || id == P_K)
+		else if (is_matmul_shape(sweep_param(st[i].key)))
 			dim = dim ? dim : &st[i];
 	}
 	if (size && dim)
@@ -1158,9 +1062,9 @@ static int load_defaults(struct loader *L, const yaml_node_t *node)
 		return fail_nomem(L);
 	FOR_PAIRS(pair, node) {
 		yaml_node_t *k = node_get(L, pair->key);
-		int id = param_find(node_text(k));
-		if (id < 0) {
-			const char *valid[P_COUNT + 1];
+		const struct param_def *d = sweep_param(node_text(k));
+		if (!d) {
+			const char *valid[PARAM_MAX + 1];
 			param_keys(S_ALL, valid);
 			struct strbuf sb = STRBUF_INIT;
 			sb_addf(&sb, "unknown key '%s' in defaults (valid: ", node_text(k));
@@ -1173,8 +1077,7 @@ static int load_defaults(struct loader *L, const yaml_node_t *node)
 			sb_free(&sb);
 			return rc;
 		}
-		rc = setting_load(L, k, node_get(L, pair->value), (enum param_id)id, -1, 0,
-				  &L->defaults[L->ndefaults]);
+		rc = setting_load(L, k, node_get(L, pair->value), d, -1, 0, &L->defaults[L->ndefaults]);
 		L->ndefaults++;
 		if (rc)
 			return rc;
@@ -1200,13 +1103,13 @@ static int load_exclude_entry(struct loader *L, const yaml_node_t *node, int sui
 		return fail_nomem(L);
 	FOR_PAIRS(pair, node) {
 		yaml_node_t *k = node_get(L, pair->key);
-		int id = param_find(node_text(k));
-		if (id < 0 || !(param_defs[id].suites & (1u << suite))) {
-			const char *valid[P_COUNT + 1];
-			param_keys(1u << suite, valid);
+		const struct param_def *d = sweep_param(node_text(k));
+		if (!d || !(d->sweep & SUITE_BIT(suite))) {
+			const char *valid[PARAM_MAX + 1];
+			param_keys(SUITE_BIT(suite), valid);
 			struct strbuf sb = STRBUF_INIT;
 			sb_addf(&sb, "exclude key '%s' is not a parameter of suite %s (valid: ", node_text(k),
-				suite_ids[suite]);
+				suite_name((enum suite_id)suite));
 			sb_add_list(&sb, valid);
 			sb_addc(&sb, ')');
 			const char *hint = suggest(node_text(k), valid);
@@ -1216,8 +1119,7 @@ static int load_exclude_entry(struct loader *L, const yaml_node_t *node, int sui
 			sb_free(&sb);
 			return rc;
 		}
-		rc = setting_load(L, k, node_get(L, pair->value), (enum param_id)id, suite, 0,
-				  &ex->pairs[ex->npairs]);
+		rc = setting_load(L, k, node_get(L, pair->value), d, suite, 0, &ex->pairs[ex->npairs]);
 		ex->npairs++;
 		if (rc)
 			return rc;
@@ -1266,14 +1168,14 @@ static int load_param(struct loader *L, struct sweep_benchmark *b, int suite, co
 {
 	static const char *const structural[] = {"suite", "axes", "exclude", NULL};
 	const char *t = node_text(k);
-	int id = param_find(t);
-	if (id < 0 || !(param_defs[id].suites & (1u << suite)))
+	const struct param_def *d = sweep_param(t);
+	if (!d || !(d->sweep & SUITE_BIT(suite)))
 		return fail_unknown_param(L, k, suite, in_axes ? NULL : structural);
 	int at = benchmark_setting(b, t);
 	if (at >= 0)
 		return fail_node(L, k, "duplicate key '%s' (first given at line %d, column %d)", t,
 				 b->settings[at].line, b->settings[at].column);
-	int rc = setting_load(L, k, v, (enum param_id)id, suite, in_axes, &b->settings[b->nsettings]);
+	int rc = setting_load(L, k, v, d, suite, in_axes, &b->settings[b->nsettings]);
 	b->nsettings++;
 	return rc;
 }
@@ -1284,20 +1186,20 @@ static int apply_defaults(struct loader *L, struct sweep_benchmark *b, int suite
 {
 	int has_shape = 0;
 	for (size_t i = 0; i < b->nsettings; i++)
-		has_shape |= is_matmul_shape((enum param_id)param_find(b->settings[i].key));
+		has_shape |= is_matmul_shape(sweep_param(b->settings[i].key));
 	char where[96];
 	snprintf(where, sizeof(where), " (set in defaults, applied to benchmark %zu)", number);
 	for (size_t i = 0; i < L->ndefaults; i++) {
 		const struct sweep_setting *d = &L->defaults[i];
-		int id = param_find(d->key);
-		if (!(param_defs[id].suites & (1u << suite)) || benchmark_setting(b, d->key) >= 0)
+		const struct param_def *def = sweep_param(d->key);
+		if (!(def->sweep & SUITE_BIT(suite)) || benchmark_setting(b, d->key) >= 0)
 			continue;
-		if (has_shape && is_matmul_shape((enum param_id)id))
+		if (has_shape && is_matmul_shape(def))
 			continue;
 		L->ck.where = where;
 		for (size_t j = 0; j < d->nvalues; j++) {
 			struct value v;
-			int rc = value_parse(&L->ck, (enum param_id)id, suite, &d->values[j], &v);
+			int rc = value_parse(&L->ck, def, suite, &d->values[j], &v);
 			if (rc) {
 				L->ck.where = NULL;
 				return rc;
@@ -1313,10 +1215,10 @@ static int apply_defaults(struct loader *L, struct sweep_benchmark *b, int suite
 static int check_required(struct loader *L, const struct sweep_benchmark *b, int suite,
 			  const yaml_node_t *node, size_t number)
 {
-	for (int i = 0; i < P_COUNT; i++) {
-		if ((param_defs[i].required & (1u << suite)) && benchmark_setting(b, param_defs[i].key) < 0)
+	for (size_t i = 0; i < param_count; i++) {
+		if ((param_defs[i].required & SUITE_BIT(suite)) && benchmark_setting(b, param_defs[i].key) < 0)
 			return fail_node(L, node, "benchmark %zu (suite %s) is missing required key '%s'",
-					 number, suite_ids[suite], param_defs[i].key);
+					 number, suite_name((enum suite_id)suite), param_defs[i].key);
 	}
 	if (suite == SUITE_MATMUL && benchmark_setting(b, "size") < 0) {
 		static const char *const dims[] = {"m", "n", "k"};
@@ -1354,18 +1256,18 @@ static int load_benchmark(struct loader *L, yaml_node_t *node, size_t index, siz
 	if (suite_node->type != YAML_SCALAR_NODE || node_is_null(suite_node))
 		return fail_node(L, suite_node, "key 'suite' expects a suite name, got %s",
 				 node_kind(suite_node));
-	const char *suite_name = node_text(suite_node);
-	if (!name_in(workload_suites, suite_name)) {
-		struct sweep_scalar v = {(char *)suite_name, node_line(suite_node), node_column(suite_node)};
+	const char *suite_text = node_text(suite_node);
+	if (!name_in(workload_suites, suite_text)) {
+		struct sweep_scalar v = {(char *)suite_text, node_line(suite_node), node_column(suite_node)};
 		char head[128];
-		snprintf(head, sizeof(head), "unknown suite '%s'", suite_name);
+		snprintf(head, sizeof(head), "unknown suite '%s'", suite_text);
 		return fail_choice(&L->ck, &v, head, workload_suites);
 	}
-	int suite = suite_find(suite_name);
+	int suite = suite_parse(suite_text);
 	if (suite < 0)
 		return fail_node(L, suite_node, "suite '%s' has no sweep parameters defined "
-				 "(runner/sweep.c)", suite_name);
-	if (!(b->suite = strdup(suite_name)))
+				 "(common/params.c)", suite_text);
+	if (!(b->suite = strdup(suite_text)))
 		return fail_nomem(L);
 
 	size_t cap = node_pairs(node) + L->ndefaults;
@@ -1439,7 +1341,7 @@ static int load_sweep(struct loader *L, yaml_node_t *root)
 		char tail[64] = "";
 		if (hint)
 			snprintf(tail, sizeof(tail), "; did you mean '%s'?", hint);
-		else if (param_find(node_text(k)) >= 0)
+		else if (sweep_param(node_text(k)))
 			snprintf(tail, sizeof(tail), "; parameters go under 'defaults' or a benchmark");
 		return fail_node(L, k, "unknown key '%s' (valid: name, description, defaults, benchmarks, "
 				 "models, peers)%s", node_text(k), tail);
@@ -1658,72 +1560,29 @@ struct case_draft {
 	int64_t size;          /* matmul m = n = k, 0 if none */
 };
 
-static void draft_set(struct case_draft *c, enum param_id id, const struct value *v)
+/* Set one parameter of the draft from its typed value: model, vocab_size and size wait for the
+ * model and the shape to be resolved (draft_build); the others go where the table says. */
+static void draft_set(struct case_draft *c, const struct param_def *d, const struct value *v)
 {
-	struct case_params *p = &c->p;
-	switch (id) {
-	case P_IMPL: snprintf(p->impl, sizeof(p->impl), "%s", v->str); break;
-	case P_DEVICE: p->device = (enum bd_device)v->num; break;
-	case P_DTYPE: p->dtype = (enum bd_dtype)v->num; break;
-	case P_PASS: p->pass = (enum bd_pass)v->num; break;
-	case P_BATCH_SIZE: p->batch_size = v->num; break;
-	case P_HEADS: p->heads = v->num; break;
-	case P_SEQ_LEN: p->seq_len = v->num; break;
-	case P_HEAD_DIM: p->head_dim = v->num; break;
-	case P_CAUSAL: p->causal = (int)v->num; break;
-	case P_MODEL: c->model = v->str; break;
-	case P_CONTEXT_LENGTH: p->context_length = v->num; break;
-	case P_ATTENTION: snprintf(p->attention, sizeof(p->attention), "%s", v->str); break;
-	case P_VOCAB_SIZE: c->vocab_size = v->num; break;
-	case P_M: p->m = v->num; break;
-	case P_N: p->n = v->num; break;
-	case P_K: p->k = v->num; break;
-	case P_SIZE: c->size = v->num; break;
-	case P_WARMUP: p->warmup = v->num; break;
-	case P_ITERS: p->iters = v->num; break;
-	case P_SEED: p->seed = (uint64_t)v->num; break;
-	case P_MEM_LIMIT: p->mem_limit = v->num; break;
-	case P_SYNC: p->sync = (int)v->num; break;
-	case P_TF32: p->tf32 = (int)v->num; break;
-	default: break;
-	}
+	if (is_param(d, "model"))
+		c->model = v->str;
+	else if (is_param(d, "vocab_size"))
+		c->vocab_size = v->num;
+	else if (is_param(d, "size"))
+		c->size = v->num;
+	else
+		param_set(&c->p, d, v->canon, NULL);   /* canon is a value of d's type */
 }
 
 /* The case's value of a parameter as canonical text (the form value_parse gives). */
-static void param_canon(const struct case_params *p, enum param_id id, char out[64])
+static void param_canon(const struct case_params *p, const struct param_def *d, char out[64])
 {
-	int64_t num = 0;
-	const char *str = NULL;
-	switch (id) {
-	case P_IMPL: str = p->impl; break;
-	case P_DEVICE: str = device_name(p->device); break;
-	case P_DTYPE: str = dtype_name(p->dtype); break;
-	case P_PASS: str = pass_name(p->pass); break;
-	case P_BATCH_SIZE: num = p->batch_size; break;
-	case P_HEADS: num = p->heads; break;
-	case P_SEQ_LEN: num = p->seq_len; break;
-	case P_HEAD_DIM: num = p->head_dim; break;
-	case P_CAUSAL: str = p->causal ? "true" : "false"; break;
-	case P_MODEL: str = p->model.name; break;
-	case P_CONTEXT_LENGTH: num = p->context_length; break;
-	case P_ATTENTION: str = p->attention; break;
-	case P_VOCAB_SIZE: num = p->model.vocab_size; break;
-	case P_M: num = p->m; break;
-	case P_N: num = p->n; break;
-	case P_K: num = p->k; break;
-	case P_SIZE: if (p->m != p->n || p->m != p->k) str = ""; else num = p->m; break;
-	case P_WARMUP: num = p->warmup; break;
-	case P_ITERS: num = p->iters; break;
-	case P_SEED: num = (int64_t)p->seed; break;
-	case P_MEM_LIMIT: num = p->mem_limit; break;
-	case P_SYNC: str = p->sync ? "true" : "false"; break;
-	case P_TF32: str = p->tf32 ? "true" : "false"; break;
-	default: str = ""; break;
-	}
-	if (str)
-		snprintf(out, 64, "%s", str);
+	if (is_param(d, "size") && (p->m != p->n || p->m != p->k))
+		out[0] = '\0';
+	else if (is_param(d, "size"))
+		snprintf(out, 64, "%" PRId64, p->m);
 	else
-		snprintf(out, 64, "%" PRId64, num);
+		param_format(p, d, out);
 }
 
 static int case_excluded(const struct checker *ck, const struct sweep_benchmark *b, int suite,
@@ -1734,15 +1593,15 @@ static int case_excluded(const struct checker *ck, const struct sweep_benchmark 
 		int all = 1;
 		for (size_t i = 0; i < b->excludes[e].npairs && all; i++) {
 			const struct sweep_setting *pair = &b->excludes[e].pairs[i];
-			int id = param_find(pair->key);
-			if (id < 0)
+			const struct param_def *d = sweep_param(pair->key);
+			if (!d)
 				return fail_at(ck, pair->line, pair->column, "unknown exclude key '%s'", pair->key);
 			char have[64];
-			param_canon(p, (enum param_id)id, have);
+			param_canon(p, d, have);
 			int any = 0;
 			for (size_t j = 0; j < pair->nvalues && !any; j++) {
 				struct value v;
-				int rc = value_parse(ck, (enum param_id)id, suite, &pair->values[j], &v);
+				int rc = value_parse(ck, d, suite, &pair->values[j], &v);
 				if (rc)
 					return rc;
 				any = !strcmp(have, v.canon);
@@ -1766,38 +1625,6 @@ static const char *pass_label(enum bd_pass p)
 	case PASS_TRAIN_STEP: return "train_step";
 	default: return "?";
 	}
-}
-
-/* Canonical case key (schemas/sweep-format.md, "Case keys"). */
-static char *case_key(int suite, const struct case_params *p)
-{
-	struct strbuf sb = STRBUF_INIT;
-	sb_addf(&sb, "suite=%s impl=%s device=%s dtype=%s pass=%s", p->suite, p->impl,
-		device_name(p->device), dtype_name(p->dtype), pass_name(p->pass));
-	switch (suite) {
-	case SUITE_ATTENTION:
-		sb_addf(&sb, " batch_size=%" PRId64 " heads=%" PRId64 " seq_len=%" PRId64 " head_dim=%" PRId64
-			" causal=%s", p->batch_size, p->heads, p->seq_len, p->head_dim,
-			p->causal ? "true" : "false");
-		break;
-	case SUITE_E2E:
-		sb_addf(&sb, " model=%s d_model=%" PRId64 " d_ff=%" PRId64 " num_layers=%" PRId64
-			" num_heads=%" PRId64 " vocab_size=%" PRId64 " context_length=%" PRId64
-			" batch_size=%" PRId64 " attention=%s", p->model.name, p->model.d_model, p->model.d_ff,
-			p->model.num_layers, p->model.num_heads, p->model.vocab_size, p->context_length,
-			p->batch_size, p->attention);
-		break;
-	case SUITE_MATMUL:
-		sb_addf(&sb, " m=%" PRId64 " n=%" PRId64 " k=%" PRId64, p->m, p->n, p->k);
-		break;
-	default:
-		break;
-	}
-	if (p->tf32)
-		sb_add(&sb, " tf32=true");
-	if (!p->sync)
-		sb_add(&sb, " sync=false");
-	return sb_detach(&sb);
 }
 
 /* Short label (schemas/sweep-format.md, "Case names"). */
@@ -1843,67 +1670,6 @@ static char *case_name(int suite, const struct case_params *p, int vocab_overrid
 	return sb_detach(&sb);
 }
 
-struct json_field {
-	const char *key;
-	const char *str;   /* a JSON string when set */
-	char raw[64];      /* else a number or true/false */
-};
-
-static int json_field_cmp(const void *a, const void *b)
-{
-	return strcmp(((const struct json_field *)a)->key, ((const struct json_field *)b)->key);
-}
-
-/* Canonical JSON of every parameter of the case, keys sorted, no spaces. */
-static char *case_json(int suite, const struct case_params *p)
-{
-	struct json_field f[P_COUNT + 8];
-	size_t n = 0;
-	f[n++] = (struct json_field){"suite", p->suite, ""};
-	for (int i = 0; i < P_COUNT; i++) {
-		if (!(param_defs[i].suites & (1u << suite)) || i == P_SIZE)
-			continue;
-		struct json_field *x = &f[n++];
-		x->key = param_defs[i].key;
-		x->str = NULL;
-		switch (param_defs[i].kind) {
-		case V_IMPL: x->str = p->impl; break;
-		case V_DEVICE: x->str = device_name(p->device); break;
-		case V_DTYPE: x->str = dtype_name(p->dtype); break;
-		case V_PASS: x->str = pass_name(p->pass); break;
-		case V_MODEL: x->str = p->model.name; break;
-		case V_ATTENTION: x->str = p->attention; break;
-		default: param_canon(p, (enum param_id)i, x->raw); break;
-		}
-	}
-	if (suite == SUITE_E2E) {
-		const char *keys[] = {"d_model", "d_ff", "num_layers", "num_heads"};
-		const int64_t vals[] = {p->model.d_model, p->model.d_ff, p->model.num_layers,
-					p->model.num_heads};
-		for (int i = 0; i < 4; i++) {
-			f[n].key = keys[i];
-			f[n].str = NULL;
-			snprintf(f[n].raw, sizeof(f[n].raw), "%" PRId64, vals[i]);
-			n++;
-		}
-	}
-	qsort(f, n, sizeof(f[0]), json_field_cmp);
-	struct strbuf sb = STRBUF_INIT;
-	sb_addc(&sb, '{');
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			sb_addc(&sb, ',');
-		sb_add_json_str(&sb, f[i].key);
-		sb_addc(&sb, ':');
-		if (f[i].str)
-			sb_add_json_str(&sb, f[i].str);
-		else
-			sb_add(&sb, f[i].raw);
-	}
-	sb_addc(&sb, '}');
-	return sb_detach(&sb);
-}
-
 static void case_clear(struct sweep_case *c)
 {
 	free(c->key);
@@ -1928,23 +1694,23 @@ static int draft_build(const struct checker *ck, const struct sweep_benchmark *b
 {
 	int rc;
 	memset(d, 0, sizeof(*d));
-	case_defaults((enum suite_id)suite, &d->p);
+	case_params_defaults(&d->p, (enum suite_id)suite);
 	const struct sweep_setting *model_setting = NULL;
 	const struct sweep_scalar *vocab_value = NULL;
 	for (size_t i = 0; i < b->nsettings; i++) {
 		const struct sweep_setting *st = &b->settings[i];
-		int id = param_find(st->key);
-		if (id < 0 || !(param_defs[id].suites & (1u << suite)))
+		const struct param_def *def = sweep_param(st->key);
+		if (!def || !(def->sweep & SUITE_BIT(suite)))
 			return fail_at(ck, st->line, st->column, "unknown key '%s' for suite %s", st->key,
-				       suite_ids[suite]);
+				       suite_name((enum suite_id)suite));
 		struct value v;
-		if ((rc = value_parse(ck, (enum param_id)id, suite, &st->values[pos[i]], &v)))
+		if ((rc = value_parse(ck, def, suite, &st->values[pos[i]], &v)))
 			return rc;
-		if (id == P_MODEL)
+		if (is_param(def, "model"))
 			model_setting = st;
-		if (id == P_VOCAB_SIZE)
+		if (is_param(def, "vocab_size"))
 			vocab_value = &st->values[pos[i]];
-		draft_set(d, (enum param_id)id, &v);
+		draft_set(d, def, &v);
 	}
 	if (d->size)
 		d->p.m = d->p.n = d->p.k = d->size;
@@ -1964,7 +1730,8 @@ static int draft_build(const struct checker *ck, const struct sweep_benchmark *b
 		}
 	}
 	if (!d->p.impl[0])
-		return fail_at(ck, b->line, b->column, "benchmark (suite %s) has no impl", suite_ids[suite]);
+		return fail_at(ck, b->line, b->column, "benchmark (suite %s) has no impl",
+			       suite_name((enum suite_id)suite));
 	return 0;
 }
 
@@ -1976,7 +1743,7 @@ static int expand_benchmark(const struct checker *ck, const struct sweep *s, siz
 	size_t kept = 0;
 	int rc = 0;
 
-	int suite = suite_find(b->suite ? b->suite : "");
+	int suite = suite_parse(b->suite ? b->suite : "");
 	if (suite < 0) {
 		rc = fail_at(ck, b->line, b->column, "unknown suite '%s'", b->suite ? b->suite : "");
 		goto done;
@@ -2014,8 +1781,8 @@ static int expand_benchmark(const struct checker *ck, const struct sweep *s, siz
 			c->index = out->n - 1;
 			c->benchmark = index;
 			c->params = d.p;
-			c->key = case_key(suite, &d.p);
-			c->params_json = case_json(suite, &d.p);
+			c->key = case_key_build(&d.p);
+			c->params_json = case_params_json(&d.p);
 			int w = benchmark_setting(b, "warmup");
 			c->name = case_name(suite, &d.p, d.vocab_size && d.model &&
 					    d.vocab_size != model_find(ck, d.model)->vocab_size,
@@ -2043,7 +1810,7 @@ static int expand_benchmark(const struct checker *ck, const struct sweep *s, siz
 	}
 	if (!kept)
 		rc = fail_at(ck, b->line, b->column, "benchmark %zu (suite %s): every case is excluded",
-			     index + 1, suite_ids[suite]);
+			     index + 1, suite_name((enum suite_id)suite));
 done:
 	free(pos);
 	return rc;

@@ -393,6 +393,49 @@ size_t param_columns(const char *suite, const char **keys, size_t max)
 	return n;
 }
 
+size_t param_db_columns(const char **names, size_t max)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < param_count; i++) {
+		const char *col = param_defs[i].db_column;
+		size_t j = 0;
+		while (col && j < n && strcmp(names[j], col))
+			j++;
+		if (col && j == n && n < max)
+			names[n++] = col;
+	}
+	return n;
+}
+
+const char *param_db_value(const struct case_params *p, const char *name, char out[64],
+			   int *is_text)
+{
+	int suite = suite_parse(p->suite);
+	*is_text = 0;
+	for (size_t i = 0; i < param_count; i++) {
+		const struct param_def *d = &param_defs[i];
+		if (!d->db_column || strcmp(d->db_column, name))
+			continue;
+		*is_text = param_is_text(d);
+		if (suite < 0 || !(d->suites & SUITE_BIT(suite)))
+			continue;
+		if (d->type == T_BOOL)
+			snprintf(out, 64, "%d", read_int(p, d));
+		else
+			param_format(p, d, out);
+		return out;
+	}
+	/* Derived, not parameters: the e2e model's attention is causal, over heads of
+	 * d_model / num_heads features. */
+	if (suite == SUITE_E2E && !strcmp(name, "causal"))
+		return strcpy(out, "1");
+	if (suite == SUITE_E2E && !strcmp(name, "head_dim") && p->model.num_heads > 0) {
+		snprintf(out, 64, "%" PRId64, p->model.d_model / p->model.num_heads);
+		return out;
+	}
+	return NULL;
+}
+
 int64_t model_param_count(const struct model_config *m)
 {
 	int64_t d = m->d_model, sq, ff, layer, blocks, embed, total;

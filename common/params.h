@@ -184,6 +184,18 @@ char *case_params_json(const struct case_params *p);
 struct strbuf;
 void key_token_label(struct strbuf *sb, const struct key_token *t);
 
+/* ---- typed columns of table cases -------------------------------------------------------------
+ * The common axes have typed columns beside the params JSON (schemas/001_init.sql): db_column of
+ * the rows, and for e2e the model's attention shape (heads, seq_len, head_dim, causal). */
+
+/* The typed columns parameters fill, each once, in param_defs order; at most max. Returns how
+ * many. */
+size_t param_db_columns(const char **names, size_t max);
+/* p's value of typed column name as text (into out; booleans 0/1) or, when the column does not
+ * apply to p's suite, NULL (SQL NULL). *is_text: 1 for a text column, 0 for an integer one. */
+const char *param_db_value(const struct case_params *p, const char *name, char out[64],
+			   int *is_text);
+
 /* The report table's parameter columns for suite (NULL or unknown: the columns every suite has),
  * in column order, NULL-terminated; at most max - 1. Returns how many. */
 size_t param_columns(const char *suite, const char **keys, size_t max);

@@ -6,6 +6,8 @@
 
 #include "vocab.h"
 
+struct case_params;
+
 /* A machine + build. Text fields are "" when unknown (stored as NULL); numbers 0 when unknown. */
 struct sysinfo {
 	char hostname[256];
@@ -49,10 +51,9 @@ struct run_record {
 
 struct case_record {
 	int64_t ord;
-	const char *suite, *impl, *device, *dtype, *pass;
-	int64_t batch_size, heads, seq_len, head_dim;  /* 0 = not applicable (NULL) */
-	int causal;                                     /* -1 = not applicable */
-	const char *model;                              /* NULL = not applicable */
+	/* The parameters: cases.suite, impl, device, ... and the other typed columns are written
+	 * from it as param_defs says (common/params.h); NULL: all of them NULL. */
+	const struct case_params *params;
 	const char *params_json, *case_key, *name;
 	int64_t warmup, iters;
 	enum bd_status status;

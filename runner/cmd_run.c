@@ -86,21 +86,9 @@ static void case_record_fill(struct case_record *r, const struct sweep_case *c,
 			     const struct case_result *res, const char *started_at)
 {
 	const struct case_params *p = &c->params;
-	int attention = !strcmp(p->suite, "attention");
-	int e2e = !strcmp(p->suite, "e2e");
 	memset(r, 0, sizeof(*r));
 	r->ord = (int64_t)c->index;
-	r->suite = p->suite;
-	r->impl = p->impl;
-	r->device = device_name(p->device);
-	r->dtype = dtype_name(p->dtype);
-	r->pass = pass_name(p->pass);
-	r->batch_size = attention || e2e ? p->batch_size : 0;
-	r->heads = attention ? p->heads : e2e ? p->model.num_heads : 0;
-	r->seq_len = attention ? p->seq_len : e2e ? p->context_length : 0;
-	r->head_dim = attention ? p->head_dim : e2e ? p->model.d_model / p->model.num_heads : 0;
-	r->causal = attention ? p->causal : e2e ? 1 : -1;
-	r->model = e2e ? p->model.name : NULL;
+	r->params = p;   /* the typed columns */
 	r->params_json = c->params_json;
 	r->case_key = c->key;
 	r->name = c->name;

@@ -205,8 +205,7 @@ void case_params_defaults(struct case_params *p, enum suite_id suite)
 
 /* ---- case keys ------------------------------------------------------------------------------- */
 
-/* The rows in a case of suite's key, in key order; returns how many. */
-static size_t key_rows(enum suite_id suite, const struct param_def **rows)
+size_t case_key_rows(enum suite_id suite, const struct param_def **rows)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < param_count; i++) {
@@ -225,7 +224,7 @@ char *case_key_build(const struct case_params *p)
 {
 	const struct param_def *rows[PARAM_MAX];
 	int suite = suite_parse(p->suite);
-	size_t n = suite < 0 ? 0 : key_rows((enum suite_id)suite, rows);
+	size_t n = suite < 0 ? 0 : case_key_rows((enum suite_id)suite, rows);
 	struct strbuf sb = STRBUF_INIT;
 	for (size_t i = 0; i < n; i++) {
 		char value[64];
@@ -297,7 +296,7 @@ int case_key_parse(const char *key, struct case_params *p, struct bd_error *err)
 			return rc;
 	}
 	const struct param_def *rows[PARAM_MAX];
-	size_t nrows = key_rows((enum suite_id)suite, rows);
+	size_t nrows = case_key_rows((enum suite_id)suite, rows);
 	for (size_t i = 0; i < nrows; i++) {
 		size_t j = 0;
 		while (j < n && t[j].def != rows[i])

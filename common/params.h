@@ -150,8 +150,11 @@ int param_is_text(const struct param_def *d);
  * parameters with in_key != KEY_NO in key_rank order (schemas/sweep-format.md, "Case keys"). It is
  * equal for the same benchmark across runs; history and compare join on it. */
 
-/* The case key of p (malloc'd; NULL when out of memory). */
+/* The case key of p (malloc'd). */
 char *case_key_build(const struct case_params *p);
+/* The rows a key of suite may have (in_key != KEY_NO), in key order, into rows (room for
+ * PARAM_MAX); returns how many. */
+size_t case_key_rows(enum suite_id suite, const struct param_def **rows);
 
 /* One token of a key; pointers into the key (not NUL-terminated). */
 struct key_token {

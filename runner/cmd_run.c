@@ -177,7 +177,7 @@ int cmd_run(int argc, char **argv)
 	struct bd_error err;
 	int npos = 0, status = EXIT_OK, rc;
 	int64_t mem_limit = 0, run_id = 0;
-	size_t counts[STATUS_SKIPPED + 1] = {0}, stored = 0;
+	size_t counts[STATUS_COUNT] = {0}, stored = 0;
 	const char *run_status = "complete";
 
 	if ((status = opt_parse_command(specs, &usage, argc, argv, 1, 1, &npos)) >= 0)
@@ -294,10 +294,11 @@ int cmd_run(int argc, char **argv)
 	}
 	if (counts[STATUS_ERROR] && status == EXIT_OK)
 		status = EXIT_FAIL;
-	printf("run %lld %s: %zu of %zu cases stored (%zu ok, %zu oom, %zu error, %zu unsupported, "
-	       "%zu skipped) in %s\n",
-	       (long long)run_id, run_status, stored, cases.n, counts[STATUS_OK], counts[STATUS_OOM],
-	       counts[STATUS_ERROR], counts[STATUS_UNSUPPORTED], counts[STATUS_SKIPPED], db_path);
+	printf("run %lld %s: %zu of %zu cases stored (", (long long)run_id, run_status, stored,
+	       cases.n);
+	for (int k = 0; k < STATUS_COUNT; k++)   /* "4 ok, 0 oom, ..." */
+		printf("%s%zu %s", k ? ", " : "", counts[k], status_name((enum bd_status)k));
+	printf(") in %s\n", db_path);
 	if (stored)
 		printf("see: report --db %s --run %lld\n", db_path, (long long)run_id);
 done:

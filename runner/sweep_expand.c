@@ -120,10 +120,25 @@ static char *case_name(int suite, const struct case_params *p, int vocab_overrid
 	}
 	if (p->device != DEVICE_CPU)
 		sb_addf(&sb, " %s", device_name(p->device));
-	if (p->tf32)
-		sb_add(&sb, " tf32");
-	if (!p->sync)
-		sb_add(&sb, " nosync");
+	/* the parameters a key has only away from their default (tf32, sync, and those added
+	 * later), in key order: tf32 and nosync as they always were, the others by their label */
+	const struct param_def *rows[PARAM_MAX];
+	size_t nrows = case_key_rows((enum suite_id)suite, rows);
+	for (size_t i = 0; i < nrows; i++) {
+		const char *def = rows[i]->defaults[suite];
+		char v[64];
+		param_format(p, rows[i], v);
+		if (rows[i]->in_key != KEY_UNLESS_DEFAULT || (def && !strcmp(v, def)))
+			continue;
+		if (sweep_is_param(rows[i], "tf32")) {
+			sb_add(&sb, " tf32");
+		} else if (sweep_is_param(rows[i], "sync")) {
+			sb_add(&sb, " nosync");
+		} else {
+			struct key_token t = {rows[i]->key, v, strlen(rows[i]->key), strlen(v), rows[i]};
+			key_token_label(&sb, &t);
+		}
+	}
 	/* the key leaves warm-up out; the name tells cases of a warm-up axis apart */
 	if (warmup_varies)
 		sb_addf(&sb, " warmup%" PRId64, p->warmup);

@@ -46,54 +46,54 @@ int suite_parse(const char *s)
 #define ALL(text) {text, text, text}
 
 const struct param_def param_defs[] = {
-	{"suite", V_SUITE, 0, 0, S_ALL, {"attention", "e2e", "matmul"}, AT(suite, T_TEXT),
+	{"suite", V_SUITE, 0, 0, S_ALL, {"attention", "e2e", "matmul"}, AT(suite, PT_TEXT),
 	 KEY_ALWAYS, 0, "", NULL, 0, 0, "suite"},
-	{"impl", V_IMPL, S_ALL, S_ATT, S_ALL, {NULL, "benchdb", "onednn"}, AT(impl, T_TEXT),
+	{"impl", V_IMPL, S_ALL, S_ATT, S_ALL, {NULL, "benchdb", "onednn"}, AT(impl, PT_TEXT),
 	 KEY_ALWAYS, 10, "", NULL, 20, S_ALL, "impl"},
-	{"device", V_DEVICE, S_ALL, 0, S_ALL, ALL("cpu"), AT(device, T_DEVICE),
+	{"device", V_DEVICE, S_ALL, 0, S_ALL, ALL("cpu"), AT(device, PT_DEVICE),
 	 KEY_ALWAYS, 20, "", NULL, 40, S_ALL, "device"},
-	{"dtype", V_DTYPE, S_ALL, 0, S_ALL, ALL("float32"), AT(dtype, T_DTYPE),
+	{"dtype", V_DTYPE, S_ALL, 0, S_ALL, ALL("float32"), AT(dtype, PT_DTYPE),
 	 KEY_ALWAYS, 30, "", NULL, 30, S_ALL, "dtype"},
-	{"pass", V_PASS, S_ALL, 0, S_ALL, {"forward_backward", "train_step", "forward"}, AT(pass, T_PASS),
+	{"pass", V_PASS, S_ALL, 0, S_ALL, {"forward_backward", "train_step", "forward"}, AT(pass, PT_PASS),
 	 KEY_ALWAYS, 40, "", NULL, 50, S_ATT | S_E2E, "pass"},
 	{"batch_size", V_POSITIVE, S_ATT | S_E2E, 0, S_ATT | S_E2E, {"8", "4", NULL},
-	 AT(batch_size, T_INT), KEY_ALWAYS, 120, "B", NULL, 70, S_ATT | S_E2E, "batch_size"},
-	{"heads", V_POSITIVE, S_ATT, 0, S_ATT, {"1", NULL, NULL}, AT(heads, T_INT),
+	 AT(batch_size, PT_INT), KEY_ALWAYS, 120, "B", NULL, 70, S_ATT | S_E2E, "batch_size"},
+	{"heads", V_POSITIVE, S_ATT, 0, S_ATT, {"1", NULL, NULL}, AT(heads, PT_INT),
 	 KEY_ALWAYS, 130, "H", NULL, 80, S_ATT, "heads"},
-	{"seq_len", V_POSITIVE, S_ATT, S_ATT, S_ATT, {NULL}, AT(seq_len, T_INT),
+	{"seq_len", V_POSITIVE, S_ATT, S_ATT, S_ATT, {NULL}, AT(seq_len, PT_INT),
 	 KEY_ALWAYS, 140, "S", NULL, 90, S_ATT, "seq_len"},
-	{"head_dim", V_POSITIVE, S_ATT, S_ATT, S_ATT, {NULL}, AT(head_dim, T_INT),
+	{"head_dim", V_POSITIVE, S_ATT, S_ATT, S_ATT, {NULL}, AT(head_dim, PT_INT),
 	 KEY_ALWAYS, 150, "D", NULL, 100, S_ATT, "head_dim"},
-	{"causal", V_BOOL, S_ATT, 0, S_ATT, {"false", NULL, NULL}, AT(causal, T_BOOL),
+	{"causal", V_BOOL, S_ATT, 0, S_ATT, {"false", NULL, NULL}, AT(causal, PT_BOOL),
 	 KEY_ALWAYS, 160, "causal", "non-causal", 0, 0, "causal"},
-	{"model", V_MODEL, S_E2E, S_E2E, S_E2E, {NULL}, AT(model.name, T_TEXT),
+	{"model", V_MODEL, S_E2E, S_E2E, S_E2E, {NULL}, AT(model.name, PT_TEXT),
 	 KEY_ALWAYS, 50, "", NULL, 10, S_E2E, "model"},
-	{"context_length", V_POSITIVE, S_E2E, S_E2E, S_E2E, {NULL}, AT(context_length, T_INT),
+	{"context_length", V_POSITIVE, S_E2E, S_E2E, S_E2E, {NULL}, AT(context_length, PT_INT),
 	 KEY_ALWAYS, 110, "ctx", NULL, 60, S_E2E, "seq_len"},
-	{"attention", V_ATTENTION, S_E2E, 0, S_E2E, {NULL, "naive", NULL}, AT(attention, T_TEXT),
+	{"attention", V_ATTENTION, S_E2E, 0, S_E2E, {NULL, "naive", NULL}, AT(attention, PT_TEXT),
 	 KEY_ALWAYS, 170, "attn=", NULL, 110, S_E2E, NULL},
-	{"vocab_size", V_POSITIVE, S_E2E, 0, S_E2E, {NULL}, AT(model.vocab_size, T_INT),
+	{"vocab_size", V_POSITIVE, S_E2E, 0, S_E2E, {NULL}, AT(model.vocab_size, PT_INT),
 	 KEY_ALWAYS, 100, "V", NULL, 0, 0, NULL},
-	{"d_model", V_DERIVED, 0, 0, S_E2E, {NULL}, AT(model.d_model, T_INT),
+	{"d_model", V_DERIVED, 0, 0, S_E2E, {NULL}, AT(model.d_model, PT_INT),
 	 KEY_ALWAYS, 60, "d_model ", NULL, 0, 0, NULL},
-	{"d_ff", V_DERIVED, 0, 0, S_E2E, {NULL}, AT(model.d_ff, T_INT),
+	{"d_ff", V_DERIVED, 0, 0, S_E2E, {NULL}, AT(model.d_ff, PT_INT),
 	 KEY_ALWAYS, 70, "d_ff ", NULL, 0, 0, NULL},
-	{"num_layers", V_DERIVED, 0, 0, S_E2E, {NULL}, AT(model.num_layers, T_INT),
+	{"num_layers", V_DERIVED, 0, 0, S_E2E, {NULL}, AT(model.num_layers, PT_INT),
 	 KEY_ALWAYS, 80, "L", NULL, 0, 0, NULL},
-	{"num_heads", V_DERIVED, 0, 0, S_E2E, {NULL}, AT(model.num_heads, T_INT),
+	{"num_heads", V_DERIVED, 0, 0, S_E2E, {NULL}, AT(model.num_heads, PT_INT),
 	 KEY_ALWAYS, 90, "heads ", NULL, 0, 0, "heads"},
-	{"m", V_POSITIVE, S_MM, 0, S_MM, {NULL}, AT(m, T_INT), KEY_ALWAYS, 180, NULL, NULL, 120, S_MM, NULL},
-	{"n", V_POSITIVE, S_MM, 0, S_MM, {NULL}, AT(n, T_INT), KEY_ALWAYS, 190, NULL, NULL, 130, S_MM, NULL},
-	{"k", V_POSITIVE, S_MM, 0, S_MM, {NULL}, AT(k, T_INT), KEY_ALWAYS, 200, NULL, NULL, 140, S_MM, NULL},
-	{"size", V_POSITIVE, S_MM, 0, 0, {NULL}, .type = T_NONE, .in_key = KEY_NO},
-	{"warmup", V_NONNEG, S_ALL, 0, S_ALL, ALL("2"), AT(warmup, T_INT), KEY_NO, 0, NULL, NULL, 0, 0, NULL},
-	{"iters", V_POSITIVE, S_ALL, 0, S_ALL, ALL("10"), AT(iters, T_INT), KEY_NO, 0, NULL, NULL, 0, 0, NULL},
-	{"seed", V_NONNEG, S_ALL, 0, S_ALL, ALL("0"), AT(seed, T_INT), KEY_NO, 0, NULL, NULL, 0, 0, NULL},
-	{"mem_limit", V_BYTES, S_ALL, 0, S_ALL, ALL("0"), AT(mem_limit, T_INT),
+	{"m", V_POSITIVE, S_MM, 0, S_MM, {NULL}, AT(m, PT_INT), KEY_ALWAYS, 180, NULL, NULL, 120, S_MM, NULL},
+	{"n", V_POSITIVE, S_MM, 0, S_MM, {NULL}, AT(n, PT_INT), KEY_ALWAYS, 190, NULL, NULL, 130, S_MM, NULL},
+	{"k", V_POSITIVE, S_MM, 0, S_MM, {NULL}, AT(k, PT_INT), KEY_ALWAYS, 200, NULL, NULL, 140, S_MM, NULL},
+	{"size", V_POSITIVE, S_MM, 0, 0, {NULL}, .type = PT_NONE, .in_key = KEY_NO},
+	{"warmup", V_NONNEG, S_ALL, 0, S_ALL, ALL("2"), AT(warmup, PT_INT), KEY_NO, 0, NULL, NULL, 0, 0, NULL},
+	{"iters", V_POSITIVE, S_ALL, 0, S_ALL, ALL("10"), AT(iters, PT_INT), KEY_NO, 0, NULL, NULL, 0, 0, NULL},
+	{"seed", V_NONNEG, S_ALL, 0, S_ALL, ALL("0"), AT(seed, PT_INT), KEY_NO, 0, NULL, NULL, 0, 0, NULL},
+	{"mem_limit", V_BYTES, S_ALL, 0, S_ALL, ALL("0"), AT(mem_limit, PT_INT),
 	 KEY_NO, 0, NULL, NULL, 0, 0, NULL},
-	{"sync", V_BOOL, S_ALL, 0, S_ALL, ALL("true"), AT(sync, T_BOOL),
+	{"sync", V_BOOL, S_ALL, 0, S_ALL, ALL("true"), AT(sync, PT_BOOL),
 	 KEY_UNLESS_DEFAULT, 220, "sync", "no sync", 0, 0, NULL},
-	{"tf32", V_BOOL, S_ALL, 0, S_ALL, ALL("false"), AT(tf32, T_BOOL),
+	{"tf32", V_BOOL, S_ALL, 0, S_ALL, ALL("false"), AT(tf32, PT_BOOL),
 	 KEY_UNLESS_DEFAULT, 210, NULL, NULL, 0, 0, NULL},
 };
 
@@ -125,7 +125,7 @@ void param_env_name(const struct param_def *d, char *out, size_t size)
 
 int param_is_text(const struct param_def *d)
 {
-	return d->type == T_TEXT || d->type == T_DEVICE || d->type == T_DTYPE || d->type == T_PASS;
+	return d->type == PT_TEXT || d->type == PT_DEVICE || d->type == PT_DTYPE || d->type == PT_PASS;
 }
 
 /* ---- values ---------------------------------------------------------------------------------- */
@@ -146,15 +146,15 @@ void param_format(const struct case_params *p, const struct param_def *d, char o
 {
 	int64_t v;
 	switch (d->type) {
-	case T_TEXT: snprintf(out, 64, "%.*s", (int)d->size, (const char *)field(p, d)); break;
-	case T_INT:
+	case PT_TEXT: snprintf(out, 64, "%.*s", (int)d->size, (const char *)field(p, d)); break;
+	case PT_INT:
 		memcpy(&v, field(p, d), sizeof(v));
 		snprintf(out, 64, "%" PRId64, v);
 		break;
-	case T_BOOL: snprintf(out, 64, "%s", read_int(p, d) ? "true" : "false"); break;
-	case T_DEVICE: snprintf(out, 64, "%s", device_name((enum bd_device)read_int(p, d))); break;
-	case T_DTYPE: snprintf(out, 64, "%s", dtype_name((enum bd_dtype)read_int(p, d))); break;
-	case T_PASS: snprintf(out, 64, "%s", pass_name((enum bd_pass)read_int(p, d))); break;
+	case PT_BOOL: snprintf(out, 64, "%s", read_int(p, d) ? "true" : "false"); break;
+	case PT_DEVICE: snprintf(out, 64, "%s", device_name((enum bd_device)read_int(p, d))); break;
+	case PT_DTYPE: snprintf(out, 64, "%s", dtype_name((enum bd_dtype)read_int(p, d))); break;
+	case PT_PASS: snprintf(out, 64, "%s", pass_name((enum bd_pass)read_int(p, d))); break;
 	default: out[0] = '\0'; break;
 	}
 }
@@ -165,13 +165,13 @@ int param_set(struct case_params *p, const struct param_def *d, const char *text
 	void *at = (char *)p + d->offset;
 	int v = -1;
 	switch (d->type) {
-	case T_TEXT:
+	case PT_TEXT:
 		if (strlen(text) >= d->size)
 			return bd_fail(err, BD_EINVAL, "%s '%s' is too long (at most %zu characters)",
 				       d->key, text, d->size - 1);
 		memcpy(at, text, strlen(text) + 1);
 		return 0;
-	case T_INT: {
+	case PT_INT: {
 		char *end = NULL;
 		errno = 0;
 		long long x = strtoll(text, &end, 10);
@@ -181,16 +181,16 @@ int param_set(struct case_params *p, const struct param_def *d, const char *text
 		memcpy(at, &i64, sizeof(i64));
 		return 0;
 	}
-	case T_BOOL: v = !strcmp(text, "true") ? 1 : !strcmp(text, "false") ? 0 : -1; break;
-	case T_DEVICE: v = device_parse(text); break;
-	case T_DTYPE: v = dtype_parse(text); break;
-	case T_PASS: v = pass_parse(text); break;
+	case PT_BOOL: v = !strcmp(text, "true") ? 1 : !strcmp(text, "false") ? 0 : -1; break;
+	case PT_DEVICE: v = device_parse(text); break;
+	case PT_DTYPE: v = dtype_parse(text); break;
+	case PT_PASS: v = pass_parse(text); break;
 	default: return bd_fail(err, BD_EINVAL, "%s is not held in a case's parameters", d->key);
 	}
 	if (v < 0)
 		return bd_fail(err, BD_EINVAL, "%s '%s' is not a %s", d->key, text,
-			       d->type == T_BOOL ? "boolean (true or false)" : d->type == T_DEVICE ?
-			       "device" : d->type == T_DTYPE ? "dtype" : "pass");
+			       d->type == PT_BOOL ? "boolean (true or false)" : d->type == PT_DEVICE ?
+			       "device" : d->type == PT_DTYPE ? "dtype" : "pass");
 	memcpy(at, &v, sizeof(v));
 	return 0;
 }
@@ -364,7 +364,7 @@ void key_token_label(struct strbuf *sb, const struct key_token *t)
 	int v = (int)t->value_len;
 	if (sb->len)
 		sb_addc(sb, ' ');
-	if (d && d->label && d->type == T_BOOL)
+	if (d && d->label && d->type == PT_BOOL)
 		sb_add(sb, t->value_len == 4 && !strncmp(t->value, "true", 4) ? d->label : d->label_off);
 	else if (d && d->label)
 		sb_addf(sb, "%s%.*s", d->label, v, t->value);
@@ -418,7 +418,7 @@ const char *param_db_value(const struct case_params *p, const char *name, char o
 		*is_text = param_is_text(d);
 		if (suite < 0 || !(d->suites & SUITE_BIT(suite)))
 			continue;
-		if (d->type == T_BOOL)
+		if (d->type == PT_BOOL)
 			snprintf(out, 64, "%d", read_int(p, d));
 		else
 			param_format(p, d, out);

@@ -87,13 +87,13 @@ enum value_kind {
 
 /* How a value is held in struct case_params (and so how it is written: text, integer, bool). */
 enum param_type {
-	T_NONE,       /* held nowhere (matmul's size: sugar for m = n = k) */
-	T_TEXT,       /* char array of size bytes */
-	T_INT,        /* int64_t (or uint64_t: seed) */
-	T_BOOL,       /* int 0/1, written true/false */
-	T_DEVICE,     /* enum bd_device, written by vocab.h's name */
-	T_DTYPE,
-	T_PASS,
+	PT_NONE,       /* held nowhere (matmul's size: sugar for m = n = k) */
+	PT_TEXT,       /* char array of size bytes */
+	PT_INT,        /* int64_t (or uint64_t: seed) */
+	PT_BOOL,       /* int 0/1, written true/false */
+	PT_DEVICE,     /* enum bd_device, written by vocab.h's name */
+	PT_DTYPE,
+	PT_PASS,
 };
 
 /* When a parameter is a token of the case key. */
@@ -134,7 +134,7 @@ const struct param_def *param_find(const char *key);
 void param_env_name(const struct param_def *d, char *out, size_t size);
 
 /* The canonical text of p's value of d (the case key's and the peer's form): integers in decimal,
- * booleans true/false, devices, dtypes and passes by name; "" for T_NONE. */
+ * booleans true/false, devices, dtypes and passes by name; "" for PT_NONE. */
 void param_format(const struct case_params *p, const struct param_def *d, char out[64]);
 /* Set p's value of d from canonical text. BD_EINVAL (a message naming the key and the text) when
  * text is not a value of d's type or does not fit. */

@@ -20,12 +20,12 @@ static void other_value(const struct param_def *d, enum suite_id suite, int salt
 {
 	const char *def = d->defaults[suite] ? d->defaults[suite] : "";
 	switch (d->type) {
-	case T_TEXT: snprintf(out, 64, "x%d", salt); break;
-	case T_INT: snprintf(out, 64, "%d", 100 + salt); break;
-	case T_BOOL: snprintf(out, 64, "%s", strcmp(def, "true") ? "true" : "false"); break;
-	case T_DEVICE: snprintf(out, 64, "%s", strcmp(def, "cuda") ? "cuda" : "cpu"); break;
-	case T_DTYPE: snprintf(out, 64, "%s", strcmp(def, "bfloat16") ? "bfloat16" : "float16"); break;
-	case T_PASS: snprintf(out, 64, "%s", strcmp(def, "backward") ? "backward" : "forward"); break;
+	case PT_TEXT: snprintf(out, 64, "x%d", salt); break;
+	case PT_INT: snprintf(out, 64, "%d", 100 + salt); break;
+	case PT_BOOL: snprintf(out, 64, "%s", strcmp(def, "true") ? "true" : "false"); break;
+	case PT_DEVICE: snprintf(out, 64, "%s", strcmp(def, "cuda") ? "cuda" : "cpu"); break;
+	case PT_DTYPE: snprintf(out, 64, "%s", strcmp(def, "bfloat16") ? "bfloat16" : "float16"); break;
+	case PT_PASS: snprintf(out, 64, "%s", strcmp(def, "backward") ? "backward" : "forward"); break;
 	default: out[0] = '\0'; break;
 	}
 }

@@ -205,6 +205,47 @@ static void test_params__labels_and_columns(void **state)
 	assert_string_equal(cols[3], "pass");
 }
 
+/* What a new row must get right: defaults of its type, a place inside case_params, a key rank
+ * no other key parameter of its suites has, a default wherever it joins keys only away from it,
+ * and names (keys, environment variables) no other row has. */
+static void test_params__every_row_is_consistent(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < param_count; i++) {
+		const struct param_def *d = &param_defs[i];
+		struct bd_error err = {0};
+		if (d->type != PT_NONE)
+			assert_true(d->offset + d->size <= sizeof(struct case_params));
+		for (int s = 0; s < SUITE_COUNT; s++) {
+			struct case_params p;
+			char back[64];
+			if (!(d->suites & SUITE_BIT(s)))
+				continue;
+			if (d->in_key == KEY_UNLESS_DEFAULT && !d->defaults[s])
+				fail_msg("%s: joins %s keys unless default, but has no default", d->key,
+					 suite_name((enum suite_id)s));
+			if (!d->defaults[s])
+				continue;
+			case_params_defaults(&p, (enum suite_id)s);
+			if (param_set(&p, d, d->defaults[s], &err))
+				fail_msg("%s: default '%s': %s", d->key, d->defaults[s], err.msg);
+			param_format(&p, d, back);
+			assert_string_equal(back, d->defaults[s]);
+		}
+		for (size_t j = 0; j < i; j++) {
+			const struct param_def *o = &param_defs[j];
+			char a[64], b[64];
+			assert_string_not_equal(o->key, d->key);
+			param_env_name(o, a, sizeof(a));
+			param_env_name(d, b, sizeof(b));
+			assert_string_not_equal(a, b);
+			if (d->in_key != KEY_NO && o->in_key != KEY_NO && (d->suites & o->suites))
+				if (d->key_rank == o->key_rank)
+					fail_msg("%s and %s share key rank %d", o->key, d->key, d->key_rank);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -214,6 +255,7 @@ int main(void)
 		cmocka_unit_test(test_params__split_keeps_unknown_tokens),
 		cmocka_unit_test(test_params__json_has_every_parameter_of_the_suite),
 		cmocka_unit_test(test_params__labels_and_columns),
+		cmocka_unit_test(test_params__every_row_is_consistent),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

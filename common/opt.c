@@ -52,13 +52,14 @@ static int store(const struct opt_spec *s, const char *value, struct bd_error *e
 		*(long *)s->dest = v;
 		return 0;
 	}
-	case OPT_DOUBLE: {
+	case OPT_DOUBLE:
+	case OPT_PERCENT: {
 		errno = 0;
 		double v = strtod(value, &end);
 		if (errno || end == value || *end)
 			return bd_fail(err, BD_EINVAL, "option '--%s' expects a number, got '%s'",
 				       s->name, value);
-		*(double *)s->dest = v;
+		*(double *)s->dest = s->kind == OPT_PERCENT ? v / 100 : v;
 		return 0;
 	}
 	case OPT_LIST: {

@@ -10,6 +10,7 @@ enum opt_kind {
 	OPT_STRING, /* const char **: points into argv */
 	OPT_INT,    /* long *: decimal */
 	OPT_DOUBLE, /* double * */
+	OPT_PERCENT,/* double *: typed in percent, stored as a fraction ("5" is 0.05) */
 	OPT_LIST,   /* struct opt_list *: every occurrence appended */
 };
 

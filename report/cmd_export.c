@@ -5,7 +5,6 @@
  * rendered and freed before the next is read. In CSV the tables continue one another under a
  * single header; in JSON they are the elements of the output's array (one per case). */
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,23 +13,6 @@
 #include "report.h"
 
 enum export_what { EXPORT_SAMPLES, EXPORT_STATS };
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-/* The q-quantile (0 <= q <= 1) of sorted[0..n-1], n >= 1, interpolated linearly between the
- * order statistics at (n - 1) q (Hyndman and Fan type 7, numpy's default). */
-static double quantile_sorted(const double *sorted, size_t n, double q)
-{
-	double h = (double)(n - 1) * q;
-	size_t lo = (size_t)floor(h);
-	if (lo + 1 >= n)
-		return sorted[n - 1];
-	return sorted[lo] + (h - (double)lo) * (sorted[lo + 1] - sorted[lo]);
-}
 
 /* Columns of a samples table, in the order samples_table fills them. */
 enum { S_RUN, S_CASE, S_KEY, S_NAME, S_IMPL, S_PHASE, S_ITER, S_WARMUP, S_NS };
@@ -122,14 +104,11 @@ static void stats_rows(const struct case_row *c, const struct case_series *s, st
 		table_number(t, r, T_MIN, sum.min);
 		table_number(t, r, T_MAX, sum.max);
 		table_number(t, r, T_CV, sum.cv);
-		double *sorted = malloc(n * sizeof(*sorted));
-		if (!sorted)
+		double p5, p95;
+		if (quantiles(x, n, 0.05, 0.95, &p5, &p95))
 			abort();
-		memcpy(sorted, x, n * sizeof(*sorted));
-		qsort(sorted, n, sizeof(*sorted), cmp_double);
-		table_number(t, r, T_P5, quantile_sorted(sorted, n, 0.05));
-		table_number(t, r, T_P95, quantile_sorted(sorted, n, 0.95));
-		free(sorted);
+		table_number(t, r, T_P5, p5);
+		table_number(t, r, T_P95, p95);
 	}
 }
 
@@ -158,20 +137,20 @@ static int write_output(const char *path, const struct strbuf *out)
 
 int cmd_export(int argc, char **argv)
 {
-	const char *db_path = BENCHDB_DEFAULT_DB, *run_sel = "all", *what_text = "samples";
-	const char *format = "csv", *suite = NULL, *out_path = NULL;
-	struct opt_list where = {0};
+	struct report_options o = REPORT_OPTIONS_INIT;
+	const char *what_text = "samples", *out_path = NULL;
+	o.run_sel = "all";
+	o.format = "csv";
 	const struct opt_spec specs[] = {
 		{"what", 0, OPT_STRING, "WHAT", "samples (default: every stored sample) or stats",
 		 &what_text},
-		{"run", 'r', OPT_STRING, "SEL",
-		 "one run: id, uuid prefix, label, git commit, latest (default: all runs)", &run_sel},
-		{"suite", 0, OPT_STRING, "NAME", "only cases of this suite", &suite},
-		{"where", 'w', OPT_LIST, "KEY=VALUE", "only cases with this parameter value (repeatable)",
-		 &where},
-		{"format", 'f', OPT_STRING, "FMT", "csv (default) or json", &format},
+		REPORT_OPT_RUN(&o, "one run: id, uuid prefix, label, git commit, latest (default: all "
+				   "runs)"),
+		REPORT_OPT_SUITE(&o),
+		REPORT_OPT_WHERE(&o),
+		{"format", 'f', OPT_STRING, "FMT", "csv (default) or json", &o.format},
 		{"output", 'o', OPT_STRING, "FILE", "write to FILE instead of standard output", &out_path},
-		{"db", 0, OPT_STRING, "PATH", "database to read (default bench.db)", &db_path},
+		REPORT_OPT_DB(&o),
 		{0},
 	};
 	static const struct cmd_usage usage = {
@@ -202,22 +181,21 @@ int cmd_export(int argc, char **argv)
 		fprintf(stderr, "report export: unknown --what '%s' (valid: samples, stats)\n", what_text);
 		return EXIT_USAGE;
 	}
-	if ((fmt = report_format_arg(format)) < 0)
+	if ((fmt = report_format_arg(o.format)) < 0)
 		return EXIT_USAGE;
 	if (fmt != FORMAT_CSV && fmt != FORMAT_JSON) {
 		fprintf(stderr, "report export: format '%s' is for reading, not for export (valid: csv, "
 				"json; `report table --format %s` gives a run's tables)\n",
-			format, format);
+			o.format, o.format);
 		return EXIT_USAGE;
 	}
-	int all = !strcmp(run_sel, "all");
-	if ((status = report_open(db_path, all ? NULL : run_sel, &db, &run_id)) >= 0)
+	int all = !strcmp(o.run_sel, "all");
+	if ((status = report_open(o.db_path, all ? NULL : o.run_sel, &db, &run_id)) >= 0)
 		goto done;
 	status = EXIT_OK;
 	if (all) {
 		if (db_runs_list(db, &runs, &nruns, &err)) {
-			bd_error_print(REPORT_PROG, &err);
-			status = EXIT_FAIL;
+			status = report_error(&err, EXIT_FAIL);
 			goto done;
 		}
 	} else {
@@ -228,7 +206,7 @@ int cmd_export(int argc, char **argv)
 		nruns = 1;
 	}
 
-	struct case_filter filter = {.suite = suite, .where = where.items, .nwhere = where.n};
+	struct case_filter filter = report_filter(&o);
 	render_begin((enum report_format)fmt, &out);
 	if (what == EXPORT_STATS) {
 		table_init(&t, all ? "statistics per case and phase"
@@ -240,8 +218,7 @@ int cmd_export(int argc, char **argv)
 		 * matches; it is an error when no run has it (or the filter is malformed). */
 		if (case_set_load(db, runs[i].id, &filter, &set, &err)) {
 			if (err.code != BD_EINVAL || !all) {
-				bd_error_print(REPORT_PROG, &err);
-				status = err.code == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL;
+				status = report_error(&err, err.code == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL);
 				goto done;
 			}
 			if (!filter_err.code)
@@ -256,8 +233,7 @@ int cmd_export(int argc, char **argv)
 			}
 			struct table cs;
 			if (samples_table(db, &set.rows[c], &cs, &err)) {
-				bd_error_print(REPORT_PROG, &err);
-				status = EXIT_FAIL;
+				status = report_error(&err, EXIT_FAIL);
 				goto done;
 			}
 			if (cs.nrows == 0) {
@@ -279,8 +255,7 @@ int cmd_export(int argc, char **argv)
 		case_set_free(&set);
 	}
 	if (!filter_ok && filter_err.code) {
-		bd_error_print(REPORT_PROG, &filter_err);
-		status = EXIT_USAGE;
+		status = report_error(&filter_err, EXIT_USAGE);
 		goto done;
 	}
 	if (what == EXPORT_STATS) {

@@ -2,7 +2,6 @@
  * every run that has it, oldest first: provenance (commit, host), the median with a 95% interval,
  * and a step flag where the median moved significantly against the previous ok run. One table per
  * case key; the cases come from db_cases_by_key (every run at once, grouped by key). */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,28 +11,6 @@
 
 /* How many case keys of the latest run the "give a selector" message shows. */
 #define EXAMPLE_KEYS 3
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-/* Median and its 95% confidence interval over sorted[0..n-1] (n >= 1), distribution-free: the
- * count of samples below the true median is Binomial(n, 1/2), approximately normal with mean n/2
- * and sd sqrt(n)/2, so the order statistics of 1-based ranks
- *     lo = floor(n/2 - 0.98 sqrt(n)),   hi = ceil(n/2 + 0.98 sqrt(n))      (0.98 = 1.96 / 2)
- * clamped to [1, n], enclose the median with about 95% probability whatever the distribution.
- * With few samples (n < 6) the clamped interval is the whole range. */
-static void median_ci(const double *sorted, size_t n, double *median, double *lo, double *hi)
-{
-	double half = (double)n / 2, reach = 0.98 * sqrt((double)n);
-	double rlo = floor(half - reach), rhi = ceil(half + reach);
-	size_t ilo = rlo < 1 ? 1 : (size_t)rlo, ihi = rhi > (double)n ? n : (size_t)rhi;
-	*median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-	*lo = sorted[ilo - 1];
-	*hi = sorted[ihi - 1];
-}
 
 /* A few case keys of the latest run, to copy into --case (prints nothing when there is none). */
 static void list_example_keys(const char *db_path, const char *suite)
@@ -72,11 +49,11 @@ static const struct run_row *run_of(const struct run_row *runs, size_t nruns, in
 /* The table of one case key: rows[0..n-1] are its cases, oldest run first. with_key: a first
  * column repeats the key (CSV drops titles, and its tables must still say whose rows they are). */
 static int key_table(struct db *db, const struct case_row *rows, size_t n,
-		     const struct run_row *runs, size_t nruns, enum series_pick pick, double alpha,
-		     double threshold, int with_key, struct table *t, struct bd_error *err)
+		     const struct run_row *runs, size_t nruns, enum series_pick pick,
+		     const struct verdict_rule *rule, int with_key, struct table *t,
+		     struct bd_error *err)
 {
 	struct case_series cur = {0}, prev = {0};
-	double *sorted = NULL;
 	size_t steps = 0;
 	int rc = 0;
 	char title[2048];
@@ -121,23 +98,18 @@ static int key_table(struct db *db, const struct case_row *rows, size_t n,
 			case_series_free(&cur);
 			continue;
 		}
-		free(sorted);
-		sorted = malloc(m * sizeof(*sorted));
-		if (!sorted) {
+		double median, lo, hi;
+		if (median_ci(x, m, &median, &lo, &hi)) {
 			rc = bd_fail(err, BD_ENOMEM, "out of memory");
 			goto done;
 		}
-		memcpy(sorted, x, m * sizeof(*sorted));
-		qsort(sorted, m, sizeof(*sorted), cmp_double);
-		double median, lo, hi;
-		median_ci(sorted, m, &median, &lo, &hi);
 		table_number(t, r, c_med, median / 1e6);
 		table_number(t, r, c_lo, lo / 1e6);
 		table_number(t, r, c_hi, hi / 1e6);
 		table_number(t, r, c_n, (double)m);
 		const double *xp = case_series_pick(&prev, pick, &mprev);
 		struct pair_result pr;
-		if (mprev && !compare_pair(xp, mprev, x, m, alpha, threshold / 100, &pr) &&
+		if (mprev && !compare_pair(xp, mprev, x, m, rule, &pr) &&
 		    (pr.verdict == VERDICT_SLOWER || pr.verdict == VERDICT_FASTER)) {
 			/* change in time: this median / previous median - 1 = 1 / speedup - 1 */
 			char step[48];
@@ -155,9 +127,8 @@ static int key_table(struct db *db, const struct case_row *rows, size_t n,
 		   n, n == 1 ? "" : "s", steps, steps == 1 ? "" : "s", series_pick_names[pick]);
 	table_note(t, "step: against the previous ok run, when the Mann-Whitney U test is significant "
 		      "(p < %.3g) and the medians differ by more than %.3g%%",
-		   alpha, threshold);
+		   rule->alpha, 100 * rule->threshold);
 done:
-	free(sorted);
 	case_series_free(&cur);
 	case_series_free(&prev);
 	return rc;
@@ -165,22 +136,19 @@ done:
 
 int cmd_history(int argc, char **argv)
 {
-	const char *db_path = BENCHDB_DEFAULT_DB, *case_key = NULL, *format = "md", *suite = NULL;
-	const char *phase = "total";
-	double alpha = 0.01, threshold = 5.0;
-	struct opt_list where = {0};
+	struct report_options o = REPORT_OPTIONS_INIT;
+	const char *case_key = NULL;
 	const struct opt_spec specs[] = {
 		{"case", 'c', OPT_STRING, "KEY", "the case key to follow (exact, as stored in cases.case_key)",
 		 &case_key},
 		{"where", 'w', OPT_LIST, "KEY=VALUE", "every case with this parameter value (repeatable)",
-		 &where},
-		{"suite", 0, OPT_STRING, "NAME", "only cases of this suite", &suite},
-		{"phase", 0, OPT_STRING, "PHASE", "fwd, bwd, opt or total (default total)", &phase},
-		{"threshold", 0, OPT_DOUBLE, "PCT", "change that counts as a step (default 5)",
-		 &threshold},
-		{"alpha", 0, OPT_DOUBLE, "P", "significance level of the rank test (default 0.01)", &alpha},
-		{"format", 'f', OPT_STRING, "FMT", "md (default), csv, json or tex", &format},
-		{"db", 0, OPT_STRING, "PATH", "database to read (default bench.db)", &db_path},
+		 &o.where},
+		REPORT_OPT_SUITE(&o),
+		REPORT_OPT_PHASE(&o),
+		REPORT_OPT_THRESHOLD(&o, "change that counts as a step"),
+		REPORT_OPT_ALPHA(&o),
+		REPORT_OPT_FORMAT(&o),
+		REPORT_OPT_DB(&o),
 		{0},
 	};
 	static const struct cmd_usage usage = {
@@ -193,76 +161,65 @@ int cmd_history(int argc, char **argv)
 	struct db *db = NULL;
 	struct case_row *rows = NULL;
 	struct run_row *runs = NULL;
-	struct strbuf out = STRBUF_INIT;
+	struct report_output out = REPORT_OUTPUT_INIT;
 	struct bd_error err;
 	size_t n = 0, nall = 0, nruns = 0;
 	int npos, fmt, pick;
 	int status = opt_parse_command(specs, &usage, argc, argv, 0, 0, &npos);
 	if (status >= 0)
 		return status;
-	if (threshold < 0 || alpha <= 0 || alpha >= 1) {
-		fprintf(stderr, "report history: --threshold must be >= 0 and --alpha in (0, 1)\n");
-		return EXIT_USAGE;
-	}
-	if ((fmt = report_format_arg(format)) < 0 || (pick = series_pick_arg(phase)) < 0)
+	if ((status = verdict_rule_check(&o.rule, "history")) >= 0)
+		return status;
+	if ((fmt = report_format_arg(o.format)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
 		return EXIT_USAGE;
 	if (case_key && !case_key[0]) {
 		fprintf(stderr, "report history: --case needs a case key, got ''\n");
 		return EXIT_USAGE;
 	}
-	if (!case_key && where.n == 0) {
+	if (!case_key && o.where.n == 0) {
 		fprintf(stderr, "report history: give a case: --case KEY (exact) or --where KEY=VALUE\n");
-		list_example_keys(db_path, suite);
+		list_example_keys(o.db_path, o.suite);
 		return EXIT_USAGE;
 	}
-	if ((status = report_open(db_path, NULL, &db, NULL)) >= 0)
+	if ((status = report_open(o.db_path, NULL, &db, NULL)) >= 0)
 		goto done;
 	status = EXIT_OK;
 	if (db_runs_list(db, &runs, &nruns, &err) ||
-	    db_cases_by_key(db, case_key, suite, &rows, &nall, &err)) {
-		bd_error_print(REPORT_PROG, &err);
-		status = EXIT_FAIL;
+	    db_cases_by_key(db, case_key, o.suite, &rows, &nall, &err)) {
+		status = report_error(&err, EXIT_FAIL);
 		goto done;
 	}
 	n = nall;
-	struct case_filter filter = {.suite = suite, .where = where.items, .nwhere = where.n};
+	struct case_filter filter = report_filter(&o);
 	if (case_rows_filter(rows, &n, &filter, "any run", &err)) {
-		bd_error_print(REPORT_PROG, &err);
-		status = EXIT_USAGE;
+		status = report_error(&err, EXIT_USAGE);
 		goto done;
 	}
 	if (n == 0) {
 		if (case_key)
 			fprintf(stderr, "report history: no run has a case with key '%s'%s%s%s\n", case_key,
-				suite ? " in suite " : "", suite ? suite : "",
-				where.n ? " that matches the --where filter" : "");
+				o.suite ? " in suite " : "", o.suite ? o.suite : "",
+				o.where.n ? " that matches the --where filter" : "");
 		else
 			fprintf(stderr, "report history: no case of any run matches the --where filter%s%s\n",
-				suite ? " in suite " : "", suite ? suite : "");
-		list_example_keys(db_path, suite);
+				o.suite ? " in suite " : "", o.suite ? o.suite : "");
+		list_example_keys(o.db_path, o.suite);
 		status = EXIT_FAIL;
 		goto done;
 	}
-	render_begin((enum report_format)fmt, &out);
-	for (size_t i = 0, end; i < n; i = end) {
+	report_output_begin(&out, (enum report_format)fmt);
+	int rc = 0;
+	for (size_t i = 0, end; i < n && !rc; i = end) {
 		for (end = i + 1; end < n && !strcmp(rows[end].case_key, rows[i].case_key);)
 			end++;
 		struct table t;
-		int rc = key_table(db, &rows[i], end - i, runs, nruns, (enum series_pick)pick, alpha,
-				   threshold, fmt == FORMAT_CSV, &t, &err);
-		if (rc) {
-			table_free(&t);
-			bd_error_print(REPORT_PROG, &err);
-			status = EXIT_FAIL;
-			goto done;
-		}
-		render_table(&t, (enum report_format)fmt, &out);
-		table_free(&t);
+		rc = key_table(db, &rows[i], end - i, runs, nruns, (enum series_pick)pick, &o.rule,
+			       fmt == FORMAT_CSV, &t, &err);
+		rc = report_output_table(&out, &t, rc, &err);
 	}
-	render_end((enum report_format)fmt, &out);
-	fputs(sb_str(&out), stdout);
+	status = report_output_end(&out, rc);
 done:
-	sb_free(&out);
+	report_output_free(&out);
 	db_case_rows_free(rows, nall);
 	db_run_rows_free(runs, nruns);
 	db_close(db);

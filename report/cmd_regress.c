@@ -13,25 +13,21 @@
 
 int cmd_regress(int argc, char **argv)
 {
-	const char *db_path = BENCHDB_DEFAULT_DB, *base_sel = NULL, *cand_sel = "latest";
-	const char *format = "md", *suite = NULL, *phase = "total";
-	double alpha = 0.01, threshold = 5.0;
+	struct report_options o = REPORT_OPTIONS_INIT;
+	const char *base_sel = NULL, *cand_sel = "latest";
 	int any_system = 0;
-	struct opt_list where = {0};
 	const struct opt_spec specs[] = {
 		{"baseline", 'b', OPT_STRING, "SEL", "baseline run: id, uuid prefix, label, commit, latest",
 		 &base_sel},
 		{"candidate", 'c', OPT_STRING, "SEL", "candidate run (default latest)", &cand_sel},
-		{"db", 0, OPT_STRING, "PATH", "database to read (default bench.db)", &db_path},
-		{"threshold", 0, OPT_DOUBLE, "PCT", "slowdown that counts as a regression (default 5)",
-		 &threshold},
-		{"alpha", 0, OPT_DOUBLE, "P", "significance level of the rank test (default 0.01)", &alpha},
+		REPORT_OPT_DB(&o),
+		REPORT_OPT_THRESHOLD(&o, "slowdown that counts as a regression"),
+		REPORT_OPT_ALPHA(&o),
 		{"any-system", 0, OPT_FLAG, NULL, "compare runs made on different systems", &any_system},
-		{"phase", 0, OPT_STRING, "PHASE", "fwd, bwd, opt or total (default total)", &phase},
-		{"suite", 0, OPT_STRING, "NAME", "only cases of this suite", &suite},
-		{"where", 'w', OPT_LIST, "KEY=VALUE", "only cases with this parameter value (repeatable)",
-		 &where},
-		{"format", 'f', OPT_STRING, "FMT", "md (default), csv, json or tex", &format},
+		REPORT_OPT_PHASE(&o),
+		REPORT_OPT_SUITE(&o),
+		REPORT_OPT_WHERE(&o),
+		REPORT_OPT_FORMAT(&o),
 		{0},
 	};
 	static const struct cmd_usage usage = {
@@ -47,7 +43,6 @@ int cmd_regress(int argc, char **argv)
 	struct case_pair *pairs = NULL;
 	struct run_row rb = {0}, rc_row = {0};
 	struct table t = {0};
-	struct strbuf out = STRBUF_INIT;
 	struct bd_error err;
 	int64_t base_id = 0, cand_id = 0;
 	size_t counts[4] = {0}, unpaired = 0;
@@ -59,28 +54,24 @@ int cmd_regress(int argc, char **argv)
 		fprintf(stderr, "report regress: --baseline SEL is required\n");
 		return EXIT_USAGE;
 	}
-	if (threshold < 0 || alpha <= 0 || alpha >= 1) {
-		fprintf(stderr, "report regress: --threshold must be >= 0 and --alpha in (0, 1)\n");
-		return EXIT_USAGE;
-	}
-	if ((fmt = report_format_arg(format)) < 0 || (pick = series_pick_arg(phase)) < 0)
+	if ((status = verdict_rule_check(&o.rule, "regress")) >= 0)
+		return status;
+	if ((fmt = report_format_arg(o.format)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
 		return EXIT_USAGE;
 	/* A missing database or a selector that matches nothing is a usage error here (2): CI must
 	 * not read it as a regression (1). */
-	if (report_open(db_path, NULL, &db, NULL) >= 0) {
+	if (report_open(o.db_path, NULL, &db, NULL) >= 0) {
 		status = EXIT_USAGE;
 		goto done;
 	}
 	if (db_run_resolve(db, base_sel, &base_id, &err) ||
 	    db_run_resolve(db, cand_sel, &cand_id, &err)) {
-		bd_error_print(REPORT_PROG, &err);
-		status = EXIT_USAGE;
+		status = report_error(&err, EXIT_USAGE);
 		goto done;
 	}
 	status = EXIT_OK;
 	if (db_run_get(db, base_id, &rb, &err) || db_run_get(db, cand_id, &rc_row, &err)) {
-		bd_error_print(REPORT_PROG, &err);
-		status = EXIT_FAIL;
+		status = report_error(&err, EXIT_FAIL);
 		goto done;
 	}
 	if (rb.system_id != rc_row.system_id && !any_system) {
@@ -91,11 +82,10 @@ int cmd_regress(int argc, char **argv)
 		status = EXIT_USAGE;
 		goto done;
 	}
-	struct case_filter filter = {.suite = suite, .where = where.items, .nwhere = where.n};
+	struct case_filter filter = report_filter(&o);
 	if (case_set_load(db, base_id, &filter, &base, &err) ||
 	    case_set_load(db, cand_id, &filter, &cand, &err)) {
-		bd_error_print(REPORT_PROG, &err);
-		status = err.code == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL;
+		status = report_error(&err, err.code == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL);
 		goto done;
 	}
 	if (case_index_build(&base, 0, &index)) {
@@ -125,7 +115,7 @@ int cmd_regress(int argc, char **argv)
 		else
 			pairs[nmatched++] = (struct case_pair){.base = (size_t)j, .cand = i};
 	}
-	compare_pairs(&base, &cand, pairs, nmatched, (enum series_pick)pick, alpha, threshold / 100);
+	compare_pairs(&base, &cand, pairs, nmatched, (enum series_pick)pick, &o.rule);
 	for (size_t k = 0; k < nmatched; k++) {
 		const struct pair_result *pr = &pairs[k].result;
 		if (!pairs[k].ok) {
@@ -150,16 +140,13 @@ int cmd_regress(int argc, char **argv)
 		   counts[VERDICT_UNSURE], unpaired);
 	table_note(&t, "change: candidate median / baseline median - 1 (95%% bootstrap CI); "
 		       "threshold %.3g%%, alpha %.3g; verdict: %s",
-		   threshold, alpha, counts[VERDICT_SLOWER] ? "REGRESSION" : "no regression");
-	render_begin((enum report_format)fmt, &out);
-	render_table(&t, (enum report_format)fmt, &out);
-	render_end((enum report_format)fmt, &out);
-	fputs(sb_str(&out), stdout);
+		   100 * o.rule.threshold, o.rule.alpha,
+		   counts[VERDICT_SLOWER] ? "REGRESSION" : "no regression");
+	report_print((enum report_format)fmt, &t, 1);
 	if (counts[VERDICT_SLOWER])
 		status = EXIT_REGRESSION;
 done:
 	table_free(&t);
-	sb_free(&out);
 	db_run_row_clear(&rb);
 	db_run_row_clear(&rc_row);
 	free(pairs);

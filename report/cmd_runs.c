@@ -7,12 +7,8 @@
 
 int cmd_runs(int argc, char **argv)
 {
-	const char *db_path = BENCHDB_DEFAULT_DB, *format = "md";
-	const struct opt_spec specs[] = {
-		{"db", 0, OPT_STRING, "PATH", "database to read (default bench.db)", &db_path},
-		{"format", 'f', OPT_STRING, "FMT", "md (default), csv, json or tex", &format},
-		{0},
-	};
+	struct report_options o = REPORT_OPTIONS_INIT;
+	const struct opt_spec specs[] = {REPORT_OPT_DB(&o), REPORT_OPT_FORMAT(&o), {0}};
 	static const struct cmd_usage usage = {
 		REPORT_PROG, "runs", "[options]",
 		"List the runs in the database with their status, sweep, machine, git commit, label and\n"
@@ -21,22 +17,20 @@ int cmd_runs(int argc, char **argv)
 	struct run_row *runs = NULL;
 	size_t n = 0;
 	struct bd_error err;
-	struct strbuf out = STRBUF_INIT;
+	struct table t = {0};
 	int npos, fmt;
 	int status = opt_parse_command(specs, &usage, argc, argv, 0, 0, &npos);
 	if (status >= 0)
 		return status;
-	if ((fmt = report_format_arg(format)) < 0)
+	if ((fmt = report_format_arg(o.format)) < 0)
 		return EXIT_USAGE;
-	if ((status = report_open(db_path, NULL, &db, NULL)) >= 0)
+	if ((status = report_open(o.db_path, NULL, &db, NULL)) >= 0)
 		goto done;
 	status = EXIT_OK;
 	if (db_runs_list(db, &runs, &n, &err)) {
-		bd_error_print(REPORT_PROG, &err);
-		status = EXIT_FAIL;
+		status = report_error(&err, EXIT_FAIL);
 		goto done;
 	}
-	struct table t;
 	table_init(&t, "runs");
 	size_t c_id = table_column(&t, "id", "", 0), c_uuid = table_column(&t, "uuid", "", 0),
 	       c_start = table_column(&t, "started", "", 0), c_status = table_column(&t, "status", "", 0),
@@ -64,14 +58,10 @@ int cmd_runs(int argc, char **argv)
 		table_number(&t, row, c_ok, (double)r->nok);
 	}
 	if (n == 0)
-		table_note(&t, "no runs yet: `runner run SWEEP.yaml --db %s` stores one", db_path);
-	render_begin((enum report_format)fmt, &out);
-	render_table(&t, (enum report_format)fmt, &out);
-	render_end((enum report_format)fmt, &out);
-	table_free(&t);
-	fputs(sb_str(&out), stdout);
+		table_note(&t, "no runs yet: `runner run SWEEP.yaml --db %s` stores one", o.db_path);
+	report_print((enum report_format)fmt, &t, 1);
 done:
-	sb_free(&out);
+	table_free(&t);
 	db_run_rows_free(runs, n);
 	db_close(db);
 	return status;

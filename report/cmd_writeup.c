@@ -28,6 +28,7 @@ struct writeup {
 	struct sysinfo si;
 	char *sweep_text;
 	struct case_set set;           /* every case of the run */
+	struct verdict_rule rule;      /* the defaults: writeup has no options for them */
 	struct strbuf doc;
 	int charts;                    /* gnuplot is there (until it turns out not to be) */
 	char charts_skipped[1024];     /* why not, when !charts */
@@ -357,7 +358,8 @@ static int section_warmup(struct writeup *w, struct bd_error *err)
 			"`report warmup`): the mean and std of the measured number of iterations after the "
 			"first k. A mean at k = 0 well above the one at k = 5 is the cost of timing "
 			"without warm-up.\n\n");
-	int rc = warmup_table(w->db, w->run.id, &w->set, ks, 4, PICK_TOTAL, 10.0, &t, err);
+	int rc = warmup_table(w->db, w->run.id, &w->set, ks, 4, PICK_TOTAL, REPORT_STEADY_BAND, &t,
+			      err);
 	if (!rc)
 		render_table(&t, FORMAT_MD, &w->doc);
 	table_free(&t);
@@ -408,9 +410,7 @@ static int section_speedup(struct writeup *w)
 	struct case_pair *pairs = NULL;
 	size_t npairs = 0;
 	struct table t = {0}, sum = {0};
-	const double alpha = 0.01, threshold = 5.0, tie_band = 2.0;
-	if (compare_match(&w->set, &w->set, w->baseline, PICK_TOTAL, alpha, threshold / 100, &pairs,
-			  &npairs))
+	if (compare_match(&w->set, &w->set, w->baseline, PICK_TOTAL, &w->rule, &pairs, &npairs))
 		return BD_ENOMEM;
 	sb_addf(&w->doc, "## Speedup vs %s\n\n", w->baseline);
 	sb_addf(&w->doc, "Each case against the `%s` case that differs from it only in the "
@@ -422,7 +422,7 @@ static int section_speedup(struct writeup *w)
 	char title[256];
 	snprintf(title, sizeof(title), "run %lld: speedup vs %s (%s)", (long long)w->run.id,
 		 w->baseline, series_pick_names[PICK_TOTAL]);
-	if (compare_tables(&w->set, pairs, npairs, title, 0, alpha, threshold, tie_band, &t, &sum)) {
+	if (compare_tables(&w->set, pairs, npairs, title, 0, &w->rule, &t, &sum)) {
 		render_table(&t, FORMAT_MD, &w->doc);
 		render_table(&sum, FORMAT_MD, &w->doc);
 		add_chart(w, CHART_SPEEDUP, "speedup vs baseline");
@@ -485,7 +485,7 @@ static void add_mixed_precision(struct writeup *w)
 		const double *xf = case_series_pick(&w->set.series[i], PICK_TOTAL, &nf);
 		const double *xb = case_series_pick(&w->set.series[bi], PICK_TOTAL, &nb);
 		struct pair_result pr;
-		if (compare_pair(xf, nf, xb, nb, 0.01, 0.05, &pr)) {
+		if (compare_pair(xf, nf, xb, nb, &w->rule, &pr)) {
 			unpaired++;
 			continue;
 		}
@@ -628,12 +628,13 @@ static void section_method(struct writeup *w)
 		"GFLOP/s = the workload's FLOPs per iteration / mean time.\n"
 		"- Speedups: ratio of medians with a 95%% percentile bootstrap interval (%d "
 		"resamples, fixed seed, so the same database gives the same numbers) and a two-sided "
-		"Mann-Whitney U test; verdicts at a 5%% threshold and alpha 0.01; wins/losses beyond "
-		"1 ± 2%%.\n"
+		"Mann-Whitney U test; verdicts at a %.3g%% threshold and alpha %.3g; wins/losses "
+		"beyond 1 ± %.3g%%.\n"
 		"- Charts: medians with the distribution-free 95%% confidence interval of the median "
 		"(order statistics) as error bars, except the speedup chart, whose bars are the "
 		"bootstrap intervals above.\n\n",
-		REPORT_BOOTSTRAP_RESAMPLES);
+		REPORT_BOOTSTRAP_RESAMPLES, 100 * w->rule.threshold, w->rule.alpha,
+		100 * w->rule.tie_band);
 }
 
 /* ---- the command ---------------------------------------------------------------------------- */
@@ -653,13 +654,13 @@ static int write_file(const char *path, const struct strbuf *text, struct bd_err
 
 int cmd_writeup(int argc, char **argv)
 {
-	const char *db_path = BENCHDB_DEFAULT_DB, *run_sel = "latest", *dir = NULL;
-	const char *baseline = NULL;
+	struct report_options o = REPORT_OPTIONS_INIT;
+	const char *dir = NULL, *baseline = NULL;
 	const struct opt_spec specs[] = {
 		{"output", 'o', OPT_STRING, "DIR", "directory for README.md and the charts (required)",
 		 &dir},
-		{"db", 0, OPT_STRING, "PATH", "database to read (default bench.db)", &db_path},
-		{"run", 'r', OPT_STRING, "SEL", "run (default latest)", &run_sel},
+		REPORT_OPT_DB(&o),
+		REPORT_OPT_RUN(&o, "run (default latest)"),
 		{"baseline", 'b', OPT_STRING, "IMPL",
 		 "impl the speedups are against (default naive, when the run has it)", &baseline},
 		{0},
@@ -672,7 +673,7 @@ int cmd_writeup(int argc, char **argv)
 		"cases that did not run and why, and the commands that reproduce it — with the\n"
 		"latency, memory, speedup and warm-up charts beside it (when gnuplot is installed;\n"
 		"otherwise the document says that the charts were skipped)."};
-	struct writeup w = {.doc = STRBUF_INIT, .written = STRBUF_INIT};
+	struct writeup w = {.doc = STRBUF_INIT, .written = STRBUF_INIT, .rule = VERDICT_RULE_DEFAULT};
 	struct strbuf command = STRBUF_INIT, path = STRBUF_INIT;
 	struct bd_error err;
 	int npos;
@@ -690,11 +691,11 @@ int cmd_writeup(int argc, char **argv)
 		status = EXIT_USAGE;
 		goto done;
 	}
-	w.db_path = db_path;
+	w.db_path = o.db_path;
 	w.dir = dir;
 	w.baseline = baseline ? baseline : "naive";
 	w.baseline_given = baseline != NULL;
-	if ((status = report_open(db_path, run_sel, &w.db, &w.run.id)) >= 0)
+	if ((status = report_open(o.db_path, o.run_sel, &w.db, &w.run.id)) >= 0)
 		goto done;
 	status = EXIT_OK;
 	int64_t run_id = w.run.id;
@@ -703,8 +704,7 @@ int cmd_writeup(int argc, char **argv)
 	    db_system_get(w.db, w.run.system_id, &w.si, &err) ||
 	    db_run_sweep_text(w.db, run_id, &w.sweep_text, &err) ||
 	    case_set_load(w.db, run_id, &all, &w.set, &err)) {
-		bd_error_print(REPORT_PROG, &err);
-		status = EXIT_FAIL;
+		status = report_error(&err, EXIT_FAIL);
 		goto done;
 	}
 	if (w.baseline_given) {
@@ -719,8 +719,7 @@ int cmd_writeup(int argc, char **argv)
 		}
 	}
 	if (output_dir_make(dir, &err)) {
-		bd_error_print(REPORT_PROG, &err);
-		status = EXIT_FAIL;
+		status = report_error(&err, EXIT_FAIL);
 		goto done;
 	}
 	w.charts = plot_available();
@@ -731,8 +730,7 @@ int cmd_writeup(int argc, char **argv)
 	section_title(&w, sb_str(&command));
 	section_provenance(&w);
 	if (section_results(&w, &err) || section_warmup(&w, &err)) {
-		bd_error_print(REPORT_PROG, &err);
-		status = EXIT_FAIL;
+		status = report_error(&err, EXIT_FAIL);
 		goto done;
 	}
 	section_attention(&w);
@@ -742,8 +740,7 @@ int cmd_writeup(int argc, char **argv)
 		goto done;
 	}
 	if (section_e2e(&w, &err)) {
-		bd_error_print(REPORT_PROG, &err);
-		status = EXIT_FAIL;
+		status = report_error(&err, EXIT_FAIL);
 		goto done;
 	}
 	section_not_ok(&w);
@@ -752,8 +749,7 @@ int cmd_writeup(int argc, char **argv)
 
 	sb_addf(&path, "%s/README.md", dir);
 	if (write_file(sb_str(&path), &w.doc, &err)) {
-		bd_error_print(REPORT_PROG, &err);
-		status = EXIT_FAIL;
+		status = report_error(&err, EXIT_FAIL);
 		goto done;
 	}
 	printf("wrote %s\n", sb_str(&path));

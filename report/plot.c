@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "stats.h"
 #include "strbuf.h"
 
 extern char **environ;
@@ -201,12 +202,6 @@ static void add_datablocks(struct strbuf *sb, const struct plot *p)
 	}
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 /* On a log x axis with few distinct x values (sequence lengths, sizes), put the tics there. */
 static void add_log_xtics(struct strbuf *sb, const struct plot *p)
 {
@@ -229,7 +224,7 @@ static void add_log_xtics(struct strbuf *sb, const struct plot *p)
 	}
 	if (nx < 2)
 		return;
-	qsort(xs, nx, sizeof(xs[0]), cmp_double);
+	sort_doubles(xs, nx);
 	/* Autoscaling would run on to the next decade; keep a margin of a quarter octave. */
 	sb_addf(sb, "set xrange [%.10g:%.10g]\n", xs[0] / 1.2, xs[nx - 1] * 1.2);
 	sb_add(sb, "set xtics (");

@@ -1,4 +1,4 @@
-/* report/report.h: what the report commands share — the command handlers, opening the database
+/* report/report.h: what the report commands share — opening the database
  * and selecting a run, reading a case's samples as per-phase series. */
 #ifndef BENCHDB_REPORT_H
 #define BENCHDB_REPORT_H
@@ -7,20 +7,34 @@
 #include <stdint.h>
 
 #include "db.h"
+#include "opt.h"
 #include "render.h"
 #include "stats.h"
 
 #define REPORT_PROG "report"
 
-int cmd_table(int argc, char **argv);
-int cmd_runs(int argc, char **argv);
-int cmd_compare(int argc, char **argv);
-int cmd_warmup(int argc, char **argv);
-int cmd_regress(int argc, char **argv);
-int cmd_history(int argc, char **argv);
-int cmd_plot(int argc, char **argv);
-int cmd_writeup(int argc, char **argv);
-int cmd_export(int argc, char **argv);
+/* ---- how comparisons decide: each default written once -------------------------------------
+ * Code holds thresholds and bands as fractions (0.05 = 5%) and alpha as a probability. People type
+ * and read percent (--threshold 5, "5%" in notes): OPT_PERCENT divides by 100 on the way in, notes
+ * multiply by 100 on the way out. The defaults are written in the unit --help shows them in. */
+#define REPORT_ALPHA 0.01              /* significance level of the rank test */
+#define REPORT_THRESHOLD_PCT 5         /* a change of medians beyond this is faster / slower */
+#define REPORT_TIE_BAND_PCT 2          /* summaries: speedups within 1 ± this are ties */
+#define REPORT_STEADY_BAND_PCT 10      /* warm-up: steady once every iteration stays this close
+					* to the median of the last half */
+#define REPORT_STEADY_BAND (REPORT_STEADY_BAND_PCT / 100.0)
+
+struct verdict_rule {
+	double alpha;        /* p below this is significant */
+	double threshold;    /* fraction: a speedup above 1 + threshold or below 1 / (1 + threshold)
+				counts */
+	double tie_band;     /* fraction: summaries count |speedup - 1| <= tie_band as a tie */
+};
+#define VERDICT_RULE_DEFAULT                                                                       \
+	{REPORT_ALPHA, REPORT_THRESHOLD_PCT / 100.0, REPORT_TIE_BAND_PCT / 100.0}
+/* A threshold below 0 or an alpha outside (0, 1) is a usage error: prints it for `report command`
+ * and returns EXIT_USAGE; -1 when the rule is sound. */
+int verdict_rule_check(const struct verdict_rule *rule, const char *command);
 
 /* Open db_path (not created) and resolve the run selector; prints the error and returns the exit
  * status on failure, -1 on success. */
@@ -29,6 +43,26 @@ int report_open(const char *db_path, const char *run_selector, struct db **db, i
 /* The --format value as an enum report_format; prints the valid choices and returns -1 when
  * unknown. */
 int report_format_arg(const char *format);
+
+/* Print err (as "report: ...") and return status: `status = report_error(&err, EXIT_FAIL);`. */
+int report_error(const struct bd_error *err, int status);
+
+/* One output of a command in one format, built in text and written to stdout at its end. */
+struct report_output {
+	enum report_format fmt;
+	struct strbuf text;   /* may hold a preamble before report_output_begin */
+};
+#define REPORT_OUTPUT_INIT {FORMAT_MD, STRBUF_INIT}
+void report_output_begin(struct report_output *out, enum report_format fmt);
+/* Append t when rc is 0, else print err; t is freed either way. Returns rc. */
+int report_output_table(struct report_output *out, struct table *t, int rc,
+			const struct bd_error *err);
+/* rc 0: close the output, write it to stdout and return EXIT_OK; else write nothing and return
+ * EXIT_FAIL (the failure was printed by report_output_table). */
+int report_output_end(struct report_output *out, int rc);
+void report_output_free(struct report_output *out);
+/* Write tables[0..n-1] to stdout as one output in fmt. */
+void report_print(enum report_format fmt, const struct table *tables, size_t n);
 
 /* The measured (non-warm-up) iterations of one case, in nanoseconds, per phase; total[i] is the
  * sum of all phases of iteration i (fwd+bwd(+opt)) over iterations that have every phase. */
@@ -52,6 +86,46 @@ extern const char *const series_pick_names[4];
 /* The samples of pick (n = 0 when the case has none). */
 const double *case_series_pick(const struct case_series *s, enum series_pick pick, size_t *n);
 
+/* ---- the options the commands share, declared once --------------------------------------------
+ * A command keeps them in one struct report_options (REPORT_OPTIONS_INIT gives the defaults) and
+ * lists REPORT_OPT_*(&o) in its option table, beside its own options. */
+struct report_options {
+	const char *db_path, *run_sel, *format, *suite, *phase;
+	struct opt_list where;
+	struct verdict_rule rule;
+};
+#define REPORT_OPTIONS_INIT                                                                        \
+	{.db_path = BENCHDB_DEFAULT_DB, .run_sel = "latest", .format = "md", .phase = "total",     \
+	 .rule = VERDICT_RULE_DEFAULT}
+#define REPORT_STR(x) REPORT_STR_(x)
+#define REPORT_STR_(x) #x
+
+#define REPORT_OPT_DB(o)                                                                           \
+	{"db", 0, OPT_STRING, "PATH", "database to read (default " BENCHDB_DEFAULT_DB ")",         \
+	 &(o)->db_path}
+#define REPORT_OPT_RUN(o, help) {"run", 'r', OPT_STRING, "SEL", help, &(o)->run_sel}
+#define REPORT_OPT_FORMAT(o)                                                                       \
+	{"format", 'f', OPT_STRING, "FMT", "md (default), csv, json or tex", &(o)->format}
+#define REPORT_OPT_SUITE(o)                                                                        \
+	{"suite", 0, OPT_STRING, "NAME", "only cases of this suite", &(o)->suite}
+#define REPORT_OPT_WHERE(o)                                                                        \
+	{"where", 'w', OPT_LIST, "KEY=VALUE", "only cases with this parameter value (repeatable)", \
+	 &(o)->where}
+#define REPORT_OPT_PHASE(o)                                                                        \
+	{"phase", 0, OPT_STRING, "PHASE", "fwd, bwd, opt or total (default total)", &(o)->phase}
+#define REPORT_OPT_ALPHA(o)                                                                        \
+	{"alpha", 0, OPT_DOUBLE, "P",                                                              \
+	 "significance level of the rank test (default " REPORT_STR(REPORT_ALPHA) ")",             \
+	 &(o)->rule.alpha}
+#define REPORT_OPT_THRESHOLD(o, help)                                                              \
+	{"threshold", 0, OPT_PERCENT, "PCT",                                                       \
+	 help " (default " REPORT_STR(REPORT_THRESHOLD_PCT) ")",                                   \
+	 &(o)->rule.threshold}
+#define REPORT_OPT_TIE_BAND(o)                                                                     \
+	{"tie-band", 0, OPT_PERCENT, "PCT",                                                        \
+	 "speedups within this of 1 are ties (default " REPORT_STR(REPORT_TIE_BAND_PCT) ")",       \
+	 &(o)->rule.tie_band}
+
 /* Which cases of a run a command looks at. */
 struct case_filter {
 	const char *suite;                /* NULL: all */
@@ -66,6 +140,9 @@ struct case_filter {
 int case_rows_filter(struct case_row *rows, size_t *n, const struct case_filter *f,
 		     const char *scope, struct bd_error *err);
 
+/* The filter of --suite and --where. */
+struct case_filter report_filter(const struct report_options *o);
+
 /* The cases of a run that pass the filter, in order, with their measured series. */
 struct case_set {
 	struct case_row *rows;
@@ -77,6 +154,10 @@ struct case_set {
 int case_set_load(struct db *db, int64_t run_id, const struct case_filter *f, struct case_set *out,
 		  struct bd_error *err);
 void case_set_free(struct case_set *s);
+/* report_open, then case_set_load of the run: prints the error and returns the exit status on
+ * failure (usage for a bad --where), -1 on success. */
+int report_open_set(const char *db_path, const char *run_selector, const struct case_filter *f,
+		    struct db **db, int64_t *run_id, struct case_set *set);
 
 /* Lookup of a case set's cases by case key (optionally with the impl token removed, so that
  * cases differing only in impl share a key), in O(log n). */
@@ -88,19 +169,18 @@ int case_index_build(const struct case_set *set, int without_impl, struct case_i
 /* Index into set of the case with key (and impl, when not NULL), or -1. */
 long case_index_find(const struct case_index *idx, const char *key, const char *impl);
 void case_index_free(struct case_index *idx);
-/* The case key without its impl=... (or param=...) token (malloc'd). */
+/* The case key without its impl=... (or param=...) token, e.g. "seq_len" or "dtype" (malloc'd). */
 char *case_key_without_impl(const char *key);
 char *case_key_without(const char *key, const char *param);
 
 /* Verdict on a change from a baseline: speedup = baseline median / candidate median with its CI,
- * p from the Mann-Whitney U test, threshold as a fraction (0.05 = 5%), alpha the significance
- * level.
+ * p from the Mann-Whitney U test, judged by rule's alpha and threshold:
  *   faster / slower: significant (p < alpha) and beyond the threshold in that direction;
  *   same:            within the threshold, or not significant with the whole CI within it;
  *   unsure:          not significant, but the CI reaches beyond the threshold. */
 enum verdict { VERDICT_FASTER, VERDICT_SLOWER, VERDICT_SAME, VERDICT_UNSURE };
 extern const char *const verdict_names[4];
-enum verdict verdict_of(const struct ratio_ci *speedup, double p, double alpha, double threshold);
+enum verdict verdict_of(const struct ratio_ci *speedup, double p, const struct verdict_rule *rule);
 
 /* One baseline/candidate pair of series: medians, speedup with CI, rank test, verdict. */
 struct pair_result {
@@ -110,8 +190,8 @@ struct pair_result {
 	enum verdict verdict;
 };
 /* BD_EINVAL when a series is empty or a median is not positive. */
-int compare_pair(const double *xb, size_t nb, const double *xc, size_t nc, double alpha,
-		 double threshold, struct pair_result *out);
+int compare_pair(const double *xb, size_t nb, const double *xc, size_t nc,
+		 const struct verdict_rule *rule, struct pair_result *out);
 
 /* A matched baseline/candidate pair of cases (indices into their case sets) and its comparison. */
 struct case_pair {
@@ -122,8 +202,8 @@ struct case_pair {
 /* Compare every pair on pick; pairs are independent, so they run on all cores (OpenMP), and the
  * result does not depend on the thread count (each bootstrap has its own fixed seed). */
 void compare_pairs(const struct case_set *base, const struct case_set *cand,
-		   struct case_pair *pairs, size_t n, enum series_pick pick, double alpha,
-		   double threshold);
+		   struct case_pair *pairs, size_t n, enum series_pick pick,
+		   const struct verdict_rule *rule);
 
 /* Bootstrap settings every comparison uses, so that reports are reproducible. */
 #define REPORT_BOOTSTRAP_RESAMPLES 2000
@@ -134,9 +214,9 @@ void compare_pairs(const struct case_set *base, const struct case_set *cand,
  * Enough for our canonical params JSON. */
 void json_field(const char *json, const char *key, char *out, size_t n);
 
-/* ---- the tables of table / warmup / compare, shared with writeup ----------------------------
- * Each fills t (initialised even on failure: the caller table_free()s it) exactly as its command
- * prints it. */
+/* ---- the tables of table (tables.c), warmup (warmup.c) and compare (compare.c), shared with
+ * writeup. Each fills t (initialised even on failure: the caller table_free()s it) exactly as its
+ * command prints it. */
 
 /* `report table`'s table of cases (all of one suite, which picks the parameter columns): mean and
  * std of every phase and of the per-iteration total, GFLOP/s, peak memory; notes for non-ok cases.
@@ -145,31 +225,36 @@ void json_field(const char *json, const char *key, char *out, size_t n);
 enum table_flags { TABLE_DERIVED = 1 };
 int table_of_cases(struct db *db, const char *suite, const struct case_row *cases, size_t n,
 		   unsigned flags, struct table *t, struct bd_error *err);
+/* `report table --pivot KEY`: one row per case that differs only in KEY, one column per value of
+ * KEY holding the mean time of pick. */
+int pivot_table(struct db *db, const char *suite, const struct case_row *cases, size_t n,
+		const char *key, enum series_pick pick, struct table *t, struct bd_error *err);
 
 /* Per-iteration times of one case, warm-up included (index = iteration), in nanoseconds, for pick;
  * *x is malloc'd. Iterations missing a phase of the pick are dropped from the end. */
 int case_iterations(struct db *db, const struct case_row *c, enum series_pick pick, double **x,
 		    size_t *n, struct bd_error *err);
+#define WARMUP_MAX_K 16
 /* `report warmup`'s table: for each ok case of set, mean/std after k = ks[0..nk-1] (nk <= 16)
- * warm-up iterations, the first-iteration penalty and the steady-state iteration (band in %). */
+ * warm-up iterations, the first-iteration penalty and the steady-state iteration (band a
+ * fraction, steady_state_index). */
 int warmup_table(struct db *db, int64_t run_id, const struct case_set *set, const int *ks, int nk,
 		 enum series_pick pick, double band, struct table *t, struct bd_error *err);
 
 /* Pair every ok case of cand with its ok baseline in base — by impl (base == cand: cases that
  * differ only in impl, the baseline's impl being impl) or, impl NULL, by case key — and compare
- * them on pick (compare_pairs; threshold a fraction). *pairs is malloc'd, *n entries, in cand's
- * order. BD_ENOMEM only. */
+ * them on pick (compare_pairs). *pairs is malloc'd, *n entries, in cand's order. BD_ENOMEM only. */
 int compare_match(const struct case_set *base, const struct case_set *cand, const char *impl,
-		  enum series_pick pick, double alpha, double threshold, struct case_pair **pairs,
+		  enum series_pick pick, const struct verdict_rule *rule, struct case_pair **pairs,
 		  size_t *n);
 /* `report compare`'s per-case table (titled title) and per-impl summary (by_run: one row, "all")
- * from the pairs that are ok; threshold and tie band in %. Returns how many pairs are ok; with none,
- * both tables are left empty. */
+ * from the pairs that are ok. Returns how many pairs are ok; with none, both tables are left
+ * empty. */
 size_t compare_tables(const struct case_set *cand, const struct case_pair *pairs, size_t n,
-		      const char *title, int by_run, double alpha, double threshold_pct,
-		      double tie_band_pct, struct table *t, struct table *sum);
+		      const char *title, int by_run, const struct verdict_rule *rule,
+		      struct table *t, struct table *sum);
 
-/* ---- charts (cmd_plot.c), shared with writeup ----------------------------------------------- */
+/* ---- charts (chart.c), shared by plot and writeup ------------------------------------------- */
 
 enum chart_kind { CHART_LATENCY, CHART_SPEEDUP, CHART_WARMUP, CHART_MEMORY, CHART_HISTORY,
 		  CHART_KINDS };
@@ -193,8 +278,6 @@ struct chart_request {
  * nothing to draw (the message says why), BD_EDB/BD_ENOMEM from the database. */
 int chart_write(struct db *db, const struct chart_request *rq, struct strbuf *notes,
 		struct bd_error *err);
-/* The case key without its token named drop ("seq_len", "dtype", ...), malloc'd. */
-char *case_key_without(const char *key, const char *drop);
 /* mkdir -p dir; BD_EIO (with the path and errno's text) when it cannot be made. */
 int output_dir_make(const char *dir, struct bd_error *err);
 

@@ -1,4 +1,5 @@
-/* report/report_common.c: opening the database, selecting runs, loading sample series. */
+/* report/report_common.c: what every command does — opening the database, selecting runs and
+ * cases, loading sample series, printing the output — and the case index by key. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,67 @@ int report_format_arg(const char *format)
 		sb_free(&valid);
 	}
 	return fmt;
+}
+
+int report_error(const struct bd_error *err, int status)
+{
+	bd_error_print(REPORT_PROG, err);
+	return status;
+}
+
+void report_output_begin(struct report_output *out, enum report_format fmt)
+{
+	out->fmt = fmt;
+	render_begin(fmt, &out->text);
+}
+
+int report_output_table(struct report_output *out, struct table *t, int rc,
+			const struct bd_error *err)
+{
+	if (rc)
+		bd_error_print(REPORT_PROG, err);
+	else
+		render_table(t, out->fmt, &out->text);
+	table_free(t);
+	return rc;
+}
+
+int report_output_end(struct report_output *out, int rc)
+{
+	if (rc)
+		return EXIT_FAIL;
+	render_end(out->fmt, &out->text);
+	fputs(sb_str(&out->text), stdout);
+	return EXIT_OK;
+}
+
+void report_output_free(struct report_output *out)
+{
+	sb_free(&out->text);
+}
+
+void report_print(enum report_format fmt, const struct table *tables, size_t n)
+{
+	struct report_output out = REPORT_OUTPUT_INIT;
+	report_output_begin(&out, fmt);
+	for (size_t i = 0; i < n; i++)
+		render_table(&tables[i], fmt, &out.text);
+	report_output_end(&out, 0);
+	report_output_free(&out);
+}
+
+int verdict_rule_check(const struct verdict_rule *rule, const char *command)
+{
+	if (!(rule->threshold < 0 || rule->alpha <= 0 || rule->alpha >= 1))
+		return -1;
+	fprintf(stderr, "%s %s: --threshold must be >= 0 and --alpha in (0, 1)\n", REPORT_PROG,
+		command);
+	return EXIT_USAGE;
+}
+
+struct case_filter report_filter(const struct report_options *o)
+{
+	return (struct case_filter){.suite = o->suite, .where = o->where.items, .nwhere = o->where.n};
 }
 
 int case_series_load(struct db *db, const struct case_row *c, struct case_series *s,
@@ -199,6 +261,18 @@ done:
 	return rc;
 }
 
+int report_open_set(const char *db_path, const char *run_selector, const struct case_filter *f,
+		    struct db **db, int64_t *run_id, struct case_set *set)
+{
+	struct bd_error err;
+	int status = report_open(db_path, run_selector, db, run_id);
+	if (status < 0 && case_set_load(*db, *run_id, f, set, &err)) {
+		bd_error_print(REPORT_PROG, &err);
+		status = err.code == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL;
+	}
+	return status;
+}
+
 void case_set_free(struct case_set *s)
 {
 	for (size_t i = 0; s->series && i < s->n; i++)
@@ -208,34 +282,6 @@ void case_set_free(struct case_set *s)
 	memset(s, 0, sizeof(*s));
 }
 
-const char *const verdict_names[4] = {"faster", "slower", "same", "unsure"};
-
-enum verdict verdict_of(const struct ratio_ci *speedup, double p, double alpha, double threshold)
-{
-	double up = 1.0 + threshold, down = 1.0 / (1.0 + threshold);
-	int significant = p < alpha;
-	if (significant && speedup->ratio > up)
-		return VERDICT_FASTER;
-	if (significant && speedup->ratio < down)
-		return VERDICT_SLOWER;
-	if (significant || (speedup->lo >= down && speedup->hi <= up))
-		return VERDICT_SAME;
-	return VERDICT_UNSURE;
-}
-
-int compare_pair(const double *xb, size_t nb, const double *xc, size_t nc, double alpha,
-		 double threshold, struct pair_result *out)
-{
-	int rc = bootstrap_ratio_of_medians(xb, nb, xc, nc, REPORT_CI_LEVEL,
-					    REPORT_BOOTSTRAP_RESAMPLES, REPORT_BOOTSTRAP_SEED,
-					    &out->speedup);
-	if (rc || (rc = mann_whitney_u(xb, nb, xc, nc, &out->mw)))
-		return rc;
-	summarize(xb, nb, &out->base);
-	summarize(xc, nc, &out->cand);
-	out->verdict = verdict_of(&out->speedup, out->mw.p, alpha, threshold);
-	return 0;
-}
 
 struct case_index_entry {
 	char *key;
@@ -299,15 +345,3 @@ void case_index_free(struct case_index *idx)
 	idx->n = 0;
 }
 
-void compare_pairs(const struct case_set *base, const struct case_set *cand,
-		   struct case_pair *pairs, size_t n, enum series_pick pick, double alpha,
-		   double threshold)
-{
-#pragma omp parallel for schedule(dynamic, 8)
-	for (size_t i = 0; i < n; i++) {
-		size_t nb, nc;
-		const double *xb = case_series_pick(&base->series[pairs[i].base], pick, &nb);
-		const double *xc = case_series_pick(&cand->series[pairs[i].cand], pick, &nc);
-		pairs[i].ok = !compare_pair(xb, nb, xc, nc, alpha, threshold, &pairs[i].result);
-	}
-}

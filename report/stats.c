@@ -1,4 +1,5 @@
-/* report/stats.c: descriptive statistics (mean, standard deviation, median, extremes) and the
+/* report/stats.c: descriptive statistics (mean, standard deviation, median and its confidence
+ * interval, quantiles, extremes) — the report's only implementation of them — and the
  * comparisons behind the report: bootstrap interval of a ratio of medians, Mann-Whitney U,
  * speedup summaries and the steady-state index of a series of iterations. */
 #include "stats.h"
@@ -15,12 +16,47 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+void sort_doubles(double *x, size_t n)
+{
+	qsort(x, n, sizeof(*x), cmp_double);
+}
+
 double median_inplace(double *x, size_t n)
 {
 	if (n == 0)
 		return 0;
-	qsort(x, n, sizeof(*x), cmp_double);
+	sort_doubles(x, n);
 	return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+/* A malloc'd copy of x[0..n-1], n > 0 (NULL when out of memory): the scratch that selection and
+ * sorting reorder, so that callers' series stay as they are. */
+static double *scratch_copy(const double *x, size_t n)
+{
+	double *copy = malloc(n * sizeof(*copy));
+	if (copy)
+		memcpy(copy, x, n * sizeof(*copy));
+	return copy;
+}
+
+/* z of the two-sided 95% normal interval */
+#define Z_95 1.959964
+
+int median_ci(const double *x, size_t n, double *median, double *lo, double *hi)
+{
+	if (n == 0)
+		return BD_EINVAL;
+	double *sorted = scratch_copy(x, n);
+	if (!sorted)
+		return BD_ENOMEM;
+	*median = median_inplace(sorted, n);
+	double half = Z_95 * sqrt((double)n) / 2;
+	double rank = floor((double)n / 2 - half);
+	size_t k = rank < 1 ? 1 : (size_t)rank;   /* 1-based; the upper end is its mirror */
+	*lo = sorted[k - 1];
+	*hi = sorted[n - k];
+	free(sorted);
+	return 0;
 }
 
 void summarize(const double *x, size_t n, struct summary *s)
@@ -44,9 +80,8 @@ void summarize(const double *x, size_t n, struct summary *s)
 		ss += (x[i] - s->mean) * (x[i] - s->mean);
 	s->std = n > 1 ? sqrt(ss / (double)(n - 1)) : 0;
 	s->cv = s->mean != 0 ? s->std / s->mean : 0;
-	double *copy = malloc(n * sizeof(*copy));
+	double *copy = scratch_copy(x, n);
 	if (copy) {
-		memcpy(copy, x, n * sizeof(*copy));
 		s->median = median_inplace(copy, n);
 		free(copy);
 	}
@@ -153,6 +188,18 @@ static void quantile_pair(double *x, size_t n, double p_lo, double p_hi, double 
 		*hi = rank_interpolated(x + k_lo + 1, n - k_lo - 1, k_hi - k_lo - 1, h_hi - (double)k_hi);
 	else
 		*hi = rank_interpolated(x, n, k_hi, h_hi - (double)k_hi);
+}
+
+int quantiles(const double *x, size_t n, double p_lo, double p_hi, double *lo, double *hi)
+{
+	if (n == 0)
+		return BD_EINVAL;
+	double *copy = scratch_copy(x, n);
+	if (!copy)
+		return BD_ENOMEM;
+	quantile_pair(copy, n, p_lo, p_hi, lo, hi);
+	free(copy);
+	return 0;
 }
 
 /* ---- bootstrap -------------------------------------------------------------------------------- */
@@ -508,10 +555,9 @@ size_t steady_state_index(const double *x, size_t n, double band)
 	if (n == 0)
 		return 0;
 	size_t half_start = n / 2, half_n = n - half_start; /* the last ceil(n/2) values */
-	double *half = malloc(half_n * sizeof(*half));
+	double *half = scratch_copy(x + half_start, half_n);
 	if (!half)
 		return n;
-	memcpy(half, x + half_start, half_n * sizeof(*half));
 	double m = median_select(half, half_n), tol = band * fabs(m);
 	free(half);
 	size_t i = n;

@@ -16,6 +16,21 @@ struct summary {
 void summarize(const double *x, size_t n, struct summary *s);
 /* Median of x[0..n-1]; sorts x in place. */
 double median_inplace(double *x, size_t n);
+/* Sort x[0..n-1] ascending (NaNs must not be present). */
+void sort_doubles(double *x, size_t n);
+
+/* The median of x[0..n-1] with its distribution-free 95% confidence interval (x is not
+ * modified): the order statistics of 1-based ranks k and n + 1 - k, k = floor(n/2 - 1.96 sqrt(n)/2)
+ * clamped to >= 1 (the count of samples below the median is Binomial(n, 1/2), normal
+ * approximation), which enclose the median with at least about 95% probability whatever the
+ * distribution; the whole range for n < 6. The interval every table and chart of the report
+ * shows around a median. Returns 0, BD_EINVAL when n is 0, BD_ENOMEM. */
+int median_ci(const double *x, size_t n, double *median, double *lo, double *hi);
+
+/* The p_lo- and p_hi-quantiles (0 <= p_lo <= p_hi <= 1) of x[0..n-1] (x is not modified),
+ * interpolated linearly between order statistics (Hyndman-Fan type 7, the default of R and
+ * NumPy). Returns 0, BD_EINVAL when n is 0, BD_ENOMEM. */
+int quantiles(const double *x, size_t n, double p_lo, double p_hi, double *lo, double *hi);
 
 /* ---- comparisons (implemented in stats.c; see tests/test_stats.c) ------------------------- */
 

@@ -1,4 +1,4 @@
-/* runner/commands.h: the `runner` command table's handlers (one file each: cmd_<name>.c). */
+/* runner/commands.h: what the `runner` commands (one file each: cmd_<name>.c) share. */
 #ifndef BENCHDB_RUNNER_COMMANDS_H
 #define BENCHDB_RUNNER_COMMANDS_H
 
@@ -6,11 +6,9 @@
 
 #define RUNNER_PROG "runner"
 
-/* Each returns the exit status (enum bd_exit, or 130 after an interrupt). argv[0] is the
- * command name. */
-int cmd_run(int argc, char **argv);
-int cmd_list(int argc, char **argv);
-int cmd_sysinfo(int argc, char **argv);
+/* The handlers, cmd_run, cmd_list and cmd_sysinfo, are declared by the command table (main.c);
+ * each returns the exit status (enum bd_exit, or 130 after an interrupt); argv[0] is the command
+ * name. */
 
 /* Shared by run --dry-run and list: print what the sweep expands to. */
 struct sweep;

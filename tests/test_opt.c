@@ -1,6 +1,6 @@
 /* tests/test_opt.c: opt_dispatch — options written before the command word are the command's
  * own, the command word is the first word that is not an option's value, and what happens
- * without one. Two fake commands record what they parsed. */
+ * without one. Two fake commands record what they parsed. Also OPT_PERCENT. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -151,6 +151,26 @@ static void test_opt__an_option_the_command_does_not_take_is_a_usage_error(void 
 	assert_int_equal(seen.calls, 0);
 }
 
+static void test_opt__a_percent_is_stored_as_a_fraction(void **state)
+{
+	(void)state;
+	double threshold = 0.05, alpha = 0.01;
+	const struct opt_spec specs[] = {
+		{"threshold", 0, OPT_PERCENT, "PCT", "threshold", &threshold},
+		{"alpha", 0, OPT_DOUBLE, "P", "alpha", &alpha},
+		{0},
+	};
+	char *argv[] = {"cmd", "--threshold", "12.5", "--alpha=0.05", NULL};
+	struct bd_error err;
+	int npos = -1;
+	assert_int_equal(opt_parse(specs, 4, argv, &npos, &err), 0);
+	assert_true(threshold == 0.125);
+	assert_true(alpha == 0.05);
+	char *bad[] = {"cmd", "--threshold", "5%", NULL};
+	assert_int_equal(opt_parse(specs, 3, bad, &npos, &err), BD_EINVAL);
+	assert_string_equal(err.msg, "option '--threshold' expects a number, got '5%'");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -158,6 +178,7 @@ int main(void)
 		cmocka_unit_test(test_opt__a_value_that_names_a_command_is_a_value),
 		cmocka_unit_test(test_opt__without_a_command_word),
 		cmocka_unit_test(test_opt__an_option_the_command_does_not_take_is_a_usage_error),
+		cmocka_unit_test(test_opt__a_percent_is_stored_as_a_fraction),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

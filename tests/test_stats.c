@@ -1,6 +1,7 @@
-/* tests/test_stats.c: summaries, bootstrap interval of a ratio of medians (checked against an
- * exhaustive enumeration of resamples), Mann-Whitney U (checked against values computed by hand),
- * speedup summaries and the steady-state index. */
+/* tests/test_stats.c: summaries, the median's confidence interval, quantiles, the bootstrap
+ * interval of a ratio of medians (checked against an exhaustive enumeration of resamples),
+ * Mann-Whitney U (checked against values computed by hand), speedup summaries and the
+ * steady-state index. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -54,6 +55,60 @@ static void symmetric_series(double *x, size_t n, double center, double spread, 
 		x[i] = x[j];
 		x[j] = t;
 	}
+}
+
+/* ---- median_ci and quantiles ------------------------------------------------------------------ */
+
+/* 1..30 shuffled (the fixture's 30 measured iterations): k = floor(15 - 1.96 sqrt(30) / 2) = 9, so
+ * the interval is ranks 9 and 22 around the median 15.5; the input is left as it was. */
+static void test_stats__median_ci_of_30_values_is_ranks_9_and_22(void **state)
+{
+	(void)state;
+	double x[30], before[30];
+	symmetric_series(x, 30, 15.5, 14.5 / 15.5, 3);   /* 1, 2, ..., 30 in some order */
+	memcpy(before, x, sizeof(x));
+	double median, lo, hi;
+	assert_int_equal(median_ci(x, 30, &median, &lo, &hi), 0);
+	assert_close(median, 15.5, 1e-12);
+	assert_close(lo, 9, 1e-12);
+	assert_close(hi, 22, 1e-12);
+	assert_memory_equal(x, before, sizeof(x));
+}
+
+/* The interval's ends are mirror ranks (k and n + 1 - k) at every n, hold the median, and are the
+ * whole range below 6 samples. */
+static void test_stats__median_ci_ends_are_mirror_ranks_around_the_median(void **state)
+{
+	(void)state;
+	double x[200];
+	for (size_t n = 1; n <= 200; n++) {
+		for (size_t i = 0; i < n; i++)
+			x[i] = (double)(i + 1);
+		double median, lo, hi;
+		assert_int_equal(median_ci(x, n, &median, &lo, &hi), 0);
+		if (lo + hi != (double)(n + 1) || !(lo <= median && median <= hi))
+			fail_msg("n=%zu: [%g, %g] around %g", n, lo, hi, median);
+		if (n < 6 && (lo != 1 || hi != (double)n))
+			fail_msg("n=%zu: [%g, %g] is not the whole range", n, lo, hi);
+	}
+	double median, lo, hi;
+	assert_int_equal(median_ci(x, 0, &median, &lo, &hi), BD_EINVAL);
+}
+
+/* Type 7: h = p (n - 1), interpolated between the order statistics around h. */
+static void test_stats__quantiles_interpolate_between_order_statistics(void **state)
+{
+	(void)state;
+	const double x[] = {40, 10, 30, 20};   /* sorted: 10 20 30 40 */
+	double lo, hi;
+	assert_int_equal(quantiles(x, 4, 0.05, 0.95, &lo, &hi), 0);
+	assert_close(lo, 10 + 0.15 * 10, 1e-12);   /* h = 0.15 */
+	assert_close(hi, 30 + 0.85 * 10, 1e-12);   /* h = 2.85 */
+	assert_int_equal(quantiles(x, 4, 0, 1, &lo, &hi), 0);
+	assert_close(lo, 10, 0);
+	assert_close(hi, 40, 0);
+	assert_int_equal(x[0], 40);   /* not reordered */
+	assert_int_equal(quantiles(x, 0, 0.05, 0.95, &lo, &hi), BD_EINVAL);
 }
 
 /* ---- summarize ------------------------------------------------------------------------------ */
@@ -245,12 +300,6 @@ static void test_stats__bootstrap_resamples_follow_the_exact_bootstrap_distribut
 	assert_true(checked >= 200); /* the fixture really tests something */
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 /* Type-7 quantile of sorted[0..n-1]. */
 static double quantile_sorted(const double *sorted, size_t n, double p)
 {
@@ -282,7 +331,7 @@ static void test_stats__bootstrap_matches_literal_resampling_at_50_samples(void 
 			}
 			reference[r] = median_inplace(resample, n);
 		}
-		qsort(reference, RESAMPLES, sizeof(*reference), cmp_double);
+		sort_doubles(reference, RESAMPLES);
 		for (size_t l = 0; l < ARRAY_LEN(levels); l++) {
 			struct ratio_ci ci;
 			assert_int_equal(bootstrap_ratio_of_medians(base, n, one, 1, levels[l], RESAMPLES,
@@ -589,6 +638,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stats__summarize_gives_sample_std_and_median),
+		cmocka_unit_test(test_stats__median_ci_of_30_values_is_ranks_9_and_22),
+		cmocka_unit_test(test_stats__median_ci_ends_are_mirror_ranks_around_the_median),
+		cmocka_unit_test(test_stats__quantiles_interpolate_between_order_statistics),
 		cmocka_unit_test(test_stats__bootstrap_known_10_percent_difference_lies_in_a_narrow_interval),
 		cmocka_unit_test(test_stats__bootstrap_identical_series_interval_contains_1),
 		cmocka_unit_test(test_stats__bootstrap_same_seed_gives_same_interval_and_other_seed_another),

@@ -42,7 +42,7 @@ check "the oom case says what did not fit" [ "$(sql "$db" "select count(*) from 
 check "the case after the oom ran on the same GPU" [ "$(sql "$db" "select status from cases order by id desc limit 1 offset 2")" = ok ]
 check "ok cases validated" [ "$(sql "$db" "select count(*) from cases where status = 'ok' and max_diff >= 0 and max_diff <= tolerance")" = 9 ]
 check "samples are positive" [ "$(sql "$db" "select count(*) from samples where ns <= 0")" = 0 ]
-check "train_step: 4 iterations x 3 phases" [ "$(sql "$db" "select count(*) from samples s join cases c on c.id = s.case_id where c.pass = 'train_step' and c.status = 'ok' and c.params like '%"sync":true%' and c.dtype = 'float32'")" = 12 ]
+check "train_step: 4 iterations x 3 phases" [ "$(sql "$db" "select count(*) from samples s join cases c on c.id = s.case_id where c.pass = 'train_step' and c.status = 'ok' and c.params like '%\"sync\":true%' and c.dtype = 'float32'")" = 12 ]
 check "peaks recorded" [ "$(sql "$db" "select count(*) from cases where status = 'ok' and suite = 'e2e' and peak_bytes > 0")" = 7 ]
 check "GPU stored with the run" [ "$(sql "$db" "select gpu_count > 0 and length(gpu_name) > 0 and length(cublas_version) > 0 from systems")" = 1 ]
 check "tf32 stored with the case" [ "$(sql "$db" "select count(*) from cases where params like '%\"tf32\":true%' and status = 'ok'")" = 1 ]

@@ -52,6 +52,23 @@ check "a 10% change is no step at a 20% threshold" [ "$(grep -c ',slower' "$T/ou
 expect_status 0 "history tex" "$REPORT" history --db "$db" --case "$flash2048" --format tex
 contains "$T/out" 'slower \+[0-9.]+\\%' "tex escapes the percent sign"
 
+# The table and the chart of history show one interval around one median for the same data (both
+# from stats.c median_ci): the chart's data as a stand-in gnuplot receives it, against the table's
+# CSV, run by run.
+cat >"$T/gnuplot" <<'EOF'
+#!/bin/sh
+cat >"$(dirname "$0")/history.gp"
+sed -n "s/^set output '\(.*\)'\$/\1/p" "$(dirname "$0")/history.gp" | while IFS= read -r f; do echo chart >"$f"; done
+EOF
+chmod +x "$T/gnuplot"
+expect_status 0 "history chart (stand-in gnuplot)" env GNUPLOT="$T/gnuplot" "$REPORT" plot history --db "$db" --case "$flash2048" -o "$T/charts"
+expect_status 0 "history table (csv)" "$REPORT" history --db "$db" --case "$flash2048" --format csv
+# chart: "x median lo hi" (ms) per run, oldest first; table: median_ms,ci_lo_ms,ci_hi_ms
+awk '/^\$s0 << EOD/ { on = 1; next } /^EOD/ { on = 0 } on { printf "%.6g %.6g %.6g\n", $2, $3, $4 }' "$T/history.gp" >"$T/chart_ci"
+awk -F, 'NR > 1 { printf "%.6g %.6g %.6g\n", $7, $8, $9 }' "$T/out" >"$T/table_ci"
+check "history: table and chart give the same median and interval ($(tr '\n' ';' <"$T/table_ci") vs $(tr '\n' ';' <"$T/chart_ci"))" cmp -s "$T/table_ci" "$T/chart_ci"
+check "history: both runs compared" [ "$(wc -l <"$T/chart_ci")" = 2 ]
+
 expect_status 2 "history without --case or --where" "$REPORT" history --db "$db"
 contains "$T/err" "--case KEY" "asks for a case"
 contains "$T/err" "--case 'suite=attention impl=naive .*seq_len=256" "lists case keys of the latest run"

@@ -39,12 +39,6 @@ db=$T/f.db
 check "fixture written" "$MAKE_FIXTURE" "$db"
 case2048="flash float32 fwd+bwd B8 H1 S2048 D64"
 
-# ---- help: pinned, so usage never drifts from the option tables --------------------------------
-for c in plot writeup; do
-	expect_status 0 "report $c --help" "$REPORT" $c --help
-	golden "report_${c}_help.txt" "$T/out"
-done
-
 # ---- report plot: every kind -------------------------------------------------------------------
 for kind in latency speedup warmup memory history; do
 	extra=()

@@ -1,0 +1,829 @@
+/* report/chart.c: the report's charts, built from the stored data and written through gnuplot
+ * (plot.h): chart_write(), which `report plot` and `report writeup` call.
+ *
+ *   latency  median time vs sequence length, log-log, one line per group of cases that differ only
+ *            in seq_len (attention; context_length for e2e); error bars: the distribution-free 95%
+ *            confidence interval of the median (order statistics); cases that did not run (oom,
+ *            ...) are gaps in their line.
+ *   speedup  clustered bars: one category per shape, one bar per candidate impl, speedup vs the
+ *            baseline impl (compare_match, the pairs of `report compare`) with its 95% bootstrap
+ *            CI, and the 1.0 reference line.
+ *   warmup   per-iteration time, warm-up iterations included, of up to 8 ok cases (evenly spread
+ *            over the run when it has more); log y when the times span more than 10x.
+ *   memory   peak memory (MiB) vs sequence length per group, log-log, ok cases only.
+ *   history  one case key across every run of the database: bars of the median with its 95% CI,
+ *            one category per run, labelled with the run id and its commit — bars, because plot.h
+ *            has no text labels on a line chart's x axis.
+ *
+ * Legends name only the parameters that vary between the lines (e.g. "flash D64"); the ones all
+ * lines share go into the title. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "plot.h"
+#include "params.h"
+#include "report.h"
+
+#define NS_PER_MS 1e6
+#define BYTES_PER_MIB 1048576.0
+#define WARMUP_MAX_LINES 8
+#define MANY_LINES 10          /* more lines than this get a note to narrow with --where */
+#define WIDE_RANGE 10.0        /* max/min beyond this: log y for the warm-up chart */
+#define MAX_TOKENS 64
+#define LEGEND_PX_PER_CHAR 7.0   /* 10 pt sans */
+#define MISSING_LISTED 5       /* cases that did not run named one by one, up to this many */
+
+const char *const chart_kind_names[CHART_KINDS] = {"latency", "speedup", "warmup", "memory",
+						   "history"};
+
+/* ---- case keys as tokens ------------------------------------------------------------------ */
+
+/* A case key's tokens (common/params.h case_key_split); a key that does not split has none. */
+static size_t key_tokens(const char *key, struct key_token *t, size_t max)
+{
+	size_t n = 0;
+	if (case_key_split(key, t, max, &n, NULL))
+		n = 0;
+	return n;
+}
+
+/* Names of the tokens whose value differs between keys (or that some keys lack). */
+struct varying {
+	char names[MAX_TOKENS][48];
+	size_t n;
+};
+
+static int varying_has(const struct varying *v, const struct key_token *t)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (key_token_is(t, v->names[i]))
+			return 1;
+	return 0;
+}
+
+static void varying_add(struct varying *v, const struct key_token *t)
+{
+	if (varying_has(v, t) || v->n == MAX_TOKENS || t->name_len >= sizeof(v->names[0]))
+		return;
+	snprintf(v->names[v->n++], sizeof(v->names[0]), "%.*s", (int)t->name_len, t->name);
+}
+
+/* Value of the token called like t in key, or NULL. */
+static const struct key_token *find_token(const struct key_token *tokens, size_t n,
+					  const struct key_token *t)
+{
+	for (size_t i = 0; i < n; i++)
+		if (tokens[i].name_len == t->name_len && !strncmp(tokens[i].name, t->name, t->name_len))
+			return &tokens[i];
+	return NULL;
+}
+
+static void find_varying(const char *const *keys, size_t nkeys, struct varying *v)
+{
+	v->n = 0;
+	if (nkeys == 0)
+		return;
+	struct key_token first[MAX_TOKENS], other[MAX_TOKENS];
+	size_t nf = key_tokens(keys[0], first, MAX_TOKENS);
+	for (size_t k = 1; k < nkeys; k++) {
+		size_t no = key_tokens(keys[k], other, MAX_TOKENS);
+		for (size_t i = 0; i < no; i++) {
+			const struct key_token *f = find_token(first, nf, &other[i]);
+			if (!f || f->value_len != other[i].value_len ||
+			    strncmp(f->value, other[i].value, f->value_len))
+				varying_add(v, &other[i]);
+		}
+		for (size_t i = 0; i < nf; i++)
+			if (!find_token(other, no, &first[i]))
+				varying_add(v, &first[i]);
+	}
+}
+
+/* The tokens of key that are (want_varying) or are not in v, as a label; "" when none. The
+ * suite is left out of the shared part (titles name it where it matters). */
+static char *key_label(const char *key, const struct varying *v, int want_varying)
+{
+	struct key_token t[MAX_TOKENS];
+	size_t n = key_tokens(key, t, MAX_TOKENS);
+	struct strbuf sb = STRBUF_INIT;
+	for (size_t i = 0; i < n; i++)
+		if (varying_has(v, &t[i]) == want_varying && (want_varying || !key_token_is(&t[i], "suite")))
+			key_token_label(&sb, &t[i]);   /* "D64", "B8", "causal", "flash" */
+	return sb_detach(&sb);
+}
+
+/* "fwd+bwd" for the per-iteration total of cases with these phases, else the phase's name. */
+static void pick_label(enum series_pick pick, unsigned phases, char *out, size_t n)
+{
+	if (pick != PICK_TOTAL) {
+		snprintf(out, n, "%s", series_pick_names[pick]);
+		return;
+	}
+	out[0] = '\0';
+	for (int p = 0; p < PHASE_COUNT; p++)
+		if (phases & (1u << p))
+			snprintf(out + strlen(out), n - strlen(out), "%s%s", out[0] ? "+" : "",
+				 phase_name(p));
+	if (!out[0])
+		snprintf(out, n, "total");
+}
+
+/* ---- lines: a growable set of x-y series ------------------------------------------------------ */
+
+struct line {
+	char *group;                 /* what the points share (a case key without the x token) */
+	char *title;
+	double *x, *y, *lo, *hi;
+	size_t n, alloc;
+};
+
+struct lines {
+	struct line *v;
+	size_t n, alloc;
+};
+
+static struct line *lines_get(struct lines *ls, const char *group)
+{
+	for (size_t i = 0; i < ls->n; i++)
+		if (!strcmp(ls->v[i].group, group))
+			return &ls->v[i];
+	if (ls->n == ls->alloc) {
+		size_t alloc = ls->alloc ? 2 * ls->alloc : 8;
+		struct line *v = realloc(ls->v, alloc * sizeof(*v));
+		if (!v)
+			return NULL;
+		ls->v = v;
+		ls->alloc = alloc;
+	}
+	struct line *l = &ls->v[ls->n];
+	memset(l, 0, sizeof(*l));
+	if (!(l->group = strdup(group)))
+		return NULL;
+	ls->n++;
+	return l;
+}
+
+static int line_add(struct line *l, double x, double y, double lo, double hi)
+{
+	if (l->n == l->alloc) {
+		size_t alloc = l->alloc ? 2 * l->alloc : 16;
+		double **arrays[4] = {&l->x, &l->y, &l->lo, &l->hi};
+		for (int k = 0; k < 4; k++) {
+			double *v = realloc(*arrays[k], alloc * sizeof(double));
+			if (!v)
+				return -1;   /* the arrays grown so far stay valid */
+			*arrays[k] = v;
+		}
+		l->alloc = alloc;
+	}
+	l->x[l->n] = x;
+	l->y[l->n] = y;
+	l->lo[l->n] = lo;
+	l->hi[l->n] = hi;
+	l->n++;
+	return 0;
+}
+
+/* Order a line's points by x (insertion sort: lines are short). */
+static void line_sort(struct line *l)
+{
+	for (size_t i = 1; i < l->n; i++)
+		for (size_t j = i; j > 0 && l->x[j - 1] > l->x[j]; j--) {
+			double *a[4] = {l->x, l->y, l->lo, l->hi};
+			for (int k = 0; k < 4; k++) {
+				double t = a[k][j];
+				a[k][j] = a[k][j - 1];
+				a[k][j - 1] = t;
+			}
+		}
+}
+
+static void lines_free(struct lines *ls)
+{
+	for (size_t i = 0; i < ls->n; i++) {
+		struct line *l = &ls->v[i];
+		free(l->group);
+		free(l->title);
+		free(l->x);
+		free(l->y);
+		free(l->lo);
+		free(l->hi);
+	}
+	free(ls->v);
+	memset(ls, 0, sizeof(*ls));
+}
+
+/* Title every line by what varies between their groups; *common gets what they share (malloc'd). */
+static int lines_title(struct lines *ls, char **common)
+{
+	const char **keys = calloc(ls->n ? ls->n : 1, sizeof(*keys));
+	if (!keys)
+		return -1;
+	for (size_t i = 0; i < ls->n; i++)
+		keys[i] = ls->v[i].group;
+	struct varying v;
+	find_varying(keys, ls->n, &v);
+	free(keys);
+	for (size_t i = 0; i < ls->n; i++) {
+		ls->v[i].title = key_label(ls->v[i].group, &v, 1);
+		if (!ls->v[i].title[0]) {   /* one line: name it by its impl */
+			free(ls->v[i].title);
+			struct varying impl = {.n = 1};
+			snprintf(impl.names[0], sizeof(impl.names[0]), "impl");
+			ls->v[i].title = key_label(ls->v[i].group, &impl, 1);
+		}
+	}
+	*common = ls->n ? key_label(ls->v[0].group, &v, 0) : strdup("");
+	return *common ? 0 : -1;
+}
+
+static struct plot_series *lines_series(const struct lines *ls, int error_bars)
+{
+	struct plot_series *s = calloc(ls->n ? ls->n : 1, sizeof(*s));
+	for (size_t i = 0; s && i < ls->n; i++) {
+		const struct line *l = &ls->v[i];
+		s[i] = (struct plot_series){.title = l->title, .x = l->x, .y = l->y, .n = l->n,
+					    .ylo = error_bars ? l->lo : NULL,
+					    .yhi = error_bars ? l->hi : NULL};
+	}
+	return s;
+}
+
+/* ---- the charts ---------------------------------------------------------------------------- */
+
+static int is_ok(const struct case_row *c) { return c->status == STATUS_OK; }
+
+/* The suite a chart over sequence length draws: attention when the set has any, else the first
+ * suite with a sequence axis (e2e: context_length). NULL when none. */
+static const char *seq_suite(const struct case_set *set, const char **x_token)
+{
+	const char *suite = NULL;
+	for (size_t i = 0; i < set->n && !(suite && !strcmp(suite, "attention")); i++) {
+		const char *s = set->rows[i].suite;
+		if (!strcmp(s, "attention") || (!suite && !strcmp(s, "e2e")))
+			suite = s;
+	}
+	*x_token = suite && !strcmp(suite, "e2e") ? "context_length" : "seq_len";
+	return suite;
+}
+
+/* Lines with the same points hide each other: say so. */
+static void note_coinciding(struct strbuf *notes, const struct lines *ls)
+{
+	for (size_t i = 0; i < ls->n; i++)
+		for (size_t j = i + 1; j < ls->n; j++) {
+			const struct line *a = &ls->v[i], *b = &ls->v[j];
+			int same = a->n == b->n && a->n > 0;
+			for (size_t k = 0; same && k < a->n; k++)
+				same = a->x[k] == b->x[k] && (a->y[k] == b->y[k] ||
+							      (isnan(a->y[k]) && isnan(b->y[k])));
+			if (same)
+				sb_addf(notes, "%s and %s have the same values: one line hides the other\n",
+					a->title, b->title);
+		}
+}
+
+static void note_many_lines(struct strbuf *notes, const struct lines *ls)
+{
+	if (ls->n <= MANY_LINES)
+		return;
+	sb_addf(notes, "%zu lines: fix some parameters with `--where KEY=VALUE` for a readable chart\n",
+		ls->n);
+}
+
+/* Latency (memory == 0) or peak memory (memory == 1) against sequence length. */
+static int chart_vs_seq(const struct chart_request *rq, int memory, struct plot *p,
+			struct lines *ls, char *title, size_t ntitle, char *ylabel, size_t nylabel,
+			struct strbuf *notes, struct bd_error *err)
+{
+	const struct case_set *set = rq->set;
+	const char *x_token;
+	const char *suite = seq_suite(set, &x_token);
+	if (!suite)
+		return bd_fail(err, BD_EINVAL, "run %lld has no attention or e2e case to chart against "
+					       "sequence length", (long long)rq->run_id);
+	unsigned phases = 0;
+	size_t other_suites = 0, nmissing = 0;
+	struct strbuf missing = STRBUF_INIT;
+	for (size_t i = 0; i < set->n; i++) {
+		const struct case_row *c = &set->rows[i];
+		if (strcmp(c->suite, suite)) {
+			other_suites++;
+			continue;
+		}
+		char *group = case_key_without(c->case_key, x_token);
+		struct line *l = group ? lines_get(ls, group) : NULL;
+		free(group);
+		if (!l) {
+			sb_free(&missing);
+			return bd_fail(err, BD_ENOMEM, "out of memory");
+		}
+		double y = NAN, lo = NAN, hi = NAN;
+		if (!is_ok(c)) {
+			sb_addf(&missing, "%s: %s, not plotted%s%s\n", c->name, status_name(c->status),
+				c->reason ? " — " : "", c->reason ? c->reason : "");
+			nmissing++;
+		} else if (memory) {
+			if (c->peak_bytes >= 0)
+				y = lo = hi = (double)c->peak_bytes / BYTES_PER_MIB;
+		} else {
+			size_t n;
+			const double *x = case_series_pick(&set->series[i], rq->pick, &n);
+			phases |= set->series[i].phases;
+			if (median_ci(x, n, &y, &lo, &hi) == 0) {
+				y /= NS_PER_MS;
+				lo /= NS_PER_MS;
+				hi /= NS_PER_MS;
+			}
+		}
+		if (line_add(l, (double)c->seq_len, y, lo, hi)) {
+			sb_free(&missing);
+			return bd_fail(err, BD_ENOMEM, "out of memory");
+		}
+	}
+	/* Cases that did not run are gaps: name them, or count them when there are many. */
+	if (nmissing <= MISSING_LISTED && !rq->gaps_counted) {
+		sb_add(notes, sb_str(&missing));
+	} else if (nmissing) {
+		sb_addf(notes, "%zu case%s did not run and %s in the lines (", nmissing,
+			nmissing == 1 ? "" : "s", nmissing == 1 ? "is a gap" : "are gaps");
+		for (int k = STATUS_OK + 1, first = 1; k < STATUS_COUNT; k++) {
+			size_t count = 0;
+			for (size_t i = 0; i < set->n; i++)
+				count += !strcmp(set->rows[i].suite, suite) &&
+					 set->rows[i].status == (enum bd_status)k;
+			if (count)
+				sb_addf(notes, "%s%s: %zu", first ? "" : ", ", status_name(k), count);
+			first &= !count;
+		}
+		sb_add(notes, ")\n");
+	}
+	sb_free(&missing);
+	if (other_suites)
+		sb_addf(notes, "%zu case%s of other suites left out (choose one with --suite)\n",
+			other_suites, other_suites == 1 ? "" : "s");
+	char *common = NULL;
+	if (lines_title(ls, &common))
+		return bd_fail(err, BD_ENOMEM, "out of memory");
+	for (size_t i = 0; i < ls->n; i++)
+		line_sort(&ls->v[i]);
+	note_many_lines(notes, ls);
+	note_coinciding(notes, ls);
+	const char *what = memory ? "peak memory" : "time";
+	snprintf(title, ntitle, "run %lld: %s %s vs %s%s%s", (long long)rq->run_id, suite, what,
+		 strcmp(x_token, "seq_len") ? "context length" : "sequence length",
+		 common[0] ? " — " : "", common);
+	free(common);
+	if (memory) {
+		snprintf(ylabel, nylabel, "peak memory (MiB)");
+	} else {
+		char phase[32];
+		pick_label(rq->pick, phases, phase, sizeof(phase));
+		snprintf(ylabel, nylabel, "median %s time (ms), error bars: 95%% CI of the median", phase);
+		sb_add(notes, "error bars: distribution-free 95% confidence interval of the median "
+			      "(order statistics of the measured iterations)\n");
+	}
+	p->kind = PLOT_LINES;
+	p->xlabel = strcmp(x_token, "seq_len") ? "context length (tokens)" : "sequence length";
+	p->logx = p->logy = 1;
+	return 0;
+}
+
+static int chart_speedup(const struct chart_request *rq, struct plot *p, struct lines *ls,
+			 char ***categories, size_t *ncat, char *title, size_t ntitle, char *ylabel,
+			 size_t nylabel, struct strbuf *notes, struct bd_error *err)
+{
+	const struct case_set *set = rq->set;
+	const char *baseline = rq->baseline ? rq->baseline : "naive";
+	struct case_pair *pairs = NULL;
+	size_t npairs = 0, nbase = 0;
+	for (size_t i = 0; i < set->n; i++)
+		nbase += !strcmp(set->rows[i].impl, baseline);
+	if (nbase == 0) {
+		struct strbuf impls = STRBUF_INIT;
+		for (size_t i = 0; i < set->n; i++) {
+			int seen = 0;
+			for (size_t j = 0; j < i && !seen; j++)
+				seen = !strcmp(set->rows[j].impl, set->rows[i].impl);
+			if (!seen)
+				sb_addf(&impls, "%s%s", impls.len ? ", " : "", set->rows[i].impl);
+		}
+		int rc = bd_fail(err, BD_EINVAL, "no case of impl '%s' in run %lld to compare against "
+						 "(impls: %s); choose one with --baseline",
+				 baseline, (long long)rq->run_id, impls.len ? sb_str(&impls) : "none");
+		sb_free(&impls);
+		return rc;
+	}
+	static const struct verdict_rule rule = VERDICT_RULE_DEFAULT;   /* the bars need no verdict */
+	if (compare_match(set, set, baseline, rq->pick, &rule, &pairs, &npairs))
+		return bd_fail(err, BD_ENOMEM, "out of memory");
+	/* Categories: the shapes (case key without impl), in order of first appearance. */
+	char **shapes = calloc(npairs ? npairs : 1, sizeof(*shapes));
+	size_t nshapes = 0;
+	int rc = 0;
+	unsigned phases = 0;
+	if (!shapes) {
+		rc = bd_fail(err, BD_ENOMEM, "out of memory");
+		goto done;
+	}
+	for (size_t k = 0; k < npairs; k++) {
+		if (!pairs[k].ok)
+			continue;
+		char *shape = case_key_without_impl(set->rows[pairs[k].cand].case_key);
+		size_t s = 0;
+		while (s < nshapes && strcmp(shapes[s], shape))
+			s++;
+		if (s == nshapes)
+			shapes[nshapes++] = shape;
+		else
+			free(shape);
+		if (!lines_get(ls, set->rows[pairs[k].cand].impl)) {
+			rc = bd_fail(err, BD_ENOMEM, "out of memory");
+			goto done;
+		}
+	}
+	if (nshapes == 0) {
+		rc = bd_fail(err, BD_EINVAL, "no ok case of run %lld has an ok '%s' partner that differs "
+					     "from it only in impl", (long long)rq->run_id, baseline);
+		goto done;
+	}
+	/* One bar series per candidate impl, a value (NaN: none) for every category. */
+	for (size_t j = 0; j < ls->n; j++)
+		for (size_t s = 0; s < nshapes; s++)
+			if (line_add(&ls->v[j], (double)s, NAN, NAN, NAN)) {
+				rc = bd_fail(err, BD_ENOMEM, "out of memory");
+				goto done;
+			}
+	for (size_t k = 0; k < npairs; k++) {
+		if (!pairs[k].ok)
+			continue;
+		const struct case_row *c = &set->rows[pairs[k].cand];
+		char *shape = case_key_without_impl(c->case_key);
+		size_t s = 0;
+		while (s < nshapes && strcmp(shapes[s], shape))
+			s++;
+		free(shape);
+		struct line *l = lines_get(ls, c->impl);
+		l->y[s] = pairs[k].result.speedup.ratio;
+		l->lo[s] = pairs[k].result.speedup.lo;
+		l->hi[s] = pairs[k].result.speedup.hi;
+		phases |= set->series[pairs[k].cand].phases;
+	}
+	for (size_t j = 0; j < ls->n; j++)
+		ls->v[j].title = strdup(ls->v[j].group);
+	struct varying v;
+	find_varying((const char *const *)shapes, nshapes, &v);
+	*categories = calloc(nshapes, sizeof(**categories));
+	if (!*categories) {
+		rc = bd_fail(err, BD_ENOMEM, "out of memory");
+		goto done;
+	}
+	*ncat = nshapes;
+	for (size_t s = 0; s < nshapes; s++) {
+		(*categories)[s] = key_label(shapes[s], &v, 1);
+		if (!(*categories)[s][0]) {
+			free((*categories)[s]);
+			(*categories)[s] = strdup("all");
+		}
+	}
+	char *common = key_label(shapes[0], &v, 0);
+	char phase[32];
+	pick_label(rq->pick, phases, phase, sizeof(phase));
+	snprintf(title, ntitle, "run %lld: speedup vs %s (%s)%s%s", (long long)rq->run_id, baseline,
+		 phase, common[0] ? " — " : "", common);
+	free(common);
+	snprintf(ylabel, nylabel, "speedup vs %s (x, > 1: faster), error bars: 95%% CI", baseline);
+	sb_addf(notes, "speedup = median time of %s / median time of the impl; error bars: 95%% "
+		       "bootstrap confidence interval (as `report compare`)\n", baseline);
+	double lo = INFINITY, hi = 0;
+	for (size_t j = 0; j < ls->n; j++)
+		for (size_t s = 0; s < nshapes; s++)
+			if (isfinite(ls->v[j].y[s])) {
+				lo = fmin(lo, ls->v[j].lo[s]);
+				hi = fmax(hi, ls->v[j].hi[s]);
+			}
+	p->kind = PLOT_BARS;
+	p->xlabel = "";
+	p->has_hline = 1;
+	p->hline = 1.0;
+	p->logy = lo > 0 && hi / lo > 2 * WIDE_RANGE;
+done:
+	for (size_t s = 0; shapes && s < nshapes; s++)
+		free(shapes[s]);
+	free(shapes);
+	free(pairs);
+	return rc;
+}
+
+static int chart_warmup(struct db *db, const struct chart_request *rq, struct plot *p,
+			struct lines *ls, char *title, size_t ntitle, char *ylabel, size_t nylabel,
+			struct strbuf *notes, struct bd_error *err)
+{
+	const struct case_set *set = rq->set;
+	size_t nok = 0;
+	for (size_t i = 0; i < set->n; i++)
+		nok += is_ok(&set->rows[i]);
+	if (nok == 0)
+		return bd_fail(err, BD_EINVAL, "run %lld has no ok case (after the filters) to chart",
+			       (long long)rq->run_id);
+	size_t shown = nok < WARMUP_MAX_LINES ? nok : WARMUP_MAX_LINES;
+	int rc = 0;
+	unsigned phases = 0, phases_shared = ~0u;
+	int64_t warmup_min = INT64_MAX, warmup_max = 0;
+	const struct case_row *shown_cases[WARMUP_MAX_LINES];
+	int suites_differ = 0;
+	double ymin = INFINITY, ymax = 0;
+	/* The k-th shown case is ok case round(k (nok - 1) / (shown - 1)): first and last included. */
+	for (size_t k = 0, ok_index = 0, i = 0; k < shown && i < set->n; i++) {
+		const struct case_row *c = &set->rows[i];
+		if (!is_ok(c))
+			continue;
+		size_t want = shown == 1 ? 0 : (size_t)llround((double)k * (double)(nok - 1) /
+							       (double)(shown - 1));
+		if (ok_index++ != want)
+			continue;
+		double *x = NULL;
+		size_t n = 0;
+		if ((rc = case_iterations(db, c, rq->pick, &x, &n, err)))
+			goto done;
+		/* The case's position keeps two cases with one key (a sweep may list a benchmark
+		 * twice) apart; it has no '=', so labels never show it. */
+		char group[1100];
+		snprintf(group, sizeof(group), "%s #%zu", c->case_key, i);
+		struct line *l = lines_get(ls, group);
+		for (size_t it = 0; l && it < n; it++) {
+			double y = x[it] / NS_PER_MS;
+			if (line_add(l, (double)it, y, y, y)) {
+				l = NULL;
+				break;
+			}
+			if (y > 0) {
+				ymin = fmin(ymin, y);
+				ymax = fmax(ymax, y);
+			}
+		}
+		free(x);
+		if (!l) {
+			rc = bd_fail(err, BD_ENOMEM, "out of memory");
+			goto done;
+		}
+		shown_cases[k++] = c;
+		suites_differ |= strcmp(c->suite, shown_cases[0]->suite) != 0;
+		phases |= set->series[i].phases;
+		phases_shared &= set->series[i].phases;
+		warmup_min = c->warmup < warmup_min ? c->warmup : warmup_min;
+		warmup_max = c->warmup > warmup_max ? c->warmup : warmup_max;
+	}
+	if (nok > shown)
+		sb_addf(notes, "showing %zu of %zu ok cases, evenly spread over the run (`report plot "
+			       "warmup --where KEY=VALUE` shows others)\n", shown, nok);
+	char *common = NULL;
+	if (lines_title(ls, &common)) {
+		rc = bd_fail(err, BD_ENOMEM, "out of memory");
+		goto done;
+	}
+	/* Cases of different suites share few parameters: their names make a shorter legend. */
+	for (size_t j = 0; suites_differ && j < ls->n; j++) {
+		free(ls->v[j].title);
+		if (!(ls->v[j].title = strdup(shown_cases[j]->name))) {
+			free(common);
+			rc = bd_fail(err, BD_ENOMEM, "out of memory");
+			goto done;
+		}
+	}
+	char warm[64];
+	if (warmup_min == warmup_max)
+		snprintf(warm, sizeof(warm), "iterations 0-%lld are warm-up", (long long)warmup_max - 1);
+	else
+		snprintf(warm, sizeof(warm), "the first %lld-%lld iterations are warm-up",
+			 (long long)warmup_min, (long long)warmup_max);
+	if (warmup_max == 0)
+		snprintf(warm, sizeof(warm), "no warm-up iterations");
+	else if (warmup_max == 1 && warmup_min == 1)
+		snprintf(warm, sizeof(warm), "iteration 0 is warm-up");
+	snprintf(title, ntitle, "run %lld: per-iteration time (%s)%s%s", (long long)rq->run_id, warm,
+		 common[0] ? " — " : "", common);
+	free(common);
+	char phase[32];
+	if (phases == phases_shared)
+		pick_label(rq->pick, phases, phase, sizeof(phase));
+	else
+		snprintf(phase, sizeof(phase), "total (all phases)");
+	snprintf(ylabel, nylabel, "%s time per iteration (ms)", phase);
+	p->kind = PLOT_LINES;
+	p->xlabel = "iteration (0 = first, warm-up included)";
+	p->logy = ymax > 0 && ymax / ymin > WIDE_RANGE;
+done:
+	return rc;
+}
+
+/* History categories: "#<run id> <commit>" per run. */
+static int chart_history(struct db *db, const struct chart_request *rq, struct plot *p,
+			 struct lines *ls, char ***categories, size_t *ncat, char *title,
+			 size_t ntitle, char *ylabel, size_t nylabel, struct strbuf *notes,
+			 struct bd_error *err)
+{
+	const struct case_row *chosen = NULL;
+	const char *want = rq->case_key;
+	/* The case: --case (a key or a name) or the one case the filters leave in the run. */
+	for (size_t i = 0; i < rq->set->n && !chosen; i++)
+		if (!want || !strcmp(rq->set->rows[i].case_key, want) ||
+		    !strcmp(rq->set->rows[i].name, want))
+			chosen = &rq->set->rows[i];
+	if (!want && rq->set->n != 1)
+		return bd_fail(err, BD_EINVAL, "history follows one case: give --case KEY (a case key or "
+					       "name) or filters that leave one case (they leave %zu "
+					       "in run %lld)", rq->set->n, (long long)rq->run_id);
+	struct run_row *runs = NULL;
+	struct case_row *cases = NULL;
+	struct case_series series = {0};
+	size_t nruns = 0, ncases = 0;
+	char *key = NULL, *name = NULL, *suite = NULL;
+	unsigned phases = 0;
+	int rc = db_runs_list(db, &runs, &nruns, err);
+	if (rc)
+		return rc;
+	if (chosen) {
+		key = strdup(chosen->case_key);
+		name = strdup(chosen->name);
+		suite = strdup(chosen->suite);
+	}
+	*categories = calloc(nruns ? nruns : 1, sizeof(**categories));
+	struct line *l = lines_get(ls, "median");
+	if (!*categories || !l || (chosen && (!key || !name || !suite))) {
+		rc = bd_fail(err, BD_ENOMEM, "out of memory");
+		goto done;
+	}
+	size_t missing = 0;
+	for (size_t r = 0; r < nruns; r++) {
+		if ((rc = db_cases_list(db, runs[r].id, suite, &cases, &ncases, err)))
+			goto done;
+		const struct case_row *c = NULL;
+		for (size_t i = 0; i < ncases && !c; i++)
+			if (key ? !strcmp(cases[i].case_key, key)
+				: (!strcmp(cases[i].case_key, want) || !strcmp(cases[i].name, want)))
+				c = &cases[i];
+		if (c && !key) {   /* --case names a case the selected run does not have */
+			key = strdup(c->case_key);
+			name = strdup(c->name);
+			if (!key || !name) {
+				rc = bd_fail(err, BD_ENOMEM, "out of memory");
+				goto done;
+			}
+		}
+		double y = NAN, lo = NAN, hi = NAN;
+		if (c && is_ok(c)) {
+			if ((rc = case_series_load(db, c, &series, err)))
+				goto done;
+			size_t n;
+			const double *x = case_series_pick(&series, rq->pick, &n);
+			phases |= series.phases;
+			if (median_ci(x, n, &y, &lo, &hi) == 0) {
+				y /= NS_PER_MS;
+				lo /= NS_PER_MS;
+				hi /= NS_PER_MS;
+			}
+			case_series_free(&series);
+		}
+		if (c && isfinite(y)) {
+			struct strbuf label = STRBUF_INIT;
+			sb_addf(&label, "#%lld", (long long)runs[r].id);
+			if (runs[r].git_commit)
+				sb_addf(&label, " %.7s%s", runs[r].git_commit, runs[r].git_dirty == 1 ? "+" : "");
+			else if (runs[r].label)
+				sb_addf(&label, " %s", runs[r].label);
+			(*categories)[*ncat] = sb_detach(&label);
+			if (line_add(l, (double)*ncat, y, lo, hi)) {
+				rc = bd_fail(err, BD_ENOMEM, "out of memory");
+				goto done;
+			}
+			(*ncat)++;
+		} else if (c) {
+			sb_addf(notes, "run %lld: %s%s%s, not plotted\n", (long long)runs[r].id, status_name(c->status),
+				c->reason ? " — " : "", c->reason ? c->reason : "");
+		} else if (key) {
+			missing++;
+		}
+		db_case_rows_free(cases, ncases);
+		cases = NULL;
+		ncases = 0;
+	}
+	if (!key) {
+		rc = bd_fail(err, BD_EINVAL, "no run has a case with key or name '%s' (see `report "
+					     "table` for names, `report export` for keys)", want);
+		goto done;
+	}
+	if (missing)
+		sb_addf(notes, "%zu run%s without this case left out\n", missing, missing == 1 ? "" : "s");
+	if (*ncat == 0) {
+		rc = bd_fail(err, BD_EINVAL, "case '%s' has no ok measurement in any run", name);
+		goto done;
+	}
+	l->title = strdup("median");
+	char phase[32];
+	pick_label(rq->pick, phases, phase, sizeof(phase));
+	snprintf(title, ntitle, "history of %s (%s), %zu run%s", name, phase, *ncat,
+		 *ncat == 1 ? "" : "s");
+	snprintf(ylabel, nylabel, "median %s time (ms), error bars: 95%% CI of the median", phase);
+	sb_add(notes, "x: runs, labelled '#<run id> <commit>' ('+': uncommitted changes); error bars: "
+		      "distribution-free 95% confidence interval of the median\n");
+	p->kind = PLOT_BARS;
+	p->xlabel = "run";
+done:
+	db_case_rows_free(cases, ncases);
+	db_run_rows_free(runs, nruns);
+	free(key);
+	free(name);
+	free(suite);
+	return rc;
+}
+
+int chart_write(struct db *db, const struct chart_request *rq, struct strbuf *notes,
+		struct bd_error *err)
+{
+	struct plot p = {0};
+	struct lines ls = {0};
+	struct plot_series *series = NULL;
+	char **categories = NULL;
+	size_t ncat = 0;
+	char title[512] = "", ylabel[160] = "";
+	struct strbuf path = STRBUF_INIT;
+	int rc;
+	switch (rq->kind) {
+	case CHART_LATENCY:
+	case CHART_MEMORY:
+		rc = chart_vs_seq(rq, rq->kind == CHART_MEMORY, &p, &ls, title, sizeof(title), ylabel,
+				  sizeof(ylabel), notes, err);
+		break;
+	case CHART_SPEEDUP:
+		rc = chart_speedup(rq, &p, &ls, &categories, &ncat, title, sizeof(title), ylabel,
+				   sizeof(ylabel), notes, err);
+		break;
+	case CHART_WARMUP:
+		rc = chart_warmup(db, rq, &p, &ls, title, sizeof(title), ylabel, sizeof(ylabel), notes,
+				  err);
+		break;
+	case CHART_HISTORY:
+		rc = chart_history(db, rq, &p, &ls, &categories, &ncat, title, sizeof(title), ylabel,
+				   sizeof(ylabel), notes, err);
+		break;
+	default:
+		rc = bd_fail(err, BD_EINVAL, "unknown chart kind %d", (int)rq->kind);
+		break;
+	}
+	if (rc)
+		goto done;
+	if (!(series = lines_series(&ls, rq->kind != CHART_WARMUP && rq->kind != CHART_MEMORY))) {
+		rc = bd_fail(err, BD_ENOMEM, "out of memory");
+		goto done;
+	}
+	/* A long legend takes its width from the plot: widen the chart to keep ~600 px of plot. */
+	size_t longest = 0;
+	for (size_t i = 0; i < ls.n; i++)
+		if (ls.v[i].title && strlen(ls.v[i].title) > longest)
+			longest = strlen(ls.v[i].title);
+	int wanted = (int)(LEGEND_PX_PER_CHAR * (double)longest) + 760;
+	if (wanted > 900)
+		p.width = wanted < 1600 ? wanted : 1600;
+	p.title = title;
+	p.ylabel = ylabel;
+	p.series = series;
+	p.nseries = ls.n;
+	p.categories = (const char *const *)categories;
+	sb_addf(&path, "%s/%s", rq->dir, chart_kind_names[rq->kind]);
+	rc = plot_write(&p, sb_str(&path), err);
+done:
+	for (size_t i = 0; i < ncat; i++)
+		free(categories[i]);
+	free(categories);
+	free(series);
+	lines_free(&ls);
+	sb_free(&path);
+	return rc;
+}
+
+int output_dir_make(const char *dir, struct bd_error *err)
+{
+	struct strbuf sb = STRBUF_INIT;
+	sb_add(&sb, dir);
+	int rc = 0;
+	/* mkdir -p: every prefix that ends before a '/', then the whole path. */
+	for (size_t i = 1; i <= sb.len && !rc; i++) {
+		if (i < sb.len && sb.buf[i] != '/')
+			continue;
+		char saved = sb.buf[i];
+		sb.buf[i] = '\0';
+		if (mkdir(sb.buf, 0777) && errno != EEXIST)
+			rc = bd_fail(err, BD_EIO, "cannot create directory '%s': %s", sb.buf, strerror(errno));
+		sb.buf[i] = saved;
+	}
+	struct stat st;
+	if (!rc && (stat(dir, &st) || !S_ISDIR(st.st_mode)))
+		rc = bd_fail(err, BD_EIO, "'%s' is not a directory", dir);
+	sb_free(&sb);
+	return rc;
+}

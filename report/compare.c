@@ -1,0 +1,166 @@
+/* report/compare.c: comparisons of a baseline and a candidate — the verdict on one pair of
+ * series, pairing the cases of two case sets, and `report compare`'s tables (shared with `report
+ * writeup`, `report regress`, `report history` and the speedup chart). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+
+static int is_ok(const struct case_row *c) { return c->status == STATUS_OK; }
+
+const char *const verdict_names[4] = {"faster", "slower", "same", "unsure"};
+
+enum verdict verdict_of(const struct ratio_ci *speedup, double p, const struct verdict_rule *rule)
+{
+	double up = 1.0 + rule->threshold, down = 1.0 / (1.0 + rule->threshold);
+	int significant = p < rule->alpha;
+	if (significant && speedup->ratio > up)
+		return VERDICT_FASTER;
+	if (significant && speedup->ratio < down)
+		return VERDICT_SLOWER;
+	if (significant || (speedup->lo >= down && speedup->hi <= up))
+		return VERDICT_SAME;
+	return VERDICT_UNSURE;
+}
+
+int compare_pair(const double *xb, size_t nb, const double *xc, size_t nc,
+		 const struct verdict_rule *rule, struct pair_result *out)
+{
+	int rc = bootstrap_ratio_of_medians(xb, nb, xc, nc, REPORT_CI_LEVEL,
+					    REPORT_BOOTSTRAP_RESAMPLES, REPORT_BOOTSTRAP_SEED,
+					    &out->speedup);
+	if (rc || (rc = mann_whitney_u(xb, nb, xc, nc, &out->mw)))
+		return rc;
+	summarize(xb, nb, &out->base);
+	summarize(xc, nc, &out->cand);
+	out->verdict = verdict_of(&out->speedup, out->mw.p, rule);
+	return 0;
+}
+
+void compare_pairs(const struct case_set *base, const struct case_set *cand,
+		   struct case_pair *pairs, size_t n, enum series_pick pick,
+		   const struct verdict_rule *rule)
+{
+#pragma omp parallel for schedule(dynamic, 8)
+	for (size_t i = 0; i < n; i++) {
+		size_t nb, nc;
+		const double *xb = case_series_pick(&base->series[pairs[i].base], pick, &nb);
+		const double *xc = case_series_pick(&cand->series[pairs[i].cand], pick, &nc);
+		pairs[i].ok = !compare_pair(xb, nb, xc, nc, rule, &pairs[i].result);
+	}
+}
+
+int compare_match(const struct case_set *base, const struct case_set *cand, const char *impl,
+		  enum series_pick pick, const struct verdict_rule *rule, struct case_pair **pairs,
+		  size_t *n)
+{
+	struct case_index index = {0};
+	*pairs = NULL;
+	*n = 0;
+	if (case_index_build(base, impl != NULL, &index))
+		return BD_ENOMEM;
+	struct case_pair *out = calloc(cand->n ? cand->n : 1, sizeof(*out));
+	if (!out) {
+		case_index_free(&index);
+		return BD_ENOMEM;
+	}
+	size_t m = 0;
+	for (size_t i = 0; i < cand->n; i++) {
+		const struct case_row *c = &cand->rows[i];
+		if (impl && !strcmp(c->impl, impl))
+			continue;
+		char *stripped = impl ? case_key_without_impl(c->case_key) : NULL;
+		long j = case_index_find(&index, impl ? stripped : c->case_key, impl);
+		free(stripped);
+		if (j >= 0 && is_ok(c) && is_ok(&base->rows[j]))
+			out[m++] = (struct case_pair){.base = (size_t)j, .cand = i};
+	}
+	case_index_free(&index);
+	compare_pairs(base, cand, out, m, pick, rule);
+	*pairs = out;
+	*n = m;
+	return 0;
+}
+
+size_t compare_tables(const struct case_set *cand, const struct case_pair *pairs, size_t n,
+		      const char *title, int by_run, const struct verdict_rule *rule,
+		      struct table *t, struct table *sum)
+{
+	table_init(t, title);
+	table_init(sum, "summary");
+	size_t c_case = table_column(t, "case", "", 0), c_impl = table_column(t, "impl", "", 0),
+	       c_base = table_column(t, "baseline", "ms", 3),
+	       c_cand = table_column(t, "candidate", "ms", 3),
+	       c_sp = table_column(t, "speedup", "x", 3), c_lo = table_column(t, "ci lo", "x", 3),
+	       c_hi = table_column(t, "ci hi", "x", 3), c_p = table_column(t, "p", "", 4),
+	       c_v = table_column(t, "verdict", "", 0);
+	double *speedups = calloc(n ? n : 1, sizeof(*speedups));
+	const char **groups = calloc(n ? n : 1, sizeof(*groups));
+	if (!speedups || !groups)
+		abort();
+	size_t npairs = 0;
+	for (size_t k = 0; k < n; k++) {
+		if (!pairs[k].ok)
+			continue;
+		const struct case_row *c = &cand->rows[pairs[k].cand];
+		const struct pair_result *pr = &pairs[k].result;
+		size_t r = table_row(t);
+		table_text(t, r, c_case, c->name);
+		table_text(t, r, c_impl, c->impl);
+		table_number(t, r, c_base, pr->base.median / 1e6);
+		table_number(t, r, c_cand, pr->cand.median / 1e6);
+		table_number(t, r, c_sp, pr->speedup.ratio);
+		table_number(t, r, c_lo, pr->speedup.lo);
+		table_number(t, r, c_hi, pr->speedup.hi);
+		table_number(t, r, c_p, pr->mw.p);
+		table_text(t, r, c_v, verdict_names[pr->verdict]);
+		speedups[npairs] = pr->speedup.ratio;
+		groups[npairs++] = c->impl;
+	}
+	if (npairs == 0)
+		goto done;
+	table_note(t, "speedup = baseline median / candidate median (> 1: candidate faster); CI: "
+		      "95%% bootstrap; p: Mann-Whitney U; verdict at %.3g%% threshold, alpha %.3g",
+		   100 * rule->threshold, rule->alpha);
+
+	/* Summary per candidate impl (one row per impl; by run: one row). */
+	size_t s_impl = table_column(sum, "impl", "", 0), s_n = table_column(sum, "pairs", "", 0),
+	       s_geo = table_column(sum, "geomean", "x", 3), s_med = table_column(sum, "median", "x", 3),
+	       s_mean = table_column(sum, "mean", "x", 3), s_min = table_column(sum, "min", "x", 3),
+	       s_max = table_column(sum, "max", "x", 3), s_w = table_column(sum, "wins", "", 0),
+	       s_l = table_column(sum, "losses", "", 0), s_t = table_column(sum, "ties", "", 0);
+	double *group = calloc(npairs, sizeof(*group));
+	if (!group)
+		abort();
+	for (size_t i = 0; i < npairs; i++) {
+		int first = 1;
+		for (size_t j = 0; j < i && first; j++)
+			first = by_run || strcmp(groups[j], groups[i]);
+		if (!first || (by_run && i > 0))
+			continue;
+		size_t m = 0;
+		for (size_t j = i; j < npairs; j++)
+			if (by_run || !strcmp(groups[j], groups[i]))
+				group[m++] = speedups[j];
+		struct speedup_summary ss;
+		speedup_summarize(group, m, rule->tie_band, &ss);
+		size_t r = table_row(sum);
+		table_text(sum, r, s_impl, by_run ? "all" : groups[i]);
+		table_number(sum, r, s_n, (double)ss.n);
+		table_number(sum, r, s_geo, ss.geomean);
+		table_number(sum, r, s_med, ss.median);
+		table_number(sum, r, s_mean, ss.mean);
+		table_number(sum, r, s_min, ss.min);
+		table_number(sum, r, s_max, ss.max);
+		table_number(sum, r, s_w, (double)ss.wins);
+		table_number(sum, r, s_l, (double)ss.losses);
+		table_number(sum, r, s_t, (double)ss.ties);
+	}
+	free(group);
+	table_note(sum, "wins/losses: speedup beyond 1 ± %.3g%%; ties within it",
+		   100 * rule->tie_band);
+done:
+	free(speedups);
+	free(groups);
+	return npairs;
+}

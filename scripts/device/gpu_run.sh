@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# scripts/device/gpu_run.sh: main's GPU tests and GPU sweeps on a lent GPU machine (the device
+# tool of this workplace, see docs/performance.md "Measured on a GPU"). The machine has the CUDA
+# driver, toolkit and PyTorch but not libyaml/SQLite/oneDNN/cmocka, and cannot fetch packages, so
+# the binaries are built here (scripts/device/bundle.sh) and travel as .dev/bundle.tar.xz with the
+# libraries they link; cuBLASLt and cuDNN come from the machine's PyPI wheels.
+#   gpu_run.sh STAGE...    stages: env tests cputests flash short cpuflash attn e2e cs336 (each writes under $OUT)
+set -u
+OUT=${OUT:-/tmp/gpu-out}
+ROOT=$PWD
+mkdir -p "$OUT" /work
+[ "$ROOT" = /work/main ] || { [ -e /work/main ] || ln -s "$ROOT" /work/main; }  # ctest's absolute paths
+[ -d .dev/lib ] || tar -xJf .dev/bundle.tar.xz
+sp=$(python3 -c 'import site; print(site.getsitepackages()[0])')
+libs=$(find "$sp/nvidia" -name 'lib*.so*' -printf '%h\n' 2>/dev/null | sort -u | tr '\n' :)
+export LD_LIBRARY_PATH=$ROOT/.dev/lib:$libs/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+export PATH=$ROOT/.dev/bin:$PATH BENCHDB_PYTHON=python3
+R=$ROOT/build-gpu/runner/runner
+P=$ROOT/build-gpu/report/report
+# run NAME SECONDS COMMAND...: one stage's command under a time limit (SIGINT first: the runner
+# keeps every finished case), its output in $OUT/NAME.log
+run() {
+	local name=$1 secs=$2; shift 2
+	local t0=$SECONDS
+	timeout -s INT -k 30 "$secs" "$@" >"$OUT/$name.log" 2>&1
+	echo "== $name: exit $? in $((SECONDS - t0)) s" | tee -a "$OUT/summary.txt"
+}
+for stage in "$@"; do
+	case $stage in
+	env)
+		{ nvidia-smi; nvcc --version; lscpu | grep -E 'Model name|^CPU\(s\)|Flags' | cut -c1-2000
+		  python3 -c 'import torch; print("torch", torch.__version__, torch.version.cuda)'
+		  ls "$sp"/nvidia/*/lib 2>/dev/null | grep -E 'cudnn\.so|cublasLt' ; pip list 2>/dev/null | grep -i -E 'cudnn|cublas'
+		  ldd "$R" | grep -E 'not found|cudnn|cublas|dnnl'; "$R" sysinfo; } >"$OUT/env.log" 2>&1 ;;
+	tests) run gpu-tests 300 ctest --test-dir build-gpu -L gpu --output-on-failure --timeout 280 ;;
+	cputests)  # the CPU side on this machine's CPU (AVX-512 where it has it): oneDNN's native bf16
+		run cpu-tests 120 ctest --test-dir build-gpu -L unit -j 8 --output-on-failure
+		[ -d build-avx512 ] && run avx512-tests 120 ctest --test-dir build-avx512 -L unit -j 8 --output-on-failure ;;
+	flash) run flash 420 "$R" run configs/flash_vs_sdpa.yaml --db "$OUT/flash.db"
+		"$P" --db "$OUT/flash.db" --compare sdpa >"$OUT/flash-compare.md" 2>&1 ;;
+	short) run short 240 "$R" run configs/perf/flash_vs_sdpa_short.yaml --db "$OUT/short.db" ;;
+	cpuflash)  # the per-ISA CPU figures on this machine's CPU, with the AVX-512 build
+		run cpuflash 150 build-avx512/runner/runner run configs/perf/flash_vs_naive_cpu_s2048.yaml --db "$OUT/cpu.db" ;;
+	attn) run attn 200 "$R" run configs/attention_gpu.yaml --db "$OUT/attn.db" ;;
+	e2e) run e2e 500 "$R" run configs/e2e_vs_pytorch_gpu.yaml --db "$OUT/e2e.db" ;;
+	cs336) run cs336 500 "$R" run configs/cs336_e2e.yaml --db "$OUT/cs336.db" ;;
+	*) echo "gpu_run.sh: unknown stage '$stage' (env tests cputests flash short cpuflash attn e2e cs336)" >&2; exit 2 ;;
+	esac
+done
+cat "$OUT/summary.txt" 2>/dev/null

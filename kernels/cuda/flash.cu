@@ -977,13 +977,31 @@ constexpr int kFloat16 = 1, kBfloat16 = 2;   // enum bd_dtype
 
 bool aligned16(const void *ptr) { return ((uintptr_t)ptr & 15) == 0; }
 
-// Allows kernel smem bytes of dynamic shared memory (needed above 48 KiB).
+// Allows kernel smem bytes of dynamic shared memory (needed above 48 KiB), once per kernel and
+// device: not before every launch, where the host call would fall inside the timed window (the
+// stream is idle when the start event is recorded). Called from the backend's one host thread.
 template <typename K>
 cudaError_t allow_smem(K kernel, size_t smem)
 {
 	if (smem <= 48 * 1024)
 		return cudaSuccess;
-	return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+	static struct {
+		const void *fn;
+		int device;
+	} done[64];
+	static int ndone;
+	int device = 0;
+	cudaError_t err = cudaGetDevice(&device);
+	if (err != cudaSuccess)
+		return err;
+	const void *fn = reinterpret_cast<const void *>(kernel);
+	for (int i = 0; i < ndone; i++)
+		if (done[i].fn == fn && done[i].device == device)
+			return cudaSuccess;
+	err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+	if (err == cudaSuccess && ndone < 64)
+		done[ndone++] = {fn, device};
+	return err;
 }
 
 unsigned flat_blocks(int64_t count, int threads)

@@ -22,7 +22,7 @@ struct cuda_gpu_info {
 };
 
 struct kernels_build_info {
-	char blas[256];            /* oneDNN's version, "oneDNN 3.5.3 (cpu runtime: OMP, isa: ...)" */
+	char blas[256];            /* oneDNN's version: "oneDNN 3.5.3 (cpu runtime: OMP, ...)" */
 	char cpu_bf16[1100];       /* "native", or "no: " and why the cpu's bfloat16 cases are
 				    * unsupported */
 	char no_gpu[256];          /* why no CUDA GPU is usable; "" when one is */

@@ -189,8 +189,9 @@ int attention_cpu_create(struct attention_cpu **out, const char *impl,
 			kernel = &kernels[i];
 	if (!kernel) {
 		char names[128];
-		return bd_fail(err, BD_EUNSUPPORTED, "attention '%s' does not run on the cpu (cpu: %s)",
-			       impl, impl_list("attention", DEVICE_CPU, names, sizeof(names)));
+		return bd_fail(err, BD_EUNSUPPORTED, "attention '%s' does not run on the cpu "
+			       "(cpu: %s)", impl,
+			       impl_list("attention", DEVICE_CPU, names, sizeof(names)));
 	}
 	if (d->batch <= 0 || d->heads <= 0 || d->seq_len <= 0 || d->head_dim <= 0)
 		return bd_fail(err, BD_EINVAL, "attention sizes must be positive");
@@ -480,9 +481,9 @@ static int attention_check(const struct case_params *p, struct wl_status *st)
 {
 	const char *impl = p->impl;
 	if (p->device != DEVICE_CPU)
-		return wl_set(st, WL_UNSUPPORTED, "the %s attention here runs on the cpu only", impl);
+		return wl_set(st, STATUS_UNSUPPORTED, "the %s attention here runs on the cpu only", impl);
 	if (p->dtype != DTYPE_FLOAT32)
-		return wl_set(st, WL_UNSUPPORTED, "the cpu %s attention runs float32 only, not %s",
+		return wl_set(st, STATUS_UNSUPPORTED, "the cpu %s attention runs float32 only, not %s",
 			      impl, dtype_name(p->dtype));
 	return attention_case_check(p, st);
 }
@@ -494,13 +495,13 @@ static int attention_setup(const struct case_params *p, struct mem_arena *mem, v
 	struct attention_case *c = mem_alloc(mem, sizeof(*c));
 	*state = c;
 	if (!c)
-		return wl_set(st, WL_OOM, "cannot allocate %zu bytes of case state", sizeof(*c));
+		return wl_set(st, STATUS_OOM, "cannot allocate %zu bytes of case state", sizeof(*c));
 	c->params = *p;
 	c->mem = mem;
 	struct attention_dims d = {p->batch_size, p->heads, p->seq_len, p->head_dim, p->causal};
 	if (problem_init(&c->prob, p->impl, &d, has_backward(p->pass), p->seed, mem, &err) < 0)
 		return wl_from_error(st, err.code, NULL, &err);
-	return wl_set(st, WL_OK, "%s", "");
+	return wl_set(st, STATUS_OK, "%s", "");
 }
 
 static int attention_validate(void *state, struct wl_status *st)
@@ -556,15 +557,15 @@ static int attention_run(void *state, enum bd_phase phase, struct wl_status *st)
 		break;
 	case PHASE_BWD:
 		if (!c->prob.d_o)
-			return wl_set(st, WL_ERROR, "backward asked of a forward-only case");
+			return wl_set(st, STATUS_ERROR, "backward asked of a forward-only case");
 		rc = problem_backward(&c->prob, &err);
 		break;
 	default:
-		return wl_set(st, WL_UNSUPPORTED, "attention has no %s phase", phase_name(phase));
+		return wl_set(st, STATUS_UNSUPPORTED, "attention has no %s phase", phase_name(phase));
 	}
 	if (rc < 0)
 		return wl_from_error(st, err.code, NULL, &err);
-	return WL_OK;
+	return STATUS_OK;
 }
 
 static void attention_teardown(void *state)

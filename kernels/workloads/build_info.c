@@ -1,4 +1,4 @@
-/* kernels/build_info.c: kernels_build_info (build_info.h) from the backends' probes. */
+/* kernels/workloads/build_info.c: kernels_build_info (build_info.h) from the backends' probes. */
 #include "build_info.h"
 
 #include <stdio.h>

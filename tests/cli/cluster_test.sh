@@ -96,4 +96,29 @@ check "the old file is still schema 4" [ "$(sql "$old" "PRAGMA user_version")" =
 check "old run in the merged db" [ "$(sql "$T/merged.db" "select count(*) from samples s join cases c on c.id = s.case_id join runs r on r.id = c.run_id where r.uuid like '0ld0ld00%'")" = 2 ]
 check "no temporary copies left" [ -z "$(ls "${TMPDIR:-/tmp}" | grep '^benchdb-merge-' || true)" ]
 
+# ---- runner slurm: the script (its tasks run here by hand, with Slurm's variables) ---------------
+expect_status 0 "runner slurm" "$RUNNER" slurm "$SWEEP" --shards 3 --partition gpu --gpus-per-task 2 \
+	--time 1:00:00 --results "$T/res" --label "night ly"
+script=$T/res/cli-tiny.sbatch
+contains "$T/out" "3 shards of the 7 cases" "runner slurm says what it wrote"
+for line in '--array=0-2' '--partition=gpu' '--gpus-per-task=2' '--time=1:00:00' "--output=$T/res/slurm-%A_%a.out"; do
+	check "script has #SBATCH $line" grep -qxF -- "#SBATCH $line" "$script"
+done
+check "the script is valid bash" bash -n "$script"
+contains "$script" "--label 'night ly'" "the label is one shell word"
+for i in 0 1 2; do
+	check "array task $i by hand" env SLURM_ARRAY_JOB_ID=9 SLURM_ARRAY_TASK_ID=$i SLURM_ARRAY_TASK_MIN=0 \
+		SLURM_ARRAY_TASK_COUNT=3 TMPDIR="$T/tmp" bash "$script"
+done
+check "each task's database in the results" [ "$(ls "$T/res" | grep -c '^shard-9-[012]\.db$')" = 3 ]
+check "node-local copies removed" [ -z "$(ls "$T/tmp")" ]
+expect_status 0 "merge the tasks' databases" "$RUNNER" merge --db "$T/res/all.db" "$T/res"/shard-9-*.db
+check "group slurm-9 is the whole sweep" [ "$(keys "$T/res/all.db" "where run_id in (select id from runs where group_id = 'slurm-9')")" = "$(keys "$T/whole.db" "")" ]
+check "the label reached every shard" [ "$(sql "$T/res/all.db" "select count(*) from runs where label = 'night ly'")" = 3 ]
+expect_status 2 "runner slurm without --shards" "$RUNNER" slurm "$SWEEP"
+contains "$T/err" "--shards expects a count" "--shards is required"
+expect_status 1 "--submit without sbatch" "$RUNNER" slurm "$SWEEP" --shards 2 --results "$T/res2" \
+	--submit --sbatch "$T/no-sbatch"
+contains "$T/err" "cannot run '$T/no-sbatch'" "a missing sbatch is named"
+
 finish cluster

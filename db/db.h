@@ -78,6 +78,19 @@ struct db_merge_counts {
 int db_merge(struct db *db, const char *in_path, struct db_merge_counts *counts,
 	     struct bd_error *err);
 
+/* What the GPU did while a case ran (schemas/006_gpu_during_case.sql). */
+struct case_gpu {
+	int known;             /* 0: nothing was read (no GPU, no NVML, not a CUDA case) */
+	double temp_c;         /* hottest, degrees C */
+	int sm_clock_mhz;      /* lowest SM clock */
+	char throttle[160];    /* throttle reasons seen, comma-separated; "" none */
+};
+/* Store g with the case (run_id, ord) (db/gpu.c); nothing when !g->known. */
+int db_case_gpu_put(struct db *db, int64_t run_id, int64_t ord, const struct case_gpu *g,
+		    struct bd_error *err);
+/* Read case_id's figures into *g (known 0 when none were stored). */
+int db_case_gpu_get(struct db *db, int64_t case_id, struct case_gpu *g, struct bd_error *err);
+
 /* Current time as ISO 8601 UTC with milliseconds. */
 void db_now(char out[32]);
 

@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "db.h"
+#include "gpu_probe.h"
 #include "measure.h"
 #include "opt.h"
 #include "peer.h"
@@ -275,17 +276,22 @@ int cmd_run(int argc, char **argv)
 		char started_at[32];
 		db_now(started_at);
 		progress_case_start(&pg, i, c->name);
+		struct case_gpu gpu;   /* what NVML saw while the case ran (CUDA cases) */
+		struct gpu_probe *probe = c->params.device == DEVICE_CUDA ? gpu_probe_start() : NULL;
 		if (c->peer)   /* an external implementation from the sweep's `peers:` */
 			peer_measure_case(c, sweep->path, &res, progress_iteration, &pg);
 		else
 			measure_case(workload_find(c->params.suite, c->params.impl, c->params.device),
 				     &c->params, &res, progress_iteration, &pg);
+		gpu_probe_stop(probe, &gpu);
 		if (res.interrupted) {
 			free(res.samples);
 			break;
 		}
 		case_record_fill(&rec, c, &res, started_at);
 		rc = db_case_put(db, run_id, &rec, res.samples, res.nsamples, &err);
+		if (!rc)
+			rc = db_case_gpu_put(db, run_id, rec.ord, &gpu, &err);
 		free(res.samples);
 		if (rc) {
 			progress_finish(&pg);

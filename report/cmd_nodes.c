@@ -162,7 +162,7 @@ static void report_init(struct nodes_report *r, const struct prices *prices)
 	r->c_tmp = table_column(t, "temp", "", 0);
 	r->prices = prices;
 	if (prices)
-		r->c_cost = table_column(t, "cost per 1K samples", "USD", 4);
+		r->c_cost = table_column(t, "cost per 1K samples", "USD", 6);
 	table_init(&r->per_case, "spread across nodes");
 	t = &r->per_case;
 	r->s_case = table_column(t, "case", "", 0);

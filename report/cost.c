@@ -6,6 +6,8 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "report.h"
+
 double cost_per_1k_samples(double usd_per_hour, double samples_s)
 {
 	return samples_s > 0 ? usd_per_hour / 3600.0 / samples_s * 1000.0 : 0;
@@ -142,4 +144,63 @@ int prices_load_options(double price, const char *path, const char *command, str
 	}
 	*out = p;
 	return -1;
+}
+
+int cost_table(struct db *db, const struct case_set *set, const struct prices *p, int pick,
+	       const char *title, struct table *t, struct bd_error *err)
+{
+	table_init(t, title);
+	size_t c_case = table_column(t, "case", "", 0), c_impl = table_column(t, "impl", "", 0),
+	       c_device = table_column(t, "priced as", "", 0),
+	       c_price = table_column(t, "price", "USD/h", 2),
+	       c_samples = table_column(t, "samples/s", "", 2),
+	       c_per_1k = table_column(t, "cost per 1K samples", "USD", 6),
+	       c_case_cost = table_column(t, "case cost", "USD", 6);
+	double run_cost = 0, run_ns = 0;
+	size_t unpriced = 0;
+	char missing[512] = "";
+	for (size_t i = 0; i < set->n; i++) {
+		const struct case_row *c = &set->rows[i];
+		char device[256];
+		double usd;
+		int rc = prices_device(db, c->run_id, c->device, device, sizeof(device), err);
+		if (rc)
+			return rc;
+		if (prices_lookup(p, device, &usd)) {
+			unpriced++;
+			if (!strstr(missing, device) && strlen(missing) + strlen(device) + 8 < sizeof(missing))
+				snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing), "%s'%s'",
+					 missing[0] ? ", " : "", device);
+			continue;
+		}
+		run_cost += cost_of_ns(usd, (double)c->elapsed_ns);
+		run_ns += (double)c->elapsed_ns;
+		if (strcmp(c->status, "ok"))
+			continue;
+		size_t n;
+		const double *x = case_series_pick(&set->series[i], (enum series_pick)pick, &n);
+		struct summary sum;
+		summarize(x, n, &sum);
+		double samples_s = sum.median > 0 ? (c->batch_size > 0 ? (double)c->batch_size : 1) /
+							(sum.median / 1e9) : 0;
+		size_t r = table_row(t);
+		table_text(t, r, c_case, c->name);
+		table_text(t, r, c_impl, c->impl);
+		table_text(t, r, c_device, device);
+		table_number(t, r, c_price, usd);
+		if (samples_s > 0) {
+			table_number(t, r, c_samples, samples_s);
+			table_number(t, r, c_per_1k, cost_per_1k_samples(usd, samples_s));
+		}
+		table_number(t, r, c_case_cost, cost_of_ns(usd, (double)c->elapsed_ns));
+	}
+	table_note(t, "cost of the run: %.6g USD for %.1f s of device time (every priced case's wall "
+		      "time, setup and validation included)", run_cost, run_ns / 1e9);
+	table_note(t, "samples/s: batch_size (1 without one) / median time of an iteration (%s); cost "
+		      "per 1K samples = price per hour / 3600 / samples/s × 1000",
+		   series_pick_names[pick]);
+	if (unpriced)
+		table_note(t, "%zu case%s without a price (no --price, and no entry for %s in the "
+			      "prices file)", unpriced, unpriced == 1 ? "" : "s", missing);
+	return 0;
 }

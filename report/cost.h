@@ -36,6 +36,16 @@ double cost_per_1k_samples(double usd_per_hour, double samples_s);
 /* USD for ns nanoseconds of a device. */
 double cost_of_ns(double usd_per_hour, double ns);
 
+struct case_set;
+struct table;
+/* `report compare`'s and writeup's cost table of the ok cases of set: per case the device it is
+ * priced by, USD per hour, samples/s (batch_size / median iteration time of pick, as report
+ * nodes), cost per 1K samples and the case's cost (its wall time, setup included); the notes give
+ * the run's cost (every case's wall time) and name the devices without a price. t is initialised
+ * even on failure. */
+int cost_table(struct db *db, const struct case_set *set, const struct prices *p, int pick,
+	       const char *title, struct table *t, struct bd_error *err);
+
 /* The commands' --price and --prices options. */
 #define REPORT_OPT_PRICE(dest)                                                                     \
 	{"price", 0, OPT_DOUBLE, "USD", "price of a device-hour, for cost columns (any device)", dest}

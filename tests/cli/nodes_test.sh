@@ -62,7 +62,18 @@ expect_status 0 "a 20 °C band passes it" "$REPORT" nodes --db "$T/merged.db" --
 printf 'prices:\n  cpu: 0.36\n  "NVIDIA A10": 0.60\n' >"$T/prices.yaml"
 expect_status 0 "cost column" "$REPORT" nodes --db "$T/merged.db" --temp-band 20 --prices "$T/prices.yaml" --format csv
 contains "$T/out" "cost_per_1K_samples_USD" "the cost column"
-# 0.36 USD/h = 1e-4 USD/s; the first case: batch 1 at ~1.05 ms an iteration
+# 0.36 USD/h = 1e-4 USD/s: per 1K samples = 0.1 / samples/s
+check "cost per 1K samples = price / 3600 / samples/s × 1000" awk -F, 'NF == 14 && NR > 1 { n++; if (($14 - 100 / $3 / 1000) ^ 2 > 1e-12) bad = 1 } END { exit bad || !n }' "$T/out"
+expect_status 0 "report --compare with a price" "$REPORT" --db "$T/node1.db" --compare naive --price 2.5 --format csv
+contains "$T/out" "^case,impl,priced_as,price_USD_h,samples_s,cost_per_1K_samples_USD,case_cost_USD" "compare: the cost table"
+check "compare: every ok case priced as cpu at 2.5" [ "$(grep -c ',cpu,2.5,' "$T/out")" = "$ok_cases" ]
+expect_status 0 "report --compare without a price has no cost" "$REPORT" --db "$T/node1.db" --compare naive
+lacks "$T/out" "cost per 1K" "no cost table without a price"
+expect_status 0 "compare: a GPU-only price table leaves the cpu unpriced" "$REPORT" --db "$T/node1.db" --compare naive --prices <(printf 'prices: {"NVIDIA H100 80GB HBM3": 2.0}\n')
+contains "$T/out" "without a price \(no --price, and no entry for 'cpu'" "says which device has no price"
+expect_status 0 "writeup with a price" "$REPORT" writeup --db "$T/node1.db" -o "$T/wu" --price 0.36
+contains "$T/wu/README.md" "^## Cost" "writeup: a cost section"
+contains "$T/wu/README.md" "cost of the run: " "writeup: the run's cost"
 printf 'prices: [1, 2]\n' >"$T/bad_prices.yaml"
 expect_status 2 "a bad prices file" "$REPORT" nodes --db "$T/merged.db" --prices "$T/bad_prices.yaml"
 contains "$T/err" "bad_prices.yaml:1:1: expected .prices:. a mapping" "names the file"

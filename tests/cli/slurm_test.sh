@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/cli/slurm_test.sh: `runner slurm … --shards 4 --submit` on a real Slurm. Starts munged,
 # slurmctld and slurmd on this machine (loopback, its own slurm.conf, munge key and ports in a
-# temporary directory, as root), submits the job array for a small CPU sweep, waits for it
+# temporary directory, as root), submits the job array for configs/smoke.yaml (a CPU sweep of seconds), waits for it
 # (bounded), merges the four shard databases and checks that the merged group holds exactly the
 # cases of the unsharded sweep. Stops its daemons (by their pids) when done. Skips (77) only where
 # Slurm and munge are not installed (.ci/run installs Debian's slurm-wlm and munge) or we are
@@ -105,14 +105,14 @@ ok
 up=$(($(date +%s) - started))
 
 # ---- the sweep, whole and on Slurm in 4 shards -----------------------------------------------------
-SWEEP=$SRC/tests/cli/tiny.yaml
+SWEEP=$SRC/configs/smoke.yaml   # the README's example
 expect_status 0 "unsharded run" "$RUNNER" run "$SWEEP" --db "$T/whole.db"
 cd "$T" || exit 1
 expect_status 0 "runner slurm --submit" "$RUNNER" slurm "$SWEEP" --shards 4 --time 5:00 \
 	--results "$D/results" --submit
 contains "$T/out" "^submitted job [0-9]+: 4 array tasks" "the job id is printed"
 job=$(sed -n 's/^submitted job \([0-9]*\):.*/\1/p' "$T/out")
-check "the script is an sbatch job array" grep -q '^#SBATCH --array=0-3$' "$D/results/cli-tiny.sbatch"
+check "the script is an sbatch job array" grep -q '^#SBATCH --array=0-3$' "$D/results/smoke.sbatch"
 waited=0
 while [ -n "$(squeue -h -j "$job" 2>/dev/null)" ] && [ $waited -lt 240 ]; do
 	sleep 1

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # tests/cli/slurm_test.sh: `runner slurm … --shards 4 --submit` on a real Slurm. Starts munged,
 # slurmctld and slurmd on this machine (loopback, its own slurm.conf, munge key and ports in a
-# temporary directory, as root), submits the job array for configs/smoke.yaml (a CPU sweep of seconds), waits for it
-# (bounded), merges the four shard databases and checks that the merged group holds exactly the
-# cases of the unsharded sweep. Stops its daemons (by their pids) when done. Skips (77) only where
+# temporary directory, as root), submits the job array for configs/smoke.yaml (a CPU sweep of
+# seconds), waits for it (bounded), merges the four shard databases and checks that the merged
+# group holds exactly the cases of the unsharded sweep. Stops its daemons (by their pids) when done. Skips (77) only where
 # Slurm and munge are not installed (.ci/run installs Debian's slurm-wlm and munge) or we are
 # not root.
 #   slurm_test.sh RUNNER REPORT MAKE_FIXTURE

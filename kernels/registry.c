@@ -48,7 +48,7 @@ int wl_set(struct wl_status *st, int code, const char *fmt, ...)
 
 int wl_from_error(struct wl_status *st, int rc, const char *what, const struct bd_error *err)
 {
-	int code = rc == BD_ENOMEM ? WL_OOM : rc == BD_EUNSUPPORTED ? WL_UNSUPPORTED : WL_ERROR;
+	int code = rc == BD_ENOMEM ? STATUS_OOM : rc == BD_EUNSUPPORTED ? STATUS_UNSUPPORTED : STATUS_ERROR;
 	if (what)
 		return wl_set(st, code, "%s: %s", what, err->msg);
 	return wl_set(st, code, "%s", err->msg);

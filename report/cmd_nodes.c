@@ -361,7 +361,7 @@ int cmd_nodes(int argc, char **argv)
 		for (size_t k = i; k < end; k++) {
 			const struct run_row *run =
 				bsearch(&rows[k].run_id, runs, nruns, sizeof(*runs), by_run_id);
-			if (!run || strcmp(rows[k].status, "ok"))
+			if (!run || rows[k].status != STATUS_OK)
 				continue;
 			size_t h = start;
 			while (h < nall && strcmp(all[h].host, run->hostname))

@@ -37,7 +37,7 @@ struct writeup {
 	const struct prices *prices;   /* --price / --prices; NULL: no cost section */
 };
 
-static int is_ok(const struct case_row *c) { return !strcmp(c->status, "ok"); }
+static int is_ok(const struct case_row *c) { return c->status == STATUS_OK; }
 
 /* "2026-01-02T00:00:00.000Z" as "2026-01-02 00:00 UTC"; other text as it is. */
 static void human_time(const char *iso, char *out, size_t n)
@@ -496,7 +496,7 @@ static void add_mixed_precision(struct writeup *w)
 		if (!b)
 			continue;
 		if (!is_ok(f) || !is_ok(b)) {
-			table_note(&t, "%s: float32 %s, bfloat16 %s", f->name, f->status, b->status);
+			table_note(&t, "%s: float32 %s, bfloat16 %s", f->name, status_name(f->status), status_name(b->status));
 			unpaired++;
 			continue;
 		}
@@ -593,7 +593,7 @@ static void section_not_ok(struct writeup *w)
 			continue;
 		size_t r = table_row(&t);
 		table_text(&t, r, c_case, c->name);
-		table_text(&t, r, c_status, c->status);
+		table_text(&t, r, c_status, status_name(c->status));
 		table_text(&t, r, c_reason, c->reason ? c->reason : "no reason stored");
 	}
 	sb_addf(&w->doc, "%zu of %lld cases %s no timings: out of memory (`oom`), not supported by "

@@ -175,7 +175,7 @@ int cost_table(struct db *db, const struct case_set *set, const struct prices *p
 		}
 		run_cost += cost_of_ns(usd, (double)c->elapsed_ns);
 		run_ns += (double)c->elapsed_ns;
-		if (strcmp(c->status, "ok"))
+		if (c->status != STATUS_OK)
 			continue;
 		size_t n;
 		const double *x = case_series_pick(&set->series[i], (enum series_pick)pick, &n);

@@ -88,27 +88,15 @@ static void case_record_fill(struct case_record *r, const struct sweep_case *c,
 			     const struct case_result *res, const char *started_at)
 {
 	const struct case_params *p = &c->params;
-	int attention = !strcmp(p->suite, "attention");
-	int e2e = !strcmp(p->suite, "e2e");
 	memset(r, 0, sizeof(*r));
 	r->ord = (int64_t)c->index;
-	r->suite = p->suite;
-	r->impl = p->impl;
-	r->device = device_name(p->device);
-	r->dtype = dtype_name(p->dtype);
-	r->pass = pass_name(p->pass);
-	r->batch_size = attention || e2e ? p->batch_size : 0;
-	r->heads = attention ? p->heads : e2e ? p->model.num_heads : 0;
-	r->seq_len = attention ? p->seq_len : e2e ? p->context_length : 0;
-	r->head_dim = attention ? p->head_dim : e2e ? p->model.d_model / p->model.num_heads : 0;
-	r->causal = attention ? p->causal : e2e ? 1 : -1;
-	r->model = e2e ? p->model.name : NULL;
+	r->params = p;   /* the typed columns */
 	r->params_json = c->params_json;
 	r->case_key = c->key;
 	r->name = c->name;
 	r->warmup = p->warmup;
 	r->iters = p->iters;
-	r->status = case_status_name(res->status);
+	r->status = res->status;
 	r->reason = res->reason[0] ? res->reason : NULL;
 	r->max_diff = res->max_diff;
 	r->tolerance = res->tolerance;
@@ -171,7 +159,7 @@ int cmd_run(int argc, char **argv)
 	struct bd_error err;
 	int npos = 0, status = EXIT_OK, rc;
 	int64_t mem_limit = 0, run_id = 0;
-	size_t counts[CASE_SKIPPED + 1] = {0}, stored = 0;
+	size_t counts[STATUS_COUNT] = {0}, stored = 0;
 	const char *run_status = "complete";
 
 	if ((status = opt_parse_command(specs, &usage, argc, argv, 1, 1, &npos)) >= 0)
@@ -313,12 +301,13 @@ int cmd_run(int argc, char **argv)
 		bd_error_print("runner run", &err);
 		status = EXIT_FAIL;
 	}
-	if (counts[CASE_ERROR] && status == EXIT_OK)
+	if (counts[STATUS_ERROR] && status == EXIT_OK)
 		status = EXIT_FAIL;
-	printf("run %lld %s: %zu of %zu cases stored (%zu ok, %zu oom, %zu error, %zu unsupported, "
-	       "%zu skipped) in %s\n",
-	       (long long)run_id, run_status, stored, cases.n, counts[CASE_OK], counts[CASE_OOM],
-	       counts[CASE_ERROR], counts[CASE_UNSUPPORTED], counts[CASE_SKIPPED], db_path);
+	printf("run %lld %s: %zu of %zu cases stored (", (long long)run_id, run_status, stored,
+	       cases.n);
+	for (int k = 0; k < STATUS_COUNT; k++)   /* "4 ok, 0 oom, ..." */
+		printf("%s%zu %s", k ? ", " : "", counts[k], status_name((enum bd_status)k));
+	printf(") in %s\n", db_path);
 	if (stored)
 		printf("see: report --db %s --run %lld\n", db_path, (long long)run_id);
 done:

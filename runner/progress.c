@@ -121,7 +121,7 @@ void progress_case_end(struct progress *pg, const struct case_result *res)
 	fmt_duration(el, sizeof(el), now - pg->start_ns);
 	eta(pg, pg->index, 1.0, now, left, sizeof(left));
 	fprintf(stderr, "[%zu/%zu] %s: %s%s%s (%.2f s; elapsed %s, eta %s)\n", pg->index + 1,
-		pg->ncases, pg->name, case_status_name(res->status), res->reason[0] ? ": " : "",
+		pg->ncases, pg->name, status_name(res->status), res->reason[0] ? ": " : "",
 		res->reason, (double)res->elapsed_ns / 1e9, el, left);
 }
 

@@ -430,20 +430,20 @@ static void test_check_rejects_float16_bfloat16_and_train_step_with_reason(void 
 		const struct workload *w = find(impls[i]);
 		struct wl_status st = {0};
 		struct case_params p = attention_params(impls[i], 1, 1, 8, 8, 0, PASS_FORWARD);
-		assert_int_equal(w->check(&p, &st), WL_OK);
+		assert_int_equal(w->check(&p, &st), STATUS_OK);
 		p.dtype = DTYPE_FLOAT16;
-		assert_int_equal(w->check(&p, &st), WL_UNSUPPORTED);
-		assert_int_equal(st.code, WL_UNSUPPORTED);
+		assert_int_equal(w->check(&p, &st), STATUS_UNSUPPORTED);
+		assert_int_equal(st.code, STATUS_UNSUPPORTED);
 		assert_non_null(strstr(st.reason, "float32 only"));
 		assert_non_null(strstr(st.reason, impls[i]));
 		p.dtype = DTYPE_BFLOAT16;
-		assert_int_equal(w->check(&p, &st), WL_UNSUPPORTED);
+		assert_int_equal(w->check(&p, &st), STATUS_UNSUPPORTED);
 		assert_non_null(strstr(st.reason, "bfloat16"));
 		p = attention_params(impls[i], 1, 1, 8, 8, 0, PASS_TRAIN_STEP);
-		assert_int_equal(w->check(&p, &st), WL_UNSUPPORTED);
+		assert_int_equal(w->check(&p, &st), STATUS_UNSUPPORTED);
 		assert_non_null(strstr(st.reason, "train_step"));
 		p = attention_params(impls[i], 1, 1, 0, 8, 0, PASS_FORWARD);
-		assert_int_equal(w->check(&p, &st), WL_UNSUPPORTED);
+		assert_int_equal(w->check(&p, &st), STATUS_UNSUPPORTED);
 		assert_non_null(strstr(st.reason, "positive"));
 	}
 }
@@ -475,8 +475,8 @@ static void test_setup_under_tiny_mem_limit_returns_oom_with_bytes(void **state)
 		struct wl_status st = {0};
 		void *s = NULL;
 		mem_init(&mem, 100000);
-		assert_int_equal(w->setup(&p, &mem, &s, &st), WL_OOM);
-		assert_int_equal(st.code, WL_OOM);
+		assert_int_equal(w->setup(&p, &mem, &s, &st), STATUS_OOM);
+		assert_int_equal(st.code, STATUS_OOM);
 		assert_non_null(strstr(st.reason, "bytes"));
 		assert_non_null(strstr(st.reason, "100000"));   /* the limit */
 		w->teardown(s);
@@ -488,11 +488,11 @@ static void test_setup_under_tiny_mem_limit_returns_oom_with_bytes(void **state)
 	struct wl_status st = {0};
 	void *s = NULL;
 	mem_init(&mem, 8 << 20);
-	assert_int_equal(find("naive")->setup(&p, &mem, &s, &st), WL_OOM);
+	assert_int_equal(find("naive")->setup(&p, &mem, &s, &st), STATUS_OOM);
 	assert_non_null(strstr(st.reason, "P (B, H, S, S)"));
 	find("naive")->teardown(s);
 	s = NULL;
-	assert_int_equal(find("flash")->setup(&p, &mem, &s, &st), WL_OK);
+	assert_int_equal(find("flash")->setup(&p, &mem, &s, &st), STATUS_OK);
 	find("flash")->teardown(s);
 	assert_int_equal(mem.live, 0);
 }
@@ -507,9 +507,9 @@ static double peak_beyond_tensors(const char *impl, int64_t S)
 	struct wl_status st = {0};
 	void *s = NULL;
 	mem_init(&mem, 0);
-	assert_int_equal(w->setup(&p, &mem, &s, &st), WL_OK);
-	assert_int_equal(w->run(s, PHASE_FWD, &st), WL_OK);
-	assert_int_equal(w->run(s, PHASE_BWD, &st), WL_OK);
+	assert_int_equal(w->setup(&p, &mem, &s, &st), STATUS_OK);
+	assert_int_equal(w->run(s, PHASE_FWD, &st), STATUS_OK);
+	assert_int_equal(w->run(s, PHASE_BWD, &st), STATUS_OK);
 	w->teardown(s);
 	assert_int_equal(mem.live, 0);
 	return (double)mem.peak - (8.0 * S * 64 + S) * sizeof(float);
@@ -539,10 +539,10 @@ static void expect_workload_validates(const char *impl, struct case_params p)
 	struct wl_status st = {0};
 	void *s = NULL;
 	mem_init(&mem, 0);
-	assert_int_equal(w->check(&p, &st), WL_OK);
-	assert_int_equal(w->setup(&p, &mem, &s, &st), WL_OK);
+	assert_int_equal(w->check(&p, &st), STATUS_OK);
+	assert_int_equal(w->setup(&p, &mem, &s, &st), STATUS_OK);
 	int rc = w->validate(s, &st);
-	if (rc != WL_OK)
+	if (rc != STATUS_OK)
 		fail_msg("%s validate: %s", impl, st.reason);
 	assert_true(st.max_diff >= 0 && st.max_diff <= st.tolerance && st.tolerance > 0);
 	/* run allocates nothing */
@@ -550,7 +550,7 @@ static void expect_workload_validates(const char *impl, struct case_params p)
 	unsigned phases = pass_phases(p.pass);
 	for (int ph = 0; ph < PHASE_COUNT; ph++)
 		if (phases & (1u << ph))
-			assert_int_equal(w->run(s, (enum bd_phase)ph, &st), WL_OK);
+			assert_int_equal(w->run(s, (enum bd_phase)ph, &st), STATUS_OK);
 	assert_int_equal(mem.live, live);
 	w->teardown(s);
 	assert_int_equal(mem.live, 0);

@@ -432,9 +432,9 @@ static int check_sampled(const struct attention_problem *pr, struct mem_arena *m
 static int attention_check(const struct case_params *p, struct wl_status *st, const char *impl)
 {
 	if (p->device != DEVICE_CPU)
-		return wl_set(st, WL_UNSUPPORTED, "the %s attention here runs on the cpu only", impl);
+		return wl_set(st, STATUS_UNSUPPORTED, "the %s attention here runs on the cpu only", impl);
 	if (p->dtype != DTYPE_FLOAT32)
-		return wl_set(st, WL_UNSUPPORTED, "the cpu %s attention runs float32 only, not %s",
+		return wl_set(st, STATUS_UNSUPPORTED, "the cpu %s attention runs float32 only, not %s",
 			      impl, dtype_name(p->dtype));
 	return attention_case_check(p, st);
 }
@@ -456,14 +456,14 @@ static int attention_setup(const struct case_params *p, struct mem_arena *mem, v
 	struct attention_case *c = mem_alloc(mem, sizeof(*c));
 	*state = c;
 	if (!c)
-		return wl_set(st, WL_OOM, "cannot allocate %zu bytes of case state", sizeof(*c));
+		return wl_set(st, STATUS_OOM, "cannot allocate %zu bytes of case state", sizeof(*c));
 	c->impl = impl;
 	c->params = *p;
 	c->mem = mem;
 	struct attention_dims d = {p->batch_size, p->heads, p->seq_len, p->head_dim, p->causal};
 	if (problem_init(&c->prob, impl, &d, has_backward(p->pass), p->seed, mem, &err) < 0)
 		return wl_from_error(st, err.code, NULL, &err);
-	return wl_set(st, WL_OK, "%s", "");
+	return wl_set(st, STATUS_OK, "%s", "");
 }
 
 static int naive_setup(const struct case_params *p, struct mem_arena *mem, void **state,
@@ -531,15 +531,15 @@ static int attention_run(void *state, enum bd_phase phase, struct wl_status *st)
 		break;
 	case PHASE_BWD:
 		if (!c->prob.d_o)
-			return wl_set(st, WL_ERROR, "backward asked of a forward-only case");
+			return wl_set(st, STATUS_ERROR, "backward asked of a forward-only case");
 		rc = problem_backward(&c->prob, &err);
 		break;
 	default:
-		return wl_set(st, WL_UNSUPPORTED, "attention has no %s phase", phase_name(phase));
+		return wl_set(st, STATUS_UNSUPPORTED, "attention has no %s phase", phase_name(phase));
 	}
 	if (rc < 0)
 		return wl_from_error(st, err.code, NULL, &err);
-	return WL_OK;
+	return STATUS_OK;
 }
 
 static void attention_teardown(void *state)

@@ -10,7 +10,7 @@
 #include "rng.h"
 #include "workload.h"
 
-/* WL_OK, or WL_UNSUPPORTED naming impl when the dtype, pass or shape is not a matmul's. */
+/* STATUS_OK, or STATUS_UNSUPPORTED naming impl when the dtype, pass or shape is not a matmul's. */
 int matmul_check_shape(const struct case_params *p, const char *impl, struct wl_status *st);
 void matmul_figures(const struct case_params *p, struct wl_figures *f);
 /* n values uniform in [-1, 1), as float32 or bfloat16 (uint16_t) per t. */

@@ -68,6 +68,7 @@
 #include <cudnn.h>
 
 #include "flash.h"
+#include "vocab.h"
 
 #define TENSOR_ALIGNMENT 16    /* bytes; CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT of every tensor */
 #define WORKSPACE_ALIGN 256    /* bytes; offsets of the backward's scratch in the workspace */
@@ -656,16 +657,6 @@ static void plan_graph(struct builder *b)
 
 /* ---- plans ----------------------------------------------------------------------------------- */
 
-static const char *dtype_name(int dtype)
-{
-	switch (dtype) {
-	case 0: return "float32";
-	case 1: return "float16";
-	case 2: return "bfloat16";
-	default: return "unknown dtype";
-	}
-}
-
 static void describe(char *out, size_t n, const struct cuda_flash_shape *s)
 {
 	snprintf(out, n, "%s b=%lld h=%lld t=%lld dh=%lld%s", dtype_name(s->dtype), (long long)s->b,
@@ -711,9 +702,9 @@ int sdpa_plan_create(struct sdpa_plan **out, struct sdpa_ctx *ctx, const struct 
 		goto done;
 	}
 	switch (s->dtype) {
-	case 0: io = CUDNN_DATA_FLOAT; break;   /* built anyway: cuDNN says why it refuses it */
-	case 1: io = CUDNN_DATA_HALF; break;
-	case 2: io = CUDNN_DATA_BFLOAT16; break;
+	case DTYPE_FLOAT32: io = CUDNN_DATA_FLOAT; break;   /* built anyway: cuDNN says why it refuses it */
+	case DTYPE_FLOAT16: io = CUDNN_DATA_HALF; break;
+	case DTYPE_BFLOAT16: io = CUDNN_DATA_BFLOAT16; break;
 	default:
 		say(why, why_len, "cudnn sdpa: bad parameters (dtype %d)", s->dtype);
 		goto done;

@@ -149,9 +149,9 @@ void dev_close(struct dev *dev);
  * BD_ENOMEM, unsupported for BD_EUNSUPPORTED, else error (wl_from_error) — with "what: " and
  * dev's message;
  * and the bodies of the workload timing hooks (workload.h: mark, elapsed, drain) over the dev's
- * events (slots 2·phase and 2·phase + 1) and sync. Each returns WL_OK or that status. */
+ * events (slots 2·phase and 2·phase + 1) and sync. Each returns STATUS_OK or that status. */
 int wl_from_dev(struct wl_status *st, const struct dev *dev, int rc, const char *what);
-/* dev_open for a workload's setup, with the case's tf32: WL_OK, or WL_OOM / WL_UNSUPPORTED
+/* dev_open for a workload's setup, with the case's tf32: STATUS_OK, or STATUS_OOM / STATUS_UNSUPPORTED
  * with the reason (no such device here). */
 int wl_dev_open(struct dev *dev, const struct case_params *p, struct mem_arena *mem,
 		struct wl_status *st);

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "db_internal.h"
 #include "params.h"
 #include "sha256.h"
 #include "strbuf.h"
@@ -30,6 +31,8 @@ struct db {
 int db_schema_latest(void) { return schema_migration_count; }
 
 int db_schema_version(struct db *db) { return db->version; }
+
+sqlite3 *db_sqlite(struct db *db) { return db->handle; }
 
 void db_now(char out[32])
 {
@@ -216,7 +219,7 @@ int db_open(const char *path, unsigned flags, struct db **out, struct bd_error *
 	if ((rc = exec(db, "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; "
 			   "PRAGMA synchronous = NORMAL;", err)))
 		goto done;
-	if ((rc = migrate(db, err)))
+	if ((rc = migrate(db, err)) || (rc = db_group_init(db, err)))
 		goto done;
 	*out = db;
 	db = NULL;
@@ -329,7 +332,7 @@ int db_run_begin(struct db *db, int64_t system_id, const struct run_record *run,
 	if (rc != SQLITE_OK)
 		return sql_fail(db, err, "cannot store the run");
 	*run_id = sqlite3_last_insert_rowid(db->handle);
-	return 0;
+	return db_run_set_group(db, *run_id, run, err);
 }
 
 int db_run_end(struct db *db, int64_t run_id, const char *status, struct bd_error *err)
@@ -507,12 +510,15 @@ static double col_double(sqlite3_stmt *st, int i, double if_null)
 	return sqlite3_column_type(st, i) == SQLITE_NULL ? if_null : sqlite3_column_double(st, i);
 }
 
+/* The cases of run r: its own, and when r stands for a group (group.c), its members'. */
+#define RUN_SCOPE                                                                                \
+	"(c.run_id = r.id OR c.run_id IN (SELECT member FROM temp.run_scope WHERE rep = r.id))"
 #define RUN_COLUMNS                                                                              \
 	"r.id, r.uuid, r.started_at, r.ended_at, r.status, r.git_commit, r.git_dirty, r.git_branch, " \
 	"r.label, r.sweep_path, r.sweep_name, r.sweep_hash, r.command_line, r.tool_version, "        \
 	"r.system_id, y.hostname, "                                                                  \
-	"(SELECT count(*) FROM cases c WHERE c.run_id = r.id), "                                     \
-	"(SELECT count(*) FROM cases c WHERE c.run_id = r.id AND c.status = 'ok') "                  \
+	"(SELECT count(*) FROM cases c WHERE " RUN_SCOPE "), "                                       \
+	"(SELECT count(*) FROM cases c WHERE " RUN_SCOPE " AND c.status = 'ok') "                    \
 	"FROM runs r JOIN systems y ON y.id = r.system_id "
 
 static void run_row_read(sqlite3_stmt *st, struct run_row *r)
@@ -633,6 +639,9 @@ int db_run_resolve(struct db *db, const char *sel, int64_t *run_id, struct bd_er
 	/* A label is matched exactly; the latest run carrying it wins. */
 	rc = ids_for(db, "SELECT id FROM runs WHERE label = ?1 ORDER BY id DESC LIMIT 1", sel, ids, &n);
 	if (rc != SQLITE_OK || n)
+		goto found;
+	/* A group id: its latest run stands for all of its shards (group.c) */
+	if ((rc = db_group_resolve(db, sel, &ids[0], &n)) || n)
 		goto found;
 	if (strlen(sel) >= 4 && is_hex(sel)) {
 		rc = ids_for(db, "SELECT id FROM runs WHERE uuid LIKE ?1 || '%' ESCAPE '\\'", sel, ids, &n);
@@ -804,7 +813,9 @@ int db_cases_list(struct db *db, int64_t run_id, const char *suite, struct case_
 	struct case_row *out = NULL;
 	size_t count = 0;
 	sqlite3_stmt *st = prepare(db, &rc,
-		"SELECT " CASE_ROW_COLUMNS " FROM cases WHERE run_id = ?1 AND (?2 IS NULL OR suite = ?2) ORDER BY ord");
+		"SELECT " CASE_ROW_COLUMNS " FROM cases WHERE (run_id = ?1 OR run_id IN "
+		"(SELECT member FROM temp.run_scope WHERE rep = ?1)) AND (?2 IS NULL OR suite = ?2) "
+		"ORDER BY ord");
 	bind_i64(st, &rc, 1, run_id);
 	bind_text(st, &rc, 2, suite);
 	collect(st, &rc, (void **)&out, &count, sizeof(*out), case_row_read_any);

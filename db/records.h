@@ -47,6 +47,8 @@ struct run_record {
 	const char *sweep_hash;
 	const char *label;        /* NULL for none */
 	const char *env_json;
+	const char *group_id;     /* shards of one sweep share it; NULL for none */
+	int shard_index, shard_count;   /* shard_count 0: not a shard */
 };
 
 struct case_record {

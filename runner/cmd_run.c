@@ -9,11 +9,13 @@
 
 #include "commands.h"
 #include "db.h"
+#include "gpu_probe.h"
 #include "measure.h"
 #include "opt.h"
 #include "peer.h"
 #include "progress.h"
 #include "sha256.h"
+#include "shard.h"
 #include "sweep.h"
 #include "sysinfo.h"
 
@@ -120,37 +122,10 @@ static void case_record_fill(struct case_record *r, const struct sweep_case *c,
 	r->elapsed_ns = res->elapsed_ns;
 }
 
-/* What case c will cost, for the progress ETA: FLOPs and bytes of its timed phases per iteration
- * (wl_figures) times warmup + iters; 0 when it will not run here (no workload, or its check
- * refuses: stored at once), < 0 when its workload does not say. */
-static void case_work(const struct sweep_case *c, struct progress_work *work)
-{
-	const struct case_params *p = &c->params;
-	struct wl_figures f = {0};
-	struct wl_status st = {0};
-	work->flops = work->bytes = 0;
-	if (c->peer) {
-		peer_figures(p, &f);
-	} else {
-		const struct workload *w = workload_find(p->suite, p->impl, p->device);
-		if (!w || w->check(p, &st) != STATUS_OK)
-			return;
-		w->figures(p, &f);
-	}
-	unsigned phases = pass_phases(p->pass);
-	double iterations = (double)(p->warmup + p->iters);
-	for (int ph = 0; ph < PHASE_COUNT; ph++) {
-		if (!((phases >> ph) & 1))
-			continue;
-		double flops = f.flops[ph] * iterations, bytes = f.bytes[ph] * iterations;
-		work->flops = work->flops < 0 || flops <= 0 ? -1 : work->flops + flops;
-		work->bytes = work->bytes < 0 || bytes <= 0 ? -1 : work->bytes + bytes;
-	}
-}
-
 int cmd_run(int argc, char **argv)
 {
 	const char *db_path = BENCHDB_DEFAULT_DB, *label = NULL, *mem_limit_text = NULL;
+	const char *shard_text = NULL, *group = NULL;
 	int dry_run = 0;
 	const struct opt_spec specs[] = {
 		{"db", 0, OPT_STRING, "PATH", "database to write (default bench.db; created if missing)",
@@ -161,6 +136,10 @@ int cmd_run(int argc, char **argv)
 		 "memory a case may allocate, e.g. 8GiB (overrides the sweep's mem_limit)", &mem_limit_text},
 		{"dry-run", 'n', OPT_FLAG, NULL, "expand and list the cases; run and write nothing",
 		 &dry_run},
+		{"shard", 0, OPT_STRING, "I/N",
+		 "run slice I (0-based) of N balanced slices; auto: from Slurm or Kubernetes", &shard_text},
+		{"group", 0, OPT_STRING, "ID",
+		 "group id shared by the shards (default: the Slurm job, else sweep hash and N)", &group},
 		{0},
 	};
 	static const struct cmd_usage usage = {
@@ -172,6 +151,9 @@ int cmd_run(int argc, char **argv)
 	char *cmdline = command_line(argc, argv);
 	struct sweep *sweep = NULL;
 	struct sweep_cases cases = {0};
+	struct sweep_cases whole = {0};   /* with --shard: the whole sweep; cases borrows its slice */
+	struct shard shard = {0, 0};
+	char group_id[128] = "";
 	struct db *db = NULL;
 	struct strbuf env = STRBUF_INIT;
 	struct bd_error err;
@@ -193,6 +175,22 @@ int cmd_run(int argc, char **argv)
 		bd_error_print("runner run", &err);
 		status = EXIT_USAGE;
 		goto done;
+	}
+	if (shard_text && (shard_parse(shard_text, &shard, &err) ||
+			   shard_group_id(group, sweep->hash, shard.count, group_id, sizeof(group_id)))) {
+		bd_error_print("runner run", &err);
+		status = EXIT_USAGE;
+		goto done;
+	}
+	if (!shard_text && group)
+		snprintf(group_id, sizeof(group_id), "%s", group);
+	if (shard_text) {
+		whole = cases;
+		if (shard_select(&whole, &shard, &cases)) {
+			fprintf(stderr, "runner run: out of memory\n");
+			status = EXIT_FAIL;
+			goto done;
+		}
 	}
 	if (dry_run) {
 		print_case_list(sweep, &cases);
@@ -232,6 +230,9 @@ int cmd_run(int argc, char **argv)
 		.sweep_hash = sweep->hash,
 		.label = label,
 		.env_json = sb_str(&env),
+		.group_id = group_id[0] ? group_id : NULL,
+		.shard_index = shard.index,
+		.shard_count = shard.count,
 	};
 	make_uuid(run.uuid);
 	db_now(run.started_at);
@@ -244,11 +245,14 @@ int cmd_run(int argc, char **argv)
 	install_signals();
 	fprintf(stderr, "run %lld (%.8s) of %s: %zu cases into %s\n", (long long)run_id, run.uuid,
 		sweep->path, cases.n, db_path);
+	if (shard_text)
+		fprintf(stderr, "shard %d/%d of group %s: %zu of the sweep's %zu cases\n", shard.index,
+			shard.count, group_id, cases.n, whole.n);
 
 	struct progress pg;
 	struct progress_work *work = calloc(cases.n ? cases.n : 1, sizeof(*work));
 	for (size_t i = 0; work && i < cases.n; i++)
-		case_work(&cases.items[i], &work[i]);
+		case_work(&cases.items[i], 1, &work[i]);
 	progress_init(&pg, cases.n, work);
 	free(work);
 	for (size_t i = 0; i < cases.n; i++) {
@@ -260,17 +264,22 @@ int cmd_run(int argc, char **argv)
 		char started_at[32];
 		db_now(started_at);
 		progress_case_start(&pg, i, c->name);
+		struct case_gpu gpu;   /* what NVML saw while the case ran (CUDA cases) */
+		struct gpu_probe *probe = c->params.device == DEVICE_CUDA ? gpu_probe_start() : NULL;
 		if (c->peer)   /* an external implementation from the sweep's `peers:` */
 			peer_measure_case(c, sweep->path, &res, progress_iteration, &pg);
 		else
 			measure_case(workload_find(c->params.suite, c->params.impl, c->params.device),
 				     &c->params, &res, progress_iteration, &pg);
+		gpu_probe_stop(probe, &gpu);
 		if (res.interrupted) {
 			free(res.samples);
 			break;
 		}
 		case_record_fill(&rec, c, &res, started_at);
 		rc = db_case_put(db, run_id, &rec, res.samples, res.nsamples, &err);
+		if (!rc)
+			rc = db_case_gpu_put(db, run_id, rec.ord, &gpu, &err);
 		free(res.samples);
 		if (rc) {
 			progress_finish(&pg);
@@ -304,6 +313,10 @@ int cmd_run(int argc, char **argv)
 done:
 	db_close(db);
 	sb_free(&env);
+	if (whole.items) {
+		free(cases.items);
+		cases = whole;
+	}
 	sweep_cases_free(&cases);
 	sweep_free(sweep);
 	free(cmdline);

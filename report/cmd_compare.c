@@ -78,6 +78,8 @@ int cmd_compare(int argc, char **argv)
 		fprintf(stderr, "report compare: --baseline IMPL|RUN is required\n");
 		return EXIT_USAGE;
 	}
+	if ((status = verdict_rule_check(&o.rule, "compare")) >= 0)
+		return status;
 	if ((fmt = report_format_arg(o.format)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
 		return EXIT_USAGE;
 	struct case_filter filter = report_filter(&o);

@@ -298,6 +298,46 @@ report_fixture)
 	expect_status 2 "compare without a baseline" "$REPORT" compare --db "$db"
 	expect_status 1 "compare against an impl with no partner" "$REPORT" --db "$db" --compare naive --where impl=naive
 	contains "$T/err" "nothing to compare" "nothing-to-compare message"
+	# Exit codes a CI can trust (issue 14): candidates made from "cand" with SQL.
+	derive_run() {   # derive_run LABEL RUN_STATUS CASE_FILTER CASE_STATUS KEY_SUFFIX WITH_SAMPLES
+		sql "$db" "
+		INSERT INTO runs (uuid, system_id, started_at, status, tool_version, command_line, label)
+		  SELECT '$1-' || uuid, system_id, started_at, '$2', tool_version, command_line, '$1' FROM runs WHERE label = 'cand';
+		INSERT INTO cases (run_id, ord, suite, impl, device, dtype, pass, params, case_key, name, warmup, iters, status, reason)
+		  SELECT (SELECT id FROM runs WHERE label = '$1'), ord, suite, impl, device, dtype, pass, params, case_key || '$5', name, warmup, iters, '$4',
+		         CASE WHEN '$4' = 'ok' THEN NULL ELSE 'planted' END
+		  FROM cases WHERE run_id = (SELECT id FROM runs WHERE label = 'cand') AND $3;
+		INSERT INTO samples (case_id, phase, iter, ns)
+		  SELECT c2.id, s.phase, s.iter, s.ns FROM samples s
+		  JOIN cases c1 ON c1.id = s.case_id AND c1.run_id = (SELECT id FROM runs WHERE label = 'cand')
+		  JOIN cases c2 ON c2.ord = c1.ord AND c2.run_id = (SELECT id FROM runs WHERE label = '$1')
+		  WHERE $6;"
+	}
+	derive_run partial interrupted "ord < 4" ok "" 1
+	derive_run allerror complete 1 error "" 0
+	derive_run disjoint complete 1 ok "-other" 1
+	derive_run dropped complete "ord <> 0" ok "" 1
+	derive_run oneoom complete 1 "ok" "" 1
+	sql "$db" "UPDATE cases SET status = 'oom', reason = 'planted' WHERE ord = 0 AND run_id = (SELECT id FROM runs WHERE label = 'oneoom')"
+	expect_status 1 "regress: a partial (interrupted) candidate exits 1" "$REPORT" regress --db "$db" --baseline base --candidate partial --where impl=naive
+	contains "$T/err" "regression: candidate run [0-9]+ is interrupted, not complete" "partial: reason printed"
+	contains "$T/err" "ok in the baseline, missing from the candidate" "partial: missing cases named"
+	expect_status 1 "regress: an all-error candidate exits 1" "$REPORT" regress --db "$db" --baseline base --candidate allerror
+	contains "$T/err" "regression: ok in the baseline, error or oom in the candidate \\(12\\)" "all-error: reason printed"
+	expect_status 2 "regress: a disjoint candidate exits 2" "$REPORT" regress --db "$db" --baseline base --candidate disjoint
+	contains "$T/err" "cannot tell: nothing comparable: the runs share no case key" "disjoint: reason printed"
+	expect_status 1 "regress: a baseline case missing from the candidate exits 1" "$REPORT" regress --db "$db" --baseline base --candidate dropped --where impl=naive
+	contains "$T/err" "missing from the candidate \\(1\\): 'naive float32 fwd\+bwd B8 H1 S256 D64'" "dropped: the case is named"
+	expect_status 1 "regress: ok -> oom exits 1" "$REPORT" regress --db "$db" --baseline base --candidate oneoom --where impl=naive
+	contains "$T/out" "error or oom in the candidate" "oom: reason in the output"
+	expect_status 2 "regress: a filter that leaves nothing exits 2" "$REPORT" regress --db "$db" --baseline base --candidate cand --suite e2e
+	for bad in "--alpha 1.5" "--alpha 0" "--alpha nan" "--threshold -50" "--tie-band -1"; do
+		expect_status 2 "compare $bad is a usage error" "$REPORT" compare --db "$db" --baseline naive $bad
+		contains "$T/err" "must be >= 0" "compare $bad: message"
+	done
+	for bad in "--alpha 1.5" "--alpha -0.1" "--threshold -50"; do
+		expect_status 2 "regress $bad is a usage error" "$REPORT" regress --db "$db" --baseline base $bad
+	done
 	;;
 
 global_options)

@@ -76,7 +76,10 @@ int cmd_regress(int argc, char **argv)
 		"  1  regression: a case is slower; a case ok in the baseline is error, oom,\n"
 		"     unsupported or skipped in the candidate, or missing from it; or the candidate\n"
 		"     run is not complete (running, interrupted, failed);\n"
-		"  2  cannot tell: the runs share no case key, or a case could not be compared; and\n"
+		"  2  cannot tell: the runs share no case key, a case could not be compared, or a\n"
+		"     case has insufficient data: fewer than " REPORT_STR(REPORT_MIN_ITERS)
+		" measured iterations in either run, or\n"
+		"     too few for the exact rank test to reach alpha (5 vs 5 can reach 0.008); and\n"
 		"     usage errors (a bad option, a missing database or run, runs from different\n"
 		"     systems without --any-system)."};
 	struct db *db = NULL;
@@ -86,11 +89,12 @@ int cmd_regress(int argc, char **argv)
 	struct run_row rb = {0}, rc_row = {0};
 	struct table t = {0};
 	struct findings found = {STRBUF_INIT, STRBUF_INIT};
-	const char **missing = NULL, **broken = NULL, **not_run = NULL, **uncompared = NULL;
-	size_t nmissing = 0, nbroken = 0, nnot_run = 0, nuncompared = 0, shared = 0;
+	const char **missing = NULL, **broken = NULL, **not_run = NULL, **uncompared = NULL,
+		    **insufficient = NULL;
+	size_t nmissing = 0, nbroken = 0, nnot_run = 0, nuncompared = 0, ninsufficient = 0, shared = 0;
 	struct bd_error err;
 	int64_t base_id = 0, cand_id = 0;
-	size_t counts[4] = {0};
+	size_t counts[VERDICT_COUNT] = {0};
 	int npos, fmt, pick;
 	int status = opt_parse_command(specs, &usage, argc, argv, 0, 0, &npos);
 	if (status >= 0)
@@ -154,7 +158,8 @@ int cmd_regress(int argc, char **argv)
 	broken = calloc(nb, sizeof(*broken));
 	not_run = calloc(nb, sizeof(*not_run));
 	uncompared = calloc(nb, sizeof(*uncompared));
-	if (!pairs || !missing || !broken || !not_run || !uncompared)
+	insufficient = calloc(nb, sizeof(*insufficient));
+	if (!pairs || !missing || !broken || !not_run || !uncompared || !insufficient)
 		abort();
 	/* Walk the baseline: every ok case of it must be compared, or be a reason. */
 	size_t nmatched = 0;
@@ -182,6 +187,8 @@ int cmd_regress(int argc, char **argv)
 			continue;
 		}
 		counts[pr->verdict]++;
+		if (pr->verdict == VERDICT_INSUFFICIENT)
+			insufficient[ninsufficient++] = cand.rows[pairs[k].cand].name;
 		size_t r = table_row(&t);
 		table_text(&t, r, c_case, cand.rows[pairs[k].cand].name);
 		table_number(&t, r, c_base, pr->base.median / 1e6);
@@ -228,14 +235,19 @@ int cmd_regress(int argc, char **argv)
 		sb_addf(&found.unsure, "nothing comparable: no ok baseline case is ok in the candidate");
 	finding_add(&found.unsure, "not compared (no measured samples of the phase)",
 		    uncompared, nuncompared);
+	char what[128];
+	snprintf(what, sizeof(what), "insufficient data (fewer than %d iterations, or p cannot reach %.3g)",
+		 REPORT_MIN_ITERS, o.rule.alpha);
+	finding_add(&found.unsure, what, insufficient, ninsufficient);
 
 	const char *verdict = sb_str(&found.fail)[0]     ? "REGRESSION"
 			      : sb_str(&found.unsure)[0] ? "CANNOT TELL"
 							 : "no regression";
-	table_note(&t, "%zu cases compared: %zu slower, %zu faster, %zu same, %zu unsure; %zu not "
+	table_note(&t, "%zu cases compared: %zu slower, %zu faster, %zu same, %zu unsure%s; %zu not "
 		       "compared (missing from one run or not ok)",
 		   t.nrows, counts[VERDICT_SLOWER], counts[VERDICT_FASTER], counts[VERDICT_SAME],
-		   counts[VERDICT_UNSURE], base.n + cand.n - 2 * t.nrows);
+		   counts[VERDICT_UNSURE], ninsufficient ? ", some insufficient" : "",
+		   base.n + cand.n - 2 * t.nrows);
 	findings_print(&found.fail, "regression", &t);
 	if (!sb_str(&found.fail)[0])
 		findings_print(&found.unsure, "cannot tell", &t);
@@ -254,6 +266,7 @@ done:
 	free(broken);
 	free(not_run);
 	free(uncompared);
+	free(insufficient);
 	db_run_row_clear(&rb);
 	db_run_row_clear(&rc_row);
 	free(pairs);

@@ -8,7 +8,15 @@
 
 static int is_ok(const struct case_row *c) { return c->status == STATUS_OK; }
 
-const char *const verdict_names[4] = {"faster", "slower", "same", "unsure"};
+const char *const verdict_names[VERDICT_COUNT] = {"faster", "slower", "same", "unsure",
+						  "insufficient"};
+
+int verdict_insufficient(size_t nb, size_t nc, const struct verdict_rule *rule)
+{
+	/* the smallest two-sided p the rank test can give must be below alpha */
+	return nb < REPORT_MIN_ITERS || nc < REPORT_MIN_ITERS ||
+	       2 * mann_whitney_min_p(nb, nc) >= rule->alpha;
+}
 
 enum verdict verdict_of(const struct ratio_ci *speedup, double p, const struct verdict_rule *rule)
 {
@@ -33,7 +41,8 @@ int compare_pair(const double *xb, size_t nb, const double *xc, size_t nc,
 		return rc;
 	summarize(xb, nb, &out->base);
 	summarize(xc, nc, &out->cand);
-	out->verdict = verdict_of(&out->speedup, out->mw.p, rule);
+	out->verdict = verdict_insufficient(nb, nc, rule) ? VERDICT_INSUFFICIENT
+							  : verdict_of(&out->speedup, out->mw.p, rule);
 	return 0;
 }
 

@@ -177,9 +177,17 @@ char *case_key_without(const char *key, const char *param);
  * p from the Mann-Whitney U test, judged by rule's alpha and threshold:
  *   faster / slower: significant (p < alpha) and beyond the threshold in that direction;
  *   same:            within the threshold, or not significant with the whole CI within it;
- *   unsure:          not significant, but the CI reaches beyond the threshold. */
-enum verdict { VERDICT_FASTER, VERDICT_SLOWER, VERDICT_SAME, VERDICT_UNSURE };
-extern const char *const verdict_names[4];
+ *   unsure:          not significant, but the CI reaches beyond the threshold;
+ *   insufficient:    fewer than REPORT_MIN_ITERS samples on a side, or too few for the exact
+ *                    test to reach alpha (verdict_insufficient). */
+enum verdict { VERDICT_FASTER, VERDICT_SLOWER, VERDICT_SAME, VERDICT_UNSURE, VERDICT_INSUFFICIENT,
+	       VERDICT_COUNT };
+extern const char *const verdict_names[VERDICT_COUNT];
+/* Fewer measured iterations than this on either side (or so few that the exact rank test cannot
+ * reach alpha at all) is the verdict "insufficient": no claim either way, and regress exits 2. */
+#define REPORT_MIN_ITERS 5
+/* 1 when nb vs nc samples are too few for a verdict at alpha (the help texts say so). */
+int verdict_insufficient(size_t nb, size_t nc, const struct verdict_rule *rule);
 enum verdict verdict_of(const struct ratio_ci *speedup, double p, const struct verdict_rule *rule);
 
 /* One baseline/candidate pair of series: medians, speedup with CI, rank test, verdict. */

@@ -338,6 +338,18 @@ report_fixture)
 	for bad in "--alpha 1.5" "--alpha -0.1" "--threshold -50"; do
 		expect_status 2 "regress $bad is a usage error" "$REPORT" regress --db "$db" --baseline base $bad
 	done
+	# Small n: a 2x slowdown of every case at 5 iterations is found (the exact rank test reaches
+	# p = 2/252); at 4 iterations no verdict is possible: insufficient data, exit 2.
+	for iters in 5 4; do
+		small=$T/small$iters.db
+		check "fixture with $iters iterations" "$MAKE_FIXTURE" "$small" --iters $iters
+		sql "$small" "UPDATE samples SET ns = ns * 2 WHERE case_id IN (SELECT c.id FROM cases c JOIN runs r ON r.id = c.run_id WHERE r.label = 'cand')"
+	done
+	expect_status 1 "regress: 2x at 5 iterations exits 1" "$REPORT" regress --db "$T/small5.db" --baseline base --candidate cand --format csv
+	check "2x at 5 iterations: every case slower" [ "$(grep -c ',slower$' "$T/out")" = 12 ]
+	expect_status 2 "regress: 4 iterations is insufficient data" "$REPORT" regress --db "$T/small4.db" --baseline base --candidate cand
+	contains "$T/err" "cannot tell: insufficient data \\(fewer than 5 iterations" "insufficient: reason printed"
+	expect_status 2 "regress: 5 iterations cannot reach --alpha 0.001" "$REPORT" regress --db "$T/small5.db" --baseline base --candidate cand --alpha 0.001
 	;;
 
 global_options)

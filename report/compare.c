@@ -1,50 +1,13 @@
 /* report/compare.c: comparisons of a baseline and a candidate — the verdict on one pair of
  * series, pairing the cases of two case sets, and `report compare`'s tables (shared with `report
  * writeup`, `report regress`, `report history` and the speedup chart). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "report.h"
 
 static int is_ok(const struct case_row *c) { return c->status == STATUS_OK; }
-
-const char *const verdict_names[VERDICT_COUNT] = {"faster", "slower", "same", "unsure",
-						  "insufficient"};
-
-int verdict_insufficient(size_t nb, size_t nc, const struct verdict_rule *rule)
-{
-	/* the smallest two-sided p the rank test can give must be below alpha */
-	return nb < REPORT_MIN_ITERS || nc < REPORT_MIN_ITERS ||
-	       2 * mann_whitney_min_p(nb, nc) >= rule->alpha;
-}
-
-enum verdict verdict_of(const struct ratio_ci *speedup, double p, const struct verdict_rule *rule)
-{
-	double up = 1.0 + rule->threshold, down = 1.0 / (1.0 + rule->threshold);
-	int significant = p < rule->alpha;
-	if (significant && speedup->ratio > up)
-		return VERDICT_FASTER;
-	if (significant && speedup->ratio < down)
-		return VERDICT_SLOWER;
-	if (significant || (speedup->lo >= down && speedup->hi <= up))
-		return VERDICT_SAME;
-	return VERDICT_UNSURE;
-}
-
-int compare_pair(const double *xb, size_t nb, const double *xc, size_t nc,
-		 const struct verdict_rule *rule, struct pair_result *out)
-{
-	int rc = bootstrap_ratio_of_medians(xb, nb, xc, nc, REPORT_CI_LEVEL,
-					    REPORT_BOOTSTRAP_RESAMPLES, REPORT_BOOTSTRAP_SEED,
-					    &out->speedup);
-	if (rc || (rc = mann_whitney_u(xb, nb, xc, nc, &out->mw)))
-		return rc;
-	summarize(xb, nb, &out->base);
-	summarize(xc, nc, &out->cand);
-	out->verdict = verdict_insufficient(nb, nc, rule) ? VERDICT_INSUFFICIENT
-							  : verdict_of(&out->speedup, out->mw.p, rule);
-	return 0;
-}
 
 void compare_pairs(const struct case_set *base, const struct case_set *cand,
 		   struct case_pair *pairs, size_t n, enum series_pick pick,
@@ -57,6 +20,20 @@ void compare_pairs(const struct case_set *base, const struct case_set *cand,
 		const double *xc = case_series_pick(&cand->series[pairs[i].cand], pick, &nc);
 		pairs[i].ok = !compare_pair(xb, nb, xc, nc, rule, &pairs[i].result);
 	}
+	compare_pairs_decide(pairs, n, rule);
+}
+
+void compare_pairs_decide(struct case_pair *pairs, size_t n, const struct verdict_rule *rule)
+{
+	struct pair_result **family = malloc((n ? n : 1) * sizeof(*family));
+	if (!family)
+		abort();
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++)
+		if (pairs[i].ok)
+			family[m++] = &pairs[i].result;
+	verdicts_decide(family, m, rule);
+	free(family);
 }
 
 int compare_match(const struct case_set *base, const struct case_set *cand, const char *impl,
@@ -102,6 +79,7 @@ size_t compare_tables(const struct case_set *cand, const struct case_pair *pairs
 	       c_cand = table_column(t, "candidate", "ms", 3),
 	       c_sp = table_column(t, "speedup", "x", 3), c_lo = table_column(t, "ci lo", "x", 3),
 	       c_hi = table_column(t, "ci hi", "x", 3), c_p = table_column(t, "p", "", 4),
+	       c_q = table_column(t, "p adj", "", 4),
 	       c_v = table_column(t, "verdict", "", 0);
 	double *speedups = calloc(n ? n : 1, sizeof(*speedups));
 	const char **groups = calloc(n ? n : 1, sizeof(*groups));
@@ -121,7 +99,10 @@ size_t compare_tables(const struct case_set *cand, const struct case_pair *pairs
 		table_number(t, r, c_sp, pr->speedup.ratio);
 		table_number(t, r, c_lo, pr->speedup.lo);
 		table_number(t, r, c_hi, pr->speedup.hi);
-		table_number(t, r, c_p, pr->mw.p);
+		table_number(t, r, c_p, pr->p);
+		table_number(t, r, c_q, pr->verdict == VERDICT_FASTER ? pr->q_faster
+				      : pr->verdict == VERDICT_SLOWER ? pr->q_slower
+								      : fmin(pr->q_faster, pr->q_slower));
 		table_text(t, r, c_v, verdict_names[pr->verdict]);
 		speedups[npairs] = pr->speedup.ratio;
 		groups[npairs++] = c->impl;
@@ -129,7 +110,9 @@ size_t compare_tables(const struct case_set *cand, const struct case_pair *pairs
 	if (npairs == 0)
 		goto done;
 	table_note(t, "speedup = baseline median / candidate median (> 1: candidate faster); CI: "
-		      "95%% bootstrap; p: Mann-Whitney U; verdict at %.3g%% threshold, alpha %.3g",
+		      "95%% bootstrap; p: Mann-Whitney U; p adj: one-sided, beyond the threshold, "
+		      "Benjamini-Hochberg adjusted over the cases; verdict at %.3g%% threshold, "
+		      "alpha %.3g",
 		   100 * rule->threshold, rule->alpha);
 
 	/* Summary per candidate impl (one row per impl; by run: one row). */

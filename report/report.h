@@ -173,33 +173,67 @@ void case_index_free(struct case_index *idx);
 char *case_key_without_impl(const char *key);
 char *case_key_without(const char *key, const char *param);
 
-/* Verdict on a change from a baseline: speedup = baseline median / candidate median with its CI,
- * p from the Mann-Whitney U test, judged by rule's alpha and threshold:
- *   faster / slower: significant (p < alpha) and beyond the threshold in that direction;
- *   same:            within the threshold, or not significant with the whole CI within it;
- *   unsure:          not significant, but the CI reaches beyond the threshold;
- *   insufficient:    fewer than REPORT_MIN_ITERS samples on a side, or too few for the exact
- *                    test to reach alpha (verdict_insufficient). */
+/* Verdict on a change from a baseline (verdict.c): speedup = baseline / candidate time with its
+ * 95% CI; "slower" and "faster" are one-sided tests that the change lies beyond the threshold
+ * (H0: candidate time <= (1 + threshold) baseline time, and its mirror), their p-values adjusted
+ * for all the cases of the report together (Benjamini-Hochberg) and held against alpha:
+ *   faster / slower: the adjusted p of that test <= alpha: the interval at that level lies
+ *                    beyond the threshold, not only the point estimate;
+ *   same:            neither, and the whole 95% CI lies within the threshold;
+ *   unsure:          neither, and the CI reaches beyond the threshold;
+ *   insufficient:    fewer than REPORT_MIN_ITERS samples in a run, or too few for the exact
+ *                    rank test to reach alpha (verdict_insufficient): no claim either way.
+ * One run on each side: the iterations are the samples (Mann-Whitney U, exact up to 50 samples,
+ * bootstrap CI of the ratio of medians); run-to-run noise is not measured. Three runs or more in
+ * all: the runs are the samples (log of each run's median, t test with the variance pooled
+ * across cases; docs/performance.md). */
 enum verdict { VERDICT_FASTER, VERDICT_SLOWER, VERDICT_SAME, VERDICT_UNSURE, VERDICT_INSUFFICIENT,
 	       VERDICT_COUNT };
 extern const char *const verdict_names[VERDICT_COUNT];
-/* Fewer measured iterations than this on either side (or so few that the exact rank test cannot
- * reach alpha at all) is the verdict "insufficient": no claim either way, and regress exits 2. */
+/* Fewer measured iterations than this in a run on either side (or so few that the exact rank test
+ * cannot reach alpha at all) is the verdict "insufficient": no claim either way, regress exits 2. */
 #define REPORT_MIN_ITERS 5
 /* 1 when nb vs nc samples are too few for a verdict at alpha (the help texts say so). */
 int verdict_insufficient(size_t nb, size_t nc, const struct verdict_rule *rule);
-enum verdict verdict_of(const struct ratio_ci *speedup, double p, const struct verdict_rule *rule);
 
-/* One baseline/candidate pair of series: medians, speedup with CI, rank test, verdict. */
+enum verdict_method {
+	METHOD_ITERATIONS,   /* one run a side: the iterations are the samples */
+	METHOD_RUNS,         /* several runs: each run's median is one sample */
+};
+
+/* One baseline/candidate comparison. */
 struct pair_result {
-	struct summary base, cand;
-	struct ratio_ci speedup;     /* base median / cand median */
-	struct mann_whitney mw;
+	struct summary base, cand;   /* over every iteration of the side's runs; the runs method
+					shows the geometric mean of the runs' medians as median */
+	size_t runs_base, runs_cand;
+	enum verdict_method method;
+	struct ratio_ci speedup;     /* base / cand time, 95% CI */
+	struct mann_whitney mw;      /* iterations method: the rank test of no change */
+	double p;                    /* two-sided p of no change (rank test, or t test of runs) */
+	double p_slower, p_faster;   /* one-sided p: slower / faster beyond the threshold */
+	double q_slower, q_faster;   /* the same, Benjamini-Hochberg adjusted over the family */
+	int insufficient;
+	/* runs method: mean log(run median) of cand - base; the variance of a run's log median
+	 * with its degrees of freedom (this case's own, and the one used after pooling) */
+	double log_change, run_var, run_df, used_var, used_df;
 	enum verdict verdict;
 };
-/* BD_EINVAL when a series is empty or a median is not positive. */
+/* One run a side. BD_EINVAL when a series is empty or a median is not positive. The verdict is
+ * that of a family of one; verdicts_decide re-decides it within a report's family. */
 int compare_pair(const double *xb, size_t nb, const double *xc, size_t nc,
 		 const struct verdict_rule *rule, struct pair_result *out);
+/* The measured series of one case in one run. */
+struct run_samples {
+	const double *x;
+	size_t n;
+};
+/* nbase runs against ncand runs (at most 64 a side; 1 and 1 is compare_pair). BD_EINVAL for an
+ * empty run or a median that is not positive. */
+int compare_runs(const struct run_samples *base, size_t nbase, const struct run_samples *cand,
+		 size_t ncand, const struct verdict_rule *rule, struct pair_result *out);
+/* Decide the verdicts of results[0..n-1], the cases of one report, together: the runs method's
+ * variance pooled, the slower and faster tests Benjamini-Hochberg adjusted. */
+void verdicts_decide(struct pair_result *const *results, size_t n, const struct verdict_rule *rule);
 
 /* A matched baseline/candidate pair of cases (indices into their case sets) and its comparison. */
 struct case_pair {
@@ -212,6 +246,8 @@ struct case_pair {
 void compare_pairs(const struct case_set *base, const struct case_set *cand,
 		   struct case_pair *pairs, size_t n, enum series_pick pick,
 		   const struct verdict_rule *rule);
+/* verdicts_decide over the pairs that are ok. */
+void compare_pairs_decide(struct case_pair *pairs, size_t n, const struct verdict_rule *rule);
 
 /* Bootstrap settings every comparison uses, so that reports are reproducible. */
 #define REPORT_BOOTSTRAP_RESAMPLES 2000

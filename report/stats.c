@@ -657,6 +657,118 @@ double mann_whitney_min_p(size_t nx, size_t ny)
 	return 0.5 * erfc((d - 0.5) / sd / sqrt(2.0));
 }
 
+/* ---- Student's t and multiplicity ------------------------------------------------------------ */
+
+/* Continued fraction of the regularized incomplete beta function I_x(a, b) (modified Lentz), for
+ * x < (a + 1) / (a + b + 2), where it converges fast. */
+static double beta_fraction(double a, double b, double x)
+{
+	const double tiny = 1e-300;
+	double c = 1, d = 1 - (a + b) * x / (a + 1);
+	d = fabs(d) < tiny ? tiny : d;
+	d = 1 / d;
+	double h = d;
+	for (int m = 1; m <= 500; m++) {
+		double m2 = 2.0 * m, step = m * (b - m) * x / ((a + m2 - 1) * (a + m2));
+		d = 1 + step * d;
+		d = fabs(d) < tiny ? tiny : d;
+		c = 1 + step / c;
+		c = fabs(c) < tiny ? tiny : c;
+		d = 1 / d;
+		h *= d * c;
+		step = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1));
+		d = 1 + step * d;
+		d = fabs(d) < tiny ? tiny : d;
+		c = 1 + step / c;
+		c = fabs(c) < tiny ? tiny : c;
+		d = 1 / d;
+		double delta = d * c;
+		h *= delta;
+		if (fabs(delta - 1) < 1e-15)
+			break;
+	}
+	return h;
+}
+
+/* I_x(a, b), 0 <= x <= 1. */
+static double beta_regularized(double a, double b, double x)
+{
+	if (x <= 0)
+		return 0;
+	if (x >= 1)
+		return 1;
+	double front = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x));
+	if (x < (a + 1) / (a + b + 2))
+		return front * beta_fraction(a, b, x) / a;
+	return 1 - front * beta_fraction(b, a, 1 - x) / b;
+}
+
+double student_t_sf(double t, double df)
+{
+	if (isnan(t) || !(df > 0))
+		return NAN;
+	if (isinf(t))
+		return t > 0 ? 0 : 1;
+	double tail = 0.5 * beta_regularized(df / 2, 0.5, df / (df + t * t));
+	return t > 0 ? tail : 1 - tail;
+}
+
+double student_t_quantile(double p, double df)
+{
+	if (!(p > 0 && p < 1) || !(df > 0))
+		return NAN;
+	if (p < 0.5)
+		return -student_t_quantile(1 - p, df);
+	/* bisection on the survival function: P(T > q) = 1 - p */
+	double lo = 0, hi = 1;
+	while (student_t_sf(hi, df) > 1 - p && hi < 1e300)
+		hi *= 2;
+	for (int i = 0; i < 200 && hi - lo > 1e-13 * hi; i++) {
+		double mid = 0.5 * (lo + hi);
+		if (student_t_sf(mid, df) > 1 - p)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return 0.5 * (lo + hi);
+}
+
+struct ordered_p {
+	double p;
+	size_t at;
+};
+
+static int cmp_ordered_p(const void *a, const void *b)
+{
+	return cmp_double(&((const struct ordered_p *)a)->p, &((const struct ordered_p *)b)->p);
+}
+
+int bh_adjust(const double *p, size_t n, double *q)
+{
+	if (n == 0)
+		return 0;
+	struct ordered_p *o = malloc(n * sizeof(*o));
+	if (!o)
+		return BD_ENOMEM;
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		q[i] = NAN;
+		if (!isnan(p[i]))
+			o[m++] = (struct ordered_p){p[i], i};
+	}
+	qsort(o, m, sizeof(*o), cmp_ordered_p);
+	/* q_(k) = min over j >= k of m p_(j) / j, capped at 1 (step-up) */
+	double running = 1;
+	for (size_t k = m; k >= 1; k--) {
+		double v = o[k - 1].p * (double)m / (double)k;
+		if (v < running)
+			running = v;
+		q[o[k - 1].at] = running;
+	}
+	free(o);
+	return 0;
+}
+
 /* ---- summaries -------------------------------------------------------------------------------- */
 
 /* Only finite, positive speedups count (n is how many did). The median needs a copy; if that

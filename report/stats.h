@@ -68,6 +68,18 @@ int mann_whitney_greater(const double *x, size_t nx, const double *y, size_t ny,
  * 1 / C(nx + ny, nx) where exact. 2 vs 2 give 1/6, 3 vs 3 1/20, 4 vs 4 1/70, 5 vs 5 1/252. */
 double mann_whitney_min_p(size_t nx, size_t ny);
 
+/* Student's t with df > 0 degrees of freedom (df need not be an integer): P(T > t), through the
+ * regularized incomplete beta function, to about 1e-14; and the p-quantile, 0 < p < 1, by
+ * bisection. NaN for bad arguments. */
+double student_t_sf(double t, double df);
+double student_t_quantile(double p, double df);
+
+/* Benjamini-Hochberg adjusted p-values ("q-values"): q[i] = min over the p-values at or above
+ * p[i]'s rank k of m p_(j) / j, capped at 1, m the number of non-NaN p. Rejecting every q <= alpha
+ * is the BH step-up procedure at level alpha. A NaN p (no test) gets a NaN q and does not count
+ * in m. Returns 0 or BD_ENOMEM. */
+int bh_adjust(const double *p, size_t n, double *q);
+
 /* Summary of many speedups (baseline / candidate): geometric mean, median and mean, and wins /
  * losses / ties, where a tie is |speedup - 1| <= tie_band (e.g. 0.02). */
 struct speedup_summary {

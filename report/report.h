@@ -173,6 +173,37 @@ void case_index_free(struct case_index *idx);
 char *case_key_without_impl(const char *key);
 char *case_key_without(const char *key, const char *param);
 
+/* ---- one side of a comparison: a group of runs (run_group.c) --------------------------------- */
+
+#define RUN_GROUP_MAX 64
+/* Which runs: each selector of sels (a run each: id, uuid prefix, label, commit, latest), every run
+ * labelled label (NULL: none), then only the last `last` by id (0: all); with no selector and no
+ * label, `last` alone takes the last runs before the first run of the other side. */
+struct run_group_spec {
+	const char *side;                 /* "baseline" or "candidate", for messages and options */
+	const char *const *sels;
+	int nsels;
+	const char *label;
+	long last;
+};
+struct run_group {
+	int64_t *ids;                     /* ascending */
+	size_t n;
+	struct run_row *rows;             /* (n) */
+	struct case_set *sets;            /* (n) after run_group_load */
+	struct case_index *index;         /* (n) by case key */
+};
+/* Select the runs of spec, leaving out those of exclude (may be NULL). BD_ENOTFOUND when nothing
+ * matches (or a selector's own error), BD_EINVAL beyond RUN_GROUP_MAX runs. */
+int run_group_select(struct db *db, const struct run_group_spec *spec,
+		     const struct run_group *exclude, struct run_group *g, struct bd_error *err);
+/* Load and index every run's cases that pass f. */
+int run_group_load(struct db *db, struct run_group *g, const struct case_filter *f,
+		   struct bd_error *err);
+void run_group_free(struct run_group *g);
+/* "run 3" or "runs 1, 2, 4" (long lists elided). */
+void run_group_describe(const struct run_group *g, struct strbuf *sb);
+
 /* Verdict on a change from a baseline (verdict.c): speedup = baseline / candidate time with its
  * 95% CI; "slower" and "faster" are one-sided tests that the change lies beyond the threshold
  * (H0: candidate time <= (1 + threshold) baseline time, and its mirror), their p-values adjusted

@@ -20,8 +20,9 @@
 #define REPORT_ALPHA 0.01              /* significance level of the rank test */
 #define REPORT_THRESHOLD_PCT 5         /* a change of medians beyond this is faster / slower */
 #define REPORT_TIE_BAND_PCT 2          /* summaries: speedups within 1 ± this are ties */
-#define REPORT_STEADY_BAND_PCT 10      /* warm-up: steady once every iteration stays this close
-					* to the median of the last half */
+#define REPORT_STEADY_BAND_PCT 10      /* warm-up: steady once every iteration (isolated
+					* outliers aside) stays within the last half's 10th-90th
+					* percentile, widened by this much of its median */
 #define REPORT_STEADY_BAND (REPORT_STEADY_BAND_PCT / 100.0)
 
 struct verdict_rule {

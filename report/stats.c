@@ -806,9 +806,37 @@ void speedup_summarize(const double *speedups, size_t n, double tie_band, struct
 	free(valid);
 }
 
-/* The median of the last half needs a copy; if that allocation fails the answer is n (no steady
- * state found), the cautious one, since this contract has no status to return. A value is within
- * band when |x - m| <= band * |m|; a NaN never is. */
+/* x[j] smoothed by a running median of 3 (the three values around j, the first or last three at
+ * the ends): one isolated outlier never survives it. */
+static double median_of_3_at(const double *x, size_t n, size_t j)
+{
+	if (n < 3)
+		return x[j];
+	size_t c = j == 0 ? 1 : j == n - 1 ? n - 2 : j;
+	double a = x[c - 1], b = x[c], d = x[c + 1];
+	return fmax(fmin(a, b), fmin(fmax(a, b), d));
+}
+
+static int within(double v, double lo, double hi) { return v >= lo && v <= hi; }
+
+/* Mann-Kendall trend statistic of x[0..n-1] in time order: S = sum over i < j of sign(x[j] - x[i])
+ * over its standard deviation under no trend, sqrt(n (n-1) (2n+5) / 18) (ties not corrected: a
+ * smaller |z|, the cautious side here). Series longer than 2048 are thinned evenly to 2048. */
+static double mann_kendall_z(const double *x, size_t n)
+{
+	size_t stride = n > 2048 ? (n + 2047) / 2048 : 1, m = (n + stride - 1) / stride;
+	double sum = 0;
+	for (size_t i = 0; i < m; i++)
+		for (size_t j = i + 1; j < m; j++) {
+			double a = x[i * stride], b = x[j * stride];
+			sum += (b > a) - (b < a);
+		}
+	double dm = (double)m, var = dm * (dm - 1) * (2 * dm + 5) / 18;
+	return var > 0 ? sum / sqrt(var) : 0;
+}
+
+/* The reference needs copies; if an allocation fails the answer is n (no steady state found),
+ * the cautious one, since this contract has no status to return. */
 size_t steady_state_index(const double *x, size_t n, double band)
 {
 	if (n == 0)
@@ -817,10 +845,25 @@ size_t steady_state_index(const double *x, size_t n, double band)
 	double *half = scratch_copy(x + half_start, half_n);
 	if (!half)
 		return n;
-	double m = median_select(half, half_n), tol = band * fabs(m);
+	double q_lo, q_hi, m = median_select(half, half_n);
+	quantile_pair(half, half_n, 0.10, 0.90, &q_lo, &q_hi);
+	double tol = band * fabs(m), lo = q_lo - tol, hi = q_hi + tol;
+	/* still drifting: the two quarters of the last half disagree by more than the band, and
+	 * the last half has a trend (Mann-Kendall |z| > 3; a steady state with two modes has none) */
+	int drifting = 0;
+	if (half_n >= 8) {
+		size_t q = half_n / 2;
+		memcpy(half, x + half_start, half_n * sizeof(*half));
+		double m3 = median_select(half, q), m4 = median_select(half + q, half_n - q);
+		drifting = !(fabs(m3 - m4) <= tol) && fabs(mann_kendall_z(x + half_start, half_n)) > 3;
+	}
 	free(half);
+	if (drifting || isnan(m))
+		return n;
 	size_t i = n;
-	while (i > 0 && fabs(x[i - 1] - m) <= tol)
+	while (i > 0 && within(median_of_3_at(x, n, i - 1), lo, hi))
 		i--;
+	while (i < n && !within(x[i], lo, hi))   /* it starts at an iteration that is itself steady */
+		i++;
 	return i;
 }

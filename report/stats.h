@@ -89,8 +89,12 @@ struct speedup_summary {
 void speedup_summarize(const double *speedups, size_t n, double tie_band, struct speedup_summary *out);
 
 /* Steady state of a series of iteration times (warm-up included, in order): the first index i
- * such that every value from i on lies within band (e.g. 0.10 = ±10%) of the median of the last
- * half of the series. Returns n when no such index exists (n == 0 gives 0). */
+ * such that x[i] and the running median of 3 of every value from i on lie within the steady
+ * envelope — the 10th to 90th percentile of the last half, widened by band (e.g. 0.10) times its
+ * median. The running median lets one isolated outlier pass; the percentiles let a steady state
+ * with two modes (e.g. 1.0 and 1.25 alternating) be steady. Returns n when no such index exists,
+ * and when the last half still drifts (its two quarters' medians differ by more than band times
+ * the median, and a Mann-Kendall test finds a trend in it, |z| > 3); n == 0 gives 0. */
 size_t steady_state_index(const double *x, size_t n, double band);
 
 #endif

@@ -729,20 +729,58 @@ static void test_stats__steady_state_of_a_drifting_series_is_n_or_where_the_drif
 	for (size_t i = 0; i < 100; i++)
 		x[i] = i < 20 ? 295 - 10 * (double)i : 100;
 	assert_int_equal(steady_state_index(x, 100, 0.10), 19);
-	/* steady, then one spike on the last iteration: no steady suffix */
+	/* steady, then one spike on the last iteration: an isolated outlier, steady from 0 */
 	for (size_t i = 0; i < 100; i++)
 		x[i] = 100;
 	x[99] = 150;
+	assert_int_equal(steady_state_index(x, 100, 0.10), 0);
+	/* two spikes in a row at the end are not isolated: steady only after them (never) */
+	x[98] = 150;
 	assert_int_equal(steady_state_index(x, 100, 0.10), 100);
+}
+
+/* Planted series: a 3x, 2x, 1.5x warm-up, then steady with 2% noise, and on top of that
+ * (a) one late isolated outlier, (b) a bimodal steady state (1.0 and 1.25, mixed at random),
+ * (c) both, (d) isolated outliers at 5% of the iterations: steady from 3 in every one. The old
+ * rule (every value within 10% of the last half's median) said never for (a) and 30-odd for (b). */
+static void test_stats__steady_state_survives_late_outliers_and_bimodal_steady_states(void **state)
+{
+	(void)state;
+	uint64_t seed = 7;
+	for (int kind = 0; kind < 4; kind++) {
+		for (int trial = 0; trial < 50; trial++) {
+			double x[64];
+			for (size_t i = 0; i < 64; i++) {
+				double level = 1.0;
+				if ((kind == 1 || kind == 2) && noise(&seed) > 0)
+					level = 1.25;
+				x[i] = 1e6 * level * (1 + 0.02 * noise(&seed));
+			}
+			x[0] *= 3;
+			x[1] *= 2;
+			x[2] *= 1.5;
+			if (kind == 0 || kind == 2)
+				x[40 + trial % 23] *= 1.6;   /* one late outlier, the last one included */
+			if (kind == 3)
+				for (size_t i = 5 + (size_t)trial % 7; i < 64; i += 20)
+					x[i] *= 1.8;
+			size_t steady = steady_state_index(x, 64, 0.10);
+			if (steady != 3)
+				fail_msg("kind %d trial %d: steady from %zu, want 3", kind, trial, steady);
+		}
+	}
 }
 
 static void test_stats__steady_state_of_odd_length_uses_last_ceil_half(void **state)
 {
 	(void)state;
-	/* n = 5: the last ceil(5/2) = 3 values {100, 120, 100} have median 100, so 120 is out of
-	 * ±10% and only the last value is steady. (The last 2, {120, 100}, would give 110 and 0.) */
-	const double x[] = {100, 100, 100, 120, 100};
-	assert_int_equal(steady_state_index(x, 5, 0.10), 4);
+	/* n = 5: the last ceil(5/2) = 3 values {100, 120, 100}: percentiles 100 and 116, median 100,
+	 * envelope [90, 126]; {130, 100, 100, 120, 100}: 130 is out, steady from 1. (The last 2,
+	 * {120, 100}, would give the median 110 and an envelope from 91.) */
+	const double x[] = {130, 100, 100, 120, 100};
+	assert_int_equal(steady_state_index(x, 5, 0.10), 1);
+	const double y[] = {89, 100, 100, 120, 100};
+	assert_int_equal(steady_state_index(y, 5, 0.10), 1);
 }
 
 int main(void)
@@ -779,6 +817,7 @@ int main(void)
 		cmocka_unit_test(test_stats__steady_state_of_an_always_steady_series_is_0),
 		cmocka_unit_test(test_stats__steady_state_of_a_drifting_series_is_n_or_where_the_drift_stops),
 		cmocka_unit_test(test_stats__steady_state_of_odd_length_uses_last_ceil_half),
+		cmocka_unit_test(test_stats__steady_state_survives_late_outliers_and_bimodal_steady_states),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

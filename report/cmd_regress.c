@@ -77,6 +77,7 @@ struct regress_case {
 int cmd_regress(int argc, char **argv)
 {
 	struct report_options o = REPORT_OPTIONS_INIT;
+	o.rule.run_noise = REPORT_RUN_NOISE_PCT / 100.0;
 	struct opt_list base_sels = {0}, cand_sels = {0};
 	const char *base_label = NULL, *cand_label = NULL;
 	long base_last = 0, cand_last = 0;
@@ -96,6 +97,10 @@ int cmd_regress(int argc, char **argv)
 		REPORT_OPT_DB(&o),
 		REPORT_OPT_THRESHOLD(&o, "slowdown that counts as a regression"),
 		REPORT_OPT_ALPHA(&o),
+		{"run-noise", 0, OPT_PERCENT, "PCT",
+		 "one run a side: assumed run-to-run spread of a median (default "
+		 REPORT_STR(REPORT_RUN_NOISE_PCT) "; 0: none)",
+		 &o.rule.run_noise},
 		{"any-system", 0, OPT_FLAG, NULL, "compare runs made on different systems", &any_system},
 		REPORT_OPT_PHASE(&o),
 		REPORT_OPT_SUITE(&o),
@@ -110,8 +115,9 @@ int cmd_regress(int argc, char **argv)
 		"the cases, Benjamini-Hochberg; column 'p slower') below alpha; faster likewise; same\n"
 		"when the 95% CI lies within the threshold; unsure otherwise.\n"
 		"One run a side: the iterations are the samples (one-sided Mann-Whitney U of candidate\n"
-		"/ (1 + threshold) against the baseline); run-to-run noise is NOT measured, and the\n"
-		"output says so. Three runs or more in all (e.g. --baseline-label main\n"
+		"/ (1 + threshold) against the baseline); run-to-run noise is NOT measured: the output\n"
+		"says so, and the verdict assumes a spread of --run-noise between runs (the change must\n"
+		"also clear a normal test with that variance added). Three runs or more in all (e.g. --baseline-label main\n"
 		"--baseline-last 5, or the runs of one `runner run --repeat N` under one label): each\n"
 		"run's median is a sample, and the t test on their logs, variance pooled over the cases,\n"
 		"includes the noise between runs (docs/performance.md, Measurement validity).\n"
@@ -383,9 +389,10 @@ int cmd_regress(int argc, char **argv)
 			       "95%% t interval");
 	if (nsingle && nruns_method < ncases)
 		table_note(&t, "n: measured iterations (baseline/candidate); ONE baseline run: the "
-			       "noise between runs is not measured, so these verdicts hold for these "
-			       "two runs only (select 3 or more runs, e.g. --baseline-label LABEL, for "
-			       "a verdict that includes it)");
+			       "noise between runs is not measured but assumed (--run-noise %.3g%% of "
+			       "a median per run, in the CI and the tests); select 3 or more runs, e.g. "
+			       "--baseline-label LABEL, for a verdict that measures it",
+			   100 * o.rule.run_noise);
 	table_note(&t, "change: candidate median / baseline median - 1 (95%% CI); p: no change "
 		       "(Mann-Whitney U, or t on runs); p slower: one-sided, slower beyond the "
 		       "threshold, Benjamini-Hochberg adjusted over the cases; threshold %.3g%%, "

@@ -30,9 +30,13 @@ struct verdict_rule {
 	double threshold;    /* fraction: a speedup above 1 + threshold or below 1 / (1 + threshold)
 				counts */
 	double tie_band;     /* fraction: summaries count |speedup - 1| <= tie_band as a tie */
+	double run_noise;    /* fraction: the spread of one run's median from run to run, assumed
+				where it cannot be measured (one run a side); 0: none assumed */
 };
 #define VERDICT_RULE_DEFAULT                                                                       \
-	{REPORT_ALPHA, REPORT_THRESHOLD_PCT / 100.0, REPORT_TIE_BAND_PCT / 100.0}
+	{REPORT_ALPHA, REPORT_THRESHOLD_PCT / 100.0, REPORT_TIE_BAND_PCT / 100.0, 0}
+/* regress, one run a side: the run-to-run spread assumed (percent of the median) */
+#define REPORT_RUN_NOISE_PCT 2
 /* A threshold below 0 or an alpha outside (0, 1) is a usage error: prints it for `report command`
  * and returns EXIT_USAGE; -1 when the rule is sound. */
 int verdict_rule_check(const struct verdict_rule *rule, const char *command);
@@ -245,6 +249,7 @@ struct pair_result {
 	double p_slower, p_faster;   /* one-sided p: slower / faster beyond the threshold */
 	double q_slower, q_faster;   /* the same, Benjamini-Hochberg adjusted over the family */
 	int insufficient;
+	int run_noise_assumed;       /* one run a side, rule->run_noise added to the variance */
 	/* runs method: mean log(run median) of cand - base; the variance of a run's log median
 	 * with its degrees of freedom (this case's own, and the one used after pooling) */
 	double log_change, run_var, run_df, used_var, used_df;

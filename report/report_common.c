@@ -84,9 +84,11 @@ int verdict_rule_check(const struct verdict_rule *rule, const char *command)
 {
 	/* written so that a NaN (--alpha nan) fails too */
 	if (rule->threshold >= 0 && isfinite(rule->threshold) && rule->alpha > 0 && rule->alpha < 1 &&
-	    rule->tie_band >= 0 && isfinite(rule->tie_band))
+	    rule->tie_band >= 0 && isfinite(rule->tie_band) && rule->run_noise >= 0 &&
+	    isfinite(rule->run_noise))
 		return -1;
-	fprintf(stderr, "%s %s: --threshold must be >= 0, --tie-band >= 0 and --alpha in (0, 1)\n", REPORT_PROG,
+	fprintf(stderr, "%s %s: --threshold, --tie-band and --run-noise must be >= 0 and --alpha in "
+		"(0, 1)\n", REPORT_PROG,
 		command);
 	return EXIT_USAGE;
 }

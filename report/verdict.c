@@ -28,6 +28,24 @@ static double *scaled_copy(const double *x, size_t n, double factor)
 	return y;
 }
 
+/* One run a side cannot show how much a run's median moves from run to run. With run_noise > 0
+ * the verdict assumes it: the log ratio of medians has the variance of the bootstrap (within the
+ * runs) plus 2 run_noise^2 (one run each side), and the one-sided normal tests against the
+ * threshold with that variance must agree with the rank tests (the larger p of the two is kept:
+ * both must reject). The interval shown is the normal one with that variance. */
+static void assume_run_noise(struct pair_result *r, const struct verdict_rule *rule)
+{
+	double z95 = 1.959964, d = -log(r->speedup.ratio), margin = log1p(rule->threshold);
+	double se_within = (log(r->speedup.hi) - log(r->speedup.lo)) / (2 * z95);
+	double se = sqrt(se_within * se_within + 2 * rule->run_noise * rule->run_noise);
+	r->p_slower = fmax(r->p_slower, 0.5 * erfc((d - margin) / se / sqrt(2.0)));
+	r->p_faster = fmax(r->p_faster, 0.5 * erfc((-d - margin) / se / sqrt(2.0)));
+	r->p = fmax(r->p, erfc(fabs(d) / se / sqrt(2.0)));
+	r->speedup.lo = exp(-d - z95 * se);
+	r->speedup.hi = exp(-d + z95 * se);
+	r->run_noise_assumed = 1;
+}
+
 int compare_pair(const double *xb, size_t nb, const double *xc, size_t nc,
 		 const struct verdict_rule *rule, struct pair_result *out)
 {
@@ -58,6 +76,8 @@ int compare_pair(const double *xb, size_t nb, const double *xc, size_t nc,
 	free(shifted_up);
 	if (rc)
 		return rc;
+	if (rule->run_noise > 0)
+		assume_run_noise(out, rule);
 	out->insufficient = verdict_insufficient(nb, nc, rule);
 	struct pair_result *one = out;
 	verdicts_decide(&one, 1, rule);

@@ -259,11 +259,15 @@ report_fixture)
 	check "flash geomean speedup ~1.111" awk -F, '$1 == "flash" && $3 > 1.10 && $3 < 1.12 { ok = 1 } END { exit !ok }' "$T/out"
 	check "sdpa geomean speedup ~1.389" awk -F, '$1 == "sdpa" && $3 > 1.37 && $3 < 1.41 { ok = 1 } END { exit !ok }' "$T/out"
 	check "sdpa wins every case" awk -F, '$1 == "sdpa" && $2 == 4 && $8 == 4 { ok = 1 } END { exit !ok }' "$T/out"
+	# The fixture's runs differ by no run-to-run noise (only the planted slowdown): --run-noise 0
+	# states that truth; by default regress assumes 2% between runs and calls 10% unsure.
 	for fmt in md json; do
-		expect_status 1 "regress flags the planted slowdown ($fmt)" "$REPORT" regress --db "$db" --baseline base --candidate cand --format $fmt
+		expect_status 1 "regress flags the planted slowdown ($fmt)" "$REPORT" regress --db "$db" --baseline base --candidate cand --run-noise 0 --format $fmt
 		golden "report_regress.$fmt" "$T/out"
 	done
-	expect_status 1 "regress (csv)" "$REPORT" regress --db "$db" --baseline base --candidate cand --format csv
+	expect_status 0 "regress with the assumed 2% run noise: 10% in one run pair is not enough" "$REPORT" regress --db "$db" --baseline base --candidate cand --format csv
+	check "assumed run noise: flash S2048 unsure" grep -q '^flash float32 fwd+bwd B8 H1 S2048 D64,.*,unsure$' "$T/out"
+	expect_status 1 "regress (csv)" "$REPORT" regress --db "$db" --baseline base --candidate cand --run-noise 0 --format csv
 	check "exactly one case slower" [ "$(grep -c ',slower$' "$T/out")" = 1 ]
 	check "the slower case is flash at S2048" grep -q '^flash float32 fwd+bwd B8 H1 S2048 D64,.*,slower$' "$T/out"
 	check "the planted no-change is not flagged" grep -q '^naive float32 fwd+bwd B8 H1 S1024 D64,.*,same$' "$T/out"
@@ -338,6 +342,7 @@ report_fixture)
 	for bad in "--alpha 1.5" "--alpha -0.1" "--threshold -50"; do
 		expect_status 2 "regress $bad is a usage error" "$REPORT" regress --db "$db" --baseline base $bad
 	done
+	expect_status 2 "regress --run-noise -1 is a usage error" "$REPORT" regress --db "$db" --baseline base --run-noise -1
 	# Small n: a 2x slowdown of every case at 5 iterations is found (the exact rank test reaches
 	# p = 2/252); at 4 iterations no verdict is possible: insufficient data, exit 2.
 	for iters in 5 4; do

@@ -1,10 +1,10 @@
 /* report/cmd_regress.c: `report regress --baseline SEL --candidate SEL` — per case verdicts
  * (faster / slower / same / unsure / insufficient) between a baseline and a candidate, each one
- * run or a group of runs (every run with a label, the last K), for CI to gate on. It never passes what it
- * did not compare: exit 0 only when every ok baseline case was compared and none is slower; 1 on a
- * significant slowdown, a case that was ok and now failed or did not run, a baseline case missing
- * from the candidate, or a candidate run that is not complete; 2 when it cannot tell (nothing
- * comparable, too little data) and on usage errors. Every reason is printed. */
+ * run or a group of runs (every run with a label, the last K), for CI to gate on. It never passes
+ * what it did not compare: exit 0 only when every ok baseline case was compared and none is
+ * slower; 1 on a significant slowdown, a case that was ok and now failed or did not run, a
+ * baseline case missing from the candidate, or a candidate run that is not complete; 2 when it
+ * cannot tell (nothing comparable, too little data) and on usage errors. Every reason is printed. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,11 +84,11 @@ int cmd_regress(int argc, char **argv)
 	int any_system = 0;
 	const struct opt_spec specs[] = {
 		{"baseline", 'b', OPT_LIST, "SEL",
-		 "baseline run: id, uuid prefix, label, commit, latest (repeatable)", &base_sels},
+		 "baseline run: id, uuid prefix, label, commit (repeatable)", &base_sels},
 		{"baseline-label", 0, OPT_STRING, "LABEL", "every run with this label is a baseline run",
 		 &base_label},
 		{"baseline-last", 0, OPT_INT, "K",
-		 "only the last K baseline runs (alone: the K runs before the candidate)", &base_last},
+		 "only the last K baseline runs (alone: the K before the candidate)", &base_last},
 		{"candidate", 'c', OPT_LIST, "SEL", "candidate run (default latest; repeatable)",
 		 &cand_sels},
 		{"candidate-label", 0, OPT_STRING, "LABEL", "every run with this label is a candidate run",
@@ -98,7 +98,7 @@ int cmd_regress(int argc, char **argv)
 		REPORT_OPT_THRESHOLD(&o, "slowdown that counts as a regression"),
 		REPORT_OPT_ALPHA(&o),
 		{"run-noise", 0, OPT_PERCENT, "PCT",
-		 "one run a side: assumed run-to-run spread of a median (default "
+		 "one run a side: run-to-run spread assumed (default "
 		 REPORT_STR(REPORT_RUN_NOISE_PCT) "; 0: none)",
 		 &o.rule.run_noise},
 		{"any-system", 0, OPT_FLAG, NULL, "compare runs made on different systems", &any_system},
@@ -116,11 +116,12 @@ int cmd_regress(int argc, char **argv)
 		"when the 95% CI lies within the threshold; unsure otherwise.\n"
 		"One run a side: the iterations are the samples (one-sided Mann-Whitney U of candidate\n"
 		"/ (1 + threshold) against the baseline); run-to-run noise is NOT measured: the output\n"
-		"says so, and the verdict assumes a spread of --run-noise between runs (the change must\n"
-		"also clear a normal test with that variance added). Three runs or more in all (e.g. --baseline-label main\n"
-		"--baseline-last 5, or the runs of one `runner run --repeat N` under one label): each\n"
-		"run's median is a sample, and the t test on their logs, variance pooled over the cases,\n"
-		"includes the noise between runs (docs/performance.md, Measurement validity).\n"
+		"says so, and the verdict assumes a spread of --run-noise between runs (the change\n"
+		"must also clear a normal test with that variance added).\n"
+		"Three runs or more in all (e.g. --baseline-label main --baseline-last 5, or the runs\n"
+		"of one `runner run --repeat N` under one label): each run's median is a sample, and\n"
+		"the t test on their logs, variance pooled over the cases, includes the noise between\n"
+		"runs (docs/performance.md, Measurement validity).\n"
 		"Exit status, each reason printed:\n"
 		"  0  no regression: every ok baseline case was compared and none is slower;\n"
 		"  1  regression: a case is slower; a case ok in the baseline is error, oom,\n"
@@ -367,7 +368,8 @@ int cmd_regress(int argc, char **argv)
 	finding_add(&found.unsure, "not compared (no measured samples of the phase)", uncompared,
 		    nuncompared);
 	char what[128];
-	snprintf(what, sizeof(what), "insufficient data (fewer than %d iterations, or p cannot reach %.3g)",
+	snprintf(what, sizeof(what),
+		 "insufficient data (fewer than %d iterations, or p cannot reach %.3g)",
 		 REPORT_MIN_ITERS, o.rule.alpha);
 	finding_add(&found.unsure, what, insufficient, ninsufficient);
 

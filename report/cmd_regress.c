@@ -389,6 +389,10 @@ int cmd_regress(int argc, char **argv)
 			       "median is a sample (t test on logs, variance pooled over the cases); "
 			       "baseline and candidate: geometric means of the runs' medians; CI: "
 			       "95%% t interval");
+	if (base.n == 1 && nruns_method)
+		table_note(&t, "ONE baseline run: the spread between runs is estimated from the "
+			       "candidate's runs alone (and the other cases'), assumed to hold for the "
+			       "baseline too");
 	if (nsingle && nruns_method < ncases)
 		table_note(&t, "n: measured iterations (baseline/candidate); ONE baseline run: the "
 			       "noise between runs is not measured but assumed (--run-noise %.3g%% of "

@@ -67,6 +67,8 @@ expect_status 0 "--baseline-last alone: the runs before the candidate" "$REPORT"
 contains "$T/out" "run 7 vs baseline runs 5, 6 " "the 2 runs before run 7"
 expect_status 0 "runs one by one" "$REPORT" regress --db "$T/sel.db" --baseline 1 --baseline 2 --candidate 6 --candidate 7
 contains "$T/out" "runs 6, 7 vs baseline runs 1, 2 " "runs named one by one"
+expect_status 0 "one baseline run, 2 candidate runs" "$REPORT" regress --db "$T/sel.db" --baseline 5 --candidate-label cand
+contains "$T/out" "ONE baseline run: the spread between runs is estimated from the candidate" "one baseline run says so"
 expect_status 2 "a label no run has" "$REPORT" regress --db "$T/sel.db" --baseline-label nosuch
 contains "$T/err" "no run matches the baseline selection: no run is labelled nosuch" "unknown label named"
 # one candidate run of a group interrupted: exit 1

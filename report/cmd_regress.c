@@ -257,12 +257,13 @@ int cmd_regress(int argc, char **argv)
 					worst = c;
 			}
 			shared += in_cand > 0;
-			for (size_t r = 0; r < base.n; r++)
-				if (at_b[r] >= 0 && base.sets[r].rows[at_b[r]].status == STATUS_OK)
-					xb[nb].x = case_series_pick(&base.sets[r].series[at_b[r]],
-								    (enum series_pick)pick,
-								    &xb[nb].n),
-					nb++;
+			for (size_t r = 0; r < base.n; r++) {
+				if (at_b[r] < 0 || base.sets[r].rows[at_b[r]].status != STATUS_OK)
+					continue;
+				xb[nb].x = case_series_pick(&base.sets[r].series[at_b[r]],
+							    (enum series_pick)pick, &xb[nb].n);
+				nb++;
+			}
 			if (nb == 0)
 				continue;   /* not ok in any baseline run: nothing to hold the candidate to */
 			if (worst && (worst->status == STATUS_ERROR || worst->status == STATUS_OOM)) {
@@ -277,10 +278,9 @@ int cmd_regress(int argc, char **argv)
 				missing[nmissing++] = row->name;
 				continue;
 			}
-			for (size_t r = 0; r < cand.n; r++)
-				xc[nc].x = case_series_pick(&cand.sets[r].series[at_c[r]],
-							    (enum series_pick)pick, &xc[nc].n),
-				nc++;
+			for (; nc < cand.n; nc++)
+				xc[nc].x = case_series_pick(&cand.sets[nc].series[at_c[nc]],
+							    (enum series_pick)pick, &xc[nc].n);
 			int empty = 0;
 			for (size_t r = 0; r < nb; r++)
 				empty |= xb[r].n == 0;

@@ -327,10 +327,14 @@ int cmd_regress(int argc, char **argv)
 		table_number(&t, r, c_cand, pr->cand.median / 1e6);
 		/* change in time: candidate / baseline - 1 = 1 / speedup - 1 */
 		table_number(&t, r, c_chg, 100 * (1 / pr->speedup.ratio - 1));
-		table_number(&t, r, c_lo, 100 * (1 / pr->speedup.hi - 1));
-		table_number(&t, r, c_hi, 100 * (1 / pr->speedup.lo - 1));
+		if (pr->method == METHOD_RUNS || (pr->base.n > 1 && pr->cand.n > 1)) {
+			/* no interval from one sample */
+			table_number(&t, r, c_lo, 100 * (1 / pr->speedup.hi - 1));
+			table_number(&t, r, c_hi, 100 * (1 / pr->speedup.lo - 1));
+		}
 		table_number(&t, r, c_p, pr->p);
-		table_number(&t, r, c_q, pr->q_slower);
+		if (!pr->insufficient)   /* no test was made */
+			table_number(&t, r, c_q, pr->q_slower);
 		table_text(&t, r, c_v, verdict_names[pr->verdict]);
 	}
 

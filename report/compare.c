@@ -108,9 +108,12 @@ size_t compare_tables(const struct case_set *cand, const struct case_pair *pairs
 			table_number(t, r, c_hi, pr->speedup.hi);
 		}
 		table_number(t, r, c_p, pr->p);
-		table_number(t, r, c_q, pr->verdict == VERDICT_FASTER ? pr->q_faster
-				      : pr->verdict == VERDICT_SLOWER ? pr->q_slower
-								      : fmin(pr->q_faster, pr->q_slower));
+		/* the adjusted p of the verdict's test, or of the nearer one; none when insufficient */
+		double q = pr->verdict == VERDICT_FASTER   ? pr->q_faster
+			   : pr->verdict == VERDICT_SLOWER ? pr->q_slower
+							   : fmin(pr->q_faster, pr->q_slower);
+		if (!pr->insufficient)
+			table_number(t, r, c_q, q);
 		table_text(t, r, c_v, verdict_names[pr->verdict]);
 		speedups[npairs] = pr->speedup.ratio;
 		verdicts[npairs] = pr->verdict;

@@ -54,6 +54,9 @@ expect_status 1 "2x at 5 iterations, one run a side: exit 1" "$REPORT" regress -
 check "every case slower (one run)" [ "$(grep -c '| slower  |$' "$T/out")" = 24 ]
 contains "$T/out" "ONE baseline run: the noise between runs is not measured" "a single baseline run says so"
 check "4 iterations" "$PLANTED" "$T/four.db" --iters 4 --seed 14 base:4:1 cand:1:2
+check "1 iteration" "$PLANTED" "$T/single.db" --iters 1 --cases 2 --seed 17 base:1:1 cand:1:1
+expect_status 2 "one iteration a side: insufficient data, exit 2" "$REPORT" regress --db "$T/single.db" --baseline base --candidate cand --format csv
+check "no interval from one sample" grep -q '^flash float32 fwd B8 H1 S256 D64,1/1,[0-9.]*,[0-9.]*,[-0-9.e]*,,,' "$T/out"
 expect_status 2 "2x at 4 iterations: insufficient data, exit 2" "$REPORT" regress --db "$T/four.db" --baseline-label base --candidate-label cand
 contains "$T/err" "cannot tell: insufficient data" "insufficient: reason printed"
 

@@ -65,7 +65,13 @@ int cmd_compare(int argc, char **argv)
 		"p-value and a verdict; then geometric-mean, median and mean speedup with wins, losses\n"
 		"and ties. With an impl as baseline, cases of one run that differ only in impl are\n"
 		"paired; with a run, cases with the same case key in both runs. `report --compare IMPL`\n"
-		"is short for `report compare --baseline IMPL`."};
+		"is short for `report compare --baseline IMPL`.\n"
+		"Verdicts: faster/slower when the one-sided rank test says the change lies beyond the\n"
+		"threshold, its p adjusted over all the cases (Benjamini-Hochberg; column 'p adj')\n"
+		"below alpha; same when the 95% CI lies within the threshold; unsure otherwise;\n"
+		"insufficient with fewer than " REPORT_STR(REPORT_MIN_ITERS)
+		" measured iterations on a side, or too few for the\n"
+		"exact test (up to 50 samples in all) to reach alpha. n: iterations, baseline/candidate."};
 	struct db *db = NULL;
 	struct case_set cand = {0}, base_set = {0};
 	struct case_pair *pairs = NULL;
@@ -83,6 +89,8 @@ int cmd_compare(int argc, char **argv)
 		fprintf(stderr, "report compare: --baseline IMPL|RUN is required\n");
 		return EXIT_USAGE;
 	}
+	if ((status = verdict_rule_check(&o.rule, "compare")) >= 0)
+		return status;
 	if ((fmt = report_format_arg(o.format)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
 		return EXIT_USAGE;
 	if ((status = prices_load_options(price, prices_path, "compare", &prices)) >= 0)

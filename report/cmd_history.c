@@ -104,8 +104,10 @@ static int key_table(struct db *db, const struct case_row *rows, size_t n,
 			goto done;
 		}
 		table_number(t, r, c_med, median / 1e6);
-		table_number(t, r, c_lo, lo / 1e6);
-		table_number(t, r, c_hi, hi / 1e6);
+		if (m > 1) {   /* no interval from one sample */
+			table_number(t, r, c_lo, lo / 1e6);
+			table_number(t, r, c_hi, hi / 1e6);
+		}
 		table_number(t, r, c_n, (double)m);
 		const double *xp = case_series_pick(&prev, pick, &mprev);
 		struct pair_result pr;
@@ -125,9 +127,9 @@ static int key_table(struct db *db, const struct case_row *rows, size_t n,
 	table_note(t, "%zu run%s, %zu step change%s; median and 95%% interval over the measured "
 		      "iterations (%s), the interval from order statistics (distribution-free)",
 		   n, n == 1 ? "" : "s", steps, steps == 1 ? "" : "s", series_pick_names[pick]);
-	table_note(t, "step: against the previous ok run, when the Mann-Whitney U test is significant "
-		      "(p < %.3g) and the medians differ by more than %.3g%%",
-		   rule->alpha, 100 * rule->threshold);
+	table_note(t, "step: against the previous ok run, when the one-sided Mann-Whitney U test "
+		      "says the change lies beyond %.3g%% (p < %.3g); n: measured iterations",
+		   100 * rule->threshold, rule->alpha);
 done:
 	case_series_free(&cur);
 	case_series_free(&prev);

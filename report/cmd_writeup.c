@@ -468,7 +468,8 @@ static void add_mixed_precision(struct writeup *w)
 	for (size_t i = 0; i < w->set.n; i++)
 		counted |= !strcmp(w->set.rows[i].suite, "e2e") && w->set.rows[i].param_count > 0;
 	size_t c_count = counted ? table_column(&t, "param count", "M", 1) : 0;
-	size_t c_f = table_column(&t, "float32", "ms", 3), c_b = table_column(&t, "bfloat16", "ms", 3),
+	size_t c_n = table_column(&t, "n", "", 0),
+	       c_f = table_column(&t, "float32", "ms", 3), c_b = table_column(&t, "bfloat16", "ms", 3),
 	       c_sp = table_column(&t, "speedup", "x", 2), c_lo = table_column(&t, "ci lo", "x", 2),
 	       c_hi = table_column(&t, "ci hi", "x", 2),
 	       c_mf = table_column(&t, "float32 peak", "MiB", 1),
@@ -516,11 +517,15 @@ static void add_mixed_precision(struct writeup *w)
 		}
 		if (counted && f->param_count > 0)
 			table_number(&t, r, c_count, (double)f->param_count / 1e6);
+		snprintf(v, sizeof(v), "%zu/%zu", nf, nb);
+		table_text(&t, r, c_n, v);
 		table_number(&t, r, c_f, pr.base.median / 1e6);
 		table_number(&t, r, c_b, pr.cand.median / 1e6);
 		table_number(&t, r, c_sp, pr.speedup.ratio);
-		table_number(&t, r, c_lo, pr.speedup.lo);
-		table_number(&t, r, c_hi, pr.speedup.hi);
+		if (nf > 1 && nb > 1) {   /* no interval from one sample */
+			table_number(&t, r, c_lo, pr.speedup.lo);
+			table_number(&t, r, c_hi, pr.speedup.hi);
+		}
 		if (f->peak_bytes >= 0)
 			table_number(&t, r, c_mf, (double)f->peak_bytes / BYTES_PER_MIB);
 		if (b->peak_bytes >= 0)
@@ -530,8 +535,8 @@ static void add_mixed_precision(struct writeup *w)
 		table_free(&t);
 		return;   /* the sweep did not ask for both precisions */
 	}
-	table_note(&t, "medians of the per-iteration total; speedup = float32 / bfloat16 (> 1: "
-		       "bfloat16 faster) with its 95%% bootstrap CI");
+	table_note(&t, "n: measured iterations, float32/bfloat16; medians of the per-iteration total; "
+		       "speedup = float32 / bfloat16 (> 1: bfloat16 faster) with its 95%% bootstrap CI");
 	render_table(&t, FORMAT_MD, &w->doc);
 	table_free(&t);
 }

@@ -1,41 +1,14 @@
 /* report/compare.c: comparisons of a baseline and a candidate — the verdict on one pair of
  * series, pairing the cases of two case sets, and `report compare`'s tables (shared with `report
  * writeup`, `report regress`, `report history` and the speedup chart). */
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "report.h"
 
 static int is_ok(const struct case_row *c) { return c->status == STATUS_OK; }
-
-const char *const verdict_names[4] = {"faster", "slower", "same", "unsure"};
-
-enum verdict verdict_of(const struct ratio_ci *speedup, double p, const struct verdict_rule *rule)
-{
-	double up = 1.0 + rule->threshold, down = 1.0 / (1.0 + rule->threshold);
-	int significant = p < rule->alpha;
-	if (significant && speedup->ratio > up)
-		return VERDICT_FASTER;
-	if (significant && speedup->ratio < down)
-		return VERDICT_SLOWER;
-	if (significant || (speedup->lo >= down && speedup->hi <= up))
-		return VERDICT_SAME;
-	return VERDICT_UNSURE;
-}
-
-int compare_pair(const double *xb, size_t nb, const double *xc, size_t nc,
-		 const struct verdict_rule *rule, struct pair_result *out)
-{
-	int rc = bootstrap_ratio_of_medians(xb, nb, xc, nc, REPORT_CI_LEVEL,
-					    REPORT_BOOTSTRAP_RESAMPLES, REPORT_BOOTSTRAP_SEED,
-					    &out->speedup);
-	if (rc || (rc = mann_whitney_u(xb, nb, xc, nc, &out->mw)))
-		return rc;
-	summarize(xb, nb, &out->base);
-	summarize(xc, nc, &out->cand);
-	out->verdict = verdict_of(&out->speedup, out->mw.p, rule);
-	return 0;
-}
 
 void compare_pairs(const struct case_set *base, const struct case_set *cand,
 		   struct case_pair *pairs, size_t n, enum series_pick pick,
@@ -48,6 +21,20 @@ void compare_pairs(const struct case_set *base, const struct case_set *cand,
 		const double *xc = case_series_pick(&cand->series[pairs[i].cand], pick, &nc);
 		pairs[i].ok = !compare_pair(xb, nb, xc, nc, rule, &pairs[i].result);
 	}
+	compare_pairs_decide(pairs, n, rule);
+}
+
+void compare_pairs_decide(struct case_pair *pairs, size_t n, const struct verdict_rule *rule)
+{
+	struct pair_result **family = malloc((n ? n : 1) * sizeof(*family));
+	if (!family)
+		abort();
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++)
+		if (pairs[i].ok)
+			family[m++] = &pairs[i].result;
+	verdicts_decide(family, m, rule);
+	free(family);
 }
 
 int compare_match(const struct case_set *base, const struct case_set *cand, const char *impl,
@@ -89,14 +76,17 @@ size_t compare_tables(const struct case_set *cand, const struct case_pair *pairs
 	table_init(t, title);
 	table_init(sum, "summary");
 	size_t c_case = table_column(t, "case", "", 0), c_impl = table_column(t, "impl", "", 0),
+	       c_n = table_column(t, "n", "", 0),
 	       c_base = table_column(t, "baseline", "ms", 3),
 	       c_cand = table_column(t, "candidate", "ms", 3),
 	       c_sp = table_column(t, "speedup", "x", 3), c_lo = table_column(t, "ci lo", "x", 3),
 	       c_hi = table_column(t, "ci hi", "x", 3), c_p = table_column(t, "p", "", 4),
+	       c_q = table_column(t, "p adj", "", 4),
 	       c_v = table_column(t, "verdict", "", 0);
 	double *speedups = calloc(n ? n : 1, sizeof(*speedups));
 	const char **groups = calloc(n ? n : 1, sizeof(*groups));
-	if (!speedups || !groups)
+	enum verdict *verdicts = calloc(n ? n : 1, sizeof(*verdicts));
+	if (!speedups || !groups || !verdicts)
 		abort();
 	size_t npairs = 0;
 	for (size_t k = 0; k < n; k++) {
@@ -107,20 +97,35 @@ size_t compare_tables(const struct case_set *cand, const struct case_pair *pairs
 		size_t r = table_row(t);
 		table_text(t, r, c_case, c->name);
 		table_text(t, r, c_impl, c->impl);
+		char n_text[48];
+		snprintf(n_text, sizeof(n_text), "%zu/%zu", pr->base.n, pr->cand.n);
+		table_text(t, r, c_n, n_text);
 		table_number(t, r, c_base, pr->base.median / 1e6);
 		table_number(t, r, c_cand, pr->cand.median / 1e6);
 		table_number(t, r, c_sp, pr->speedup.ratio);
-		table_number(t, r, c_lo, pr->speedup.lo);
-		table_number(t, r, c_hi, pr->speedup.hi);
-		table_number(t, r, c_p, pr->mw.p);
+		if (pr->base.n > 1 && pr->cand.n > 1) {   /* no interval from one sample */
+			table_number(t, r, c_lo, pr->speedup.lo);
+			table_number(t, r, c_hi, pr->speedup.hi);
+		}
+		table_number(t, r, c_p, pr->p);
+		/* the adjusted p of the verdict's test, or of the nearer one; none when insufficient */
+		double q = pr->verdict == VERDICT_FASTER   ? pr->q_faster
+			   : pr->verdict == VERDICT_SLOWER ? pr->q_slower
+							   : fmin(pr->q_faster, pr->q_slower);
+		if (!pr->insufficient)
+			table_number(t, r, c_q, q);
 		table_text(t, r, c_v, verdict_names[pr->verdict]);
 		speedups[npairs] = pr->speedup.ratio;
+		verdicts[npairs] = pr->verdict;
 		groups[npairs++] = c->impl;
 	}
 	if (npairs == 0)
 		goto done;
-	table_note(t, "speedup = baseline median / candidate median (> 1: candidate faster); CI: "
-		      "95%% bootstrap; p: Mann-Whitney U; verdict at %.3g%% threshold, alpha %.3g",
+	table_note(t, "n: measured iterations, baseline/candidate; "
+		      "speedup = baseline median / candidate median (> 1: candidate faster); CI: "
+		      "95%% bootstrap; p: Mann-Whitney U; p adj: one-sided, beyond the threshold, "
+		      "Benjamini-Hochberg adjusted over the cases; verdict at %.3g%% threshold, "
+		      "alpha %.3g",
 		   100 * rule->threshold, rule->alpha);
 
 	/* Summary per candidate impl (one row per impl; by run: one row). */
@@ -128,7 +133,8 @@ size_t compare_tables(const struct case_set *cand, const struct case_pair *pairs
 	       s_geo = table_column(sum, "geomean", "x", 3), s_med = table_column(sum, "median", "x", 3),
 	       s_mean = table_column(sum, "mean", "x", 3), s_min = table_column(sum, "min", "x", 3),
 	       s_max = table_column(sum, "max", "x", 3), s_w = table_column(sum, "wins", "", 0),
-	       s_l = table_column(sum, "losses", "", 0), s_t = table_column(sum, "ties", "", 0);
+	       s_l = table_column(sum, "losses", "", 0), s_t = table_column(sum, "ties", "", 0),
+	       s_f = table_column(sum, "faster", "", 0), s_s = table_column(sum, "slower", "", 0);
 	double *group = calloc(npairs, sizeof(*group));
 	if (!group)
 		abort();
@@ -138,10 +144,13 @@ size_t compare_tables(const struct case_set *cand, const struct case_pair *pairs
 			first = by_run || strcmp(groups[j], groups[i]);
 		if (!first || (by_run && i > 0))
 			continue;
-		size_t m = 0;
+		size_t m = 0, faster = 0, slower = 0;
 		for (size_t j = i; j < npairs; j++)
-			if (by_run || !strcmp(groups[j], groups[i]))
+			if (by_run || !strcmp(groups[j], groups[i])) {
 				group[m++] = speedups[j];
+				faster += verdicts[j] == VERDICT_FASTER;
+				slower += verdicts[j] == VERDICT_SLOWER;
+			}
 		struct speedup_summary ss;
 		speedup_summarize(group, m, rule->tie_band, &ss);
 		size_t r = table_row(sum);
@@ -155,12 +164,16 @@ size_t compare_tables(const struct case_set *cand, const struct case_pair *pairs
 		table_number(sum, r, s_w, (double)ss.wins);
 		table_number(sum, r, s_l, (double)ss.losses);
 		table_number(sum, r, s_t, (double)ss.ties);
+		table_number(sum, r, s_f, (double)faster);
+		table_number(sum, r, s_s, (double)slower);
 	}
 	free(group);
-	table_note(sum, "wins/losses: speedup beyond 1 ± %.3g%%; ties within it",
+	table_note(sum, "wins/losses: point estimates beyond 1 ± %.3g%%, ties within it; faster/slower: "
+		      "the verdicts (interval beyond the threshold, Benjamini-Hochberg over the cases)",
 		   100 * rule->tie_band);
 done:
 	free(speedups);
 	free(groups);
+	free(verdicts);
 	return npairs;
 }

@@ -20,8 +20,9 @@
 #define REPORT_ALPHA 0.01              /* significance level of the rank test */
 #define REPORT_THRESHOLD_PCT 5         /* a change of medians beyond this is faster / slower */
 #define REPORT_TIE_BAND_PCT 2          /* summaries: speedups within 1 ± this are ties */
-#define REPORT_STEADY_BAND_PCT 10      /* warm-up: steady once every iteration stays this close
-					* to the median of the last half */
+#define REPORT_STEADY_BAND_PCT 10      /* warm-up: steady once every iteration (isolated
+					* outliers aside) stays within the last half's 10th-90th
+					* percentile, widened by this much of its median */
 #define REPORT_STEADY_BAND (REPORT_STEADY_BAND_PCT / 100.0)
 
 struct verdict_rule {
@@ -29,9 +30,13 @@ struct verdict_rule {
 	double threshold;    /* fraction: a speedup above 1 + threshold or below 1 / (1 + threshold)
 				counts */
 	double tie_band;     /* fraction: summaries count |speedup - 1| <= tie_band as a tie */
+	double run_noise;    /* fraction: the spread of one run's median from run to run, assumed
+				where it cannot be measured (one run a side); 0: none assumed */
 };
 #define VERDICT_RULE_DEFAULT                                                                       \
-	{REPORT_ALPHA, REPORT_THRESHOLD_PCT / 100.0, REPORT_TIE_BAND_PCT / 100.0}
+	{REPORT_ALPHA, REPORT_THRESHOLD_PCT / 100.0, REPORT_TIE_BAND_PCT / 100.0, 0}
+/* regress, one run a side: the run-to-run spread assumed (percent of the median) */
+#define REPORT_RUN_NOISE_PCT 2
 /* A threshold below 0 or an alpha outside (0, 1) is a usage error: prints it for `report command`
  * and returns EXIT_USAGE; -1 when the rule is sound. */
 int verdict_rule_check(const struct verdict_rule *rule, const char *command);
@@ -173,25 +178,99 @@ void case_index_free(struct case_index *idx);
 char *case_key_without_impl(const char *key);
 char *case_key_without(const char *key, const char *param);
 
-/* Verdict on a change from a baseline: speedup = baseline median / candidate median with its CI,
- * p from the Mann-Whitney U test, judged by rule's alpha and threshold:
- *   faster / slower: significant (p < alpha) and beyond the threshold in that direction;
- *   same:            within the threshold, or not significant with the whole CI within it;
- *   unsure:          not significant, but the CI reaches beyond the threshold. */
-enum verdict { VERDICT_FASTER, VERDICT_SLOWER, VERDICT_SAME, VERDICT_UNSURE };
-extern const char *const verdict_names[4];
-enum verdict verdict_of(const struct ratio_ci *speedup, double p, const struct verdict_rule *rule);
+/* ---- one side of a comparison: a group of runs (run_group.c) --------------------------------- */
 
-/* One baseline/candidate pair of series: medians, speedup with CI, rank test, verdict. */
+#define RUN_GROUP_MAX 64
+/* Which runs: each selector of sels (a run each: id, uuid prefix, label, commit, latest), every run
+ * labelled label (NULL: none), then only the last `last` by id (0: all); with no selector and no
+ * label, `last` alone takes the last runs before the first run of the other side. */
+struct run_group_spec {
+	const char *side;                 /* "baseline" or "candidate", for messages and options */
+	const char *const *sels;
+	int nsels;
+	const char *label;
+	long last;
+};
+struct run_group {
+	int64_t *ids;                     /* ascending */
+	size_t n;
+	struct run_row *rows;             /* (n) */
+	struct case_set *sets;            /* (n) after run_group_load */
+	struct case_index *index;         /* (n) by case key */
+};
+/* Select the runs of spec, leaving out those of exclude (may be NULL). BD_ENOTFOUND when nothing
+ * matches (or a selector's own error), BD_EINVAL beyond RUN_GROUP_MAX runs. */
+int run_group_select(struct db *db, const struct run_group_spec *spec,
+		     const struct run_group *exclude, struct run_group *g, struct bd_error *err);
+/* Load and index every run's cases that pass f. */
+int run_group_load(struct db *db, struct run_group *g, const struct case_filter *f,
+		   struct bd_error *err);
+void run_group_free(struct run_group *g);
+/* "run 3" or "runs 1, 2, 4" (long lists elided). */
+void run_group_describe(const struct run_group *g, struct strbuf *sb);
+
+/* Verdict on a change from a baseline (verdict.c): speedup = baseline / candidate time with its
+ * 95% CI; "slower" and "faster" are one-sided tests that the change lies beyond the threshold
+ * (H0: candidate time <= (1 + threshold) baseline time, and its mirror), their p-values adjusted
+ * for all the cases of the report together (Benjamini-Hochberg) and held against alpha:
+ *   faster / slower: the adjusted p of that test <= alpha: the interval at that level lies
+ *                    beyond the threshold, not only the point estimate;
+ *   same:            neither, and the whole 95% CI lies within the threshold;
+ *   unsure:          neither, and the CI reaches beyond the threshold;
+ *   insufficient:    fewer than REPORT_MIN_ITERS samples in a run, or too few for the exact
+ *                    rank test to reach alpha (verdict_insufficient): no claim either way.
+ * One run on each side: the iterations are the samples (Mann-Whitney U, exact up to 50 samples,
+ * bootstrap CI of the ratio of medians); run-to-run noise is not measured. Three runs or more in
+ * all: the runs are the samples (log of each run's median, t test with the variance pooled
+ * across cases; docs/performance.md). */
+enum verdict { VERDICT_FASTER, VERDICT_SLOWER, VERDICT_SAME, VERDICT_UNSURE, VERDICT_INSUFFICIENT,
+	       VERDICT_COUNT };
+extern const char *const verdict_names[VERDICT_COUNT];
+/* Fewer measured iterations than this in a run on either side (or so few that the exact rank test
+ * cannot reach alpha at all) is the verdict "insufficient": no claim either way, regress exits 2. */
+#define REPORT_MIN_ITERS 5
+/* 1 when nb vs nc samples are too few for a verdict at alpha (the help texts say so). */
+int verdict_insufficient(size_t nb, size_t nc, const struct verdict_rule *rule);
+
+enum verdict_method {
+	METHOD_ITERATIONS,   /* one run a side: the iterations are the samples */
+	METHOD_RUNS,         /* several runs: each run's median is one sample */
+};
+
+/* One baseline/candidate comparison. */
 struct pair_result {
-	struct summary base, cand;
-	struct ratio_ci speedup;     /* base median / cand median */
-	struct mann_whitney mw;
+	struct summary base, cand;   /* over every iteration of the side's runs; the runs method
+					shows the geometric mean of the runs' medians as median */
+	size_t runs_base, runs_cand;
+	enum verdict_method method;
+	struct ratio_ci speedup;     /* base / cand time, 95% CI */
+	struct mann_whitney mw;      /* iterations method: the rank test of no change */
+	double p;                    /* two-sided p of no change (rank test, or t test of runs) */
+	double p_slower, p_faster;   /* one-sided p: slower / faster beyond the threshold */
+	double q_slower, q_faster;   /* the same, Benjamini-Hochberg adjusted over the family */
+	int insufficient;
+	int run_noise_assumed;       /* one run a side, rule->run_noise added to the variance */
+	/* runs method: mean log(run median) of cand - base; the variance of a run's log median
+	 * with its degrees of freedom (this case's own, and the one used after pooling) */
+	double log_change, run_var, run_df, used_var, used_df;
 	enum verdict verdict;
 };
-/* BD_EINVAL when a series is empty or a median is not positive. */
+/* One run a side. BD_EINVAL when a series is empty or a median is not positive. The verdict is
+ * that of a family of one; verdicts_decide re-decides it within a report's family. */
 int compare_pair(const double *xb, size_t nb, const double *xc, size_t nc,
 		 const struct verdict_rule *rule, struct pair_result *out);
+/* The measured series of one case in one run. */
+struct run_samples {
+	const double *x;
+	size_t n;
+};
+/* nbase runs against ncand runs (at most 64 a side; 1 and 1 is compare_pair). BD_EINVAL for an
+ * empty run or a median that is not positive. */
+int compare_runs(const struct run_samples *base, size_t nbase, const struct run_samples *cand,
+		 size_t ncand, const struct verdict_rule *rule, struct pair_result *out);
+/* Decide the verdicts of results[0..n-1], the cases of one report, together: the runs method's
+ * variance pooled, the slower and faster tests Benjamini-Hochberg adjusted. */
+void verdicts_decide(struct pair_result *const *results, size_t n, const struct verdict_rule *rule);
 
 /* A matched baseline/candidate pair of cases (indices into their case sets) and its comparison. */
 struct case_pair {
@@ -204,6 +283,8 @@ struct case_pair {
 void compare_pairs(const struct case_set *base, const struct case_set *cand,
 		   struct case_pair *pairs, size_t n, enum series_pick pick,
 		   const struct verdict_rule *rule);
+/* verdicts_decide over the pairs that are ok. */
+void compare_pairs_decide(struct case_pair *pairs, size_t n, const struct verdict_rule *rule);
 
 /* Bootstrap settings every comparison uses, so that reports are reproducible. */
 #define REPORT_BOOTSTRAP_RESAMPLES 2000

@@ -1,5 +1,6 @@
 /* report/report_common.c: what every command does — opening the database, selecting runs and
  * cases, loading sample series, printing the output — and the case index by key. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,9 +82,13 @@ void report_print(enum report_format fmt, const struct table *tables, size_t n)
 
 int verdict_rule_check(const struct verdict_rule *rule, const char *command)
 {
-	if (!(rule->threshold < 0 || rule->alpha <= 0 || rule->alpha >= 1))
+	/* written so that a NaN (--alpha nan) fails too */
+	if (rule->threshold >= 0 && isfinite(rule->threshold) && rule->alpha > 0 && rule->alpha < 1 &&
+	    rule->tie_band >= 0 && isfinite(rule->tie_band) && rule->run_noise >= 0 &&
+	    isfinite(rule->run_noise))
 		return -1;
-	fprintf(stderr, "%s %s: --threshold must be >= 0 and --alpha in (0, 1)\n", REPORT_PROG,
+	fprintf(stderr, "%s %s: --threshold, --tie-band and --run-noise must be >= 0 and --alpha in "
+		"(0, 1)\n", REPORT_PROG,
 		command);
 	return EXIT_USAGE;
 }

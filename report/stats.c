@@ -454,14 +454,28 @@ static int cmp_ranked(const void *a, const void *b)
 	return cmp_double(&((const struct ranked *)a)->value, &((const struct ranked *)b)->value);
 }
 
-/* Returns 0; BD_EINVAL for an empty series, a NULL pointer or a NaN (it has no rank); BD_ENOMEM
- * for a failed allocation. *out is zeroed on every error. */
-int mann_whitney_u(const double *x, size_t nx, const double *y, size_t ny, struct mann_whitney *out)
+/* The pooled ranking of x and y: twice the midrank of each value (an integer), in sorted order,
+ * with which sample it came from. */
+struct ranking {
+	struct ranked *all;   /* (n) sorted */
+	unsigned *rank2;      /* (n) twice the midrank of all[i] */
+	size_t n, nx, ny;
+	uint64_t rank2_sum_x; /* sum of rank2 over x */
+	double tie_term;      /* sum of t^3 - t over tie groups of size t */
+	int ties;
+};
+
+static void ranking_free(struct ranking *r)
 {
-	if (!out)
-		return BD_EINVAL;
-	memset(out, 0, sizeof(*out));
-	if (!x || !y || nx == 0 || ny == 0)
+	free(r->all);
+	free(r->rank2);
+}
+
+/* BD_EINVAL for an empty series, a NULL pointer or a NaN (it has no rank); BD_ENOMEM. */
+static int ranking_make(const double *x, size_t nx, const double *y, size_t ny, struct ranking *r)
+{
+	memset(r, 0, sizeof(*r));
+	if (!x || !y || nx == 0 || ny == 0 || nx + ny > UINT32_MAX / 2)
 		return BD_EINVAL;
 	for (size_t i = 0; i < nx; i++)
 		if (isnan(x[i]))
@@ -469,44 +483,289 @@ int mann_whitney_u(const double *x, size_t nx, const double *y, size_t ny, struc
 	for (size_t i = 0; i < ny; i++)
 		if (isnan(y[i]))
 			return BD_EINVAL;
-
 	size_t n = nx + ny;
-	struct ranked *all = malloc(n * sizeof(*all));
-	if (!all)
+	r->all = malloc(n * sizeof(*r->all));
+	r->rank2 = malloc(n * sizeof(*r->rank2));
+	if (!r->all || !r->rank2) {
+		ranking_free(r);
 		return BD_ENOMEM;
+	}
+	r->n = n;
+	r->nx = nx;
+	r->ny = ny;
 	for (size_t i = 0; i < nx; i++)
-		all[i] = (struct ranked){x[i], 1};
+		r->all[i] = (struct ranked){x[i], 1};
 	for (size_t i = 0; i < ny; i++)
-		all[nx + i] = (struct ranked){y[i], 0};
-	qsort(all, n, sizeof(*all), cmp_ranked);
-
+		r->all[nx + i] = (struct ranked){y[i], 0};
+	qsort(r->all, n, sizeof(*r->all), cmp_ranked);
 	/* each run of ties at 0-based positions [i, j) shares the midrank (i + 1 + j) / 2 */
-	double rank_sum_x = 0, tie_term = 0; /* tie_term: sum of t^3 - t over tie groups of size t */
 	for (size_t i = 0, j; i < n; i = j) {
-		size_t in_x = 0;
-		for (j = i; j < n && all[j].value == all[i].value; j++)
-			in_x += (size_t)all[j].from_x;
+		for (j = i; j < n && r->all[j].value == r->all[i].value; j++)
+			;
 		double t = (double)(j - i);
-		rank_sum_x += (double)in_x * ((double)(i + 1 + j) / 2);
-		tie_term += t * t * t - t;
+		r->tie_term += t * t * t - t;
+		r->ties |= j - i > 1;
+		for (size_t k = i; k < j; k++) {
+			r->rank2[k] = (unsigned)(i + 1 + j);
+			if (r->all[k].from_x)
+				r->rank2_sum_x += r->rank2[k];
+		}
 	}
-	free(all);
+	return 0;
+}
 
-	double n1 = (double)nx, n2 = (double)ny, nn = (double)n;
-	out->u = rank_sum_x - n1 * (n1 + 1) / 2;
-	double mean = n1 * n2 / 2;
-	double var = n1 * n2 / 12 * ((nn + 1) - tie_term / (nn * (nn - 1)));
-	double d = out->u - mean;
-	/* continuity correction moves U half a step toward the mean; within half a step, z is 0 */
-	if (var <= 0 || fabs(d) <= 0.5) {
-		out->z = 0;
-		out->p = 1;
-	} else {
-		out->z = (d - copysign(0.5, d)) / sqrt(var);
-		out->p = erfc(fabs(out->z) / sqrt(2.0));
-		if (out->p > 1)
-			out->p = 1;
+/*
+ * Exact tails of the rank sum of x under the null hypothesis (every assignment of the pooled
+ * values to the two samples equally likely), conditional on the ties observed: the distribution
+ * of the sum of k of the n doubled midranks drawn without replacement, by counting subsets
+ * (cnt[j][s] = how many j-subsets of the values seen so far sum to s) over the smaller sample.
+ * Without ties this is the classical exact Mann-Whitney distribution (scipy's method='exact');
+ * with ties it is the exact permutation distribution of the midrank statistic. O(n k S) time
+ * for S the sum of all doubled ranks, hence only for n <= MW_EXACT_MAX_N. Sets *ge = P(W_x >=
+ * observed), *le = P(W_x <= observed). BD_ENOMEM.
+ */
+static int rank_sum_exact_tails(const struct ranking *r, double *ge, double *le)
+{
+	int x_small = r->nx <= r->ny;
+	size_t k = x_small ? r->nx : r->ny, n = r->n;
+	uint64_t total = 0;
+	for (size_t i = 0; i < n; i++)
+		total += r->rank2[i];
+	uint64_t obs = x_small ? r->rank2_sum_x : total - r->rank2_sum_x; /* of the smaller sample */
+	size_t width = (size_t)total + 1;
+	double *cnt = calloc((k + 1) * width, sizeof(*cnt));
+	if (!cnt)
+		return BD_ENOMEM;
+	cnt[0] = 1;
+	uint64_t reach = 0; /* the largest sum seen so far */
+	for (size_t i = 0; i < n; i++) {
+		unsigned v = r->rank2[i];
+		reach += v;
+		for (size_t j = i + 1 < k ? i + 1 : k; j >= 1; j--) {
+			double *to = cnt + j * width;
+			const double *from = cnt + (j - 1) * width;
+			for (size_t sum = (size_t)reach; sum >= v; sum--)
+				to[sum] += from[sum - v];
+		}
 	}
+	const double *dist = cnt + k * width;
+	double all = 0, at_least = 0, at_most = 0;
+	for (size_t sum = 0; sum < width; sum++) {
+		all += dist[sum];
+		if (sum >= obs)
+			at_least += dist[sum];
+		if (sum <= obs)
+			at_most += dist[sum];
+	}
+	free(cnt);
+	/* W_x = total - W_small when the smaller sample is y: the tails swap */
+	*ge = (x_small ? at_least : at_most) / all;
+	*le = (x_small ? at_most : at_least) / all;
+	if (*ge > 1)
+		*ge = 1;
+	if (*le > 1)
+		*le = 1;
+	return 0;
+}
+
+/* U of x, z, and the normal-approximation tails P(U >= u) and P(U <= u) with tie and continuity
+ * correction. */
+static void rank_sum_normal(const struct ranking *r, double *u, double *z, double *ge, double *le)
+{
+	double n1 = (double)r->nx, n2 = (double)r->ny, nn = (double)r->n;
+	*u = (double)r->rank2_sum_x / 2 - n1 * (n1 + 1) / 2;
+	double mean = n1 * n2 / 2;
+	double var = n1 * n2 / 12 * ((nn + 1) - r->tie_term / (nn * (nn - 1)));
+	double d = *u - mean;
+	if (var <= 0) {
+		*z = 0;
+		*ge = *le = 1;
+		return;
+	}
+	/* continuity correction: half a step toward the mean for each tail */
+	*z = fabs(d) <= 0.5 ? 0 : (d - copysign(0.5, d)) / sqrt(var);
+	*ge = 0.5 * erfc((d - 0.5) / sqrt(var) / sqrt(2.0));
+	*le = 0.5 * erfc(-(d + 0.5) / sqrt(var) / sqrt(2.0));
+	if (*ge > 1)
+		*ge = 1;
+	if (*le > 1)
+		*le = 1;
+}
+
+/* Returns 0; BD_EINVAL for an empty series, a NULL pointer or a NaN (it has no rank); BD_ENOMEM
+ * for a failed allocation. *out is zeroed on every error. */
+int mann_whitney_u(const double *x, size_t nx, const double *y, size_t ny, struct mann_whitney *out)
+{
+	if (!out)
+		return BD_EINVAL;
+	memset(out, 0, sizeof(*out));
+	struct ranking r;
+	int rc = ranking_make(x, nx, y, ny, &r);
+	if (rc)
+		return rc;
+	double ge, le;
+	rank_sum_normal(&r, &out->u, &out->z, &ge, &le);
+	if (r.tie_term >= (double)r.n * r.n * r.n - (double)r.n) {
+		out->p = 1; /* every value tied: nothing to rank */
+	} else if (r.n <= MW_EXACT_MAX_N) {
+		out->exact = 1;
+		rc = rank_sum_exact_tails(&r, &ge, &le);
+		out->p = 2 * (ge < le ? ge : le);
+	} else {
+		/* within half a step of the mean, z is 0 and p is 1 */
+		out->p = out->z == 0 ? 1 : erfc(fabs(out->z) / sqrt(2.0));
+	}
+	if (out->p > 1)
+		out->p = 1;
+	ranking_free(&r);
+	if (rc)
+		memset(out, 0, sizeof(*out));
+	return rc;
+}
+
+int mann_whitney_greater(const double *x, size_t nx, const double *y, size_t ny, double *p)
+{
+	if (!p)
+		return BD_EINVAL;
+	*p = 1;
+	struct ranking r;
+	int rc = ranking_make(x, nx, y, ny, &r);
+	if (rc)
+		return rc;
+	double u, z, ge, le;
+	rank_sum_normal(&r, &u, &z, &ge, &le);
+	if (r.n <= MW_EXACT_MAX_N)
+		rc = rank_sum_exact_tails(&r, &ge, &le);
+	*p = rc ? 1 : ge;
+	ranking_free(&r);
+	return rc;
+}
+
+double mann_whitney_min_p(size_t nx, size_t ny)
+{
+	if (nx == 0 || ny == 0)
+		return 1;
+	/* 1 / C(nx + ny, nx): the one arrangement with every x above every y */
+	double log_choose = lgamma((double)(nx + ny + 1)) - lgamma((double)(nx + 1)) -
+			    lgamma((double)(ny + 1));
+	double exact = exp(-log_choose);
+	if (nx + ny <= MW_EXACT_MAX_N)
+		return exact;
+	/* the normal approximation at full separation (continuity corrected) */
+	double n1 = (double)nx, n2 = (double)ny;
+	double d = n1 * n2 / 2, sd = sqrt(n1 * n2 * (n1 + n2 + 1) / 12);
+	return 0.5 * erfc((d - 0.5) / sd / sqrt(2.0));
+}
+
+/* ---- Student's t and multiplicity ------------------------------------------------------------ */
+
+/* Continued fraction of the regularized incomplete beta function I_x(a, b) (modified Lentz), for
+ * x < (a + 1) / (a + b + 2), where it converges fast. */
+static double beta_fraction(double a, double b, double x)
+{
+	const double tiny = 1e-300;
+	double c = 1, d = 1 - (a + b) * x / (a + 1);
+	d = fabs(d) < tiny ? tiny : d;
+	d = 1 / d;
+	double h = d;
+	for (int m = 1; m <= 500; m++) {
+		double m2 = 2.0 * m, step = m * (b - m) * x / ((a + m2 - 1) * (a + m2));
+		d = 1 + step * d;
+		d = fabs(d) < tiny ? tiny : d;
+		c = 1 + step / c;
+		c = fabs(c) < tiny ? tiny : c;
+		d = 1 / d;
+		h *= d * c;
+		step = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1));
+		d = 1 + step * d;
+		d = fabs(d) < tiny ? tiny : d;
+		c = 1 + step / c;
+		c = fabs(c) < tiny ? tiny : c;
+		d = 1 / d;
+		double delta = d * c;
+		h *= delta;
+		if (fabs(delta - 1) < 1e-15)
+			break;
+	}
+	return h;
+}
+
+/* I_x(a, b), 0 <= x <= 1. */
+static double beta_regularized(double a, double b, double x)
+{
+	if (x <= 0)
+		return 0;
+	if (x >= 1)
+		return 1;
+	double front = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x));
+	if (x < (a + 1) / (a + b + 2))
+		return front * beta_fraction(a, b, x) / a;
+	return 1 - front * beta_fraction(b, a, 1 - x) / b;
+}
+
+double student_t_sf(double t, double df)
+{
+	if (isnan(t) || !(df > 0))
+		return NAN;
+	if (isinf(t))
+		return t > 0 ? 0 : 1;
+	double tail = 0.5 * beta_regularized(df / 2, 0.5, df / (df + t * t));
+	return t > 0 ? tail : 1 - tail;
+}
+
+double student_t_quantile(double p, double df)
+{
+	if (!(p > 0 && p < 1) || !(df > 0))
+		return NAN;
+	if (p < 0.5)
+		return -student_t_quantile(1 - p, df);
+	/* bisection on the survival function: P(T > q) = 1 - p */
+	double lo = 0, hi = 1;
+	while (student_t_sf(hi, df) > 1 - p && hi < 1e300)
+		hi *= 2;
+	for (int i = 0; i < 200 && hi - lo > 1e-13 * hi; i++) {
+		double mid = 0.5 * (lo + hi);
+		if (student_t_sf(mid, df) > 1 - p)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return 0.5 * (lo + hi);
+}
+
+struct ordered_p {
+	double p;
+	size_t at;
+};
+
+static int cmp_ordered_p(const void *a, const void *b)
+{
+	return cmp_double(&((const struct ordered_p *)a)->p, &((const struct ordered_p *)b)->p);
+}
+
+int bh_adjust(const double *p, size_t n, double *q)
+{
+	if (n == 0)
+		return 0;
+	struct ordered_p *o = malloc(n * sizeof(*o));
+	if (!o)
+		return BD_ENOMEM;
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		q[i] = NAN;
+		if (!isnan(p[i]))
+			o[m++] = (struct ordered_p){p[i], i};
+	}
+	qsort(o, m, sizeof(*o), cmp_ordered_p);
+	/* q_(k) = min over j >= k of m p_(j) / j, capped at 1 (step-up) */
+	double running = 1;
+	for (size_t k = m; k >= 1; k--) {
+		double v = o[k - 1].p * (double)m / (double)k;
+		if (v < running)
+			running = v;
+		q[o[k - 1].at] = running;
+	}
+	free(o);
 	return 0;
 }
 
@@ -547,9 +806,37 @@ void speedup_summarize(const double *speedups, size_t n, double tie_band, struct
 	free(valid);
 }
 
-/* The median of the last half needs a copy; if that allocation fails the answer is n (no steady
- * state found), the cautious one, since this contract has no status to return. A value is within
- * band when |x - m| <= band * |m|; a NaN never is. */
+/* x[j] smoothed by a running median of 3 (the three values around j, the first or last three at
+ * the ends): one isolated outlier never survives it. */
+static double median_of_3_at(const double *x, size_t n, size_t j)
+{
+	if (n < 3)
+		return x[j];
+	size_t c = j == 0 ? 1 : j == n - 1 ? n - 2 : j;
+	double a = x[c - 1], b = x[c], d = x[c + 1];
+	return fmax(fmin(a, b), fmin(fmax(a, b), d));
+}
+
+static int within(double v, double lo, double hi) { return v >= lo && v <= hi; }
+
+/* Mann-Kendall trend statistic of x[0..n-1] in time order: S = sum over i < j of sign(x[j] - x[i])
+ * over its standard deviation under no trend, sqrt(n (n-1) (2n+5) / 18) (ties not corrected: a
+ * smaller |z|, the cautious side here). Series longer than 2048 are thinned evenly to 2048. */
+static double mann_kendall_z(const double *x, size_t n)
+{
+	size_t stride = n > 2048 ? (n + 2047) / 2048 : 1, m = (n + stride - 1) / stride;
+	double sum = 0;
+	for (size_t i = 0; i < m; i++)
+		for (size_t j = i + 1; j < m; j++) {
+			double a = x[i * stride], b = x[j * stride];
+			sum += (b > a) - (b < a);
+		}
+	double dm = (double)m, var = dm * (dm - 1) * (2 * dm + 5) / 18;
+	return var > 0 ? sum / sqrt(var) : 0;
+}
+
+/* The reference needs copies; if an allocation fails the answer is n (no steady state found),
+ * the cautious one, since this contract has no status to return. */
 size_t steady_state_index(const double *x, size_t n, double band)
 {
 	if (n == 0)
@@ -558,10 +845,25 @@ size_t steady_state_index(const double *x, size_t n, double band)
 	double *half = scratch_copy(x + half_start, half_n);
 	if (!half)
 		return n;
-	double m = median_select(half, half_n), tol = band * fabs(m);
+	double q_lo, q_hi, m = median_select(half, half_n);
+	quantile_pair(half, half_n, 0.10, 0.90, &q_lo, &q_hi);
+	double tol = band * fabs(m), lo = q_lo - tol, hi = q_hi + tol;
+	/* still drifting: the two quarters of the last half disagree by more than the band, and
+	 * the last half has a trend (Mann-Kendall |z| > 3; a steady state with two modes has none) */
+	int drifting = 0;
+	if (half_n >= 8) {
+		size_t q = half_n / 2;
+		memcpy(half, x + half_start, half_n * sizeof(*half));
+		double m3 = median_select(half, q), m4 = median_select(half + q, half_n - q);
+		drifting = !(fabs(m3 - m4) <= tol) && fabs(mann_kendall_z(x + half_start, half_n)) > 3;
+	}
 	free(half);
+	if (drifting || isnan(m))
+		return n;
 	size_t i = n;
-	while (i > 0 && fabs(x[i - 1] - m) <= tol)
+	while (i > 0 && within(median_of_3_at(x, n, i - 1), lo, hi))
 		i--;
+	while (i < n && !within(x[i], lo, hi))   /* it starts at an iteration that is itself steady */
+		i++;
 	return i;
 }

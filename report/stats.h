@@ -46,17 +46,39 @@ struct ratio_ci {
 int bootstrap_ratio_of_medians(const double *base, size_t nb, const double *cand, size_t nc,
 			       double level, int resamples, uint64_t seed, struct ratio_ci *out);
 
-/* Two-sided Mann-Whitney U test of x vs y: U of x, and the p-value from the normal
- * approximation with tie correction and continuity correction. For very small samples
- * (n1 + n2 < 8 or so) the approximation can give a smaller p than the exact test (3 vs 3 fully
- * separated: 0.081 against an exact 0.100); benchmark series are far longer. p = 1 when every
+/* Two-sided Mann-Whitney U test of x vs y: U of x, z of the normal approximation, and p. p is
+ * exact for nx + ny <= MW_EXACT_MAX_N: without ties the classical exact distribution of U (as
+ * scipy.stats.mannwhitneyu(method='exact')), with ties the exact permutation distribution of the
+ * midrank sum given the observed ties (every split of the pooled values equally likely); beyond
+ * that, the normal approximation with tie and continuity correction (as scipy's
+ * method='asymptotic'). Two-sided p = 2 min(P(U >= u), P(U <= u)), capped at 1; p = 1 when every
  * value is tied. */
+#define MW_EXACT_MAX_N 50
 struct mann_whitney {
 	double u;
 	double z;
 	double p;
+	int exact;    /* 1 when p is exact */
 };
 int mann_whitney_u(const double *x, size_t nx, const double *y, size_t ny, struct mann_whitney *out);
+/* One-sided p of the same test for the alternative that x tends to be larger than y: P(U >= u),
+ * exact or approximate as above. Returns 0, BD_EINVAL, BD_ENOMEM (*p = 1 on error). */
+int mann_whitney_greater(const double *x, size_t nx, const double *y, size_t ny, double *p);
+/* The smallest one-sided p the test can give for these sizes (every x above every y):
+ * 1 / C(nx + ny, nx) where exact. 2 vs 2 give 1/6, 3 vs 3 1/20, 4 vs 4 1/70, 5 vs 5 1/252. */
+double mann_whitney_min_p(size_t nx, size_t ny);
+
+/* Student's t with df > 0 degrees of freedom (df need not be an integer): P(T > t), through the
+ * regularized incomplete beta function, to about 1e-14; and the p-quantile, 0 < p < 1, by
+ * bisection. NaN for bad arguments. */
+double student_t_sf(double t, double df);
+double student_t_quantile(double p, double df);
+
+/* Benjamini-Hochberg adjusted p-values ("q-values"): q[i] = min over the p-values at or above
+ * p[i]'s rank k of m p_(j) / j, capped at 1, m the number of non-NaN p. Rejecting every q <= alpha
+ * is the BH step-up procedure at level alpha. A NaN p (no test) gets a NaN q and does not count
+ * in m. Returns 0 or BD_ENOMEM. */
+int bh_adjust(const double *p, size_t n, double *q);
 
 /* Summary of many speedups (baseline / candidate): geometric mean, median and mean, and wins /
  * losses / ties, where a tie is |speedup - 1| <= tie_band (e.g. 0.02). */
@@ -67,8 +89,12 @@ struct speedup_summary {
 void speedup_summarize(const double *speedups, size_t n, double tie_band, struct speedup_summary *out);
 
 /* Steady state of a series of iteration times (warm-up included, in order): the first index i
- * such that every value from i on lies within band (e.g. 0.10 = ±10%) of the median of the last
- * half of the series. Returns n when no such index exists (n == 0 gives 0). */
+ * such that x[i] and the running median of 3 of every value from i on lie within the steady
+ * envelope — the 10th to 90th percentile of the last half, widened by band (e.g. 0.10) times its
+ * median. The running median lets one isolated outlier pass; the percentiles let a steady state
+ * with two modes (e.g. 1.0 and 1.25 alternating) be steady. Returns n when no such index exists,
+ * and when the last half still drifts (its two quarters' medians differ by more than band times
+ * the median, and a Mann-Kendall test finds a trend in it, |z| > 3); n == 0 gives 0. */
 size_t steady_state_index(const double *x, size_t n, double band);
 
 #endif

@@ -49,6 +49,7 @@ int table_of_cases(struct db *db, const char *suite, const struct case_row *case
 	if (causal_col)
 		col_causal = table_column(t, "causal", "", 0);
 	size_t col_status = table_column(t, "status", "", 0);
+	size_t col_n = table_column(t, "n", "", 0);   /* measured iterations of the case */
 	size_t col_mean[PHASE_COUNT], col_std[PHASE_COUNT], col_tmean = 0, col_tstd = 0;
 	int total_col = __builtin_popcount(phases) > 1;
 	for (int p = 0; p < PHASE_COUNT; p++) {
@@ -130,6 +131,11 @@ int table_of_cases(struct db *db, const char *suite, const struct case_row *case
 		if (causal_col)
 			table_text(t, r, col_causal, c->causal > 0 ? "yes" : "no");
 		table_text(t, r, col_status, status_name(c->status));
+		size_t measured = series[i].ntotal;
+		for (int p = 0; p < PHASE_COUNT; p++)
+			measured = series[i].n[p] > measured ? series[i].n[p] : measured;
+		if (measured)
+			table_number(t, r, col_n, (double)measured);
 		if (c->status != STATUS_OK)
 			table_note(t, "case %lld (%s): %s — %s", (long long)c->ord + 1, c->name, status_name(c->status),
 				   c->reason ? c->reason : "no reason stored");
@@ -139,7 +145,8 @@ int table_of_cases(struct db *db, const char *suite, const struct case_row *case
 			struct summary s;
 			summarize(series[i].ns[p], series[i].n[p], &s);
 			table_number(t, r, col_mean[p], s.mean / NS_PER_MS);
-			table_number(t, r, col_std[p], s.std / NS_PER_MS);
+			if (s.n > 1)   /* no spread from one sample */
+				table_number(t, r, col_std[p], s.std / NS_PER_MS);
 			if ((rated & (1u << p)) && c->flops[p] > 0 && s.mean > 0)
 				table_number(t, r, col_rate[p], c->flops[p] / s.mean);
 			if (derived && (moved & (1u << p)) && c->bytes[p] > 0 && s.mean > 0)
@@ -161,7 +168,8 @@ int table_of_cases(struct db *db, const char *suite, const struct case_row *case
 			struct summary s;
 			summarize(series[i].total, series[i].ntotal, &s);
 			table_number(t, r, col_tmean, s.mean / NS_PER_MS);
-			table_number(t, r, col_tstd, s.std / NS_PER_MS);
+			if (s.n > 1)
+				table_number(t, r, col_tstd, s.std / NS_PER_MS);
 		}
 		if (c->peak_bytes >= 0)
 			table_number(t, r, col_peak, (double)c->peak_bytes / BYTES_PER_MIB);

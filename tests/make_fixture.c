@@ -20,25 +20,8 @@
 
 #include "db.h"
 #include "params.h"
+#include "synthetic.h"
 #include "strbuf.h"
-
-/* splitmix64: a small deterministic generator (the fixture must be the same on every machine). */
-static uint64_t rng_state;
-
-static uint64_t rng_next(void)
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static double rng_uniform(void) { return ((double)(rng_next() >> 11) + 0.5) / 9007199254740992.0; }
-
-static double rng_normal(void)
-{
-	return sqrt(-2.0 * log(rng_uniform())) * cos(6.283185307179586 * rng_uniform());
-}
 
 static const char *const impls[] = {"naive", "flash", "sdpa"};
 /* Time of each impl relative to naive. */
@@ -162,11 +145,7 @@ int main(int argc, char **argv)
 	struct db *db = NULL;
 	struct bd_error err;
 	struct sysinfo si;
-	memset(&si, 0, sizeof(si));
-	snprintf(si.hostname, sizeof(si.hostname), "fixture-host");
-	snprintf(si.cpu_model, sizeof(si.cpu_model), "Synthetic CPU");
-	si.cpu_cores = si.cpu_threads = 2;
-	snprintf(si.blas, sizeof(si.blas), "none");
+	synthetic_system(&si, "fixture-host");
 	int64_t system_id;
 	int rc = db_open(argv[1], DB_CREATE, &db, &err);
 	if (!rc)

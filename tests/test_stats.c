@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
@@ -413,8 +414,9 @@ static void test_stats__bootstrap_rejects_empty_series_and_bad_arguments(void **
 
 /* x = {1..5}, y = {6..10}: x holds ranks 1..5, R = 15, U = R - n1(n1+1)/2 = 15 - 15 = 0.
  * mean n1 n2 / 2 = 12.5; no ties: var = n1 n2 (N+1) / 12 = 25 * 11 / 12 = 22.916667, sd 4.787136.
- * z = (0 - 12.5 + 0.5) / 4.787136 = -2.506718, p = erfc(2.506718 / sqrt 2) = 0.0121858. */
-static void test_stats__mann_whitney_separated_samples_give_u_0_and_hand_computed_p(void **state)
+ * z = (0 - 12.5 + 0.5) / 4.787136 = -2.506718 (the normal approximation's p would be 0.0121858).
+ * n = 10 is exact: U = 0 is 1 of C(10, 5) = 252 splits, two-sided p = 2/252. */
+static void test_stats__mann_whitney_separated_samples_give_u_0_and_exact_p_2_of_252(void **state)
 {
 	(void)state;
 	const double x[] = {1, 2, 3, 4, 5}, y[] = {6, 7, 8, 9, 10};
@@ -423,7 +425,8 @@ static void test_stats__mann_whitney_separated_samples_give_u_0_and_hand_compute
 	assert_close(mw.u, 0, 0);
 	assert_close(mw.z, -12.0 / sqrt(275.0 / 12.0), 1e-12);
 	assert_close(mw.z, -2.506718, 1e-6);
-	assert_close(mw.p, 0.0121858, 1e-7);
+	assert_int_equal(mw.exact, 1);
+	assert_close(mw.p, 2.0 / 252, 1e-15);
 }
 
 /* x = {1, 2, 2, 3}, y = {2, 3, 3, 4}. Pooled and sorted: 1x 2x 2x 2y 3x 3y 3y 4y.
@@ -431,8 +434,10 @@ static void test_stats__mann_whitney_separated_samples_give_u_0_and_hand_compute
  * R(x) = 1 + 3 + 3 + 6 = 13, U = 13 - 4*5/2 = 3; mean 16 / 2 = 8.
  * Ties: two groups of 3, sum(t^3 - t) = 24 + 24 = 48; N = 8:
  * var = n1 n2 / 12 * ((N+1) - 48 / (N(N-1))) = 16/12 * (9 - 48/56) = 10.857143, sd 3.295018.
- * z = (3 - 8 + 0.5) / 3.295018 = -1.365698, p = erfc(1.365698 / sqrt 2) = 0.172034. */
-static void test_stats__mann_whitney_ties_use_midranks_and_tie_corrected_variance(void **state)
+ * z = (3 - 8 + 0.5) / 3.295018 = -1.365698 (normal p 0.172034; scipy's method='exact' ignores
+ * the ties and says 0.2). The exact permutation distribution of the midrank sum over the C(8, 4)
+ * = 70 splits: 10 of them give R(x) <= 13 (enumerated by hand and by itertools), p = 2 * 10/70. */
+static void test_stats__mann_whitney_ties_use_midranks_and_the_exact_permutation_p(void **state)
 {
 	(void)state;
 	const double x[] = {2, 1, 3, 2}, y[] = {3, 4, 2, 3};
@@ -441,7 +446,7 @@ static void test_stats__mann_whitney_ties_use_midranks_and_tie_corrected_varianc
 	assert_close(mw.u, 3, 0);
 	assert_close(mw.z, -4.5 / sqrt(16.0 / 12.0 * (9 - 48.0 / 56.0)), 1e-12);
 	assert_close(mw.z, -1.365698, 1e-6);
-	assert_close(mw.p, 0.172034, 1e-6);
+	assert_close(mw.p, 20.0 / 70, 1e-15);
 }
 
 static void test_stats__mann_whitney_swapping_samples_gives_n1n2_minus_u_and_same_p(void **state)
@@ -508,6 +513,112 @@ static void test_stats__mann_whitney_rejects_empty_and_nan(void **state)
 	assert_int_equal(mann_whitney_u(x, 2, x, 0, &mw), BD_EINVAL);
 	assert_int_equal(mann_whitney_u(x, 2, bad, 2, &mw), BD_EINVAL);
 	assert_int_equal(mann_whitney_u(x, 2, x, 2, NULL), BD_EINVAL);
+}
+
+/* p-values computed once by scipy (tests/scipy/mannwhitney_goldens.py writes the file): exact
+ * ones without ties up to n = 50, asymptotic ones beyond, some with ties. */
+static void test_stats__mann_whitney_agrees_with_scipy_goldens(void **state)
+{
+	(void)state;
+	char path[1024], line[16384];
+	const char *src = getenv("BENCHDB_SOURCE_DIR");   /* set by CTest */
+	assert_non_null(src);
+	snprintf(path, sizeof(path), "%s/tests/golden/mannwhitney_scipy.txt", src);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	int rows = 0, exact_rows = 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (line[0] == '#')
+			continue;
+		char method[16];
+		unsigned nx, ny;
+		double p2, pg, x[128], y[128];
+		int used;
+		assert_int_equal(sscanf(line, "%15s %u %u %lf %lf |%n", method, &nx, &ny, &p2, &pg, &used),
+				 5);
+		assert_true(nx <= 128 && ny <= 128);
+		char *at = line + used;
+		for (unsigned i = 0; i < nx; i++)
+			x[i] = strtod(at, &at);
+		at = strchr(at, '|');
+		assert_non_null(at);
+		at++;
+		for (unsigned i = 0; i < ny; i++)
+			y[i] = strtod(at, &at);
+		struct mann_whitney mw;
+		double greater;
+		assert_int_equal(mann_whitney_u(x, nx, y, ny, &mw), 0);
+		assert_int_equal(mann_whitney_greater(x, nx, y, ny, &greater), 0);
+		assert_int_equal(mw.exact, !strcmp(method, "exact"));
+		assert_close(mw.p, p2, 1e-12 + 1e-9 * p2);
+		assert_close(greater, pg, 1e-12 + 1e-9 * pg);
+		rows++;
+		exact_rows += mw.exact;
+	}
+	fclose(f);
+	assert_int_equal(rows, 38);
+	assert_int_equal(exact_rows, 27);
+}
+
+/* With ties the exact p is the share of the C(n, nx) splits of the pooled values whose midrank
+ * sum of x is at least (at most) the observed one: counted here split by split. */
+static void test_stats__mann_whitney_exact_with_ties_matches_enumeration(void **state)
+{
+	(void)state;
+	const double x[] = {1, 2, 2, 3, 5, 5}, y[] = {2, 3, 3, 4, 5, 6, 6};
+	const size_t nx = ARRAY_LEN(x), ny = ARRAY_LEN(y), n = nx + ny;
+	double all[13], rank[13];
+	memcpy(all, x, sizeof(x));
+	memcpy(all + nx, y, sizeof(y));
+	for (size_t i = 0; i < n; i++) {   /* midrank: 1 + #below + (#equal - 1) / 2 */
+		double below = 0, equal = 0;
+		for (size_t j = 0; j < n; j++) {
+			below += all[j] < all[i];
+			equal += all[j] == all[i];
+		}
+		rank[i] = 1 + below + (equal - 1) / 2;
+	}
+	double observed = 0;
+	for (size_t i = 0; i < nx; i++)
+		observed += rank[i];
+	double splits = 0, ge = 0, le = 0;
+	for (unsigned mask = 0; mask < 1u << n; mask++) {
+		if ((size_t)__builtin_popcount(mask) != nx)
+			continue;
+		double sum = 0;
+		for (size_t i = 0; i < n; i++)
+			if (mask >> i & 1)
+				sum += rank[i];
+		splits++;
+		ge += sum >= observed - 1e-9;
+		le += sum <= observed + 1e-9;
+	}
+	assert_close(splits, 1716, 0);   /* C(13, 6) */
+	struct mann_whitney mw;
+	double greater;
+	assert_int_equal(mann_whitney_u(x, nx, y, ny, &mw), 0);
+	assert_int_equal(mann_whitney_greater(x, nx, y, ny, &greater), 0);
+	assert_int_equal(mw.exact, 1);
+	assert_close(greater, ge / splits, 1e-14);
+	assert_close(mw.p, fmin(1, 2 * fmin(ge, le) / splits), 1e-14);
+}
+
+static void test_stats__mann_whitney_min_p_is_one_over_n_choose_k(void **state)
+{
+	(void)state;
+	assert_close(mann_whitney_min_p(2, 2), 1.0 / 6, 1e-14);
+	assert_close(mann_whitney_min_p(3, 3), 1.0 / 20, 1e-14);
+	assert_close(mann_whitney_min_p(4, 4), 1.0 / 70, 1e-14);
+	assert_close(mann_whitney_min_p(5, 5), 1.0 / 252, 1e-14);
+	assert_close(mann_whitney_min_p(3, 7), 1.0 / 120, 1e-14);
+	/* and the exact test reaches it: 5 vs 5 fully separated */
+	const double lo[] = {1, 2, 3, 4, 5}, hi[] = {6, 7, 8, 9, 10};
+	double p;
+	assert_int_equal(mann_whitney_greater(hi, 5, lo, 5, &p), 0);
+	assert_close(p, 1.0 / 252, 1e-15);
+	assert_int_equal(mann_whitney_greater(lo, 5, hi, 5, &p), 0);
+	assert_close(p, 1.0, 1e-15);
+	assert_true(mann_whitney_min_p(40, 40) < 1e-12);
 }
 
 /* ---- speedup_summarize ---------------------------------------------------------------------- */
@@ -618,20 +729,58 @@ static void test_stats__steady_state_of_a_drifting_series_is_n_or_where_the_drif
 	for (size_t i = 0; i < 100; i++)
 		x[i] = i < 20 ? 295 - 10 * (double)i : 100;
 	assert_int_equal(steady_state_index(x, 100, 0.10), 19);
-	/* steady, then one spike on the last iteration: no steady suffix */
+	/* steady, then one spike on the last iteration: an isolated outlier, steady from 0 */
 	for (size_t i = 0; i < 100; i++)
 		x[i] = 100;
 	x[99] = 150;
+	assert_int_equal(steady_state_index(x, 100, 0.10), 0);
+	/* two spikes in a row at the end are not isolated: steady only after them (never) */
+	x[98] = 150;
 	assert_int_equal(steady_state_index(x, 100, 0.10), 100);
+}
+
+/* Planted series: a 3x, 2x, 1.5x warm-up, then steady with 2% noise, and on top of that
+ * (a) one late isolated outlier, (b) a bimodal steady state (1.0 and 1.25, mixed at random),
+ * (c) both, (d) isolated outliers at 5% of the iterations: steady from 3 in every one. The old
+ * rule (every value within 10% of the last half's median) said never for (a) and 30-odd for (b). */
+static void test_stats__steady_state_survives_late_outliers_and_bimodal_steady_states(void **state)
+{
+	(void)state;
+	uint64_t seed = 7;
+	for (int kind = 0; kind < 4; kind++) {
+		for (int trial = 0; trial < 50; trial++) {
+			double x[64];
+			for (size_t i = 0; i < 64; i++) {
+				double level = 1.0;
+				if ((kind == 1 || kind == 2) && noise(&seed) > 0)
+					level = 1.25;
+				x[i] = 1e6 * level * (1 + 0.02 * noise(&seed));
+			}
+			x[0] *= 3;
+			x[1] *= 2;
+			x[2] *= 1.5;
+			if (kind == 0 || kind == 2)
+				x[40 + trial % 23] *= 1.6;   /* one late outlier, the last one included */
+			if (kind == 3)
+				for (size_t i = 5 + (size_t)trial % 7; i < 64; i += 20)
+					x[i] *= 1.8;
+			size_t steady = steady_state_index(x, 64, 0.10);
+			if (steady != 3)
+				fail_msg("kind %d trial %d: steady from %zu, want 3", kind, trial, steady);
+		}
+	}
 }
 
 static void test_stats__steady_state_of_odd_length_uses_last_ceil_half(void **state)
 {
 	(void)state;
-	/* n = 5: the last ceil(5/2) = 3 values {100, 120, 100} have median 100, so 120 is out of
-	 * ±10% and only the last value is steady. (The last 2, {120, 100}, would give 110 and 0.) */
-	const double x[] = {100, 100, 100, 120, 100};
-	assert_int_equal(steady_state_index(x, 5, 0.10), 4);
+	/* n = 5: the last ceil(5/2) = 3 values {100, 120, 100}: percentiles 100 and 116, median 100,
+	 * envelope [90, 126]; {130, 100, 100, 120, 100}: 130 is out, steady from 1. (The last 2,
+	 * {120, 100}, would give the median 110 and an envelope from 91.) */
+	const double x[] = {130, 100, 100, 120, 100};
+	assert_int_equal(steady_state_index(x, 5, 0.10), 1);
+	const double y[] = {89, 100, 100, 120, 100};
+	assert_int_equal(steady_state_index(y, 5, 0.10), 1);
 }
 
 int main(void)
@@ -652,8 +801,11 @@ int main(void)
 		cmocka_unit_test(test_stats__bootstrap_percentiles_interpolate_between_resamples),
 		cmocka_unit_test(test_stats__bootstrap_zero_resampled_medians_give_no_nan),
 		cmocka_unit_test(test_stats__bootstrap_rejects_empty_series_and_bad_arguments),
-		cmocka_unit_test(test_stats__mann_whitney_separated_samples_give_u_0_and_hand_computed_p),
-		cmocka_unit_test(test_stats__mann_whitney_ties_use_midranks_and_tie_corrected_variance),
+		cmocka_unit_test(test_stats__mann_whitney_separated_samples_give_u_0_and_exact_p_2_of_252),
+		cmocka_unit_test(test_stats__mann_whitney_ties_use_midranks_and_the_exact_permutation_p),
+		cmocka_unit_test(test_stats__mann_whitney_agrees_with_scipy_goldens),
+		cmocka_unit_test(test_stats__mann_whitney_exact_with_ties_matches_enumeration),
+		cmocka_unit_test(test_stats__mann_whitney_min_p_is_one_over_n_choose_k),
 		cmocka_unit_test(test_stats__mann_whitney_swapping_samples_gives_n1n2_minus_u_and_same_p),
 		cmocka_unit_test(test_stats__mann_whitney_identical_or_all_tied_samples_give_p_1),
 		cmocka_unit_test(test_stats__mann_whitney_large_shift_is_significant_and_none_is_not),
@@ -665,6 +817,7 @@ int main(void)
 		cmocka_unit_test(test_stats__steady_state_of_an_always_steady_series_is_0),
 		cmocka_unit_test(test_stats__steady_state_of_a_drifting_series_is_n_or_where_the_drift_stops),
 		cmocka_unit_test(test_stats__steady_state_of_odd_length_uses_last_ceil_half),
+		cmocka_unit_test(test_stats__steady_state_survives_late_outliers_and_bimodal_steady_states),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

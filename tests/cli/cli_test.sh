@@ -109,7 +109,7 @@ EOF
 	contains "$T/out" "run 2 complete: 3 of 3 cases stored \(1 ok, 0 oom, 0 error, 2 unsupported, 0 skipped\)" "capped run summary"
 	expect_status 0 "report --format csv" "$REPORT" --db "$db" --run cli-test --format csv
 	check "csv has a header and 7 rows" [ "$(wc -l <"$T/out")" = 8 ]
-	contains "$T/out" "^impl,dtype,device,pass,batch_size,heads,seq_len,head_dim,causal,status,fwd_mean_ms,fwd_std_ms,bwd_mean_ms,bwd_std_ms,fwd_bwd_mean_ms,fwd_bwd_std_ms,fwd_GFLOP_s,bwd_GFLOP_s,peak_mem_MiB$" "csv header"
+	contains "$T/out" "^impl,dtype,device,pass,batch_size,heads,seq_len,head_dim,causal,status,n,fwd_mean_ms,fwd_std_ms,bwd_mean_ms,bwd_std_ms,fwd_bwd_mean_ms,fwd_bwd_std_ms,fwd_GFLOP_s,bwd_GFLOP_s,peak_mem_MiB$" "csv header"
 	expect_status 0 "report runs" "$REPORT" runs --db "$db"
 	contains "$T/out" "\| +1 \| [0-9a-f]{8} \| .* \| complete \| cli-tiny \| cli-test \|" "runs table row"
 	# A second run appends; `latest` moves; the first stays selectable.
@@ -259,11 +259,15 @@ report_fixture)
 	check "flash geomean speedup ~1.111" awk -F, '$1 == "flash" && $3 > 1.10 && $3 < 1.12 { ok = 1 } END { exit !ok }' "$T/out"
 	check "sdpa geomean speedup ~1.389" awk -F, '$1 == "sdpa" && $3 > 1.37 && $3 < 1.41 { ok = 1 } END { exit !ok }' "$T/out"
 	check "sdpa wins every case" awk -F, '$1 == "sdpa" && $2 == 4 && $8 == 4 { ok = 1 } END { exit !ok }' "$T/out"
+	# The fixture's runs differ by no run-to-run noise (only the planted slowdown): --run-noise 0
+	# states that truth; by default regress assumes 2% between runs and calls 10% unsure.
 	for fmt in md json; do
-		expect_status 1 "regress flags the planted slowdown ($fmt)" "$REPORT" regress --db "$db" --baseline base --candidate cand --format $fmt
+		expect_status 1 "regress flags the planted slowdown ($fmt)" "$REPORT" regress --db "$db" --baseline base --candidate cand --run-noise 0 --format $fmt
 		golden "report_regress.$fmt" "$T/out"
 	done
-	expect_status 1 "regress (csv)" "$REPORT" regress --db "$db" --baseline base --candidate cand --format csv
+	expect_status 0 "regress with the assumed 2% run noise: 10% in one run pair is not enough" "$REPORT" regress --db "$db" --baseline base --candidate cand --format csv
+	check "assumed run noise: flash S2048 unsure" grep -q '^flash float32 fwd+bwd B8 H1 S2048 D64,.*,unsure$' "$T/out"
+	expect_status 1 "regress (csv)" "$REPORT" regress --db "$db" --baseline base --candidate cand --run-noise 0 --format csv
 	check "exactly one case slower" [ "$(grep -c ',slower$' "$T/out")" = 1 ]
 	check "the slower case is flash at S2048" grep -q '^flash float32 fwd+bwd B8 H1 S2048 D64,.*,slower$' "$T/out"
 	check "the planted no-change is not flagged" grep -q '^naive float32 fwd+bwd B8 H1 S1024 D64,.*,same$' "$T/out"
@@ -298,6 +302,59 @@ report_fixture)
 	expect_status 2 "compare without a baseline" "$REPORT" compare --db "$db"
 	expect_status 1 "compare against an impl with no partner" "$REPORT" --db "$db" --compare naive --where impl=naive
 	contains "$T/err" "nothing to compare" "nothing-to-compare message"
+	# Exit codes a CI can trust (issue 14): candidates made from "cand" with SQL.
+	derive_run() {   # derive_run LABEL RUN_STATUS CASE_FILTER CASE_STATUS KEY_SUFFIX WITH_SAMPLES
+		sql "$db" "
+		INSERT INTO runs (uuid, system_id, started_at, status, tool_version, command_line, label)
+		  SELECT '$1-' || uuid, system_id, started_at, '$2', tool_version, command_line, '$1' FROM runs WHERE label = 'cand';
+		INSERT INTO cases (run_id, ord, suite, impl, device, dtype, pass, params, case_key, name, warmup, iters, status, reason)
+		  SELECT (SELECT id FROM runs WHERE label = '$1'), ord, suite, impl, device, dtype, pass, params, case_key || '$5', name, warmup, iters, '$4',
+		         CASE WHEN '$4' = 'ok' THEN NULL ELSE 'planted' END
+		  FROM cases WHERE run_id = (SELECT id FROM runs WHERE label = 'cand') AND $3;
+		INSERT INTO samples (case_id, phase, iter, ns)
+		  SELECT c2.id, s.phase, s.iter, s.ns FROM samples s
+		  JOIN cases c1 ON c1.id = s.case_id AND c1.run_id = (SELECT id FROM runs WHERE label = 'cand')
+		  JOIN cases c2 ON c2.ord = c1.ord AND c2.run_id = (SELECT id FROM runs WHERE label = '$1')
+		  WHERE $6;"
+	}
+	derive_run partial interrupted "ord < 4" ok "" 1
+	derive_run allerror complete 1 error "" 0
+	derive_run disjoint complete 1 ok "-other" 1
+	derive_run dropped complete "ord <> 0" ok "" 1
+	derive_run oneoom complete 1 "ok" "" 1
+	sql "$db" "UPDATE cases SET status = 'oom', reason = 'planted' WHERE ord = 0 AND run_id = (SELECT id FROM runs WHERE label = 'oneoom')"
+	expect_status 1 "regress: a partial (interrupted) candidate exits 1" "$REPORT" regress --db "$db" --baseline base --candidate partial --where impl=naive
+	contains "$T/err" "regression: candidate run [0-9]+ is interrupted, not complete" "partial: reason printed"
+	contains "$T/err" "ok in the baseline, missing from the candidate" "partial: missing cases named"
+	expect_status 1 "regress: an all-error candidate exits 1" "$REPORT" regress --db "$db" --baseline base --candidate allerror
+	contains "$T/err" "regression: ok in the baseline, error or oom in the candidate \\(12\\)" "all-error: reason printed"
+	expect_status 2 "regress: a disjoint candidate exits 2" "$REPORT" regress --db "$db" --baseline base --candidate disjoint
+	contains "$T/err" "cannot tell: nothing comparable: the runs share no case key" "disjoint: reason printed"
+	expect_status 1 "regress: a baseline case missing from the candidate exits 1" "$REPORT" regress --db "$db" --baseline base --candidate dropped --where impl=naive
+	contains "$T/err" "missing from the candidate \\(1\\): 'naive float32 fwd\+bwd B8 H1 S256 D64'" "dropped: the case is named"
+	expect_status 1 "regress: ok -> oom exits 1" "$REPORT" regress --db "$db" --baseline base --candidate oneoom --where impl=naive
+	contains "$T/out" "error or oom in the candidate" "oom: reason in the output"
+	expect_status 2 "regress: a filter that leaves nothing exits 2" "$REPORT" regress --db "$db" --baseline base --candidate cand --suite e2e
+	for bad in "--alpha 1.5" "--alpha 0" "--alpha nan" "--threshold -50" "--tie-band -1"; do
+		expect_status 2 "compare $bad is a usage error" "$REPORT" compare --db "$db" --baseline naive $bad
+		contains "$T/err" "must be >= 0" "compare $bad: message"
+	done
+	for bad in "--alpha 1.5" "--alpha -0.1" "--threshold -50"; do
+		expect_status 2 "regress $bad is a usage error" "$REPORT" regress --db "$db" --baseline base $bad
+	done
+	expect_status 2 "regress --run-noise -1 is a usage error" "$REPORT" regress --db "$db" --baseline base --run-noise -1
+	# Small n: a 2x slowdown of every case at 5 iterations is found (the exact rank test reaches
+	# p = 2/252); at 4 iterations no verdict is possible: insufficient data, exit 2.
+	for iters in 5 4; do
+		small=$T/small$iters.db
+		check "fixture with $iters iterations" "$MAKE_FIXTURE" "$small" --iters $iters
+		sql "$small" "UPDATE samples SET ns = ns * 2 WHERE case_id IN (SELECT c.id FROM cases c JOIN runs r ON r.id = c.run_id WHERE r.label = 'cand')"
+	done
+	expect_status 1 "regress: 2x at 5 iterations exits 1" "$REPORT" regress --db "$T/small5.db" --baseline base --candidate cand --format csv
+	check "2x at 5 iterations: every case slower" [ "$(grep -c ',slower$' "$T/out")" = 12 ]
+	expect_status 2 "regress: 4 iterations is insufficient data" "$REPORT" regress --db "$T/small4.db" --baseline base --candidate cand
+	contains "$T/err" "cannot tell: insufficient data \\(fewer than 5 iterations" "insufficient: reason printed"
+	expect_status 2 "regress: 5 iterations cannot reach --alpha 0.001" "$REPORT" regress --db "$T/small5.db" --baseline base --candidate cand --alpha 0.001
 	;;
 
 global_options)

@@ -1,0 +1,173 @@
+/* tests/test_verdict.c: the verdict engine (report/verdict.c) and the statistics under it —
+ * Student's t and Benjamini-Hochberg against scipy's figures, the interval-against-threshold
+ * rule, the runs method. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+
+#include <cmocka.h>
+
+#include "report.h"
+
+static void assert_close(double got, double want, double tol)
+{
+	if (!(fabs(got - want) <= tol))
+		fail_msg("got %.17g, want %.17g (tolerance %g)", got, want, tol);
+}
+
+static const struct verdict_rule default_rule = VERDICT_RULE_DEFAULT;
+
+/* scipy.stats.t.sf / t.ppf (scipy 1.17.1) */
+static void test_verdict__student_t_agrees_with_scipy(void **state)
+{
+	(void)state;
+	assert_close(student_t_sf(2.0, 3), 0.06966298427942152, 1e-13);
+	assert_close(student_t_sf(0.5, 1), 0.35241638234956674, 1e-13);
+	assert_close(student_t_sf(4.2, 18), 0.0002691093295015163, 1e-15);
+	assert_close(student_t_sf(-1.3, 7.5), 0.8839366105921956, 1e-13);
+	assert_close(student_t_sf(10, 2), 0.004926228511662845, 1e-15);
+	assert_close(student_t_sf(3.6, 144), 0.00021850819083138562, 1e-15);
+	assert_close(student_t_quantile(0.975, 2), 4.302652729749462, 1e-9);
+	assert_close(student_t_quantile(0.975, 6), 2.4469118511449786, 1e-9);
+	assert_close(student_t_quantile(0.9995, 144), 3.3593725705710145, 1e-9);
+	assert_close(student_t_quantile(0.99, 1), 31.820515953773935, 1e-8);
+	assert_close(student_t_quantile(0.025, 6), -2.4469118511449786, 1e-9);
+	assert_true(isnan(student_t_sf(1, 0)));
+}
+
+/* scipy.stats.false_discovery_control([0.01, 0.04, 0.03, 0.2, 0.001]) */
+static void test_verdict__bh_adjust_agrees_with_scipy_and_skips_nan(void **state)
+{
+	(void)state;
+	const double p[] = {0.01, 0.04, 0.03, 0.2, 0.001}, want[] = {0.025, 0.05, 0.05, 0.2, 0.005};
+	double q[5];
+	assert_int_equal(bh_adjust(p, 5, q), 0);
+	for (int i = 0; i < 5; i++)
+		assert_close(q[i], want[i], 1e-15);
+	const double with_nan[] = {0.01, NAN, 0.04, 0.03, 0.2, 0.001};
+	double q6[6];
+	assert_int_equal(bh_adjust(with_nan, 6, q6), 0);
+	assert_true(isnan(q6[1]));
+	assert_close(q6[0], 0.025, 1e-15);
+	assert_close(q6[5], 0.005, 1e-15);
+}
+
+/* x[i] = base * (1 + spread * ((i * 7) % n - n / 2) / n): a deterministic series. */
+static void series(double *x, size_t n, double base, double spread)
+{
+	for (size_t i = 0; i < n; i++)
+		x[i] = base * (1 + spread * ((double)((i * 7) % n) - (double)n / 2) / (double)n);
+}
+
+/* A 3% slowdown is significant, but within the 5% threshold: never "slower", whatever its p. */
+static void test_verdict__significant_change_within_the_threshold_is_not_slower(void **state)
+{
+	(void)state;
+	double b[40], c[40];
+	series(b, 40, 1e6, 0.01);
+	series(c, 40, 1.03e6, 0.01);
+	struct pair_result r;
+	assert_int_equal(compare_pair(b, 40, c, 40, &default_rule, &r), 0);
+	assert_true(r.p < 1e-6);
+	assert_true(r.verdict != VERDICT_SLOWER);
+	/* and the threshold at 1%: slower */
+	struct verdict_rule one_pct = default_rule;
+	one_pct.threshold = 0.01;
+	assert_int_equal(compare_pair(b, 40, c, 40, &one_pct, &r), 0);
+	assert_int_equal(r.verdict, VERDICT_SLOWER);
+}
+
+/* Point estimate 6% slower but the data overlap so much that the interval reaches below 5%:
+ * the old rule (significant and point beyond) said slower; the interval rule does not. */
+static void test_verdict__point_beyond_threshold_with_interval_inside_is_not_slower(void **state)
+{
+	(void)state;
+	double b[20], c[20];
+	series(b, 20, 1e6, 0.20);
+	series(c, 20, 1.06e6, 0.20);
+	struct pair_result r;
+	assert_int_equal(compare_pair(b, 20, c, 20, &default_rule, &r), 0);
+	assert_true(1 / r.speedup.ratio - 1 > 0.05);
+	assert_true(r.verdict == VERDICT_UNSURE);
+}
+
+/* 24 cases each with the same modest p: BH adjusts them all alike, and a family of one rejects
+ * where a family of many with one such case does not. */
+static void test_verdict__bh_over_the_family_controls_one_case_among_many(void **state)
+{
+	(void)state;
+	double b[12], c[12], same[12];
+	series(b, 12, 1e6, 0.10);
+	series(same, 12, 1e6, 0.10);
+	/* candidate: 30% slower, overlapping slightly */
+	series(c, 12, 1.3e6, 0.10);
+	c[0] = 0.95e6;
+	c[1] = 0.97e6;
+	struct pair_result results[24], *family[24];
+	assert_int_equal(compare_pair(b, 12, c, 12, &default_rule, &results[0]), 0);
+	double p_one = results[0].p_slower;
+	assert_true(p_one < 0.01);
+	assert_int_equal(results[0].verdict, VERDICT_SLOWER);
+	for (int i = 1; i < 24; i++)
+		assert_int_equal(compare_pair(b, 12, same, 12, &default_rule, &results[i]), 0);
+	for (int i = 0; i < 24; i++)
+		family[i] = &results[i];
+	verdicts_decide(family, 24, &default_rule);
+	assert_close(results[0].q_slower, fmin(1, 24 * p_one), 1e-12);
+	if (24 * p_one > 0.01)
+		assert_int_equal(results[0].verdict, VERDICT_UNSURE);
+}
+
+/* Runs method: 4 baseline runs and 1 candidate run with known run medians. */
+static void test_verdict__runs_method_is_a_t_test_on_log_run_medians(void **state)
+{
+	(void)state;
+	const double medians_b[] = {1.00e6, 1.02e6, 0.99e6, 1.01e6}, median_c = 1.20e6;
+	double xb[4][9], xc[9];
+	struct run_samples rb[4], rc[1];
+	for (int r = 0; r < 4; r++) {
+		series(xb[r], 9, medians_b[r], 0.01);
+		rb[r] = (struct run_samples){xb[r], 9};
+	}
+	series(xc, 9, median_c, 0.01);
+	rc[0] = (struct run_samples){xc, 9};
+	struct pair_result res;
+	assert_int_equal(compare_runs(rb, 4, rc, 1, &default_rule, &res), 0);
+	assert_int_equal(res.method, METHOD_RUNS);
+	assert_int_equal(res.runs_base, 4);
+	assert_int_equal(res.base.n, 36);
+	/* the series are symmetric about their base: each run's median is its base value */
+	double l[4], mean = 0, ss = 0;
+	for (int r = 0; r < 4; r++)
+		mean += (l[r] = log(medians_b[r])) / 4;
+	for (int r = 0; r < 4; r++)
+		ss += (l[r] - mean) * (l[r] - mean);
+	double var = ss / 3, d = log(median_c) - mean, se = sqrt(var * (1 + 0.25));
+	assert_close(res.log_change, d, 1e-12);
+	assert_close(res.run_var, var, 1e-15);
+	assert_close(res.run_df, 3, 0);
+	assert_close(res.p_slower, student_t_sf((d - log1p(0.05)) / se, 3), 1e-12);
+	assert_int_equal(res.verdict, VERDICT_SLOWER);
+	/* a run of 4 iterations makes the case insufficient */
+	rb[2].n = 4;
+	assert_int_equal(compare_runs(rb, 4, rc, 1, &default_rule, &res), 0);
+	assert_int_equal(res.verdict, VERDICT_INSUFFICIENT);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_verdict__student_t_agrees_with_scipy),
+		cmocka_unit_test(test_verdict__bh_adjust_agrees_with_scipy_and_skips_nan),
+		cmocka_unit_test(test_verdict__significant_change_within_the_threshold_is_not_slower),
+		cmocka_unit_test(test_verdict__point_beyond_threshold_with_interval_inside_is_not_slower),
+		cmocka_unit_test(test_verdict__bh_over_the_family_controls_one_case_among_many),
+		cmocka_unit_test(test_verdict__runs_method_is_a_t_test_on_log_run_medians),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -23,6 +23,7 @@
 
 #include "sha256.h"
 #include "strbuf.h"
+#include "sweep_limits.h"
 #include "workload.h"
 
 /* A sweep that expands beyond this is almost certainly a mistake (and would take forever). */
@@ -604,6 +605,9 @@ static int value_parse(const struct checker *ck, enum param_id id, int suite,
 		if (rc == -2)
 			return fail_at(ck, v->line, v->column, "key '%s' value %s is too large (at most %" PRId64 ")",
 				       p->key, t, INT64_MAX);
+		if (out->num > sweep_value_max(p->key))
+			return fail_at(ck, v->line, v->column, "key '%s' value %s is too large (at most %" PRId64 ")",
+				       p->key, t, sweep_value_max(p->key));
 		if (p->kind == V_POSITIVE && out->num < 1)
 			return fail_at(ck, v->line, v->column, "key '%s' must be >= 1, got %" PRId64, p->key,
 				       out->num);
@@ -987,9 +991,9 @@ static int load_models(struct loader *L, const yaml_node_t *node)
 			if (prc == -2)
 				return fail_node(L, fv, "key '%s' of model '%s' value %s is too large", fname, name,
 						 node_text(fv));
-			if (v < 1)
-				return fail_node(L, fv, "key '%s' of model '%s' must be >= 1, got %" PRId64, fname,
-						 name, v);
+			if (v < 1 || v > sweep_value_max(fname))
+				return fail_node(L, fv, "key '%s' of model '%s' must be >= 1 and at most %" PRId64
+						 ", got %" PRId64, fname, name, sweep_value_max(fname), v);
 			*dest[f] = v;
 			if (f == 3)
 				L->model_heads[s->nmodels] = fv;
@@ -1965,6 +1969,9 @@ static int draft_build(const struct checker *ck, const struct sweep_benchmark *b
 	}
 	if (!d->p.impl[0])
 		return fail_at(ck, b->line, b->column, "benchmark (suite %s) has no impl", suite_ids[suite]);
+	char too_large[256];
+	if (sweep_case_sizes_check(&d->p, too_large, sizeof(too_large)))
+		return fail_at(ck, b->line, b->column, "%s", too_large);
 	return 0;
 }
 

@@ -17,6 +17,8 @@ struct db;
 
 enum db_open_flags {
 	DB_CREATE = 1,   /* create the file if missing (runner); otherwise a missing file is an error */
+	DB_READONLY = 2, /* report: SQLITE_OPEN_READONLY, no journal-mode change, no migration, no file
+			  * created or changed; an older schema reads its later columns as NULL */
 };
 
 /* The schema level this build writes (the highest schemas/NNN_*.sql). */

@@ -9,7 +9,7 @@
 int report_open(const char *db_path, const char *run_selector, struct db **db, int64_t *run_id)
 {
 	struct bd_error err;
-	if (db_open(db_path, 0, db, &err) ||
+	if (db_open(db_path, DB_READONLY, db, &err) ||
 	    (run_selector && db_run_resolve(*db, run_selector, run_id, &err))) {
 		bd_error_print(REPORT_PROG, &err);
 		return err.code == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL;

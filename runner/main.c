@@ -6,6 +6,7 @@
 	X(run, "run a sweep and store every case in the database")                                 \
 	X(list, "show the cases a sweep expands to, without running anything")                     \
 	X(sysinfo, "show what a run records about this machine and build")                         \
+	X(migrate, "upgrade a database made by an older benchdb to this build's schema")           \
 	/* a new command: cmd_<name>.c and a row above this line */
 
 RUNNER_COMMANDS(CLI_DECLARE)

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "db_internal.h"
 #include "db_readonly.h"
 #include "db_untrusted.h"
 #include "sha256.h"
@@ -33,6 +34,12 @@ struct db {
 int db_schema_latest(void) { return schema_migration_count; }
 
 int db_schema_version(struct db *db) { return db->version; }
+
+sqlite3 *db_sqlite(struct db *db) { return db->handle; }
+
+const char *db_file(struct db *db) { return db->path; }
+
+void db_set_busy_timeout(struct db *db, int ms) { sqlite3_busy_timeout(db->handle, ms); }
 
 void db_now(char out[32])
 {

@@ -123,6 +123,9 @@ static const struct added_column {
 	{"cases", "activation_bytes", 3},
 	{"cases", "workspace_bytes", 3},
 	{"cases", "param_count", 4},
+	{"runs", "host", 5},
+	{"runs", "pid", 5},
+	{"runs", "heartbeat_at", 5},
 };
 
 int db_readonly_shim(sqlite3 *h, const char *path, int version, struct bd_error *err)

@@ -9,10 +9,12 @@
 
 #include "commands.h"
 #include "db.h"
+#include "liveness.h"
 #include "measure.h"
 #include "opt.h"
 #include "peer.h"
 #include "progress.h"
+#include "resume.h"
 #include "sha256.h"
 #include "sweep.h"
 #include "sysinfo.h"
@@ -41,6 +43,11 @@ static void install_signals(void)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* an ssh drop, `runner run ... | head` and a file-size limit end the run the same way; a
+	 * write to a closed pipe then fails with EPIPE instead of killing the bookkeeping */
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGPIPE, &sa, NULL);
+	sigaction(SIGXFSZ, &sa, NULL);
 }
 
 /* A random version-4 UUID from /dev/urandom (falls back to time and pid). */
@@ -163,7 +170,9 @@ static void case_work(const struct sweep_case *c, struct progress_work *work)
 int cmd_run(int argc, char **argv)
 {
 	const char *db_path = BENCHDB_DEFAULT_DB, *label = NULL, *mem_limit_text = NULL;
-	int dry_run = 0;
+	const char *resume_run = NULL;
+	int dry_run = 0, force = 0;
+	long busy_timeout_s = 3600;
 	const struct opt_spec specs[] = {
 		{"db", 0, OPT_STRING, "PATH", "database to write (default bench.db; created if missing)",
 		 &db_path},
@@ -173,6 +182,12 @@ int cmd_run(int argc, char **argv)
 		 "memory a case may allocate, e.g. 8GiB (overrides the sweep's mem_limit)", &mem_limit_text},
 		{"dry-run", 'n', OPT_FLAG, NULL, "expand and list the cases; run and write nothing",
 		 &dry_run},
+		{"resume", 0, OPT_STRING, "RUN",
+		 "continue a run that did not complete: same run, only the cases it lacks", &resume_run},
+		{"force", 0, OPT_FLAG, NULL,
+		 "with --resume: resume although the sweep text, build or machine differ", &force},
+		{"busy-timeout", 0, OPT_INT, "SECONDS",
+		 "how long to wait for another writer's lock, retrying (default 3600)", &busy_timeout_s},
 		{0},
 	};
 	static const struct cmd_usage usage = {
@@ -186,6 +201,7 @@ int cmd_run(int argc, char **argv)
 	struct sweep_cases cases = {0};
 	struct db *db = NULL;
 	struct strbuf env = STRBUF_INIT;
+	struct run_resume resume = {0};
 	struct bd_error err;
 	int npos = 0, status = EXIT_OK, rc;
 	int64_t mem_limit = 0, run_id = 0;
@@ -195,6 +211,12 @@ int cmd_run(int argc, char **argv)
 	if ((status = opt_parse_command(specs, &usage, argc, argv, 1, 1, &npos)) >= 0)
 		goto done;
 	status = EXIT_OK;
+	if (busy_timeout_s < 0 || busy_timeout_s > INT32_MAX / 1000) {
+		fprintf(stderr, "runner run: --busy-timeout expects seconds from 0 to %d, got %ld\n",
+			INT32_MAX / 1000, busy_timeout_s);
+		status = EXIT_USAGE;
+		goto done;
+	}
 	if (mem_limit_text && (parse_bytes(mem_limit_text, &mem_limit) || mem_limit <= 0)) {
 		fprintf(stderr, "runner run: --mem-limit expects a size such as 512MiB or 8GiB, got '%s'\n",
 			mem_limit_text);
@@ -228,6 +250,7 @@ int cmd_run(int argc, char **argv)
 		status = EXIT_FAIL;
 		goto done;
 	}
+	db_set_busy_timeout(db, (int)(busy_timeout_s * 1000));
 	struct sysinfo si;
 	sysinfo_collect(&si);
 	int64_t system_id;
@@ -248,10 +271,19 @@ int cmd_run(int argc, char **argv)
 	make_uuid(run.uuid);
 	db_now(run.started_at);
 	if ((rc = db_system_put(db, &si, &system_id, &err)) ||
-	    (rc = db_run_begin(db, system_id, &run, &run_id, &err))) {
+	    (resume_run ? (rc = run_resume_begin(db, resume_run, &run, system_id, cases.n, force,
+						 &resume, &err))
+			: ((rc = db_run_begin(db, system_id, &run, &run_id, &err)) ||
+			   (rc = db_run_liveness_set(db, run_id, &err))))) {
 		bd_error_print("runner run", &err);
-		status = EXIT_FAIL;
+		status = rc == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL;
 		goto done;
+	}
+	if (resume_run) {
+		run_id = resume.run_id;
+		memcpy(run.uuid, resume.uuid, sizeof(run.uuid));
+		fprintf(stderr, "resuming run %lld: %zu of %zu cases stored before\n", (long long)run_id,
+			resume.nstored, cases.n);
 	}
 	install_signals();
 	fprintf(stderr, "run %lld (%.8s) of %s: %zu cases into %s\n", (long long)run_id, run.uuid,
@@ -263,9 +295,12 @@ int cmd_run(int argc, char **argv)
 		case_work(&cases.items[i], &work[i]);
 	progress_init(&pg, cases.n, work);
 	free(work);
+	struct run_heartbeat hb = {&pg, db, run_id, now_ns()};
 	for (size_t i = 0; i < cases.n; i++) {
 		if (measure_interrupted)
 			break;
+		if (resume.stored && resume.stored[i])
+			continue;
 		const struct sweep_case *c = &cases.items[i];
 		struct case_result res;
 		struct case_record rec;
@@ -273,10 +308,10 @@ int cmd_run(int argc, char **argv)
 		db_now(started_at);
 		progress_case_start(&pg, i, c->name);
 		if (c->peer)   /* an external implementation from the sweep's `peers:` */
-			peer_measure_case(c, sweep->path, &res, progress_iteration, &pg);
+			peer_measure_case(c, sweep->path, &res, run_heartbeat_iteration, &hb);
 		else
 			measure_case(workload_find(c->params.suite, c->params.impl, c->params.device),
-				     &c->params, &res, progress_iteration, &pg);
+				     &c->params, &res, run_heartbeat_iteration, &hb);
 		if (res.interrupted) {
 			free(res.samples);
 			break;
@@ -292,6 +327,7 @@ int cmd_run(int argc, char **argv)
 			break;
 		}
 		progress_case_end(&pg, &res);
+		run_heartbeat_now(&hb);
 		counts[res.status]++;
 		stored++;
 	}
@@ -308,11 +344,13 @@ int cmd_run(int argc, char **argv)
 		status = EXIT_FAIL;
 	printf("run %lld %s: %zu of %zu cases stored (%zu ok, %zu oom, %zu error, %zu unsupported, "
 	       "%zu skipped) in %s\n",
-	       (long long)run_id, run_status, stored, cases.n, counts[CASE_OK], counts[CASE_OOM],
-	       counts[CASE_ERROR], counts[CASE_UNSUPPORTED], counts[CASE_SKIPPED], db_path);
+	       (long long)run_id, run_status, stored + resume.nstored, cases.n, counts[CASE_OK],
+	       counts[CASE_OOM], counts[CASE_ERROR], counts[CASE_UNSUPPORTED], counts[CASE_SKIPPED],
+	       db_path);
 	if (stored)
 		printf("see: report --db %s --run %lld\n", db_path, (long long)run_id);
 done:
+	run_resume_free(&resume);
 	db_close(db);
 	sb_free(&env);
 	sweep_cases_free(&cases);

@@ -7,6 +7,7 @@
 	X(list, "show the cases a sweep expands to, without running anything")                     \
 	X(sysinfo, "show what a run records about this machine and build")                         \
 	X(migrate, "upgrade a database made by an older benchdb to this build's schema")           \
+	X(close, "end a run whose runner is gone (kill -9, a crash) as interrupted")               \
 	/* a new command: cmd_<name>.c and a row above this line */
 
 RUNNER_COMMANDS(CLI_DECLARE)

@@ -379,8 +379,8 @@ static double now_ms(void)
 static void test_db__create_makes_a_latest_schema_file_in_wal_mode(void **state)
 {
 	struct fixture *fx = *state;
-	assert_int_equal(db_schema_latest(), 4);   /* 001_init, 002_views, 003_memory_breakdown,
-						      004_param_count */
+	assert_int_equal(db_schema_latest(), 5);   /* 001_init, 002_views, 003_memory_breakdown,
+						      004_param_count, 005_liveness */
 	assert_false(file_exists(fx->path));
 
 	struct db *db = open_new(fx->path);

@@ -52,9 +52,11 @@ else
 	note "running as root: file modes do not bind, the read-only directory case is not tested"
 fi
 
-# An older schema (4: before any later column) is read, with no migration.
+# An older schema (3: before 004's and 005's columns) is read, with no migration.
 cp "$fixture" "$d/old.db"
-sql "$d/old.db" "ALTER TABLE cases DROP COLUMN param_count; PRAGMA user_version = 3" >/dev/null
+sql "$d/old.db" "ALTER TABLE cases DROP COLUMN param_count; ALTER TABLE runs DROP COLUMN host;
+	ALTER TABLE runs DROP COLUMN pid; ALTER TABLE runs DROP COLUMN heartbeat_at;
+	PRAGMA user_version = 3" >/dev/null
 sql "$d/old.db" "PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null
 before=$(state "$d")
 expect_status 0 "report reads schema 3" "$REPORT" table --db "$d/old.db"

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "report.h"
 
 int report_open(const char *db_path, const char *run_selector, struct db **db, int64_t *run_id)
@@ -59,7 +60,11 @@ int report_output_end(struct report_output *out, int rc)
 	if (rc)
 		return EXIT_FAIL;
 	render_end(out->fmt, &out->text);
-	fputs(sb_str(&out->text), stdout);
+	/* the output quotes stored text (names, labels, reasons): no escape sequence from a database
+	 * reaches the terminal raw */
+	char *shown = escape_controls(sb_str(&out->text));
+	fputs(shown ? shown : sb_str(&out->text), stdout);
+	free(shown);
 	return EXIT_OK;
 }
 

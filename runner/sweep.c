@@ -1554,6 +1554,8 @@ int sweep_parse(const char *path, const char *text, struct sweep **out, struct b
 		rc = bd_fail(err, BD_EINVAL, "sweep_parse: no text or no output");
 		goto done;
 	}
+	if ((rc = sweep_text_depth_check(path, text, err)))
+		goto done;
 	if (!(s = calloc(1, sizeof(*s))) || !(s->path = strdup(path)) || !(s->text = strdup(text))) {
 		rc = bd_fail(err, BD_ENOMEM, "out of memory");
 		goto done;
@@ -1624,14 +1626,10 @@ int sweep_load(const char *path, struct sweep **out, struct bd_error *err)
 	size_t len = 0;
 	if (out)
 		*out = NULL;
-	char *text = read_file(path, &len);
-	if (!text) {
-		char reason[256];
-		snprintf(reason, sizeof(reason), "%s", strerror(errno));
-		reason[0] = (char)tolower((unsigned char)reason[0]);
-		return bd_fail_at(err, BD_EIO, path, 0, 0, "cannot read the sweep file: %s", reason);
-	}
-	int rc;
+	char *text = NULL;
+	int rc = sweep_file_read(path, &text, &len, err);
+	if (rc)
+		return rc;
 	size_t nul = strlen(text);
 	if (nul != len) {
 		int line = 1, column = 1;

@@ -5,9 +5,16 @@
  * common/checked.h. */
 #include "sweep_limits.h"
 
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <yaml.h>
 
 #include "checked.h"
 
@@ -79,4 +86,109 @@ int sweep_case_sizes_check(const struct case_params *p, char *msg, size_t size)
 	snprintf(msg, size, "the case is too large: %s would exceed %" PRId64 " bytes", what,
 		 (int64_t)BD_MAX_TENSOR_BYTES);
 	return -1;
+}
+
+/* ---- the file, before libyaml sees it ------------------------------------------------------- */
+
+static const char *file_kind(mode_t m)
+{
+	return S_ISDIR(m) ? "a directory" : S_ISCHR(m) ? "a character device"
+	       : S_ISBLK(m) ? "a block device" : S_ISFIFO(m) ? "a pipe" : S_ISSOCK(m) ? "a socket"
+	       : "not a regular file";
+}
+
+int sweep_file_read(const char *path, char **text, size_t *len, struct bd_error *err)
+{
+	int rc = 0;
+	char *buf = NULL;
+	size_t n = 0;
+	*text = NULL;
+	/* O_NONBLOCK: a pipe without a writer must not hang the open; reads of a file ignore it */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat sb;
+	if (fd < 0 || fstat(fd, &sb) != 0) {
+		char reason[256];
+		snprintf(reason, sizeof(reason), "%s", strerror(errno));
+		reason[0] = (char)tolower((unsigned char)reason[0]);
+		rc = bd_fail_at(err, BD_EIO, path, 0, 0, "cannot read the sweep file: %s", reason);
+		goto done;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		rc = bd_fail_at(err, BD_EIO, path, 0, 0,
+				"cannot read the sweep file: it is %s, not a regular file",
+				file_kind(sb.st_mode));
+		goto done;
+	}
+	if (sb.st_size > SWEEP_MAX_BYTES) {
+		rc = bd_fail_at(err, BD_EINVAL, path, 0, 0,
+				"the sweep file is %lld bytes; a sweep may have at most %d",
+				(long long)sb.st_size, SWEEP_MAX_BYTES);
+		goto done;
+	}
+	/* read at most one byte beyond the limit: a file that grows meanwhile is still bounded */
+	if (!(buf = malloc(SWEEP_MAX_BYTES + 2))) {
+		rc = bd_fail(err, BD_ENOMEM, "out of memory");
+		goto done;
+	}
+	for (;;) {
+		ssize_t got = read(fd, buf + n, SWEEP_MAX_BYTES + 1 - n);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			rc = bd_fail_at(err, BD_EIO, path, 0, 0, "cannot read the sweep file: %s",
+					strerror(errno));
+			goto done;
+		}
+		if (got == 0 || (n += (size_t)got) > SWEEP_MAX_BYTES)
+			break;
+	}
+	if (n > SWEEP_MAX_BYTES) {
+		rc = bd_fail_at(err, BD_EINVAL, path, 0, 0,
+				"the sweep file is over %d bytes, the most a sweep may have",
+				SWEEP_MAX_BYTES);
+		goto done;
+	}
+	buf[n] = '\0';
+	*text = buf;
+	*len = n;
+	buf = NULL;
+done:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return rc;
+}
+
+int sweep_text_depth_check(const char *path, const char *text, struct bd_error *err)
+{
+	yaml_parser_t parser;
+	yaml_event_t ev;
+	int rc = 0, depth = 0;
+	if (!yaml_parser_initialize(&parser))
+		return bd_fail(err, BD_ENOMEM, "out of memory");
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text, strlen(text));
+	/* events, not the document: libyaml's loader recurses once per level, its event parser does
+	 * not, and stopping at the first level too deep keeps the scan short */
+	for (;;) {
+		if (!yaml_parser_parse(&parser, &ev))
+			break;   /* a syntax error: the real parse reports it with its position */
+		int type = ev.type;
+		if (type == YAML_SEQUENCE_START_EVENT || type == YAML_MAPPING_START_EVENT) {
+			if (++depth > SWEEP_MAX_DEPTH) {
+				rc = bd_fail_at(err, BD_EINVAL, path, (int)ev.start_mark.line + 1,
+						(int)ev.start_mark.column + 1,
+						"the sweep nests lists and mappings more than %d deep",
+						SWEEP_MAX_DEPTH);
+				yaml_event_delete(&ev);
+				break;
+			}
+		} else if (type == YAML_SEQUENCE_END_EVENT || type == YAML_MAPPING_END_EVENT) {
+			depth--;
+		}
+		yaml_event_delete(&ev);
+		if (type == YAML_STREAM_END_EVENT)
+			break;
+	}
+	yaml_parser_delete(&parser);
+	return rc;
 }

@@ -171,5 +171,11 @@ done
 check "no side file created in the catalogue" [ -z "$(ls "$hdir" | grep -E -- '-(wal|shm|journal)$')" ]
 # Blanks, not crashes: a NULL case name is shown as an empty cell.
 expect_status 0 "null case names give a table" "$REPORT" table --db "$hdir/null_case_name.db"
+# Control characters in stored names and labels reach the terminal escaped, never raw.
+expect_status 0 "runs with an escape sequence in a label" "$REPORT" runs --db "$hdir/control_chars.db"
+check "no raw escape byte in report runs" [ "$(tr -cd '\033\007' <"$T/out" | wc -c)" = 0 ]
+contains "$T/out" '\\x1b\]0;title\\x07' "the label's escape shown as \\x1b"
+expect_status 0 "table with an escape sequence in a case name" "$REPORT" table --db "$hdir/control_chars.db"
+check "no raw escape byte in report table" [ "$(tr -cd '\033\007' <"$T/out" | wc -c)" = 0 ]
 note "hostile databases: $n_hostile, report invocations on them: $n_runs"
 finish hostile_db

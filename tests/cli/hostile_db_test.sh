@@ -35,6 +35,15 @@ done
 check "report left no file behind and changed none" [ "$(state "$d")" = "$before" ]
 check "journal mode is still wal" [ "$(sql "$d/bench.db" "PRAGMA journal_mode")" = wal ]
 
+# A database in rollback-journal mode stays in it (report converted it to WAL).
+cp "$fixture" "$d/delete.db"
+sql "$d/delete.db" "PRAGMA journal_mode = DELETE" >/dev/null
+sum=$(md5sum <"$d/delete.db")
+expect_status 0 "report on a rollback-journal database" "$REPORT" table --db "$d/delete.db"
+check "journal mode is still delete" [ "$(sql "$d/delete.db" "PRAGMA journal_mode")" = delete ]
+check "rollback-journal database unchanged" [ "$(md5sum <"$d/delete.db")" = "$sum" ]
+rm -f "$d/delete.db"
+
 # While a writer holds the database open (its -wal exists), report reads through it and adds no file.
 cp "$fixture" "$d/live.db"
 sqlite3 "$d/live.db" "BEGIN; UPDATE runs SET label = 'changed' WHERE id = 2; COMMIT;" \

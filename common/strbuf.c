@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "xalloc.h"
+
 static void sb_grow(struct strbuf *sb, size_t extra)
 {
 	if (sb->len + extra + 1 <= sb->alloc)
@@ -13,10 +15,7 @@ static void sb_grow(struct strbuf *sb, size_t extra)
 	size_t want = sb->alloc ? sb->alloc : 64;
 	while (want < sb->len + extra + 1)
 		want *= 2;
-	char *p = realloc(sb->buf, want);
-	if (!p)
-		abort();
-	sb->buf = p;
+	sb->buf = xrealloc(sb->buf, want);
 	sb->alloc = want;
 }
 
@@ -72,11 +71,8 @@ const char *sb_str(const struct strbuf *sb) { return sb->buf ? sb->buf : ""; }
 char *sb_detach(struct strbuf *sb)
 {
 	char *p = sb->buf;
-	if (!p) {
-		p = calloc(1, 1);
-		if (!p)
-			abort();
-	}
+	if (!p)
+		p = xcalloc(1, 1);
 	sb->buf = NULL;
 	sb->len = sb->alloc = 0;
 	return p;

@@ -13,13 +13,12 @@
 #include "db_internal.h"
 #include "db_readonly.h"
 #include "db_untrusted.h"
+#include "params.h"
 #include "sha256.h"
 #include "strbuf.h"
 
 extern const char *const schema_migrations[];
 extern const int schema_migration_count;
-
-const char *const db_phase_names[DB_PHASES] = {"fwd", "bwd", "opt"};
 
 struct db {
 	sqlite3 *handle;
@@ -233,7 +232,8 @@ int db_open(const char *path, unsigned flags, struct db **out, struct bd_error *
 		goto done;
 	}
 	if (flags & DB_READONLY) {
-		if ((rc = db_readonly_shim(db->handle, path, db->version, err)))
+		if ((rc = db_readonly_shim(db->handle, path, db->version, err)) ||
+		    (rc = db_group_init(db, err)))
 			goto done;
 		*out = db;
 		return 0;
@@ -241,7 +241,7 @@ int db_open(const char *path, unsigned flags, struct db **out, struct bd_error *
 	if ((rc = exec(db, "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; "
 			   "PRAGMA synchronous = NORMAL;", err)))
 		goto done;
-	if ((rc = migrate(db, err)))
+	if ((rc = migrate(db, err)) || (rc = db_group_init(db, err)))
 		goto done;
 	*out = db;
 	db = NULL;
@@ -354,7 +354,7 @@ int db_run_begin(struct db *db, int64_t system_id, const struct run_record *run,
 	if (rc != SQLITE_OK)
 		return sql_fail(db, err, "cannot store the run");
 	*run_id = sqlite3_last_insert_rowid(db->handle);
-	return 0;
+	return db_run_set_group(db, *run_id, run, err);
 }
 
 int db_run_end(struct db *db, int64_t run_id, const char *status, struct bd_error *err)
@@ -371,64 +371,93 @@ int db_run_end(struct db *db, int64_t run_id, const char *status, struct bd_erro
 	return rc == SQLITE_OK ? 0 : sql_fail(db, err, "cannot finish the run");
 }
 
+/* The INSERT of one case into sql: the columns of struct case_record in db_case_put's binding
+ * order, then the parameters' typed columns (common/params.h), whose names go to typed. Returns
+ * how many typed columns. */
+static size_t case_insert_sql(struct strbuf *sql, const char **typed)
+{
+	size_t ntyped = param_db_columns(typed, PARAM_MAX), n = 0;
+	sb_add(sql, "INSERT INTO cases (run_id, ord, params, case_key, name, warmup, iters, status, "
+	       "reason, max_diff, tolerance, mem_limit, param_bytes, peak_fwd_bytes, peak_bwd_bytes, "
+	       "peak_bytes");
+	n = 16;
+	for (int p = 0; p < PHASE_COUNT; p++, n++)
+		sb_addf(sql, ", flops_%s", phase_name((enum bd_phase)p));
+	for (int p = 0; p < PHASE_COUNT; p++, n++)
+		sb_addf(sql, ", bytes_%s", phase_name((enum bd_phase)p));
+	sb_add(sql, ", started_at, elapsed_ns, grad_bytes, optim_bytes, activation_bytes, "
+	       "workspace_bytes, param_count");
+	n += 7;
+	for (size_t k = 0; k < ntyped; k++, n++)
+		sb_addf(sql, ", %s", typed[k]);
+	sb_add(sql, ") VALUES (");
+	for (size_t k = 1; k <= n; k++)
+		sb_addf(sql, "%s?%zu", k > 1 ? "," : "", k);
+	sb_addc(sql, ')');
+	return ntyped;
+}
+
 int db_case_put(struct db *db, int64_t run_id, const struct case_record *c,
 		const struct sample *samples, size_t nsamples, struct bd_error *err)
 {
 	int rc = 0;
 	for (size_t i = 0; i < nsamples; i++)
-		if (samples[i].phase < 0 || samples[i].phase >= DB_PHASES)
+		if (samples[i].phase < 0 || samples[i].phase >= PHASE_COUNT)
 			return bd_fail_at(err, BD_EINVAL, db->path, 0, 0,
 					  "cannot store case '%s': sample %zu has phase %d (not fwd, bwd or opt)",
 					  c->name, i, (int)samples[i].phase);
-	if ((rc = exec(db, "BEGIN IMMEDIATE", err)))
+	struct strbuf sql = STRBUF_INIT;
+	const char *typed[PARAM_MAX];
+	size_t ntyped = case_insert_sql(&sql, typed);
+	if ((rc = exec(db, "BEGIN IMMEDIATE", err))) {
+		sb_free(&sql);
 		return rc;
-	rc = SQLITE_OK;
-	sqlite3_stmt *st = prepare(db, &rc,
-		"INSERT INTO cases (run_id, ord, suite, impl, device, dtype, pass, batch_size, heads, "
-		"seq_len, head_dim, causal, model, params, case_key, name, warmup, iters, status, reason, "
-		"max_diff, tolerance, mem_limit, param_bytes, peak_fwd_bytes, peak_bwd_bytes, peak_bytes, "
-		"flops_fwd, flops_bwd, flops_opt, bytes_fwd, bytes_bwd, bytes_opt, started_at, elapsed_ns, "
-		"grad_bytes, optim_bytes, activation_bytes, workspace_bytes, param_count) "
-		"VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,"
-		"?23,?24,?25,?26,?27,?28,?29,?30,?31,?32,?33,?34,?35,?36,?37,?38,?39,?40)");
-	bind_i64(st, &rc, 1, run_id);
-	bind_i64(st, &rc, 2, c->ord);
-	bind_text(st, &rc, 3, c->suite);
-	bind_text(st, &rc, 4, c->impl);
-	bind_text(st, &rc, 5, c->device);
-	bind_text(st, &rc, 6, c->dtype);
-	bind_text(st, &rc, 7, c->pass);
-	bind_i64_or_null(st, &rc, 8, c->batch_size, 0);
-	bind_i64_or_null(st, &rc, 9, c->heads, 0);
-	bind_i64_or_null(st, &rc, 10, c->seq_len, 0);
-	bind_i64_or_null(st, &rc, 11, c->head_dim, 0);
-	bind_i64_or_null(st, &rc, 12, c->causal, -1);
-	bind_text(st, &rc, 13, c->model);
-	bind_text(st, &rc, 14, c->params_json);
-	bind_text(st, &rc, 15, c->case_key);
-	bind_text(st, &rc, 16, c->name);
-	bind_i64(st, &rc, 17, c->warmup);
-	bind_i64(st, &rc, 18, c->iters);
-	bind_text(st, &rc, 19, c->status);
-	bind_text(st, &rc, 20, c->reason);
-	bind_double_or_null(st, &rc, 21, c->max_diff, 1);
-	bind_double_or_null(st, &rc, 22, c->tolerance, 1);
-	bind_i64_or_null(st, &rc, 23, c->mem_limit, 0);
-	bind_i64_or_null(st, &rc, 24, c->param_bytes, -1);
-	bind_i64_or_null(st, &rc, 25, c->peak_fwd_bytes, -1);
-	bind_i64_or_null(st, &rc, 26, c->peak_bwd_bytes, -1);
-	bind_i64_or_null(st, &rc, 27, c->peak_bytes, -1);
-	for (int p = 0; p < DB_PHASES; p++) {
-		bind_double_or_null(st, &rc, 28 + p, c->flops[p], 1);
-		bind_double_or_null(st, &rc, 31 + p, c->bytes[p], 1);
 	}
-	bind_text(st, &rc, 34, c->started_at);
+	rc = SQLITE_OK;
+	sqlite3_stmt *st = prepare(db, &rc, sb_str(&sql));
+	sb_free(&sql);
+	int i = 1;   /* in case_insert_sql's order */
+	bind_i64(st, &rc, i++, run_id);
+	bind_i64(st, &rc, i++, c->ord);
+	bind_text(st, &rc, i++, c->params_json);
+	bind_text(st, &rc, i++, c->case_key);
+	bind_text(st, &rc, i++, c->name);
+	bind_i64(st, &rc, i++, c->warmup);
+	bind_i64(st, &rc, i++, c->iters);
+	bind_text(st, &rc, i++, status_name(c->status));
+	bind_text(st, &rc, i++, c->reason);
+	bind_double_or_null(st, &rc, i++, c->max_diff, 1);
+	bind_double_or_null(st, &rc, i++, c->tolerance, 1);
+	bind_i64_or_null(st, &rc, i++, c->mem_limit, 0);
+	bind_i64_or_null(st, &rc, i++, c->param_bytes, -1);
+	bind_i64_or_null(st, &rc, i++, c->peak_fwd_bytes, -1);
+	bind_i64_or_null(st, &rc, i++, c->peak_bwd_bytes, -1);
+	bind_i64_or_null(st, &rc, i++, c->peak_bytes, -1);
+	for (int p = 0; p < PHASE_COUNT; p++)
+		bind_double_or_null(st, &rc, i++, c->flops[p], 1);
+	for (int p = 0; p < PHASE_COUNT; p++)
+		bind_double_or_null(st, &rc, i++, c->bytes[p], 1);
+	bind_text(st, &rc, i++, c->started_at);
+	bind_i64(st, &rc, i++, c->elapsed_ns);
 	const int64_t breakdown[] = {c->grad_bytes, c->optim_bytes, c->activation_bytes,
 				     c->workspace_bytes};
-	for (int i = 0; i < 4; i++)
-		bind_i64_or_null(st, &rc, 36 + i, breakdown[i] > 0 ? breakdown[i] : -1, -1);
-	bind_i64(st, &rc, 35, c->elapsed_ns);
-	bind_i64_or_null(st, &rc, 40, c->param_count > 0 ? c->param_count : -1, -1);
+	for (int k = 0; k < 4; k++)
+		bind_i64_or_null(st, &rc, i++, breakdown[k] > 0 ? breakdown[k] : -1, -1);
+	bind_i64_or_null(st, &rc, i++, c->param_count > 0 ? c->param_count : -1, -1);
+	for (size_t k = 0; k < ntyped; k++) {   /* the parameters' typed columns */
+		char buf[64];
+		int is_text;
+		const char *v = c->params ? param_db_value(c->params, typed[k], buf, &is_text) : NULL;
+		if (rc != SQLITE_OK)
+			break;
+		if (!v)
+			rc = sqlite3_bind_null(st, i);
+		else if (is_text)
+			bind_text(st, &rc, i, v);
+		else
+			bind_i64(st, &rc, i, strtoll(v, NULL, 10));
+		i++;
+	}
 	step_done(st, &rc);
 	finalize(st, &rc);
 	int64_t case_id = sqlite3_last_insert_rowid(db->handle);
@@ -437,7 +466,7 @@ int db_case_put(struct db *db, int64_t run_id, const struct case_record *c,
 	for (size_t i = 0; i < nsamples && rc == SQLITE_OK; i++) {
 		const struct sample *s = &samples[i];
 		bind_i64(ins, &rc, 1, case_id);
-		bind_text(ins, &rc, 2, db_phase_names[s->phase]);
+		bind_text(ins, &rc, 2, phase_name(s->phase));
 		bind_i64(ins, &rc, 3, s->iter);
 		bind_i64(ins, &rc, 4, s->ns);
 		step_done(ins, &rc);
@@ -491,17 +520,27 @@ static int64_t col_i64(sqlite3_stmt *st, int i, int64_t if_null)
 	return sqlite3_column_type(st, i) == SQLITE_NULL ? if_null : sqlite3_column_int64(st, i);
 }
 
+/* cases.status is one of vocab.h's names (001_init.sql checks it); anything else reads as error. */
+static enum bd_status col_status(sqlite3_stmt *st, int i)
+{
+	int s = status_parse((const char *)sqlite3_column_text(st, i));
+	return s < 0 ? STATUS_ERROR : (enum bd_status)s;
+}
+
 static double col_double(sqlite3_stmt *st, int i, double if_null)
 {
 	return sqlite3_column_type(st, i) == SQLITE_NULL ? if_null : sqlite3_column_double(st, i);
 }
 
+/* The cases of run r: its own, and when r stands for a group (group.c), its members'. */
+#define RUN_SCOPE                                                                                \
+	"(c.run_id = r.id OR c.run_id IN (SELECT member FROM temp.run_scope WHERE rep = r.id))"
 #define RUN_COLUMNS                                                                              \
 	"r.id, r.uuid, r.started_at, r.ended_at, r.status, r.git_commit, r.git_dirty, r.git_branch, " \
 	"r.label, r.sweep_path, r.sweep_name, r.sweep_hash, r.command_line, r.tool_version, "        \
 	"r.system_id, y.hostname, "                                                                  \
-	"(SELECT count(*) FROM cases c WHERE c.run_id = r.id), "                                     \
-	"(SELECT count(*) FROM cases c WHERE c.run_id = r.id AND c.status = 'ok') "                  \
+	"(SELECT count(*) FROM cases c WHERE " RUN_SCOPE "), "                                       \
+	"(SELECT count(*) FROM cases c WHERE " RUN_SCOPE " AND c.status = 'ok') "                    \
 	"FROM runs r JOIN systems y ON y.id = r.system_id "
 
 static void run_row_read(sqlite3_stmt *st, struct run_row *r)
@@ -627,6 +666,9 @@ int db_run_resolve(struct db *db, const char *sel, int64_t *run_id, struct bd_er
 	rc = ids_for(db, "SELECT id FROM runs WHERE label = ?1 ORDER BY id DESC LIMIT 1", sel, ids, &n);
 	if (rc != SQLITE_OK || n)
 		goto found;
+	/* A group id: its latest run stands for all of its shards (group.c) */
+	if ((rc = db_group_resolve(db, sel, &ids[0], &n)) || n)
+		goto found;
 	if (strlen(sel) >= 4 && is_hex(sel)) {
 		rc = ids_for(db, "SELECT id FROM runs WHERE uuid LIKE ?1 || '%' ESCAPE '\\'", sel, ids, &n);
 		if (rc != SQLITE_OK || n)
@@ -722,6 +764,15 @@ int db_system_get(struct db *db, int64_t system_id, struct sysinfo *si, struct b
 	return found ? 0 : bd_fail(err, BD_ENOTFOUND, "no system with id %lld", (long long)system_id);
 }
 
+/* The columns struct case_row holds, in case_row_read's order (the one list both case queries
+ * select; unqualified, so that it reads the only table of their FROM). */
+#define CASE_ROW_COLUMNS                                                                          \
+	"id, run_id, ord, suite, impl, device, dtype, pass, model, batch_size, heads, seq_len, "  \
+	"head_dim, causal, params, case_key, name, warmup, iters, status, reason, max_diff, "     \
+	"tolerance, mem_limit, param_bytes, peak_fwd_bytes, peak_bwd_bytes, peak_bytes, "         \
+	"flops_fwd, flops_bwd, flops_opt, bytes_fwd, bytes_bwd, bytes_opt, elapsed_ns, "          \
+	"grad_bytes, optim_bytes, activation_bytes, workspace_bytes, param_count"
+
 static void case_row_read(sqlite3_stmt *st, struct case_row *c)
 {
 	int i = 0;
@@ -744,7 +795,7 @@ static void case_row_read(sqlite3_stmt *st, struct case_row *c)
 	c->name = col_strdup(st, i++);
 	c->warmup = sqlite3_column_int64(st, i++);
 	c->iters = sqlite3_column_int64(st, i++);
-	c->status = col_strdup(st, i++);
+	c->status = col_status(st, i++);
 	c->reason = col_strdup(st, i++);
 	c->max_diff = col_double(st, i++, -1);
 	c->tolerance = col_double(st, i++, -1);
@@ -753,9 +804,9 @@ static void case_row_read(sqlite3_stmt *st, struct case_row *c)
 	c->peak_fwd_bytes = col_i64(st, i++, -1);
 	c->peak_bwd_bytes = col_i64(st, i++, -1);
 	c->peak_bytes = col_i64(st, i++, -1);
-	for (int p = 0; p < DB_PHASES; p++)
+	for (int p = 0; p < PHASE_COUNT; p++)
 		c->flops[p] = col_double(st, i++, 0);
-	for (int p = 0; p < DB_PHASES; p++)
+	for (int p = 0; p < PHASE_COUNT; p++)
 		c->bytes[p] = col_double(st, i++, 0);
 	c->elapsed_ns = col_i64(st, i++, 0);
 	c->grad_bytes = col_i64(st, i++, -1);
@@ -775,7 +826,7 @@ static void case_row_clear(struct case_row *c)
 {
 	free(c->suite); free(c->impl); free(c->device); free(c->dtype); free(c->pass);
 	free(c->model); free(c->params_json); free(c->case_key); free(c->name);
-	free(c->status); free(c->reason);
+	free(c->reason);
 }
 
 void db_case_rows_free(struct case_row *rows, size_t n)
@@ -792,12 +843,9 @@ int db_cases_list(struct db *db, int64_t run_id, const char *suite, struct case_
 	struct case_row *out = NULL;
 	size_t count = 0;
 	sqlite3_stmt *st = prepare(db, &rc,
-		"SELECT id, run_id, ord, suite, impl, device, dtype, pass, model, batch_size, heads, "
-		"seq_len, head_dim, causal, params, case_key, name, warmup, iters, status, reason, "
-		"max_diff, tolerance, mem_limit, param_bytes, peak_fwd_bytes, peak_bwd_bytes, peak_bytes, "
-		"flops_fwd, flops_bwd, flops_opt, bytes_fwd, bytes_bwd, bytes_opt, elapsed_ns, "
-		"grad_bytes, optim_bytes, activation_bytes, workspace_bytes, param_count "
-		"FROM cases WHERE run_id = ?1 AND (?2 IS NULL OR suite = ?2) ORDER BY ord");
+		"SELECT " CASE_ROW_COLUMNS " FROM cases WHERE (run_id = ?1 OR run_id IN "
+		"(SELECT member FROM temp.run_scope WHERE rep = ?1)) AND (?2 IS NULL OR suite = ?2) "
+		"ORDER BY ord");
 	bind_i64(st, &rc, 1, run_id);
 	bind_text(st, &rc, 2, suite);
 	collect(st, &rc, (void **)&out, &count, sizeof(*out), case_row_read_any);
@@ -852,13 +900,7 @@ int db_cases_by_key(struct db *db, const char *case_key, const char *suite, stru
 	size_t count = 0;
 	/* A key's first case id orders the groups; cases_by_key (002_views.sql) serves both lookups. */
 	sqlite3_stmt *st = prepare(db, &rc,
-		"SELECT c.id, c.run_id, c.ord, c.suite, c.impl, c.device, c.dtype, c.pass, c.model, "
-		"c.batch_size, c.heads, c.seq_len, c.head_dim, c.causal, c.params, c.case_key, c.name, "
-		"c.warmup, c.iters, c.status, c.reason, c.max_diff, c.tolerance, c.mem_limit, "
-		"c.param_bytes, c.peak_fwd_bytes, c.peak_bwd_bytes, c.peak_bytes, c.flops_fwd, "
-		"c.flops_bwd, c.flops_opt, c.bytes_fwd, c.bytes_bwd, c.bytes_opt, c.elapsed_ns, "
-		"c.grad_bytes, c.optim_bytes, c.activation_bytes, c.workspace_bytes, c.param_count "
-		"FROM cases c WHERE (?1 IS NULL OR c.case_key = ?1) AND (?2 IS NULL OR c.suite = ?2) "
+		"SELECT " CASE_ROW_COLUMNS " FROM cases c WHERE (?1 IS NULL OR c.case_key = ?1) AND (?2 IS NULL OR c.suite = ?2) "
 		"ORDER BY (SELECT min(f.id) FROM cases f WHERE f.case_key = c.case_key), c.run_id, c.ord");
 	bind_text(st, &rc, 1, case_key);
 	bind_text(st, &rc, 2, suite);

@@ -66,6 +66,33 @@ void db_case_rows_free(struct case_row *rows, size_t n);
 int db_samples_get(struct db *db, int64_t case_id, struct sample **samples, size_t *n,
 		   struct bd_error *err);
 
+/* What one db_merge imported (0s when nothing was new). */
+struct db_merge_counts {
+	int64_t systems, runs, cases, samples;
+	int64_t runs_present;   /* runs of the input the database already had (by uuid) */
+};
+/* Import every run of the benchdb database at in_path — its systems, cases and samples — in one
+ * transaction (db/merge.c). The input is read through a temporary copy migrated to this build's
+ * schema, and never written. Runs already present (same uuid) are kept; what they lack (cases,
+ * samples, a final status) is added. BD_ENOTFOUND: no file; BD_EINVAL: not a benchdb database,
+ * or the output itself; BD_EVERSION: from a newer benchdb; BD_EDB, BD_EIO: the import failed and
+ * nothing of this input was stored. err names in_path. */
+int db_merge(struct db *db, const char *in_path, struct db_merge_counts *counts,
+	     struct bd_error *err);
+
+/* What the GPU did while a case ran (schemas/006_gpu_during_case.sql). */
+struct case_gpu {
+	int known;             /* 0: nothing was read (no GPU, no NVML, not a CUDA case) */
+	double temp_c;         /* hottest, degrees C */
+	int sm_clock_mhz;      /* lowest SM clock */
+	char throttle[160];    /* throttle reasons seen, comma-separated; "" none */
+};
+/* Store g with the case (run_id, ord) (db/gpu.c); nothing when !g->known. */
+int db_case_gpu_put(struct db *db, int64_t run_id, int64_t ord, const struct case_gpu *g,
+		    struct bd_error *err);
+/* Read case_id's figures into *g (known 0 when none were stored). */
+int db_case_gpu_get(struct db *db, int64_t case_id, struct case_gpu *g, struct bd_error *err);
+
 /* Current time as ISO 8601 UTC with milliseconds. */
 void db_now(char out[32]);
 
@@ -75,7 +102,7 @@ void db_now(char out[32]);
 int db_cases_by_key(struct db *db, const char *case_key, const char *suite, struct case_row **rows,
 		    size_t *n, struct bd_error *err);
 
-/* ---- liveness, resume and close (db_liveness.c; schemas/005_liveness.sql) ---------------- */
+/* ---- liveness, resume and close (db_liveness.c; schemas/007_liveness.sql) ---------------- */
 
 /* How long a writer waits, retrying with backoff, for another's lock (runner --busy-timeout). */
 void db_set_busy_timeout(struct db *db, int ms);
@@ -86,7 +113,7 @@ int db_run_liveness_set(struct db *db, int64_t run_id, struct bd_error *err);
 /* Refresh the run's heartbeat; returns an SQLite code (a failure is not worth stopping for). */
 int db_run_heartbeat(struct db *db, int64_t run_id);
 enum run_liveness {
-	RUN_LIVENESS_UNKNOWN,   /* running, but nothing tells (a run from before schema 5) */
+	RUN_LIVENESS_UNKNOWN,   /* running, but nothing tells (a run from before schema 7) */
 	RUN_LIVENESS_ALIVE,     /* running, and its runner is */
 	RUN_LIVENESS_DEAD,      /* running, and its runner is gone: abandoned */
 	RUN_LIVENESS_ENDED,     /* not running */

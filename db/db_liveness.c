@@ -1,4 +1,4 @@
-/* db/db_liveness.c: whether a run's runner is still alive (schemas/005_liveness.sql), and the
+/* db/db_liveness.c: whether a run's runner is still alive (schemas/007_liveness.sql), and the
  * writes that resume and close a run. */
 #include <errno.h>
 #include <signal.h>
@@ -117,7 +117,7 @@ int db_run_liveness(struct db *db, int64_t run_id, char *why, size_t n)
 		goto done;
 	}
 	if (!host)
-		goto done;   /* stored before schema 5: cannot tell */
+		goto done;   /* stored before schema 7: cannot tell */
 	char here[256];
 	db_this_host(here);
 	if (!strcmp(host, here)) {

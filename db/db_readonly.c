@@ -123,9 +123,15 @@ static const struct added_column {
 	{"cases", "activation_bytes", 3},
 	{"cases", "workspace_bytes", 3},
 	{"cases", "param_count", 4},
-	{"runs", "host", 5},
-	{"runs", "pid", 5},
-	{"runs", "heartbeat_at", 5},
+	{"runs", "group_id", 5},
+	{"runs", "shard_index", 5},
+	{"runs", "shard_count", 5},
+	{"cases", "gpu_temp_c", 6},
+	{"cases", "gpu_sm_clock_mhz", 6},
+	{"cases", "gpu_throttle", 6},
+	{"runs", "host", 7},
+	{"runs", "pid", 7},
+	{"runs", "heartbeat_at", 7},
 };
 
 int db_readonly_shim(sqlite3 *h, const char *path, int version, struct bd_error *err)
@@ -153,8 +159,5 @@ int db_readonly_shim(sqlite3 *h, const char *path, int version, struct bd_error 
 		sqlite3_free(msg);
 		sb_free(&sql);
 	}
-	/* Belt and braces: from here on no statement on this handle may write. */
-	if (!rc)
-		sqlite3_exec(h, "PRAGMA query_only = ON", NULL, NULL, NULL);
 	return rc;
 }

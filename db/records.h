@@ -4,6 +4,10 @@
 
 #include <stdint.h>
 
+#include "vocab.h"
+
+struct case_params;
+
 /* A machine + build. Text fields are "" when unknown (stored as NULL); numbers 0 when unknown. */
 struct sysinfo {
 	char hostname[256];
@@ -43,21 +47,18 @@ struct run_record {
 	const char *sweep_hash;
 	const char *label;        /* NULL for none */
 	const char *env_json;
+	const char *group_id;     /* shards of one sweep share it; NULL for none */
+	int shard_index, shard_count;   /* shard_count 0: not a shard */
 };
-
-/* Indexed by phase: fwd, bwd, opt. */
-enum { DB_PHASES = 3 };
-extern const char *const db_phase_names[DB_PHASES];
 
 struct case_record {
 	int64_t ord;
-	const char *suite, *impl, *device, *dtype, *pass;
-	int64_t batch_size, heads, seq_len, head_dim;  /* 0 = not applicable (NULL) */
-	int causal;                                     /* -1 = not applicable */
-	const char *model;                              /* NULL = not applicable */
+	/* The parameters: cases.suite, impl, device, ... and the other typed columns are written
+	 * from it as param_defs says (common/params.h); NULL: all of them NULL. */
+	const struct case_params *params;
 	const char *params_json, *case_key, *name;
 	int64_t warmup, iters;
-	const char *status;      /* ok oom error unsupported skipped */
+	enum bd_status status;
 	const char *reason;      /* NULL for ok */
 	double max_diff, tolerance;        /* < 0 = not validated */
 	int64_t mem_limit;                 /* 0 = none */
@@ -65,14 +66,14 @@ struct case_record {
 	/* what the memory holds (e2e); <= 0 is stored as NULL: none or unknown */
 	int64_t grad_bytes, optim_bytes, activation_bytes, workspace_bytes;
 	int64_t param_count;               /* parameters of the case's model; <= 0: none (NULL) */
-	double flops[DB_PHASES], bytes[DB_PHASES];
+	double flops[PHASE_COUNT], bytes[PHASE_COUNT];
 	char started_at[32];
 	int64_t elapsed_ns;
 };
 
 struct sample {
 	int32_t iter;    /* 0-based, warm-up first */
-	int32_t phase;   /* index into db_phase_names */
+	int32_t phase;   /* enum bd_phase */
 	int64_t ns;
 };
 
@@ -94,12 +95,13 @@ struct case_row {
 	int causal;                                     /* -1 when NULL */
 	char *params_json, *case_key, *name;
 	int64_t warmup, iters;
-	char *status, *reason;
+	enum bd_status status;
+	char *reason;
 	double max_diff, tolerance;                     /* -1 when NULL */
 	int64_t mem_limit, param_bytes, peak_fwd_bytes, peak_bwd_bytes, peak_bytes; /* -1 when NULL */
 	int64_t grad_bytes, optim_bytes, activation_bytes, workspace_bytes;       /* -1 when NULL */
 	int64_t param_count;                                                      /* -1 when NULL */
-	double flops[DB_PHASES], bytes[DB_PHASES];
+	double flops[PHASE_COUNT], bytes[PHASE_COUNT];
 	int64_t elapsed_ns;
 };
 

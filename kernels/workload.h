@@ -1,6 +1,8 @@
 /* kernels/workload.h: the one interface between the runner and every benchmark workload.
  *
- * A workload is a (suite, impl, device) entry in a registry. For each case the runner calls:
+ * A workload runs the impls of one suite on one device (registry.c); which impls those are is the
+ * device's implementation table (impls.h), and the case's impl says which one. For each case the
+ * runner calls:
  *   check -> setup -> validate -> [untimed fwd if pass is backward] -> warmup+iters x run(phase)
  *   -> [drain] -> teardown.
  * kernels/ never includes runner/ or db/; a workload reports through struct wl_status.
@@ -15,17 +17,13 @@
 #include "mem.h"
 #include "params.h"
 
-/* Results of workload calls, stored as the case's status. */
-enum wl_code {
-	WL_OK = 0,
-	WL_OOM = 1,         /* an allocation beyond the memory limit or the machine */
-	WL_ERROR = 2,       /* wrong numbers (validation) or a failed call */
-	WL_UNSUPPORTED = 3, /* this impl cannot run this combination; reason says why */
-};
-
+/* Workload calls return an enum bd_status (vocab.h), stored as the case's status: STATUS_OK;
+ * STATUS_OOM for an allocation beyond the memory limit or the machine; STATUS_ERROR for wrong
+ * numbers (validation) or a failed call; STATUS_UNSUPPORTED when this impl cannot run this
+ * combination (the reason says why). */
 struct wl_status {
-	int code;           /* enum wl_code */
-	char reason[512];   /* empty for WL_OK */
+	int code;           /* enum bd_status */
+	char reason[512];   /* empty for STATUS_OK */
 	double max_diff;    /* validation: max |impl - reference| seen (abs error), -1 if not validated */
 	double tolerance;   /* validation: the bound it was held to */
 };
@@ -45,19 +43,18 @@ struct wl_memory {
 
 struct workload {
 	const char *suite;
-	const char *impl;
 	enum bd_device device;
-	const char *summary;   /* one line for `runner list` */
-	/* WL_OK if this impl can run p, else WL_UNSUPPORTED with st->reason. Cheap; no allocation. */
+	/* STATUS_OK if this impl can run p, else STATUS_UNSUPPORTED with st->reason. Cheap; no
+	 * allocation. */
 	int (*check)(const struct case_params *p, struct wl_status *st);
 	void (*figures)(const struct case_params *p, struct wl_figures *f);
 	/* Allocate everything the case needs through mem (so the limit applies) and fill inputs with
-	 * random values from p->seed. WL_OOM when mem refuses. On failure *state may be left set; the
+	 * random values from p->seed. STATUS_OOM when mem refuses. On failure *state may be left set; the
 	 * runner calls teardown on it. */
 	int (*setup)(const struct case_params *p, struct mem_arena *mem, void **state,
 		     struct wl_status *st);
 	/* Run the impl once on the case inputs and compare every output it times (forward outputs
-	 * and, for passes with a backward, the gradients) with the float64 CPU reference. WL_ERROR
+	 * and, for passes with a backward, the gradients) with the float64 CPU reference. STATUS_ERROR
 	 * with st->max_diff when outside tolerance. May allocate temporaries through mem. */
 	int (*validate)(void *state, struct wl_status *st);
 	/* One timed phase of one iteration. Must be deterministic in cost and must not allocate. */
@@ -81,24 +78,24 @@ struct workload {
 	int (*drain)(void *state, struct wl_status *st);
 
 	/* Optional (NULL): what setup would allocate, by category, computed without allocating
-	 * (`runner list`); WL_OK, or WL_UNSUPPORTED with st->reason when check would refuse. The
+	 * (`runner list`); STATUS_OK, or STATUS_UNSUPPORTED with st->reason when check would refuse. The
 	 * workspaces a backend allocates itself (e.g. attention's) are left out. */
 	int (*estimate)(const struct case_params *p, struct wl_memory *m, struct wl_status *st);
 };
 
-/* Set st's code and reason (printf-style; "" for WL_OK) and return the code, so that a workload
- * can `return wl_set(st, WL_UNSUPPORTED, "...", ...)`. */
+/* Set st's code and reason (printf-style; "" for STATUS_OK) and return the code, so that a workload
+ * can `return wl_set(st, STATUS_UNSUPPORTED, "...", ...)`. */
 int wl_set(struct wl_status *st, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* The one mapping from a library return code to a case status: BD_ENOMEM -> WL_OOM,
- * BD_EUNSUPPORTED -> WL_UNSUPPORTED (a capability this machine, library or build lacks), anything
- * else -> WL_ERROR; the reason is "what: " (when what is not NULL) and err's message. */
+/* The one mapping from a library return code to a case status: BD_ENOMEM -> STATUS_OOM,
+ * BD_EUNSUPPORTED -> STATUS_UNSUPPORTED (a capability this machine, library or build lacks), anything
+ * else -> STATUS_ERROR; the reason is "what: " (when what is not NULL) and err's message. */
 int wl_from_error(struct wl_status *st, int rc, const char *what, const struct bd_error *err);
 
-/* NULL-terminated list of all workloads built into this binary. */
+/* NULL-terminated list of all workloads built into this binary, one per suite and device. */
 extern const struct workload *const workloads[];
-/* The workload for (suite, impl, device), or NULL. */
+/* The workload that runs suite's impl on device, or NULL when device's table has no such impl. */
 const struct workload *workload_find(const char *suite, const char *impl, enum bd_device device);
 /* Valid impl names for a suite (NULL-terminated, including impls of devices not built here),
  * used by the sweep parser for "valid choices". NULL for an unknown suite. */

@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 
 #include "plot.h"
+#include "params.h"
 #include "report.h"
 
 #define NS_PER_MS 1e6
@@ -41,34 +42,13 @@ const char *const chart_kind_names[CHART_KINDS] = {"latency", "speedup", "warmup
 
 /* ---- case keys as tokens ------------------------------------------------------------------ */
 
-/* A case key is "name=value" tokens separated by single spaces (runner/sweep.c case_key). */
-struct token {
-	const char *name, *value;
-	size_t name_len, value_len;
-};
-
-/* Split key into at most max tokens; returns how many. Pointers point into key. */
-static size_t key_tokens(const char *key, struct token *t, size_t max)
+/* A case key's tokens (common/params.h case_key_split); a key that does not split has none. */
+static size_t key_tokens(const char *key, struct key_token *t, size_t max)
 {
 	size_t n = 0;
-	const char *p = key;
-	while (*p && n < max) {
-		size_t len = strcspn(p, " ");
-		const char *eq = memchr(p, '=', len);
-		if (eq) {
-			t[n] = (struct token){p, eq + 1, (size_t)(eq - p), len - (size_t)(eq - p) - 1};
-			n++;
-		}
-		p += len;
-		while (*p == ' ')
-			p++;
-	}
+	if (case_key_split(key, t, max, &n, NULL))
+		n = 0;
 	return n;
-}
-
-static int token_is(const struct token *t, const char *name)
-{
-	return t->name_len == strlen(name) && !strncmp(t->name, name, t->name_len);
 }
 
 /* Names of the tokens whose value differs between keys (or that some keys lack). */
@@ -77,15 +57,15 @@ struct varying {
 	size_t n;
 };
 
-static int varying_has(const struct varying *v, const struct token *t)
+static int varying_has(const struct varying *v, const struct key_token *t)
 {
 	for (size_t i = 0; i < v->n; i++)
-		if (token_is(t, v->names[i]))
+		if (key_token_is(t, v->names[i]))
 			return 1;
 	return 0;
 }
 
-static void varying_add(struct varying *v, const struct token *t)
+static void varying_add(struct varying *v, const struct key_token *t)
 {
 	if (varying_has(v, t) || v->n == MAX_TOKENS || t->name_len >= sizeof(v->names[0]))
 		return;
@@ -93,7 +73,8 @@ static void varying_add(struct varying *v, const struct token *t)
 }
 
 /* Value of the token called like t in key, or NULL. */
-static const struct token *find_token(const struct token *tokens, size_t n, const struct token *t)
+static const struct key_token *find_token(const struct key_token *tokens, size_t n,
+					  const struct key_token *t)
 {
 	for (size_t i = 0; i < n; i++)
 		if (tokens[i].name_len == t->name_len && !strncmp(tokens[i].name, t->name, t->name_len))
@@ -106,12 +87,12 @@ static void find_varying(const char *const *keys, size_t nkeys, struct varying *
 	v->n = 0;
 	if (nkeys == 0)
 		return;
-	struct token first[MAX_TOKENS], other[MAX_TOKENS];
+	struct key_token first[MAX_TOKENS], other[MAX_TOKENS];
 	size_t nf = key_tokens(keys[0], first, MAX_TOKENS);
 	for (size_t k = 1; k < nkeys; k++) {
 		size_t no = key_tokens(keys[k], other, MAX_TOKENS);
 		for (size_t i = 0; i < no; i++) {
-			const struct token *f = find_token(first, nf, &other[i]);
+			const struct key_token *f = find_token(first, nf, &other[i]);
 			if (!f || f->value_len != other[i].value_len ||
 			    strncmp(f->value, other[i].value, f->value_len))
 				varying_add(v, &other[i]);
@@ -122,51 +103,16 @@ static void find_varying(const char *const *keys, size_t nkeys, struct varying *
 	}
 }
 
-/* A parameter as a reader expects it in a legend: "D64", "B8", "causal", "flash". */
-static void add_param_label(struct strbuf *sb, const struct token *t)
-{
-	static const struct {
-		const char *name, *prefix;
-	} prefixed[] = {
-		{"seq_len", "S"}, {"head_dim", "D"}, {"batch_size", "B"}, {"heads", "H"},
-		{"context_length", "ctx"}, {"num_layers", "L"}, {"num_heads", "heads "},
-		{"d_model", "d_model "}, {"d_ff", "d_ff "}, {"vocab_size", "V"},
-	};
-	static const char *const bare[] = {"suite", "impl", "device", "dtype", "pass", "model"};
-	if (sb->len)
-		sb_addc(sb, ' ');
-	int v = (int)t->value_len;
-	for (size_t i = 0; i < sizeof(prefixed) / sizeof(prefixed[0]); i++)
-		if (token_is(t, prefixed[i].name)) {
-			sb_addf(sb, "%s%.*s", prefixed[i].prefix, v, t->value);
-			return;
-		}
-	for (size_t i = 0; i < sizeof(bare) / sizeof(bare[0]); i++)
-		if (token_is(t, bare[i])) {
-			sb_addf(sb, "%.*s", v, t->value);
-			return;
-		}
-	int on = t->value_len == 4 && !strncmp(t->value, "true", 4);
-	if (token_is(t, "causal"))
-		sb_add(sb, on ? "causal" : "non-causal");
-	else if (token_is(t, "sync"))
-		sb_add(sb, on ? "sync" : "no sync");
-	else if (token_is(t, "attention"))
-		sb_addf(sb, "attn=%.*s", v, t->value);
-	else
-		sb_addf(sb, "%.*s=%.*s", (int)t->name_len, t->name, v, t->value);
-}
-
 /* The tokens of key that are (want_varying) or are not in v, as a label; "" when none. The
  * suite is left out of the shared part (titles name it where it matters). */
 static char *key_label(const char *key, const struct varying *v, int want_varying)
 {
-	struct token t[MAX_TOKENS];
+	struct key_token t[MAX_TOKENS];
 	size_t n = key_tokens(key, t, MAX_TOKENS);
 	struct strbuf sb = STRBUF_INIT;
 	for (size_t i = 0; i < n; i++)
-		if (varying_has(v, &t[i]) == want_varying && (want_varying || !token_is(&t[i], "suite")))
-			add_param_label(&sb, &t[i]);
+		if (varying_has(v, &t[i]) == want_varying && (want_varying || !key_token_is(&t[i], "suite")))
+			key_token_label(&sb, &t[i]);   /* "D64", "B8", "causal", "flash" */
 	return sb_detach(&sb);
 }
 
@@ -178,10 +124,10 @@ static void pick_label(enum series_pick pick, unsigned phases, char *out, size_t
 		return;
 	}
 	out[0] = '\0';
-	for (int p = 0; p < DB_PHASES; p++)
+	for (int p = 0; p < PHASE_COUNT; p++)
 		if (phases & (1u << p))
 			snprintf(out + strlen(out), n - strlen(out), "%s%s", out[0] ? "+" : "",
-				 db_phase_names[p]);
+				 phase_name(p));
 	if (!out[0])
 		snprintf(out, n, "total");
 }
@@ -309,7 +255,7 @@ static struct plot_series *lines_series(const struct lines *ls, int error_bars)
 
 /* ---- the charts ---------------------------------------------------------------------------- */
 
-static int is_ok(const struct case_row *c) { return !strcmp(c->status, "ok"); }
+static int is_ok(const struct case_row *c) { return c->status == STATUS_OK; }
 
 /* The suite a chart over sequence length draws: attention when the set has any, else the first
  * suite with a sequence axis (e2e: context_length). NULL when none. */
@@ -378,7 +324,7 @@ static int chart_vs_seq(const struct chart_request *rq, int memory, struct plot 
 		}
 		double y = NAN, lo = NAN, hi = NAN;
 		if (!is_ok(c)) {
-			sb_addf(&missing, "%s: %s, not plotted%s%s\n", c->name, c->status,
+			sb_addf(&missing, "%s: %s, not plotted%s%s\n", c->name, status_name(c->status),
 				c->reason ? " — " : "", c->reason ? c->reason : "");
 			nmissing++;
 		} else if (memory) {
@@ -403,16 +349,15 @@ static int chart_vs_seq(const struct chart_request *rq, int memory, struct plot 
 	if (nmissing <= MISSING_LISTED && !rq->gaps_counted) {
 		sb_add(notes, sb_str(&missing));
 	} else if (nmissing) {
-		static const char *const statuses[] = {"oom", "error", "unsupported", "skipped"};
 		sb_addf(notes, "%zu case%s did not run and %s in the lines (", nmissing,
 			nmissing == 1 ? "" : "s", nmissing == 1 ? "is a gap" : "are gaps");
-		for (size_t k = 0, first = 1; k < sizeof(statuses) / sizeof(statuses[0]); k++) {
+		for (int k = STATUS_OK + 1, first = 1; k < STATUS_COUNT; k++) {
 			size_t count = 0;
 			for (size_t i = 0; i < set->n; i++)
 				count += !strcmp(set->rows[i].suite, suite) &&
-					 !strcmp(set->rows[i].status, statuses[k]);
+					 set->rows[i].status == (enum bd_status)k;
 			if (count)
-				sb_addf(notes, "%s%s: %zu", first ? "" : ", ", statuses[k], count);
+				sb_addf(notes, "%s%s: %zu", first ? "" : ", ", status_name(k), count);
 			first &= !count;
 		}
 		sb_add(notes, ")\n");
@@ -758,7 +703,7 @@ static int chart_history(struct db *db, const struct chart_request *rq, struct p
 			}
 			(*ncat)++;
 		} else if (c) {
-			sb_addf(notes, "run %lld: %s%s%s, not plotted\n", (long long)runs[r].id, c->status,
+			sb_addf(notes, "run %lld: %s%s%s, not plotted\n", (long long)runs[r].id, status_name(c->status),
 				c->reason ? " — " : "", c->reason ? c->reason : "");
 		} else if (key) {
 			missing++;

@@ -5,10 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cost.h"
 #include "opt.h"
 #include "report.h"
 
-static int is_ok(const struct case_row *c) { return !strcmp(c->status, "ok"); }
+static int is_ok(const struct case_row *c) { return c->status == STATUS_OK; }
 
 /* Say why nothing could be compared: what the baseline's cases were, with their statuses. */
 static void explain_nothing(const struct case_set *base, const char *impl, int64_t run_id)
@@ -38,7 +39,8 @@ static void explain_nothing(const struct case_set *base, const char *impl, int64
 int cmd_compare(int argc, char **argv)
 {
 	struct report_options o = REPORT_OPTIONS_INIT;
-	const char *baseline = NULL;
+	const char *baseline = NULL, *prices_path = NULL;
+	double price = -1;
 	const struct opt_spec specs[] = {
 		{"baseline", 'b', OPT_STRING, "IMPL|RUN",
 		 "baseline implementation (same run) or baseline run (same case keys)", &baseline},
@@ -51,6 +53,8 @@ int cmd_compare(int argc, char **argv)
 		REPORT_OPT_ALPHA(&o),
 		REPORT_OPT_THRESHOLD(&o, "change that counts as faster/slower"),
 		REPORT_OPT_TIE_BAND(&o),
+		REPORT_OPT_PRICE(&price),
+		REPORT_OPT_PRICES(&prices_path),
 		REPORT_OPT_FORMAT(&o),
 		{0},
 	};
@@ -67,7 +71,8 @@ int cmd_compare(int argc, char **argv)
 	struct case_pair *pairs = NULL;
 	const struct case_set *base = &cand;
 	struct bd_error err;
-	struct table t[2] = {0};   /* the pairs, the summary */
+	struct table t[3] = {0};   /* the pairs, the summary, the cost (with a price) */
+	struct prices *prices = NULL;
 	size_t npairs = 0;
 	int64_t run_id = 0, base_run = 0;
 	int npos, fmt, pick, by_run = 0;
@@ -80,6 +85,8 @@ int cmd_compare(int argc, char **argv)
 	}
 	if ((fmt = report_format_arg(o.format)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
 		return EXIT_USAGE;
+	if ((status = prices_load_options(price, prices_path, "compare", &prices)) >= 0)
+		return status;
 	struct case_filter filter = report_filter(&o);
 	if ((status = report_open_set(o.db_path, o.run_sel, &filter, &db, &run_id, &cand)) >= 0)
 		goto done;
@@ -123,11 +130,16 @@ int cmd_compare(int argc, char **argv)
 		status = EXIT_FAIL;
 		goto done;
 	}
-	report_print((enum report_format)fmt, t, 2);
+	if (prices && cost_table(db, &cand, prices, pick, "cost", &t[2], &err)) {
+		status = report_error(&err, EXIT_FAIL);
+		goto done;
+	}
+	report_print((enum report_format)fmt, t, prices ? 3 : 2);
 done:
 	free(pairs);
-	table_free(&t[0]);
-	table_free(&t[1]);
+	prices_free(prices);
+	for (size_t i = 0; i < 3; i++)
+		table_free(&t[i]);
 	case_set_free(&cand);
 	case_set_free(&base_set);
 	db_close(db);

@@ -46,7 +46,7 @@ static int samples_table(struct db *db, const struct case_row *c, struct table *
 		table_text(t, r, S_KEY, c->case_key);
 		table_text(t, r, S_NAME, c->name);
 		table_text(t, r, S_IMPL, c->impl);
-		table_text(t, r, S_PHASE, db_phase_names[s[i].phase]);
+		table_text(t, r, S_PHASE, phase_name(s[i].phase));
 		table_number(t, r, S_ITER, (double)s[i].iter);
 		table_number(t, r, S_WARMUP, s[i].iter < c->warmup ? 1 : 0);
 		table_number(t, r, S_NS, (double)s[i].ns);
@@ -79,10 +79,10 @@ static void stats_columns(struct table *t)
  * phases); a case without samples (not ok) gets one row with its status and n = 0. */
 static void stats_rows(const struct case_row *c, const struct case_series *s, struct table *t)
 {
-	for (int p = 0; p <= DB_PHASES; p++) {
+	for (int p = 0; p <= PHASE_COUNT; p++) {
 		size_t n;
 		const double *x = case_series_pick(s, (enum series_pick)p, &n);
-		int only_row = p == DB_PHASES && !s->phases;   /* the row of a case without samples */
+		int only_row = p == PHASE_COUNT && !s->phases;   /* the row of a case without samples */
 		if (n == 0 && !only_row)
 			continue;
 		size_t r = table_row(t);
@@ -91,7 +91,7 @@ static void stats_rows(const struct case_row *c, const struct case_series *s, st
 		table_text(t, r, T_KEY, c->case_key);
 		table_text(t, r, T_NAME, c->name);
 		table_text(t, r, T_IMPL, c->impl);
-		table_text(t, r, T_STATUS, c->status);
+		table_text(t, r, T_STATUS, status_name(c->status));
 		table_number(t, r, T_N, (double)n);
 		if (n == 0)
 			continue;

@@ -84,9 +84,9 @@ static int key_table(struct db *db, const struct case_row *rows, size_t n,
 			table_text(t, r, c_commit, commit);
 			table_text(t, r, c_host, run->hostname);
 		}
-		table_text(t, r, c_status, c->status);
-		if (strcmp(c->status, "ok")) {
-			table_note(t, "run %lld: %s — %s", (long long)c->run_id, c->status,
+		table_text(t, r, c_status, status_name(c->status));
+		if (c->status != STATUS_OK) {
+			table_note(t, "run %lld: %s — %s", (long long)c->run_id, status_name(c->status),
 				   c->reason ? c->reason : "no reason stored");
 			continue;
 		}

@@ -110,7 +110,7 @@ int cmd_regress(int argc, char **argv)
 	for (size_t i = 0; i < cand.n; i++) {
 		const struct case_row *c = &cand.rows[i];
 		long j = case_index_find(&index, c->case_key, NULL);
-		if (j < 0 || strcmp(c->status, "ok") || strcmp(base.rows[j].status, "ok"))
+		if (j < 0 || c->status != STATUS_OK || base.rows[j].status != STATUS_OK)
 			unpaired++;
 		else
 			pairs[nmatched++] = (struct case_pair){.base = (size_t)j, .cand = i};

@@ -49,7 +49,7 @@ int cmd_runs(int argc, char **argv)
 		snprintf(uuid, sizeof(uuid), "%.*s", fmt == FORMAT_MD ? 8 : 39, r->uuid);
 		table_text(&t, row, c_uuid, uuid);
 		table_text(&t, row, c_start, r->started_at);
-		/* a `running` run whose runner is gone: abandoned (schemas/005_liveness.sql) */
+		/* a `running` run whose runner is gone: abandoned (schemas/007_liveness.sql) */
 		table_text(&t, row, c_status, !strcmp(r->status, "running") &&
 				db_run_liveness(db, r->id, NULL, 0) == RUN_LIVENESS_DEAD ? "abandoned"
 											 : r->status);

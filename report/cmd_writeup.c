@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cost.h"
 #include "opt.h"
 #include "plot.h"
 #include "report.h"
@@ -33,9 +34,10 @@ struct writeup {
 	int charts;                    /* gnuplot is there (until it turns out not to be) */
 	char charts_skipped[1024];     /* why not, when !charts */
 	struct strbuf written;         /* chart files written, one path a line */
+	const struct prices *prices;   /* --price / --prices; NULL: no cost section */
 };
 
-static int is_ok(const struct case_row *c) { return !strcmp(c->status, "ok"); }
+static int is_ok(const struct case_row *c) { return c->status == STATUS_OK; }
 
 /* "2026-01-02T00:00:00.000Z" as "2026-01-02 00:00 UTC"; other text as it is. */
 static void human_time(const char *iso, char *out, size_t n)
@@ -435,6 +437,23 @@ static int section_speedup(struct writeup *w)
 	return 0;
 }
 
+/* What the run cost, with a price per device-hour. */
+static int section_cost(struct writeup *w, struct bd_error *err)
+{
+	if (!w->prices)
+		return 0;
+	struct table t = {0};
+	sb_add(&w->doc, "## Cost\n\n"
+			"What the cases cost at the given price per device-hour (as `report compare "
+			"--price`/`--prices`): per 1,000 samples at the measured throughput, per case, "
+			"and for the whole run.\n\n");
+	int rc = cost_table(w->db, &w->set, w->prices, PICK_TOTAL, "cost", &t, err);
+	if (!rc)
+		render_table(&t, FORMAT_MD, &w->doc);
+	table_free(&t);
+	return rc;
+}
+
 /* float32 vs bfloat16 for every pair of ok e2e cases that differ only in dtype. */
 static void add_mixed_precision(struct writeup *w)
 {
@@ -477,7 +496,7 @@ static void add_mixed_precision(struct writeup *w)
 		if (!b)
 			continue;
 		if (!is_ok(f) || !is_ok(b)) {
-			table_note(&t, "%s: float32 %s, bfloat16 %s", f->name, f->status, b->status);
+			table_note(&t, "%s: float32 %s, bfloat16 %s", f->name, status_name(f->status), status_name(b->status));
 			unpaired++;
 			continue;
 		}
@@ -574,7 +593,7 @@ static void section_not_ok(struct writeup *w)
 			continue;
 		size_t r = table_row(&t);
 		table_text(&t, r, c_case, c->name);
-		table_text(&t, r, c_status, c->status);
+		table_text(&t, r, c_status, status_name(c->status));
 		table_text(&t, r, c_reason, c->reason ? c->reason : "no reason stored");
 	}
 	sb_addf(&w->doc, "%zu of %lld cases %s no timings: out of memory (`oom`), not supported by "
@@ -655,7 +674,9 @@ static int write_file(const char *path, const struct strbuf *text, struct bd_err
 int cmd_writeup(int argc, char **argv)
 {
 	struct report_options o = REPORT_OPTIONS_INIT;
-	const char *dir = NULL, *baseline = NULL;
+	const char *dir = NULL, *baseline = NULL, *prices_path = NULL;
+	double price = -1;
+	struct prices *prices = NULL;
 	const struct opt_spec specs[] = {
 		{"output", 'o', OPT_STRING, "DIR", "directory for README.md and the charts (required)",
 		 &dir},
@@ -663,6 +684,8 @@ int cmd_writeup(int argc, char **argv)
 		REPORT_OPT_RUN(&o, "run (default latest)"),
 		{"baseline", 'b', OPT_STRING, "IMPL",
 		 "impl the speedups are against (default naive, when the run has it)", &baseline},
+		REPORT_OPT_PRICE(&price),
+		REPORT_OPT_PRICES(&prices_path),
 		{0},
 	};
 	static const struct cmd_usage usage = {
@@ -691,6 +714,9 @@ int cmd_writeup(int argc, char **argv)
 		status = EXIT_USAGE;
 		goto done;
 	}
+	if ((status = prices_load_options(price, prices_path, "writeup", &prices)) >= 0)
+		goto done;
+	w.prices = prices;
 	w.db_path = o.db_path;
 	w.dir = dir;
 	w.baseline = baseline ? baseline : "naive";
@@ -739,7 +765,7 @@ int cmd_writeup(int argc, char **argv)
 		status = EXIT_FAIL;
 		goto done;
 	}
-	if (section_e2e(&w, &err)) {
+	if (section_e2e(&w, &err) || section_cost(&w, &err)) {
 		status = report_error(&err, EXIT_FAIL);
 		goto done;
 	}
@@ -770,5 +796,6 @@ done:
 	case_set_free(&w.set);
 	db_run_row_clear(&w.run);
 	db_close(w.db);
+	prices_free(prices);
 	return status;
 }

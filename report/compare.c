@@ -6,7 +6,7 @@
 
 #include "report.h"
 
-static int is_ok(const struct case_row *c) { return !strcmp(c->status, "ok"); }
+static int is_ok(const struct case_row *c) { return c->status == STATUS_OK; }
 
 const char *const verdict_names[4] = {"faster", "slower", "same", "unsure"};
 

@@ -14,6 +14,7 @@
 	X(plot, "charts through gnuplot (PNG and SVG)")                                            \
 	X(writeup, "a markdown document with tables and charts")                                   \
 	X(export, "raw samples or per-case statistics as CSV or JSON")                             \
+	X(nodes, "node-to-node consistency of the same cases; exit 1 when a node is out of bounds") \
 	/* a new command: cmd_<name>.c and a row above this line */
 
 REPORT_COMMANDS(CLI_DECLARE)

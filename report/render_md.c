@@ -12,6 +12,16 @@ static void cell_text(const struct column *col, const struct cell *c, struct str
 		sb_addf(out, "%.*f", col->decimals, c->value);
 }
 
+/* Characters (not bytes) of UTF-8 text s: what a column's width counts, so that ✓, ° and — pad
+ * like one letter. */
+static size_t display_width(const struct strbuf *s)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->len; i++)
+		n += ((unsigned char)s->buf[i] & 0xC0) != 0x80;
+	return n;
+}
+
 static void md_table(const struct table *t, struct strbuf *out)
 {
 	size_t nc = t->ncols;
@@ -22,15 +32,15 @@ static void md_table(const struct table *t, struct strbuf *out)
 		abort();
 	for (size_t c = 0; c < nc; c++) {
 		column_header(&t->cols[c], &text[c]);
-		width[c] = text[c].len < 3 ? 3 : text[c].len;
+		width[c] = display_width(&text[c]) < 3 ? 3 : display_width(&text[c]);
 	}
 	for (size_t r = 0; r < t->nrows; r++)
 		for (size_t c = 0; c < nc; c++) {
 			const struct cell *cl = &t->cells[r * nc + c];
 			struct strbuf *sb = &text[(r + 1) * nc + c];
 			cell_text(&t->cols[c], cl, sb);
-			if (sb->len > width[c])
-				width[c] = sb->len;
+			if (display_width(sb) > width[c])
+				width[c] = display_width(sb);
 			right[c] |= cl->kind == CELL_NUMBER;
 		}
 	if (t->title)
@@ -38,7 +48,8 @@ static void md_table(const struct table *t, struct strbuf *out)
 	for (size_t r = 0; r <= t->nrows; r++) {
 		sb_add(out, "|");
 		for (size_t c = 0; c < nc; c++)
-			sb_addf(out, right[c] ? " %*s |" : " %-*s |", (int)width[c],
+			sb_addf(out, right[c] ? " %*s |" : " %-*s |",
+				(int)(width[c] + text[r * nc + c].len - display_width(&text[r * nc + c])),
 				sb_str(&text[r * nc + c]));
 		sb_addc(out, '\n');
 		if (r == 0) {

@@ -67,8 +67,8 @@ void report_print(enum report_format fmt, const struct table *tables, size_t n);
 /* The measured (non-warm-up) iterations of one case, in nanoseconds, per phase; total[i] is the
  * sum of all phases of iteration i (fwd+bwd(+opt)) over iterations that have every phase. */
 struct case_series {
-	double *ns[DB_PHASES];
-	size_t n[DB_PHASES];
+	double *ns[PHASE_COUNT];
+	size_t n[PHASE_COUNT];
 	double *total;
 	size_t ntotal;
 	unsigned phases;   /* bit per phase that has samples */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "escape.h"
+#include "params.h"
 #include "report.h"
 
 int report_open(const char *db_path, const char *run_selector, struct db **db, int64_t *run_id)
@@ -107,7 +108,7 @@ int case_series_load(struct db *db, const struct case_row *c, struct case_series
 	if (rc)
 		return rc;
 	size_t iters = c->iters > 0 ? (size_t)c->iters : 0;
-	for (int p = 0; p < DB_PHASES; p++)
+	for (int p = 0; p < PHASE_COUNT; p++)
 		s->ns[p] = calloc(iters ? iters : 1, sizeof(double));
 	s->total = calloc(iters ? iters : 1, sizeof(double));
 	unsigned *have = calloc(iters ? iters : 1, sizeof(unsigned));
@@ -137,7 +138,7 @@ int case_series_load(struct db *db, const struct case_row *c, struct case_series
 
 void case_series_free(struct case_series *s)
 {
-	for (int p = 0; p < DB_PHASES; p++)
+	for (int p = 0; p < PHASE_COUNT; p++)
 		free(s->ns[p]);
 	free(s->total);
 	memset(s, 0, sizeof(*s));
@@ -295,21 +296,7 @@ struct case_index_entry {
 
 char *case_key_without_impl(const char *key) { return case_key_without(key, "impl"); }
 
-char *case_key_without(const char *key, const char *param)
-{
-	struct strbuf sb = STRBUF_INIT;
-	size_t plen = strlen(param);
-	const char *p = key;
-	while (*p) {
-		size_t len = strcspn(p, " ");
-		if (strncmp(p, param, plen) || p[plen] != '=')
-			sb_addf(&sb, "%s%.*s", sb.len ? " " : "", (int)len, p);
-		p += len;
-		while (*p == ' ')
-			p++;
-	}
-	return sb_detach(&sb);
-}
+char *case_key_without(const char *key, const char *param) { return case_key_drop(key, param); }
 
 static int entry_cmp(const void *a, const void *b)
 {

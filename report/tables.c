@@ -5,27 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "params.h"
 #include "report.h"
 
-/* The parameters shown for each suite, in column order (keys of the canonical params JSON). */
-struct suite_columns {
-	const char *suite;
-	const char *params[8];
-};
-
-static const struct suite_columns suite_columns[] = {
-	{"attention", {"impl", "dtype", "device", "pass", "batch_size", "heads", "seq_len", "head_dim"}},
-	{"e2e", {"model", "impl", "dtype", "device", "pass", "context_length", "batch_size", "attention"}},
-	{"matmul", {"impl", "dtype", "device", "m", "n", "k"}},
-};
-
-static const char *const *params_of(const char *suite)
+/* The parameters shown for a suite, in column order (keys of the canonical params JSON; the
+ * table's column_rank, common/params.c), NULL-terminated in params[9]. */
+static const char *const *params_of(const char *suite, const char *params[9])
 {
-	for (size_t i = 0; i < sizeof(suite_columns) / sizeof(suite_columns[0]); i++)
-		if (!strcmp(suite_columns[i].suite, suite))
-			return suite_columns[i].params;
-	static const char *const fallback[8] = {"impl", "dtype", "device", "pass"};
-	return fallback;
+	param_columns(suite, params, 9);   /* at most 8 columns */
+	return params;
 }
 
 #define NS_PER_MS 1e6
@@ -34,7 +22,8 @@ static const char *const *params_of(const char *suite)
 int table_of_cases(struct db *db, const char *suite, const struct case_row *cases, size_t n,
 		   unsigned flags, struct table *t, struct bd_error *err)
 {
-	const char *const *params = params_of(suite);
+	const char *columns[9];
+	const char *const *params = params_of(suite, columns);
 	struct case_series *series = calloc(n ? n : 1, sizeof(*series));
 	unsigned phases = 0;
 	int rc = 0, causal_col = !strcmp(suite, "attention");
@@ -60,15 +49,15 @@ int table_of_cases(struct db *db, const char *suite, const struct case_row *case
 	if (causal_col)
 		col_causal = table_column(t, "causal", "", 0);
 	size_t col_status = table_column(t, "status", "", 0);
-	size_t col_mean[DB_PHASES], col_std[DB_PHASES], col_tmean = 0, col_tstd = 0;
+	size_t col_mean[PHASE_COUNT], col_std[PHASE_COUNT], col_tmean = 0, col_tstd = 0;
 	int total_col = __builtin_popcount(phases) > 1;
-	for (int p = 0; p < DB_PHASES; p++) {
+	for (int p = 0; p < PHASE_COUNT; p++) {
 		if (!(phases & (1u << p)))
 			continue;
 		char name[32];
-		snprintf(name, sizeof(name), "%s mean", db_phase_names[p]);
+		snprintf(name, sizeof(name), "%s mean", phase_name(p));
 		col_mean[p] = table_column(t, name, "ms", 3);
-		snprintf(name, sizeof(name), "%s std", db_phase_names[p]);
+		snprintf(name, sizeof(name), "%s std", phase_name(p));
 		col_std[p] = table_column(t, name, "ms", 3);
 	}
 	if (total_col) {
@@ -80,36 +69,36 @@ int table_of_cases(struct db *db, const char *suite, const struct case_row *case
 		col_tstd = table_column(t, name, "ms", 3);
 	}
 	/* Achieved rate per phase where the workload stated its FLOPs: flops / mean ns = GFLOP/s. */
-	size_t col_rate[DB_PHASES];
+	size_t col_rate[PHASE_COUNT];
 	unsigned rated = 0;
 	for (size_t i = 0; i < n; i++)
-		for (int p = 0; p < DB_PHASES; p++)
+		for (int p = 0; p < PHASE_COUNT; p++)
 			if (cases[i].flops[p] > 0 && (phases & (1u << p)))
 				rated |= 1u << p;
-	for (int p = 0; p < DB_PHASES; p++) {
+	for (int p = 0; p < PHASE_COUNT; p++) {
 		if (!(rated & (1u << p)))
 			continue;
 		char name[32];
-		snprintf(name, sizeof(name), "%s GFLOP/s", db_phase_names[p]);
+		snprintf(name, sizeof(name), "%s GFLOP/s", phase_name(p));
 		col_rate[p] = table_column(t, name, "", 1);
 	}
 	/* Derived rates. Tokens per iteration: batch_size x seq_len (attention: query positions; e2e:
 	 * the context). Bytes: what the workload states it must move at least. */
 	int derived = flags & TABLE_DERIVED;
-	size_t col_tok = 0, col_smp = 0, col_cv = 0, col_gbs[DB_PHASES];
+	size_t col_tok = 0, col_smp = 0, col_cv = 0, col_gbs[PHASE_COUNT];
 	unsigned moved = 0;
 	if (derived) {
 		col_tok = table_column(t, "tokens/s", "", 0);
 		col_smp = table_column(t, "samples/s", "", 1);
 		for (size_t i = 0; i < n; i++)
-			for (int p = 0; p < DB_PHASES; p++)
+			for (int p = 0; p < PHASE_COUNT; p++)
 				if (cases[i].bytes[p] > 0 && (phases & (1u << p)))
 					moved |= 1u << p;
-		for (int p = 0; p < DB_PHASES; p++) {
+		for (int p = 0; p < PHASE_COUNT; p++) {
 			if (!(moved & (1u << p)))
 				continue;
 			char name[32];
-			snprintf(name, sizeof(name), "%s GB/s", db_phase_names[p]);
+			snprintf(name, sizeof(name), "%s GB/s", phase_name(p));
 			col_gbs[p] = table_column(t, name, "", 1);
 		}
 		col_cv = table_column(t, "CV", "%", 1);
@@ -140,11 +129,11 @@ int table_of_cases(struct db *db, const char *suite, const struct case_row *case
 			table_number(t, r, col_count, (double)c->param_count / 1e6);
 		if (causal_col)
 			table_text(t, r, col_causal, c->causal > 0 ? "yes" : "no");
-		table_text(t, r, col_status, c->status);
-		if (strcmp(c->status, "ok"))
-			table_note(t, "case %lld (%s): %s — %s", (long long)c->ord + 1, c->name, c->status,
+		table_text(t, r, col_status, status_name(c->status));
+		if (c->status != STATUS_OK)
+			table_note(t, "case %lld (%s): %s — %s", (long long)c->ord + 1, c->name, status_name(c->status),
 				   c->reason ? c->reason : "no reason stored");
-		for (int p = 0; p < DB_PHASES; p++) {
+		for (int p = 0; p < PHASE_COUNT; p++) {
 			if (!(series[i].phases & (1u << p)))
 				continue;
 			struct summary s;
@@ -191,7 +180,8 @@ done:
 int pivot_table(struct db *db, const char *suite, const struct case_row *cases, size_t n,
 		       const char *key, enum series_pick pick, struct table *t, struct bd_error *err)
 {
-	const char *const *params = params_of(suite);
+	const char *columns[9];
+	const char *const *params = params_of(suite, columns);
 	char **row_key = calloc(n ? n : 1, sizeof(*row_key));
 	char (*value)[128] = calloc(n ? n : 1, sizeof(*value));
 	size_t *row_of = calloc(n ? n : 1, sizeof(*row_of)), *col_of = calloc(n ? n : 1, sizeof(*col_of));
@@ -244,8 +234,8 @@ int pivot_table(struct db *db, const char *suite, const struct case_row *cases, 
 	}
 	for (size_t i = 0; i < n && !rc; i++) {
 		struct case_series series;
-		if (strcmp(cases[i].status, "ok")) {
-			table_text(t, row_of[i], col_of[i], cases[i].status);
+		if (cases[i].status != STATUS_OK) {
+			table_text(t, row_of[i], col_of[i], status_name(cases[i].status));
 			continue;
 		}
 		if ((rc = case_series_load(db, &cases[i], &series, err)))

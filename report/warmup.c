@@ -70,7 +70,7 @@ int warmup_table(struct db *db, int64_t run_id, const struct case_set *set, cons
 	       c_steady = table_column(t, "steady from", "iter", 0);
 	for (size_t i = 0; i < set->n; i++) {
 		const struct case_row *c = &set->rows[i];
-		if (strcmp(c->status, "ok"))
+		if (c->status != STATUS_OK)
 			continue;
 		double *x = NULL;
 		size_t n = 0;

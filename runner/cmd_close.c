@@ -1,6 +1,6 @@
 /* runner/cmd_close.c: `runner close RUN` — end a run whose runner is gone (kill -9, a crash, a
  * lost machine) as `interrupted`, at its last heartbeat. A run whose runner is alive, or one that
- * nothing tells about (stored before schema 5), is closed only with --force. */
+ * nothing tells about (stored before schema 7), is closed only with --force. */
 #include <stdio.h>
 #include <string.h>
 
@@ -45,7 +45,7 @@ int cmd_close(int argc, char **argv)
 	if (!force && live != RUN_LIVENESS_DEAD) {
 		fprintf(stderr, "runner close: run %lld %s; pass --force to close it anyway\n",
 			(long long)run_id,
-			live == RUN_LIVENESS_ALIVE ? "is alive" : "has no runner on record (before schema 5)");
+			live == RUN_LIVENESS_ALIVE ? "is alive" : "has no runner on record (before schema 7)");
 		if (why[0])
 			fprintf(stderr, "runner close: %s\n", why);
 		status = EXIT_FAIL;

@@ -22,7 +22,7 @@ static void would_run(const struct sweep_case *c, char *why, size_t n)
 	if (!w)
 		snprintf(why, n, "unsupported: no %s implementation '%s' for device %s in this build",
 			 p->suite, p->impl, device_name(p->device));
-	else if (w->check(p, &st) != WL_OK)
+	else if (w->check(p, &st) != STATUS_OK)
 		snprintf(why, n, "unsupported: %s", st.reason);
 }
 
@@ -72,7 +72,7 @@ static int add_model_line(struct strbuf *out, const struct sweep_case *c)
 		return 0;
 	sb_add(out, "       params ");
 	add_count(out, f.param_count);
-	if (w->estimate && w->estimate(p, &m, &st) == WL_OK) {
+	if (w->estimate && w->estimate(p, &m, &st) == STATUS_OK) {
 		const struct {
 			const char *what;
 			int64_t bytes;

@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "db.h"
+#include "gpu_probe.h"
 #include "liveness.h"
 #include "measure.h"
 #include "opt.h"
@@ -16,6 +17,7 @@
 #include "progress.h"
 #include "resume.h"
 #include "sha256.h"
+#include "shard.h"
 #include "sweep.h"
 #include "sysinfo.h"
 
@@ -93,27 +95,15 @@ static void case_record_fill(struct case_record *r, const struct sweep_case *c,
 			     const struct case_result *res, const char *started_at)
 {
 	const struct case_params *p = &c->params;
-	int attention = !strcmp(p->suite, "attention");
-	int e2e = !strcmp(p->suite, "e2e");
 	memset(r, 0, sizeof(*r));
 	r->ord = (int64_t)c->index;
-	r->suite = p->suite;
-	r->impl = p->impl;
-	r->device = device_name(p->device);
-	r->dtype = dtype_name(p->dtype);
-	r->pass = pass_name(p->pass);
-	r->batch_size = attention || e2e ? p->batch_size : 0;
-	r->heads = attention ? p->heads : e2e ? p->model.num_heads : 0;
-	r->seq_len = attention ? p->seq_len : e2e ? p->context_length : 0;
-	r->head_dim = attention ? p->head_dim : e2e ? p->model.d_model / p->model.num_heads : 0;
-	r->causal = attention ? p->causal : e2e ? 1 : -1;
-	r->model = e2e ? p->model.name : NULL;
+	r->params = p;   /* the typed columns */
 	r->params_json = c->params_json;
 	r->case_key = c->key;
 	r->name = c->name;
 	r->warmup = p->warmup;
 	r->iters = p->iters;
-	r->status = case_status_name(res->status);
+	r->status = res->status;
 	r->reason = res->reason[0] ? res->reason : NULL;
 	r->max_diff = res->max_diff;
 	r->tolerance = res->tolerance;
@@ -139,38 +129,10 @@ static void case_record_fill(struct case_record *r, const struct sweep_case *c,
 	r->elapsed_ns = res->elapsed_ns;
 }
 
-/* What case c will cost, for the progress ETA: FLOPs and bytes of its timed phases per iteration
- * (wl_figures) times warmup + iters; 0 when it will not run here (no workload, or its check
- * refuses: stored at once), < 0 when its workload does not say. */
-static void case_work(const struct sweep_case *c, struct progress_work *work)
-{
-	const struct case_params *p = &c->params;
-	struct wl_figures f = {0};
-	struct wl_status st = {0};
-	work->flops = work->bytes = 0;
-	if (c->peer) {
-		peer_figures(p, &f);
-	} else {
-		const struct workload *w = workload_find(p->suite, p->impl, p->device);
-		if (!w || w->check(p, &st) != WL_OK)
-			return;
-		w->figures(p, &f);
-	}
-	unsigned phases = pass_phases(p->pass);
-	double iterations = (double)(p->warmup + p->iters);
-	for (int ph = 0; ph < PHASE_COUNT; ph++) {
-		if (!((phases >> ph) & 1))
-			continue;
-		double flops = f.flops[ph] * iterations, bytes = f.bytes[ph] * iterations;
-		work->flops = work->flops < 0 || flops <= 0 ? -1 : work->flops + flops;
-		work->bytes = work->bytes < 0 || bytes <= 0 ? -1 : work->bytes + bytes;
-	}
-}
-
 int cmd_run(int argc, char **argv)
 {
 	const char *db_path = BENCHDB_DEFAULT_DB, *label = NULL, *mem_limit_text = NULL;
-	const char *resume_run = NULL;
+	const char *shard_text = NULL, *group = NULL, *resume_run = NULL;
 	int dry_run = 0, force = 0;
 	long busy_timeout_s = 3600;
 	const struct opt_spec specs[] = {
@@ -182,6 +144,10 @@ int cmd_run(int argc, char **argv)
 		 "memory a case may allocate, e.g. 8GiB (overrides the sweep's mem_limit)", &mem_limit_text},
 		{"dry-run", 'n', OPT_FLAG, NULL, "expand and list the cases; run and write nothing",
 		 &dry_run},
+		{"shard", 0, OPT_STRING, "I/N",
+		 "run slice I (0-based) of N balanced slices; auto: from Slurm or Kubernetes", &shard_text},
+		{"group", 0, OPT_STRING, "ID",
+		 "group id shared by the shards (default: the Slurm job, else sweep hash and N)", &group},
 		{"resume", 0, OPT_STRING, "RUN",
 		 "continue a run that did not complete: same run, only the cases it lacks", &resume_run},
 		{"force", 0, OPT_FLAG, NULL,
@@ -199,13 +165,16 @@ int cmd_run(int argc, char **argv)
 	char *cmdline = command_line(argc, argv);
 	struct sweep *sweep = NULL;
 	struct sweep_cases cases = {0};
+	struct sweep_cases whole = {0};   /* with --shard: the whole sweep; cases borrows its slice */
+	struct shard shard = {0, 0};
+	char group_id[128] = "";
 	struct db *db = NULL;
 	struct strbuf env = STRBUF_INIT;
 	struct run_resume resume = {0};
 	struct bd_error err;
 	int npos = 0, status = EXIT_OK, rc;
 	int64_t mem_limit = 0, run_id = 0;
-	size_t counts[CASE_SKIPPED + 1] = {0}, stored = 0;
+	size_t counts[STATUS_COUNT] = {0}, stored = 0;
 	const char *run_status = "complete";
 
 	if ((status = opt_parse_command(specs, &usage, argc, argv, 1, 1, &npos)) >= 0)
@@ -227,6 +196,22 @@ int cmd_run(int argc, char **argv)
 		bd_error_print("runner run", &err);
 		status = EXIT_USAGE;
 		goto done;
+	}
+	if (shard_text && (shard_parse(shard_text, &shard, &err) ||
+			   shard_group_id(group, sweep->hash, shard.count, group_id, sizeof(group_id)))) {
+		bd_error_print("runner run", &err);
+		status = EXIT_USAGE;
+		goto done;
+	}
+	if (!shard_text && group)
+		snprintf(group_id, sizeof(group_id), "%s", group);
+	if (shard_text) {
+		whole = cases;
+		if (shard_select(&whole, &shard, &cases)) {
+			fprintf(stderr, "runner run: out of memory\n");
+			status = EXIT_FAIL;
+			goto done;
+		}
 	}
 	if (dry_run) {
 		print_case_list(sweep, &cases);
@@ -267,11 +252,17 @@ int cmd_run(int argc, char **argv)
 		.sweep_hash = sweep->hash,
 		.label = label,
 		.env_json = sb_str(&env),
+		.group_id = group_id[0] ? group_id : NULL,
+		.shard_index = shard.index,
+		.shard_count = shard.count,
 	};
 	make_uuid(run.uuid);
 	db_now(run.started_at);
+	size_t ords = 0;   /* case orders are the whole sweep's (a shard holds a subset) */
+	for (size_t i = 0; i < cases.n; i++)
+		ords = cases.items[i].index + 1 > ords ? cases.items[i].index + 1 : ords;
 	if ((rc = db_system_put(db, &si, &system_id, &err)) ||
-	    (resume_run ? (rc = run_resume_begin(db, resume_run, &run, system_id, cases.n, force,
+	    (resume_run ? (rc = run_resume_begin(db, resume_run, &run, system_id, ords, force,
 						 &resume, &err))
 			: ((rc = db_run_begin(db, system_id, &run, &run_id, &err)) ||
 			   (rc = db_run_liveness_set(db, run_id, &err))))) {
@@ -288,18 +279,21 @@ int cmd_run(int argc, char **argv)
 	install_signals();
 	fprintf(stderr, "run %lld (%.8s) of %s: %zu cases into %s\n", (long long)run_id, run.uuid,
 		sweep->path, cases.n, db_path);
+	if (shard_text)
+		fprintf(stderr, "shard %d/%d of group %s: %zu of the sweep's %zu cases\n", shard.index,
+			shard.count, group_id, cases.n, whole.n);
 
 	struct progress pg;
 	struct progress_work *work = calloc(cases.n ? cases.n : 1, sizeof(*work));
 	for (size_t i = 0; work && i < cases.n; i++)
-		case_work(&cases.items[i], &work[i]);
+		case_work(&cases.items[i], 1, &work[i]);
 	progress_init(&pg, cases.n, work);
 	free(work);
 	struct run_heartbeat hb = {&pg, db, run_id, now_ns()};
 	for (size_t i = 0; i < cases.n; i++) {
 		if (measure_interrupted)
 			break;
-		if (resume.stored && resume.stored[i])
+		if (resume.stored && resume.stored[cases.items[i].index])
 			continue;
 		const struct sweep_case *c = &cases.items[i];
 		struct case_result res;
@@ -307,17 +301,22 @@ int cmd_run(int argc, char **argv)
 		char started_at[32];
 		db_now(started_at);
 		progress_case_start(&pg, i, c->name);
+		struct case_gpu gpu;   /* what NVML saw while the case ran (CUDA cases) */
+		struct gpu_probe *probe = c->params.device == DEVICE_CUDA ? gpu_probe_start() : NULL;
 		if (c->peer)   /* an external implementation from the sweep's `peers:` */
 			peer_measure_case(c, sweep->path, &res, run_heartbeat_iteration, &hb);
 		else
 			measure_case(workload_find(c->params.suite, c->params.impl, c->params.device),
 				     &c->params, &res, run_heartbeat_iteration, &hb);
+		gpu_probe_stop(probe, &gpu);
 		if (res.interrupted) {
 			free(res.samples);
 			break;
 		}
 		case_record_fill(&rec, c, &res, started_at);
 		rc = db_case_put(db, run_id, &rec, res.samples, res.nsamples, &err);
+		if (!rc)
+			rc = db_case_gpu_put(db, run_id, rec.ord, &gpu, &err);
 		free(res.samples);
 		if (rc) {
 			progress_finish(&pg);
@@ -340,19 +339,23 @@ int cmd_run(int argc, char **argv)
 		bd_error_print("runner run", &err);
 		status = EXIT_FAIL;
 	}
-	if (counts[CASE_ERROR] && status == EXIT_OK)
+	if (counts[STATUS_ERROR] && status == EXIT_OK)
 		status = EXIT_FAIL;
-	printf("run %lld %s: %zu of %zu cases stored (%zu ok, %zu oom, %zu error, %zu unsupported, "
-	       "%zu skipped) in %s\n",
-	       (long long)run_id, run_status, stored + resume.nstored, cases.n, counts[CASE_OK],
-	       counts[CASE_OOM], counts[CASE_ERROR], counts[CASE_UNSUPPORTED], counts[CASE_SKIPPED],
-	       db_path);
+	printf("run %lld %s: %zu of %zu cases stored (", (long long)run_id, run_status,
+	       stored + resume.nstored, cases.n);
+	for (int k = 0; k < STATUS_COUNT; k++)   /* "4 ok, 0 oom, ..." */
+		printf("%s%zu %s", k ? ", " : "", counts[k], status_name((enum bd_status)k));
+	printf(") in %s\n", db_path);
 	if (stored)
 		printf("see: report --db %s --run %lld\n", db_path, (long long)run_id);
 done:
 	run_resume_free(&resume);
 	db_close(db);
 	sb_free(&env);
+	if (whole.items) {
+		free(cases.items);
+		cases = whole;
+	}
 	sweep_cases_free(&cases);
 	sweep_free(sweep);
 	free(cmdline);

@@ -1,9 +1,8 @@
 /* runner/cmd_sysinfo.c: `runner sysinfo` — what a run would record about this machine. */
 #include <stdio.h>
 
+#include "build_info.h"
 #include "commands.h"
-#include "cuda_info.h"
-#include "dnnl_wrap.h"
 #include "opt.h"
 #include "sysinfo.h"
 
@@ -21,27 +20,22 @@ int cmd_sysinfo(int argc, char **argv)
 	sysinfo_collect(&si);
 	struct strbuf env = STRBUF_INIT;
 	sysinfo_env_json(&env);
-	char gpu[512], why[256], bf16[1100];
-	struct bd_error err = {0};
-	/* what the e2e and matmul bfloat16 cases on the cpu will get: ok or unsupported */
-	if (onednn_gemm_supported(DTYPE_BFLOAT16, &err))
-		snprintf(bf16, sizeof(bf16), "no: %s", err.msg);
-	else
-		snprintf(bf16, sizeof(bf16), "native");
+	char gpu[512];
+	struct kernels_build_info bi;
+	kernels_build_info(&bi);
 	if (si.gpu_count)
 		snprintf(gpu, sizeof(gpu), "%.255s (x%d; %d SMs, %.1f GiB, compute capability %s, "
 			 "clocks %d/%d MHz)", si.gpu_name, si.gpu_count, si.gpu_sm_count,
 			 (double)si.gpu_mem_bytes / (1 << 30), si.gpu_cc, si.gpu_clock_mhz,
 			 si.gpu_mem_clock_mhz);
 	else
-		snprintf(gpu, sizeof(gpu), "none visible (%s)",
-			 cuda_available(why, sizeof(why)) ? "?" : why);
+		snprintf(gpu, sizeof(gpu), "none visible (%s)", bi.no_gpu[0] ? bi.no_gpu : "?");
 	const struct {
 		const char *k, *v;
 	} rows[] = {
 		{"hostname", si.hostname}, {"os", si.os}, {"kernel", si.kernel}, {"arch", si.arch},
 		{"cpu_model", si.cpu_model}, {"cpu_flags", si.cpu_flags}, {"blas", si.blas},
-		{"cpu_bf16", bf16}, {"compiler", si.compiler}, {"build_flags", si.build_flags},
+		{"cpu_bf16", bi.cpu_bf16}, {"compiler", si.compiler}, {"build_flags", si.build_flags},
 		{"git_commit", build_git_commit[0] ? build_git_commit : "unknown"},
 		{"git_branch", build_git_branch[0] ? build_git_branch : "unknown"},
 		{"git_dirty", build_git_dirty < 0 ? "unknown" : build_git_dirty ? "yes" : "no"},

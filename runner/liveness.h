@@ -1,4 +1,4 @@
-/* runner/liveness.h: a run says it is alive (runs.heartbeat_at, schemas/005_liveness.sql) between
+/* runner/liveness.h: a run says it is alive (runs.heartbeat_at, schemas/007_liveness.sql) between
  * iterations and after each case, so that `report runs` can tell a dead run from a going one. */
 #ifndef BENCHDB_LIVENESS_H
 #define BENCHDB_LIVENESS_H

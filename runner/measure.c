@@ -16,10 +16,6 @@
 
 volatile sig_atomic_t measure_interrupted;
 
-static const char *const status_names[] = {"ok", "oom", "error", "unsupported", "skipped"};
-
-const char *case_status_name(enum case_status s) { return status_names[s]; }
-
 int64_t now_ns(void)
 {
 	struct timespec ts;
@@ -27,21 +23,22 @@ int64_t now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static enum case_status status_from(int wl_code)
+/* A workload's code as the case's status: anything but ok, oom and unsupported is an error. */
+static enum bd_status status_from(int code)
 {
-	switch (wl_code) {
-	case WL_OK: return CASE_OK;
-	case WL_OOM: return CASE_OOM;
-	case WL_UNSUPPORTED: return CASE_UNSUPPORTED;
-	default: return CASE_ERROR;
+	switch (code) {
+	case STATUS_OK: return STATUS_OK;
+	case STATUS_OOM: return STATUS_OOM;
+	case STATUS_UNSUPPORTED: return STATUS_UNSUPPORTED;
+	default: return STATUS_ERROR;
 	}
 }
 
 /* Copy a workload's outcome into the result; the reason gets a fallback when the workload left
- * none. Returns 1 when the outcome is not WL_OK. */
+ * none. Returns 1 when the outcome is not STATUS_OK. */
 static int take(struct case_result *res, int code, const struct wl_status *st, const char *what)
 {
-	if (code == WL_OK)
+	if (code == STATUS_OK)
 		return 0;
 	res->status = status_from(code);
 	if (st->reason[0])
@@ -68,14 +65,14 @@ void measure_case(const struct workload *w, const struct case_params *p, struct 
 
 	if (p->warmup < 0 || p->iters < 0 || ck_add(p->warmup, p->iters, &total) ||
 	    ck_mul(total, PHASE_COUNT, &nsamples_max) || total > INT32_MAX) {
-		res->status = CASE_ERROR;
+		res->status = STATUS_ERROR;
 		snprintf(res->reason, sizeof(res->reason),
 			 "warmup %lld + iters %lld is out of range (each at most %d)",
 			 (long long)p->warmup, (long long)p->iters, BD_MAX_ITERS);
 		goto done;
 	}
 	if (!w) {
-		res->status = CASE_UNSUPPORTED;
+		res->status = STATUS_UNSUPPORTED;
 		snprintf(res->reason, sizeof(res->reason),
 			 "no %s implementation '%s' for device %s in this build", p->suite, p->impl,
 			 device_name(p->device));
@@ -85,12 +82,12 @@ void measure_case(const struct workload *w, const struct case_params *p, struct 
 	if (take(res, w->check(p, &st), &st, "check"))
 		goto done;
 	int rc = w->setup(p, &mem, &state, &st);
-	if (rc == WL_OOM && !st.reason[0])
+	if (rc == STATUS_OOM && !st.reason[0])
 		snprintf(st.reason, sizeof(st.reason),
 			 "allocating %lld bytes would exceed the memory limit (%lld bytes in use, limit %lld)",
 			 (long long)mem.failed, (long long)(mem.failed_need - mem.failed),
 			 (long long)mem.limit);
-	if (rc == WL_OK && w->memory)
+	if (rc == STATUS_OK && w->memory)
 		w->memory(state, &res->memory);
 	if (take(res, rc, &st, "setup"))
 		goto done;
@@ -106,7 +103,7 @@ void measure_case(const struct workload *w, const struct case_params *p, struct 
 	res->samples = calloc(ck_alloc_count(nsamples_max, sizeof(*res->samples)),
 			      sizeof(*res->samples));
 	if (!res->samples) {
-		res->status = CASE_ERROR;
+		res->status = STATUS_ERROR;
 		snprintf(res->reason, sizeof(res->reason), "out of host memory for samples");
 		goto done;
 	}
@@ -150,7 +147,7 @@ void measure_case(const struct workload *w, const struct case_params *p, struct 
 	}
 	if (w->drain && take(res, w->drain(state, &st), &st, "the device's queue"))
 		goto done;
-	res->status = CASE_OK;
+	res->status = STATUS_OK;
 done:
 	/* The peak includes setup and validation buffers; for oom it is what the case needed. */
 	if (mem.failed)

@@ -12,11 +12,8 @@
 /* Set by the SIGINT/SIGTERM handler; the loop stops at the next iteration boundary. */
 extern volatile sig_atomic_t measure_interrupted;
 
-enum case_status { CASE_OK, CASE_OOM, CASE_ERROR, CASE_UNSUPPORTED, CASE_SKIPPED };
-const char *case_status_name(enum case_status s);
-
 struct case_result {
-	enum case_status status;
+	enum bd_status status;
 	char reason[2048];         /* why, for every status but ok (a peer's stderr tail fits) */
 	int interrupted;           /* the case did not finish: store nothing */
 	double max_diff, tolerance;/* -1 when not validated */

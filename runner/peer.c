@@ -164,25 +164,19 @@ static int parse_memory(struct parser *P, const char *line, char **tok, size_t n
 static int parse_status(struct parser *P, const char *line, char **tok, size_t ntok,
 			const char *rest)
 {
-	static const struct { const char *word; enum case_status status; } words[] = {
-		{"ok", CASE_OK}, {"unsupported", CASE_UNSUPPORTED}, {"oom", CASE_OOM},
-		{"error", CASE_ERROR},
-	};
 	struct peer_output *out = P->out;
 	if (ntok < 2)
 		return line_fail(out, P->lineno, line, "a status line is 'status ok' or 'status "
 				 "unsupported|oom|error REASON'");
-	size_t i = 0;
-	while (i < sizeof(words) / sizeof(words[0]) && strcmp(words[i].word, tok[1]))
-		i++;
-	if (i == sizeof(words) / sizeof(words[0]))
+	int status = status_parse(tok[1]);   /* a peer reports anything but skipped */
+	if (status < 0 || status == STATUS_SKIPPED)
 		return line_fail(out, P->lineno, line, "unknown status '%s' (valid: ok, unsupported, oom, "
 				 "error)", tok[1]);
-	if (words[i].status == CASE_OK && ntok != 2)
+	if (status == STATUS_OK && ntok != 2)
 		return line_fail(out, P->lineno, line, "'status ok' takes no reason");
-	out->status = words[i].status;
+	out->status = (enum bd_status)status;
 	out->status_line = P->lineno;
-	if (words[i].status != CASE_OK) {
+	if (status != STATUS_OK) {
 		if (rest && *rest)
 			snprintf(out->reason, sizeof(out->reason), "%s", rest);
 		else
@@ -337,7 +331,7 @@ int peer_parse_output(const char *text, size_t len, const struct case_params *p,
 		snprintf(out->error, sizeof(out->error), "the output ends without a status line (after "
 			 "line %zu)", P.lineno);
 		rc = BD_EINVAL;
-	} else if (out->status == CASE_OK) {
+	} else if (out->status == STATUS_OK) {
 		rc = collect_samples(&P);
 	}
 done:
@@ -362,16 +356,27 @@ void peer_output_free(struct peer_output *out)
 
 /* ---- the environment ------------------------------------------------------------------------- */
 
-/* Every variable the runner sets (for any suite); inherited ones of these names are dropped. */
-static const char *const env_names[] = {
-	"BENCHDB_PEER_PROTOCOL", "BENCHDB_PARAMS", "BENCHDB_SUITE", "BENCHDB_IMPL", "BENCHDB_DEVICE",
-	"BENCHDB_DTYPE", "BENCHDB_PASS", "BENCHDB_PHASES", "BENCHDB_BATCH_SIZE", "BENCHDB_WARMUP",
-	"BENCHDB_ITERS", "BENCHDB_SEED", "BENCHDB_MEM_LIMIT", "BENCHDB_SYNC", "BENCHDB_TF32",
-	"BENCHDB_HEADS", "BENCHDB_SEQ_LEN", "BENCHDB_HEAD_DIM", "BENCHDB_CAUSAL",
-	"BENCHDB_MODEL", "BENCHDB_D_MODEL", "BENCHDB_D_FF", "BENCHDB_NUM_LAYERS", "BENCHDB_NUM_HEADS",
-	"BENCHDB_VOCAB_SIZE", "BENCHDB_CONTEXT_LENGTH", "BENCHDB_ATTENTION",
-	"BENCHDB_M", "BENCHDB_N", "BENCHDB_K", NULL,
+/* The variables the runner sets besides the parameters' own (param_env_name of every row). */
+static const char *const env_extra[] = {
+	"BENCHDB_PEER_PROTOCOL", "BENCHDB_PARAMS", "BENCHDB_PHASES", NULL,
 };
+
+/* Whether the environment entry var ("NAME=VALUE") is one the runner sets, for any suite;
+ * inherited ones of these names are dropped. */
+static int env_is_ours(const char *var)
+{
+	size_t klen = strcspn(var, "=");
+	for (size_t i = 0; env_extra[i]; i++)
+		if (strlen(env_extra[i]) == klen && !strncmp(env_extra[i], var, klen))
+			return 1;
+	for (size_t i = 0; i < param_count; i++) {
+		char name[64];
+		param_env_name(&param_defs[i], name, sizeof(name));
+		if (param_defs[i].suites && strlen(name) == klen && !strncmp(name, var, klen))
+			return 1;
+	}
+	return 0;
+}
 
 struct env {
 	char **vars;   /* NULL-terminated, each "NAME=VALUE" malloc'd */
@@ -424,56 +429,31 @@ static void env_free(struct env *e)
 	free(e->vars);
 }
 
-/* The runner's environment without BENCHDB_* names of env_names, plus the case's parameters. */
+/* The runner's environment without the BENCHDB_* names the runner sets, plus the case's
+ * parameters: every parameter of its suite as BENCHDB_<KEY> in canonical text
+ * (schemas/peer-protocol.md). */
 static int env_build(const struct sweep_case *c, struct env *e)
 {
 	const struct case_params *p = &c->params;
 	char phases[32];
-	for (char **v = environ; v && *v; v++) {
-		size_t klen = strcspn(*v, "=");
-		int ours = 0;
-		for (size_t i = 0; env_names[i] && !ours; i++)
-			ours = strlen(env_names[i]) == klen && !strncmp(env_names[i], *v, klen);
-		if (!ours)
+	for (char **v = environ; v && *v; v++)
+		if (!env_is_ours(*v))
 			env_put(e, strdup(*v));
-	}
 	phase_list(pass_phases(p->pass), phases, sizeof(phases));
 	for (char *s = phases; (s = strstr(s, ", "));)   /* "fwd bwd opt" for shell loops */
 		memmove(s, s + 1, strlen(s + 1) + 1);
 	env_setf(e, "BENCHDB_PEER_PROTOCOL", "%d", PEER_PROTOCOL_VERSION);
 	env_setf(e, "BENCHDB_PARAMS", "%s", c->params_json);
-	env_setf(e, "BENCHDB_SUITE", "%s", p->suite);
-	env_setf(e, "BENCHDB_IMPL", "%s", p->impl);
-	env_setf(e, "BENCHDB_DEVICE", "%s", device_name(p->device));
-	env_setf(e, "BENCHDB_DTYPE", "%s", dtype_name(p->dtype));
-	env_setf(e, "BENCHDB_PASS", "%s", pass_name(p->pass));
 	env_setf(e, "BENCHDB_PHASES", "%s", phases);
-	env_setf(e, "BENCHDB_WARMUP", "%" PRId64, p->warmup);
-	env_setf(e, "BENCHDB_ITERS", "%" PRId64, p->iters);
-	env_setf(e, "BENCHDB_SEED", "%" PRIu64, p->seed);
-	env_setf(e, "BENCHDB_MEM_LIMIT", "%" PRId64, p->mem_limit);
-	env_setf(e, "BENCHDB_SYNC", "%s", p->sync ? "true" : "false");
-	env_setf(e, "BENCHDB_TF32", "%s", p->tf32 ? "true" : "false");
-	if (!strcmp(p->suite, "attention")) {
-		env_setf(e, "BENCHDB_BATCH_SIZE", "%" PRId64, p->batch_size);
-		env_setf(e, "BENCHDB_HEADS", "%" PRId64, p->heads);
-		env_setf(e, "BENCHDB_SEQ_LEN", "%" PRId64, p->seq_len);
-		env_setf(e, "BENCHDB_HEAD_DIM", "%" PRId64, p->head_dim);
-		env_setf(e, "BENCHDB_CAUSAL", "%s", p->causal ? "true" : "false");
-	} else if (!strcmp(p->suite, "e2e")) {
-		env_setf(e, "BENCHDB_BATCH_SIZE", "%" PRId64, p->batch_size);
-		env_setf(e, "BENCHDB_MODEL", "%s", p->model.name);
-		env_setf(e, "BENCHDB_D_MODEL", "%" PRId64, p->model.d_model);
-		env_setf(e, "BENCHDB_D_FF", "%" PRId64, p->model.d_ff);
-		env_setf(e, "BENCHDB_NUM_LAYERS", "%" PRId64, p->model.num_layers);
-		env_setf(e, "BENCHDB_NUM_HEADS", "%" PRId64, p->model.num_heads);
-		env_setf(e, "BENCHDB_VOCAB_SIZE", "%" PRId64, p->model.vocab_size);
-		env_setf(e, "BENCHDB_CONTEXT_LENGTH", "%" PRId64, p->context_length);
-		env_setf(e, "BENCHDB_ATTENTION", "%s", p->attention);
-	} else if (!strcmp(p->suite, "matmul")) {
-		env_setf(e, "BENCHDB_M", "%" PRId64, p->m);
-		env_setf(e, "BENCHDB_N", "%" PRId64, p->n);
-		env_setf(e, "BENCHDB_K", "%" PRId64, p->k);
+	int suite = suite_parse(p->suite);
+	for (size_t i = 0; i < param_count && suite >= 0; i++) {
+		const struct param_def *d = &param_defs[i];
+		char name[64], value[64];
+		if (!(d->suites & SUITE_BIT(suite)))
+			continue;
+		param_env_name(d, name, sizeof(name));
+		param_format(p, d, value);
+		env_setf(e, name, "%s", value);
 	}
 	return e->failed ? BD_ENOMEM : 0;
 }
@@ -830,7 +810,7 @@ static void fail_with_stderr(struct case_result *res, const struct peer_run *r, 
 	char tail[PEER_STDERR_TAIL * 2];
 	size_t n = stderr_line(r->err, r->err_len, tail, sizeof(tail));
 	size_t room = sizeof(res->reason) - 1, mlen = strlen(msg);
-	res->status = CASE_ERROR;
+	res->status = STATUS_ERROR;
 	if (!n || mlen + sizeof(sep) + 16 > room) {
 		snprintf(res->reason, sizeof(res->reason), "%s", msg);
 		return;
@@ -885,18 +865,18 @@ void peer_measure_case(const struct sweep_case *c, const char *sweep_path, struc
 	peer_figures(p, &res->figures);
 
 	if (!peer) {
-		res->status = CASE_ERROR;
+		res->status = STATUS_ERROR;
 		snprintf(res->reason, sizeof(res->reason), "case '%s' has no peer", c->name);
 		goto done;
 	}
 	if (env_build(c, &env) || !(dir = sweep_dir(sweep_path))) {
-		res->status = CASE_ERROR;
+		res->status = STATUS_ERROR;
 		snprintf(res->reason, sizeof(res->reason), "out of memory for peer '%s'", peer->name);
 		goto done;
 	}
 	peer_run(peer, dir, env.vars, p->warmup + p->iters, &run, on_iteration, ctx);
 	if (run.start_error[0]) {
-		res->status = CASE_ERROR;
+		res->status = STATUS_ERROR;
 		snprintf(res->reason, sizeof(res->reason), "cannot start peer '%s': %s", peer->name,
 			 run.start_error);
 		goto done;
@@ -925,7 +905,7 @@ void peer_measure_case(const struct sweep_case *c, const char *sweep_path, struc
 		snprintf(msg, sizeof(msg), "malformed peer output: %s%s%s", po.error, how[0] ? "; " : "",
 			 how);
 		fail_with_stderr(res, &run, msg);
-	} else if (po.status == CASE_OK && how[0]) {
+	} else if (po.status == STATUS_OK && how[0]) {
 		snprintf(msg, sizeof(msg), "the peer printed 'status ok' but %s", how);
 		fail_with_stderr(res, &run, msg);
 	} else {

@@ -20,7 +20,7 @@
 /* A peer's stdout after validation against its case. */
 struct peer_output {
 	int status_line;             /* line of the `status` line, 0 when there is none */
-	enum case_status status;     /* what the status line says (valid when status_line) */
+	enum bd_status status;     /* what the status line says (valid when status_line) */
 	char reason[512];            /* the status line's reason; "" for ok */
 	char error[512];             /* why the output is not valid; "" when it is */
 	int truncated;               /* not valid only because it ends early: no header or no status
@@ -50,7 +50,7 @@ void peer_figures(const struct case_params *p, struct wl_figures *f);
  * sweep_path, with the case's parameters in BENCHDB_* environment variables, stdin from
  * /dev/null, stdout parsed with peer_parse_output, the tail of stderr kept for the reason. Fills
  * res like measure_case does and, like it, never fails as a function: a peer that cannot start,
- * fails, times out or prints something malformed is a CASE_ERROR with the reason. When
+ * fails, times out or prints something malformed is a STATUS_ERROR with the reason. When
  * measure_interrupted is set meanwhile, the peer's process group is stopped and res->interrupted
  * is set. on_iteration (may be NULL) sees the iterations as their samples arrive. The caller frees
  * res->samples. */

@@ -126,7 +126,7 @@ void progress_case_end(struct progress *pg, const struct case_result *res)
 	eta(pg, pg->index, 1.0, now, left, sizeof(left));
 	char *name = escape_controls(pg->name);
 	fprintf(stderr, "[%zu/%zu] %s: %s%s%s (%.2f s; elapsed %s, eta %s)\n", pg->index + 1,
-		pg->ncases, name ? name : "", case_status_name(res->status), res->reason[0] ? ": " : "",
+		pg->ncases, name ? name : "", status_name(res->status), res->reason[0] ? ": " : "",
 		res->reason, (double)res->elapsed_ns / 1e9, el, left);
 	free(name);
 }

@@ -1,5 +1,7 @@
 /* runner/sweep.h: sweep files (YAML, format in schemas/sweep-format.md) and their expansion.
  *
+ * The files: sweep.c (the YAML walk), sweep_values.c (one value checked and typed),
+ * sweep_expand.c (cases); the parameters' table is common/params.c.
  * sweep_load() parses and validates the whole file; every error names file:line:col, the key and
  * the valid choices, and nothing is run or written. sweep_expand() multiplies axes into cases.
  */
@@ -11,6 +13,7 @@
 
 #include "error.h"
 #include "params.h"
+#include "values.h"   /* parse_digits, parse_bytes */
 
 /* A scalar as written in the sweep, kept as text with its position (for messages and for
  * the canonical JSON); typed values are in struct case_params. */
@@ -84,7 +87,8 @@ struct sweep_cases {
 };
 
 /* Parse and validate path. On error returns BD_EINVAL/BD_EIO with err (file, line, column set)
- * and *out NULL. The caller frees *out with sweep_free. */
+ * and *out NULL. The caller frees *out with sweep_free. Host out-of-memory stops the process
+ * (common/xalloc.h), here and in sweep_expand. */
 int sweep_load(const char *path, struct sweep **out, struct bd_error *err);
 /* Same, from text already in memory (path is used for messages). */
 int sweep_parse(const char *path, const char *text, struct sweep **out, struct bd_error *err);
@@ -99,9 +103,5 @@ void sweep_cases_free(struct sweep_cases *c);
 
 /* Built-in model presets (DESIGN table), NULL-terminated by an empty name. */
 extern const struct model_config model_presets[];
-/* Decimal digits only, into *out. 0, -1 when not digits (or empty), -2 when beyond int64. */
-int parse_digits(const char *s, int64_t *out);
-/* Parse a byte size: an integer, or a number with B, KB, MB, GB, TB, KiB, MiB, GiB, TiB. */
-int parse_bytes(const char *s, int64_t *out);
 
 #endif

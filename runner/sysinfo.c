@@ -8,8 +8,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "cuda_info.h"
-#include "dnnl_wrap.h"
+#include "build_info.h"
 
 #ifndef BENCHDB_COMPILER
 #define BENCHDB_COMPILER "unknown"
@@ -141,9 +140,10 @@ void sysinfo_collect(struct sysinfo *si)
 	cpu_flags(si->cpu_flags, sizeof(si->cpu_flags));
 	int64_t avail;
 	sysinfo_memory(&si->mem_bytes, &avail);
-	onednn_version(si->blas, sizeof(si->blas));
-	struct cuda_gpu_info gi;
-	cuda_gpu_info(&gi);
+	struct kernels_build_info bi;
+	kernels_build_info(&bi);
+	const struct cuda_gpu_info gi = bi.gpu;
+	snprintf(si->blas, sizeof(si->blas), "%s", bi.blas);
 	snprintf(si->gpu_name, sizeof(si->gpu_name), "%s", gi.name);
 	si->gpu_count = gi.count;
 	si->gpu_mem_bytes = gi.mem_bytes;

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "db.h"
+#include "params.h"
 #include "strbuf.h"
 
 /* splitmix64: a small deterministic generator (the fixture must be the same on every machine). */
@@ -103,12 +104,13 @@ static int write_run(struct db *db, int64_t system_id, int run, int ncases, int 
 					t *= exp(NOISE_SIGMA * rng_normal());
 					samples[n++] = (struct sample){(int32_t)it, ph, (int64_t)t};
 				}
+			struct case_params params;
+			if ((rc = case_key_parse(key, &params, err)))
+				break;
 			struct case_record c = {
-				.ord = s * 3 + m,
-				.suite = "attention", .impl = impls[m], .device = "cpu", .dtype = "float32",
-				.pass = "forward_backward", .batch_size = 8, .heads = 1, .seq_len = S,
-				.head_dim = 64, .causal = 0, .params_json = json, .case_key = key, .name = name,
-				.warmup = warmup, .iters = iters, .status = "ok",
+				.ord = s * 3 + m, .params = &params,
+				.params_json = json, .case_key = key, .name = name,
+				.warmup = warmup, .iters = iters, .status = STATUS_OK,
 				.max_diff = 1e-6, .tolerance = 1e-4,
 				.param_bytes = -1,
 				.peak_fwd_bytes = (m == 0 ? 8 * S * S * 8 : 0) + 4 * 8 * S * 64 * 4,

@@ -15,6 +15,7 @@
 
 #include "attention_cpu.h"
 #include "attention_ref.h"
+#include "impls.h"
 #include "rng.h"
 #include "workload.h"
 
@@ -69,17 +70,16 @@ static void expect_close(const char *what, const char *impl, const struct attent
 
 /* Run impl forward and backward on random inputs of shape d and hold O, LSE, dQ, dK and dV to
  * the float64 reference. */
-static void expect_kernel_matches_reference(enum attention_impl impl, int64_t B, int64_t H,
-					    int64_t S, int64_t D, int causal)
+static void expect_kernel_matches_reference(const char *name, int64_t B, int64_t H, int64_t S,
+					    int64_t D, int causal)
 {
 	struct attention_dims d = {B, H, S, D, causal};
-	const char *name = impl == ATTENTION_NAIVE ? "naive" : "flash";
 	int64_t n = B * H * S * D, rows = B * H * S;
 	struct mem_arena mem;
 	struct bd_error err = {0};
 	struct attention_cpu *a = NULL;
 	mem_init(&mem, 0);
-	assert_int_equal(attention_cpu_create(&a, impl, &d, 1, &mem, &err), 0);
+	assert_int_equal(attention_cpu_create(&a, name, &d, 1, &mem, &err), 0);
 
 	struct rng r;
 	rng_init(&r, (uint64_t)(S * 1000 + D * 10 + causal));
@@ -245,7 +245,7 @@ static void test_naive_matches_reference_odd_seq(void **state)
 	int64_t seqs[] = {1, 7, 65, 193};
 	for (int causal = 0; causal < 2; causal++)
 		for (size_t i = 0; i < 4; i++)
-			expect_kernel_matches_reference(ATTENTION_NAIVE, 2, 2, seqs[i], 32, causal);
+			expect_kernel_matches_reference("naive", 2, 2, seqs[i], 32, causal);
 }
 
 static void test_naive_matches_reference_head_dims(void **state)
@@ -253,7 +253,7 @@ static void test_naive_matches_reference_head_dims(void **state)
 	(void)state;
 	int64_t dims[] = {16, 40, 64, 128};
 	for (size_t i = 0; i < 4; i++)
-		expect_kernel_matches_reference(ATTENTION_NAIVE, 1, 2, 65, dims[i], (int)(i & 1));
+		expect_kernel_matches_reference("naive", 1, 2, 65, dims[i], (int)(i & 1));
 }
 
 static void test_flash_matches_reference_odd_seq(void **state)
@@ -261,7 +261,7 @@ static void test_flash_matches_reference_odd_seq(void **state)
 	(void)state;
 	int64_t seqs[] = {1, 7, 65, 193};
 	for (size_t i = 0; i < 4; i++)
-		expect_kernel_matches_reference(ATTENTION_FLASH, 2, 3, seqs[i], 64, 0);
+		expect_kernel_matches_reference("flash", 2, 3, seqs[i], 64, 0);
 }
 
 static void test_flash_matches_reference_causal_odd_seq(void **state)
@@ -269,7 +269,7 @@ static void test_flash_matches_reference_causal_odd_seq(void **state)
 	(void)state;
 	int64_t seqs[] = {1, 7, 65, 193};
 	for (size_t i = 0; i < 4; i++)
-		expect_kernel_matches_reference(ATTENTION_FLASH, 2, 3, seqs[i], 64, 1);
+		expect_kernel_matches_reference("flash", 2, 3, seqs[i], 64, 1);
 }
 
 static void test_flash_matches_reference_head_dims_16_32_40_64_128(void **state)
@@ -278,15 +278,15 @@ static void test_flash_matches_reference_head_dims_16_32_40_64_128(void **state)
 	int64_t dims[] = {16, 32, 40, 64, 128};
 	for (int causal = 0; causal < 2; causal++)
 		for (size_t i = 0; i < 5; i++)
-			expect_kernel_matches_reference(ATTENTION_FLASH, 1, 2, 97, dims[i], causal);
+			expect_kernel_matches_reference("flash", 1, 2, 97, dims[i], causal);
 }
 
 static void test_flash_matches_reference_head_dim_256_and_odd_8_72(void **state)
 {
 	(void)state;
-	expect_kernel_matches_reference(ATTENTION_FLASH, 1, 1, 130, 256, 1);
-	expect_kernel_matches_reference(ATTENTION_FLASH, 1, 1, 70, 8, 0);
-	expect_kernel_matches_reference(ATTENTION_FLASH, 1, 1, 70, 72, 1);
+	expect_kernel_matches_reference("flash", 1, 1, 130, 256, 1);
+	expect_kernel_matches_reference("flash", 1, 1, 70, 8, 0);
+	expect_kernel_matches_reference("flash", 1, 1, 70, 72, 1);
 }
 
 static void test_flash_matches_reference_at_tile_edges(void **state)
@@ -298,7 +298,7 @@ static void test_flash_matches_reference_at_tile_edges(void **state)
 	int64_t seqs[] = {15, 16, 17, 31, 32, 33, 63, 64, 65, 95, 96, 97, 128, 129, 160, 192, 257};
 	for (int causal = 0; causal < 2; causal++)
 		for (size_t i = 0; i < sizeof(seqs) / sizeof(seqs[0]); i++)
-			expect_kernel_matches_reference(ATTENTION_FLASH, 1, 1, seqs[i], 16, causal);
+			expect_kernel_matches_reference("flash", 1, 1, seqs[i], 16, causal);
 }
 
 static void test_flash_matches_reference_head_dims_off_the_vector_width(void **state)
@@ -307,8 +307,8 @@ static void test_flash_matches_reference_head_dims_off_the_vector_width(void **s
 	/* head_dim 20 and 100: not a multiple of 8 or 16 floats, so the padded columns of the
 	 * output and gradient tiles are a partial register tile */
 	for (int causal = 0; causal < 2; causal++) {
-		expect_kernel_matches_reference(ATTENTION_FLASH, 2, 1, 161, 20, causal);
-		expect_kernel_matches_reference(ATTENTION_FLASH, 1, 2, 83, 100, causal);
+		expect_kernel_matches_reference("flash", 2, 1, 161, 20, causal);
+		expect_kernel_matches_reference("flash", 1, 2, 83, 100, causal);
 	}
 }
 
@@ -343,8 +343,8 @@ static void test_flash_backward_sums_dq_partials_when_threads_exceed_heads(void 
 {
 	(void)state;
 	/* one head and 4 threads: the key tiles are split into chunks whose dQ partials are summed */
-	expect_kernel_matches_reference(ATTENTION_FLASH, 1, 1, 400, 32, 0);
-	expect_kernel_matches_reference(ATTENTION_FLASH, 1, 1, 400, 32, 1);
+	expect_kernel_matches_reference("flash", 1, 1, 400, 32, 0);
+	expect_kernel_matches_reference("flash", 1, 1, 400, 32, 1);
 }
 
 static void test_flash_lse_matches_reference_and_naive(void **state)
@@ -356,8 +356,8 @@ static void test_flash_lse_matches_reference_and_naive(void **state)
 	struct bd_error err = {0};
 	struct attention_cpu *flash = NULL, *naive = NULL;
 	mem_init(&mem, 0);
-	assert_int_equal(attention_cpu_create(&flash, ATTENTION_FLASH, &d, 0, &mem, &err), 0);
-	assert_int_equal(attention_cpu_create(&naive, ATTENTION_NAIVE, &d, 0, &mem, &err), 0);
+	assert_int_equal(attention_cpu_create(&flash, "flash", &d, 0, &mem, &err), 0);
+	assert_int_equal(attention_cpu_create(&naive, "naive", &d, 0, &mem, &err), 0);
 	struct rng r;
 	rng_init(&r, 11);
 	float *q = random_floats(&r, n), *k = random_floats(&r, n), *v = random_floats(&r, n);
@@ -414,36 +414,49 @@ static const struct workload *find(const char *impl)
 	return w;
 }
 
+/* The attention impls of the cpu table (impls.c) into names; how many. Every test of the
+ * workloads below runs each, so that a new one is held to the reference like these. */
+static int cpu_attention_impls(const char *names[], int max)
+{
+	int n = 0;
+	for (const struct impl *m = impl_table(DEVICE_CPU); m->suite && n < max; m++)
+		if (!strcmp(m->suite, "attention"))
+			names[n++] = m->name;
+	return n;
+}
+
 static void test_registry_has_cpu_naive_and_flash(void **state)
 {
 	(void)state;
-	assert_ptr_equal(find("naive"), &attention_cpu_naive);
-	assert_ptr_equal(find("flash"), &attention_cpu_flash);
+	assert_ptr_equal(find("naive"), &attention_cpu);
+	assert_ptr_equal(find("flash"), &attention_cpu);
 	assert_null(workload_find("attention", "sdpa", DEVICE_CPU));
+	const char *impls[8];
+	assert_true(cpu_attention_impls(impls, 8) >= 2);
 }
 
 static void test_check_rejects_float16_bfloat16_and_train_step_with_reason(void **state)
 {
 	(void)state;
-	const char *impls[] = {"naive", "flash"};
-	for (int i = 0; i < 2; i++) {
+	const char *impls[8];
+	for (int i = 0, n = cpu_attention_impls(impls, 8); i < n; i++) {
 		const struct workload *w = find(impls[i]);
 		struct wl_status st = {0};
 		struct case_params p = attention_params(impls[i], 1, 1, 8, 8, 0, PASS_FORWARD);
-		assert_int_equal(w->check(&p, &st), WL_OK);
+		assert_int_equal(w->check(&p, &st), STATUS_OK);
 		p.dtype = DTYPE_FLOAT16;
-		assert_int_equal(w->check(&p, &st), WL_UNSUPPORTED);
-		assert_int_equal(st.code, WL_UNSUPPORTED);
+		assert_int_equal(w->check(&p, &st), STATUS_UNSUPPORTED);
+		assert_int_equal(st.code, STATUS_UNSUPPORTED);
 		assert_non_null(strstr(st.reason, "float32 only"));
 		assert_non_null(strstr(st.reason, impls[i]));
 		p.dtype = DTYPE_BFLOAT16;
-		assert_int_equal(w->check(&p, &st), WL_UNSUPPORTED);
+		assert_int_equal(w->check(&p, &st), STATUS_UNSUPPORTED);
 		assert_non_null(strstr(st.reason, "bfloat16"));
 		p = attention_params(impls[i], 1, 1, 8, 8, 0, PASS_TRAIN_STEP);
-		assert_int_equal(w->check(&p, &st), WL_UNSUPPORTED);
+		assert_int_equal(w->check(&p, &st), STATUS_UNSUPPORTED);
 		assert_non_null(strstr(st.reason, "train_step"));
 		p = attention_params(impls[i], 1, 1, 0, 8, 0, PASS_FORWARD);
-		assert_int_equal(w->check(&p, &st), WL_UNSUPPORTED);
+		assert_int_equal(w->check(&p, &st), STATUS_UNSUPPORTED);
 		assert_non_null(strstr(st.reason, "positive"));
 	}
 }
@@ -454,29 +467,29 @@ static void test_figures_count_flops_and_bytes(void **state)
 	struct wl_figures f;
 	struct case_params p = attention_params("flash", 2, 3, 128, 64, 0, PASS_FORWARD_BACKWARD);
 	double fwd = 4.0 * 2 * 3 * 128 * 128 * 64, bhsd = 2.0 * 3 * 128 * 64;
-	attention_cpu_flash.figures(&p, &f);
+	find("flash")->figures(&p, &f);
 	assert_true(f.flops[PHASE_FWD] == fwd && f.flops[PHASE_BWD] == 2.5 * fwd);
 	assert_true(f.bytes[PHASE_FWD] == 4 * bhsd * 4 && f.bytes[PHASE_BWD] == 8 * bhsd * 4);
 	assert_true(f.flops[PHASE_OPT] == 0 && f.param_bytes == 0);
 	p.causal = 1;
 	p.pass = PASS_FORWARD;
-	attention_cpu_naive.figures(&p, &f);
+	find("naive")->figures(&p, &f);
 	assert_true(f.flops[PHASE_FWD] == fwd / 2 && f.flops[PHASE_BWD] == 0);
 }
 
 static void test_setup_under_tiny_mem_limit_returns_oom_with_bytes(void **state)
 {
 	(void)state;
-	const char *impls[] = {"naive", "flash"};
-	for (int i = 0; i < 2; i++) {
+	const char *impls[8];
+	for (int i = 0, n = cpu_attention_impls(impls, 8); i < n; i++) {
 		const struct workload *w = find(impls[i]);
 		struct case_params p = attention_params(impls[i], 2, 2, 256, 64, 0, PASS_FORWARD);
 		struct mem_arena mem;
 		struct wl_status st = {0};
 		void *s = NULL;
 		mem_init(&mem, 100000);
-		assert_int_equal(w->setup(&p, &mem, &s, &st), WL_OOM);
-		assert_int_equal(st.code, WL_OOM);
+		assert_int_equal(w->setup(&p, &mem, &s, &st), STATUS_OOM);
+		assert_int_equal(st.code, STATUS_OOM);
 		assert_non_null(strstr(st.reason, "bytes"));
 		assert_non_null(strstr(st.reason, "100000"));   /* the limit */
 		w->teardown(s);
@@ -488,11 +501,12 @@ static void test_setup_under_tiny_mem_limit_returns_oom_with_bytes(void **state)
 	struct wl_status st = {0};
 	void *s = NULL;
 	mem_init(&mem, 8 << 20);
-	assert_int_equal(find("naive")->setup(&p, &mem, &s, &st), WL_OOM);
+	assert_int_equal(find("naive")->setup(&p, &mem, &s, &st), STATUS_OOM);
 	assert_non_null(strstr(st.reason, "P (B, H, S, S)"));
 	find("naive")->teardown(s);
 	s = NULL;
-	assert_int_equal(find("flash")->setup(&p, &mem, &s, &st), WL_OK);
+	p = attention_params("flash", 1, 1, 2048, 64, 0, PASS_FORWARD);
+	assert_int_equal(find("flash")->setup(&p, &mem, &s, &st), STATUS_OK);
 	find("flash")->teardown(s);
 	assert_int_equal(mem.live, 0);
 }
@@ -507,9 +521,9 @@ static double peak_beyond_tensors(const char *impl, int64_t S)
 	struct wl_status st = {0};
 	void *s = NULL;
 	mem_init(&mem, 0);
-	assert_int_equal(w->setup(&p, &mem, &s, &st), WL_OK);
-	assert_int_equal(w->run(s, PHASE_FWD, &st), WL_OK);
-	assert_int_equal(w->run(s, PHASE_BWD, &st), WL_OK);
+	assert_int_equal(w->setup(&p, &mem, &s, &st), STATUS_OK);
+	assert_int_equal(w->run(s, PHASE_FWD, &st), STATUS_OK);
+	assert_int_equal(w->run(s, PHASE_BWD, &st), STATUS_OK);
 	w->teardown(s);
 	assert_int_equal(mem.live, 0);
 	return (double)mem.peak - (8.0 * S * 64 + S) * sizeof(float);
@@ -539,10 +553,10 @@ static void expect_workload_validates(const char *impl, struct case_params p)
 	struct wl_status st = {0};
 	void *s = NULL;
 	mem_init(&mem, 0);
-	assert_int_equal(w->check(&p, &st), WL_OK);
-	assert_int_equal(w->setup(&p, &mem, &s, &st), WL_OK);
+	assert_int_equal(w->check(&p, &st), STATUS_OK);
+	assert_int_equal(w->setup(&p, &mem, &s, &st), STATUS_OK);
 	int rc = w->validate(s, &st);
-	if (rc != WL_OK)
+	if (rc != STATUS_OK)
 		fail_msg("%s validate: %s", impl, st.reason);
 	assert_true(st.max_diff >= 0 && st.max_diff <= st.tolerance && st.tolerance > 0);
 	/* run allocates nothing */
@@ -550,7 +564,7 @@ static void expect_workload_validates(const char *impl, struct case_params p)
 	unsigned phases = pass_phases(p.pass);
 	for (int ph = 0; ph < PHASE_COUNT; ph++)
 		if (phases & (1u << ph))
-			assert_int_equal(w->run(s, (enum bd_phase)ph, &st), WL_OK);
+			assert_int_equal(w->run(s, (enum bd_phase)ph, &st), STATUS_OK);
 	assert_int_equal(mem.live, live);
 	w->teardown(s);
 	assert_int_equal(mem.live, 0);
@@ -559,9 +573,9 @@ static void expect_workload_validates(const char *impl, struct case_params p)
 static void test_validate_returns_ok_on_full_check(void **state)
 {
 	(void)state;
-	const char *impls[] = {"naive", "flash"};
+	const char *impls[8];
 	enum bd_pass passes[] = {PASS_FORWARD, PASS_BACKWARD, PASS_FORWARD_BACKWARD};
-	for (int i = 0; i < 2; i++)
+	for (int i = 0, n = cpu_attention_impls(impls, 8); i < n; i++)
 		for (int j = 0; j < 3; j++)
 			expect_workload_validates(impls[i], attention_params(impls[i], 2, 2, 100, 40, j & 1,
 									 passes[j]));
@@ -571,17 +585,16 @@ static void test_validate_returns_ok_on_sampled_rows_and_reduced_backward(void *
 {
 	(void)state;
 	/* 2·2·2048²·64·4 reference multiply-adds is over the full-check limit */
-	const char *impls[] = {"naive", "flash"};
-	for (int i = 0; i < 2; i++)
-		expect_workload_validates(impls[i], attention_params(impls[i], 2, 2, 2048, 64, i,
+	const char *impls[8];
+	for (int i = 0, n = cpu_attention_impls(impls, 8); i < n; i++)
+		expect_workload_validates(impls[i], attention_params(impls[i], 2, 2, 2048, 64, i & 1,
 								     PASS_FORWARD_BACKWARD));
 }
 
 static void test_teardown_accepts_null(void **state)
 {
 	(void)state;
-	attention_cpu_naive.teardown(NULL);
-	attention_cpu_flash.teardown(NULL);
+	attention_cpu.teardown(NULL);
 	attention_cpu_free(NULL);
 }
 

@@ -56,11 +56,11 @@ static int validate(const struct case_params *p, struct wl_status *st, int64_t *
 	mem_init(&mem, 0);
 	void *state = NULL;
 	int code = w->check(p, st);
-	if (code == WL_OK)
+	if (code == STATUS_OK)
 		code = w->setup(p, &mem, &state, st);
 	if (peak_fwd)
 		*peak_fwd = mem.peak;
-	if (code == WL_OK)
+	if (code == STATUS_OK)
 		code = w->validate(state, st);
 	w->teardown(state);
 	assert_int_equal(mem.live, 0);   /* every byte given back, whatever happened */
@@ -73,7 +73,7 @@ static void expect_ok(const char *impl, enum bd_dtype dtype, int causal, int64_t
 	struct case_params p = params(impl, dtype, causal, b, h, t, dh, PASS_FORWARD_BACKWARD);
 	struct wl_status st = {0};
 	int code = validate(&p, &st, NULL);
-	if (code != WL_OK)
+	if (code != STATUS_OK)
 		fail_msg("%s %s causal=%d B%lld H%lld S%lld D%lld: status %d: %s", impl,
 			 dtype_name(dtype), causal, (long long)b, (long long)h, (long long)t,
 			 (long long)dh, code, st.reason);
@@ -346,7 +346,7 @@ static void expect_unsupported(const char *impl, enum bd_dtype dtype, int64_t dh
 	struct case_params p = params(impl, dtype, 0, 1, 1, 64, dh, PASS_FORWARD);
 	struct wl_status st = {0};
 	int code = validate(&p, &st, NULL);
-	if (code != WL_UNSUPPORTED || !strstr(st.reason, needle))
+	if (code != STATUS_UNSUPPORTED || !strstr(st.reason, needle))
 		fail_msg("%s %s head_dim %lld: status %d, reason '%s' (wanted unsupported with '%s')",
 			 impl, dtype_name(dtype), (long long)dh, code, st.reason, needle);
 }
@@ -362,15 +362,15 @@ static void test_cuda_attention__unsupported_combinations_are_reported(void **st
 	struct case_params fp = params("sdpa", DTYPE_FLOAT32, 0, 1, 1, 64, 64, PASS_FORWARD);
 	struct wl_status fst = {0};
 	int fcode = validate(&fp, &fst, NULL);
-	if (fcode == WL_OK)
+	if (fcode == STATUS_OK)
 		assert_true(fst.max_diff >= 0 && fst.max_diff <= fst.tolerance);
-	else if (fcode != WL_UNSUPPORTED || !strstr(fst.reason, "sdpa"))
+	else if (fcode != STATUS_UNSUPPORTED || !strstr(fst.reason, "sdpa"))
 		fail_msg("sdpa float32: status %d, reason '%s' (wanted ok and validated, or "
 			 "unsupported with 'sdpa')", fcode, fst.reason);
 	struct case_params p = params("flash", DTYPE_BFLOAT16, 0, 1, 1, 64, 64, PASS_FORWARD);
 	p.tf32 = 1;
 	struct wl_status st = {0};
-	assert_int_equal(validate(&p, &st, NULL), WL_UNSUPPORTED);
+	assert_int_equal(validate(&p, &st, NULL), STATUS_UNSUPPORTED);
 	assert_non_null(strstr(st.reason, "tf32"));
 	/* and the device is still usable afterwards */
 	expect_ok("flash", DTYPE_BFLOAT16, 1, 1, 1, 64, 64);
@@ -386,7 +386,7 @@ static void test_cuda_attention__naive_memory_grows_with_the_square(void **state
 	for (int i = 0; i < 2; i++) {
 		struct case_params p = params(impls[i], DTYPE_FLOAT32, 0, b, h, t, dh, PASS_FORWARD);
 		struct wl_status st = {0};
-		assert_int_equal(validate(&p, &st, &peak[i]), WL_OK);
+		assert_int_equal(validate(&p, &st, &peak[i]), STATUS_OK);
 	}
 	/* both hold Q, K, V, O, LSE and the backend's cuBLASLt workspace; naive also P */
 	int64_t p_bytes = b * h * t * t * 4;
@@ -405,8 +405,8 @@ static void test_cuda_attention__workloads_are_device_timed(void **state)
 					      PASS_FORWARD_BACKWARD);
 		struct case_result res;
 		measure_case(w, &p, &res, NULL, NULL);
-		if (res.status != CASE_OK)
-			fail_msg("%s: status %s: %s", impls[i], case_status_name(res.status),
+		if (res.status != STATUS_OK)
+			fail_msg("%s: status %s: %s", impls[i], status_name(res.status),
 				 res.reason);
 		assert_int_equal(res.nsamples, 3 * 2);   /* 3 iterations × fwd, bwd */
 		for (size_t j = 0; j < res.nsamples; j++)

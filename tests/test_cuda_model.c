@@ -264,8 +264,8 @@ static void measure(int sync, enum bd_dtype dtype, struct case_result *res)
 				.context_length = 16, .attention = "naive", .warmup = 1, .iters = 3,
 				.seed = 3, .sync = sync};
 	measure_case(w, &p, res, NULL, NULL);
-	if (res->status != CASE_OK)
-		fail_msg("status %s: %s", case_status_name(res->status), res->reason);
+	if (res->status != STATUS_OK)
+		fail_msg("status %s: %s", status_name(res->status), res->reason);
 }
 
 static void test_cuda_model__e2e_workload_is_device_timed(void **state)

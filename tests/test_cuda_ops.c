@@ -18,6 +18,7 @@
 #include "bf16.h"
 #include "cuda_info.h"
 #include "ops.h"
+#include "ops_cpu.h"
 #include "rng.h"
 
 /* CUDA against the CPU, per element: |x − ref| <= TOL · (|ref| + max |ref|). Both are float32

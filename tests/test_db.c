@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "db.h"
+#include "params.h"
 #include "strbuf.h"
 
 struct fixture {
@@ -312,27 +313,42 @@ static int64_t begin_run(struct db *db, int64_t system_id, const char *uuid, con
 }
 
 /* A validated attention case with every optional field set. */
+/* The parameters of a case record, from its case key (kept here: records point to them). */
+static const struct case_params *params_of_key(const char *key)
+{
+	static struct {
+		const char *key;
+		struct case_params p;
+	} known[8];
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+		if (known[i].key && !strcmp(known[i].key, key))
+			return &known[i].p;
+		if (!known[i].key) {
+			struct bd_error err = {0};
+			if (case_key_parse(key, &known[i].p, &err))
+				fail_msg("%s: %s", key, err.msg);
+			known[i].key = key;
+			return &known[i].p;
+		}
+	}
+	fail_msg("params_of_key: more than 8 keys");
+	return NULL;
+}
+
+#define FLASH_KEY "suite=attention impl=flash device=cuda dtype=bfloat16 pass=forward_backward " \
+		  "batch_size=8 heads=16 seq_len=1024 head_dim=64 causal=false"
+
 static void case_record_fill(struct case_record *c, int64_t ord, const char *key)
 {
 	memset(c, 0, sizeof(*c));
 	c->ord = ord;
-	c->suite = "attention";
-	c->impl = "flash";
-	c->device = "cuda";
-	c->dtype = "bf16";
-	c->pass = "fwd+bwd";
-	c->batch_size = 8;
-	c->heads = 16;
-	c->seq_len = 1024;
-	c->head_dim = 64;
-	c->causal = 0;   /* 0 is a value, not "not applicable" */
-	c->model = "gpt2-small";
+	c->params = params_of_key(FLASH_KEY);   /* causal 0 is a value, not "not applicable" */
 	c->params_json = "{\"batch_size\":8,\"causal\":false,\"head_dim\":64,\"heads\":16,\"seq_len\":1024}";
 	c->case_key = key;
 	c->name = "flash bf16 B8 H16 T1024 D64";
 	c->warmup = 2;
 	c->iters = 4;
-	c->status = "ok";
+	c->status = STATUS_OK;
 	c->reason = NULL;
 	c->max_diff = 0.0078125;
 	c->tolerance = 0.02;
@@ -379,8 +395,9 @@ static double now_ms(void)
 static void test_db__create_makes_a_latest_schema_file_in_wal_mode(void **state)
 {
 	struct fixture *fx = *state;
-	assert_int_equal(db_schema_latest(), 5);   /* 001_init, 002_views, 003_memory_breakdown,
-						      004_param_count, 005_liveness */
+	assert_int_equal(db_schema_latest(), 7);   /* 001_init, 002_views, 003_memory_breakdown,
+						      004_param_count, 005_shards, 006_gpu_during_case,
+						      007_liveness */
 	assert_false(file_exists(fx->path));
 
 	struct db *db = open_new(fx->path);
@@ -652,7 +669,7 @@ static void test_db__open_migrates_a_version_1_file_and_keeps_its_rows(void **st
 	assert_int_equal(cases[0].batch_size, 0);   /* NULL in the old row */
 	assert_int_equal(cases[0].causal, -1);
 	assert_int_equal(cases[0].param_count, -1);   /* a column of schema 4: NULL */
-	assert_string_equal(cases[1].status, "oom");
+	assert_int_equal(cases[1].status, STATUS_OOM);
 	assert_string_equal(cases[1].reason, "needs 64 GiB");
 	db_case_rows_free(cases, ncases);
 
@@ -981,26 +998,20 @@ static void test_db__case_round_trip_keeps_every_field(void **state)
 	/* Everything that may be "not applicable" or "unknown", as the runner writes it. */
 	struct case_record bare;
 	case_record_fill(&bare, 1, "matmul/cpu/f32");
-	bare.suite = "matmul";
-	bare.impl = "naive";
-	bare.device = "cpu";
-	bare.dtype = "f32";
-	bare.pass = "fwd";
-	bare.batch_size = bare.heads = bare.seq_len = bare.head_dim = 0;
-	bare.causal = -1;
-	bare.model = NULL;
+	bare.params = params_of_key("suite=matmul impl=naive device=cpu dtype=float32 pass=forward "
+				    "m=8 n=8 k=8");
 	bare.params_json = "{}";
 	bare.name = "naive f32";
 	bare.warmup = 0;
 	bare.iters = 0;
-	bare.status = "unsupported";
+	bare.status = STATUS_UNSUPPORTED;
 	bare.reason = "naive has no bf16 kernel";
 	bare.max_diff = -1;
 	bare.tolerance = -1;
 	bare.mem_limit = 0;
 	bare.param_bytes = bare.peak_fwd_bytes = bare.peak_bwd_bytes = bare.peak_bytes = -1;
 	bare.param_count = 0;
-	for (int p = 0; p < DB_PHASES; p++)
+	for (int p = 0; p < PHASE_COUNT; p++)
 		bare.flops[p] = bare.bytes[p] = 0;
 	bare.started_at[0] = '\0';
 	bare.elapsed_ns = 0;
@@ -1008,17 +1019,27 @@ static void test_db__case_round_trip_keeps_every_field(void **state)
 	/* Causal 1 is stored as 1. */
 	struct case_record causal;
 	case_record_fill(&causal, 2, "attention/flash/bf16/B8/H16/T1024/D64/causal");
-	causal.causal = 1;
+	causal.params = params_of_key("suite=attention impl=flash device=cuda dtype=bfloat16 "
+				      "pass=forward_backward batch_size=8 heads=16 seq_len=1024 "
+				      "head_dim=64 causal=true");
+
+	/* e2e: the model's attention shape fills heads, seq_len, head_dim and causal. */
+	struct case_record e2e;
+	case_record_fill(&e2e, 3, "e2e/small");
+	e2e.params = params_of_key("suite=e2e impl=benchdb device=cpu dtype=float32 pass=train_step "
+				   "model=small d_model=768 d_ff=3072 num_layers=12 num_heads=12 "
+				   "vocab_size=10000 context_length=128 batch_size=4 attention=naive");
 
 	put_case(db, run, &full, NULL, 0);
 	put_case(db, run, &bare, NULL, 0);
 	put_case(db, run, &causal, NULL, 0);
+	put_case(db, run, &e2e, NULL, 0);
 
 	struct case_row *rows = NULL;
 	size_t n = 0;
 	struct bd_error err = {0};
 	assert_int_equal(db_cases_list(db, run, NULL, &rows, &n, &err), 0);
-	assert_int_equal(n, 3);
+	assert_int_equal(n, 4);
 
 	const struct case_row *c = &rows[0];
 	assert_true(c->id > 0);
@@ -1027,9 +1048,9 @@ static void test_db__case_round_trip_keeps_every_field(void **state)
 	assert_string_equal(c->suite, "attention");
 	assert_string_equal(c->impl, "flash");
 	assert_string_equal(c->device, "cuda");
-	assert_string_equal(c->dtype, "bf16");
-	assert_string_equal(c->pass, "fwd+bwd");
-	assert_string_equal(c->model, "gpt2-small");
+	assert_string_equal(c->dtype, "bfloat16");
+	assert_string_equal(c->pass, "forward_backward");
+	assert_null(c->model);
 	assert_int_equal(c->batch_size, 8);
 	assert_int_equal(c->heads, 16);
 	assert_int_equal(c->seq_len, 1024);
@@ -1040,7 +1061,7 @@ static void test_db__case_round_trip_keeps_every_field(void **state)
 	assert_string_equal(c->name, full.name);
 	assert_int_equal(c->warmup, 2);
 	assert_int_equal(c->iters, 4);
-	assert_string_equal(c->status, "ok");
+	assert_int_equal(c->status, STATUS_OK);
 	assert_null(c->reason);
 	assert_true(c->max_diff == 0.0078125);
 	assert_true(c->tolerance == 0.02);
@@ -1050,7 +1071,7 @@ static void test_db__case_round_trip_keeps_every_field(void **state)
 	assert_int_equal(c->peak_fwd_bytes, 50331648);
 	assert_int_equal(c->peak_bwd_bytes, 83886080);
 	assert_int_equal(c->peak_bytes, 100663296);
-	for (int p = 0; p < DB_PHASES; p++) {
+	for (int p = 0; p < PHASE_COUNT; p++) {
 		assert_true(c->flops[p] == full.flops[p]);
 		assert_true(c->bytes[p] == full.bytes[p]);
 	}
@@ -1068,7 +1089,7 @@ static void test_db__case_round_trip_keeps_every_field(void **state)
 	assert_string_equal(c->params_json, "{}");
 	assert_int_equal(c->warmup, 0);
 	assert_int_equal(c->iters, 0);
-	assert_string_equal(c->status, "unsupported");
+	assert_int_equal(c->status, STATUS_UNSUPPORTED);
 	assert_string_equal(c->reason, "naive has no bf16 kernel");
 	assert_true(c->max_diff == -1);
 	assert_true(c->tolerance == -1);
@@ -1078,13 +1099,22 @@ static void test_db__case_round_trip_keeps_every_field(void **state)
 	assert_int_equal(c->peak_fwd_bytes, -1);
 	assert_int_equal(c->peak_bwd_bytes, -1);
 	assert_int_equal(c->peak_bytes, -1);
-	for (int p = 0; p < DB_PHASES; p++) {
+	for (int p = 0; p < PHASE_COUNT; p++) {
 		assert_true(c->flops[p] == 0);
 		assert_true(c->bytes[p] == 0);
 	}
 	assert_int_equal(c->elapsed_ns, 0);
 
 	assert_int_equal(rows[2].causal, 1);
+	c = &rows[3];
+	assert_string_equal(c->suite, "e2e");
+	assert_string_equal(c->impl, "benchdb");
+	assert_string_equal(c->model, "small");
+	assert_int_equal(c->batch_size, 4);
+	assert_int_equal(c->heads, 12);
+	assert_int_equal(c->seq_len, 128);
+	assert_int_equal(c->head_dim, 64);
+	assert_int_equal(c->causal, 1);
 	db_case_rows_free(rows, n);
 
 	/* The suite filter. */
@@ -1092,7 +1122,7 @@ static void test_db__case_round_trip_keeps_every_field(void **state)
 	assert_int_equal(n, 1);
 	assert_string_equal(rows[0].case_key, "matmul/cpu/f32");
 	db_case_rows_free(rows, n);
-	assert_int_equal(db_cases_list(db, run, "e2e", &rows, &n, &err), 0);
+	assert_int_equal(db_cases_list(db, run, "conv", &rows, &n, &err), 0);
 	assert_int_equal(n, 0);
 	db_case_rows_free(rows, n);
 	close_db(db);
@@ -1244,7 +1274,7 @@ static void test_db__case_put_that_fails_stores_no_case_and_no_samples(void **st
 
 	/* A case that violates the schema (status outside the five) stores nothing either. */
 	case_record_fill(&c, 3, "k3");
-	c.status = "crashed";
+	c.status = STATUS_COUNT;   /* status_name gives "?" */
 	assert_int_equal(db_case_put(db, run, &c, good, 3, &err), BD_EDB);
 
 	struct case_row *rows = NULL;

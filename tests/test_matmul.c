@@ -337,10 +337,10 @@ static void test_gemm_bf16_without_native_support_is_unsupported_with_the_isa(vo
 	assert_non_null(strstr(err.msg, "needs avx512_core"));
 	struct wl_status st = {0};
 	struct case_params p = matmul_params(64, 64, 64, DTYPE_BFLOAT16);
-	assert_int_equal(matmul()->check(&p, &st), WL_UNSUPPORTED);
+	assert_int_equal(matmul()->check(&p, &st), STATUS_UNSUPPORTED);
 	assert_string_equal(st.reason, err.msg);
 	p = matmul_params(64, 64, 64, DTYPE_FLOAT32);
-	assert_int_equal(matmul()->check(&p, &st), WL_OK);
+	assert_int_equal(matmul()->check(&p, &st), STATUS_OK);
 }
 
 static void test_matmul_workload_validates_fp32_and_bf16(void **state)
@@ -354,13 +354,13 @@ static void test_matmul_workload_validates_fp32_and_bf16(void **state)
 		struct wl_status st = {0};
 		void *s = NULL;
 		mem_init(&mem, 0);
-		assert_int_equal(matmul()->check(&p, &st), WL_OK);
-		assert_int_equal(matmul()->setup(&p, &mem, &s, &st), WL_OK);
-		if (matmul()->validate(s, &st) != WL_OK)
+		assert_int_equal(matmul()->check(&p, &st), STATUS_OK);
+		assert_int_equal(matmul()->setup(&p, &mem, &s, &st), STATUS_OK);
+		if (matmul()->validate(s, &st) != STATUS_OK)
 			fail_msg("validate %s: %s", dtype_name(types[i]), st.reason);
 		assert_true(st.max_diff >= 0 && st.max_diff <= st.tolerance);
 		int64_t live = mem.live;
-		assert_int_equal(matmul()->run(s, PHASE_FWD, &st), WL_OK);
+		assert_int_equal(matmul()->run(s, PHASE_FWD, &st), STATUS_OK);
 		assert_int_equal(mem.live, live);
 		matmul()->teardown(s);
 		assert_int_equal(mem.live, 0);
@@ -373,14 +373,14 @@ static void test_matmul_check_rejects_float16_and_backward(void **state)
 	(void)state;
 	struct wl_status st = {0};
 	struct case_params p = matmul_params(8, 8, 8, DTYPE_FLOAT16);
-	assert_int_equal(matmul()->check(&p, &st), WL_UNSUPPORTED);
+	assert_int_equal(matmul()->check(&p, &st), STATUS_UNSUPPORTED);
 	assert_non_null(strstr(st.reason, "float16"));
 	p = matmul_params(8, 8, 8, DTYPE_FLOAT32);
 	p.pass = PASS_FORWARD_BACKWARD;
-	assert_int_equal(matmul()->check(&p, &st), WL_UNSUPPORTED);
+	assert_int_equal(matmul()->check(&p, &st), STATUS_UNSUPPORTED);
 	assert_non_null(strstr(st.reason, "forward"));
 	p = matmul_params(8, 0, 8, DTYPE_FLOAT32);
-	assert_int_equal(matmul()->check(&p, &st), WL_UNSUPPORTED);
+	assert_int_equal(matmul()->check(&p, &st), STATUS_UNSUPPORTED);
 }
 
 static void test_matmul_figures_and_oom_under_limit(void **state)
@@ -395,7 +395,7 @@ static void test_matmul_figures_and_oom_under_limit(void **state)
 	struct wl_status st = {0};
 	void *s = NULL;
 	mem_init(&mem, 50000);
-	assert_int_equal(matmul()->setup(&p, &mem, &s, &st), WL_OOM);
+	assert_int_equal(matmul()->setup(&p, &mem, &s, &st), STATUS_OOM);
 	assert_non_null(strstr(st.reason, "50000"));
 	matmul()->teardown(s);
 	assert_int_equal(mem.live, 0);

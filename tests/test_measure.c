@@ -27,7 +27,7 @@ static int ok_check(const struct case_params *p, struct wl_status *st)
 {
 	(void)p;
 	(void)st;
-	return WL_OK;
+	return STATUS_OK;
 }
 
 static void fake_figures(const struct case_params *p, struct wl_figures *f)
@@ -47,7 +47,7 @@ static int fake_setup(const struct case_params *p, struct mem_arena *mem, void *
 	f.mem = mem;
 	f.buf = mem_alloc(mem, (size_t)p->batch_size);
 	*state = &f;
-	return f.buf ? WL_OK : WL_OOM;
+	return f.buf ? STATUS_OK : STATUS_OOM;
 }
 
 static int good_validate(void *state, struct wl_status *st)
@@ -56,7 +56,7 @@ static int good_validate(void *state, struct wl_status *st)
 	seen.validations++;
 	st->max_diff = 1e-7;
 	st->tolerance = 1e-5;
-	return WL_OK;
+	return STATUS_OK;
 }
 
 static int wrong_validate(void *state, struct wl_status *st)
@@ -66,7 +66,7 @@ static int wrong_validate(void *state, struct wl_status *st)
 	st->max_diff = 0.5;
 	st->tolerance = 1e-5;
 	snprintf(st->reason, sizeof(st->reason), "forward output differs by 0.5 (tolerance 1e-05)");
-	return WL_ERROR;
+	return STATUS_ERROR;
 }
 
 static int fake_run(void *state, enum bd_phase phase, struct wl_status *st)
@@ -74,7 +74,7 @@ static int fake_run(void *state, enum bd_phase phase, struct wl_status *st)
 	(void)state;
 	(void)st;
 	seen.runs[phase]++;
-	return WL_OK;
+	return STATUS_OK;
 }
 
 static void fake_teardown(void *state)
@@ -89,15 +89,15 @@ static int picky_check(const struct case_params *p, struct wl_status *st)
 {
 	(void)p;
 	snprintf(st->reason, sizeof(st->reason), "fake runs float64 only");
-	return WL_UNSUPPORTED;
+	return STATUS_UNSUPPORTED;
 }
 
-static const struct workload good = {"attention", "fake", DEVICE_CPU, "fake", ok_check,
-				     fake_figures, fake_setup, good_validate, fake_run, fake_teardown, NULL, NULL, NULL, NULL, NULL};
-static const struct workload wrong = {"attention", "wrong", DEVICE_CPU, "wrong", ok_check,
-				      fake_figures, fake_setup, wrong_validate, fake_run, fake_teardown, NULL, NULL, NULL, NULL, NULL};
-static const struct workload picky = {"attention", "picky", DEVICE_CPU, "picky", picky_check,
-				      fake_figures, fake_setup, good_validate, fake_run, fake_teardown, NULL, NULL, NULL, NULL, NULL};
+#define FAKE_WORKLOAD(check_, validate_)                                                    \
+	{.suite = "attention", .device = DEVICE_CPU, .check = check_, .figures = fake_figures,     \
+	 .setup = fake_setup, .validate = validate_, .run = fake_run, .teardown = fake_teardown}
+static const struct workload good = FAKE_WORKLOAD(ok_check, good_validate);
+static const struct workload wrong = FAKE_WORKLOAD(ok_check, wrong_validate);
+static const struct workload picky = FAKE_WORKLOAD(picky_check, good_validate);
 
 /* A fake asynchronous ("device") workload: every call goes into seen.log, in order, as a code;
  * elapsed reports a distinctive device time per phase, well away from any host time of the
@@ -130,8 +130,8 @@ static int dev_mark(void *state, int slot, struct wl_status *st)
 	(void)state;
 	dev_log(slot);
 	if (++dev.marks == dev.mark_fail_at)
-		return wl_set(st, WL_ERROR, "fake event record failed at slot %d", slot);
-	return WL_OK;
+		return wl_set(st, STATUS_ERROR, "fake event record failed at slot %d", slot);
+	return STATUS_OK;
 }
 
 static int dev_elapsed(void *state, enum bd_phase phase, int64_t *ns, struct wl_status *st)
@@ -139,9 +139,9 @@ static int dev_elapsed(void *state, enum bd_phase phase, int64_t *ns, struct wl_
 	(void)state;
 	dev_log(LOG_ELAPSED + (int)phase);
 	if (++dev.elapsed == dev.elapsed_fail_at)
-		return wl_set(st, WL_ERROR, "fake kernel fault in %s", phase_name(phase));
+		return wl_set(st, STATUS_ERROR, "fake kernel fault in %s", phase_name(phase));
 	*ns = device_ns[phase];
-	return WL_OK;
+	return STATUS_OK;
 }
 
 static int dev_drain(void *state, struct wl_status *st)
@@ -150,12 +150,14 @@ static int dev_drain(void *state, struct wl_status *st)
 	dev_log(LOG_DRAIN);
 	dev.drains++;
 	if (dev.drain_fails)
-		return wl_set(st, WL_ERROR, "fake queue failed: illegal address");
-	return WL_OK;
+		return wl_set(st, STATUS_ERROR, "fake queue failed: illegal address");
+	return STATUS_OK;
 }
 
-static const struct workload device = {"attention", "device", DEVICE_CUDA, "device", ok_check,
-				       fake_figures, fake_setup, good_validate, dev_run, fake_teardown, NULL, dev_mark, dev_elapsed, dev_drain, NULL};
+static const struct workload device = {
+	.suite = "attention", .device = DEVICE_CUDA, .check = ok_check, .figures = fake_figures,
+	.setup = fake_setup, .validate = good_validate, .run = dev_run, .teardown = fake_teardown,
+	.mark = dev_mark, .elapsed = dev_elapsed, .drain = dev_drain};
 
 static struct case_params params(enum bd_pass pass, int64_t warmup, int64_t iters)
 {
@@ -185,7 +187,7 @@ static void test_measure__stores_every_iteration_warmup_included(void **state)
 	struct case_params p = params(PASS_FORWARD_BACKWARD, 3, 5);
 	struct case_result res;
 	measure_case(&good, &p, &res, NULL, NULL);
-	assert_int_equal(res.status, CASE_OK);
+	assert_int_equal(res.status, STATUS_OK);
 	assert_int_equal(res.nsamples, (3 + 5) * 2);
 	/* Iteration-major, fwd before bwd, indices 0..7 with warm-up first. */
 	for (size_t i = 0; i < res.nsamples; i++) {
@@ -220,7 +222,7 @@ static void test_measure__iteration_counts_that_overflow_are_an_error_not_a_wrap
 		struct case_params p = params(PASS_TRAIN_STEP, bad[i][0], bad[i][1]);
 		struct case_result res;
 		measure_case(&good, &p, &res, NULL, NULL);
-		assert_int_equal(res.status, CASE_ERROR);
+		assert_int_equal(res.status, STATUS_ERROR);
 		assert_non_null(strstr(res.reason, "out of range"));
 		assert_int_equal(res.nsamples, 0);
 		assert_int_equal(seen.runs[PHASE_FWD], 0);
@@ -234,7 +236,7 @@ static void test_measure__wrong_kernel_is_stored_as_error_and_never_timed(void *
 	struct case_params p = params(PASS_FORWARD_BACKWARD, 2, 10);
 	struct case_result res;
 	measure_case(&wrong, &p, &res, NULL, NULL);
-	assert_int_equal(res.status, CASE_ERROR);
+	assert_int_equal(res.status, STATUS_ERROR);
 	assert_non_null(strstr(res.reason, "differs by 0.5"));
 	assert_true(res.max_diff == 0.5);
 	assert_int_equal(res.nsamples, 0);
@@ -251,7 +253,7 @@ static void test_measure__memory_limit_gives_oom_with_the_bytes_needed(void **st
 	p.mem_limit = 1000;
 	struct case_result res;
 	measure_case(&good, &p, &res, NULL, NULL);
-	assert_int_equal(res.status, CASE_OOM);
+	assert_int_equal(res.status, STATUS_OOM);
 	assert_non_null(strstr(res.reason, "1048576 bytes"));
 	assert_non_null(strstr(res.reason, "limit 1000"));
 	assert_int_equal(res.peak_bytes, 1 << 20);
@@ -267,14 +269,14 @@ static void test_measure__unsupported_and_missing_workloads_keep_their_reason(vo
 	struct case_params p = params(PASS_FORWARD, 1, 1);
 	struct case_result res;
 	measure_case(&picky, &p, &res, NULL, NULL);
-	assert_int_equal(res.status, CASE_UNSUPPORTED);
+	assert_int_equal(res.status, STATUS_UNSUPPORTED);
 	assert_string_equal(res.reason, "fake runs float64 only");
 	assert_int_equal(seen.setups, 0);
 	free(res.samples);
 
 	p.device = DEVICE_CUDA;
 	measure_case(NULL, &p, &res, NULL, NULL);
-	assert_int_equal(res.status, CASE_UNSUPPORTED);
+	assert_int_equal(res.status, STATUS_UNSUPPORTED);
 	assert_string_equal(res.reason,
 			    "no attention implementation 'fake' for device cuda in this build");
 	free(res.samples);
@@ -286,7 +288,7 @@ static void test_measure__backward_pass_times_only_backward_after_one_forward(vo
 	struct case_params p = params(PASS_BACKWARD, 2, 4);
 	struct case_result res;
 	measure_case(&good, &p, &res, NULL, NULL);
-	assert_int_equal(res.status, CASE_OK);
+	assert_int_equal(res.status, STATUS_OK);
 	assert_int_equal(seen.runs[PHASE_FWD], 1);   /* untimed, leaves the saved state */
 	assert_int_equal(seen.runs[PHASE_BWD], 6);
 	assert_int_equal(res.nsamples, 6);
@@ -334,7 +336,7 @@ static void test_measure__sync_stores_device_times_from_marks_around_each_phase(
 	p.sync = 1;
 	struct case_result res;
 	measure_case(&device, &p, &res, NULL, NULL);
-	assert_int_equal(res.status, CASE_OK);
+	assert_int_equal(res.status, STATUS_OK);
 	assert_int_equal(res.nsamples, (2 + 3) * 3);
 	/* Every sample is the device's time for its phase, never the host clock's. */
 	for (size_t i = 0; i < res.nsamples; i++) {
@@ -372,7 +374,7 @@ static void test_measure__no_sync_keeps_the_host_clock_and_still_drains(void **s
 	p.sync = 0;
 	struct case_result res;
 	measure_case(&device, &p, &res, NULL, NULL);
-	assert_int_equal(res.status, CASE_OK);
+	assert_int_equal(res.status, STATUS_OK);
 	assert_int_equal(res.nsamples, (2 + 3) * 3);
 	/* Host times of an empty run: never the device's distinctive values. */
 	for (size_t i = 0; i < res.nsamples; i++) {
@@ -390,7 +392,7 @@ static void test_measure__no_sync_keeps_the_host_clock_and_still_drains(void **s
 	/* sync on a workload without mark/elapsed (the CPU): the host clock, no crash. */
 	p.sync = 1;
 	measure_case(&good, &p, &res, NULL, NULL);
-	assert_int_equal(res.status, CASE_OK);
+	assert_int_equal(res.status, STATUS_OK);
 	assert_int_equal(res.nsamples, (2 + 3) * 3);
 	free(res.samples);
 }
@@ -405,7 +407,7 @@ static void test_measure__device_failures_become_the_case_error(void **state)
 	/* elapsed fails on iteration 2's bwd: calls 1-2 are iteration 0, 3-4 iteration 1, ... */
 	dev.elapsed_fail_at = 6;
 	measure_case(&device, &p, &res, NULL, NULL);
-	assert_int_equal(res.status, CASE_ERROR);
+	assert_int_equal(res.status, STATUS_ERROR);
 	assert_string_equal(res.reason, "fake kernel fault in bwd");
 	assert_int_equal(dev.elapsed, 6);
 	assert_int_equal(seen.runs[PHASE_FWD], 3);   /* stopped in iteration 2 */
@@ -417,7 +419,7 @@ static void test_measure__device_failures_become_the_case_error(void **state)
 	memset(&dev, 0, sizeof(dev));
 	dev.drain_fails = 1;
 	measure_case(&device, &p, &res, NULL, NULL);
-	assert_int_equal(res.status, CASE_ERROR);
+	assert_int_equal(res.status, STATUS_ERROR);
 	assert_string_equal(res.reason, "fake queue failed: illegal address");
 	assert_int_equal(dev.drains, 1);
 	assert_int_equal(dev.elapsed, 2 * (1 + 3));
@@ -430,7 +432,7 @@ static void test_measure__device_failures_become_the_case_error(void **state)
 	dev.drain_fails = 1;
 	p.sync = 0;
 	measure_case(&device, &p, &res, NULL, NULL);
-	assert_int_equal(res.status, CASE_ERROR);
+	assert_int_equal(res.status, STATUS_ERROR);
 	assert_string_equal(res.reason, "fake queue failed: illegal address");
 	assert_int_equal(dev.elapsed, 0);
 	free(res.samples);
@@ -441,7 +443,7 @@ static void test_measure__device_failures_become_the_case_error(void **state)
 	dev.mark_fail_at = 6;
 	p.sync = 1;
 	measure_case(&device, &p, &res, NULL, NULL);
-	assert_int_equal(res.status, CASE_ERROR);
+	assert_int_equal(res.status, STATUS_ERROR);
 	assert_string_equal(res.reason, "fake event record failed at slot 1");
 	assert_int_equal(seen.teardowns, 1);
 	free(res.samples);

@@ -418,16 +418,16 @@ static void test_e2e_workload__validates_and_runs_every_phase(void **state)
 		void *s = NULL;
 		if (dtypes[i] == DTYPE_BFLOAT16 && !native_bf16) {
 			/* the workload never times the fallback: unsupported, with what is missing */
-			assert_int_equal(w->check(&p, &st), WL_UNSUPPORTED);
+			assert_int_equal(w->check(&p, &st), STATUS_UNSUPPORTED);
 			assert_non_null(strstr(st.reason, "has no bfloat16 matmul on this CPU"));
 			continue;
 		}
-		assert_int_equal(w->check(&p, &st), WL_OK);
-		assert_int_equal(w->setup(&p, &mem, &s, &st), WL_OK);
-		assert_int_equal(w->validate(s, &st), WL_OK);
+		assert_int_equal(w->check(&p, &st), STATUS_OK);
+		assert_int_equal(w->setup(&p, &mem, &s, &st), STATUS_OK);
+		assert_int_equal(w->validate(s, &st), STATUS_OK);
 		assert_true(st.max_diff >= 0 && st.max_diff <= st.tolerance);
 		for (int ph = 0; ph < PHASE_COUNT; ph++)
-			assert_int_equal(w->run(s, (enum bd_phase)ph, &st), WL_OK);
+			assert_int_equal(w->run(s, (enum bd_phase)ph, &st), STATUS_OK);
 		struct wl_memory wm;
 		w->memory(s, &wm);
 		int64_t P = model_param_count(&tiny);
@@ -446,16 +446,16 @@ static void test_e2e_workload__unsupported_combinations_say_why(void **state)
 	const struct workload *w = workload_find("e2e", "benchdb", DEVICE_CPU);
 	struct wl_status st = {0};
 	struct case_params p = tiny_case(DTYPE_FLOAT32, PASS_FORWARD, "sdpa");
-	assert_int_equal(w->check(&p, &st), WL_UNSUPPORTED);
+	assert_int_equal(w->check(&p, &st), STATUS_UNSUPPORTED);
 	assert_non_null(strstr(st.reason, "sdpa"));
 	p = tiny_case(DTYPE_FLOAT16, PASS_FORWARD, "naive");
-	assert_int_equal(w->check(&p, &st), WL_UNSUPPORTED);
+	assert_int_equal(w->check(&p, &st), STATUS_UNSUPPORTED);
 	assert_non_null(strstr(st.reason, "float16"));
 	p = tiny_case(DTYPE_FLOAT32, PASS_FORWARD, "naive");
 	p.model.num_heads = 8;   /* head_dim 4 */
-	assert_int_equal(w->check(&p, &st), WL_OK);
+	assert_int_equal(w->check(&p, &st), STATUS_OK);
 	p.model.num_heads = 32;  /* head_dim 1: RoPE needs pairs */
-	assert_int_equal(w->check(&p, &st), WL_UNSUPPORTED);
+	assert_int_equal(w->check(&p, &st), STATUS_UNSUPPORTED);
 	assert_non_null(strstr(st.reason, "odd"));
 }
 

@@ -65,7 +65,7 @@ static void test_model_memory__param_count_of_the_design_presets(void **state)
 		/* the estimate's float32 parameters are those, 4 bytes each; AdamW holds two more */
 		struct wl_memory m;
 		struct wl_status st;
-		assert_int_equal(w->estimate(&p, &m, &st), WL_OK);
+		assert_int_equal(w->estimate(&p, &m, &st), STATUS_OK);
 		assert_int_equal(m.params, 4 * design[i].params);
 		assert_int_equal(m.grads, 4 * design[i].params);
 		assert_int_equal(m.optim, 8 * design[i].params);
@@ -119,7 +119,7 @@ static void test_model_memory__estimate_refuses_what_check_refuses(void **state)
 	struct case_params p = e2e_case(&odd, DTYPE_FLOAT32, PASS_FORWARD, 16);
 	struct wl_memory m;
 	struct wl_status st = {0};
-	assert_int_equal(e2e_cpu()->estimate(&p, &m, &st), WL_UNSUPPORTED);
+	assert_int_equal(e2e_cpu()->estimate(&p, &m, &st), STATUS_UNSUPPORTED);
 	assert_non_null(strstr(st.reason, "num_heads 3"));
 	assert_int_equal(m.params, 0);
 }

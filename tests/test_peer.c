@@ -90,7 +90,7 @@ static void test_peer__good_output_gives_every_sample_iteration_major(void **sta
 					  "memory param 4096\nmemory peak_fwd 1000\nmemory peak_bwd 3000\n"
 					  "status ok\n# done\n\n",
 					  PASS_FORWARD_BACKWARD);
-	assert_int_equal(out.status, CASE_OK);
+	assert_int_equal(out.status, STATUS_OK);
 	assert_int_equal(out.status_line, 15);
 	assert_string_equal(out.reason, "");
 	assert_int_equal(out.ninfo, 2);
@@ -134,7 +134,7 @@ static void test_peer__non_ok_status_keeps_its_reason_and_drops_samples(void **s
 	struct peer_output out = parse_ok(HEADER "sample 0 fwd 100\nmemory peak 123456\n"
 					  "status oom CUDA out of memory. Tried to allocate 2.00 GiB\n",
 					  PASS_FORWARD_BACKWARD);
-	assert_int_equal(out.status, CASE_OOM);
+	assert_int_equal(out.status, STATUS_OOM);
 	assert_string_equal(out.reason, "CUDA out of memory. Tried to allocate 2.00 GiB");
 	assert_null(out.samples);
 	assert_int_equal(out.peak_bytes, 123456);
@@ -142,12 +142,12 @@ static void test_peer__non_ok_status_keeps_its_reason_and_drops_samples(void **s
 
 	out = parse_ok(HEADER "status unsupported torch 1.13 has no scaled_dot_product_attention\n",
 		       PASS_FORWARD);
-	assert_int_equal(out.status, CASE_UNSUPPORTED);
+	assert_int_equal(out.status, STATUS_UNSUPPORTED);
 	assert_string_equal(out.reason, "torch 1.13 has no scaled_dot_product_attention");
 	peer_output_free(&out);
 
 	out = parse_ok(HEADER "status error\n", PASS_FORWARD);
-	assert_int_equal(out.status, CASE_ERROR);
+	assert_int_equal(out.status, STATUS_ERROR);
 	assert_string_equal(out.reason, "the peer reported error without a reason");
 	peer_output_free(&out);
 }

@@ -12,6 +12,7 @@
 
 #include "sha256.h"
 #include "sweep.h"
+#include "workload.h"
 
 /* ---- helpers -------------------------------------------------------------------------------- */
 
@@ -46,6 +47,37 @@ static void assert_contains(const char *haystack, const char *needle)
 
 /* The parse fails with BD_EINVAL at line:column, *out stays NULL, and the message contains every
  * string given (NULL-terminated). */
+/* printf into one of a few static buffers, so that a test can pass several to a check. */
+static const char *fmt(const char *format, ...) __attribute__((format(printf, 1, 2)));
+static const char *fmt(const char *format, ...)
+{
+	static char bufs[4][512];
+	static int next;
+	char *b = bufs[next++ % 4];
+	va_list ap;
+	va_start(ap, format);
+	vsnprintf(b, sizeof(bufs[0]), format, ap);
+	va_end(ap);
+	return b;
+}
+
+/* The valid impls as the sweep lists them, from the backends' tables (kernels/impls.c): suite's,
+ * or every suite's when suite is NULL; "naive, flash, sdpa". */
+static const char *valid_impls(const char *suite)
+{
+	static char bufs[2][256];
+	static int next;
+	char *b = bufs[next++ % 2];
+	b[0] = '\0';
+	for (const char *const *su = workload_suites; *su; su++) {
+		if (suite && strcmp(*su, suite))
+			continue;
+		for (const char *const *n = workload_impl_names(*su); *n; n++)
+			snprintf(b + strlen(b), sizeof(bufs[0]) - strlen(b), "%s%s", b[0] ? ", " : "", *n);
+	}
+	return b;
+}
+
 static void check_parse_error(const char *text, int line, int column, ...)
 {
 	struct sweep *s = (struct sweep *)(uintptr_t)1;
@@ -740,7 +772,8 @@ static void test_sweep__unknown_impl_lists_impls_of_the_suite(void **state)
 	assert_null(s);
 	assert_int_equal(err.line, 4);
 	assert_int_equal(err.column, 19);
-	assert_contains(err.msg, "unknown impl 'flsh' for suite attention (valid: naive, flash, sdpa)");
+	assert_contains(err.msg, fmt("unknown impl 'flsh' for suite attention (valid: %s)",
+				     valid_impls("attention")));
 	assert_contains(err.msg, "did you mean 'flash'?");
 
 	check_parse_error("benchmarks:\n  - {suite: e2e, impl: flash, model: small, context_length: 8}\n",
@@ -762,7 +795,8 @@ static void test_sweep__unknown_dtype_device_pass_attention(void **state)
 	check_parse_error("benchmarks:\n  - {suite: matmul, size: 8, pass: backwrd}\n",
 			  2, 36, "unknown pass 'backwrd' for suite matmul (valid: forward)", NULL);
 	check_parse_error("benchmarks:\n  - {suite: e2e, model: small, context_length: 8, attention: fast}\n",
-			  2, 62, "unknown attention 'fast'", "(valid: naive, flash, sdpa)", NULL);
+			  2, 62, "unknown attention 'fast'", fmt("(valid: %s)", valid_impls("attention")),
+			  NULL);
 }
 
 static void test_sweep__unknown_model_lists_presets_and_user_models(void **state)
@@ -1031,7 +1065,7 @@ static void test_sweep__defaults_are_checked(void **state)
 			  NULL);
 	check_parse_error("defaults: {impl: flsh}\n"
 			  "benchmarks: [{suite: matmul, size: 8}]\n",
-			  1, 18, "unknown impl 'flsh' (valid: naive, flash, sdpa, benchdb, onednn, cublaslt)", NULL);
+			  1, 18, fmt("unknown impl 'flsh' (valid: %s)", valid_impls(NULL)), NULL);
 	/* valid for attention, not for the e2e benchmark it is applied to */
 	check_parse_error("defaults:\n"
 			  "  impl: flash\n"
@@ -1158,8 +1192,8 @@ static void test_sweep__peer_entries_are_checked(void **state)
 		   "key 'timeout' of peer 'p' value 99999999999 is too large (at most 9223372036 seconds)");
 	/* names: not a built-in impl of any suite, a short identifier, not repeated */
 	PEER_ERROR("peers:\n  flash: {command: x, suite: e2e}\n", 2, 3,
-		   "peer name 'flash' is a built-in impl (built-in: naive, flash, sdpa, benchdb, onednn, cublaslt); "
-		   "choose another name");
+		   fmt("peer name 'flash' is a built-in impl (built-in: %s); choose another name",
+		       valid_impls(NULL)));
 	PEER_ERROR("peers:\n  py torch: {command: x, suite: e2e}\n", 2, 3,
 		   "peer name 'py torch' may only contain letters, digits, '.', '_' and '-'");
 	PEER_ERROR("peers:\n  a_peer_name_that_is_far_too_long_: {command: x, suite: e2e}\n", 2, 3,
@@ -1177,21 +1211,22 @@ static void test_sweep__peer_impls_are_valid_only_in_their_suite(void **state)
 			  "  fake: {command: x, suite: attention}\n"
 			  "benchmarks:\n"
 			  "  - {suite: attention, impl: faek, seq_len: 8, head_dim: 8}\n",
-			  4, 30, "unknown impl 'faek' for suite attention (valid: naive, flash, sdpa, fake)",
+			  4, 30, fmt("unknown impl 'faek' for suite attention (valid: %s, fake)",
+				     valid_impls("attention")),
 			  "did you mean 'fake'?", NULL);
 	/* a peer of another suite says so */
 	check_parse_error("peers:\n"
 			  "  pytorch: {command: x, suite: e2e}\n"
 			  "benchmarks:\n"
 			  "  - {suite: attention, impl: [naive, pytorch], seq_len: 8, head_dim: 8}\n",
-			  4, 38, "unknown impl 'pytorch' for suite attention (valid: naive, flash, sdpa); "
-			  "'pytorch' is a peer of suite e2e", NULL);
+			  4, 38, fmt("unknown impl 'pytorch' for suite attention (valid: %s); 'pytorch' is a "
+				     "peer of suite e2e", valid_impls("attention")), NULL);
 	/* a default impl: any suite's peers are valid names, each benchmark checks its own */
 	check_parse_error("peers:\n"
 			  "  pytorch: {command: x, suite: e2e}\n"
 			  "defaults: {impl: pytorc}\n"
 			  "benchmarks: [{suite: matmul, size: 8}]\n",
-			  3, 18, "unknown impl 'pytorc' (valid: naive, flash, sdpa, benchdb, onednn, cublaslt, pytorch)",
+			  3, 18, fmt("unknown impl 'pytorc' (valid: %s, pytorch)", valid_impls(NULL)),
 			  "did you mean 'pytorch'?", NULL);
 	check_parse_error("peers:\n"
 			  "  pytorch: {command: x, suite: e2e}\n"

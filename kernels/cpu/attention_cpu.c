@@ -1,5 +1,6 @@
-/* kernels/cpu/attention_cpu.c: the naive float32 attention, the dispatch to the flash kernels
- * (attention_flash.c), and the two attention workloads (interface in kernels/workload.h). */
+/* kernels/cpu/attention_cpu.c: the naive float32 attention, the table of the cpu's attention
+ * kernels (naive here, flash in attention_flash.c), and the workload that runs them (interface in
+ * kernels/workload.h). */
 #include "attention_cpu.h"
 
 #include <math.h>
@@ -11,12 +12,26 @@
 
 #include "attention_check.h"
 #include "attention_flash.h"
+#include "impls.h"
 #include "dnnl_wrap.h"
 #include "rng.h"
 #include "simd.h"
 
+/* A kernel of the cpu table (impls.c); the table is kernels[] below. create makes the buffers
+ * of a (dims, backward and mem are set); forward and backward are attention_cpu_forward's and
+ * attention_cpu_backward's. */
+struct cpu_kernel {
+	const char *name;
+	int (*create)(struct attention_cpu *a, struct bd_error *err);
+	int (*forward)(struct attention_cpu *a, const float *q, const float *k, const float *v,
+		       float *o, float *lse, struct bd_error *err);
+	int (*backward)(struct attention_cpu *a, const float *q, const float *k, const float *v,
+			const float *o, const float *lse, const float *d_o, float *dq, float *dk,
+			float *dv, struct bd_error *err);
+};
+
 struct attention_cpu {
-	enum attention_impl impl;
+	const struct cpu_kernel *kernel;
 	struct attention_dims dims;
 	int backward;                 /* backward buffers exist */
 	struct mem_arena *mem;
@@ -70,7 +85,7 @@ static float *alloc_state(struct attention_cpu *a, double n, struct bd_error *er
 {
 	const struct attention_dims *d = &a->dims;
 	return alloc_floats(a->mem, n, err, "%s attention %s for (B, H, S, D) = (%lld, %lld, %lld, "
-			    "%lld)", a->impl == ATTENTION_NAIVE ? "naive" : "flash", name,
+			    "%lld)", a->kernel->name, name,
 			    (long long)d->batch, (long long)d->heads, (long long)d->seq_len,
 			    (long long)d->head_dim);
 }
@@ -131,25 +146,64 @@ static int flash_create(struct attention_cpu *a, struct bd_error *err)
 	return 0;
 }
 
-int attention_cpu_create(struct attention_cpu **out, enum attention_impl impl,
+static int naive_forward(struct attention_cpu *a, const float *q, const float *k, const float *v,
+			 float *o, float *lse, struct bd_error *err);
+static int naive_backward(struct attention_cpu *a, const float *q, const float *k,
+			  const float *v, const float *o, const float *lse, const float *d_o,
+			  float *dq, float *dk, float *dv, struct bd_error *err);
+
+static int flash_forward(struct attention_cpu *a, const float *q, const float *k,
+			 const float *v, float *o, float *lse, struct bd_error *err)
+{
+	(void)err;
+	attention_flash_forward(&a->dims, &a->ws, q, k, v, o, lse);
+	return 0;
+}
+
+static int flash_backward(struct attention_cpu *a, const float *q, const float *k,
+			  const float *v, const float *o, const float *lse, const float *d_o,
+			  float *dq, float *dk, float *dv, struct bd_error *err)
+{
+	(void)err;
+	attention_flash_backward(&a->dims, &a->ws, q, k, v, o, lse, d_o, dq, dk, dv);
+	return 0;
+}
+
+/* The cpu's attention kernels, by the names of the cpu table's attention rows (impls.c). */
+static const struct cpu_kernel kernels[] = {
+	{"naive", naive_create, naive_forward, naive_backward},
+	{"flash", flash_create, flash_forward, flash_backward},
+};
+
+int attention_cpu_create(struct attention_cpu **out, const char *impl,
 			 const struct attention_dims *d, int backward, struct mem_arena *mem,
 			 struct bd_error *err)
 {
 	struct attention_cpu *a = NULL;
+	const struct cpu_kernel *kernel = NULL;
 	int rc = 0;
 
 	*out = NULL;
+	for (size_t i = 0; i < sizeof(kernels) / sizeof(kernels[0]) && !kernel; i++)
+		if (!strcmp(kernels[i].name, impl))
+			kernel = &kernels[i];
+	if (!kernel) {
+		char names[128];
+		return bd_fail(err, BD_EUNSUPPORTED, "attention '%s' does not run on the cpu "
+			       "(cpu: %s)", impl,
+			       impl_list("attention", DEVICE_CPU, names, sizeof(names)));
+	}
 	if (d->batch <= 0 || d->heads <= 0 || d->seq_len <= 0 || d->head_dim <= 0)
 		return bd_fail(err, BD_EINVAL, "attention sizes must be positive");
 	a = mem_alloc(mem, sizeof(*a));
 	if (!a)
 		return bd_fail(err, BD_ENOMEM, "cannot allocate %zu bytes of attention state",
 			       sizeof(*a));
-	a->impl = impl;
+	a->kernel = kernel;
 	a->dims = *d;
 	a->backward = backward;
 	a->mem = mem;
-	rc = impl == ATTENTION_NAIVE ? naive_create(a, err) : flash_create(a, err);
+	rc = kernel->create(a, err);
 	if (rc < 0) {
 		attention_cpu_free(a);
 		return rc;
@@ -230,9 +284,10 @@ static int naive_forward(struct attention_cpu *a, const float *q, const float *k
 }
 
 static int naive_backward(struct attention_cpu *a, const float *q, const float *k,
-			  const float *v, const float *o, const float *d_o, float *dq, float *dk,
-			  float *dv, struct bd_error *err)
+			  const float *v, const float *o, const float *lse, const float *d_o,
+			  float *dq, float *dk, float *dv, struct bd_error *err)
 {
+	(void)lse;
 	const struct attention_dims *d = &a->dims;
 	int64_t S = d->seq_len, D = d->head_dim, rows = d->batch * d->heads * S;
 	int rc;
@@ -262,10 +317,7 @@ static int naive_backward(struct attention_cpu *a, const float *q, const float *
 int attention_cpu_forward(struct attention_cpu *a, const float *q, const float *k,
 			  const float *v, float *o, float *lse, struct bd_error *err)
 {
-	if (a->impl == ATTENTION_NAIVE)
-		return naive_forward(a, q, k, v, o, lse, err);
-	attention_flash_forward(&a->dims, &a->ws, q, k, v, o, lse);
-	return 0;
+	return a->kernel->forward(a, q, k, v, o, lse, err);
 }
 
 int attention_cpu_backward(struct attention_cpu *a, const float *q, const float *k,
@@ -274,10 +326,7 @@ int attention_cpu_backward(struct attention_cpu *a, const float *q, const float 
 {
 	if (!a->backward)
 		return bd_fail(err, BD_EINVAL, "attention state was made without backward buffers");
-	if (a->impl == ATTENTION_NAIVE)
-		return naive_backward(a, q, k, v, o, d_o, dq, dk, dv, err);
-	attention_flash_backward(&a->dims, &a->ws, q, k, v, o, lse, d_o, dq, dk, dv);
-	return 0;
+	return a->kernel->backward(a, q, k, v, o, lse, d_o, dq, dk, dv, err);
 }
 
 /* ---- workloads ----------------------------------------------------------------------------- */
@@ -293,8 +342,7 @@ struct attention_problem {
 };
 
 struct attention_case {
-	enum attention_impl impl;
-	struct case_params params;
+	struct case_params params;    /* params.impl names the kernel */
 	struct mem_arena *mem;
 	struct attention_problem prob;
 };
@@ -312,7 +360,7 @@ static void problem_release(struct attention_problem *pr, struct mem_arena *mem)
 
 /* Allocate a problem's tensors and kernel state through mem and fill Q, K, V (and dO) with
  * values uniform in [-1, 1) from seed. On failure everything is released. */
-static int problem_init(struct attention_problem *pr, enum attention_impl impl,
+static int problem_init(struct attention_problem *pr, const char *impl,
 			const struct attention_dims *d, int backward, uint64_t seed,
 			struct mem_arena *mem, struct bd_error *err)
 {
@@ -429,53 +477,31 @@ static int check_sampled(const struct attention_problem *pr, struct mem_arena *m
 	return rc;
 }
 
-static int attention_check(const struct case_params *p, struct wl_status *st, const char *impl)
+static int attention_check(const struct case_params *p, struct wl_status *st)
 {
+	const char *impl = p->impl;
 	if (p->device != DEVICE_CPU)
-		return wl_set(st, WL_UNSUPPORTED, "the %s attention here runs on the cpu only", impl);
+		return wl_set(st, STATUS_UNSUPPORTED, "the %s attention here runs on the cpu only", impl);
 	if (p->dtype != DTYPE_FLOAT32)
-		return wl_set(st, WL_UNSUPPORTED, "the cpu %s attention runs float32 only, not %s",
+		return wl_set(st, STATUS_UNSUPPORTED, "the cpu %s attention runs float32 only, not %s",
 			      impl, dtype_name(p->dtype));
 	return attention_case_check(p, st);
 }
 
-static int naive_check(const struct case_params *p, struct wl_status *st)
-{
-	return attention_check(p, st, "naive");
-}
-
-static int flash_check(const struct case_params *p, struct wl_status *st)
-{
-	return attention_check(p, st, "flash");
-}
-
 static int attention_setup(const struct case_params *p, struct mem_arena *mem, void **state,
-			   struct wl_status *st, enum attention_impl impl)
+			   struct wl_status *st)
 {
 	struct bd_error err = {0};
 	struct attention_case *c = mem_alloc(mem, sizeof(*c));
 	*state = c;
 	if (!c)
-		return wl_set(st, WL_OOM, "cannot allocate %zu bytes of case state", sizeof(*c));
-	c->impl = impl;
+		return wl_set(st, STATUS_OOM, "cannot allocate %zu bytes of case state", sizeof(*c));
 	c->params = *p;
 	c->mem = mem;
 	struct attention_dims d = {p->batch_size, p->heads, p->seq_len, p->head_dim, p->causal};
-	if (problem_init(&c->prob, impl, &d, has_backward(p->pass), p->seed, mem, &err) < 0)
+	if (problem_init(&c->prob, p->impl, &d, has_backward(p->pass), p->seed, mem, &err) < 0)
 		return wl_from_error(st, err.code, NULL, &err);
-	return wl_set(st, WL_OK, "%s", "");
-}
-
-static int naive_setup(const struct case_params *p, struct mem_arena *mem, void **state,
-		       struct wl_status *st)
-{
-	return attention_setup(p, mem, state, st, ATTENTION_NAIVE);
-}
-
-static int flash_setup(const struct case_params *p, struct mem_arena *mem, void **state,
-		       struct wl_status *st)
-{
-	return attention_setup(p, mem, state, st, ATTENTION_FLASH);
+	return wl_set(st, STATUS_OK, "%s", "");
 }
 
 static int attention_validate(void *state, struct wl_status *st)
@@ -502,7 +528,7 @@ static int attention_validate(void *state, struct wl_status *st)
 	if ((rc = check_sampled(pr, c->mem, &chk, &err)) < 0 || !backward || chk.ratio > 1)
 		goto done;
 	struct attention_dims small = {1, 1, ATTENTION_REDUCED_SEQ, d->head_dim, d->causal};
-	if ((rc = problem_init(&reduced, c->impl, &small, 1, c->params.seed + 1, c->mem, &err)) < 0)
+	if ((rc = problem_init(&reduced, c->params.impl, &small, 1, c->params.seed + 1, c->mem, &err)) < 0)
 		goto done;
 	if ((rc = problem_forward(&reduced, &err)) < 0 || (rc = problem_backward(&reduced, &err)) < 0)
 		goto done;
@@ -531,15 +557,15 @@ static int attention_run(void *state, enum bd_phase phase, struct wl_status *st)
 		break;
 	case PHASE_BWD:
 		if (!c->prob.d_o)
-			return wl_set(st, WL_ERROR, "backward asked of a forward-only case");
+			return wl_set(st, STATUS_ERROR, "backward asked of a forward-only case");
 		rc = problem_backward(&c->prob, &err);
 		break;
 	default:
-		return wl_set(st, WL_UNSUPPORTED, "attention has no %s phase", phase_name(phase));
+		return wl_set(st, STATUS_UNSUPPORTED, "attention has no %s phase", phase_name(phase));
 	}
 	if (rc < 0)
 		return wl_from_error(st, err.code, NULL, &err);
-	return WL_OK;
+	return STATUS_OK;
 }
 
 static void attention_teardown(void *state)
@@ -551,27 +577,13 @@ static void attention_teardown(void *state)
 	mem_free(c->mem, c);
 }
 
-const struct workload attention_cpu_naive = {
+/* The attention impls of the cpu table (impls.c): the kernels above. */
+const struct workload attention_cpu = {
 	.suite = "attention",
-	.impl = "naive",
 	.device = DEVICE_CPU,
-	.summary = "materialised S = QK^T (oneDNN matmul), softmax, PV; O(S^2) memory, float32",
-	.check = naive_check,
+	.check = attention_check,
 	.figures = attention_case_figures,
-	.setup = naive_setup,
-	.validate = attention_validate,
-	.run = attention_run,
-	.teardown = attention_teardown,
-};
-
-const struct workload attention_cpu_flash = {
-	.suite = "attention",
-	.impl = "flash",
-	.device = DEVICE_CPU,
-	.summary = "tiled online-softmax attention (FlashAttention-2 style), O(S) memory, float32",
-	.check = flash_check,
-	.figures = attention_case_figures,
-	.setup = flash_setup,
+	.setup = attention_setup,
 	.validate = attention_validate,
 	.run = attention_run,
 	.teardown = attention_teardown,

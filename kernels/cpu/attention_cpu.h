@@ -1,5 +1,5 @@
-/* kernels/cpu/attention_cpu.h: float32 attention on the CPU, two implementations behind one
- * interface, and their workloads (suite "attention", impls "naive" and "flash").
+/* kernels/cpu/attention_cpu.h: float32 attention on the CPU, the implementations of the cpu table
+ * (impls.c: "naive", "flash") behind one interface, and their workload (suite "attention").
  *
  *   naive: S = scale·Q K^T for every (batch, head) through oneDNN's batched matmul, a row-wise
  *          softmax into P (B, H, S, S) kept for the backward, O = P V. Backward from the saved
@@ -18,17 +18,16 @@
 #include "mem.h"
 #include "workload.h"
 
-enum attention_impl { ATTENTION_NAIVE, ATTENTION_FLASH };
-
 struct attention_cpu;
 
 /*
- * Make the kernel state for shape d: all its buffers (naive: P, and dP when backward; flash:
- * per-thread tiles, and Δ and dQ partials when backward) and its oneDNN primitives come from
- * mem. backward: 0 if only the forward will run. Returns 0, BD_ENOMEM (err names the buffer,
- * its bytes and the limit) or BD_EINVAL.
+ * Make the state of the kernel named impl ("naive", "flash") for shape d: all its buffers
+ * (naive: P, and dP when backward; flash: per-thread tiles, and Δ and dQ partials when backward)
+ * and its oneDNN primitives come from mem. backward: 0 if only the forward will run. Returns
+ * 0, BD_ENOMEM (err names the buffer, its bytes and the limit), BD_EUNSUPPORTED (no such kernel
+ * on the cpu) or BD_EINVAL.
  */
-int attention_cpu_create(struct attention_cpu **out, enum attention_impl impl,
+int attention_cpu_create(struct attention_cpu **out, const char *impl,
 			 const struct attention_dims *d, int backward, struct mem_arena *mem,
 			 struct bd_error *err);
 /* Accepts NULL. Frees through the mem given to create. */
@@ -43,7 +42,6 @@ int attention_cpu_backward(struct attention_cpu *a, const float *q, const float 
 			   const float *v, const float *o, const float *lse, const float *d_o,
 			   float *dq, float *dk, float *dv, struct bd_error *err);
 
-extern const struct workload attention_cpu_naive;
-extern const struct workload attention_cpu_flash;
+extern const struct workload attention_cpu;
 
 #endif

@@ -1,4 +1,4 @@
-/* kernels/cpu/backend_cpu.c: the CPU backend of the device-ops interface (kernels/model/ops.h).
+/* kernels/cpu/backend_cpu.c: the CPU backend of the device-ops interface (kernels/dev/ops.h).
  *
  * Memory is host memory through the case's mem_arena; GEMMs are oneDNN matmul primitives
  * (dnnl_wrap.h) made on first use of a shape and kept until dev_close; attention is the naive or
@@ -10,6 +10,7 @@
 
 #include "attention_cpu.h"
 #include "dnnl_wrap.h"
+#include "impls.h"
 #include "ops.h"
 #include "ops_cpu.h"
 
@@ -218,15 +219,10 @@ static int cpu_attention_create(struct dev *dev, void **att, const char *impl,
 				const struct dev_attention_shape *s)
 {
 	*att = NULL;
-	enum attention_impl which;
-	if (!strcmp(impl, "naive"))
-		which = ATTENTION_NAIVE;
-	else if (!strcmp(impl, "flash"))
-		which = ATTENTION_FLASH;
-	else {
-		return bd_fail(&dev->err, BD_EUNSUPPORTED,
-			       "attention '%s' does not run on the cpu (cpu: naive, flash)", impl);
-	}
+	char names[128];
+	if (!impl_runs_on("attention", impl, DEVICE_CPU))
+		return bd_fail(&dev->err, BD_EUNSUPPORTED, "attention '%s' does not run on the cpu "
+			       "(cpu: %s)", impl, impl_list("attention", DEVICE_CPU, names, sizeof(names)));
 	if (s->io != DTYPE_FLOAT32) {
 		return bd_fail(&dev->err, BD_EUNSUPPORTED, "the cpu attention takes float32 tensors, not %s",
 			       dtype_name(s->io));
@@ -234,7 +230,7 @@ static int cpu_attention_create(struct dev *dev, void **att, const char *impl,
 	struct attention_dims d = {.batch = s->b, .heads = s->h, .seq_len = s->t,
 				   .head_dim = s->dh, .causal = s->causal};
 	struct attention_cpu *a = NULL;
-	int rc = attention_cpu_create(&a, which, &d, s->backward, dev->mem, &dev->err);
+	int rc = attention_cpu_create(&a, impl, &d, s->backward, dev->mem, &dev->err);
 	*att = a;
 	return rc;
 }

@@ -23,15 +23,15 @@ struct matmul_case {
 static int matmul_check(const struct case_params *p, struct wl_status *st)
 {
 	if (p->device != DEVICE_CPU)
-		return wl_set(st, WL_UNSUPPORTED, "the onednn matmul runs on the cpu only");
-	if (matmul_check_shape(p, "cpu onednn", st) != WL_OK)
+		return wl_set(st, STATUS_UNSUPPORTED, "the onednn matmul runs on the cpu only");
+	if (matmul_check_shape(p, "cpu onednn", st) != STATUS_OK)
 		return st->code;
 	struct bd_error err = {0};
 	int rc = onednn_gemm_supported(p->dtype, &err);
-	return rc ? wl_from_error(st, rc, NULL, &err) : WL_OK;
+	return rc ? wl_from_error(st, rc, NULL, &err) : STATUS_OK;
 }
 
-/* mem_alloc of n elements of size bytes for the named matrix; WL_OOM with the bytes. */
+/* mem_alloc of n elements of size bytes for the named matrix; STATUS_OOM with the bytes. */
 static void *alloc_matrix(struct mem_arena *mem, double n, size_t size, const char *name,
 			  struct wl_status *st)
 {
@@ -41,12 +41,12 @@ static void *alloc_matrix(struct mem_arena *mem, double n, size_t size, const ch
 		return p;
 	double in_all = (double)mem->live + bytes;
 	if (mem->limit > 0 && in_all > (double)mem->limit)
-		wl_set(st, WL_OOM,
+		wl_set(st, STATUS_OOM,
 		       "matmul %s needs %.0f bytes (%.0f in all with the %lld already allocated), "
 		       "over the memory limit of %lld bytes",
 		       name, bytes, in_all, (long long)mem->live, (long long)mem->limit);
 	else
-		wl_set(st, WL_OOM, "matmul %s needs %.0f bytes: out of host memory", name, bytes);
+		wl_set(st, STATUS_OOM, "matmul %s needs %.0f bytes: out of host memory", name, bytes);
 	return NULL;
 }
 
@@ -57,7 +57,7 @@ static int matmul_setup(const struct case_params *p, struct mem_arena *mem, void
 	struct matmul_case *c = mem_alloc(mem, sizeof(*c));
 	*state = c;
 	if (!c)
-		return wl_set(st, WL_OOM, "cannot allocate %zu bytes of case state", sizeof(*c));
+		return wl_set(st, STATUS_OOM, "cannot allocate %zu bytes of case state", sizeof(*c));
 	c->params = *p;
 	c->mem = mem;
 	size_t es = dtype_size(p->dtype);
@@ -75,7 +75,7 @@ static int matmul_setup(const struct case_params *p, struct mem_arena *mem, void
 	rng_init(&r, p->seed);
 	matmul_fill(c->a, p->dtype, p->m * p->k, &r);
 	matmul_fill(c->b, p->dtype, p->k * p->n, &r);
-	return wl_set(st, WL_OK, "%s", "");
+	return wl_set(st, STATUS_OK, "%s", "");
 }
 
 static int matmul_run(void *state, enum bd_phase phase, struct wl_status *st)
@@ -83,11 +83,11 @@ static int matmul_run(void *state, enum bd_phase phase, struct wl_status *st)
 	struct matmul_case *c = state;
 	struct bd_error err = {0};
 	if (phase != PHASE_FWD)
-		return wl_set(st, WL_UNSUPPORTED, "a matmul has no %s phase", phase_name(phase));
+		return wl_set(st, STATUS_UNSUPPORTED, "a matmul has no %s phase", phase_name(phase));
 	int rc = onednn_gemm_execute(c->gemm, c->a, c->b, c->c, &err);
 	if (rc < 0)
 		return wl_from_error(st, rc, NULL, &err);
-	return WL_OK;
+	return STATUS_OK;
 }
 
 static int matmul_validate(void *state, struct wl_status *st)
@@ -97,7 +97,7 @@ static int matmul_validate(void *state, struct wl_status *st)
 	st->max_diff = -1;
 	st->tolerance = 0;
 	int rc = matmul_run(c, PHASE_FWD, st);
-	if (rc != WL_OK)
+	if (rc != STATUS_OK)
 		return rc;
 	return matmul_check_entries(p, c->a, c->b, c->c, TOL, st);
 }
@@ -116,9 +116,7 @@ static void matmul_teardown(void *state)
 
 const struct workload matmul_cpu_onednn = {
 	.suite = "matmul",
-	.impl = "onednn",
 	.device = DEVICE_CPU,
-	.summary = "C = A B through oneDNN's matmul primitive (float32 or bfloat16 in, float32 out)",
 	.check = matmul_check,
 	.figures = matmul_figures,
 	.setup = matmul_setup,

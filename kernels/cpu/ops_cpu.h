@@ -1,4 +1,4 @@
-/* kernels/cpu/ops_cpu.h: the CPU kernels of the transformer's device ops (kernels/model/ops.h),
+/* kernels/cpu/ops_cpu.h: the CPU kernels of the transformer's device ops (kernels/dev/ops.h),
  * besides GEMM and attention: embedding, RMSNorm, head split/merge with RoPE, SwiGLU, fused
  * softmax + cross-entropy, AdamW, and dtype conversion. Plain C over OpenMP threads; each kernel
  * has a float64 reference in tests/test_ops.c.
@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ops.h"      /* struct adamw_params */
 #include "params.h"
 
 /* dst[i] = src[i] for i < count, converting between DTYPE_FLOAT32 and DTYPE_BFLOAT16 (the same
@@ -77,10 +78,6 @@ double cpu_xent_fwd(const float *logits, const int32_t *targets, float *lse, int
 void cpu_xent_bwd(const float *logits, const float *lse, const int32_t *targets, void *dlogits,
 		  enum bd_dtype dtype, int64_t n, int64_t V, float scale);
 
-/* AdamW hyper-parameters (PyTorch's torch.optim.AdamW formulation). */
-struct adamw_params {
-	float lr, beta1, beta2, eps, weight_decay;
-};
 /* One AdamW step, step = 1, 2, ... (the bias corrections use it), over count elements:
  *   p *= 1 − lr·wd;  m = β1·m + (1−β1)·g;  v = β2·v + (1−β2)·g²;
  *   p −= lr/(1−β1^step) · m / (sqrt(v)/sqrt(1−β2^step) + eps)

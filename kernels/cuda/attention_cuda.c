@@ -26,6 +26,7 @@
 #include "backend_cuda.h"
 #include "cuda_kernels.h"
 #include "flash.h"
+#include "impls.h"
 #ifdef BENCHDB_HAVE_CUDNN
 #include "sdpa_cudnn.h"
 #endif
@@ -97,6 +98,14 @@ static int reserve(struct dev *dev, struct att_shared *sh, enum scratch_slot slo
 }
 
 #ifdef BENCHDB_HAVE_CUDNN
+/* Field by field: a memcmp would also compare the struct's padding, whose bytes are unspecified,
+ * and build a second plan for the same shape. */
+static int same_shape(const struct cuda_flash_shape *a, const struct cuda_flash_shape *b)
+{
+	return a->b == b->b && a->h == b->h && a->t == b->t && a->dh == b->dh &&
+	       a->causal == b->causal && a->dtype == b->dtype && a->scale == b->scale;
+}
+
 /* The cached cuDNN plan for fs (one made with a backward also serves a forward-only use). */
 static int sdpa_get(struct dev *dev, struct att_shared *sh, const struct cuda_flash_shape *fs,
 		    int backward, struct sdpa_plan **out)
@@ -104,7 +113,7 @@ static int sdpa_get(struct dev *dev, struct att_shared *sh, const struct cuda_fl
 	char why[768];
 	for (size_t i = 0; i < sh->nplans; i++) {
 		const struct sdpa_entry *e = &sh->plans[i];
-		if (!memcmp(&e->s, fs, sizeof(*fs)) && e->backward >= backward) {
+		if (same_shape(&e->s, fs) && e->backward >= backward) {
 			*out = e->plan;
 			return 0;
 		}
@@ -139,6 +148,7 @@ int cuda_attention_create(struct dev *dev, void **att, const char *impl,
 {
 	*att = NULL;
 	enum att_impl which;
+	char names[128];
 	if (!strcmp(impl, "naive"))
 		which = ATT_NAIVE;
 	else if (!strcmp(impl, "flash"))
@@ -146,8 +156,8 @@ int cuda_attention_create(struct dev *dev, void **att, const char *impl,
 	else if (!strcmp(impl, "sdpa"))
 		which = ATT_SDPA;
 	else
-		return UNSUPPORTED(dev, "attention '%s' does not run on cuda (cuda: naive, flash, "
-				   "sdpa)", impl);
+		return UNSUPPORTED(dev, "attention '%s' does not run on cuda (cuda: %s)", impl,
+				   impl_list("attention", DEVICE_CUDA, names, sizeof(names)));
 	if (s->io != DTYPE_FLOAT32 && s->io != s->math)
 		return UNSUPPORTED(dev, "attention on %s tensors cannot compute in %s",
 				   dtype_name(s->io), dtype_name(s->math));

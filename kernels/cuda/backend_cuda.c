@@ -1,4 +1,4 @@
-/* kernels/cuda/backend_cuda.c: the CUDA backend of the device-ops interface (kernels/model/ops.h).
+/* kernels/cuda/backend_cuda.c: the CUDA backend of the device-ops interface (kernels/dev/ops.h).
  *
  *  - One stream per backend; every op is enqueued on it and returns without waiting, except
  *    download and sync. Events on that stream time the phases (mark/elapsed).
@@ -66,24 +66,34 @@ cudaStream_t cuda_dev_stream(struct dev *dev) { return be(dev)->stream; }
 
 void **cuda_dev_attention_shared(struct dev *dev) { return &be(dev)->att_shared; }
 
-int cuda_fail(struct dev *dev, cudaError_t e, const char *what)
+/* file without its directories, for the messages */
+static const char *base_name(const char *file)
+{
+	const char *slash = strrchr(file, '/');
+	return slash ? slash + 1 : file;
+}
+
+int cuda_fail_at(struct dev *dev, cudaError_t e, const char *what, const char *file, int line)
 {
 	cudaGetLastError();   /* clears a non-sticky error */
 	return bd_fail(&dev->err, e == cudaErrorMemoryAllocation ? BD_ENOMEM : BD_EINVAL,
-		       "cuda: %s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
+		       "cuda: %s: %s (%s) at %s:%d", what, cudaGetErrorString(e), cudaGetErrorName(e),
+		       base_name(file), line);
 }
 
-static int lt_fail(struct dev *dev, cublasStatus_t s, const char *what)
+static int lt_fail(struct dev *dev, cublasStatus_t s, const char *what, const char *file, int line)
 {
 	return bd_fail(&dev->err, s == CUBLAS_STATUS_ALLOC_FAILED ? BD_ENOMEM : BD_EINVAL,
-		       "cublasLt: %s: %s (%d)", what, cublasLtGetStatusString(s), (int)s);
+		       "cublasLt: %s: %s (%d) at %s:%d", what, cublasLtGetStatusString(s), (int)s,
+		       base_name(file), line);
 }
 
+/* Return lt_fail's rc, with the file and line of the call, when call fails. */
 #define LT_TRY(dev, call, what)                                                              \
 	do {                                                                                 \
 		cublasStatus_t s_ = (call);                                                  \
 		if (s_ != CUBLAS_STATUS_SUCCESS)                                             \
-			return lt_fail((dev), s_, (what));                                   \
+			return lt_fail((dev), s_, (what), __FILE__, __LINE__);               \
 	} while (0)
 
 /* ---- memory --------------------------------------------------------------------------------- */
@@ -318,7 +328,7 @@ static int plan_make(struct dev *dev, struct gemm_plan *p)
 						   1, &res, &found);
 	cublasLtMatmulPreferenceDestroy(pref);
 	if (s != CUBLAS_STATUS_SUCCESS && s != CUBLAS_STATUS_NOT_SUPPORTED)
-		return lt_fail(dev, s, "cublasLtMatmulAlgoGetHeuristic");
+		return lt_fail(dev, s, "cublasLtMatmulAlgoGetHeuristic", __FILE__, __LINE__);
 	if (s == CUBLAS_STATUS_NOT_SUPPORTED || found < 1) {
 		return bd_fail(&dev->err, BD_EUNSUPPORTED, "cublasLt has no algorithm for a %s x %s -> %s "
 			       "gemm %lldx%lldx%lld (batch %lld)%s", dtype_name(g->ab_dtype),
@@ -627,7 +637,7 @@ int dev_cuda_open(struct dev *dev, struct mem_arena *mem, struct bd_error *err)
 			goto fail;
 		}
 	if ((s = cublasLtCreate(&cb->lt)) != CUBLAS_STATUS_SUCCESS) {
-		rc = lt_fail(dev, s, "cublasLtCreate");
+		rc = lt_fail(dev, s, "cublasLtCreate", __FILE__, __LINE__);
 		goto fail;
 	}
 	if (!(cb->lt_work = cuda_alloc(dev, LT_WORKSPACE_BYTES))) {

@@ -12,9 +12,11 @@
 cudaStream_t cuda_dev_stream(struct dev *dev);
 /* The slot where attention_cuda.c keeps its per-backend state (NULL until first used). */
 void **cuda_dev_attention_shared(struct dev *dev);
-/* A failed CUDA call as dev's error: BD_ENOMEM for cudaErrorMemoryAllocation, else BD_EINVAL
- * naming what; clears a non-sticky error. */
-int cuda_fail(struct dev *dev, cudaError_t e, const char *what);
+/* A failed CUDA call as dev's error: BD_ENOMEM for cudaErrorMemoryAllocation, else BD_EINVAL;
+ * the message names what, CUDA's error and the file and line of the call (cuda_fail: the
+ * caller's). Clears a non-sticky error. */
+int cuda_fail_at(struct dev *dev, cudaError_t e, const char *what, const char *file, int line);
+#define cuda_fail(dev, e, what) cuda_fail_at((dev), (e), (what), __FILE__, __LINE__)
 /* Return cuda_fail's rc from the enclosing function when call fails. */
 #define CUDA_TRY(dev, call, what)                                                            \
 	do {                                                                                 \

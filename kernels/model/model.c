@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops_cpu.h"   /* cpu_rope_table: the RoPE table is computed on the host */
 #include "rng.h"
 
 const struct adamw_params model_adamw = {

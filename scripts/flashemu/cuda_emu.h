@@ -32,6 +32,10 @@
 #include <string>
 #include <map>
 
+// The emulated device is an sm_90: kernels take their sm_90 paths (e.g. atomicAdd(float2 *))
+// where they test this, so that the emulator runs the code the H100 runs.
+#define CUDA_EMU_SM90 1
+
 #undef __global__
 #undef __device__
 #undef __host__
@@ -469,6 +473,20 @@ inline float atomicAdd(float *p, float v)
 {
 	float old = *p;
 	*p = old + v;
+	return old;
+}
+
+// sm_90's vector reduction (RED.E.ADD.F32x2): both halves in one read-modify-write. The PTX ISA
+// (red.global.v2.f32.add, sm_90) requires an 8-byte aligned address: checked, as the GPU faults.
+inline float2 atomicAdd(float2 *p, float2 v)
+{
+	if ((uintptr_t)p % 8) {
+		fprintf(stderr, "emu: atomicAdd(float2 *) at %p, not 8-byte aligned\n", (void *)p);
+		abort();
+	}
+	float2 old = *p;
+	p->x = old.x + v.x;
+	p->y = old.y + v.y;
 	return old;
 }
 

@@ -140,6 +140,14 @@ cudaError_t cudaSetDevice(int device)
 	return device == 0 ? cudaSuccess : set_error(cudaErrorInvalidDevice);
 }
 
+cudaError_t cudaGetDevice(int *device)
+{
+	if (!device)
+		return set_error(cudaErrorInvalidValue);
+	*device = 0;   // the one emulated device
+	return cudaSuccess;
+}
+
 cudaError_t cudaDriverGetVersion(int *v)
 {
 	if (!v)

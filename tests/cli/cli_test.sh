@@ -46,7 +46,7 @@ help)
 	done
 	expect_status 2 "runner without a command" "$RUNNER"
 	expect_status 2 "runner unknown command" "$RUNNER" frobnicate
-	contains "$T/err" "unknown command 'frobnicate' \(valid: run, list, sysinfo, migrate, close\)" "unknown command names the valid ones"
+	contains "$T/err" "unknown command 'frobnicate' \(valid: run, list, sysinfo, merge, slurm, migrate, close\)" "unknown command names the valid ones"
 	expect_status 2 "runner run unknown option" "$RUNNER" run --nope x.yaml
 	contains "$T/err" "unknown option '--nope'" "unknown option is named"
 	expect_status 2 "runner run without a sweep" "$RUNNER" run
@@ -158,7 +158,7 @@ unknown_key|benchmarks:\n  - suite: attention\n    impl: naive\n    seq_len: 64\
 wrong_type|benchmarks:\n  - suite: attention\n    impl: naive\n    seq_len: abc\n    head_dim: 16\n|wrong_type.yaml:4:14: .*seq_len.*abc
 empty_axis|benchmarks:\n  - suite: attention\n    impl: naive\n    seq_len: []\n    head_dim: 16\n|empty_axis.yaml:4:[0-9]+: .*seq_len.*empty
 unknown_suite|benchmarks:\n  - suite: atention\n|unknown_suite.yaml:2:12: unknown suite 'atention' \(valid: attention, e2e, matmul\)
-unknown_impl|benchmarks:\n  - suite: attention\n    impl: [naive, flsh]\n    seq_len: 64\n    head_dim: 16\n|unknown_impl.yaml:3:19: unknown impl 'flsh' for suite attention \(valid: naive, flash, sdpa\)
+unknown_impl|benchmarks:\n  - suite: attention\n    impl: [naive, flsh]\n    seq_len: 64\n    head_dim: 16\n|unknown_impl.yaml:3:19: unknown impl 'flsh' for suite attention \(valid: naive, flash,[^)]* sdpa[^)]*\)
 unknown_dtype|benchmarks:\n  - suite: attention\n    impl: naive\n    dtype: fp32\n    seq_len: 64\n    head_dim: 16\n|unknown_dtype.yaml:4:12: unknown dtype 'fp32' .*valid: float32, float16, bfloat16
 zero_batch|benchmarks:\n  - suite: attention\n    impl: naive\n    batch_size: 0\n    seq_len: 64\n    head_dim: 16\n|zero_batch.yaml:4:17: .*batch_size.*0
 heads_not_dividing|models:\n  mini: {d_model: 256, d_ff: 1024, num_layers: 2, num_heads: 3}\nbenchmarks:\n  - suite: e2e\n    model: mini\n    context_length: 64\n|heads_not_dividing.yaml:[0-9]+:[0-9]+: .*num_heads 3.*d_model 256
@@ -313,7 +313,7 @@ global_options)
 	expect_status 2 "runner option without its value" "$RUNNER" --db run "$SRC/tests/cli/tiny.yaml"
 	contains "$T/err" "^runner run: option '--db' needs a value \(PATH\) before the command" "missing value named"
 	expect_status 2 "runner options but no command" "$RUNNER" --db "$db"
-	contains "$T/err" "no command among the arguments \(valid: run, list, sysinfo, migrate, close\)" "no command: the valid ones"
+	contains "$T/err" "no command among the arguments \(valid: run, list, sysinfo, merge, slurm, migrate, close\)" "no command: the valid ones"
 	sql "$db" "UPDATE runs SET label = 'warmup'"
 	expect_status 0 "report runs, options after" "$REPORT" runs --db "$db" --format csv
 	cp "$T/out" "$T/runs_after"
@@ -351,7 +351,7 @@ e2e_params)
 	expect_status 0 "runner run e2e" "$RUNNER" run "$T/e2e.yaml" --db "$db"
 	# L(4d^2 + 3 d d_ff + 2d) + 2Vd + d = 2 (16384 + 24576 + 128) + 128000 + 64
 	check "param_count stored" [ "$(sql "$db" "select param_count from cases")" = 210240 ]
-	check "schema version 5" [ "$(sql "$db" "PRAGMA user_version")" = 5 ]
+	check "schema version 7" [ "$(sql "$db" "PRAGMA user_version")" = 7 ]
 	expect_status 0 "report e2e csv" "$REPORT" --db "$db" --format csv
 	contains "$T/out" "^model,impl,dtype,device,pass,context_length,batch_size,attention,param_count_M,status," "param count column after the parameters"
 	contains "$T/out" "^mini,benchdb,float32,cpu,forward,16,2,flash,0\.21024[0-9]*,ok," "param count in millions"

@@ -1,6 +1,6 @@
-/* kernels/model/attention_dev.c: the attention workloads on CUDA (suite "attention", impls
- * naive, flash, sdpa), written against the device ops (ops.h) so that the kernels timed are the
- * ones the e2e model uses.
+/* kernels/workloads/attention_dev.c: the attention workload on CUDA (suite "attention", the impls
+ * of the cuda table in impls.c: naive, flash, sdpa), written against the device ops (ops.h) so
+ * that the kernels timed are the ones the e2e model uses.
  *
  * A case's tensors live on the device in the case's dtype (float32, float16, bfloat16); inputs are
  * uniform in [-1, 1) from the seed, rounded to the dtype on the host so that the float64
@@ -176,9 +176,9 @@ static int check_problem(struct dev *dev, const struct problem *pr, int full,
 	void *raw = malloc((size_t)n * sizeof(float));
 	int64_t rows[ATTENTION_SAMPLE_ROWS + 2], nrows = attention_sample_rows(S, rows);
 	float *packed = malloc((size_t)(nrows * (2 * D + 1)) * sizeof(float));
-	int code = WL_OK, rc = 0;
+	int code = STATUS_OK, rc = 0;
 	if (!host || !raw || !packed) {
-		code = wl_set(st, WL_ERROR, "out of host memory for the attention check");
+		code = wl_set(st, STATUS_ERROR, "out of host memory for the attention check");
 		goto done;
 	}
 	float *x[T_COUNT] = {0}, *lse = host + ntensors * n;
@@ -214,7 +214,7 @@ static int check_problem(struct dev *dev, const struct problem *pr, int full,
 						  NULL);
 		}
 		if (rc == BD_ENOMEM) {
-			code = wl_set(st, WL_ERROR, "out of host memory for the float64 reference");
+			code = wl_set(st, STATUS_ERROR, "out of host memory for the float64 reference");
 			goto done;
 		}
 	}
@@ -236,8 +236,8 @@ static int dev_check(const struct case_params *p, struct wl_status *st)
 	if (code)
 		return code;
 	if (!cuda_available(why, sizeof(why)))
-		return wl_set(st, WL_UNSUPPORTED, "%s", why);
-	return WL_OK;
+		return wl_set(st, STATUS_UNSUPPORTED, "%s", why);
+	return STATUS_OK;
 }
 
 static int dev_setup(const struct case_params *p, struct mem_arena *mem, void **state,
@@ -246,7 +246,7 @@ static int dev_setup(const struct case_params *p, struct mem_arena *mem, void **
 	struct att_case *c = calloc(1, sizeof(*c));
 	*state = c;
 	if (!c)
-		return wl_set(st, WL_ERROR, "out of host memory");
+		return wl_set(st, STATUS_ERROR, "out of host memory");
 	c->p = *p;
 	int rc = wl_dev_open(&c->dev, p, mem, st);
 	if (rc)
@@ -256,7 +256,7 @@ static int dev_setup(const struct case_params *p, struct mem_arena *mem, void **
 	rc = problem_init(&c->dev, &c->prob, p->impl, &d, p->dtype, has_backward(p->pass), p->seed);
 	if (rc)
 		return wl_from_dev(st, &c->dev, rc, p->impl);
-	return wl_set(st, WL_OK, "%s", "");
+	return wl_set(st, STATUS_OK, "%s", "");
 }
 
 static int dev_validate(void *state, struct wl_status *st)
@@ -309,13 +309,13 @@ static int dev_run(void *state, enum bd_phase phase, struct wl_status *st)
 		break;
 	case PHASE_BWD:
 		if (!c->prob.backward)
-			return wl_set(st, WL_ERROR, "backward asked of a forward-only case");
+			return wl_set(st, STATUS_ERROR, "backward asked of a forward-only case");
 		rc = problem_backward(&c->dev, &c->prob);
 		break;
 	default:
-		return wl_set(st, WL_UNSUPPORTED, "attention has no %s phase", phase_name(phase));
+		return wl_set(st, STATUS_UNSUPPORTED, "attention has no %s phase", phase_name(phase));
 	}
-	return rc ? wl_from_dev(st, &c->dev, rc, phase_name(phase)) : WL_OK;
+	return rc ? wl_from_dev(st, &c->dev, rc, phase_name(phase)) : STATUS_OK;
 }
 
 static int dev_mark(void *state, int slot, struct wl_status *st)
@@ -345,27 +345,18 @@ static void dev_teardown(void *state)
 	free(c);
 }
 
-#define ATTENTION_DEV_WORKLOAD(name, impl_name, line)                                       \
-	const struct workload name = {                                                       \
-		.suite = "attention",                                                        \
-		.impl = impl_name,                                                           \
-		.device = DEVICE_CUDA,                                                       \
-		.summary = line,                                                             \
-		.check = dev_check,                                                          \
-		.figures = attention_case_figures,                                           \
-		.setup = dev_setup,                                                          \
-		.validate = dev_validate,                                                    \
-		.run = dev_run,                                                              \
-		.teardown = dev_teardown,                                                    \
-		.mark = dev_mark,                                                            \
-		.elapsed = dev_elapsed,                                                      \
-		.drain = dev_drain,                                                          \
-	}
-
-ATTENTION_DEV_WORKLOAD(attention_cuda_naive, "naive",
-		       "materialised S = QK^T (cuBLASLt), softmax kernel, PV; O(S^2) memory; "
-		       "float32, float16, bfloat16");
-ATTENTION_DEV_WORKLOAD(attention_cuda_flash, "flash",
-		       "tiled online-softmax kernels, LSE saved; tensor cores for float16/bfloat16");
-ATTENTION_DEV_WORKLOAD(attention_cuda_sdpa, "sdpa",
-		       "cuDNN fused scaled-dot-product attention (graph API), float16/bfloat16");
+/* The attention impls of the cuda table (impls.c), which attention_create of the CUDA backend
+ * (cuda/attention_cuda.c) tells apart. */
+const struct workload attention_cuda = {
+	.suite = "attention",
+	.device = DEVICE_CUDA,
+	.check = dev_check,
+	.figures = attention_case_figures,
+	.setup = dev_setup,
+	.validate = dev_validate,
+	.run = dev_run,
+	.teardown = dev_teardown,
+	.mark = dev_mark,
+	.elapsed = dev_elapsed,
+	.drain = dev_drain,
+};

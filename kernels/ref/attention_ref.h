@@ -1,4 +1,4 @@
-/* kernels/cpu/attention_ref.h: float64 reference attention, forward and backward.
+/* kernels/ref/attention_ref.h: float64 reference attention, forward and backward.
  *
  * The definition every kernel is checked against, written as plain loops in double:
  *   S = scale · Q K^T (scale = 1/sqrt(head_dim)), causal: S[i][j] = -inf for j > i,

@@ -1,4 +1,4 @@
-/* kernels/cuda/matmul_cuda.c: workload "matmul"/"cublaslt" on CUDA: C(m, n) = A(m, k) B(k, n)
+/* kernels/workloads/matmul_dev.c: workload "matmul"/"cublaslt" on CUDA: C(m, n) = A(m, k) B(k, n)
  * through the CUDA backend's GEMM (cuBLASLt; ops.h), A and B float32 (true float32, or TF32
  * with tf32: true) or bfloat16, C float32, accumulation float32. It exists so that a sweep
  * measures the GPU's GEMM rate next to the models in the same run (model FLOP utilisation).
@@ -31,8 +31,8 @@ static int mm_check(const struct case_params *p, struct wl_status *st)
 {
 	char why[256];
 	int code = matmul_check_shape(p, "cublaslt", st);
-	if (code == WL_OK && !cuda_available(why, sizeof(why)))
-		return wl_set(st, WL_UNSUPPORTED, "%s", why);
+	if (code == STATUS_OK && !cuda_available(why, sizeof(why)))
+		return wl_set(st, STATUS_UNSUPPORTED, "%s", why);
 	return code;
 }
 
@@ -42,7 +42,7 @@ static int mm_setup(const struct case_params *p, struct mem_arena *mem, void **s
 	struct matmul_cuda *c = calloc(1, sizeof(*c));
 	*state = c;
 	if (!c)
-		return wl_set(st, WL_ERROR, "out of host memory");
+		return wl_set(st, STATUS_ERROR, "out of host memory");
 	c->p = *p;
 	int rc = wl_dev_open(&c->dev, p, mem, st);   /* p->device is cuda: this workload's */
 	if (rc)
@@ -57,7 +57,7 @@ static int mm_setup(const struct case_params *p, struct mem_arena *mem, void **s
 	c->host_a = malloc(na * es);
 	c->host_b = malloc(nb * es);
 	if (!c->host_a || !c->host_b)
-		return wl_set(st, WL_ERROR, "out of host memory for the inputs");
+		return wl_set(st, STATUS_ERROR, "out of host memory for the inputs");
 	struct rng r;
 	rng_init(&r, p->seed);
 	matmul_fill(c->host_a, p->dtype, (int64_t)na, &r);
@@ -66,18 +66,18 @@ static int mm_setup(const struct case_params *p, struct mem_arena *mem, void **s
 	    (rc = c->dev.ops->upload(&c->dev, c->b, c->host_b, nb * es)) ||
 	    (rc = c->dev.ops->sync(&c->dev)))
 		return wl_from_dev(st, &c->dev, rc, "upload");
-	return wl_set(st, WL_OK, "%s", "");
+	return wl_set(st, STATUS_OK, "%s", "");
 }
 
 static int mm_run(void *state, enum bd_phase phase, struct wl_status *st)
 {
 	struct matmul_cuda *c = state;
 	if (phase != PHASE_FWD)
-		return wl_set(st, WL_UNSUPPORTED, "a matmul has no %s phase", phase_name(phase));
+		return wl_set(st, STATUS_UNSUPPORTED, "a matmul has no %s phase", phase_name(phase));
 	struct dev_gemm g = {.m = c->p.m, .n = c->p.n, .k = c->p.k, .ab_dtype = c->p.dtype,
 			     .c_dtype = DTYPE_FLOAT32};
 	int rc = c->dev.ops->gemm(&c->dev, &g, c->a, c->b, c->c);
-	return rc ? wl_from_dev(st, &c->dev, rc, "gemm") : WL_OK;
+	return rc ? wl_from_dev(st, &c->dev, rc, "gemm") : STATUS_OK;
 }
 
 static int mm_validate(void *state, struct wl_status *st)
@@ -85,11 +85,11 @@ static int mm_validate(void *state, struct wl_status *st)
 	struct matmul_cuda *c = state;
 	const struct case_params *p = &c->p;
 	int rc = mm_run(c, PHASE_FWD, st);
-	if (rc != WL_OK)
+	if (rc != STATUS_OK)
 		return rc;
 	float *got = malloc((size_t)(p->m * p->n) * sizeof(float));
 	if (!got)
-		return wl_set(st, WL_ERROR, "out of host memory for validation");
+		return wl_set(st, STATUS_ERROR, "out of host memory for validation");
 	if ((rc = c->dev.ops->download(&c->dev, got, c->c, (size_t)(p->m * p->n) * sizeof(float)))) {
 		free(got);
 		return wl_from_dev(st, &c->dev, rc, "download");
@@ -133,9 +133,7 @@ static void mm_teardown(void *state)
 
 const struct workload matmul_cuda_cublaslt = {
 	.suite = "matmul",
-	.impl = "cublaslt",
 	.device = DEVICE_CUDA,
-	.summary = "C = A B through cuBLASLt (float32, TF32 with tf32: true, or bfloat16 in)",
 	.check = mm_check,
 	.figures = matmul_figures,
 	.setup = mm_setup,

@@ -1,5 +1,5 @@
-/* kernels/model/e2e.c: workload "e2e" / "benchdb": the transformer of model.h on a device backend,
- * timed per phase (fwd = forward + loss, bwd = every gradient, opt = one AdamW step).
+/* kernels/workloads/e2e.c: workload "e2e" / "benchdb": the transformer of model.h on a device
+ * backend, timed per phase (fwd = forward + loss, bwd = every gradient, opt = one AdamW step).
  *
  * Validation, before anything is timed:
  *  1. a tiny model (VALIDATE_CFG) with the case's dtype, attention and backend runs forward,
@@ -16,6 +16,7 @@
 
 #include "cuda_info.h"
 #include "dnnl_wrap.h"
+#include "impls.h"
 #include "model.h"
 #include "workload.h"
 
@@ -64,13 +65,15 @@ static void shape_of(const struct case_params *p, struct model_shape *s)
 static int e2e_check(const struct case_params *p, struct wl_status *st)
 {
 	if (p->pass == PASS_BACKWARD)
-		return wl_set(st, WL_UNSUPPORTED, "the e2e passes are forward, forward_backward and "
+		return wl_set(st, STATUS_UNSUPPORTED, "the e2e passes are forward, forward_backward and "
 			      "train_step");
-	if (p->device == DEVICE_CPU && strcmp(p->attention, "naive") && strcmp(p->attention, "flash"))
-		return wl_set(st, WL_UNSUPPORTED, "attention '%s' does not run on the cpu "
-			      "(cpu: naive, flash)", p->attention);
+	char names[128];
+	if (p->device == DEVICE_CPU && !impl_runs_on("attention", p->attention, DEVICE_CPU))
+		return wl_set(st, STATUS_UNSUPPORTED, "attention '%s' does not run on the cpu "
+			      "(cpu: %s)", p->attention,
+			      impl_list("attention", DEVICE_CPU, names, sizeof(names)));
 	if (p->device == DEVICE_CPU && p->tf32)
-		return wl_set(st, WL_UNSUPPORTED, "tf32 is a CUDA GEMM mode; the cpu backend computes "
+		return wl_set(st, STATUS_UNSUPPORTED, "tf32 is a CUDA GEMM mode; the cpu backend computes "
 			      "float32 GEMMs in float32 (set tf32: false)");
 	if (p->device == DEVICE_CPU && p->dtype == DTYPE_BFLOAT16) {
 		struct bd_error err = {0};
@@ -81,18 +84,18 @@ static int e2e_check(const struct case_params *p, struct wl_status *st)
 	if (p->device == DEVICE_CUDA) {
 		char why[256];
 		if (!cuda_available(why, sizeof(why)))
-			return wl_set(st, WL_UNSUPPORTED, "%s", why);
-		if (strcmp(p->attention, "naive") && strcmp(p->attention, "flash") &&
-		    strcmp(p->attention, "sdpa"))
-			return wl_set(st, WL_UNSUPPORTED, "attention '%s' does not run on cuda "
-				      "(cuda: naive, flash, sdpa)", p->attention);
+			return wl_set(st, STATUS_UNSUPPORTED, "%s", why);
+		if (!impl_runs_on("attention", p->attention, DEVICE_CUDA))
+			return wl_set(st, STATUS_UNSUPPORTED, "attention '%s' does not run on "
+				      "cuda (cuda: %s)", p->attention,
+				      impl_list("attention", DEVICE_CUDA, names, sizeof(names)));
 	}
 	struct model_shape s;
 	struct bd_error err = {0};
 	shape_of(p, &s);
 	if (model_check(&s, &err))
-		return wl_set(st, WL_UNSUPPORTED, "%s", err.msg);
-	return wl_set(st, WL_OK, "%s", "");
+		return wl_set(st, STATUS_UNSUPPORTED, "%s", err.msg);
+	return wl_set(st, STATUS_OK, "%s", "");
 }
 
 static void e2e_figures(const struct case_params *p, struct wl_figures *f)
@@ -129,8 +132,8 @@ static int e2e_estimate(const struct case_params *p, struct wl_memory *m, struct
 	int rc = model_memory_estimate(&s, &mm, &err);
 	*m = memory_of(&mm);
 	if (rc)
-		return wl_set(st, rc == BD_EINVAL ? WL_UNSUPPORTED : WL_ERROR, "%s", err.msg);
-	return wl_set(st, WL_OK, "%s", "");
+		return wl_set(st, rc == BD_EINVAL ? STATUS_UNSUPPORTED : STATUS_ERROR, "%s", err.msg);
+	return wl_set(st, STATUS_OK, "%s", "");
 }
 
 static int e2e_setup(const struct case_params *p, struct mem_arena *mem, void **state,
@@ -139,7 +142,7 @@ static int e2e_setup(const struct case_params *p, struct mem_arena *mem, void **
 	struct e2e_case *c = calloc(1, sizeof(*c));
 	*state = c;
 	if (!c)
-		return wl_set(st, WL_ERROR, "out of host memory");
+		return wl_set(st, STATUS_ERROR, "out of host memory");
 	c->p = *p;
 	c->mem = mem;
 	int rc = wl_dev_open(&c->dev, p, mem, st);
@@ -151,7 +154,7 @@ static int e2e_setup(const struct case_params *p, struct mem_arena *mem, void **
 	rc = model_create(&c->model, &c->dev, &s, p->seed, NULL);
 	if (rc)
 		return wl_from_dev(st, &c->dev, rc, "model");
-	return wl_set(st, WL_OK, "%s", "");
+	return wl_set(st, STATUS_OK, "%s", "");
 }
 
 /* max over tensors of max |x − ref| / max |ref|; worst names the tensor where it is largest. */
@@ -193,12 +196,12 @@ static int validate_tiny(const struct e2e_case *c, struct wl_status *st)
 	int32_t *tok = malloc((size_t)(2 * n) * sizeof(int32_t));
 	struct dev dev = {0};
 	struct model *m = NULL;
-	int code = WL_OK, rc;
+	int code = STATUS_OK, rc;
 	double tol = c->p.dtype == DTYPE_BFLOAT16 ? TOL_BFLOAT16
 		     : c->p.tf32 ? TOL_TF32 : TOL_FLOAT32;
 	st->tolerance = tol;
 	if (!p0 || !g || !p1 || !pd || !gref || !tok) {
-		code = wl_set(st, WL_ERROR, "out of host memory for validation");
+		code = wl_set(st, STATUS_ERROR, "out of host memory for validation");
 		goto done;
 	}
 	model_init_params(cfg, c->p.seed, p0);
@@ -236,10 +239,10 @@ static int validate_tiny(const struct e2e_case *c, struct wl_status *st)
 	double loss_err = fabs(loss - loss_ref) / fabs(loss_ref);
 	st->max_diff = fmax(err, loss_err);
 	if (!(loss_err <= tol))
-		code = wl_set(st, WL_ERROR, "loss %.9g differs from the float64 reference %.9g by "
+		code = wl_set(st, STATUS_ERROR, "loss %.9g differs from the float64 reference %.9g by "
 			      "%.3g relative (tolerance %.3g)", loss, loss_ref, loss_err, tol);
 	else if (!(err <= tol))
-		code = wl_set(st, WL_ERROR, "gradient of %s differs from the float64 reference by "
+		code = wl_set(st, STATUS_ERROR, "gradient of %s differs from the float64 reference by "
 			      "%.3g of its largest value (tolerance %.3g)", worst, err, tol);
 	if (code)
 		goto done;
@@ -256,7 +259,7 @@ static int validate_tiny(const struct e2e_case *c, struct wl_status *st)
 	}
 	/* float32 rounding of p (|p| < 1) and of the update (≤ lr) */
 	if (!(worst_step <= 1e-6 + 1e-3 * hp->lr))
-		code = wl_set(st, WL_ERROR, "AdamW step differs from the float64 formula by %.3g",
+		code = wl_set(st, STATUS_ERROR, "AdamW step differs from the float64 formula by %.3g",
 			      worst_step);
 done:
 	model_free(m);
@@ -292,10 +295,10 @@ static int e2e_validate(void *state, struct wl_status *st)
 		return wl_from_dev(st, &c->dev, rc, "model");
 	double lnv = log((double)c->p.model.vocab_size);
 	if (!(fabs(loss - lnv) <= LOSS_INIT_SLACK))
-		return wl_set(st, WL_ERROR, "loss at initialisation is %.6g, expected ln(%lld) = %.6g "
+		return wl_set(st, STATUS_ERROR, "loss at initialisation is %.6g, expected ln(%lld) = %.6g "
 			      "within %.3g", loss, (long long)c->p.model.vocab_size, lnv,
 			      LOSS_INIT_SLACK);
-	return wl_set(st, WL_OK, "%s", "");
+	return wl_set(st, STATUS_OK, "%s", "");
 }
 
 static const char *const phase_ranges[PHASE_COUNT] = {"forward", "backward", "optimizer"};
@@ -307,7 +310,7 @@ static int e2e_run(void *state, enum bd_phase phase, struct wl_status *st)
 	struct e2e_case *c = state;
 	int rc = 0;
 	if (phase < 0 || phase >= PHASE_COUNT)
-		return wl_set(st, WL_ERROR, "unknown phase %d", (int)phase);
+		return wl_set(st, STATUS_ERROR, "unknown phase %d", (int)phase);
 	dev_range_push(&c->dev, "%s", phase_ranges[phase]);
 	switch (phase) {
 	case PHASE_FWD: rc = model_forward(c->model); break;
@@ -317,7 +320,7 @@ static int e2e_run(void *state, enum bd_phase phase, struct wl_status *st)
 	dev_range_pop(&c->dev);
 	if (rc)
 		return wl_from_dev(st, &c->dev, rc, phase_name(phase));
-	return WL_OK;
+	return STATUS_OK;
 }
 
 static int e2e_mark(void *state, int slot, struct wl_status *st)
@@ -357,9 +360,7 @@ static void e2e_teardown(void *state)
 
 const struct workload e2e_cuda_benchdb = {
 	.suite = "e2e",
-	.impl = "benchdb",
 	.device = DEVICE_CUDA,
-	.summary = "the decoder LM on CUDA: cuBLASLt GEMMs, own kernels, float32/TF32 or bf16 mixed",
 	.check = e2e_check,
 	.figures = e2e_figures,
 	.setup = e2e_setup,
@@ -375,9 +376,7 @@ const struct workload e2e_cuda_benchdb = {
 
 const struct workload e2e_cpu_benchdb = {
 	.suite = "e2e",
-	.impl = "benchdb",
 	.device = DEVICE_CPU,
-	.summary = "the decoder LM (DESIGN Workloads) on oneDNN + OpenMP, float32 or bf16 mixed",
 	.check = e2e_check,
 	.figures = e2e_figures,
 	.setup = e2e_setup,

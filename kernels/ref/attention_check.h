@@ -1,11 +1,11 @@
-/* kernels/cpu/attention_check.h: how every attention kernel's outputs are held to the float64
+/* kernels/ref/attention_check.h: how every attention kernel's outputs are held to the float64
  * reference (attention_ref.h), shared by the CPU workloads (attention_cpu.c) and the device ones
- * (model/attention_dev.c), so that "validated" means the same thing on every device.
+ * (workloads/attention_dev.c), so that "validated" means the same thing on every device.
  *
  * Policy. The reference runs on everything when its cost (multiply-adds) is at most
  * ATTENTION_FULL_CHECK_MADDS. Above that, the forward is compared on ATTENTION_SAMPLE_ROWS spread
  * query rows plus the first and last of every (batch, head) at the case's shape (the CUDA
- * workloads: of at most 8 spread heads, model/attention_dev.c), and the
+ * workloads: of at most 8 spread heads, workloads/attention_dev.c), and the
  * backward on a problem of B = H = 1 and ATTENTION_REDUCED_SEQ (not a multiple of any tile) with
  * the case's head_dim and causal flag, through the same kernel code.
  *
@@ -78,12 +78,12 @@ int attention_check_rows(struct attention_check *c, const struct attention_dims 
 			 int64_t nrows, const float *q_rows, const float *k, const float *v,
 			 const float *o_rows, const float *lse_rows, struct mem_arena *mem);
 
-/* The workload status of a finished check: st's max_diff and tolerance from c, and WL_OK, or
- * WL_ERROR naming the stage, the difference, the bound and where (at: appended, "" if none). */
+/* The workload status of a finished check: st's max_diff and tolerance from c, and STATUS_OK, or
+ * STATUS_ERROR naming the stage, the difference, the bound and where (at: appended, "" if none). */
 int attention_check_result(struct wl_status *st, const struct attention_check *c, const char *at);
 
 /* What every attention workload checks of a case whatever the device: a pass with no optimizer
- * step, positive sizes, tf32 off. WL_OK or WL_UNSUPPORTED with the reason. */
+ * step, positive sizes, tf32 off. STATUS_OK or STATUS_UNSUPPORTED with the reason. */
 int attention_case_check(const struct case_params *p, struct wl_status *st);
 /* FLOPs (4·B·H·S²·D forward, halved when causal; backward 2.5×) and minimum bytes (forward reads
  * Q, K, V and writes O; backward reads Q, K, V, O, dO and writes dQ, dK, dV) in the case's dtype. */

@@ -1,4 +1,4 @@
-/* kernels/cpu/attention_check.c: attention outputs against the float64 reference (contracts in
+/* kernels/ref/attention_check.c: attention outputs against the float64 reference (contracts in
  * attention_check.h). */
 #include "attention_check.h"
 
@@ -183,21 +183,21 @@ int attention_check_rows(struct attention_check *c, const struct attention_dims 
 int attention_case_check(const struct case_params *p, struct wl_status *st)
 {
 	if (p->pass == PASS_TRAIN_STEP)
-		return wl_set(st, WL_UNSUPPORTED,
+		return wl_set(st, STATUS_UNSUPPORTED,
 			      "attention has no optimizer step: train_step is an e2e pass; use "
 			      "forward, backward or forward_backward");
 	if (p->pass != PASS_FORWARD && p->pass != PASS_BACKWARD &&
 	    p->pass != PASS_FORWARD_BACKWARD)
-		return wl_set(st, WL_UNSUPPORTED, "unknown pass %d", (int)p->pass);
+		return wl_set(st, STATUS_UNSUPPORTED, "unknown pass %d", (int)p->pass);
 	if (p->batch_size <= 0 || p->heads <= 0 || p->seq_len <= 0 || p->head_dim <= 0)
-		return wl_set(st, WL_UNSUPPORTED,
+		return wl_set(st, STATUS_UNSUPPORTED,
 			      "batch_size, heads, seq_len and head_dim must be positive (got %lld, "
 			      "%lld, %lld, %lld)", (long long)p->batch_size, (long long)p->heads,
 			      (long long)p->seq_len, (long long)p->head_dim);
 	if (p->tf32)
-		return wl_set(st, WL_UNSUPPORTED, "tf32 is for the GEMMs of the e2e model and matmul; "
+		return wl_set(st, STATUS_UNSUPPORTED, "tf32 is for the GEMMs of the e2e model and matmul; "
 			      "the attention workloads compute float32 in float32 (set tf32: false)");
-	return wl_set(st, WL_OK, "%s", "");
+	return wl_set(st, STATUS_OK, "%s", "");
 }
 
 void attention_case_figures(const struct case_params *p, struct wl_figures *f)
@@ -225,8 +225,8 @@ int attention_check_result(struct wl_status *st, const struct attention_check *c
 	st->max_diff = c->diff;
 	st->tolerance = c->bound;
 	if (c->ratio > 1)
-		return wl_set(st, WL_ERROR,
+		return wl_set(st, STATUS_ERROR,
 			      "%s differs from the float64 reference by %.3g (tolerance %.3g) at %s%s",
 			      c->stage, c->diff, c->bound, c->where, at);
-	return wl_set(st, WL_OK, "%s", "");
+	return wl_set(st, STATUS_OK, "%s", "");
 }

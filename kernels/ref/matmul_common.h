@@ -1,5 +1,5 @@
-/* kernels/cpu/matmul_common.h: what the matmul workloads of every device share (matmul_cpu.c,
- * kernels/cuda/matmul_cuda.c): the checks, the figures, the inputs and the validation of
+/* kernels/ref/matmul_common.h: what the matmul workloads of every device share (matmul_cpu.c,
+ * kernels/workloads/matmul_dev.c): the checks, the figures, the inputs and the validation of
  * C(m, n) = A(m, k) B(k, n) with A and B float32 or bfloat16 and C float32. */
 #ifndef BENCHDB_MATMUL_COMMON_H
 #define BENCHDB_MATMUL_COMMON_H
@@ -10,7 +10,7 @@
 #include "rng.h"
 #include "workload.h"
 
-/* WL_OK, or WL_UNSUPPORTED naming impl when the dtype, pass or shape is not a matmul's. */
+/* STATUS_OK, or STATUS_UNSUPPORTED naming impl when the dtype, pass or shape is not a matmul's. */
 int matmul_check_shape(const struct case_params *p, const char *impl, struct wl_status *st);
 void matmul_figures(const struct case_params *p, struct wl_figures *f);
 /* n values uniform in [-1, 1), as float32 or bfloat16 (uint16_t) per t. */

@@ -1,4 +1,4 @@
-/* kernels/cpu/attention_ref.c: float64 reference attention (definitions in attention_ref.h).
+/* kernels/ref/attention_ref.c: float64 reference attention (definitions in attention_ref.h).
  * Deliberately naive: one query row at a time, every sum in double, nothing tiled or reused. */
 #include "attention_ref.h"
 

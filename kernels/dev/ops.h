@@ -1,13 +1,13 @@
-/* kernels/model/ops.h: the device-ops interface the transformer (model.c) is written against.
+/* kernels/dev/ops.h: the device-ops interface the transformer (model.c) is written against.
  *
- * A backend (CPU: kernels/cpu/backend_cpu.c; CUDA later) fills struct dev_ops. The model never
- * touches a device pointer itself: it allocates through the backend, uploads its initial
- * parameters and tokens, and calls ops. Nothing model-level is CPU-specific.
+ * A backend (kernels/cpu/backend_cpu.c, kernels/cuda/backend_cuda.c) fills struct dev_ops. The
+ * model never touches a device pointer itself: it allocates through the backend, uploads its
+ * initial parameters and tokens, and calls ops. Nothing model-level is CPU-specific.
  *
  * Conventions
  *  - Every op returns 0 or a negative enum bd_rc with dev->err filled (message names the op).
  *    BD_ENOMEM means the memory limit or the device refused an allocation: the case is `oom`.
- *  - Buffers are device pointers from dev_alloc; "act" buffers hold float32 or bfloat16 as the
+ *  - Buffers are device pointers from ops->alloc; "act" buffers hold float32 or bfloat16 as the
  *    dtype argument says; the rest are float32 (int32 for tokens).
  *  - Ops are asynchronous on a device with a stream; ops->sync waits for all of them. The CPU
  *    backend is synchronous.
@@ -22,9 +22,13 @@
 
 #include "error.h"
 #include "mem.h"
-#include "ops_cpu.h"   /* struct adamw_params */
 #include "params.h"
 #include "workload.h"
+
+/* AdamW hyper-parameters (PyTorch's torch.optim.AdamW formulation). */
+struct adamw_params {
+	float lr, beta1, beta2, eps, weight_decay;
+};
 
 /* For every batch entry: C(m, n) = alpha · op(A)(m, k) · op(B)(k, n) + beta · C, row-major.
  * A and B have ab_dtype (float32 or bfloat16), C has c_dtype; accumulation is float32. */
@@ -99,8 +103,9 @@ struct dev_ops {
 	int (*adamw)(struct dev *dev, float *p, const float *g, float *m, float *v,
 		     uint16_t *p_bf16, size_t count, const struct adamw_params *hp, int64_t step);
 
-	/* attention: impl "naive", "flash" or "sdpa"; create returns BD_EUNSUPPORTED with a reason
-	 * for an impl or shape the backend cannot run (the case is then `unsupported`). */
+	/* attention: impl is an attention row of the backend's table (impls.c: "naive", "flash",
+	 * "sdpa" on cuda); create returns BD_EUNSUPPORTED with a reason for an impl or shape the
+	 * backend cannot run (the case is then `unsupported`). */
 	int (*attention_create)(struct dev *dev, void **att, const char *impl,
 				const struct dev_attention_shape *s);
 	int (*attention_fwd)(struct dev *dev, void *att, const void *q, const void *k,
@@ -149,9 +154,9 @@ void dev_close(struct dev *dev);
  * BD_ENOMEM, unsupported for BD_EUNSUPPORTED, else error (wl_from_error) — with "what: " and
  * dev's message;
  * and the bodies of the workload timing hooks (workload.h: mark, elapsed, drain) over the dev's
- * events (slots 2·phase and 2·phase + 1) and sync. Each returns WL_OK or that status. */
+ * events (slots 2·phase and 2·phase + 1) and sync. Each returns STATUS_OK or that status. */
 int wl_from_dev(struct wl_status *st, const struct dev *dev, int rc, const char *what);
-/* dev_open for a workload's setup, with the case's tf32: WL_OK, or WL_OOM / WL_UNSUPPORTED
+/* dev_open for a workload's setup, with the case's tf32: STATUS_OK, or STATUS_OOM / STATUS_UNSUPPORTED
  * with the reason (no such device here). */
 int wl_dev_open(struct dev *dev, const struct case_params *p, struct mem_arena *mem,
 		struct wl_status *st);

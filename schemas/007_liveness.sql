@@ -1,4 +1,4 @@
--- 005_liveness.sql: who is running a run, so that one whose runner died (kill -9, a crash, a lost
+-- 007_liveness.sql: who is running a run, so that one whose runner died (kill -9, a crash, a lost
 -- machine) can be told from one that is going: the runner's host and pid, and a heartbeat it
 -- refreshes between iterations (at most every 30 s) and after every case. NULL for runs stored
 -- before this schema. `report runs` shows a `running` run whose runner is gone as `abandoned`;

@@ -1,4 +1,4 @@
-/* kernels/model/dev.c: opening the backend of a device (ops.h). */
+/* kernels/dev/dev.c: opening the backend of a device (ops.h). */
 #include "ops.h"
 
 #include <stdarg.h>
@@ -56,23 +56,23 @@ int wl_dev_open(struct dev *dev, const struct case_params *p, struct mem_arena *
 	if (rc)
 		return wl_from_error(st, rc, NULL, &err);
 	dev->tf32 = p->tf32;
-	return WL_OK;
+	return STATUS_OK;
 }
 
 int wl_dev_mark(struct dev *dev, int slot, struct wl_status *st)
 {
 	int rc = dev->ops->mark(dev, slot);
-	return rc ? wl_from_dev(st, dev, rc, "timer") : WL_OK;
+	return rc ? wl_from_dev(st, dev, rc, "timer") : STATUS_OK;
 }
 
 int wl_dev_elapsed(struct dev *dev, enum bd_phase phase, int64_t *ns, struct wl_status *st)
 {
 	int rc = dev->ops->elapsed(dev, 2 * (int)phase, 2 * (int)phase + 1, ns);
-	return rc ? wl_from_dev(st, dev, rc, phase_name(phase)) : WL_OK;
+	return rc ? wl_from_dev(st, dev, rc, phase_name(phase)) : STATUS_OK;
 }
 
 int wl_dev_drain(struct dev *dev, struct wl_status *st)
 {
 	int rc = dev->ops->sync(dev);
-	return rc ? wl_from_dev(st, dev, rc, "synchronize") : WL_OK;
+	return rc ? wl_from_dev(st, dev, rc, "synchronize") : STATUS_OK;
 }

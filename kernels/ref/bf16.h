@@ -1,4 +1,4 @@
-/* kernels/cpu/bf16.h: bfloat16 <-> float conversion (bfloat16 stored as uint16_t: the top half of
+/* kernels/ref/bf16.h: bfloat16 <-> float conversion (bfloat16 stored as uint16_t: the top half of
  * a float32). float -> bfloat16 rounds to nearest, ties to even, and keeps NaN a NaN. Also IEEE
  * float16 <-> float (the compiler's _Float16: correctly rounded). */
 #ifndef BENCHDB_BF16_H

@@ -1,4 +1,4 @@
-/* kernels/cpu/rng.h: the deterministic generator that fills workload inputs from a case's seed.
+/* kernels/ref/rng.h: the deterministic generator that fills workload inputs from a case's seed.
  *
  * splitmix64: every seed (0 included) gives a full-period stream, and the same seed gives the
  * same inputs on every machine and compiler.

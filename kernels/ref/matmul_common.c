@@ -1,4 +1,4 @@
-/* kernels/cpu/matmul_common.c: see matmul_common.h. */
+/* kernels/ref/matmul_common.c: see matmul_common.h. */
 #include "matmul_common.h"
 
 #include <math.h>
@@ -17,15 +17,15 @@ static double elem_get(const void *x, enum bd_dtype t, int64_t i)
 int matmul_check_shape(const struct case_params *p, const char *impl, struct wl_status *st)
 {
 	if (p->dtype != DTYPE_FLOAT32 && p->dtype != DTYPE_BFLOAT16)
-		return wl_set(st, WL_UNSUPPORTED, "the %s matmul runs float32 and bfloat16 only, not %s",
+		return wl_set(st, STATUS_UNSUPPORTED, "the %s matmul runs float32 and bfloat16 only, not %s",
 			      impl, dtype_name(p->dtype));
 	if (p->pass != PASS_FORWARD)
-		return wl_set(st, WL_UNSUPPORTED, "a matmul has only a forward pass, not %s",
+		return wl_set(st, STATUS_UNSUPPORTED, "a matmul has only a forward pass, not %s",
 			      pass_name(p->pass));
 	if (p->m <= 0 || p->n <= 0 || p->k <= 0)
-		return wl_set(st, WL_UNSUPPORTED, "m, n and k must be positive (got %lld, %lld, %lld)",
+		return wl_set(st, STATUS_UNSUPPORTED, "m, n and k must be positive (got %lld, %lld, %lld)",
 			      (long long)p->m, (long long)p->n, (long long)p->k);
-	return wl_set(st, WL_OK, "%s", "");
+	return wl_set(st, STATUS_OK, "%s", "");
 }
 
 void matmul_figures(const struct case_params *p, struct wl_figures *f)
@@ -81,9 +81,9 @@ int matmul_check_entries(const struct case_params *p, const void *a, const void 
 		}
 	}
 	if (worst > 1)
-		return wl_set(st, WL_ERROR,
+		return wl_set(st, STATUS_ERROR,
 			      "matmul output differs from the float64 reference by %.3g (tolerance "
 			      "%.3g) at C[%lld, %lld]",
 			      st->max_diff, st->tolerance, (long long)wi, (long long)wj);
-	return wl_set(st, WL_OK, "%s", "");
+	return wl_set(st, STATUS_OK, "%s", "");
 }

@@ -1,0 +1,24 @@
+/* common/values.h: typing what a person wrote (in a sweep, on a command line, in a peer's output)
+ * and the did-you-mean for a name that is not one of the valid ones. */
+#ifndef BENCHDB_VALUES_H
+#define BENCHDB_VALUES_H
+
+#include <stdint.h>
+
+#include "strbuf.h"
+
+/* Decimal digits only, into *out. 0, -1 when not digits (or empty), -2 when beyond int64. */
+int parse_digits(const char *s, int64_t *out);
+/* Parse a byte size: an integer, or a number with B, KB, MB, GB, TB, KiB, MiB, GiB, TiB
+ * (case-insensitive; decimals down to whole bytes). 0, or BD_EINVAL. */
+int parse_bytes(const char *s, int64_t *out);
+
+/* Whether s is one of names (NULL-terminated; names NULL: none). */
+int name_in(const char *const *names, const char *s);
+/* names joined with ", ". */
+void sb_add_list(struct strbuf *sb, const char *const *names);
+/* The name in names that word is most likely a typo of (a common spelling from other tools, or
+ * within a small edit distance, case-insensitive), or NULL when none is close. */
+const char *suggest(const char *word, const char *const *names);
+
+#endif

@@ -1,0 +1,30 @@
+/* kernels/impls.h: the implementations each backend has, one table per backend (impls.c). It is
+ * the one list of names: the registry makes a workload of each row (registry.c), the sweep takes
+ * its valid impls from it (workload_impl_names), and a backend asked for an impl it lacks names
+ * the ones it has from it. No dependencies: the sweep parser links it without the kernels.
+ *
+ * A new implementation is a row here and its code in the backend's workload for its suite
+ * (for attention on the cpu: a row of the kernel table in cpu/attention_cpu.c).
+ */
+#ifndef BENCHDB_IMPLS_H
+#define BENCHDB_IMPLS_H
+
+#include <stddef.h>
+
+#include "params.h"
+
+struct impl {
+	const char *suite;     /* "attention", "e2e", "matmul"; NULL ends a table */
+	const char *name;      /* the sweep's impl: "naive", "flash", "sdpa", ... */
+	const char *summary;   /* what it is, in one line */
+};
+
+/* The rows of device's table, in the order that lists show them, ending with a NULL suite; an
+ * empty table for a device out of range. */
+const struct impl *impl_table(enum bd_device device);
+/* 1 when device's table has impl name of suite, else 0. */
+int impl_runs_on(const char *suite, const char *name, enum bd_device device);
+/* suite's impls on device, comma-separated ("naive, flash"), into buf of size n; returns buf. */
+const char *impl_list(const char *suite, enum bd_device device, char *buf, size_t n);
+
+#endif

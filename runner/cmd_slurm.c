@@ -1,0 +1,252 @@
+/* runner/cmd_slurm.c: `runner slurm SWEEP.yaml --shards N` — an sbatch job-array script that runs
+ * the sweep's N shards (`runner run --shard auto`), each into its own database on the node's
+ * local disk, copied to a shared results directory when the shard ends; with --submit, handed to
+ * sbatch. Slurm schedules; benchdb only writes the script. */
+#include <errno.h>
+#include <limits.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "opt.h"
+#include "strbuf.h"
+#include "sweep.h"
+
+extern char **environ;
+
+/* Slurm's default MaxArraySize is 1001: task ids 0..1000. */
+#define SLURM_MAX_SHARDS 1001
+
+/* s as one shell word. */
+static void sb_add_shell_word(struct strbuf *sb, const char *s)
+{
+	sb_addc(sb, '\'');
+	for (; *s; s++) {
+		if (*s == '\'')
+			sb_add(sb, "'\\''");
+		else
+			sb_addc(sb, *s);
+	}
+	sb_addc(sb, '\'');
+}
+
+struct slurm_job {
+	const char *runner, *sweep, *results, *name;
+	long shards, gpus_per_task, cpus_per_task;
+	const char *partition, *time, *label, *mem_limit, *account;
+};
+
+/* The sbatch script for job j. */
+static void slurm_script(const struct slurm_job *j, struct strbuf *sb)
+{
+	sb_add(sb, "#!/bin/bash\n");
+	sb_addf(sb, "# %s: written by `runner slurm`; one array task per shard of the sweep.\n",
+		j->name);
+	sb_addf(sb, "#SBATCH --job-name=benchdb-%s\n", j->name);
+	sb_addf(sb, "#SBATCH --array=0-%ld\n", j->shards - 1);
+	sb_add(sb, "#SBATCH --ntasks=1\n");
+	sb_addf(sb, "#SBATCH --output=%s/slurm-%%A_%%a.out\n", j->results);
+	if (j->partition)
+		sb_addf(sb, "#SBATCH --partition=%s\n", j->partition);
+	if (j->account)
+		sb_addf(sb, "#SBATCH --account=%s\n", j->account);
+	if (j->gpus_per_task > 0)
+		sb_addf(sb, "#SBATCH --gpus-per-task=%ld\n", j->gpus_per_task);
+	if (j->cpus_per_task > 0)
+		sb_addf(sb, "#SBATCH --cpus-per-task=%ld\n", j->cpus_per_task);
+	if (j->time)
+		sb_addf(sb, "#SBATCH --time=%s\n", j->time);
+	sb_add(sb, "set -u\n");
+	sb_add(sb, "RUNNER=");
+	sb_add_shell_word(sb, j->runner);
+	sb_add(sb, "\nSWEEP=");
+	sb_add_shell_word(sb, j->sweep);
+	sb_add(sb, "\nRESULTS=");
+	sb_add_shell_word(sb, j->results);
+	sb_add(sb, "\n# the shard's database lives on the node's own disk while it runs (SQLite on a "
+		   "network\n# filesystem is slow and its locks are unreliable) and is copied when the "
+		   "shard ends\n"
+		   "LOCAL=\"${SLURM_TMPDIR:-${TMPDIR:-/tmp}}/benchdb-${SLURM_ARRAY_JOB_ID}-"
+		   "${SLURM_ARRAY_TASK_ID}\"\n"
+		   "mkdir -p \"$LOCAL\" || exit 1\n"
+		   "# the shard and the group (slurm-JOBID) come from Slurm's environment\n"
+		   "\"$RUNNER\" run \"$SWEEP\" --shard auto --db \"$LOCAL/shard.db\"");
+	if (j->label) {
+		sb_add(sb, " --label ");
+		sb_add_shell_word(sb, j->label);
+	}
+	if (j->mem_limit) {
+		sb_add(sb, " --mem-limit ");
+		sb_add_shell_word(sb, j->mem_limit);
+	}
+	sb_add(sb, "\nstatus=$?\n"
+		   "# an interrupted or failed shard still keeps its finished cases: copy it either way\n"
+		   "out=\"$RESULTS/shard-${SLURM_ARRAY_JOB_ID}-${SLURM_ARRAY_TASK_ID}.db\"\n"
+		   "if [ -f \"$LOCAL/shard.db\" ]; then\n"
+		   "\tcp \"$LOCAL/shard.db\" \"$out.part\" && mv \"$out.part\" \"$out\" || status=1\n"
+		   "fi\n"
+		   "rm -rf \"$LOCAL\"\n"
+		   "exit $status\n");
+}
+
+/* Run `sbatch --parsable script`; the job id (up to ';') into id. Returns 0, or prints why not
+ * and returns -1. */
+static int slurm_submit(const char *sbatch, const char *script, char *id, size_t n)
+{
+	int out[2];
+	pid_t pid;
+	char *const argv[] = {(char *)sbatch, "--parsable", (char *)script, NULL};
+	posix_spawn_file_actions_t fa;
+	if (pipe(out)) {
+		fprintf(stderr, "runner slurm: cannot make a pipe: %s\n", strerror(errno));
+		return -1;
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
+	posix_spawn_file_actions_addclose(&fa, out[0]);
+	int rc = posix_spawnp(&pid, sbatch, &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(out[1]);
+	if (rc) {
+		close(out[0]);
+		fprintf(stderr, "runner slurm: cannot run '%s': %s (is Slurm installed? without "
+			"--submit the script is only written)\n", sbatch, strerror(rc));
+		return -1;
+	}
+	size_t len = 0;
+	ssize_t got;
+	while (len + 1 < n && (got = read(out[0], id + len, n - 1 - len)) > 0)
+		len += (size_t)got;
+	id[len] = '\0';
+	close(out[0]);
+	int wstatus = 0;
+	while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
+		;
+	id[strcspn(id, ";\n")] = '\0';
+	if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) || !id[0]) {
+		fprintf(stderr, "runner slurm: '%s --parsable %s' failed (exit %d); its message is "
+			"above\n", sbatch, script, WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1);
+		return -1;
+	}
+	return 0;
+}
+
+int cmd_slurm(int argc, char **argv)
+{
+	struct slurm_job j = {.shards = 0};
+	const char *results = NULL, *script_path = NULL, *sbatch = "sbatch";
+	int submit = 0;
+	const struct opt_spec specs[] = {
+		{"shards", 0, OPT_INT, "N", "how many shards (array tasks) to cut the sweep into",
+		 &j.shards},
+		{"partition", 'p', OPT_STRING, "P", "Slurm partition", &j.partition},
+		{"gpus-per-task", 0, OPT_INT, "G", "GPUs each shard gets", &j.gpus_per_task},
+		{"cpus-per-task", 0, OPT_INT, "C", "CPUs each shard gets", &j.cpus_per_task},
+		{"time", 't', OPT_STRING, "T", "time limit of each shard, e.g. 2:00:00", &j.time},
+		{"account", 0, OPT_STRING, "A", "Slurm account to charge", &j.account},
+		{"results", 0, OPT_STRING, "DIR",
+		 "shared directory for the shards' databases and logs (default results-SWEEPNAME)",
+		 &results},
+		{"output", 'o', OPT_STRING, "PATH", "where to write the script (default DIR/SWEEPNAME.sbatch)",
+		 &script_path},
+		{"label", 0, OPT_STRING, "TEXT", "label stored with every shard's run", &j.label},
+		{"mem-limit", 0, OPT_STRING, "SIZE", "passed to each shard's runner run", &j.mem_limit},
+		{"submit", 0, OPT_FLAG, NULL, "submit the script with sbatch and print the job id",
+		 &submit},
+		{"sbatch", 0, OPT_STRING, "PATH", "the sbatch to run (default sbatch on PATH)", &sbatch},
+		{0},
+	};
+	static const struct cmd_usage usage = {
+		RUNNER_PROG, "slurm", "[options] SWEEP.yaml --shards N",
+		"Write an sbatch job-array script that runs the sweep's N shards (runner run --shard\n"
+		"auto), each into its own database on the node's local disk, copied to the results\n"
+		"directory as DIR/shard-JOB-TASK.db when the shard ends; the shards' runs share the group\n"
+		"slurm-JOB. With --submit, submit it and print the job id. This runner, the sweep and\n"
+		"DIR must be on a filesystem every node sees. Then: runner merge --db all.db\n"
+		"DIR/shard-JOB-*.db && report --db all.db --run slurm-JOB."};
+	struct sweep *sweep = NULL;
+	struct sweep_cases cases = {0};
+	struct strbuf script = STRBUF_INIT, default_results = STRBUF_INIT;
+	struct bd_error err;
+	char runner_path[PATH_MAX], sweep_path[PATH_MAX], results_path[PATH_MAX];
+	char script_default[PATH_MAX + 64];
+	int npos = 0, status;
+	FILE *f;
+
+	if ((status = opt_parse_command(specs, &usage, argc, argv, 1, 1, &npos)) >= 0)
+		return status;
+	status = EXIT_OK;
+	if (j.shards < 1 || j.shards > SLURM_MAX_SHARDS) {
+		fprintf(stderr, "runner slurm: --shards expects a count from 1 to %d%s\n",
+			SLURM_MAX_SHARDS, j.shards ? "" : " (it is required)");
+		return EXIT_USAGE;
+	}
+	if ((sweep_load(argv[0], &sweep, &err)) || sweep_expand(sweep, &cases, &err)) {
+		bd_error_print("runner slurm", &err);
+		status = EXIT_USAGE;
+		goto done;
+	}
+	j.name = sweep->name;
+	if (!results) {
+		sb_addf(&default_results, "results-%s", sweep->name);
+		results = sb_str(&default_results);
+	}
+	if (mkdir(results, 0777) && errno != EEXIST) {
+		fprintf(stderr, "runner slurm: cannot make the results directory '%s': %s\n", results,
+			strerror(errno));
+		status = EXIT_FAIL;
+		goto done;
+	}
+	ssize_t len = readlink("/proc/self/exe", runner_path, sizeof(runner_path) - 1);
+	if (len <= 0 || !realpath(argv[0], sweep_path) || !realpath(results, results_path)) {
+		fprintf(stderr, "runner slurm: cannot resolve the paths of the runner, '%s' or '%s'\n",
+			argv[0], results);
+		status = EXIT_FAIL;
+		goto done;
+	}
+	runner_path[len] = '\0';
+	j.runner = runner_path;
+	j.sweep = sweep_path;
+	j.results = results_path;
+	if (!script_path) {
+		snprintf(script_default, sizeof(script_default), "%s/%s.sbatch", results_path,
+			 sweep->name);
+		script_path = script_default;
+	}
+	slurm_script(&j, &script);
+	int written = (f = fopen(script_path, "w")) && fputs(sb_str(&script), f) >= 0;
+	if (f && fclose(f))
+		written = 0;
+	if (!written) {
+		fprintf(stderr, "runner slurm: cannot write '%s': %s\n", script_path, strerror(errno));
+		status = EXIT_FAIL;
+		goto done;
+	}
+	chmod(script_path, 0755);
+	printf("wrote %s: %ld shards of the %zu cases of %s%s\n", script_path, j.shards, cases.n,
+	       sweep->path, (size_t)j.shards > cases.n ? " (more shards than cases: some are empty)"
+							 : "");
+	if (!submit) {
+		printf("submit: sbatch %s\n", script_path);
+		goto done;
+	}
+	char job[64];
+	if (slurm_submit(sbatch, script_path, job, sizeof(job))) {
+		status = EXIT_FAIL;
+		goto done;
+	}
+	printf("submitted job %s: %ld array tasks, results in %s\n", job, j.shards, results_path);
+	printf("when done: runner merge --db all.db %s/shard-%s-*.db && report --db all.db --run "
+	       "slurm-%s\n", results_path, job, job);
+done:
+	sb_free(&script);
+	sb_free(&default_results);
+	sweep_cases_free(&cases);
+	sweep_free(sweep);
+	return status;
+}

@@ -1,0 +1,247 @@
+/* runner/shard.c: the slices of `runner run --shard I/N` and the work estimate they (and the
+ * progress ETA) weigh cases by. The slices depend on the expanded sweep and the workloads'
+ * FLOP/byte formulas only — never on what this machine can run — so that every node of a job
+ * array, GPU or not, cuts the same sweep the same way. */
+#include "shard.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "peer.h"
+#include "sweep.h"
+#include "workload.h"
+
+/* Every case also weighs this share of the mean case, for what the estimate leaves out (setup,
+ * validation, a case that is refused at once), so that slices of tiny cases still balance by
+ * count. */
+#define SHARD_SETUP_SHARE 0.02
+
+void case_work(const struct sweep_case *c, int only_runnable, struct progress_work *work)
+{
+	const struct case_params *p = &c->params;
+	struct wl_figures f = {0};
+	struct wl_status st = {0};
+	work->flops = work->bytes = 0;
+	if (c->peer) {
+		peer_figures(p, &f);
+	} else {
+		const struct workload *w = workload_find(p->suite, p->impl, p->device);
+		if (only_runnable && (!w || w->check(p, &st) != STATUS_OK))
+			return;
+		/* a device this build lacks: its formulas are the CPU workload's */
+		if (!w && !(w = workload_find(p->suite, p->impl, DEVICE_CPU))) {
+			work->flops = work->bytes = -1;
+			return;
+		}
+		w->figures(p, &f);
+	}
+	unsigned phases = pass_phases(p->pass);
+	double iterations = (double)(p->warmup + p->iters);
+	for (int ph = 0; ph < PHASE_COUNT; ph++) {
+		if (!((phases >> ph) & 1))
+			continue;
+		double flops = f.flops[ph] * iterations, bytes = f.bytes[ph] * iterations;
+		work->flops = work->flops < 0 || flops <= 0 ? -1 : work->flops + flops;
+		work->bytes = work->bytes < 0 || bytes <= 0 ? -1 : work->bytes + bytes;
+	}
+}
+
+/* A non-negative decimal int, whole text; -1 otherwise. */
+static long whole_number(const char *s)
+{
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	return *end || errno || v > INT32_MAX ? -1 : v;
+}
+
+/* The index (and, where the launcher says, the count) from the environment. */
+static int shard_from_env(struct shard *out, struct bd_error *err)
+{
+	const char *id = getenv("SLURM_ARRAY_TASK_ID");
+	if (id) {
+		long task = whole_number(id), min = 0;
+		long count = whole_number(getenv("SLURM_ARRAY_TASK_COUNT"));
+		if (getenv("SLURM_ARRAY_TASK_MIN"))
+			min = whole_number(getenv("SLURM_ARRAY_TASK_MIN"));
+		if (task < 0 || min < 0 || task < min)
+			return bd_fail(err, BD_EINVAL,
+				       "--shard auto: SLURM_ARRAY_TASK_ID '%s' is not a task index", id);
+		out->index = (int)(task - min);
+		out->count = (int)count;   /* -1 when Slurm did not say */
+		return 0;
+	}
+	const char *k8s = getenv("JOB_COMPLETION_INDEX");
+	if (k8s) {
+		long index = whole_number(k8s);
+		if (index < 0)
+			return bd_fail(err, BD_EINVAL,
+				       "--shard auto: JOB_COMPLETION_INDEX '%s' is not an index", k8s);
+		out->index = (int)index;
+		out->count = (int)whole_number(getenv("BENCHDB_SHARD_COUNT"));
+		return 0;
+	}
+	return bd_fail(err, BD_EINVAL,
+		       "--shard auto: no launcher index in the environment (SLURM_ARRAY_TASK_ID or "
+		       "JOB_COMPLETION_INDEX); give --shard I/N");
+}
+
+int shard_parse(const char *text, struct shard *out, struct bd_error *err)
+{
+	const char *slash = strchr(text, '/');
+	long count = slash ? whole_number(slash + 1) : -1;
+	if (slash && count < 1)
+		return bd_fail(err, BD_EINVAL, "--shard '%s': the count after '/' must be 1 or more",
+			       text);
+	if (!strncmp(text, "auto", 4) && (text[4] == '\0' || text[4] == '/')) {
+		int rc = shard_from_env(out, err);
+		if (rc)
+			return rc;
+		if (slash)
+			out->count = (int)count;
+		if (out->count < 1)
+			return bd_fail(err, BD_EINVAL,
+				       "--shard %s: the launcher gives no shard count "
+				       "(SLURM_ARRAY_TASK_COUNT or BENCHDB_SHARD_COUNT); give --shard auto/N",
+				       text);
+	} else {
+		char index_text[32];
+		size_t len = slash ? (size_t)(slash - text) : strlen(text);
+		if (!slash || len >= sizeof(index_text))
+			return bd_fail(err, BD_EINVAL,
+				       "--shard '%s': expected I/N (0 <= I < N), auto or auto/N", text);
+		memcpy(index_text, text, len);
+		index_text[len] = '\0';
+		long index = whole_number(index_text);
+		if (index < 0)
+			return bd_fail(err, BD_EINVAL,
+				       "--shard '%s': expected I/N (0 <= I < N), auto or auto/N", text);
+		out->index = (int)index;
+		out->count = (int)count;
+	}
+	if (out->index >= out->count)
+		return bd_fail(err, BD_EINVAL,
+			       "--shard: index %d is not below the count %d (shards are numbered 0 to %d)",
+			       out->index, out->count, out->count - 1);
+	return 0;
+}
+
+int shard_group_id(const char *explicit, const char *sweep_hash, int count, char *out, size_t n)
+{
+	const char *job = getenv("SLURM_ARRAY_JOB_ID");
+	int len;
+	if (explicit)
+		len = snprintf(out, n, "%s", explicit);
+	else if (job && *job)
+		len = snprintf(out, n, "slurm-%s", job);
+	else
+		len = snprintf(out, n, "%.12s-of%d", sweep_hash, count);
+	return len < 0 || (size_t)len >= n ? BD_EINVAL : 0;
+}
+
+struct weighed {
+	double cost;
+	size_t index;
+};
+
+/* Largest first; equal costs in case order. */
+static int by_cost_desc(const void *a, const void *b)
+{
+	const struct weighed *x = a, *y = b;
+	if (x->cost != y->cost)
+		return x->cost < y->cost ? 1 : -1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+int shard_assign(const double *cost, size_t n, int count, int *owner)
+{
+	if (count < 1)
+		return BD_EINVAL;
+	if (!n)
+		return 0;
+	struct weighed *order = malloc(n * sizeof(*order));
+	double *load = calloc((size_t)count, sizeof(*load));
+	int rc = 0;
+	if (!order || !load) {
+		rc = BD_ENOMEM;
+		goto done;
+	}
+	double total = 0;
+	for (size_t i = 0; i < n; i++)
+		total += cost[i] > 0 ? cost[i] : 0;
+	double setup = total > 0 ? SHARD_SETUP_SHARE * total / (double)n : 1;
+	for (size_t i = 0; i < n; i++)
+		order[i] = (struct weighed){(cost[i] > 0 ? cost[i] : 0) + setup, i};
+	qsort(order, n, sizeof(*order), by_cost_desc);
+	for (size_t k = 0; k < n; k++) {
+		int least = 0;
+		for (int s = 1; s < count; s++)
+			if (load[s] < load[least])
+				least = s;
+		owner[order[k].index] = least;
+		load[least] += order[k].cost;
+	}
+done:
+	free(order);
+	free(load);
+	return rc;
+}
+
+/* Costs of every case in the first basis some case states (FLOPs, else bytes); a case whose
+ * workload does not say weighs the mean of those that do. All zero when none says. */
+static void sweep_costs(const struct sweep_cases *cases, double *cost)
+{
+	struct progress_work *work = calloc(cases->n ? cases->n : 1, sizeof(*work));
+	for (size_t i = 0; i < cases->n; i++) {
+		if (work)
+			case_work(&cases->items[i], 0, &work[i]);
+		cost[i] = 0;
+	}
+	for (int basis = PROGRESS_BY_FLOPS; work && basis < PROGRESS_BY_COUNT; basis++) {
+		double sum = 0;
+		size_t known = 0;
+		for (size_t i = 0; i < cases->n; i++) {
+			double w = basis == PROGRESS_BY_FLOPS ? work[i].flops : work[i].bytes;
+			if (w > 0) {
+				sum += w;
+				known++;
+			}
+		}
+		if (!known)
+			continue;
+		for (size_t i = 0; i < cases->n; i++) {
+			double w = basis == PROGRESS_BY_FLOPS ? work[i].flops : work[i].bytes;
+			cost[i] = w > 0 ? w : sum / (double)known;
+		}
+		break;
+	}
+	free(work);
+}
+
+int shard_select(const struct sweep_cases *all, const struct shard *s, struct sweep_cases *slice)
+{
+	double *cost = malloc((all->n ? all->n : 1) * sizeof(*cost));
+	int *owner = malloc((all->n ? all->n : 1) * sizeof(*owner));
+	int rc = 0;
+	slice->items = NULL;
+	slice->n = 0;
+	if (!cost || !owner || !(slice->items = malloc((all->n ? all->n : 1) * sizeof(*all->items)))) {
+		rc = BD_ENOMEM;
+		goto done;
+	}
+	sweep_costs(all, cost);
+	if ((rc = shard_assign(cost, all->n, s->count, owner)))
+		goto done;
+	for (size_t i = 0; i < all->n; i++)
+		if (owner[i] == s->index)
+			slice->items[slice->n++] = all->items[i];
+done:
+	free(cost);
+	free(owner);
+	return rc;
+}

@@ -1,0 +1,312 @@
+/* runner/sweep_expand.c: struct sweep -> cases. Each combination of axis values is typed into
+ * struct case_params (the table's defaults, then the settings; models and matmul's size resolved
+ * last), dropped when an exclude matches it, and given its case key and params JSON
+ * (common/params.c) and its short name. */
+#include "sweep_internal.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sweep_limits.h"
+#include "xalloc.h"
+
+/* -1 when the count does not fit in int64 (only absurd user presets get there). */
+/* What a case gets from its settings before model and shape are resolved. */
+struct case_draft {
+	struct case_params p;
+	const char *model;     /* model name, resolved after all settings */
+	int64_t vocab_size;    /* override, 0 if none */
+	int64_t size;          /* matmul m = n = k, 0 if none */
+};
+
+/* Set one parameter of the draft from its typed value: model, vocab_size and size wait for the
+ * model and the shape to be resolved (draft_build); the others go where the table says. */
+static void draft_set(struct case_draft *c, const struct param_def *d, const struct value *v)
+{
+	if (sweep_is_param(d, "model"))
+		c->model = v->str;
+	else if (sweep_is_param(d, "vocab_size"))
+		c->vocab_size = v->num;
+	else if (sweep_is_param(d, "size"))
+		c->size = v->num;
+	else
+		param_set(&c->p, d, v->canon, NULL);   /* canon is a value of d's type */
+}
+
+/* The case's value of a parameter as canonical text (the form value_parse gives). */
+static void param_canon(const struct case_params *p, const struct param_def *d, char out[64])
+{
+	if (sweep_is_param(d, "size") && (p->m != p->n || p->m != p->k))
+		out[0] = '\0';
+	else if (sweep_is_param(d, "size"))
+		snprintf(out, 64, "%" PRId64, p->m);
+	else
+		param_format(p, d, out);
+}
+
+static int case_excluded(const struct checker *ck, const struct sweep_benchmark *b, int suite,
+			 const struct case_params *p, int *excluded)
+{
+	*excluded = 0;
+	for (size_t e = 0; e < b->nexcludes; e++) {
+		int all = 1;
+		for (size_t i = 0; i < b->excludes[e].npairs && all; i++) {
+			const struct sweep_setting *pair = &b->excludes[e].pairs[i];
+			const struct param_def *d = sweep_param(pair->key);
+			if (!d)
+				return sweep_fail_at(ck, pair->line, pair->column, "unknown exclude key '%s'", pair->key);
+			char have[64];
+			param_canon(p, d, have);
+			int any = 0;
+			for (size_t j = 0; j < pair->nvalues && !any; j++) {
+				struct value v;
+				int rc = sweep_value_parse(ck, d, suite, &pair->values[j], &v);
+				if (rc)
+					return rc;
+				any = !strcmp(have, v.canon);
+			}
+			all = any;
+		}
+		if (all) {
+			*excluded = 1;
+			return 0;
+		}
+	}
+	return 0;
+}
+
+static const char *pass_label(enum bd_pass p)
+{
+	switch (p) {
+	case PASS_FORWARD: return "fwd";
+	case PASS_BACKWARD: return "bwd";
+	case PASS_FORWARD_BACKWARD: return "fwd+bwd";
+	case PASS_TRAIN_STEP: return "train_step";
+	default: return "?";
+	}
+}
+
+/* Short label (schemas/sweep-format.md, "Case names"). */
+static char *case_name(int suite, const struct case_params *p, int vocab_overridden,
+		       int warmup_varies)
+{
+	struct strbuf sb = STRBUF_INIT;
+	switch (suite) {
+	case SUITE_ATTENTION:
+		sb_addf(&sb, "%s %s %s B%" PRId64 " H%" PRId64 " S%" PRId64 " D%" PRId64, p->impl,
+			dtype_name(p->dtype), pass_label(p->pass), p->batch_size, p->heads, p->seq_len,
+			p->head_dim);
+		if (p->causal)
+			sb_add(&sb, " causal");
+		break;
+	case SUITE_E2E:   /* the impl only when it is not the default (a peer, say) */
+		sb_add(&sb, "e2e ");
+		if (strcmp(p->impl, "benchdb"))
+			sb_addf(&sb, "%s ", p->impl);
+		sb_addf(&sb, "%s %s %s ctx%" PRId64 " B%" PRId64, p->model.name, dtype_name(p->dtype),
+			pass_label(p->pass), p->context_length, p->batch_size);
+		if (strcmp(p->attention, "naive"))
+			sb_addf(&sb, " attn=%s", p->attention);
+		if (vocab_overridden)
+			sb_addf(&sb, " V%" PRId64, p->model.vocab_size);
+		break;
+	case SUITE_MATMUL:
+		sb_addf(&sb, "matmul %s %s %" PRId64 "x%" PRId64 "x%" PRId64, p->impl, dtype_name(p->dtype),
+			p->m, p->n, p->k);
+		break;
+	default:
+		break;
+	}
+	if (p->device != DEVICE_CPU)
+		sb_addf(&sb, " %s", device_name(p->device));
+	/* the parameters a key has only away from their default (tf32, sync, and those added
+	 * later), in key order: tf32 and nosync as they always were, the others by their label */
+	const struct param_def *rows[PARAM_MAX];
+	size_t nrows = case_key_rows((enum suite_id)suite, rows);
+	for (size_t i = 0; i < nrows; i++) {
+		const char *def = rows[i]->defaults[suite];
+		char v[64];
+		param_format(p, rows[i], v);
+		if (rows[i]->in_key != KEY_UNLESS_DEFAULT || (def && !strcmp(v, def)))
+			continue;
+		if (sweep_is_param(rows[i], "tf32")) {
+			sb_add(&sb, " tf32");
+		} else if (sweep_is_param(rows[i], "sync")) {
+			sb_add(&sb, " nosync");
+		} else {
+			struct key_token t = {rows[i]->key, v, strlen(rows[i]->key), strlen(v), rows[i]};
+			key_token_label(&sb, &t);
+		}
+	}
+	/* the key leaves warm-up out; the name tells cases of a warm-up axis apart */
+	if (warmup_varies)
+		sb_addf(&sb, " warmup%" PRId64, p->warmup);
+	return sb_detach(&sb);
+}
+
+static void case_clear(struct sweep_case *c)
+{
+	free(c->key);
+	free(c->params_json);
+	free(c->name);
+}
+
+void sweep_cases_free(struct sweep_cases *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->n; i++)
+		case_clear(&c->items[i]);
+	free(c->items);
+	c->items = NULL;
+	c->n = 0;
+}
+
+/* Type one combination (pos[i]: the value index of setting i) into d. */
+static int draft_build(const struct checker *ck, const struct sweep_benchmark *b, int suite,
+		       const size_t *pos, struct case_draft *d)
+{
+	int rc;
+	memset(d, 0, sizeof(*d));
+	case_params_defaults(&d->p, (enum suite_id)suite);
+	const struct sweep_setting *model_setting = NULL;
+	const struct sweep_scalar *vocab_value = NULL;
+	for (size_t i = 0; i < b->nsettings; i++) {
+		const struct sweep_setting *st = &b->settings[i];
+		const struct param_def *def = sweep_param(st->key);
+		if (!def || !(def->sweep & SUITE_BIT(suite)))
+			return sweep_fail_at(ck, st->line, st->column, "unknown key '%s' for suite %s", st->key,
+				       suite_name((enum suite_id)suite));
+		struct value v;
+		if ((rc = sweep_value_parse(ck, def, suite, &st->values[pos[i]], &v)))
+			return rc;
+		if (sweep_is_param(def, "model"))
+			model_setting = st;
+		if (sweep_is_param(def, "vocab_size"))
+			vocab_value = &st->values[pos[i]];
+		draft_set(d, def, &v);
+	}
+	if (d->size)
+		d->p.m = d->p.n = d->p.k = d->size;
+	if (suite == SUITE_E2E) {
+		const struct model_config *m = d->model ? sweep_model_find(ck, d->model) : NULL;
+		if (!m)
+			return sweep_fail_at(ck, model_setting ? model_setting->line : b->line,
+				       model_setting ? model_setting->column : b->column,
+				       "benchmark (suite e2e) has no known model");
+		d->p.model = *m;
+		if (d->vocab_size) {
+			char msg[256];
+			d->p.model.vocab_size = d->vocab_size;
+			if (sweep_model_check(&d->p.model, msg, sizeof(msg)))
+				return sweep_fail_at(ck, vocab_value->line, vocab_value->column,
+					       "%s (with vocab_size %" PRId64 ")", msg, d->vocab_size);
+		}
+	}
+	if (!d->p.impl[0])
+		return sweep_fail_at(ck, b->line, b->column, "benchmark (suite %s) has no impl",
+			       suite_name((enum suite_id)suite));
+	char too_large[256];
+	if (sweep_case_sizes_check(&d->p, too_large, sizeof(too_large)))
+		return sweep_fail_at(ck, b->line, b->column, "%s", too_large);
+	return 0;
+}
+
+static int expand_benchmark(const struct checker *ck, const struct sweep *s, size_t index,
+			    struct sweep_cases *out, size_t *cap)
+{
+	const struct sweep_benchmark *b = &s->benchmarks[index];
+	size_t *pos = NULL;
+	size_t kept = 0;
+	int rc = 0;
+
+	int suite = suite_parse(b->suite ? b->suite : "");
+	if (suite < 0) {
+		rc = sweep_fail_at(ck, b->line, b->column, "unknown suite '%s'", b->suite ? b->suite : "");
+		goto done;
+	}
+	pos = xcalloc(b->nsettings + 1, sizeof(*pos));
+	for (size_t i = 0; i < b->nsettings; i++) {
+		if (!b->settings[i].nvalues) {
+			rc = sweep_fail_at(ck, b->settings[i].line, b->settings[i].column,
+				     "key '%s' has an empty list of values", b->settings[i].key);
+			goto done;
+		}
+	}
+	for (;;) {
+		struct case_draft d;
+		int excluded;
+		if ((rc = draft_build(ck, b, suite, pos, &d)))
+			goto done;
+		if ((rc = case_excluded(ck, b, suite, &d.p, &excluded)))
+			goto done;
+		if (!excluded) {
+			if (out->n == *cap) {
+				size_t want = *cap ? *cap * 2 : 16;
+				out->items = xrealloc(out->items, want * sizeof(*out->items));
+				*cap = want;
+			}
+			struct sweep_case *c = &out->items[out->n++];
+			c->index = out->n - 1;
+			c->benchmark = index;
+			c->params = d.p;
+			c->key = case_key_build(&d.p);
+			c->params_json = case_params_json(&d.p);
+			int w = sweep_setting_index(b, "warmup");
+			c->name = case_name(suite, &d.p, d.vocab_size && d.model &&
+					    d.vocab_size != sweep_model_find(ck, d.model)->vocab_size,
+					    w >= 0 && b->settings[w].nvalues > 1);
+			c->peer = NULL;
+			for (size_t j = 0; j < s->npeers; j++)
+				if (!strcmp(s->peers[j].name, d.p.impl) && !strcmp(s->peers[j].suite, b->suite))
+					c->peer = &s->peers[j];
+			kept++;
+		}
+		/* odometer: the last setting varies fastest */
+		size_t i = b->nsettings;
+		while (i > 0) {
+			i--;
+			if (++pos[i] < b->settings[i].nvalues)
+				break;
+			pos[i] = 0;
+			if (i == 0) {
+				i = SIZE_MAX;
+				break;
+			}
+		}
+		if (i == SIZE_MAX || b->nsettings == 0)
+			break;
+	}
+	if (!kept)
+		rc = sweep_fail_at(ck, b->line, b->column, "benchmark %zu (suite %s): every case is excluded",
+			     index + 1, suite_name((enum suite_id)suite));
+done:
+	free(pos);
+	return rc;
+}
+
+int sweep_expand(const struct sweep *s, struct sweep_cases *out, struct bd_error *err)
+{
+	struct checker ck = {s ? s->path : "", err, s ? s->models : NULL, s ? s->nmodels : 0,
+			     s ? s->peers : NULL, s ? s->npeers : 0, NULL};
+	size_t cap = 0;
+	int rc = 0;
+
+	if (!out)
+		return bd_fail(err, BD_EINVAL, "sweep_expand: no output");
+	out->items = NULL;
+	out->n = 0;
+	if (!s) {
+		rc = bd_fail(err, BD_EINVAL, "sweep_expand: no sweep");
+		goto done;
+	}
+	for (size_t i = 0; i < s->nbenchmarks; i++)
+		if ((rc = expand_benchmark(&ck, s, i, out, &cap)))
+			goto done;
+done:
+	if (rc)
+		sweep_cases_free(out);
+	return rc;
+}

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# tests/cli/cluster_test.sh: one sweep over many machines, without a scheduler: `runner run
+# --shard I/N` (the slices cover the sweep exactly once, in sweep order), the group they share
+# (`report --run GROUP` reads them as one run), and `runner merge` of the shards' databases.
+#   cluster_test.sh RUNNER REPORT MAKE_FIXTURE
+set -u
+RUNNER=$1
+REPORT=$2
+source "$(dirname "$0")/lib.sh"
+SWEEP=$SRC/tests/cli/tiny.yaml
+export TMPDIR=$T/tmp   # runner merge's temporary copies, checked below
+mkdir -p "$TMPDIR"
+keys() { sql "$1" "select case_key from cases $2 order by case_key"; }
+
+# ---- the whole sweep, then its three shards into one database ----------------------------------
+expect_status 0 "unsharded run" "$RUNNER" run "$SWEEP" --db "$T/whole.db"
+for i in 0 1 2; do
+	expect_status 0 "shard $i/3" "$RUNNER" run "$SWEEP" --db "$T/shards.db" --shard $i/3
+	contains "$T/err" "shard $i/3 of group [0-9a-f]{12}-of3" "shard $i/3 names its group"
+done
+check "the shards hold the sweep's cases exactly once" \
+	[ "$(keys "$T/shards.db" "")" = "$(keys "$T/whole.db" "")" ]
+check "ord is the case's place in the whole sweep" \
+	[ "$(sql "$T/shards.db" "select group_concat(ord) from (select ord from cases order by ord)")" = \
+	  "$(sql "$T/whole.db" "select group_concat(ord) from (select ord from cases order by ord)")" ]
+check "runs record sweep hash, shard and group" \
+	[ "$(sql "$T/shards.db" "select count(distinct sweep_hash) || count(distinct group_id) || group_concat(shard_index || '/' || shard_count) from runs")" = "110/3,1/3,2/3" ]
+group=$(sql "$T/shards.db" "select group_id from runs limit 1")
+expect_status 0 "report --run GROUP" "$REPORT" --db "$T/shards.db" --run "$group" --format csv
+check "report --run GROUP has every case of the sweep" \
+	[ "$(grep -c ',cpu,' "$T/out")" = "$(sql "$T/whole.db" "select count(*) from cases")" ]
+expect_status 0 "report --run SHARD" "$REPORT" --db "$T/shards.db" --run 1 --format csv
+check "one shard alone is a part" [ "$(wc -l <"$T/out")" -lt "$(sql "$T/whole.db" "select count(*) from cases")" ]
+# a shard run again replaces its earlier run in the group
+expect_status 0 "shard 1/3 again" "$RUNNER" run "$SWEEP" --db "$T/shards.db" --shard 1/3
+expect_status 0 "report runs" "$REPORT" runs --db "$T/shards.db"
+expect_status 0 "report --run GROUP after a re-run" "$REPORT" --db "$T/shards.db" --run "$group" --format csv
+check "each case once after a re-run" \
+	[ "$(grep -c ',cpu,' "$T/out")" = "$(sql "$T/whole.db" "select count(*) from cases")" ]
+
+# ---- bad --shard ---------------------------------------------------------------------------------
+expect_status 2 "--shard 3/3" "$RUNNER" run "$SWEEP" --db "$T/x.db" --shard 3/3
+contains "$T/err" "numbered 0 to 2" "--shard 3/3 says the range"
+expect_status 2 "--shard auto outside a launcher" env -u SLURM_ARRAY_TASK_ID -u JOB_COMPLETION_INDEX \
+	"$RUNNER" run "$SWEEP" --db "$T/x.db" --shard auto
+contains "$T/err" "SLURM_ARRAY_TASK_ID" "--shard auto names the variables"
+check "nothing written for a bad --shard" [ ! -e "$T/x.db" ]
+expect_status 0 "--shard auto in a Slurm array task" env SLURM_ARRAY_TASK_ID=5 SLURM_ARRAY_TASK_MIN=4 \
+	SLURM_ARRAY_TASK_COUNT=2 SLURM_ARRAY_JOB_ID=77 "$RUNNER" run "$SWEEP" --db "$T/auto.db" --shard auto
+check "Slurm's shard and group" [ "$(sql "$T/auto.db" "select group_id || ' ' || shard_index || '/' || shard_count from runs")" = "slurm-77 1/2" ]
+
+# ---- merge: the shards' own databases into one -------------------------------------------------
+for i in 0 1 2; do
+	expect_status 0 "shard $i/3 into its own db" "$RUNNER" run "$SWEEP" --db "$T/node$i.db" --shard $i/3 --group g1
+done
+expect_status 0 "merge three shards" "$RUNNER" merge --db "$T/merged.db" "$T/node0.db" "$T/node1.db" "$T/node2.db"
+contains "$T/out" "merged 3 of 3 databases" "merge says what it did"
+check "merged: the sweep's cases exactly once" [ "$(keys "$T/merged.db" "")" = "$(keys "$T/whole.db" "")" ]
+check "merged: every sample" [ "$(sql "$T/merged.db" "select count(*) from samples")" = \
+	"$(($(sql "$T/node0.db" "select count(*) from samples") + $(sql "$T/node1.db" "select count(*) from samples") + $(sql "$T/node2.db" "select count(*) from samples")))" ]
+check "merged: runs keep their uuid" [ "$(sql "$T/merged.db" "select group_concat(uuid) from (select uuid from runs order by uuid)")" = \
+	"$(for i in 0 1 2; do sql "$T/node$i.db" "select uuid from runs"; done | sort | paste -sd,)" ]
+check "merged: one system (same machine)" [ "$(sql "$T/merged.db" "select count(*) from systems")" = 1 ]
+expect_status 0 "report --run g1 on the merged db" "$REPORT" --db "$T/merged.db" --run g1 --format csv
+check "the merged group is the whole sweep" [ "$(grep -c ',cpu,' "$T/out")" = "$(sql "$T/whole.db" "select count(*) from cases")" ]
+before=$(sql "$T/merged.db" "select count(*) from runs) || (select count(*) from cases) || (select count(*) from samples")
+expect_status 0 "merge again" "$RUNNER" merge --db "$T/merged.db" "$T/node1.db"
+contains "$T/out" "0 runs imported \(1 already present\), 0 cases, 0 samples" "a second import is a no-op"
+check "nothing changed" [ "$(sql "$T/merged.db" "select count(*) from runs) || (select count(*) from cases) || (select count(*) from samples")" = "$before" ]
+check "inputs untouched" [ "$(sql "$T/node1.db" "select count(*) from runs")" = 1 ]
+
+# not benchdb's, missing, the output itself: refused by name; the good inputs still go in
+printf 'not a database at all\n' >"$T/junk.db"
+sql "$T/other.db" "create table t(x); insert into t values (1)"
+expect_status 1 "merge a junk file" "$RUNNER" merge --db "$T/m2.db" "$T/junk.db" "$T/other.db" "$T/nope.db" "$T/node0.db"
+contains "$T/err" "junk.db: not a benchdb database" "junk named"
+contains "$T/err" "other.db: not a benchdb database" "foreign sqlite named"
+contains "$T/err" "nope.db: no such file" "missing named"
+contains "$T/out" "merged 1 of 4 databases" "the good input still merged"
+expect_status 1 "merge into itself" "$RUNNER" merge --db "$T/merged.db" "$T/merged.db"
+contains "$T/err" "is the output database itself" "self-merge refused"
+
+# a database of an older schema (004: before shards) is migrated on a copy, never in place
+old=$T/old.db
+cat "$SRC"/schemas/00[1-4]_*.sql | sqlite3 "$old"
+sql "$old" "PRAGMA user_version = 4;
+insert into systems (id, fingerprint, hostname, first_seen) values (1, 'old-fp', 'oldhost', 'x');
+insert into runs (id, uuid, system_id, started_at, status, tool_version, command_line)
+  values (1, '0ld0ld00-0000-4000-8000-000000000000', 1, '2026-01-01T00:00:00.000Z', 'complete', '0.1', 'runner run');
+insert into cases (id, run_id, ord, suite, impl, device, dtype, pass, params, case_key, name, warmup, iters, status)
+  values (1, 1, 0, 'attention', 'naive', 'cpu', 'float32', 'forward', '{}', 'k-old', 'old case', 0, 2, 'ok');
+insert into samples values (1, 'fwd', 0, 100), (1, 'fwd', 1, 110);"
+expect_status 0 "merge a schema-4 database" "$RUNNER" merge --db "$T/merged.db" "$old"
+contains "$T/out" "1 runs imported \(0 already present\), 1 cases, 2 samples, 1 new systems" "old run imported"
+check "the old file is still schema 4" [ "$(sql "$old" "PRAGMA user_version")" = 4 ]
+check "old run in the merged db" [ "$(sql "$T/merged.db" "select count(*) from samples s join cases c on c.id = s.case_id join runs r on r.id = c.run_id where r.uuid like '0ld0ld00%'")" = 2 ]
+check "no temporary copies left" [ -z "$(ls "${TMPDIR:-/tmp}" | grep '^benchdb-merge-' || true)" ]
+
+# ---- runner slurm: the script (its tasks run here by hand, with Slurm's variables) ---------------
+expect_status 0 "runner slurm" "$RUNNER" slurm "$SWEEP" --shards 3 --partition gpu --gpus-per-task 2 \
+	--time 1:00:00 --results "$T/res" --label "night ly"
+script=$T/res/cli-tiny.sbatch
+contains "$T/out" "3 shards of the 7 cases" "runner slurm says what it wrote"
+for line in '--array=0-2' '--partition=gpu' '--gpus-per-task=2' '--time=1:00:00' "--output=$T/res/slurm-%A_%a.out"; do
+	check "script has #SBATCH $line" grep -qxF -- "#SBATCH $line" "$script"
+done
+check "the script is valid bash" bash -n "$script"
+contains "$script" "--label 'night ly'" "the label is one shell word"
+for i in 0 1 2; do
+	check "array task $i by hand" env SLURM_ARRAY_JOB_ID=9 SLURM_ARRAY_TASK_ID=$i SLURM_ARRAY_TASK_MIN=0 \
+		SLURM_ARRAY_TASK_COUNT=3 TMPDIR="$T/tmp" bash "$script"
+done
+check "each task's database in the results" [ "$(ls "$T/res" | grep -c '^shard-9-[012]\.db$')" = 3 ]
+check "node-local copies removed" [ -z "$(ls "$T/tmp")" ]
+expect_status 0 "merge the tasks' databases" "$RUNNER" merge --db "$T/res/all.db" "$T/res"/shard-9-*.db
+check "group slurm-9 is the whole sweep" [ "$(keys "$T/res/all.db" "where run_id in (select id from runs where group_id = 'slurm-9')")" = "$(keys "$T/whole.db" "")" ]
+check "the label reached every shard" [ "$(sql "$T/res/all.db" "select count(*) from runs where label = 'night ly'")" = 3 ]
+expect_status 2 "runner slurm without --shards" "$RUNNER" slurm "$SWEEP"
+contains "$T/err" "--shards expects a count" "--shards is required"
+expect_status 1 "--submit without sbatch" "$RUNNER" slurm "$SWEEP" --shards 2 --results "$T/res2" \
+	--submit --sbatch "$T/no-sbatch"
+contains "$T/err" "cannot run '$T/no-sbatch'" "a missing sbatch is named"
+
+finish cluster

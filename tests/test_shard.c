@@ -1,0 +1,218 @@
+/* tests/test_shard.c: `runner run --shard I/N` (runner/shard.c). The slices of a sweep are
+ * disjoint and cover it, for every shipped and test sweep and many N (more shards than cases
+ * included); they are a function of the sweep alone; they balance estimated work, not counts;
+ * and --shard's text and the launchers' environment parse as documented. */
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "shard.h"
+#include "sweep.h"
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Every case of the sweep at path lands in exactly one of the count slices, in sweep order, and
+ * slicing twice gives the same slices. Returns the number of cases (0 when the sweep is one of
+ * the deliberately bad fixtures). */
+static size_t check_slices(const char *path, int count)
+{
+	struct sweep *s = NULL;
+	struct sweep_cases all = {0};
+	struct bd_error err;
+	if (sweep_load(path, &s, &err) || sweep_expand(s, &all, &err)) {
+		sweep_free(s);
+		return 0;
+	}
+	int *seen = calloc(all.n + 1, sizeof(*seen));
+	assert_non_null(seen);
+	for (int i = 0; i < count; i++) {
+		struct shard sh = {i, count};
+		struct sweep_cases slice, again;
+		assert_int_equal(shard_select(&all, &sh, &slice), 0);
+		assert_int_equal(shard_select(&all, &sh, &again), 0);
+		assert_int_equal(slice.n, again.n);
+		for (size_t k = 0; k < slice.n; k++) {
+			size_t index = slice.items[k].index;
+			assert_true(index < all.n);
+			assert_int_equal(again.items[k].index, index);
+			assert_string_equal(slice.items[k].key, all.items[index].key);
+			if (k)
+				assert_true(index > slice.items[k - 1].index);
+			seen[index]++;
+		}
+		free(slice.items);
+		free(again.items);
+	}
+	for (size_t i = 0; i < all.n; i++)
+		if (seen[i] != 1)
+			fail_msg("%s, %d shards: case %zu is in %d slices", path, count, i, seen[i]);
+	free(seen);
+	size_t n = all.n;
+	sweep_cases_free(&all);
+	sweep_free(s);
+	return n;
+}
+
+static void check_dir(const char *sub, size_t *sweeps)
+{
+	char dir[4096];
+	const char *src = getenv("BENCHDB_SOURCE_DIR");
+	snprintf(dir, sizeof(dir), "%s/%s", src ? src : ".", sub);
+	DIR *d = opendir(dir);
+	assert_non_null(d);
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		if (len < 6 || strcmp(e->d_name + len - 5, ".yaml"))
+			continue;
+		char path[8192];
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		size_t n = check_slices(path, 1);
+		if (!n)
+			continue;
+		(*sweeps)++;
+		const int counts[] = {2, 3, 4, 5, 7, 8, 16, 64};
+		for (size_t k = 0; k < ARRAY_LEN(counts); k++)
+			check_slices(path, counts[k]);
+		check_slices(path, (int)n);
+		check_slices(path, (int)n + 3);   /* more shards than cases: some slices are empty */
+	}
+	closedir(d);
+}
+
+static void test_shard__slices_are_disjoint_and_cover_every_sweep(void **state)
+{
+	(void)state;
+	size_t sweeps = 0;
+	check_dir("configs", &sweeps);
+	check_dir("configs/perf", &sweeps);
+	check_dir("tests/sweeps", &sweeps);
+	check_dir("tests/cli", &sweeps);
+	assert_true(sweeps >= 15);
+}
+
+/* Random costs spanning six orders of magnitude: every case has one owner, the same on a second
+ * call, and no slice carries more than the mean load plus the largest case (the greedy bound). */
+static void test_shard__assign_balances_by_cost(void **state)
+{
+	(void)state;
+	unsigned seed = 12345;
+	for (int trial = 0; trial < 200; trial++) {
+		size_t n = 1 + (size_t)(trial * 7 % 97);
+		int count = 1 + trial % 13;
+		double *cost = malloc(n * sizeof(*cost));
+		int *owner = malloc(n * sizeof(*owner)), *again = malloc(n * sizeof(*again));
+		double *load = calloc((size_t)count, sizeof(*load)), total = 0, largest = 0;
+		for (size_t i = 0; i < n; i++) {
+			seed = seed * 1103515245u + 12345u;
+			cost[i] = 1e3 * (1 + (seed >> 16) % 1000) * (double)(1u << (seed % 20));
+		}
+		assert_int_equal(shard_assign(cost, n, count, owner), 0);
+		assert_int_equal(shard_assign(cost, n, count, again), 0);
+		for (size_t i = 0; i < n; i++) {
+			assert_true(owner[i] >= 0 && owner[i] < count);
+			assert_int_equal(owner[i], again[i]);
+			load[owner[i]] += cost[i];
+			total += cost[i];
+			largest = cost[i] > largest ? cost[i] : largest;
+		}
+		for (int s = 0; s < count; s++)
+			assert_true(load[s] <= total / count + largest * 1.03 + 1e-6 * total);
+		free(cost); free(owner); free(again); free(load);
+	}
+}
+
+/* One huge case and many small ones: by count each of two slices would take half the cases;
+ * by cost the huge one is alone. */
+static void test_shard__weighs_work_not_count(void **state)
+{
+	(void)state;
+	const double cost[] = {1, 1, 1, 1000, 1, 1, 1, 1};
+	int owner[ARRAY_LEN(cost)];
+	assert_int_equal(shard_assign(cost, ARRAY_LEN(cost), 2, owner), 0);
+	for (size_t i = 0; i < ARRAY_LEN(cost); i++)
+		if (i != 3)
+			assert_int_not_equal(owner[i], owner[3]);
+	/* no cost known: one each, split evenly */
+	const double none[] = {0, 0, 0, 0, 0, 0};
+	int even[ARRAY_LEN(none)], per[2] = {0, 0};
+	assert_int_equal(shard_assign(none, ARRAY_LEN(none), 2, even), 0);
+	for (size_t i = 0; i < ARRAY_LEN(none); i++)
+		per[even[i]]++;
+	assert_int_equal(per[0], 3);
+	assert_int_equal(per[1], 3);
+	assert_int_equal(shard_assign(cost, 1, 0, owner), BD_EINVAL);
+}
+
+static void clear_launcher_env(void)
+{
+	const char *vars[] = {"SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT", "SLURM_ARRAY_TASK_MIN",
+			      "SLURM_ARRAY_JOB_ID", "JOB_COMPLETION_INDEX", "BENCHDB_SHARD_COUNT"};
+	for (size_t i = 0; i < ARRAY_LEN(vars); i++)
+		unsetenv(vars[i]);
+}
+
+static void test_shard__parse_text_and_launcher_environment(void **state)
+{
+	(void)state;
+	struct shard s;
+	struct bd_error err;
+	clear_launcher_env();
+	assert_int_equal(shard_parse("2/4", &s, &err), 0);
+	assert_int_equal(s.index, 2);
+	assert_int_equal(s.count, 4);
+	const char *bad[] = {"4/4", "-1/4", "1/0", "1", "a/4", "1/b", "1/4x", "/4", "auto"};
+	for (size_t i = 0; i < ARRAY_LEN(bad); i++)
+		if (shard_parse(bad[i], &s, &err) != BD_EINVAL)
+			fail_msg("--shard '%s' was accepted", bad[i]);
+	assert_non_null(strstr(err.msg, "SLURM_ARRAY_TASK_ID"));
+
+	/* Slurm: --array=1-4 numbers tasks 1..4; the shard is the offset from the first */
+	setenv("SLURM_ARRAY_TASK_ID", "3", 1);
+	setenv("SLURM_ARRAY_TASK_MIN", "1", 1);
+	setenv("SLURM_ARRAY_TASK_COUNT", "4", 1);
+	assert_int_equal(shard_parse("auto", &s, &err), 0);
+	assert_int_equal(s.index, 2);
+	assert_int_equal(s.count, 4);
+	setenv("SLURM_ARRAY_JOB_ID", "811", 1);
+	char group[64];
+	assert_int_equal(shard_group_id(NULL, "0123456789abcdef", 4, group, sizeof(group)), 0);
+	assert_string_equal(group, "slurm-811");
+	assert_int_equal(shard_group_id("nightly", "0123456789abcdef", 4, group, sizeof(group)), 0);
+	assert_string_equal(group, "nightly");
+	clear_launcher_env();
+	assert_int_equal(shard_group_id(NULL, "0123456789abcdef", 4, group, sizeof(group)), 0);
+	assert_string_equal(group, "0123456789ab-of4");
+
+	/* Kubernetes Indexed Job: the index; the count from BENCHDB_SHARD_COUNT or auto/N */
+	setenv("JOB_COMPLETION_INDEX", "1", 1);
+	assert_int_equal(shard_parse("auto", &s, &err), BD_EINVAL);
+	assert_non_null(strstr(err.msg, "auto/N"));
+	assert_int_equal(shard_parse("auto/3", &s, &err), 0);
+	assert_int_equal(s.index, 1);
+	assert_int_equal(s.count, 3);
+	setenv("BENCHDB_SHARD_COUNT", "2", 1);
+	assert_int_equal(shard_parse("auto", &s, &err), 0);
+	assert_int_equal(s.count, 2);
+	setenv("JOB_COMPLETION_INDEX", "2", 1);
+	assert_int_equal(shard_parse("auto", &s, &err), BD_EINVAL);   /* index 2 of 2 */
+	clear_launcher_env();
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_shard__slices_are_disjoint_and_cover_every_sweep),
+		cmocka_unit_test(test_shard__assign_balances_by_cost),
+		cmocka_unit_test(test_shard__weighs_work_not_count),
+		cmocka_unit_test(test_shard__parse_text_and_launcher_environment),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

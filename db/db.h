@@ -108,6 +108,10 @@ int db_cases_by_key(struct db *db, const char *case_key, const char *suite, stru
 void db_set_busy_timeout(struct db *db, int ms);
 /* This machine's host name, as runs record it. */
 void db_this_host(char out[256]);
+/* db_run_begin and db_run_liveness_set in one transaction: no run is ever stored without its
+ * runner (a kill between the two left one that nothing could tell dead). */
+int db_run_begin_live(struct db *db, int64_t system_id, const struct run_record *run,
+		      int64_t *run_id, struct bd_error *err);
 /* Record this process (host, pid) as the run's runner, with a heartbeat now. */
 int db_run_liveness_set(struct db *db, int64_t run_id, struct bd_error *err);
 /* Refresh the run's heartbeat; returns an SQLite code (a failure is not worth stopping for). */

@@ -65,6 +65,21 @@ int db_run_liveness_set(struct db *db, int64_t run_id, struct bd_error *err)
 	return rc == SQLITE_OK ? 0 : fail(db, err, "cannot record the runner");
 }
 
+int db_run_begin_live(struct db *db, int64_t system_id, const struct run_record *run,
+		      int64_t *run_id, struct bd_error *err)
+{
+	if (sqlite3_exec(db_sqlite(db), "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+		return fail(db, err, "cannot store the run");
+	int rc = db_run_begin(db, system_id, run, run_id, err);
+	if (!rc)
+		rc = db_run_liveness_set(db, *run_id, err);
+	if (!rc && sqlite3_exec(db_sqlite(db), "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+		rc = fail(db, err, "cannot store the run");
+	if (rc)
+		sqlite3_exec(db_sqlite(db), "ROLLBACK", NULL, NULL, NULL);
+	return rc;
+}
+
 int db_run_heartbeat(struct db *db, int64_t run_id)
 {
 	char now[32];

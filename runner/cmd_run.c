@@ -264,8 +264,7 @@ int cmd_run(int argc, char **argv)
 	if ((rc = db_system_put(db, &si, &system_id, &err)) ||
 	    (resume_run ? (rc = run_resume_begin(db, resume_run, &run, system_id, ords, force,
 						 &resume, &err))
-			: ((rc = db_run_begin(db, system_id, &run, &run_id, &err)) ||
-			   (rc = db_run_liveness_set(db, run_id, &err))))) {
+			: (rc = db_run_begin_live(db, system_id, &run, &run_id, &err)))) {
 		bd_error_print("runner run", &err);
 		status = rc == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL;
 		goto done;

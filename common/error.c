@@ -2,7 +2,10 @@
 #include "error.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "escape.h"
 
 static void set_msg(struct bd_error *err, const char *fmt, va_list ap)
 {
@@ -41,10 +44,15 @@ int bd_fail_at(struct bd_error *err, int code, const char *file, int line, int c
 
 void bd_error_print(const char *prog, const struct bd_error *err)
 {
+	/* file names and messages quote user text: no escape sequence reaches the terminal raw */
+	char *file = escape_controls(err->file), *msg = escape_controls(err->msg);
+	const char *f = file ? file : err->file, *m = msg ? msg : err->msg;
 	if (err->file[0] && err->line > 0)
-		fprintf(stderr, "%s: %s:%d:%d: %s\n", prog, err->file, err->line, err->column, err->msg);
+		fprintf(stderr, "%s: %s:%d:%d: %s\n", prog, f, err->line, err->column, m);
 	else if (err->file[0])
-		fprintf(stderr, "%s: %s: %s\n", prog, err->file, err->msg);
+		fprintf(stderr, "%s: %s: %s\n", prog, f, m);
 	else
-		fprintf(stderr, "%s: %s\n", prog, err->msg);
+		fprintf(stderr, "%s: %s\n", prog, m);
+	free(file);
+	free(msg);
 }

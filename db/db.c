@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "db_internal.h"
+#include "db_readonly.h"
+#include "db_untrusted.h"
 #include "params.h"
 #include "sha256.h"
 #include "strbuf.h"
@@ -33,6 +35,10 @@ int db_schema_latest(void) { return schema_migration_count; }
 int db_schema_version(struct db *db) { return db->version; }
 
 sqlite3 *db_sqlite(struct db *db) { return db->handle; }
+
+const char *db_file(struct db *db) { return db->path; }
+
+void db_set_busy_timeout(struct db *db, int ms) { sqlite3_busy_timeout(db->handle, ms); }
 
 void db_now(char out[32])
 {
@@ -173,13 +179,16 @@ int db_open(const char *path, unsigned flags, struct db **out, struct bd_error *
 		goto done;
 	}
 	struct stat sb;
-	if (!(flags & DB_CREATE) && stat(path, &sb) != 0) {
+	if (flags & DB_READONLY) {
+		if ((rc = db_readonly_open(path, &db->handle, err)))
+			goto done;
+	} else if (!(flags & DB_CREATE) && stat(path, &sb) != 0) {
 		rc = bd_fail_at(err, BD_ENOTFOUND, path, 0, 0,
 				"no such database (run `runner run SWEEP.yaml` first, or pass --db PATH)");
 		goto done;
 	}
 	int oflags = SQLITE_OPEN_READWRITE | (flags & DB_CREATE ? SQLITE_OPEN_CREATE : 0);
-	if (sqlite3_open_v2(path, &db->handle, oflags, NULL) != SQLITE_OK) {
+	if (!db->handle && sqlite3_open_v2(path, &db->handle, oflags, NULL) != SQLITE_OK) {
 		rc = bd_fail_at(err, BD_EDB, path, 0, 0, "cannot open database: %s",
 				db->handle ? sqlite3_errmsg(db->handle) : "out of memory");
 		goto done;
@@ -190,6 +199,12 @@ int db_open(const char *path, unsigned flags, struct db **out, struct bd_error *
 	if ((rc = read_version(db, &db->version, err))) {
 		rc = bd_fail_at(err, BD_EDB, path, 0, 0, "not a benchdb database: %s",
 				sqlite3_errmsg(db->handle));
+		goto done;
+	}
+	if (db->version < 0 || (db->version == 0 && (flags & DB_READONLY))) {
+		rc = bd_fail_at(err, BD_EDB, path, 0, 0,
+				"not a benchdb database: schema version %d%s", db->version,
+				db->version == 0 ? " (no benchdb schema)" : "");
 		goto done;
 	}
 	/* Version 0 is a new file; one that already has tables belongs to someone else. */
@@ -215,6 +230,13 @@ int db_open(const char *path, unsigned flags, struct db **out, struct bd_error *
 				"use a newer benchdb",
 				db->version, schema_migration_count);
 		goto done;
+	}
+	if (flags & DB_READONLY) {
+		if ((rc = db_readonly_shim(db->handle, path, db->version, err)) ||
+		    (rc = db_group_init(db, err)))
+			goto done;
+		*out = db;
+		return 0;
 	}
 	if ((rc = exec(db, "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; "
 			   "PRAGMA synchronous = NORMAL;", err)))
@@ -543,7 +565,11 @@ static void run_row_read(sqlite3_stmt *st, struct run_row *r)
 	r->nok = sqlite3_column_int64(st, 17);
 }
 
-static void run_row_read_any(sqlite3_stmt *st, void *item) { run_row_read(st, item); }
+static void run_row_read_any(sqlite3_stmt *st, void *item)
+{
+	run_row_read(st, item);
+	db_run_row_untrusted(item);
+}
 
 void db_run_row_clear(struct run_row *r)
 {
@@ -583,7 +609,7 @@ int db_run_get(struct db *db, int64_t run_id, struct run_row *out, struct bd_err
 	sqlite3_stmt *st = prepare(db, &rc, "SELECT " RUN_COLUMNS "WHERE r.id = ?1");
 	bind_i64(st, &rc, 1, run_id);
 	if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
-		run_row_read(st, out);
+		run_row_read_any(st, out);
 		found = 1;
 	}
 	finalize(st, &rc);
@@ -790,7 +816,11 @@ static void case_row_read(sqlite3_stmt *st, struct case_row *c)
 	c->param_count = col_i64(st, i++, -1);
 }
 
-static void case_row_read_any(sqlite3_stmt *st, void *item) { case_row_read(st, item); }
+static void case_row_read_any(sqlite3_stmt *st, void *item)
+{
+	case_row_read(st, item);
+	db_case_row_untrusted(item);
+}
 
 static void case_row_clear(struct case_row *c)
 {

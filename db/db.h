@@ -17,6 +17,8 @@ struct db;
 
 enum db_open_flags {
 	DB_CREATE = 1,   /* create the file if missing (runner); otherwise a missing file is an error */
+	DB_READONLY = 2, /* report: SQLITE_OPEN_READONLY, no journal-mode change, no migration, no file
+			  * created or changed; an older schema reads its later columns as NULL */
 };
 
 /* The schema level this build writes (the highest schemas/NNN_*.sql). */
@@ -99,5 +101,36 @@ void db_now(char out[32]);
  * a group (report history). Free with db_case_rows_free. */
 int db_cases_by_key(struct db *db, const char *case_key, const char *suite, struct case_row **rows,
 		    size_t *n, struct bd_error *err);
+
+/* ---- liveness, resume and close (db_liveness.c; schemas/007_liveness.sql) ---------------- */
+
+/* How long a writer waits, retrying with backoff, for another's lock (runner --busy-timeout). */
+void db_set_busy_timeout(struct db *db, int ms);
+/* This machine's host name, as runs record it. */
+void db_this_host(char out[256]);
+/* db_run_begin and db_run_liveness_set in one transaction: no run is ever stored without its
+ * runner (a kill between the two left one that nothing could tell dead). */
+int db_run_begin_live(struct db *db, int64_t system_id, const struct run_record *run,
+		      int64_t *run_id, struct bd_error *err);
+/* Record this process (host, pid) as the run's runner, with a heartbeat now. */
+int db_run_liveness_set(struct db *db, int64_t run_id, struct bd_error *err);
+/* Refresh the run's heartbeat; returns an SQLite code (a failure is not worth stopping for). */
+int db_run_heartbeat(struct db *db, int64_t run_id);
+enum run_liveness {
+	RUN_LIVENESS_UNKNOWN,   /* running, but nothing tells (a run from before schema 7) */
+	RUN_LIVENESS_ALIVE,     /* running, and its runner is */
+	RUN_LIVENESS_DEAD,      /* running, and its runner is gone: abandoned */
+	RUN_LIVENESS_ENDED,     /* not running */
+};
+/* Whether a run's runner is alive: same host, its pid is a runner; another host, a heartbeat
+ * within 10 minutes. why (may be NULL) says on what grounds. */
+int db_run_liveness(struct db *db, int64_t run_id, char *why, size_t n);
+/* End a running run as 'interrupted' at its last heartbeat (runner close). */
+int db_run_close(struct db *db, int64_t run_id, struct bd_error *err);
+/* Set a run 'running' again with this process as its runner (runner run --resume). */
+int db_run_reopen(struct db *db, int64_t run_id, struct bd_error *err);
+/* stored[ord] = 1 for each case the run has stored (ords 0..n-1); *count of them. */
+int db_run_stored_ords(struct db *db, int64_t run_id, unsigned char *stored, size_t n,
+		       size_t *count, struct bd_error *err);
 
 #endif

@@ -10,6 +10,8 @@
 
 /* The connection of db (owned by db). */
 sqlite3 *db_sqlite(struct db *db);
+/* The path db was opened with. */
+const char *db_file(struct db *db);
 
 /* Store run's group and shard (group.c); nothing when run->group_id is NULL. */
 int db_run_set_group(struct db *db, int64_t run_id, const struct run_record *run,

@@ -20,7 +20,7 @@ static void list_example_keys(const char *db_path, const char *suite)
 	struct bd_error err;
 	size_t n = 0;
 	int64_t latest = 0;
-	if (db_open(db_path, 0, &db, &err) || db_run_resolve(db, "latest", &latest, &err) ||
+	if (db_open(db_path, DB_READONLY, &db, &err) || db_run_resolve(db, "latest", &latest, &err) ||
 	    db_cases_list(db, latest, suite, &rows, &n, &err))
 		goto done;
 	if (n)

@@ -49,7 +49,10 @@ int cmd_runs(int argc, char **argv)
 		snprintf(uuid, sizeof(uuid), "%.*s", fmt == FORMAT_MD ? 8 : 39, r->uuid);
 		table_text(&t, row, c_uuid, uuid);
 		table_text(&t, row, c_start, r->started_at);
-		table_text(&t, row, c_status, r->status);
+		/* a `running` run whose runner is gone: abandoned (schemas/007_liveness.sql) */
+		table_text(&t, row, c_status, !strcmp(r->status, "running") &&
+				db_run_liveness(db, r->id, NULL, 0) == RUN_LIVENESS_DEAD ? "abandoned"
+											 : r->status);
 		table_text(&t, row, c_sweep, r->sweep_name ? r->sweep_name : "");
 		table_text(&t, row, c_label, r->label ? r->label : "");
 		table_text(&t, row, c_host, r->hostname ? r->hostname : "");

@@ -5,13 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "params.h"
 #include "report.h"
 
 int report_open(const char *db_path, const char *run_selector, struct db **db, int64_t *run_id)
 {
 	struct bd_error err;
-	if (db_open(db_path, 0, db, &err) ||
+	if (db_open(db_path, DB_READONLY, db, &err) ||
 	    (run_selector && db_run_resolve(*db, run_selector, run_id, &err))) {
 		bd_error_print(REPORT_PROG, &err);
 		return err.code == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL;
@@ -61,7 +62,11 @@ int report_output_end(struct report_output *out, int rc)
 	if (rc)
 		return EXIT_FAIL;
 	render_end(out->fmt, &out->text);
-	fputs(sb_str(&out->text), stdout);
+	/* the output quotes stored text (names, labels, reasons): no escape sequence from a database
+	 * reaches the terminal raw */
+	char *shown = escape_controls(sb_str(&out->text));
+	fputs(shown ? shown : sb_str(&out->text), stdout);
+	free(shown);
 	return EXIT_OK;
 }
 

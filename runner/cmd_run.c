@@ -10,10 +10,12 @@
 #include "commands.h"
 #include "db.h"
 #include "gpu_probe.h"
+#include "liveness.h"
 #include "measure.h"
 #include "opt.h"
 #include "peer.h"
 #include "progress.h"
+#include "resume.h"
 #include "sha256.h"
 #include "shard.h"
 #include "sweep.h"
@@ -43,6 +45,11 @@ static void install_signals(void)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* an ssh drop, `runner run ... | head` and a file-size limit end the run the same way; a
+	 * write to a closed pipe then fails with EPIPE instead of killing the bookkeeping */
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGPIPE, &sa, NULL);
+	sigaction(SIGXFSZ, &sa, NULL);
 }
 
 /* A random version-4 UUID from /dev/urandom (falls back to time and pid). */
@@ -125,8 +132,9 @@ static void case_record_fill(struct case_record *r, const struct sweep_case *c,
 int cmd_run(int argc, char **argv)
 {
 	const char *db_path = BENCHDB_DEFAULT_DB, *label = NULL, *mem_limit_text = NULL;
-	const char *shard_text = NULL, *group = NULL;
-	int dry_run = 0;
+	const char *shard_text = NULL, *group = NULL, *resume_run = NULL;
+	int dry_run = 0, force = 0;
+	long busy_timeout_s = 3600;
 	const struct opt_spec specs[] = {
 		{"db", 0, OPT_STRING, "PATH", "database to write (default bench.db; created if missing)",
 		 &db_path},
@@ -140,6 +148,12 @@ int cmd_run(int argc, char **argv)
 		 "run slice I (0-based) of N balanced slices; auto: from Slurm or Kubernetes", &shard_text},
 		{"group", 0, OPT_STRING, "ID",
 		 "group id shared by the shards (default: the Slurm job, else sweep hash and N)", &group},
+		{"resume", 0, OPT_STRING, "RUN",
+		 "continue a run that did not complete: same run, only the cases it lacks", &resume_run},
+		{"force", 0, OPT_FLAG, NULL,
+		 "with --resume: resume although the sweep text, build or machine differ", &force},
+		{"busy-timeout", 0, OPT_INT, "SECONDS",
+		 "how long to wait for another writer's lock, retrying (default 3600)", &busy_timeout_s},
 		{0},
 	};
 	static const struct cmd_usage usage = {
@@ -156,6 +170,7 @@ int cmd_run(int argc, char **argv)
 	char group_id[128] = "";
 	struct db *db = NULL;
 	struct strbuf env = STRBUF_INIT;
+	struct run_resume resume = {0};
 	struct bd_error err;
 	int npos = 0, status = EXIT_OK, rc;
 	int64_t mem_limit = 0, run_id = 0;
@@ -165,6 +180,12 @@ int cmd_run(int argc, char **argv)
 	if ((status = opt_parse_command(specs, &usage, argc, argv, 1, 1, &npos)) >= 0)
 		goto done;
 	status = EXIT_OK;
+	if (busy_timeout_s < 0 || busy_timeout_s > INT32_MAX / 1000) {
+		fprintf(stderr, "runner run: --busy-timeout expects seconds from 0 to %d, got %ld\n",
+			INT32_MAX / 1000, busy_timeout_s);
+		status = EXIT_USAGE;
+		goto done;
+	}
 	if (mem_limit_text && (parse_bytes(mem_limit_text, &mem_limit) || mem_limit <= 0)) {
 		fprintf(stderr, "runner run: --mem-limit expects a size such as 512MiB or 8GiB, got '%s'\n",
 			mem_limit_text);
@@ -214,6 +235,7 @@ int cmd_run(int argc, char **argv)
 		status = EXIT_FAIL;
 		goto done;
 	}
+	db_set_busy_timeout(db, (int)(busy_timeout_s * 1000));
 	struct sysinfo si;
 	sysinfo_collect(&si);
 	int64_t system_id;
@@ -236,11 +258,22 @@ int cmd_run(int argc, char **argv)
 	};
 	make_uuid(run.uuid);
 	db_now(run.started_at);
+	size_t ords = 0;   /* case orders are the whole sweep's (a shard holds a subset) */
+	for (size_t i = 0; i < cases.n; i++)
+		ords = cases.items[i].index + 1 > ords ? cases.items[i].index + 1 : ords;
 	if ((rc = db_system_put(db, &si, &system_id, &err)) ||
-	    (rc = db_run_begin(db, system_id, &run, &run_id, &err))) {
+	    (resume_run ? (rc = run_resume_begin(db, resume_run, &run, system_id, ords, force,
+						 &resume, &err))
+			: (rc = db_run_begin_live(db, system_id, &run, &run_id, &err)))) {
 		bd_error_print("runner run", &err);
-		status = EXIT_FAIL;
+		status = rc == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL;
 		goto done;
+	}
+	if (resume_run) {
+		run_id = resume.run_id;
+		memcpy(run.uuid, resume.uuid, sizeof(run.uuid));
+		fprintf(stderr, "resuming run %lld: %zu of %zu cases stored before\n", (long long)run_id,
+			resume.nstored, cases.n);
 	}
 	install_signals();
 	fprintf(stderr, "run %lld (%.8s) of %s: %zu cases into %s\n", (long long)run_id, run.uuid,
@@ -255,9 +288,12 @@ int cmd_run(int argc, char **argv)
 		case_work(&cases.items[i], 1, &work[i]);
 	progress_init(&pg, cases.n, work);
 	free(work);
+	struct run_heartbeat hb = {&pg, db, run_id, now_ns()};
 	for (size_t i = 0; i < cases.n; i++) {
 		if (measure_interrupted)
 			break;
+		if (resume.stored && resume.stored[cases.items[i].index])
+			continue;
 		const struct sweep_case *c = &cases.items[i];
 		struct case_result res;
 		struct case_record rec;
@@ -267,10 +303,10 @@ int cmd_run(int argc, char **argv)
 		struct case_gpu gpu;   /* what NVML saw while the case ran (CUDA cases) */
 		struct gpu_probe *probe = c->params.device == DEVICE_CUDA ? gpu_probe_start() : NULL;
 		if (c->peer)   /* an external implementation from the sweep's `peers:` */
-			peer_measure_case(c, sweep->path, &res, progress_iteration, &pg);
+			peer_measure_case(c, sweep->path, &res, run_heartbeat_iteration, &hb);
 		else
 			measure_case(workload_find(c->params.suite, c->params.impl, c->params.device),
-				     &c->params, &res, progress_iteration, &pg);
+				     &c->params, &res, run_heartbeat_iteration, &hb);
 		gpu_probe_stop(probe, &gpu);
 		if (res.interrupted) {
 			free(res.samples);
@@ -289,6 +325,7 @@ int cmd_run(int argc, char **argv)
 			break;
 		}
 		progress_case_end(&pg, &res);
+		run_heartbeat_now(&hb);
 		counts[res.status]++;
 		stored++;
 	}
@@ -303,14 +340,15 @@ int cmd_run(int argc, char **argv)
 	}
 	if (counts[STATUS_ERROR] && status == EXIT_OK)
 		status = EXIT_FAIL;
-	printf("run %lld %s: %zu of %zu cases stored (", (long long)run_id, run_status, stored,
-	       cases.n);
+	printf("run %lld %s: %zu of %zu cases stored (", (long long)run_id, run_status,
+	       stored + resume.nstored, cases.n);
 	for (int k = 0; k < STATUS_COUNT; k++)   /* "4 ok, 0 oom, ..." */
 		printf("%s%zu %s", k ? ", " : "", counts[k], status_name((enum bd_status)k));
 	printf(") in %s\n", db_path);
 	if (stored)
 		printf("see: report --db %s --run %lld\n", db_path, (long long)run_id);
 done:
+	run_resume_free(&resume);
 	db_close(db);
 	sb_free(&env);
 	if (whole.items) {

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "checked.h"
+
 volatile sig_atomic_t measure_interrupted;
 
 int64_t now_ns(void)
@@ -59,8 +61,16 @@ void measure_case(const struct workload *w, const struct case_params *p, struct 
 	mem_init(&mem, p->mem_limit);
 	void *state = NULL;
 	unsigned phases = pass_phases(p->pass);
-	int64_t total = p->warmup + p->iters;
+	int64_t total = 0, nsamples_max = 0;
 
+	if (p->warmup < 0 || p->iters < 0 || ck_add(p->warmup, p->iters, &total) ||
+	    ck_mul(total, PHASE_COUNT, &nsamples_max) || total > INT32_MAX) {
+		res->status = STATUS_ERROR;
+		snprintf(res->reason, sizeof(res->reason),
+			 "warmup %lld + iters %lld is out of range (each at most %d)",
+			 (long long)p->warmup, (long long)p->iters, BD_MAX_ITERS);
+		goto done;
+	}
 	if (!w) {
 		res->status = STATUS_UNSUPPORTED;
 		snprintf(res->reason, sizeof(res->reason),
@@ -90,7 +100,8 @@ void measure_case(const struct workload *w, const struct case_params *p, struct 
 	if (p->pass == PASS_BACKWARD && take(res, w->run(state, PHASE_FWD, &st), &st, "forward"))
 		goto done;
 
-	res->samples = calloc((size_t)(total * PHASE_COUNT), sizeof(*res->samples));
+	res->samples = calloc(ck_alloc_count(nsamples_max, sizeof(*res->samples)),
+			      sizeof(*res->samples));
 	if (!res->samples) {
 		res->status = STATUS_ERROR;
 		snprintf(res->reason, sizeof(res->reason), "out of host memory for samples");

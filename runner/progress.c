@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "escape.h"
+
 /* Redraw the terminal line at most this often. */
 #define REDRAW_NS 100000000LL
 
@@ -90,8 +92,10 @@ static void draw(struct progress *pg, double fraction)
 	pg->last_draw_ns = now_ns();
 	fmt_duration(el, sizeof(el), pg->last_draw_ns - pg->start_ns);
 	eta(pg, pg->index, fraction, pg->last_draw_ns, left, sizeof(left));
+	char *name = escape_controls(pg->name);   /* a name quotes sweep text */
 	fprintf(stderr, "\r\033[K[%zu/%zu] %s  %3.0f%%  elapsed %s  eta %s", pg->index + 1, pg->ncases,
-		pg->name, 100.0 * fraction, el, left);
+		name ? name : "", 100.0 * fraction, el, left);
+	free(name);
 	fflush(stderr);
 }
 
@@ -120,9 +124,11 @@ void progress_case_end(struct progress *pg, const struct case_result *res)
 	int64_t now = now_ns();
 	fmt_duration(el, sizeof(el), now - pg->start_ns);
 	eta(pg, pg->index, 1.0, now, left, sizeof(left));
+	char *name = escape_controls(pg->name);
 	fprintf(stderr, "[%zu/%zu] %s: %s%s%s (%.2f s; elapsed %s, eta %s)\n", pg->index + 1,
-		pg->ncases, pg->name, status_name(res->status), res->reason[0] ? ": " : "",
+		pg->ncases, name ? name : "", status_name(res->status), res->reason[0] ? ": " : "",
 		res->reason, (double)res->elapsed_ns / 1e9, el, left);
+	free(name);
 }
 
 void progress_finish(struct progress *pg)

@@ -22,6 +22,7 @@
 #include <yaml.h>
 
 #include "sha256.h"
+#include "sweep_limits.h"
 #include "workload.h"
 #include "xalloc.h"
 
@@ -354,9 +355,9 @@ static int load_models(struct loader *L, const yaml_node_t *node)
 			if (prc == -2)
 				return fail_node(L, fv, "key '%s' of model '%s' value %s is too large", fname, name,
 						 node_text(fv));
-			if (v < 1)
-				return fail_node(L, fv, "key '%s' of model '%s' must be >= 1, got %" PRId64, fname,
-						 name, v);
+			if (v < 1 || v > sweep_value_max(fname))
+				return fail_node(L, fv, "key '%s' of model '%s' must be >= 1 and at most %" PRId64
+						 ", got %" PRId64, fname, name, sweep_value_max(fname), v);
 			*dest[f] = v;
 			if (f == 3)
 				L->model_heads[s->nmodels] = fv;
@@ -902,6 +903,8 @@ int sweep_parse(const char *path, const char *text, struct sweep **out, struct b
 		rc = bd_fail(err, BD_EINVAL, "sweep_parse: no text or no output");
 		goto done;
 	}
+	if ((rc = sweep_text_depth_check(path, text, err)))
+		goto done;
 	s = xcalloc(1, sizeof(*s));
 	s->path = xstrdup(path);
 	s->text = xstrdup(text);
@@ -967,14 +970,10 @@ int sweep_load(const char *path, struct sweep **out, struct bd_error *err)
 	size_t len = 0;
 	if (out)
 		*out = NULL;
-	char *text = read_file(path, &len);
-	if (!text) {
-		char reason[256];
-		snprintf(reason, sizeof(reason), "%s", strerror(errno));
-		reason[0] = (char)tolower((unsigned char)reason[0]);
-		return bd_fail_at(err, BD_EIO, path, 0, 0, "cannot read the sweep file: %s", reason);
-	}
-	int rc;
+	char *text = NULL;
+	int rc = sweep_file_read(path, &text, &len, err);
+	if (rc)
+		return rc;
 	size_t nul = strlen(text);
 	if (nul != len) {
 		int line = 1, column = 1;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sweep_limits.h"
 #include "xalloc.h"
 
 /* -1 when the count does not fit in int64 (only absurd user presets get there). */
@@ -207,6 +208,9 @@ static int draft_build(const struct checker *ck, const struct sweep_benchmark *b
 	if (!d->p.impl[0])
 		return sweep_fail_at(ck, b->line, b->column, "benchmark (suite %s) has no impl",
 			       suite_name((enum suite_id)suite));
+	char too_large[256];
+	if (sweep_case_sizes_check(&d->p, too_large, sizeof(too_large)))
+		return sweep_fail_at(ck, b->line, b->column, "%s", too_large);
 	return 0;
 }
 

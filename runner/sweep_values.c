@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sweep_limits.h"
 #include "workload.h"
 #include "xalloc.h"
 
@@ -302,6 +303,9 @@ int sweep_value_parse(const struct checker *ck, const struct param_def *p, int s
 		if (rc == -2)
 			return sweep_fail_at(ck, v->line, v->column, "key '%s' value %s is too large (at most %" PRId64 ")",
 				       p->key, t, INT64_MAX);
+		if (out->num > sweep_value_max(p->key))
+			return sweep_fail_at(ck, v->line, v->column, "key '%s' value %s is too large (at most %" PRId64 ")",
+				       p->key, t, sweep_value_max(p->key));
 		if (p->kind == V_POSITIVE && out->num < 1)
 			return sweep_fail_at(ck, v->line, v->column, "key '%s' must be >= 1, got %" PRId64, p->key,
 				       out->num);

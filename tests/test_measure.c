@@ -208,6 +208,28 @@ static void test_measure__stores_every_iteration_warmup_included(void **state)
 	free(res.samples);
 }
 
+/* warmup + iters beyond int64 or beyond an int32 iteration index (values the sweep parser
+ * refuses, but measure_case is a library function) are an error case, never a wrapped
+ * allocation (issue 15: total*3 wrapped and overran a 32-byte calloc). */
+static void test_measure__iteration_counts_that_overflow_are_an_error_not_a_wrap(void **state)
+{
+	(void)state;
+	const int64_t bad[][2] = {{2, INT64_C(6148914691236517204)},   /* x3 wraps to 2 */
+				  {INT64_MAX, INT64_MAX},
+				  {-1, 10},
+				  {INT64_C(3074457345618258602), INT64_C(3074457345618258603)}};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct case_params p = params(PASS_TRAIN_STEP, bad[i][0], bad[i][1]);
+		struct case_result res;
+		measure_case(&good, &p, &res, NULL, NULL);
+		assert_int_equal(res.status, STATUS_ERROR);
+		assert_non_null(strstr(res.reason, "out of range"));
+		assert_int_equal(res.nsamples, 0);
+		assert_int_equal(seen.runs[PHASE_FWD], 0);
+		free(res.samples);
+	}
+}
+
 static void test_measure__wrong_kernel_is_stored_as_error_and_never_timed(void **state)
 {
 	(void)state;
@@ -432,6 +454,7 @@ int main(void)
 #define T(f) cmocka_unit_test_setup(f, reset)
 	const struct CMUnitTest tests[] = {
 		T(test_measure__stores_every_iteration_warmup_included),
+		T(test_measure__iteration_counts_that_overflow_are_an_error_not_a_wrap),
 		T(test_measure__wrong_kernel_is_stored_as_error_and_never_timed),
 		T(test_measure__memory_limit_gives_oom_with_the_bytes_needed),
 		T(test_measure__unsupported_and_missing_workloads_keep_their_reason),

@@ -849,6 +849,44 @@ static void test_sweep__wrong_types_name_the_expected_type(void **state)
 			  "key 'size' has no value", NULL);
 }
 
+/* schemas/sweep-format.md "Limits": every user-given size is bounded at parse time, so no sum or
+ * product the runner makes of them wraps (issue 15: iters 6148914691236517204 wrapped total*3 in
+ * measure.c and overran the samples array). */
+static void test_sweep__sizes_beyond_the_limits_are_errors(void **state)
+{
+	(void)state;
+	check_parse_error("benchmarks:\n  - {suite: matmul, size: 8, iters: 6148914691236517204}\n",
+			  2, 37, "key 'iters' value 6148914691236517204 is too large (at most 1000000)",
+			  NULL);
+	check_parse_error("benchmarks:\n  - {suite: matmul, size: 8, warmup: 9223372036854775807}\n",
+			  2, 38, "key 'warmup' value 9223372036854775807 is too large", NULL);
+	check_parse_error("benchmarks:\n  - {suite: matmul, size: 2147483648}\n", 2, 27,
+			  "key 'size' value 2147483648 is too large (at most 2147483647)", NULL);
+	check_parse_error("models:\n  big: {d_model: 4294967296, d_ff: 8, num_layers: 1, num_heads: 1}\n"
+			  "benchmarks:\n  - {suite: e2e, model: big, context_length: 8}\n",
+			  2, 18, "key 'd_model' of model 'big' must be >= 1 and at most 2147483647", NULL);
+	/* each value within its limit, their product not */
+	check_expand_error("benchmarks:\n  - {suite: attention, impl: naive, batch_size: 2147483647, "
+			   "heads: 2147483647, seq_len: 2147483647, head_dim: 16}\n",
+			   2, 5, "the case is too large: Q (batch_size x heads x seq_len x head_dim)",
+			   NULL);
+	check_expand_error("benchmarks:\n  - {suite: attention, impl: naive, seq_len: 2147483647, "
+			   "head_dim: 1}\n",
+			   2, 5, "the case is too large: the scores", NULL);
+	check_expand_error("benchmarks:\n  - {suite: e2e, model: small, batch_size: 2147483647, "
+			   "context_length: 2147483647}\n",
+			   2, 5, "the case is too large: the activations", NULL);
+	check_expand_error("benchmarks:\n  - {suite: matmul, m: 2147483647, n: 2147483647, k: 1}\n",
+			   2, 5, "the case is too large: a matrix", NULL);
+	/* the limits themselves are accepted */
+	struct sweep_cases cases;
+	struct sweep *s = expand_ok("benchmarks:\n  - {suite: matmul, size: 8, warmup: 1000000, "
+				    "iters: 1000000}\n", &cases);
+	assert_int_equal(cases.items[0].params.iters, 1000000);
+	sweep_cases_free(&cases);
+	sweep_free(s);
+}
+
 static void test_sweep__empty_axis_is_an_error(void **state)
 {
 	(void)state;
@@ -1205,6 +1243,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sweep__axes_multiply_into_cases),
+		cmocka_unit_test(test_sweep__sizes_beyond_the_limits_are_errors),
 		cmocka_unit_test(test_sweep__exclude_drops_exactly_the_matching_cases),
 		cmocka_unit_test(test_sweep__first_axis_varies_slowest),
 		cmocka_unit_test(test_sweep__builtin_defaults_fill_unset_params),

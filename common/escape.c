@@ -1,0 +1,42 @@
+/* common/escape.c: control characters made visible (escape.h). */
+#include "escape.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int is_control(unsigned char c)
+{
+	return (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f;
+}
+
+int has_controls(const char *s)
+{
+	for (; s && *s; s++)
+		if (is_control((unsigned char)*s))
+			return 1;
+	return 0;
+}
+
+char *escape_controls(const char *s)
+{
+	size_t n = 0;
+	for (const char *p = s; *p; p++)
+		n += is_control((unsigned char)*p) ? 4 : 1;
+	char *out = malloc(n + 1), *o = out;
+	if (!out)
+		return NULL;
+	for (const char *p = s; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+		if (is_control(c)) {
+			static const char hex[] = "0123456789abcdef";
+			*o++ = '\\';
+			*o++ = 'x';
+			*o++ = hex[c >> 4];
+			*o++ = hex[c & 15];
+		} else {
+			*o++ = (char)c;
+		}
+	}
+	*o = '\0';
+	return out;
+}

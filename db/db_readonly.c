@@ -1,0 +1,163 @@
+/* db/db_readonly.c: opening a database for reading only (report). DESIGN "Status, scale and
+ * trust": report opens databases read-only and never changes a file — no journal-mode change, no
+ * migration, no -wal/-shm left behind by the reader, and it works on a read-only file and
+ * directory.
+ *
+ * SQLite's own read-only mode still creates <db>-wal and <db>-shm for a WAL database (owned by
+ * the reader, which can lock the owner's runner out) and cannot open one in a read-only
+ * directory. So: a WAL database with no -wal file (no writer has it open, nothing uncheckpointed)
+ * is opened `immutable=1` — no locks, no side files; one with a -wal file (a runner is writing,
+ * or was killed) is opened read-only through the existing side files, which is the only way to
+ * see what the -wal holds. */
+#include "db_readonly.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "strbuf.h"
+
+#define HEADER_MAGIC "SQLite format 3"
+
+static int exists(const char *path, const char *suffix)
+{
+	struct strbuf p = STRBUF_INIT;
+	sb_addf(&p, "%s%s", path, suffix);
+	struct stat sb;
+	int yes = lstat(sb_str(&p), &sb) == 0;
+	sb_free(&p);
+	return yes;
+}
+
+/* "file:" URI of path with immutable=1 (RFC 3986: everything but unreserved bytes and '/'
+ * percent-encoded, so '?', '#' and '%' in a file name stay part of it). */
+static void immutable_uri(const char *path, struct strbuf *uri)
+{
+	sb_add(uri, "file:");
+	for (const unsigned char *s = (const unsigned char *)path; *s; s++) {
+		if ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+		    strchr("/-._~", *s))
+			sb_addf(uri, "%c", *s);
+		else
+			sb_addf(uri, "%%%02X", *s);
+	}
+	sb_add(uri, "?immutable=1");
+}
+
+int db_readonly_open(const char *path, sqlite3 **out, struct bd_error *err)
+{
+	int rc = 0, fd = -1;
+	sqlite3 *h = NULL;
+	struct strbuf uri = STRBUF_INIT;
+	unsigned char header[100];
+	*out = NULL;
+
+	struct stat sb;
+	if (stat(path, &sb) != 0) {
+		if (errno == ENOENT)
+			rc = bd_fail_at(err, BD_ENOTFOUND, path, 0, 0,
+					"no such database (run `runner run SWEEP.yaml` first, or pass "
+					"--db PATH)");
+		else
+			rc = bd_fail_at(err, BD_EDB, path, 0, 0, "cannot open database: %s",
+					strerror(errno));
+		goto done;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		rc = bd_fail_at(err, BD_EDB, path, 0, 0, "not a benchdb database: not a regular file");
+		goto done;
+	}
+	if (sb.st_size == 0) {
+		rc = bd_fail_at(err, BD_EDB, path, 0, 0, "not a benchdb database: the file is empty");
+		goto done;
+	}
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		rc = bd_fail_at(err, BD_EDB, path, 0, 0, "cannot open database: %s", strerror(errno));
+		goto done;
+	}
+	ssize_t got = read(fd, header, sizeof(header));
+	if (got < (ssize_t)sizeof(header) || memcmp(header, HEADER_MAGIC, sizeof(HEADER_MAGIC))) {
+		rc = bd_fail_at(err, BD_EDB, path, 0, 0,
+				"not a benchdb database: not an SQLite 3 file");
+		goto done;
+	}
+	/* Bytes 18 and 19: file format read/write versions, 2 = WAL. */
+	int wal = header[18] == 2 || header[19] == 2;
+	int flags = SQLITE_OPEN_READONLY;
+	if (wal && !exists(path, "-wal")) {
+		immutable_uri(path, &uri);
+		flags |= SQLITE_OPEN_URI;
+	} else {
+		sb_add(&uri, path);
+	}
+	if (sqlite3_open_v2(sb_str(&uri), &h, flags, NULL) != SQLITE_OK) {
+		rc = bd_fail_at(err, BD_EDB, path, 0, 0, "cannot open database: %s",
+				h ? sqlite3_errmsg(h) : "out of memory");
+		goto done;
+	}
+	sqlite3_extended_result_codes(h, 1);
+	sqlite3_exec(h, "PRAGMA temp_store = MEMORY", NULL, NULL, NULL);
+	*out = h;
+	h = NULL;
+done:
+	if (fd >= 0)
+		close(fd);
+	sqlite3_close(h);
+	sb_free(&uri);
+	return rc;
+}
+
+/* Columns that migrations after 001 added: an older file lacks them, and reading it shows them
+ * as NULL (blank) through a temporary view of the same name. Temporary objects live in this
+ * connection's memory and shadow main's for unqualified names; the file is not touched. */
+static const struct added_column {
+	const char *table, *column;
+	int since;   /* schema version that added it */
+} added_columns[] = {
+	{"cases", "grad_bytes", 3},
+	{"cases", "optim_bytes", 3},
+	{"cases", "activation_bytes", 3},
+	{"cases", "workspace_bytes", 3},
+	{"cases", "param_count", 4},
+	{"runs", "group_id", 5},
+	{"runs", "shard_index", 5},
+	{"runs", "shard_count", 5},
+	{"cases", "gpu_temp_c", 6},
+	{"cases", "gpu_sm_clock_mhz", 6},
+	{"cases", "gpu_throttle", 6},
+	{"runs", "host", 7},
+	{"runs", "pid", 7},
+	{"runs", "heartbeat_at", 7},
+};
+
+int db_readonly_shim(sqlite3 *h, const char *path, int version, struct bd_error *err)
+{
+	static const char *const tables[] = {"runs", "cases"};
+	int rc = 0;
+	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]) && !rc; t++) {
+		struct strbuf sql = STRBUF_INIT;
+		int extra = 0;
+		sb_addf(&sql, "CREATE TEMP VIEW %s AS SELECT *", tables[t]);
+		for (size_t i = 0; i < sizeof(added_columns) / sizeof(added_columns[0]); i++) {
+			const struct added_column *a = &added_columns[i];
+			if (strcmp(a->table, tables[t]) || a->since <= version)
+				continue;
+			sb_addf(&sql, ", NULL AS %s", a->column);
+			extra++;
+		}
+		sb_addf(&sql, " FROM main.%s", tables[t]);
+		char *msg = NULL;
+		if (extra && sqlite3_exec(h, sb_str(&sql), NULL, NULL, &msg) != SQLITE_OK)
+			rc = bd_fail_at(err, BD_EVERSION, path, 0, 0,
+					"database schema version %d cannot be read as it is (%s); "
+					"upgrade it with `runner migrate --db %s`",
+					version, msg ? msg : "sqlite error", path);
+		sqlite3_free(msg);
+		sb_free(&sql);
+	}
+	return rc;
+}

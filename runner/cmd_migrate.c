@@ -1,0 +1,33 @@
+/* runner/cmd_migrate.c: `runner migrate` — bring a database's schema to this build's level. `report`
+ * never migrates (it opens read-only); this is the command its refusal of an unreadable older
+ * schema names. `runner run` migrates the same way when it opens the file. */
+#include <stdio.h>
+
+#include "commands.h"
+#include "opt.h"
+
+int cmd_migrate(int argc, char **argv)
+{
+	const char *db_path = BENCHDB_DEFAULT_DB;
+	const struct opt_spec specs[] = {
+		{"db", 0, OPT_STRING, "PATH", "database to upgrade (default " BENCHDB_DEFAULT_DB ")",
+		 &db_path},
+		{0}};
+	static const struct cmd_usage usage = {
+		RUNNER_PROG, "migrate", "[--db PATH]",
+		"Upgrade a database made by an older benchdb to this build's schema, in place (each "
+		"step in its own transaction). A file that is missing is not created."};
+	int npos = 0;
+	int status = opt_parse_command(specs, &usage, argc, argv, 0, 0, &npos);
+	if (status >= 0)
+		return status;
+	struct db *db = NULL;
+	struct bd_error err;
+	if (db_open(db_path, 0, &db, &err)) {
+		bd_error_print(RUNNER_PROG, &err);
+		return EXIT_FAIL;
+	}
+	printf("%s: schema version %d\n", db_path, db_schema_version(db));
+	db_close(db);
+	return EXIT_OK;
+}

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# tests/cli/resume_test.sh: runs that end badly (issue 15, item 1): SIGKILL at random points, each
+# resumed with `runner run --resume` (every case stored exactly once, integrity ok, the run
+# `complete`); a dead run shown `abandoned` and ended by `runner close`; SIGHUP and SIGPIPE end a
+# run like SIGINT; a resume refused when the sweep text differs, unless --force; a write lock held
+# for longer than the old 10 s busy timeout is waited out (item 2).
+#   resume_test.sh RUNNER REPORT MAKE_FIXTURE [KILLS]
+set -u
+RUNNER=$1
+REPORT=$2
+KILLS=${4:-${BENCHDB_RESUME_KILLS:-20}}
+source "$(dirname "$0")/lib.sh"
+sweep=$T/resume.yaml
+cp "$SRC/tests/cli/resume.yaml" "$sweep"
+ncases=$("$RUNNER" list "$sweep" | sed -n "1s/.*: \([0-9]*\) cases$/\1/p")
+check "the sweep has 12 cases" [ "$ncases" = 12 ]
+
+# How long a whole run takes here, to spread the kills over it.
+db=$T/timing.db
+start=$(date +%s%N)
+expect_status 0 "a whole run" "$RUNNER" run "$sweep" --db "$db"
+span_ms=$((($(date +%s%N) - start) / 1000000))
+note "a whole run takes $span_ms ms; $KILLS kills spread over it"
+
+# ---- SIGKILL at random points, then resume ---------------------------------------------------
+RANDOM=15   # the kill points are the same on every run of the test
+resumed=0
+for k in $(seq 1 "$KILLS"); do
+	db=$T/kill$k.db
+	delay=$((RANDOM % (span_ms + 1)))
+	"$RUNNER" run "$sweep" --db "$db" >/dev/null 2>&1 &
+	pid=$!
+	sleep "$(printf '%d.%03d' $((delay / 1000)) $((delay % 1000)))"
+	kill -KILL "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	if [ ! -s "$db" ] || [ "$(sql "$db" "select count(*) from runs" 2>/dev/null)" != 1 ]; then
+		# killed before the run was stored: nothing to resume, a new run stores it
+		expect_status 0 "kill $k at ${delay} ms (before the run row): a new run" "$RUNNER" run "$sweep" --db "$db"
+	elif [ "$(sql "$db" "select status from runs")" = complete ]; then
+		ok   # killed after the end
+	else
+		"$REPORT" runs --db "$db" --format csv >"$T/runs" 2>&1
+		contains "$T/runs" ",abandoned," "kill $k at ${delay} ms: report runs says abandoned"
+		expect_status 0 "kill $k at ${delay} ms: resume" "$RUNNER" run "$sweep" --db "$db" --resume latest
+		contains "$T/out" "run 1 complete: 12 of 12 cases stored" "kill $k: the summary counts every case"
+		resumed=$((resumed + 1))
+	fi
+	check "kill $k: one run" [ "$(sql "$db" "select count(*) from runs")" = 1 ]
+	check "kill $k: run complete" [ "$(sql "$db" "select status from runs")" = complete ]
+	check "kill $k: every case exactly once" \
+		[ "$(sql "$db" "select count(*) || ' ' || count(distinct ord) || ' ' || min(ord) || ' ' || max(ord) from cases")" = "12 12 0 11" ]
+	check "kill $k: every case has its samples" \
+		[ "$(sql "$db" "select count(*) from cases c where c.status = 'ok' and (select count(*) from samples s where s.case_id = c.id) != 2 * (c.warmup + c.iters)")" = 0 ]
+	check "kill $k: integrity ok" [ "$(sql "$db" "pragma integrity_check")" = ok ]
+	check "kill $k: foreign keys ok" [ -z "$(sql "$db" "pragma foreign_key_check")" ]
+done
+note "kills: $KILLS, resumed mid-run: $resumed"
+
+# ---- runner close -----------------------------------------------------------------------------
+db=$T/close.db
+"$RUNNER" run "$sweep" --db "$db" >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 1 200); do [ "$(sql "$db" "select count(*) from cases" 2>/dev/null)" -ge 1 ] 2>/dev/null && break; sleep 0.05; done
+expect_status 1 "close refuses a live run" "$RUNNER" close 1 --db "$db"
+contains "$T/err" "is alive" "close says the run is alive"
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null
+expect_status 0 "close a dead run" "$RUNNER" close 1 --db "$db"
+contains "$T/out" "run 1 closed: interrupted" "close says what it did"
+check "closed run is interrupted" [ "$(sql "$db" "select status from runs")" = interrupted ]
+check "closed run ended at its heartbeat" [ "$(sql "$db" "select ended_at = heartbeat_at from runs")" = 1 ]
+expect_status 1 "close refuses a run that is not running" "$RUNNER" close 1 --db "$db"
+expect_status 0 "an interrupted run resumes too" "$RUNNER" run "$sweep" --db "$db" --resume 1
+check "resumed closed run complete" [ "$(sql "$db" "select runs.status || count(*) from runs join cases on cases.run_id = runs.id")" = complete12 ]
+expect_status 2 "a complete run is not resumed" "$RUNNER" run "$sweep" --db "$db" --resume 1
+contains "$T/err" "run 1 is complete: nothing to resume" "complete run message"
+
+# ---- the sweep must match ---------------------------------------------------------------------
+db=$T/differ.db
+"$RUNNER" run "$sweep" --db "$db" >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 1 200); do [ "$(sql "$db" "select count(*) from cases" 2>/dev/null)" -ge 1 ] 2>/dev/null && break; sleep 0.05; done
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null
+sed 's/iters: 5/iters: 6/' "$sweep" >"$T/changed.yaml"
+expect_status 2 "resume refuses another sweep text" "$RUNNER" run "$T/changed.yaml" --db "$db" --resume 1
+contains "$T/err" "cannot resume run 1: the sweep text differs" "sweep text difference named"
+contains "$T/err" "pass --force" "the way around named"
+check "refusal leaves the run as it was" [ "$(sql "$db" "select status from runs")" = running ]
+expect_status 0 "--force resumes it" "$RUNNER" run "$T/changed.yaml" --db "$db" --resume 1 --force
+check "forced resume complete, each case once" [ "$(sql "$db" "select status || ' ' || (select count(distinct ord) || '/' || count(*) from cases) from runs")" = "complete 12/12" ]
+
+# ---- SIGHUP and SIGPIPE end a run like SIGINT -------------------------------------------------
+for sig in HUP TERM INT; do
+	db=$T/sig$sig.db
+	"$RUNNER" run "$SRC/tests/cli/slow.yaml" --db "$db" >/dev/null 2>"$T/sig$sig.err" &
+	pid=$!
+	for _ in $(seq 1 600); do [ "$(sql "$db" "select count(*) from cases" 2>/dev/null)" -ge 1 ] 2>/dev/null && break; sleep 0.1; done
+	kill -$sig "$pid"
+	wait "$pid"
+	st=$?
+	check "SIG$sig: exit 130 (got $st; $(tail -c 300 "$T/sig$sig.err"))" [ "$st" = 130 ]
+	check "SIG$sig: run interrupted" [ "$(sql "$db" "select status from runs")" = interrupted ]
+done
+# SIGPIPE: the progress output's reader goes away after its first line.
+db=$T/sigpipe.db
+( "$RUNNER" run "$SRC/tests/cli/slow.yaml" --db "$db" 2>&1 >/dev/null; echo "$?" >"$T/pipe_status" ) | head -n 1 >/dev/null
+check "SIGPIPE: exit 130 (got $(cat "$T/pipe_status"))" [ "$(cat "$T/pipe_status")" = 130 ]
+check "SIGPIPE: run interrupted, not left running" [ "$(sql "$db" "select status from runs")" = interrupted ]
+check "SIGPIPE: the cases stored are whole" [ "$(sql "$db" "pragma integrity_check")" = ok ]
+# ---- a held write lock: the runner waits (issue 15, item 2: it gave up after 10 s and left
+# the rest of the sweep unrun) ---------------------------------------------------------------
+db=$T/busy.db
+expect_status 0 "a first run makes the file" "$RUNNER" run "$SRC/tests/cli/tiny.yaml" --db "$db"
+sqlite3 "$db" "BEGIN IMMEDIATE; UPDATE runs SET label = 'held';" ".shell sleep 14" "COMMIT;" >/dev/null &
+holder=$!
+sleep 0.5
+expect_status 0 "a run waits out a 14 s write lock" "$RUNNER" run "$sweep" --db "$db"
+wait "$holder"
+check "the waiting run stored every case" [ "$(sql "$db" "select status || ' ' || (select count(*) from cases where run_id = 2) from runs where id = 2")" = "complete 12" ]
+finish resume

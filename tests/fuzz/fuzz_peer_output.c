@@ -1,0 +1,32 @@
+/* tests/fuzz/fuzz_peer_output.c: libFuzzer target for the peer-output parser
+ * (peer_parse_output, schemas/peer-protocol.md) on any bytes a peer could print, for a case whose
+ * pass, warm-up and iteration count come from the input's first byte (tests/fuzz/README.md). */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "peer.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* peer.c's link to the workload registry (peer_figures): none in this target. */
+const struct workload *const workloads[] = {NULL};
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct case_params p;
+	memset(&p, 0, sizeof(p));
+	unsigned shape = size ? data[0] : 0;
+	static const enum bd_pass passes[] = {PASS_FORWARD, PASS_BACKWARD, PASS_FORWARD_BACKWARD,
+					      PASS_TRAIN_STEP};
+	snprintf(p.suite, sizeof(p.suite), "%s", shape & 0x80 ? "e2e" : "attention");
+	snprintf(p.impl, sizeof(p.impl), "peer");
+	p.pass = passes[shape & 3];
+	p.warmup = (shape >> 2) & 3;
+	p.iters = 1 + ((shape >> 4) & 7);
+	struct peer_output out;
+	memset(&out, 0, sizeof(out));
+	peer_parse_output(size ? (const char *)data + 1 : "", size ? size - 1 : 0, &p, &out);
+	peer_output_free(&out);
+	return 0;
+}

@@ -16,8 +16,12 @@ check "a first run" "$RUNNER" run "$SRC/tests/cli/tiny.yaml" --db "$db" >/dev/nu
 sum=$(md5sum <"$db")
 
 n=0
+# 512 MiB beyond what the program's own libraries map (cuBLASLt alone is hundreds of MiB in a
+# CUDA build: twice their file sizes covers their mappings).
+libs_kib=$(ldd "$RUNNER" | awk '$3 ~ /^\// { print $3 }' | xargs -r stat -L -c %s |
+	awk '{ s += $1 } END { print int(s / 1024) }')
+vmem=$((524288 + 2 * ${libs_kib:-0}))
 # A sanitizer's shadow memory cannot live under a virtual-memory limit: there, time alone bounds.
-vmem=524288
 grep -q __asan_init "$RUNNER" && vmem=unlimited
 # refuse NAME STATUS REGEX: run and list the sweep $dir/NAME; both must exit STATUS, name the file
 # and match REGEX, within 10 s and 512 MiB (of virtual memory; not under ASan).

@@ -56,11 +56,24 @@ for k in $(seq 1 "$KILLS"); do
 done
 note "kills: $KILLS, resumed mid-run: $resumed"
 
+# A run held in the middle whatever this machine's speed (the whole sweep takes 0.2 s on a quiet
+# 2-core machine, less than the polling can catch): the same 12 cases made slower, the runner
+# stopped (SIGSTOP: alive, not moving) once it has stored a case. Sets pid.
+slow=$T/resume_slow.yaml
+sed -e 's/seq_len: \[100, 101, 102, 103, 104, 105\]/seq_len: [1000, 1001, 1002, 1003, 1004, 1005]/' \
+	-e 's/iters: 5/iters: 30/' "$sweep" >"$slow"
+start_held() {
+	"$RUNNER" run "$2" --db "$1" >/dev/null 2>&1 &
+	pid=$!
+	for _ in $(seq 1 600); do [ "$(sql "$1" "select count(*) from cases" 2>/dev/null)" -ge 1 ] 2>/dev/null && break; sleep 0.02; done
+	kill -STOP "$pid"
+}
+check "the slow variant has 12 cases too" [ "$("$RUNNER" list "$slow" | sed -n "1s/.*: \([0-9]*\) cases$/\1/p")" = 12 ]
+
 # ---- runner close -----------------------------------------------------------------------------
 db=$T/close.db
-"$RUNNER" run "$sweep" --db "$db" >/dev/null 2>&1 &
-pid=$!
-for _ in $(seq 1 200); do [ "$(sql "$db" "select count(*) from cases" 2>/dev/null)" -ge 1 ] 2>/dev/null && break; sleep 0.05; done
+start_held "$db" "$slow"
+check "the held run is in the middle" [ "$(sql "$db" "select status || ' ' || ((select count(*) from cases) < 12) from runs")" = "running 1" ]
 expect_status 1 "close refuses a live run" "$RUNNER" close 1 --db "$db"
 contains "$T/err" "is alive" "close says the run is alive"
 kill -KILL "$pid"
@@ -70,19 +83,17 @@ contains "$T/out" "run 1 closed: interrupted" "close says what it did"
 check "closed run is interrupted" [ "$(sql "$db" "select status from runs")" = interrupted ]
 check "closed run ended at its heartbeat" [ "$(sql "$db" "select ended_at = heartbeat_at from runs")" = 1 ]
 expect_status 1 "close refuses a run that is not running" "$RUNNER" close 1 --db "$db"
-expect_status 0 "an interrupted run resumes too" "$RUNNER" run "$sweep" --db "$db" --resume 1
+expect_status 0 "an interrupted run resumes too" "$RUNNER" run "$slow" --db "$db" --resume 1
 check "resumed closed run complete" [ "$(sql "$db" "select runs.status || count(*) from runs join cases on cases.run_id = runs.id")" = complete12 ]
-expect_status 2 "a complete run is not resumed" "$RUNNER" run "$sweep" --db "$db" --resume 1
+expect_status 2 "a complete run is not resumed" "$RUNNER" run "$slow" --db "$db" --resume 1
 contains "$T/err" "run 1 is complete: nothing to resume" "complete run message"
 
 # ---- the sweep must match ---------------------------------------------------------------------
 db=$T/differ.db
-"$RUNNER" run "$sweep" --db "$db" >/dev/null 2>&1 &
-pid=$!
-for _ in $(seq 1 200); do [ "$(sql "$db" "select count(*) from cases" 2>/dev/null)" -ge 1 ] 2>/dev/null && break; sleep 0.05; done
+start_held "$db" "$slow"
 kill -KILL "$pid"
 wait "$pid" 2>/dev/null
-sed 's/iters: 5/iters: 6/' "$sweep" >"$T/changed.yaml"
+sed 's/iters: 30/iters: 31/' "$slow" >"$T/changed.yaml"
 expect_status 2 "resume refuses another sweep text" "$RUNNER" run "$T/changed.yaml" --db "$db" --resume 1
 contains "$T/err" "cannot resume run 1: the sweep text differs" "sweep text difference named"
 contains "$T/err" "pass --force" "the way around named"

@@ -2,6 +2,7 @@
  * transaction. An interrupt keeps every finished case and marks the run `interrupted`. */
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,8 @@
 /* Without mem_limit in the sweep or --mem-limit, a CPU case may use this share of the memory
  * that was available when the run started, so that no sweep drives the machine into swap. */
 #define DEFAULT_MEM_SHARE 0.8
+/* --repeat's bound: enough for any noise study, small enough that a typo is caught */
+#define REPEAT_MAX 1000
 
 static void on_signal(int sig)
 {
@@ -50,6 +53,25 @@ static void install_signals(void)
 	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGPIPE, &sa, NULL);
 	sigaction(SIGXFSZ, &sa, NULL);
+}
+
+/* Fisher-Yates over order[0..n) with a generator seeded from seed (the run's uuid text): each
+ * repetition of --repeat gets its own order of the cases, so that drift over the repetitions
+ * reaches every case alike. splitmix64: small, and the same order for the same seed anywhere. */
+static void shuffle_cases(size_t *order, size_t n, const char *seed)
+{
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	for (const char *c = seed; *c; c++)
+		x = (x ^ (unsigned char)*c) * 0x100000001b3ull;
+	for (size_t i = n; i > 1; i--) {
+		uint64_t z = (x += 0x9e3779b97f4a7c15ull);
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+		z ^= z >> 31;
+		size_t j = (size_t)(z % i), t = order[i - 1];
+		order[i - 1] = order[j];
+		order[j] = t;
+	}
 }
 
 /* A random version-4 UUID from /dev/urandom (falls back to time and pid). */
@@ -134,7 +156,7 @@ int cmd_run(int argc, char **argv)
 	const char *db_path = BENCHDB_DEFAULT_DB, *label = NULL, *mem_limit_text = NULL;
 	const char *shard_text = NULL, *group = NULL, *resume_run = NULL;
 	int dry_run = 0, force = 0;
-	long busy_timeout_s = 3600;
+	long busy_timeout_s = 3600, repeat = 1;
 	const struct opt_spec specs[] = {
 		{"db", 0, OPT_STRING, "PATH", "database to write (default bench.db; created if missing)",
 		 &db_path},
@@ -152,6 +174,9 @@ int cmd_run(int argc, char **argv)
 		 "continue a run that did not complete: same run, only the cases it lacks", &resume_run},
 		{"force", 0, OPT_FLAG, NULL,
 		 "with --resume: resume although the sweep text, build or machine differ", &force},
+		{"repeat", 0, OPT_INT, "N",
+		 "run the sweep N times: N runs of one label and group, cases reshuffled each time",
+		 &repeat},
 		{"busy-timeout", 0, OPT_INT, "SECONDS",
 		 "how long to wait for another writer's lock, retrying (default 3600)", &busy_timeout_s},
 		{0},
@@ -183,6 +208,17 @@ int cmd_run(int argc, char **argv)
 	if (busy_timeout_s < 0 || busy_timeout_s > INT32_MAX / 1000) {
 		fprintf(stderr, "runner run: --busy-timeout expects seconds from 0 to %d, got %ld\n",
 			INT32_MAX / 1000, busy_timeout_s);
+		status = EXIT_USAGE;
+		goto done;
+	}
+	if (repeat < 1 || repeat > REPEAT_MAX || (repeat > 1 && (resume_run || shard_text || group))) {
+		if (repeat < 1 || repeat > REPEAT_MAX)
+			fprintf(stderr, "runner run: --repeat expects a count from 1 to %d, got %ld\n",
+				REPEAT_MAX, repeat);
+		else
+			fprintf(stderr, "runner run: --repeat starts new runs of one group: it does not "
+					"combine with --%s\n",
+				resume_run ? "resume" : shard_text ? "shard" : "group");
 		status = EXIT_USAGE;
 		goto done;
 	}
@@ -256,97 +292,132 @@ int cmd_run(int argc, char **argv)
 		.shard_index = shard.index,
 		.shard_count = shard.count,
 	};
-	make_uuid(run.uuid);
-	db_now(run.started_at);
-	size_t ords = 0;   /* case orders are the whole sweep's (a shard holds a subset) */
-	for (size_t i = 0; i < cases.n; i++)
-		ords = cases.items[i].index + 1 > ords ? cases.items[i].index + 1 : ords;
-	if ((rc = db_system_put(db, &si, &system_id, &err)) ||
-	    (resume_run ? (rc = run_resume_begin(db, resume_run, &run, system_id, ords, force,
-						 &resume, &err))
-			: (rc = db_run_begin_live(db, system_id, &run, &run_id, &err)))) {
-		bd_error_print("runner run", &err);
-		status = rc == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL;
+	size_t *order = calloc(cases.n ? cases.n : 1, sizeof(*order));
+	char repeat_id[48] = "";
+	if (!order) {
+		fprintf(stderr, "runner run: out of memory\n");
+		status = EXIT_FAIL;
 		goto done;
 	}
-	if (resume_run) {
-		run_id = resume.run_id;
-		memcpy(run.uuid, resume.uuid, sizeof(run.uuid));
-		fprintf(stderr, "resuming run %lld: %zu of %zu cases stored before\n", (long long)run_id,
-			resume.nstored, cases.n);
-	}
-	install_signals();
-	fprintf(stderr, "run %lld (%.8s) of %s: %zu cases into %s\n", (long long)run_id, run.uuid,
-		sweep->path, cases.n, db_path);
-	if (shard_text)
-		fprintf(stderr, "shard %d/%d of group %s: %zu of the sweep's %zu cases\n", shard.index,
-			shard.count, group_id, cases.n, whole.n);
-
-	struct progress pg;
-	struct progress_work *work = calloc(cases.n ? cases.n : 1, sizeof(*work));
-	for (size_t i = 0; work && i < cases.n; i++)
-		case_work(&cases.items[i], 1, &work[i]);
-	progress_init(&pg, cases.n, work);
-	free(work);
-	struct run_heartbeat hb = {&pg, db, run_id, now_ns()};
-	for (size_t i = 0; i < cases.n; i++) {
-		if (measure_interrupted)
-			break;
-		if (resume.stored && resume.stored[cases.items[i].index])
-			continue;
-		const struct sweep_case *c = &cases.items[i];
-		struct case_result res;
-		struct case_record rec;
-		char started_at[32];
-		db_now(started_at);
-		progress_case_start(&pg, i, c->name);
-		struct case_gpu gpu;   /* what NVML saw while the case ran (CUDA cases) */
-		struct gpu_probe *probe = c->params.device == DEVICE_CUDA ? gpu_probe_start() : NULL;
-		if (c->peer)   /* an external implementation from the sweep's `peers:` */
-			peer_measure_case(c, sweep->path, &res, run_heartbeat_iteration, &hb);
-		else
-			measure_case(workload_find(c->params.suite, c->params.impl, c->params.device),
-				     &c->params, &res, run_heartbeat_iteration, &hb);
-		gpu_probe_stop(probe, &gpu);
-		if (res.interrupted) {
-			free(res.samples);
-			break;
+	for (size_t i = 0; i < cases.n; i++)
+		order[i] = i;
+	for (long rep = 0; rep < repeat && !measure_interrupted; rep++) {
+		memset(counts, 0, sizeof(counts));
+		stored = 0;
+		run_status = "complete";
+		make_uuid(run.uuid);
+		db_now(run.started_at);
+		if (repeat > 1) {
+			if (!rep) {   /* the group: named after the first run */
+				snprintf(repeat_id, sizeof(repeat_id), "repeat-%.8s", run.uuid);
+				run.group_id = repeat_id;
+				if (!run.label)
+					run.label = repeat_id;
+			}
+			shuffle_cases(order, cases.n, run.uuid);
+			fprintf(stderr, "repetition %ld of %ld (group and label %s)\n", rep + 1, repeat,
+				run.label);
 		}
-		case_record_fill(&rec, c, &res, started_at);
-		rc = db_case_put(db, run_id, &rec, res.samples, res.nsamples, &err);
-		if (!rc)
-			rc = db_case_gpu_put(db, run_id, rec.ord, &gpu, &err);
-		free(res.samples);
-		if (rc) {
-			progress_finish(&pg);
+		size_t ords = 0;   /* case orders are the whole sweep's (a shard holds a subset) */
+		for (size_t i = 0; i < cases.n; i++)
+			ords = cases.items[i].index + 1 > ords ? cases.items[i].index + 1 : ords;
+		if ((!rep && (rc = db_system_put(db, &si, &system_id, &err))) ||
+		    (resume_run ? (rc = run_resume_begin(db, resume_run, &run, system_id, ords, force,
+							 &resume, &err))
+				: (rc = db_run_begin_live(db, system_id, &run, &run_id, &err)))) {
 			bd_error_print("runner run", &err);
-			run_status = "failed";
-			status = EXIT_FAIL;
-			break;
+			status = rc == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL;
+			free(order);
+			goto done;
 		}
-		progress_case_end(&pg, &res);
-		run_heartbeat_now(&hb);
-		counts[res.status]++;
-		stored++;
+		if (resume_run) {
+			run_id = resume.run_id;
+			memcpy(run.uuid, resume.uuid, sizeof(run.uuid));
+			fprintf(stderr, "resuming run %lld: %zu of %zu cases stored before\n",
+				(long long)run_id, resume.nstored, cases.n);
+		}
+		if (!rep)
+			install_signals();
+		fprintf(stderr, "run %lld (%.8s) of %s: %zu cases into %s\n", (long long)run_id, run.uuid,
+			sweep->path, cases.n, db_path);
+		if (shard_text)
+			fprintf(stderr, "shard %d/%d of group %s: %zu of the sweep's %zu cases\n", shard.index,
+				shard.count, group_id, cases.n, whole.n);
+
+		struct progress pg;
+		struct progress_work *work = calloc(cases.n ? cases.n : 1, sizeof(*work));
+		for (size_t k = 0; work && k < cases.n; k++)
+			case_work(&cases.items[order[k]], 1, &work[k]);
+		progress_init(&pg, cases.n, work);
+		free(work);
+		struct run_heartbeat hb = {&pg, db, run_id, now_ns()};
+		for (size_t k = 0; k < cases.n; k++) {
+			size_t i = order[k];   /* the sweep's order, or this repetition's */
+			if (measure_interrupted)
+				break;
+			if (resume.stored && resume.stored[cases.items[i].index])
+				continue;
+			const struct sweep_case *c = &cases.items[i];
+			struct case_result res;
+			struct case_record rec;
+			char started_at[32];
+			db_now(started_at);
+			progress_case_start(&pg, k, c->name);
+			struct case_gpu gpu;   /* what NVML saw while the case ran (CUDA cases) */
+			struct gpu_probe *probe = c->params.device == DEVICE_CUDA ? gpu_probe_start() : NULL;
+			if (c->peer)   /* an external implementation from the sweep's `peers:` */
+				peer_measure_case(c, sweep->path, &res, run_heartbeat_iteration, &hb);
+			else
+				measure_case(workload_find(c->params.suite, c->params.impl, c->params.device),
+					     &c->params, &res, run_heartbeat_iteration, &hb);
+			gpu_probe_stop(probe, &gpu);
+			if (res.interrupted) {
+				free(res.samples);
+				break;
+			}
+			case_record_fill(&rec, c, &res, started_at);
+			rc = db_case_put(db, run_id, &rec, res.samples, res.nsamples, &err);
+			if (!rc)
+				rc = db_case_gpu_put(db, run_id, rec.ord, &gpu, &err);
+			free(res.samples);
+			if (rc) {
+				progress_finish(&pg);
+				bd_error_print("runner run", &err);
+				run_status = "failed";
+				status = EXIT_FAIL;
+				break;
+			}
+			progress_case_end(&pg, &res);
+			run_heartbeat_now(&hb);
+			counts[res.status]++;
+			stored++;
+		}
+		progress_finish(&pg);
+		if (measure_interrupted && strcmp(run_status, "failed")) {
+			run_status = "interrupted";
+			status = EXIT_INTERRUPTED;
+		}
+		if (db_run_end(db, run_id, run_status, &err)) {
+			bd_error_print("runner run", &err);
+			status = EXIT_FAIL;
+		}
+		if (counts[STATUS_ERROR] && status == EXIT_OK)
+			status = EXIT_FAIL;
+		if (!strcmp(run_status, "failed"))
+			rep = repeat;   /* the database could not be written: no further repetition */
+		printf("run %lld %s: %zu of %zu cases stored (", (long long)run_id, run_status,
+		       stored + resume.nstored, cases.n);
+		for (int k = 0; k < STATUS_COUNT; k++)   /* "4 ok, 0 oom, ..." */
+			printf("%s%zu %s", k ? ", " : "", counts[k], status_name((enum bd_status)k));
+		printf(") in %s\n", db_path);
+		if (stored && repeat == 1)
+			printf("see: report --db %s --run %lld\n", db_path, (long long)run_id);
 	}
-	progress_finish(&pg);
-	if (measure_interrupted && strcmp(run_status, "failed")) {
-		run_status = "interrupted";
-		status = EXIT_INTERRUPTED;
-	}
-	if (db_run_end(db, run_id, run_status, &err)) {
-		bd_error_print("runner run", &err);
-		status = EXIT_FAIL;
-	}
-	if (counts[STATUS_ERROR] && status == EXIT_OK)
-		status = EXIT_FAIL;
-	printf("run %lld %s: %zu of %zu cases stored (", (long long)run_id, run_status,
-	       stored + resume.nstored, cases.n);
-	for (int k = 0; k < STATUS_COUNT; k++)   /* "4 ok, 0 oom, ..." */
-		printf("%s%zu %s", k ? ", " : "", counts[k], status_name((enum bd_status)k));
-	printf(") in %s\n", db_path);
-	if (stored)
-		printf("see: report --db %s --run %lld\n", db_path, (long long)run_id);
+	free(order);
+	if (repeat > 1 && repeat_id[0])
+		printf("the runs of this invocation share label and group %s: report --db %s "
+		       "regress --baseline-label %s (or --candidate-label) takes them together\n",
+		       repeat_id, db_path, run.label);
 done:
 	run_resume_free(&resume);
 	db_close(db);

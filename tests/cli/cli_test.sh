@@ -498,6 +498,29 @@ EOF
 	check "the README's main job picks the cpu sweep here" [ "$(sh "$SRC/scripts/main_sweep.sh" "$RUNNER")" = configs/attention_cpu.yaml ]
 	;;
 
+repeat)
+	# runner run --repeat N (issue 14): N runs of one label and group, each with every case, the
+	# cases in a new random order each time, and report regress taking the runs together.
+	db=$T/repeat.db
+	sed 's/iters: 3/iters: 6/' "$SRC/tests/cli/tiny.yaml" >"$T/rep.yaml"   # regress needs 5 or more
+	expect_status 0 "runner run --repeat 3" "$RUNNER" run "$T/rep.yaml" --db "$db" --repeat 3
+	check "three runs" [ "$(sql "$db" "select count(*) from runs")" = 3 ]
+	check "one label and one group, named after the first run" [ "$(sql "$db" "select count(distinct label) || count(distinct group_id) || min(label = group_id) || min(label like 'repeat-%') from runs")" = 1111 ]
+	check "each run complete with every case" [ "$(sql "$db" "select group_concat(status || (select count(*) from cases where run_id = runs.id)) from runs")" = complete7,complete7,complete7 ]
+	label=$(sql "$db" "select label from runs limit 1")
+	contains "$T/out" "share label and group $label" "the summary names the label"
+	# the order the cases ran in, per run: 7 cases, so three equal orders by chance: 1 in 5040^2
+	check "the cases' order is reshuffled" [ "$(sql "$db" "select count(distinct o) from (select group_concat(ord) as o from (select run_id, ord from cases order by run_id, started_at, id) group by run_id)")" -gt 1 ]
+	expect_status 0 "a second repeat group under a label" "$RUNNER" run "$T/rep.yaml" --db "$db" --repeat 3 --label cand
+	check "--label names the repetitions" [ "$(sql "$db" "select count(*) from runs where label = 'cand' and group_id like 'repeat-%'")" = 3 ]
+	expect_status 0 "regress takes each group together" "$REPORT" regress --db "$db" --baseline-label "$label" --candidate-label cand --run-noise 0 --threshold 1000
+	contains "$T/out" "x3" "regress counts the runs (n = iterations x runs)"
+	expect_status 2 "--repeat 0 is refused" "$RUNNER" run "$SRC/tests/cli/tiny.yaml" --db "$db" --repeat 0
+	contains "$T/err" "--repeat expects a count from 1 to 1000, got 0" "the valid range named"
+	expect_status 2 "--repeat with --resume is refused" "$RUNNER" run "$SRC/tests/cli/tiny.yaml" --db "$db" --repeat 2 --resume 1
+	contains "$T/err" "does not combine with --resume" "the combination named"
+	;;
+
 *)
 	echo "unknown scenario '$scenario'" >&2
 	exit 2

@@ -13,11 +13,14 @@ void mem_init(struct mem_arena *m, int64_t limit)
 	m->limit = limit;
 }
 
+/* Sizes beyond INT64_MAX (a workload's own arithmetic can ask for them) are recorded as
+ * INT64_MAX, and so is a need that would pass it: "at least this", never a wrapped small number
+ * (an oom case needing 2^64 - 400 bytes was stored as needing 400). */
 void mem_refused(struct mem_arena *m, size_t bytes)
 {
 	if (!m->failed) {
-		m->failed = (int64_t)bytes;
-		m->failed_need = m->live + (int64_t)bytes;
+		m->failed = bytes > (size_t)INT64_MAX ? INT64_MAX : (int64_t)bytes;
+		m->failed_need = m->failed > INT64_MAX - m->live ? INT64_MAX : m->live + m->failed;
 	}
 }
 

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "measure.h"
+#include "mem.h"
 
 /* What the fake workloads saw. */
 static struct {
@@ -263,6 +264,27 @@ static void test_measure__memory_limit_gives_oom_with_the_bytes_needed(void **st
 	free(res.samples);
 }
 
+/* Issue 15 item 7: a refused size at or beyond 2^63 (or a need that would pass INT64_MAX) is
+ * recorded as INT64_MAX, not as a wrapped, small or negative number. */
+static void test_measure__huge_refusals_saturate_instead_of_wrapping(void **state)
+{
+	(void)state;
+	struct mem_arena m;
+	mem_init(&m, 1000);
+	void *a = mem_alloc(&m, 400);
+	assert_non_null(a);
+	assert_null(mem_alloc(&m, SIZE_MAX - 399));   /* 2^64 - 400: wrapped to "400" before */
+	assert_true(m.failed == INT64_MAX && m.failed_need == INT64_MAX);
+	mem_free(&m, a);
+
+	mem_init(&m, 0);
+	a = mem_alloc(&m, 400);
+	assert_non_null(a);
+	mem_refused(&m, (size_t)INT64_MAX - 100);   /* fits, but 400 live + it does not */
+	assert_true(m.failed == INT64_MAX - 100 && m.failed_need == INT64_MAX);
+	mem_free(&m, a);
+}
+
 static void test_measure__unsupported_and_missing_workloads_keep_their_reason(void **state)
 {
 	(void)state;
@@ -457,6 +479,7 @@ int main(void)
 		T(test_measure__iteration_counts_that_overflow_are_an_error_not_a_wrap),
 		T(test_measure__wrong_kernel_is_stored_as_error_and_never_timed),
 		T(test_measure__memory_limit_gives_oom_with_the_bytes_needed),
+		T(test_measure__huge_refusals_saturate_instead_of_wrapping),
 		T(test_measure__unsupported_and_missing_workloads_keep_their_reason),
 		T(test_measure__backward_pass_times_only_backward_after_one_forward),
 		T(test_measure__train_step_times_three_phases),

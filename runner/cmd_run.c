@@ -187,6 +187,7 @@ int cmd_run(int argc, char **argv)
 		"timing (warm-up included) in a SQLite database. Exit status: 0 when every case was stored\n"
 		"(oom and unsupported cases are results), 1 when a case failed validation or the database\n"
 		"could not be written, 2 for a bad sweep or option, 130 when interrupted."};
+	measure_hold_signals();   /* before any thread exists: see measure.h */
 	char *cmdline = command_line(argc, argv);
 	struct sweep *sweep = NULL;
 	struct sweep_cases cases = {0};
@@ -353,7 +354,7 @@ int cmd_run(int argc, char **argv)
 		struct run_heartbeat hb = {&pg, db, run_id, now_ns()};
 		for (size_t k = 0; k < cases.n; k++) {
 			size_t i = order[k];   /* the sweep's order, or this repetition's */
-			if (measure_interrupted)
+			if (measure_take_signals())
 				break;
 			if (resume.stored && resume.stored[cases.items[i].index])
 				continue;
@@ -365,9 +366,11 @@ int cmd_run(int argc, char **argv)
 			progress_case_start(&pg, k, c->name);
 			struct case_gpu gpu;   /* what NVML saw while the case ran (CUDA cases) */
 			struct gpu_probe *probe = c->params.device == DEVICE_CUDA ? gpu_probe_start() : NULL;
-			if (c->peer)   /* an external implementation from the sweep's `peers:` */
+			if (c->peer) {   /* an external implementation from the sweep's `peers:` */
+				measure_release_signals();   /* its wait loop reads the flag */
 				peer_measure_case(c, sweep->path, &res, run_heartbeat_iteration, &hb);
-			else
+				measure_hold_signals();
+			} else
 				measure_case(workload_find(c->params.suite, c->params.impl, c->params.device),
 					     &c->params, &res, run_heartbeat_iteration, &hb);
 			gpu_probe_stop(probe, &gpu);
@@ -393,7 +396,7 @@ int cmd_run(int argc, char **argv)
 			stored++;
 		}
 		progress_finish(&pg);
-		if (measure_interrupted && strcmp(run_status, "failed")) {
+		if (measure_take_signals() && strcmp(run_status, "failed")) {
 			run_status = "interrupted";
 			status = EXIT_INTERRUPTED;
 		}

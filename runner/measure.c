@@ -7,6 +7,7 @@
  */
 #include "measure.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,37 @@
 #include "checked.h"
 
 volatile sig_atomic_t measure_interrupted;
+
+static void stop_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGHUP);
+	sigaddset(set, SIGPIPE);
+	sigaddset(set, SIGXFSZ);
+}
+
+void measure_hold_signals(void)
+{
+	sigset_t set;
+	stop_signals(&set);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+}
+
+void measure_release_signals(void)
+{
+	sigset_t set;
+	stop_signals(&set);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+}
+
+int measure_take_signals(void)
+{
+	measure_release_signals();   /* a pending one is handled here, in this thread */
+	measure_hold_signals();
+	return measure_interrupted;
+}
 
 int64_t now_ns(void)
 {
@@ -111,7 +143,7 @@ void measure_case(const struct workload *w, const struct case_params *p, struct 
 	/* device timing: events around each phase, read after the iteration's phases */
 	int device_timed = p->sync && w->mark && w->elapsed;
 	for (int64_t it = 0; it < total; it++) {
-		if (measure_interrupted) {
+		if (measure_take_signals()) {
 			res->interrupted = 1;
 			goto done;
 		}

@@ -12,6 +12,18 @@
 /* Set by the SIGINT/SIGTERM handler; the loop stops at the next iteration boundary. */
 extern volatile sig_atomic_t measure_interrupted;
 
+/* The signals that end a run (SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGXFSZ) are held (blocked) from
+ * the start of `runner run`, so that every thread created later (OpenMP's, oneDNN's) holds them
+ * too, and are taken only where the flag is read, in the main thread: measure_take_signals lets
+ * the pending ones through to the handler and returns measure_interrupted. Under load, a SIGINT
+ * handled on a worker thread in the middle of a oneDNN primitive was followed by heap corruption
+ * (malloc aborting in oneDNN or at exit, about 1 run in 15 under load); with the signals taken
+ * at iteration boundaries only, it was not seen again. measure_release_signals lets them through
+ * for good (a peer case: the runner only waits on another process). */
+void measure_hold_signals(void);
+int measure_take_signals(void);
+void measure_release_signals(void);
+
 struct case_result {
 	enum bd_status status;
 	char reason[2048];         /* why, for every status but ok (a peer's stderr tail fits) */

@@ -386,8 +386,8 @@ static size_t case_insert_sql(struct strbuf *sql, const char **typed)
 	for (int p = 0; p < PHASE_COUNT; p++, n++)
 		sb_addf(sql, ", bytes_%s", phase_name((enum bd_phase)p));
 	sb_add(sql, ", started_at, elapsed_ns, grad_bytes, optim_bytes, activation_bytes, "
-	       "workspace_bytes, param_count");
-	n += 7;
+	       "workspace_bytes, param_count, impl_info, stop_reason");
+	n += 9;
 	for (size_t k = 0; k < ntyped; k++, n++)
 		sb_addf(sql, ", %s", typed[k]);
 	sb_add(sql, ") VALUES (");
@@ -444,6 +444,8 @@ int db_case_put(struct db *db, int64_t run_id, const struct case_record *c,
 	for (int k = 0; k < 4; k++)
 		bind_i64_or_null(st, &rc, i++, breakdown[k] > 0 ? breakdown[k] : -1, -1);
 	bind_i64_or_null(st, &rc, i++, c->param_count > 0 ? c->param_count : -1, -1);
+	bind_text(st, &rc, i++, c->impl_info);   /* "" and NULL: NULL */
+	bind_text(st, &rc, i++, c->stop_reason);
 	for (size_t k = 0; k < ntyped; k++) {   /* the parameters' typed columns */
 		char buf[64];
 		int is_text;
@@ -771,7 +773,8 @@ int db_system_get(struct db *db, int64_t system_id, struct sysinfo *si, struct b
 	"head_dim, causal, params, case_key, name, warmup, iters, status, reason, max_diff, "     \
 	"tolerance, mem_limit, param_bytes, peak_fwd_bytes, peak_bwd_bytes, peak_bytes, "         \
 	"flops_fwd, flops_bwd, flops_opt, bytes_fwd, bytes_bwd, bytes_opt, elapsed_ns, "          \
-	"grad_bytes, optim_bytes, activation_bytes, workspace_bytes, param_count"
+	"grad_bytes, optim_bytes, activation_bytes, workspace_bytes, param_count, impl_info, "   \
+	"stop_reason"
 
 static void case_row_read(sqlite3_stmt *st, struct case_row *c)
 {
@@ -814,6 +817,8 @@ static void case_row_read(sqlite3_stmt *st, struct case_row *c)
 	c->activation_bytes = col_i64(st, i++, -1);
 	c->workspace_bytes = col_i64(st, i++, -1);
 	c->param_count = col_i64(st, i++, -1);
+	c->impl_info = col_strdup(st, i++);
+	c->stop_reason = col_strdup(st, i++);
 }
 
 static void case_row_read_any(sqlite3_stmt *st, void *item)
@@ -826,7 +831,7 @@ static void case_row_clear(struct case_row *c)
 {
 	free(c->suite); free(c->impl); free(c->device); free(c->dtype); free(c->pass);
 	free(c->model); free(c->params_json); free(c->case_key); free(c->name);
-	free(c->reason);
+	free(c->reason); free(c->impl_info); free(c->stop_reason);
 }
 
 void db_case_rows_free(struct case_row *rows, size_t n)

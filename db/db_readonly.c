@@ -132,6 +132,8 @@ static const struct added_column {
 	{"runs", "host", 7},
 	{"runs", "pid", 7},
 	{"runs", "heartbeat_at", 7},
+	{"cases", "impl_info", 8},
+	{"cases", "stop_reason", 8},
 };
 
 int db_readonly_shim(sqlite3 *h, const char *path, int version, struct bd_error *err)

@@ -66,6 +66,9 @@ struct case_record {
 	/* what the memory holds (e2e); <= 0 is stored as NULL: none or unknown */
 	int64_t grad_bytes, optim_bytes, activation_bytes, workspace_bytes;
 	int64_t param_count;               /* parameters of the case's model; <= 0: none (NULL) */
+	/* schemas/008_case_detail.sql; NULL or "": stored as NULL */
+	const char *impl_info;             /* JSON object: what ran (engine, library versions) */
+	const char *stop_reason;           /* iters, precision, max_time, max_iters */
 	double flops[PHASE_COUNT], bytes[PHASE_COUNT];
 	char started_at[32];
 	int64_t elapsed_ns;
@@ -101,6 +104,7 @@ struct case_row {
 	int64_t mem_limit, param_bytes, peak_fwd_bytes, peak_bwd_bytes, peak_bytes; /* -1 when NULL */
 	int64_t grad_bytes, optim_bytes, activation_bytes, workspace_bytes;       /* -1 when NULL */
 	int64_t param_count;                                                      /* -1 when NULL */
+	char *impl_info, *stop_reason;                                            /* NULL when NULL */
 	double flops[PHASE_COUNT], bytes[PHASE_COUNT];
 	int64_t elapsed_ns;
 };

@@ -81,6 +81,12 @@ struct workload {
 	 * (`runner list`); STATUS_OK, or STATUS_UNSUPPORTED with st->reason when check would refuse. The
 	 * workspaces a backend allocates itself (e.g. attention's) are left out. */
 	int (*estimate)(const struct case_params *p, struct wl_memory *m, struct wl_status *st);
+
+	/* Optional (NULL): what ran, beyond the impl's name, as the members of a JSON object
+	 * without its braces (e.g. "\"graph\": \"sdpa_fwd\", \"engine\": 3"; "" for nothing),
+	 * written into buf (n bytes). Called after validation, once the case has run once, and
+	 * stored as cases.impl_info (schemas/008_case_detail.sql). */
+	void (*describe)(void *state, char *buf, size_t n);
 };
 
 /* Set st's code and reason (printf-style; "" for STATUS_OK) and return the code, so that a workload

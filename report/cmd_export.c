@@ -58,7 +58,7 @@ static int samples_table(struct db *db, const struct case_row *c, struct table *
 /* Columns of the stats table, in the order stats_rows fills them. */
 enum {
 	T_RUN, T_CASE, T_KEY, T_NAME, T_IMPL, T_STATUS, T_PHASE, T_N, T_MEAN, T_STD, T_MEDIAN,
-	T_MIN, T_MAX, T_CV, T_P5, T_P95
+	T_MIN, T_MAX, T_CV, T_P5, T_P95, T_STOP, T_INFO
 };
 
 static void stats_columns(struct table *t)
@@ -73,6 +73,8 @@ static void stats_columns(struct table *t)
 	table_column(t, "cv", "", 4);
 	table_column(t, "p5", "ns", 0);
 	table_column(t, "p95", "ns", 0);
+	table_column(t, "stop_reason", "", 0);
+	table_column(t, "impl_info", "", 0);
 }
 
 /* Rows of one case: one per phase with samples, then "total" (the per-iteration sum of the
@@ -93,6 +95,10 @@ static void stats_rows(const struct case_row *c, const struct case_series *s, st
 		table_text(t, r, T_IMPL, c->impl);
 		table_text(t, r, T_STATUS, status_name(c->status));
 		table_number(t, r, T_N, (double)n);
+		if (c->stop_reason)
+			table_text(t, r, T_STOP, c->stop_reason);
+		if (c->impl_info)
+			table_text(t, r, T_INFO, c->impl_info);
 		if (n == 0)
 			continue;
 		table_text(t, r, T_PHASE, series_pick_names[p]);
@@ -158,8 +164,10 @@ int cmd_export(int argc, char **argv)
 		"Export stored data for other tools, numbers unrounded. samples: one row per stored\n"
 		"sample, warm-up iterations included (run_id, case_id, case_key, case_name, impl, phase,\n"
 		"iter, is_warmup, ns). stats: one row per case and phase plus the per-iteration total,\n"
-		"over the measured iterations: n, mean, std, median, min, max, cv, p5, p95 in ns. CSV has\n"
-		"one header; JSON is one array of tables (samples: one table per case)."};
+		"over the measured iterations: n, mean, std, median, min, max, cv, p5, p95 in ns, then\n"
+		"stop_reason (what ended the measurement: iters, precision, max_time, max_iters) and\n"
+		"impl_info (a JSON object of what ran: engine, library versions; blank when none). CSV\n"
+		"has one header; JSON is one array of tables (samples: one table per case)."};
 	struct db *db = NULL;
 	struct case_set set = {0};
 	struct run_row *runs = NULL;

@@ -149,6 +149,8 @@ static void case_record_fill(struct case_record *r, const struct sweep_case *c,
 	}
 	snprintf(r->started_at, sizeof(r->started_at), "%s", started_at);
 	r->elapsed_ns = res->elapsed_ns;
+	r->impl_info = res->impl_info;
+	r->stop_reason = res->status == STATUS_OK ? res->stop_reason : NULL;
 }
 
 int cmd_run(int argc, char **argv)

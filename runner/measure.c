@@ -80,6 +80,16 @@ static int take(struct case_result *res, int code, const struct wl_status *st, c
 	return 1;
 }
 
+/* The workload's description as a JSON object in res->impl_info; "" when it says nothing. */
+static void describe(const struct workload *w, void *state, struct case_result *res)
+{
+	char members[sizeof(res->impl_info) - 2] = "";
+	w->describe(state, members, sizeof(members));
+	members[sizeof(members) - 1] = '\0';
+	if (members[0])
+		snprintf(res->impl_info, sizeof(res->impl_info), "{%s}", members);
+}
+
 void measure_case(const struct workload *w, const struct case_params *p, struct case_result *res,
 		  void (*on_iteration)(void *ctx, int64_t iter, int64_t total), void *ctx)
 {
@@ -128,6 +138,8 @@ void measure_case(const struct workload *w, const struct case_params *p, struct 
 	res->tolerance = st.tolerance;
 	if (take(res, rc, &st, "validation"))
 		goto done;
+	if (w->describe)
+		describe(w, state, res);
 	/* Backward alone is timed from the state one untimed forward leaves. */
 	if (p->pass == PASS_BACKWARD && take(res, w->run(state, PHASE_FWD, &st), &st, "forward"))
 		goto done;
@@ -180,6 +192,7 @@ void measure_case(const struct workload *w, const struct case_params *p, struct 
 	if (w->drain && take(res, w->drain(state, &st), &st, "the device's queue"))
 		goto done;
 	res->status = STATUS_OK;
+	res->stop_reason = "iters";
 done:
 	/* The peak includes setup and validation buffers; for oom it is what the case needed. */
 	if (mem.failed)

@@ -35,6 +35,8 @@ struct case_result {
 	struct sample *samples;    /* (warmup + iters) x phases, iteration-major; malloc'd */
 	size_t nsamples;
 	int64_t elapsed_ns;
+	char impl_info[2048];      /* JSON object of what ran (workload->describe, a peer's info); "" none */
+	const char *stop_reason;   /* what ended the measured loop (cases.stop_reason); NULL if not ok */
 };
 
 /* Run one case of workload w (NULL: none is built for the case, stored as unsupported). Never

@@ -910,6 +910,7 @@ void peer_measure_case(const struct sweep_case *c, const char *sweep_path, struc
 		fail_with_stderr(res, &run, msg);
 	} else {
 		res->status = po.status;
+		res->stop_reason = po.status == STATUS_OK ? "iters" : NULL;
 		snprintf(res->reason, sizeof(res->reason), "%s", po.reason);
 		res->samples = po.samples;
 		res->nsamples = po.nsamples;

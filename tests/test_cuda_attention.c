@@ -416,6 +416,33 @@ static void test_cuda_attention__workloads_are_device_timed(void **state)
 	}
 }
 
+/* Through the measurement loop with a fixed 300 ms timing delay before every start mark
+ * (BENCHDB_CUDA_TIMING_DELAY_US): the loop still stores device time between the marks, and the
+ * delay is outside it (each sample of this small case far below 300 ms, while the case as a
+ * whole took at least one delay per sample). */
+static void test_cuda_attention__device_time_excludes_the_timing_delay(void **state)
+{
+	(void)state;
+	const int64_t delay_ns = 300000000;
+	const struct workload *w = workload_find("attention", "flash", DEVICE_CUDA);
+	struct case_params p = params("flash", DTYPE_BFLOAT16, 1, 1, 1, 32, 64,
+				      PASS_FORWARD_BACKWARD);
+	struct case_result res;
+	setenv("BENCHDB_CUDA_TIMING_DELAY_US", "300000", 1);
+	measure_case(w, &p, &res, NULL, NULL);
+	unsetenv("BENCHDB_CUDA_TIMING_DELAY_US");
+	if (res.status != STATUS_OK)
+		fail_msg("status %s: %s", status_name(res.status), res.reason);
+	assert_int_equal(res.nsamples, 3 * 2);
+	for (size_t j = 0; j < res.nsamples; j++)
+		if (res.samples[j].ns <= 0 || res.samples[j].ns >= delay_ns / 3)
+			fail_msg("sample %zu (iteration %d, phase %d): %lld ns, with a %lld ns delay "
+				 "before each start mark", j, res.samples[j].iter, res.samples[j].phase,
+				 (long long)res.samples[j].ns, (long long)delay_ns);
+	assert_true(res.elapsed_ns >= (int64_t)res.nsamples * delay_ns);
+	free(res.samples);
+}
+
 int main(void)
 {
 	char why[256];
@@ -433,6 +460,7 @@ int main(void)
 		cmocka_unit_test(test_cuda_attention__unsupported_combinations_are_reported),
 		cmocka_unit_test(test_cuda_attention__naive_memory_grows_with_the_square),
 		cmocka_unit_test(test_cuda_attention__workloads_are_device_timed),
+		cmocka_unit_test(test_cuda_attention__device_time_excludes_the_timing_delay),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -72,6 +72,8 @@ static struct cuda_backend *be(struct dev *dev) { return dev->impl; }
 
 cudaStream_t cuda_dev_stream(struct dev *dev) { return be(dev)->stream; }
 
+int64_t cuda_dev_timing_delay_fixed_ns(struct dev *dev) { return be(dev)->fixed_delay_ns; }
+
 void **cuda_dev_attention_shared(struct dev *dev) { return &be(dev)->att_shared; }
 
 /* file without its directories, for the messages */
@@ -678,6 +680,7 @@ static const struct dev_ops cuda_ops = {
 	.attention_fwd = cuda_attention_fwd,
 	.attention_bwd = cuda_attention_bwd,
 	.attention_free = cuda_attention_free,
+	.attention_describe = cuda_attention_describe,
 	.mark = cuda_mark,
 	.elapsed = cuda_elapsed,
 	.range_push = cuda_range_push,

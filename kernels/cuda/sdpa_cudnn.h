@@ -60,6 +60,16 @@ int sdpa_plan_bwd(struct sdpa_plan *p, struct sdpa_ctx *ctx, const void *q, cons
 
 void sdpa_plan_free(struct sdpa_plan *p);   /* accepts NULL */
 
+/* What p runs, as the members of a JSON object without its braces (workload.h describe):
+ * "cudnn" (the library's version), "cudnn_headers" (the version compiled against), and "fwd"
+ * (and "bwd" with a backward) = {"graph": "unified" | "unified+softmax_node" |
+ * "composite+softmax_node" | "composite", "engine": the engine's global index (null when cuDNN
+ * does not say), "heuristics": "A" | "FALLBACK" and "config": the engine config's place in that
+ * mode's list, "knobs": {cudnnBackendKnobType_t number: value}, "numerical_notes",
+ * "behavior_notes", "workspace": bytes, "fallback": the graphs passed over or failed before
+ * this one and why (absent when it was the first)}. "" for NULL. */
+void sdpa_plan_describe(const struct sdpa_plan *p, char *buf, size_t n);
+
 /* "9.19.0" style version of the linked cuDNN, into buf. */
 void sdpa_cudnn_version(char *buf, size_t n);
 

@@ -4,7 +4,9 @@
  * output element at these sizes), SDPA against flash on the same inputs, the float32 tensors of
  * the model computed in bfloat16, what cannot run reported as unsupported with a reason, naive's
  * O(S²) memory in the forward's peak, and the workloads through the runner's measurement loop
- * with device timing. Exits 77 (skipped) where no CUDA GPU is usable.
+ * with device timing (the timing delay outside the window) and what ran (impl_info: cuDNN's
+ * graph and engine; SDPA checked with the unified graphs where the linked cuDNN plans them and
+ * with the composite ones alone). Exits 77 (skipped) where no CUDA GPU is usable.
  * Built a second time as test_cuda_attention_emu (BENCHDB_CUDA_EMU, label emu) against the
  * emulated CUDA device (scripts/flashemu/README): naive and flash on every shape below, without
  * SDPA (no cuDNN there) and with the long and timed cases shortened (EMU_T below). */

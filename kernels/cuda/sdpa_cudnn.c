@@ -1,6 +1,11 @@
 /* kernels/cuda/sdpa_cudnn.c: scaled-dot-product attention through the cuDNN 9 backend graph API
- * from plain C (sdpa_cudnn.h). The graphs mirror, node for node, what cudnn-frontend builds on
- * cuDNN 9.19 for bfloat16/float16 without dropout, bias or padding: CompositeSDPANode and
+ * from plain C (sdpa_cudnn.h). Which graph: the single SDPA_FWD / SDPA_BWD node where the
+ * linked cuDNN has it and the shape allows (build_fwd_unified, build_bwd_unified, form_refusal),
+ * else the composite graphs below; each failure on the way is kept (graph.fallback) and the graph
+ * and engine that planned are reported (sdpa_plan_describe). The composite graphs mirror, node
+ * for node, what cudnn-frontend builds on cuDNN 9.19 for bfloat16/float16 without dropout, bias
+ * or padding (from 9.21 with the forward's softmax as one SOFTMAX node, its UnifiedSoftmaxNode):
+ * CompositeSDPANode and
  * CompositeSDPABackwardNode (include/cudnn_frontend/node/scaled_dot_product_flash_attention.h),
  * CompositeSoftmaxNode (node/softmax.h), causal_mask() = sliding_window_mask(TOP_LEFT, right
  * bound 0) (utils/attn_score_modifiers.h) lowered as CompositeDiagonalBandMaskNode
@@ -106,23 +111,25 @@ struct sdpa_ctx {
 
 /* Which graph of an operation to build (see the file comment), in the order build() tries them. */
 enum graph_form {
-	FORM_UNIFIED_SOFTMAX_OP,   /* SDPA_FWD node, Stats through a SOFTMAX node (cuDNN >= 9.21) */
-	FORM_UNIFIED,              /* SDPA_FWD node with STATSDESC (>= 9.13.1); SDPA_BWD (>= 9.27) */
-	FORM_COMPOSITE_SOFTMAX_OP, /* the composite forward with one SOFTMAX node (>= 9.21) */
-	FORM_COMPOSITE,            /* the composite graphs below 9.21 (and the backward's, always) */
+	FORM_UNIFIED_921,     /* SDPA_FWD node with the nodes of cuDNN 9.21: Stats through a SOFTMAX
+			       * node, a causal mask as a DIAGONAL_BAND_MASK subgraph */
+	FORM_UNIFIED,         /* SDPA_FWD node, Stats through STATSDESC (>= 9.13.1); SDPA_BWD (>= 9.27) */
+	FORM_COMPOSITE_921,   /* the composite graphs with the nodes of 9.21: one SOFTMAX node (forward),
+			       * one DIAGONAL_BAND_MASK node for a causal mask (both directions) */
+	FORM_COMPOSITE,       /* the composite graphs of 9.19 (pointwise softmax and mask chains) */
 	FORM_COUNT
 };
 
 static const char *const form_names[FORM_COUNT] = {
-	[FORM_UNIFIED_SOFTMAX_OP] = "unified+softmax_node",
+	[FORM_UNIFIED_921] = "unified-9.21",
 	[FORM_UNIFIED] = "unified",
-	[FORM_COMPOSITE_SOFTMAX_OP] = "composite+softmax_node",
+	[FORM_COMPOSITE_921] = "composite-9.21",
 	[FORM_COMPOSITE] = "composite",
 };
 
 static int form_is_unified(enum graph_form f)
 {
-	return f == FORM_UNIFIED_SOFTMAX_OP || f == FORM_UNIFIED;
+	return f == FORM_UNIFIED_921 || f == FORM_UNIFIED;
 }
 
 /* What planned: the engine config the heuristics gave and the engine it names. */
@@ -456,6 +463,49 @@ static cudnnBackendDescriptor_t causal_mask(struct builder *b, cudnnBackendDescr
 	return out;
 }
 
+/* score where row >= column, else -inf, as one DIAGONAL_BAND_MASK node (cuDNN >= 9.21: the
+ * frontend's UnifiedDiagonalBandMaskNode for causal_mask(), a right bound at the diagonal with
+ * no shift: comparison CMP_GE of row against column). out is the masked score; the node is added
+ * to the graph's operations when add, else returned for a subgraph. */
+static cudnnBackendDescriptor_t causal_band(struct builder *b, cudnnBackendDescriptor_t score,
+					    cudnnBackendDescriptor_t out, int add)
+{
+	const char *what = "causal band mask node";
+	cudnnBackendDescriptor_t neg_inf = scalar(b, "causal -inf", UID_NEG_INF);
+#if CUDNN_VERSION >= 92100
+	cudnnPointwiseMode_t cmp = CUDNN_POINTWISE_CMP_GE;
+	cudnnBackendDescriptor_t op = create(b, CUDNN_BACKEND_OPERATION_DIAGONAL_BAND_MASK_DESCRIPTOR,
+					     what);
+	SET(b, op, CUDNN_ATTR_OPERATION_DIAGONAL_BAND_MASK_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+	    &score, what);
+	SET(b, op, CUDNN_ATTR_OPERATION_DIAGONAL_BAND_MASK_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+	    &neg_inf, what);
+	SET(b, op, CUDNN_ATTR_OPERATION_DIAGONAL_BAND_MASK_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+	    &out, what);
+	SET(b, op, CUDNN_ATTR_OPERATION_DIAGONAL_BAND_MASK_COMPARISON_MODE, CUDNN_TYPE_POINTWISE_MODE,
+	    1, &cmp, what);
+	finalize(b, op, what);
+	if (add)
+		add_op(b, op, what);
+	return op;
+#else
+	(void)score, (void)out, (void)add, (void)neg_inf;
+	fail_step(b, CUDNN_STATUS_NOT_SUPPORTED, what, "not in this cuDNN's headers (9.21 and later)");
+	return NULL;
+#endif
+}
+
+/* The causal mask of the composite graphs: one band node in the 9.21 form, else the chain. */
+static cudnnBackendDescriptor_t composite_mask(struct builder *b, cudnnBackendDescriptor_t score,
+					       const int64_t sd[4], const int64_t ss[4])
+{
+	if (b->form != FORM_COMPOSITE_921)
+		return causal_mask(b, score, sd, ss);
+	cudnnBackendDescriptor_t out = virt(b, "causal masked score", CUDNN_DATA_FLOAT, sd, ss);
+	causal_band(b, score, out, 1);
+	return out;
+}
+
 /* ---- the two graphs -------------------------------------------------------------------------- */
 
 struct dims {
@@ -568,9 +618,9 @@ static void build_fwd(struct builder *b, const struct cuda_flash_shape *s, cudnn
 	matmul(b, "bmm1", q, kt, s1);
 	cudnnBackendDescriptor_t s2 = virt(b, "attn_scale output", f32, d.sd, d.ss);
 	pointwise(b, "attn_scale", CUDNN_POINTWISE_MUL, f32, -1, s1, scale, NULL, s2);
-	cudnnBackendDescriptor_t score = s->causal ? causal_mask(b, s2, d.sd, d.ss) : s2;
+	cudnnBackendDescriptor_t score = s->causal ? composite_mask(b, s2, d.sd, d.ss) : s2;
 
-	if (b->form == FORM_COMPOSITE_SOFTMAX_OP) {
+	if (b->form == FORM_COMPOSITE_921) {
 		cudnnBackendDescriptor_t p = virt(b, "softmax P", io, d.sd, d.ss);
 		softmax_node(b, score, p, stats, 1);
 		matmul(b, "bmm2", p, v, o);
@@ -623,7 +673,7 @@ static void build_bwd(struct builder *b, const struct cuda_flash_shape *s, cudnn
 	pointwise(b, "mul_s_attn_scale", CUDNN_POINTWISE_MUL, f32, -1, s1, scale, NULL, s2);
 	cudnnBackendDescriptor_t s3 = virt(b, "sub_s_m output", f32, d.sd, d.ss);
 	pointwise(b, "sub_s_m", CUDNN_POINTWISE_SUB, f32, -1, s2, stats, NULL, s3);
-	cudnnBackendDescriptor_t score = s->causal ? causal_mask(b, s3, d.sd, d.ss) : s3;
+	cudnnBackendDescriptor_t score = s->causal ? composite_mask(b, s3, d.sd, d.ss) : s3;
 	cudnnBackendDescriptor_t p = virt(b, "exp_s output", f32, d.sd, d.ss);
 	pointwise(b, "exp_s", CUDNN_POINTWISE_EXP, f32, -1, score, NULL, NULL, p);
 
@@ -656,10 +706,13 @@ static void build_bwd(struct builder *b, const struct cuda_flash_shape *s, cudnn
 
 /* The unified forward: one CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR over Q, K (as K, not
  * K^T), V, O and the by-value scale, as cudnn-frontend's UnifiedSDPANode (node/
- * scaled_dot_product_flash_attention.h) lowers a non-causal SDPA without bias, dropout or
- * padding: Stats through CUDNN_ATTR_OPERATION_SDPA_FWD_STATSDESC below cuDNN 9.21, through a
- * SOFTMAX node (virtual float32 (B,H,T,T) input and output) set as
- * CUDNN_ATTR_OPERATION_SDPA_FWD_SOFTMAX_DESC from 9.21 on. */
+ * scaled_dot_product_flash_attention.h) lowers an SDPA without bias, dropout or padding: Stats
+ * through CUDNN_ATTR_OPERATION_SDPA_FWD_STATSDESC below cuDNN 9.21, through a SOFTMAX node
+ * (virtual float32 (B,H,T,T) input and output) set as CUDNN_ATTR_OPERATION_SDPA_FWD_SOFTMAX_DESC
+ * from 9.21 on (FORM_UNIFIED_921); causal (9.21 form only): the score modifier subgraph of
+ * causal_mask(), an operation graph of one DIAGONAL_BAND_MASK node from a virtual (B,H,T,T)
+ * float32 input to its output (CUDNN_ATTR_OPERATION_SDPA_FWD_SUBGRAPH and its input and output
+ * UIDs), its -inf scalar in the variant pack (UID_NEG_INF). */
 static void build_fwd_unified(struct builder *b, const struct cuda_flash_shape *s,
 			      cudnnDataType_t io)
 {
@@ -669,11 +722,27 @@ static void build_fwd_unified(struct builder *b, const struct cuda_flash_shape *
 	dims_of(&d, s);
 	struct fwd_tensors t = fwd_tensors(b, &d, io, false);
 	cudnnBackendDescriptor_t q = t.q, k = t.k, v = t.v, o = t.o, stats = t.stats, scale = t.scale;
-	cudnnBackendDescriptor_t softmax = NULL;
-	if (b->form == FORM_UNIFIED_SOFTMAX_OP) {
+	cudnnBackendDescriptor_t softmax = NULL, subgraph = NULL;
+	int64_t sub_in = 0, sub_out = 0;
+	if (b->form == FORM_UNIFIED_921) {
 		cudnnBackendDescriptor_t p = virt(b, "softmax_P", f32, d.sd, d.ss);
 		cudnnBackendDescriptor_t sm = virt(b, "softmax_S", f32, d.sd, d.ss);
 		softmax = softmax_node(b, p, sm, stats, 0);
+	}
+	if (s->causal) {
+		/* the score modifier: a graph of its own, from the scores (sub_in) to the masked
+		 * scores (sub_out), which the node applies inside its kernel */
+		const char *sg = "causal subgraph";
+		sub_in = b->next_uid;
+		cudnnBackendDescriptor_t in = virt(b, "subgraph input", f32, d.sd, d.ss);
+		sub_out = b->next_uid;
+		cudnnBackendDescriptor_t out = virt(b, "subgraph output", f32, d.sd, d.ss);
+		cudnnBackendDescriptor_t band = causal_band(b, in, out, 0);
+		subgraph = create(b, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, sg);
+		SET(b, subgraph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &b->handle, sg);
+		SET(b, subgraph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &band,
+		    sg);
+		finalize(b, subgraph, sg);
 	}
 #if CUDNN_VERSION >= 91300
 	cudnnBackendDescriptor_t op = create(b, CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR, what);
@@ -692,10 +761,23 @@ static void build_fwd_unified(struct builder *b, const struct cuda_flash_shape *
 	}
 	SET(b, op, CUDNN_ATTR_OPERATION_SDPA_FWD_SCALEDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
 	    &scale, what);
+	if (subgraph) {
+#if CUDNN_VERSION >= 92100
+		SET(b, op, CUDNN_ATTR_OPERATION_SDPA_FWD_SUBGRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+		    &subgraph, what);
+		SET(b, op, CUDNN_ATTR_OPERATION_SDPA_FWD_SUBGRAPH_INPUT_UID, CUDNN_TYPE_INT64, 1,
+		    &sub_in, what);
+		SET(b, op, CUDNN_ATTR_OPERATION_SDPA_FWD_SUBGRAPH_OUTPUT_UID, CUDNN_TYPE_INT64, 1,
+		    &sub_out, what);
+#else
+		(void)sub_in, (void)sub_out;
+#endif
+	}
 	finalize(b, op, what);
 	add_op(b, op, what);
 #else
-	(void)q, (void)k, (void)v, (void)o, (void)scale, (void)softmax;
+	(void)q, (void)k, (void)v, (void)o, (void)scale, (void)softmax, (void)subgraph;
+	(void)sub_in, (void)sub_out;
 	fail_step(b, CUDNN_STATUS_NOT_SUPPORTED, what, "not in this cuDNN's headers (9.13 and later)");
 #endif
 }
@@ -954,10 +1036,11 @@ static long effective_version(void)
 /* Which graphs to try (BENCHDB_SDPA_GRAPH): all in order, or only one kind. */
 enum graph_choice { CHOOSE_AUTO, CHOOSE_UNIFIED, CHOOSE_COMPOSITE };
 
-/* Why form is not tried for s in this direction, or NULL to try it. The unified forms follow
- * the frontend's support surface (node/sdpa_support_surface.h): 16-bit, no mask, t > 1 (no
- * decode), cuDNN >= 9.13.1 forward; the backward from 9.27 (the first release whose heuristics
- * propose its engines), without masks before 9.28. */
+/* Why form is not tried for s in this direction, or NULL to try it ("" to pass over it without
+ * a note). The unified forms follow the frontend's support surface (node/
+ * sdpa_support_surface.h): 16-bit, t > 1 (no decode), cuDNN >= 9.13.1 forward, a causal mask
+ * from 9.21 (a subgraph); the backward from 9.27 (the first release whose heuristics propose its
+ * engines), without masks before 9.28. The 9.21 forms are the frontend's from 9.21 on. */
 static const char *form_refusal(enum graph_form f, const struct cuda_flash_shape *s, int backward,
 				long v, enum graph_choice choice)
 {
@@ -965,25 +1048,32 @@ static const char *form_refusal(enum graph_form f, const struct cuda_flash_shape
 		return "not tried (BENCHDB_SDPA_GRAPH=unified)";
 	if (choice == CHOOSE_COMPOSITE && form_is_unified(f))
 		return "not tried (BENCHDB_SDPA_GRAPH=composite)";
-	int softmax_op = f == FORM_UNIFIED_SOFTMAX_OP || f == FORM_COMPOSITE_SOFTMAX_OP;
-	if (softmax_op && (backward || v < 92100))
-		return "";   /* not a form of this direction or version: passed over silently */
+	/* passed over silently: a form that is not one of this direction and version */
+	if ((f == FORM_UNIFIED_921 || f == FORM_COMPOSITE_921) && v < 92100)
+		return "";
+	if (backward && (f == FORM_UNIFIED_921 || (f == FORM_COMPOSITE_921 && !s->causal)))
+		return "";   /* the same graphs as unified / composite */
 	if (!form_is_unified(f))
 		return NULL;
 	if (s->dtype != DTYPE_FLOAT16 && s->dtype != DTYPE_BFLOAT16)
 		return "float16/bfloat16 only";
-	if (s->causal)
-		return backward ? "a causal mask needs cuDNN 9.28 on the unified backward (the "
-				  "frontend's floor)"
-				: "a causal mask goes on the unified node only as a score-modifier "
-				  "subgraph (cuDNN 9.21), which this file does not build";
-	if (!backward && s->t == 1)
+	if (backward) {
+		if (v < 92700)
+			return "its engines are proposed by the heuristics from cuDNN 9.27 on (the "
+			       "frontend's floor)";
+		if (s->causal)
+			return "a causal mask needs cuDNN 9.28 on the unified backward (the frontend's "
+			       "floor), not built here";
+		return NULL;
+	}
+	if (s->t == 1)
 		return "no decode (t = 1) on the unified node";
-	if (!backward && v < 91301)
+	if (v < 91301)
 		return "needs cuDNN 9.13.1";
-	if (backward && v < 92700)
-		return "its engines are proposed by the heuristics from cuDNN 9.27 on (the "
-		       "frontend's floor)";
+	if (s->causal && f == FORM_UNIFIED)
+		return v < 92100 ? "a causal mask goes on the unified node only as a score-modifier "
+				   "subgraph (cuDNN 9.21)"
+				 : "";
 	return NULL;
 }
 
@@ -1016,11 +1106,13 @@ static int build(struct graph *g, cudnnHandle_t handle, const struct cuda_flash_
 	long v = effective_version();
 	struct builder b = {.status = CUDNN_STATUS_NOT_SUPPORTED, .no_engine = 1};
 	int tried = 0;
+	const char *noted = "";
 	for (int f = 0; f < FORM_COUNT; f++) {
 		const char *refusal = form_refusal((enum graph_form)f, s, backward, v, choice);
 		if (refusal) {
-			if (*refusal)
+			if (*refusal && strcmp(refusal, noted))
 				append(notes, sizeof(notes), "%s: %s", form_names[f], refusal);
+			noted = refusal;
 			continue;
 		}
 		graph_free(g);
@@ -1107,7 +1199,7 @@ int sdpa_plan_create(struct sdpa_plan **out, struct sdpa_ctx *ctx, const struct 
 	if (p->backward) {
 		if (build(&p->bwd, ctx->handle, s, io, 1, choice, why, why_len, unsupported))
 			goto done;
-		if (p->bwd.form == FORM_COMPOSITE) {   /* its scratch first, then the plan's */
+		if (!form_is_unified(p->bwd.form)) {   /* its scratch first, then the plan's */
 			size_t rows = (size_t)s->b * (size_t)s->h * (size_t)s->t;
 			p->softmax_sum_at = align_up(rows * (size_t)s->dh * sizeof(float));
 			p->bwd_workspace_at = align_up(p->softmax_sum_at + rows * sizeof(float));
@@ -1258,7 +1350,7 @@ int sdpa_plan_bwd(struct sdpa_plan *p, struct sdpa_ctx *ctx, const void *q, cons
 			dq, dk, dv, &p->scale, &p->one, ws + p->softmax_sum_at, ws,
 			&p->neg_inf};
 	/* the unified node: the first 10, its scratch in its own workspace */
-	int64_t n = p->bwd.form != FORM_COMPOSITE ? 10 : p->s.causal ? 14 : 13;
+	int64_t n = form_is_unified(p->bwd.form) ? 10 : p->s.causal ? 14 : 13;
 	return execute(ctx, &p->bwd, "backward", n, uids, ptrs, ws + p->bwd_workspace_at, why,
 		       why_len);
 }

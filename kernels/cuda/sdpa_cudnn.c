@@ -1377,11 +1377,16 @@ static void put(struct text *t, const char *fmt, ...)
 		t->len = t->len + (size_t)w < t->n ? t->len + (size_t)w : t->n - 1;
 }
 
-/* s as a JSON string (quotes, backslashes and control characters escaped). */
-static void put_string(struct text *t, const char *s)
+/* s as a JSON string (quotes, backslashes and control characters escaped), its first max bytes
+ * and "..." when it is longer. */
+static void put_string(struct text *t, const char *s, size_t max)
 {
 	put(t, "\"");
-	for (; *s; s++) {
+	for (size_t i = 0; *s; s++, i++) {
+		if (i == max) {
+			put(t, "...");
+			break;
+		}
 		unsigned char c = (unsigned char)*s;
 		if (c == '"' || c == '\\')
 			put(t, "\\%c", c);
@@ -1448,9 +1453,9 @@ static void put_graph(struct text *t, const struct graph *g)
 	put_notes(t, "numerical_notes", e->numerical, e->nnumerical, numerical_note_name);
 	put_notes(t, "behavior_notes", e->behavior, e->nbehavior, behavior_note_name);
 	put(t, ", \"workspace\": %lld", (long long)g->workspace);
-	if (g->fallback[0]) {
+	if (g->fallback[0]) {   /* at most 480 bytes each, so that both directions fit */
 		put(t, ", \"fallback\": ");
-		put_string(t, g->fallback);
+		put_string(t, g->fallback, 480);
 	}
 	put(t, "}");
 }

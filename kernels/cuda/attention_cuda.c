@@ -236,6 +236,9 @@ void cuda_attention_free(struct dev *dev, void *att)
 	free(a);
 }
 
+/* ops.h attention_describe: the impl's own members (sdpa: cuDNN's graphs and engines,
+ * sdpa_plan_describe), then "compute" (the dtype of the products), "converted_from" for
+ * float32 tensors computed in 16 bits, and "timing_delay_us" ("adaptive" or the fixed µs). */
 void cuda_attention_describe(struct dev *dev, void *att, char *buf, size_t n)
 {
 	const struct cuda_att *a = att;
@@ -261,8 +264,10 @@ void cuda_attention_describe(struct dev *dev, void *att, char *buf, size_t n)
 #endif
 		break;
 	}
-	if (len < 0 || (size_t)len >= n)
-		len = (int)strlen(buf);
+	if (len < 0 || (size_t)len >= n) {   /* cut short: not JSON, say nothing of it */
+		buf[0] = '\0';
+		len = 0;
+	}
 	int64_t fixed = cuda_dev_timing_delay_fixed_ns(dev);
 	char delay[48];
 	if (fixed < 0)

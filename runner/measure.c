@@ -154,7 +154,8 @@ void measure_case(const struct workload *w, const struct case_params *p, struct 
 		goto done;
 	}
 	mem_reset_peak(&mem);
-	/* device timing: events around each phase, read after the iteration's phases */
+	/* device timing: events around each phase, read after the iteration's phases (the start
+	 * mark puts a device-side delay before its event, outside the time: workload.h mark) */
 	int device_timed = p->sync && w->mark && w->elapsed;
 	struct cpu_wait wait_from = {0}, wait_to;
 	for (int64_t it = 0; it < total; it++) {

@@ -19,6 +19,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -488,6 +489,22 @@ inline float2 atomicAdd(float2 *p, float2 v)
 	p->x = old.x + v.x;
 	p->y = old.y + v.y;
 	return old;
+}
+
+// The SM's cycle counter as a 1 GHz clock of host time (emu_runtime.cpp reports a clock rate of
+// 1,000,000 kHz to match): a spin on it (kernels.cu timing_delay) lasts its nanoseconds on the
+// host. __nanosleep sleeps the host thread.
+inline long long clock64()
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+inline void __nanosleep(unsigned ns)
+{
+	struct timespec t = {0, (long)(ns < 1000000u ? ns : 1000000u)};
+	nanosleep(&t, nullptr);
 }
 
 inline double atomicAdd(double *p, double v)

@@ -255,6 +255,12 @@ void db_close(struct db *db)
 	if (!db)
 		return;
 	sqlite3_finalize(db->samples_stmt);
+	/* Move what the WAL holds into the file now (passive: never waits for another writer), so
+	 * that a copy of the file alone — `cp` of a shard's database by runner slurm's script — has
+	 * every stored case even if the close below cannot checkpoint (another connection of this
+	 * process still open, a statement left unfinalized). */
+	if (db->handle && !sqlite3_db_readonly(db->handle, "main"))
+		sqlite3_wal_checkpoint_v2(db->handle, "main", SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
 	sqlite3_close(db->handle);
 	free(db->path);
 	free(db);

@@ -2,9 +2,9 @@
 // contracts).
 //
 // float16 / bfloat16 (tensor cores, mma.sync.m16n8k16, float32 accumulation):
-//   forward   one block per 128 query rows of a head: 4 warps of two 16-row m-tiles (head dim
-//             ≤ 64) or 8 warps of one (head dim 128); Q stays in registers, K/V tiles of 64
-//             keys are double-buffered in shared memory with cp.async and read with
+//   forward   one block per 128 query rows of a head: 4 warps of two 16-row m-tiles; Q stays in
+//             registers (head dim ≤ 64) or in shared memory, re-read per k-step (128); K/V tiles
+//             of 64 keys are double-buffered in shared memory with cp.async and read with
 //             ldmatrix. Online softmax in float32 (running max and sum per row, exp2 with a
 //             log2(e)-prescaled scale); the S accumulator, exponentiated and rounded to 16 bits,
 //             is the A operand of P·V as it stands (C layout of two m16n8 tiles = A layout of
@@ -132,18 +132,21 @@ struct flash_params {
 
 __host__ __device__ inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// Tensor-core forward: WARPS warps of MT 16-row m-tiles (BM = 128 query rows either way: Q
-// stays in registers, so head dim 128 takes 8 warps of one m-tile); smem [stage][K, V][BN][LD]
-// 16-bit, Q staged in stage 1 before the loop. LD = D + 8: ldmatrix rows land 16 bytes apart
-// mod 128, no bank conflicts.
+// Tensor-core forward: 4 warps of two 16-row m-tiles (BM = 128 query rows, 32 per warp);
+// smem [stage][K, V][BN][LD] 16-bit, then (head dim 128) Q [BM][LD]. LD = D + 8: ldmatrix rows
+// land 16 bytes apart mod 128, no bank conflicts. Head dim ≤ 64 keeps the warp's Q fragments in
+// registers (Q staged in stage 1 before the loop); at 128 they would take 64 more registers
+// beside the 128 of O and 64 of S, so Q stays in shared memory and its A fragments are re-read
+// for each k-step (FlashAttention-2's layout): 80 ldmatrix per 256 HMMA per 64-key tile
+// (0.31), where 8 warps of one m-tile with Q in registers took 64 per 128 (0.50).
 template <int D>
 struct fwd_mma_cfg {
-	static constexpr int MT = D <= 64 ? 2 : 1;
-	static constexpr int WARPS = D <= 64 ? 4 : 8, THREADS = 32 * WARPS;
+	static constexpr int MT = 2, WARPS = 4, THREADS = 32 * WARPS;
 	static constexpr int BM = 16 * MT * WARPS, BN = 64, LD = D + 8;
-	static constexpr int MIN_BLOCKS = D <= 64 ? 2 : 1;   // 8 warps per SM either way
-	static constexpr size_t SMEM = (size_t)2 * 2 * BN * LD * 2;
-	static_assert(BM <= 2 * BN, "Q must fit in one K/V stage");
+	static constexpr bool Q_REGS = D <= 64;
+	static constexpr int MIN_BLOCKS = 2;   // 8 warps per SM
+	static constexpr size_t SMEM = (size_t)(2 * 2 * BN * LD + (Q_REGS ? 0 : BM * LD)) * 2;
+	static_assert(!Q_REGS || BM <= 2 * BN, "Q must fit in one K/V stage");
 };
 
 // Tensor-core backward: 4 warps × 16 keys; query tiles of BM rows. smem (16-bit) K, V [BN][LD],
@@ -237,9 +240,11 @@ __device__ __forceinline__ void load_tile(uint16_t *dst, const uint16_t *src, in
 		const int r = threadIdx.x / CPR, col = threadIdx.x % CPR * 8;
 		const uint16_t *s = src + (r0 + r) * p.dh + col;
 		const int64_t step = (int64_t)RSTEP * p.dh;
+		// rows of this thread's column left before t (32-bit: t ≤ INT_MAX), 0 past dh
+		const int left = col < p.dh ? (int)(p.t - r0) - r : 0;
 #pragma unroll
 		for (int i = 0; i < ROWS / RSTEP; i++) {
-			bool ok = col < p.dh && r0 + r + i * RSTEP < p.t;
+			bool ok = i * RSTEP < left;
 			cp_async16(dst + (r + i * RSTEP) * LD + col, s, ok ? 16 : 0);
 			s += step;
 			asm volatile("" : "+l"(s));   // no per-chunk addresses kept across loops
@@ -305,7 +310,7 @@ __global__ void __launch_bounds__(fwd_mma_cfg<D>::THREADS, fwd_mma_cfg<D>::MIN_B
 	const int br = lane % 8 + lane / 16 * 8, bc = lane & 8;    // ldmatrix: B stored n-major
 	// head-major, so running blocks share K/V in L2; the longest causal blocks first
 	const int64_t bh = blockIdx.x / p.nblk;
-	const int64_t q0 = (int64_t)(p.nblk - 1 - (int)(blockIdx.x % p.nblk)) * BM;
+	const int q0 = (p.nblk - 1 - (int)(blockIdx.x % p.nblk)) * BM;   // < t ≤ INT_MAX
 	const int64_t head = bh * p.t * p.dh;
 	const uint16_t *qg = (const uint16_t *)q + head, *kg = (const uint16_t *)k + head,
 		       *vg = (const uint16_t *)v + head;
@@ -313,20 +318,24 @@ __global__ void __launch_bounds__(fwd_mma_cfg<D>::THREADS, fwd_mma_cfg<D>::MIN_B
 	const int ntiles = (int)ceil_div(kend, BN);
 	const int wrow = warp * MT * 16;   // the warp's first row in the block
 
-	load_tile<BM, D, NT>(smem + STAGE, qg, q0, p);
+	// Q: in stage 1 until it is in registers, else for good after both stages
+	const uint16_t *sq = smem + (cfg::Q_REGS ? STAGE : 2 * STAGE);
+	load_tile<BM, D, NT>((uint16_t *)sq, qg, q0, p);
 	load_tile<BN, D, NT>(smem, kg, 0, p);
 	load_tile<BN, D, NT>(smem + BN * LD, vg, 0, p);
 	cp_async_commit();
 	cp_async_wait_all();
 	__syncthreads();
 
-	uint32_t qf[MT][D / 16][4];   // A fragments of the warp's Q rows
+	constexpr int QK = cfg::Q_REGS ? D / 16 : 1;
+	uint32_t qf[MT][QK][4];   // Q_REGS: A fragments of the warp's Q rows
+	if constexpr (cfg::Q_REGS) {
 #pragma unroll
-	for (int mi = 0; mi < MT; mi++)
+		for (int mi = 0; mi < MT; mi++)
 #pragma unroll
-		for (int kk = 0; kk < D / 16; kk++)
-			ldsm_x4(qf[mi][kk], smem + STAGE + (wrow + mi * 16 + ar) * LD + kk * 16 +
-						    ac);
+			for (int kk = 0; kk < QK; kk++)
+				ldsm_x4(qf[mi][kk], sq + (wrow + mi * 16 + ar) * LD + kk * 16 + ac);
+	}
 
 	float acc[MT][D / 8][4];   // O, unnormalised: rows g, g + 8 of each m-tile
 	float mx[MT][2], sum[MT][2];   // running max (log2 units) and this thread's partial sums
@@ -341,7 +350,7 @@ __global__ void __launch_bounds__(fwd_mma_cfg<D>::THREADS, fwd_mma_cfg<D>::MIN_B
 
 	for (int j = 0; j < ntiles; j++) {
 		cp_async_wait_all();
-		__syncthreads();   // tile j landed; every warp is done with tile j − 1 (and Q)
+		__syncthreads();   // tile j landed; every warp is done with tile j − 1 (and a staged Q)
 		if (j + 1 < ntiles) {
 			uint16_t *nx = smem + (j + 1) % 2 * STAGE;
 			load_tile<BN, D, NT>(nx, kg, (int64_t)(j + 1) * BN, p);
@@ -357,29 +366,39 @@ __global__ void __launch_bounds__(fwd_mma_cfg<D>::THREADS, fwd_mma_cfg<D>::MIN_B
 			for (int ni = 0; ni < BN / 8; ni++)
 				s[mi][ni][0] = s[mi][ni][1] = s[mi][ni][2] = s[mi][ni][3] = 0.0f;
 #pragma unroll
-		for (int kk = 0; kk < D / 16; kk++)
+		for (int kk = 0; kk < D / 16; kk++) {
+			uint32_t qs[MT][4];   // !Q_REGS: this k-step's A fragments, from shared memory
+			if constexpr (!cfg::Q_REGS) {
+#pragma unroll
+				for (int mi = 0; mi < MT; mi++)
+					ldsm_x4(qs[mi], sq + (wrow + mi * 16 + ar) * LD + kk * 16 + ac);
+			}
 #pragma unroll
 			for (int nb = 0; nb < BN / 16; nb++) {
 				uint32_t b[4];   // key n-tiles 2nb, 2nb + 1
 				ldsm_x4(b, sk + (nb * 16 + br) * LD + kk * 16 + bc);
 #pragma unroll
 				for (int mi = 0; mi < MT; mi++) {
-					mma16816<T>(s[mi][2 * nb], qf[mi][kk], b[0], b[1]);
-					mma16816<T>(s[mi][2 * nb + 1], qf[mi][kk], b[2], b[3]);
+					const uint32_t *a = cfg::Q_REGS ? qf[mi][kk % QK] : qs[mi];
+					mma16816<T>(s[mi][2 * nb], a, b[0], b[1]);
+					mma16816<T>(s[mi][2 * nb + 1], a, b[2], b[3]);
 				}
 			}
+		}
 
 		const int64_t k0 = (int64_t)j * BN;
 		if (k0 + BN > p.t || (p.causal && k0 + BN - 1 > q0)) {
+			// rows and columns relative to k0 (t ≤ INT_MAX): fewer 64-bit registers
+			const int ncol = (int)(p.t - k0), row0 = q0 - (int)k0 + wrow + g;
 #pragma unroll
 			for (int mi = 0; mi < MT; mi++)
 #pragma unroll
 				for (int ni = 0; ni < BN / 8; ni++)
 #pragma unroll
 					for (int e = 0; e < 4; e++) {
-						int64_t row = q0 + wrow + mi * 16 + g + e / 2 * 8;
-						int64_t col = k0 + ni * 8 + 2 * tq + e % 2;
-						if (col >= p.t || (p.causal && col > row))
+						int row = row0 + mi * 16 + e / 2 * 8;
+						int col = ni * 8 + 2 * tq + e % 2;
+						if (col >= ncol || (p.causal && col > row))
 							s[mi][ni][e] = -INFINITY;
 					}
 		}

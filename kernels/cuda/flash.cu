@@ -357,8 +357,8 @@ __global__ void __launch_bounds__(fwd_mma_cfg<D>::THREADS, fwd_mma_cfg<D>::MIN_B
 	const int wrow = warp * MT * 16;   // the warp's first row in the block
 
 	// Q: in stage 1 until it is in registers, else for good after both stages
-	const uint16_t *sq = smem + (cfg::Q_REGS ? STAGE : 2 * STAGE);
-	load_tile<BM, D, NT>((uint16_t *)sq, qg, q0, p);
+	uint16_t *const sq = smem + (cfg::Q_REGS ? STAGE : 2 * STAGE);
+	load_tile<BM, D, NT>(sq, qg, q0, p);
 	load_tile<BN, D, NT>(smem, kg, 0, p);
 	load_tile<BN, D, NT>(smem + BN * LD, vg, 0, p);
 	cp_async_commit();

@@ -40,7 +40,7 @@ muts += [
  ("fwd Q re-read: second m-tile offset", "ldsm_x4(qs[mi], sq + (wrow + mi * 16 + ar) * LD + kk * 16 + ac);", "ldsm_x4(qs[mi], sq + (wrow + ar) * LD + kk * 16 + ac);", None, "dh=128 t=130"),
  ("fwd Q re-read: k-step column", "ldsm_x4(qs[mi], sq + (wrow + mi * 16 + ar) * LD + kk * 16 + ac);", "ldsm_x4(qs[mi], sq + (wrow + mi * 16 + ar) * LD + kk * 16);", None, "dh=128 t=130"),
  ("fwd warp row stride", "const int wrow = warp * MT * 16;", "const int wrow = warp * 16;", None),
- ("fwd Q in a K/V stage at dh 128", "const uint16_t *sq = smem + (cfg::Q_REGS ? STAGE : 2 * STAGE);", "const uint16_t *sq = smem + STAGE;", None, "dh=128 t=130"),
+ ("fwd Q in a K/V stage at dh 128", "uint16_t *const sq = smem + (cfg::Q_REGS ? STAGE : 2 * STAGE);", "uint16_t *const sq = smem + STAGE;", None, "dh=128 t=130"),
  ("bwd stats from the other buffer", "const float2 *sst = sst0 + buf * BM;", "const float2 *sst = sst0 + (1 - buf) * BM;", None),
  ("bwd stats row offset", "cp_async8(dst + i, stats + q0 + i, q0 + i < p.t ? 8 : 0);", "cp_async8(dst + i, stats + q0 + (i ^ 1), q0 + i < p.t ? 8 : 0);", None),
  ("bwd stats not zeroed past t", "cp_async8(dst + i, stats + q0 + i, q0 + i < p.t ? 8 : 0);", "if (q0 + i < p.t) cp_async8(dst + i, stats + q0 + i, 8);", None),

@@ -391,8 +391,18 @@ __global__ void __launch_bounds__(fwd_mma_cfg<D>::THREADS, fwd_mma_cfg<D>::MIN_B
 		__syncthreads();   // tile j landed; every warp is done with tile j − 1 (and a staged Q)
 		if (j + 1 < ntiles) {
 			uint16_t *nx = smem + (j + 1) % 2 * STAGE;
-			load_tile<BN, D, NT>(nx, kg, (int64_t)(j + 1) * BN, p);
-			load_tile<BN, D, NT>(nx + BN * LD, vg, (int64_t)(j + 1) * BN, p);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+			// k, v + head again from the parameters (the empty asm hides head's
+			// value): kept across the loop, sm_80's head dim 128 spilled inside it
+			// (sm_90's does not, and spills in the loop this way)
+			int64_t hd = head;
+			asm volatile("" : "+l"(hd));
+			const uint16_t *kn = (const uint16_t *)k + hd, *vn = (const uint16_t *)v + hd;
+#else
+			const uint16_t *kn = kg, *vn = vg;
+#endif
+			load_tile<BN, D, NT>(nx, kn, (int64_t)(j + 1) * BN, p);
+			load_tile<BN, D, NT>(nx + BN * LD, vn, (int64_t)(j + 1) * BN, p);
 			cp_async_commit();
 		}
 		const uint16_t *sk = smem + j % 2 * STAGE, *sv = sk + BN * LD;

@@ -60,7 +60,8 @@ extern unsigned char __stop_emu_shared[] __attribute__((weak));
 namespace emu {
 
 struct dim { unsigned x, y, z; };
-struct pending_copy { unsigned char *dst; const unsigned char *src; int bytes; };
+// a queued cp.async: size bytes (its cp-size) from src, or zeros where bytes is 0
+struct pending_copy { unsigned char *dst; const unsigned char *src; int bytes, size; };
 
 // Switching between fibers: on x86-64 a six-register stack switch (swapcontext's signal-mask
 // system calls would triple the run time); elsewhere ucontext.
@@ -232,11 +233,12 @@ inline void check_smem(const void *p, size_t bytes, size_t align, const char *wh
 		fail("misaligned shared access");
 }
 
-inline void check_global(const void *p, size_t bytes)
+inline void check_global(const void *p, size_t bytes, size_t align = 16)
 {
 	const unsigned char *c = (const unsigned char *)p;
-	if ((uintptr_t)c % 16)
-		fail("cp.async source not 16-byte aligned");
+	if ((uintptr_t)c % align)
+		fail(align == 16 ? "cp.async source not 16-byte aligned"
+				 : "cp.async source not aligned to its size");
 	for (auto &r : globals)
 		if (c >= r.lo && c + bytes <= r.hi)
 			return;

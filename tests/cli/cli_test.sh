@@ -514,7 +514,12 @@ repeat)
 	check "the cases' order is reshuffled" [ "$(sql "$db" "select count(distinct o) from (select group_concat(ord) as o from (select run_id, ord from cases order by run_id, started_at, id) group by run_id)")" -gt 1 ]
 	expect_status 0 "a second repeat group under a label" "$RUNNER" run "$T/rep.yaml" --db "$db" --repeat 3 --label cand
 	check "--label names the repetitions" [ "$(sql "$db" "select count(*) from runs where label = 'cand' and group_id like 'repeat-%'")" = 3 ]
-	expect_status 0 "regress takes each group together" "$REPORT" regress --db "$db" --baseline-label "$label" --candidate-label cand --run-noise 0 --threshold 1000
+	# the cases take microseconds: under load one descheduling makes an iteration 10x slower, so
+	# the verdict is not the point here (cli_planted and cli_contended hold those); the grouping is
+	"$REPORT" regress --db "$db" --baseline-label "$label" --candidate-label cand --run-noise 0 --threshold 1000 >"$T/out" 2>"$T/err"
+	got=$?
+	check "regress takes each group together: compared (exit $got; $(head -c 300 "$T/err"))" [ "$got" -le 1 ]
+	contains "$T/out" "runs [0-9]+, [0-9]+, [0-9]+ \\(total\\)" "three candidate or baseline runs named"
 	contains "$T/out" "x3" "regress counts the runs (n = iterations x runs)"
 	expect_status 2 "--repeat 0 is refused" "$RUNNER" run "$SRC/tests/cli/tiny.yaml" --db "$db" --repeat 0
 	contains "$T/err" "--repeat expects a count from 1 to 1000, got 0" "the valid range named"
@@ -524,32 +529,43 @@ repeat)
 
 contended)
 	# cases.cpu_wait (schema 9): the share of the measured time the runner waited for a CPU.
-	# Two busy loops pinned to the runner's own CPU take two thirds of it (the scheduler shares
-	# one CPU three ways), whatever else the machine does; report regress then cannot call the
-	# 3x slower candidate a regression (exit 2, contended), as the machine is what changed.
+	# Three busy loops pinned to the runner's own CPU take about three quarters of it (the
+	# scheduler shares one CPU four ways), whatever else the machine does. The claim a CI relies
+	# on: such a run is never called a regression against a run without them (exit 1); it is
+	# `contended` (exit 2) where the test sees the slowdown, at worst `unsure` under heavy load.
 	command -v taskset >/dev/null || { echo "taskset not found: skipped"; exit 77; }
 	cpu=$(taskset -pc $$ | sed 's/.*: *//; s/[,-].*//')
 	db=$T/wait.db
-	printf '%s\n' 'name: cli-wait' 'defaults: {warmup: 1, iters: 8}' 'benchmarks:' \
+	printf '%s\n' 'name: cli-wait' 'defaults: {warmup: 1, iters: 10}' 'benchmarks:' \
 		'  - suite: attention' '    impl: naive' '    seq_len: [384, 512]' '    head_dim: 32' \
 		'    batch_size: 2' '    heads: 2' >"$T/wait.yaml"
-	# one run a side: the exact rank test on 8 vs 8 iterations sees a 3x change whatever the
-	# machine's load (both runs share the CPU with it; the busy one with two loops more)
+	# one run a side: the exact rank test on 10 vs 10 iterations
 	OMP_NUM_THREADS=1 taskset -c "$cpu" "$RUNNER" run "$T/wait.yaml" --db "$db" --label quiet >/dev/null 2>&1
-	taskset -c "$cpu" sh -c 'while :; do :; done' &
-	hog1=$!
-	taskset -c "$cpu" sh -c 'while :; do :; done' &
-	hog2=$!
+	hogs=()
+	for k in 1 2 3; do
+		taskset -c "$cpu" sh -c 'while :; do :; done' &
+		hogs+=($!)
+	done
 	OMP_NUM_THREADS=1 taskset -c "$cpu" "$RUNNER" run "$T/wait.yaml" --db "$db" --label busy >/dev/null 2>&1
-	kill "$hog1" "$hog2"
-	wait "$hog1" "$hog2" 2>/dev/null
+	kill "${hogs[@]}"
+	wait "${hogs[@]}" 2>/dev/null
 	check "every case's cpu_wait stored" [ "$(sql "$db" "select count(*) from cases where cpu_wait between 0 and 1")" = 4 ]
-	busy=$(sql "$db" "select min(cpu_wait) from cases c join runs r on r.id = c.run_id where r.label = 'busy'")
-	check "the busy run waited for its CPU ($busy; two busy loops beside it: about 0.67)" awk -v w="$busy" 'BEGIN { exit !(w > 0.4) }'
-	expect_status 2 "report regress: contended, cannot tell" "$REPORT" regress --db "$db" --baseline-label quiet --candidate-label busy
-	contains "$T/err" "cannot tell: contended \(the slower side waited for a CPU more of its time" "the reason named"
-	lacks "$T/err" "regression: slower" "not called a regression"
-	expect_status 1 "--cpu-wait-gap 100 turns it off: slower" "$REPORT" regress --db "$db" --baseline-label quiet --candidate-label busy --cpu-wait-gap 100
+	waits=$(sql "$db" "select group_concat(w, ' ') from (select min(cpu_wait) as w from cases c join runs r on r.id = c.run_id group by r.label order by r.label)")
+	read -r busy quiet <<<"$waits"
+	check "the busy run waited for its CPU ($busy, quiet $quiet; three busy loops beside it: about 0.75)" awk -v b="$busy" -v q="$quiet" 'BEGIN { exit !(b > 0.4 && b > q + 0.1) }'
+	"$REPORT" regress --db "$db" --baseline-label quiet --candidate-label busy >"$T/out" 2>"$T/err"
+	got=$?
+	check "report regress: not a regression (exit $got; stderr: $(head -c 300 "$T/err"))" [ "$got" != 1 ]
+	lacks "$T/err" "regression: slower" "not called slower"
+	if [ "$got" = 2 ]; then
+		contains "$T/err" "cannot tell: contended \(the slower side waited for a CPU more of its time" "the reason named"
+	else
+		note "regress exit $got: the busy run's slowdown was not significant under this load"
+	fi
+	"$REPORT" regress --db "$db" --baseline-label quiet --candidate-label busy --cpu-wait-gap 100 >"$T/out" 2>"$T/err"
+	got_off=$?
+	check "--cpu-wait-gap 100 turns the rule off: never contended (exit $got_off)" [ "$got_off" != 2 ]
+	[ "$got" = 2 ] && check "the same runs without the rule: slower, exit 1 ($got_off)" [ "$got_off" = 1 ]
 	expect_status 2 "--cpu-wait-gap above 100 is refused" "$REPORT" regress --db "$db" --baseline-label quiet --candidate-label busy --cpu-wait-gap 101
 	contains "$T/err" "cpu-wait-gap in \[0, 100\]" "the valid range named"
 	;;

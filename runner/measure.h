@@ -34,9 +34,13 @@ struct case_result {
 	int64_t peak_fwd_bytes, peak_bwd_bytes, peak_bytes; /* -1 unknown */
 	struct sample *samples;    /* (warmup + iters) x phases, iteration-major; malloc'd */
 	size_t nsamples;
+	int64_t iters;             /* cases.iters: the case's iters, or for iters: auto the measured
+				    * iterations it ran (as many as the stopping rule took) */
 	int64_t elapsed_ns;
 	char impl_info[2048];      /* JSON object of what ran (workload->describe, a peer's info); "" none */
-	const char *stop_reason;   /* what ended the measured loop (cases.stop_reason); NULL if not ok */
+	const char *stop_reason;   /* what ended the measured loop (cases.stop_reason): "iters" for a
+				    * fixed count; iters: auto's "precision", "max_time" or
+				    * "max_iters" (runner/precision.h); NULL if not ok */
 };
 
 /* Run one case of workload w (NULL: none is built for the case, stored as unsupported). Never

@@ -100,6 +100,7 @@ struct auto_state {
 	size_t cap;
 	int64_t n, measured_ns, checked_at;
 	int64_t precise_since;      /* precision_stop's: n when the estimate went <= target, or 0 */
+	double rse;                 /* the last estimate */
 };
 
 /* Grow *array of *cap elements of size bytes to hold need, doubling, never beyond most;
@@ -143,7 +144,7 @@ static const char *auto_after(struct auto_state *a, const struct case_params *p,
 	a->times[a->n++] = ns;
 	ck_add(a->measured_ns, ns, &a->measured_ns);
 	if (a->n >= p->min_iters && precision_due(a)) {
-		double rse = median_rse(a->times, (size_t)a->n, a->scratch);
+		double rse = a->rse = median_rse(a->times, (size_t)a->n, a->scratch);
 		a->precise_since = rse > p->target_rse ? 0 : a->precise_since ? a->precise_since : a->n;
 		a->checked_at = a->n;
 	}
@@ -192,7 +193,7 @@ void measure_case(const struct workload *w, const struct case_params *p, struct 
 	int auto_iters = p->iters == ITERS_AUTO;
 	/* iterations at most (auto: up to max_iters measured), and the samples they can make */
 	int64_t total = 0, nsamples_max = 0;
-	struct auto_state a = {0};
+	struct auto_state a = {.rse = INFINITY};
 	size_t samples_cap = 0;
 	const char *invalid = auto_iters ? auto_invalid(p) : NULL;
 
@@ -312,6 +313,7 @@ void measure_case(const struct workload *w, const struct case_params *p, struct 
 	res->stop_reason = auto_iters ? stop : "iters";
 done:
 	res->iters = p->iters == ITERS_AUTO ? a.n : p->iters;
+	res->rse = p->iters == ITERS_AUTO ? a.rse : NAN;
 	free(a.times);
 	free(a.scratch);
 	/* The peak includes setup and validation buffers; for oom it is what the case needed. */

@@ -41,6 +41,8 @@ struct case_result {
 	const char *stop_reason;   /* what ended the measured loop (cases.stop_reason): "iters" for a
 				    * fixed count; iters: auto's "precision", "max_time" or
 				    * "max_iters" (runner/precision.h); NULL if not ok */
+	double rse;                /* iters: auto: the median's last estimated relative standard
+				    * error (INFINITY before the first estimate); NAN for a count */
 };
 
 /* Run one case of workload w (NULL: none is built for the case, stored as unsupported). Never

@@ -130,13 +130,13 @@ static int precision_due(const struct auto_state *a)
 	return a->n < 200 || a->n - a->checked_at >= a->checked_at / 50;
 }
 
-/* After measured iteration a->n - 1 (time ns): what stops the loop, or NULL. -1 in *oom when the
+/* After a measured iteration of ns nanoseconds: what stops the loop, or NULL. *oom = 1 when the
  * bookkeeping is out of memory. */
 static const char *auto_after(struct auto_state *a, const struct case_params *p, int64_t ns,
 			      int *oom)
 {
-	size_t cap = a->cap, most = (size_t)p->max_iters;
-	if (grow((void **)&a->times, &cap, (size_t)a->n + 1, most, sizeof(int64_t)) ||
+	size_t times_cap = a->cap, most = (size_t)p->max_iters;   /* both arrays have a->cap */
+	if (grow((void **)&a->times, &times_cap, (size_t)a->n + 1, most, sizeof(int64_t)) ||
 	    grow((void **)&a->scratch, &a->cap, (size_t)a->n + 1, most, sizeof(int64_t))) {
 		*oom = 1;
 		return NULL;
@@ -162,6 +162,12 @@ static int64_t expected_total(const struct case_params *p, const struct auto_sta
 		n = fmax(n, fmin((double)p->max_iters,
 				 p->max_time * 1e9 / (double)a->measured_ns * (double)a->n));
 	return p->warmup + ((int64_t)n > a->n ? (int64_t)n : a->n);
+}
+
+static void out_of_memory(struct case_result *res)
+{
+	res->status = STATUS_ERROR;
+	snprintf(res->reason, sizeof(res->reason), "out of host memory for samples");
 }
 
 /* Why iters: auto's settings in p cannot run (a library caller's values; sweeps refuse them), or
@@ -246,8 +252,7 @@ void measure_case(const struct workload *w, const struct case_params *p, struct 
 	size_t first_need = (size_t)(auto_iters ? p->warmup + p->min_iters : total) * PHASE_COUNT;
 	if (grow((void **)&res->samples, &samples_cap, first_need, (size_t)nsamples_max,
 		 sizeof(*res->samples))) {
-		res->status = STATUS_ERROR;
-		snprintf(res->reason, sizeof(res->reason), "out of host memory for samples");
+		out_of_memory(res);
 		goto done;
 	}
 	mem_reset_peak(&mem);
@@ -261,8 +266,7 @@ void measure_case(const struct workload *w, const struct case_params *p, struct 
 		}
 		if (grow((void **)&res->samples, &samples_cap, res->nsamples + PHASE_COUNT,
 			 (size_t)nsamples_max, sizeof(*res->samples))) {
-			res->status = STATUS_ERROR;
-			snprintf(res->reason, sizeof(res->reason), "out of host memory for samples");
+			out_of_memory(res);
 			goto done;
 		}
 		size_t first = res->nsamples;
@@ -299,8 +303,7 @@ void measure_case(const struct workload *w, const struct case_params *p, struct 
 				ck_add(ns, res->samples[i].ns, &ns);
 			stop = auto_after(&a, p, ns, &oom);
 			if (oom) {
-				res->status = STATUS_ERROR;
-				snprintf(res->reason, sizeof(res->reason), "out of host memory for samples");
+				out_of_memory(res);
 				goto done;
 			}
 		}

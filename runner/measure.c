@@ -201,6 +201,7 @@ void measure_case(const struct workload *w, const struct case_params *p, struct 
 	int64_t total = 0, nsamples_max = 0;
 	struct auto_state a = {.rse = INFINITY};
 	size_t samples_cap = 0;
+	const char *stop = NULL;   /* iters: auto: what stopped it */
 	const char *invalid = auto_iters ? auto_invalid(p) : NULL;
 
 	if (invalid) {
@@ -258,18 +259,17 @@ void measure_case(const struct workload *w, const struct case_params *p, struct 
 	mem_reset_peak(&mem);
 	/* device timing: events around each phase, read after the iteration's phases */
 	int device_timed = p->sync && w->mark && w->elapsed;
-	const char *stop = NULL;
-	for (int64_t it = 0; it < total && !stop; it++) {
+	for (int64_t it = 0; it < total; it++) {
 		if (measure_take_signals()) {
 			res->interrupted = 1;
 			goto done;
 		}
-		if (grow((void **)&res->samples, &samples_cap, res->nsamples + PHASE_COUNT,
+		size_t first = res->nsamples;
+		if (grow((void **)&res->samples, &samples_cap, first + PHASE_COUNT,
 			 (size_t)nsamples_max, sizeof(*res->samples))) {
 			out_of_memory(res);
 			goto done;
 		}
-		size_t first = res->nsamples;
 		for (int ph = 0; ph < PHASE_COUNT; ph++) {
 			if (!(phases & (1u << ph)))
 				continue;
@@ -309,12 +309,16 @@ void measure_case(const struct workload *w, const struct case_params *p, struct 
 		}
 		if (on_iteration)
 			on_iteration(ctx, it + 1, stop ? it + 1 : expected_total(p, &a));
+		if (stop)
+			break;
 	}
 	if (w->drain && take(res, w->drain(state, &st), &st, "the device's queue"))
 		goto done;
 	res->status = STATUS_OK;
-	res->stop_reason = auto_iters ? stop : "iters";
+	res->stop_reason = "iters";
 done:
+	if (res->status == STATUS_OK && auto_iters)
+		res->stop_reason = stop;
 	res->iters = p->iters == ITERS_AUTO ? a.n : p->iters;
 	res->rse = p->iters == ITERS_AUTO ? a.rse : NAN;
 	free(a.times);

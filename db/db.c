@@ -255,6 +255,12 @@ void db_close(struct db *db)
 	if (!db)
 		return;
 	sqlite3_finalize(db->samples_stmt);
+	/* Move what the WAL holds into the file now (passive: never waits for another writer), so
+	 * that a copy of the file alone — `cp` of a shard's database by runner slurm's script — has
+	 * every stored case even if the close below cannot checkpoint (another connection of this
+	 * process still open, a statement left unfinalized). */
+	if (db->handle && !sqlite3_db_readonly(db->handle, "main"))
+		sqlite3_wal_checkpoint_v2(db->handle, "main", SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
 	sqlite3_close(db->handle);
 	free(db->path);
 	free(db);
@@ -386,8 +392,8 @@ static size_t case_insert_sql(struct strbuf *sql, const char **typed)
 	for (int p = 0; p < PHASE_COUNT; p++, n++)
 		sb_addf(sql, ", bytes_%s", phase_name((enum bd_phase)p));
 	sb_add(sql, ", started_at, elapsed_ns, grad_bytes, optim_bytes, activation_bytes, "
-	       "workspace_bytes, param_count, impl_info, stop_reason");
-	n += 9;
+	       "workspace_bytes, param_count, impl_info, stop_reason, cpu_wait");
+	n += 10;
 	for (size_t k = 0; k < ntyped; k++, n++)
 		sb_addf(sql, ", %s", typed[k]);
 	sb_add(sql, ") VALUES (");
@@ -446,6 +452,7 @@ int db_case_put(struct db *db, int64_t run_id, const struct case_record *c,
 	bind_i64_or_null(st, &rc, i++, c->param_count > 0 ? c->param_count : -1, -1);
 	bind_text(st, &rc, i++, c->impl_info);   /* "" and NULL: NULL */
 	bind_text(st, &rc, i++, c->stop_reason);
+	bind_double_or_null(st, &rc, i++, c->cpu_wait, 1);
 	for (size_t k = 0; k < ntyped; k++) {   /* the parameters' typed columns */
 		char buf[64];
 		int is_text;
@@ -774,7 +781,7 @@ int db_system_get(struct db *db, int64_t system_id, struct sysinfo *si, struct b
 	"tolerance, mem_limit, param_bytes, peak_fwd_bytes, peak_bwd_bytes, peak_bytes, "         \
 	"flops_fwd, flops_bwd, flops_opt, bytes_fwd, bytes_bwd, bytes_opt, elapsed_ns, "          \
 	"grad_bytes, optim_bytes, activation_bytes, workspace_bytes, param_count, impl_info, "   \
-	"stop_reason"
+	"stop_reason, cpu_wait"
 
 static void case_row_read(sqlite3_stmt *st, struct case_row *c)
 {
@@ -819,6 +826,7 @@ static void case_row_read(sqlite3_stmt *st, struct case_row *c)
 	c->param_count = col_i64(st, i++, -1);
 	c->impl_info = col_strdup(st, i++);
 	c->stop_reason = col_strdup(st, i++);
+	c->cpu_wait = col_double(st, i++, -1);
 }
 
 static void case_row_read_any(sqlite3_stmt *st, void *item)

@@ -134,6 +134,7 @@ static const struct added_column {
 	{"runs", "heartbeat_at", 7},
 	{"cases", "impl_info", 8},
 	{"cases", "stop_reason", 8},
+	{"cases", "cpu_wait", 9},
 };
 
 int db_readonly_shim(sqlite3 *h, const char *path, int version, struct bd_error *err)

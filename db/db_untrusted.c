@@ -46,4 +46,9 @@ void db_case_row_untrusted(struct case_row *c)
 	int64_t *sizes[] = {&c->batch_size, &c->heads, &c->seq_len, &c->head_dim};
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
 		*sizes[i] = clamp(*sizes[i], 0, BD_MAX_DIM);
+	/* a share: [0, 1], or -1 unknown */
+	if (!(c->cpu_wait >= 0))
+		c->cpu_wait = -1;
+	else if (c->cpu_wait > 1)
+		c->cpu_wait = 1;
 }

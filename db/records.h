@@ -69,6 +69,7 @@ struct case_record {
 	/* schemas/008_case_detail.sql; NULL or "": stored as NULL */
 	const char *impl_info;             /* JSON object: what ran (engine, library versions) */
 	const char *stop_reason;           /* iters, precision, max_time, max_iters */
+	double cpu_wait;                   /* schema 9: share waited for a CPU; < 0 unknown (NULL) */
 	double flops[PHASE_COUNT], bytes[PHASE_COUNT];
 	char started_at[32];
 	int64_t elapsed_ns;
@@ -105,6 +106,7 @@ struct case_row {
 	int64_t grad_bytes, optim_bytes, activation_bytes, workspace_bytes;       /* -1 when NULL */
 	int64_t param_count;                                                      /* -1 when NULL */
 	char *impl_info, *stop_reason;                                            /* NULL when NULL */
+	double cpu_wait;                                                          /* -1 when NULL */
 	double flops[PHASE_COUNT], bytes[PHASE_COUNT];
 	int64_t elapsed_ns;
 };

@@ -69,7 +69,9 @@ struct workload {
 	 * runner calls mark(state, 2·phase) right before and mark(state, 2·phase + 1) right after
 	 * each timed run, and once the iteration's phases are enqueued, elapsed(state, phase, &ns)
 	 * for each: the device time between the two marks (events on the work stream), which
-	 * waits for the phase to finish. With sync: false the runner keeps its host clock and
+	 * waits for the phase to finish. A start mark may hold the stream with a device-side delay
+	 * before its event, so that the event fires with the phase already queued (CUDA:
+	 * backend_cuda.c); the delay is not in the time. With sync: false the runner keeps its host clock and
 	 * never waits (the missing-synchronize mistake, on purpose). drain waits for all queued
 	 * work; the runner calls it once the timed loop is complete, so that a failure inside the
 	 * device's queue is reported in both modes (a failed mark or elapsed is reported itself). */

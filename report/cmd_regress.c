@@ -5,6 +5,7 @@
  * slower; 1 on a significant slowdown, a case that was ok and now failed or did not run, a
  * baseline case missing from the candidate, or a candidate run that is not complete; 2 when it
  * cannot tell (nothing comparable, too little data) and on usage errors. Every reason is printed. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +69,20 @@ static void n_text(char *out, size_t size, size_t total, size_t runs, int equal)
 }
 
 /* One compared case: where it is in the candidate (first run) and its result. */
+/* The mean of cases.cpu_wait over the side's runs that know it (at[r] >= 0: the case's row in
+ * run r); -1 when none does. */
+static double side_wait(const struct run_group *g, const long *at)
+{
+	double sum = 0;
+	size_t n = 0;
+	for (size_t r = 0; r < g->n; r++)
+		if (at[r] >= 0 && g->sets[r].rows[at[r]].cpu_wait >= 0) {
+			sum += g->sets[r].rows[at[r]].cpu_wait;
+			n++;
+		}
+	return n ? sum / (double)n : -1;
+}
+
 struct regress_case {
 	const char *name;
 	struct pair_result result;
@@ -101,6 +116,10 @@ int cmd_regress(int argc, char **argv)
 		 "one run a side: run-to-run spread assumed (default "
 		 REPORT_STR(REPORT_RUN_NOISE_PCT) "; 0: none)",
 		 &o.rule.run_noise},
+		{"cpu-wait-gap", 0, OPT_PERCENT, "PCT",
+		 "a slower side that waited for a CPU PCT points more of its time: contended "
+		 "(default " REPORT_STR(REPORT_CPU_WAIT_GAP_PCT) "; 100: off)",
+		 &o.rule.cpu_wait_gap},
 		{"any-system", 0, OPT_FLAG, NULL, "compare runs made on different systems", &any_system},
 		REPORT_OPT_PHASE(&o),
 		REPORT_OPT_SUITE(&o),
@@ -130,7 +149,10 @@ int cmd_regress(int argc, char **argv)
 		"  2  cannot tell: the runs share no case key, a case could not be compared, or a\n"
 		"     case has insufficient data: fewer than " REPORT_STR(REPORT_MIN_ITERS)
 		" measured iterations in a run, or\n"
-		"     too few for the exact rank test to reach alpha (5 vs 5 reach 1/252); and\n"
+		"     too few for the exact rank test to reach alpha (5 vs 5 reach 1/252); a\n"
+		"     case is contended: slower, but its candidate runs waited for a CPU (another\n"
+		"     process had it) --cpu-wait-gap points more of their measured time than the\n"
+		"     baseline's (cases.cpu_wait), so the machine may be what changed; and\n"
 		"     usage errors (a bad option, a missing database or run, runs from different\n"
 		"     systems without --any-system)."};
 	struct db *db = NULL;
@@ -141,9 +163,9 @@ int cmd_regress(int argc, char **argv)
 	struct findings found = {STRBUF_INIT, STRBUF_INIT};
 	struct strbuf who_b = STRBUF_INIT, who_c = STRBUF_INIT;
 	const char **missing = NULL, **broken = NULL, **not_run = NULL, **uncompared = NULL,
-		   **insufficient = NULL, **slower = NULL;
+		   **insufficient = NULL, **slower = NULL, **contended = NULL;
 	size_t nmissing = 0, nbroken = 0, nnot_run = 0, nuncompared = 0, ninsufficient = 0,
-	       nslower = 0, shared = 0, ncases = 0, nkeys_distinct = 0;
+	       nslower = 0, ncontended = 0, shared = 0, ncases = 0, nkeys_distinct = 0;
 	struct bd_error err;
 	size_t counts[VERDICT_COUNT] = {0};
 	int npos, fmt, pick;
@@ -228,8 +250,9 @@ int cmd_regress(int argc, char **argv)
 	uncompared = calloc(cap, sizeof(*uncompared));
 	insufficient = calloc(cap, sizeof(*insufficient));
 	slower = calloc(cap, sizeof(*slower));
+	contended = calloc(cap, sizeof(*contended));
 	if (!cases || !family || !missing || !broken || !not_run || !uncompared || !insufficient ||
-	    !slower)
+	    !slower || !contended)
 		abort();
 	long at_b[RUN_GROUP_MAX], at_c[RUN_GROUP_MAX];
 	struct run_samples xb[RUN_GROUP_MAX], xc[RUN_GROUP_MAX];
@@ -292,6 +315,8 @@ int cmd_regress(int argc, char **argv)
 				continue;
 			}
 			rc->name = row->name;
+			rc->result.wait_base = side_wait(&base, at_b);
+			rc->result.wait_cand = side_wait(&cand, at_c);
 			rc->equal_b = rc->equal_c = 1;
 			for (size_t r = 1; r < nb; r++)
 				rc->equal_b &= xb[r].n == xb[0].n;
@@ -302,6 +327,7 @@ int cmd_regress(int argc, char **argv)
 	}
 	verdicts_decide(family, ncases, &o.rule);
 	size_t nruns_method = 0, nsingle = 0;
+	double worst_gap = -2, worst_wait[2] = {0, 0};   /* of the contended cases */
 	for (size_t k = 0; k < ncases; k++) {
 		const struct pair_result *pr = &cases[k].result;
 		counts[pr->verdict]++;
@@ -309,6 +335,16 @@ int cmd_regress(int argc, char **argv)
 			insufficient[ninsufficient++] = cases[k].name;
 		if (pr->verdict == VERDICT_SLOWER)
 			slower[nslower++] = cases[k].name;
+		if (pr->verdict == VERDICT_CONTENDED) {
+			contended[ncontended++] = cases[k].name;
+			double hi = fmax(pr->wait_cand, pr->wait_base),
+			       lo = fmin(pr->wait_cand, pr->wait_base);
+			if (hi - lo > worst_gap) {   /* [0]: the side that looks slower */
+				worst_gap = hi - lo;
+				worst_wait[0] = hi;
+				worst_wait[1] = lo;
+			}
+		}
 		nruns_method += pr->method == METHOD_RUNS;
 		nsingle += pr->runs_base == 1;
 		size_t r = table_row(&t);
@@ -371,19 +407,29 @@ int cmd_regress(int argc, char **argv)
 		sb_addf(&found.unsure, "nothing comparable: no ok baseline case is ok in the candidate");
 	finding_add(&found.unsure, "not compared (no measured samples of the phase)", uncompared,
 		    nuncompared);
-	char what[128];
+	char what[192];
 	snprintf(what, sizeof(what),
 		 "insufficient data (fewer than %d iterations, or p cannot reach %.3g)",
 		 REPORT_MIN_ITERS, o.rule.alpha);
 	finding_add(&found.unsure, what, insufficient, ninsufficient);
+	if (ncontended) {
+		snprintf(what, sizeof(what),
+			 "contended (the slower side waited for a CPU more of its time, up to %.0f%% "
+			 "against %.0f%%: rerun on a quiet machine)",
+			 100 * worst_wait[0], 100 * worst_wait[1]);
+		finding_add(&found.unsure, what, contended, ncontended);
+	}
 
 	const char *verdict = sb_str(&found.fail)[0]     ? "REGRESSION"
 			      : sb_str(&found.unsure)[0] ? "CANNOT TELL"
 							 : "no regression";
-	table_note(&t, "%zu cases compared: %zu slower, %zu faster, %zu same, %zu unsure%s; %zu not "
-		       "compared (missing from one run or not ok)",
+	char n_contended[48] = "";
+	if (ncontended)
+		snprintf(n_contended, sizeof(n_contended), ", %zu contended", ncontended);
+	table_note(&t, "%zu cases compared: %zu slower, %zu faster, %zu same, %zu unsure%s%s; %zu "
+		       "not compared (missing from one run or not ok)",
 		   ncases, counts[VERDICT_SLOWER], counts[VERDICT_FASTER], counts[VERDICT_SAME],
-		   counts[VERDICT_UNSURE], ninsufficient ? ", some insufficient" : "",
+		   counts[VERDICT_UNSURE], n_contended, ninsufficient ? ", some insufficient" : "",
 		   nkeys_distinct - ncases);
 	findings_print(&found.fail, "regression", &t);
 	if (!sb_str(&found.fail)[0])
@@ -424,6 +470,7 @@ done:
 	free(uncompared);
 	free(insufficient);
 	free(slower);
+	free(contended);
 	free(cases);
 	free(family);
 	run_group_free(&base);

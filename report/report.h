@@ -20,6 +20,8 @@
 #define REPORT_ALPHA 0.01              /* significance level of the rank test */
 #define REPORT_THRESHOLD_PCT 5         /* a change of medians beyond this is faster / slower */
 #define REPORT_TIE_BAND_PCT 2          /* summaries: speedups within 1 ± this are ties */
+#define REPORT_CPU_WAIT_GAP_PCT 2      /* a side that waited this much more of its time for a
+					* CPU (cases.cpu_wait) cannot be called the slower one */
 #define REPORT_STEADY_BAND_PCT 10      /* warm-up: steady once every iteration (isolated
 					* outliers aside) stays within the last half's 10th-90th
 					* percentile, widened by this much of its median */
@@ -32,9 +34,13 @@ struct verdict_rule {
 	double tie_band;     /* fraction: summaries count |speedup - 1| <= tie_band as a tie */
 	double run_noise;    /* fraction: the spread of one run's median from run to run, assumed
 				where it cannot be measured (one run a side); 0: none assumed */
+	double cpu_wait_gap; /* fraction: slower (faster) is `contended` instead when the candidate
+				(baseline) waited for a CPU this much more of its measured time than
+				the other side; 1: never */
 };
 #define VERDICT_RULE_DEFAULT                                                                       \
-	{REPORT_ALPHA, REPORT_THRESHOLD_PCT / 100.0, REPORT_TIE_BAND_PCT / 100.0, 0}
+	{REPORT_ALPHA, REPORT_THRESHOLD_PCT / 100.0, REPORT_TIE_BAND_PCT / 100.0, 0,                 \
+	 REPORT_CPU_WAIT_GAP_PCT / 100.0}
 /* regress, one run a side: the run-to-run spread assumed (percent of the median) */
 #define REPORT_RUN_NOISE_PCT 2
 /* A threshold below 0 or an alpha outside (0, 1) is a usage error: prints it for `report command`
@@ -223,8 +229,10 @@ void run_group_describe(const struct run_group *g, struct strbuf *sb);
  * bootstrap CI of the ratio of medians); run-to-run noise is not measured. Three runs or more in
  * all: the runs are the samples (log of each run's median, t test with the variance pooled
  * across cases; docs/performance.md). */
+/* contended: the test said slower (or faster), but the side that looks slower waited for a CPU
+ * more of its measured time than the other, enough to explain the change (rule->cpu_wait_gap) */
 enum verdict { VERDICT_FASTER, VERDICT_SLOWER, VERDICT_SAME, VERDICT_UNSURE, VERDICT_INSUFFICIENT,
-	       VERDICT_COUNT };
+	       VERDICT_CONTENDED, VERDICT_COUNT };
 extern const char *const verdict_names[VERDICT_COUNT];
 /* Fewer measured iterations than this in a run on either side (or so few that the exact rank test
  * cannot reach alpha at all) is the verdict "insufficient": no claim either way, regress exits 2. */
@@ -253,6 +261,9 @@ struct pair_result {
 	/* runs method: mean log(run median) of cand - base; the variance of a run's log median
 	 * with its degrees of freedom (this case's own, and the one used after pooling) */
 	double log_change, run_var, run_df, used_var, used_df;
+	/* the share of its measured time each side waited for a CPU (mean over its runs of
+	 * cases.cpu_wait); -1 unknown. compare_* set -1; the caller fills them before deciding. */
+	double wait_base, wait_cand;
 	enum verdict verdict;
 };
 /* One run a side. BD_EINVAL when a series is empty or a median is not positive. The verdict is

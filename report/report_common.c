@@ -90,11 +90,10 @@ int verdict_rule_check(const struct verdict_rule *rule, const char *command)
 	/* written so that a NaN (--alpha nan) fails too */
 	if (rule->threshold >= 0 && isfinite(rule->threshold) && rule->alpha > 0 && rule->alpha < 1 &&
 	    rule->tie_band >= 0 && isfinite(rule->tie_band) && rule->run_noise >= 0 &&
-	    isfinite(rule->run_noise))
+	    isfinite(rule->run_noise) && rule->cpu_wait_gap >= 0 && rule->cpu_wait_gap <= 1)
 		return -1;
-	fprintf(stderr, "%s %s: --threshold, --tie-band and --run-noise must be >= 0 and --alpha in "
-		"(0, 1)\n", REPORT_PROG,
-		command);
+	fprintf(stderr, "%s %s: --threshold, --tie-band and --run-noise must be >= 0, --alpha in "
+		"(0, 1) and --cpu-wait-gap in [0, 100]\n", REPORT_PROG, command);
 	return EXIT_USAGE;
 }
 

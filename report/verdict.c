@@ -9,7 +9,7 @@
 #include "report.h"
 
 const char *const verdict_names[VERDICT_COUNT] = {"faster", "slower", "same", "unsure",
-						  "insufficient"};
+						  "insufficient", "contended"};
 
 int verdict_insufficient(size_t nb, size_t nc, const struct verdict_rule *rule)
 {
@@ -50,6 +50,7 @@ int compare_pair(const double *xb, size_t nb, const double *xc, size_t nc,
 		 const struct verdict_rule *rule, struct pair_result *out)
 {
 	memset(out, 0, sizeof(*out));
+	out->wait_base = out->wait_cand = -1;
 	int rc = bootstrap_ratio_of_medians(xb, nb, xc, nc, REPORT_CI_LEVEL,
 					    REPORT_BOOTSTRAP_RESAMPLES, REPORT_BOOTSTRAP_SEED,
 					    &out->speedup);
@@ -110,6 +111,7 @@ int compare_runs(const struct run_samples *base, size_t nbase, const struct run_
 		 size_t ncand, const struct verdict_rule *rule, struct pair_result *out)
 {
 	memset(out, 0, sizeof(*out));
+	out->wait_base = out->wait_cand = -1;
 	if (nbase == 0 || ncand == 0)
 		return BD_EINVAL;
 	if (nbase == 1 && ncand == 1)
@@ -186,6 +188,13 @@ int compare_runs(const struct run_samples *base, size_t nbase, const struct run_
 
 /* ---- across the cases of a report -------------------------------------------------------------- */
 
+/* Whether the side that looks slower waited for a CPU enough more of its measured time than the
+ * other (both known) that the machine, not the code, may be what changed. */
+static int contended(double wait_slow, double wait_fast, const struct verdict_rule *rule)
+{
+	return wait_slow >= 0 && wait_fast >= 0 && wait_slow - wait_fast >= rule->cpu_wait_gap;
+}
+
 void verdicts_decide(struct pair_result *const *results, size_t n, const struct verdict_rule *rule)
 {
 	if (n == 0)
@@ -225,9 +234,11 @@ void verdicts_decide(struct pair_result *const *results, size_t n, const struct 
 		if (r->insufficient)
 			r->verdict = VERDICT_INSUFFICIENT;
 		else if (q[i] <= rule->alpha)
-			r->verdict = VERDICT_SLOWER;
+			r->verdict = contended(r->wait_cand, r->wait_base, rule) ? VERDICT_CONTENDED
+										: VERDICT_SLOWER;
 		else if (q_faster[i] <= rule->alpha)
-			r->verdict = VERDICT_FASTER;
+			r->verdict = contended(r->wait_base, r->wait_cand, rule) ? VERDICT_CONTENDED
+										: VERDICT_FASTER;
 		else if (r->speedup.lo >= down && r->speedup.hi <= up)
 			r->verdict = VERDICT_SAME;
 		else

@@ -89,6 +89,10 @@ static void slurm_script(const struct slurm_job *j, struct strbuf *sb)
 		   "out=\"$RESULTS/shard-${SLURM_ARRAY_JOB_ID}-${SLURM_ARRAY_TASK_ID}.db\"\n"
 		   "if [ -f \"$LOCAL/shard.db\" ]; then\n"
 		   "\tcp \"$LOCAL/shard.db\" \"$out.part\" && mv \"$out.part\" \"$out\" || status=1\n"
+		   "\t# a WAL the runner could not fold into the file holds cases too: keep it beside\n"
+		   "\tif [ -s \"$LOCAL/shard.db-wal\" ]; then\n"
+		   "\t\tcp \"$LOCAL/shard.db-wal\" \"$out-wal\" || status=1\n"
+		   "\tfi\n"
 		   "fi\n"
 		   "rm -rf \"$LOCAL\"\n"
 		   "exit $status\n");

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "checked.h"
+#include "cpu_wait.h"
 #include "precision.h"
 
 volatile sig_atomic_t measure_interrupted;
@@ -190,6 +191,7 @@ void measure_case(const struct workload *w, const struct case_params *p, struct 
 	memset(res, 0, sizeof(*res));
 	res->max_diff = res->tolerance = -1;
 	res->peak_fwd_bytes = res->peak_bwd_bytes = res->peak_bytes = -1;
+	res->cpu_wait = -1;
 
 	struct wl_status st = {.max_diff = -1, .tolerance = -1};
 	struct mem_arena mem;
@@ -257,13 +259,17 @@ void measure_case(const struct workload *w, const struct case_params *p, struct 
 		goto done;
 	}
 	mem_reset_peak(&mem);
-	/* device timing: events around each phase, read after the iteration's phases */
+	/* device timing: events around each phase, read after the iteration's phases (the start
+	 * mark puts a device-side delay before its event, outside the time: workload.h mark) */
 	int device_timed = p->sync && w->mark && w->elapsed;
+	struct cpu_wait wait_from = {0}, wait_to;
 	for (int64_t it = 0; it < total; it++) {
 		if (measure_take_signals()) {
 			res->interrupted = 1;
 			goto done;
 		}
+		if (it == p->warmup)   /* the measured iterations start */
+			cpu_wait_read(&wait_from);
 		size_t first = res->nsamples;
 		if (grow((void **)&res->samples, &samples_cap, first + PHASE_COUNT,
 			 (size_t)nsamples_max, sizeof(*res->samples))) {
@@ -314,6 +320,8 @@ void measure_case(const struct workload *w, const struct case_params *p, struct 
 	}
 	if (w->drain && take(res, w->drain(state, &st), &st, "the device's queue"))
 		goto done;
+	cpu_wait_read(&wait_to);
+	res->cpu_wait = cpu_wait_share(&wait_from, &wait_to);
 	res->status = STATUS_OK;
 	res->stop_reason = "iters";
 done:

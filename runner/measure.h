@@ -43,6 +43,8 @@ struct case_result {
 	int64_t elapsed_ns;
 	char impl_info[2048];      /* JSON object of what ran (workload->describe, a peer's info); "" none */
 	const char *stop_reason;   /* what ended the measured loop (cases.stop_reason); NULL if not ok */
+	double cpu_wait;           /* share of the measured iterations' time the runner's threads
+				    * waited for a CPU (cpu_wait.c); -1 unknown */
 };
 
 /* Run one case of workload w (NULL: none is built for the case, stored as unsupported). Never

@@ -4,9 +4,10 @@
  *   make_planted OUT.db [--trials T] [--cases N] [--iters I] [--between S] [--within S]
  *                       [--rho R] [--seed S] GROUP...
  *
- * GROUP is LABEL:RUNS:FACTOR — RUNS complete runs labelled LABEL (with --trials T > 1: labelled
- * tK-LABEL for each trial K = 0..T-1, every trial drawn afresh), every case's time multiplied by
- * FACTOR (1.05: a planted 5% slowdown). All on one system; each run has N attention cases (flash,
+ * GROUP is LABEL:RUNS:FACTOR[:WAIT] — RUNS complete runs labelled LABEL (with --trials T > 1:
+ * labelled tK-LABEL for each trial K = 0..T-1, every trial drawn afresh), every case's time
+ * multiplied by FACTOR (1.05: a planted 5% slowdown); WAIT, when given, is stored as every case's
+ * cpu_wait (0.5: the runner waited for a CPU half of its measured time), else NULL. All on one system; each run has N attention cases (flash,
  * seq_len 256, 320, ...; one phase, fwd), 2 warm-up and I measured iterations. The noise, on the
  * log scale:
  *   - between runs: each run shifts all its cases by a shared N(0, S^2/2) and each case by its
@@ -33,7 +34,7 @@ struct noise {
 #define MAX_CASES 256
 
 static int write_run(struct db *db, int64_t system_id, const char *label, int serial, double factor,
-		     const struct noise *nz, struct bd_error *err)
+		     double wait, const struct noise *nz, struct bd_error *err)
 {
 	struct run_record r = {
 		.git_commit = "cccccccccccccccccccccccccccccccccccccccc",
@@ -93,7 +94,7 @@ static int write_run(struct db *db, int64_t system_id, const char *label, int se
 			.status = STATUS_OK, .max_diff = 1e-6, .tolerance = 1e-4,
 			.param_bytes = -1, .peak_fwd_bytes = -1, .peak_bwd_bytes = -1,
 			.peak_bytes = -1, .flops = {-1, -1, -1}, .bytes = {-1, -1, -1},
-			.elapsed_ns = 1000000,
+			.elapsed_ns = 1000000, .stop_reason = "iters", .cpu_wait = wait,
 		};
 		snprintf(cr.started_at, sizeof(cr.started_at), "%s", r.started_at);
 		rc = db_case_put(db, run_id, &cr, samples, total, err);
@@ -114,7 +115,7 @@ int main(int argc, char **argv)
 	int ngroups = 0;
 	if (argc < 3) {
 		fprintf(stderr, "usage: make_planted OUT.db [--trials T] [--cases N] [--iters I] "
-				"[--between S] [--within S] [--rho R] [--seed S] LABEL:RUNS:FACTOR...\n");
+				"[--between S] [--within S] [--rho R] [--seed S] LABEL:RUNS:FACTOR[:WAIT]...\n");
 		return 2;
 	}
 	for (int i = 2; i < argc; i++) {
@@ -159,11 +160,12 @@ int main(int argc, char **argv)
 	for (int t = 0; t < trials && !rc; t++) {
 		for (int g = 0; g < ngroups && !rc; g++) {
 			char label[128];
-			int runs;
-			double factor;
-			if (sscanf(groups[g], "%100[^:]:%d:%lf", label, &runs, &factor) != 3 || runs < 1) {
-				fprintf(stderr, "make_planted: group '%s' is not LABEL:RUNS:FACTOR\n",
-					groups[g]);
+			int runs, got;
+			double factor, wait = -1;
+			got = sscanf(groups[g], "%100[^:]:%d:%lf:%lf", label, &runs, &factor, &wait);
+			if (got < 3 || runs < 1 || wait > 1) {
+				fprintf(stderr, "make_planted: group '%s' is not LABEL:RUNS:FACTOR[:WAIT] "
+						"(WAIT in [0, 1])\n", groups[g]);
 				db_close(db);
 				return 2;
 			}
@@ -173,7 +175,7 @@ int main(int argc, char **argv)
 			else
 				snprintf(full, sizeof(full), "%s", label);
 			for (int r = 0; r < runs && !rc; r++)
-				rc = write_run(db, system_id, full, ++serial, factor, &nz, &err);
+				rc = write_run(db, system_id, full, ++serial, factor, wait, &nz, &err);
 		}
 	}
 	db_close(db);

@@ -4,7 +4,9 @@
  * output element at these sizes), SDPA against flash on the same inputs, the float32 tensors of
  * the model computed in bfloat16, what cannot run reported as unsupported with a reason, naive's
  * O(S²) memory in the forward's peak, and the workloads through the runner's measurement loop
- * with device timing. Exits 77 (skipped) where no CUDA GPU is usable.
+ * with device timing (the timing delay outside the window) and what ran (impl_info: cuDNN's
+ * graph and engine; SDPA checked with the unified graphs where the linked cuDNN plans them and
+ * with the composite ones alone). Exits 77 (skipped) where no CUDA GPU is usable.
  * Built a second time as test_cuda_attention_emu (BENCHDB_CUDA_EMU, label emu) against the
  * emulated CUDA device (scripts/flashemu/README): naive and flash on every shape below, without
  * SDPA (no cuDNN there) and with the long and timed cases shortened (EMU_T below). */
@@ -119,9 +121,75 @@ static void test_cuda_attention__sdpa_matches_reference(void **state)
 #ifdef BENCHDB_CUDA_EMU
 	skip();   /* cuDNN is not emulated */
 #endif
-	/* cuDNN takes head_dims that are multiples of 8 up to 128: every shape above is one */
-	all_shapes("sdpa", DTYPE_FLOAT16);
-	all_shapes("sdpa", DTYPE_BFLOAT16);
+	/* cuDNN takes head_dims that are multiples of 8 up to 128: every shape above is one. The
+	 * graphs the linked cuDNN takes first (the unified node where it plans), then the
+	 * composite ones alone (BENCHDB_SDPA_GRAPH). */
+	const char *graphs[] = {"auto", "composite"};
+	for (int g = 0; g < 2; g++) {
+		setenv("BENCHDB_SDPA_GRAPH", graphs[g], 1);
+		all_shapes("sdpa", DTYPE_FLOAT16);
+		all_shapes("sdpa", DTYPE_BFLOAT16);
+	}
+	unsetenv("BENCHDB_SDPA_GRAPH");
+}
+
+static int starts(const char *s, const char *prefix)
+{
+	return !strncmp(s, prefix, strlen(prefix));
+}
+
+/* The graph part of impl_info for one direction ("fwd" or "bwd"): from its key to the end. */
+static const char *graph_of(const char *info, const char *dir)
+{
+	char key[16];
+	snprintf(key, sizeof(key), "\"%s\": {", dir);
+	const char *at = strstr(info, key);
+	if (!at)
+		fail_msg("no %s graph in impl_info %s", dir, info);
+	return at;
+}
+
+/* What cuDNN ran is stored with the case (cases.impl_info): each direction's graph and engine;
+ * a composite non-causal forward on a cuDNN with the unified node (>= 9.13.1) says why the
+ * unified one did not plan; BENCHDB_SDPA_GRAPH=composite gives the composite graphs. */
+static void test_cuda_attention__sdpa_reports_its_graph_and_engine(void **state)
+{
+	(void)state;
+#ifdef BENCHDB_CUDA_EMU
+	skip();   /* cuDNN is not emulated */
+#endif
+	const struct workload *w = workload_find("attention", "sdpa", DEVICE_CUDA);
+	for (int run = 0; run < 3; run++) {
+		int causal = run == 1, composite = run == 2;
+		struct case_params p = params("sdpa", DTYPE_BFLOAT16, causal, 1, 2, 256, 64,
+					      PASS_FORWARD_BACKWARD);
+		struct case_result res;
+		if (composite)
+			setenv("BENCHDB_SDPA_GRAPH", "composite", 1);
+		measure_case(w, &p, &res, NULL, NULL);
+		unsetenv("BENCHDB_SDPA_GRAPH");
+		if (res.status != STATUS_OK)
+			fail_msg("status %s: %s", status_name(res.status), res.reason);
+		free(res.samples);
+		printf("sdpa causal=%d%s: %s\n", causal, composite ? " (composite)" : "",
+		       res.impl_info);
+		const char *info = res.impl_info, *v = strstr(info, "\"cudnn\": \"");
+		int major = 0, minor = 0, patch = 0;
+		assert_non_null(v);
+		assert_int_equal(sscanf(v + 10, "%d.%d.%d", &major, &minor, &patch), 3);
+		const char *fwd = graph_of(info, "fwd"), *bwd = graph_of(info, "bwd");
+		assert_non_null(strstr(fwd, "\"engine\": "));
+		assert_non_null(strstr(bwd, "\"engine\": "));
+		if (composite) {
+			assert_true(starts(fwd, "\"fwd\": {\"graph\": \"composite"));
+			assert_true(starts(bwd, "\"bwd\": {\"graph\": \"composite"));
+		} else if (!causal && major * 10000 + minor * 100 + patch >= 91301 &&
+			   !starts(fwd, "\"fwd\": {\"graph\": \"unified")) {
+			/* the unified forward did not plan here: the case says why */
+			const char *f = strstr(fwd, "\"fallback\": ");
+			assert_true(f && f < bwd);
+		}
+	}
 }
 
 /* A case big enough for the sampled check at the case's shape plus the reduced backward. */
@@ -411,9 +479,40 @@ static void test_cuda_attention__workloads_are_device_timed(void **state)
 		assert_int_equal(res.nsamples, 3 * 2);   /* 3 iterations × fwd, bwd */
 		for (size_t j = 0; j < res.nsamples; j++)
 			assert_true(res.samples[j].ns > 0);
+		/* what ran, as a JSON object (cases.impl_info) */
+		if (res.impl_info[0] != '{' || !strstr(res.impl_info, "\"compute\": \"bfloat16\"") ||
+		    res.impl_info[strlen(res.impl_info) - 1] != '}')
+			fail_msg("%s: impl_info '%s'", impls[i], res.impl_info);
 		assert_true(res.peak_fwd_bytes > 0 && res.peak_bytes >= res.peak_fwd_bytes);
 		free(res.samples);
 	}
+}
+
+/* Through the measurement loop with a fixed 300 ms timing delay before every start mark
+ * (BENCHDB_CUDA_TIMING_DELAY_US): the loop still stores device time between the marks, and the
+ * delay is outside it (each sample of this small case far below 300 ms, while the case as a
+ * whole took at least one delay per sample). */
+static void test_cuda_attention__device_time_excludes_the_timing_delay(void **state)
+{
+	(void)state;
+	const int64_t delay_ns = 300000000;
+	const struct workload *w = workload_find("attention", "flash", DEVICE_CUDA);
+	struct case_params p = params("flash", DTYPE_BFLOAT16, 1, 1, 1, 32, 64,
+				      PASS_FORWARD_BACKWARD);
+	struct case_result res;
+	setenv("BENCHDB_CUDA_TIMING_DELAY_US", "300000", 1);
+	measure_case(w, &p, &res, NULL, NULL);
+	unsetenv("BENCHDB_CUDA_TIMING_DELAY_US");
+	if (res.status != STATUS_OK)
+		fail_msg("status %s: %s", status_name(res.status), res.reason);
+	assert_int_equal(res.nsamples, 3 * 2);
+	for (size_t j = 0; j < res.nsamples; j++)
+		if (res.samples[j].ns <= 0 || res.samples[j].ns >= delay_ns / 3)
+			fail_msg("sample %zu (iteration %d, phase %d): %lld ns, with a %lld ns delay "
+				 "before each start mark", j, res.samples[j].iter, res.samples[j].phase,
+				 (long long)res.samples[j].ns, (long long)delay_ns);
+	assert_true(res.elapsed_ns >= (int64_t)res.nsamples * delay_ns);
+	free(res.samples);
 }
 
 int main(void)
@@ -427,12 +526,14 @@ int main(void)
 		cmocka_unit_test(test_cuda_attention__naive_matches_reference),
 		cmocka_unit_test(test_cuda_attention__flash_matches_reference),
 		cmocka_unit_test(test_cuda_attention__sdpa_matches_reference),
+		cmocka_unit_test(test_cuda_attention__sdpa_reports_its_graph_and_engine),
 		cmocka_unit_test(test_cuda_attention__sampled_validation_of_a_long_sequence),
 		cmocka_unit_test(test_cuda_attention__sdpa_agrees_with_flash),
 		cmocka_unit_test(test_cuda_attention__float32_tensors_computed_in_bfloat16),
 		cmocka_unit_test(test_cuda_attention__unsupported_combinations_are_reported),
 		cmocka_unit_test(test_cuda_attention__naive_memory_grows_with_the_square),
 		cmocka_unit_test(test_cuda_attention__workloads_are_device_timed),
+		cmocka_unit_test(test_cuda_attention__device_time_excludes_the_timing_delay),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

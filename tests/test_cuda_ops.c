@@ -1,7 +1,8 @@
 /* tests/test_cuda_ops.c (label gpu): every op of the CUDA backend (kernels/cuda/) against the CPU
  * backend on the same random inputs — the CPU kernels are themselves held to float64
  * references and finite differences in test_ops.c — and the GEMMs against a float64 GEMM written
- * here; plus the backend's allocator accounting, its out-of-memory path and its event timers.
+ * here; plus the backend's allocator accounting, its out-of-memory path and its event timers
+ * (the work between two marks, the timing delay before a start mark outside the window).
  * Exits 77 (skipped) where no CUDA GPU is usable; sizes are odd so that every tail is taken.
  * Built a second time as test_cuda_ops_emu (BENCHDB_CUDA_EMU, label emu) against the emulated
  * CUDA device (scripts/flashemu/README), unchanged. */
@@ -713,6 +714,77 @@ static void test_cuda__events_time_the_work_between_marks(void **state)
 	gpu.ops->free(&gpu, b);
 }
 
+#ifdef BENCHDB_CUDA_EMU
+/* the emulated runtime's stream log (scripts/flashemu/emu_runtime.cpp) */
+void emu_trace_begin(void);
+const char *emu_trace_end(void);
+#endif
+
+/* A start mark (even slot) enqueues the timing delay, then its event; an end mark is the event
+ * alone. Checked in the emulated runtime's log of what the stream holds, in order. */
+static void test_cuda__a_start_event_is_queued_behind_the_timing_delay(void **state)
+{
+	(void)state;
+#ifndef BENCHDB_CUDA_EMU
+	skip();   /* the stream's order is read from the emulated device's log */
+#else
+	static const char head[] = "launch timing_delay\nrecord\nlaunch convert", tail[] = "\nrecord\n";
+	float *a = put(&gpu, NULL, 4096), *b = put(&gpu, NULL, 4096);
+	emu_trace_begin();
+	ok(&gpu, gpu.ops->mark(&gpu, 2));
+	ok(&gpu, gpu.ops->convert(&gpu, b, DTYPE_BFLOAT16, a, DTYPE_FLOAT32, 512));
+	ok(&gpu, gpu.ops->mark(&gpu, 3));
+	const char *log = emu_trace_end();
+	size_t n = strlen(log);
+	if (strncmp(log, head, sizeof(head) - 1) || n < sizeof(tail) - 1 ||
+	    strcmp(log + n - (sizeof(tail) - 1), tail))
+		fail_msg("stream log:\n%s(wanted the delay, the start event, the work, the end event)",
+			 log);
+	gpu.ops->free(&gpu, a);
+	gpu.ops->free(&gpu, b);
+#endif
+}
+
+/* The delay is on the device and outside the window it precedes: with a fixed 200 ms delay
+ * (BENCHDB_CUDA_TIMING_DELAY_US), a small copy between marks 0 and 1 times far below it, and
+ * the empty span from mark 1 to mark 2 (the delay of mark 2 alone) at least it. */
+static void test_cuda__the_timing_delay_is_outside_the_window(void **state)
+{
+	(void)state;
+	const int64_t delay_ns = 200000000;
+	struct mem_arena mem;
+	mem_init(&mem, 0);
+	struct dev d;
+	struct bd_error err = {0};
+	setenv("BENCHDB_CUDA_TIMING_DELAY_US", "200000", 1);
+	int rc = dev_open(&d, DEVICE_CUDA, &mem, &err);
+	unsetenv("BENCHDB_CUDA_TIMING_DELAY_US");
+	if (rc)
+		fail_msg("dev_open: %s", err.msg);
+	float *a = put(&d, NULL, 4096), *b = put(&d, NULL, 4096);
+	int64_t window = -1, between = -1;
+	ok(&d, d.ops->mark(&d, 0));
+	ok(&d, d.ops->copy(&d, b, a, 4096));
+	ok(&d, d.ops->mark(&d, 1));
+	ok(&d, d.ops->mark(&d, 2));
+	ok(&d, d.ops->mark(&d, 3));
+	ok(&d, d.ops->elapsed(&d, 0, 1, &window));
+	ok(&d, d.ops->elapsed(&d, 1, 2, &between));
+	if (window >= delay_ns / 4 || between < delay_ns * 9 / 10)
+		fail_msg("copy window %lld ns, delay span %lld ns (the delay is %lld ns)",
+			 (long long)window, (long long)between, (long long)delay_ns);
+	d.ops->free(&d, a);
+	d.ops->free(&d, b);
+	dev_close(&d);
+	/* a value that is not whole microseconds is refused, naming the variable */
+	setenv("BENCHDB_CUDA_TIMING_DELAY_US", "5ms", 1);
+	rc = dev_open(&d, DEVICE_CUDA, &mem, &err);
+	unsetenv("BENCHDB_CUDA_TIMING_DELAY_US");
+	assert_int_equal(rc, BD_EINVAL);
+	assert_non_null(strstr(err.msg, "BENCHDB_CUDA_TIMING_DELAY_US"));
+	assert_int_equal(mem.live, 0);
+}
+
 int main(void)
 {
 	char why[256];
@@ -735,6 +807,8 @@ int main(void)
 		cmocka_unit_test(test_cuda__allocator_counts_exact_bytes_and_the_limit),
 		cmocka_unit_test(test_cuda__gpu_out_of_memory_is_enomem_and_the_device_goes_on),
 		cmocka_unit_test(test_cuda__events_time_the_work_between_marks),
+		cmocka_unit_test(test_cuda__a_start_event_is_queued_behind_the_timing_delay),
+		cmocka_unit_test(test_cuda__the_timing_delay_is_outside_the_window),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -82,6 +82,48 @@ static void test_verdict__significant_change_within_the_threshold_is_not_slower(
 	assert_int_equal(r.verdict, VERDICT_SLOWER);
 }
 
+/* A clear slowdown whose candidate waited for a CPU more of its time than the baseline by the
+ * gap or more is `contended`; by less, or with a wait unknown, or with the baseline the one that
+ * waited, it stays slower; a faster candidate whose baseline waited more is contended too. */
+static void test_verdict__slower_side_that_waited_for_a_cpu_is_contended(void **state)
+{
+	(void)state;
+	double b[30], c[30];
+	series(b, 30, 1e6, 0.02);
+	series(c, 30, 1.5e6, 0.02);
+	const struct {
+		double wait_base, wait_cand;
+		int flip;   /* 1: candidate and baseline swapped (a faster candidate) */
+		enum verdict want;
+	} cases[] = {
+		{0.01, 0.34, 0, VERDICT_CONTENDED}, {0.10, 0.125, 0, VERDICT_CONTENDED},
+		{0.10, 0.115, 0, VERDICT_SLOWER},   {-1, 0.5, 0, VERDICT_SLOWER},
+		{0.01, -1, 0, VERDICT_SLOWER},      {0.30, 0.01, 0, VERDICT_SLOWER},
+		{0.30, 0.01, 1, VERDICT_CONTENDED}, {0.01, 0.30, 1, VERDICT_FASTER},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct pair_result r, *one = &r;
+		if (cases[i].flip)
+			assert_int_equal(compare_pair(c, 30, b, 30, &default_rule, &r), 0);
+		else
+			assert_int_equal(compare_pair(b, 30, c, 30, &default_rule, &r), 0);
+		assert_true(r.wait_base == -1 && r.wait_cand == -1);   /* unknown until filled */
+		r.wait_base = cases[i].wait_base;
+		r.wait_cand = cases[i].wait_cand;
+		verdicts_decide(&one, 1, &default_rule);
+		assert_int_equal(r.verdict, cases[i].want);
+	}
+	/* a gap of 1 (100%) turns it off */
+	struct verdict_rule off = default_rule;
+	off.cpu_wait_gap = 1;
+	struct pair_result r, *one = &r;
+	assert_int_equal(compare_pair(b, 30, c, 30, &off, &r), 0);
+	r.wait_base = 0;
+	r.wait_cand = 0.9;
+	verdicts_decide(&one, 1, &off);
+	assert_int_equal(r.verdict, VERDICT_SLOWER);
+}
+
 /* Point estimate 6% slower but the data overlap so much that the interval reaches below 5%:
  * the old rule (significant and point beyond) said slower; the interval rule does not. */
 static void test_verdict__point_beyond_threshold_with_interval_inside_is_not_slower(void **state)
@@ -166,6 +208,7 @@ int main(void)
 		cmocka_unit_test(test_verdict__bh_adjust_agrees_with_scipy_and_skips_nan),
 		cmocka_unit_test(test_verdict__significant_change_within_the_threshold_is_not_slower),
 		cmocka_unit_test(test_verdict__point_beyond_threshold_with_interval_inside_is_not_slower),
+		cmocka_unit_test(test_verdict__slower_side_that_waited_for_a_cpu_is_contended),
 		cmocka_unit_test(test_verdict__bh_over_the_family_controls_one_case_among_many),
 		cmocka_unit_test(test_verdict__runs_method_is_a_t_test_on_log_run_medians),
 	};

@@ -236,6 +236,53 @@ void cuda_attention_free(struct dev *dev, void *att)
 	free(a);
 }
 
+/* ops.h attention_describe: the impl's own members (sdpa: cuDNN's graphs and engines,
+ * sdpa_plan_describe), then "compute" (the dtype of the products), "converted_from" for
+ * float32 tensors computed in 16 bits, and "timing_delay_us" ("adaptive" or the fixed µs). */
+void cuda_attention_describe(struct dev *dev, void *att, char *buf, size_t n)
+{
+	const struct cuda_att *a = att;
+	if (!buf || !n)
+		return;
+	buf[0] = '\0';
+	if (!a)
+		return;
+	int int16 = a->s.math != DTYPE_FLOAT32;
+	int len = 0;
+	switch (a->impl) {
+	case ATT_NAIVE:
+		len = snprintf(buf, n, "\"gemm\": \"cublasLt\", \"softmax\": \"kernels.cu softmax_fwd\"");
+		break;
+	case ATT_FLASH:
+		len = snprintf(buf, n, "\"kernels\": \"flash.cu\", \"math\": \"%s\"",
+			       int16 ? "mma.sync m16n8k16, float32 accumulation" : "float32 FMA");
+		break;
+	case ATT_SDPA:
+#ifdef BENCHDB_HAVE_CUDNN
+		sdpa_plan_describe(a->plan, buf, n);
+		len = (int)strlen(buf);
+#endif
+		break;
+	}
+	if (len < 0 || (size_t)len >= n) {   /* cut short: not JSON, say nothing of it */
+		buf[0] = '\0';
+		len = 0;
+	}
+	int64_t fixed = cuda_dev_timing_delay_fixed_ns(dev);
+	char delay[48];
+	if (fixed < 0)
+		snprintf(delay, sizeof(delay), "\"adaptive\"");
+	else
+		snprintf(delay, sizeof(delay), "%lld", (long long)(fixed / 1000));
+	/* only whole members: a cut one would not be JSON */
+	char tail[160];
+	int w = snprintf(tail, sizeof(tail), "%s\"compute\": \"%s\"%s, \"timing_delay_us\": %s",
+			 len ? ", " : "", dtype_name(a->s.math),
+			 a->convert ? ", \"converted_from\": \"float32\"" : "", delay);
+	if (w > 0 && (size_t)len + (size_t)w < n)
+		memcpy(buf + len, tail, (size_t)w + 1);
+}
+
 void cuda_attention_release(struct dev *dev, void **slot)
 {
 	struct att_shared *sh = *slot;

@@ -1,7 +1,8 @@
 /* kernels/cuda/backend_cuda.c: the CUDA backend of the device-ops interface (kernels/dev/ops.h).
  *
  *  - One stream per backend; every op is enqueued on it and returns without waiting, except
- *    download and sync. Events on that stream time the phases (mark/elapsed).
+ *    download and sync. Events on that stream time the phases (mark/elapsed), each start event
+ *    behind a short device-side delay (see "timing" below).
  *  - Memory: cudaMalloc per buffer, counted in the case's mem_arena (live, peak, limit) with
  *    the exact bytes asked for; a refusal by the limit or by the GPU is BD_ENOMEM with the bytes
  *    requested and the GPU's free memory. Nothing is allocated inside a phase: the cuBLASLt
@@ -15,10 +16,12 @@
  * A CUDA error inside a kernel (an illegal address, say) leaves the CUDA context unusable for
  * the rest of the process; it is reported as the failing op's error.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cublasLt.h>
 #include <cuda_runtime.h>
@@ -58,11 +61,18 @@ struct cuda_backend {
 	float *norm_work;
 	size_t norm_work_floats;
 	void *att_shared;            /* attention_cuda.c's scratch, plan cache and cuDNN handle */
+	/* the timing delay (cuda_mark) */
+	double clock_khz;                        /* the SMs' peak clock: cycles per µs × 1000 */
+	int64_t fixed_delay_ns;                  /* BENCHDB_CUDA_TIMING_DELAY_US, or -1: adaptive */
+	int64_t start_host_ns[DEV_TIMER_SLOTS];  /* host clock after each start mark; 0 none */
+	int64_t enqueue_ns[DEV_TIMER_SLOTS / 2]; /* host time between a pair's marks; -1 none yet */
 };
 
 static struct cuda_backend *be(struct dev *dev) { return dev->impl; }
 
 cudaStream_t cuda_dev_stream(struct dev *dev) { return be(dev)->stream; }
+
+int64_t cuda_dev_timing_delay_fixed_ns(struct dev *dev) { return be(dev)->fixed_delay_ns; }
 
 void **cuda_dev_attention_shared(struct dev *dev) { return &be(dev)->att_shared; }
 
@@ -510,12 +520,78 @@ static int cuda_adamw_op(struct dev *dev, float *p, const float *g, float *m, fl
 
 /* ---- timing, ranges ------------------------------------------------------------------------- */
 
+/* The timing window. Slots pair up: 2·k starts a window, 2·k + 1 ends it (the workloads time
+ * phase k between them). An event recorded on an idle stream fires at once, so the host's work
+ * of enqueuing the phase (launch overhead, cudaFuncSetAttribute, cuDNN's execute setup) would
+ * be inside the device time, and most of it for small shapes. So a start mark first enqueues
+ * timing_delay (kernels.cu), a one-thread spin long enough to cover that enqueue: the start
+ * event fires when the delay ends, with the phase already queued behind it, and the window
+ * holds the device's work alone. The delay is 1.25 × the host time the same window took to
+ * enqueue last time + TIMING_DELAY_MARGIN_NS (TIMING_DELAY_FIRST_NS before any), at most
+ * TIMING_DELAY_MAX_NS; BENCHDB_CUDA_TIMING_DELAY_US fixes it (0: none, the idle-stream window).
+ * Its cost: the GPU idles for the delay, outside the window, so an iteration takes about the
+ * host's enqueue time longer in wall time; the window itself loses nothing. */
+#define TIMING_DELAY_FIRST_NS 100000          /* 100 µs */
+#define TIMING_DELAY_MARGIN_NS 20000          /* 20 µs: the event record and launch latency */
+#define TIMING_DELAY_MAX_NS 100000000         /* 100 ms */
+#define TIMING_DELAY_ENV "BENCHDB_CUDA_TIMING_DELAY_US"
+
+static int64_t host_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Nanoseconds of delay before start slot's event. */
+static int64_t timing_delay_ns(const struct cuda_backend *cb, int slot)
+{
+	if (cb->fixed_delay_ns >= 0)
+		return cb->fixed_delay_ns;
+	int64_t last = cb->enqueue_ns[slot / 2];
+	if (last < 0)
+		return TIMING_DELAY_FIRST_NS;
+	int64_t ns = last + last / 4 + TIMING_DELAY_MARGIN_NS;
+	return ns < TIMING_DELAY_MAX_NS ? ns : TIMING_DELAY_MAX_NS;
+}
+
 static int cuda_mark(struct dev *dev, int slot)
 {
 	struct cuda_backend *cb = be(dev);
 	if (slot < 0 || slot >= DEV_TIMER_SLOTS)
 		return bd_fail(&dev->err, BD_EINVAL, "timer slot %d out of range", slot);
+	int start = slot % 2 == 0;
+	if (start) {
+		double cycles = (double)timing_delay_ns(cb, slot) * cb->clock_khz * 1e-6;
+		CUDA_TRY(dev, cuda_timing_delay((long long)ceil(cycles), cb->stream), "timing delay");
+	}
 	CUDA_TRY(dev, cudaEventRecord(cb->ev[slot], cb->stream), "cudaEventRecord");
+	int64_t now = host_ns();
+	if (start) {
+		cb->start_host_ns[slot] = now;
+	} else if (cb->start_host_ns[slot - 1]) {
+		cb->enqueue_ns[slot / 2] = now - cb->start_host_ns[slot - 1];
+		cb->start_host_ns[slot - 1] = 0;
+	}
+	return 0;
+}
+
+/* BENCHDB_CUDA_TIMING_DELAY_US into cb (whole µs, 0 .. 1 s), or adaptive when unset. */
+static int timing_delay_config(struct dev *dev, struct cuda_backend *cb)
+{
+	cb->fixed_delay_ns = -1;
+	for (int i = 0; i < DEV_TIMER_SLOTS / 2; i++)
+		cb->enqueue_ns[i] = -1;
+	const char *v = getenv(TIMING_DELAY_ENV);
+	if (!v || !*v)
+		return 0;
+	char *end = NULL;
+	errno = 0;
+	long long us = strtoll(v, &end, 10);
+	if (errno || *end || us < 0 || us > 1000000)
+		return bd_fail(&dev->err, BD_EINVAL, "%s='%s': want whole microseconds, 0 to 1000000 "
+			       "(0: no delay before the start events)", TIMING_DELAY_ENV, v);
+	cb->fixed_delay_ns = (int64_t)us * 1000;
 	return 0;
 }
 
@@ -604,6 +680,7 @@ static const struct dev_ops cuda_ops = {
 	.attention_fwd = cuda_attention_fwd,
 	.attention_bwd = cuda_attention_bwd,
 	.attention_free = cuda_attention_free,
+	.attention_describe = cuda_attention_describe,
 	.mark = cuda_mark,
 	.elapsed = cuda_elapsed,
 	.range_push = cuda_range_push,
@@ -636,6 +713,14 @@ int dev_cuda_open(struct dev *dev, struct mem_arena *mem, struct bd_error *err)
 			rc = cuda_fail(dev, e, "cudaEventCreate");
 			goto fail;
 		}
+	int khz = 0;
+	if (cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0) != cudaSuccess || khz <= 0) {
+		cudaGetLastError();
+		khz = 2000000;   /* unknown: 2 GHz, above every GPU's clock, so the delay is not short */
+	}
+	cb->clock_khz = khz;
+	if ((rc = timing_delay_config(dev, cb)))
+		goto fail;
 	if ((s = cublasLtCreate(&cb->lt)) != CUBLAS_STATUS_SUCCESS) {
 		rc = lt_fail(dev, s, "cublasLtCreate", __FILE__, __LINE__);
 		goto fail;

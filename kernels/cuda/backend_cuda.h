@@ -35,6 +35,10 @@ int cuda_attention_bwd(struct dev *dev, void *att, const void *q, const void *k,
 		       const void *o, const float *lse, const void *d_o, void *dq, void *dk,
 		       void *dv);
 void cuda_attention_free(struct dev *dev, void *att);
+void cuda_attention_describe(struct dev *dev, void *att, char *buf, size_t n);
+/* The timing delay before start events: its fixed length in nanoseconds
+ * (BENCHDB_CUDA_TIMING_DELAY_US), or -1 when it adapts to the host's enqueue time. */
+int64_t cuda_dev_timing_delay_fixed_ns(struct dev *dev);
 /* Free the per-backend attention state in *shared (scratch, cuDNN plans and handle); called by
  * the backend's release before its buffers go. */
 void cuda_attention_release(struct dev *dev, void **shared);

@@ -71,6 +71,12 @@ cudaError_t cuda_softmax_fwd(const float *s, void *p, int p_dtype, float *lse, i
 cudaError_t cuda_softmax_bwd(const void *p, const float *dp, void *ds, int dtype, int64_t rows,
 			     int64_t t, cudaStream_t stream);
 
+/* A one-thread kernel that spins for at least cycles SM clock cycles (nothing when cycles <= 0):
+ * the device-side delay the backend puts before a phase's start event (backend_cuda.c, mark), so
+ * that the event fires when the phase is already queued behind it, not while the host is still
+ * enqueuing it. */
+cudaError_t cuda_timing_delay(long long cycles, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -2,20 +2,20 @@
 // contracts).
 //
 // float16 / bfloat16 (tensor cores, mma.sync.m16n8k16, float32 accumulation):
-//   forward   one block per 128 query rows of a head: 4 warps of two 16-row m-tiles (head dim
-//             ≤ 64) or 8 warps of one (head dim 128); Q stays in registers, K/V tiles of 64
-//             keys are double-buffered in shared memory with cp.async and read with
+//   forward   one block per 128 query rows of a head: 4 warps of two 16-row m-tiles; Q stays in
+//             registers (head dim ≤ 64) or in shared memory, re-read per k-step (128); K/V tiles
+//             of 64 keys are double-buffered in shared memory with cp.async and read with
 //             ldmatrix. Online softmax in float32 (running max and sum per row, exp2 with a
 //             log2(e)-prescaled scale); the S accumulator, exponentiated and rounded to 16 bits,
 //             is the A operand of P·V as it stands (C layout of two m16n8 tiles = A layout of
 //             m16n8k16). Causal blocks skip fully masked key tiles and mask the diagonal.
-//   backward  Delta = rowsum(dO ⊙ O) first; then one block of 4 warps per 64 keys, each warp
-//             owning 16 keys, walks the query tiles (64, 32 or 16 rows for head dim 32, 64,
-//             128; double buffered with cp.async): Sᵀ = K Qᵀ → Pᵀ from LSE, dV += Pᵀ dO, then
-//             dPᵀ = V dOᵀ → dSᵀ, dK += dSᵀ Q (Pᵀ and dSᵀ reused as A operands; dK, dV stay in
-//             registers), and dQ += dS K through dS in shared memory, atomically added to a
-//             float32 workspace that a last kernel converts to dtype. Causal key blocks start
-//             at the diagonal query tile.
+//   backward  {LSE·log2(e), Delta = rowsum(dO ⊙ O)} per row first; then one block of 8 warps
+//             per 128 keys, each warp owning 16 keys, walks the query tiles of 64 rows (Q, dO
+//             and the rows' statistics double buffered with cp.async): Sᵀ = K Qᵀ → Pᵀ,
+//             dV += Pᵀ dO, then dPᵀ = V dOᵀ → dSᵀ, dK += dSᵀ Q (Pᵀ and dSᵀ reused as A operands;
+//             dK, dV stay in registers), and dQ += dS K through dS in shared memory, atomically
+//             added to a float32 workspace that a last kernel converts to dtype. Causal key
+//             blocks start at the diagonal query tile.
 // float32 (CUDA cores, float32 FMA): the same tiling with 256-thread blocks, scores staged in
 //   shared memory.
 //
@@ -44,6 +44,15 @@ __device__ __forceinline__ void cp_async16(void *dst, const void *src, int src_b
 {
 	unsigned d = (unsigned)__cvta_generic_to_shared(dst);
 	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src),
+		     "r"(src_bytes)
+		     : "memory");
+}
+
+// 8 bytes global → shared (cp.async.ca: .cg takes 16 only); src_bytes 0 writes zeros.
+__device__ __forceinline__ void cp_async8(void *dst, const void *src, int src_bytes)
+{
+	unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+	asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(d), "l"(src),
 		     "r"(src_bytes)
 		     : "memory");
 }
@@ -132,30 +141,62 @@ struct flash_params {
 
 __host__ __device__ inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// Tensor-core forward: WARPS warps of MT 16-row m-tiles (BM = 128 query rows either way: Q
-// stays in registers, so head dim 128 takes 8 warps of one m-tile); smem [stage][K, V][BN][LD]
-// 16-bit, Q staged in stage 1 before the loop. LD = D + 8: ldmatrix rows land 16 bytes apart
-// mod 128, no bank conflicts.
+// Tensor-core forward: 4 warps of two 16-row m-tiles (BM = 128 query rows, 32 per warp);
+// smem [stage][K, V][BN][LD] 16-bit, then (head dim 128) Q [BM][LD]. LD = D + 8: ldmatrix rows
+// land 16 bytes apart mod 128, no bank conflicts. Head dim ≤ 64 keeps the warp's Q fragments in
+// registers (Q staged in stage 1 before the loop); at 128 they would take 64 more registers
+// beside the 128 of O and 64 of S, so Q stays in shared memory and its A fragments are re-read
+// for each k-step (FlashAttention-2's layout): 80 ldmatrix per 256 HMMA per 64-key tile
+// (0.31), where 8 warps of one m-tile with Q in registers took 64 per 128 (0.50).
 template <int D>
 struct fwd_mma_cfg {
-	static constexpr int MT = D <= 64 ? 2 : 1;
-	static constexpr int WARPS = D <= 64 ? 4 : 8, THREADS = 32 * WARPS;
+	static constexpr int MT = 2, WARPS = 4, THREADS = 32 * WARPS;
 	static constexpr int BM = 16 * MT * WARPS, BN = 64, LD = D + 8;
-	static constexpr int MIN_BLOCKS = D <= 64 ? 2 : 1;   // 8 warps per SM either way
-	static constexpr size_t SMEM = (size_t)2 * 2 * BN * LD * 2;
-	static_assert(BM <= 2 * BN, "Q must fit in one K/V stage");
+	static constexpr bool Q_REGS = D <= 64;
+	static constexpr int MIN_BLOCKS = 2;   // 8 warps per SM
+	static constexpr size_t SMEM = (size_t)(2 * 2 * BN * LD + (Q_REGS ? 0 : BM * LD)) * 2;
+	static_assert(!Q_REGS || BM <= 2 * BN, "Q must fit in one K/V stage");
 };
 
-// Tensor-core backward: 4 warps × 16 keys; query tiles of BM rows. smem (16-bit) K, V [BN][LD],
-// Q, dO [2][BM][LD], dS [BM][LDS]; then float LSE·log2(e), Delta [2][BM].
+// Tensor-core backward: BN = 128 keys per block, 8 warps of 16 keys each, query tiles of BM = 64
+// rows (128 at head dim 32): FlashAttention-2's 64 × 128. smem (16-bit) K, V [BN][LD], Q, dO
+// [2][BM][LD], dS [BM][LDS]; then the rows' float2 {LSE·log2(e), Delta} [2][BM]. Registers: a
+// thread holds dK and dV (D/2 floats each) and BM/2 each of Sᵀ and dPᵀ; with the k-loops unrolled
+// KU at a time this fits 255 without spills at every head dim (docs/performance.md). Others, to
+// try with ptxas -v, scripts/sass_mix.py and the emulator: -DFLASH_BWD_BN=64 (4 warps),
+// -DFLASH_BWD_BM_<D>=..., -DFLASH_BWD_KU=...
+#ifndef FLASH_BWD_BN
+#define FLASH_BWD_BN 128
+#endif
+#ifndef FLASH_BWD_BM_32
+#define FLASH_BWD_BM_32 128
+#endif
+#ifndef FLASH_BWD_BM_64
+#define FLASH_BWD_BM_64 64
+#endif
+#ifndef FLASH_BWD_BM_128
+#define FLASH_BWD_BM_128 64
+#endif
 template <int D>
 struct bwd_mma_cfg {
-	static constexpr int WARPS = 4, THREADS = 128;
-	static constexpr int BN = 64, BM = D <= 32 ? 64 : D <= 64 ? 32 : 16;   // BM: no spills
+	static constexpr int BN = FLASH_BWD_BN, WARPS = BN / 16, THREADS = 32 * WARPS;
+	static constexpr int BM = D <= 32   ? FLASH_BWD_BM_32
+				  : D <= 64 ? FLASH_BWD_BM_64
+					    : FLASH_BWD_BM_128;
+	static constexpr int MIN_BLOCKS = WARPS <= 4 ? 2 : 1;   // 8 warps per SM
+	// how far the k-loops of Sᵀ, dPᵀ and dQ unroll: whole, ptxas hoists their ldmatrix and
+	// spills (20 to 160 bytes at BM 64); by 2 (1 at head dim 32, BM 128) nothing spills
+#ifdef FLASH_BWD_KU
+	static constexpr int KU = FLASH_BWD_KU;
+#else
+	static constexpr int KU = D <= 32 ? 1 : 2;
+#endif
 	static constexpr int LD = D + 8, LDS = BN + 8;
 	static constexpr int WM = BM / 16, WN = WARPS / WM, DC = D / WN;   // dQ: warp grid, columns
+	static_assert(WARPS % WM == 0 && DC % 16 == 0, "dQ: whole warps, 16-column pairs");
+	static_assert(BM <= THREADS, "one row-statistics copy per thread");
 	static constexpr size_t SMEM =
-		(size_t)(2 * BN * LD + 4 * BM * LD + BM * LDS) * 2 + (size_t)4 * BM * 4;
+		(size_t)(2 * BN * LD + 4 * BM * LD + BM * LDS) * 2 + (size_t)2 * BM * 8;
 };
 
 // float32 forward: 256 threads, BM query rows, tiles of BN keys; smem Q [BM][LD], K, V [BN][LD],
@@ -237,9 +278,11 @@ __device__ __forceinline__ void load_tile(uint16_t *dst, const uint16_t *src, in
 		const int r = threadIdx.x / CPR, col = threadIdx.x % CPR * 8;
 		const uint16_t *s = src + (r0 + r) * p.dh + col;
 		const int64_t step = (int64_t)RSTEP * p.dh;
+		// rows of this thread's column left before t (32-bit: t ≤ INT_MAX), 0 past dh
+		const int left = col < p.dh ? (int)(p.t - r0) - r : 0;
 #pragma unroll
 		for (int i = 0; i < ROWS / RSTEP; i++) {
-			bool ok = col < p.dh && r0 + r + i * RSTEP < p.t;
+			bool ok = i * RSTEP < left;
 			cp_async16(dst + (r + i * RSTEP) * LD + col, s, ok ? 16 : 0);
 			s += step;
 			asm volatile("" : "+l"(s));   // no per-chunk addresses kept across loops
@@ -305,7 +348,7 @@ __global__ void __launch_bounds__(fwd_mma_cfg<D>::THREADS, fwd_mma_cfg<D>::MIN_B
 	const int br = lane % 8 + lane / 16 * 8, bc = lane & 8;    // ldmatrix: B stored n-major
 	// head-major, so running blocks share K/V in L2; the longest causal blocks first
 	const int64_t bh = blockIdx.x / p.nblk;
-	const int64_t q0 = (int64_t)(p.nblk - 1 - (int)(blockIdx.x % p.nblk)) * BM;
+	const int q0 = (p.nblk - 1 - (int)(blockIdx.x % p.nblk)) * BM;   // < t ≤ INT_MAX
 	const int64_t head = bh * p.t * p.dh;
 	const uint16_t *qg = (const uint16_t *)q + head, *kg = (const uint16_t *)k + head,
 		       *vg = (const uint16_t *)v + head;
@@ -313,20 +356,24 @@ __global__ void __launch_bounds__(fwd_mma_cfg<D>::THREADS, fwd_mma_cfg<D>::MIN_B
 	const int ntiles = (int)ceil_div(kend, BN);
 	const int wrow = warp * MT * 16;   // the warp's first row in the block
 
-	load_tile<BM, D, NT>(smem + STAGE, qg, q0, p);
+	// Q: in stage 1 until it is in registers, else for good after both stages
+	uint16_t *const sq = smem + (cfg::Q_REGS ? STAGE : 2 * STAGE);
+	load_tile<BM, D, NT>(sq, qg, q0, p);
 	load_tile<BN, D, NT>(smem, kg, 0, p);
 	load_tile<BN, D, NT>(smem + BN * LD, vg, 0, p);
 	cp_async_commit();
 	cp_async_wait_all();
 	__syncthreads();
 
-	uint32_t qf[MT][D / 16][4];   // A fragments of the warp's Q rows
+	constexpr int QK = cfg::Q_REGS ? D / 16 : 1;
+	uint32_t qf[MT][QK][4];   // Q_REGS: A fragments of the warp's Q rows
+	if constexpr (cfg::Q_REGS) {
 #pragma unroll
-	for (int mi = 0; mi < MT; mi++)
+		for (int mi = 0; mi < MT; mi++)
 #pragma unroll
-		for (int kk = 0; kk < D / 16; kk++)
-			ldsm_x4(qf[mi][kk], smem + STAGE + (wrow + mi * 16 + ar) * LD + kk * 16 +
-						    ac);
+			for (int kk = 0; kk < QK; kk++)
+				ldsm_x4(qf[mi][kk], sq + (wrow + mi * 16 + ar) * LD + kk * 16 + ac);
+	}
 
 	float acc[MT][D / 8][4];   // O, unnormalised: rows g, g + 8 of each m-tile
 	float mx[MT][2], sum[MT][2];   // running max (log2 units) and this thread's partial sums
@@ -341,11 +388,21 @@ __global__ void __launch_bounds__(fwd_mma_cfg<D>::THREADS, fwd_mma_cfg<D>::MIN_B
 
 	for (int j = 0; j < ntiles; j++) {
 		cp_async_wait_all();
-		__syncthreads();   // tile j landed; every warp is done with tile j − 1 (and Q)
+		__syncthreads();   // tile j landed; every warp is done with tile j − 1 (and a staged Q)
 		if (j + 1 < ntiles) {
 			uint16_t *nx = smem + (j + 1) % 2 * STAGE;
-			load_tile<BN, D, NT>(nx, kg, (int64_t)(j + 1) * BN, p);
-			load_tile<BN, D, NT>(nx + BN * LD, vg, (int64_t)(j + 1) * BN, p);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+			// k, v + head again from the parameters (the empty asm hides head's
+			// value): kept across the loop, sm_80's head dim 128 spilled inside it
+			// (sm_90's does not, and spills in the loop this way)
+			int64_t hd = head;
+			asm volatile("" : "+l"(hd));
+			const uint16_t *kn = (const uint16_t *)k + hd, *vn = (const uint16_t *)v + hd;
+#else
+			const uint16_t *kn = kg, *vn = vg;
+#endif
+			load_tile<BN, D, NT>(nx, kn, (int64_t)(j + 1) * BN, p);
+			load_tile<BN, D, NT>(nx + BN * LD, vn, (int64_t)(j + 1) * BN, p);
 			cp_async_commit();
 		}
 		const uint16_t *sk = smem + j % 2 * STAGE, *sv = sk + BN * LD;
@@ -357,29 +414,39 @@ __global__ void __launch_bounds__(fwd_mma_cfg<D>::THREADS, fwd_mma_cfg<D>::MIN_B
 			for (int ni = 0; ni < BN / 8; ni++)
 				s[mi][ni][0] = s[mi][ni][1] = s[mi][ni][2] = s[mi][ni][3] = 0.0f;
 #pragma unroll
-		for (int kk = 0; kk < D / 16; kk++)
+		for (int kk = 0; kk < D / 16; kk++) {
+			uint32_t qs[MT][4];   // !Q_REGS: this k-step's A fragments, from shared memory
+			if constexpr (!cfg::Q_REGS) {
+#pragma unroll
+				for (int mi = 0; mi < MT; mi++)
+					ldsm_x4(qs[mi], sq + (wrow + mi * 16 + ar) * LD + kk * 16 + ac);
+			}
 #pragma unroll
 			for (int nb = 0; nb < BN / 16; nb++) {
 				uint32_t b[4];   // key n-tiles 2nb, 2nb + 1
 				ldsm_x4(b, sk + (nb * 16 + br) * LD + kk * 16 + bc);
 #pragma unroll
 				for (int mi = 0; mi < MT; mi++) {
-					mma16816<T>(s[mi][2 * nb], qf[mi][kk], b[0], b[1]);
-					mma16816<T>(s[mi][2 * nb + 1], qf[mi][kk], b[2], b[3]);
+					const uint32_t *a = cfg::Q_REGS ? qf[mi][kk % QK] : qs[mi];
+					mma16816<T>(s[mi][2 * nb], a, b[0], b[1]);
+					mma16816<T>(s[mi][2 * nb + 1], a, b[2], b[3]);
 				}
 			}
+		}
 
 		const int64_t k0 = (int64_t)j * BN;
 		if (k0 + BN > p.t || (p.causal && k0 + BN - 1 > q0)) {
+			// rows and columns relative to k0 (t ≤ INT_MAX): fewer 64-bit registers
+			const int ncol = (int)(p.t - k0), row0 = q0 - (int)k0 + wrow + g;
 #pragma unroll
 			for (int mi = 0; mi < MT; mi++)
 #pragma unroll
 				for (int ni = 0; ni < BN / 8; ni++)
 #pragma unroll
 					for (int e = 0; e < 4; e++) {
-						int64_t row = q0 + wrow + mi * 16 + g + e / 2 * 8;
-						int64_t col = k0 + ni * 8 + 2 * tq + e % 2;
-						if (col >= p.t || (p.causal && col > row))
+						int row = row0 + mi * 16 + e / 2 * 8;
+						int col = ni * 8 + 2 * tq + e % 2;
+						if (col >= ncol || (p.causal && col > row))
 							s[mi][ni][e] = -INFINITY;
 					}
 		}
@@ -462,10 +529,12 @@ __global__ void __launch_bounds__(fwd_mma_cfg<D>::THREADS, fwd_mma_cfg<D>::MIN_B
 		}
 }
 
-// Delta (rows) = Σ_d dO ⊙ O, one warp per row.
+// stats (rows) = {LSE·log2(e), Delta = Σ_d dO ⊙ O}, one warp per row: the backward's row
+// statistics side by side, one 8-byte copy per row.
 template <typename T>
 __global__ void flash_bwd_delta(const T *__restrict__ o, const T *__restrict__ d_o,
-				float *__restrict__ delta, int64_t rows, int dh)
+				const float *__restrict__ lse, float2 *__restrict__ stats, int64_t rows,
+				int dh)
 {
 	const int lane = threadIdx.x % 32;
 	const int64_t warps = (int64_t)gridDim.x * blockDim.x / 32;
@@ -477,7 +546,7 @@ __global__ void flash_bwd_delta(const T *__restrict__ o, const T *__restrict__ d
 		for (int off = 16; off > 0; off /= 2)
 			acc += __shfl_xor_sync(0xffffffffu, acc, off);
 		if (lane == 0)
-			delta[r] = acc;
+			stats[r] = make_float2(lse[r] * kLog2e, acc);
 	}
 }
 
@@ -491,34 +560,46 @@ __global__ void flash_bwd_dq_convert(const float *__restrict__ acc, T *__restric
 		dq[i] = from_float<T>(acc[i]);
 }
 
-// LSE·log2(e) and Delta of query rows q0.. into slse, sdelta [BM]; 0 past t.
+// LSE and Delta of query rows q0.. into slse, sdelta [BM]; 0 past t (float32 path).
 template <int BM>
 __device__ __forceinline__ void load_row_stats(float *slse, float *sdelta, const float *lse,
-					       const float *delta, int64_t q0,
-					       const flash_params &p, float lse_mul)
+					       const float2 *stats, int64_t q0,
+					       const flash_params &p)
 {
 	for (int i = threadIdx.x; i < BM; i += blockDim.x) {
 		bool ok = q0 + i < p.t;
-		slse[i] = ok ? lse[q0 + i] * lse_mul : 0.0f;
-		sdelta[i] = ok ? delta[q0 + i] : 0.0f;
+		slse[i] = ok ? lse[q0 + i] : 0.0f;
+		sdelta[i] = ok ? stats[q0 + i].y : 0.0f;
 	}
 }
 
+// {LSE·log2(e), Delta} of query rows q0.. into dst [BM], zeros past t: one 8-byte cp.async
+// by each of the first BM threads, waited for with the Q and dO tiles (no thread stalls on
+// the loads, no warp waits for another at the next barrier).
+template <int BM>
+__device__ __forceinline__ void load_row_stats_async(float2 *dst, const float2 *stats,
+						     int64_t q0, const flash_params &p)
+{
+	const int i = threadIdx.x;
+	if (i < BM)
+		cp_async8(dst + i, stats + q0 + i, q0 + i < p.t ? 8 : 0);
+}
+
 // One head's BN keys: dk, dv (bh, t, dh) T, and dq_acc (bh, t, dh) float32 += their share of dQ,
-// from q, k, v, d_o (bh, t, dh) T and lse, delta (bh, t) float32.
+// from q, k, v, d_o (bh, t, dh) T and stats (bh, t) {LSE·log2(e), Delta} (flash_bwd_delta).
 template <typename T, int D>
-__global__ void __launch_bounds__(bwd_mma_cfg<D>::THREADS, 2)
+__global__ void __launch_bounds__(bwd_mma_cfg<D>::THREADS, bwd_mma_cfg<D>::MIN_BLOCKS)
 	flash_bwd_mma(const T *__restrict__ q, const T *__restrict__ k, const T *__restrict__ v,
-		      const T *__restrict__ d_o, const float *__restrict__ lse,
-		      const float *__restrict__ delta, float *__restrict__ dq_acc,
-		      T *__restrict__ dk, T *__restrict__ dv, flash_params p)
+		      const T *__restrict__ d_o, const float2 *__restrict__ stats,
+		      float *__restrict__ dq_acc, T *__restrict__ dk, T *__restrict__ dv,
+		      flash_params p)
 {
 	using cfg = bwd_mma_cfg<D>;
 	constexpr int BN = cfg::BN, BM = cfg::BM, LD = cfg::LD, LDS = cfg::LDS, NT = cfg::THREADS;
 	constexpr int WM = cfg::WM, DC = cfg::DC;
 	uint16_t *sk = (uint16_t *)dyn_smem(), *sv = sk + BN * LD;
 	uint16_t *sq0 = sv + BN * LD, *sdo0 = sq0 + 2 * BM * LD, *sds = sdo0 + 2 * BM * LD;
-	float *slse0 = (float *)(sds + BM * LDS), *sdelta0 = slse0 + 2 * BM;
+	float2 *sst0 = (float2 *)(sds + BM * LDS);   // 16-byte aligned: LD, LDS are multiples of 8
 	const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, tq = lane % 4;
 	const int ar = lane % 16, ac = lane / 16 * 8;              // ldmatrix: A, transposed B
 	const int br = lane % 8 + lane / 16 * 8, bc = lane & 8;    // ldmatrix: B stored n-major
@@ -527,7 +608,7 @@ __global__ void __launch_bounds__(bwd_mma_cfg<D>::THREADS, 2)
 	const int64_t k0 = (int64_t)(blockIdx.x % p.nblk) * BN;
 	const int64_t head = bh * p.t * p.dh;
 	const uint16_t *qg = (const uint16_t *)q + head, *dog = (const uint16_t *)d_o + head;
-	const float *lse_h = lse + bh * p.t, *delta_h = delta + bh * p.t;
+	const float2 *stats_h = stats + bh * p.t;
 	const int qt0 = p.causal ? (int)(k0 / BM) : 0, nqt = (int)ceil_div(p.t, BM);
 	const int kw = warp * 16;   // the warp's first key in the block
 
@@ -535,7 +616,7 @@ __global__ void __launch_bounds__(bwd_mma_cfg<D>::THREADS, 2)
 	load_tile<BN, D, NT>(sv, (const uint16_t *)v + head, k0, p);
 	load_tile<BM, D, NT>(sq0, qg, (int64_t)qt0 * BM, p);
 	load_tile<BM, D, NT>(sdo0, dog, (int64_t)qt0 * BM, p);
-	load_row_stats<BM>(slse0, sdelta0, lse_h, delta_h, (int64_t)qt0 * BM, p, kLog2e);
+	load_row_stats_async<BM>(sst0, stats_h, (int64_t)qt0 * BM, p);
 	cp_async_commit();
 
 	float dka[D / 8][4], dva[D / 8][4];   // rows kw + g, kw + g + 8
@@ -553,12 +634,11 @@ __global__ void __launch_bounds__(bwd_mma_cfg<D>::THREADS, 2)
 			int64_t qn = (int64_t)(qt + 1) * BM;
 			load_tile<BM, D, NT>(sq0 + (1 - buf) * BM * LD, qg, qn, p);
 			load_tile<BM, D, NT>(sdo0 + (1 - buf) * BM * LD, dog, qn, p);
-			load_row_stats<BM>(slse0 + (1 - buf) * BM, sdelta0 + (1 - buf) * BM, lse_h,
-					   delta_h, qn, p, kLog2e);
+			load_row_stats_async<BM>(sst0 + (1 - buf) * BM, stats_h, qn, p);
 			cp_async_commit();
 		}
 		const uint16_t *sq = sq0 + buf * BM * LD, *sdo = sdo0 + buf * BM * LD;
-		const float *slse = slse0 + buf * BM, *sdelta = sdelta0 + buf * BM;
+		const float2 *sst = sst0 + buf * BM;   // .x LSE·log2(e), .y Delta
 		const int64_t q0 = (int64_t)qt * BM;
 
 		// Sᵀ = K Qᵀ (keys × queries) → Pᵀ; dV += Pᵀ dO
@@ -566,7 +646,7 @@ __global__ void __launch_bounds__(bwd_mma_cfg<D>::THREADS, 2)
 #pragma unroll
 		for (int ni = 0; ni < BM / 8; ni++)
 			st[ni][0] = st[ni][1] = st[ni][2] = st[ni][3] = 0.0f;
-#pragma unroll
+#pragma unroll(cfg::KU)
 		for (int kk = 0; kk < D / 16; kk++) {
 			uint32_t a[4];
 			ldsm_x4(a, sk + (kw + ar) * LD + kk * 16 + ac);
@@ -585,7 +665,7 @@ __global__ void __launch_bounds__(bwd_mma_cfg<D>::THREADS, 2)
 				int kl = kw + g + e / 2 * 8, qi = ni * 8 + 2 * tq + e % 2;
 				int64_t key = k0 + kl, query = q0 + qi;
 				bool ok = query < p.t && key < p.t && (!p.causal || key <= query);
-				st[ni][e] = ok ? fast_exp2(fmaf(st[ni][e], p.scale_log2, -slse[qi]))
+				st[ni][e] = ok ? fast_exp2(fmaf(st[ni][e], p.scale_log2, -sst[qi].x))
 					       : 0.0f;
 			}
 		// query n-tiles 2kq, 2kq + 1 of Pᵀ are the A fragment of k-step kq
@@ -610,7 +690,7 @@ __global__ void __launch_bounds__(bwd_mma_cfg<D>::THREADS, 2)
 #pragma unroll
 		for (int ni = 0; ni < BM / 8; ni++)
 			dpt[ni][0] = dpt[ni][1] = dpt[ni][2] = dpt[ni][3] = 0.0f;
-#pragma unroll
+#pragma unroll(cfg::KU)
 		for (int kk = 0; kk < D / 16; kk++) {
 			uint32_t a[4];
 			ldsm_x4(a, sv + (kw + ar) * LD + kk * 16 + ac);
@@ -627,7 +707,7 @@ __global__ void __launch_bounds__(bwd_mma_cfg<D>::THREADS, 2)
 #pragma unroll
 			for (int e = 0; e < 4; e++) {
 				int kl = kw + g + e / 2 * 8, qi = ni * 8 + 2 * tq + e % 2;
-				dpt[ni][e] = st[ni][e] * (dpt[ni][e] - sdelta[qi]);
+				dpt[ni][e] = st[ni][e] * (dpt[ni][e] - sst[qi].y);
 				sds[qi * LDS + kl] = bits16<T>(dpt[ni][e]);
 			}
 #pragma unroll
@@ -653,7 +733,7 @@ __global__ void __launch_bounds__(bwd_mma_cfg<D>::THREADS, 2)
 #pragma unroll
 		for (int ni = 0; ni < DC / 8; ni++)
 			dqa[ni][0] = dqa[ni][1] = dqa[ni][2] = dqa[ni][3] = 0.0f;
-#pragma unroll
+#pragma unroll(cfg::KU)
 		for (int kk = 0; kk < BN / 16; kk++) {
 			uint32_t a[4];
 			ldsm_x4(a, sds + (wm * 16 + ar) * LDS + kk * 16 + ac);
@@ -840,7 +920,7 @@ template <int D>
 __global__ void __launch_bounds__(256)
 	flash_bwd_f32(const float *__restrict__ q, const float *__restrict__ k,
 		      const float *__restrict__ v, const float *__restrict__ d_o,
-		      const float *__restrict__ lse, const float *__restrict__ delta,
+		      const float *__restrict__ lse, const float2 *__restrict__ stats,
 		      float *__restrict__ dq_acc, float *__restrict__ dk, float *__restrict__ dv,
 		      flash_params p)
 {
@@ -869,7 +949,7 @@ __global__ void __launch_bounds__(256)
 		__syncthreads();   // every thread is done with the previous tile
 		load_tile_f32<BM, D, NT>(sq, q + head, q0, p);
 		load_tile_f32<BM, D, NT>(sdo, d_o + head, q0, p);
-		load_row_stats<BM>(slse, sdelta, lse + bh * p.t, delta + bh * p.t, q0, p, 1.0f);
+		load_row_stats<BM>(slse, sdelta, lse + bh * p.t, stats + bh * p.t, q0, p);
 		__syncthreads();
 
 		{   // S, dP: key lane, rows rw + 8i
@@ -1054,11 +1134,11 @@ cudaError_t fwd_dispatch(const struct cuda_flash_shape *s, const void *q, const 
 	return fwd_f32<D>(s, q, k, v, o, lse, stream);
 }
 
-// Workspace: Delta (b, h, t) float32, then the dQ accumulator (b, h, t, dh) float32 at a
-// 256-byte boundary.
-size_t delta_bytes(const struct cuda_flash_shape *s)
+// Workspace: the row statistics (b, h, t) float2 {LSE·log2(e), Delta}, then the dQ accumulator
+// (b, h, t, dh) float32 at a 256-byte boundary.
+size_t stats_bytes(const struct cuda_flash_shape *s)
 {
-	return ((size_t)(s->b * s->h * s->t) * 4 + 255) / 256 * 256;
+	return ((size_t)(s->b * s->h * s->t) * 8 + 255) / 256 * 256;
 }
 
 template <typename T>
@@ -1066,7 +1146,8 @@ struct bwd_buffers {
 	const T *q, *k, *v, *o, *d_o;
 	T *dq, *dk, *dv;
 	const float *lse;
-	float *delta, *dq_acc;
+	float2 *stats;
+	float *dq_acc;
 };
 
 template <typename T, int D>
@@ -1083,7 +1164,7 @@ cudaError_t bwd_main(const struct cuda_flash_shape *s, const bwd_buffers<T> &b,
 		if (err != cudaSuccess)
 			return err;
 		kernel<<<(unsigned)(p.nblk * p.bh), cfg::THREADS, cfg::SMEM, stream>>>(
-			b.q, b.k, b.v, b.d_o, b.lse, b.delta, b.dq_acc, b.dk, b.dv, p);
+			b.q, b.k, b.v, b.d_o, b.stats, b.dq_acc, b.dk, b.dv, p);
 	} else {
 		using cfg = bwd_f32_cfg<D>;
 		flash_params p = make_params(s, cfg::BN, 0);
@@ -1092,7 +1173,7 @@ cudaError_t bwd_main(const struct cuda_flash_shape *s, const bwd_buffers<T> &b,
 		if (err != cudaSuccess)
 			return err;
 		kernel<<<(unsigned)(p.nblk * p.bh), cfg::THREADS, cfg::SMEM, stream>>>(
-			b.q, b.k, b.v, b.d_o, b.lse, b.delta, b.dq_acc, b.dk, b.dv, p);
+			b.q, b.k, b.v, b.d_o, b.lse, b.stats, b.dq_acc, b.dk, b.dv, p);
 	}
 	return cudaGetLastError();
 }
@@ -1105,8 +1186,8 @@ cudaError_t bwd_typed(const struct cuda_flash_shape *s, const bwd_buffers<T> &b,
 	cudaError_t err = cudaMemsetAsync(b.dq_acc, 0, (size_t)count * 4, stream);
 	if (err != cudaSuccess)
 		return err;
-	flash_bwd_delta<T><<<flat_blocks(rows * 32, 256), 256, 0, stream>>>(b.o, b.d_o, b.delta,
-									     rows, (int)s->dh);
+	flash_bwd_delta<T><<<flat_blocks(rows * 32, 256), 256, 0, stream>>>(
+		b.o, b.d_o, b.lse, b.stats, rows, (int)s->dh);
 	err = cudaGetLastError();
 	if (err != cudaSuccess)
 		return err;
@@ -1137,8 +1218,8 @@ cudaError_t bwd_buffers_of(const struct cuda_flash_shape *s, const void *q, cons
 	b.dk = (T *)dk;
 	b.dv = (T *)dv;
 	b.lse = lse;
-	b.delta = (float *)workspace;
-	b.dq_acc = (float *)((char *)workspace + delta_bytes(s));
+	b.stats = (float2 *)workspace;
+	b.dq_acc = (float *)((char *)workspace + stats_bytes(s));
 	return bwd_typed<T>(s, b, stream);
 }
 
@@ -1168,7 +1249,7 @@ extern "C" size_t cuda_flash_bwd_workspace(const struct cuda_flash_shape *s)
 {
 	if (cuda_flash_unsupported(s))
 		return 0;
-	return delta_bytes(s) + (size_t)(s->b * s->h * s->t * s->dh) * 4;
+	return stats_bytes(s) + (size_t)(s->b * s->h * s->t * s->dh) * 4;
 }
 
 extern "C" cudaError_t cuda_flash_fwd(const struct cuda_flash_shape *s, const void *q,

@@ -372,6 +372,18 @@ __global__ void softmax_bwd(const TP *p, const float *dp, TS *ds, int64_t t)
 
 unsigned row_blocks(int64_t rows) { return (unsigned)rows; }   // launchers return early on 0
 
+// ---- the timing delay ------------------------------------------------------------------------
+
+// One thread spinning for at least `cycles` of its SM's clock (clock64: no memory traffic, one
+// warp on one SM). backend_cuda.c enqueues it right before a phase's start event, so that the
+// event fires once the host has queued the phase behind it (cuda_kernels.h).
+__global__ void timing_delay(long long cycles)
+{
+	long long start = clock64();
+	while (clock64() - start < cycles) {
+	}
+}
+
 }  // namespace
 
 // ---- launchers -----------------------------------------------------------------------------
@@ -563,5 +575,13 @@ extern "C" cudaError_t cuda_softmax_bwd(const void *p, const float *dp, void *ds
 	else
 		softmax_bwd<<<row_blocks(rows), kRowThreads, 0, stream>>>((const float *)p, dp,
 									   (float *)ds, t);
+	LAUNCH_CHECK();
+}
+
+extern "C" cudaError_t cuda_timing_delay(long long cycles, cudaStream_t stream)
+{
+	if (cycles <= 0)
+		return cudaSuccess;
+	timing_delay<<<1, 1, 0, stream>>>(cycles);
 	LAUNCH_CHECK();
 }

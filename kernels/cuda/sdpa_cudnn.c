@@ -1,6 +1,11 @@
 /* kernels/cuda/sdpa_cudnn.c: scaled-dot-product attention through the cuDNN 9 backend graph API
- * from plain C (sdpa_cudnn.h). The graphs mirror, node for node, what cudnn-frontend builds on
- * cuDNN 9.19 for bfloat16/float16 without dropout, bias or padding: CompositeSDPANode and
+ * from plain C (sdpa_cudnn.h). Which graph: the single SDPA_FWD / SDPA_BWD node where the
+ * linked cuDNN has it and the shape allows (build_fwd_unified, build_bwd_unified, form_refusal),
+ * else the composite graphs below; each failure on the way is kept (graph.fallback) and the graph
+ * and engine that planned are reported (sdpa_plan_describe). The composite graphs mirror, node
+ * for node, what cudnn-frontend builds on cuDNN 9.19 for bfloat16/float16 without dropout, bias
+ * or padding (from 9.21 with the forward's softmax as one SOFTMAX node, its UnifiedSoftmaxNode):
+ * CompositeSDPANode and
  * CompositeSDPABackwardNode (include/cudnn_frontend/node/scaled_dot_product_flash_attention.h),
  * CompositeSoftmaxNode (node/softmax.h), causal_mask() = sliding_window_mask(TOP_LEFT, right
  * bound 0) (utils/attn_score_modifiers.h) lowered as CompositeDiagonalBandMaskNode
@@ -68,18 +73,24 @@
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
+/* The headers CMake found (CUDNN_INCLUDE_DIR, BENCHDB_CUDNN_ROOT) are the ones included here. */
+#if defined(BENCHDB_CUDNN_HEADER_VERSION) && CUDNN_VERSION != BENCHDB_CUDNN_HEADER_VERSION
+#error "cudnn.h is not the one CMake found: another cuDNN's headers come first on the include path"
+#endif
+
 #include "flash.h"
 #include "vocab.h"
 
 #define TENSOR_ALIGNMENT 16    /* bytes; CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT of every tensor */
+#define SDPA_GRAPH_ENV "BENCHDB_SDPA_GRAPH"   /* auto (default), unified or composite */
 #define WORKSPACE_ALIGN 256    /* bytes; offsets of the backward's scratch in the workspace */
 #define MAX_OPS 32             /* the causal backward has 22 */
 
 /* Unique ids: the tensors a variant pack carries, then the virtual ones. */
 enum {
 	UID_Q = 1,
-	UID_K,              /* as K^T */
-	UID_V,              /* as V, or V^T in the backward */
+	UID_K,              /* as K^T (composite), as K (unified) */
+	UID_V,              /* as V, or V^T in the composite backward */
 	UID_O,
 	UID_STATS,
 	UID_SCALE,
@@ -98,6 +109,44 @@ struct sdpa_ctx {
 	cudnnHandle_t handle;
 };
 
+/* Which graph of an operation to build (see the file comment), in the order build() tries them. */
+enum graph_form {
+	FORM_UNIFIED_921,     /* SDPA_FWD node with the nodes of cuDNN 9.21: Stats through a SOFTMAX
+			       * node, a causal mask as a DIAGONAL_BAND_MASK subgraph */
+	FORM_UNIFIED,         /* SDPA_FWD node, Stats through STATSDESC (>= 9.13.1); SDPA_BWD (>= 9.27) */
+	FORM_COMPOSITE_921,   /* the composite graphs with the nodes of 9.21: one SOFTMAX node (forward),
+			       * one DIAGONAL_BAND_MASK node for a causal mask (both directions) */
+	FORM_COMPOSITE,       /* the composite graphs of 9.19 (pointwise softmax and mask chains) */
+	FORM_COUNT
+};
+
+static const char *const form_names[FORM_COUNT] = {
+	[FORM_UNIFIED_921] = "unified-9.21",
+	[FORM_UNIFIED] = "unified",
+	[FORM_COMPOSITE_921] = "composite-9.21",
+	[FORM_COMPOSITE] = "composite",
+};
+
+static int form_is_unified(enum graph_form f)
+{
+	return f == FORM_UNIFIED_921 || f == FORM_UNIFIED;
+}
+
+/* What planned: the engine config the heuristics gave and the engine it names. */
+#define ENGINE_KNOBS_MAX 32
+#define ENGINE_NOTES_MAX 16
+
+struct engine_info {
+	int64_t global_index;     /* CUDNN_ATTR_ENGINE_GLOBAL_INDEX; -1 when cuDNN did not say */
+	const char *heuristics;   /* "A" or "FALLBACK" */
+	int64_t config;           /* position in that mode's list */
+	int nknobs;
+	int64_t knob_type[ENGINE_KNOBS_MAX], knob_value[ENGINE_KNOBS_MAX];   /* cudnnBackendKnobType_t */
+	int nnumerical, nbehavior;
+	int numerical[ENGINE_NOTES_MAX];   /* cudnnBackendNumericalNote_t */
+	int behavior[ENGINE_NOTES_MAX];    /* cudnnBackendBehaviorNote_t */
+};
+
 /* One finalized execution plan and every descriptor it was built from, in creation order. */
 #define PACK_MAX 16   /* tensors in a variant pack: the backward's 14 at most */
 
@@ -106,6 +155,9 @@ struct graph {
 	int ndescs, cap;
 	cudnnBackendDescriptor_t plan;   /* one of descs; NULL until an engine config finalizes */
 	int64_t workspace;               /* bytes the plan asks for */
+	enum graph_form form;            /* the graph the plan was built from */
+	struct engine_info engine;
+	char fallback[768];              /* the forms tried or passed over before it, and why */
 	/* The last variant pack and what it holds: a benchmark executes with the same buffers every
 	 * iteration, so the pack is built once, not inside each timed call. */
 	cudnnBackendDescriptor_t pack;
@@ -133,6 +185,7 @@ struct builder {
 	char step[256];
 	char msg[512];           /* cudnnGetLastErrorString() right after the failure */
 	int64_t next_uid;        /* of the next virtual tensor */
+	enum graph_form form;
 	cudnnBackendDescriptor_t ops[MAX_OPS];
 	int nops;
 };
@@ -410,6 +463,49 @@ static cudnnBackendDescriptor_t causal_mask(struct builder *b, cudnnBackendDescr
 	return out;
 }
 
+/* score where row >= column, else -inf, as one DIAGONAL_BAND_MASK node (cuDNN >= 9.21: the
+ * frontend's UnifiedDiagonalBandMaskNode for causal_mask(), a right bound at the diagonal with
+ * no shift: comparison CMP_GE of row against column). out is the masked score; the node is added
+ * to the graph's operations when add, else returned for a subgraph. */
+static cudnnBackendDescriptor_t causal_band(struct builder *b, cudnnBackendDescriptor_t score,
+					    cudnnBackendDescriptor_t out, int add)
+{
+	const char *what = "causal band mask node";
+	cudnnBackendDescriptor_t neg_inf = scalar(b, "causal -inf", UID_NEG_INF);
+#if CUDNN_VERSION >= 92100
+	cudnnPointwiseMode_t cmp = CUDNN_POINTWISE_CMP_GE;
+	cudnnBackendDescriptor_t op = create(b, CUDNN_BACKEND_OPERATION_DIAGONAL_BAND_MASK_DESCRIPTOR,
+					     what);
+	SET(b, op, CUDNN_ATTR_OPERATION_DIAGONAL_BAND_MASK_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+	    &score, what);
+	SET(b, op, CUDNN_ATTR_OPERATION_DIAGONAL_BAND_MASK_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+	    &neg_inf, what);
+	SET(b, op, CUDNN_ATTR_OPERATION_DIAGONAL_BAND_MASK_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+	    &out, what);
+	SET(b, op, CUDNN_ATTR_OPERATION_DIAGONAL_BAND_MASK_COMPARISON_MODE, CUDNN_TYPE_POINTWISE_MODE,
+	    1, &cmp, what);
+	finalize(b, op, what);
+	if (add)
+		add_op(b, op, what);
+	return op;
+#else
+	(void)score, (void)out, (void)add, (void)neg_inf;
+	fail_step(b, CUDNN_STATUS_NOT_SUPPORTED, what, "not in this cuDNN's headers (9.21 and later)");
+	return NULL;
+#endif
+}
+
+/* The causal mask of the composite graphs: one band node in the 9.21 form, else the chain. */
+static cudnnBackendDescriptor_t composite_mask(struct builder *b, cudnnBackendDescriptor_t score,
+					       const int64_t sd[4], const int64_t ss[4])
+{
+	if (b->form != FORM_COMPOSITE_921)
+		return causal_mask(b, score, sd, ss);
+	cudnnBackendDescriptor_t out = virt(b, "causal masked score", CUDNN_DATA_FLOAT, sd, ss);
+	causal_band(b, score, out, 1);
+	return out;
+}
+
 /* ---- the two graphs -------------------------------------------------------------------------- */
 
 struct dims {
@@ -432,26 +528,104 @@ static void dims_of(struct dims *d, const struct cuda_flash_shape *s)
 	};
 }
 
+/* P = softmax_rows(score) and Stats = max + log Σ exp(score - max) as one SOFTMAX node (cuDNN
+ * >= 9.21: the frontend's UnifiedSoftmaxNode). Returns the descriptor, finalized; added to the
+ * graph's operations when add (the composite forward), else only referenced (the unified
+ * node's CUDNN_ATTR_OPERATION_SDPA_FWD_SOFTMAX_DESC). */
+static cudnnBackendDescriptor_t softmax_node(struct builder *b, cudnnBackendDescriptor_t score,
+					     cudnnBackendDescriptor_t p,
+					     cudnnBackendDescriptor_t stats, int add)
+{
+	const char *what = "softmax node";
+#if CUDNN_VERSION >= 92100
+	cudnnBackendDescriptor_t op = create(b, CUDNN_BACKEND_OPERATION_SOFTMAX_DESCRIPTOR, what);
+	SET(b, op, CUDNN_ATTR_OPERATION_SOFTMAX_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &score,
+	    what);
+	SET(b, op, CUDNN_ATTR_OPERATION_SOFTMAX_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &p, what);
+	SET(b, op, CUDNN_ATTR_OPERATION_SOFTMAX_STATS_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &stats,
+	    what);
+	finalize(b, op, what);
+	if (add)
+		add_op(b, op, what);
+	return op;
+#else
+	(void)score, (void)p, (void)stats, (void)add;
+	fail_step(b, CUDNN_STATUS_NOT_SUPPORTED, what, "not in this cuDNN's headers (9.21 and later)");
+	return NULL;
+#endif
+}
+
+/* The forward's variant-pack tensors: Q, K (as K^T over K's memory for the composite graph,
+ * as K for the unified node), V, O, Stats, attn_scale. */
+struct fwd_tensors {
+	cudnnBackendDescriptor_t q, k, v, o, stats, scale;
+};
+
+static struct fwd_tensors fwd_tensors(struct builder *b, const struct dims *d, cudnnDataType_t io,
+				      bool k_transposed)
+{
+	struct fwd_tensors t;
+	t.q = tensor(b, "Q", UID_Q, io, d->qd, d->qs, false, false);
+	if (k_transposed)
+		t.k = tensor(b, "K^T", UID_K, io, d->td, d->ts, false, false);
+	else
+		t.k = tensor(b, "K", UID_K, io, d->qd, d->qs, false, false);
+	t.v = tensor(b, "V", UID_V, io, d->qd, d->qs, false, false);
+	t.o = tensor(b, "O", UID_O, io, d->qd, d->qs, false, false);
+	t.stats = tensor(b, "Stats", UID_STATS, CUDNN_DATA_FLOAT, d->rd, d->rs, false, false);
+	t.scale = scalar(b, "attn_scale", UID_SCALE);
+	return t;
+}
+
+/* The backward's: Q, K and V (as K^T and V^T over their memory for the composite graph, as K
+ * and V for the unified node), O, Stats, dO, dQ, dK, dV, attn_scale. */
+struct bwd_tensors {
+	cudnnBackendDescriptor_t q, k, v, o, stats, d_o, dq, dk, dv, scale;
+};
+
+static struct bwd_tensors bwd_tensors(struct builder *b, const struct dims *d, cudnnDataType_t io,
+				      bool kv_transposed)
+{
+	struct bwd_tensors t;
+	t.q = tensor(b, "Q", UID_Q, io, d->qd, d->qs, false, false);
+	if (kv_transposed) {
+		t.k = tensor(b, "K^T", UID_K, io, d->td, d->ts, false, false);
+		t.v = tensor(b, "V^T", UID_V, io, d->td, d->ts, false, false);
+	} else {
+		t.k = tensor(b, "K", UID_K, io, d->qd, d->qs, false, false);
+		t.v = tensor(b, "V", UID_V, io, d->qd, d->qs, false, false);
+	}
+	t.o = tensor(b, "O", UID_O, io, d->qd, d->qs, false, false);
+	t.stats = tensor(b, "Stats", UID_STATS, CUDNN_DATA_FLOAT, d->rd, d->rs, false, false);
+	t.d_o = tensor(b, "dO", UID_DO, io, d->qd, d->qs, false, false);
+	t.dq = tensor(b, "dQ", UID_DQ, io, d->qd, d->qs, false, false);
+	t.dk = tensor(b, "dK", UID_DK, io, d->qd, d->qs, false, false);
+	t.dv = tensor(b, "dV", UID_DV, io, d->qd, d->qs, false, false);
+	t.scale = scalar(b, "attn_scale", UID_SCALE);
+	return t;
+}
+
 static void build_fwd(struct builder *b, const struct cuda_flash_shape *s, cudnnDataType_t io)
 {
 	const cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
 	struct dims d;
 	dims_of(&d, s);
-
-	cudnnBackendDescriptor_t q = tensor(b, "Q", UID_Q, io, d.qd, d.qs, false, false);
-	cudnnBackendDescriptor_t kt = tensor(b, "K^T", UID_K, io, d.td, d.ts, false, false);
-	cudnnBackendDescriptor_t v = tensor(b, "V", UID_V, io, d.qd, d.qs, false, false);
-	cudnnBackendDescriptor_t o = tensor(b, "O", UID_O, io, d.qd, d.qs, false, false);
-	cudnnBackendDescriptor_t stats = tensor(b, "Stats", UID_STATS, f32, d.rd, d.rs, false,
-						 false);
-	cudnnBackendDescriptor_t scale = scalar(b, "attn_scale", UID_SCALE);
+	struct fwd_tensors t = fwd_tensors(b, &d, io, true);
+	cudnnBackendDescriptor_t q = t.q, kt = t.k, v = t.v, o = t.o, stats = t.stats,
+				 scale = t.scale;
 
 	cudnnBackendDescriptor_t s1 = virt(b, "bmm1 output", f32, d.sd, d.ss);
 	matmul(b, "bmm1", q, kt, s1);
 	cudnnBackendDescriptor_t s2 = virt(b, "attn_scale output", f32, d.sd, d.ss);
 	pointwise(b, "attn_scale", CUDNN_POINTWISE_MUL, f32, -1, s1, scale, NULL, s2);
-	cudnnBackendDescriptor_t score = s->causal ? causal_mask(b, s2, d.sd, d.ss) : s2;
+	cudnnBackendDescriptor_t score = s->causal ? composite_mask(b, s2, d.sd, d.ss) : s2;
 
+	if (b->form == FORM_COMPOSITE_921) {
+		cudnnBackendDescriptor_t p = virt(b, "softmax P", io, d.sd, d.ss);
+		softmax_node(b, score, p, stats, 1);
+		matmul(b, "bmm2", p, v, o);
+		return;
+	}
 	cudnnBackendDescriptor_t max = virt(b, "softmax max", f32, d.rd, d.rs);
 	reduction(b, "softmax max", CUDNN_REDUCE_TENSOR_MAX, score, max);
 	cudnnBackendDescriptor_t sub = virt(b, "softmax sub output", f32, d.sd, d.ss);
@@ -475,17 +649,9 @@ static void build_bwd(struct builder *b, const struct cuda_flash_shape *s, cudnn
 	struct dims d;
 	dims_of(&d, s);
 
-	cudnnBackendDescriptor_t q = tensor(b, "Q", UID_Q, io, d.qd, d.qs, false, false);
-	cudnnBackendDescriptor_t kt = tensor(b, "K^T", UID_K, io, d.td, d.ts, false, false);
-	cudnnBackendDescriptor_t vt = tensor(b, "V^T", UID_V, io, d.td, d.ts, false, false);
-	cudnnBackendDescriptor_t o = tensor(b, "O", UID_O, io, d.qd, d.qs, false, false);
-	cudnnBackendDescriptor_t stats = tensor(b, "Stats", UID_STATS, f32, d.rd, d.rs, false,
-						 false);
-	cudnnBackendDescriptor_t d_o = tensor(b, "dO", UID_DO, io, d.qd, d.qs, false, false);
-	cudnnBackendDescriptor_t dq = tensor(b, "dQ", UID_DQ, io, d.qd, d.qs, false, false);
-	cudnnBackendDescriptor_t dk = tensor(b, "dK", UID_DK, io, d.qd, d.qs, false, false);
-	cudnnBackendDescriptor_t dv = tensor(b, "dV", UID_DV, io, d.qd, d.qs, false, false);
-	cudnnBackendDescriptor_t scale = scalar(b, "attn_scale", UID_SCALE);
+	struct bwd_tensors t = bwd_tensors(b, &d, io, true);
+	cudnnBackendDescriptor_t q = t.q, kt = t.k, vt = t.v, o = t.o, stats = t.stats, d_o = t.d_o,
+				 dq = t.dq, dk = t.dk, dv = t.dv, scale = t.scale;
 	cudnnBackendDescriptor_t one = scalar(b, "one", UID_ONE);
 	cudnnBackendDescriptor_t softmax_sum = tensor(b, "softmax_sum", UID_SOFTMAX_SUM, f32, d.rd,
 						      d.rs, false, false);
@@ -507,7 +673,7 @@ static void build_bwd(struct builder *b, const struct cuda_flash_shape *s, cudnn
 	pointwise(b, "mul_s_attn_scale", CUDNN_POINTWISE_MUL, f32, -1, s1, scale, NULL, s2);
 	cudnnBackendDescriptor_t s3 = virt(b, "sub_s_m output", f32, d.sd, d.ss);
 	pointwise(b, "sub_s_m", CUDNN_POINTWISE_SUB, f32, -1, s2, stats, NULL, s3);
-	cudnnBackendDescriptor_t score = s->causal ? causal_mask(b, s3, d.sd, d.ss) : s3;
+	cudnnBackendDescriptor_t score = s->causal ? composite_mask(b, s3, d.sd, d.ss) : s3;
 	cudnnBackendDescriptor_t p = virt(b, "exp_s output", f32, d.sd, d.ss);
 	pointwise(b, "exp_s", CUDNN_POINTWISE_EXP, f32, -1, score, NULL, NULL, p);
 
@@ -538,7 +704,190 @@ static void build_bwd(struct builder *b, const struct cuda_flash_shape *s, cudnn
 	pointwise(b, "identity_dQ", CUDNN_POINTWISE_IDENTITY, f32, -1, dq_accum, NULL, NULL, dq);
 }
 
+/* The unified forward: one CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR over Q, K (as K, not
+ * K^T), V, O and the by-value scale, as cudnn-frontend's UnifiedSDPANode (node/
+ * scaled_dot_product_flash_attention.h) lowers an SDPA without bias, dropout or padding: Stats
+ * through CUDNN_ATTR_OPERATION_SDPA_FWD_STATSDESC below cuDNN 9.21, through a SOFTMAX node
+ * (virtual float32 (B,H,T,T) input and output) set as CUDNN_ATTR_OPERATION_SDPA_FWD_SOFTMAX_DESC
+ * from 9.21 on (FORM_UNIFIED_921); causal (9.21 form only): the score modifier subgraph of
+ * causal_mask(), an operation graph of one DIAGONAL_BAND_MASK node from a virtual (B,H,T,T)
+ * float32 input to its output (CUDNN_ATTR_OPERATION_SDPA_FWD_SUBGRAPH and its input and output
+ * UIDs), its -inf scalar in the variant pack (UID_NEG_INF). */
+static void build_fwd_unified(struct builder *b, const struct cuda_flash_shape *s,
+			      cudnnDataType_t io)
+{
+	const char *what = "SDPA_FWD node";
+	const cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
+	struct dims d;
+	dims_of(&d, s);
+	struct fwd_tensors t = fwd_tensors(b, &d, io, false);
+	cudnnBackendDescriptor_t q = t.q, k = t.k, v = t.v, o = t.o, stats = t.stats, scale = t.scale;
+	cudnnBackendDescriptor_t softmax = NULL, subgraph = NULL;
+	int64_t sub_in = 0, sub_out = 0;
+	if (b->form == FORM_UNIFIED_921) {
+		cudnnBackendDescriptor_t p = virt(b, "softmax_P", f32, d.sd, d.ss);
+		cudnnBackendDescriptor_t sm = virt(b, "softmax_S", f32, d.sd, d.ss);
+		softmax = softmax_node(b, p, sm, stats, 0);
+	}
+	if (s->causal) {
+		/* the score modifier: a graph of its own, from the scores (sub_in) to the masked
+		 * scores (sub_out), which the node applies inside its kernel */
+		const char *sg = "causal subgraph";
+		sub_in = b->next_uid;
+		cudnnBackendDescriptor_t in = virt(b, "subgraph input", f32, d.sd, d.ss);
+		sub_out = b->next_uid;
+		cudnnBackendDescriptor_t out = virt(b, "subgraph output", f32, d.sd, d.ss);
+		cudnnBackendDescriptor_t band = causal_band(b, in, out, 0);
+		subgraph = create(b, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, sg);
+		SET(b, subgraph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &b->handle, sg);
+		SET(b, subgraph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &band,
+		    sg);
+		finalize(b, subgraph, sg);
+	}
+#if CUDNN_VERSION >= 91300
+	cudnnBackendDescriptor_t op = create(b, CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR, what);
+	SET(b, op, CUDNN_ATTR_OPERATION_SDPA_FWD_QDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &q, what);
+	SET(b, op, CUDNN_ATTR_OPERATION_SDPA_FWD_KDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &k, what);
+	SET(b, op, CUDNN_ATTR_OPERATION_SDPA_FWD_VDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &v, what);
+	SET(b, op, CUDNN_ATTR_OPERATION_SDPA_FWD_ODESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &o, what);
+	if (softmax) {
+#if CUDNN_VERSION >= 92100
+		SET(b, op, CUDNN_ATTR_OPERATION_SDPA_FWD_SOFTMAX_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+		    1, &softmax, what);
+#endif
+	} else {
+		SET(b, op, CUDNN_ATTR_OPERATION_SDPA_FWD_STATSDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+		    &stats, what);
+	}
+	SET(b, op, CUDNN_ATTR_OPERATION_SDPA_FWD_SCALEDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+	    &scale, what);
+	if (subgraph) {
+#if CUDNN_VERSION >= 92100
+		SET(b, op, CUDNN_ATTR_OPERATION_SDPA_FWD_SUBGRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+		    &subgraph, what);
+		SET(b, op, CUDNN_ATTR_OPERATION_SDPA_FWD_SUBGRAPH_INPUT_UID, CUDNN_TYPE_INT64, 1,
+		    &sub_in, what);
+		SET(b, op, CUDNN_ATTR_OPERATION_SDPA_FWD_SUBGRAPH_OUTPUT_UID, CUDNN_TYPE_INT64, 1,
+		    &sub_out, what);
+#else
+		(void)sub_in, (void)sub_out;
+#endif
+	}
+	finalize(b, op, what);
+	add_op(b, op, what);
+#else
+	(void)q, (void)k, (void)v, (void)o, (void)scale, (void)softmax, (void)subgraph;
+	(void)sub_in, (void)sub_out;
+	fail_step(b, CUDNN_STATUS_NOT_SUPPORTED, what, "not in this cuDNN's headers (9.13 and later)");
+#endif
+}
+
+/* The unified backward: one CUDNN_BACKEND_OPERATION_SDPA_BWD_DESCRIPTOR over Q, K, V, O, dO,
+ * Stats, dQ, dK, dV and the scale, as the frontend's UnifiedSDPABackwardNode. It keeps its
+ * scratch (dQ accumulator, Delta) in the plan's own workspace. */
+static void build_bwd_unified(struct builder *b, const struct cuda_flash_shape *s,
+			      cudnnDataType_t io)
+{
+	const char *what = "SDPA_BWD node";
+	struct dims d;
+	dims_of(&d, s);
+	struct bwd_tensors t = bwd_tensors(b, &d, io, false);
+#if CUDNN_VERSION >= 91700
+	cudnnBackendDescriptor_t op = create(b, CUDNN_BACKEND_OPERATION_SDPA_BWD_DESCRIPTOR, what);
+#define WIRE(attr, t) {attr, #attr, &t}
+	const struct {
+		cudnnBackendAttributeName_t attr;
+		const char *name;
+		cudnnBackendDescriptor_t *t;
+	} wires[] = {
+		WIRE(CUDNN_ATTR_OPERATION_SDPA_BWD_QDESC, t.q),
+		WIRE(CUDNN_ATTR_OPERATION_SDPA_BWD_KDESC, t.k),
+		WIRE(CUDNN_ATTR_OPERATION_SDPA_BWD_VDESC, t.v),
+		WIRE(CUDNN_ATTR_OPERATION_SDPA_BWD_ODESC, t.o),
+		WIRE(CUDNN_ATTR_OPERATION_SDPA_BWD_DODDESC, t.d_o),
+		WIRE(CUDNN_ATTR_OPERATION_SDPA_BWD_STATSDESC, t.stats),
+		WIRE(CUDNN_ATTR_OPERATION_SDPA_BWD_DQDESC, t.dq),
+		WIRE(CUDNN_ATTR_OPERATION_SDPA_BWD_DKDESC, t.dk),
+		WIRE(CUDNN_ATTR_OPERATION_SDPA_BWD_DVDESC, t.dv),
+		WIRE(CUDNN_ATTR_OPERATION_SDPA_BWD_SCALEDESC, t.scale),
+	};
+#undef WIRE
+	for (size_t i = 0; i < sizeof(wires) / sizeof(wires[0]); i++)
+		set_attr(b, op, wires[i].attr, wires[i].name, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+			 wires[i].t, what);
+	finalize(b, op, what);
+	add_op(b, op, what);
+#else
+	(void)t;
+	fail_step(b, CUDNN_STATUS_NOT_SUPPORTED, what, "not in this cuDNN's headers (9.17 and later)");
+#endif
+}
+
 /* ---- engine choice --------------------------------------------------------------------------- */
+
+/* What cfg runs, into e: the engine's global index and notes, the knob choices. Best effort: a
+ * query cuDNN refuses leaves its part unknown (index -1, no knobs or notes). */
+static void engine_info(struct engine_info *e, cudnnBackendDescriptor_t cfg)
+{
+	cudnnBackendDescriptor_t engine = NULL, knobs[ENGINE_KNOBS_MAX] = {0};
+	int64_t n = 0;
+	int nknobs = 0;
+	e->global_index = -1;
+	e->nknobs = e->nnumerical = e->nbehavior = 0;
+	if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINE_DESCRIPTOR, &engine) !=
+	    CUDNN_STATUS_SUCCESS) {
+		engine = NULL;
+		goto knobs;
+	}
+	if (cudnnBackendGetAttribute(cfg, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+				     1, &n, &engine) != CUDNN_STATUS_SUCCESS || n != 1)
+		goto knobs;
+	int64_t index = -1;
+	if (cudnnBackendGetAttribute(engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &n,
+				     &index) == CUDNN_STATUS_SUCCESS && n == 1)
+		e->global_index = index;
+	cudnnBackendNumericalNote_t numerical[ENGINE_NOTES_MAX];
+	if (cudnnBackendGetAttribute(engine, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE,
+				     CUDNN_TYPE_NUMERICAL_NOTE, ENGINE_NOTES_MAX, &n, numerical) ==
+	    CUDNN_STATUS_SUCCESS)
+		for (int64_t i = 0; i < n && i < ENGINE_NOTES_MAX; i++)
+			e->numerical[e->nnumerical++] = (int)numerical[i];
+	cudnnBackendBehaviorNote_t behavior[ENGINE_NOTES_MAX];
+	if (cudnnBackendGetAttribute(engine, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE,
+				     CUDNN_TYPE_BEHAVIOR_NOTE, ENGINE_NOTES_MAX, &n, behavior) ==
+	    CUDNN_STATUS_SUCCESS)
+		for (int64_t i = 0; i < n && i < ENGINE_NOTES_MAX; i++)
+			e->behavior[e->nbehavior++] = (int)behavior[i];
+knobs:
+	for (; nknobs < ENGINE_KNOBS_MAX; nknobs++)
+		if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR, &knobs[nknobs]) !=
+		    CUDNN_STATUS_SUCCESS) {
+			knobs[nknobs] = NULL;
+			break;
+		}
+	if (nknobs == ENGINE_KNOBS_MAX &&
+	    cudnnBackendGetAttribute(cfg, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES,
+				     CUDNN_TYPE_BACKEND_DESCRIPTOR, ENGINE_KNOBS_MAX, &n, knobs) ==
+		    CUDNN_STATUS_SUCCESS) {
+		for (int64_t i = 0; i < n && i < ENGINE_KNOBS_MAX; i++) {
+			cudnnBackendKnobType_t type;
+			int64_t value = 0, got = 0, got2 = 0;
+			if (cudnnBackendGetAttribute(knobs[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE,
+						     CUDNN_TYPE_KNOB_TYPE, 1, &got, &type) ==
+				    CUDNN_STATUS_SUCCESS &&
+			    cudnnBackendGetAttribute(knobs[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE,
+						     CUDNN_TYPE_INT64, 1, &got2, &value) ==
+				    CUDNN_STATUS_SUCCESS && got == 1 && got2 == 1) {
+				e->knob_type[e->nknobs] = (int64_t)type;
+				e->knob_value[e->nknobs++] = value;
+			}
+		}
+	}
+	for (int i = 0; i < nknobs; i++)
+		(void)cudnnBackendDestroyDescriptor(knobs[i]);
+	if (engine)
+		(void)cudnnBackendDestroyDescriptor(engine);
+}
 
 /* Finalizes an execution plan on cfg; on success it becomes the graph's plan. */
 static void try_config(struct builder *b, cudnnBackendDescriptor_t cfg, const char *mode_name,
@@ -568,6 +917,9 @@ static void try_config(struct builder *b, cudnnBackendDescriptor_t cfg, const ch
 	}
 	b->g->plan = plan;
 	b->g->workspace = workspace;
+	engine_info(&b->g->engine, cfg);
+	b->g->engine.heuristics = strstr(mode_name, "FALLBACK") ? "FALLBACK" : "A";
+	b->g->engine.config = index;
 }
 
 /* The heuristics of one mode, and its configs in order until one finalizes. A failure of the
@@ -673,23 +1025,122 @@ static void describe(char *out, size_t n, const struct cuda_flash_shape *s)
 		 (long long)s->h, (long long)s->t, (long long)s->dh, s->causal ? " causal" : "");
 }
 
-/* Builds and plans one graph into g. 0, or -1 with why and *unsupported. */
-static int build(struct graph *g, cudnnHandle_t handle, const struct cuda_flash_shape *s,
-		 cudnnDataType_t io, int backward, char *why, size_t why_len, int *unsupported)
+/* min(the headers' CUDNN_VERSION, the library's cudnnGetVersion()): what both sides know, as
+ * the frontend decides (detail::get_compiled_version / get_backend_version). */
+static long effective_version(void)
 {
-	struct builder b = {.handle = handle, .g = g, .next_uid = UID_VIRTUAL};
-	if (backward)
-		build_bwd(&b, s, io);
-	else
-		build_fwd(&b, s, io);
-	plan_graph(&b);
-	if (b.status == CUDNN_STATUS_SUCCESS)
-		return 0;
+	long runtime = (long)cudnnGetVersion();
+	return runtime < CUDNN_VERSION ? runtime : CUDNN_VERSION;
+}
+
+/* Which graphs to try (BENCHDB_SDPA_GRAPH): all in order, or only one kind. */
+enum graph_choice { CHOOSE_AUTO, CHOOSE_UNIFIED, CHOOSE_COMPOSITE };
+
+/* Why form is not tried for s in this direction, or NULL to try it ("" to pass over it without
+ * a note). The unified forms follow the frontend's support surface (node/
+ * sdpa_support_surface.h): 16-bit, t > 1 (no decode), cuDNN >= 9.13.1 forward, a causal mask
+ * from 9.21 (a subgraph); the backward from 9.27 (the first release whose heuristics propose its
+ * engines), without masks before 9.28. The 9.21 forms are the frontend's from 9.21 on. */
+static const char *form_refusal(enum graph_form f, const struct cuda_flash_shape *s, int backward,
+				long v, enum graph_choice choice)
+{
+	if (choice == CHOOSE_UNIFIED && !form_is_unified(f))
+		return "not tried (BENCHDB_SDPA_GRAPH=unified)";
+	if (choice == CHOOSE_COMPOSITE && form_is_unified(f))
+		return "not tried (BENCHDB_SDPA_GRAPH=composite)";
+	/* passed over silently: a form that is not one of this direction and version */
+	if ((f == FORM_UNIFIED_921 || f == FORM_COMPOSITE_921) && v < 92100)
+		return "";
+	if (backward && (f == FORM_UNIFIED_921 || (f == FORM_COMPOSITE_921 && !s->causal)))
+		return "";   /* the same graphs as unified / composite */
+	if (!form_is_unified(f))
+		return NULL;
+	if (s->dtype != DTYPE_FLOAT16 && s->dtype != DTYPE_BFLOAT16)
+		return "float16/bfloat16 only";
+	if (backward) {
+		if (v < 92700)
+			return "its engines are proposed by the heuristics from cuDNN 9.27 on (the "
+			       "frontend's floor)";
+		if (s->causal)
+			return "a causal mask needs cuDNN 9.28 on the unified backward (the frontend's "
+			       "floor), not built here";
+		return NULL;
+	}
+	if (s->t == 1)
+		return "no decode (t = 1) on the unified node";
+	if (v < 91301)
+		return "needs cuDNN 9.13.1";
+	if (s->causal && f == FORM_UNIFIED)
+		return v < 92100 ? "a causal mask goes on the unified node only as a score-modifier "
+				   "subgraph (cuDNN 9.21)"
+				 : "";
+	return NULL;
+}
+
+static void append(char *buf, size_t n, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void append(char *buf, size_t n, const char *fmt, ...)
+{
+	size_t len = strlen(buf);
+	if (len + 1 >= n)
+		return;
+	if (len)
+		len += (size_t)snprintf(buf + len, n - len, "; ");
+	if (len + 1 >= n)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf + len, n - len, fmt, ap);
+	va_end(ap);
+}
+
+/* Builds and plans the first graph of the forms (in enum order) that cuDNN plans for s, into g,
+ * with what was passed over or failed before it in g->fallback. 0, or -1 with why (the last
+ * failure, and the earlier ones) and *unsupported. */
+static int build(struct graph *g, cudnnHandle_t handle, const struct cuda_flash_shape *s,
+		 cudnnDataType_t io, int backward, enum graph_choice choice, char *why,
+		 size_t why_len, int *unsupported)
+{
+	char notes[sizeof(g->fallback)] = "", shape[128];
+	long v = effective_version();
+	struct builder b = {.status = CUDNN_STATUS_NOT_SUPPORTED, .no_engine = 1};
+	int tried = 0;
+	const char *noted = "";
+	for (int f = 0; f < FORM_COUNT; f++) {
+		const char *refusal = form_refusal((enum graph_form)f, s, backward, v, choice);
+		if (refusal) {
+			if (*refusal && strcmp(refusal, noted))
+				append(notes, sizeof(notes), "%s: %s", form_names[f], refusal);
+			noted = refusal;
+			continue;
+		}
+		graph_free(g);
+		b = (struct builder){.handle = handle, .g = g, .next_uid = UID_VIRTUAL,
+				     .form = (enum graph_form)f};
+		if (backward && form_is_unified(b.form))
+			build_bwd_unified(&b, s, io);
+		else if (backward)
+			build_bwd(&b, s, io);
+		else if (form_is_unified(b.form))
+			build_fwd_unified(&b, s, io);
+		else
+			build_fwd(&b, s, io);
+		plan_graph(&b);
+		tried = 1;
+		if (b.status == CUDNN_STATUS_SUCCESS) {
+			g->form = b.form;
+			snprintf(g->fallback, sizeof(g->fallback), "%s", notes);
+			return 0;
+		}
+		append(notes, sizeof(notes), "%s: %s: %s: %s", form_names[f], b.step,
+		       cudnnGetErrorString(b.status), b.msg);
+	}
+	graph_free(g);
 	*unsupported = b.no_engine || CUDNN_STATUS_CATEGORY(b.status) == CUDNN_STATUS_NOT_SUPPORTED;
-	char shape[128];
 	describe(shape, sizeof(shape), s);
-	say(why, why_len, "cudnn sdpa %s: %s for %s: %s: %s", backward ? "backward" : "forward",
-	    b.step, shape, cudnnGetErrorString(b.status), b.msg);
+	say(why, why_len, "cudnn sdpa %s for %s: %s%s", backward ? "backward" : "forward", shape,
+	    tried ? "" : "no graph to try: ", notes);
 	return -1;
 }
 
@@ -719,6 +1170,19 @@ int sdpa_plan_create(struct sdpa_plan **out, struct sdpa_ctx *ctx, const struct 
 		say(why, why_len, "cudnn sdpa: bad parameters (dtype %d)", s->dtype);
 		goto done;
 	}
+	const char *env = getenv(SDPA_GRAPH_ENV);
+	enum graph_choice choice = CHOOSE_AUTO;
+	if (env && *env && strcmp(env, "auto")) {
+		if (!strcmp(env, "unified"))
+			choice = CHOOSE_UNIFIED;
+		else if (!strcmp(env, "composite"))
+			choice = CHOOSE_COMPOSITE;
+		else {
+			say(why, why_len, "cudnn sdpa: %s='%s': want auto, unified or composite",
+			    SDPA_GRAPH_ENV, env);
+			goto done;
+		}
+	}
 	if (!(p = calloc(1, sizeof(*p)))) {
 		say(why, why_len, "cudnn sdpa: out of host memory");
 		goto done;
@@ -729,15 +1193,17 @@ int sdpa_plan_create(struct sdpa_plan **out, struct sdpa_ctx *ctx, const struct 
 	p->neg_inf = -INFINITY;  /* get_negative_inf_value(): lowest() only before cuDNN 9.10 */
 	p->one = 1.0f;
 
-	if (build(&p->fwd, ctx->handle, s, io, 0, why, why_len, unsupported))
+	if (build(&p->fwd, ctx->handle, s, io, 0, choice, why, why_len, unsupported))
 		goto done;
 	p->workspace = (size_t)p->fwd.workspace;
 	if (p->backward) {
-		if (build(&p->bwd, ctx->handle, s, io, 1, why, why_len, unsupported))
+		if (build(&p->bwd, ctx->handle, s, io, 1, choice, why, why_len, unsupported))
 			goto done;
-		size_t rows = (size_t)s->b * (size_t)s->h * (size_t)s->t;
-		p->softmax_sum_at = align_up(rows * (size_t)s->dh * sizeof(float));
-		p->bwd_workspace_at = align_up(p->softmax_sum_at + rows * sizeof(float));
+		if (!form_is_unified(p->bwd.form)) {   /* its scratch first, then the plan's */
+			size_t rows = (size_t)s->b * (size_t)s->h * (size_t)s->t;
+			p->softmax_sum_at = align_up(rows * (size_t)s->dh * sizeof(float));
+			p->bwd_workspace_at = align_up(p->softmax_sum_at + rows * sizeof(float));
+		}
 		size_t bwd = p->bwd_workspace_at + (size_t)p->bwd.workspace;
 		if (bwd > p->workspace)
 			p->workspace = bwd;
@@ -883,9 +1349,138 @@ int sdpa_plan_bwd(struct sdpa_plan *p, struct sdpa_ctx *ctx, const void *q, cons
 	void *ptrs[] = {(void *)q, (void *)k, (void *)v, (void *)o, (void *)lse, (void *)d_o,
 			dq, dk, dv, &p->scale, &p->one, ws + p->softmax_sum_at, ws,
 			&p->neg_inf};
-	int64_t n = p->s.causal ? 14 : 13;
+	/* the unified node: the first 10, its scratch in its own workspace */
+	int64_t n = form_is_unified(p->bwd.form) ? 10 : p->s.causal ? 14 : 13;
 	return execute(ctx, &p->bwd, "backward", n, uids, ptrs, ws + p->bwd_workspace_at, why,
 		       why_len);
+}
+
+/* ---- what ran -------------------------------------------------------------------------------- */
+
+/* An append-only text of at most n - 1 bytes; what does not fit is dropped. */
+struct text {
+	char *buf;
+	size_t n, len;
+};
+
+static void put(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void put(struct text *t, const char *fmt, ...)
+{
+	if (t->len + 1 >= t->n)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	int w = vsnprintf(t->buf + t->len, t->n - t->len, fmt, ap);
+	va_end(ap);
+	if (w > 0)
+		t->len = t->len + (size_t)w < t->n ? t->len + (size_t)w : t->n - 1;
+}
+
+/* s as a JSON string (quotes, backslashes and control characters escaped), its first max bytes
+ * and "..." when it is longer. */
+static void put_string(struct text *t, const char *s, size_t max)
+{
+	put(t, "\"");
+	for (size_t i = 0; *s; s++, i++) {
+		if (i == max) {
+			put(t, "...");
+			break;
+		}
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			put(t, "\\%c", c);
+		else if (c < 0x20)
+			put(t, "\\u%04x", c);
+		else
+			put(t, "%c", c);
+	}
+	put(t, "\"");
+}
+
+static const char *numerical_note_name(int note)
+{
+	switch (note) {
+	case CUDNN_NUMERICAL_NOTE_TENSOR_CORE: return "tensor_core";
+	case CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS: return "down_convert_inputs";
+	case CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION: return "reduced_precision_reduction";
+	case CUDNN_NUMERICAL_NOTE_FFT: return "fft";
+	case CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC: return "nondeterministic";
+	case CUDNN_NUMERICAL_NOTE_STRICT_NAN_PROP: return "strict_nan_prop";
+	default: return NULL;
+	}
+}
+
+static const char *behavior_note_name(int note)
+{
+	switch (note) {
+	case CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION: return "runtime_compilation";
+	case CUDNN_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API: return "supports_cuda_graph_native_api";
+	case CUDNN_BEHAVIOR_NOTE_CUBLASLT_DEPENDENCY: return "cublaslt_dependency";
+	default: return NULL;
+	}
+}
+
+static void put_notes(struct text *t, const char *key, const int *notes, int n,
+		      const char *(*name)(int))
+{
+	put(t, ", \"%s\": [", key);
+	for (int i = 0; i < n; i++) {
+		const char *nm = name(notes[i]);
+		if (nm)
+			put(t, "%s\"%s\"", i ? ", " : "", nm);
+		else
+			put(t, "%s%d", i ? ", " : "", notes[i]);
+	}
+	put(t, "]");
+}
+
+/* {"graph": ..., "engine": ..., ...} of one planned graph. */
+static void put_graph(struct text *t, const struct graph *g)
+{
+	const struct engine_info *e = &g->engine;
+	put(t, "{\"graph\": \"%s\", \"engine\": ", form_names[g->form]);
+	if (e->global_index >= 0)
+		put(t, "%lld", (long long)e->global_index);
+	else
+		put(t, "null");
+	put(t, ", \"heuristics\": \"%s\", \"config\": %lld, \"knobs\": {",
+	    e->heuristics ? e->heuristics : "?", (long long)e->config);
+	for (int i = 0; i < e->nknobs; i++)
+		put(t, "%s\"%lld\": %lld", i ? ", " : "", (long long)e->knob_type[i],
+		    (long long)e->knob_value[i]);
+	put(t, "}");
+	put_notes(t, "numerical_notes", e->numerical, e->nnumerical, numerical_note_name);
+	put_notes(t, "behavior_notes", e->behavior, e->nbehavior, behavior_note_name);
+	put(t, ", \"workspace\": %lld", (long long)g->workspace);
+	if (g->fallback[0]) {   /* at most 480 bytes each, so that both directions fit */
+		put(t, ", \"fallback\": ");
+		put_string(t, g->fallback, 480);
+	}
+	put(t, "}");
+}
+
+void sdpa_plan_describe(const struct sdpa_plan *p, char *buf, size_t n)
+{
+	if (!buf || !n)
+		return;
+	buf[0] = '\0';
+	if (!p)
+		return;
+	struct text t = {buf, n, 0};
+	char version[32];
+	sdpa_cudnn_version(version, sizeof(version));
+	put(&t, "\"cudnn\": \"%s\", \"cudnn_headers\": \"%d.%d.%d\", \"fwd\": ", version,
+	    CUDNN_MAJOR, CUDNN_MINOR, CUDNN_PATCHLEVEL);
+	put_graph(&t, &p->fwd);
+	if (p->backward && p->bwd.plan) {
+		put(&t, ", \"bwd\": ");
+		put_graph(&t, &p->bwd);
+	}
+	/* a description cut short is not JSON: say less rather than something broken */
+	if (t.len + 1 >= t.n)
+		snprintf(buf, n, "\"cudnn\": \"%s\", \"fwd\": {\"graph\": \"%s\"}", version,
+			 form_names[p->fwd.form]);
 }
 
 /* ---- handle ---------------------------------------------------------------------------------- */

@@ -1,17 +1,16 @@
 /* kernels/cuda/sdpa_cudnn.h: scaled-dot-product attention, forward and backward, through the
  * cuDNN 9 backend (graph) API from plain C; the "cudnn" variant next to our own flash kernel.
  *
- * The graphs are the decomposed ones NVIDIA's cudnn-frontend builds for bfloat16/float16 on
- * cuDNN 9.19 (the CompositeSDPANode / CompositeSDPABackwardNode of
- * include/cudnn_frontend/node/scaled_dot_product_flash_attention.h, with the CompositeSoftmaxNode
- * of node/softmax.h and causal_mask() / sliding_window_mask() of utils/attn_score_modifiers.h);
- * sdpa_cudnn.c lists every node. The single-node CUDNN_BACKEND_OPERATION_SDPA_FWD/BWD
- * descriptors are not used: in cuDNN 9.19 they have no causal attribute; the frontend puts a
- * causal mask on them only through CUDNN_ATTR_OPERATION_SDPA_*_SUBGRAPH, which cudnn_graph.h
- * 9.19 does not define, and its support surface (node/sdpa_support_surface.h: "Left bound or
- * right bound for unified SDPA node requires cuDNN 9.21.0") makes it build these composite
- * graphs itself for causal attention on 9.19. Non-causal shapes use the same graphs here, where
- * the frontend would pick the unified node.
+ * The graphs are the ones NVIDIA's cudnn-frontend builds for bfloat16/float16 on the linked
+ * cuDNN (include/cudnn_frontend/node/scaled_dot_product_flash_attention.h): the single
+ * CUDNN_BACKEND_OPERATION_SDPA_FWD node (UnifiedSDPANode) for a forward from cuDNN 9.13.1
+ * (causal from 9.21: the mask as a score-modifier subgraph), the single SDPA_BWD node
+ * (UnifiedSDPABackwardNode) for a non-causal backward from 9.27 (a causal one needs 9.28's
+ * subgraph, not built here), and the composite graphs (CompositeSDPANode /
+ * CompositeSDPABackwardNode with the softmax of node/softmax.h and causal_mask() of
+ * utils/attn_score_modifiers.h; from 9.21 with its single softmax and band-mask nodes)
+ * otherwise: below those versions, for a causal backward, and when the unified node gets no
+ * engine. sdpa_cudnn.c lists every node; sdpa_plan_describe says which ran.
  *
  * Layout: q, k, v, o, d_o, dq, dk, dv are contiguous (b, h, t, dh) of the shape's dtype; lse is
  * (b, h, t) float32, the natural-log log-sum-exp of the scaled scores over the visible keys.
@@ -38,7 +37,9 @@ void sdpa_ctx_close(struct sdpa_ctx *ctx);   /* accepts NULL */
  * with why (the step that failed, the shape, cuDNN's status and cudnnGetLastErrorString()) and
  * *unsupported = 1 when cuDNN refuses the shape/dtype/GPU (a NOT_SUPPORTED status, no engine
  * config from the heuristics, or every candidate config failing to finalize; float32 is
- * expected to land here), *unsupported = 0 for other failures (out of memory, bad param). */
+ * expected to land here), *unsupported = 0 for other failures (out of memory, bad param).
+ * Each direction tries its graphs in order (unified, then composite) and keeps the first that
+ * plans; BENCHDB_SDPA_GRAPH=unified or composite keeps to one kind (auto: both). */
 int sdpa_plan_create(struct sdpa_plan **out, struct sdpa_ctx *ctx, const struct cuda_flash_shape *s,
 		     int backward, char *why, size_t why_len, int *unsupported);
 
@@ -59,6 +60,16 @@ int sdpa_plan_bwd(struct sdpa_plan *p, struct sdpa_ctx *ctx, const void *q, cons
 		  void *dk, void *dv, void *workspace, char *why, size_t why_len);
 
 void sdpa_plan_free(struct sdpa_plan *p);   /* accepts NULL */
+
+/* What p runs, as the members of a JSON object without its braces (workload.h describe):
+ * "cudnn" (the library's version), "cudnn_headers" (the version compiled against), and "fwd"
+ * (and "bwd" with a backward) = {"graph": "unified-9.21" | "unified" | "composite-9.21" |
+ * "composite" (the -9.21 forms use the single softmax and band-mask nodes of cuDNN 9.21), "engine": the engine's global index (null when cuDNN
+ * does not say), "heuristics": "A" | "FALLBACK" and "config": the engine config's place in that
+ * mode's list, "knobs": {cudnnBackendKnobType_t number: value}, "numerical_notes",
+ * "behavior_notes", "workspace": bytes, "fallback": the graphs passed over or failed before
+ * this one and why (absent when it was the first)}. "" for NULL. */
+void sdpa_plan_describe(const struct sdpa_plan *p, char *buf, size_t n);
 
 /* "9.19.0" style version of the linked cuDNN, into buf. */
 void sdpa_cudnn_version(char *buf, size_t n);

@@ -115,9 +115,15 @@ struct dev_ops {
 			     const void *v, const void *o, const float *lse, const void *d_o,
 			     void *dq, void *dk, void *dv);
 	void (*attention_free)(struct dev *dev, void *att);
+	/* Optional (NULL): what att runs beyond its impl's name, as the members of a JSON object
+	 * without its braces (workload.h describe: the graph and engine cuDNN chose, ...), into buf
+	 * (n bytes); "" for nothing. */
+	void (*attention_describe)(struct dev *dev, void *att, char *buf, size_t n);
 
 	/* Timing on the work stream, NULL on a synchronous device (the CPU). mark records event
-	 * slot (0 .. DEV_TIMER_SLOTS-1) on the stream; elapsed waits for slot `to` and gives the
+	 * slot (0 .. DEV_TIMER_SLOTS-1) on the stream, an even (start) slot behind a device-side
+	 * delay that covers the host's enqueue of the work it times (CUDA: backend_cuda.c, "the
+	 * timing window"); elapsed waits for slot `to` and gives the
 	 * nanoseconds between the two marks. */
 	int (*mark)(struct dev *dev, int slot);
 	int (*elapsed)(struct dev *dev, int from, int to, int64_t *ns);

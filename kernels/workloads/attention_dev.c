@@ -333,6 +333,16 @@ static int dev_drain(void *state, struct wl_status *st)
 	return wl_dev_drain(&((struct att_case *)state)->dev, st);
 }
 
+/* What the backend says the case's attention runs (cuDNN's graph and engine, ...). */
+static void dev_describe(void *state, char *buf, size_t n)
+{
+	struct att_case *c = state;
+	if (n)
+		buf[0] = '\0';
+	if (c && c->dev_open && c->prob.att && c->dev.ops->attention_describe)
+		c->dev.ops->attention_describe(&c->dev, c->prob.att, buf, n);
+}
+
 static void dev_teardown(void *state)
 {
 	struct att_case *c = state;
@@ -359,4 +369,5 @@ const struct workload attention_cuda = {
 	.mark = dev_mark,
 	.elapsed = dev_elapsed,
 	.drain = dev_drain,
+	.describe = dev_describe,
 };

@@ -19,6 +19,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,7 +60,8 @@ extern unsigned char __stop_emu_shared[] __attribute__((weak));
 namespace emu {
 
 struct dim { unsigned x, y, z; };
-struct pending_copy { unsigned char *dst; const unsigned char *src; int bytes; };
+// a queued cp.async: size bytes (its cp-size) from src, or zeros where bytes is 0
+struct pending_copy { unsigned char *dst; const unsigned char *src; int bytes, size; };
 
 // Switching between fibers: on x86-64 a six-register stack switch (swapcontext's signal-mask
 // system calls would triple the run time); elsewhere ucontext.
@@ -231,11 +233,12 @@ inline void check_smem(const void *p, size_t bytes, size_t align, const char *wh
 		fail("misaligned shared access");
 }
 
-inline void check_global(const void *p, size_t bytes)
+inline void check_global(const void *p, size_t bytes, size_t align = 16)
 {
 	const unsigned char *c = (const unsigned char *)p;
-	if ((uintptr_t)c % 16)
-		fail("cp.async source not 16-byte aligned");
+	if ((uintptr_t)c % align)
+		fail(align == 16 ? "cp.async source not 16-byte aligned"
+				 : "cp.async source not aligned to its size");
 	for (auto &r : globals)
 		if (c >= r.lo && c + bytes <= r.hi)
 			return;
@@ -488,6 +491,22 @@ inline float2 atomicAdd(float2 *p, float2 v)
 	p->x = old.x + v.x;
 	p->y = old.y + v.y;
 	return old;
+}
+
+// The SM's cycle counter as a 1 GHz clock of host time (emu_runtime.cpp reports a clock rate of
+// 1,000,000 kHz to match): a spin on it (kernels.cu timing_delay) lasts its nanoseconds on the
+// host. __nanosleep sleeps the host thread.
+inline long long clock64()
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+inline void __nanosleep(unsigned ns)
+{
+	struct timespec t = {0, (long)(ns < 1000000u ? ns : 1000000u)};
+	nanosleep(&t, nullptr);
 }
 
 inline double atomicAdd(double *p, double v)

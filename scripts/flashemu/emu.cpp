@@ -108,17 +108,16 @@ void bwd_launch(const cuda_flash_shape &s, gbuf &q, gbuf &k, gbuf &v, gbuf &o, g
 	int64_t rows = s.b * s.h * s.t, count = rows * s.dh;
 	memset(dq_acc.p, 0, (size_t)count * 4);
 	emu::launch(2, 256, 0, [&] {   // few blocks: exercises the grid-stride loop
-		flash_bwd_delta<T>((const T *)o.p, (const T *)d_o.p, (float *)delta.p, rows,
-				   (int)s.dh);
+		flash_bwd_delta<T>((const T *)o.p, (const T *)d_o.p, (const float *)lse.p,
+				   (float2 *)delta.p, rows, (int)s.dh);
 	});
 	if constexpr (sizeof(T) == 2) {
 		using cfg = bwd_mma_cfg<D>;
 		flash_params p = make_params(&s, cfg::BN, vec);
 		emu::launch((unsigned)(p.nblk * p.bh), cfg::THREADS, cfg::SMEM, [&] {
 			flash_bwd_mma<T, D>((const T *)q.p, (const T *)k.p, (const T *)v.p,
-					    (const T *)d_o.p, (const float *)lse.p,
-					    (const float *)delta.p, (float *)dq_acc.p, (T *)dk.p,
-					    (T *)dv.p, p);
+					    (const T *)d_o.p, (const float2 *)delta.p,
+					    (float *)dq_acc.p, (T *)dk.p, (T *)dv.p, p);
 		});
 	} else {
 		using cfg = bwd_f32_cfg<D>;
@@ -126,7 +125,7 @@ void bwd_launch(const cuda_flash_shape &s, gbuf &q, gbuf &k, gbuf &v, gbuf &o, g
 		emu::launch((unsigned)(p.nblk * p.bh), cfg::THREADS, cfg::SMEM, [&] {
 			flash_bwd_f32<D>((const float *)q.p, (const float *)k.p, (const float *)v.p,
 					 (const float *)d_o.p, (const float *)lse.p,
-					 (const float *)delta.p, (float *)dq_acc.p, (float *)dk.p,
+					 (const float2 *)delta.p, (float *)dq_acc.p, (float *)dk.p,
 					 (float *)dv.p, p);
 		});
 	}
@@ -194,7 +193,9 @@ errs run_case(const test_case &c)
 	gbuf b[11];
 	for (int i = 0; i < 11; i++) {
 		bool f32buf = i == 4 || i >= 9;
-		b[i].alloc((size_t)(i == 4 || i == 9 ? rows : n) * (f32buf ? 4 : es), true);
+		// delta (9): the row statistics, float2 {LSE·log2(e), Delta} per row
+		b[i].alloc(i == 9 ? (size_t)rows * 8
+				  : (size_t)(i == 4 ? rows : n) * (f32buf ? 4 : es), true);
 	}
 	std::mt19937 r((unsigned)(c.dh * 1000003 + c.t * 101 + c.dtype * 7 + c.causal));
 	std::uniform_real_distribution<float> u(-1.0f, 1.0f);

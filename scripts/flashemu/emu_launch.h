@@ -13,6 +13,8 @@ namespace emu {
 // error). emu_runtime.cpp.
 cudaError_t launch_check(const char *name, dim3 grid, dim3 block, size_t smem,
 			 cudaStream_t stream);
+// Appends "what name" to the stream log while a test traces (emu_runtime.cpp, emu_trace_begin).
+void trace(const char *what, const char *name);
 
 struct launch_cfg {
 	const char *name;
@@ -27,6 +29,7 @@ struct launch_cfg {
 		return [this, body](auto... args) {
 			if (launch_check(where.c_str(), grid, block, smem, stream) != cudaSuccess)
 				return;
+			trace("launch", name);
 			launch(where.c_str(), grid, block, smem, [&] { body(args...); });
 		};
 	}

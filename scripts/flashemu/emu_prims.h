@@ -1,7 +1,8 @@
 // scripts/flashemu/emu_prims.h: the replacements of flash.cu's "PTX primitives" section on the
 // emulator (cuda_emu.h): ldmatrix.x4(.trans) and mma.sync.m16n8k16 as warp collectives (fragment
-// layouts per the PTX ISA), cp.async copies queued per thread that land at cp.async.wait_group
-// (or at issue, copy_at_issue), ex2.approx as exp2f, and the dynamic shared memory.
+// layouts per the PTX ISA), cp.async copies (16 and 8 bytes) queued per thread that land at
+// cp.async.wait_group (or at issue, copy_at_issue), ex2.approx as exp2f, and the dynamic shared
+// memory.
 #pragma once
 #include "cuda_emu.h"
 
@@ -101,22 +102,35 @@ inline void ldsm(uint32_t r[4], const void *src, bool trans)
 
 inline unsigned char *dyn_smem() { return emu::smem; }
 
-inline void cp_async16(void *dst, const void *src, int src_bytes)
+// cp.async.{cg,ca}.shared.global [dst], [src], size, src_bytes (size 16, or 8 with .ca): dst and
+// src aligned to size, src_bytes 0 (zero fill, nothing read) or size (partial copies are not
+// used here and are refused).
+inline void cp_async_n(void *dst, const void *src, int src_bytes, int size)
 {
-	emu::check_smem(dst, 16, 16, "cp.async destination outside shared memory");
-	if (src_bytes != 0 && src_bytes != 16)
+	emu::check_smem(dst, size, size, "cp.async destination outside shared memory");
+	if (src_bytes != 0 && src_bytes != size)
 		emu::fail("cp.async partial size");
 	if (src_bytes)
-		emu::check_global(src, 16);
-	emu::pending_copy c{(unsigned char *)dst, (const unsigned char *)src, src_bytes};
+		emu::check_global(src, size, size);
+	emu::pending_copy c{(unsigned char *)dst, (const unsigned char *)src, src_bytes, size};
 	if (emu::copy_at_issue) {
 		if (c.bytes)
-			memcpy(c.dst, c.src, 16);
+			memcpy(c.dst, c.src, c.size);
 		else
-			memset(c.dst, 0, 16);
+			memset(c.dst, 0, c.size);
 	} else {
 		emu::cur->pending.push_back(c);
 	}
+}
+
+inline void cp_async16(void *dst, const void *src, int src_bytes)
+{
+	cp_async_n(dst, src, src_bytes, 16);
+}
+
+inline void cp_async8(void *dst, const void *src, int src_bytes)
+{
+	cp_async_n(dst, src, src_bytes, 8);
 }
 
 inline void cp_async_commit() {}
@@ -125,9 +139,9 @@ inline void cp_async_wait_all()
 {
 	for (auto &c : emu::cur->pending) {
 		if (c.bytes)
-			memcpy(c.dst, c.src, 16);
+			memcpy(c.dst, c.src, c.size);
 		else
-			memset(c.dst, 0, 16);
+			memset(c.dst, 0, c.size);
 	}
 	emu::cur->pending.clear();
 }

@@ -12,6 +12,9 @@
 //    (cudaErrorInvalidValue otherwise) and run at once; a kernel runs to completion at its launch
 //    (emu_launch.h), so streams, events and synchronizes need no queue: they check their handles
 //    and record host time.
+//  - A stream log for the tests: between emu_trace_begin() and emu_trace_end(), every kernel
+//    launch, event record, copy and memset appends a line ("launch timing_delay", "record",
+//    "memcpy", "memset"), in the order the stream would run them.
 //  - Errors: every failing call sets the last error (cudaGetLastError returns and clears it); a
 //    fault inside a kernel ends the process with the kernel, block and thread (cuda_emu.h).
 #include "emu_launch.h"
@@ -42,6 +45,8 @@ std::set<cudaStream_t> streams;
 struct event { bool recorded; double ms; };
 std::set<event *> events;
 int smem_optin = (int)kSmemDefault;
+bool tracing;
+std::string trace_log;
 
 cudaError_t set_error(cudaError_t e)
 {
@@ -123,7 +128,32 @@ cudaError_t launch_check(const char *name, dim3 grid, dim3 block, size_t smem,
 	return cudaSuccess;
 }
 
+void trace(const char *what, const char *name)
+{
+	if (!tracing)
+		return;
+	trace_log += what;
+	if (name && *name) {
+		trace_log += ' ';
+		trace_log += name;
+	}
+	trace_log += '\n';
+}
+
 }  // namespace emu
+
+// Start (clear) and end the stream log; the text stays valid until the next emu_trace_begin.
+extern "C" void emu_trace_begin(void)
+{
+	trace_log.clear();
+	tracing = true;
+}
+
+extern "C" const char *emu_trace_end(void)
+{
+	tracing = false;
+	return trace_log.c_str();
+}
 
 // ---- device, errors ---------------------------------------------------------------------------
 
@@ -189,8 +219,8 @@ cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int dev
 		return set_error(cudaErrorInvalidValue);
 	if (device != 0)
 		return set_error(cudaErrorInvalidDevice);
-	(void)attr;
-	*value = 0;   // clocks and the rest: unknown on the emulated device
+	// the SM clock of cuda_emu.h's clock64 (1 GHz); the rest: unknown on the emulated device
+	*value = attr == cudaDevAttrClockRate ? 1000000 : 0;
 	return cudaSuccess;
 }
 
@@ -338,6 +368,7 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, enum cudaM
 	}
 	if (d != s)
 		memcpy(d, s, bytes);
+	emu::trace("memcpy", nullptr);
 	return cudaSuccess;
 }
 
@@ -353,6 +384,7 @@ cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes, cudaStream_t strea
 		return set_error(cudaErrorInvalidValue);
 	}
 	memset(p, value, bytes);
+	emu::trace("memset", nullptr);
 	return cudaSuccess;
 }
 
@@ -417,6 +449,7 @@ cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
 		return set_error(cudaErrorInvalidResourceHandle);
 	ev->recorded = true;
 	ev->ms = now_ms();
+	emu::trace("record", nullptr);
 	return cudaSuccess;
 }
 

@@ -62,6 +62,12 @@ MUTATIONS = [
     ("rmsnorm backward: workspace one row chunk short", B,
      "if (!(cb->norm_work = cuda_alloc(dev, need * sizeof(float))))",
      "if (!(cb->norm_work = cuda_alloc(dev, (need - need / 5) * sizeof(float))))", OPS),
+    ("timing: the start event recorded before the timing delay (the delay inside the window)", B,
+     "\tint start = slot % 2 == 0;\n\tif (start) {\n\t\tdouble cycles = (double)timing_delay_ns(cb, slot) * cb->clock_khz * 1e-6;\n\t\tCUDA_TRY(dev, cuda_timing_delay((long long)ceil(cycles), cb->stream), \"timing delay\");\n\t}\n\tCUDA_TRY(dev, cudaEventRecord(cb->ev[slot], cb->stream), \"cudaEventRecord\");",
+     "\tint start = slot % 2 == 0;\n\tCUDA_TRY(dev, cudaEventRecord(cb->ev[slot], cb->stream), \"cudaEventRecord\");\n\tif (start) {\n\t\tdouble cycles = (double)timing_delay_ns(cb, slot) * cb->clock_khz * 1e-6;\n\t\tCUDA_TRY(dev, cuda_timing_delay((long long)ceil(cycles), cb->stream), \"timing delay\");\n\t}",
+     OPS),
+    ("timing: the delay before the end event instead of the start", B, "\tint start = slot % 2 == 0;",
+     "\tint start = slot % 2 == 1;", OPS),
     # attention_cuda.c: strides, workspace sizes, the order of the backward
     ("naive backward: dK from dS untransposed", A,
      "att_gemm(dev, s, s->t, s->dh, s->t, 1, 0, a->fs.scale, m, m, ds, q, dk)",

@@ -408,7 +408,7 @@ e2e_params)
 	expect_status 0 "runner run e2e" "$RUNNER" run "$T/e2e.yaml" --db "$db"
 	# L(4d^2 + 3 d d_ff + 2d) + 2Vd + d = 2 (16384 + 24576 + 128) + 128000 + 64
 	check "param_count stored" [ "$(sql "$db" "select param_count from cases")" = 210240 ]
-	check "schema version 8" [ "$(sql "$db" "PRAGMA user_version")" = 8 ]
+	check "schema version 9" [ "$(sql "$db" "PRAGMA user_version")" = 9 ]
 	check "stop reason of a fixed count" [ "$(sql "$db" "select group_concat(distinct stop_reason) from cases")" = iters ]
 	expect_status 0 "report e2e csv" "$REPORT" --db "$db" --format csv
 	contains "$T/out" "^model,impl,dtype,device,pass,context_length,batch_size,attention,param_count_M,status," "param count column after the parameters"
@@ -565,6 +565,38 @@ repeat)
 	contains "$T/err" "--repeat expects a count from 1 to 1000, got 0" "the valid range named"
 	expect_status 2 "--repeat with --resume is refused" "$RUNNER" run "$SRC/tests/cli/tiny.yaml" --db "$db" --repeat 2 --resume 1
 	contains "$T/err" "does not combine with --resume" "the combination named"
+	;;
+
+contended)
+	# cases.cpu_wait (schema 9): the share of the measured time the runner waited for a CPU.
+	# Two busy loops pinned to the runner's own CPU take two thirds of it (the scheduler shares
+	# one CPU three ways), whatever else the machine does; report regress then cannot call the
+	# 3x slower candidate a regression (exit 2, contended), as the machine is what changed.
+	command -v taskset >/dev/null || { echo "taskset not found: skipped"; exit 77; }
+	cpu=$(taskset -pc $$ | sed 's/.*: *//; s/[,-].*//')
+	db=$T/wait.db
+	printf '%s\n' 'name: cli-wait' 'defaults: {warmup: 1, iters: 8}' 'benchmarks:' \
+		'  - suite: attention' '    impl: naive' '    seq_len: [384, 512]' '    head_dim: 32' \
+		'    batch_size: 2' '    heads: 2' >"$T/wait.yaml"
+	# one run a side: the exact rank test on 8 vs 8 iterations sees a 3x change whatever the
+	# machine's load (both runs share the CPU with it; the busy one with two loops more)
+	OMP_NUM_THREADS=1 taskset -c "$cpu" "$RUNNER" run "$T/wait.yaml" --db "$db" --label quiet >/dev/null 2>&1
+	taskset -c "$cpu" sh -c 'while :; do :; done' &
+	hog1=$!
+	taskset -c "$cpu" sh -c 'while :; do :; done' &
+	hog2=$!
+	OMP_NUM_THREADS=1 taskset -c "$cpu" "$RUNNER" run "$T/wait.yaml" --db "$db" --label busy >/dev/null 2>&1
+	kill "$hog1" "$hog2"
+	wait "$hog1" "$hog2" 2>/dev/null
+	check "every case's cpu_wait stored" [ "$(sql "$db" "select count(*) from cases where cpu_wait between 0 and 1")" = 4 ]
+	busy=$(sql "$db" "select min(cpu_wait) from cases c join runs r on r.id = c.run_id where r.label = 'busy'")
+	check "the busy run waited for its CPU ($busy; two busy loops beside it: about 0.67)" awk -v w="$busy" 'BEGIN { exit !(w > 0.4) }'
+	expect_status 2 "report regress: contended, cannot tell" "$REPORT" regress --db "$db" --baseline-label quiet --candidate-label busy
+	contains "$T/err" "cannot tell: contended \(the slower side waited for a CPU more of its time" "the reason named"
+	lacks "$T/err" "regression: slower" "not called a regression"
+	expect_status 1 "--cpu-wait-gap 100 turns it off: slower" "$REPORT" regress --db "$db" --baseline-label quiet --candidate-label busy --cpu-wait-gap 100
+	expect_status 2 "--cpu-wait-gap above 100 is refused" "$REPORT" regress --db "$db" --baseline-label quiet --candidate-label busy --cpu-wait-gap 101
+	contains "$T/err" "cpu-wait-gap in \[0, 100\]" "the valid range named"
 	;;
 
 *)

@@ -46,6 +46,17 @@ check "slowdown database" "$PLANTED" "$T/slow.db" --trials 100 --seed 12 base:8:
 rate "$T/slow.db" 100 --threshold 1
 check "5% slowdown, 8 vs 8 runs: exit 1 in >= 95 of 100 trials ($exit1)" [ "$exit1" -ge 95 ]
 
+# A contended candidate (schema 9's cpu_wait): 50% slower while it waited for a CPU 34% of its
+# time against the baseline's 1% -> contended, exit 2; the same slowdown with the waits alike, or
+# with the baseline the one that waited, stays a regression (exit 1).
+check "contention database" "$PLANTED" "$T/wait.db" --seed 31 base:4:1:0.01 cand:1:1.5:0.34 real:1:1.5:0.01 bwait:4:1:0.3 nowait:4:1
+expect_status 2 "a slower candidate that waited for a CPU: exit 2" "$REPORT" regress --db "$T/wait.db" --baseline-label base --candidate-label cand --format csv
+check "every case contended" [ "$(grep -c ',contended$' "$T/out")" = 24 ]
+contains "$T/err" "up to 34% against 1%" "the waits named"
+expect_status 1 "the same slowdown without the wait: exit 1" "$REPORT" regress --db "$T/wait.db" --baseline-label base --candidate-label real
+expect_status 1 "the baseline waited, the candidate did not: still slower" "$REPORT" regress --db "$T/wait.db" --baseline-label bwait --candidate-label real
+expect_status 1 "a baseline with no wait recorded (older runs): slower" "$REPORT" regress --db "$T/wait.db" --baseline-label nowait --candidate-label cand
+
 # 2x at 5 iterations: exit 1, with one run a side (exact rank test) and with runs.
 check "2x at 5 iterations" "$PLANTED" "$T/two.db" --iters 5 --seed 13 base:4:1 cand:1:2 one-base:1:1 one-cand:1:2
 expect_status 1 "2x at 5 iterations, 4 baseline runs: exit 1" "$REPORT" regress --db "$T/two.db" --baseline-label base --candidate-label cand --format csv

@@ -10,6 +10,9 @@
 /* Iterations of one case: warm-up and measured, each (samples are indexed by int32). */
 #define BD_MAX_WARMUP 1000000
 #define BD_MAX_ITERS 1000000
+/* iters: auto's max_time, seconds: a day of measuring one case is a typo (and it stays far from
+ * int64 nanoseconds). */
+#define BD_MAX_TIME_S 86400
 /* Any one dimension: batch_size, heads, seq_len, head_dim, context_length, vocab_size, m, n, k,
  * and a model's d_model, d_ff, num_layers, num_heads. */
 #define BD_MAX_DIM INT32_MAX

@@ -10,11 +10,13 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "strbuf.h"
+#include "values.h"
 
 /* ---- suites ---------------------------------------------------------------------------------- */
 
@@ -87,7 +89,17 @@ const struct param_def param_defs[] = {
 	{"k", V_POSITIVE, S_MM, 0, S_MM, {NULL}, AT(k, PT_INT), KEY_ALWAYS, 200, NULL, NULL, 140, S_MM, NULL},
 	{"size", V_POSITIVE, S_MM, 0, 0, {NULL}, .type = PT_NONE, .in_key = KEY_NO},
 	{"warmup", V_NONNEG, S_ALL, 0, S_ALL, ALL("2"), AT(warmup, PT_INT), KEY_NO, 0, NULL, NULL, 0, 0, NULL},
-	{"iters", V_POSITIVE, S_ALL, 0, S_ALL, ALL("10"), AT(iters, PT_INT), KEY_NO, 0, NULL, NULL, 0, 0, NULL},
+	{"iters", V_ITERS, S_ALL, 0, S_ALL, ALL("10"), AT(iters, PT_ITERS), KEY_NO, 0, NULL, NULL, 0, 0, NULL},
+	/* iters: auto's stopping rule: not in the key, which names what is measured, not for how
+	 * long (schemas/sweep-format.md, "iters: auto") */
+	{"min_iters", V_POSITIVE, S_ALL, 0, S_ALL, ALL("10"), AT(min_iters, PT_INT),
+	 KEY_NO, 0, NULL, NULL, 0, 0, NULL, .auto_only = 1},
+	{"max_iters", V_POSITIVE, S_ALL, 0, S_ALL, ALL("10000"), AT(max_iters, PT_INT),
+	 KEY_NO, 0, NULL, NULL, 0, 0, NULL, .auto_only = 1},
+	{"max_time", V_SECONDS, S_ALL, 0, S_ALL, ALL("10"), AT(max_time, PT_REAL),
+	 KEY_NO, 0, NULL, NULL, 0, 0, NULL, .auto_only = 1},
+	{"target_rse", V_FRACTION, S_ALL, 0, S_ALL, ALL("0.005"), AT(target_rse, PT_REAL),
+	 KEY_NO, 0, NULL, NULL, 0, 0, NULL, .auto_only = 1},
 	{"seed", V_NONNEG, S_ALL, 0, S_ALL, ALL("0"), AT(seed, PT_INT), KEY_NO, 0, NULL, NULL, 0, 0, NULL},
 	{"mem_limit", V_BYTES, S_ALL, 0, S_ALL, ALL("0"), AT(mem_limit, PT_INT),
 	 KEY_NO, 0, NULL, NULL, 0, 0, NULL},
@@ -128,6 +140,12 @@ int param_is_text(const struct param_def *d)
 	return d->type == PT_TEXT || d->type == PT_DEVICE || d->type == PT_DTYPE || d->type == PT_PASS;
 }
 
+int param_applies(const struct case_params *p, const struct param_def *d)
+{
+	int suite = suite_parse(p->suite);
+	return suite >= 0 && (d->suites & SUITE_BIT(suite)) && (!d->auto_only || p->iters == ITERS_AUTO);
+}
+
 /* ---- values ---------------------------------------------------------------------------------- */
 
 static const void *field(const struct case_params *p, const struct param_def *d)
@@ -151,6 +169,27 @@ void param_format(const struct case_params *p, const struct param_def *d, char o
 		memcpy(&v, field(p, d), sizeof(v));
 		snprintf(out, 64, "%" PRId64, v);
 		break;
+	case PT_ITERS:
+		memcpy(&v, field(p, d), sizeof(v));
+		if (v == ITERS_AUTO)
+			snprintf(out, 64, "auto");
+		else
+			snprintf(out, 64, "%" PRId64, v);
+		break;
+	case PT_REAL: {
+		double x;
+		memcpy(&x, field(p, d), sizeof(x));
+		int digits = 1;   /* the fewest significant digits that read back the same */
+		while (digits < 17 && (snprintf(out, 64, "%.*g", digits, x), strtod(out, NULL) != x))
+			digits++;
+		snprintf(out, 64, "%.*g", digits, x);
+		/* without an exponent where it reads well: 100, not 1e+02; 0.00005, not 5e-05 */
+		if (strchr(out, 'e') && x >= 1e-6 && x < 1e15) {
+			int decimals = digits - 1 - (int)floor(log10(x));
+			snprintf(out, 64, "%.*f", decimals > 0 ? decimals : 0, x);
+		}
+		break;
+	}
 	case PT_BOOL: snprintf(out, 64, "%s", read_int(p, d) ? "true" : "false"); break;
 	case PT_DEVICE: snprintf(out, 64, "%s", device_name((enum bd_device)read_int(p, d))); break;
 	case PT_DTYPE: snprintf(out, 64, "%s", dtype_name((enum bd_dtype)read_int(p, d))); break;
@@ -171,14 +210,30 @@ int param_set(struct case_params *p, const struct param_def *d, const char *text
 				       d->key, text, d->size - 1);
 		memcpy(at, text, strlen(text) + 1);
 		return 0;
+	case PT_ITERS:
+		if (!strcmp(text, "auto")) {
+			int64_t i64 = ITERS_AUTO;
+			memcpy(at, &i64, sizeof(i64));
+			return 0;
+		}
+		/* fall through */
 	case PT_INT: {
 		char *end = NULL;
 		errno = 0;
 		long long x = strtoll(text, &end, 10);
 		if (*text < '0' || *text > '9' || *end || errno)
-			return bd_fail(err, BD_EINVAL, "%s '%s' is not a non-negative integer", d->key, text);
+			return bd_fail(err, BD_EINVAL, "%s '%s' is not a non-negative integer%s", d->key, text,
+				       d->type == PT_ITERS ? " or auto" : "");
 		int64_t i64 = x;
 		memcpy(at, &i64, sizeof(i64));
+		return 0;
+	}
+	case PT_REAL: {
+		double x;
+		if (parse_decimal(text, &x))
+			return bd_fail(err, BD_EINVAL, "%s '%s' is not a non-negative decimal number", d->key,
+				       text);
+		memcpy(at, &x, sizeof(x));
 		return 0;
 	}
 	case PT_BOOL: v = !strcmp(text, "true") ? 1 : !strcmp(text, "false") ? 0 : -1; break;
@@ -335,7 +390,7 @@ char *case_params_json(const struct case_params *p)
 	int suite = suite_parse(p->suite);
 	size_t n = 0;
 	for (size_t i = 0; i < param_count && suite >= 0; i++)
-		if (param_defs[i].suites & SUITE_BIT(suite))
+		if (param_applies(p, &param_defs[i]))
 			rows[n++] = &param_defs[i];
 	qsort(rows, n, sizeof(rows[0]), def_key_cmp);
 	struct strbuf sb = STRBUF_INIT;
@@ -347,7 +402,7 @@ char *case_params_json(const struct case_params *p)
 			sb_addc(&sb, ',');
 		sb_add_json_str(&sb, rows[i]->key);
 		sb_addc(&sb, ':');
-		if (param_is_text(rows[i]))
+		if (param_is_text(rows[i]) || !strcmp(value, "auto"))
 			sb_add_json_str(&sb, value);
 		else
 			sb_add(&sb, value);

@@ -15,6 +15,9 @@
 #include "error.h"
 #include "vocab.h"
 
+/* struct case_params' iters for `iters: auto`: measure until the median is precise enough. */
+#define ITERS_AUTO INT64_C(-1)
+
 /* A transformer size (DESIGN "Workloads"); presets small..2.7B or user-defined in the sweep. */
 struct model_config {
 	char name[32];
@@ -45,7 +48,13 @@ struct case_params {
 	int64_t m, n, k;
 
 	/* measurement */
-	int64_t warmup, iters;
+	int64_t warmup, iters;  /* iters: measured iterations, or ITERS_AUTO (`iters: auto`) */
+	/* iters: auto's stopping rule (runner/measure.c, schemas/sweep-format.md "iters: auto"): at
+	 * least min_iters and at most max_iters measured iterations; in between, stop once the
+	 * median's estimated relative standard error is <= target_rse, or once max_time seconds of
+	 * measured time are spent. Meaningless (left at their defaults) for a fixed count. */
+	int64_t min_iters, max_iters;
+	double max_time, target_rse;
 	uint64_t seed;
 	int64_t mem_limit;     /* bytes the workload may allocate; 0 = no limit */
 	int sync;              /* CUDA: synchronize before reading timers (default 1) */
@@ -79,6 +88,9 @@ enum value_kind {
 	V_MODEL,      /* a built-in preset or one from `models:` */
 	V_ATTENTION,  /* the attention impl inside the e2e model */
 	V_POSITIVE,   /* decimal integer >= 1 */
+	V_ITERS,      /* decimal integer >= 1, or auto */
+	V_SECONDS,    /* decimal number > 0 (seconds) */
+	V_FRACTION,   /* decimal number > 0 and < 1 */
 	V_NONNEG,     /* decimal integer >= 0 */
 	V_BOOL,       /* true, false */
 	V_BYTES,      /* a byte size (parse_bytes); canonical text: the bytes as an integer */
@@ -90,6 +102,8 @@ enum param_type {
 	PT_NONE,       /* held nowhere (matmul's size: sugar for m = n = k) */
 	PT_TEXT,       /* char array of size bytes */
 	PT_INT,        /* int64_t (or uint64_t: seed) */
+	PT_ITERS,      /* int64_t, ITERS_AUTO written auto */
+	PT_REAL,       /* double, written in the fewest digits that read back the same */
 	PT_BOOL,       /* int 0/1, written true/false */
 	PT_DEVICE,     /* enum bd_device, written by vocab.h's name */
 	PT_DTYPE,
@@ -122,6 +136,10 @@ struct param_def {
 	int column_rank;        /* report tables: parameter columns in ascending rank; 0: none */
 	unsigned column_suites; /* S_* suites whose tables show the column */
 	const char *db_column;  /* typed column of table cases that holds it, NULL: only in params */
+	/* A setting of iters: auto's stopping rule: a sweep may set it only where iters is auto, and
+	 * it is in the params JSON and the peer environment only of cases whose iters is auto (so
+	 * that a fixed-count case's JSON is what it always was). */
+	int auto_only;
 };
 
 extern const struct param_def param_defs[];
@@ -144,6 +162,9 @@ int param_set(struct case_params *p, const struct param_def *d, const char *text
 void case_params_defaults(struct case_params *p, enum suite_id suite);
 /* Whether d is written as a JSON string (text, device, dtype, pass) rather than a number/bool. */
 int param_is_text(const struct param_def *d);
+/* Whether case p has parameter d: d's suites hold p's, and d is not an auto_only setting of a
+ * case with a fixed iteration count (what the params JSON and the peer environment hold). */
+int param_applies(const struct case_params *p, const struct param_def *d);
 
 /* ---- case keys --------------------------------------------------------------------------------
  * A case key is `name=value` tokens separated by single spaces, suite first, then the suite's

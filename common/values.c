@@ -3,7 +3,9 @@
 #include "values.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
@@ -95,6 +97,34 @@ int parse_digits(const char *s, int64_t *out)
 			return -2;
 		v = v * 10 + d;
 	}
+	*out = v;
+	return 0;
+}
+
+int parse_decimal(const char *s, double *out)
+{
+	const char *c = s;
+	size_t digits = strspn(c, "0123456789");
+	c += digits;
+	if (*c == '.') {
+		size_t frac = strspn(c + 1, "0123456789");
+		digits += frac;
+		c += 1 + frac;
+	}
+	if (!digits)
+		return -1;
+	if (*c == 'e' || *c == 'E') {
+		c += 1 + (c[1] == '+' || c[1] == '-');
+		size_t exp = strspn(c, "0123456789");
+		if (!exp)
+			return -1;
+		c += exp;
+	}
+	if (*c)
+		return -1;
+	double v = strtod(s, NULL);
+	if (!isfinite(v))
+		return -2;
 	*out = v;
 	return 0;
 }

@@ -9,6 +9,9 @@
 
 /* Decimal digits only, into *out. 0, -1 when not digits (or empty), -2 when beyond int64. */
 int parse_digits(const char *s, int64_t *out);
+/* A decimal number: digits with an optional fraction and exponent (10, 0.5, .25, 5e-3, 1E+2);
+ * no sign, no hex, inf or nan. 0, -1 when not of that form, -2 when beyond a double's range. */
+int parse_decimal(const char *s, double *out);
 /* Parse a byte size: an integer, or a number with B, KB, MB, GB, TB, KiB, MiB, GiB, TiB
  * (case-insensitive; decimals down to whole bytes). 0, or BD_EINVAL. */
 int parse_bytes(const char *s, int64_t *out);

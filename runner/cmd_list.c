@@ -16,6 +16,8 @@ static void would_run(const struct sweep_case *c, char *why, size_t n)
 	const struct case_params *p = &c->params;
 	struct wl_status st = {0};
 	why[0] = '\0';
+	if (c->peer && p->iters == ITERS_AUTO)   /* as peer_measure_case stores it */
+		snprintf(why, n, "unsupported: iters: auto is not supported for a peer");
 	if (c->peer)
 		return;
 	const struct workload *w = workload_find(p->suite, p->impl, p->device);
@@ -97,6 +99,19 @@ static int add_model_line(struct strbuf *out, const struct sweep_case *c)
 	return 1;
 }
 
+/* iters: auto's rule after a case line: ", iters auto: 10-10000 measured, until rse <= 0.005
+ * or 10 s measured". */
+static void add_auto_rule(struct strbuf *out, const struct case_params *p)
+{
+	char rse[64], secs[64];
+	if (p->iters != ITERS_AUTO)
+		return;
+	param_format(p, param_find("target_rse"), rse);
+	param_format(p, param_find("max_time"), secs);
+	sb_addf(out, ", iters auto: %lld-%lld measured, until rse <= %s or %s s measured",
+		(long long)p->min_iters, (long long)p->max_iters, rse, secs);
+}
+
 void print_case_list(const struct sweep *s, const struct sweep_cases *cases)
 {
 	struct strbuf out = STRBUF_INIT;
@@ -110,7 +125,10 @@ void print_case_list(const struct sweep *s, const struct sweep_cases *cases)
 		runnable += !why[0];
 		if (!why[0] && c->peer)
 			snprintf(why, sizeof(why), "run by peer %s", c->peer->name);
-		sb_addf(&out, "%5zu  %-52s %s\n", i + 1, c->name, why[0] ? why : "run");
+		sb_addf(&out, "%5zu  %-52s %s", i + 1, c->name, why[0] ? why : "run");
+		if (!why[0])
+			add_auto_rule(&out, &c->params);
+		sb_addc(&out, '\n');
 		models |= add_model_line(&out, c);
 	}
 	if (models)

@@ -124,7 +124,7 @@ static void case_record_fill(struct case_record *r, const struct sweep_case *c,
 	r->case_key = c->key;
 	r->name = c->name;
 	r->warmup = p->warmup;
-	r->iters = p->iters;
+	r->iters = res->iters;   /* iters: auto: the measured iterations it took */
 	r->status = res->status;
 	r->reason = res->reason[0] ? res->reason : NULL;
 	r->max_diff = res->max_diff;

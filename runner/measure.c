@@ -3,10 +3,12 @@
  * Each case: allocate once, validate once against the float64 CPU reference (a wrong kernel is
  * never timed), then warmup + iters iterations, each phase timed with CLOCK_MONOTONIC (or, for
  * a device workload with sync: true, with the device's events) and every iteration stored,
- * warm-up ones included.
+ * warm-up ones included. With iters: auto the measured iterations go on until precision.h's
+ * rule stops them, the samples growing as they come.
  */
 #include "measure.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +17,7 @@
 
 #include "checked.h"
 #include "cpu_wait.h"
+#include "precision.h"
 
 volatile sig_atomic_t measure_interrupted;
 
@@ -91,6 +94,96 @@ static void describe(const struct workload *w, void *state, struct case_result *
 		snprintf(res->impl_info, sizeof(res->impl_info), "{%s}", members);
 }
 
+/* iters: auto's bookkeeping: each measured iteration's time (all its phases), the scratch the
+ * estimator sorts, and when it last ran. */
+struct auto_state {
+	int64_t *times, *scratch;   /* (cap), nanoseconds */
+	size_t cap;
+	int64_t n, measured_ns, checked_at;
+	int64_t precise_since;      /* precision_stop's: n when the estimate went <= target, or 0 */
+	double rse;                 /* the last estimate */
+};
+
+/* Grow *array of *cap elements of size bytes to hold need, doubling, never beyond most;
+ * 0, or -1 (the array as it was) when out of memory. */
+static int grow(void **array, size_t *cap, size_t need, size_t most, size_t size)
+{
+	if (need <= *cap)
+		return 0;
+	size_t want = *cap ? *cap : 64;
+	while (want < need)
+		want *= 2;
+	want = want < most ? want : most;
+	size_t count = ck_alloc_count((int64_t)want, size);
+	void *p = count >= need ? realloc(*array, count * size) : NULL;
+	if (!p)
+		return -1;
+	*array = p;
+	*cap = want;
+	return 0;
+}
+
+/* Whether to estimate the median's precision after n measured iterations: at each one while they
+ * are few, then each time n has grown by 2% (sorting n times at every iteration would make a
+ * long loop quadratic; stopping up to 2% later costs little). */
+static int precision_due(const struct auto_state *a)
+{
+	return a->n < 200 || a->n - a->checked_at >= a->checked_at / 50;
+}
+
+/* After a measured iteration of ns nanoseconds: what stops the loop, or NULL. *oom = 1 when the
+ * bookkeeping is out of memory. */
+static const char *auto_after(struct auto_state *a, const struct case_params *p, int64_t ns,
+			      int *oom)
+{
+	size_t times_cap = a->cap, most = (size_t)p->max_iters;   /* both arrays have a->cap */
+	if (grow((void **)&a->times, &times_cap, (size_t)a->n + 1, most, sizeof(int64_t)) ||
+	    grow((void **)&a->scratch, &a->cap, (size_t)a->n + 1, most, sizeof(int64_t))) {
+		*oom = 1;
+		return NULL;
+	}
+	a->times[a->n++] = ns;
+	ck_add(a->measured_ns, ns, &a->measured_ns);
+	if (a->n >= p->min_iters && precision_due(a)) {
+		double rse = a->rse = median_rse(a->times, (size_t)a->n, a->scratch);
+		a->precise_since = rse > p->target_rse ? 0 : a->precise_since ? a->precise_since : a->n;
+		a->checked_at = a->n;
+	}
+	return precision_stop(p, a->n, a->measured_ns, a->precise_since);
+}
+
+/* Iterations the case is expected to take, for the progress line: the fixed count, or for auto
+ * what the budget allows at the pace so far (it stops earlier when precise). */
+static int64_t expected_total(const struct case_params *p, const struct auto_state *a)
+{
+	if (p->iters != ITERS_AUTO)
+		return p->warmup + p->iters;
+	double n = (double)p->min_iters;
+	if (a->n && a->measured_ns > 0)   /* the budget at the pace so far */
+		n = fmax(n, fmin((double)p->max_iters,
+				 p->max_time * 1e9 / (double)a->measured_ns * (double)a->n));
+	return p->warmup + ((int64_t)n > a->n ? (int64_t)n : a->n);
+}
+
+static void out_of_memory(struct case_result *res)
+{
+	res->status = STATUS_ERROR;
+	snprintf(res->reason, sizeof(res->reason), "out of host memory for samples");
+}
+
+/* Why iters: auto's settings in p cannot run (a library caller's values; sweeps refuse them), or
+ * NULL. */
+static const char *auto_invalid(const struct case_params *p)
+{
+	if (p->min_iters < 1 || p->max_iters < p->min_iters || p->max_iters > BD_MAX_ITERS)
+		return "min_iters and max_iters must satisfy 1 <= min_iters <= max_iters <= 1000000";
+	if (!(p->target_rse > 0 && p->target_rse < 1))
+		return "target_rse must be > 0 and < 1";
+	if (!(p->max_time > 0 && p->max_time <= BD_MAX_TIME_S))
+		return "max_time must be > 0 and at most 86400 seconds";
+	return NULL;
+}
+
 void measure_case(const struct workload *w, const struct case_params *p, struct case_result *res,
 		  void (*on_iteration)(void *ctx, int64_t iter, int64_t total), void *ctx)
 {
@@ -105,9 +198,21 @@ void measure_case(const struct workload *w, const struct case_params *p, struct 
 	mem_init(&mem, p->mem_limit);
 	void *state = NULL;
 	unsigned phases = pass_phases(p->pass);
+	int auto_iters = p->iters == ITERS_AUTO;
+	/* iterations at most (auto: up to max_iters measured), and the samples they can make */
 	int64_t total = 0, nsamples_max = 0;
+	struct auto_state a = {.rse = INFINITY};
+	size_t samples_cap = 0;
+	const char *stop = NULL;   /* iters: auto: what stopped it */
+	const char *invalid = auto_iters ? auto_invalid(p) : NULL;
 
-	if (p->warmup < 0 || p->iters < 0 || ck_add(p->warmup, p->iters, &total) ||
+	if (invalid) {
+		res->status = STATUS_ERROR;
+		snprintf(res->reason, sizeof(res->reason), "iters: auto: %s", invalid);
+		goto done;
+	}
+	if (p->warmup < 0 || (p->iters < 0 && !auto_iters) ||
+	    ck_add(p->warmup, auto_iters ? p->max_iters : p->iters, &total) ||
 	    ck_mul(total, PHASE_COUNT, &nsamples_max) || total > INT32_MAX) {
 		res->status = STATUS_ERROR;
 		snprintf(res->reason, sizeof(res->reason),
@@ -146,11 +251,11 @@ void measure_case(const struct workload *w, const struct case_params *p, struct 
 	if (p->pass == PASS_BACKWARD && take(res, w->run(state, PHASE_FWD, &st), &st, "forward"))
 		goto done;
 
-	res->samples = calloc(ck_alloc_count(nsamples_max, sizeof(*res->samples)),
-			      sizeof(*res->samples));
-	if (!res->samples) {
-		res->status = STATUS_ERROR;
-		snprintf(res->reason, sizeof(res->reason), "out of host memory for samples");
+	/* fixed: every sample at once; auto: room for warm-up and min_iters, grown as they come */
+	size_t first_need = (size_t)(auto_iters ? p->warmup + p->min_iters : total) * PHASE_COUNT;
+	if (grow((void **)&res->samples, &samples_cap, first_need, (size_t)nsamples_max,
+		 sizeof(*res->samples))) {
+		out_of_memory(res);
 		goto done;
 	}
 	mem_reset_peak(&mem);
@@ -166,6 +271,11 @@ void measure_case(const struct workload *w, const struct case_params *p, struct 
 		if (it == p->warmup)   /* the measured iterations start */
 			cpu_wait_read(&wait_from);
 		size_t first = res->nsamples;
+		if (grow((void **)&res->samples, &samples_cap, first + PHASE_COUNT,
+			 (size_t)nsamples_max, sizeof(*res->samples))) {
+			out_of_memory(res);
+			goto done;
+		}
 		for (int ph = 0; ph < PHASE_COUNT; ph++) {
 			if (!(phases & (1u << ph)))
 				continue;
@@ -192,8 +302,21 @@ void measure_case(const struct workload *w, const struct case_params *p, struct 
 				 phase_name((enum bd_phase)s->phase)))
 				goto done;
 		}
+		if (auto_iters && it >= p->warmup) {
+			int64_t ns = 0;
+			int oom = 0;
+			for (size_t i = first; i < res->nsamples; i++)
+				ck_add(ns, res->samples[i].ns, &ns);
+			stop = auto_after(&a, p, ns, &oom);
+			if (oom) {
+				out_of_memory(res);
+				goto done;
+			}
+		}
 		if (on_iteration)
-			on_iteration(ctx, it + 1, total);
+			on_iteration(ctx, it + 1, stop ? it + 1 : expected_total(p, &a));
+		if (stop)
+			break;
 	}
 	if (w->drain && take(res, w->drain(state, &st), &st, "the device's queue"))
 		goto done;
@@ -202,6 +325,12 @@ void measure_case(const struct workload *w, const struct case_params *p, struct 
 	res->status = STATUS_OK;
 	res->stop_reason = "iters";
 done:
+	if (res->status == STATUS_OK && auto_iters)
+		res->stop_reason = stop;
+	res->iters = p->iters == ITERS_AUTO ? a.n : p->iters;
+	res->rse = p->iters == ITERS_AUTO ? a.rse : NAN;
+	free(a.times);
+	free(a.scratch);
 	/* The peak includes setup and validation buffers; for oom it is what the case needed. */
 	if (mem.failed)
 		res->peak_bytes = mem.failed_need;

@@ -34,6 +34,12 @@ struct case_result {
 	int64_t peak_fwd_bytes, peak_bwd_bytes, peak_bytes; /* -1 unknown */
 	struct sample *samples;    /* (warmup + iters) x phases, iteration-major; malloc'd */
 	size_t nsamples;
+	int64_t iters;             /* cases.iters: the case's iters, or for iters: auto the measured
+				    * iterations it ran (as many as the stopping rule took) */
+	double rse;                /* iters: auto: the median's last estimated relative standard
+				    * error (INFINITY before the first estimate); NAN for a count.
+				    * Its stop_reason: "precision", "max_time" or "max_iters"
+				    * (runner/precision.h); a fixed count's: "iters" */
 	int64_t elapsed_ns;
 	char impl_info[2048];      /* JSON object of what ran (workload->describe, a peer's info); "" none */
 	const char *stop_reason;   /* what ended the measured loop (cases.stop_reason); NULL if not ok */

@@ -449,7 +449,7 @@ static int env_build(const struct sweep_case *c, struct env *e)
 	for (size_t i = 0; i < param_count && suite >= 0; i++) {
 		const struct param_def *d = &param_defs[i];
 		char name[64], value[64];
-		if (!(d->suites & SUITE_BIT(suite)))
+		if (!param_applies(p, d))
 			continue;
 		param_env_name(d, name, sizeof(name));
 		param_format(p, d, value);
@@ -867,6 +867,16 @@ void peer_measure_case(const struct sweep_case *c, const char *sweep_path, struc
 	if (!peer) {
 		res->status = STATUS_ERROR;
 		snprintf(res->reason, sizeof(res->reason), "case '%s' has no peer", c->name);
+		goto done;
+	}
+	res->iters = p->iters == ITERS_AUTO ? 0 : p->iters;
+	/* the protocol gives a peer a count to run (schemas/peer-protocol.md); it cannot be told
+	 * when the median is precise enough, and a count chosen here would not be iters: auto */
+	if (p->iters == ITERS_AUTO) {
+		res->status = STATUS_UNSUPPORTED;
+		snprintf(res->reason, sizeof(res->reason), "iters: auto is not supported for a peer "
+			 "('%s' is run by peer %s, and the peer protocol runs a fixed count of "
+			 "iterations); give this benchmark a fixed iters", c->name, peer->name);
 		goto done;
 	}
 	if (env_build(c, &env) || !(dir = sweep_dir(sweep_path))) {

@@ -3,8 +3,10 @@
  * quadratically in size, elapsed / cases done x cases left is off many times over. */
 #include "progress.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "escape.h"
@@ -125,9 +127,13 @@ void progress_case_end(struct progress *pg, const struct case_result *res)
 	fmt_duration(el, sizeof(el), now - pg->start_ns);
 	eta(pg, pg->index, 1.0, now, left, sizeof(left));
 	char *name = escape_controls(pg->name);
-	fprintf(stderr, "[%zu/%zu] %s: %s%s%s (%.2f s; elapsed %s, eta %s)\n", pg->index + 1,
+	char stop[128] = "";   /* iters: auto: how many, and what stopped it */
+	if (res->stop_reason && strcmp(res->stop_reason, "iters"))
+		snprintf(stop, sizeof(stop), isfinite(res->rse) ? "; iters auto: %lld, %s, rse %.2f%%" :
+			 "; iters auto: %lld, %s", (long long)res->iters, res->stop_reason, 100 * res->rse);
+	fprintf(stderr, "[%zu/%zu] %s: %s%s%s%s (%.2f s; elapsed %s, eta %s)\n", pg->index + 1,
 		pg->ncases, name ? name : "", status_name(res->status), res->reason[0] ? ": " : "",
-		res->reason, (double)res->elapsed_ns / 1e9, el, left);
+		res->reason, stop, (double)res->elapsed_ns / 1e9, el, left);
 	free(name);
 }
 

@@ -39,7 +39,8 @@ void case_work(const struct sweep_case *c, int only_runnable, struct progress_wo
 		w->figures(p, &f);
 	}
 	unsigned phases = pass_phases(p->pass);
-	double iterations = (double)(p->warmup + p->iters);
+	/* iters: auto: its least, min_iters (how many it takes is known only by running it) */
+	double iterations = (double)(p->warmup + (p->iters == ITERS_AUTO ? p->min_iters : p->iters));
 	for (int ph = 0; ph < PHASE_COUNT; ph++) {
 		if (!((phases >> ph) & 1))
 			continue;

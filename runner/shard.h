@@ -18,7 +18,7 @@ struct shard {
 };
 
 /* What case c will cost: FLOPs and bytes of its timed phases per iteration (the workload's
- * figures) times warmup + iters. With only_runnable, 0 when it will not run here (no workload,
+ * figures) times warmup + iters (iters: auto counts min_iters, the least it runs). With only_runnable, 0 when it will not run here (no workload,
  * or its check refuses: stored at once), for the progress ETA; without, the figures whatever this
  * machine can do, so that every node of a cluster weighs a sweep alike. < 0 when the workload
  * does not say. */

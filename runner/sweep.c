@@ -90,6 +90,7 @@ struct loader {
 	struct sweep *s;
 	struct sweep_setting *defaults;  /* `defaults:`, merged into each benchmark */
 	size_t ndefaults;
+	unsigned char *default_applied;  /* per default: given to some benchmark */
 	yaml_node_t **model_heads;       /* num_heads value of each user preset, for its check */
 };
 
@@ -518,6 +519,7 @@ static int load_defaults(struct loader *L, const yaml_node_t *node)
 		return rc;
 	size_t n = node_pairs(node);
 	L->defaults = xcalloc(n, sizeof(*L->defaults));
+	L->default_applied = xcalloc(n ? n : 1, 1);
 	FOR_PAIRS(pair, node) {
 		yaml_node_t *k = node_get(L, pair->key);
 		const struct param_def *d = sweep_param(node_text(k));
@@ -636,11 +638,76 @@ static int load_param(struct loader *L, struct sweep_benchmark *b, int suite, co
 	return rc;
 }
 
+/* ---- iters: auto ---------------------------------------------------------------------------- */
+
+/* Whether setting st has the value text. */
+static int setting_has(const struct sweep_setting *st, const char *text)
+{
+	for (size_t i = 0; st && i < st->nvalues; i++)
+		if (!strcmp(st->values[i].text, text))
+			return 1;
+	return 0;
+}
+
+/* The benchmark's iters: its own setting, else the one in defaults; NULL when neither has one. */
+static const struct sweep_setting *iters_setting(const struct loader *L,
+						 const struct sweep_benchmark *b)
+{
+	int at = sweep_setting_index(b, "iters");
+	if (at >= 0)
+		return &b->settings[at];
+	for (size_t i = 0; i < L->ndefaults; i++)
+		if (!strcmp(L->defaults[i].key, "iters"))
+			return &L->defaults[i];
+	return NULL;
+}
+
+/* The keys of iters: auto's stopping rule, ", "-separated: "min_iters, max_iters, ...". */
+static void auto_keys(struct strbuf *sb)
+{
+	for (size_t i = 0, n = 0; i < param_count; i++)
+		if (param_defs[i].auto_only)
+			sb_addf(sb, "%s%s", n++ ? ", " : "", param_defs[i].key);
+}
+
+/* A stopping-rule key (auto_only) in a benchmark whose iters is never auto is a mistake (it would
+ * do nothing); so is one given as an axis beside a fixed count of iters, whose cases it would
+ * repeat once per value. The defaults give such keys only to benchmarks whose iters may be auto
+ * (apply_defaults), so the first can only be the benchmark's own. */
+static int check_auto_keys(struct loader *L, const struct sweep_benchmark *b, size_t number)
+{
+	const struct sweep_setting *iters = iters_setting(L, b);
+	for (size_t i = 0; i < b->nsettings; i++) {
+		const struct sweep_setting *st = &b->settings[i];
+		const struct param_def *d = sweep_param(st->key);
+		int has_count = iters && (iters->nvalues > 1 || !setting_has(iters, "auto"));
+		if (!d->auto_only || (setting_has(iters, "auto") && (st->nvalues == 1 || !has_count)))
+			continue;
+		struct strbuf sb = STRBUF_INIT;
+		if (!setting_has(iters, "auto"))
+			sb_addf(&sb, "key '%s' applies only to iters: auto, and benchmark %zu has iters %s "
+				"(set iters: auto, or drop '%s'; the keys of iters: auto: ", st->key, number,
+				iters ? iters->values[0].text : "10 (the default)", st->key);
+		else
+			sb_addf(&sb, "key '%s' is an axis, but benchmark %zu's iters also has a fixed count, "
+				"whose cases would repeat once per value of '%s' (give iters: auto alone, or "
+				"one value of '%s'; the keys of iters: auto: ", st->key, number, st->key, st->key);
+		auto_keys(&sb);
+		sb_addc(&sb, ')');
+		int rc = sweep_fail_at(&L->ck, st->line, st->column, "%s", sb_str(&sb));
+		sb_free(&sb);
+		return rc;
+	}
+	return 0;
+}
+
 /* Copy each default that applies to this suite and that the benchmark does not set; values
- * are re-checked for the suite (a default impl must exist in it). */
+ * are re-checked for the suite (a default impl must exist in it). A stopping-rule key of
+ * iters: auto goes only to a benchmark whose iters may be auto. */
 static int apply_defaults(struct loader *L, struct sweep_benchmark *b, int suite, size_t number)
 {
 	int has_shape = 0;
+	int may_be_auto = setting_has(iters_setting(L, b), "auto");
 	for (size_t i = 0; i < b->nsettings; i++)
 		has_shape |= sweep_is_matmul_shape(sweep_param(b->settings[i].key));
 	char where[96];
@@ -650,7 +717,7 @@ static int apply_defaults(struct loader *L, struct sweep_benchmark *b, int suite
 		const struct param_def *def = sweep_param(d->key);
 		if (!(def->sweep & SUITE_BIT(suite)) || sweep_setting_index(b, d->key) >= 0)
 			continue;
-		if (has_shape && sweep_is_matmul_shape(def))
+		if ((has_shape && sweep_is_matmul_shape(def)) || (def->auto_only && !may_be_auto))
 			continue;
 		L->ck.where = where;
 		for (size_t j = 0; j < d->nvalues; j++) {
@@ -663,6 +730,7 @@ static int apply_defaults(struct loader *L, struct sweep_benchmark *b, int suite
 		}
 		L->ck.where = NULL;
 		setting_copy(&b->settings[b->nsettings++], d);
+		L->default_applied[i] = 1;
 	}
 	return 0;
 }
@@ -756,7 +824,7 @@ static int load_benchmark(struct loader *L, yaml_node_t *node, size_t index, siz
 	}
 	if ((rc = check_shape_conflict(L, b->settings, b->nsettings)))
 		return rc;
-	if ((rc = apply_defaults(L, b, suite, number)))
+	if ((rc = apply_defaults(L, b, suite, number)) || (rc = check_auto_keys(L, b, number)))
 		return rc;
 	if ((rc = check_required(L, b, suite, node, number)))
 		return rc;
@@ -836,6 +904,21 @@ static int load_sweep(struct loader *L, yaml_node_t *root)
 			return rc;
 	}
 
+	/* A stopping-rule key in defaults that no benchmark took: no benchmark has iters: auto. */
+	for (size_t i = 0; i < L->ndefaults; i++) {
+		const struct sweep_setting *d = &L->defaults[i];
+		if (!sweep_param(d->key)->auto_only || L->default_applied[i])
+			continue;
+		struct strbuf sb = STRBUF_INIT;
+		sb_addf(&sb, "key '%s' in defaults applies only to iters: auto, and no benchmark has "
+			"iters: auto (the keys of iters: auto: ", d->key);
+		auto_keys(&sb);
+		sb_addc(&sb, ')');
+		rc = sweep_fail_at(&L->ck, d->line, d->column, "%s", sb_str(&sb));
+		sb_free(&sb);
+		return rc;
+	}
+
 	/* User presets no benchmark uses still have to be buildable. */
 	for (size_t i = 0; i < s->nmodels; i++) {
 		char msg[256];
@@ -889,7 +972,7 @@ static char *name_from_path(const char *path)
 int sweep_parse(const char *path, const char *text, struct sweep **out, struct bd_error *err)
 {
 	struct sweep *s = NULL;
-	struct loader L = {{0}, NULL, NULL, NULL, 0, NULL};
+	struct loader L = {{0}, NULL, NULL, NULL, 0, NULL, NULL};
 	yaml_parser_t parser;
 	yaml_document_t doc, extra;
 	int parser_ready = 0, doc_ready = 0, extra_ready = 0;
@@ -950,6 +1033,7 @@ done:
 	for (size_t i = 0; i < L.ndefaults; i++)
 		setting_clear(&L.defaults[i]);
 	free(L.defaults);
+	free(L.default_applied);
 	free(L.model_heads);
 	if (extra_ready)
 		yaml_document_delete(&extra);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checked.h"
 #include "sweep_limits.h"
 #include "xalloc.h"
 
@@ -208,6 +209,17 @@ static int draft_build(const struct checker *ck, const struct sweep_benchmark *b
 	if (!d->p.impl[0])
 		return sweep_fail_at(ck, b->line, b->column, "benchmark (suite %s) has no impl",
 			       suite_name((enum suite_id)suite));
+	if (d->p.iters == ITERS_AUTO && d->p.min_iters > d->p.max_iters) {
+		/* at the value given: min_iters, else max_iters (the other is its default) */
+		int at = sweep_setting_index(b, "min_iters");
+		if (at < 0)
+			at = sweep_setting_index(b, "max_iters");
+		const struct sweep_scalar *v = at >= 0 ? &b->settings[at].values[pos[at]] : NULL;
+		return sweep_fail_at(ck, v ? v->line : b->line, v ? v->column : b->column,
+			       "min_iters %" PRId64 " is more than max_iters %" PRId64 " (the cap on "
+			       "measured iterations of iters: auto; valid: min_iters <= max_iters <= %d)",
+			       d->p.min_iters, d->p.max_iters, BD_MAX_ITERS);
+	}
 	char too_large[256];
 	if (sweep_case_sizes_check(&d->p, too_large, sizeof(too_large)))
 		return sweep_fail_at(ck, b->line, b->column, "%s", too_large);

@@ -24,7 +24,8 @@ int64_t sweep_value_max(const char *key)
 		const char *key;
 		int64_t max;
 	} limits[] = {
-		{"warmup", BD_MAX_WARMUP}, {"iters", BD_MAX_ITERS},
+		{"warmup", BD_MAX_WARMUP}, {"iters", BD_MAX_ITERS}, {"min_iters", BD_MAX_ITERS},
+		{"max_iters", BD_MAX_ITERS},
 		{"batch_size", BD_MAX_DIM}, {"heads", BD_MAX_DIM}, {"seq_len", BD_MAX_DIM},
 		{"head_dim", BD_MAX_DIM}, {"context_length", BD_MAX_DIM}, {"vocab_size", BD_MAX_DIM},
 		{"m", BD_MAX_DIM}, {"n", BD_MAX_DIM}, {"k", BD_MAX_DIM}, {"size", BD_MAX_DIM},

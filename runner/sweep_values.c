@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checked.h"
 #include "sweep_limits.h"
 #include "workload.h"
 #include "xalloc.h"
@@ -98,6 +99,9 @@ const char *sweep_kind_noun(enum value_kind k)
 	case V_MODEL: return "a model name";
 	case V_ATTENTION: return "an attention impl name";
 	case V_POSITIVE: return "a positive integer";
+	case V_ITERS: return "a positive integer or auto";
+	case V_SECONDS: return "a number of seconds";
+	case V_FRACTION: return "a number between 0 and 1";
 	case V_NONNEG: return "a non-negative integer";
 	case V_BOOL: return "true or false";
 	case V_BYTES: return "a byte size";
@@ -294,6 +298,13 @@ int sweep_value_parse(const struct checker *ck, const struct param_def *p, int s
 	memset(out, 0, sizeof(*out));
 
 	switch (p->kind) {
+	case V_ITERS:
+		if (!strcmp(t, "auto")) {
+			out->num = ITERS_AUTO;
+			snprintf(out->canon, sizeof(out->canon), "auto");
+			return 0;
+		}
+		/* fall through */
 	case V_POSITIVE:
 	case V_NONNEG: {
 		int rc = parse_digits(t, &out->num);
@@ -306,10 +317,28 @@ int sweep_value_parse(const struct checker *ck, const struct param_def *p, int s
 		if (out->num > sweep_value_max(p->key))
 			return sweep_fail_at(ck, v->line, v->column, "key '%s' value %s is too large (at most %" PRId64 ")",
 				       p->key, t, sweep_value_max(p->key));
-		if (p->kind == V_POSITIVE && out->num < 1)
+		if (p->kind != V_NONNEG && out->num < 1)
 			return sweep_fail_at(ck, v->line, v->column, "key '%s' must be >= 1, got %" PRId64, p->key,
 				       out->num);
 		snprintf(out->canon, sizeof(out->canon), "%" PRId64, out->num);
+		return 0;
+	}
+	case V_SECONDS:
+	case V_FRACTION: {
+		double x = 0;
+		int rc = parse_decimal(t, &x);
+		if (rc == -1)
+			return sweep_fail_at(ck, v->line, v->column, "key '%s' expects %s (a decimal number "
+					     "such as 0.5 or 5e-3), got '%s'", p->key, sweep_kind_noun(p->kind), t);
+		if (p->kind == V_FRACTION && (x <= 0 || x >= 1))
+			return sweep_fail_at(ck, v->line, v->column, "key '%s' must be > 0 and < 1, got %s",
+					     p->key, t);
+		if (p->kind == V_SECONDS && (rc == -2 || x <= 0 || x > BD_MAX_TIME_S))
+			return sweep_fail_at(ck, v->line, v->column, "key '%s' must be > 0 and at most %d "
+					     "seconds, got %s", p->key, BD_MAX_TIME_S, t);
+		struct case_params scratch;
+		memcpy((char *)&scratch + p->offset, &x, sizeof(x));
+		param_format(&scratch, p, out->canon);   /* the canonical text of the number */
 		return 0;
 	}
 	case V_BOOL:

@@ -246,6 +246,61 @@ static void test_params__every_row_is_consistent(void **state)
 	}
 }
 
+/* iters is a count or auto; the stopping rule's numbers are written in the fewest digits that
+ * read back, without an exponent where plain digits read well; the rule is a parameter of a case
+ * only when its iters is auto. */
+static void test_params__iters_auto_and_its_numbers(void **state)
+{
+	(void)state;
+	struct case_params p;
+	struct bd_error err = {0};
+	char out[64];
+	const struct param_def *iters = param_find("iters"), *rse = param_find("target_rse");
+	case_params_defaults(&p, SUITE_MATMUL);
+	assert_int_equal(param_set(&p, iters, "auto", &err), 0);
+	assert_int_equal(p.iters, ITERS_AUTO);
+	param_format(&p, iters, out);
+	assert_string_equal(out, "auto");
+	assert_int_equal(param_set(&p, iters, "auto2", &err), BD_EINVAL);
+	assert_non_null(strstr(err.msg, "iters 'auto2' is not a non-negative integer or auto"));
+	static const char *const numbers[][2] = {
+		{"0.005", "0.005"}, {"5e-3", "0.005"}, {"0.1", "0.1"}, {"100", "100"}, {"1e2", "100"},
+		{".25", "0.25"}, {"0.00005", "0.00005"}, {"1e-9", "1e-09"},
+		{"0.333333333333333315", "0.3333333333333333"}};
+	for (size_t i = 0; i < sizeof(numbers) / sizeof(numbers[0]); i++) {
+		assert_int_equal(param_set(&p, rse, numbers[i][0], &err), 0);
+		param_format(&p, rse, out);
+		assert_string_equal(out, numbers[i][1]);
+	}
+	assert_int_equal(param_set(&p, rse, "-1", &err), BD_EINVAL);
+	assert_int_equal(param_set(&p, rse, "0x1p3", &err), BD_EINVAL);
+	assert_int_equal(param_set(&p, rse, "inf", &err), BD_EINVAL);
+
+	case_params_defaults(&p, SUITE_MATMUL);
+	p.m = p.n = p.k = 8;
+	assert_false(param_applies(&p, rse));
+	assert_true(param_applies(&p, iters));
+	char *fixed = case_params_json(&p);
+	assert_null(strstr(fixed, "rse"));
+	p.iters = ITERS_AUTO;
+	assert_true(param_applies(&p, rse));
+	char *json = case_params_json(&p);
+	assert_string_equal(json, "{\"device\":\"cpu\",\"dtype\":\"float32\",\"impl\":\"onednn\","
+			    "\"iters\":\"auto\",\"k\":8,\"m\":8,\"max_iters\":10000,\"max_time\":10,"
+			    "\"mem_limit\":0,\"min_iters\":10,\"n\":8,\"pass\":\"forward\",\"seed\":0,"
+			    "\"suite\":\"matmul\",\"sync\":true,\"target_rse\":0.005,\"tf32\":false,"
+			    "\"warmup\":2}");
+	/* and the key is the fixed-count case's */
+	char *key = case_key_build(&p);
+	p.iters = 10;
+	char *key_fixed = case_key_build(&p);
+	assert_string_equal(key, key_fixed);
+	free(fixed);
+	free(json);
+	free(key);
+	free(key_fixed);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -256,6 +311,7 @@ int main(void)
 		cmocka_unit_test(test_params__json_has_every_parameter_of_the_suite),
 		cmocka_unit_test(test_params__labels_and_columns),
 		cmocka_unit_test(test_params__every_row_is_consistent),
+		cmocka_unit_test(test_params__iters_auto_and_its_numbers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

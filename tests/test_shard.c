@@ -151,6 +151,28 @@ static void test_shard__weighs_work_not_count(void **state)
 	assert_int_equal(shard_assign(cost, 1, 0, owner), BD_EINVAL);
 }
 
+/* iters: auto weighs warmup + min_iters, the least it runs (how many it takes is known only by
+ * running it): the same as a fixed count of min_iters. */
+static void test_shard__auto_cases_weigh_their_min_iters(void **state)
+{
+	(void)state;
+	struct sweep *s = NULL;
+	struct sweep_cases cases = {0};
+	struct bd_error err;
+	assert_int_equal(sweep_parse("auto.yaml", "benchmarks:\n"
+				     "  - {suite: matmul, size: 64, iters: auto, min_iters: 25}\n"
+				     "  - {suite: matmul, size: 64, iters: 25}\n"
+				     "  - {suite: matmul, size: 64, iters: 50}\n", &s, &err), 0);
+	assert_int_equal(sweep_expand(s, &cases, &err), 0);
+	struct progress_work w[3];
+	for (int i = 0; i < 3; i++)
+		case_work(&cases.items[i], 0, &w[i]);
+	assert_true(w[0].flops > 0 && w[0].flops == w[1].flops);
+	assert_true(w[2].flops > w[1].flops);
+	sweep_cases_free(&cases);
+	sweep_free(s);
+}
+
 static void clear_launcher_env(void)
 {
 	const char *vars[] = {"SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT", "SLURM_ARRAY_TASK_MIN",
@@ -212,6 +234,7 @@ int main(void)
 		cmocka_unit_test(test_shard__slices_are_disjoint_and_cover_every_sweep),
 		cmocka_unit_test(test_shard__assign_balances_by_cost),
 		cmocka_unit_test(test_shard__weighs_work_not_count),
+		cmocka_unit_test(test_shard__auto_cases_weigh_their_min_iters),
 		cmocka_unit_test(test_shard__parse_text_and_launcher_environment),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -736,15 +736,16 @@ static void test_sweep__unknown_param_key_lists_suite_keys_and_suggests(void **s
 			  "    head_size: 64\n",
 			  5, 5,
 			  "unknown key 'head_size' for suite attention (valid: impl, device, dtype, pass, "
-			  "batch_size, heads, seq_len, head_dim, causal, warmup, iters, seed, mem_limit, sync, "
-			  "tf32, suite, axes, exclude)",
+			  "batch_size, heads, seq_len, head_dim, causal, warmup, iters, min_iters, max_iters, "
+			  "max_time, target_rse, seed, mem_limit, sync, tf32, suite, axes, exclude)",
 			  "did you mean 'head_dim'?", NULL);
 	/* inside axes: only parameters are valid */
 	check_parse_error("benchmarks:\n"
 			  "  - suite: matmul\n"
 			  "    axes: {size: [8], dtpye: [float32]}\n",
 			  3, 23, "unknown key 'dtpye' for suite matmul (valid: impl, device, dtype, pass, m, n, k, "
-			  "size, warmup, iters, seed, mem_limit, sync, tf32)", "did you mean 'dtype'?", NULL);
+			  "size, warmup, iters, min_iters, max_iters, max_time, target_rse, seed, mem_limit, "
+			  "sync, tf32)", "did you mean 'dtype'?", NULL);
 	/* a key of another suite says so */
 	check_parse_error("benchmarks:\n"
 			  "  - {suite: attention, impl: flash, seq_len: 8, head_dim: 8, model: small}\n",
@@ -1017,8 +1018,8 @@ static void test_sweep__exclude_keys_must_be_parameters_of_the_suite(void **stat
 			  "    exclude:\n"
 			  "      - {impl: sdpa, model: small}\n",
 			  7, 22, "exclude key 'model' is not a parameter of suite attention (valid: impl, device, "
-			  "dtype, pass, batch_size, heads, seq_len, head_dim, causal, warmup, iters, seed, "
-			  "mem_limit, sync, tf32)", NULL);
+			  "dtype, pass, batch_size, heads, seq_len, head_dim, causal, warmup, iters, min_iters, "
+			  "max_iters, max_time, target_rse, seed, mem_limit, sync, tf32)", NULL);
 	check_parse_error("benchmarks:\n"
 			  "  - {suite: attention, impl: naive, seq_len: 8, head_dim: 8, exclude: [{impl: sdp}]}\n",
 			  2, 79, "unknown impl 'sdp' for suite attention", "did you mean 'sdpa'?", NULL);
@@ -1239,6 +1240,123 @@ static void test_sweep__peer_impls_are_valid_only_in_their_suite(void **state)
 			  2, 24, "unknown impl 'pytorch' for suite e2e (valid: benchdb)", NULL);
 }
 
+/* ---- iters: auto ------------------------------------------------------------------------------ */
+
+static void test_sweep__iters_auto_with_its_stopping_rule(void **state)
+{
+	(void)state;
+	struct sweep_cases cases;
+	struct sweep *s = expand_ok("defaults: {iters: auto, target_rse: 0.0025, max_time: 30}\n"
+				    "benchmarks:\n"
+				    "  - {suite: matmul, size: 16, min_iters: 20, max_iters: 500}\n"
+				    "  - {suite: matmul, size: 16, iters: 10}\n"
+				    "  - {suite: matmul, size: 32, max_time: 1.5, target_rse: 5e-3}\n", &cases);
+	assert_int_equal(cases.n, 3);
+	const struct case_params *a = &cases.items[0].params, *c = &cases.items[2].params;
+	assert_int_equal(a->iters, ITERS_AUTO);
+	assert_int_equal(a->min_iters, 20);
+	assert_int_equal(a->max_iters, 500);
+	assert_true(a->max_time == 30 && a->target_rse == 0.0025);
+	assert_int_equal(c->min_iters, 10);        /* built-in defaults */
+	assert_int_equal(c->max_iters, 10000);
+	assert_true(c->max_time == 1.5 && c->target_rse == 0.005);
+	/* the stopping rule is in the params JSON of an auto case, and only there */
+	assert_string_equal(cases.items[0].params_json,
+			    "{\"device\":\"cpu\",\"dtype\":\"float32\",\"impl\":\"onednn\",\"iters\":\"auto\","
+			    "\"k\":16,\"m\":16,\"max_iters\":500,\"max_time\":30,\"mem_limit\":0,"
+			    "\"min_iters\":20,\"n\":16,\"pass\":\"forward\",\"seed\":0,\"suite\":\"matmul\","
+			    "\"sync\":true,\"target_rse\":0.0025,\"tf32\":false,\"warmup\":2}");
+	assert_string_equal(cases.items[1].params_json,
+			    "{\"device\":\"cpu\",\"dtype\":\"float32\",\"impl\":\"onednn\",\"iters\":10,"
+			    "\"k\":16,\"m\":16,\"mem_limit\":0,\"n\":16,\"pass\":\"forward\",\"seed\":0,"
+			    "\"suite\":\"matmul\",\"sync\":true,\"tf32\":false,\"warmup\":2}");
+	assert_non_null(strstr(cases.items[2].params_json, "\"max_time\":1.5,"));
+	assert_non_null(strstr(cases.items[2].params_json, "\"target_rse\":0.005,"));
+	/* the key names what is measured, not for how long: auto and 10 iterations compare */
+	assert_string_equal(cases.items[0].key, cases.items[1].key);
+	assert_string_equal(cases.items[0].name, cases.items[1].name);
+	sweep_cases_free(&cases);
+	sweep_free(s);
+
+	/* iters as an axis of a count and auto */
+	s = expand_ok("benchmarks: [{suite: matmul, size: 8, iters: [5, auto], max_time: 2}]\n", &cases);
+	assert_int_equal(cases.n, 2);
+	assert_int_equal(cases.items[0].params.iters, 5);
+	assert_int_equal(cases.items[1].params.iters, ITERS_AUTO);
+	assert_true(cases.items[1].params.max_time == 2);
+	sweep_cases_free(&cases);
+	sweep_free(s);
+}
+
+static void test_sweep__iters_auto_values_are_checked(void **state)
+{
+	(void)state;
+	static const char *const head = "benchmarks:\n  - {suite: matmul, size: 8, iters: auto, ";
+	check_parse_error(fmt("%starget_rse: 0}\n", head), 2, 55,
+			  "key 'target_rse' must be > 0 and < 1, got 0", NULL);
+	check_parse_error(fmt("%starget_rse: 1}\n", head), 2, 55,
+			  "key 'target_rse' must be > 0 and < 1, got 1", NULL);
+	check_parse_error(fmt("%starget_rse: 1.5}\n", head), 2, 55,
+			  "key 'target_rse' must be > 0 and < 1, got 1.5", NULL);
+	check_parse_error(fmt("%starget_rse: 0.5%%}\n", head), 2, 55,
+			  "key 'target_rse' expects a number between 0 and 1 (a decimal number such as 0.5 or "
+			  "5e-3), got '0.5%'", NULL);
+	check_parse_error(fmt("%smax_time: 0}\n", head), 2, 53,
+			  "key 'max_time' must be > 0 and at most 86400 seconds, got 0", NULL);
+	check_parse_error(fmt("%smax_time: -1}\n", head), 2, 53,
+			  "key 'max_time' expects a number of seconds", "got '-1'", NULL);
+	check_parse_error(fmt("%smax_time: 1e400}\n", head), 2, 53,
+			  "key 'max_time' must be > 0 and at most 86400 seconds, got 1e400", NULL);
+	check_parse_error(fmt("%smax_time: nan}\n", head), 2, 53, "got 'nan'", NULL);
+	check_parse_error(fmt("%smin_iters: 0}\n", head), 2, 54, "key 'min_iters' must be >= 1, got 0",
+			  NULL);
+	check_parse_error(fmt("%smax_iters: 1000001}\n", head), 2, 54,
+			  "key 'max_iters' value 1000001 is too large (at most 1000000)", NULL);
+	check_parse_error("benchmarks: [{suite: matmul, size: 8, iters: aut}]\n", 1, 46,
+			  "key 'iters' expects a positive integer or auto, got 'aut'", NULL);
+	check_parse_error("benchmarks: [{suite: matmul, size: 8, iters: 0}]\n", 1, 46,
+			  "key 'iters' must be >= 1, got 0", NULL);
+	/* min_iters beyond the cap: the value given, else the cap */
+	check_expand_error(fmt("%smin_iters: 50, max_iters: 20}\n", head), 2, 54,
+			   "min_iters 50 is more than max_iters 20", "min_iters <= max_iters <= 1000000",
+			   NULL);
+	check_expand_error(fmt("%smax_iters: 5}\n", head), 2, 54,
+			   "min_iters 10 is more than max_iters 5", NULL);
+	check_expand_error(fmt("%smin_iters: [5, 50], max_iters: 20}\n", head), 2, 58,
+			   "min_iters 50 is more than max_iters 20", NULL);
+}
+
+static void test_sweep__stopping_keys_need_iters_auto(void **state)
+{
+	(void)state;
+	static const char *const keys = "the keys of iters: auto: min_iters, max_iters, max_time, "
+					"target_rse";
+	check_parse_error("benchmarks:\n  - {suite: matmul, size: 8, iters: 50, min_iters: 20}\n", 2, 41,
+			  "key 'min_iters' applies only to iters: auto, and benchmark 1 has iters 50",
+			  "set iters: auto, or drop 'min_iters'", keys, NULL);
+	check_parse_error("benchmarks:\n  - {suite: matmul, size: 8, target_rse: 0.01}\n", 2, 30,
+			  "key 'target_rse' applies only to iters: auto, and benchmark 1 has iters 10 (the "
+			  "default)", keys, NULL);
+	/* in defaults: given to the benchmarks whose iters may be auto, and an error when none is */
+	check_parse_error("defaults: {max_time: 5}\nbenchmarks: [{suite: matmul, size: 8}]\n", 1, 12,
+			  "key 'max_time' in defaults applies only to iters: auto, and no benchmark has "
+			  "iters: auto", keys, NULL);
+	struct sweep_cases cases;
+	struct sweep *s = expand_ok("defaults: {max_time: 5}\n"
+				    "benchmarks:\n"
+				    "  - {suite: matmul, size: 8, iters: 20}\n"
+				    "  - {suite: matmul, size: 8, iters: auto}\n", &cases);
+	assert_null(strstr(cases.items[0].params_json, "max_time"));
+	assert_true(cases.items[1].params.max_time == 5);
+	sweep_cases_free(&cases);
+	sweep_free(s);
+	/* an axis of them beside a fixed count would repeat the fixed-count cases */
+	check_parse_error("benchmarks:\n  - {suite: matmul, size: 8, iters: [20, auto], "
+			  "target_rse: [0.01, 0.02]}\n", 2, 49,
+			  "key 'target_rse' is an axis, but benchmark 1's iters also has a fixed count", keys,
+			  NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1286,6 +1404,9 @@ int main(void)
 		cmocka_unit_test(test_sweep__peers_become_impls_of_their_suite),
 		cmocka_unit_test(test_sweep__peer_entries_are_checked),
 		cmocka_unit_test(test_sweep__peer_impls_are_valid_only_in_their_suite),
+		cmocka_unit_test(test_sweep__iters_auto_with_its_stopping_rule),
+		cmocka_unit_test(test_sweep__iters_auto_values_are_checked),
+		cmocka_unit_test(test_sweep__stopping_keys_need_iters_auto),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,7 +5,7 @@
 # regress_real, report_fixture (needs MAKE_FIXTURE: tests/make_fixture.c), global_options
 # (options written before the command), e2e_params (the model's parameter count in the database
 # and tables), cuda_unsupported (asserts the no-GPU behaviour: exits 77, skipped, where a GPU is
-# visible).
+# visible), repeat (--repeat), iters_auto (iters: auto: stop reasons, counts, resume, repeat).
 # Golden files live in tests/golden/; UPDATE_GOLDEN=1 rewrites them from the current output.
 set -u
 scenario=$1
@@ -499,6 +499,51 @@ EOF
 	check "the README's main job picks the cpu sweep here" [ "$(sh "$SRC/scripts/main_sweep.sh" "$RUNNER")" = configs/attention_cpu.yaml ]
 	;;
 
+iters_auto)
+	# iters: auto (issue 14 item 7): measured until the median is precise enough or the budget
+	# is spent, every iteration stored, what stopped it in cases.stop_reason, the count in
+	# cases.iters; a peer case refuses it; --resume and --repeat take such sweeps as any other.
+	db=$T/auto.db
+	cat >"$T/auto.yaml" <<-EOF
+		name: cli-auto
+		defaults: {warmup: 1, batch_size: 1, heads: 2, head_dim: 16, causal: true}
+		peers:
+		  fake: {command: "sh '$SRC/tests/peers/fake_ok.sh'", suite: attention}
+		benchmarks:
+		  - {suite: attention, impl: [naive, flash], seq_len: 32, iters: auto, min_iters: 12, max_time: 0.5, target_rse: 0.02}
+		  - {suite: attention, impl: naive, seq_len: 16, iters: auto, min_iters: 5, max_iters: 8}
+		  - {suite: attention, impl: naive, seq_len: 32, iters: 4}
+		  - {suite: attention, impl: fake, seq_len: 16, iters: auto}
+	EOF
+	expect_status 0 "runner list shows iters auto" "$RUNNER" list "$T/auto.yaml"
+	contains "$T/out" "naive float32 fwd\+bwd B1 H2 S32 D16 causal +run, iters auto: 12-10000 measured, until rse <= 0.02 or 0.5 s measured$" "the rule of an auto case"
+	contains "$T/out" "S16 D16 causal +run, iters auto: 5-8 measured, until rse <= 0.005 or 10 s measured$" "the built-in defaults of the rule"
+	contains "$T/out" "S32 D16 causal +run$" "a fixed count says nothing more"
+	contains "$T/out" "fake float32 .*unsupported: iters: auto is not supported for a peer" "a peer refuses auto"
+	expect_status 0 "runner run an auto sweep" "$RUNNER" run "$T/auto.yaml" --db "$db"
+	contains "$T/out" "5 of 5 cases stored \(4 ok, 0 oom, 0 error, 1 unsupported, 0 skipped\)" "run summary"
+	contains "$T/err" "S32 D16 causal: ok; iters auto: [0-9]+, (precision|max_time), rse [0-9.]+% \(" "the progress line says how many, why, and the estimate"
+	contains "$T/err" "S16 D16 causal: ok; iters auto: 8, max_iters \(" "no estimate before 10 iterations"
+	contains "$T/err" "S32 D16 causal: ok \(" "a fixed count as before"
+	check "auto cases stop for precision or time, after at least min_iters" [ "$(sql "$db" "select count(*) from cases where ord < 2 and stop_reason in ('precision', 'max_time') and iters >= 12")" = 2 ]
+	check "the cap stops the case it binds" [ "$(sql "$db" "select stop_reason || iters from cases where ord = 2")" = max_iters8 ]
+	check "a fixed count is stopped by its count" [ "$(sql "$db" "select stop_reason || iters from cases where ord = 3")" = iters4 ]
+	check "every iteration stored: iters measured after the warm-up, fwd and bwd" [ "$(sql "$db" "select count(*) from cases c where status = 'ok' and (select count(*) from samples s where s.case_id = c.id) = 2 * (c.warmup + c.iters) and (select max(iter) + 1 from samples s where s.case_id = c.id) = c.warmup + c.iters")" = 4 ]
+	check "the stopping rule in the params JSON of auto cases only" [ "$(sql "$db" "select group_concat(json_extract(params, '\$.iters') || ':' || ifnull(json_extract(params, '\$.target_rse'), '-'), ' ') from cases order by ord")" = "auto:0.02 auto:0.02 auto:0.005 4:- auto:0.005" ]
+	check "the peer case is unsupported with the reason" [ "$(sql "$db" "select status || ' ' || (reason like '%iters: auto is not supported for a peer%fixed iters%') || ' ' || iters from cases where ord = 4")" = "unsupported 1 0" ]
+	check "an auto case has the key of the fixed-count case" [ "$(sql "$db" "select count(distinct case_key) from cases where ord in (0, 3)")" = 1 ]
+	expect_status 0 "report table of an auto run" "$REPORT" --db "$db" table --format csv
+	expect_status 0 "report export stats gives stop_reason" "$REPORT" --db "$db" export --what stats --format csv
+	contains "$T/out" "max_iters" "export names the stop reason"
+	# --resume: the run cut after 2 cases, then resumed: the rest measured as auto again
+	sql "$db" "delete from samples where case_id in (select id from cases where ord >= 2); delete from cases where ord >= 2; update runs set status = 'interrupted'"
+	expect_status 0 "resume an auto run" "$RUNNER" run "$T/auto.yaml" --db "$db" --resume latest
+	contains "$T/out" "run 1 complete: 5 of 5 cases stored" "the resumed run counts every case"
+	check "resumed cases stopped as before" [ "$(sql "$db" "select group_concat(stop_reason || iters, ' ') from (select * from cases where ord in (2, 3) order by ord)")" = "max_iters8 iters4" ]
+	# --repeat: each repetition measures its auto cases anew
+	expect_status 0 "runner run --repeat 2 an auto sweep" "$RUNNER" run "$T/auto.yaml" --db "$T/rep.db" --repeat 2
+	check "two complete runs, every auto case stopped by its rule" [ "$(sql "$T/rep.db" "select count(*) from cases where ord < 3 and stop_reason in ('precision', 'max_time', 'max_iters')")" = 6 ]
+	;;
 repeat)
 	# runner run --repeat N (issue 14): N runs of one label and group, each with every case, the
 	# cases in a new random order each time, and report regress taking the runs together.

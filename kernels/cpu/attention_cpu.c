@@ -17,12 +17,6 @@
 #include "rng.h"
 #include "simd.h"
 
-/* Most row blocks the causal naive kernel splits the score matrix into. */
-#define NAIVE_BLOCKS_MAX 8
-/* Fewest query rows in a block: smaller products lose more to oneDNN's overhead than the
- * skipped blocks above the diagonal save. */
-#define NAIVE_BLOCK_ROWS_MIN 64
-
 /* A kernel of the cpu table (impls.c); the table is kernels[] below. create makes the buffers
  * of a (dims, backward and mem are set); forward and backward are attention_cpu_forward's and
  * attention_cpu_backward's. */
@@ -42,19 +36,14 @@ struct attention_cpu {
 	int backward;                 /* backward buffers exist */
 	struct mem_arena *mem;
 
-	/* naive: the products of block j (rows j·block_rows ... of the score matrix) or, for dV and
-	 * dK, of key block j, each batched over B·H. Causal: block j's query rows see keys below
-	 * its end only, so the products skip the blocks above the diagonal (see naive_plan). */
-	int nblocks;                  /* 1 when not causal or S is short: the whole matrices */
-	int64_t block_rows;
-	struct onednn_gemm *qk[NAIVE_BLOCKS_MAX];    /* P = scale·Q K^T */
-	struct onednn_gemm *pv[NAIVE_BLOCKS_MAX];    /* O = P V */
-	struct onednn_gemm *dv_mm[NAIVE_BLOCKS_MAX]; /* dV = P^T dO */
-	struct onednn_gemm *dp_mm[NAIVE_BLOCKS_MAX]; /* dP = dO V^T */
-	struct onednn_gemm *dq_mm[NAIVE_BLOCKS_MAX]; /* dQ = scale·dS K */
-	struct onednn_gemm *dk_mm[NAIVE_BLOCKS_MAX]; /* dK = scale·dS^T Q */
-	float *p;                     /* (B, H, S, S) scores, then probabilities, kept for backward;
-				       * a row holds its block's columns (the rest is never read) */
+	/* naive */
+	struct onednn_gemm *qk;       /* P = scale·Q K^T, batched over B·H */
+	struct onednn_gemm *pv;       /* O = P V */
+	struct onednn_gemm *dv_mm;    /* dV = P^T dO */
+	struct onednn_gemm *dp_mm;    /* dP = dO V^T */
+	struct onednn_gemm *dq_mm;    /* dQ = scale·dS K */
+	struct onednn_gemm *dk_mm;    /* dK = scale·dS^T Q */
+	float *p;                     /* (B, H, S, S) scores, then probabilities, kept for backward */
 	float *dp;                    /* (B, H, S, S) dP, then dS in place */
 	float *delta;                 /* (B, H, S) Δ = rowsum(dO ⊙ O); naive and flash */
 
@@ -101,30 +90,6 @@ static float *alloc_state(struct attention_cpu *a, double n, struct bd_error *er
 			    (long long)d->head_dim);
 }
 
-/* The row blocks of the causal naive kernel: the score matrix's query rows in nblocks blocks of
- * block_rows (the last may be shorter). Block j's rows [r0, r1) see keys [0, r1) only, so its
- * products are (r1 - r0) x r1 instead of (r1 - r0) x S: about (nblocks + 1) / (2 nblocks) of
- * the full products' work (62.5% with 4 blocks). */
-static void naive_plan(struct attention_cpu *a)
-{
-	int64_t S = a->dims.seq_len;
-	int nb = 1;
-	if (a->dims.causal)
-		while (nb < NAIVE_BLOCKS_MAX && S / (2 * nb) >= NAIVE_BLOCK_ROWS_MIN)
-			nb *= 2;
-	a->nblocks = nb;
-	a->block_rows = (S + nb - 1) / nb;
-}
-
-/* Query rows [*r0, *r1) of block j; returns r1 - r0 (0 for a block past the end). */
-static int64_t naive_block(const struct attention_cpu *a, int j, int64_t *r0, int64_t *r1)
-{
-	int64_t S = a->dims.seq_len;
-	*r0 = (int64_t)j * a->block_rows;
-	*r1 = *r0 + a->block_rows < S ? *r0 + a->block_rows : S;
-	return *r1 > *r0 ? *r1 - *r0 : 0;
-}
-
 static int naive_create(struct attention_cpu *a, struct bd_error *err)
 {
 	const struct attention_dims *d = &a->dims;
@@ -133,43 +98,29 @@ static int naive_create(struct attention_cpu *a, struct bd_error *err)
 	double scores = (double)heads * (double)S * (double)S;
 	int rc;
 
-	naive_plan(a);
 	if (!(a->p = alloc_state(a, scores, err, "P (B, H, S, S) float32")))
 		return BD_ENOMEM;
-	if (a->backward &&
-	    (!(a->dp = alloc_state(a, scores, err, "dP (B, H, S, S) float32")) ||
-	     !(a->delta = alloc_state(a, (double)(heads * S), err, "delta (B, H, S) float32"))))
+	struct onednn_gemm_desc qk = {.batch = heads, .m = S, .n = S, .k = D, .trans_b = 1,
+				      .alpha = scale};
+	struct onednn_gemm_desc pv = {.batch = heads, .m = S, .n = D, .k = S};
+	if ((rc = onednn_gemm_create(&a->qk, &qk, a->mem, err)) < 0 ||
+	    (rc = onednn_gemm_create(&a->pv, &pv, a->mem, err)) < 0)
+		return rc;
+	if (!a->backward)
+		return 0;
+	if (!(a->dp = alloc_state(a, scores, err, "dP (B, H, S, S) float32")) ||
+	    !(a->delta = alloc_state(a, (double)(heads * S), err, "delta (B, H, S) float32")))
 		return BD_ENOMEM;
-	for (int j = 0; j < a->nblocks; j++) {
-		int64_t r0, r1, m = naive_block(a, j, &r0, &r1), tail = S - r0;
-		if (!m)
-			break;
-		/* query block: rows [r0, r1) against keys [0, r1) */
-		struct onednn_gemm_desc qk = {.batch = heads, .m = m, .n = r1, .k = D, .trans_b = 1,
-					      .lda = D, .ldb = D, .ldc = S, .stride_a = S * D,
-					      .stride_b = S * D, .stride_c = S * S, .alpha = scale};
-		struct onednn_gemm_desc pv = {.batch = heads, .m = m, .n = D, .k = r1, .lda = S,
-					      .ldb = D, .ldc = D, .stride_a = S * S,
-					      .stride_b = S * D, .stride_c = S * D};
-		if ((rc = onednn_gemm_create(&a->qk[j], &qk, a->mem, err)) < 0 ||
-		    (rc = onednn_gemm_create(&a->pv[j], &pv, a->mem, err)) < 0)
-			return rc;
-		if (!a->backward)
-			continue;
-		/* key block: keys [r0, r1) against the query rows [r0, S) that see them */
-		struct onednn_gemm_desc dv = {.batch = heads, .m = m, .n = D, .k = tail, .trans_a = 1,
-					      .lda = S, .ldb = D, .ldc = D, .stride_a = S * S,
-					      .stride_b = S * D, .stride_c = S * D};
-		struct onednn_gemm_desc dp = qk, dq = pv, dk = dv;
-		dp.alpha = 0;
-		dq.alpha = scale;
-		dk.alpha = scale;
-		if ((rc = onednn_gemm_create(&a->dv_mm[j], &dv, a->mem, err)) < 0 ||
-		    (rc = onednn_gemm_create(&a->dp_mm[j], &dp, a->mem, err)) < 0 ||
-		    (rc = onednn_gemm_create(&a->dq_mm[j], &dq, a->mem, err)) < 0 ||
-		    (rc = onednn_gemm_create(&a->dk_mm[j], &dk, a->mem, err)) < 0)
-			return rc;
-	}
+	struct onednn_gemm_desc dv = {.batch = heads, .m = S, .n = D, .k = S, .trans_a = 1};
+	struct onednn_gemm_desc dp = {.batch = heads, .m = S, .n = S, .k = D, .trans_b = 1};
+	struct onednn_gemm_desc dq = {.batch = heads, .m = S, .n = D, .k = S, .alpha = scale};
+	struct onednn_gemm_desc dk = {.batch = heads, .m = S, .n = D, .k = S, .trans_a = 1,
+				      .alpha = scale};
+	if ((rc = onednn_gemm_create(&a->dv_mm, &dv, a->mem, err)) < 0 ||
+	    (rc = onednn_gemm_create(&a->dp_mm, &dp, a->mem, err)) < 0 ||
+	    (rc = onednn_gemm_create(&a->dq_mm, &dq, a->mem, err)) < 0 ||
+	    (rc = onednn_gemm_create(&a->dk_mm, &dk, a->mem, err)) < 0)
+		return rc;
 	return 0;
 }
 
@@ -265,14 +216,12 @@ void attention_cpu_free(struct attention_cpu *a)
 {
 	if (!a)
 		return;
-	for (int j = 0; j < NAIVE_BLOCKS_MAX; j++) {
-		onednn_gemm_free(a->qk[j]);
-		onednn_gemm_free(a->pv[j]);
-		onednn_gemm_free(a->dv_mm[j]);
-		onednn_gemm_free(a->dp_mm[j]);
-		onednn_gemm_free(a->dq_mm[j]);
-		onednn_gemm_free(a->dk_mm[j]);
-	}
+	onednn_gemm_free(a->qk);
+	onednn_gemm_free(a->pv);
+	onednn_gemm_free(a->dv_mm);
+	onednn_gemm_free(a->dp_mm);
+	onednn_gemm_free(a->dq_mm);
+	onednn_gemm_free(a->dk_mm);
 	mem_free(a->mem, a->p);
 	mem_free(a->mem, a->dp);
 	mem_free(a->mem, a->delta);
@@ -316,36 +265,22 @@ static float softmax_row(float *x, int64_t n, int64_t S)
 	return m + logf(l);
 }
 
-/* Columns of score row i (0 <= i < S) that its block's products read: up to the block's end. */
-static int64_t naive_row_cols(const struct attention_cpu *a, int64_t i)
-{
-	int64_t end = (i / a->block_rows + 1) * a->block_rows;
-	return end < a->dims.seq_len ? end : a->dims.seq_len;
-}
-
 static int naive_forward(struct attention_cpu *a, const float *q, const float *k, const float *v,
 			 float *o, float *lse, struct bd_error *err)
 {
 	const struct attention_dims *d = &a->dims;
-	int64_t S = d->seq_len, D = d->head_dim, rows = d->batch * d->heads * S;
-	int causal = d->causal, rc = 0;
+	int64_t S = d->seq_len, rows = d->batch * d->heads * S;
+	int causal = d->causal;
+	int rc = onednn_gemm_execute(a->qk, q, k, a->p, err);
+	if (rc < 0)
+		return rc;
 	float *p = a->p;
-	for (int j = 0; j < a->nblocks && a->qk[j]; j++) {
-		int64_t r0 = (int64_t)j * a->block_rows;
-		if ((rc = onednn_gemm_execute(a->qk[j], q + r0 * D, k, p + r0 * S, err)) < 0)
-			return rc;
-	}
 #pragma omp parallel for schedule(static)
 	for (int64_t r = 0; r < rows; r++) {
 		int64_t i = r % S;
-		lse[r] = softmax_row(p + r * S, causal ? i + 1 : S, naive_row_cols(a, i));
+		lse[r] = softmax_row(p + r * S, causal ? i + 1 : S, S);
 	}
-	for (int j = 0; j < a->nblocks && a->pv[j]; j++) {
-		int64_t r0 = (int64_t)j * a->block_rows;
-		if ((rc = onednn_gemm_execute(a->pv[j], p + r0 * S, v, o + r0 * D, err)) < 0)
-			return rc;
-	}
-	return 0;
+	return onednn_gemm_execute(a->pv, a->p, v, o, err);
 }
 
 static int naive_backward(struct attention_cpu *a, const float *q, const float *k,
@@ -355,16 +290,12 @@ static int naive_backward(struct attention_cpu *a, const float *q, const float *
 	(void)lse;
 	const struct attention_dims *d = &a->dims;
 	int64_t S = d->seq_len, D = d->head_dim, rows = d->batch * d->heads * S;
+	int rc;
+	if ((rc = onednn_gemm_execute(a->dv_mm, a->p, d_o, dv, err)) < 0 ||
+	    (rc = onednn_gemm_execute(a->dp_mm, d_o, v, a->dp, err)) < 0)
+		return rc;
 	const float *p = a->p;
 	float *ds = a->dp, *delta = a->delta;
-	int rc;
-	for (int j = 0; j < a->nblocks && a->dv_mm[j]; j++) {
-		int64_t r0 = (int64_t)j * a->block_rows;
-		if ((rc = onednn_gemm_execute(a->dv_mm[j], p + r0 * S + r0, d_o + r0 * D, dv + r0 * D,
-					      err)) < 0 ||
-		    (rc = onednn_gemm_execute(a->dp_mm[j], d_o + r0 * D, v, ds + r0 * S, err)) < 0)
-			return rc;
-	}
 #pragma omp parallel for schedule(static)
 	for (int64_t r = 0; r < rows; r++) {
 		float s = 0;
@@ -373,18 +304,13 @@ static int naive_backward(struct attention_cpu *a, const float *q, const float *
 		delta[r] = s;
 		const float *p_row = p + r * S;
 		float *ds_row = ds + r * S;
-		int64_t cols = naive_row_cols(a, r % S);
 #pragma omp simd
-		for (int64_t j = 0; j < cols; j++)
+		for (int64_t j = 0; j < S; j++)
 			ds_row[j] = p_row[j] * (ds_row[j] - s);
 	}
-	for (int j = 0; j < a->nblocks && a->dq_mm[j]; j++) {
-		int64_t r0 = (int64_t)j * a->block_rows;
-		if ((rc = onednn_gemm_execute(a->dq_mm[j], ds + r0 * S, k, dq + r0 * D, err)) < 0 ||
-		    (rc = onednn_gemm_execute(a->dk_mm[j], ds + r0 * S + r0, q + r0 * D, dk + r0 * D,
-					      err)) < 0)
-			return rc;
-	}
+	if ((rc = onednn_gemm_execute(a->dq_mm, a->dp, k, dq, err)) < 0 ||
+	    (rc = onednn_gemm_execute(a->dk_mm, a->dp, q, dk, err)) < 0)
+		return rc;
 	return 0;
 }
 

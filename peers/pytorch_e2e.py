@@ -31,7 +31,14 @@ weights (matmuls in bfloat16, norms, softmax and the loss in float32); float16 i
 on CUDA only. attention naive is the explicit softmax(QK^T / sqrt(d) + mask) V; flash and sdpa use
 torch.nn.functional.scaled_dot_product_attention(is_causal=True) (torch >= 2.0; on CUDA, flash
 restricts it to the FlashAttention backend), else the case is unsupported. --compile runs the model
-through torch.compile (torch >= 2.0), whose compilation falls in the first warm-up iteration.
+through torch.compile (torch >= 2.0; inductor, which on the CPU needs a C++ compiler), whose
+compilation falls in the first warm-up iteration (forward, and the backward graph in the first
+backward); when it fails there with a dynamo or inductor error, the case is unsupported with the
+reason.
+
+Every case prints an `info {...}` object (schemas/peer-protocol.md), stored with the case as
+cases.impl_info: torch's version, BLAS, MKL and oneDNN versions, the CPU capability its kernels
+use, and its thread counts, so that a reader knows which PyTorch ran.
 
 Threads: torch.set_num_threads(OMP_NUM_THREADS, default: every CPU). On CUDA, memory lines report
 the allocator's peaks (torch.cuda.max_memory_allocated) after the forward and the backward, and a
@@ -82,6 +89,48 @@ def is_oom(exc):
     msg = str(exc).lower()
     return isinstance(exc, RuntimeError) and (
         "out of memory" in msg or "can't allocate memory" in msg or "not enough memory" in msg)
+
+
+def torch_info(torch, threads, compile_model):
+    """What ran, as the `info {...}` object (schemas/peer-protocol.md; at most 2047 bytes): the
+    torch version and the libraries its CPU path uses, read from torch.__config__.show()."""
+    import json
+    import re
+    config = torch.__config__.show()
+
+    def found(pattern):
+        m = re.search(pattern, config)
+        return m.group(1).strip() if m else None
+
+    backends = torch.backends
+    capability = None
+    cpu = getattr(backends, "cpu", None)
+    if cpu is not None and hasattr(cpu, "get_cpu_capability"):   # torch >= 2.1
+        capability = cpu.get_cpu_capability()
+    info = {
+        "torch": torch.__version__,
+        "python": sys.version.split()[0],
+        "interpreter": sys.executable,
+        "threads": torch.get_num_threads(),
+        "interop_threads": torch.get_num_interop_threads(),
+        "set_threads": threads,
+        "compile": bool(compile_model),
+        "blas": found(r"BLAS_INFO=([^,\s]+)"),
+        "mkl": found(r"Math Kernel Library Version ([^\n]+?) for") or found(r"Math Kernel Library Version ([^\n]+)"),
+        "mkl_available": bool(getattr(backends, "mkl", None) and backends.mkl.is_available()),
+        "onednn": found(r"MKL-DNN v([0-9][^\s]*)"),
+        "mkldnn_enabled": bool(backends.mkldnn.is_available() and backends.mkldnn.enabled),
+        "openmp": found(r"OpenMP (\d+)"),
+        "cpu_capability": capability or found(r"CPU capability usage: ([^\n]+)"),
+        "cxx_compiler": found(r"- (GCC [^\n]+|clang [^\n]+)"),
+    }
+    if compile_model:
+        info["compile_backend"] = "inductor"
+    text = json.dumps(info, separators=(", ", ": "), ensure_ascii=True)
+    while len(text) > 2047 and info.get("interpreter"):   # a very long path: drop it first
+        info["interpreter"] = None
+        text = json.dumps(info, separators=(", ", ": "), ensure_ascii=True)
+    return text
 
 
 def env_int(name):
@@ -245,7 +294,8 @@ def run(argv):
     device = torch.device(c["device"])
     P = param_count(c)
     lines = ["info threads %d" % threads, "info params %d" % P,
-             "info compile %s" % ("yes" if compile_model else "no")]
+             "info compile %s" % ("yes" if compile_model else "no"),
+             "info " + torch_info(torch, threads, compile_model)]
     if cuda:
         lines.append("info device cuda %s" % torch.cuda.get_device_name(device).replace(" ", "_"))
         if c["mem_limit"] > 0:
@@ -320,6 +370,22 @@ def run(argv):
             self.ns = max(1, self.ns)
             return False
 
+    @contextlib.contextmanager
+    def compiling(first):
+        """torch.compile's failure to compile (no working C++ compiler for inductor, an
+        unsupported Python, a dynamo or inductor error) in the first iteration, where it
+        compiles, makes the case unsupported with the reason."""
+        try:
+            yield
+        except Exception as exc:
+            where = type(exc).__module__ or ""
+            if not (compile_model and first and not is_oom(exc) and
+                    where.startswith(("torch._dynamo", "torch._inductor"))):
+                raise
+            traceback.print_exc()
+            raise Unsupported("torch.compile (inductor) failed on this machine: %s: %s"
+                              % (type(exc).__name__, exc))
+
     peak = {"fwd": 0, "bwd": 0}
     for it in range(c["warmup"] + c["iters"]):
         if "bwd" in phases:
@@ -327,14 +393,14 @@ def run(argv):
         if cuda:
             torch.cuda.reset_peak_memory_stats(device)
         out = []
-        with Phase() as ph:
+        with Phase() as ph, compiling(it == 0):
             with torch.set_grad_enabled("bwd" in phases), autocast(), attention_backend():
                 loss = step(tokens, targets)
         out.append("sample %d fwd %d" % (it, ph.ns))
         if cuda:
             peak["fwd"] = max(peak["fwd"], torch.cuda.max_memory_allocated(device))
         if "bwd" in phases:
-            with Phase() as ph:
+            with Phase() as ph, compiling(it == 0):   # the backward graph compiles here
                 loss.backward()
             out.append("sample %d bwd %d" % (it, ph.ns))
             if cuda:

@@ -95,6 +95,7 @@ struct parser {
 	int have_header;
 	struct slot *slots;        /* total x PHASE_COUNT, iteration-major */
 	size_t mem_line[MEM_COUNT];
+	size_t info_json_line;     /* the `info {...}` line, 0 while there is none */
 	size_t lineno;
 };
 
@@ -186,6 +187,215 @@ static int parse_status(struct parser *P, const char *line, char **tok, size_t n
 	return 0;
 }
 
+/* ---- `info {JSON}`: one JSON object (RFC 8259), checked here and stored as it is ----------- */
+
+/* How deep arrays and objects may nest in an info object. */
+#define INFO_JSON_DEPTH 16
+
+struct json_scan {
+	const char *p, *end;
+	const char *why;   /* the first thing wrong, NULL while nothing is */
+	int depth;
+};
+
+static int json_fail(struct json_scan *J, const char *why)
+{
+	if (!J->why)
+		J->why = why;
+	return -1;
+}
+
+static void json_skip_space(struct json_scan *J)
+{
+	while (J->p < J->end && (*J->p == ' ' || *J->p == '\t' || *J->p == '\n' || *J->p == '\r'))
+		J->p++;
+}
+
+/* One UTF-8 sequence from a lead byte >= 0x80 (no overlong forms, no surrogates, <= U+10FFFF). */
+static int json_utf8(struct json_scan *J)
+{
+	const unsigned char *u = (const unsigned char *)J->p;
+	size_t left = (size_t)(J->end - J->p), len;
+	unsigned char lo = 0x80, hi = 0xbf;
+	if (u[0] >= 0xc2 && u[0] <= 0xdf)
+		len = 2;
+	else if (u[0] >= 0xe0 && u[0] <= 0xef)
+		len = 3, lo = u[0] == 0xe0 ? 0xa0 : 0x80, hi = u[0] == 0xed ? 0x9f : 0xbf;
+	else if (u[0] >= 0xf0 && u[0] <= 0xf4)
+		len = 4, lo = u[0] == 0xf0 ? 0x90 : 0x80, hi = u[0] == 0xf4 ? 0x8f : 0xbf;
+	else
+		return json_fail(J, "a string is not valid UTF-8");
+	if (left < len || u[1] < lo || u[1] > hi)
+		return json_fail(J, "a string is not valid UTF-8");
+	for (size_t i = 2; i < len; i++)
+		if (u[i] < 0x80 || u[i] > 0xbf)
+			return json_fail(J, "a string is not valid UTF-8");
+	J->p += len;
+	return 0;
+}
+
+static int json_string(struct json_scan *J)
+{
+	if (J->p >= J->end || *J->p != '"')
+		return json_fail(J, "expected a string");
+	for (J->p++; J->p < J->end;) {
+		unsigned char ch = (unsigned char)*J->p;
+		if (ch == '"') {
+			J->p++;
+			return 0;
+		}
+		if (ch < 0x20)
+			return json_fail(J, "a control character in a string (escape it)");
+		if (ch >= 0x80) {
+			if (json_utf8(J))
+				return -1;
+			continue;
+		}
+		J->p++;
+		if (ch != '\\')
+			continue;
+		if (J->p >= J->end)
+			break;
+		if (*J->p == 'u') {
+			for (int i = 1; i <= 4; i++)
+				if (J->p + i >= J->end || !isxdigit((unsigned char)J->p[i]))
+					return json_fail(J, "\\u takes four hex digits");
+			J->p += 5;
+		} else if (*J->p && strchr("\"\\/bfnrt", *J->p)) {
+			J->p++;
+		} else {
+			return json_fail(J, "an unknown escape in a string");
+		}
+	}
+	return json_fail(J, "a string is not closed");
+}
+
+static int json_digits(struct json_scan *J)
+{
+	const char *start = J->p;
+	while (J->p < J->end && isdigit((unsigned char)*J->p))
+		J->p++;
+	return J->p > start ? 0 : json_fail(J, "a number needs digits");
+}
+
+/* -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
+static int json_number(struct json_scan *J)
+{
+	if (J->p < J->end && *J->p == '-')
+		J->p++;
+	if (J->p < J->end && *J->p == '0')
+		J->p++;
+	else if (json_digits(J))
+		return -1;
+	if (J->p < J->end && *J->p == '.' && (J->p++, json_digits(J)))
+		return -1;
+	if (J->p < J->end && (*J->p == 'e' || *J->p == 'E')) {
+		J->p++;
+		if (J->p < J->end && (*J->p == '+' || *J->p == '-'))
+			J->p++;
+		if (json_digits(J))
+			return -1;
+	}
+	return 0;
+}
+
+static int json_value(struct json_scan *J);
+
+/* An object or an array; J->p is on its opening bracket. */
+static int json_container(struct json_scan *J)
+{
+	char close = *J->p == '{' ? '}' : ']';
+	if (++J->depth > INFO_JSON_DEPTH)
+		return json_fail(J, "nested too deeply");
+	J->p++;
+	json_skip_space(J);
+	if (J->p < J->end && *J->p == close) {
+		J->p++;
+		J->depth--;
+		return 0;
+	}
+	for (;;) {
+		if (close == '}') {
+			json_skip_space(J);
+			if (json_string(J))
+				return json_fail(J, "an object's key must be a string");
+			json_skip_space(J);
+			if (J->p >= J->end || *J->p != ':')
+				return json_fail(J, "expected ':' after a key");
+			J->p++;
+		}
+		if (json_value(J))
+			return -1;
+		json_skip_space(J);
+		if (J->p < J->end && *J->p == ',') {
+			J->p++;
+			continue;
+		}
+		if (J->p < J->end && *J->p == close)
+			break;
+		return json_fail(J, close == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
+	}
+	J->p++;
+	J->depth--;
+	return 0;
+}
+
+static int json_word(struct json_scan *J, const char *word)
+{
+	size_t n = strlen(word);
+	if ((size_t)(J->end - J->p) < n || memcmp(J->p, word, n))
+		return json_fail(J, "expected a value");
+	J->p += n;
+	return 0;
+}
+
+static int json_value(struct json_scan *J)
+{
+	json_skip_space(J);
+	if (J->p >= J->end)
+		return json_fail(J, "a value is missing");
+	switch (*J->p) {
+	case '{':
+	case '[':
+		return json_container(J);
+	case '"':
+		return json_string(J);
+	case 't':
+		return json_word(J, "true");
+	case 'f':
+		return json_word(J, "false");
+	case 'n':
+		return json_word(J, "null");
+	default:
+		if (*J->p == '-' || isdigit((unsigned char)*J->p))
+			return json_number(J);
+		return json_fail(J, "expected a value");
+	}
+}
+
+/* `info {...}`: json is the line from its '{' on (trimmed). One object, nothing after it, at
+ * most PEER_INFO_MAX - 1 bytes, and one such line per output; kept in out->impl_info. */
+static int parse_info_json(struct parser *P, const char *line, const char *json)
+{
+	struct peer_output *out = P->out;
+	size_t len = strlen(json);
+	if (P->info_json_line)
+		return line_fail(out, P->lineno, line, "a second info object (the first is on line %zu)",
+				 P->info_json_line);
+	if (len >= sizeof(out->impl_info))
+		return line_fail(out, P->lineno, line, "the info object has %zu bytes, more than %zu",
+				 len, sizeof(out->impl_info) - 1);
+	struct json_scan J = {.p = json, .end = json + len};
+	if (!json_container(&J) && J.p != J.end)
+		json_fail(&J, "something follows the object");
+	if (J.why)
+		return line_fail(out, P->lineno, line, "the info object is not valid JSON at byte %zu: %s",
+				 (size_t)(J.p - json) + 1, J.why);
+	memcpy(out->impl_info, json, len + 1);
+	P->info_json_line = P->lineno;
+	return 0;
+}
+
 /* One line (trimmed, not blank, not a comment). */
 static int parse_line(struct parser *P, char *line)
 {
@@ -225,6 +435,8 @@ static int parse_line(struct parser *P, char *line)
 		rc = parse_memory(P, line, tok, ntok);
 	} else if (!strcmp(tok[0], "status")) {
 		rc = parse_status(P, line, tok, ntok, ntok > 2 ? rest : NULL);
+	} else if (!strcmp(tok[0], "info") && ntok > 1 && tok[1][0] == '{') {
+		rc = parse_info_json(P, line, line + (tok[1] - copy));
 	} else if (!strcmp(tok[0], "info")) {
 		if (ntok < 2)
 			rc = line_fail(out, P->lineno, line, "an info line is 'info KEY VALUE...'");
@@ -931,6 +1143,7 @@ void peer_measure_case(const struct sweep_case *c, const char *sweep_path, struc
 		res->peak_fwd_bytes = po.peak_fwd_bytes;
 		res->peak_bwd_bytes = po.peak_bwd_bytes;
 		res->peak_bytes = po.peak_bytes;
+		memcpy(res->impl_info, po.impl_info, sizeof(res->impl_info));
 		if (res->peak_bytes < 0)   /* the overall peak is at least each phase's */
 			res->peak_bytes = po.peak_fwd_bytes > po.peak_bwd_bytes ? po.peak_fwd_bytes :
 										 po.peak_bwd_bytes;

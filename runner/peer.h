@@ -14,6 +14,10 @@
 #define PEER_PROTOCOL_VERSION 1
 /* Bytes of the peer's stderr kept for the reason of a failed case (the last ones). */
 #define PEER_STDERR_TAIL 2048
+/* Bytes of the `info {...}` object with its nul: what cases.impl_info holds for a case. */
+#define PEER_INFO_MAX 2048
+_Static_assert(PEER_INFO_MAX == sizeof(((struct case_result *)0)->impl_info),
+	       "a peer's info object is stored in case_result.impl_info");
 /* A peer that writes more than this to stdout is stopped (its case is an error). */
 #define PEER_STDOUT_MAX (64u << 20)
 
@@ -29,7 +33,8 @@ struct peer_output {
 				      * iteration-major, warm-up first; malloc'd */
 	size_t nsamples;
 	int64_t param_bytes, peak_fwd_bytes, peak_bwd_bytes, peak_bytes; /* `memory`; -1 unknown */
-	size_t ninfo;                /* `info` lines (checked, not stored) */
+	size_t ninfo;                /* `info KEY VALUE` lines (checked, not stored) */
+	char impl_info[PEER_INFO_MAX]; /* the `info {...}` line's JSON object as printed; "" none */
 };
 
 /* Parse a peer's whole stdout (len bytes) for the case p. Returns 0 when the output is valid —

@@ -248,6 +248,16 @@ static void test_naive_matches_reference_odd_seq(void **state)
 			expect_kernel_matches_reference("naive", 2, 2, seqs[i], 32, causal);
 }
 
+/* Longer sequences than above, causal and not, at more heads: the model's S = 256, and an odd
+ * 531. */
+static void test_naive_matches_reference_long_seq(void **state)
+{
+	(void)state;
+	expect_kernel_matches_reference("naive", 2, 3, 256, 16, 1);
+	expect_kernel_matches_reference("naive", 1, 1, 531, 8, 1);
+	expect_kernel_matches_reference("naive", 1, 1, 256, 8, 0);
+}
+
 static void test_naive_matches_reference_head_dims(void **state)
 {
 	(void)state;
@@ -607,6 +617,7 @@ int main(void)
 		cmocka_unit_test(test_reference_rows_variant_matches_full_forward),
 		cmocka_unit_test(test_comparison_detects_one_wrong_value),
 		cmocka_unit_test(test_naive_matches_reference_odd_seq),
+		cmocka_unit_test(test_naive_matches_reference_long_seq),
 		cmocka_unit_test(test_naive_matches_reference_head_dims),
 		cmocka_unit_test(test_flash_matches_reference_odd_seq),
 		cmocka_unit_test(test_flash_matches_reference_causal_odd_seq),

@@ -444,6 +444,47 @@ static void test_rmsnorm__forward_matches_float64_reference(void **state)
 	}
 }
 
+/* The fused residual add and norm: x_out is x + y rounded once, h and rstd match the float64
+ * norm of x + y, and a bfloat16 h is bit for bit cpu_rmsnorm_fwd's of x_out. */
+static void test_rmsnorm__residual_forward_adds_then_matches_float64_reference(void **state)
+{
+	(void)state;
+	for (size_t s = 0; s < sizeof(rmsnorm_sizes) / sizeof(rmsnorm_sizes[0]); s++) {
+		const struct rmsnorm_size *z = &rmsnorm_sizes[s];
+		int64_t n = z->n, d = z->d;
+		struct rng r;
+		rng_init(&r, 350 + s);
+		float *x = random_floats(&r, n * d, -z->x_range, z->x_range);
+		float *y = random_floats(&r, n * d, -z->x_range, z->x_range);
+		float *g = random_floats(&r, d, 0.5f, 1.5f), *h = random_floats(&r, n * d, 5, 6);
+		float *x_out = random_floats(&r, n * d, 5, 6), *rstd = random_floats(&r, n, 5, 6);
+		float *rstd2 = random_floats(&r, n, 5, 6);
+		uint16_t *h16 = calloc((size_t)(n * d), sizeof(*h16));
+		uint16_t *want16 = calloc((size_t)(n * d), sizeof(*want16));
+		double *rsum = doubles(n * d), *rg = to_doubles(g, d);
+		double *rh = doubles(n * d), *rrstd = doubles(n);
+		assert_non_null(h16);
+		assert_non_null(want16);
+		for (int64_t i = 0; i < n * d; i++)
+			rsum[i] = (double)x[i] + (double)y[i];
+		cpu_residual_rmsnorm_fwd(x, y, x_out, g, h, DTYPE_FLOAT32, rstd, n, d, z->eps);
+		for (int64_t i = 0; i < n * d; i++)
+			if (x_out[i] != x[i] + y[i])
+				fail_msg("x_out[%lld] = %.9g, not x + y = %.9g", (long long)i,
+					 (double)x_out[i], (double)(x[i] + y[i]));
+		ref_rmsnorm_fwd(rsum, rg, rh, rrstd, n, d, z->eps);
+		expect_close("residual rmsnorm h", h, rh, n * d);
+		expect_close("residual rmsnorm rstd", rstd, rrstd, n);
+
+		cpu_residual_rmsnorm_fwd(x, y, x_out, g, h16, DTYPE_BFLOAT16, rstd2, n, d, z->eps);
+		cpu_rmsnorm_fwd(x_out, g, want16, DTYPE_BFLOAT16, rstd, n, d, z->eps);
+		assert_memory_equal(h16, want16, (size_t)(n * d) * sizeof(*h16));
+		assert_memory_equal(rstd2, rstd, (size_t)n * sizeof(*rstd));
+		free(x), free(y), free(g), free(h), free(x_out), free(rstd), free(rstd2), free(h16);
+		free(want16), free(rsum), free(rg), free(rh), free(rrstd);
+	}
+}
+
 static void test_rmsnorm__backward_adds_to_dx_overwrites_dg_and_matches_reference(void **state)
 {
 	(void)state;
@@ -1321,6 +1362,7 @@ int main(void)
 			use_3_threads, restore_threads),
 		cmocka_unit_test(test_embedding__reference_backward_matches_finite_differences),
 		cmocka_unit_test(test_rmsnorm__forward_matches_float64_reference),
+		cmocka_unit_test(test_rmsnorm__residual_forward_adds_then_matches_float64_reference),
 		cmocka_unit_test_setup_teardown(
 			test_rmsnorm__backward_adds_to_dx_overwrites_dg_and_matches_reference,
 			use_3_threads, restore_threads),

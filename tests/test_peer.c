@@ -284,6 +284,84 @@ static void test_peer__status_must_be_last_and_known(void **state)
 	check_refused(HEADER "status\n", PASS_FORWARD, "a status line is 'status ok' or", NULL);
 }
 
+/* ---- info {JSON} ----------------------------------------------------------------------------- */
+
+static void test_peer__info_object_is_kept_as_printed(void **state)
+{
+	(void)state;
+	const char *json = "{\"torch\": \"2.5.1+cpu\", \"threads\": 2, \"mkldnn\": {\"enabled\": true, "
+			   "\"version\": [3, 5, 3]}, \"blas\": null, \"x\": -1.5e-3, \"s\": \"a\\u00e9\\n\xc3\xa9\"}";
+	char text[1024];
+	snprintf(text, sizeof(text), HEADER "info torch 2.5.1\n  info   %s  \r\n" FB_SAMPLES "status ok\n",
+		 json);
+	struct peer_output out = parse_ok(text, PASS_FORWARD_BACKWARD);
+	assert_string_equal(out.impl_info, json);
+	assert_int_equal(out.ninfo, 1);   /* the free-text line; the object is not counted there */
+	peer_output_free(&out);
+
+	out = parse_ok(HEADER "info {}\nstatus unsupported no\n", PASS_FORWARD);
+	assert_string_equal(out.impl_info, "{}");
+	peer_output_free(&out);
+	out = parse_ok(HEADER FB_SAMPLES "status ok\n", PASS_FORWARD_BACKWARD);
+	assert_string_equal(out.impl_info, "");   /* none printed: nothing stored */
+	peer_output_free(&out);
+}
+
+static void test_peer__info_object_must_be_one_valid_json_object(void **state)
+{
+	(void)state;
+	const struct {
+		const char *line, *why;
+	} bad[] = {
+		{"info {", "expected a string"},
+		{"info {\"a\": \"b}", "a string is not closed"},
+		{"info {\"a\": 1", "expected ',' or '}'"},
+		{"info {\"a\": 1} x", "something follows the object"},
+		{"info {\"a\": 1}{}", "something follows the object"},
+		{"info {a: 1}", "expected a string"},
+		{"info {\"a\" 1}", "expected ':' after a key"},
+		{"info {\"a\": 01}", "expected ',' or '}'"},
+		{"info {\"a\": 1.}", "a number needs digits"},
+		{"info {\"a\": .5}", "expected a value"},
+		{"info {\"a\": nan}", "expected a value"},
+		{"info {\"a\": [1,]}", "expected a value"},
+		{"info {\"a\": \"\\x\"}", "an unknown escape"},
+		{"info {\"a\": \"\\u12g4\"}", "four hex digits"},
+		{"info {\"a\": \"\t\"}", "a control character"},
+		{"info {\"a\": \"\xc3\"}", "not valid UTF-8"},
+		{"info {\"a\": \"\xed\xa0\x80\"}", "not valid UTF-8"},   /* a surrogate */
+		{"info {\"a\": \"\xc0\xaf\"}", "not valid UTF-8"},       /* overlong */
+		{"info {\"a\": tru}", "expected a value"},
+		{"info {\"a\": [[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]}", "nested too deeply"},
+	};
+	char text[512];
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text), HEADER "%s\nstatus unsupported no\n", bad[i].line);
+		check_refused(text, PASS_FORWARD, "line 2: 'info {", "not valid JSON at byte", bad[i].why,
+			      NULL);
+	}
+	check_refused(HEADER "info {\"a\": 1}\ninfo {\"b\": 2}\nstatus unsupported no\n", PASS_FORWARD,
+		      "line 3", "a second info object (the first is on line 2)", NULL);
+
+	/* the bound: PEER_INFO_MAX - 1 bytes fit, one more does not */
+	static char big[PEER_INFO_MAX + 64];
+	for (size_t len = PEER_INFO_MAX - 1; len <= PEER_INFO_MAX; len++) {
+		const char *head = HEADER "info {\"pad\": \"";
+		size_t n = (size_t)snprintf(big, sizeof(big), "%s", head);
+		size_t pad = len - strlen("{\"pad\": \"\"}");
+		memset(big + n, 'x', pad);
+		snprintf(big + n + pad, sizeof(big) - n - pad, "\"}\nstatus unsupported no\n");
+		if (len < PEER_INFO_MAX) {
+			struct peer_output out = parse_ok(big, PASS_FORWARD);
+			assert_int_equal(strlen(out.impl_info), len);
+			peer_output_free(&out);
+		} else {
+			check_refused(big, PASS_FORWARD, "the info object has 2048 bytes, more than 2047",
+				      NULL);
+		}
+	}
+}
+
 static void test_peer__free_accepts_null_and_errors_leave_nothing_to_free(void **state)
 {
 	(void)state;
@@ -312,6 +390,8 @@ int main(void)
 		cmocka_unit_test(test_peer__sample_beyond_the_iterations_is_refused),
 		cmocka_unit_test(test_peer__missing_status_is_truncated_output),
 		cmocka_unit_test(test_peer__status_must_be_last_and_known),
+		cmocka_unit_test(test_peer__info_object_is_kept_as_printed),
+		cmocka_unit_test(test_peer__info_object_must_be_one_valid_json_object),
 		cmocka_unit_test(test_peer__free_accepts_null_and_errors_leave_nothing_to_free),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -137,6 +137,15 @@ static int cpu_rmsnorm_fwd_op(struct dev *dev, const float *x, const float *g, v
 	return 0;
 }
 
+static int cpu_residual_rmsnorm_fwd_op(struct dev *dev, const float *x, const float *y,
+				       float *x_out, const float *g, void *h, enum bd_dtype h_dtype,
+				       float *rstd, int64_t n, int64_t d, float eps)
+{
+	(void)dev;
+	cpu_residual_rmsnorm_fwd(x, y, x_out, g, h, h_dtype, rstd, n, d, eps);
+	return 0;
+}
+
 static int cpu_rmsnorm_bwd_op(struct dev *dev, const float *dy, const float *x, const float *g,
 			      const float *rstd, float *dx, float *dg, int64_t n, int64_t d)
 {
@@ -281,6 +290,7 @@ static const struct dev_ops cpu_ops = {
 	.embedding_fwd = cpu_embedding_fwd_op,
 	.embedding_bwd = cpu_embedding_bwd_op,
 	.rmsnorm_fwd = cpu_rmsnorm_fwd_op,
+	.residual_rmsnorm_fwd = cpu_residual_rmsnorm_fwd_op,
 	.rmsnorm_bwd = cpu_rmsnorm_bwd_op,
 	.heads_split = cpu_heads_split_op,
 	.heads_merge = cpu_heads_merge_op,

@@ -347,6 +347,34 @@ void cpu_rmsnorm_fwd(const float *x, const float *g, void *y, enum bd_dtype y_dt
 		ACT_DISPATCH(mode, RMSNORM_FWD_ROW, i);
 }
 
+/* x_out row = x row + y row (while they are in L1), then the norm of that row */
+ALWAYS_INLINE float residual_rmsnorm_row(const enum act_mode mode, const float *restrict x,
+					 const float *restrict y, float *restrict x_out,
+					 const float *restrict g, void *h, int64_t h_at, int64_t d,
+					 float eps)
+{
+	int64_t j = 0;
+	for (; j + VL <= d; j += VL)
+		vstore(x_out + j, vload(x + j) + vload(y + j));
+	for (; j < d; j++)
+		x_out[j] = x[j] + y[j];
+	return rmsnorm_fwd_row(mode, x_out, g, h, h_at, d, eps);
+}
+
+#define RESIDUAL_RMSNORM_ROW(MODE, i)                                                              \
+	rstd[i] = residual_rmsnorm_row(MODE, x + (i) * d, y + (i) * d, x_out + (i) * d, g, h, (i) * d, \
+				       d, eps)
+
+void cpu_residual_rmsnorm_fwd(const float *x, const float *y, float *x_out, const float *g,
+			      void *h, enum bd_dtype h_dtype, float *rstd, int64_t n, int64_t d,
+			      float eps)
+{
+	enum act_mode mode = act_mode(h_dtype);
+#pragma omp parallel for schedule(static)
+	for (int64_t i = 0; i < n; i++)
+		ACT_DISPATCH(mode, RESIDUAL_RMSNORM_ROW, i);
+}
+
 size_t cpu_rmsnorm_bwd_work(int64_t d) { return (size_t)omp_get_max_threads() * (size_t)d; }
 
 /* With r = rstd and y = x·r·g: dx += r·g·dy − (r³/d)·(Σ dy·g·x)·x; dg_part += dy·x·r. */

@@ -37,6 +37,12 @@ void cpu_embedding_bwd(const int32_t *tokens, const float *dout, float *dtable, 
 /* y (n, d) act = x / rms(x) * g, rms(x) = sqrt(mean(x^2) + eps); rstd (n) = 1 / rms(x). */
 void cpu_rmsnorm_fwd(const float *x, const float *g, void *y, enum bd_dtype y_dtype, float *rstd,
 		     int64_t n, int64_t d, float eps);
+/* x_out (n, d) = x + y, then h (n, d) act = rmsnorm of x_out as cpu_rmsnorm_fwd, rstd (n): the
+ * residual add and the next norm in one pass (x_out equals x + y rounded once, as a GEMM's
+ * beta-1 accumulation gives it). x_out must not alias x or y. */
+void cpu_residual_rmsnorm_fwd(const float *x, const float *y, float *x_out, const float *g,
+			      void *h, enum bd_dtype h_dtype, float *rstd, int64_t n, int64_t d,
+			      float eps);
 /* Floats of workspace cpu_rmsnorm_bwd needs for rows of width d (per-thread dg partials). */
 size_t cpu_rmsnorm_bwd_work(int64_t d);
 /* From dy (n, d), the forward's x, g and rstd: dx (n, d) += dL/dx; dg (d) = dL/dg (overwritten).

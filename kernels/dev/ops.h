@@ -82,6 +82,12 @@ struct dev_ops {
 			     float *dtable, int64_t n, int64_t d);
 	int (*rmsnorm_fwd)(struct dev *dev, const float *x, const float *g, void *y,
 			   enum bd_dtype y_dtype, float *rstd, int64_t n, int64_t d, float eps);
+	/* x_out = x + y (the residual add), then rmsnorm_fwd of x_out into h and rstd, in one pass
+	 * over the rows. x_out may not alias x or y. NULL on a backend without it: the model then
+	 * copies x and accumulates the projection into it in the GEMM (beta 1). */
+	int (*residual_rmsnorm_fwd)(struct dev *dev, const float *x, const float *y, float *x_out,
+				    const float *g, void *h, enum bd_dtype h_dtype, float *rstd,
+				    int64_t n, int64_t d, float eps);
 	int (*rmsnorm_bwd)(struct dev *dev, const float *dy, const float *x, const float *g,
 			   const float *rstd, float *dx, float *dg, int64_t n, int64_t d);
 	int (*heads_split)(struct dev *dev, const void *in, enum bd_dtype in_dtype, int64_t ld,

@@ -68,7 +68,9 @@ struct model {
 	void *dom;                /* (n, d) act */
 	float *d_o, *dq, *dk, *dv;/* (b, h, t, dh) f32 */
 	void *qkv;                /* (n, 3d) act: the QKV projection (forward), its gradient
-				   * (backward); only the split heads are kept per layer */
+				   * (backward); only the split heads are kept per layer. Once the
+				   * heads are split, the forward's O and W2 projections (n, d) f32
+				   * pass through it on their way to residual_rmsnorm_fwd */
 
 	struct model_memory mem;
 	int64_t *account;         /* the counter model_create's allocations go to */
@@ -546,6 +548,32 @@ static void *act_col(const struct model *m, void *base, int64_t col)
 	return (char *)base + (size_t)col * m->act_size;
 }
 
+/* x_out = x + proj, then the norm with gain g of x_out into h, rstd: fused where the backend
+ * has it, else x_out = x, and proj's GEMM accumulates into x_out (beta 1). Before proj's GEMM:
+ * where proj's product goes (its C and beta); after it: residual_norm_finish. */
+struct residual {
+	void *c;
+	float beta;
+};
+
+static struct residual residual_start(struct model *m, const float *x, float *x_out, int *rc)
+{
+	if (m->dev->ops->residual_rmsnorm_fwd)
+		return (struct residual){m->qkv, 0};   /* qkv is free once the heads are split */
+	*rc = m->dev->ops->copy(m->dev, x_out, x, (size_t)(m->n * m->d) * sizeof(float));
+	return (struct residual){x_out, 1};
+}
+
+static int residual_finish(struct model *m, const float *x, float *x_out, const float *g,
+			   void *h, float *rstd)
+{
+	struct dev *dev = m->dev;
+	if (dev->ops->residual_rmsnorm_fwd)
+		return dev->ops->residual_rmsnorm_fwd(dev, x, m->qkv, x_out, g, h, m->act, rstd, m->n,
+						      m->d, MODEL_NORM_EPS);
+	return dev->ops->rmsnorm_fwd(dev, x_out, g, h, m->act, rstd, m->n, m->d, MODEL_NORM_EPS);
+}
+
 int model_forward(struct model *m)
 {
 	struct dev *dev = m->dev;
@@ -553,21 +581,29 @@ int model_forward(struct model *m)
 	int64_t n = m->n, d = m->d, f = m->f, V = m->V, b = m->s.batch, t = m->s.ctx;
 	const struct model_layout *lay = &m->lay;
 	int train = m->s.mode != MODEL_INFER;
-	int rc;
+	int rc = 0;
 	float *x = m->layers[0].x;
-	if ((rc = op->embedding_fwd(dev, m->tokens, m->params + lay->embedding, x, n, d)))
+	struct residual r;
+	if ((rc = op->embedding_fwd(dev, m->tokens, m->params + lay->embedding, x, n, d)) ||
+	    (rc = op->rmsnorm_fwd(dev, x, m->params + lay->layer0 + lay->attn_norm, m->layers[0].h1,
+				  m->act, m->layers[0].rstd1, n, d, MODEL_NORM_EPS)))
 		return rc;
 	for (int64_t l = 0; l < m->L; l++) {
 		struct layer_acts *a = &m->layers[l];
 		int64_t w = lay->layer0 + l * lay->layer_stride;
 		void *att = train ? a->att : m->layers[0].att;
-		/* the layer's output: the next layer's x, or (inference) the other ping-pong buffer */
-		float *x_out = train ? (l + 1 < m->L ? m->layers[l + 1].x : m->x_final)
+		/* the layer's output: the next layer's x, or (inference) the other ping-pong buffer;
+		 * and where the norm that follows it goes: the next layer's attn_norm, or the final
+		 * norm after the last layer (inference: every layer's is layers[0]'s) */
+		int last = l + 1 == m->L;
+		float *x_out = train ? (!last ? m->layers[l + 1].x : m->x_final)
 				     : (x == m->layers[0].x ? m->x_final : m->layers[0].x);
+		struct layer_acts *next = last ? NULL : &m->layers[train ? l + 1 : 0];
+		const float *next_g = m->params + (last ? lay->final_norm
+							: w + lay->layer_stride + lay->attn_norm);
 		dev_range_push(dev, "layer %lld", (long long)l);
-		if ((rc = op->rmsnorm_fwd(dev, x, m->params + w + lay->attn_norm, a->h1, m->act,
-					  a->rstd1, n, d, MODEL_NORM_EPS)) ||
-		    (rc = linear(m, a->h1, w + lay->w_qkv, m->qkv, n, 3 * d, d, m->act, 0)) ||
+		/* a->h1 = attn_norm(x) is made by the previous layer (or before the loop) */
+		if ((rc = linear(m, a->h1, w + lay->w_qkv, m->qkv, n, 3 * d, d, m->act, 0)) ||
 		    (rc = op->heads_split(dev, m->qkv, m->act, 3 * d, a->q, m->rope, b, t, m->h,
 					  m->dh)) ||
 		    (rc = op->heads_split(dev, act_col(m, m->qkv, d), m->act, 3 * d, a->k, m->rope, b,
@@ -576,14 +612,16 @@ int model_forward(struct model *m)
 					  b, t, m->h, m->dh)) ||
 		    (rc = op->attention_fwd(dev, att, a->q, a->k, a->v, a->o, a->lse)) ||
 		    (rc = op->heads_merge(dev, a->o, a->om, m->act, d, NULL, b, t, m->h, m->dh)) ||
-		    (rc = op->copy(dev, a->x_mid, x, (size_t)(n * d) * sizeof(float))) ||
-		    (rc = linear(m, a->om, w + lay->w_o, a->x_mid, n, d, d, DTYPE_FLOAT32, 1)) ||
-		    (rc = op->rmsnorm_fwd(dev, a->x_mid, m->params + w + lay->ffn_norm, a->h2, m->act,
-					  a->rstd2, n, d, MODEL_NORM_EPS)) ||
+		    (r = residual_start(m, x, a->x_mid, &rc), rc) ||
+		    (rc = linear(m, a->om, w + lay->w_o, r.c, n, d, d, DTYPE_FLOAT32, r.beta)) ||
+		    (rc = residual_finish(m, x, a->x_mid, m->params + w + lay->ffn_norm, a->h2,
+					  a->rstd2)) ||
 		    (rc = linear(m, a->h2, w + lay->w_13, a->u, n, 2 * f, d, m->act, 0)) ||
 		    (rc = op->swiglu_fwd(dev, a->u, a->g, m->act, n, f)) ||
-		    (rc = op->copy(dev, x_out, a->x_mid, (size_t)(n * d) * sizeof(float))) ||
-		    (rc = linear(m, a->g, w + lay->w_2, x_out, n, d, f, DTYPE_FLOAT32, 1))) {
+		    (r = residual_start(m, a->x_mid, x_out, &rc), rc) ||
+		    (rc = linear(m, a->g, w + lay->w_2, r.c, n, d, f, DTYPE_FLOAT32, r.beta)) ||
+		    (rc = residual_finish(m, a->x_mid, x_out, next_g, last ? m->hf : next->h1,
+					  last ? m->rstd_f : next->rstd1))) {
 			dev_range_pop(dev);
 			return rc;
 		}
@@ -591,9 +629,7 @@ int model_forward(struct model *m)
 		x = x_out;
 	}
 	m->x_last = x;
-	if ((rc = op->rmsnorm_fwd(dev, x, m->params + lay->final_norm, m->hf, m->act, m->rstd_f, n,
-				  d, MODEL_NORM_EPS)) ||
-	    (rc = linear(m, m->hf, lay->lm_head, m->logits, n, V, d, DTYPE_FLOAT32, 0)) ||
+	if ((rc = linear(m, m->hf, lay->lm_head, m->logits, n, V, d, DTYPE_FLOAT32, 0)) ||
 	    (rc = op->xent_fwd(dev, m->logits, m->targets, m->lse_ce, m->loss, n, V)))
 		return rc;
 	return 0;

@@ -56,6 +56,7 @@ EOF
 	check "pytorch: samples of (1 + 2) iterations x the pass's phases" [ "$(sql "$db" "select group_concat(n) from (select count(*) n from samples s join cases c on c.id = s.case_id where c.impl = 'pytorch' group by c.id order by c.ord)")" = "3,9,3,9" ]
 	# L(4d² + 3 d f + 2d) + 2Vd + d = 2(16384 + 24576 + 128) + 128000 + 64 = 210240 float32 parameters
 	check "pytorch: param bytes from its memory line" [ "$(sql "$db" "select group_concat(distinct param_bytes) from cases where impl = 'pytorch' and status = 'ok'")" = $((210240 * 4)) ]
+	check "pytorch: its info object (torch version, threads) stored as impl_info" [ "$(sql "$db" "select count(*) from cases where impl = 'pytorch' and status = 'ok' and json_extract(impl_info, '\$.torch') is not null and json_extract(impl_info, '\$.threads') > 0")" = 4 ]
 	check "pytorch: same FLOPs as benchdb" [ "$(sql "$db" "select count(*) from cases a join cases b on a.dtype = b.dtype and a.pass = b.pass where a.impl = 'pytorch' and a.status = 'ok' and b.impl = 'benchdb' and b.status = 'ok' and a.flops_fwd = b.flops_fwd and a.flops_fwd > 0")" = $bench_ok ]
 	contains <(sql "$db" "select reason from cases where dtype = 'float16'") "float16 autocast runs on cuda only" "float16 on the cpu is unsupported"
 	expect_status 0 "report --compare benchdb" "$REPORT" --db "$db" --compare benchdb
@@ -95,6 +96,7 @@ check "fake: warm-up samples stored" [ "$(sql "$db" "select count(*) from sample
 check "fake: the peer's unsupported reason" [ "$(status_of fake "causal = 1 and seq_len = 16")" = "unsupported|the fake peer has no causal mask" ]
 check "fake: memory lines stored (peak = max of phases)" [ "$(sql "$db" "select peak_fwd_bytes || '/' || peak_bwd_bytes || '/' || peak_bytes from cases where impl = 'fake' and seq_len = 16 and causal = 0")" = "1000/3000/3000" ]
 check "fake: same FLOPs as the built-in workload" [ "$(sql "$db" "select count(*) from cases a join cases b on a.seq_len = b.seq_len and a.causal = b.causal where a.impl = 'fake' and b.impl = 'naive' and a.flops_fwd = b.flops_fwd and a.flops_bwd = b.flops_bwd and a.flops_fwd > 0")" = 4 ]
+check "fake: its info object stored as printed, unsupported cases too" [ "$(sql "$db" "select count(*) from cases where impl = 'fake' and impl_info = '{\"peer\": \"fake_ok.sh\", \"seq_len\": ' || seq_len || '}'")" = 4 ]
 check "fake: not validated" [ "$(sql "$db" "select count(*) from cases where impl = 'fake' and max_diff is null")" = 4 ]
 check "fake: same case key as naive but for impl" [ "$(sql "$db" "select count(*) from cases a join cases b on replace(a.case_key, 'impl=fake ', 'impl=naive ') = b.case_key where a.impl = 'fake' and b.impl = 'naive'")" = 4 ]
 check "fake: params JSON names the peer as impl" [ "$(sql "$db" "select count(*) from cases where impl = 'fake' and json_extract(params, '\$.impl') = 'fake'")" = 4 ]

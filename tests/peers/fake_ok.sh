@@ -8,6 +8,7 @@ if [ -n "${FAKE_PEER_LOG:-}" ]; then
 fi
 echo "benchdb-peer 1"
 echo "info peer fake_ok.sh"
+echo "info {\"peer\": \"fake_ok.sh\", \"seq_len\": $BENCHDB_SEQ_LEN}"
 echo "# $BENCHDB_PARAMS"
 if [ "$BENCHDB_CAUSAL" = true ]; then
 	echo "status unsupported the fake peer has no causal mask"

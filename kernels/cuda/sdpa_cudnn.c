@@ -79,6 +79,7 @@
 #endif
 
 #include "flash.h"
+#include "strbuf.h"
 #include "vocab.h"
 
 #define TENSOR_ALIGNMENT 16    /* bytes; CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT of every tensor */
@@ -1357,47 +1358,6 @@ int sdpa_plan_bwd(struct sdpa_plan *p, struct sdpa_ctx *ctx, const void *q, cons
 
 /* ---- what ran -------------------------------------------------------------------------------- */
 
-/* An append-only text of at most n - 1 bytes; what does not fit is dropped. */
-struct text {
-	char *buf;
-	size_t n, len;
-};
-
-static void put(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void put(struct text *t, const char *fmt, ...)
-{
-	if (t->len + 1 >= t->n)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	int w = vsnprintf(t->buf + t->len, t->n - t->len, fmt, ap);
-	va_end(ap);
-	if (w > 0)
-		t->len = t->len + (size_t)w < t->n ? t->len + (size_t)w : t->n - 1;
-}
-
-/* s as a JSON string (quotes, backslashes and control characters escaped), its first max bytes
- * and "..." when it is longer. */
-static void put_string(struct text *t, const char *s, size_t max)
-{
-	put(t, "\"");
-	for (size_t i = 0; *s; s++, i++) {
-		if (i == max) {
-			put(t, "...");
-			break;
-		}
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			put(t, "\\%c", c);
-		else if (c < 0x20)
-			put(t, "\\u%04x", c);
-		else
-			put(t, "%c", c);
-	}
-	put(t, "\"");
-}
-
 static const char *numerical_note_name(int note)
 {
 	switch (note) {
@@ -1421,43 +1381,46 @@ static const char *behavior_note_name(int note)
 	}
 }
 
-static void put_notes(struct text *t, const char *key, const int *notes, int n,
+static void put_notes(struct strbuf *t, const char *key, const int *notes, int n,
 		      const char *(*name)(int))
 {
-	put(t, ", \"%s\": [", key);
+	sb_addf(t, ", \"%s\": [", key);
 	for (int i = 0; i < n; i++) {
 		const char *nm = name(notes[i]);
 		if (nm)
-			put(t, "%s\"%s\"", i ? ", " : "", nm);
+			sb_addf(t, "%s\"%s\"", i ? ", " : "", nm);
 		else
-			put(t, "%s%d", i ? ", " : "", notes[i]);
+			sb_addf(t, "%s%d", i ? ", " : "", notes[i]);
 	}
-	put(t, "]");
+	sb_addc(t, ']');
 }
 
 /* {"graph": ..., "engine": ..., ...} of one planned graph. */
-static void put_graph(struct text *t, const struct graph *g)
+static void put_graph(struct strbuf *t, const struct graph *g)
 {
 	const struct engine_info *e = &g->engine;
-	put(t, "{\"graph\": \"%s\", \"engine\": ", form_names[g->form]);
+	sb_addf(t, "{\"graph\": \"%s\", \"engine\": ", form_names[g->form]);
 	if (e->global_index >= 0)
-		put(t, "%lld", (long long)e->global_index);
+		sb_addf(t, "%lld", (long long)e->global_index);
 	else
-		put(t, "null");
-	put(t, ", \"heuristics\": \"%s\", \"config\": %lld, \"knobs\": {",
-	    e->heuristics ? e->heuristics : "?", (long long)e->config);
+		sb_add(t, "null");
+	sb_addf(t, ", \"heuristics\": \"%s\", \"config\": %lld, \"knobs\": {",
+		e->heuristics ? e->heuristics : "?", (long long)e->config);
 	for (int i = 0; i < e->nknobs; i++)
-		put(t, "%s\"%lld\": %lld", i ? ", " : "", (long long)e->knob_type[i],
-		    (long long)e->knob_value[i]);
-	put(t, "}");
+		sb_addf(t, "%s\"%lld\": %lld", i ? ", " : "", (long long)e->knob_type[i],
+			(long long)e->knob_value[i]);
+	sb_addc(t, '}');
 	put_notes(t, "numerical_notes", e->numerical, e->nnumerical, numerical_note_name);
 	put_notes(t, "behavior_notes", e->behavior, e->nbehavior, behavior_note_name);
-	put(t, ", \"workspace\": %lld", (long long)g->workspace);
+	sb_addf(t, ", \"workspace\": %lld", (long long)g->workspace);
 	if (g->fallback[0]) {   /* at most 480 bytes each, so that both directions fit */
-		put(t, ", \"fallback\": ");
-		put_string(t, g->fallback, 480);
+		char cut[480 + 4];
+		snprintf(cut, sizeof(cut), "%.480s%s", g->fallback,
+			 strlen(g->fallback) > 480 ? "..." : "");
+		sb_add(t, ", \"fallback\": ");
+		sb_add_json_str(t, cut);
 	}
-	put(t, "}");
+	sb_addc(t, '}');
 }
 
 void sdpa_plan_describe(const struct sdpa_plan *p, char *buf, size_t n)
@@ -1467,20 +1430,23 @@ void sdpa_plan_describe(const struct sdpa_plan *p, char *buf, size_t n)
 	buf[0] = '\0';
 	if (!p)
 		return;
-	struct text t = {buf, n, 0};
+	struct strbuf t = STRBUF_INIT;
 	char version[32];
 	sdpa_cudnn_version(version, sizeof(version));
-	put(&t, "\"cudnn\": \"%s\", \"cudnn_headers\": \"%d.%d.%d\", \"fwd\": ", version,
-	    CUDNN_MAJOR, CUDNN_MINOR, CUDNN_PATCHLEVEL);
+	sb_addf(&t, "\"cudnn\": \"%s\", \"cudnn_headers\": \"%d.%d.%d\", \"fwd\": ", version,
+		CUDNN_MAJOR, CUDNN_MINOR, CUDNN_PATCHLEVEL);
 	put_graph(&t, &p->fwd);
 	if (p->backward && p->bwd.plan) {
-		put(&t, ", \"bwd\": ");
+		sb_add(&t, ", \"bwd\": ");
 		put_graph(&t, &p->bwd);
 	}
 	/* a description cut short is not JSON: say less rather than something broken */
-	if (t.len + 1 >= t.n)
+	if (t.len < n)
+		memcpy(buf, sb_str(&t), t.len + 1);
+	else
 		snprintf(buf, n, "\"cudnn\": \"%s\", \"fwd\": {\"graph\": \"%s\"}", version,
 			 form_names[p->fwd.form]);
+	sb_free(&t);
 }
 
 /* ---- handle ---------------------------------------------------------------------------------- */

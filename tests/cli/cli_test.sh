@@ -597,6 +597,7 @@ contended)
 	check "every case's cpu_wait stored" [ "$(sql "$db" "select count(*) from cases where cpu_wait between 0 and 1")" = 4 ]
 	waits=$(sql "$db" "select group_concat(w, ' ') from (select min(cpu_wait) as w from cases c join runs r on r.id = c.run_id group by r.label order by r.label)")
 	read -r busy quiet <<<"$waits"
+	note "cpu_wait: quiet run $quiet, with three busy loops $busy; mean iteration (ms) quiet / busy: $(sql "$db" "select group_concat(printf('%.2f', ms), ' / ') from (select r.label, avg(s.ns) / 1e6 as ms from samples s join cases c on c.id = s.case_id join runs r on r.id = c.run_id where s.iter >= c.warmup group by r.label order by r.label desc)")"
 	check "the busy run waited for its CPU ($busy, quiet $quiet; three busy loops beside it: about 0.75)" awk -v b="$busy" -v q="$quiet" 'BEGIN { exit !(b > 0.4 && b > q + 0.1) }'
 	"$REPORT" regress --db "$db" --baseline-label quiet --candidate-label busy >"$T/out" 2>"$T/err"
 	got=$?

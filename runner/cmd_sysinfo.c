@@ -1,21 +1,42 @@
-/* runner/cmd_sysinfo.c: `runner sysinfo` — what a run would record about this machine. */
+/* runner/cmd_sysinfo.c: `runner sysinfo` — what a run would record about this machine, and on
+ * request the CPU's measured float32 FMA peak (not stored: a ceiling to read GEMM rates against). */
 #include <stdio.h>
 
 #include "build_info.h"
 #include "commands.h"
+#include "fma_peak.h"
 #include "opt.h"
 #include "sysinfo.h"
 
 int cmd_sysinfo(int argc, char **argv)
 {
-	static const struct opt_spec specs[] = {{0}};
+	int fma_peak = 0;
+	const char *isa = NULL;
+	const struct opt_spec specs[] = {
+		{"fma-peak", 0, OPT_FLAG, NULL, "also measure the cpu's float32 fma peak with every "
+		 "openmp thread (about 2 s; not stored)", &fma_peak},
+		{"isa", 0, OPT_STRING, "ISA", "the fma peak's vectors: avx512 or avx2 (default: the "
+		 "widest this cpu has)", &isa},
+		{0}};
 	static const struct cmd_usage usage = {
-		RUNNER_PROG, "sysinfo", "",
+		RUNNER_PROG, "sysinfo", "[--fma-peak [--isa ISA]]",
 		"Print the system, build and environment facts that `runner run` stores with each run."};
 	int npos = 0;
 	int status = opt_parse_command(specs, &usage, argc, argv, 0, 0, &npos);
 	if (status >= 0)
 		return status;
+	if (isa && !fma_peak) {
+		fprintf(stderr, RUNNER_PROG " sysinfo: --isa goes with --fma-peak\n");
+		return EXIT_USAGE;
+	}
+	struct fma_peak peak = {0};
+	if (fma_peak) {
+		struct bd_error err = {0};
+		if (fma_peak_measure(isa, 7, 0.25, &peak, &err) < 0) {
+			bd_error_print(RUNNER_PROG " sysinfo --fma-peak", &err);
+			return err.code == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL;
+		}
+	}
 	struct sysinfo si;
 	sysinfo_collect(&si);
 	struct strbuf env = STRBUF_INIT;
@@ -48,6 +69,11 @@ int cmd_sysinfo(int argc, char **argv)
 		printf("%-12s %s\n", rows[i].k, rows[i].v[0] ? rows[i].v : "unknown");
 	printf("%-12s %d physical, %d logical\n", "cpu_cores", si.cpu_cores, si.cpu_threads);
 	printf("%-12s %.1f GiB\n", "memory", (double)si.mem_bytes / (1 << 30));
+	if (fma_peak)
+		printf("%-12s %.1f GFLOP/s float32 (%s, %d-bit fma, %d thread%s; fastest of %d runs of "
+		       "%.2f s, slowest %.1f)\n", "fma_peak", peak.best_gflops, peak.isa,
+		       peak.vector_bits, peak.threads, peak.threads == 1 ? "" : "s", peak.reps, peak.rep_seconds,
+		       peak.worst_gflops);
 	sb_free(&env);
 	return EXIT_OK;
 }

@@ -53,6 +53,26 @@ help)
 	expect_status 0 "runner sysinfo" "$RUNNER" sysinfo
 	contains "$T/out" "^hostname +$(hostname)" "sysinfo shows the hostname"
 	contains "$T/out" "^blas +oneDNN" "sysinfo shows the BLAS"
+	lacks "$T/out" "^fma_peak" "sysinfo measures no fma peak unasked"
+	# --fma-peak: the widest ISA the CPU has, asked at run time; the other one refused by name.
+	if grep -qw avx512f /proc/cpuinfo; then widest=avx512 bits=512; else widest=avx2 bits=256; fi
+	OMP_NUM_THREADS=2 expect_status 0 "runner sysinfo --fma-peak" "$RUNNER" sysinfo --fma-peak
+	contains "$T/out" "^fma_peak +[0-9]+\.[0-9] GFLOP/s float32 \($widest, $bits-bit fma, 2 threads; fastest of 7 runs of 0\.[0-9]+ s, slowest [0-9]+\.[0-9]\)$" \
+		"sysinfo --fma-peak: rate, isa, width, threads"
+	best=$(sed -n 's/^fma_peak *\([0-9.]*\) .*/\1/p' "$T/out")
+	slowest=$(sed -n 's/.*slowest \([0-9.]*\))$/\1/p' "$T/out")
+	check "fma peak: positive, the fastest run not below the slowest ($best, $slowest)" \
+		awk -v b="$best" -v s="$slowest" 'BEGIN { exit !(b > 0 && s > 0 && b >= s) }'
+	OMP_NUM_THREADS=1 expect_status 0 "runner sysinfo --fma-peak --isa avx2, one thread" \
+		"$RUNNER" sysinfo --fma-peak --isa avx2
+	contains "$T/out" "\(avx2, 256-bit fma, 1 thread;" "--isa avx2 and OMP_NUM_THREADS are followed"
+	if [ "$widest" = avx2 ]; then
+		expect_status 1 "--isa avx512 without AVX-512" "$RUNNER" sysinfo --fma-peak --isa avx512
+		contains "$T/err" "this cpu has no avx512f \(valid here: avx2\)" "the missing ISA is named"
+	fi
+	expect_status 2 "--isa unknown" "$RUNNER" sysinfo --fma-peak --isa sse
+	contains "$T/err" "unknown isa 'sse' \(valid: avx512, avx2\)" "the valid ISAs are named"
+	expect_status 2 "--isa without --fma-peak" "$RUNNER" sysinfo --isa avx2
 	;;
 
 run_report)

@@ -4,7 +4,7 @@
 # driver, toolkit and PyTorch but not libyaml/SQLite/oneDNN/cmocka, and cannot fetch packages, so
 # the binaries are built here (scripts/device/bundle.sh) and travel as .dev/bundle.tar.xz with the
 # libraries they link; cuBLASLt and cuDNN come from the machine's PyPI wheels.
-#   gpu_run.sh STAGE...    stages: env tests cputests flash short cpuflash attn e2e cs336 (each writes under $OUT)
+#   gpu_run.sh STAGE...    stages: env tests cputests flash short cpuflash cpue2e cpubf16 cpuprof attn e2e cs336 (each writes under $OUT)
 set -u
 OUT=${OUT:-/tmp/gpu-out}
 ROOT=$PWD
@@ -17,6 +17,7 @@ export LD_LIBRARY_PATH=$ROOT/.dev/lib:$libs/usr/local/cuda/lib64:${LD_LIBRARY_PA
 export PATH=$ROOT/.dev/bin:$PATH BENCHDB_PYTHON=python3
 R=$ROOT/build-gpu/runner/runner
 P=$ROOT/build-gpu/report/report
+A=$ROOT/build-avx512/runner/runner   # the CPU stages' build (-march for AVX-512; bundle.sh)
 # run NAME SECONDS COMMAND...: one stage's command under a time limit (SIGINT first: the runner
 # keeps every finished case), its output in $OUT/NAME.log
 run() {
@@ -41,10 +42,24 @@ for stage in "$@"; do
 	short) run short 240 "$R" run configs/perf/flash_vs_sdpa_short.yaml --db "$OUT/short.db" ;;
 	cpuflash)  # the per-ISA CPU figures on this machine's CPU, with the AVX-512 build
 		run cpuflash 150 build-avx512/runner/runner run configs/perf/flash_vs_naive_cpu_s2048.yaml --db "$OUT/cpu.db" ;;
+	cpue2e)  # issue 17's per-ISA table on this machine's CPU (AVX-512 build, the machine's torch):
+		# the FMA peak per ISA, then float32 rounds against torch eager and torch.compile;
+		# docs/performance.md "CPU end-to-end transformer vs PyTorch". One device call each:
+		# cpue2e, cpubf16 (the bfloat16 rounds), cpuprof (the GEMMs by role).
+		{ "$A" sysinfo --fma-peak; "$A" sysinfo --fma-peak --isa avx2 | tail -1; } >"$OUT/fma-peak.log" 2>&1
+		run cpue2e-f32 540 "$A" run configs/perf/e2e_vs_pytorch_cpu_fb.yaml --repeat 3 --db "$OUT/cpue2e.db" --label e2e-cpu-fb
+		sqlite3 -header -column "$OUT/cpue2e.db" <configs/perf/e2e_vs_pytorch_cpu_fb.sql >"$OUT/cpue2e-f32.txt" 2>&1
+		"$A" sysinfo --fma-peak | tail -1 >>"$OUT/fma-peak.log" 2>&1 ;;
+	cpubf16)
+		run cpue2e-bf16 540 "$A" run configs/perf/e2e_vs_pytorch_cpu_fb_bf16.yaml --repeat 3 --db "$OUT/cpubf16.db" --label e2e-cpu-fb-bf16
+		sqlite3 -header -column "$OUT/cpubf16.db" <configs/perf/e2e_vs_pytorch_cpu_fb.sql >"$OUT/cpue2e-bf16.txt" 2>&1 ;;
+	cpuprof)
+		DNNL_VERBOSE=1 "$A" run configs/perf/e2e_profile_cpu.yaml --db "$OUT/prof.db" >"$OUT/verbose.log" 2>&1
+		python3 configs/perf/dnnl_verbose_roles.py "$OUT/verbose.log" 4 >"$OUT/roles.txt" 2>&1 ;;
 	attn) run attn 200 "$R" run configs/attention_gpu.yaml --db "$OUT/attn.db" ;;
 	e2e) run e2e 500 "$R" run configs/e2e_vs_pytorch_gpu.yaml --db "$OUT/e2e.db" ;;
 	cs336) run cs336 500 "$R" run configs/cs336_e2e.yaml --db "$OUT/cs336.db" ;;
-	*) echo "gpu_run.sh: unknown stage '$stage' (env tests cputests flash short cpuflash attn e2e cs336)" >&2; exit 2 ;;
+	*) echo "gpu_run.sh: unknown stage '$stage' (env tests cputests flash short cpuflash cpue2e cpubf16 cpuprof attn e2e cs336)" >&2; exit 2 ;;
 	esac
 done
 cat "$OUT/summary.txt" 2>/dev/null

@@ -18,7 +18,7 @@ struct fma_peak {
 	int vector_bits;       /* 512 or 256 */
 	int threads;
 	int reps;
-	double rep_seconds;    /* wall time of each repetition (the last calibration's) */
+	double rep_seconds;    /* wall time of the last repetition (all run the same step count) */
 	double best_gflops;    /* the fastest repetition: the peak */
 	double worst_gflops;   /* the slowest: how steady the machine was */
 };

@@ -10,9 +10,6 @@
 
 #include "error.h"
 
-/* The ISAs the probe knows, widest first, as typed after --isa. */
-extern const char *const fma_peak_isas[];   /* NULL-terminated */
-
 struct fma_peak {
 	char isa[16];          /* "avx512" or "avx2" */
 	int vector_bits;       /* 512 or 256 */

@@ -1,7 +1,8 @@
 /* runner/sweep.h: sweep files (YAML, format in schemas/sweep-format.md) and their expansion.
  *
- * The files: sweep.c (the YAML walk), sweep_values.c (one value checked and typed),
- * sweep_expand.c (cases); the parameters' table is common/params.c.
+ * The files: sweep.c (the YAML walk), sweep_models.c and sweep_peers.c (`models:`, `peers:`),
+ * sweep_values.c (one value checked and typed), sweep_expand.c (cases); the parameters' table is
+ * common/params.c.
  * sweep_load() parses and validates the whole file; every error names file:line:col, the key and
  * the valid choices, and nothing is run or written. sweep_expand() multiplies axes into cases.
  */

@@ -1,6 +1,6 @@
-/* runner/sweep_internal.h: what the sweep's three files share — sweep.c (the YAML walk into
- * struct sweep), sweep_values.c (one value checked and typed) and sweep_expand.c (cases). Not
- * for use outside runner/sweep*.c. */
+/* runner/sweep_internal.h: what the sweep's files share — sweep.c (the YAML walk into struct
+ * sweep, with sweep_models.c and sweep_peers.c: sweep_loader.h), sweep_values.c (one value
+ * checked and typed) and sweep_expand.c (cases). Not for use outside runner/sweep*.c. */
 #ifndef BENCHDB_SWEEP_INTERNAL_H
 #define BENCHDB_SWEEP_INTERNAL_H
 

@@ -302,6 +302,13 @@ static void test_peer__info_object_is_kept_as_printed(void **state)
 	out = parse_ok(HEADER "info {}\nstatus unsupported no\n", PASS_FORWARD);
 	assert_string_equal(out.impl_info, "{}");
 	peer_output_free(&out);
+	/* 16 deep, \u0000, an integer beyond int64 (a real) and a repeated key: valid RFC 8259 */
+	const char *edge = "{\"a\": [[[[[[[[[[[[[[[1]]]]]]]]]]]]]]], \"z\": \"x\\u0000y\", "
+			   "\"n\": 9223372036854775808, \"a\": 2}";
+	snprintf(text, sizeof(text), HEADER "info %s\nstatus unsupported no\n", edge);
+	out = parse_ok(text, PASS_FORWARD);
+	assert_string_equal(out.impl_info, edge);
+	peer_output_free(&out);
 	out = parse_ok(HEADER FB_SAMPLES "status ok\n", PASS_FORWARD_BACKWARD);
 	assert_string_equal(out.impl_info, "");   /* none printed: nothing stored */
 	peer_output_free(&out);
@@ -313,32 +320,34 @@ static void test_peer__info_object_must_be_one_valid_json_object(void **state)
 	const struct {
 		const char *line, *why;
 	} bad[] = {
-		{"info {", "expected a string"},
-		{"info {\"a\": \"b}", "a string is not closed"},
-		{"info {\"a\": 1", "expected ',' or '}'"},
-		{"info {\"a\": 1} x", "something follows the object"},
-		{"info {\"a\": 1}{}", "something follows the object"},
-		{"info {a: 1}", "expected a string"},
-		{"info {\"a\" 1}", "expected ':' after a key"},
-		{"info {\"a\": 01}", "expected ',' or '}'"},
-		{"info {\"a\": 1.}", "a number needs digits"},
-		{"info {\"a\": .5}", "expected a value"},
-		{"info {\"a\": nan}", "expected a value"},
-		{"info {\"a\": [1,]}", "expected a value"},
-		{"info {\"a\": \"\\x\"}", "an unknown escape"},
-		{"info {\"a\": \"\\u12g4\"}", "four hex digits"},
-		{"info {\"a\": \"\t\"}", "a control character"},
-		{"info {\"a\": \"\xc3\"}", "not valid UTF-8"},
-		{"info {\"a\": \"\xed\xa0\x80\"}", "not valid UTF-8"},   /* a surrogate */
-		{"info {\"a\": \"\xc0\xaf\"}", "not valid UTF-8"},       /* overlong */
-		{"info {\"a\": tru}", "expected a value"},
-		{"info {\"a\": [[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]}", "nested too deeply"},
+		{"info {", "at byte 1: string or '}' expected near end of file"},
+		{"info {\"a\": \"b}", "premature end of input"},
+		{"info {\"a\": 1", "'}' expected near end of file"},
+		{"info {\"a\": 1} x", "at byte 10: end of file expected near 'x'"},
+		{"info {\"a\": 1}{}", "end of file expected near '{'"},
+		{"info {a: 1}", "at byte 2: string or '}' expected near 'a'"},
+		{"info {\"a\" 1}", "':' expected near '1'"},
+		{"info {\"a\": 01}", "invalid token near '0'"},
+		{"info {\"a\": 1.}", "invalid token near '1.'"},
+		{"info {\"a\": .5}", "invalid token near '.'"},
+		{"info {\"a\": nan}", "invalid token near 'nan'"},
+		{"info {\"a\": [1,]}", "unexpected token near ']'"},
+		{"info {\"a\": \"\\x\"}", "invalid escape"},
+		{"info {\"a\": \"\\u12g4\"}", "invalid escape"},
+		{"info {\"a\": \"\\ud800\"}", "invalid Unicode '\\uD800'"},   /* a lone surrogate */
+		{"info {\"a\": \"\t\"}", "control character 0x9"},
+		{"info {\"a\": \"\xc3\"}", "unable to decode byte 0xc3"},
+		{"info {\"a\": \"\xed\xa0\x80\"}", "unable to decode byte 0xed"},   /* a surrogate */
+		{"info {\"a\": \"\xc0\xaf\"}", "unable to decode byte 0xc0"},       /* overlong */
+		{"info {\"a\": tru}", "invalid token near 'tru'"},
+		{"info {\"a\": 1e400}", "real number overflow"},
+		{"info {\"a\": [[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]}", "nested more than 16 deep"},
 	};
 	char text[512];
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		snprintf(text, sizeof(text), HEADER "%s\nstatus unsupported no\n", bad[i].line);
-		check_refused(text, PASS_FORWARD, "line 2: 'info {", "not valid JSON at byte", bad[i].why,
-			      NULL);
+		check_refused(text, PASS_FORWARD, "line 2: 'info {", "the info object is not valid JSON",
+			      bad[i].why, NULL);
 	}
 	check_refused(HEADER "info {\"a\": 1}\ninfo {\"b\": 2}\nstatus unsupported no\n", PASS_FORWARD,
 		      "line 3", "a second info object (the first is on line 2)", NULL);

@@ -136,6 +136,14 @@ static void exit_text(int wstatus, char *out, size_t size)
 	}
 }
 
+/* A version-2 case has the FLOPs and bytes its work lines state, none before. */
+static void figures_unknown(struct case_result *res)
+{
+	for (int ph = 0; ph < PHASE_COUNT; ph++)
+		res->figures.flops[ph] = res->figures.bytes[ph] = -1;
+	res->figures.param_bytes = res->figures.param_count = -1;
+}
+
 /* A valid output's results into res: status, reason, samples (moved), memory, impl_info; for
  * version 2 the check (max_diff, tolerance; a failed check or a missing required one is an
  * error, its samples dropped) and the work (FLOPs and bytes). */
@@ -146,12 +154,14 @@ static void output_take(const struct sweep_case *c, struct peer_output *po, stru
 	snprintf(res->reason, sizeof(res->reason), "%s", po->reason);
 	peer_text_clean(res->reason);
 	memcpy(res->impl_info, po->impl_info, sizeof(res->impl_info));
-	if (po->version >= 2 && !po->work_benchdb) {   /* the peer's own figures, or none */
+	if (po->version >= 2 && po->work_benchdb) {
+		peer_figures(&c->params, &res->figures);
+	} else if (po->version >= 2) {   /* the peer's own figures, or none */
+		figures_unknown(res);
 		for (int ph = 0; ph < PHASE_COUNT; ph++) {
 			res->figures.flops[ph] = (double)po->work_flops[ph];
 			res->figures.bytes[ph] = (double)po->work_bytes[ph];
 		}
-		res->figures.param_bytes = res->figures.param_count = -1;
 	}
 	if (po->param_bytes >= 0)
 		res->figures.param_bytes = po->param_bytes;
@@ -197,6 +207,8 @@ static int output_outcome(const struct sweep_case *c, const struct peer_proc *pr
 			  const char *how, struct peer_output *po, struct case_result *res)
 {
 	char msg[768];
+	if (po->version >= 2)
+		figures_unknown(res);
 	if (rc && po->truncated && how[0]) {          /* it died before finishing its output */
 		fail_with_stderr(res, pr, how);
 	} else if (rc) {
@@ -334,6 +346,7 @@ static void measure_persistent(const struct sweep_case *c, const char *dir,
 	char *line = NULL, how[160];
 	int end = 1;
 	memset(&po, 0, sizeof(po));
+	figures_unknown(res);   /* protocol 2: the peer's work lines say */
 	if (s->peer != peer) {
 		peer_session_end(s);
 		if (peer_env_build(NULL, peer, 1, 1, &env)) {

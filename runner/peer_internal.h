@@ -48,8 +48,8 @@ struct peer_proc {
 					     * stderr's read ends */
 	struct strbuf out;                  /* stdout from the current case's first line on */
 	size_t scanned;                     /* out scanned for lines up to here */
-	size_t case_end;                    /* persistent: out's bytes up to the case's status line, 0
-					     * while it has not come */
+	size_t case_end;                    /* out's bytes up to the case's status line, 0 while it
+					     * has not come */
 	size_t lines_before;                /* stdout lines before out (persistent: earlier cases) */
 	size_t ncases;                      /* cases begun in this process */
 	char err[PEER_STDERR_TAIL];         /* the last bytes of stderr (since the case began) */

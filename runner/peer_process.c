@@ -300,9 +300,9 @@ static void tail_add(struct peer_proc *pr, const char *buf, size_t n)
 	pr->err_len = keep + n;
 }
 
-/* New complete lines of pr->out: progress from `sample` lines, and (until_status) whether a
- * `status` line has come, which ends the case: pr->case_end is then the byte after it. */
-static void scan_lines(struct peer_proc *pr, int until_status, int64_t total,
+/* New complete lines of pr->out: progress from `sample` lines, and whether a `status` line has
+ * come, which ends the case: pr->case_end is then the byte after it. */
+static void scan_lines(struct peer_proc *pr, int64_t total,
 		       void (*on_iteration)(void *ctx, int64_t iter, int64_t total), void *ctx)
 {
 	const char *text = sb_str(&pr->out);
@@ -314,7 +314,7 @@ static void scan_lines(struct peer_proc *pr, int until_status, int64_t total,
 		pr->scanned = (size_t)(nl - text) + 1;
 		while (line < nl && (*line == ' ' || *line == '\t'))
 			line++;
-		if (until_status && !strncmp(line, "status", 6) &&
+		if (!strncmp(line, "status", 6) &&
 		    (line + 6 == nl || line[6] == ' ' || line[6] == '\t' || line[6] == '\r'))
 			pr->case_end = pr->scanned;
 		if (strncmp(line, "sample ", 7))
@@ -435,6 +435,7 @@ enum peer_read peer_proc_read(struct peer_proc *pr, int64_t deadline, int until_
 {
 	char buf[65536];
 	int64_t exit_seen = 0, sampled = now_ns();
+	int status_sampled = 0;
 	int fds[2] = {pr->out_fd, pr->err_fd};
 	enum peer_read why;
 	for (;;) {
@@ -443,8 +444,11 @@ enum peer_read peer_proc_read(struct peer_proc *pr, int64_t deadline, int until_
 			cpu_wait_tree_sample(&pr->wait, pr->pid);
 			sampled = now;
 		}
-		if (pr->case_end) {
+		if (pr->case_end && !status_sampled) {   /* the case's work is done: its last reading */
 			cpu_wait_tree_sample(&pr->wait, pr->pid);
+			status_sampled = 1;
+		}
+		if (pr->case_end && until_status) {
 			why = PEER_READ_STATUS;
 			break;
 		}
@@ -482,7 +486,7 @@ enum peer_read peer_proc_read(struct peer_proc *pr, int64_t deadline, int until_
 			ssize_t got = read(fds[i], buf, sizeof(buf));
 			if (got > 0 && i == 0) {
 				sb_addn(&pr->out, buf, (size_t)got);
-				scan_lines(pr, until_status, total, on_iteration, ctx);
+				scan_lines(pr, total, on_iteration, ctx);
 			} else if (got > 0) {
 				tail_add(pr, buf, (size_t)got);
 			} else if (got == 0 || (errno != EAGAIN && errno != EINTR)) {

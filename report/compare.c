@@ -58,6 +58,11 @@ int compare_match(const struct case_set *base, const struct case_set *cand, cons
 			continue;
 		char *stripped = impl ? case_key_without_impl(c->case_key) : NULL;
 		long j = case_index_find(&index, impl ? stripped : c->case_key, impl);
+		if (j < 0 && impl) {   /* a peer's case: the baseline's that lacks its own parameters */
+			char *plain = case_key_without_peer_params(stripped);
+			j = case_index_find(&index, plain, impl);
+			free(plain);
+		}
 		free(stripped);
 		if (j >= 0 && is_ok(c) && is_ok(&base->rows[j]))
 			out[m++] = (struct case_pair){.base = (size_t)j, .cand = i};
@@ -67,6 +72,48 @@ int compare_match(const struct case_set *base, const struct case_set *cand, cons
 	*pairs = out;
 	*n = m;
 	return 0;
+}
+
+int compare_match_param(const struct case_set *set, const char *key, const char *value,
+			enum series_pick pick, const struct verdict_rule *rule,
+			struct case_pair **pairs, size_t *n)
+{
+	char (*have)[128] = calloc(set->n ? set->n : 1, sizeof(*have));
+	char **rest = calloc(set->n ? set->n : 1, sizeof(*rest));   /* the key without key= */
+	struct case_pair *out = calloc(set->n ? set->n : 1, sizeof(*out));
+	size_t m = 0;
+	int rc = 0;
+	*pairs = NULL;
+	*n = 0;
+	for (size_t i = 0; have && rest && out && i < set->n; i++) {
+		json_field(set->rows[i].params_json, key, have[i], sizeof(have[i]));
+		if (!(rest[i] = case_key_without(set->rows[i].case_key, key)))
+			rc = BD_ENOMEM;
+	}
+	if (!have || !rest || !out || rc) {
+		rc = BD_ENOMEM;
+		goto done;
+	}
+	for (size_t i = 0; i < set->n; i++) {   /* O(n^2) string compares: a run's few thousand */
+		if (!is_ok(&set->rows[i]) || !have[i][0] || !strcmp(have[i], value))
+			continue;
+		for (size_t j = 0; j < set->n; j++)
+			if (is_ok(&set->rows[j]) && !strcmp(have[j], value) && !strcmp(rest[j], rest[i])) {
+				out[m++] = (struct case_pair){.base = j, .cand = i};
+				break;
+			}
+	}
+	compare_pairs(set, set, out, m, pick, rule);
+	*pairs = out;
+	*n = m;
+	out = NULL;
+done:
+	for (size_t i = 0; rest && i < set->n; i++)
+		free(rest[i]);
+	free(rest);
+	free(have);
+	free(out);
+	return rc;
 }
 
 size_t compare_tables(const struct case_set *cand, const struct case_pair *pairs, size_t n,
@@ -84,7 +131,7 @@ size_t compare_tables(const struct case_set *cand, const struct case_pair *pairs
 	       c_q = table_column(t, "p adj", "", 4),
 	       c_v = table_column(t, "verdict", "", 0);
 	double *speedups = calloc(n ? n : 1, sizeof(*speedups));
-	const char **groups = calloc(n ? n : 1, sizeof(*groups));
+	char (*groups)[160] = calloc(n ? n : 1, sizeof(*groups));   /* impl and peer parameters */
 	enum verdict *verdicts = calloc(n ? n : 1, sizeof(*verdicts));
 	if (!speedups || !groups || !verdicts)
 		abort();
@@ -95,8 +142,12 @@ size_t compare_tables(const struct case_set *cand, const struct case_pair *pairs
 		const struct case_row *c = &cand->rows[pairs[k].cand];
 		const struct pair_result *pr = &pairs[k].result;
 		size_t r = table_row(t);
+		char params[128];
+		case_key_peer_params(c->case_key, params, sizeof(params));
+		snprintf(groups[npairs], sizeof(groups[npairs]), "%s%s%s", c->impl, params[0] ? " " : "",
+			 params);
 		table_text(t, r, c_case, c->name);
-		table_text(t, r, c_impl, c->impl);
+		table_text(t, r, c_impl, groups[npairs]);
 		char n_text[48];
 		snprintf(n_text, sizeof(n_text), "%zu/%zu", pr->base.n, pr->cand.n);
 		table_text(t, r, c_n, n_text);
@@ -116,8 +167,7 @@ size_t compare_tables(const struct case_set *cand, const struct case_pair *pairs
 			table_number(t, r, c_q, q);
 		table_text(t, r, c_v, verdict_names[pr->verdict]);
 		speedups[npairs] = pr->speedup.ratio;
-		verdicts[npairs] = pr->verdict;
-		groups[npairs++] = c->impl;
+		verdicts[npairs++] = pr->verdict;
 	}
 	if (npairs == 0)
 		goto done;

@@ -1,15 +1,18 @@
 /* runner/peer.c: a case run by an external implementation (schemas/peer-protocol.md), start to
  * finish: the environment (peer_env.c), the processes (peer_process.c), the output checked
  * against the case (peer_protocol.c), and every outcome a status in struct case_result, as in
- * measure.c.
+ * measure.c. A persistent peer's process lives in a struct peer_session from case to case.
  */
 #include "peer_internal.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+
+#include <jansson.h>
 
 #include "workload.h"
 
@@ -43,7 +46,28 @@ static char *sweep_dir(const char *path)
 	return strndup(path, (size_t)(slash - path));
 }
 
-/* The stderr tail as one line ("a | b | c"), control characters as spaces, into out. */
+/* peer.h */
+void peer_text_clean(char *s)
+{
+	unsigned char *u = (unsigned char *)s;
+	while (*u) {
+		size_t len = *u < 0x80 ? 1 : (*u & 0xe0) == 0xc0 ? 2 : (*u & 0xf0) == 0xe0 ? 3
+			     : (*u & 0xf8) == 0xf0 ? 4 : 0;
+		size_t k = 1;
+		while (k < len && (u[k] & 0xc0) == 0x80)
+			k++;
+		int c1 = len == 2 && u[0] == 0xc2 && u[1] < 0xa0;   /* U+0080..U+009F: C1 controls */
+		if (len == 1 && (*u < 0x20 || *u == 0x7f)) {
+			*u++ = '?';
+		} else if (!len || k < len || c1 || (len == 2 && u[0] < 0xc2)) {
+			*u++ = '?';   /* a byte that starts no valid sequence: each alike */
+		} else {
+			u += len;
+		}
+	}
+}
+
+/* The stderr tail as one line ("a | b | c"), made printable (peer_text_clean), into out. */
 static size_t stderr_line(const char *err, size_t len, char *out, size_t size)
 {
 	size_t n = 0;
@@ -66,15 +90,16 @@ static size_t stderr_line(const char *err, size_t len, char *out, size_t size)
 	while (n && out[n - 1] == ' ')
 		n--;
 	out[n] = '\0';
+	peer_text_clean(out);
 	return n;
 }
 
 /* res->reason = msg, then as much of the end of the stderr tail as fits. */
-static void fail_with_stderr(struct case_result *res, const struct peer_run *r, const char *msg)
+static void fail_with_stderr(struct case_result *res, const struct peer_proc *pr, const char *msg)
 {
 	static const char sep[] = "; stderr: ";
 	char tail[PEER_STDERR_TAIL * 2];
-	size_t n = stderr_line(r->err, r->err_len, tail, sizeof(tail));
+	size_t n = stderr_line(pr->err, pr->err_len, tail, sizeof(tail));
 	size_t room = sizeof(res->reason) - 1, mlen = strlen(msg);
 	res->status = STATUS_ERROR;
 	if (!n || mlen + sizeof(sep) + 16 > room) {
@@ -97,37 +122,312 @@ static void fail_with_stderr(struct case_result *res, const struct peer_run *r, 
 }
 
 /* "" when the peer exited with status 0, else how it ended. */
-static void exit_text(const struct peer_run *r, char *out, size_t size)
+static void exit_text(int wstatus, char *out, size_t size)
 {
 	out[0] = '\0';
-	if (WIFEXITED(r->wstatus) && WEXITSTATUS(r->wstatus)) {
-		int code = WEXITSTATUS(r->wstatus);
+	if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus)) {
+		int code = WEXITSTATUS(wstatus);
 		snprintf(out, size, "peer exited with status %d%s", code,
 			 code == 127 ? " (command not found)" :
 			 code == 126 ? " (command not executable, or its directory cannot be entered)" : "");
-	} else if (WIFSIGNALED(r->wstatus)) {
-		int sig = WTERMSIG(r->wstatus);
+	} else if (WIFSIGNALED(wstatus)) {
+		int sig = WTERMSIG(wstatus);
 		snprintf(out, size, "peer killed by signal %d (%s)", sig, strsignal(sig));
 	}
 }
 
-void peer_measure_case(const struct sweep_case *c, const char *sweep_path, struct case_result *res,
+/* A version-2 case has the FLOPs and bytes its work lines state, none before. */
+static void figures_unknown(struct case_result *res)
+{
+	for (int ph = 0; ph < PHASE_COUNT; ph++)
+		res->figures.flops[ph] = res->figures.bytes[ph] = -1;
+	res->figures.param_bytes = res->figures.param_count = -1;
+}
+
+/* A valid output's results into res: status, reason, samples (moved), memory, impl_info; for
+ * version 2 the check (max_diff, tolerance; a failed check or a missing required one is an
+ * error, its samples dropped) and the work (FLOPs and bytes). */
+static void output_take(const struct sweep_case *c, struct peer_output *po, struct case_result *res)
+{
+	const struct sweep_peer *peer = c->peer;
+	res->status = po->status;
+	snprintf(res->reason, sizeof(res->reason), "%s", po->reason);
+	peer_text_clean(res->reason);
+	memcpy(res->impl_info, po->impl_info, sizeof(res->impl_info));
+	if (po->version >= 2 && po->work_benchdb) {
+		peer_figures(&c->params, &res->figures);
+	} else if (po->version >= 2) {   /* the peer's own figures, or none */
+		figures_unknown(res);
+		for (int ph = 0; ph < PHASE_COUNT; ph++) {
+			res->figures.flops[ph] = (double)po->work_flops[ph];
+			res->figures.bytes[ph] = (double)po->work_bytes[ph];
+		}
+	}
+	if (po->param_bytes >= 0)
+		res->figures.param_bytes = po->param_bytes;
+	res->peak_fwd_bytes = po->peak_fwd_bytes;
+	res->peak_bwd_bytes = po->peak_bwd_bytes;
+	res->peak_bytes = po->peak_bytes;
+	if (res->peak_bytes < 0)   /* the overall peak is at least each phase's */
+		res->peak_bytes = po->peak_fwd_bytes > po->peak_bwd_bytes ? po->peak_fwd_bytes :
+									 po->peak_bwd_bytes;
+	if (po->nchecks) {
+		res->max_diff = isnan(po->worst.diff) ? INFINITY : po->worst.diff;
+		res->tolerance = po->worst.bound;
+	}
+	if (po->status != STATUS_OK)
+		return;
+	if (po->check_failed) {
+		char where[160];
+		peer_text_clean(po->worst.where);
+		snprintf(where, sizeof(where), "%s%s", po->worst.where[0] ? " at " : "", po->worst.where);
+		res->status = STATUS_ERROR;
+		snprintf(res->reason, sizeof(res->reason), "peer check failed: %s differs from the "
+			 "reference by %.3g (tolerance %.3g)%s", po->worst.stage, po->worst.diff,
+			 po->worst.bound, where);
+		return;
+	}
+	if (!po->nchecks && peer->check_required) {
+		res->status = STATUS_ERROR;
+		snprintf(res->reason, sizeof(res->reason), "peer '%s' printed no check line (check: "
+			 "required)", peer->name);
+		return;
+	}
+	res->stop_reason = "iters";
+	res->samples = po->samples;
+	res->nsamples = po->nsamples;
+	po->samples = NULL;
+	po->nsamples = 0;
+}
+
+/* The outcome of a peer's output: how (exit_text, "" for exit 0), the output parsed as ok or
+ * not (rc, po). Returns 1 when the output was malformed (a persistent peer's process is then
+ * no longer to be trusted). */
+static int output_outcome(const struct sweep_case *c, const struct peer_proc *pr, int rc,
+			  const char *how, struct peer_output *po, struct case_result *res)
+{
+	char msg[768];
+	if (po->version >= 2)
+		figures_unknown(res);
+	if (rc && po->truncated && how[0]) {          /* it died before finishing its output */
+		fail_with_stderr(res, pr, how);
+	} else if (rc) {
+		snprintf(msg, sizeof(msg), "malformed peer output: %s%s%s", po->error, how[0] ? "; " : "",
+			 how);
+		fail_with_stderr(res, pr, msg);
+		return 1;
+	} else if (po->status == STATUS_OK && how[0]) {
+		snprintf(msg, sizeof(msg), "the peer printed 'status ok' but %s", how);
+		fail_with_stderr(res, pr, msg);
+	} else {
+		output_take(c, po, res);
+	}
+	return 0;
+}
+
+/* A read that did not end with the case's output: timeout, overflow (an error with the stderr
+ * tail) or interrupt (nothing stored). The peer has been stopped. */
+static void read_failed(enum peer_read why, const struct sweep_peer *peer,
+			const struct peer_proc *pr, struct case_result *res)
+{
+	char msg[256];
+	if (why == PEER_READ_INTERRUPTED) {
+		res->interrupted = 1;
+		return;
+	}
+	if (why == PEER_READ_TIMEOUT)
+		snprintf(msg, sizeof(msg), "peer '%s' timed out after %" PRId64 " s", peer->name,
+			 peer->timeout_s);
+	else
+		snprintf(msg, sizeof(msg), "peer '%s' wrote more than %u MiB to stdout", peer->name,
+			 PEER_STDOUT_MAX >> 20);
+	fail_with_stderr(res, pr, msg);
+}
+
+/* One process for the case: started, read to its end, its output judged. */
+static void measure_one(const struct sweep_case *c, const char *dir, char **envp,
+			struct case_result *res,
+			void (*on_iteration)(void *ctx, int64_t iter, int64_t total), void *ctx)
+{
+	const struct sweep_peer *peer = c->peer;
+	const struct case_params *p = &c->params;
+	struct peer_proc pr;
+	struct peer_output po;
+	char how[160];
+	memset(&po, 0, sizeof(po));
+	if (peer_proc_start(&pr, peer->command, dir, envp, 0)) {
+		res->status = STATUS_ERROR;
+		snprintf(res->reason, sizeof(res->reason), "cannot start peer '%s': %s", peer->name,
+			 pr.start_error);
+		goto done;
+	}
+	enum peer_read why = peer_proc_read(&pr, pr.started_ns + peer->timeout_s * 1000000000LL, 0,
+					    p->warmup + p->iters, on_iteration, ctx);
+	peer_proc_stop(&pr, why == PEER_READ_ENDED);
+	res->cpu_wait = cpu_wait_tree_share(&pr.wait);
+	if (why != PEER_READ_ENDED) {
+		read_failed(why, peer, &pr, res);
+		goto done;
+	}
+	exit_text(pr.wstatus, how, sizeof(how));
+	int rc = peer_parse_output(sb_str(&pr.out), pr.out.len, p, &po);
+	output_outcome(c, &pr, rc, how, &po, res);
+done:
+	peer_output_free(&po);
+	peer_proc_free(&pr);
+}
+
+/* ---- persistent peers ------------------------------------------------------------------------- */
+
+struct peer_session {
+	const struct sweep_peer *peer;   /* whose process runs; NULL: none */
+	struct peer_proc proc;
+	int version;                     /* of its header, once read; 0 before */
+};
+
+struct peer_session *peer_session_new(void) { return calloc(1, sizeof(struct peer_session)); }
+
+void peer_session_end(struct peer_session *s)
+{
+	if (!s || !s->peer)
+		return;
+	peer_proc_stop(&s->proc, 1);
+	peer_proc_free(&s->proc);
+	s->peer = NULL;
+	s->version = 0;
+}
+
+void peer_session_free(struct peer_session *s)
+{
+	peer_session_end(s);
+	free(s);
+}
+
+/* The `case {JSON}` line of c: its variables (the environment a one-process peer gets, without
+ * the runner's own) as a JSON object of strings, keys sorted; malloc'd, NULL when out of
+ * memory. */
+static char *case_line(const struct sweep_case *c)
+{
+	struct peer_env vars = {0};
+	json_t *obj = json_object();
+	char *json = NULL, *line = NULL;
+	if (!obj || peer_env_build(c, c->peer, 1, 0, &vars))
+		goto done;
+	for (size_t i = 0; i < vars.n; i++) {
+		char *eq = strchr(vars.vars[i], '=');
+		*eq = '\0';
+		int rc = json_object_set_new(obj, vars.vars[i], json_string(eq + 1));
+		*eq = '=';
+		if (rc)
+			goto done;
+	}
+	if ((json = json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS)) && asprintf(&line, "case %s\n",
+										  json) < 0)
+		line = NULL;
+done:
+	free(json);
+	json_decref(obj);
+	peer_env_free(&vars);
+	return line;
+}
+
+/* The case through the session's process (started first when it is not the peer's), which goes
+ * on to the next case unless this one crashed, timed out, was interrupted or printed something
+ * malformed. */
+static void measure_persistent(const struct sweep_case *c, const char *dir,
+			       struct peer_session *s, struct case_result *res,
+			       void (*on_iteration)(void *ctx, int64_t iter, int64_t total),
+			       void *ctx)
+{
+	const struct sweep_peer *peer = c->peer;
+	const struct case_params *p = &c->params;
+	struct peer_env env = {0};
+	struct peer_output po;
+	char *line = NULL, how[160];
+	int end = 1;
+	memset(&po, 0, sizeof(po));
+	figures_unknown(res);   /* protocol 2: the peer's work lines say */
+	if (s->peer != peer) {
+		peer_session_end(s);
+		if (peer_env_build(NULL, peer, 1, 1, &env)) {
+			res->status = STATUS_ERROR;
+			snprintf(res->reason, sizeof(res->reason), "out of memory for peer '%s'", peer->name);
+			goto done;
+		}
+		s->peer = peer;
+		if (peer_proc_start(&s->proc, peer->command, dir, env.vars, 1)) {
+			res->status = STATUS_ERROR;
+			snprintf(res->reason, sizeof(res->reason), "cannot start peer '%s': %s", peer->name,
+				 s->proc.start_error);
+			goto done;
+		}
+	}
+	peer_proc_case_begin(&s->proc);
+	int64_t from = s->proc.ncases == 1 ? s->proc.started_ns : s->proc.case_started_ns;
+	enum peer_read why = PEER_READ_ENDED;
+	if (!(line = case_line(c))) {
+		res->status = STATUS_ERROR;
+		snprintf(res->reason, sizeof(res->reason), "out of memory for peer '%s'", peer->name);
+		goto done;
+	}
+	if (!peer_proc_send(&s->proc, line, strlen(line)))   /* else it is gone: read what it left */
+		why = peer_proc_read(&s->proc, from + peer->timeout_s * 1000000000LL, 1,
+				     p->warmup + p->iters, on_iteration, ctx);
+	res->cpu_wait = cpu_wait_tree_share(&s->proc.wait);
+	if (why == PEER_READ_STATUS) {
+		int rc = peer_parse_case_block(sb_str(&s->proc.out), s->proc.case_end, p, s->version,
+					       s->proc.lines_before + 1, &po);
+		if (!rc && po.version != 2) {
+			res->status = STATUS_ERROR;
+			snprintf(res->reason, sizeof(res->reason), "malformed peer output: a persistent peer "
+				 "speaks protocol 2, and '%s' printed 'benchdb-peer %d'", peer->name,
+				 po.version);
+			goto done;
+		}
+		s->version = po.version;
+		end = output_outcome(c, &s->proc, rc, "", &po, res);
+		goto done;
+	}
+	if (why != PEER_READ_ENDED) {
+		peer_proc_stop(&s->proc, 0);
+		read_failed(why, peer, &s->proc, res);
+		goto done;
+	}
+	peer_proc_stop(&s->proc, 1);   /* it ended before the case's status line */
+	exit_text(s->proc.wstatus, how, sizeof(how));
+	if (!how[0])
+		snprintf(how, sizeof(how), "peer exited with status 0 before the case's status line");
+	int rc = peer_parse_case_block(sb_str(&s->proc.out), s->proc.out.len, p, s->version,
+				       s->proc.lines_before + 1, &po);
+	if (!rc)   /* a whole case's output without a line end after its status line: fine */
+		output_take(c, &po, res);
+	else
+		fail_with_stderr(res, &s->proc, how);
+done:
+	if (end)
+		peer_session_end(s);
+	free(line);
+	peer_output_free(&po);
+	peer_env_free(&env);
+}
+
+/* ---- the case --------------------------------------------------------------------------------- */
+
+void peer_measure_case(const struct sweep_case *c, const char *sweep_path,
+		       struct peer_session *session, struct case_result *res,
 		       void (*on_iteration)(void *ctx, int64_t iter, int64_t total), void *ctx)
 {
 	const struct case_params *p = &c->params;
 	const struct sweep_peer *peer = c->peer;
 	int64_t t_start = now_ns();
-	struct peer_run run;
-	struct peer_output po;
 	struct peer_env env = {0};
-	char *dir = NULL, msg[768], how[160];
+	struct peer_session own = {0};
+	char *dir = NULL;
 
 	memset(res, 0, sizeof(*res));
-	memset(&run, 0, sizeof(run));
-	memset(&po, 0, sizeof(po));
-	run.out = (struct strbuf)STRBUF_INIT;
-	res->max_diff = res->tolerance = -1;   /* a peer is not validated against the reference */
+	res->max_diff = res->tolerance = -1;   /* until a check line says */
 	res->peak_fwd_bytes = res->peak_bwd_bytes = res->peak_bytes = -1;
+	res->cpu_wait = -1;
 	peer_figures(p, &res->figures);
 
 	if (!peer) {
@@ -145,66 +445,19 @@ void peer_measure_case(const struct sweep_case *c, const char *sweep_path, struc
 			 "iterations); give this benchmark a fixed iters", c->name, peer->name);
 		goto done;
 	}
-	if (peer_env_build(c, &env) || !(dir = sweep_dir(sweep_path))) {
+	if (!(dir = sweep_dir(sweep_path)) || (!peer->persistent && peer_env_build(c, peer, 0, 1, &env))) {
 		res->status = STATUS_ERROR;
 		snprintf(res->reason, sizeof(res->reason), "out of memory for peer '%s'", peer->name);
 		goto done;
 	}
-	peer_process_run(peer, dir, env.vars, p->warmup + p->iters, &run, on_iteration, ctx);
-	if (run.start_error[0]) {
-		res->status = STATUS_ERROR;
-		snprintf(res->reason, sizeof(res->reason), "cannot start peer '%s': %s", peer->name,
-			 run.start_error);
-		goto done;
-	}
-	if (run.interrupted) {
-		res->interrupted = 1;
-		goto done;
-	}
-	if (run.timed_out) {
-		snprintf(msg, sizeof(msg), "peer '%s' timed out after %" PRId64 " s", peer->name,
-			 peer->timeout_s);
-		fail_with_stderr(res, &run, msg);
-		goto done;
-	}
-	if (run.overflow) {
-		snprintf(msg, sizeof(msg), "peer '%s' wrote more than %u MiB to stdout", peer->name,
-			 PEER_STDOUT_MAX >> 20);
-		fail_with_stderr(res, &run, msg);
-		goto done;
-	}
-	exit_text(&run, how, sizeof(how));
-	int rc = peer_parse_output(sb_str(&run.out), run.out.len, p, &po);
-	if (rc && po.truncated && how[0]) {          /* it died before finishing its output */
-		fail_with_stderr(res, &run, how);
-	} else if (rc) {
-		snprintf(msg, sizeof(msg), "malformed peer output: %s%s%s", po.error, how[0] ? "; " : "",
-			 how);
-		fail_with_stderr(res, &run, msg);
-	} else if (po.status == STATUS_OK && how[0]) {
-		snprintf(msg, sizeof(msg), "the peer printed 'status ok' but %s", how);
-		fail_with_stderr(res, &run, msg);
+	if (peer->persistent) {
+		measure_persistent(c, dir, session ? session : &own, res, on_iteration, ctx);
+		peer_session_end(&own);   /* without a session: one process for this case only */
 	} else {
-		res->status = po.status;
-		res->stop_reason = po.status == STATUS_OK ? "iters" : NULL;
-		snprintf(res->reason, sizeof(res->reason), "%s", po.reason);
-		res->samples = po.samples;
-		res->nsamples = po.nsamples;
-		po.samples = NULL;
-		po.nsamples = 0;
-		if (po.param_bytes >= 0)
-			res->figures.param_bytes = po.param_bytes;
-		res->peak_fwd_bytes = po.peak_fwd_bytes;
-		res->peak_bwd_bytes = po.peak_bwd_bytes;
-		res->peak_bytes = po.peak_bytes;
-		memcpy(res->impl_info, po.impl_info, sizeof(res->impl_info));
-		if (res->peak_bytes < 0)   /* the overall peak is at least each phase's */
-			res->peak_bytes = po.peak_fwd_bytes > po.peak_bwd_bytes ? po.peak_fwd_bytes :
-										 po.peak_bwd_bytes;
+		peer_session_end(session);
+		measure_one(c, dir, env.vars, res, on_iteration, ctx);
 	}
 done:
-	peer_output_free(&po);
-	sb_free(&run.out);
 	peer_env_free(&env);
 	free(dir);
 	res->elapsed_ns = now_ns() - t_start;

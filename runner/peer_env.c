@@ -3,16 +3,20 @@
  * names the runner sets, then every parameter of the case's suite as BENCHDB_<KEY>. */
 #include "peer_internal.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_rule.h"
+
 extern char **environ;
 
 /* The variables the runner sets besides the parameters' own (param_env_name of every row). */
 static const char *const env_extra[] = {
-	"BENCHDB_PEER_PROTOCOL", "BENCHDB_PARAMS", "BENCHDB_PHASES", NULL,
+	"BENCHDB_PEER_PROTOCOL", "BENCHDB_PEER_PROTOCOL_MAX", "BENCHDB_PEER_MODE", "BENCHDB_PARAMS",
+	"BENCHDB_PHASES", "BENCHDB_CHECK_ATOL", "BENCHDB_CHECK_RTOL", NULL,
 };
 
 /* Whether the environment entry var ("NAME=VALUE") is one the runner sets, for any suite;
@@ -70,6 +74,39 @@ static void env_setf(struct peer_env *e, const char *name, const char *fmt, ...)
 	env_put(e, var);
 }
 
+/* "BENCHDB_" + a peer parameter's name in capitals. */
+static void peer_param_env_name(const char *param, char *out, size_t size)
+{
+	size_t n = (size_t)snprintf(out, size, "BENCHDB_%s", param);
+	for (size_t i = 8; i < n && i < size; i++)
+		out[i] = (char)toupper((unsigned char)out[i]);
+}
+
+/* Whether var ("NAME=VALUE") is the variable of one of peer's parameters (inherited: dropped,
+ * the case's value replaces it). */
+static int is_peer_param(const struct sweep_peer *peer, const char *var)
+{
+	size_t klen = strcspn(var, "=");
+	for (size_t i = 0; peer && i < peer->nparams; i++) {
+		char name[64];
+		peer_param_env_name(peer->params[i].name, name, sizeof(name));
+		if (strlen(name) == klen && !strncmp(name, var, klen))
+			return 1;
+	}
+	return 0;
+}
+
+/* x in the fewest significant digits that read back as x ("2e-05", "0.0001"). */
+static const char *shortest(double x, char *buf, size_t size)
+{
+	for (int digits = 1; digits <= 17; digits++) {
+		snprintf(buf, size, "%.*g", digits, x);
+		if (strtod(buf, NULL) == x)
+			break;
+	}
+	return buf;
+}
+
 /* peer_internal.h */
 void peer_env_free(struct peer_env *e)
 {
@@ -79,17 +116,25 @@ void peer_env_free(struct peer_env *e)
 }
 
 /* peer_internal.h */
-int peer_env_build(const struct sweep_case *c, struct peer_env *e)
+int peer_env_build(const struct sweep_case *c, const struct sweep_peer *peer, int persistent,
+		   int with_environ, struct peer_env *e)
 {
-	const struct case_params *p = &c->params;
-	char phases[32];
-	for (char **v = environ; v && *v; v++)
-		if (!env_is_ours(*v))
+	for (char **v = environ; with_environ && v && *v; v++)
+		if (!env_is_ours(*v) && !is_peer_param(peer, *v))
 			env_put(e, strdup(*v));
+	env_setf(e, "BENCHDB_PEER_PROTOCOL", "%d", persistent ? 2 : PEER_PROTOCOL_VERSION);
+	env_setf(e, "BENCHDB_PEER_PROTOCOL_MAX", "%d", PEER_PROTOCOL_MAX);
+	env_setf(e, "BENCHDB_PEER_MODE", "%s", persistent ? "persistent" : "case");
+	if (!c)
+		return e->failed ? BD_ENOMEM : 0;
+	const struct case_params *p = &c->params;
+	char phases[32], atol[32], rtol[32];
 	peer_phase_list(pass_phases(p->pass), " ", phases, sizeof(phases));   /* for shell loops */
-	env_setf(e, "BENCHDB_PEER_PROTOCOL", "%d", PEER_PROTOCOL_VERSION);
+	struct check_rule rule = check_rule_for(p);
 	env_setf(e, "BENCHDB_PARAMS", "%s", c->params_json);
 	env_setf(e, "BENCHDB_PHASES", "%s", phases);
+	env_setf(e, "BENCHDB_CHECK_ATOL", "%s", shortest(rule.atol, atol, sizeof(atol)));
+	env_setf(e, "BENCHDB_CHECK_RTOL", "%s", shortest(rule.rtol, rtol, sizeof(rtol)));
 	int suite = suite_parse(p->suite);
 	for (size_t i = 0; i < param_count && suite >= 0; i++) {
 		const struct param_def *d = &param_defs[i];
@@ -99,6 +144,11 @@ int peer_env_build(const struct sweep_case *c, struct peer_env *e)
 		param_env_name(d, name, sizeof(name));
 		param_format(p, d, value);
 		env_setf(e, name, "%s", value);
+	}
+	for (size_t i = 0; i < c->npeer_params; i++) {
+		char name[64];
+		peer_param_env_name(c->peer_params[i].def->name, name, sizeof(name));
+		env_setf(e, name, "%s", c->peer_params[i].value);
 	}
 	return e->failed ? BD_ENOMEM : 0;
 }

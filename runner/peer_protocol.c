@@ -28,6 +28,7 @@
 
 #include <ctype.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,6 +92,9 @@ struct parser {
 	size_t mem_line[MEM_COUNT];
 	size_t info_json_line;     /* the `info {...}` line, 0 while there is none */
 	size_t lineno;
+	size_t work_line[PHASE_COUNT], work_benchdb_line;  /* `work` lines given, 0: none */
+	struct peer_check *checks; /* every `check` line's, for the duplicate check */
+	size_t *check_lines;
 };
 
 static int parse_sample(struct parser *P, const char *line, char **tok, size_t ntok)
@@ -182,6 +186,109 @@ static int parse_status(struct parser *P, const char *line, char **tok, size_t n
 }
 
 
+/* ---- version 2: `check` and `work` --------------------------------------------------------- */
+
+/* A name of letters, digits, '_', '.' and '-', shorter than size. */
+static int is_stage_name(const char *s, size_t size)
+{
+	size_t n = 0;
+	for (; s[n]; n++)
+		if (!isalnum((unsigned char)s[n]) && !strchr("_.-", s[n]))
+			return 0;
+	return n > 0 && n < size;
+}
+
+/* `check STAGE DIFF BOUND [WHERE...]`; where: the line from WHERE on, or NULL. */
+static int parse_check(struct parser *P, const char *line, char **tok, size_t ntok,
+		       const char *where)
+{
+	struct peer_output *out = P->out;
+	struct peer_check c;
+	memset(&c, 0, sizeof(c));
+	if (ntok < 4)
+		return line_fail(out, P->lineno, line, "a check line is 'check STAGE DIFF BOUND "
+				 "[WHERE...]'");
+	if (!is_stage_name(tok[1], sizeof(c.stage)))
+		return line_fail(out, P->lineno, line, "STAGE must be a name of at most %zu letters, "
+				 "digits, '_', '.' and '-', got '%s'", sizeof(c.stage) - 1, tok[1]);
+	for (size_t i = 0; i < out->nchecks; i++)
+		if (!strcmp(P->checks[i].stage, tok[1]))
+			return line_fail(out, P->lineno, line, "a second check of stage '%s' (the first is "
+					 "on line %zu)", tok[1], P->check_lines[i]);
+	if (!strcmp(tok[2], "nan") || !strcmp(tok[2], "inf"))
+		c.diff = !strcmp(tok[2], "nan") ? NAN : INFINITY;
+	else if (parse_decimal(tok[2], &c.diff))
+		return line_fail(out, P->lineno, line, "DIFF must be a non-negative decimal number (or "
+				 "nan, inf), got '%s'", tok[2]);
+	if (parse_decimal(tok[3], &c.bound) || !(c.bound > 0))
+		return line_fail(out, P->lineno, line, "BOUND must be a positive decimal number, got "
+				 "'%s'", tok[3]);
+	snprintf(c.stage, sizeof(c.stage), "%s", tok[1]);
+	if (where)
+		snprintf(c.where, sizeof(c.where), "%s", where);
+	struct peer_check *checks = realloc(P->checks, (out->nchecks + 1) * sizeof(*checks));
+	size_t *lines = checks ? realloc(P->check_lines, (out->nchecks + 1) * sizeof(*lines)) : NULL;
+	if (checks)
+		P->checks = checks;
+	if (!lines)
+		return line_fail(out, P->lineno, line, "out of memory");
+	P->check_lines = lines;
+	P->checks[out->nchecks] = c;
+	P->check_lines[out->nchecks] = P->lineno;
+	/* the worst: the largest diff / bound, a diff that is not a number worst of all */
+	double ratio = isnan(c.diff) ? INFINITY : c.diff / c.bound;
+	double worst = !out->nchecks ? -1 : isnan(out->worst.diff) ? INFINITY
+					    : out->worst.diff / out->worst.bound;
+	if (ratio > worst)
+		out->worst = c;
+	out->check_failed |= !(ratio <= 1);
+	out->nchecks++;
+	return 0;
+}
+
+/* `work benchdb` or `work PHASE FLOPS BYTES` (FLOPS, BYTES: an integer or '-'). */
+static int parse_work(struct parser *P, const char *line, char **tok, size_t ntok)
+{
+	struct peer_output *out = P->out;
+	char timed[32];
+	size_t given = 0;
+	for (int ph = 0; ph < PHASE_COUNT; ph++)
+		given = P->work_line[ph] ? P->work_line[ph] : given;
+	if (ntok == 2 && !strcmp(tok[1], "benchdb")) {
+		if (P->work_benchdb_line || given)
+			return line_fail(out, P->lineno, line, "'work benchdb' after another work line "
+					 "(line %zu)", P->work_benchdb_line ? P->work_benchdb_line : given);
+		P->work_benchdb_line = P->lineno;
+		out->work_benchdb = 1;
+		return 0;
+	}
+	if (ntok != 4)
+		return line_fail(out, P->lineno, line, "a work line is 'work benchdb' or 'work PHASE "
+				 "FLOPS BYTES'");
+	if (P->work_benchdb_line)
+		return line_fail(out, P->lineno, line, "a work line after 'work benchdb' (line %zu)",
+				 P->work_benchdb_line);
+	int ph = phase_parse(tok[1]);
+	peer_phase_list(P->phases, ", ", timed, sizeof(timed));
+	if (ph < 0 || !(P->phases & (1u << ph)))
+		return line_fail(out, P->lineno, line, "phase '%s' is not timed by pass %s (timed: %s)",
+				 tok[1], pass_name(P->p->pass), timed);
+	if (P->work_line[ph])
+		return line_fail(out, P->lineno, line, "a second work line of phase %s (the first is on "
+				 "line %zu)", tok[1], P->work_line[ph]);
+	int64_t v[2];
+	for (int i = 0; i < 2; i++) {
+		v[i] = -1;
+		if (strcmp(tok[2 + i], "-") && parse_digits(tok[2 + i], &v[i]))
+			return line_fail(out, P->lineno, line, "%s must be a non-negative integer or '-' "
+					 "(unknown), got '%s'", i ? "BYTES" : "FLOPS", tok[2 + i]);
+	}
+	out->work_flops[ph] = v[0];
+	out->work_bytes[ph] = v[1];
+	P->work_line[ph] = P->lineno;
+	return 0;
+}
+
 /* ---- `info {JSON}`: one JSON object (RFC 8259), checked here and stored as it is ----------- */
 
 /* How deep arrays and objects may nest in an info object. */
@@ -251,7 +358,7 @@ static int parse_line(struct parser *P, char *line)
 	enum { TOKENS_MAX = 5 };
 	struct peer_output *out = P->out;
 	char *copy = strdup(line), *tok[TOKENS_MAX], *save = NULL;
-	const char *rest = NULL;
+	const char *rest = NULL, *fifth = NULL;
 	size_t ntok = 0;
 	int rc = 0;
 
@@ -262,6 +369,8 @@ static int parse_line(struct parser *P, char *line)
 	     t = strtok_r(NULL, " \t", &save)) {
 		if (ntok == 2)
 			rest = line + (t - copy);
+		if (ntok == 4)
+			fifth = line + (t - copy);
 		tok[ntok++] = t;
 	}
 	if (!P->have_header) {
@@ -271,10 +380,12 @@ static int parse_line(struct parser *P, char *line)
 				       PEER_PROTOCOL_VERSION);
 		else if (parse_digits(tok[1], &version))
 			rc = line_fail(out, P->lineno, line, "the protocol version must be an integer");
-		else if (version != PEER_PROTOCOL_VERSION)
+		else if (version < PEER_PROTOCOL_VERSION || version > PEER_PROTOCOL_MAX)
 			rc = line_fail(out, P->lineno, line, "protocol version %s is not supported (this "
-				       "runner speaks %d)", tok[1], PEER_PROTOCOL_VERSION);
+				       "runner reads %d to %d)", tok[1], PEER_PROTOCOL_VERSION,
+				       PEER_PROTOCOL_MAX);
 		P->have_header = !rc;
+		out->version = rc ? 0 : (int)version;
 	} else if (out->status_line) {
 		rc = line_fail(out, P->lineno, line, "nothing may follow the status line (line %d)",
 			       out->status_line);
@@ -291,11 +402,16 @@ static int parse_line(struct parser *P, char *line)
 			rc = line_fail(out, P->lineno, line, "an info line is 'info KEY VALUE...'");
 		else
 			out->ninfo++;
+	} else if (!strcmp(tok[0], "check") && out->version >= 2) {
+		rc = parse_check(P, line, tok, ntok, fifth);
+	} else if (!strcmp(tok[0], "work") && out->version >= 2) {
+		rc = parse_work(P, line, tok, ntok);
 	} else if (!strcmp(tok[0], "benchdb-peer")) {
 		rc = line_fail(out, P->lineno, line, "a second header line");
 	} else {
 		rc = line_fail(out, P->lineno, line, "unknown line kind '%s' (valid: info, sample, "
-			       "memory, status; '#' starts a comment)", tok[0]);
+			       "memory, %sstatus; '#' starts a comment)", tok[0],
+			       out->version >= 2 ? "check, work, " : "");
 	}
 	free(copy);
 	return rc;
@@ -335,15 +451,19 @@ static int collect_samples(struct parser *P)
 	return 0;
 }
 
-int peer_parse_output(const char *text, size_t len, const struct case_params *p,
-		      struct peer_output *out)
+/* The parse of peer_parse_output and peer_parse_case_block: version 0 expects a header line. */
+static int parse_text(const char *text, size_t len, const struct case_params *p, int version,
+		      size_t first_line, struct peer_output *out)
 {
-	struct parser P = {.out = out, .p = p};
+	struct parser P = {.out = out, .p = p, .have_header = version > 0, .lineno = first_line - 1};
 	char *line = NULL;
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
+	out->version = version;
 	out->param_bytes = out->peak_fwd_bytes = out->peak_bwd_bytes = out->peak_bytes = -1;
+	for (int ph = 0; ph < PHASE_COUNT; ph++)
+		out->work_flops[ph] = out->work_bytes[ph] = -1;
 	P.phases = pass_phases(p->pass);
 	/* the sample grid; iterations are stored as int32 */
 	if (p->warmup < 0 || p->iters < 1 || p->warmup > INT32_MAX - p->iters ||
@@ -390,7 +510,7 @@ int peer_parse_output(const char *text, size_t len, const struct case_params *p,
 	} else if (!out->status_line) {
 		out->truncated = 1;
 		snprintf(out->error, sizeof(out->error), "the output ends without a status line (after "
-			 "line %zu)", P.lineno);
+			 "line %zu)", P.lineno ? P.lineno : first_line);
 		rc = BD_EINVAL;
 	} else if (out->status == STATUS_OK) {
 		rc = collect_samples(&P);
@@ -403,7 +523,21 @@ done:
 	}
 	free(line);
 	free(P.slots);
+	free(P.checks);
+	free(P.check_lines);
 	return rc;
+}
+
+int peer_parse_output(const char *text, size_t len, const struct case_params *p,
+		      struct peer_output *out)
+{
+	return parse_text(text, len, p, 0, 1, out);
+}
+
+int peer_parse_case_block(const char *text, size_t len, const struct case_params *p, int version,
+			  size_t first_line, struct peer_output *out)
+{
+	return parse_text(text, len, p, version, first_line ? first_line : 1, out);
 }
 
 void peer_output_free(struct peer_output *out)

@@ -72,6 +72,15 @@ void sweep_free(struct sweep *s)
 		free(s->peers[i].name);
 		free(s->peers[i].command);
 		free(s->peers[i].suite);
+		for (size_t j = 0; j < s->peers[i].nparams; j++) {
+			struct sweep_peer_param *d = &s->peers[i].params[j];
+			for (size_t v = 0; v < d->nvalues; v++)
+				free(d->values[v]);
+			free(d->values);
+			free(d->name);
+			free(d->def);
+		}
+		free(s->peers[i].params);
 	}
 	free(s->peers);
 	free(s->name);
@@ -269,6 +278,14 @@ static int load_defaults(struct loader *L, const yaml_node_t *node)
 	FOR_PAIRS(pair, node) {
 		yaml_node_t *k = node_get(L, pair->key);
 		const struct param_def *d = sweep_param(node_text(k));
+		if (!d && sweep_peer_param_declared(L, node_text(k), -1)) {
+			rc = sweep_peer_setting_load(L, k, node_get(L, pair->value), 0,
+						     &L->defaults[L->ndefaults]);
+			L->ndefaults++;
+			if (rc)
+				return rc;
+			continue;
+		}
 		if (!d) {
 			const char *valid[PARAM_MAX + 1];
 			sweep_param_keys(S_ALL, valid);
@@ -309,6 +326,14 @@ static int load_exclude_entry(struct loader *L, const yaml_node_t *node, int sui
 	FOR_PAIRS(pair, node) {
 		yaml_node_t *k = node_get(L, pair->key);
 		const struct param_def *d = sweep_param(node_text(k));
+		if ((!d || !(d->sweep & SUITE_BIT(suite))) &&
+		    sweep_peer_param_declared(L, node_text(k), suite)) {
+			rc = sweep_peer_setting_load(L, k, node_get(L, pair->value), 0, &ex->pairs[ex->npairs]);
+			ex->npairs++;
+			if (rc)
+				return rc;
+			continue;
+		}
 		if (!d || !(d->sweep & SUITE_BIT(suite))) {
 			const char *valid[PARAM_MAX + 1];
 			sweep_param_keys(SUITE_BIT(suite), valid);
@@ -373,13 +398,16 @@ static int load_param(struct loader *L, struct sweep_benchmark *b, int suite, co
 	static const char *const structural[] = {"suite", "axes", "exclude", NULL};
 	const char *t = node_text(k);
 	const struct param_def *d = sweep_param(t);
-	if (!d || !(d->sweep & SUITE_BIT(suite)))
+	int peer_param = (!d || !(d->sweep & SUITE_BIT(suite))) &&
+			 sweep_peer_param_declared(L, t, suite);
+	if ((!d || !(d->sweep & SUITE_BIT(suite))) && !peer_param)
 		return fail_unknown_param(L, k, suite, in_axes ? NULL : structural);
 	int at = sweep_setting_index(b, t);
 	if (at >= 0)
 		return sweep_fail_node(L, k, "duplicate key '%s' (first given at line %d, column %d)", t,
 				 b->settings[at].line, b->settings[at].column);
-	int rc = setting_load(L, k, v, d, suite, in_axes, &b->settings[b->nsettings]);
+	int rc = peer_param ? sweep_peer_setting_load(L, k, v, in_axes, &b->settings[b->nsettings])
+			    : setting_load(L, k, v, d, suite, in_axes, &b->settings[b->nsettings]);
 	b->nsettings++;
 	return rc;
 }
@@ -427,7 +455,7 @@ static int check_auto_keys(struct loader *L, const struct sweep_benchmark *b, si
 		const struct sweep_setting *st = &b->settings[i];
 		const struct param_def *d = sweep_param(st->key);
 		int has_count = iters && (iters->nvalues > 1 || !setting_has(iters, "auto"));
-		if (!d->auto_only || (setting_has(iters, "auto") && (st->nvalues == 1 || !has_count)))
+		if (st->peer_param || !d->auto_only || (setting_has(iters, "auto") && (st->nvalues == 1 || !has_count)))
 			continue;
 		struct strbuf sb = STRBUF_INIT;
 		if (!setting_has(iters, "auto"))
@@ -461,7 +489,7 @@ static int apply_defaults(struct loader *L, struct sweep_benchmark *b, int suite
 	for (size_t i = 0; i < L->ndefaults; i++) {
 		const struct sweep_setting *d = &L->defaults[i];
 		const struct param_def *def = sweep_param(d->key);
-		if (!(def->sweep & SUITE_BIT(suite)) || sweep_setting_index(b, d->key) >= 0)
+		if (d->peer_param || !(def->sweep & SUITE_BIT(suite)) || sweep_setting_index(b, d->key) >= 0)
 			continue;
 		if ((has_shape && sweep_is_matmul_shape(def)) || (def->auto_only && !may_be_auto))
 			continue;
@@ -477,6 +505,15 @@ static int apply_defaults(struct loader *L, struct sweep_benchmark *b, int suite
 		L->ck.where = NULL;
 		setting_copy(&b->settings[b->nsettings++], d);
 		L->default_applied[i] = 1;
+	}
+	/* a peer's parameters, once the impls (perhaps from defaults too) are known */
+	for (size_t i = 0; i < L->ndefaults; i++) {
+		const struct sweep_setting *d = &L->defaults[i];
+		if (d->peer_param && sweep_setting_index(b, d->key) < 0 &&
+		    sweep_peer_param_taken(L, b, d->key)) {
+			setting_copy(&b->settings[b->nsettings++], d);
+			L->default_applied[i] = 1;
+		}
 	}
 	return 0;
 }
@@ -572,7 +609,8 @@ static int load_benchmark(struct loader *L, yaml_node_t *node, size_t index, siz
 		return rc;
 	if ((rc = apply_defaults(L, b, suite, number)) || (rc = check_auto_keys(L, b, number)))
 		return rc;
-	if ((rc = check_required(L, b, suite, node, number)))
+	if ((rc = check_required(L, b, suite, node, number)) ||
+	    (rc = sweep_peer_params_check(L, b, number)))
 		return rc;
 
 	size_t cases = 1;
@@ -653,7 +691,7 @@ static int load_sweep(struct loader *L, yaml_node_t *root)
 	/* A stopping-rule key in defaults that no benchmark took: no benchmark has iters: auto. */
 	for (size_t i = 0; i < L->ndefaults; i++) {
 		const struct sweep_setting *d = &L->defaults[i];
-		if (!sweep_param(d->key)->auto_only || L->default_applied[i])
+		if (d->peer_param || !sweep_param(d->key)->auto_only || L->default_applied[i])
 			continue;
 		struct strbuf sb = STRBUF_INIT;
 		sb_addf(&sb, "key '%s' in defaults applies only to iters: auto, and no benchmark has "

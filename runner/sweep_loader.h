@@ -71,4 +71,18 @@ int sweep_load_models(struct loader *L, const yaml_node_t *node);
 /* `peers:` (sweep_peers.c): into L->s->peers; each name becomes an impl of its suite. */
 int sweep_load_peers(struct loader *L, const yaml_node_t *node);
 
+/* Peer parameters in benchmarks (sweep_peers.c). Whether some peer (of suite; -1: of any suite)
+ * declares key. */
+int sweep_peer_param_declared(const struct loader *L, const char *key, int suite);
+/* `key: value` or `key: [values]` of a peer parameter into *out (peer_param set), the values
+ * kept as written: they are checked by sweep_peer_params_check once the benchmark's impls are
+ * known. The caller owns out (setting_clear) on failure too. */
+int sweep_peer_setting_load(struct loader *L, const yaml_node_t *key, const yaml_node_t *val,
+			    int force_axis, struct sweep_setting *out);
+/* Whether a peer among b's impls declares key. */
+int sweep_peer_param_taken(const struct loader *L, const struct sweep_benchmark *b, const char *key);
+/* Every peer parameter b sets is declared by a peer among its impls, and each value is valid for
+ * each such peer (else BD_EINVAL at the value). number: b's 1-based number for messages. */
+int sweep_peer_params_check(struct loader *L, const struct sweep_benchmark *b, size_t number);
+
 #endif

@@ -1,5 +1,6 @@
 """benchdb_peer.torchinfo: the PyTorch a case ran on, as the protocol's `info {...}` object (stored
 with the case as cases.impl_info), and the checks every torch peer makes before it runs a case."""
+import os
 import re
 import sys
 
@@ -58,6 +59,7 @@ def info(torch, case, **extra):
         "cpu_capability": capability or found(r"CPU capability usage: ([^\n]+)"),
         "cxx_compiler": found(r"- (GCC [^\n]+|clang [^\n]+)"),
         "device": case.device,
+        "pid": os.getpid(),   # one pid across a persistent peer's cases
     }
     if case.device == "cuda":
         obj["gpu"] = torch.cuda.get_device_name()

@@ -419,10 +419,12 @@ void peer_measure_case(const struct sweep_case *c, const char *sweep_path,
 {
 	const struct case_params *p = &c->params;
 	const struct sweep_peer *peer = c->peer;
-	int64_t t_start = now_ns();
 	struct peer_env env = {0};
 	struct peer_session own = {0};
 	char *dir = NULL;
+	if (session && session->peer != peer)   /* another peer's process: not this case's time */
+		peer_session_end(session);
+	int64_t t_start = now_ns();
 
 	memset(res, 0, sizeof(*res));
 	res->max_diff = res->tolerance = -1;   /* until a check line says */
@@ -454,7 +456,6 @@ void peer_measure_case(const struct sweep_case *c, const char *sweep_path,
 		measure_persistent(c, dir, session ? session : &own, res, on_iteration, ctx);
 		peer_session_end(&own);   /* without a session: one process for this case only */
 	} else {
-		peer_session_end(session);
 		measure_one(c, dir, env.vars, res, on_iteration, ctx);
 	}
 done:

@@ -17,14 +17,7 @@
 static const char *const reserved_names[] = {"suite", "axes", "exclude", "params", "phases", NULL};
 
 /* A value of letters, digits, '_', '.', '+' and '-', shorter than size. */
-static int is_value_name(const char *s, size_t size)
-{
-	size_t n = 0;
-	for (; s[n]; n++)
-		if (!isalnum((unsigned char)s[n]) && !strchr("_.+-", s[n]))
-			return 0;
-	return n > 0 && n < size;
-}
+static int is_value_name(const char *s, size_t size) { return is_word(s, "_.+-", size); }
 
 /* sweep_internal.h */
 int sweep_peer_param_value(const struct sweep_peer_param *d, const char *text, char out[64],

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "xalloc.h"
+
 /* Set by opt_dispatch while a command runs: argv[1..leading] were written before the command word.
  * not_command: opt_parse found that the option written just before the command word takes a value
  * (so the word is that value), or that an option written before it is unknown to this command
@@ -206,11 +208,7 @@ int opt_dispatch(const char *prog, const struct opt_command *commands,
 		commands_valid(stderr, prog, "unknown command", argv[1], commands);
 		return EXIT_USAGE;
 	}
-	char **args = malloc((size_t)(argc + 1) * sizeof(*args));
-	if (!args) {
-		fprintf(stderr, "%s: out of memory\n", prog);
-		return EXIT_FAIL;
-	}
+	char **args = xmalloc((size_t)(argc + 1) * sizeof(*args));
 	int status = -1, end = 1;
 	while (end < argc && strcmp(argv[end], "--"))
 		end++;

@@ -17,6 +17,7 @@
 
 #include "strbuf.h"
 #include "values.h"
+#include "xalloc.h"
 
 /* ---- suites ---------------------------------------------------------------------------------- */
 
@@ -367,7 +368,7 @@ char *case_key_drop(const char *key, const char *name)
 	struct key_token t[CASE_KEY_MAX_TOKENS];
 	size_t n;
 	if (case_key_split(key, t, CASE_KEY_MAX_TOKENS, &n, NULL))
-		return strdup(key);
+		return xstrdup(key);
 	struct strbuf sb = STRBUF_INIT;
 	for (size_t i = 0; i < n; i++)
 		if (!key_token_is(&t[i], name))

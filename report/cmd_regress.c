@@ -12,6 +12,7 @@
 
 #include "opt.h"
 #include "report.h"
+#include "xalloc.h"
 
 /* Exit status when a case regressed, and when the data cannot tell. */
 #define EXIT_REGRESSION 1
@@ -241,19 +242,15 @@ int cmd_regress(int argc, char **argv)
 	size_t nkeys = 0;
 	for (size_t r = 0; r < base.n; r++)
 		nkeys += base.sets[r].n;
-	size_t cap = nkeys ? nkeys : 1;
-	cases = calloc(cap, sizeof(*cases));
-	family = calloc(cap, sizeof(*family));
-	missing = calloc(cap, sizeof(*missing));
-	broken = calloc(cap, sizeof(*broken));
-	not_run = calloc(cap, sizeof(*not_run));
-	uncompared = calloc(cap, sizeof(*uncompared));
-	insufficient = calloc(cap, sizeof(*insufficient));
-	slower = calloc(cap, sizeof(*slower));
-	contended = calloc(cap, sizeof(*contended));
-	if (!cases || !family || !missing || !broken || !not_run || !uncompared || !insufficient ||
-	    !slower || !contended)
-		abort();
+	cases = xcalloc(nkeys, sizeof(*cases));
+	family = xcalloc(nkeys, sizeof(*family));
+	missing = xcalloc(nkeys, sizeof(*missing));
+	broken = xcalloc(nkeys, sizeof(*broken));
+	not_run = xcalloc(nkeys, sizeof(*not_run));
+	uncompared = xcalloc(nkeys, sizeof(*uncompared));
+	insufficient = xcalloc(nkeys, sizeof(*insufficient));
+	slower = xcalloc(nkeys, sizeof(*slower));
+	contended = xcalloc(nkeys, sizeof(*contended));
 	long at_b[RUN_GROUP_MAX], at_c[RUN_GROUP_MAX];
 	struct run_samples xb[RUN_GROUP_MAX], xc[RUN_GROUP_MAX];
 	for (size_t r0 = 0; r0 < base.n; r0++) {

@@ -6,6 +6,7 @@
 
 #include "opt.h"
 #include "report.h"
+#include "xalloc.h"
 
 /* Markdown heading with the run's provenance. */
 static void run_header(struct db *db, const struct run_row *r, struct strbuf *out)
@@ -118,9 +119,7 @@ int cmd_table(int argc, char **argv)
 		if (seen)
 			continue;
 		size_t m = 0;
-		struct case_row *group = calloc(n, sizeof(*group));
-		if (!group)
-			abort();
+		struct case_row *group = xcalloc(n, sizeof(*group));
 		for (size_t j = i; j < n; j++) {
 			group_of(&cases[j], group_by, gj, sizeof(gj));
 			if (!strcmp(gi, gj))
@@ -133,7 +132,7 @@ int cmd_table(int argc, char **argv)
 					    &t, &err);
 		if (!rc && group_by) {
 			free(t.title);
-			t.title = strdup(gi);
+			t.title = xstrdup(gi);
 		}
 		free(group);
 		rc = report_output_table(&out, &t, rc, &err);

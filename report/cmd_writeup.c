@@ -16,6 +16,7 @@
 #include "opt.h"
 #include "plot.h"
 #include "report.h"
+#include "xalloc.h"
 
 #define BYTES_PER_GIB (1024.0 * 1024.0 * 1024.0)
 #define BYTES_PER_MIB (1024.0 * 1024.0)
@@ -262,16 +263,14 @@ static void section_provenance(struct writeup *w)
 static int add_cases_table(struct writeup *w, const char *suite, const size_t *idx, size_t n,
 			   const char *title, struct bd_error *err)
 {
-	struct case_row *rows = calloc(n ? n : 1, sizeof(*rows));
+	struct case_row *rows = xcalloc(n, sizeof(*rows));
 	struct table t = {0};
-	if (!rows)
-		return bd_fail(err, BD_ENOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++)
 		rows[i] = w->set.rows[idx[i]];   /* shallow: the strings stay owned by the set */
 	int rc = table_of_cases(w->db, suite, rows, n, 0, &t, err);
 	if (!rc && title) {
 		free(t.title);
-		t.title = strdup(title);
+		t.title = xstrdup(title);
 	}
 	if (!rc)
 		render_table(&t, FORMAT_MD, &w->doc);
@@ -285,9 +284,9 @@ static int add_cases_table(struct writeup *w, const char *suite, const size_t *i
 static size_t *cases_where(const struct writeup *w, const char *suite, const char *field,
 			   const char *value, size_t *n)
 {
-	size_t *idx = calloc(w->set.n ? w->set.n : 1, sizeof(*idx));
+	size_t *idx = xcalloc(w->set.n, sizeof(*idx));
 	*n = 0;
-	for (size_t i = 0; idx && i < w->set.n; i++) {
+	for (size_t i = 0; i < w->set.n; i++) {
 		const struct case_row *c = &w->set.rows[i];
 		char v[256];
 		if (suite && strcmp(c->suite, suite))
@@ -343,8 +342,7 @@ static int section_results(struct writeup *w, struct bd_error *err)
 			continue;
 		size_t n;
 		size_t *idx = cases_where(w, suite, NULL, NULL, &n);
-		rc = idx ? add_cases_table(w, suite, idx, n, NULL, err)
-			 : bd_fail(err, BD_ENOMEM, "out of memory");
+		rc = add_cases_table(w, suite, idx, n, NULL, err);
 		free(idx);
 	}
 	return rc;
@@ -388,32 +386,30 @@ static void section_attention(struct writeup *w)
 			"gap in its line.\n\n");
 	/* The attention cases alone (a view: rows and series stay owned by w->set). */
 	struct case_set att = {0};
-	att.rows = calloc(w->set.n, sizeof(*att.rows));
-	att.series = calloc(w->set.n, sizeof(*att.series));
-	for (size_t i = 0; att.rows && att.series && i < w->set.n; i++)
+	att.rows = xcalloc(w->set.n, sizeof(*att.rows));
+	att.series = xcalloc(w->set.n, sizeof(*att.series));
+	for (size_t i = 0; i < w->set.n; i++)
 		if (!strcmp(w->set.rows[i].suite, "attention")) {
 			att.rows[att.n] = w->set.rows[i];
 			att.series[att.n++] = w->set.series[i];
 		}
-	const struct case_set *set = att.rows && att.series ? &att : &w->set;
-	add_chart_of(w, CHART_LATENCY, set, "attention time vs sequence length");
-	add_chart_of(w, CHART_MEMORY, set, "attention peak memory vs sequence length");
+	add_chart_of(w, CHART_LATENCY, &att, "attention time vs sequence length");
+	add_chart_of(w, CHART_MEMORY, &att, "attention peak memory vs sequence length");
 	free(att.rows);
 	free(att.series);
 }
 
-static int section_speedup(struct writeup *w)
+static void section_speedup(struct writeup *w)
 {
 	size_t nbase = 0;
 	for (size_t i = 0; i < w->set.n; i++)
 		nbase += !strcmp(w->set.rows[i].impl, w->baseline);
 	if (nbase == 0)
-		return 0;
+		return;
 	struct case_pair *pairs = NULL;
 	size_t npairs = 0;
 	struct table t = {0}, sum = {0};
-	if (compare_match(&w->set, &w->set, w->baseline, PICK_TOTAL, &w->rule, &pairs, &npairs))
-		return BD_ENOMEM;
+	compare_match(&w->set, &w->set, w->baseline, PICK_TOTAL, &w->rule, &pairs, &npairs);
 	sb_addf(&w->doc, "## Speedup vs %s\n\n", w->baseline);
 	sb_addf(&w->doc, "Each case against the `%s` case that differs from it only in the "
 			 "implementation (as `report compare --baseline %s`): speedup = median time of "
@@ -434,7 +430,6 @@ static int section_speedup(struct writeup *w)
 	table_free(&t);
 	table_free(&sum);
 	free(pairs);
-	return 0;
 }
 
 /* What the run cost, with a price per device-hour. */
@@ -562,9 +557,7 @@ static int section_e2e(struct writeup *w, struct bd_error *err)
 			       !strcmp(w->set.rows[j].dtype, c->dtype);
 		if (seen)
 			continue;
-		size_t n = 0, *idx = calloc(w->set.n, sizeof(*idx));
-		if (!idx)
-			return bd_fail(err, BD_ENOMEM, "out of memory");
+		size_t n = 0, *idx = xcalloc(w->set.n, sizeof(*idx));
 		for (size_t j = i; j < w->set.n; j++)
 			if (!strcmp(w->set.rows[j].suite, "e2e") && !strcmp(w->set.rows[j].device, c->device) &&
 			    !strcmp(w->set.rows[j].dtype, c->dtype))
@@ -765,11 +758,7 @@ int cmd_writeup(int argc, char **argv)
 		goto done;
 	}
 	section_attention(&w);
-	if (section_speedup(&w)) {
-		fprintf(stderr, "report: out of memory\n");
-		status = EXIT_FAIL;
-		goto done;
-	}
+	section_speedup(&w);
 	if (section_e2e(&w, &err) || section_cost(&w, &err)) {
 		status = report_error(&err, EXIT_FAIL);
 		goto done;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "renderers.h"
+#include "xalloc.h"
 
 const char *const format_names[FORMAT_COUNT] = {
 	[FORMAT_MD] = "md", [FORMAT_CSV] = "csv", [FORMAT_JSON] = "json", [FORMAT_TEX] = "tex",
@@ -29,22 +30,6 @@ int format_parse(const char *s)
 	return -1;
 }
 
-static char *xstrdup(const char *s)
-{
-	char *p = strdup(s ? s : "");
-	if (!p)
-		abort();
-	return p;
-}
-
-static void *xrealloc(void *p, size_t n)
-{
-	p = realloc(p, n);
-	if (!p)
-		abort();
-	return p;
-}
-
 void table_init(struct table *t, const char *title)
 {
 	memset(t, 0, sizeof(*t));
@@ -55,7 +40,7 @@ size_t table_column(struct table *t, const char *name, const char *unit, int dec
 {
 	/* Columns are declared before rows. */
 	t->cols = xrealloc(t->cols, (t->ncols + 1) * sizeof(*t->cols));
-	t->cols[t->ncols] = (struct column){xstrdup(name), xstrdup(unit), decimals};
+	t->cols[t->ncols] = (struct column){xstrdup(name), xstrdup(unit ? unit : ""), decimals};
 	return t->ncols++;
 }
 
@@ -73,7 +58,7 @@ void table_text(struct table *t, size_t row, size_t col, const char *text)
 {
 	struct cell *c = &t->cells[row * t->ncols + col];
 	free(c->text);
-	*c = (struct cell){.kind = CELL_TEXT, .text = xstrdup(text)};
+	*c = (struct cell){.kind = CELL_TEXT, .text = xstrdup(text ? text : "")};
 }
 
 void table_number(struct table *t, size_t row, size_t col, double value)

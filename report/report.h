@@ -176,7 +176,7 @@ struct case_index {
 	struct case_index_entry *entries;   /* sorted by (key, impl) */
 	size_t n;
 };
-int case_index_build(const struct case_set *set, int without_impl, struct case_index *idx);
+void case_index_build(const struct case_set *set, int without_impl, struct case_index *idx);
 /* Index into set of the case with key (and impl, when not NULL), or -1. */
 long case_index_find(const struct case_index *idx, const char *key, const char *impl);
 void case_index_free(struct case_index *idx);
@@ -335,10 +335,10 @@ int warmup_table(struct db *db, int64_t run_id, const struct case_set *set, cons
 
 /* Pair every ok case of cand with its ok baseline in base — by impl (base == cand: cases that
  * differ only in impl, the baseline's impl being impl) or, impl NULL, by case key — and compare
- * them on pick (compare_pairs). *pairs is malloc'd, *n entries, in cand's order. BD_ENOMEM only. */
-int compare_match(const struct case_set *base, const struct case_set *cand, const char *impl,
-		  enum series_pick pick, const struct verdict_rule *rule, struct case_pair **pairs,
-		  size_t *n);
+ * them on pick (compare_pairs). *pairs is malloc'd, *n entries, in cand's order. */
+void compare_match(const struct case_set *base, const struct case_set *cand, const char *impl,
+		   enum series_pick pick, const struct verdict_rule *rule, struct case_pair **pairs,
+		   size_t *n);
 /* `report compare`'s per-case table (titled title) and per-impl summary (by_run: one row, "all")
  * from the pairs that are ok. Returns how many pairs are ok; with none, both tables are left
  * empty. */
@@ -367,7 +367,7 @@ struct chart_request {
 /* Build the chart rq asks for from the stored data and write it through plot_write. notes gets
  * lines (each ending in '\n') about what was left out or how to read it. BD_ENOTFOUND without
  * gnuplot (plot_write's message), BD_EIO with gnuplot's message, BD_EINVAL when the cases give
- * nothing to draw (the message says why), BD_EDB/BD_ENOMEM from the database. */
+ * nothing to draw (the message says why), BD_EDB from the database. */
 int chart_write(struct db *db, const struct chart_request *rq, struct strbuf *notes,
 		struct bd_error *err);
 /* mkdir -p dir; BD_EIO (with the path and errno's text) when it cannot be made. */

@@ -21,6 +21,7 @@
 #include "shard.h"
 #include "sweep.h"
 #include "sysinfo.h"
+#include "xalloc.h"
 
 /* Exit status after SIGINT/SIGTERM, as shells report a signal death (128 + SIGINT). */
 #define EXIT_INTERRUPTED 130
@@ -248,7 +249,7 @@ int cmd_run(int argc, char **argv)
 	if (shard_text) {
 		whole = cases;
 		if (shard_select(&whole, &shard, &cases)) {
-			fprintf(stderr, "runner run: out of memory\n");
+			fprintf(stderr, "runner run: cannot split the sweep into %d shards\n", shard.count);
 			status = EXIT_FAIL;
 			goto done;
 		}
@@ -296,13 +297,8 @@ int cmd_run(int argc, char **argv)
 		.shard_index = shard.index,
 		.shard_count = shard.count,
 	};
-	size_t *order = calloc(cases.n ? cases.n : 1, sizeof(*order));
+	size_t *order = xcalloc(cases.n, sizeof(*order));
 	char repeat_id[48] = "";
-	if (!order) {
-		fprintf(stderr, "runner run: out of memory\n");
-		status = EXIT_FAIL;
-		goto done;
-	}
 	for (size_t i = 0; i < cases.n; i++)
 		order[i] = i;
 	for (long rep = 0; rep < repeat && !measure_interrupted; rep++) {
@@ -349,8 +345,8 @@ int cmd_run(int argc, char **argv)
 				shard.count, group_id, cases.n, whole.n);
 
 		struct progress pg;
-		struct progress_work *work = calloc(cases.n ? cases.n : 1, sizeof(*work));
-		for (size_t k = 0; work && k < cases.n; k++)
+		struct progress_work *work = xcalloc(cases.n, sizeof(*work));
+		for (size_t k = 0; k < cases.n; k++)
 			case_work(&cases.items[order[k]], 1, &work[k]);
 		progress_init(&pg, cases.n, work);
 		free(work);

@@ -17,6 +17,7 @@
 #include <yaml.h>
 
 #include "checked.h"
+#include "xalloc.h"
 
 int64_t sweep_value_max(const char *key)
 {
@@ -127,10 +128,7 @@ int sweep_file_read(const char *path, char **text, size_t *len, struct bd_error 
 		goto done;
 	}
 	/* read at most one byte beyond the limit: a file that grows meanwhile is still bounded */
-	if (!(buf = malloc(SWEEP_MAX_BYTES + 2))) {
-		rc = bd_fail(err, BD_ENOMEM, "out of memory");
-		goto done;
-	}
+	buf = xmalloc(SWEEP_MAX_BYTES + 2);
 	for (;;) {
 		ssize_t got = read(fd, buf + n, SWEEP_MAX_BYTES + 1 - n);
 		if (got < 0 && errno == EINTR)

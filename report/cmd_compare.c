@@ -55,7 +55,7 @@ int cmd_compare(int argc, char **argv)
 		REPORT_OPT_TIE_BAND(&o),
 		REPORT_OPT_PRICE(&price),
 		REPORT_OPT_PRICES(&prices_path),
-		REPORT_OPT_FORMAT(&o),
+		REPORT_OPT_FORMAT(&o, 0),
 		{0},
 	};
 	static const struct cmd_usage usage = {
@@ -91,7 +91,7 @@ int cmd_compare(int argc, char **argv)
 	}
 	if ((status = verdict_rule_check(&o.rule, "compare")) >= 0)
 		return status;
-	if ((fmt = report_format_arg(o.format)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
+	if ((fmt = report_format_arg(o.format, 0)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
 		return EXIT_USAGE;
 	if ((status = prices_load_options(price, prices_path, "compare", &prices)) >= 0)
 		return status;

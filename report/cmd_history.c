@@ -146,7 +146,7 @@ int cmd_history(int argc, char **argv)
 		REPORT_OPT_PHASE(&o),
 		REPORT_OPT_THRESHOLD(&o, "change that counts as a step"),
 		REPORT_OPT_ALPHA(&o),
-		REPORT_OPT_FORMAT(&o),
+		REPORT_OPT_FORMAT(&o, 0),
 		REPORT_OPT_DB(&o),
 		{0},
 	};
@@ -169,7 +169,7 @@ int cmd_history(int argc, char **argv)
 		return status;
 	if ((status = verdict_rule_check(&o.rule, "history")) >= 0)
 		return status;
-	if ((fmt = report_format_arg(o.format)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
+	if ((fmt = report_format_arg(o.format, 0)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
 		return EXIT_USAGE;
 	if (case_key && !case_key[0]) {
 		fprintf(stderr, "report history: --case needs a case key, got ''\n");
@@ -213,7 +213,7 @@ int cmd_history(int argc, char **argv)
 			end++;
 		struct table t;
 		rc = key_table(db, &rows[i], end - i, runs, nruns, (enum series_pick)pick, &o.rule,
-			       fmt == FORMAT_CSV, &t, &err);
+			       format_is((enum report_format)fmt, FORMAT_UNTITLED), &t, &err);
 		rc = report_output_table(&out, &t, rc, &err);
 	}
 	status = report_output_end(&out, rc);

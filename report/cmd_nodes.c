@@ -295,7 +295,7 @@ int cmd_nodes(int argc, char **argv)
 		{"chart", 0, OPT_STRING, "DIR", "also write DIR/nodes_throughput.png and .svg", &chart_dir},
 		REPORT_OPT_PRICE(&price),
 		REPORT_OPT_PRICES(&prices_path),
-		REPORT_OPT_FORMAT(&o),
+		REPORT_OPT_FORMAT(&o, 0),
 		{0},
 	};
 	static const struct cmd_usage usage = {
@@ -323,7 +323,7 @@ int cmd_nodes(int argc, char **argv)
 		return status;
 	if ((status = verdict_rule_check(&o.rule, "nodes")) >= 0)
 		return status;
-	if ((fmt = report_format_arg(o.format)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
+	if ((fmt = report_format_arg(o.format, 0)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
 		return EXIT_USAGE;
 	if (memory_band < 0 || temp_band < 0) {
 		fprintf(stderr, "report nodes: --memory-band and --temp-band must not be negative\n");

@@ -125,7 +125,7 @@ int cmd_regress(int argc, char **argv)
 		REPORT_OPT_PHASE(&o),
 		REPORT_OPT_SUITE(&o),
 		REPORT_OPT_WHERE(&o),
-		REPORT_OPT_FORMAT(&o),
+		REPORT_OPT_FORMAT(&o, 0),
 		{0},
 	};
 	static const struct cmd_usage usage = {
@@ -184,7 +184,7 @@ int cmd_regress(int argc, char **argv)
 	}
 	if ((status = verdict_rule_check(&o.rule, "regress")) >= 0)
 		return status;
-	if ((fmt = report_format_arg(o.format)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
+	if ((fmt = report_format_arg(o.format, 0)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
 		return EXIT_USAGE;
 	if (cand_sels.n == 0 && !cand_label)
 		cand_sels.items[cand_sels.n++] = "latest";

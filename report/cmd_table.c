@@ -49,7 +49,7 @@ int cmd_table(int argc, char **argv)
 	const struct opt_spec specs[] = {
 		REPORT_OPT_DB(&o),
 		REPORT_OPT_RUN(&o, "run id, uuid prefix, label, git commit or 'latest' (default)"),
-		REPORT_OPT_FORMAT(&o),
+		REPORT_OPT_FORMAT(&o, 0),
 		{"suite", 0, OPT_STRING, "NAME", "only cases of this suite (attention, e2e, matmul)",
 		 &o.suite},
 		REPORT_OPT_WHERE(&o),
@@ -78,7 +78,7 @@ int cmd_table(int argc, char **argv)
 	int status = opt_parse_command(specs, &usage, argc, argv, 0, 0, &npos);
 	if (status >= 0)
 		return status;
-	if ((fmt = report_format_arg(o.format)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
+	if ((fmt = report_format_arg(o.format, 0)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
 		return EXIT_USAGE;
 	if ((status = report_open(o.db_path, o.run_sel, &db, &run_id)) >= 0)
 		goto done;
@@ -96,7 +96,7 @@ int cmd_table(int argc, char **argv)
 		status = report_error(&err, EXIT_USAGE);
 		goto done;
 	}
-	if (fmt == FORMAT_MD)
+	if (format_is((enum report_format)fmt, FORMAT_TERMINAL))
 		run_header(db, &run, &out.text);
 	report_output_begin(&out, (enum report_format)fmt);
 	if (n == 0) {

@@ -37,7 +37,7 @@ int cmd_warmup(int argc, char **argv)
 		{"band", 0, OPT_PERCENT, "PCT",
 		 "steady state: within this of the final median from then on (default "
 		 REPORT_STR(REPORT_STEADY_BAND_PCT) ")", &band},
-		REPORT_OPT_FORMAT(&o),
+		REPORT_OPT_FORMAT(&o, 0),
 		{0},
 	};
 	static const struct cmd_usage usage = {
@@ -59,7 +59,7 @@ int cmd_warmup(int argc, char **argv)
 		fprintf(stderr, "report warmup: --k expects a list such as 0,1,2,5, got '%s'\n", ks_text);
 		return EXIT_USAGE;
 	}
-	if ((fmt = report_format_arg(o.format)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
+	if ((fmt = report_format_arg(o.format, 0)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
 		return EXIT_USAGE;
 	struct case_filter filter = report_filter(&o);
 	filter.rows_only = 1;

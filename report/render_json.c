@@ -168,5 +168,4 @@ static void json_end(struct strbuf *out)
 	sb_add(out, "]\n");
 }
 
-const struct renderer render_json = {"json", json_table};
-const struct renderer_frame render_json_frame = {json_begin, json_end};
+const struct renderer render_json = {.table = json_table, .begin = json_begin, .end = json_end};

@@ -74,4 +74,4 @@ static void md_table(const struct table *t, struct strbuf *out)
 	free(right);
 }
 
-const struct renderer render_md = {"md", md_table};
+const struct renderer render_md = {.table = md_table};

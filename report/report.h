@@ -51,9 +51,9 @@ int verdict_rule_check(const struct verdict_rule *rule, const char *command);
  * status on failure, -1 on success. */
 int report_open(const char *db_path, const char *run_selector, struct db **db, int64_t *run_id);
 
-/* The --format value as an enum report_format; prints the valid choices and returns -1 when
- * unknown. */
-int report_format_arg(const char *format);
+/* The --format value as an enum report_format (NULL, not given: the first format of kind, 0 for
+ * any; render.h); prints the valid choices and returns -1 when unknown. */
+int report_format_arg(const char *format, unsigned kind);
 
 /* Print err (as "report: ...") and return status: `status = report_error(&err, EXIT_FAIL);`. */
 int report_error(const struct bd_error *err, int status);
@@ -63,7 +63,7 @@ struct report_output {
 	enum report_format fmt;
 	struct strbuf text;   /* may hold a preamble before report_output_begin */
 };
-#define REPORT_OUTPUT_INIT {FORMAT_MD, STRBUF_INIT}
+#define REPORT_OUTPUT_INIT {.text = STRBUF_INIT}
 void report_output_begin(struct report_output *out, enum report_format fmt);
 /* Append t when rc is 0, else print err; t is freed either way. Returns rc. */
 int report_output_table(struct report_output *out, struct table *t, int rc,
@@ -106,7 +106,7 @@ struct report_options {
 	struct verdict_rule rule;
 };
 #define REPORT_OPTIONS_INIT                                                                        \
-	{.db_path = BENCHDB_DEFAULT_DB, .run_sel = "latest", .format = "md", .phase = "total",     \
+	{.db_path = BENCHDB_DEFAULT_DB, .run_sel = "latest", .format = NULL, .phase = "total",     \
 	 .rule = VERDICT_RULE_DEFAULT}
 #define REPORT_STR(x) REPORT_STR_(x)
 #define REPORT_STR_(x) #x
@@ -115,8 +115,9 @@ struct report_options {
 	{"db", 0, OPT_STRING, "PATH", "database to read (default " BENCHDB_DEFAULT_DB ")",         \
 	 &(o)->db_path}
 #define REPORT_OPT_RUN(o, help) {"run", 'r', OPT_STRING, "SEL", help, &(o)->run_sel}
-#define REPORT_OPT_FORMAT(o)                                                                       \
-	{"format", 'f', OPT_STRING, "FMT", "md (default), csv, json or tex", &(o)->format}
+/* --format: any format of kind (render.h; 0: all of them); not given, the first of them */
+#define REPORT_OPT_FORMAT(o, kind)                                                                 \
+	{"format", 'f', OPT_STRING, "FMT", format_help(kind), &(o)->format}
 #define REPORT_OPT_SUITE(o)                                                                        \
 	{"suite", 0, OPT_STRING, "NAME", "only cases of this suite", &(o)->suite}
 #define REPORT_OPT_WHERE(o)                                                                        \

@@ -21,13 +21,18 @@ int report_open(const char *db_path, const char *run_selector, struct db **db, i
 	return -1;
 }
 
-int report_format_arg(const char *format)
+int report_format_arg(const char *format, unsigned kind)
 {
+	if (!format) {
+		int first = 0;
+		while (first < FORMAT_COUNT - 1 && !format_is((enum report_format)first, kind))
+			first++;
+		return first;
+	}
 	int fmt = format_parse(format);
 	if (fmt < 0) {
 		struct strbuf valid = STRBUF_INIT;
-		for (int i = 0; i < FORMAT_COUNT; i++)
-			sb_addf(&valid, "%s%s", i ? ", " : "", format_names[i]);
+		format_list(0, &valid);
 		fprintf(stderr, "%s: unknown format '%s' (valid: %s)\n", REPORT_PROG, format,
 			sb_str(&valid));
 		sb_free(&valid);

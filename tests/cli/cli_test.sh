@@ -196,7 +196,7 @@ report_errors)
 	expect_status 1 "unknown run" "$REPORT" --db "$T/b.db" --run nosuchlabel
 	contains "$T/err" "no run matches 'nosuchlabel'" "unknown run message"
 	expect_status 2 "unknown format" "$REPORT" --db "$T/b.db" --format xml
-	contains "$T/err" "unknown format 'xml' \(valid: md, csv, json, tex\)" "unknown format message"
+	contains "$T/err" "unknown format 'xml' \(valid: $(format_list)\)" "unknown format message"
 	echo "not a database" >"$T/text.db"
 	expect_status 1 "report on a non-database" "$REPORT" --db "$T/text.db"
 	contains "$T/err" "not a benchdb database" "non-database message"

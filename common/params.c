@@ -42,6 +42,8 @@ int suite_parse(const char *s)
 	return -1;
 }
 
+int suite_is(const char *name, enum suite_id s) { return name && !strcmp(name, suite_name(s)); }
+
 /* ---- the table ------------------------------------------------------------------------------- */
 
 #define AT(field, t) .type = t, .offset = offsetof(struct case_params, field), \
@@ -49,7 +51,7 @@ int suite_parse(const char *s)
 #define ALL(text) {text, text, text}
 
 const struct param_def param_defs[] = {
-	{"suite", V_SUITE, 0, 0, S_ALL, {"attention", "e2e", "matmul"}, AT(suite, PT_TEXT),
+	{"suite", V_SUITE, 0, 0, S_ALL, {"attention", "e2e", "matmul"}, AT(suite, PT_SUITE),
 	 KEY_ALWAYS, 0, "", NULL, 0, 0, "suite"},
 	{"impl", V_IMPL, S_ALL, S_ATT, S_ALL, {NULL, "benchdb", "onednn"}, AT(impl, PT_TEXT),
 	 KEY_ALWAYS, 10, "", NULL, 20, S_ALL, "impl"},
@@ -138,13 +140,13 @@ void param_env_name(const struct param_def *d, char *out, size_t size)
 
 int param_is_text(const struct param_def *d)
 {
-	return d->type == PT_TEXT || d->type == PT_DEVICE || d->type == PT_DTYPE || d->type == PT_PASS;
+	return d->type == PT_TEXT || d->type == PT_DEVICE || d->type == PT_DTYPE || d->type == PT_PASS ||
+	       d->type == PT_SUITE;
 }
 
 int param_applies(const struct case_params *p, const struct param_def *d)
 {
-	int suite = suite_parse(p->suite);
-	return suite >= 0 && (d->suites & SUITE_BIT(suite)) && (!d->auto_only || p->iters == ITERS_AUTO);
+	return (d->suites & SUITE_BIT(p->suite)) && (!d->auto_only || p->iters == ITERS_AUTO);
 }
 
 /* ---- values ---------------------------------------------------------------------------------- */
@@ -195,6 +197,7 @@ void param_format(const struct case_params *p, const struct param_def *d, char o
 	case PT_DEVICE: snprintf(out, 64, "%s", device_name((enum bd_device)read_int(p, d))); break;
 	case PT_DTYPE: snprintf(out, 64, "%s", dtype_name((enum bd_dtype)read_int(p, d))); break;
 	case PT_PASS: snprintf(out, 64, "%s", pass_name((enum bd_pass)read_int(p, d))); break;
+	case PT_SUITE: snprintf(out, 64, "%s", suite_name((enum suite_id)read_int(p, d))); break;
 	default: out[0] = '\0'; break;
 	}
 }
@@ -241,12 +244,14 @@ int param_set(struct case_params *p, const struct param_def *d, const char *text
 	case PT_DEVICE: v = device_parse(text); break;
 	case PT_DTYPE: v = dtype_parse(text); break;
 	case PT_PASS: v = pass_parse(text); break;
+	case PT_SUITE: v = suite_parse(text); break;
 	default: return bd_fail(err, BD_EINVAL, "%s is not held in a case's parameters", d->key);
 	}
 	if (v < 0)
 		return bd_fail(err, BD_EINVAL, "%s '%s' is not a %s", d->key, text,
 			       d->type == PT_BOOL ? "boolean (true or false)" : d->type == PT_DEVICE ?
-			       "device" : d->type == PT_DTYPE ? "dtype" : "pass");
+			       "device" : d->type == PT_DTYPE ? "dtype" : d->type == PT_PASS ? "pass" :
+			       "suite");
 	memcpy(at, &v, sizeof(v));
 	return 0;
 }
@@ -279,8 +284,8 @@ size_t case_key_rows(enum suite_id suite, const struct param_def **rows)
 char *case_key_build(const struct case_params *p)
 {
 	const struct param_def *rows[PARAM_MAX];
-	int suite = suite_parse(p->suite);
-	size_t n = suite < 0 ? 0 : case_key_rows((enum suite_id)suite, rows);
+	enum suite_id suite = p->suite;
+	size_t n = case_key_rows(suite, rows);
 	struct strbuf sb = STRBUF_INIT;
 	for (size_t i = 0; i < n; i++) {
 		char value[64];
@@ -388,9 +393,8 @@ static int def_key_cmp(const void *a, const void *b)
 char *case_params_json(const struct case_params *p)
 {
 	const struct param_def *rows[PARAM_MAX];
-	int suite = suite_parse(p->suite);
 	size_t n = 0;
-	for (size_t i = 0; i < param_count && suite >= 0; i++)
+	for (size_t i = 0; i < param_count; i++)
 		if (param_applies(p, &param_defs[i]))
 			rows[n++] = &param_defs[i];
 	qsort(rows, n, sizeof(rows[0]), def_key_cmp);
@@ -465,14 +469,14 @@ size_t param_db_columns(const char **names, size_t max)
 const char *param_db_value(const struct case_params *p, const char *name, char out[64],
 			   int *is_text)
 {
-	int suite = suite_parse(p->suite);
+	enum suite_id suite = p->suite;
 	*is_text = 0;
 	for (size_t i = 0; i < param_count; i++) {
 		const struct param_def *d = &param_defs[i];
 		if (!d->db_column || strcmp(d->db_column, name))
 			continue;
 		*is_text = param_is_text(d);
-		if (suite < 0 || !(d->suites & SUITE_BIT(suite)))
+		if (!(d->suites & SUITE_BIT(suite)))
 			continue;
 		if (d->type == PT_BOOL)
 			snprintf(out, 64, "%d", read_int(p, d));

@@ -251,12 +251,12 @@ static int is_ok(const struct case_row *c) { return c->status == STATUS_OK; }
 static const char *seq_suite(const struct case_set *set, const char **x_token)
 {
 	const char *suite = NULL;
-	for (size_t i = 0; i < set->n && !(suite && !strcmp(suite, "attention")); i++) {
+	for (size_t i = 0; i < set->n && !suite_is(suite, SUITE_ATTENTION); i++) {
 		const char *s = set->rows[i].suite;
-		if (!strcmp(s, "attention") || (!suite && !strcmp(s, "e2e")))
+		if (suite_is(s, SUITE_ATTENTION) || (!suite && suite_is(s, SUITE_E2E)))
 			suite = s;
 	}
-	*x_token = suite && !strcmp(suite, "e2e") ? "context_length" : "seq_len";
+	*x_token = suite_is(suite, SUITE_E2E) ? "context_length" : "seq_len";
 	return suite;
 }
 

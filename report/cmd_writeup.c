@@ -14,6 +14,7 @@
 
 #include "cost.h"
 #include "opt.h"
+#include "params.h"
 #include "plot.h"
 #include "report.h"
 #include "xalloc.h"
@@ -301,10 +302,10 @@ static size_t *cases_where(const struct writeup *w, const char *suite, const cha
 	return idx;
 }
 
-static int has_suite(const struct writeup *w, const char *suite)
+static int has_suite(const struct writeup *w, enum suite_id suite)
 {
 	for (size_t i = 0; i < w->set.n; i++)
-		if (!strcmp(w->set.rows[i].suite, suite))
+		if (suite_is(w->set.rows[i].suite, suite))
 			return 1;
 	return 0;
 }
@@ -314,7 +315,7 @@ static int section_results(struct writeup *w, struct bd_error *err)
 	sb_add(&w->doc, "## Results\n\n");
 	size_t ne2e = 0;
 	for (size_t i = 0; i < w->set.n; i++)
-		ne2e += !strcmp(w->set.rows[i].suite, "e2e");
+		ne2e += suite_is(w->set.rows[i].suite, SUITE_E2E);
 	if (w->set.n == 0) {
 		sb_add(&w->doc, "The run stored no cases.\n\n");
 		return 0;
@@ -335,7 +336,7 @@ static int section_results(struct writeup *w, struct bd_error *err)
 	int rc = 0;
 	for (size_t i = 0; i < w->set.n && !rc; i++) {
 		const char *suite = w->set.rows[i].suite;
-		int seen = !strcmp(suite, "e2e");
+		int seen = suite_is(suite, SUITE_E2E);
 		for (size_t j = 0; j < i && !seen; j++)
 			seen = !strcmp(w->set.rows[j].suite, suite);
 		if (seen)
@@ -372,8 +373,8 @@ static void section_attention(struct writeup *w)
 {
 	size_t nok = 0;
 	for (size_t i = 0; i < w->set.n; i++)
-		nok += !strcmp(w->set.rows[i].suite, "attention") && is_ok(&w->set.rows[i]);
-	if (!has_suite(w, "attention"))
+		nok += suite_is(w->set.rows[i].suite, SUITE_ATTENTION) && is_ok(&w->set.rows[i]);
+	if (!has_suite(w, SUITE_ATTENTION))
 		return;
 	sb_add(&w->doc, "## Attention: time and memory vs sequence length\n\n");
 	if (nok == 0) {
@@ -389,7 +390,7 @@ static void section_attention(struct writeup *w)
 	att.rows = xcalloc(w->set.n, sizeof(*att.rows));
 	att.series = xcalloc(w->set.n, sizeof(*att.series));
 	for (size_t i = 0; i < w->set.n; i++)
-		if (!strcmp(w->set.rows[i].suite, "attention")) {
+		if (suite_is(w->set.rows[i].suite, SUITE_ATTENTION)) {
 			att.rows[att.n] = w->set.rows[i];
 			att.series[att.n++] = w->set.series[i];
 		}
@@ -461,7 +462,7 @@ static void add_mixed_precision(struct writeup *w)
 	/* the model's parameter count, where the runner stored it (schema 4) */
 	int counted = 0;
 	for (size_t i = 0; i < w->set.n; i++)
-		counted |= !strcmp(w->set.rows[i].suite, "e2e") && w->set.rows[i].param_count > 0;
+		counted |= suite_is(w->set.rows[i].suite, SUITE_E2E) && w->set.rows[i].param_count > 0;
 	size_t c_count = counted ? table_column(&t, "param count", "M", 1) : 0;
 	size_t c_n = table_column(&t, "n", "", 0),
 	       c_f = table_column(&t, "float32", "ms", 3), c_b = table_column(&t, "bfloat16", "ms", 3),
@@ -472,14 +473,14 @@ static void add_mixed_precision(struct writeup *w)
 	size_t unpaired = 0;
 	for (size_t i = 0; i < w->set.n; i++) {
 		const struct case_row *f = &w->set.rows[i];
-		if (strcmp(f->suite, "e2e") || strcmp(f->dtype, "float32"))
+		if (!suite_is(f->suite, SUITE_E2E) || strcmp(f->dtype, "float32"))
 			continue;
 		char *want = case_key_without(f->case_key, "dtype");
 		const struct case_row *b = NULL;
 		size_t bi = 0;
 		for (size_t j = 0; want && j < w->set.n && !b; j++) {
 			const struct case_row *c = &w->set.rows[j];
-			if (strcmp(c->suite, "e2e") || strcmp(c->dtype, "bfloat16"))
+			if (!suite_is(c->suite, SUITE_E2E) || strcmp(c->dtype, "bfloat16"))
 				continue;
 			char *have = case_key_without(c->case_key, "dtype");
 			if (have && !strcmp(have, want)) {
@@ -538,7 +539,7 @@ static void add_mixed_precision(struct writeup *w)
 
 static int section_e2e(struct writeup *w, struct bd_error *err)
 {
-	if (!has_suite(w, "e2e"))
+	if (!has_suite(w, SUITE_E2E))
 		return 0;
 	sb_add(&w->doc, "## End-to-end model\n\n"
 			"The whole language model per preset, context length and pass (forward, "
@@ -548,23 +549,23 @@ static int section_e2e(struct writeup *w, struct bd_error *err)
 	/* One table per (device, dtype), in order of first appearance. */
 	for (size_t i = 0; i < w->set.n && !rc; i++) {
 		const struct case_row *c = &w->set.rows[i];
-		if (strcmp(c->suite, "e2e"))
+		if (!suite_is(c->suite, SUITE_E2E))
 			continue;
 		int seen = 0;
 		for (size_t j = 0; j < i && !seen; j++)
-			seen = !strcmp(w->set.rows[j].suite, "e2e") &&
+			seen = suite_is(w->set.rows[j].suite, SUITE_E2E) &&
 			       !strcmp(w->set.rows[j].device, c->device) &&
 			       !strcmp(w->set.rows[j].dtype, c->dtype);
 		if (seen)
 			continue;
 		size_t n = 0, *idx = xcalloc(w->set.n, sizeof(*idx));
 		for (size_t j = i; j < w->set.n; j++)
-			if (!strcmp(w->set.rows[j].suite, "e2e") && !strcmp(w->set.rows[j].device, c->device) &&
+			if (suite_is(w->set.rows[j].suite, SUITE_E2E) && !strcmp(w->set.rows[j].device, c->device) &&
 			    !strcmp(w->set.rows[j].dtype, c->dtype))
 				idx[n++] = j;
 		char title[160];
 		snprintf(title, sizeof(title), "e2e on %s, %s", c->device, c->dtype);
-		rc = add_cases_table(w, "e2e", idx, n, title, err);
+		rc = add_cases_table(w, suite_name(SUITE_E2E), idx, n, title, err);
 		free(idx);
 	}
 	if (!rc)

@@ -27,7 +27,7 @@ int table_of_cases(struct db *db, const char *suite, const struct case_row *case
 	const char *const *params = params_of(suite, columns);
 	struct case_series *series = xcalloc(n, sizeof(*series));
 	unsigned phases = 0;
-	int rc = 0, causal_col = !strcmp(suite, "attention");
+	int rc = 0, causal_col = suite_is(suite, SUITE_ATTENTION);
 	table_init(t, suite);
 	for (size_t i = 0; i < n && !rc; i++) {
 		rc = case_series_load(db, &cases[i], &series[i], err);

@@ -370,7 +370,8 @@ int cmd_run(int argc, char **argv)
 				peer_measure_case(c, sweep->path, &res, run_heartbeat_iteration, &hb);
 				measure_hold_signals();
 			} else
-				measure_case(workload_find(c->params.suite, c->params.impl, c->params.device),
+				measure_case(workload_find(suite_name(c->params.suite), c->params.impl,
+							   c->params.device),
 					     &c->params, &res, run_heartbeat_iteration, &hb);
 			gpu_probe_stop(probe, &gpu);
 			if (res.interrupted) {

@@ -223,7 +223,7 @@ void measure_case(const struct workload *w, const struct case_params *p, struct 
 	if (!w) {
 		res->status = STATUS_UNSUPPORTED;
 		snprintf(res->reason, sizeof(res->reason),
-			 "no %s implementation '%s' for device %s in this build", p->suite, p->impl,
+			 "no %s implementation '%s' for device %s in this build", suite_name(p->suite), p->impl,
 			 device_name(p->device));
 		goto done;
 	}

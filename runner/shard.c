@@ -29,11 +29,11 @@ void case_work(const struct sweep_case *c, int only_runnable, struct progress_wo
 	if (c->peer) {
 		peer_figures(p, &f);
 	} else {
-		const struct workload *w = workload_find(p->suite, p->impl, p->device);
+		const struct workload *w = workload_find(suite_name(p->suite), p->impl, p->device);
 		if (only_runnable && (!w || w->check(p, &st) != STATUS_OK))
 			return;
 		/* a device this build lacks: its formulas are the CPU workload's */
-		if (!w && !(w = workload_find(p->suite, p->impl, DEVICE_CPU))) {
+		if (!w && !(w = workload_find(suite_name(p->suite), p->impl, DEVICE_CPU))) {
 			work->flops = work->bytes = -1;
 			return;
 		}

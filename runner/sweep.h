@@ -37,7 +37,7 @@ struct sweep_exclude {          /* one `exclude:` entry: a case matching all pai
 };
 
 struct sweep_benchmark {
-	char *suite;
+	enum suite_id suite;
 	struct sweep_setting *settings;  /* fixed parameters and axes, defaults merged in */
 	size_t nsettings;
 	struct sweep_exclude *excludes;

@@ -51,14 +51,17 @@ int sweep_case_sizes_check(const struct case_params *p, char *msg, size_t size)
 {
 	const struct model_config *m = &p->model;
 	const char *what = NULL;
-	if (!strcmp(p->suite, "attention")) {
+	switch (p->suite) {
+	case SUITE_ATTENTION: {
 		const int64_t qkv[] = {p->batch_size, p->heads, p->seq_len, p->head_dim};
 		const int64_t scores[] = {p->batch_size, p->heads, p->seq_len, p->seq_len};
 		if (!tensor_fits(qkv, 4))
 			what = "Q (batch_size x heads x seq_len x head_dim)";
 		else if (!tensor_fits(scores, 4))
 			what = "the scores (batch_size x heads x seq_len x seq_len)";
-	} else if (!strcmp(p->suite, "e2e")) {
+		break;
+	}
+	case SUITE_E2E: {
 		int64_t t = p->context_length, b = p->batch_size, d2, dff, layer, params;
 		const int64_t act[] = {b, t, m->d_model > m->d_ff ? m->d_model : m->d_ff};
 		const int64_t logits[] = {b, t, m->vocab_size};
@@ -78,10 +81,15 @@ int sweep_case_sizes_check(const struct case_params *p, char *msg, size_t size)
 			what = "the logits (batch_size x context_length x vocab_size)";
 		else if (!tensor_fits(scores, 4))
 			what = "the attention scores (batch_size x num_heads x context_length^2)";
-	} else if (!strcmp(p->suite, "matmul")) {
+		break;
+	}
+	case SUITE_MATMUL: {
 		const int64_t a[] = {p->m, p->k}, bm[] = {p->k, p->n}, c[] = {p->m, p->n};
 		if (!tensor_fits(a, 2) || !tensor_fits(bm, 2) || !tensor_fits(c, 2))
 			what = "a matrix (m x k, k x n or m x n)";
+		break;
+	}
+	case SUITE_COUNT: break;
 	}
 	if (!what)
 		return 0;

@@ -28,7 +28,7 @@ static struct case_params e2e_case(const struct model_config *c, enum bd_dtype d
 				   enum bd_pass pass, int64_t ctx)
 {
 	struct case_params p = {0};
-	snprintf(p.suite, sizeof(p.suite), "e2e");
+	p.suite = SUITE_E2E;
 	snprintf(p.impl, sizeof(p.impl), "benchdb");
 	snprintf(p.attention, sizeof(p.attention), "flash");
 	p.device = DEVICE_CPU;

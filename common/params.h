@@ -18,13 +18,13 @@
 /* struct case_params' iters for `iters: auto`: measure until the median is precise enough. */
 #define ITERS_AUTO INT64_C(-1)
 
-/* A transformer size (DESIGN "Workloads"); presets small..2.7B or user-defined in the sweep. */
+/* A transformer size (docs/design.md, "The e2e model"); presets small..2.7B or user-defined in the sweep. */
 struct model_config {
 	char name[32];
 	int64_t d_model, d_ff, num_layers, num_heads, vocab_size;
 };
 
-/* Parameter count of the DESIGN's formula: L(4d^2 + 3 d d_ff + 2d) + 2Vd + d; -1 on overflow. */
+/* Parameter count of the e2e model (docs/design.md): L(4d^2 + 3 d d_ff + 2d) + 2Vd + d; -1 on overflow. */
 int64_t model_param_count(const struct model_config *m);
 
 /* ---- suites ---------------------------------------------------------------------------------- */

@@ -1,4 +1,4 @@
-/* runner/measure.c: the measurement loop (DESIGN "Measurement").
+/* runner/measure.c: the measurement loop (docs/design.md, "Measurement").
  *
  * Each case: allocate once, validate once against the float64 CPU reference (a wrong kernel is
  * never timed), then warmup + iters iterations, each phase timed with CLOCK_MONOTONIC (or, for

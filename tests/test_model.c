@@ -1,7 +1,7 @@
 /* tests/test_model.c: the transformer (kernels/model): the float64 reference against finite
  * differences; the CPU backend's loss and every gradient tensor against the reference, float32
  * and bfloat16, naive and flash attention; the loss at initialisation; the AdamW step; memory
- * accounting and the limit; parameter counts of the DESIGN presets; the e2e workload's statuses. */
+ * accounting and the limit; parameter counts of the presets (docs/design.md); the e2e workload's statuses. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>

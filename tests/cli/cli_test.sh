@@ -79,7 +79,7 @@ run_report)
 	db=$T/bench.db
 	expect_status 0 "runner run tiny" "$RUNNER" run "$SRC/tests/cli/tiny.yaml" --db "$db" --label cli-test
 	contains "$T/out" "run 1 complete: 7 of 7 cases stored \(4 ok, 1 oom, 0 error, 2 unsupported, 0 skipped\)" "run summary"
-	# The database holds what the DESIGN promises.
+	# The database holds what docs/design.md promises.
 	check "run is complete" [ "$(sql "$db" "select status from runs")" = complete ]
 	check "hostname stored" [ "$(sql "$db" "select hostname from systems")" = "$(hostname)" ]
 	check "sweep text stored verbatim" [ "$(sql "$db" "select sweep_text from runs")" = "$(cat "$SRC/tests/cli/tiny.yaml")" ]
@@ -150,7 +150,7 @@ list)
 	expect_status 0 "runner run --dry-run" "$RUNNER" run --dry-run "$SRC/tests/cli/tiny.yaml" --db "$T/dry.db"
 	check "dry run writes no database" [ ! -e "$T/dry.db" ]
 	lacks "$T/out" "params|^memory:" "no model line for kernels"
-	# e2e cases: the model's parameter count and what the pass and dtype need (DESIGN presets)
+	# e2e cases: the model's parameter count and what the pass and dtype need (docs/design.md presets)
 	printf '%s\n' 'name: e2e-list' 'defaults: {device: cpu, mem_limit: 1GiB}' 'benchmarks:' \
 		'  - suite: e2e' '    axes: {model: [small, 2.7B], pass: [forward, train_step]}' \
 		'    context_length: 128' '    attention: flash' >"$T/e2e.yaml"

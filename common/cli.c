@@ -51,7 +51,7 @@ static int run_shorthand(const struct cli_program *p, int i, int argc, char **ar
 		}
 	}
 	args[n] = NULL;
-	int status = c->fn(n, args);
+	int status = cmd_line_run(c->fn, n, args);
 	free(args);
 	return status;
 }

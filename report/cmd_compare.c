@@ -36,7 +36,7 @@ static void explain_nothing(const struct case_set *base, const char *impl, int64
 }
 
 
-int cmd_compare(int argc, char **argv)
+int cmd_compare(struct cmd_line *cl)
 {
 	struct report_options o = REPORT_OPTIONS_INIT;
 	const char *baseline = NULL, *prices_path = NULL;
@@ -82,7 +82,7 @@ int cmd_compare(int argc, char **argv)
 	size_t npairs = 0;
 	int64_t run_id = 0, base_run = 0;
 	int npos, fmt, pick, by_run = 0;
-	int status = opt_parse_command(specs, &usage, argc, argv, 0, 0, &npos);
+	int status = opt_parse_command(cl, specs, &usage, 0, 0, NULL, &npos);
 	if (status >= 0)
 		return status;
 	if (!baseline) {

@@ -141,7 +141,7 @@ static int write_output(const char *path, const struct strbuf *out)
 	return EXIT_OK;
 }
 
-int cmd_export(int argc, char **argv)
+int cmd_export(struct cmd_line *cl)
 {
 	struct report_options o = REPORT_OPTIONS_INIT;
 	const char *what_text = "samples", *out_path = NULL;
@@ -177,7 +177,7 @@ int cmd_export(int argc, char **argv)
 	int64_t run_id = 0;
 	int npos, fmt, filter_ok = 0;
 	enum export_what what;
-	int status = opt_parse_command(specs, &usage, argc, argv, 0, 0, &npos);
+	int status = opt_parse_command(cl, specs, &usage, 0, 0, NULL, &npos);
 	if (status >= 0)
 		return status;
 	if (!strcmp(what_text, "samples"))

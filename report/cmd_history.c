@@ -133,7 +133,7 @@ done:
 	return rc;
 }
 
-int cmd_history(int argc, char **argv)
+int cmd_history(struct cmd_line *cl)
 {
 	struct report_options o = REPORT_OPTIONS_INIT;
 	const char *case_key = NULL;
@@ -164,7 +164,7 @@ int cmd_history(int argc, char **argv)
 	struct bd_error err;
 	size_t n = 0, nall = 0, nruns = 0;
 	int npos, fmt, pick;
-	int status = opt_parse_command(specs, &usage, argc, argv, 0, 0, &npos);
+	int status = opt_parse_command(cl, specs, &usage, 0, 0, NULL, &npos);
 	if (status >= 0)
 		return status;
 	if ((status = verdict_rule_check(&o.rule, "history")) >= 0)

@@ -271,7 +271,7 @@ static int nodes_chart(const char *dir, struct node_case *all, size_t nall, cons
 	return rc;
 }
 
-int cmd_nodes(int argc, char **argv)
+int cmd_nodes(struct cmd_line *cl)
 {
 	struct report_options o = REPORT_OPTIONS_INIT;
 	double memory_band = NODES_MEMORY_BAND_PCT / 100.0, temp_band = NODES_TEMP_BAND_C;
@@ -318,7 +318,7 @@ int cmd_nodes(int argc, char **argv)
 	struct bd_error err;
 	size_t nruns = 0, nrows = 0, nall = 0, nkeys = 0, nhosts = 0;
 	int npos, fmt, pick;
-	int status = opt_parse_command(specs, &usage, argc, argv, 0, 0, &npos);
+	int status = opt_parse_command(cl, specs, &usage, 0, 0, NULL, &npos);
 	if (status >= 0)
 		return status;
 	if ((status = verdict_rule_check(&o.rule, "nodes")) >= 0)

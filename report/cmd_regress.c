@@ -90,7 +90,7 @@ struct regress_case {
 	int equal_b, equal_c;   /* every run of the side has the same n */
 };
 
-int cmd_regress(int argc, char **argv)
+int cmd_regress(struct cmd_line *cl)
 {
 	struct report_options o = REPORT_OPTIONS_INIT;
 	o.rule.run_noise = REPORT_RUN_NOISE_PCT / 100.0;
@@ -170,7 +170,7 @@ int cmd_regress(int argc, char **argv)
 	struct bd_error err;
 	size_t counts[VERDICT_COUNT] = {0};
 	int npos, fmt, pick;
-	int status = opt_parse_command(specs, &usage, argc, argv, 0, 0, &npos);
+	int status = opt_parse_command(cl, specs, &usage, 0, 0, NULL, &npos);
 	if (status >= 0)
 		return status;
 	if (base_sels.n == 0 && !base_label && base_last <= 0) {

@@ -5,7 +5,7 @@
 #include "opt.h"
 #include "report.h"
 
-int cmd_runs(int argc, char **argv)
+int cmd_runs(struct cmd_line *cl)
 {
 	struct report_options o = REPORT_OPTIONS_INIT;
 	const struct opt_spec specs[] = {REPORT_OPT_DB(&o), REPORT_OPT_FORMAT(&o, 0), {0}};
@@ -19,7 +19,7 @@ int cmd_runs(int argc, char **argv)
 	struct bd_error err;
 	struct table t = {0};
 	int npos, fmt;
-	int status = opt_parse_command(specs, &usage, argc, argv, 0, 0, &npos);
+	int status = opt_parse_command(cl, specs, &usage, 0, 0, NULL, &npos);
 	if (status >= 0)
 		return status;
 	if ((fmt = report_format_arg(o.format, 0)) < 0)

@@ -41,7 +41,7 @@ static void group_of(const struct case_row *c, const char *group_by, char *out, 
 		 group_by ? "=" : "", v);
 }
 
-int cmd_table(int argc, char **argv)
+int cmd_table(struct cmd_line *cl)
 {
 	struct report_options o = REPORT_OPTIONS_INIT;
 	const char *group_by = NULL, *pivot = NULL;
@@ -75,7 +75,7 @@ int cmd_table(int argc, char **argv)
 	size_t n = 0, nall = 0;
 	int64_t run_id = 0;
 	int npos, fmt, pick;
-	int status = opt_parse_command(specs, &usage, argc, argv, 0, 0, &npos);
+	int status = opt_parse_command(cl, specs, &usage, 0, 0, NULL, &npos);
 	if (status >= 0)
 		return status;
 	if ((fmt = report_format_arg(o.format, 0)) < 0 || (pick = series_pick_arg(o.phase)) < 0)

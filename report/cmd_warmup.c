@@ -22,7 +22,7 @@ static int parse_ks(const char *text, int *ks, int *nk)
 	return *nk ? 0 : -1;
 }
 
-int cmd_warmup(int argc, char **argv)
+int cmd_warmup(struct cmd_line *cl)
 {
 	struct report_options o = REPORT_OPTIONS_INIT;
 	const char *ks_text = "0,1,2,5";
@@ -52,7 +52,7 @@ int cmd_warmup(int argc, char **argv)
 	struct bd_error err;
 	int64_t run_id;
 	int ks[WARMUP_MAX_K], nk, npos, fmt, pick;
-	int status = opt_parse_command(specs, &usage, argc, argv, 0, 0, &npos);
+	int status = opt_parse_command(cl, specs, &usage, 0, 0, NULL, &npos);
 	if (status >= 0)
 		return status;
 	if (parse_ks(ks_text, ks, &nk)) {

@@ -670,7 +670,7 @@ static int write_file(const char *path, const struct strbuf *text, struct bd_err
 	return 0;
 }
 
-int cmd_writeup(int argc, char **argv)
+int cmd_writeup(struct cmd_line *cl)
 {
 	struct report_options o = REPORT_OPTIONS_INIT;
 	const char *dir = NULL, *baseline = NULL, *prices_path = NULL;
@@ -699,13 +699,15 @@ int cmd_writeup(int argc, char **argv)
 	struct strbuf command = STRBUF_INIT, path = STRBUF_INIT;
 	struct bd_error err;
 	int npos;
-	/* The command as typed, for the document (before parsing reorders argv). */
+	/* The command as typed, for the document. */
+	int nwords;
+	char *const *words = cmd_line_words(cl, &nwords);
 	sb_add(&command, "report");
-	for (int i = 0; i < argc; i++) {
+	for (int i = 0; i < nwords; i++) {
 		sb_addc(&command, ' ');
-		add_shell_word(&command, argv[i]);
+		add_shell_word(&command, words[i]);
 	}
-	int status = opt_parse_command(specs, &usage, argc, argv, 0, 0, &npos);
+	int status = opt_parse_command(cl, specs, &usage, 0, 0, NULL, &npos);
 	if (status >= 0)
 		goto done;
 	if (!dir) {

@@ -166,7 +166,7 @@ void print_case_list(const struct sweep *s, const struct sweep_cases *cases)
 	sb_free(&out);
 }
 
-int cmd_list(int argc, char **argv)
+int cmd_list(struct cmd_line *cl)
 {
 	static const struct opt_spec specs[] = {{0}};
 	static const struct cmd_usage usage = {
@@ -179,7 +179,8 @@ int cmd_list(int argc, char **argv)
 	struct sweep_cases cases = {0};
 	struct bd_error err;
 	int npos = 0, rc;
-	int status = opt_parse_command(specs, &usage, argc, argv, 1, 1, &npos);
+	char **argv = NULL;   /* the positional arguments */
+	int status = opt_parse_command(cl, specs, &usage, 1, 1, &argv, &npos);
 	if (status >= 0)
 		return status;
 	status = EXIT_OK;

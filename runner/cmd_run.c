@@ -99,9 +99,11 @@ static void make_uuid(char out[40])
 		 b[15]);
 }
 
-/* The command line as typed, arguments with spaces quoted. Call before options are parsed. */
-static char *command_line(int argc, char **argv)
+/* The command line as typed, arguments with spaces quoted. */
+static char *command_line(const struct cmd_line *cl)
 {
+	int argc;
+	char *const *argv = cmd_line_words(cl, &argc);
 	struct strbuf sb = STRBUF_INIT;
 	sb_add(&sb, RUNNER_PROG);
 	for (int i = 0; i < argc; i++) {
@@ -155,7 +157,7 @@ static void case_record_fill(struct case_record *r, const struct sweep_case *c,
 	r->cpu_wait = res->status == STATUS_OK ? res->cpu_wait : -1;
 }
 
-int cmd_run(int argc, char **argv)
+int cmd_run(struct cmd_line *cl)
 {
 	const char *db_path = BENCHDB_DEFAULT_DB, *label = NULL, *mem_limit_text = NULL;
 	const char *shard_text = NULL, *group = NULL, *resume_run = NULL;
@@ -192,7 +194,7 @@ int cmd_run(int argc, char **argv)
 		"(oom and unsupported cases are results), 1 when a case failed validation or the database\n"
 		"could not be written, 2 for a bad sweep or option, 130 when interrupted."};
 	measure_hold_signals();   /* before any thread exists: see measure.h */
-	char *cmdline = command_line(argc, argv);
+	char *cmdline = command_line(cl);
 	struct sweep *sweep = NULL;
 	struct sweep_cases cases = {0};
 	struct sweep_cases whole = {0};   /* with --shard: the whole sweep; cases borrows its slice */
@@ -207,7 +209,8 @@ int cmd_run(int argc, char **argv)
 	size_t counts[STATUS_COUNT] = {0}, stored = 0;
 	const char *run_status = "complete";
 
-	if ((status = opt_parse_command(specs, &usage, argc, argv, 1, 1, &npos)) >= 0)
+	char **argv = NULL;   /* the positional arguments */
+	if ((status = opt_parse_command(cl, specs, &usage, 1, 1, &argv, &npos)) >= 0)
 		goto done;
 	status = EXIT_OK;
 	if (busy_timeout_s < 0 || busy_timeout_s > INT32_MAX / 1000) {

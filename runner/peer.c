@@ -21,7 +21,7 @@ void peer_figures(const struct case_params *p, struct wl_figures *f)
 {
 	const struct workload *any = NULL, *same = NULL;
 	for (const struct workload *const *w = workloads; *w; w++) {
-		if (strcmp((*w)->suite, p->suite) || !(*w)->figures)
+		if (!suite_is((*w)->suite, p->suite) || !(*w)->figures)
 			continue;
 		if (!any)
 			any = *w;

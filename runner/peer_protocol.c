@@ -22,7 +22,7 @@
  *   json-parser 1.1.0  7,300 ns  accepts trailing commas, invalid UTF-8, unknown escapes
  * (the hand-written validator it replaces: 950 ns, no tree). A case reads or writes a few JSON
  * lines, so 15 us each is below 1% of even a one-process-per-case peer's start (a fork and exec
- * of /bin/sh, about 1 ms): strictness and the API decide.
+ * of /bin/sh, about 1 ms): strictness and the API decide (docs/design.md, "Peers").
  */
 #include "peer_internal.h"
 

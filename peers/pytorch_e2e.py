@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""peers/pytorch_e2e.py: benchdb's end-to-end transformer (docs/design.md "Workloads") in PyTorch, or
+"""peers/pytorch_e2e.py: benchdb's end-to-end transformer (docs/design.md, "The e2e model") in PyTorch, or
 a student's own model, as a benchdb peer of suite e2e, built on the peer kit (peers/benchdb_peer,
 docs/peers.md): protocol 1 and 2, one process per case or persistent.
 

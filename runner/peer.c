@@ -21,7 +21,7 @@ void peer_figures(const struct case_params *p, struct wl_figures *f)
 {
 	const struct workload *any = NULL, *same = NULL;
 	for (const struct workload *const *w = workloads; *w; w++) {
-		if (strcmp((*w)->suite, p->suite) || !(*w)->figures)
+		if (!suite_is((*w)->suite, p->suite) || !(*w)->figures)
 			continue;
 		if (!any)
 			any = *w;
@@ -347,6 +347,8 @@ static void measure_persistent(const struct sweep_case *c, const char *dir,
 	int end = 1;
 	memset(&po, 0, sizeof(po));
 	figures_unknown(res);   /* protocol 2: the peer's work lines say */
+	if (s->peer == peer && !peer_proc_alive(&s->proc))   /* it exited after its last case */
+		peer_session_end(s);
 	if (s->peer != peer) {
 		peer_session_end(s);
 		if (peer_env_build(NULL, peer, 1, 1, &env)) {
@@ -364,15 +366,16 @@ static void measure_persistent(const struct sweep_case *c, const char *dir,
 	}
 	peer_proc_case_begin(&s->proc);
 	int64_t from = s->proc.ncases == 1 ? s->proc.started_ns : s->proc.case_started_ns;
-	enum peer_read why = PEER_READ_ENDED;
+	enum peer_read why;
 	if (!(line = case_line(c))) {
 		res->status = STATUS_ERROR;
 		snprintf(res->reason, sizeof(res->reason), "out of memory for peer '%s'", peer->name);
 		goto done;
 	}
-	if (!peer_proc_send(&s->proc, line, strlen(line)))   /* else it is gone: read what it left */
-		why = peer_proc_read(&s->proc, from + peer->timeout_s * 1000000000LL, 1,
-				     p->warmup + p->iters, on_iteration, ctx);
+	int64_t deadline = from + peer->timeout_s * 1000000000LL;
+	if (peer_proc_send(&s->proc, line, strlen(line)))   /* it is gone: read what it left */
+		deadline = now_ns() + PEER_TERM_GRACE_NS;
+	why = peer_proc_read(&s->proc, deadline, 1, p->warmup + p->iters, on_iteration, ctx);
 	res->cpu_wait = cpu_wait_tree_share(&s->proc.wait);
 	if (why == PEER_READ_STATUS) {
 		int rc = peer_parse_case_block(sb_str(&s->proc.out), s->proc.case_end, p, s->version,
@@ -419,10 +422,12 @@ void peer_measure_case(const struct sweep_case *c, const char *sweep_path,
 {
 	const struct case_params *p = &c->params;
 	const struct sweep_peer *peer = c->peer;
-	int64_t t_start = now_ns();
 	struct peer_env env = {0};
 	struct peer_session own = {0};
 	char *dir = NULL;
+	if (session && session->peer != peer)   /* another peer's process: not this case's time */
+		peer_session_end(session);
+	int64_t t_start = now_ns();
 
 	memset(res, 0, sizeof(*res));
 	res->max_diff = res->tolerance = -1;   /* until a check line says */
@@ -454,7 +459,6 @@ void peer_measure_case(const struct sweep_case *c, const char *sweep_path,
 		measure_persistent(c, dir, session ? session : &own, res, on_iteration, ctx);
 		peer_session_end(&own);   /* without a session: one process for this case only */
 	} else {
-		peer_session_end(session);
 		measure_one(c, dir, env.vars, res, on_iteration, ctx);
 	}
 done:

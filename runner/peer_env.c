@@ -135,8 +135,7 @@ int peer_env_build(const struct sweep_case *c, const struct sweep_peer *peer, in
 	env_setf(e, "BENCHDB_PHASES", "%s", phases);
 	env_setf(e, "BENCHDB_CHECK_ATOL", "%s", shortest(rule.atol, atol, sizeof(atol)));
 	env_setf(e, "BENCHDB_CHECK_RTOL", "%s", shortest(rule.rtol, rtol, sizeof(rtol)));
-	int suite = suite_parse(p->suite);
-	for (size_t i = 0; i < param_count && suite >= 0; i++) {
+	for (size_t i = 0; i < param_count; i++) {
 		const struct param_def *d = &param_defs[i];
 		char name[64], value[64];
 		if (!param_applies(p, d))

@@ -75,6 +75,8 @@ enum peer_read {
  * either way. */
 int peer_proc_start(struct peer_proc *pr, const char *command, const char *dir, char **envp,
 		    int persistent);
+/* Whether the peer still runs (its guardian has not exited). */
+int peer_proc_alive(struct peer_proc *pr);
 /* Write text to the peer's stdin (persistent). BD_EIO when the peer has closed it or is gone. */
 int peer_proc_send(struct peer_proc *pr, const char *text, size_t len);
 /* A new case of a persistent peer: drops the previous case's output (up to its status line) and

@@ -382,6 +382,9 @@ fail:
 }
 
 /* peer_internal.h */
+int peer_proc_alive(struct peer_proc *pr) { return pr->pid > 0 && !guardian_exited(pr->pid); }
+
+/* peer_internal.h */
 int peer_proc_send(struct peer_proc *pr, const char *text, size_t len)
 {
 	/* a peer that is gone must not end the run: SIGPIPE held, and taken if it came */

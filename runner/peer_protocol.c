@@ -22,7 +22,7 @@
  *   json-parser 1.1.0  7,300 ns  accepts trailing commas, invalid UTF-8, unknown escapes
  * (the hand-written validator it replaces: 950 ns, no tree). A case reads or writes a few JSON
  * lines, so 15 us each is below 1% of even a one-process-per-case peer's start (a fork and exec
- * of /bin/sh, about 1 ms): strictness and the API decide.
+ * of /bin/sh, about 1 ms): strictness and the API decide (docs/design.md, "Peers").
  */
 #include "peer_internal.h"
 
@@ -188,16 +188,6 @@ static int parse_status(struct parser *P, const char *line, char **tok, size_t n
 
 /* ---- version 2: `check` and `work` --------------------------------------------------------- */
 
-/* A name of letters, digits, '_', '.' and '-', shorter than size. */
-static int is_stage_name(const char *s, size_t size)
-{
-	size_t n = 0;
-	for (; s[n]; n++)
-		if (!isalnum((unsigned char)s[n]) && !strchr("_.-", s[n]))
-			return 0;
-	return n > 0 && n < size;
-}
-
 /* `check STAGE DIFF BOUND [WHERE...]`; where: the line from WHERE on, or NULL. */
 static int parse_check(struct parser *P, const char *line, char **tok, size_t ntok,
 		       const char *where)
@@ -208,7 +198,7 @@ static int parse_check(struct parser *P, const char *line, char **tok, size_t nt
 	if (ntok < 4)
 		return line_fail(out, P->lineno, line, "a check line is 'check STAGE DIFF BOUND "
 				 "[WHERE...]'");
-	if (!is_stage_name(tok[1], sizeof(c.stage)))
+	if (!is_word(tok[1], "_.-", sizeof(c.stage)))
 		return line_fail(out, P->lineno, line, "STAGE must be a name of at most %zu letters, "
 				 "digits, '_', '.' and '-', got '%s'", sizeof(c.stage) - 1, tok[1]);
 	for (size_t i = 0; i < out->nchecks; i++)

@@ -193,7 +193,7 @@ static int peer_params_build(const struct sweep *s, const struct sweep_benchmark
 	c->peer_params = NULL;
 	c->npeer_params = 0;
 	for (size_t j = 0; j < s->npeers; j++)
-		if (!strcmp(s->peers[j].name, c->params.impl) && !strcmp(s->peers[j].suite, b->suite))
+		if (!strcmp(s->peers[j].name, c->params.impl) && suite_is(s->peers[j].suite, b->suite))
 			c->peer = &s->peers[j];
 	for (size_t i = 0; i < b->nsettings; i++)
 		if (b->settings[i].peer_param && pos[i] &&
@@ -332,11 +332,7 @@ static int expand_benchmark(const struct checker *ck, const struct sweep *s, siz
 	size_t kept = 0;
 	int rc = 0;
 
-	int suite = suite_parse(b->suite ? b->suite : "");
-	if (suite < 0) {
-		rc = sweep_fail_at(ck, b->line, b->column, "unknown suite '%s'", b->suite ? b->suite : "");
-		goto done;
-	}
+	enum suite_id suite = b->suite;
 	pos = xcalloc(b->nsettings + 1, sizeof(*pos));
 	for (size_t i = 0; i < b->nsettings; i++) {
 		if (!b->settings[i].nvalues) {

@@ -17,14 +17,7 @@
 static const char *const reserved_names[] = {"suite", "axes", "exclude", "params", "phases", NULL};
 
 /* A value of letters, digits, '_', '.', '+' and '-', shorter than size. */
-static int is_value_name(const char *s, size_t size)
-{
-	size_t n = 0;
-	for (; s[n]; n++)
-		if (!isalnum((unsigned char)s[n]) && !strchr("_.+-", s[n]))
-			return 0;
-	return n > 0 && n < size;
-}
+static int is_value_name(const char *s, size_t size) { return is_word(s, "_.+-", size); }
 
 /* sweep_internal.h */
 int sweep_peer_param_value(const struct sweep_peer_param *d, const char *text, char out[64],
@@ -408,7 +401,7 @@ static size_t declaring_peers(const struct loader *L, const struct sweep_benchma
 	for (size_t v = 0; at >= 0 && v < b->settings[at].nvalues; v++)
 		for (size_t i = 0; i < L->s->npeers; i++)
 			if (!strcmp(L->s->peers[i].name, b->settings[at].values[v].text) &&
-			    !strcmp(L->s->peers[i].suite, b->suite) &&
+			    suite_is(L->s->peers[i].suite, b->suite) &&
 			    sweep_peer_param_find(&L->s->peers[i], key))
 				peers[n++] = &L->s->peers[i];
 	return n;
@@ -440,7 +433,7 @@ int sweep_peer_params_check(struct loader *L, const struct sweep_benchmark *b, s
 					sb_addf(&sb, "%s%s", sb.len ? ", " : "", L->s->peers[p].name);
 			rc = sweep_fail_at(&L->ck, st->line, st->column, "key '%s' is a parameter of peer %s, "
 					   "which benchmark %zu (suite %s) does not run (add it to 'impl')",
-					   st->key, sb_str(&sb), number, b->suite);
+					   st->key, sb_str(&sb), number, suite_name(b->suite));
 			sb_free(&sb);
 			break;
 		}

@@ -1,8 +1,6 @@
 /* kernels/ref/check_rule.c: the tolerances of check_rule.h. */
 #include "check_rule.h"
 
-#include <string.h>
-
 #include "attention_check.h"
 
 /* e2e, the tiny-model check (workloads/e2e.c), per gradient tensor and the loss. Measured
@@ -20,15 +18,18 @@
 
 struct check_rule check_rule_for(const struct case_params *p)
 {
-	if (!strcmp(p->suite, "attention")) {
+	switch (p->suite) {
+	case SUITE_ATTENTION: {
 		struct attention_tol t = attention_tol_for(p->dtype);
 		return (struct check_rule){t.abs, t.rel};
 	}
-	if (!strcmp(p->suite, "e2e"))
+	case SUITE_E2E:
 		return (struct check_rule){p->dtype == DTYPE_BFLOAT16 ? E2E_TOL_BFLOAT16
 					   : p->tf32 ? E2E_TOL_TF32 : E2E_TOL_FLOAT32, 0};
-	if (!strcmp(p->suite, "matmul"))
+	case SUITE_MATMUL:
 		return (struct check_rule){p->tf32 && p->dtype == DTYPE_FLOAT32 ? MATMUL_TOL_TF32
 					   : MATMUL_TOL, 0};
-	return (struct check_rule){0, 0};
+	default:
+		return (struct check_rule){0, 0};
+	}
 }

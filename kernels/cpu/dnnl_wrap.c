@@ -305,8 +305,14 @@ static void buf_free(struct onednn_gemm *g, void *p)
  * others, while gemm:jit runs every product of the model at the rate of the 2048³ one, as MKL
  * does (docs/performance.md, "the GEMM library"). Batched products (the attention) and
  * bfloat16 keep oneDNN's first: there brgemm, and on AMX its tiles, are the faster. */
+static const char *impl_override;   /* onednn_prefer_impl; benchmarks only */
+
+void onednn_prefer_impl(const char *prefix) { impl_override = prefix; }
+
 static const char *preferred_impl(const struct onednn_gemm_desc *d)
 {
+	if (impl_override)
+		return *impl_override ? impl_override : NULL;
 	if (d->ab_dtype == DTYPE_FLOAT32 && d->batch <= 1)
 		return "gemm:jit";
 	return NULL;

@@ -296,6 +296,10 @@ static void buf_free(struct onednn_gemm *g, void *p)
 		free(p);
 }
 
+static const char *impl_override;   /* onednn_prefer_impl; benchmarks only */
+
+void onednn_prefer_impl(const char *prefix) { impl_override = prefix; }
+
 /* Which of oneDNN's implementations to take for d, by prefix of its name; NULL: oneDNN's first.
  *
  * float32, one product: "gemm:jit", oneDNN's BLAS-style sgemm (the kernels behind dnnl_sgemm),
@@ -305,10 +309,6 @@ static void buf_free(struct onednn_gemm *g, void *p)
  * others, while gemm:jit runs every product of the model at the rate of the 2048³ one, as MKL
  * does (docs/performance.md, "the GEMM library"). Batched products (the attention) and
  * bfloat16 keep oneDNN's first: there brgemm, and on AMX its tiles, are the faster. */
-static const char *impl_override;   /* onednn_prefer_impl; benchmarks only */
-
-void onednn_prefer_impl(const char *prefix) { impl_override = prefix; }
-
 static const char *preferred_impl(const struct onednn_gemm_desc *d)
 {
 	if (impl_override)

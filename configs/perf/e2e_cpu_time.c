@@ -12,6 +12,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <sys/resource.h>
+
 #include "dnnl_wrap.h"
 #include "mem.h"
 #include "model.h"
@@ -22,6 +24,13 @@ static double clock_s(clockid_t id)
 	struct timespec t;
 	clock_gettime(id, &t);
 	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static long minor_faults(void)
+{
+	struct rusage u;
+	getrusage(RUSAGE_SELF, &u);
+	return u.ru_minflt;
 }
 
 static int cmp(const void *a, const void *b)
@@ -56,13 +65,15 @@ int main(int argc, char **argv)
 	       bf16 ? "bfloat16" : "float32", iters);
 	double wall[100], cpu[100];
 	for (int i = -1; i < iters; i++) {
+		long f0 = minor_faults();
 		double w0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
 		if (model_forward(m) || model_backward(m)) {
 			fprintf(stderr, "e2e_cpu_time: %s\n", dev.err.msg);
 			return 1;
 		}
 		double w = clock_s(CLOCK_MONOTONIC) - w0, c = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
-		printf("iter %d wall %.1f ms cpu %.1f ms\n", i, w * 1e3, c * 1e3);
+		printf("iter %d wall %.1f ms cpu %.1f ms page faults %ld\n", i, w * 1e3, c * 1e3,
+		       minor_faults() - f0);
 		if (i >= 0) {
 			wall[i] = w;
 			cpu[i] = c;

@@ -262,11 +262,11 @@ int cmd_run(int argc, char **argv)
 		sysinfo_memory(&total, &available);
 		mem_limit = (int64_t)(DEFAULT_MEM_SHARE * (double)(available ? available : total));
 	}
-	/* the default share is of host memory: a CUDA case without a limit of its own is bounded by
-	 * the GPU's memory, which refuses itself */
+	/* the default share is of host memory: a case on a device with memory of its own (CUDA)
+	 * and without a limit of its own is bounded by that memory, which refuses itself */
 	for (size_t i = 0; i < cases.n; i++) {
 		struct case_params *p = &cases.items[i].params;
-		if (mem_limit_text || (!p->mem_limit && p->device == DEVICE_CPU))
+		if (mem_limit_text || (!p->mem_limit && workload_host_memory(p->device)))
 			p->mem_limit = mem_limit;
 	}
 

@@ -688,19 +688,24 @@ static const struct dev_ops cuda_ops = {
 	.release = cuda_release,
 };
 
-int dev_cuda_open(struct dev *dev, struct mem_arena *mem, struct bd_error *err)
+static int cuda_backend_available(struct bd_error *err)
+{
+	char why[256];
+	return cuda_available(why, sizeof(why)) ? 0 : bd_fail(err, BD_EUNSUPPORTED, "%s", why);
+}
+
+static int cuda_open(struct dev *dev, struct mem_arena *mem, struct bd_error *err)
 {
 	memset(dev, 0, sizeof(*dev));
-	char why[256];
-	if (!cuda_available(why, sizeof(why)))
-		return bd_fail(err, BD_EUNSUPPORTED, "%s", why);
+	int rc = cuda_backend_available(err);
+	if (rc)
+		return rc;
 	struct cuda_backend *cb = calloc(1, sizeof(*cb));
 	if (!cb)
 		return bd_fail(err, BD_ENOMEM, "out of host memory");
 	dev->ops = &cuda_ops;
 	dev->mem = mem;
 	dev->impl = cb;
-	int rc = 0;
 	cudaError_t e;
 	cublasStatus_t s;
 	if ((e = cudaSetDevice(0)) != cudaSuccess ||
@@ -737,3 +742,11 @@ fail:
 	dev->ops = NULL;
 	return rc;
 }
+
+const struct dev_backend dev_cuda_backend = {
+	.device = DEVICE_CUDA,
+	.async = 1,
+	.host_memory = 0,
+	.open = cuda_open,
+	.available = cuda_backend_available,
+};

@@ -4,7 +4,6 @@
 #include "attention_cpu.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -49,35 +48,15 @@ struct attention_cpu {
 	struct flash_workspace ws;
 };
 
-/* mem_alloc for n floats of the buffer named by what (a printf format); on failure err says
- * how many bytes were asked for, how many that makes in all, and the limit (mem_fail). */
-static float *alloc_floats(struct mem_arena *mem, double n, struct bd_error *err,
-			   const char *what, ...) __attribute__((format(printf, 4, 5)));
-
-static float *alloc_floats(struct mem_arena *mem, double n, struct bd_error *err,
-			   const char *what, ...)
-{
-	char name[160];
-	va_list ap;
-	va_start(ap, what);
-	vsnprintf(name, sizeof(name), what, ap);
-	va_end(ap);
-	double bytes = n * (double)sizeof(float);
-	float *p = bytes < 0x1p62 ? mem_alloc(mem, (size_t)bytes) : NULL;
-	if (!p)
-		mem_fail(err, mem, bytes, "out of host memory", "%s", name);
-	return p;
-}
-
-/* alloc_floats for one of a's buffers, named with the impl and the shape */
+/* mem_alloc_for n floats of one of a's buffers, named with the impl and the shape */
 static float *alloc_state(struct attention_cpu *a, double n, struct bd_error *err,
 			  const char *name)
 {
 	const struct attention_dims *d = &a->dims;
-	return alloc_floats(a->mem, n, err, "%s attention %s for (B, H, S, D) = (%lld, %lld, %lld, "
-			    "%lld)", a->kernel->name, name,
-			    (long long)d->batch, (long long)d->heads, (long long)d->seq_len,
-			    (long long)d->head_dim);
+	return mem_alloc_for(a->mem, n * (double)sizeof(float), err, "%s attention %s for (B, H, S, "
+			     "D) = (%lld, %lld, %lld, %lld)", a->kernel->name, name,
+			     (long long)d->batch, (long long)d->heads, (long long)d->seq_len,
+			     (long long)d->head_dim);
 }
 
 static int naive_create(struct attention_cpu *a, struct bd_error *err)

@@ -69,13 +69,12 @@ void *wl_dev_alloc(struct dev *dev, size_t bytes, const char *what, ...)
 	void *p = dev->ops->alloc(dev, bytes);
 	if (p)
 		return p;
-	char name[160], why[sizeof(dev->err.msg)];
+	char why[sizeof(dev->err.msg)];
+	snprintf(why, sizeof(why), "%s", dev->err.msg);
 	va_list ap;
 	va_start(ap, what);
-	vsnprintf(name, sizeof(name), what, ap);
+	mem_vfail(&dev->err, dev->mem, (double)bytes, why, what, ap);
 	va_end(ap);
-	snprintf(why, sizeof(why), "%s", dev->err.msg);
-	mem_fail(&dev->err, dev->mem, (double)bytes, why, "%s", name);
 	return NULL;
 }
 

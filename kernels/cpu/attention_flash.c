@@ -60,17 +60,12 @@
 _Static_assert(MR <= VL, "fwd_scores keeps one value per row in the lanes of a vector");
 _Static_assert(PT % TILE == 0, "a softmax step is whole register tiles");
 
-/* acc[r][v] = Σ_kk A(r, kk) · B[kk][v·VL ...] for r < mr, v < nv, where A(r, kk) is
+/* acc[r][v] += Σ_kk A(r, kk) · B[kk][v·VL ...] for r < mr, v < nv, where A(r, kk) is
  * a[r·a_rs + kk·a_cs] and row kk of B starts at b + kk·ldb. */
-ALWAYS_INLINE void tile_product(const int mr, const int nv, int64_t kn, const float *a,
-				int64_t a_rs, int64_t a_cs, const float *restrict b, int64_t ldb,
-				vfloat acc[MR][NV])
+ALWAYS_INLINE void tile_accumulate(const int mr, const int nv, int64_t kn, const float *a,
+				   int64_t a_rs, int64_t a_cs, const float *restrict b, int64_t ldb,
+				   vfloat acc[MR][NV])
 {
-#pragma GCC unroll 8
-	for (int r = 0; r < mr; r++)
-#pragma GCC unroll 4
-		for (int v = 0; v < nv; v++)
-			acc[r][v] = (vfloat){0};
 	for (int64_t kk = 0; kk < kn; kk++) {
 		vfloat bv[NV];
 #pragma GCC unroll 4
@@ -86,6 +81,19 @@ ALWAYS_INLINE void tile_product(const int mr, const int nv, int64_t kn, const fl
 	}
 }
 
+/* acc = A·B (tile_accumulate from zero). */
+ALWAYS_INLINE void tile_product(const int mr, const int nv, int64_t kn, const float *a,
+				int64_t a_rs, int64_t a_cs, const float *restrict b, int64_t ldb,
+				vfloat acc[MR][NV])
+{
+#pragma GCC unroll 8
+	for (int r = 0; r < mr; r++)
+#pragma GCC unroll 4
+		for (int v = 0; v < nv; v++)
+			acc[r][v] = (vfloat){0};
+	tile_accumulate(mr, nv, kn, a, a_rs, a_cs, b, ldb, acc);
+}
+
 /* C(mr, nv·VL) = C·c_scale[r] (or C when c_scale is NULL) + A·B, A and B as in tile_product;
  * row r of C at c + r·ldc. */
 ALWAYS_INLINE void tile_update_t(const int mr, const int nv, int64_t kn, const float *a,
@@ -98,19 +106,7 @@ ALWAYS_INLINE void tile_update_t(const int mr, const int nv, int64_t kn, const f
 #pragma GCC unroll 4
 		for (int v = 0; v < nv; v++)
 			acc[r][v] = vload(c + r * ldc + v * VL) * (c_scale ? c_scale[r] : 1.0f);
-	for (int64_t kk = 0; kk < kn; kk++) {
-		vfloat bv[NV];
-#pragma GCC unroll 4
-		for (int v = 0; v < nv; v++)
-			bv[v] = vload(b + kk * ldb + v * VL);
-#pragma GCC unroll 8
-		for (int r = 0; r < mr; r++) {
-			vfloat av = vbroadcast(a[r * a_rs + kk * a_cs]);
-#pragma GCC unroll 4
-			for (int v = 0; v < nv; v++)
-				acc[r][v] += av * bv[v];
-		}
-	}
+	tile_accumulate(mr, nv, kn, a, a_rs, a_cs, b, ldb, acc);
 #pragma GCC unroll 8
 	for (int r = 0; r < mr; r++)
 #pragma GCC unroll 4

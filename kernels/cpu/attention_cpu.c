@@ -9,48 +9,14 @@
 
 #include <omp.h>
 
-#include "attention_flash.h"
+#include "attention_kernel.h"
 #include "impls.h"
 #include "dnnl_wrap.h"
 #include "simd.h"
 
-/* A kernel of the cpu table (impls.c); the table is kernels[] below. create makes the buffers
- * of a (dims, backward and mem are set); forward and backward are attention_cpu_forward's and
- * attention_cpu_backward's. */
-struct cpu_kernel {
-	const char *name;
-	int (*create)(struct attention_cpu *a, struct bd_error *err);
-	int (*forward)(struct attention_cpu *a, const float *q, const float *k, const float *v,
-		       float *o, float *lse, struct bd_error *err);
-	int (*backward)(struct attention_cpu *a, const float *q, const float *k, const float *v,
-			const float *o, const float *lse, const float *d_o, float *dq, float *dk,
-			float *dv, struct bd_error *err);
-};
-
-struct attention_cpu {
-	const struct cpu_kernel *kernel;
-	struct attention_dims dims;
-	int backward;                 /* backward buffers exist */
-	struct mem_arena *mem;
-
-	/* naive */
-	struct onednn_gemm *qk;       /* P = scale·Q K^T, batched over B·H */
-	struct onednn_gemm *pv;       /* O = P V */
-	struct onednn_gemm *dv_mm;    /* dV = P^T dO */
-	struct onednn_gemm *dp_mm;    /* dP = dO V^T */
-	struct onednn_gemm *dq_mm;    /* dQ = scale·dS K */
-	struct onednn_gemm *dk_mm;    /* dK = scale·dS^T Q */
-	float *p;                     /* (B, H, S, S) scores, then probabilities, kept for backward */
-	float *dp;                    /* (B, H, S, S) dP, then dS in place */
-	float *delta;                 /* (B, H, S) Δ = rowsum(dO ⊙ O); naive and flash */
-
-	/* flash */
-	struct flash_workspace ws;
-};
-
 /* mem_alloc_for n floats of one of a's buffers, named with the impl and the shape */
-static float *alloc_state(struct attention_cpu *a, double n, struct bd_error *err,
-			  const char *name)
+float *attention_cpu_alloc(struct attention_cpu *a, double n, struct bd_error *err,
+			   const char *name)
 {
 	const struct attention_dims *d = &a->dims;
 	return mem_alloc_for(a->mem, n * (double)sizeof(float), err, "%s attention %s for (B, H, S, "
@@ -67,7 +33,7 @@ static int naive_create(struct attention_cpu *a, struct bd_error *err)
 	double scores = (double)heads * (double)S * (double)S;
 	int rc;
 
-	if (!(a->p = alloc_state(a, scores, err, "P (B, H, S, S) float32")))
+	if (!(a->p = attention_cpu_alloc(a, scores, err, "P (B, H, S, S) float32")))
 		return BD_ENOMEM;
 	struct onednn_gemm_desc qk = {.batch = heads, .m = S, .n = S, .k = D, .trans_b = 1,
 				      .alpha = scale};
@@ -77,8 +43,8 @@ static int naive_create(struct attention_cpu *a, struct bd_error *err)
 		return rc;
 	if (!a->backward)
 		return 0;
-	if (!(a->dp = alloc_state(a, scores, err, "dP (B, H, S, S) float32")) ||
-	    !(a->delta = alloc_state(a, (double)(heads * S), err, "delta (B, H, S) float32")))
+	if (!(a->dp = attention_cpu_alloc(a, scores, err, "dP (B, H, S, S) float32")) ||
+	    !(a->delta = attention_cpu_alloc(a, (double)(heads * S), err, "delta (B, H, S) float32")))
 		return BD_ENOMEM;
 	struct onednn_gemm_desc dv = {.batch = heads, .m = S, .n = D, .k = S, .trans_a = 1};
 	struct onednn_gemm_desc dp = {.batch = heads, .m = S, .n = S, .k = D, .trans_b = 1};
@@ -101,15 +67,15 @@ static int flash_create(struct attention_cpu *a, struct bd_error *err)
 	char name[96];
 	snprintf(name, sizeof(name), "per-thread tiles (%d threads x %zu floats)", w->nthreads,
 		 w->thread_floats);
-	if (!(w->tiles = alloc_state(a, (double)w->nthreads * (double)w->thread_floats, err,
+	if (!(w->tiles = attention_cpu_alloc(a, (double)w->nthreads * (double)w->thread_floats, err,
 				       name)))
 		return BD_ENOMEM;
 	if (!a->backward)
 		return 0;
 	snprintf(name, sizeof(name), "dQ partial sums (%d chunks x B x H x S x D rounded up)",
 		 w->dq_chunks);
-	if (!(w->dq_acc = alloc_state(a, (double)w->dq_floats, err, name)) ||
-	    !(w->delta = alloc_state(a, (double)(d->batch * d->heads * d->seq_len), err,
+	if (!(w->dq_acc = attention_cpu_alloc(a, (double)w->dq_floats, err, name)) ||
+	    !(w->delta = attention_cpu_alloc(a, (double)(d->batch * d->heads * d->seq_len), err,
 				       "delta (B, H, S) float32")))
 		return BD_ENOMEM;
 	return 0;
@@ -138,10 +104,16 @@ static int flash_backward(struct attention_cpu *a, const float *q, const float *
 	return 0;
 }
 
-/* The cpu's attention kernels, by the names of the cpu table's attention rows (impls.c). */
-static const struct cpu_kernel kernels[] = {
-	{"naive", naive_create, naive_forward, naive_backward},
-	{"flash", flash_create, flash_forward, flash_backward},
+static const struct cpu_kernel naive_kernel = {"naive", naive_create, naive_forward,
+					       naive_backward, NULL};
+static const struct cpu_kernel flash_kernel = {"flash", flash_create, flash_forward,
+					       flash_backward, NULL};
+
+/* The cpu's attention kernels, by the names of the cpu table's attention rows (impls.c); a
+ * kernel in a file of its own is declared here (attention_kernel.h). */
+static const struct cpu_kernel *const kernels[] = {
+	&naive_kernel,
+	&flash_kernel,
 };
 
 int attention_cpu_create(struct attention_cpu **out, const char *impl,
@@ -154,8 +126,8 @@ int attention_cpu_create(struct attention_cpu **out, const char *impl,
 
 	*out = NULL;
 	for (size_t i = 0; i < sizeof(kernels) / sizeof(kernels[0]) && !kernel; i++)
-		if (!strcmp(kernels[i].name, impl))
-			kernel = &kernels[i];
+		if (!strcmp(kernels[i]->name, impl))
+			kernel = kernels[i];
 	if (!kernel) {
 		char names[128];
 		return bd_fail(err, BD_EUNSUPPORTED, "attention '%s' does not run on the cpu "
@@ -185,6 +157,8 @@ void attention_cpu_free(struct attention_cpu *a)
 {
 	if (!a)
 		return;
+	if (a->kernel->free)
+		a->kernel->free(a);
 	onednn_gemm_free(a->qk);
 	onednn_gemm_free(a->pv);
 	onednn_gemm_free(a->dv_mm);

@@ -209,13 +209,12 @@ static float *carve(float *base, size_t *offset, size_t n)
 	return p;
 }
 
+/* The forward's tiles of one thread at base into t; the floats they take. With base NULL it
+ * only counts (t's pointers are then NULL). */
 static size_t fwd_layout(const struct attention_dims *d, float *base, struct fwd_tiles *t)
 {
 	int64_t S = d->seq_len, D = d->head_dim, Dp = round_up(D, VL), S_pad = round_up(S, TILE);
 	size_t at = 0;
-	struct fwd_tiles local;
-	if (!t)
-		t = &local;
 	t->kt = carve(base, &at, (size_t)(D * S_pad));
 	t->vp = Dp != D ? carve(base, &at, (size_t)(S * Dp)) : NULL;
 	t->o_acc = carve(base, &at, (size_t)(FWD_BR * Dp));
@@ -225,13 +224,11 @@ static size_t fwd_layout(const struct attention_dims *d, float *base, struct fwd
 	return at;
 }
 
+/* The backward's, as fwd_layout. */
 static size_t bwd_layout(const struct attention_dims *d, float *base, struct bwd_tiles *t)
 {
 	int64_t S = d->seq_len, D = d->head_dim, Dp = round_up(D, VL), S_pad = round_up(S, TILE);
 	size_t at = 0;
-	struct bwd_tiles local;
-	if (!t)
-		t = &local;
 	t->qt = carve(base, &at, (size_t)(D * S_pad));
 	t->dot = carve(base, &at, (size_t)(D * S_pad));
 	t->qp = Dp != D ? carve(base, &at, (size_t)(S * Dp)) : NULL;
@@ -251,11 +248,13 @@ void attention_flash_plan(struct flash_workspace *w, const struct attention_dims
 {
 	int64_t heads = d->batch * d->heads, S = d->seq_len, Dp = round_up(d->head_dim, VL);
 	int64_t key_tiles = (S + BWD_BC - 1) / BWD_BC;
+	struct fwd_tiles ft;
+	struct bwd_tiles bt;
 	memset(w, 0, sizeof(*w));
 	w->nthreads = nthreads > 0 ? nthreads : 1;
-	w->thread_floats = fwd_layout(d, NULL, NULL);
+	w->thread_floats = fwd_layout(d, NULL, &ft);
 	if (backward) {
-		size_t b = bwd_layout(d, NULL, NULL);
+		size_t b = bwd_layout(d, NULL, &bt);
 		if (b > w->thread_floats)
 			w->thread_floats = b;
 		int64_t chunks = (w->nthreads + heads - 1) / heads;

@@ -21,7 +21,7 @@ static const struct impl cpu_impls[] = {
 	 "C = A B through oneDNN's matmul primitive (float32 or bfloat16 in, float32 out)",
 	 F32 | BF16},
 	{"e2e", "benchdb",
-	 "the decoder LM (DESIGN Workloads) on oneDNN + OpenMP, float32 or bf16 mixed", ANY},
+	 "the decoder LM (docs/design.md) on oneDNN + OpenMP, float32 or bf16 mixed", ANY},
 	{NULL, NULL, NULL, 0},
 };
 

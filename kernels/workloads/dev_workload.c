@@ -80,7 +80,7 @@ void *wl_dev_alloc(struct dev *dev, size_t bytes, const char *what, ...)
 
 int wl_check_dtype(const struct case_params *p, struct wl_status *st)
 {
-	const struct impl *m = impl_find(p->suite, p->impl, p->device);
+	const struct impl *m = impl_find(suite_name(p->suite), p->impl, p->device);
 	if (!m || !m->dtypes || (m->dtypes & IMPL_DTYPE(p->dtype)))
 		return STATUS_OK;
 	char takes[64] = "";
@@ -93,7 +93,8 @@ int wl_check_dtype(const struct case_params *p, struct wl_status *st)
 			 dtype_name((enum bd_dtype)t), left > 1 ? ", " : left ? " and " : "");
 	}
 	return wl_set(st, STATUS_UNSUPPORTED, "the %s %s %s runs %s only, not %s",
-		      device_name(p->device), p->impl, p->suite, takes, dtype_name(p->dtype));
+		      device_name(p->device), p->impl, suite_name(p->suite), takes,
+		      dtype_name(p->dtype));
 }
 
 int wl_check_device(const struct case_params *p, struct wl_status *st)

@@ -514,6 +514,9 @@ static void test_setup_under_tiny_mem_limit_returns_oom_with_bytes(void **state)
 	mem_init(&mem, 8 << 20);
 	assert_int_equal(find("naive")->setup(&p, &mem, &s, &st), STATUS_OOM);
 	assert_non_null(strstr(st.reason, "P (B, H, S, S)"));
+	/* what the case needed: P and the tensors the implementation's refusal kept from being
+	 * allocated (Q, K, V, O (S, D) and LSE (S) float32) */
+	assert_true(mem.failed_need >= (2048.0 * 2048 + 4 * 2048.0 * 64 + 2048) * sizeof(float));
 	find("naive")->teardown(s);
 	s = NULL;
 	p = attention_params("flash", 1, 1, 2048, 64, 0, PASS_FORWARD);

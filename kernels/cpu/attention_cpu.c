@@ -104,9 +104,9 @@ static int flash_backward(struct attention_cpu *a, const float *q, const float *
 	return 0;
 }
 
-static const struct cpu_kernel naive_kernel = {"naive", naive_create, naive_forward,
+static const struct cpu_kernel naive_kernel = {"naive", 0, naive_create, naive_forward,
 					       naive_backward, NULL};
-static const struct cpu_kernel flash_kernel = {"flash", flash_create, flash_forward,
+static const struct cpu_kernel flash_kernel = {"flash", 0, flash_create, flash_forward,
 					       flash_backward, NULL};
 
 /* The cpu's attention kernels, by the names of the cpu table's attention rows (impls.c); a
@@ -136,10 +136,10 @@ int attention_cpu_create(struct attention_cpu **out, const char *impl,
 	}
 	if (d->batch <= 0 || d->heads <= 0 || d->seq_len <= 0 || d->head_dim <= 0)
 		return bd_fail(err, BD_EINVAL, "attention sizes must be positive");
-	a = mem_alloc(mem, sizeof(*a));
+	a = mem_alloc(mem, sizeof(*a) + kernel->state_bytes);   /* zeroed, the kernel's state too */
 	if (!a)
 		return bd_fail(err, BD_ENOMEM, "cannot allocate %zu bytes of attention state",
-			       sizeof(*a));
+			       sizeof(*a) + kernel->state_bytes);
 	a->kernel = kernel;
 	a->dims = *d;
 	a->backward = backward;

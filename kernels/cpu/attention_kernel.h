@@ -4,8 +4,9 @@
  *
  * A new kernel is a file of its own with a `const struct cpu_kernel`, declared and listed in
  * attention_cpu.c's kernels[], and its row in impls.c. Its buffers come from attention_cpu_alloc
- * (counted in the case's memory); what it keeps hangs on a->state, which its free releases.
- * (naive and flash, in attention_cpu.c, keep theirs in the fields below.)
+ * (counted in the case's memory); what it keeps is its state_bytes at attention_cpu_state(a),
+ * zeroed, which its free releases. (naive and flash, in attention_cpu.c, keep theirs in the
+ * fields below.)
  */
 #ifndef BENCHDB_ATTENTION_KERNEL_H
 #define BENCHDB_ATTENTION_KERNEL_H
@@ -15,10 +16,11 @@
 #include "dnnl_wrap.h"
 
 /* create makes the buffers of a (kernel, dims, backward and mem are set); forward and backward
- * are attention_cpu_forward's and attention_cpu_backward's; free (NULL: nothing) releases
- * a->state. */
+ * are attention_cpu_forward's and attention_cpu_backward's; free (NULL: nothing) releases what
+ * its state holds. */
 struct cpu_kernel {
 	const char *name;
+	size_t state_bytes;       /* of its own state, after struct attention_cpu */
 	int (*create)(struct attention_cpu *a, struct bd_error *err);
 	int (*forward)(struct attention_cpu *a, const float *q, const float *k, const float *v,
 		       float *o, float *lse, struct bd_error *err);
@@ -33,7 +35,6 @@ struct attention_cpu {
 	struct attention_dims dims;
 	int backward;                 /* backward buffers exist */
 	struct mem_arena *mem;
-	void *state;                  /* a kernel's own (its free releases it) */
 
 	/* naive */
 	struct onednn_gemm *qk;       /* P = scale·Q K^T, batched over B·H */
@@ -49,6 +50,9 @@ struct attention_cpu {
 	/* flash */
 	struct flash_workspace ws;
 };
+
+/* The kernel's state_bytes of its own, zeroed at create. */
+static inline void *attention_cpu_state(struct attention_cpu *a) { return a + 1; }
 
 /* n floats from a->mem for the buffer named by what ("P (B, H, S, S) float32"); NULL with err
  * (BD_ENOMEM) naming the kernel, the buffer, the shape, the bytes and the limit. */

@@ -61,7 +61,7 @@ for stage in "$@"; do
 	cs336) run cs336 500 "$R" run configs/cs336_e2e.yaml --db "$OUT/cs336.db" ;;
 	torchsdpa)  # PyTorch's SDPA per backend (the kit's peer, the machine's torch) beside our flash and
 		# cuDNN SDPA (configs/perf/torch_sdpa_gpu_short.yaml); docs/performance.md "PyTorch SDPA on the GPU"
-		run torchsdpa 240 "$R" run "${TORCHSDPA_CONFIG:-configs/perf/torch_sdpa_gpu_short.yaml}" --db "$OUT/torchsdpa.db"
+		run torchsdpa "${TORCHSDPA_SECONDS:-240}" "$R" run "${TORCHSDPA_CONFIG:-configs/perf/torch_sdpa_gpu_short.yaml}" --db "$OUT/torchsdpa.db"
 		"$P" --db "$OUT/torchsdpa.db" --compare sdpa >"$OUT/torchsdpa-compare.md" 2>&1
 		"$P" --db "$OUT/torchsdpa.db" --derived >"$OUT/torchsdpa-table.md" 2>&1 ;;
 	equiv)  # every CUDA workload once (issue 27); diff equiv.cases against another build's

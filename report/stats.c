@@ -733,6 +733,69 @@ double student_t_quantile(double p, double df)
 	return 0.5 * (lo + hi);
 }
 
+/* Regularized lower incomplete gamma P(a, x), series or continued fraction (Numerical Recipes'
+ * split at x = a + 1), to about 1e-14: the chi-square limit of F. */
+static double gamma_regularized(double a, double x)
+{
+	if (x <= 0)
+		return 0;
+	double front = exp(a * log(x) - x - lgamma(a));
+	if (x < a + 1) {
+		double term = 1 / a, sum = term;
+		for (int n = 1; n < 1000 && fabs(term) > 1e-16 * fabs(sum); n++) {
+			term *= x / (a + n);
+			sum += term;
+		}
+		return front * sum;
+	}
+	const double tiny = 1e-300;
+	double b = x + 1 - a, c = 1 / tiny, d = 1 / b, h = d;
+	for (int i = 1; i < 1000; i++) {
+		double an = -i * (i - a);
+		b += 2;
+		d = an * d + b;
+		d = fabs(d) < tiny ? tiny : d;
+		c = b + an / c;
+		c = fabs(c) < tiny ? tiny : c;
+		d = 1 / d;
+		double delta = d * c;
+		h *= delta;
+		if (fabs(delta - 1) < 1e-15)
+			break;
+	}
+	return 1 - front * h;
+}
+
+double f_sf(double x, double d1, double d2)
+{
+	if (isnan(x) || !(d1 > 0) || !(d2 > 0))
+		return NAN;
+	if (x <= 0)
+		return 1;
+	if (isinf(x))
+		return 0;
+	if (isinf(d2))
+		return 1 - gamma_regularized(d1 / 2, d1 * x / 2);
+	return beta_regularized(d2 / 2, d1 / 2, d2 / (d2 + d1 * x));
+}
+
+double f_quantile(double p, double d1, double d2)
+{
+	if (!(p > 0 && p < 1) || !(d1 > 0) || !(d2 > 0))
+		return NAN;
+	double lo = 0, hi = 1;
+	while (f_sf(hi, d1, d2) > 1 - p && hi < 1e300)
+		hi *= 2;
+	for (int i = 0; i < 200 && hi - lo > 1e-13 * hi; i++) {
+		double mid = 0.5 * (lo + hi);
+		if (f_sf(mid, d1, d2) > 1 - p)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return 0.5 * (lo + hi);
+}
+
 struct ordered_p {
 	double p;
 	size_t at;

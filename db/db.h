@@ -141,15 +141,19 @@ int db_noise_stored(struct db *db);
 struct run_session {
 	int64_t id, system_id;
 	char uuid[40], group_id[80], started_at[32], status[16];
-	int folded;   /* already in noise_sessions */
+	char code[128];   /* what ran: git commit, +dirty, and the sweep's hash (db_run_code) */
+	int folded;       /* already in noise_sessions */
 };
+/* "COMMIT[+dirty]/SWEEPHASH" ("?" for what is unknown): runs with equal codes ran the same code
+ * on the same sweep, so their difference is noise, not a change. */
+void db_run_code(const char *commit, int dirty, const char *sweep_hash, char out[128]);
 /* The runs of system_id (0: every system), or only run_id (0: all), by started_at then id. */
 int db_run_sessions(struct db *db, int64_t system_id, int64_t run_id, struct run_session **out,
 		    size_t *n, struct bd_error *err);
 /* One stored row of noise_sessions (strings valid during the callback only). */
 struct noise_session_row {
 	const char *case_key;
-	char session[80], first_at[32], last_at[32];
+	char session[80], code[128], first_at[32], last_at[32];
 	int64_t runs;
 	double mean_log, ss_log;
 };
@@ -162,7 +166,7 @@ int db_noise_sessions_list(struct db *db, int64_t system_id, const char *phase,
 /* One run's y for one case and series, as it is folded. */
 struct noise_fold_entry {
 	int64_t system_id;
-	const char *case_key, *phase, *session, *at;
+	const char *case_key, *phase, *session, *code, *at;
 	double y;
 };
 /* In one transaction: add every entry to its session's row and mark run_id folded; nothing when

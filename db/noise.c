@@ -18,6 +18,12 @@ static void copy_text(sqlite3_stmt *st, int col, char *out, size_t n)
 	snprintf(out, n, "%s", t ? (const char *)t : "");
 }
 
+void db_run_code(const char *commit, int dirty, const char *sweep_hash, char out[128])
+{
+	snprintf(out, 128, "%.48s%s/%.64s", commit && commit[0] ? commit : "?",
+		 dirty == 1 ? "+dirty" : "", sweep_hash && sweep_hash[0] ? sweep_hash : "?");
+}
+
 int db_noise_stored(struct db *db)
 {
 	sqlite3_stmt *st = NULL;
@@ -43,7 +49,8 @@ int db_run_sessions(struct db *db, int64_t system_id, int64_t run_id, struct run
 	int stored = db_noise_stored(db);
 	char sql[512];
 	snprintf(sql, sizeof(sql),
-		 "SELECT r.id, r.system_id, r.uuid, r.group_id, r.started_at, r.status, %s "
+		 "SELECT r.id, r.system_id, r.uuid, r.group_id, r.started_at, r.status, %s, "
+		 "r.git_commit, r.git_dirty, r.sweep_hash "
 		 "FROM runs r WHERE (?1 = 0 OR r.system_id = ?1) AND (?2 = 0 OR r.id = ?2) "
 		 "ORDER BY r.started_at, r.id",
 		 stored ? "r.id IN (SELECT run_id FROM noise_runs)" : "0");
@@ -79,6 +86,9 @@ int db_run_sessions(struct db *db, int64_t system_id, int64_t run_id, struct run
 		copy_text(st, 4, r->started_at, sizeof(r->started_at));
 		copy_text(st, 5, r->status, sizeof(r->status));
 		r->folded = sqlite3_column_int(st, 6);
+		db_run_code((const char *)sqlite3_column_text(st, 7),
+			    sqlite3_column_type(st, 8) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 8),
+			    (const char *)sqlite3_column_text(st, 9), r->code);
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_OK) {
@@ -98,7 +108,7 @@ int db_noise_sessions_list(struct db *db, int64_t system_id, const char *phase,
 		return 0;
 	sqlite3_stmt *st = NULL;
 	int rc = sqlite3_prepare_v2(db_sqlite(db),
-		"SELECT case_key, session, runs, mean_log, ss_log, first_at, last_at FROM noise_sessions "
+		"SELECT case_key, session, runs, mean_log, ss_log, first_at, last_at, code FROM noise_sessions "
 		"WHERE system_id = ?1 AND phase = ?2 ORDER BY case_key, first_at, session",
 		-1, &st, NULL);
 	if (rc == SQLITE_OK)
@@ -123,6 +133,7 @@ int db_noise_sessions_list(struct db *db, int64_t system_id, const char *phase,
 		r.ss_log = sqlite3_column_double(st, 4);
 		copy_text(st, 5, r.first_at, sizeof(r.first_at));
 		copy_text(st, 6, r.last_at, sizeof(r.last_at));
+		copy_text(st, 7, r.code, sizeof(r.code));
 		stop = row(&r, ctx);
 	}
 	sqlite3_finalize(st);
@@ -150,7 +161,8 @@ int db_noise_fold(struct db *db, int64_t run_id, const struct noise_fold_entry *
 	if (rc == SQLITE_OK)
 		rc = sqlite3_prepare_v2(h,
 			"INSERT OR REPLACE INTO noise_sessions (system_id, case_key, phase, session, runs, "
-			"mean_log, ss_log, first_at, last_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+			"mean_log, ss_log, first_at, last_at, code) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
+			"?9, ?10)",
 			-1, &put, NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_prepare_v2(h, "INSERT INTO noise_runs (run_id) VALUES (?1)", -1, &mark, NULL);
@@ -199,6 +211,7 @@ int db_noise_fold(struct db *db, int64_t run_id, const struct noise_fold_entry *
 		sqlite3_bind_double(put, 7, ss);
 		sqlite3_bind_text(put, 8, first, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_text(put, 9, last, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(put, 10, e->code, -1, SQLITE_STATIC);
 		s = sqlite3_step(put);
 		rc = s == SQLITE_DONE ? SQLITE_OK : s;
 	}

@@ -112,6 +112,7 @@ static double se_to_detect(double detect, const struct verdict_rule *rule)
 int cmd_regress(int argc, char **argv)
 {
 	struct report_options o = REPORT_OPTIONS_INIT;
+	o.rule.either_contended = 0;   /* a slowdown against a baseline that waited is still one */
 	struct opt_list base_sels = {0}, cand_sels = {0};
 	const char *base_label = NULL, *cand_label = NULL;
 	long base_last = 0, cand_last = 0;
@@ -475,19 +476,19 @@ int cmd_regress(int argc, char **argv)
 	}
 	if (nunsure) {
 		/* what these runs could and could not have told, and what would */
-		char need[96] = "more runs would not (the threshold is as large)";
 		if (runs_needed == SIZE_MAX)
-			snprintf(need, sizeof(need), "no number of runs a side would (the noise is too "
-						     "large)");
+			snprintf(what, sizeof(what), "unsure (a %.3g%% change would not be detected with "
+						     "these runs, and no number of runs a side would: the "
+						     "noise is too large)", 100 * o.rule.detect);
 		else if (runs_needed)
-			snprintf(need, sizeof(need), "about %zu runs a side, each at a different time, "
-						     "would detect it", runs_needed);
-		if (runs_needed)
-			snprintf(what, sizeof(what), "unsure (a %.3g%% change would not be detected "
-						     "with these runs; %s)", 100 * o.rule.detect, need);
+			snprintf(what, sizeof(what), "unsure (a %.3g%% change would not be detected with "
+						     "these runs; about %zu runs a side, each at a "
+						     "different time, would detect it)",
+				 100 * o.rule.detect, runs_needed);
 		else
-			snprintf(what, sizeof(what), "unsure (these runs cannot tell a change of "
-						     "%.3g%% from the noise)", 100 * o.rule.threshold);
+			snprintf(what, sizeof(what), "unsure (the change may be within the %.3g%% threshold "
+						     "or beyond it; these runs detect changes from the "
+						     "size in column detect)", 100 * o.rule.threshold);
 		finding_add(&found.unsure, what, unsure, nunsure);
 	}
 

@@ -56,7 +56,8 @@ static struct noise_case *case_get(struct noise_data *d, const char *case_key)
 	return c;
 }
 
-static struct noise_session *session_get(struct noise_case *c, int source, const char *key)
+static struct noise_session *session_get(struct noise_case *c, int source, const char *key,
+					 const char *code)
 {
 	for (size_t i = 0; i < c->n; i++)
 		if (c->sessions[i].source == source && !strcmp(c->sessions[i].key, key))
@@ -69,6 +70,7 @@ static struct noise_session *session_get(struct noise_case *c, int source, const
 	memset(s, 0, sizeof(*s));
 	s->source = source;
 	snprintf(s->key, sizeof(s->key), "%s", key);
+	snprintf(s->code, sizeof(s->code), "%s", code ? code : "");
 	return s;
 }
 
@@ -79,9 +81,9 @@ static void at_keep_first(struct noise_session *s, const char *at)
 }
 
 int noise_data_add_run(struct noise_data *d, const char *case_key, int source, const char *session,
-		       const char *at, double y)
+		       const char *code, const char *at, double y)
 {
-	struct noise_session *s = session_get(case_get(d, case_key), source, session);
+	struct noise_session *s = session_get(case_get(d, case_key), source, session, code);
 	at_keep_first(s, at);
 	s->runs++;
 	double delta = y - s->mean;
@@ -95,7 +97,8 @@ int noise_data_add_session(struct noise_data *d, const char *case_key,
 {
 	if (add->runs == 0)
 		return 0;
-	struct noise_session *s = session_get(case_get(d, case_key), add->source, add->key);
+	struct noise_session *s = session_get(case_get(d, case_key), add->source, add->key,
+					      add->code);
 	at_keep_first(s, add->at);
 	/* Chan et al.'s combination of two sets' counts, means and sums of squares */
 	double n1 = (double)s->runs, n2 = (double)add->runs, n = n1 + n2;
@@ -132,11 +135,14 @@ static int cmp_session_time(const void *a, const void *b)
 				   *y = *(const struct noise_session *const *)b;
 	if (x->source != y->source)
 		return x->source - y->source;
+	int code = strcmp(x->code, y->code);
+	if (code)
+		return code;
 	int t = strcmp(x->at, y->at);
 	return t ? t : strcmp(x->key, y->key);
 }
 
-/* Every case's consecutive-session differences, per source in time order. */
+/* Every case's consecutive-session differences, per source and code in time order. */
 static struct session_diff *collect_diffs(const struct noise_data *d, size_t *n)
 {
 	size_t cap = 0, count = 0;
@@ -149,7 +155,7 @@ static struct session_diff *collect_diffs(const struct noise_data *d, size_t *n)
 		qsort(order, c->n, sizeof(*order), cmp_session_time);
 		for (size_t i = 1; i < c->n; i++) {
 			const struct noise_session *a = order[i - 1], *b = order[i];
-			if (a->source != b->source || !a->runs || !b->runs)
+			if (a->source != b->source || strcmp(a->code, b->code) || !a->runs || !b->runs)
 				continue;
 			if (count == cap) {
 				cap = cap ? 2 * cap : 64;
@@ -512,6 +518,7 @@ static int stored_row(const struct noise_session_row *r, void *ctx)
 	struct noise_session s = {.source = 0, .runs = (size_t)r->runs, .mean = r->mean_log,
 				  .ss = r->ss_log};
 	snprintf(s.key, sizeof(s.key), "%s", r->session);
+	snprintf(s.code, sizeof(s.code), "%s", r->code);
 	snprintf(s.at, sizeof(s.at), "%s", r->first_at);
 	noise_data_add_session(h->d, r->case_key, &s);
 	return 0;
@@ -535,7 +542,8 @@ static int add_run_cases(struct db *db, const struct run_session *run, int pick,
 			break;
 		double y, wv;
 		if (!noise_run_y(&s, pick, &y, &wv))
-			noise_data_add_run(d, rows[i].case_key, source, session, run->started_at, y);
+			noise_data_add_run(d, rows[i].case_key, source, session, run->code,
+					   run->started_at, y);
 		case_series_free(&s);
 	}
 	db_case_rows_free(rows, n);
@@ -614,7 +622,7 @@ int noise_fold_run(struct db *db, int64_t run_id, int *folded, struct bd_error *
 				continue;
 			entries[count++] = (struct noise_fold_entry){
 				run->system_id, rows[i].case_key, series_pick_names[pick], session,
-				run->started_at, y};
+				run->code, run->started_at, y};
 		}
 		case_series_free(&s);
 	}

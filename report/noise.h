@@ -16,7 +16,8 @@
  * N runs made together averages only the within part: s_b^2 + s_w^2 / N.
  *
  * Estimates: within from the sessions with two runs or more (sum of squares about the session's
- * mean); between from the differences of consecutive sessions of one source (time order) —
+ * mean); between from the differences of consecutive sessions of one source (time order; in
+ * history only sessions of the same code: commit, uncommitted changes, sweep) —
  * E[D^2] = 2 s_b^2 + s_w^2 (1/n_a + 1/n_b) — by their mean square, after leaving out the
  * differences that a robust (median) scale calls changes, so that a real change between two
  * sessions (history crosses commits) does not count as noise. Differences are never taken across
@@ -44,6 +45,9 @@ struct noise_session {
 	int source;          /* which set of runs: 0 history, 1.. the sides (or the nodes) of a
 				comparison; sessions are differenced only within one source */
 	char key[80];        /* the session: the runs' group id, or "run:" and the run's uuid */
+	char code[128];      /* history: what ran (db_run_code); consecutive sessions are
+				differenced only when equal. "" for the sides of a comparison, which
+				are each one population by the user's choice */
 	char at[32];         /* when its first run started (ISO 8601): the time order */
 	size_t runs;
 	double mean, ss;     /* mean of the runs' y and sum of squares about it */
@@ -64,7 +68,7 @@ struct noise_data {
 /* Add run observation y to (case_key, source, session) (Welford's update; the session is made on
  * its first run). Returns 0 or BD_ENOMEM. */
 int noise_data_add_run(struct noise_data *d, const char *case_key, int source, const char *session,
-		       const char *at, double y);
+		       const char *code, const char *at, double y);
 /* Add a session's stored summary, merged into one already present with the same key. */
 int noise_data_add_session(struct noise_data *d, const char *case_key,
 			   const struct noise_session *s);

@@ -49,7 +49,7 @@ struct verdict_rule {
 };
 #define VERDICT_RULE_DEFAULT                                                                       \
 	{REPORT_ALPHA, REPORT_THRESHOLD_PCT / 100.0, REPORT_TIE_BAND_PCT / 100.0,                    \
-	 REPORT_CPU_WAIT_GAP_PCT / 100.0, REPORT_CPU_WAIT_LEVEL_PCT / 100.0, 0,                      \
+	 REPORT_CPU_WAIT_GAP_PCT / 100.0, REPORT_CPU_WAIT_LEVEL_PCT / 100.0, 1,                      \
 	 REPORT_DETECT_PCT / 100.0, NOISE_ASSUMED_DEFAULT}
 /* A threshold below 0 or an alpha outside (0, 1) is a usage error: prints it for `report command`
  * and returns EXIT_USAGE; -1 when the rule is sound. */
@@ -292,8 +292,8 @@ struct pair_result {
 	int insufficient;
 	/* runs method: d = mean log run median of cand - base, its standard error and df */
 	double log_change, se, df;
-	double detectable;           /* runs method: the change in time (fraction) these runs
-					detect as slower 90% of the time at alpha; INFINITY: none */
+	double detectable;           /* the change in time (fraction) detected as slower 90% of
+					the time at alpha (iterations: from the bootstrap interval) */
 	/* the share of its measured time each side waited for a CPU (mean over its runs of
 	 * cases.cpu_wait); -1 unknown. compare_* set -1; the caller fills them before deciding. */
 	double wait_base, wait_cand;

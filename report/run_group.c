@@ -178,12 +178,13 @@ int run_groups_noise(struct db *db, const struct run_group *const *sides, size_t
 				if (row->status != STATUS_OK || !key_in(row->case_key, &set) ||
 				    noise_run_y(&g->sets[r].series[k], pick, &y, &wv))
 					continue;
-				noise_data_add_run(d, row->case_key, (int)s + 1, g->sessions[r],
+				noise_data_add_run(d, row->case_key, (int)s + 1, g->sessions[r], "",
 						   g->rows[r].started_at, y);
 			}
 		}
-	int rc = history ? noise_history_load(db, systems, nruns, pick, ids, nruns, key_in, &set,
-					      d, err)
+	/* history: every case key of the systems, so that the pool is the system's */
+	int rc = history ? noise_history_load(db, systems, nruns, pick, ids, nruns, NULL, NULL, d,
+					      err)
 			 : 0;
 	free(ids);
 	free(systems);

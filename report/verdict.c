@@ -61,6 +61,13 @@ int compare_pair(const double *xb, size_t nb, const double *xc, size_t nc,
 	if (rc)
 		return rc;
 	out->insufficient = verdict_insufficient(nb, nc, rule);
+	/* the change detected 90% of the time: the interval (its half-width in standard errors of
+	 * the bootstrap) must clear the threshold */
+	double se = (log(out->speedup.hi) - log(out->speedup.lo)) / (2 * 1.959964);
+	out->detectable = se >= 0 ? expm1(log1p(rule->threshold) +
+					  (verdict_quantile(1 - rule->alpha, INFINITY) +
+					   verdict_quantile(0.9, INFINITY)) * se)
+				  : INFINITY;
 	struct pair_result *one = out;
 	verdicts_decide(&one, 1, rule);
 	return 0;

@@ -13,6 +13,7 @@
 #include "gpu_probe.h"
 #include "liveness.h"
 #include "measure.h"
+#include "noise.h"
 #include "opt.h"
 #include "peer.h"
 #include "progress.h"
@@ -407,6 +408,9 @@ int cmd_run(int argc, char **argv)
 			bd_error_print("runner run", &err);
 			status = EXIT_FAIL;
 		}
+		int folded;   /* the run into the noise between runs (report/noise.h): not fatal */
+		if (!strcmp(run_status, "complete") && noise_fold_run(db, run_id, &folded, &err))
+			bd_error_print("runner run: warning", &err);
 		if (counts[STATUS_ERROR] && status == EXIT_OK)
 			status = EXIT_FAIL;
 		if (!strcmp(run_status, "failed"))

@@ -13,6 +13,9 @@ CREATE TABLE noise_sessions (
   case_key   TEXT NOT NULL,
   phase      TEXT NOT NULL CHECK (phase IN ('fwd', 'bwd', 'opt', 'total')),  -- total: per-iteration sum
   session    TEXT NOT NULL,      -- runs.group_id, or 'run:' || runs.uuid
+  code       TEXT NOT NULL,      -- what ran: 'COMMIT[+dirty]/SWEEP_HASH' ('?' unknown); sessions of
+                                 -- one code at different times are replicates, across codes a
+                                 -- difference may be a real change
   runs       INTEGER NOT NULL,   -- runs folded into the row
   mean_log   REAL NOT NULL,      -- mean of their ln(median ns)
   ss_log     REAL NOT NULL,      -- sum of squares of their ln(median ns) about mean_log

@@ -43,7 +43,7 @@ static void test_noise__sessions_hold_the_mean_and_sum_of_squares_of_their_runs(
 	struct noise_data one = {0}, halves = {0};
 	double mean = 0, ss = 0;
 	for (int i = 0; i < 5; i++) {
-		noise_data_add_run(&one, "k", 1, "g", "2026-01-01T00:00:00.000Z", y[i]);
+		noise_data_add_run(&one, "k", 1, "g", "", "2026-01-01T00:00:00.000Z", y[i]);
 		mean += y[i] / 5;
 	}
 	for (int i = 0; i < 5; i++)
@@ -55,9 +55,9 @@ static void test_noise__sessions_hold_the_mean_and_sum_of_squares_of_their_runs(
 	assert_close(one.cases[0].sessions[0].ss, ss, 1e-15);
 	struct noise_data part = {0};
 	for (int i = 0; i < 2; i++)
-		noise_data_add_run(&part, "k", 1, "g", "2026-01-01T00:00:02.000Z", y[i]);
+		noise_data_add_run(&part, "k", 1, "g", "", "2026-01-01T00:00:02.000Z", y[i]);
 	for (int i = 2; i < 5; i++)
-		noise_data_add_run(&halves, "k", 1, "g", "2026-01-01T00:00:01.000Z", y[i]);
+		noise_data_add_run(&halves, "k", 1, "g", "", "2026-01-01T00:00:01.000Z", y[i]);
 	noise_data_add_session(&halves, "k", &part.cases[0].sessions[0]);
 	assert_int_equal(halves.cases[0].sessions[0].runs, 5);
 	assert_close(halves.cases[0].sessions[0].mean, mean, 1e-15);
@@ -82,8 +82,8 @@ static void test_noise__within_and_between_parts_from_known_sessions(void **stat
 			char key[8];
 			snprintf(key, sizeof(key), "s%d", s);
 			double m = means[s] * (c ? -1 : 1);
-			noise_data_add_run(&d, c ? "b" : "a", 1, key, at[s], m - 0.01);
-			noise_data_add_run(&d, c ? "b" : "a", 1, key, at[s], m + 0.01);
+			noise_data_add_run(&d, c ? "b" : "a", 1, key, "", at[s], m - 0.01);
+			noise_data_add_run(&d, c ? "b" : "a", 1, key, "", at[s], m + 0.01);
 		}
 	struct noise_model m;
 	assert_int_equal(noise_model_fit(&d, &assumed, &m), 0);
@@ -117,8 +117,8 @@ static void test_noise__a_real_change_between_sessions_is_not_noise(void **state
 			snprintf(session, sizeof(session), "run%d", s);
 			snprintf(at, sizeof(at), "2026-01-%02dT00:00:00.000Z", s + 1);
 			double y = 0.01 * ((s + c) % 2 ? 1 : -1);
-			noise_data_add_run(&steady, key, 0, session, at, y);
-			noise_data_add_run(&stepped, key, 0, session, at, y + (s == 6 ? 0.3 : 0));
+			noise_data_add_run(&steady, key, 0, session, "", at, y);
+			noise_data_add_run(&stepped, key, 0, session, "", at, y + (s == 6 ? 0.3 : 0));
 		}
 	}
 	struct noise_model a, b;
@@ -134,6 +134,28 @@ static void test_noise__a_real_change_between_sessions_is_not_noise(void **state
 	noise_data_free(&stepped);
 }
 
+/* In history, sessions are differenced only with sessions of the same code: a step between two
+ * commits is not noise, however few sessions there are; two sessions of one commit are. */
+static void test_noise__history_differences_only_sessions_of_the_same_code(void **state)
+{
+	(void)state;
+	struct noise_data d = {0};
+	for (int c = 0; c < 4; c++) {
+		char key[8];
+		snprintf(key, sizeof(key), "k%d", c);
+		noise_data_add_run(&d, key, 0, "r1", "old/s", "01", 0.00);
+		noise_data_add_run(&d, key, 0, "r2", "new/s", "02", 0.69);   /* 2x: a new commit */
+		noise_data_add_run(&d, key, 0, "r3", "new/s", "03", 0.71);
+	}
+	struct noise_model m;
+	assert_int_equal(noise_model_fit(&d, &assumed, &m), 0);
+	assert_int_equal(m.basis, NOISE_MEASURED);
+	assert_int_equal(m.diffs, 4);   /* r2 - r3 of each case, never r1 - r2 */
+	assert_close(m.between_var, 0.02 * 0.02 / 2, 1e-12);
+	noise_model_free(&m);
+	noise_data_free(&d);
+}
+
 /* What cannot be measured is assumed: one session a side (runs of one --repeat group) measures
  * within only, between = ratio x within; single runs a side measure nothing: run_noise. */
 static void test_noise__what_is_not_measured_is_assumed(void **state)
@@ -144,10 +166,10 @@ static void test_noise__what_is_not_measured_is_assumed(void **state)
 		char key[8];
 		snprintf(key, sizeof(key), "k%d", c);
 		for (int r = 0; r < 4; r++)
-			noise_data_add_run(&groups, key, 1, "g1", "2026-01-01", 0.01 * (r % 2 ? 1 : -1));
-		noise_data_add_run(&groups, key, 2, "g2", "2026-01-02", 0.1);
-		noise_data_add_run(&singles, key, 1, "r1", "2026-01-01", 0);
-		noise_data_add_run(&singles, key, 2, "r2", "2026-01-02", 0.1);
+			noise_data_add_run(&groups, key, 1, "g1", "", "2026-01-01", 0.01 * (r % 2 ? 1 : -1));
+		noise_data_add_run(&groups, key, 2, "g2", "", "2026-01-02", 0.1);
+		noise_data_add_run(&singles, key, 1, "r1", "", "2026-01-01", 0);
+		noise_data_add_run(&singles, key, 2, "r2", "", "2026-01-02", 0.1);
 	}
 	struct noise_model m;
 	assert_int_equal(noise_model_fit(&groups, &assumed, &m), 0);
@@ -212,8 +234,8 @@ static void test_noise__a_noisier_case_keeps_its_own_spread(void **state)
 			double scale = c == 5 ? 4 : 1;
 			/* two runs per session at +-0.01 scale, sessions alternating +-0.01 scale */
 			double m = 0.01 * scale * ((s + c) % 2 ? 1 : -1);
-			noise_data_add_run(&d, key, 0, session, at, m - 0.01 * scale);
-			noise_data_add_run(&d, key, 0, session, at, m + 0.01 * scale);
+			noise_data_add_run(&d, key, 0, session, "", at, m - 0.01 * scale);
+			noise_data_add_run(&d, key, 0, session, "", at, m + 0.01 * scale);
 		}
 	}
 	struct noise_model m;
@@ -260,17 +282,17 @@ static void test_noise__the_t_test_on_the_model_holds_its_level(void **state)
 				snprintf(at, sizeof(at), "0%d", s);
 				double g = sb * normal();
 				for (int r = 0; r < 2; r++)
-					noise_data_add_run(&d, key, 0, session, at, g + sw * normal());
+					noise_data_add_run(&d, key, 0, session, "", at, g + sw * normal());
 			}
 			double gb = sb * normal(), gc = sb * normal();
 			yb[c] = 0;
 			for (int r = 0; r < 4; r++) {
 				double y = gb + sw * normal();
 				yb[c] += y / 4;
-				noise_data_add_run(&d, key, 1, "base", "10", y);
+				noise_data_add_run(&d, key, 1, "base", "", "10", y);
 			}
 			yc[c] = gc + sw * normal();
-			noise_data_add_run(&d, key, 2, "cand", "11", yc[c]);
+			noise_data_add_run(&d, key, 2, "cand", "", "11", yc[c]);
 		}
 		struct noise_model m;
 		assert_int_equal(noise_model_fit(&d, &assumed, &m), 0);
@@ -298,6 +320,7 @@ int main(void)
 		cmocka_unit_test(test_noise__sessions_hold_the_mean_and_sum_of_squares_of_their_runs),
 		cmocka_unit_test(test_noise__within_and_between_parts_from_known_sessions),
 		cmocka_unit_test(test_noise__a_real_change_between_sessions_is_not_noise),
+		cmocka_unit_test(test_noise__history_differences_only_sessions_of_the_same_code),
 		cmocka_unit_test(test_noise__what_is_not_measured_is_assumed),
 		cmocka_unit_test(test_noise__comparison_variance_follows_the_sessions),
 		cmocka_unit_test(test_noise__a_noisier_case_keeps_its_own_spread),

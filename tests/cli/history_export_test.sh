@@ -25,13 +25,15 @@ for fmt in md json; do
 	expect_status 0 "history flash S2048 ($fmt)" "$REPORT" history --db "$db" --case "$flash2048" --format $fmt
 	golden "history_flash_s2048.$fmt" "$T/out"
 done
-# CSV columns: case_key,run,started,commit,host,status,median_ms,ci_lo_ms,ci_hi_ms,n,step
+# CSV columns: case_key,run,started,commit,host,status,median_ms,ci_lo_ms,ci_hi_ms,n,cpu_wait_%,step
 expect_status 0 "history flash S2048 (csv)" "$REPORT" history --db "$db" --case "$flash2048" --format csv
-check "csv header" [ "$(head -1 "$T/out")" = "case_key,run,started,commit,host,status,median_ms,ci_lo_ms,ci_hi_ms,n,step" ]
+check "csv header" [ "$(head -1 "$T/out")" = "case_key,run,started,commit,host,status,median_ms,ci_lo_ms,ci_hi_ms,n,cpu_wait_%,step" ]
 check "two runs have the flash S2048 key" [ "$(grep -c '^suite=' "$T/out")" = 2 ]
 check "oldest run first" awk -F, 'NR == 2 && $2 == 1 { a = 1 } NR == 3 && $2 == 2 { b = 1 } END { exit !(a && b) }' "$T/out"
-check "first row has no step" awk -F, 'NR == 2 && $11 == "" { ok = 1 } END { exit !ok }' "$T/out"
-check "second row flags the planted ~10% slowdown" awk -F, 'NR == 3 && $11 ~ /^slower \+/ { x = substr($11, 9) + 0; ok = x > 8 && x < 12 } END { exit !ok }' "$T/out"
+check "first row has no step" awk -F, 'NR == 2 && $12 == "" { ok = 1 } END { exit !ok }' "$T/out"
+check "second row flags the planted ~10% slowdown" awk -F, 'NR == 3 && $12 ~ /^slower \+/ { x = substr($12, 9) + 0; ok = x > 8 && x < 12 } END { exit !ok }' "$T/out"
+check "the cpu wait shown (the fixture's 0)" awk -F, 'NR > 1 && $11 != 0 { bad = 1 } END { exit bad }' "$T/out"
+contains "$T/err" "system 1: noise between runs, measured" "what the steps were judged with, on stderr"
 check "commit is 12 characters" awk -F, 'NR == 2 && $4 == "aaaaaaaaaaaa" { ok = 1 } END { exit !ok }' "$T/out"
 check "n is the measured iterations" awk -F, 'NR > 1 && $10 != 30 { bad = 1 } END { exit bad }' "$T/out"
 check "median within its interval" awk -F, 'NR > 1 && !($8 <= $7 && $7 <= $9 && $8 < $9) { bad = 1 } END { exit bad || NR != 3 }' "$T/out"
@@ -42,7 +44,7 @@ check "median matches sqlite ($got vs $want)" close "$got" "$want" 1e-9
 
 expect_status 0 "history naive S1024" "$REPORT" history --db "$db" --case "$naive1024" --format csv
 check "naive S1024: two rows" [ "$(grep -c '^suite=' "$T/out")" = 2 ]
-check "naive S1024: no step" awk -F, 'NR > 1 && $11 != "" { bad = 1 } END { exit bad }' "$T/out"
+check "naive S1024: no step" awk -F, 'NR > 1 && $12 != "" { bad = 1 } END { exit bad }' "$T/out"
 
 expect_status 0 "history --where impl=flash" "$REPORT" history --db "$db" --where impl=flash --format csv
 check "one table per flash key" [ "$(grep -c '^case_key,' "$T/out")" = 4 ]

@@ -16,8 +16,9 @@ const char *const noise_basis_names[3] = {"measured", "between sessions assumed"
 
 /* Median of chi-square with one degree of freedom: the median of D^2 / E[D^2] for a normal D. */
 #define CHI2_1_MEDIAN 0.4549364231195724
-/* Degrees of freedom of the between part per difference of sessions kept: 2/3, for consecutive
- * differences share a session (their correlation is -1/2). */
+/* Degrees of freedom of the between part per consecutive difference of history sessions kept:
+ * 2/3, for consecutive differences share a session (their correlation is -1/2). The contrasts of
+ * a side's sessions are independent: 1 each. */
 #define DF_PER_DIFF (2.0 / 3.0)
 /* A difference beyond this quantile of chi-square(1) at the robust scale (0.999) is a change, not
  * noise: it is left out of the mean of squares that estimates the between part. */
@@ -126,6 +127,7 @@ void noise_data_free(struct noise_data *d)
 struct session_diff {
 	double d2, c;
 	size_t case_index;
+	double df;    /* degrees of freedom it carries: DF_PER_DIFF, or 1 */
 	int change;   /* beyond what the pool calls noise: a real change */
 };
 
@@ -142,7 +144,22 @@ static int cmp_session_time(const void *a, const void *b)
 	return t ? t : strcmp(x->key, y->key);
 }
 
-/* Every case's consecutive-session differences, per source and code in time order. */
+static void diff_add(struct session_diff **out, size_t *count, size_t *cap,
+		     struct session_diff d)
+{
+	if (*count == *cap) {
+		*cap = *cap ? 2 * *cap : 64;
+		*out = xrealloc(*out, *cap * sizeof(**out));
+	}
+	(*out)[(*count)++] = d;
+}
+
+/* Every case's differences of sessions, as D^2 with E[D^2] = 2 s_b^2 + s_w^2 c. History (source
+ * 0): consecutive sessions of one code in time order, which a step between codes never enters
+ * and a step within one code enters twice. A side of a comparison (source 1 and up), one
+ * population by the user's choice: its Helmert contrasts in time order — each session against
+ * the mean of the sessions before it, scaled to that form — which are independent and use every
+ * session's information. */
 static struct session_diff *collect_diffs(const struct noise_data *d, size_t *n)
 {
 	size_t cap = 0, count = 0;
@@ -153,17 +170,39 @@ static struct session_diff *collect_diffs(const struct noise_data *d, size_t *n)
 		for (size_t i = 0; i < c->n; i++)
 			order[i] = &c->sessions[i];
 		qsort(order, c->n, sizeof(*order), cmp_session_time);
-		for (size_t i = 1; i < c->n; i++) {
-			const struct noise_session *a = order[i - 1], *b = order[i];
-			if (a->source != b->source || strcmp(a->code, b->code) || !a->runs || !b->runs)
-				continue;
-			if (count == cap) {
-				cap = cap ? 2 * cap : 64;
-				out = xrealloc(out, cap * sizeof(*out));
+		/* walk the runs of equal (source, code): [start, i) */
+		double sum = 0, inv_runs = 0;   /* of the sessions so far in the group */
+		size_t start = 0;
+		for (size_t i = 0; i < c->n; i++) {
+			const struct noise_session *b = order[i];
+			if (i > start && (b->source != order[start]->source ||
+					  strcmp(b->code, order[start]->code))) {
+				start = i;
+				sum = inv_runs = 0;
 			}
-			double delta = b->mean - a->mean;
-			out[count++] = (struct session_diff){
-				delta * delta, 1 / (double)a->runs + 1 / (double)b->runs, k, 0};
+			size_t j = i - start;   /* sessions before b in its group */
+			if (j > 0 && b->runs) {
+				if (b->source == 0) {
+					const struct noise_session *a = order[i - 1];
+					double delta = b->mean - a->mean;
+					diff_add(&out, &count, &cap,
+						 (struct session_diff){delta * delta,
+								       1 / (double)a->runs +
+									       1 / (double)b->runs,
+								       k, DF_PER_DIFF, 0});
+				} else {
+					/* D = b - mean(before); var = s_b^2 (1 + 1/j) + s_w^2 (1/n_b +
+					 * sum 1/n / j^2); scaled by 2 / (1 + 1/j) */
+					double delta = b->mean - sum / (double)j, f = 2 / (1 + 1 / (double)j);
+					double cw = 1 / (double)b->runs + inv_runs / ((double)j * (double)j);
+					diff_add(&out, &count, &cap,
+						 (struct session_diff){f * delta * delta, f * cw, k, 1, 0});
+				}
+			}
+			if (b->runs) {
+				sum += b->mean;
+				inv_runs += 1 / (double)b->runs;
+			}
 		}
 		free(order);
 	}
@@ -213,18 +252,20 @@ static double between_median(const struct session_diff *diffs, size_t n, double 
 /* The between part from the differences: the robust (median) scale picks out the differences
  * that are changes (beyond CHI2_1_OUTLIER at that scale); the mean of squares of the others,
  * which is efficient where the median is not (0.37 of it), is the estimate. Sets *kept to how
- * many differences it stands on. */
+ * many differences it stands on, *df to their degrees of freedom. */
 static double between_robust(const struct session_diff *diffs, size_t n, double within,
-			     size_t *kept)
+			     size_t *kept, double *df)
 {
 	double g = between_median(diffs, n, within), sum = 0, csum = 0;
 	*kept = 0;
+	*df = 0;
 	for (size_t i = 0; i < n; i++) {
 		double v = 2 * g + within * diffs[i].c;
 		if (v > 0 && diffs[i].d2 / v > CHI2_1_OUTLIER)
 			continue;
 		sum += diffs[i].d2;
 		csum += diffs[i].c;
+		*df += diffs[i].df;
 		(*kept)++;
 	}
 	if (!*kept)
@@ -282,9 +323,10 @@ static void fit_pool(const struct noise_data *d, struct session_diff *diffs, siz
 	m->diffs = ndiffs;
 	if (ntaken > 0) {
 		size_t kept;
+		double df;
 		m->basis = NOISE_MEASURED;
-		m->between_var = between_robust(taken, ntaken, m->within_var, &kept);
-		m->between_df = case_correlated_df(DF_PER_DIFF * (double)kept, diff_cases);
+		m->between_var = between_robust(taken, ntaken, m->within_var, &kept, &df);
+		m->between_df = case_correlated_df(df, diff_cases);
 		m->changes = ntaken - kept;
 		/* mark every difference (of every case) that this pool calls a change; a case with
 		 * more than a quarter of its differences beyond (and more than one) is not changing

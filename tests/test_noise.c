@@ -68,38 +68,49 @@ static void test_noise__sessions_hold_the_mean_and_sum_of_squares_of_their_runs(
 	noise_data_free(&part);
 }
 
-/* Two cases, one source: sessions of 2 runs at known values. within = pooled sum of squares over
- * pooled df; between = (mean D^2 - within c) / 2 over the consecutive sessions. */
+/* Two cases, sessions of 2 runs at known values. within = pooled sum of squares over pooled df.
+ * History (source 0): between = (mean D^2 - within c) / 2 over consecutive sessions. A side
+ * (source 1): the same over its Helmert contrasts (each session against the mean of the ones
+ * before, scaled so that E[D^2] = 2 s_b^2 + s_w^2 c), one degree of freedom each. */
 static void test_noise__within_and_between_parts_from_known_sessions(void **state)
 {
 	(void)state;
-	struct noise_data d = {0};
-	/* case a: sessions at means 0, 0.04, 0.01, each of runs mean +- 0.01 */
-	const double means[] = {0, 0.04, 0.01};
-	const char *at[] = {"2026-01-01", "2026-01-02", "2026-01-03"};
-	for (int c = 0; c < 2; c++)
-		for (int s = 0; s < 3; s++) {
-			char key[8];
-			snprintf(key, sizeof(key), "s%d", s);
-			double m = means[s] * (c ? -1 : 1);
-			noise_data_add_run(&d, c ? "b" : "a", 1, key, "", at[s], m - 0.01);
-			noise_data_add_run(&d, c ? "b" : "a", 1, key, "", at[s], m + 0.01);
+	for (int source = 0; source < 2; source++) {
+		struct noise_data d = {0};
+		/* case a: sessions at means 0, 0.04, 0.01, each of runs mean +- 0.01; b mirrored */
+		const double means[] = {0, 0.04, 0.01};
+		const char *at[] = {"2026-01-01", "2026-01-02", "2026-01-03"};
+		for (int c = 0; c < 2; c++)
+			for (int s = 0; s < 3; s++) {
+				char key[8];
+				snprintf(key, sizeof(key), "s%d", s);
+				double m = means[s] * (c ? -1 : 1);
+				noise_data_add_run(&d, c ? "b" : "a", source, key, "", at[s], m - 0.01);
+				noise_data_add_run(&d, c ? "b" : "a", source, key, "", at[s], m + 0.01);
+			}
+		struct noise_model m;
+		assert_int_equal(noise_model_fit(&d, &assumed, &m), 0);
+		assert_int_equal(m.basis, NOISE_MEASURED);
+		/* each session: ss = 2 * 0.01^2, df 1; 6 sessions */
+		assert_close(m.within_var, 0.0002, 1e-15);
+		assert_int_equal(m.diffs, 4);
+		assert_int_equal(m.changes, 0);
+		/* 6 within df over 2 cases that move together in part */
+		assert_close(m.within_df, 6 / (1 + 0.25), 1e-12);
+		if (source == 0) {
+			/* differences 0.04 and -0.03 per case, c = 1/2 + 1/2 = 1 */
+			double mean_d2 = (0.04 * 0.04 + 0.03 * 0.03) / 2;
+			assert_close(m.between_var, (mean_d2 - 0.0002) / 2, 1e-15);
+			assert_close(m.between_df, 4 * (2.0 / 3) / (1 + 0.25), 1e-12);
+		} else {
+			/* contrasts 0.04 (scale 1) and 0.01 - 0.02 (scale 4/3); c = 1 for both */
+			double mean_d2 = (0.04 * 0.04 + 4.0 / 3 * 0.01 * 0.01) / 2;
+			assert_close(m.between_var, (mean_d2 - 0.0002) / 2, 1e-15);
+			assert_close(m.between_df, 4 / (1 + 0.25), 1e-12);
 		}
-	struct noise_model m;
-	assert_int_equal(noise_model_fit(&d, &assumed, &m), 0);
-	assert_int_equal(m.basis, NOISE_MEASURED);
-	/* each session: ss = 2 * 0.01^2, df 1; 6 sessions */
-	assert_close(m.within_var, 0.0002, 1e-15);
-	/* differences 0.04 and -0.03 per case, c = 1/2 + 1/2 = 1 */
-	double mean_d2 = (0.04 * 0.04 + 0.03 * 0.03) / 2;
-	assert_close(m.between_var, (mean_d2 - 0.0002) / 2, 1e-15);
-	assert_int_equal(m.diffs, 4);
-	assert_int_equal(m.changes, 0);
-	/* the degrees of freedom: 6 within (2 cases moving together in part), 4 x 2/3 between */
-	assert_close(m.within_df, 6 / (1 + 0.25), 1e-12);
-	assert_close(m.between_df, 4 * (2.0 / 3) / (1 + 0.25), 1e-12);
-	noise_model_free(&m);
-	noise_data_free(&d);
+		noise_model_free(&m);
+		noise_data_free(&d);
+	}
 }
 
 /* 24 cases, 12 sessions of single runs each, differences alternating +-0.02 around a steady

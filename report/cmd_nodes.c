@@ -364,13 +364,18 @@ int cmd_nodes(int argc, char **argv)
 	};
 	static const struct cmd_usage usage = {
 		REPORT_PROG, "nodes", "[options]",
-		"Node-to-node consistency: every case key that ran on more than one host (the latest ok\n"
-		"case of each), with each node's throughput, time, peak memory and, on GPUs, the\n"
-		"temperature, SM clock and throttle reasons recorded while the case ran; the spread\n"
-		"across nodes; and a mark per metric: throughput against the other nodes' samples\n"
-		"(beyond the band and significant at alpha over all comparisons: ✗; cannot tell: ?),\n"
-		"memory and temperature against the nodes' median. Exit status: 1 when a node is out of\n"
-		"bounds, 2 when nothing could be compared or a comparison cannot tell, 0 otherwise."};
+		"Node-to-node consistency: every case key that ran on more than one host, with each\n"
+		"node's runs of it (those of its latest commit and sweep: `runner run --repeat 3` on every\n"
+		"node), its throughput, time, peak memory and, on GPUs, the temperature, SM clock and\n"
+		"throttle reasons recorded while the case ran; the spread across nodes; and a mark per\n"
+		"metric. Throughput: the run is the unit, the node's runs against the other nodes' with\n"
+		"the noise between runs the repeated runs show: out of bounds (✗) when the difference is\n"
+		"beyond the band and significant (Benjamini-Hochberg over all comparisons, alpha);\n"
+		"within (✓) when its 95% interval lies inside the band; ~ when neither; contended when\n"
+		"a slow node's runs waited for a CPU. Memory and temperature against the nodes' median.\n"
+		"Exit status: 1 when a node is out of bounds, 2 when nothing could be compared, the\n"
+		"noise between runs is not measured (one run per node) or a slow node was contended,\n"
+		"0 otherwise."};
 	struct db *db = NULL;
 	struct run_row *runs = NULL;
 	struct case_row *rows = NULL;

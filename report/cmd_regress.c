@@ -382,7 +382,7 @@ int cmd_regress(int argc, char **argv)
 			nunsure_beyond += beyond;
 			if (!lenient || beyond)
 				unsure[nunsure++] = cases[k].name;
-			if (pr->detectable > o.rule.detect) {
+			if (pr->detectable > o.rule.detect && o.rule.detect > o.rule.threshold) {
 				double se = se_to_detect(o.rule.detect, &o.rule);
 				size_t need = noise_runs_for(&model, noise_data_find(&noise, cases[k].key),
 							     se * se);

@@ -225,8 +225,9 @@ size_t compare_tables(const struct case_set *cand, const struct case_pair *pairs
 		table_number(sum, r, s_c, (double)contended);
 	}
 	free(group);
-	table_note(sum, "wins/losses: point estimates beyond 1 ± %.3g%%, ties within it; faster/slower: "
-		      "the verdicts (interval beyond the threshold, Benjamini-Hochberg over the cases)",
+	table_note(sum, "wins/losses: point estimates beyond 1 ± %.3g%%, ties within it; faster/slower/"
+		      "contended: the verdicts (Benjamini-Hochberg over the cases; contended: a side "
+		      "waited for a CPU, so neither is claimed)",
 		   100 * rule->tie_band);
 done:
 	free(detectable);

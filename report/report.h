@@ -134,7 +134,7 @@ struct report_options {
 	{"phase", 0, OPT_STRING, "PHASE", "fwd, bwd, opt or total (default total)", &(o)->phase}
 #define REPORT_OPT_ALPHA(o)                                                                        \
 	{"alpha", 0, OPT_DOUBLE, "P",                                                              \
-	 "significance level of the rank test (default " REPORT_STR(REPORT_ALPHA) ")",             \
+	 "significance level of the tests (default " REPORT_STR(REPORT_ALPHA) ")",                 \
 	 &(o)->rule.alpha}
 #define REPORT_OPT_THRESHOLD(o, help)                                                              \
 	{"threshold", 0, OPT_PERCENT, "PCT",                                                       \

@@ -12,12 +12,13 @@
  *                (slower; faster too from three nodes up: of two nodes that differ, the slower
  *                is flagged); within bounds (✓) when its 95% interval lies inside the band;
  *                ~ when neither (the runs cannot tell a difference of the band from their
- *                spread); contended when the node's runs waited for a CPU;
+ *                spread); contended when the node's runs waited for a CPU (--cpu-wait-level):
+ *                a busy node is neither passed nor failed;
  *   memory:      peak bytes within --memory-band of the others' median;
  *   temperature: within --temp-band degrees of the others' median (blank without a GPU).
  * Exit 1 when any node is out of bounds; 2 when nothing could be compared, the noise between runs
- * could not be measured (one run per node), or a slow node's runs were contended (and none
- * failed); 0 otherwise. */
+ * could not be measured (one run per node), or a node's runs were contended (and none failed);
+ * 0 otherwise. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,7 +139,7 @@ static void judge_throughput(const struct node_case *nc, size_t n, size_t i,
 /* The marks of the nodes nc[0..n-1] of one case key (2 <= n <= 64) from their throughput results
  * (decided with the report's family) and their memory and temperature against the others. */
 static void judge(struct node_case *nc, size_t n, const struct pair_result *results,
-		  double memory_band, double temp_band)
+		  double wait_level, double memory_band, double temp_band)
 {
 	double thr[64], mem[64], temp[64];
 	int has_thr[64], has_mem[64], has_temp[64];
@@ -169,6 +170,9 @@ static void judge(struct node_case *nc, size_t n, const struct pair_result *resu
 			c->throughput = MARK_UNSURE;
 		else
 			c->throughput = MARK_NOISE;
+		/* a node whose runs waited for a CPU is not vouched for, slow or not */
+		if (c->throughput != MARK_FAIL && c->wait >= wait_level && wait_level < 1)
+			c->throughput = MARK_CONTENDED;
 		if (has_mem[i] && mem_med > 0)
 			c->memory = fabs(mem[i] / mem_med - 1) <= memory_band ? MARK_PASS : MARK_FAIL;
 		if (has_temp[i] && temp_med > 0)
@@ -353,6 +357,12 @@ int cmd_nodes(int argc, char **argv)
 		{"temp-band", 0, OPT_DOUBLE, "C",
 		 "its GPU temperature this many degrees from the median (default 10)", &temp_band},
 		REPORT_OPT_ALPHA(&o),
+		{"run-noise", 0, OPT_PERCENT, "PCT",
+		 "run-to-run spread assumed where nothing measures it (default "
+		 REPORT_STR(NOISE_RUN_NOISE_PCT) ")", &o.rule.assumed.run_noise},
+		{"cpu-wait-level", 0, OPT_PERCENT, "PCT",
+		 "a node whose runs waited for a CPU PCT of their time is contended (default "
+		 REPORT_STR(REPORT_CPU_WAIT_LEVEL_PCT) "; 100: off)", &o.rule.cpu_wait_level},
 		REPORT_OPT_PHASE(&o),
 		REPORT_OPT_SUITE(&o),
 		REPORT_OPT_WHERE(&o),
@@ -372,10 +382,10 @@ int cmd_nodes(int argc, char **argv)
 		"the noise between runs the repeated runs show: out of bounds (✗) when the difference is\n"
 		"beyond the band and significant (Benjamini-Hochberg over all comparisons, alpha);\n"
 		"within (✓) when its 95% interval lies inside the band; ~ when neither; contended when\n"
-		"a slow node's runs waited for a CPU. Memory and temperature against the nodes' median.\n"
+		"the node's runs waited for a CPU. Memory and temperature against the nodes' median.\n"
 		"Exit status: 1 when a node is out of bounds, 2 when nothing could be compared, the\n"
-		"noise between runs is not measured (one run per node) or a slow node was contended,\n"
-		"0 otherwise."};
+		"noise between runs is not measured (one run per node) or a node's runs were\n"
+		"contended, 0 otherwise."};
 	struct db *db = NULL;
 	struct run_row *runs = NULL;
 	struct case_row *rows = NULL;
@@ -535,8 +545,8 @@ int cmd_nodes(int argc, char **argv)
 	report_init(&r, prices);
 	for (size_t k = 0; k < nkeys; k++) {
 		size_t end = k + 1 < nkeys ? key_start[k + 1] : nall;
-		judge(all + key_start[k], end - key_start[k], results + key_start[k], memory_band,
-		      temp_band);
+		judge(all + key_start[k], end - key_start[k], results + key_start[k],
+		      o.rule.cpu_wait_level, memory_band, temp_band);
 		report_key(&r, all + key_start[k], end - key_start[k]);
 	}
 	table_note(&r.per_node, "runs: the node's runs of the case (its latest code and sweep); "
@@ -548,9 +558,10 @@ int cmd_nodes(int argc, char **argv)
 		   "%zu node-case comparisons, alpha %.3g; of two nodes the slower is flagged), ✓ its "
 		   "95%% interval inside ±%.3g%%, ~ neither: the runs cannot tell a difference of the "
 		   "band from their spread; memory ±%.3g%% and GPU temperature ±%.3g °C of the other "
-		   "nodes' median; contended: a slow node whose runs waited for a CPU",
+		   "nodes' median; contended: the node's runs waited for a CPU %.3g%% of their measured "
+		   "time or more (--cpu-wait-level): a busy node is neither passed nor failed",
 		   100 * o.rule.threshold, nfamily, o.rule.alpha, 100 * o.rule.threshold,
-		   100 * memory_band, temp_band);
+		   100 * memory_band, temp_band, 100 * o.rule.cpu_wait_level);
 	struct strbuf nl = STRBUF_INIT;
 	noise_model_describe(&model, &nl);
 	table_note(&r.per_node, "%s", sb_str(&nl));
@@ -562,8 +573,8 @@ int cmd_nodes(int argc, char **argv)
 			   single, single == 1 ? "" : "s");
 	table_note(&r.per_case, "%zu case key%s on %zu nodes: %s", r.keys, r.keys == 1 ? "" : "s",
 		   nhosts, r.overall == MARK_FAIL	 ? "a node is out of bounds"
-			   : r.overall == MARK_CONTENDED ? "a slow node's runs were contended: rerun "
-							   "on a quiet machine"
+			   : r.overall == MARK_CONTENDED ? "a node's runs waited for a CPU (contended): "
+							   "rerun on a quiet machine"
 			   : r.overall == MARK_UNSURE	 ? "some comparisons cannot tell"
 			   : unmeasured ? "the noise between runs is not measured (one run per node): "
 					  "cannot tell"

@@ -523,6 +523,15 @@ int cmd_regress(int argc, char **argv)
 			       "(`runner run --repeat N` on different days, or keep history)",
 			   o.rule.alpha, 100 * med, 100 * lo, 100 * hi);
 	}
+	size_t busy = 0;   /* cases where a side waited for a CPU at the level: contention shown */
+	for (size_t k = 0; k < ncases; k++)
+		busy += cases[k].result.wait_base >= o.rule.cpu_wait_level ||
+			cases[k].result.wait_cand >= o.rule.cpu_wait_level;
+	if (busy && o.rule.cpu_wait_level < 1)
+		table_note(&t, "%zu case%s waited for a CPU %.3g%% of the measured time or more on a side "
+			       "(column cpu wait): the machine was busy, and the noise between runs there "
+			       "is the machine's; a quiet machine tells more",
+			   busy, busy == 1 ? "" : "s", 100 * o.rule.cpu_wait_level);
 	struct strbuf nl = STRBUF_INIT;
 	noise_model_describe(&model, &nl);
 	table_note(&t, "%s", sb_str(&nl));

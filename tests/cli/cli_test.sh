@@ -400,7 +400,7 @@ global_options)
 	expect_status 2 "runner option without its value" "$RUNNER" --db run "$SRC/tests/cli/tiny.yaml"
 	contains "$T/err" "^runner run: option '--db' needs a value \(PATH\) before the command" "missing value named"
 	expect_status 2 "runner options but no command" "$RUNNER" --db "$db"
-	contains "$T/err" "no command among the arguments \(valid: run, list, sysinfo, merge, slurm, migrate, close\)" "no command: the valid ones"
+	contains "$T/err" "no command among the arguments \(valid: run, list, sysinfo, merge, slurm, migrate, close, noise\)" "no command: the valid ones"
 	sql "$db" "UPDATE runs SET label = 'warmup'"
 	expect_status 0 "report runs, options after" "$REPORT" runs --db "$db" --format csv
 	cp "$T/out" "$T/runs_after"
@@ -438,7 +438,7 @@ e2e_params)
 	expect_status 0 "runner run e2e" "$RUNNER" run "$T/e2e.yaml" --db "$db"
 	# L(4d^2 + 3 d d_ff + 2d) + 2Vd + d = 2 (16384 + 24576 + 128) + 128000 + 64
 	check "param_count stored" [ "$(sql "$db" "select param_count from cases")" = 210240 ]
-	check "schema version 9" [ "$(sql "$db" "PRAGMA user_version")" = 9 ]
+	check "schema version 10" [ "$(sql "$db" "PRAGMA user_version")" = 10 ]
 	check "stop reason of a fixed count" [ "$(sql "$db" "select group_concat(distinct stop_reason) from cases")" = iters ]
 	expect_status 0 "report e2e csv" "$REPORT" --db "$db" --format csv
 	contains "$T/out" "^model,impl,dtype,device,pass,context_length,batch_size,attention,param_count_M,status," "param count column after the parameters"

@@ -510,19 +510,13 @@ int cmd_regress(int argc, char **argv)
 		table_note(&t, "--lenient: %zu unsure case%s with a change within the threshold "
 			       "passed", counts[VERDICT_UNSURE] - nunsure,
 			   counts[VERDICT_UNSURE] - nunsure == 1 ? "" : "s");
-	if (ndetectable) {
-		double lo = detectable[0], hi = detectable[0];
-		for (size_t i = 1; i < ndetectable; i++) {
-			lo = fmin(lo, detectable[i]);
-			hi = fmax(hi, detectable[i]);
-		}
-		double med = median_inplace(detectable, ndetectable);
+	double med, lo, hi;
+	if (ndetectable && !detectable_range(detectable, ndetectable, &med, &lo, &hi))
 		table_note(&t, "smallest slowdown these runs detect (90%% of the time, alpha %.3g; "
 			       "column detect): %.3g%% for the median case, %.3g%% to %.3g%% over the "
 			       "cases; to reach a smaller one, run more runs a side at different times "
 			       "(`runner run --repeat N` on different days, or keep history)",
 			   o.rule.alpha, 100 * med, 100 * lo, 100 * hi);
-	}
 	size_t busy = 0;   /* cases where a side waited for a CPU at the level: contention shown */
 	for (size_t k = 0; k < ncases; k++)
 		busy += cases[k].result.wait_base >= o.rule.cpu_wait_level ||

@@ -164,17 +164,11 @@ size_t compare_tables(const struct case_set *cand, const struct case_pair *pairs
 			      "the threshold, Benjamini-Hochberg adjusted over the cases; verdict at "
 			      "%.3g%% threshold, alpha %.3g",
 			   100 * rule->threshold, rule->alpha);
-	if (ndetect) {
-		double lo = detectable[0], hi = detectable[0];
-		for (size_t i = 1; i < ndetect; i++) {
-			lo = fmin(lo, detectable[i]);
-			hi = fmax(hi, detectable[i]);
-		}
-		double med = median_inplace(detectable, ndetect);
+	double med, lo, hi;
+	if (ndetect && !detectable_range(detectable, ndetect, &med, &lo, &hi))
 		table_note(t, "detect: the smallest change detected as slower 90%% of the time: %.3g%% "
 			      "for the median case, %.3g%% to %.3g%% over the cases",
 			   100 * med, 100 * lo, 100 * hi);
-	}
 	if (ncontended)
 		table_note(t, "contended (%zu): a side waited for a CPU %.3g%% of its measured time or "
 			      "more (cpu wait: baseline/candidate), or the slower side %.3g points more "

@@ -313,6 +313,9 @@ void compare_modeled(double d, double var, double df, int insufficient,
 /* The one-sided quantile of the runs method's tests: t at 1 - alpha with df (normal for df
  * INFINITY). */
 double verdict_quantile(double p, double df);
+/* The median, least and largest of the detectable changes x[0..n-1] of a report's cases (x is
+ * not modified). 0, or BD_EINVAL when n is 0. */
+int detectable_range(const double *x, size_t n, double *median, double *lo, double *hi);
 /* Decide the verdicts of results[0..n-1], the cases of one report, together: the slower and
  * faster tests Benjamini-Hochberg adjusted. */
 void verdicts_decide(struct pair_result *const *results, size_t n, const struct verdict_rule *rule);

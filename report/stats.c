@@ -659,6 +659,19 @@ double mann_whitney_min_p(size_t nx, size_t ny)
 
 /* ---- Student's t and multiplicity ------------------------------------------------------------ */
 
+/* One step of the modified Lentz algorithm for a continued fraction b0 + a1/(b1 + a2/(b2 + ...)):
+ * with its running c and d, the factor by which the convergent changes. */
+static double lentz_step(double *c, double *d, double a, double b)
+{
+	const double tiny = 1e-300;
+	*d = b + a * *d;
+	*d = fabs(*d) < tiny ? tiny : *d;
+	*c = b + a / *c;
+	*c = fabs(*c) < tiny ? tiny : *c;
+	*d = 1 / *d;
+	return *d * *c;
+}
+
 /* Continued fraction of the regularized incomplete beta function I_x(a, b) (modified Lentz), for
  * x < (a + 1) / (a + b + 2), where it converges fast. */
 static double beta_fraction(double a, double b, double x)
@@ -669,20 +682,9 @@ static double beta_fraction(double a, double b, double x)
 	d = 1 / d;
 	double h = d;
 	for (int m = 1; m <= 500; m++) {
-		double m2 = 2.0 * m, step = m * (b - m) * x / ((a + m2 - 1) * (a + m2));
-		d = 1 + step * d;
-		d = fabs(d) < tiny ? tiny : d;
-		c = 1 + step / c;
-		c = fabs(c) < tiny ? tiny : c;
-		d = 1 / d;
-		h *= d * c;
-		step = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1));
-		d = 1 + step * d;
-		d = fabs(d) < tiny ? tiny : d;
-		c = 1 + step / c;
-		c = fabs(c) < tiny ? tiny : c;
-		d = 1 / d;
-		double delta = d * c;
+		double m2 = 2.0 * m;
+		h *= lentz_step(&c, &d, m * (b - m) * x / ((a + m2 - 1) * (a + m2)), 1);
+		double delta = lentz_step(&c, &d, -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1)), 1);
 		h *= delta;
 		if (fabs(delta - 1) < 1e-15)
 			break;
@@ -748,17 +750,10 @@ static double gamma_regularized(double a, double x)
 		}
 		return front * sum;
 	}
-	const double tiny = 1e-300;
-	double b = x + 1 - a, c = 1 / tiny, d = 1 / b, h = d;
+	double b = x + 1 - a, c = 1e300, d = 1 / b, h = d;
 	for (int i = 1; i < 1000; i++) {
-		double an = -i * (i - a);
 		b += 2;
-		d = an * d + b;
-		d = fabs(d) < tiny ? tiny : d;
-		c = b + an / c;
-		c = fabs(c) < tiny ? tiny : c;
-		d = 1 / d;
-		double delta = d * c;
+		double delta = lentz_step(&c, &d, -i * (i - a), b);
 		h *= delta;
 		if (fabs(delta - 1) < 1e-15)
 			break;

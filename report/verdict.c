@@ -97,6 +97,13 @@ static double upper_tail(double t, double df)
 	return !isfinite(df) || df > 1e7 ? 0.5 * erfc(t / sqrt(2.0)) : student_t_sf(t, df);
 }
 
+int detectable_range(const double *x, size_t n, double *median, double *lo, double *hi)
+{
+	double same;
+	int rc = quantiles(x, n, 0, 1, lo, hi);
+	return rc ? rc : quantiles(x, n, 0.5, 0.5, median, &same);
+}
+
 /* Power 0.9: the change detected as slower 90% of the time is the threshold or the test's
  * critical value, whichever is larger, plus this many standard errors. */
 #define DETECT_POWER 0.9

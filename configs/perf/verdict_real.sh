@@ -17,7 +17,8 @@
 #              node B as it is (exit 0 = pass) and 10% slower (exit 1 = flagged).
 #   Copies carry their own commit, so that history never pairs them with the runs they came
 #   from. The runs' cpu_wait is kept: on a busy machine most verdicts are `contended` (exit 2);
-#   pass `--cpu-wait-level 100 --cpu-wait-gap 100` to see the statistics alone.
+#   pass `--cpu-wait-level 100 --cpu-wait-gap 100` (and NODES_OPTS="--cpu-wait-level 100") to see
+#   the statistics alone.
 set -u
 mode=${1:?usage: verdict_real.sh collect|evaluate BUILD_DIR DB ...}
 build=${2:?BUILD_DIR}
@@ -120,7 +121,8 @@ for factor in 1 1.10; do
 		q "$tmp/n.db" "INSERT INTO systems (fingerprint, hostname, first_seen) VALUES ('nodeB', 'nodeB', '2026-01-01')"
 		copy_runs "$tmp/n.db" "$other" nodeB "$factor" "(SELECT id FROM systems WHERE hostname = 'nodeB')"
 		q "$tmp/n.db" "PRAGMA foreign_keys = ON; DELETE FROM runs WHERE id NOT IN ($keep) AND label <> 'nodeB'"
-		"$report" nodes --db "$tmp/n.db" >/dev/null 2>&1
+		# shellcheck disable=SC2086
+		"$report" nodes --db "$tmp/n.db" ${NODES_OPTS:-} >/dev/null 2>&1
 		echo $?
 	done | tally "nodes (node B x$factor)"
 done

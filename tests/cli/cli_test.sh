@@ -385,6 +385,15 @@ report_fixture)
 	expect_status 2 "regress: 4 iterations is insufficient data" "$REPORT" regress --db "$T/small4.db" --baseline base --candidate cand
 	contains "$T/err" "cannot tell: insufficient data \\(fewer than 5 measured iterations in a run" "insufficient: reason printed"
 	expect_status 1 "regress: 2x at 5 iterations is found at --alpha 0.001 too" "$REPORT" regress --db "$T/small5.db" --baseline base --candidate cand --alpha 0.001
+	# report --compare IMPL within one run: naive's cases waited for a CPU half their time, flash's
+	# and sdpa's not -> never a plain faster or slower, whatever the times say (issue 25)
+	cp "$db" "$T/busy.db"
+	sql "$T/busy.db" "UPDATE cases SET cpu_wait = CASE impl WHEN 'naive' THEN 0.5 ELSE 0 END"
+	expect_status 0 "compare against a contended impl" "$REPORT" --db "$T/busy.db" --run base --compare naive --format csv
+	lacks "$T/out" ",faster$\|,slower$" "no plain faster/slower against a contended side"
+	check "every pair contended" [ "$(grep -c ',50/0,contended$' "$T/out")" = 8 ]
+	expect_status 0 "compare, the contended side the candidate" "$REPORT" --db "$T/busy.db" --run base --compare flash --format csv
+	lacks "$T/out" ",faster$\|,slower$" "no plain faster/slower with a contended candidate either"
 	;;
 
 global_options)

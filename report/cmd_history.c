@@ -253,7 +253,7 @@ static void history_noise_free(struct history_noise *h)
 	free(h->runs);
 }
 
-int cmd_history(int argc, char **argv)
+int cmd_history(struct cmd_line *cl)
 {
 	struct report_options o = REPORT_OPTIONS_INIT;
 	const char *case_key = NULL;
@@ -266,7 +266,7 @@ int cmd_history(int argc, char **argv)
 		REPORT_OPT_PHASE(&o),
 		REPORT_OPT_THRESHOLD(&o, "change that counts as a step"),
 		REPORT_OPT_ALPHA(&o),
-		REPORT_OPT_FORMAT(&o),
+		REPORT_OPT_FORMAT(&o, 0),
 		REPORT_OPT_DB(&o),
 		{0},
 	};
@@ -289,12 +289,12 @@ int cmd_history(int argc, char **argv)
 	struct bd_error err;
 	size_t n = 0, nall = 0, nruns = 0;
 	int npos, fmt, pick;
-	int status = opt_parse_command(specs, &usage, argc, argv, 0, 0, &npos);
+	int status = opt_parse_command(cl, specs, &usage, 0, 0, NULL, &npos);
 	if (status >= 0)
 		return status;
 	if ((status = verdict_rule_check(&o.rule, "history")) >= 0)
 		return status;
-	if ((fmt = report_format_arg(o.format)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
+	if ((fmt = report_format_arg(o.format, 0)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
 		return EXIT_USAGE;
 	if (case_key && !case_key[0]) {
 		fprintf(stderr, "report history: --case needs a case key, got ''\n");
@@ -342,7 +342,7 @@ int cmd_history(int argc, char **argv)
 			end++;
 		struct table t;
 		rc = key_table(db, &rows[i], end - i, runs, nruns, (enum series_pick)pick, &o.rule,
-			       &noise, fmt == FORMAT_CSV, &t, &err);
+			       &noise, format_is((enum report_format)fmt, FORMAT_UNTITLED), &t, &err);
 		rc = report_output_table(&out, &t, rc, &err);
 	}
 	status = report_output_end(&out, rc);

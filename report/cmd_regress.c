@@ -109,7 +109,7 @@ static double se_to_detect(double detect, const struct verdict_rule *rule)
 	return fmin(goal / (z_a + z_p), (goal - margin) / z_p);
 }
 
-int cmd_regress(int argc, char **argv)
+int cmd_regress(struct cmd_line *cl)
 {
 	struct report_options o = REPORT_OPTIONS_INIT;
 	o.rule.either_contended = 0;   /* a slowdown against a baseline that waited is still one */
@@ -154,7 +154,7 @@ int cmd_regress(int argc, char **argv)
 		REPORT_OPT_PHASE(&o),
 		REPORT_OPT_SUITE(&o),
 		REPORT_OPT_WHERE(&o),
-		REPORT_OPT_FORMAT(&o),
+		REPORT_OPT_FORMAT(&o, 0),
 		{0},
 	};
 	static const struct cmd_usage usage = {
@@ -204,7 +204,7 @@ int cmd_regress(int argc, char **argv)
 	struct bd_error err;
 	size_t counts[VERDICT_COUNT] = {0};
 	int npos, fmt, pick;
-	int status = opt_parse_command(specs, &usage, argc, argv, 0, 0, &npos);
+	int status = opt_parse_command(cl, specs, &usage, 0, 0, NULL, &npos);
 	if (status >= 0)
 		return status;
 	if (base_sels.n == 0 && !base_label && base_last <= 0) {
@@ -218,7 +218,7 @@ int cmd_regress(int argc, char **argv)
 	}
 	if ((status = verdict_rule_check(&o.rule, "regress")) >= 0)
 		return status;
-	if ((fmt = report_format_arg(o.format)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
+	if ((fmt = report_format_arg(o.format, 0)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
 		return EXIT_USAGE;
 	if (cand_sels.n == 0 && !cand_label)
 		cand_sels.items[cand_sels.n++] = "latest";

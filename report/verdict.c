@@ -19,13 +19,12 @@ int verdict_insufficient(size_t nb, size_t nc, const struct verdict_rule *rule)
 	       mann_whitney_min_p(nb, nc) >= rule->alpha;
 }
 
-/* Copy of x[0..n-1] times factor (malloc'd; NULL when out of memory). */
+/* Copy of x[0..n-1] times factor (malloc'd). */
 static double *scaled_copy(const double *x, size_t n, double factor)
 {
-	double *y = malloc((n ? n : 1) * sizeof(*y));
-	if (y)
-		for (size_t i = 0; i < n; i++)
-			y[i] = x[i] * factor;
+	double *y = xcalloc(n, sizeof(*y));
+	for (size_t i = 0; i < n; i++)
+		y[i] = x[i] * factor;
 	return y;
 }
 
@@ -50,10 +49,7 @@ int compare_pair(const double *xb, size_t nb, const double *xc, size_t nc,
 	 * interval of the ratio of times; the verdict asks whether it lies beyond the threshold. */
 	double up = 1 + rule->threshold;
 	double *shifted_down = scaled_copy(xc, nc, 1 / up), *shifted_up = scaled_copy(xc, nc, up);
-	if (!shifted_down || !shifted_up)
-		rc = BD_ENOMEM;
-	if (!rc)
-		rc = mann_whitney_greater(shifted_down, nc, xb, nb, &out->p_slower);
+	rc = mann_whitney_greater(shifted_down, nc, xb, nb, &out->p_slower);
 	if (!rc)
 		rc = mann_whitney_greater(xb, nb, shifted_up, nc, &out->p_faster);
 	free(shifted_down);
@@ -158,8 +154,8 @@ void verdicts_decide(struct pair_result *const *results, size_t n, const struct 
 		p[i] = results[i]->insufficient ? NAN : results[i]->p_slower;
 		p_faster[i] = results[i]->insufficient ? NAN : results[i]->p_faster;
 	}
-	if (bh_adjust(p, n, q) || bh_adjust(p_faster, n, q_faster))
-		out_of_memory();
+	bh_adjust(p, n, q);
+	bh_adjust(p_faster, n, q_faster);
 	double up = 1 + rule->threshold, down = 1 / up, margin = log1p(rule->threshold);
 	for (size_t i = 0; i < n; i++) {
 		struct pair_result *r = results[i];

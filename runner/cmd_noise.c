@@ -12,7 +12,7 @@
 #include "report.h"
 #include "strbuf.h"
 
-int cmd_noise(int argc, char **argv)
+int cmd_noise(struct cmd_line *cl)
 {
 	const char *db_path = BENCHDB_DEFAULT_DB;
 	int rebuild = 0;
@@ -30,7 +30,7 @@ int cmd_noise(int argc, char **argv)
 		"total). `runner run` folds each run it completes; run this after `runner merge`, for\n"
 		"runs stored before schema 10, or with --rebuild after runs were deleted."};
 	int npos = 0;
-	int status = opt_parse_command(specs, &usage, argc, argv, 0, 0, &npos);
+	int status = opt_parse_command(cl, specs, &usage, 0, 0, NULL, &npos);
 	if (status >= 0)
 		return status;
 	struct db *db = NULL;

@@ -561,6 +561,19 @@ int cmd_nodes(struct cmd_line *cl)
 		table_note(&r.per_node, "%zu node-case%s with a single run: a node's run-to-run spread "
 			   "needs repeated runs (`runner run --repeat 3` on every node)",
 			   single, single == 1 ? "" : "s");
+	/* what a pass is worth: the difference these runs flag 90% of the time */
+	double *detect = xcalloc(nfamily + 1, sizeof(*detect)), med = 0, lo, hi;
+	size_t ndetect = 0;
+	for (size_t i = 0; i < nfamily; i++)
+		if (isfinite(family[i]->detectable))
+			detect[ndetect++] = family[i]->detectable;
+	int have_detect = ndetect && !detectable_range(detect, ndetect, &med, &lo, &hi);
+	free(detect);
+	if (have_detect)
+		table_note(&r.per_case, "these runs flag a node %.3g%% slower than the others 90%% of "
+			   "the time (the median case; %.3g%% to %.3g%%); a node off by less can pass "
+			   "(~); more runs per node, at different times, flag less",
+			   100 * med, 100 * lo, 100 * hi);
 	table_note(&r.per_case, "%zu case key%s on %zu nodes: %s", r.keys, r.keys == 1 ? "" : "s",
 		   nhosts, r.overall == MARK_FAIL	 ? "a node is out of bounds"
 			   : r.overall == MARK_CONTENDED ? "a node's runs waited for a CPU (contended): "

@@ -52,6 +52,7 @@ expect_status 0 "1% slower node: exit 0" "$REPORT" nodes --db "$T/merged.db"
 contains "$T/out" "no node out of bounds" "the summary says so"
 lacks "$T/out" "\| ✗ " "no ✗ at 1%"
 contains "$T/out" "\| ✓ " "within bounds shown where the interval lies inside the band"
+contains "$T/out" "these runs flag a node [0-9.]+% slower than the others 90% of the time" "what a pass is worth"
 
 # a slow node whose runs waited for a CPU: contended, not out of bounds (exit 2)
 node2 1.10 "update cases set cpu_wait = 0.4 where status = 'ok'"

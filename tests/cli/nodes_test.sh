@@ -26,13 +26,14 @@ expect_status 0 "node 1's runs" "$RUNNER" run "$T/nodes.yaml" --db "$T/node1.db"
 sql "$T/node1.db" "update samples set ns = (1000000 + (iter % 7) * 1000 + (select ord from cases c where c.id = case_id) * 50000) * (1 + 0.01 * ((select run_id from cases c where c.id = case_id) % 3 - 1)); update cases set gpu_temp_c = 60, cpu_wait = 0 where status = 'ok'"
 # node2 FACTOR [SQL]: node 1 as another machine, its samples FACTOR times node 1's
 node2() {
+	local node1=${NODE1:-$T/node1.db}
 	rm -f "$T/node2.db"
-	cp "$T/node1.db" "$T/node2.db"
+	cp "$node1" "$T/node2.db"
 	sql "$T/node2.db" "update systems set hostname = 'node2', fingerprint = 'node2-fingerprint';
 		update runs set uuid = 'f' || substr(uuid, 2), group_id = 'node2-' || group_id;
 		update samples set ns = cast(ns * $1 as integer); ${2:-}"
 	rm -f "$T/merged.db"
-	"$RUNNER" merge --db "$T/merged.db" "$T/node1.db" "$T/node2.db" >/dev/null
+	"$RUNNER" merge --db "$T/merged.db" "$node1" "$T/node2.db" >/dev/null
 }
 ok_cases=$(sql "$T/node1.db" "select count(distinct case_key) from cases where status = 'ok'")
 check "the tiny sweep has ok cases" [ "$ok_cases" -ge 2 ]
@@ -60,15 +61,12 @@ expect_status 2 "a slow node whose runs waited for a CPU: exit 2" "$REPORT" node
 check "node2 contended in every ok case" [ "$(grep -c ',node2,3,.*,contended,' "$T/out")" = "$ok_cases" ]
 
 # one run per node: the spread between runs is not measured, so nodes cannot tell
-mv "$T/node1.db" "$T/node1-repeat.db"
-expect_status 0 "node 1's single run" "$RUNNER" run "$T/nodes.yaml" --db "$T/node1.db"
-sql "$T/node1.db" "update samples set ns = 1000000 + (iter % 7) * 1000 + case_id * 50000; update cases set cpu_wait = 0"
-node2 1.10
+expect_status 0 "node 1's single run" "$RUNNER" run "$T/nodes.yaml" --db "$T/single.db"
+sql "$T/single.db" "update samples set ns = 1000000 + (iter % 7) * 1000 + case_id * 50000; update cases set cpu_wait = 0"
+NODE1=$T/single.db node2 1.10
 expect_status 2 "one run per node: cannot tell" "$REPORT" nodes --db "$T/merged.db"
 contains "$T/out" "noise between runs is not measured \(one run per node\): cannot tell" "says why"
 contains "$T/out" "with a single run: a node's run-to-run spread needs repeated runs" "says what to do"
-rm -f "$T/node1.db"
-mv "$T/node1-repeat.db" "$T/node1.db"
 
 node2 1.0 "update cases set peak_bytes = cast(peak_bytes * 1.05 as integer)"
 expect_status 1 "5% more memory: exit 1" "$REPORT" nodes --db "$T/merged.db" --format csv

@@ -12,6 +12,19 @@ static int fail(struct db *db, struct bd_error *err, const char *what)
 	return bd_fail(err, BD_EDB, "%s: %s", what, sqlite3_errmsg(db_sqlite(db)));
 }
 
+/* Step st: 1 with a row to read; 0 when done, or when it failed (*rc set) or had failed before. */
+static int next_row(sqlite3_stmt *st, int *rc)
+{
+	if (*rc != SQLITE_OK)
+		return 0;
+	int s = sqlite3_step(st);
+	if (s == SQLITE_ROW)
+		return 1;
+	if (s != SQLITE_DONE)
+		*rc = s;
+	return 0;
+}
+
 static void copy_text(sqlite3_stmt *st, int col, char *out, size_t n)
 {
 	const unsigned char *t = sqlite3_column_text(st, col);
@@ -59,14 +72,7 @@ int db_run_sessions(struct db *db, int64_t system_id, int64_t run_id, struct run
 		rc = sqlite3_bind_int64(st, 1, system_id);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_bind_int64(st, 2, run_id);
-	while (rc == SQLITE_OK) {
-		int s = sqlite3_step(st);
-		if (s == SQLITE_DONE)
-			break;
-		if (s != SQLITE_ROW) {
-			rc = s;
-			break;
-		}
+	while (next_row(st, &rc)) {
 		if (count == cap) {
 			cap = cap ? 2 * cap : 64;
 			struct run_session *grown = realloc(rows, cap * sizeof(*rows));
@@ -116,14 +122,7 @@ int db_noise_sessions_list(struct db *db, int64_t system_id, const char *phase,
 	if (rc == SQLITE_OK)
 		rc = sqlite3_bind_text(st, 2, phase, -1, SQLITE_STATIC);
 	int stop = 0;
-	while (rc == SQLITE_OK && !stop) {
-		int s = sqlite3_step(st);
-		if (s == SQLITE_DONE)
-			break;
-		if (s != SQLITE_ROW) {
-			rc = s;
-			break;
-		}
+	while (!stop && next_row(st, &rc)) {
 		struct noise_session_row r;
 		const unsigned char *key = sqlite3_column_text(st, 0);
 		r.case_key = key ? (const char *)key : "";

@@ -234,8 +234,9 @@ void run_group_describe(const struct run_group *g, struct strbuf *sb);
 
 /* The noise model for comparing the runs of groups (sides) sides[0..nsides-1] on pick: the
  * sides' runs as sources 1..nsides (their sessions differenced only within a side), and, with
- * history, the other complete runs of the sides' systems as source 0 (noise_history_load). Only
- * the case keys keys[0..nkeys-1] (sorted, strcmp). d and m are the caller's to free. */
+ * history, the other complete runs of the sides' systems as source 0 (noise_history_load, every
+ * case key of those systems: the pool is the system's). The sides' runs only on the case keys
+ * keys[0..nkeys-1] (sorted, strcmp). d and m are the caller's to free. */
 int run_groups_noise(struct db *db, const struct run_group *const *sides, size_t nsides,
 		     int pick, const char *const *keys, size_t nkeys, int history,
 		     const struct noise_assumed *a, struct noise_data *d, struct noise_model *m,

@@ -30,7 +30,8 @@ node2() {
 	rm -f "$T/node2.db"
 	cp "$node1" "$T/node2.db"
 	sql "$T/node2.db" "update systems set hostname = 'node2', fingerprint = 'node2-fingerprint';
-		update runs set uuid = 'f' || substr(uuid, 2), group_id = 'node2-' || group_id;
+		update runs set uuid = (CASE substr(uuid, 1, 1) WHEN 'f' THEN 'e' ELSE 'f' END) || substr(uuid, 2),
+			group_id = 'node2-' || group_id;
 		update samples set ns = cast(ns * $1 as integer); ${2:-}"
 	rm -f "$T/merged.db"
 	"$RUNNER" merge --db "$T/merged.db" "$node1" "$T/node2.db" >/dev/null

@@ -8,6 +8,7 @@
 #include "cost.h"
 #include "opt.h"
 #include "report.h"
+#include "shape.h"
 
 static int is_ok(const struct case_row *c) { return c->status == STATUS_OK; }
 
@@ -71,7 +72,9 @@ int cmd_compare(struct cmd_line *cl)
 		"below alpha; same when the 95% CI lies within the threshold; unsure otherwise;\n"
 		"insufficient with fewer than " REPORT_STR(REPORT_MIN_ITERS)
 		" measured iterations on a side, or too few for the\n"
-		"exact test (up to 50 samples in all) to reach alpha. n: iterations, baseline/candidate."};
+		"exact test (up to 50 samples in all) to reach alpha. n: iterations, baseline/candidate.\n"
+		"--where chooses the candidates; an impl baseline's cases come from the whole run.\n"
+		"csv and json add each case's parameters and both sides' peak memory."};
 	struct db *db = NULL;
 	struct case_set cand = {0}, base_set = {0};
 	struct case_pair *pairs = NULL;
@@ -99,11 +102,23 @@ int cmd_compare(struct cmd_line *cl)
 	if ((status = report_open_set(o.db_path, o.run_sel, &filter, &db, &run_id, &cand)) >= 0)
 		goto done;
 	status = EXIT_OK;
-	/* An impl that some case of the run has is an impl baseline; otherwise a run selector. */
+	/* An impl that some case of the run has is an impl baseline; otherwise a run selector. The
+	 * filters choose the candidates: the baseline's cases are those of the whole run (--suite
+	 * aside), so that `--where impl=flash` narrows what is compared to the baseline, not it. */
+	if (o.where.n) {
+		struct case_filter whole = {.suite = o.suite};
+		if (case_set_load(db, run_id, &whole, &base_set, &err)) {
+			status = report_error(&err, EXIT_FAIL);
+			goto done;
+		}
+		base = &base_set;
+	}
 	int impl_known = 0;
-	for (size_t i = 0; i < cand.n && !impl_known; i++)
-		impl_known = !strcmp(cand.rows[i].impl, baseline);
+	for (size_t i = 0; i < base->n && !impl_known; i++)
+		impl_known = !strcmp(base->rows[i].impl, baseline);
 	if (!impl_known) {
+		case_set_free(&base_set);
+		base = &cand;
 		struct bd_error rerr;
 		if (db_run_resolve(db, baseline, &base_run, &rerr)) {
 			fprintf(stderr,
@@ -134,6 +149,8 @@ int cmd_compare(struct cmd_line *cl)
 		status = EXIT_FAIL;
 		goto done;
 	}
+	if (format_is((enum report_format)fmt, FORMAT_DATA))
+		compare_table_add_cases(&t[0], base, &cand, pairs, npairs);
 	if (prices && cost_table(db, &cand, prices, pick, "cost", &t[2], &err)) {
 		status = report_error(&err, EXIT_FAIL);
 		goto done;

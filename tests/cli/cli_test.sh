@@ -129,7 +129,7 @@ EOF
 	contains "$T/out" "run 2 complete: 3 of 3 cases stored \(1 ok, 0 oom, 0 error, 2 unsupported, 0 skipped\)" "capped run summary"
 	expect_status 0 "report --format csv" "$REPORT" --db "$db" --run cli-test --format csv
 	check "csv has a header and 7 rows" [ "$(wc -l <"$T/out")" = 8 ]
-	contains "$T/out" "^impl,dtype,device,pass,batch_size,heads,seq_len,head_dim,causal,status,n,fwd_mean_ms,fwd_std_ms,bwd_mean_ms,bwd_std_ms,fwd_bwd_mean_ms,fwd_bwd_std_ms,fwd_GFLOP_s,bwd_GFLOP_s,peak_mem_MiB$" "csv header"
+	contains "$T/out" "^impl,dtype,device,pass,batch_size,heads,seq_len,head_dim,causal,status,iters,fwd_mean_ms,fwd_median_ms,fwd_std_ms,bwd_mean_ms,bwd_median_ms,bwd_std_ms,fwd_bwd_mean_ms,fwd_bwd_median_ms,fwd_bwd_std_ms,fwd_GFLOP_s,bwd_GFLOP_s,peak_mem_MiB$" "csv header"
 	expect_status 0 "report runs" "$REPORT" runs --db "$db"
 	contains "$T/out" "\| +1 \| [0-9a-f]{8} \| .* \| complete \| cli-tiny \| cli-test \|" "runs table row"
 	# A second run appends; `latest` moves; the first stays selectable.

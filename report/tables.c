@@ -107,6 +107,7 @@ int table_of_cases_opts(struct db *db, const char *suite, const struct case_row 
 		goto done;
 
 	size_t col_param[8], ncol_param = 0, col_causal = 0, col_count = 0, col_compile = 0;
+	size_t col_peer = 0;
 	size_t col_extra[sizeof(extra) / sizeof(extra[0])];
 	for (; ncol_param < 8 && params[ncol_param]; ncol_param++)
 		col_param[ncol_param] = table_column(t, params[ncol_param], "", 0);
@@ -129,6 +130,15 @@ int table_of_cases_opts(struct db *db, const char *suite, const struct case_row 
 			extra[nextra++] = keys[k];
 		}
 	}
+	/* a peer's own parameters (schemas/peer-protocol.md), where some case has them */
+	int peer_params = 0;
+	for (size_t i = 0; i < n && !peer_params; i++) {
+		char v[256];
+		case_key_peer_params(cases[i].case_key, v, sizeof(v));
+		peer_params = v[0] != '\0';
+	}
+	if (peer_params)
+		col_peer = table_column(t, "peer params", "", 0);
 	/* The model's parameter count, as the runner stored it (schema 4; e2e) */
 	int counted = 0, compiled = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -221,6 +231,7 @@ int table_of_cases_opts(struct db *db, const char *suite, const struct case_row 
 	}
 
 	size_t short_windows = 0;
+	size_t nunvalidated = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct case_row *c = &cases[i];
 		size_t r = table_row(t);
@@ -234,13 +245,20 @@ int table_of_cases_opts(struct db *db, const char *suite, const struct case_row 
 			if (v[0])
 				table_text(t, r, col_extra[k], v);
 		}
+		if (peer_params) {
+			case_key_peer_params(c->case_key, v, sizeof(v));
+			table_text(t, r, col_peer, v);
+		}
 		if (counted && c->param_count > 0)
 			table_number(t, r, col_count, (double)c->param_count / 1e6);
 		if (causal_col)
 			table_text(t, r, col_causal, c->causal > 0 ? "yes" : "no");
 		if (compiled || every)
 			table_text(t, r, col_compile, case_compiled(c) ? "yes" : "no");
-		table_text(t, r, col_status, status_name(c->status));
+		/* an ok case not checked against a reference: a peer without `check` lines */
+		int unvalidated = c->status == STATUS_OK && c->max_diff < 0;
+		nunvalidated += unvalidated;
+		table_text(t, r, col_status, unvalidated ? "ok, unvalidated" : status_name(c->status));
 		size_t measured = series[i].ntotal;
 		for (int p = 0; p < PHASE_COUNT; p++)
 			measured = series[i].n[p] > measured ? series[i].n[p] : measured;
@@ -309,6 +327,10 @@ int table_of_cases_opts(struct db *db, const char *suite, const struct case_row 
 			      "included; nothing was re-run)%s", (long long)opt->warmup,
 			   opt->warmup == 1 ? "" : "s", (long long)opt->warmup,
 			   short_windows ? "; iters: fewer where the run did not store that many" : "");
+	if (nunvalidated)
+		table_note(t, "ok, unvalidated: %zu case%s not checked against a reference (a peer without "
+			   "check lines: schemas/peer-protocol.md, \"Validation\")", nunvalidated,
+			   nunvalidated == 1 ? "" : "s");
 done:
 	for (size_t k = 0; k < nextra; k++)
 		free(extra[k]);

@@ -107,6 +107,13 @@ contains "$T/out" ",forward_backward,8,1,2048,64,false,288,32$" "naive's and fla
 expect_status 0 "compare markdown keeps its width" "$REPORT" --db "$fx" --compare naive --where impl=flash
 lacks "$T/out" "baseline peak mem" "markdown compare has no export columns"
 
+expect_status 0 "compare --baseline KEY=VALUE --where KEY=OTHER" "$REPORT" --db "$e2e" \
+	--compare compile=false --where compile=true --format csv
+check "a peer parameter's baseline stays too: one pair" \
+	[ "$(awk -F, 'NR > 1 && NF > 12' "$T/out" | wc -l)" = 1 ]
+contains "$T/out" "^pytorch float32 fwd\+bwd small ctx128 B4 compile=true,pytorch compile=true,10/10," \
+	"compile=true against compile=false"
+
 # ---- export stats: parameters and memory ------------------------------------------------------------
 expect_status 0 "export stats" "$REPORT" --db "$e2e" export --what stats
 contains "$T/out" ",impl_info,suite,device,dtype,pass,model,d_model,d_ff,num_layers,num_heads,vocab_size,context_length,batch_size,attention,compile,peak_mem_bytes,params_mem_bytes,grads_mem_bytes,optim_mem_bytes,activations_mem_bytes$" \

@@ -1,6 +1,10 @@
 /* runner/progress.c: sweep progress lines with elapsed time and an ETA. The ETA weighs the cases
  * by the work they will do (FLOPs, else bytes, else one each): on a sweep whose cases grow
- * quadratically in size, elapsed / cases done x cases left is off many times over. */
+ * quadratically in size, elapsed / cases done x cases left is off many times over. Each case
+ * also costs a fixed time (setup, validation, storing) that dominates small ones, so from the
+ * second finished case on the ETA is a fitted cost model, fixed + per-work x work, summed over the
+ * cases left; a case that will not run (unsupported, or over its memory limit) costs nothing.
+ * Measured against the truth on the shipped CPU sweeps: docs/performance.md, "ETA". */
 #include "progress.h"
 
 #include <math.h>
@@ -58,9 +62,63 @@ static double work_until(const struct progress *pg, size_t index, double fractio
 	return pg->work_before[i] + fraction * case_work;
 }
 
+/* Work of case i alone, in the basis' unit (count: 1). */
+static double work_of(const struct progress *pg, size_t i)
+{
+	return pg->work_before ? pg->work_before[i + 1] - pg->work_before[i] : 1;
+}
+
+void progress_observe(struct progress *pg, size_t index, int64_t ns)
+{
+	double w = index < pg->ncases ? work_of(pg, index) : 0, t = (double)ns;
+	if (w <= 0 || t <= 0)
+		return;
+	double k = 1 / (t * t);   /* relative errors: a 2 s case counts as much as a 2 min one */
+	pg->s0 += k;
+	pg->s1 += k * w;
+	pg->s2 += k * w * w;
+	pg->sy += k * t;
+	pg->swy += k * w * t;
+	pg->nfit++;
+}
+
+/* The fitted cost model: fixed ns per case and ns per unit of work, both >= 0. 0, or -1 before
+ * two cases. */
+static int cost_model(const struct progress *pg, double *fixed, double *per_work)
+{
+	if (pg->nfit < 2)
+		return -1;
+	double det = pg->s0 * pg->s2 - pg->s1 * pg->s1;
+	*fixed = *per_work = -1;
+	if (det > 1e-12 * pg->s0 * pg->s2) {   /* the cases' work differed */
+		*fixed = (pg->sy * pg->s2 - pg->s1 * pg->swy) / det;
+		*per_work = (pg->s0 * pg->swy - pg->s1 * pg->sy) / det;
+	}
+	if (*fixed < 0 || *per_work < 0) {   /* one term alone, the one that fits better */
+		double only_work = pg->swy / pg->s2, only_fixed = pg->sy / pg->s0;
+		/* weighted squared residuals of each: sum k (t - f)^2 up to the common sum k t^2 */
+		double r_work = only_work * only_work * pg->s2 - 2 * only_work * pg->swy;
+		double r_fixed = only_fixed * only_fixed * pg->s0 - 2 * only_fixed * pg->sy;
+		int work_alone = det > 1e-12 * pg->s0 * pg->s2 && r_work < r_fixed;
+		*fixed = work_alone ? 0 : only_fixed;
+		*per_work = work_alone ? only_work : 0;
+	}
+	return 0;
+}
+
 int64_t progress_eta_ns(const struct progress *pg, size_t index, double fraction,
 			int64_t elapsed_ns)
 {
+	double fixed, per_work;
+	if (cost_model(pg, &fixed, &per_work) == 0) {
+		double left = 0;
+		for (size_t i = index; i < pg->ncases; i++) {
+			double w = work_of(pg, i);
+			if (w > 0)
+				left += (i == index ? 1 - fraction : 1) * (fixed + per_work * w);
+		}
+		return (int64_t)left;
+	}
 	double done = work_until(pg, index, fraction), all = work_until(pg, pg->ncases, 0);
 	if (done <= 0)
 		return -1;
@@ -83,8 +141,10 @@ void progress_init(struct progress *pg, size_t ncases, const struct progress_wor
 	pg->ncases = ncases;
 	pg->index = 0;
 	pg->name = "";
-	pg->start_ns = pg->last_draw_ns = now_ns();
+	pg->start_ns = pg->last_draw_ns = pg->last_end_ns = now_ns();
 	pg->work_before = work_before(ncases, work, &pg->basis);
+	pg->s0 = pg->s1 = pg->s2 = pg->sy = pg->swy = 0;
+	pg->nfit = 0;
 }
 
 static void draw(struct progress *pg, double fraction)
@@ -117,6 +177,9 @@ void progress_iteration(void *ctx, int64_t iter, int64_t total)
 
 void progress_case_end(struct progress *pg, const struct case_result *res)
 {
+	int64_t end = now_ns();
+	progress_observe(pg, pg->index, end - pg->last_end_ns);
+	pg->last_end_ns = end;
 	if (pg->tty) {
 		draw(pg, 1.0);
 		return;

@@ -25,9 +25,15 @@ struct progress {
 	const char *name;
 	int64_t start_ns;    /* of the sweep */
 	int64_t last_draw_ns;
+	int64_t last_end_ns; /* when the last case ended (or the sweep started) */
 	enum progress_basis basis;
 	double *work_before; /* ncases + 1: work of the cases before case i, in the basis' unit;
 				NULL: one per case */
+	/* The cost model t = fixed + per_work x work of a case that runs, fitted to the finished
+	 * ones by least squares on relative errors (weights 1/t^2): the sums of the normal
+	 * equations, and how many cases went in. */
+	double s0, s1, s2, sy, swy;
+	size_t nfit;
 };
 
 /* work: ncases entries (NULL: weigh by count). */
@@ -40,8 +46,14 @@ void progress_case_end(struct progress *pg, const struct case_result *res);
  * be called twice. */
 void progress_finish(struct progress *pg);
 
+/* Case index took ns (wall time, setup and storing included): one more point of the cost model.
+ * progress_case_end calls it; a case that did not run (work 0) is not a point. */
+void progress_observe(struct progress *pg, size_t index, int64_t ns);
+
 /* Nanoseconds left when elapsed_ns have gone into the cases before index and fraction (0..1) of
- * case index: the elapsed time per unit of work done, times the work left. -1 before any work. */
+ * case index. From two observed cases on: the cost model (each case a fixed cost, setup and
+ * validation, plus a cost per unit of work), summed over the cases left that will run; before
+ * that, the elapsed time per unit of work done times the work left. -1 before any work. */
 int64_t progress_eta_ns(const struct progress *pg, size_t index, double fraction,
 			int64_t elapsed_ns);
 

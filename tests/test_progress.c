@@ -1,5 +1,6 @@
 /* tests/test_progress.c: the sweep ETA (runner/progress.c) weighs the cases left by their work —
- * FLOPs, else bytes, else one each — from planted figures and a planted elapsed time. */
+ * FLOPs, else bytes, else one each — from planted figures and a planted elapsed time, and from two
+ * finished cases on sums a fitted fixed + per-work cost over them. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -68,12 +69,43 @@ static void test_progress__without_flops_bytes_then_count(void **state)
 	progress_finish(&pg);
 }
 
+/* Cases that cost 2 s each plus 1 s per 1e9 FLOPs: after any two of them the model is exact, so
+ * the ETA is the planted remaining time; a case that will not run (work 0) costs nothing and is
+ * no point of the fit. */
+static void test_progress__the_fitted_cost_model_predicts_planted_times(void **state)
+{
+	(void)state;
+	const struct progress_work work[] = {{1e9, 1}, {0, 0}, {4e9, 1}, {16e9, 1}, {0, 0}, {64e9, 1}};
+	struct progress pg;
+	progress_init(&pg, ARRAY_LEN(work), work);
+	progress_observe(&pg, 0, 3 * SECOND);
+	/* one point: still the work-proportional estimate (3 s per 1e9: 84e9 left) */
+	assert_int_equal(progress_eta_ns(&pg, 1, 0.0, 3 * SECOND), 252 * SECOND);
+	progress_observe(&pg, 1, SECOND / 1000);   /* work 0: ignored */
+	progress_observe(&pg, 2, 6 * SECOND);
+	/* left: 18 s + 66 s, the case that will not run nothing */
+	assert_int_equal(progress_eta_ns(&pg, 3, 0.0, 9 * SECOND) / 1000, 84 * SECOND / 1000);
+	/* half of the 18 s case done */
+	assert_int_equal(progress_eta_ns(&pg, 3, 0.5, 18 * SECOND) / 1000, 75 * SECOND / 1000);
+	assert_int_equal(progress_eta_ns(&pg, 6, 0.0, 99 * SECOND), 0);
+	progress_finish(&pg);
+
+	/* every case the same work: its mean time each, whatever the work per case says */
+	const struct progress_work same[] = {{1e9, 1}, {1e9, 1}, {1e9, 1}, {1e9, 1}};
+	progress_init(&pg, ARRAY_LEN(same), same);
+	progress_observe(&pg, 0, 4 * SECOND);
+	progress_observe(&pg, 1, 4 * SECOND);
+	assert_int_equal(progress_eta_ns(&pg, 2, 0.0, 8 * SECOND) / 1000, 8 * SECOND / 1000);
+	progress_finish(&pg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_progress__eta_weighs_the_cases_left_by_flops),
 		cmocka_unit_test(test_progress__a_case_that_will_not_run_weighs_nothing),
 		cmocka_unit_test(test_progress__without_flops_bytes_then_count),
+		cmocka_unit_test(test_progress__the_fitted_cost_model_predicts_planted_times),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

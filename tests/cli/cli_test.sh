@@ -159,6 +159,16 @@ list)
 	contains "$T/out" "^ +params 128,625,408, memory [0-9.]+ GiB = parameters 490.7 MiB, gradients 490.7 MiB, AdamW state 981.3 MiB, activations .*over its mem_limit of 1.00 GiB: expect oom$" "small train_step: gradients, AdamW state, over the limit"
 	contains "$T/out" "^ +params 3,406,809,600, memory " "2.7B params"
 	contains "$T/out" "^memory: what the case allocates for its pass and dtype" "what the estimate holds"
+	# --mem-limit: list and the run's preview flag what the run itself would store oom
+	for cmd in "list" "run --dry-run"; do
+		expect_status 0 "runner $cmd --mem-limit 64GiB" "$RUNNER" $cmd --mem-limit 64GiB "$T/e2e.yaml"
+		lacks "$T/out" "expect oom" "$cmd: nothing over 64 GiB"
+		expect_status 0 "runner $cmd --mem-limit 4GiB" "$RUNNER" $cmd --mem-limit 4GiB "$T/e2e.yaml"
+		check "$cmd: 2.7B over 4 GiB, small's train_step not" \
+			[ "$(grep -c 'over its mem_limit of 4.00 GiB: expect oom' "$T/out")" = 2 ]
+		expect_status 2 "runner $cmd --mem-limit lots" "$RUNNER" $cmd --mem-limit lots "$T/e2e.yaml"
+		contains "$T/err" "--mem-limit expects a size such as 512MiB or 8GiB, got 'lots'" "$cmd: a bad size"
+	done
 	;;
 
 bad_sweeps)

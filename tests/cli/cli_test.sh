@@ -46,7 +46,7 @@ help)
 	done
 	expect_status 2 "runner without a command" "$RUNNER"
 	expect_status 2 "runner unknown command" "$RUNNER" frobnicate
-	contains "$T/err" "unknown command 'frobnicate' \(valid: run, list, sysinfo, merge, slurm, migrate, close\)" "unknown command names the valid ones"
+	contains "$T/err" "unknown command 'frobnicate' \(valid: run, list, sysinfo, merge, slurm, kube, migrate, close\)" "unknown command names the valid ones"
 	expect_status 2 "runner run unknown option" "$RUNNER" run --nope x.yaml
 	contains "$T/err" "unknown option '--nope'" "unknown option is named"
 	expect_status 2 "runner run without a sweep" "$RUNNER" run
@@ -400,7 +400,7 @@ global_options)
 	expect_status 2 "runner option without its value" "$RUNNER" --db run "$SRC/tests/cli/tiny.yaml"
 	contains "$T/err" "^runner run: option '--db' needs a value \(PATH\) before the command" "missing value named"
 	expect_status 2 "runner options but no command" "$RUNNER" --db "$db"
-	contains "$T/err" "no command among the arguments \(valid: run, list, sysinfo, merge, slurm, migrate, close\)" "no command: the valid ones"
+	contains "$T/err" "no command among the arguments \(valid: run, list, sysinfo, merge, slurm, kube, migrate, close\)" "no command: the valid ones"
 	sql "$db" "UPDATE runs SET label = 'warmup'"
 	expect_status 0 "report runs, options after" "$REPORT" runs --db "$db" --format csv
 	cp "$T/out" "$T/runs_after"

@@ -7,7 +7,7 @@
 # and the node name in the environment Kubernetes gives them), and the merged database checked:
 # the shards hold exactly the unsharded sweep's cases, every node ran the whole sweep and `report
 # nodes` compares them. A real cluster cannot run here. Skips (77) where kubernetes-validate is
-# not installed (.ci/run installs it into build-kube-venv).
+# not installed (.ci/run installs it into build-venv).
 #   kube_test.sh RUNNER REPORT MAKE_FIXTURE
 set -u
 RUNNER=$1
@@ -15,11 +15,11 @@ REPORT=$2
 source "$(dirname "$0")/lib.sh"
 VALIDATE=${BENCHDB_KUBE_VALIDATE:-}
 [ -z "$VALIDATE" ] && VALIDATE=$(command -v kubernetes-validate)
-[ -z "$VALIDATE" ] && [ -x "$SRC/build-kube-venv/bin/kubernetes-validate" ] && \
-	VALIDATE=$SRC/build-kube-venv/bin/kubernetes-validate
+[ -z "$VALIDATE" ] && [ -x "$SRC/build-venv/bin/kubernetes-validate" ] && \
+	VALIDATE=$SRC/build-venv/bin/kubernetes-validate
 if [ -z "$VALIDATE" ]; then
-	echo "skipped: kubernetes-validate not found (python3 -m venv build-kube-venv &&" \
-		"build-kube-venv/bin/pip install kubernetes-validate; .ci/run does)"
+	echo "skipped: kubernetes-validate not found (python3 -m venv build-venv &&" \
+		"build-venv/bin/pip install kubernetes-validate; .ci/run does)"
 	exit 77
 fi
 PY=$(dirname "$VALIDATE")/python

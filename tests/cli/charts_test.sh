@@ -5,7 +5,8 @@
 # x labels that never run into each other or off the chart (the speedup chart's multi-parameter
 # shapes, 90 categories), and peers in the memory chart (a peer without memory lines named in
 # the notes instead). Real runs: attention over 18 shapes with naive, flash and two shell peers,
-# then naive against nine peers, then one case three times for the history.
+# then naive against nine peers, then one case three times for the history and under three node
+# names for report nodes' chart.
 #   charts_test.sh RUNNER REPORT MAKE_FIXTURE
 set -u
 RUNNER=$1
@@ -78,6 +79,15 @@ svg "$T/charts/speedup.svg" 9 "speedup: nine bar series, the ninth with a fill p
 plot history --where impl=flash --where seq_len=16 --where head_dim=8 --where batch_size=1
 svg "$T/charts/history.svg" 1 "history: one series of runs"
 contains "$T/svg.out" "^4 x tic labels" "history: a label per run"
+
+# report nodes --chart: one bar series per node (three runs of one case under three node names)
+for node in alpha beta gamma; do
+	BENCHDB_NODE=$node "$RUNNER" run "$T/one.yaml" --db "$T/nodes.db" >/dev/null 2>&1 || fail "run on $node"
+done
+mkdir -p "$T/nodes"
+"$REPORT" nodes --db "$T/nodes.db" --chart "$T/nodes" >"$T/out" 2>"$T/err"
+check "report nodes --chart (exit 0, 1 or 2: the verdict is the noise's)" [ $? -le 2 ]
+svg "$(ls "$T"/nodes/*.svg | head -1)" 3 "nodes: a bar series per node"
 
 # 90 categories: the chart widens until their labels stand upright side by side
 "$MAKE_FIXTURE" "$T/big.db" --cases 90 --iters 5 || fail "make_fixture --cases 90"

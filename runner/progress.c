@@ -83,10 +83,10 @@ void progress_observe(struct progress *pg, size_t index, int64_t ns)
 }
 
 /* The fitted cost model: fixed ns per case and ns per unit of work, both >= 0. 0, or -1 before
- * two cases. */
+ * PROGRESS_FIT_MIN cases. */
 static int cost_model(const struct progress *pg, double *fixed, double *per_work)
 {
-	if (pg->nfit < 2)
+	if (pg->nfit < PROGRESS_FIT_MIN)
 		return -1;
 	double det = pg->s0 * pg->s2 - pg->s1 * pg->s1;
 	*fixed = *per_work = -1;
@@ -122,7 +122,22 @@ int64_t progress_eta_ns(const struct progress *pg, size_t index, double fraction
 	double done = work_until(pg, index, fraction), all = work_until(pg, pg->ncases, 0);
 	if (done <= 0)
 		return -1;
-	return (int64_t)((double)elapsed_ns / done * (all - done));
+	double by_work = (double)elapsed_ns / done * (all - done);
+	/* Too few cases to fit: the truth lies between "each case left costs what one cost" and
+	 * "each costs what its work costs" when the cases grow (the fixed cost is the first's, at
+	 * most), so take their geometric mean: within the square root of their ratio of either. */
+	double ran = 0, left = 0;
+	for (size_t i = 0; pg->work_before && i < pg->ncases; i++)
+		if (work_of(pg, i) > 0)
+			*(i < index ? &ran : &left) += 1;
+	if (!pg->work_before)
+		return (int64_t)by_work;
+	if (index < pg->ncases && work_of(pg, index) > 0) {
+		ran += fraction;
+		left -= fraction;
+	}
+	double by_count = (double)elapsed_ns / ran * left;
+	return ran > 0 && by_count > 0 ? (int64_t)sqrt(by_work * by_count) : (int64_t)by_work;
 }
 
 static void eta(const struct progress *pg, size_t index, double fraction, int64_t now, char *out,

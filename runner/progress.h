@@ -51,9 +51,11 @@ void progress_finish(struct progress *pg);
 void progress_observe(struct progress *pg, size_t index, int64_t ns);
 
 /* Nanoseconds left when elapsed_ns have gone into the cases before index and fraction (0..1) of
- * case index. From two observed cases on: the cost model (each case a fixed cost, setup and
- * validation, plus a cost per unit of work), summed over the cases left that will run; before
- * that, the elapsed time per unit of work done times the work left. -1 before any work. */
+ * case index. From PROGRESS_FIT_MIN observed cases on: the cost model (each case a fixed cost,
+ * setup and validation, plus a cost per unit of work), summed over the cases left that will run;
+ * before that, the geometric mean of the elapsed time per unit of work done times the work left
+ * and the elapsed time per case done times the cases left. -1 before any work. */
+#define PROGRESS_FIT_MIN 3
 int64_t progress_eta_ns(const struct progress *pg, size_t index, double fraction,
 			int64_t elapsed_ns);
 

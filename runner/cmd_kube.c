@@ -55,18 +55,6 @@ static void yaml_kv(struct strbuf *sb, int indent, const char *key, const char *
 	sb_addc(sb, '\n');
 }
 
-static void sb_add_shell_word(struct strbuf *sb, const char *s)
-{
-	sb_addc(sb, '\'');
-	for (; *s; s++) {
-		if (*s == '\'')
-			sb_add(sb, "'\\''");
-		else
-			sb_addc(sb, *s);
-	}
-	sb_addc(sb, '\'');
-}
-
 /* What each pod runs: the sweep into /scratch, then the database onto the volume. */
 static void pod_script(const struct kube_job *j, struct strbuf *sb)
 {

@@ -24,19 +24,6 @@ extern char **environ;
 /* Slurm's default MaxArraySize is 1001: task ids 0..1000. */
 #define SLURM_MAX_SHARDS 1001
 
-/* s as one shell word. */
-static void sb_add_shell_word(struct strbuf *sb, const char *s)
-{
-	sb_addc(sb, '\'');
-	for (; *s; s++) {
-		if (*s == '\'')
-			sb_add(sb, "'\\''");
-		else
-			sb_addc(sb, *s);
-	}
-	sb_addc(sb, '\'');
-}
-
 struct slurm_job {
 	const char *runner, *sweep, *results, *name;
 	long shards, nodes, gpus_per_task, cpus_per_task;   /* one of shards, nodes is 0 */
@@ -71,6 +58,28 @@ static void slurm_run_options(const struct slurm_job *j, struct strbuf *sb)
 	}
 }
 
+/* "set -u" and the paths the job's tasks read: RUNNER, SWEEP, RESULTS (after prefix: "export "
+ * where a job step's tasks need them). */
+static void slurm_paths(const struct slurm_job *j, const char *prefix, struct strbuf *sb)
+{
+	sb_addf(sb, "set -u\n%sRUNNER=", prefix);
+	sb_add_shell_word(sb, j->runner);
+	sb_add(sb, " SWEEP=");
+	sb_add_shell_word(sb, j->sweep);
+	sb_add(sb, " RESULTS=");
+	sb_add_shell_word(sb, j->results);
+	sb_addc(sb, '\n');
+}
+
+/* The task's directory on its node's disk, LOCAL (named by id, shell text), and its database
+ * file's name there, DB. */
+static void slurm_local(struct strbuf *sb, const char *id, const char *db)
+{
+	sb_addf(sb, "LOCAL=\"${SLURM_TMPDIR:-${TMPDIR:-/tmp}}/benchdb-%s\"\n"
+		    "DB=%s\n"
+		    "mkdir -p \"$LOCAL\" || exit 1\n", id, db);
+}
+
 /* The lines that copy $LOCAL/DB to $out when the run ends, and set status. */
 static const char copy_back[] =
 	"# an interrupted or failed run still keeps its finished cases: copy it either way\n"
@@ -97,22 +106,15 @@ static void slurm_nodes_script(const struct slurm_job *j, struct strbuf *sb)
 	sb_add(sb, "#SBATCH --ntasks-per-node=1\n");
 	sb_addf(sb, "#SBATCH --output=%s/slurm-%%j.out\n", j->results);
 	slurm_resources(j, sb);
-	sb_add(sb, "set -u\nexport RUNNER=");
-	sb_add_shell_word(sb, j->runner);
-	sb_add(sb, " SWEEP=");
-	sb_add_shell_word(sb, j->sweep);
-	sb_add(sb, " RESULTS=");
-	sb_add_shell_word(sb, j->results);
-	sb_addf(sb, "\n# each node's database lives on its own disk while it runs (SQLite on a network\n"
+	slurm_paths(j, "export ", sb);
+	sb_addf(sb, "# each node's database lives on its own disk while it runs (SQLite on a network\n"
 		    "# filesystem is slow and its locks are unreliable) and is copied when the run "
 		    "ends\n"
-		    "srun --ntasks=%ld --ntasks-per-node=1 --kill-on-bad-exit=0 bash -c '\n"
-		    "LOCAL=\"${SLURM_TMPDIR:-${TMPDIR:-/tmp}}/benchdb-${SLURM_JOB_ID}-${SLURM_PROCID}\"\n"
-		    "DB=node.db\n"
-		    "mkdir -p \"$LOCAL\" || exit 1\n"
-		    "# recorded under Slurm'\\''s name of the node (report nodes tells nodes apart by it)\n"
+		    "srun --ntasks=%ld --ntasks-per-node=1 --kill-on-bad-exit=0 bash -c '\n", j->nodes);
+	slurm_local(sb, "${SLURM_JOB_ID}-${SLURM_PROCID}", "node.db");
+	sb_add(sb, "# recorded under Slurm'\\''s name of the node (report nodes tells nodes apart by it)\n"
 		    "BENCHDB_NODE=\"$SLURMD_NODENAME\" \"$RUNNER\" run \"$SWEEP\" --group "
-		    "\"slurm-$SLURM_JOB_ID\" --db \"$LOCAL/$DB\"", j->nodes);
+		    "\"slurm-$SLURM_JOB_ID\" --db \"$LOCAL/$DB\"");
 	struct strbuf opts = STRBUF_INIT;   /* inside the single-quoted script: quotes doubled up */
 	slurm_run_options(j, &opts);
 	for (const char *c = sb_str(&opts); *c; c++)
@@ -147,21 +149,12 @@ static void slurm_script(const struct slurm_job *j, struct strbuf *sb)
 	sb_add(sb, "#SBATCH --ntasks=1\n");
 	sb_addf(sb, "#SBATCH --output=%s/slurm-%%A_%%a.out\n", j->results);
 	slurm_resources(j, sb);
-	sb_add(sb, "set -u\n");
-	sb_add(sb, "RUNNER=");
-	sb_add_shell_word(sb, j->runner);
-	sb_add(sb, "\nSWEEP=");
-	sb_add_shell_word(sb, j->sweep);
-	sb_add(sb, "\nRESULTS=");
-	sb_add_shell_word(sb, j->results);
-	sb_add(sb, "\n# the shard's database lives on the node's own disk while it runs (SQLite on a "
+	slurm_paths(j, "", sb);
+	sb_add(sb, "# the shard's database lives on the node's own disk while it runs (SQLite on a "
 		   "network\n# filesystem is slow and its locks are unreliable) and is copied when the "
-		   "shard ends\n"
-		   "LOCAL=\"${SLURM_TMPDIR:-${TMPDIR:-/tmp}}/benchdb-${SLURM_ARRAY_JOB_ID}-"
-		   "${SLURM_ARRAY_TASK_ID}\"\n"
-		   "mkdir -p \"$LOCAL\" || exit 1\n"
-		   "# the shard and the group (slurm-JOBID) come from Slurm's environment\n"
-		   "DB=shard.db\n"
+		   "shard ends\n");
+	slurm_local(sb, "${SLURM_ARRAY_JOB_ID}-${SLURM_ARRAY_TASK_ID}", "shard.db");
+	sb_add(sb, "# the shard and the group (slurm-JOBID) come from Slurm's environment\n"
 		   "\"$RUNNER\" run \"$SWEEP\" --shard auto --db \"$LOCAL/$DB\"");
 	slurm_run_options(j, sb);
 	sb_add(sb, "\nstatus=$?\n"

@@ -118,12 +118,16 @@ expect_status 0 "runner slurm --submit" "$RUNNER" slurm "$SWEEP" --shards 4 --ti
 contains "$T/out" "^submitted job [0-9]+: 4 array tasks" "the job id is printed"
 job=$(sed -n 's/^submitted job \([0-9]*\):.*/\1/p' "$T/out")
 check "the script is an sbatch job array" grep -q '^#SBATCH --array=0-3$' "$D/results/smoke.sbatch"
-waited=0
-while [ -n "$(squeue -h -j "$job" 2>/dev/null)" ] && [ $waited -lt 240 ]; do
-	sleep 1
-	waited=$((waited + 1))
-done
-check "the array finished within 240 s" [ $waited -lt 240 ]
+# wait_job JOB WHAT: until Slurm no longer lists the job, at most 240 s
+wait_job() {
+	local waited=0
+	while [ -n "$(squeue -h -j "$1" 2>/dev/null)" ] && [ $waited -lt 240 ]; do
+		sleep 1
+		waited=$((waited + 1))
+	done
+	check "$2 finished within 240 s" [ $waited -lt 240 ]
+}
+wait_job "$job" "the array"
 for i in 0 1 2 3; do
 	state=$(scontrol show job "${job}_$i" 2>/dev/null | sed -n 's/.*JobState=\([A-Z]*\).*/\1/p' | head -1)
 	check "task $i completed (state '$state')" [ "$state" = COMPLETED ]
@@ -145,12 +149,7 @@ expect_status 0 "runner slurm --nodes 3 --submit" "$RUNNER" slurm "$SWEEP" --nod
 contains "$T/out" "^submitted job [0-9]+: 3 nodes" "the job id is printed"
 job=$(sed -n 's/^submitted job \([0-9]*\):.*/\1/p' "$T/out")
 check "one job of three nodes, a task each" grep -q '^#SBATCH --nodes=3$' "$D/nodes/smoke.sbatch"
-waited=0
-while [ -n "$(squeue -h -j "$job" 2>/dev/null)" ] && [ $waited -lt 240 ]; do
-	sleep 1
-	waited=$((waited + 1))
-done
-check "the every-node job finished within 240 s" [ $waited -lt 240 ]
+wait_job "$job" "the every-node job"
 state=$(scontrol show job "$job" 2>/dev/null | sed -n 's/.*JobState=\([A-Z]*\).*/\1/p' | head -1)
 check "the every-node job completed (state '$state')" [ "$state" = COMPLETED ]
 merged=$D/nodes/nodes-$job.db

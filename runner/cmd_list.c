@@ -187,11 +187,11 @@ int mem_limit_option(const char *text, const char *command, int64_t *limit)
 
 void cases_limit_memory(struct sweep_cases *cases, int64_t limit, int given)
 {
-	/* the default share is of host memory: a CUDA case without a limit of its own is bounded
-	 * by the GPU's memory, which refuses itself */
+	/* the default share is of host memory: a case on a device with memory of its own (CUDA)
+	 * and without a limit of its own is bounded by that memory, which refuses itself */
 	for (size_t i = 0; limit > 0 && i < cases->n; i++) {
 		struct case_params *p = &cases->items[i].params;
-		if (given || (!p->mem_limit && p->device == DEVICE_CPU))
+		if (given || (!p->mem_limit && workload_host_memory(p->device)))
 			p->mem_limit = limit;
 	}
 }

@@ -19,6 +19,7 @@
 #include "resume.h"
 #include "sha256.h"
 #include "shard.h"
+#include "splitmix64.h"
 #include "sweep.h"
 #include "sysinfo.h"
 #include "xalloc.h"
@@ -65,11 +66,7 @@ static void shuffle_cases(size_t *order, size_t n, const char *seed)
 	for (const char *c = seed; *c; c++)
 		x = (x ^ (unsigned char)*c) * 0x100000001b3ull;
 	for (size_t i = n; i > 1; i--) {
-		uint64_t z = (x += 0x9e3779b97f4a7c15ull);
-		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-		z ^= z >> 31;
-		size_t j = (size_t)(z % i), t = order[i - 1];
+		size_t j = (size_t)(splitmix64(&x) % i), t = order[i - 1];
 		order[i - 1] = order[j];
 		order[j] = t;
 	}

@@ -1,9 +1,10 @@
 /* runner/progress.c: sweep progress lines with elapsed time and an ETA. The ETA weighs the cases
  * by the work they will do (FLOPs, else bytes, else one each): on a sweep whose cases grow
  * quadratically in size, elapsed / cases done x cases left is off many times over. Each case
- * also costs a fixed time (setup, validation, storing) that dominates small ones, so from the
- * second finished case on the ETA is a fitted cost model, fixed + per-work x work, summed over the
- * cases left; a case that will not run (unsupported, or over its memory limit) costs nothing.
+ * also costs a fixed time (setup, validation, storing) that dominates small ones, and larger ones
+ * run nearer the machine's peak, so from the third finished case on the ETA is a fitted cost
+ * model, fixed + scale x work^power, summed over the cases left; a case that will not run
+ * (unsupported, or over its memory limit) costs nothing.
  * Measured against the truth on the shipped CPU sweeps: docs/performance.md, "ETA". */
 #include "progress.h"
 
@@ -71,37 +72,70 @@ static double work_of(const struct progress *pg, size_t i)
 void progress_observe(struct progress *pg, size_t index, int64_t ns)
 {
 	double w = index < pg->ncases ? work_of(pg, index) : 0, t = (double)ns;
-	if (w <= 0 || t <= 0)
+	if (w <= 0 || t <= 0 || !pg->seen || pg->nfit == pg->ncases)
 		return;
-	double k = 1 / (t * t);   /* relative errors: a 2 s case counts as much as a 2 min one */
-	pg->s0 += k;
-	pg->s1 += k * w;
-	pg->s2 += k * w * w;
-	pg->sy += k * t;
-	pg->swy += k * w * t;
+	pg->seen[pg->nfit][0] = w;
+	pg->seen[pg->nfit][1] = t;
 	pg->nfit++;
 }
 
-/* The fitted cost model: fixed ns per case and ns per unit of work, both >= 0. 0, or -1 before
- * PROGRESS_FIT_MIN cases. */
-static int cost_model(const struct progress *pg, double *fixed, double *per_work)
+/* The powers the cost model tries: work^0.5 .. work^1 in steps of 0.05. */
+#define POWER_MIN 0.5
+#define POWER_STEPS 11
+
+struct cost_fit {
+	double fixed, scale, power, residual;
+};
+
+/* fixed + scale x work^power fitted to the seen cases by least squares on relative errors (each
+ * case weighs 1/t^2: a 2 s case counts as much as a 2 min one), fixed and scale >= 0 (else the
+ * better of each alone). */
+static void cost_fit_power(const struct progress *pg, double power, struct cost_fit *f)
+{
+	double s0 = 0, s1 = 0, s2 = 0, sy = 0, swy = 0;
+	for (size_t i = 0; i < pg->nfit; i++) {
+		double t = pg->seen[i][1], x = pow(pg->seen[i][0], power), k = 1 / (t * t);
+		s0 += k;
+		s1 += k * x;
+		s2 += k * x * x;
+		sy += k * t;
+		swy += k * x * t;
+	}
+	double det = s0 * s2 - s1 * s1;
+	int solvable = det > 1e-12 * s0 * s2;   /* the cases' work differed */
+	f->power = power;
+	f->fixed = f->scale = -1;
+	if (solvable) {
+		f->fixed = (sy * s2 - s1 * swy) / det;
+		f->scale = (s0 * swy - s1 * sy) / det;
+	}
+	if (f->fixed < 0 || f->scale < 0) {   /* one term alone, the one that fits better */
+		double only_work = swy / s2, only_fixed = sy / s0;
+		double r_work = only_work * only_work * s2 - 2 * only_work * swy;
+		double r_fixed = only_fixed * only_fixed * s0 - 2 * only_fixed * sy;
+		int work_alone = solvable && r_work < r_fixed;
+		f->fixed = work_alone ? 0 : only_fixed;
+		f->scale = work_alone ? only_work : 0;
+	}
+	f->residual = 0;
+	for (size_t i = 0; i < pg->nfit; i++) {
+		double t = pg->seen[i][1];
+		double e = (f->fixed + f->scale * pow(pg->seen[i][0], power) - t) / t;
+		f->residual += e * e;
+	}
+}
+
+/* The cost model of the power that fits best. 0, or -1 before PROGRESS_FIT_MIN cases. */
+static int cost_model(const struct progress *pg, struct cost_fit *best)
 {
 	if (pg->nfit < PROGRESS_FIT_MIN)
 		return -1;
-	double det = pg->s0 * pg->s2 - pg->s1 * pg->s1;
-	*fixed = *per_work = -1;
-	if (det > 1e-12 * pg->s0 * pg->s2) {   /* the cases' work differed */
-		*fixed = (pg->sy * pg->s2 - pg->s1 * pg->swy) / det;
-		*per_work = (pg->s0 * pg->swy - pg->s1 * pg->sy) / det;
-	}
-	if (*fixed < 0 || *per_work < 0) {   /* one term alone, the one that fits better */
-		double only_work = pg->swy / pg->s2, only_fixed = pg->sy / pg->s0;
-		/* weighted squared residuals of each: sum k (t - f)^2 up to the common sum k t^2 */
-		double r_work = only_work * only_work * pg->s2 - 2 * only_work * pg->swy;
-		double r_fixed = only_fixed * only_fixed * pg->s0 - 2 * only_fixed * pg->sy;
-		int work_alone = det > 1e-12 * pg->s0 * pg->s2 && r_work < r_fixed;
-		*fixed = work_alone ? 0 : only_fixed;
-		*per_work = work_alone ? only_work : 0;
+	cost_fit_power(pg, POWER_MIN, best);
+	for (int k = 1; k < POWER_STEPS; k++) {
+		struct cost_fit f;
+		cost_fit_power(pg, POWER_MIN + (1 - POWER_MIN) * k / (POWER_STEPS - 1), &f);
+		if (f.residual < best->residual)
+			*best = f;
 	}
 	return 0;
 }
@@ -109,13 +143,13 @@ static int cost_model(const struct progress *pg, double *fixed, double *per_work
 int64_t progress_eta_ns(const struct progress *pg, size_t index, double fraction,
 			int64_t elapsed_ns)
 {
-	double fixed, per_work;
-	if (cost_model(pg, &fixed, &per_work) == 0) {
+	struct cost_fit f = {0};
+	if (cost_model(pg, &f) == 0) {
 		double left = 0;
 		for (size_t i = index; i < pg->ncases; i++) {
 			double w = work_of(pg, i);
 			if (w > 0)
-				left += (i == index ? 1 - fraction : 1) * (fixed + per_work * w);
+				left += (i == index ? 1 - fraction : 1) * (f.fixed + f.scale * pow(w, f.power));
 		}
 		return (int64_t)left;
 	}
@@ -158,7 +192,7 @@ void progress_init(struct progress *pg, size_t ncases, const struct progress_wor
 	pg->name = "";
 	pg->start_ns = pg->last_draw_ns = pg->last_end_ns = now_ns();
 	pg->work_before = work_before(ncases, work, &pg->basis);
-	pg->s0 = pg->s1 = pg->s2 = pg->sy = pg->swy = 0;
+	pg->seen = xcalloc(ncases ? ncases : 1, sizeof(*pg->seen));
 	pg->nfit = 0;
 }
 
@@ -221,5 +255,8 @@ void progress_finish(struct progress *pg)
 		fprintf(stderr, "\r\033[K");
 	free(pg->work_before);
 	pg->work_before = NULL;
+	free(pg->seen);
+	pg->seen = NULL;
+	pg->nfit = 0;
 	pg->basis = PROGRESS_BY_COUNT;
 }

@@ -29,10 +29,9 @@ struct progress {
 	enum progress_basis basis;
 	double *work_before; /* ncases + 1: work of the cases before case i, in the basis' unit;
 				NULL: one per case */
-	/* The cost model t = fixed + per_work x work of a case that runs, fitted to the finished
-	 * ones by least squares on relative errors (weights 1/t^2): the sums of the normal
-	 * equations, and how many cases went in. */
-	double s0, s1, s2, sy, swy;
+	/* The finished cases that ran, for the cost model t = fixed + scale x work^power:
+	 * (work, ns) of each (ncases of room; NULL until progress_init). */
+	double (*seen)[2];
 	size_t nfit;
 };
 
@@ -51,10 +50,12 @@ void progress_finish(struct progress *pg);
 void progress_observe(struct progress *pg, size_t index, int64_t ns);
 
 /* Nanoseconds left when elapsed_ns have gone into the cases before index and fraction (0..1) of
- * case index. From PROGRESS_FIT_MIN observed cases on: the cost model (each case a fixed cost,
- * setup and validation, plus a cost per unit of work), summed over the cases left that will run;
- * before that, the geometric mean of the elapsed time per unit of work done times the work left
- * and the elapsed time per case done times the cases left. -1 before any work. */
+ * case index. From PROGRESS_FIT_MIN observed cases on: the cost model — each case a fixed cost
+ * (setup, validation) plus scale x work^power, power from 0.5 to 1 (a larger kernel or model
+ * usually runs nearer the machine's peak, so cost grows more slowly than its FLOPs), fitted by
+ * least squares on relative errors — summed over the cases left that will run; before that, the
+ * geometric mean of the elapsed time per unit of work done times the work left and the elapsed
+ * time per case done times the cases left. -1 before any work. */
 #define PROGRESS_FIT_MIN 3
 int64_t progress_eta_ns(const struct progress *pg, size_t index, double fraction,
 			int64_t elapsed_ns);

@@ -1,7 +1,7 @@
 /* tests/test_progress.c: the sweep ETA (runner/progress.c) weighs the cases left by their work —
  * FLOPs, else bytes, else one each — from planted figures and a planted elapsed time (before three
  * cases, the geometric mean of that and of the count), and from three finished cases on sums a
- * fitted fixed + per-work cost over them. */
+ * fitted fixed + scale x work^power cost over them. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -93,6 +93,16 @@ static void test_progress__the_fitted_cost_model_predicts_planted_times(void **s
 	/* half of the 66 s case done */
 	assert_in_range(progress_eta_ns(&pg, 5, 0.5, 60 * SECOND), 33 * SECOND - MS, 33 * SECOND + MS);
 	assert_int_equal(progress_eta_ns(&pg, 6, 0.0, 99 * SECOND), 0);
+	progress_finish(&pg);
+
+	/* cost growing slower than the work, 1 s + 2 s x (FLOPs / 1e9)^0.75 (a larger kernel nearer
+	 * the peak): fitted from three cases, the 1 + 2 x 256^0.75 = 129 s case left exactly */
+	const struct progress_work sub[] = {{1e9, 1}, {16e9, 1}, {81e9, 1}, {256e9, 1}};
+	progress_init(&pg, ARRAY_LEN(sub), sub);
+	progress_observe(&pg, 0, 3 * SECOND);
+	progress_observe(&pg, 1, 17 * SECOND);
+	progress_observe(&pg, 2, 55 * SECOND);
+	assert_in_range(progress_eta_ns(&pg, 3, 0.0, 75 * SECOND), 129 * SECOND - MS, 129 * SECOND + MS);
 	progress_finish(&pg);
 
 	/* every case the same work: its mean time each, whatever the work per case says */

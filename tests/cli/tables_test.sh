@@ -38,6 +38,16 @@ check "a table per dtype" [ "$(grep -c '^### e2e timing: dtype ' "$T/out")" = 2 
 contains "$T/out" "^\| model +\| context_length +\| impl +\| fwd avg \(sec\) +\| fwd std \(sec\) +\| back avg \(sec\) +\| back std \(sec\) +\| fwd & back avg \(sec\) +\| fwd & back std \(sec\) +\| status +\| dtype +\| device +\| batch_size +\| compile +\|$" \
 	"the coursework's columns, impl where the impls differ"
 
+# report writeup gives the same tables (as measured, then without and with one warm-up step)
+expect_status 0 "writeup of the e2e run" "$REPORT" --db "$e2e" writeup -o "$T/wu"
+contains "$T/wu/README.md" "^### The coursework's tables$" "writeup: the coursework section"
+for f in coursework_float32.md coursework_float32_warmup0.md coursework_float32_warmup1.md; do
+	sed -n '/^### e2e timing/,$p' "$GOLDEN/$f" >"$T/want.md"
+	check "writeup holds the table of $f" \
+		awk 'NR == FNR { want = want $0 "\n"; next } { have = have $0 "\n" } END { exit index(have, want) == 0 }' \
+		"$T/want.md" "$T/wu/README.md"
+done
+
 # one row per model and context: the forward+backward case, or what there is
 expect_status 0 "coursework csv" "$REPORT" --db "$e2e" --layout coursework --where dtype=bfloat16 --format csv
 check "bfloat16: 3 models x 2 contexts, one row each" [ "$(($(wc -l <"$T/out") - 1))" = 6 ]

@@ -98,8 +98,9 @@ for i in 0 1 2; do
 done
 "$REPORT" nodes --db "$merged" >"$T/out" 2>"$T/err"
 check "report nodes compares the three (exit 0, 1 or 2)" [ $? -le 2 ]
+ncases=$(sql "$T/whole.db" "select count(*) from cases where status = 'ok'")
 for i in 0 1 2; do
-	contains "$T/out" "\| node-$i +\|" "report nodes has node-$i"
+	contains "$T/out" "^\| node-$i +\| +$ncases \| +[0-9]+ \| .* on [0-9]+ of $ncases cases" "report nodes: a line for node-$i"
 done
 
 expect_status 2 "runner kube without --image" "$RUNNER" kube "$SWEEP" --nodes 2

@@ -169,8 +169,10 @@ done
 nodes_status=$?
 check "report nodes compares them (exit $nodes_status: 0 alike, 1 a node off, 2 cannot tell)" \
 	[ "$nodes_status" -le 2 ]
+ncases=$(sql "$T/whole.db" "select count(*) from cases where status = 'ok'")
+check "report nodes opens with the nodes" [ "$(grep -m1 '^### ' "$T/out")" = "### nodes" ]
 for node in n1 n2 n3; do
-	contains "$T/out" "\| $node +\|" "report nodes has a row of $node"
+	contains "$T/out" "^\| $node +\| +$ncases \| +[0-9]+ \| .* on [0-9]+ of $ncases cases" "report nodes: a line for $node, its $ncases cases"
 done
 if [ "$failed" != 0 ]; then
 	tail -n 5 "$D/results"/slurm-*.out "$D"/nodes/slurm-*.out "$D/slurmctld.log" >&2

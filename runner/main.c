@@ -11,6 +11,7 @@
 	X(kube, "write a Kubernetes Indexed Job: a sweep's shards, or the sweep on every node")      \
 	X(migrate, "upgrade a database made by an older benchdb to this build's schema")           \
 	X(close, "end a run whose runner is gone (kill -9, a crash) as interrupted")               \
+	X(noise, "fold the runs stored into the noise between runs that verdicts read")           \
 	/* a new command: cmd_<name>.c and a row above this line */
 
 RUNNER_COMMANDS(CLI_DECLARE)

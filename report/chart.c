@@ -33,7 +33,7 @@
 #define BYTES_PER_MIB 1048576.0
 #define WARMUP_MAX_LINES 8
 #define MANY_LINES 10          /* more lines than this get a note to narrow with --where */
-#define WIDE_RANGE 10.0        /* max/min beyond this: log y for the warm-up chart */
+#define WIDE_RANGE 10.0        /* max/min beyond this: log y (warm-up, history) */
 #define MAX_TOKENS 64
 #define LEGEND_PX_PER_CHAR 7.0   /* 10 pt sans */
 #define MISSING_LISTED 5       /* cases that did not run named one by one, up to this many */
@@ -666,6 +666,7 @@ static int chart_history(struct db *db, const struct chart_request *rq, struct p
 	*categories = xcalloc(nruns, sizeof(**categories));
 	struct line *l = lines_get(ls, "median");
 	size_t missing = 0;
+	double ymin = INFINITY, ymax = 0;   /* of the medians plotted */
 	for (size_t r = 0; r < nruns; r++) {
 		if ((rc = db_cases_list(db, runs[r].id, suite, &cases, &ncases, err)))
 			goto done;
@@ -702,6 +703,8 @@ static int chart_history(struct db *db, const struct chart_request *rq, struct p
 			(*categories)[*ncat] = sb_detach(&label);
 			line_add(l, (double)*ncat, y, lo, hi);
 			(*ncat)++;
+			ymin = fmin(ymin, y);
+			ymax = fmax(ymax, y);
 		} else if (c) {
 			sb_addf(notes, "run %lld: %s%s%s, not plotted\n", (long long)runs[r].id, status_name(c->status),
 				c->reason ? " — " : "", c->reason ? c->reason : "");
@@ -733,6 +736,8 @@ static int chart_history(struct db *db, const struct chart_request *rq, struct p
 		      "distribution-free 95% confidence interval of the median\n");
 	p->kind = PLOT_BARS;
 	p->xlabel = "run";
+	/* a run far slower than the rest (a busy machine) would flatten the others to nothing */
+	p->logy = ymin > 0 && ymax / ymin > WIDE_RANGE;
 done:
 	db_case_rows_free(cases, ncases);
 	db_run_rows_free(runs, nruns);

@@ -378,13 +378,13 @@ static int nodes_chart(const char *dir, struct node_case *all, size_t nall, cons
 	for (size_t h = 0; h < nhosts; h++)
 		series[h] = (struct plot_series){.title = hosts[h], .y = y + h * ncat, .n = ncat};
 	struct plot p = {
-		.kind = PLOT_BARS, .title = "throughput per node (100% = the nodes' median)",
-		.xlabel = "case", .ylabel = "throughput (% of median)", .series = series,
+		.kind = PLOT_BARS, .title = "throughput per node (100% = the other nodes' median)",
+		.xlabel = "case", .ylabel = "throughput (% of the other nodes' median)", .series = series,
 		.nseries = nhosts, .categories = cats, .has_hline = 1, .hline = 100,
 	};
 	char base[4096];
 	snprintf(base, sizeof(base), "%s/nodes_throughput", dir);
-	int rc = plot_write(&p, base, err);
+	int rc = output_dir_make(dir, err) ? -1 : plot_write(&p, base, err);
 	free(y);
 	free(cats);
 	free(series);

@@ -63,14 +63,7 @@ static void pod_script(const struct kube_job *j, struct strbuf *sb)
 	sb_add_shell_word(sb, j->name);
 	if (j->shards)
 		sb_addf(sb, " --shard auto/%ld", j->shards);
-	if (j->label) {
-		sb_add(sb, " --label ");
-		sb_add_shell_word(sb, j->label);
-	}
-	if (j->mem_limit) {
-		sb_add(sb, " --mem-limit ");
-		sb_add_shell_word(sb, j->mem_limit);
-	}
+	cluster_run_options(sb, j->label, j->mem_limit);
 	sb_addf(sb, "\nstatus=$?\n"
 		    "out=\"/results/%s-%s-${JOB_COMPLETION_INDEX}.db\"\n"
 		    "# an interrupted or failed run still keeps its finished cases: copy it either way\n"

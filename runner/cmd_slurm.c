@@ -45,16 +45,15 @@ static void slurm_resources(const struct slurm_job *j, struct strbuf *sb)
 		sb_addf(sb, "#SBATCH --time=%s\n", j->time);
 }
 
-/* " --label L --mem-limit M" as the job asks. */
-static void slurm_run_options(const struct slurm_job *j, struct strbuf *sb)
+void cluster_run_options(struct strbuf *sb, const char *label, const char *mem_limit)
 {
-	if (j->label) {
+	if (label) {
 		sb_add(sb, " --label ");
-		sb_add_shell_word(sb, j->label);
+		sb_add_shell_word(sb, label);
 	}
-	if (j->mem_limit) {
+	if (mem_limit) {
 		sb_add(sb, " --mem-limit ");
-		sb_add_shell_word(sb, j->mem_limit);
+		sb_add_shell_word(sb, mem_limit);
 	}
 }
 
@@ -116,7 +115,7 @@ static void slurm_nodes_script(const struct slurm_job *j, struct strbuf *sb)
 		    "BENCHDB_NODE=\"$SLURMD_NODENAME\" \"$RUNNER\" run \"$SWEEP\" --group "
 		    "\"slurm-$SLURM_JOB_ID\" --db \"$LOCAL/$DB\"");
 	struct strbuf opts = STRBUF_INIT;   /* inside the single-quoted script: quotes doubled up */
-	slurm_run_options(j, &opts);
+	cluster_run_options(&opts, j->label, j->mem_limit);
 	for (const char *c = sb_str(&opts); *c; c++)
 		if (*c == '\'')
 			sb_add(sb, "'\\''");
@@ -156,7 +155,7 @@ static void slurm_script(const struct slurm_job *j, struct strbuf *sb)
 	slurm_local(sb, "${SLURM_ARRAY_JOB_ID}-${SLURM_ARRAY_TASK_ID}", "shard.db");
 	sb_add(sb, "# the shard and the group (slurm-JOBID) come from Slurm's environment\n"
 		   "\"$RUNNER\" run \"$SWEEP\" --shard auto --db \"$LOCAL/$DB\"");
-	slurm_run_options(j, sb);
+	cluster_run_options(sb, j->label, j->mem_limit);
 	sb_add(sb, "\nstatus=$?\n"
 		   "out=\"$RESULTS/shard-${SLURM_ARRAY_JOB_ID}-${SLURM_ARRAY_TASK_ID}.db\"\n");
 	sb_add(sb, copy_back);

@@ -22,5 +22,9 @@ int mem_limit_option(const char *text, const char *command, int64_t *limit);
  * else the CPU cases without a mem_limit of their own (the runner's default share); limit 0:
  * nothing. */
 void cases_limit_memory(struct sweep_cases *cases, int64_t limit, int given);
+/* Shared by slurm and kube: " --label L --mem-limit M" (each when not NULL), shell-quoted, for
+ * the runner command line their scripts write. */
+struct strbuf;
+void cluster_run_options(struct strbuf *sb, const char *label, const char *mem_limit);
 
 #endif

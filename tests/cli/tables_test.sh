@@ -120,7 +120,7 @@ lacks "$T/out" "baseline peak mem" "markdown compare has no export columns"
 expect_status 0 "compare --baseline KEY=VALUE --where KEY=OTHER" "$REPORT" --db "$e2e" \
 	--compare compile=false --where compile=true --format csv
 check "a peer parameter's baseline stays too: one pair" \
-	[ "$(awk -F, 'NR > 1 && NF > 12' "$T/out" | wc -l)" = 1 ]
+	[ "$(csv_cols "$T/out" verdict | wc -l)" = 1 ]
 contains "$T/out" "^pytorch float32 fwd\+bwd small ctx128 B4 compile=true,pytorch compile=true,10/10," \
 	"compile=true against compile=false"
 

@@ -22,9 +22,9 @@
 #define REPORT_TIE_BAND_PCT 2          /* summaries: speedups within 1 ± this are ties */
 #define REPORT_CPU_WAIT_GAP_PCT 2      /* a side that waited this much more of its time for a
 					* CPU (cases.cpu_wait) cannot be called the slower one */
-#define REPORT_STEADY_BAND_PCT 10      /* warm-up: steady once every iteration (isolated
-					* outliers aside) stays within the last half's 10th-90th
-					* percentile, widened by this much of its median */
+#define REPORT_STEADY_BAND_PCT 0       /* warm-up: an excess up to this much over the steady
+					 * level does not count (0: any that stands out of the
+					 * noise; report/stats.h steady_state_index) */
 #define REPORT_STEADY_BAND (REPORT_STEADY_BAND_PCT / 100.0)
 
 struct verdict_rule {

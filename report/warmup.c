@@ -108,10 +108,11 @@ int warmup_table(struct db *db, int64_t run_id, const struct case_set *set, cons
 		table_note(t, "no ok case in run %lld", (long long)run_id);
 	table_note(t, "k=K: mean/std of the iterations after the first K (as many as the run "
 		       "measured, fewer where it did not make that many); first iter: iteration 0 / "
-		       "median of the last half; steady from: first iteration after which every one, "
-		       "through a running median of 3 (an isolated outlier passes), stays within the "
-		       "10th-90th percentile of the last half widened by %.3g%% of its median (never: "
-		       "none, or the last half still drifts)",
-		   100 * band);
+		       "median of the last half; steady from: where the slow start ends (0: none; a "
+		       "faster start or a later spike is not warm-up; never: the last half still "
+		       "trends down)");
+	if (band > 0)
+		table_note(t, "an excess up to %.3g%% over the steady level is not counted as "
+			       "warm-up", 100 * band);
 	return 0;
 }

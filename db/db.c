@@ -2,6 +2,7 @@
 #include "db.h"
 
 #include <errno.h>
+#include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -392,8 +393,8 @@ static size_t case_insert_sql(struct strbuf *sql, const char **typed)
 	for (int p = 0; p < PHASE_COUNT; p++, n++)
 		sb_addf(sql, ", bytes_%s", phase_name((enum bd_phase)p));
 	sb_add(sql, ", started_at, elapsed_ns, grad_bytes, optim_bytes, activation_bytes, "
-	       "workspace_bytes, param_count, impl_info, stop_reason, cpu_wait");
-	n += 10;
+	       "workspace_bytes, param_count, impl_info, stop_reason, cpu_wait, rse");
+	n += 11;
 	for (size_t k = 0; k < ntyped; k++, n++)
 		sb_addf(sql, ", %s", typed[k]);
 	sb_add(sql, ") VALUES (");
@@ -453,6 +454,7 @@ int db_case_put(struct db *db, int64_t run_id, const struct case_record *c,
 	bind_text(st, &rc, i++, c->impl_info);   /* "" and NULL: NULL */
 	bind_text(st, &rc, i++, c->stop_reason);
 	bind_double_or_null(st, &rc, i++, c->cpu_wait, 1);
+	bind_double_or_null(st, &rc, i++, c->rse > 0 && isfinite(c->rse) ? c->rse : -1, 1);
 	for (size_t k = 0; k < ntyped; k++) {   /* the parameters' typed columns */
 		char buf[64];
 		int is_text;
@@ -781,7 +783,7 @@ int db_system_get(struct db *db, int64_t system_id, struct sysinfo *si, struct b
 	"tolerance, mem_limit, param_bytes, peak_fwd_bytes, peak_bwd_bytes, peak_bytes, "         \
 	"flops_fwd, flops_bwd, flops_opt, bytes_fwd, bytes_bwd, bytes_opt, elapsed_ns, "          \
 	"grad_bytes, optim_bytes, activation_bytes, workspace_bytes, param_count, impl_info, "   \
-	"stop_reason, cpu_wait"
+	"stop_reason, cpu_wait, rse"
 
 static void case_row_read(sqlite3_stmt *st, struct case_row *c)
 {
@@ -827,6 +829,7 @@ static void case_row_read(sqlite3_stmt *st, struct case_row *c)
 	c->impl_info = col_strdup(st, i++);
 	c->stop_reason = col_strdup(st, i++);
 	c->cpu_wait = col_double(st, i++, -1);
+	c->rse = col_double(st, i++, -1);
 }
 
 static void case_row_read_any(sqlite3_stmt *st, void *item)

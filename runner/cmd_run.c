@@ -152,6 +152,7 @@ static void case_record_fill(struct case_record *r, const struct sweep_case *c,
 	r->impl_info = res->impl_info;
 	r->stop_reason = res->status == STATUS_OK ? res->stop_reason : NULL;
 	r->cpu_wait = res->status == STATUS_OK ? res->cpu_wait : -1;
+	r->rse = res->status == STATUS_OK ? res->rse : -1;
 }
 
 int cmd_run(int argc, char **argv)

@@ -132,9 +132,11 @@ static int precision_due(const struct auto_state *a)
 }
 
 /* After a measured iteration of ns nanoseconds: what stops the loop, or NULL. *oom = 1 when the
- * bookkeeping is out of memory. */
+ * bookkeeping is out of memory. wait_from: the runner's CPU wait when the measured iterations
+ * started; a case that has waited more than PRECISION_MAX_CPU_WAIT of its time since is not
+ * precise, whatever its estimate. */
 static const char *auto_after(struct auto_state *a, const struct case_params *p, int64_t ns,
-			      int *oom)
+			      const struct cpu_wait *wait_from, int *oom)
 {
 	size_t times_cap = a->cap, most = (size_t)p->max_iters;   /* both arrays have a->cap */
 	if (grow((void **)&a->times, &times_cap, (size_t)a->n + 1, most, sizeof(int64_t)) ||
@@ -146,7 +148,13 @@ static const char *auto_after(struct auto_state *a, const struct case_params *p,
 	ck_add(a->measured_ns, ns, &a->measured_ns);
 	if (a->n >= p->min_iters && precision_due(a)) {
 		double rse = a->rse = median_rse(a->times, (size_t)a->n, a->scratch);
-		a->precise_since = rse > p->target_rse ? 0 : a->precise_since ? a->precise_since : a->n;
+		int precise = rse <= p->target_rse;
+		if (precise) {   /* only then: reading every thread's schedstat costs ~10 us each */
+			struct cpu_wait now;
+			cpu_wait_read(&now);
+			precise = !(cpu_wait_share(wait_from, &now) > PRECISION_MAX_CPU_WAIT);
+		}
+		a->precise_since = !precise ? 0 : a->precise_since ? a->precise_since : a->n;
 		a->checked_at = a->n;
 	}
 	return precision_stop(p, a->n, a->measured_ns, a->precise_since);
@@ -163,6 +171,22 @@ static int64_t expected_total(const struct case_params *p, const struct auto_sta
 		n = fmax(n, fmin((double)p->max_iters,
 				 p->max_time * 1e9 / (double)a->measured_ns * (double)a->n));
 	return p->warmup + ((int64_t)n > a->n ? (int64_t)n : a->n);
+}
+
+double case_result_rse(const struct case_result *res, int64_t warmup)
+{
+	size_t n = res->iters > 0 ? (size_t)res->iters : 0;
+	int64_t *times = n ? calloc(2 * n, sizeof(*times)) : NULL;
+	if (!times)
+		return INFINITY;
+	for (size_t i = 0; i < res->nsamples; i++) {
+		int64_t k = res->samples[i].iter - warmup;
+		if (k >= 0 && (size_t)k < n)
+			ck_add(times[k], res->samples[i].ns, &times[k]);
+	}
+	double rse = median_rse(times, n, times + n);
+	free(times);
+	return rse;
 }
 
 static void out_of_memory(struct case_result *res)
@@ -307,7 +331,7 @@ void measure_case(const struct workload *w, const struct case_params *p, struct 
 			int oom = 0;
 			for (size_t i = first; i < res->nsamples; i++)
 				ck_add(ns, res->samples[i].ns, &ns);
-			stop = auto_after(&a, p, ns, &oom);
+			stop = auto_after(&a, p, ns, &wait_from, &oom);
 			if (oom) {
 				out_of_memory(res);
 				goto done;
@@ -328,7 +352,9 @@ done:
 	if (res->status == STATUS_OK && auto_iters)
 		res->stop_reason = stop;
 	res->iters = p->iters == ITERS_AUTO ? a.n : p->iters;
-	res->rse = p->iters == ITERS_AUTO ? a.rse : NAN;
+	res->rse = p->iters == ITERS_AUTO ? a.rse : INFINITY;
+	if (res->status == STATUS_OK)   /* the final estimate, of what is stored */
+		res->rse = case_result_rse(res, p->warmup);
 	free(a.times);
 	free(a.scratch);
 	/* The peak includes setup and validation buffers; for oom it is what the case needed. */

@@ -36,10 +36,11 @@ struct case_result {
 	size_t nsamples;
 	int64_t iters;             /* cases.iters: the case's iters, or for iters: auto the measured
 				    * iterations it ran (as many as the stopping rule took) */
-	double rse;                /* iters: auto: the median's last estimated relative standard
-				    * error (INFINITY before the first estimate); NAN for a count.
-				    * Its stop_reason: "precision", "max_time" or "max_iters"
-				    * (runner/precision.h); a fixed count's: "iters" */
+	double rse;                /* the median's estimated relative standard error over the
+				    * measured iterations (common/median_rse.h; cases.rse), the final
+				    * estimate; INFINITY when unknown (too few, not ok). iters: auto
+				    * stops on it: stop_reason "precision", "max_time" or
+				    * "max_iters" (runner/precision.h); a fixed count's: "iters" */
 	int64_t elapsed_ns;
 	char impl_info[2048];      /* JSON object of what ran (workload->describe, a peer's info); "" none */
 	const char *stop_reason;   /* what ended the measured loop (cases.stop_reason); NULL if not ok */
@@ -52,6 +53,10 @@ struct case_result {
  * on_iteration (may be NULL) is called after each timed iteration. */
 void measure_case(const struct workload *w, const struct case_params *p, struct case_result *res,
 		  void (*on_iteration)(void *ctx, int64_t iter, int64_t total), void *ctx);
+/* The median's relative standard error over the measured iterations of res (those from warmup
+ * on, each one's phases summed; common/median_rse.h); INFINITY when there are too few or no
+ * memory for the series. */
+double case_result_rse(const struct case_result *res, int64_t warmup);
 /* Nanoseconds of CLOCK_MONOTONIC. */
 int64_t now_ns(void);
 

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -1073,6 +1074,8 @@ void peer_measure_case(const struct sweep_case *c, const char *sweep_path, struc
 	memset(&po, 0, sizeof(po));
 	run.out = (struct strbuf)STRBUF_INIT;
 	res->max_diff = res->tolerance = -1;   /* a peer is not validated against the reference */
+	res->rse = INFINITY;
+	res->cpu_wait = -1;   /* another process: the runner's own threads do not say */
 	res->peak_fwd_bytes = res->peak_bwd_bytes = res->peak_bytes = -1;
 	peer_figures(p, &res->figures);
 
@@ -1138,6 +1141,8 @@ void peer_measure_case(const struct sweep_case *c, const char *sweep_path, struc
 		res->nsamples = po.nsamples;
 		po.samples = NULL;
 		po.nsamples = 0;
+		if (po.status == STATUS_OK)
+			res->rse = case_result_rse(res, p->warmup);
 		if (po.param_bytes >= 0)
 			res->figures.param_bytes = po.param_bytes;
 		res->peak_fwd_bytes = po.peak_fwd_bytes;

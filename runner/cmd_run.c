@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "cpu_wait.h"
 #include "db.h"
 #include "gpu_probe.h"
 #include "liveness.h"
@@ -29,6 +30,8 @@
 #define DEFAULT_MEM_SHARE 0.8
 /* --repeat's bound: enough for any noise study, small enough that a typo is caught */
 #define REPEAT_MAX 1000
+/* How long the busy-machine probe before the first case spins (cpu_wait.h) */
+#define LOAD_PROBE_NS 100000000
 
 static void on_signal(int sig)
 {
@@ -345,6 +348,11 @@ int cmd_run(int argc, char **argv)
 			install_signals();
 		fprintf(stderr, "run %lld (%.8s) of %s: %zu cases into %s\n", (long long)run_id, run.uuid,
 			sweep->path, cases.n, db_path);
+		struct machine_load load;
+		if (!rep && (machine_load_probe(LOAD_PROBE_NS, &load),
+			     machine_load_busy(&load, CPU_WAIT_CONTENDED)))
+			contention_warn_before(stderr, &load);
+		struct contention_count waited = {.level = CPU_WAIT_CONTENDED};
 		if (shard_text)
 			fprintf(stderr, "shard %d/%d of group %s: %zu of the sweep's %zu cases\n", shard.index,
 				shard.count, group_id, cases.n, whole.n);
@@ -395,6 +403,8 @@ int cmd_run(int argc, char **argv)
 				break;
 			}
 			progress_case_end(&pg, &res);
+			if (res.status == STATUS_OK)
+				contention_add(&waited, res.cpu_wait);
 			run_heartbeat_now(&hb);
 			counts[res.status]++;
 			stored++;
@@ -417,6 +427,7 @@ int cmd_run(int argc, char **argv)
 		for (int k = 0; k < STATUS_COUNT; k++)   /* "4 ok, 0 oom, ..." */
 			printf("%s%zu %s", k ? ", " : "", counts[k], status_name((enum bd_status)k));
 		printf(") in %s\n", db_path);
+		contention_warn_after(stderr, &waited);
 		if (stored && repeat == 1)
 			printf("see: report --db %s --run %lld\n", db_path, (long long)run_id);
 	}

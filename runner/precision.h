@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cpu_wait.h"
 #include "median_rse.h"
 #include "params.h"
 
@@ -19,7 +20,7 @@
  * scale of seconds that no estimate from the case's own iterations sees (docs/performance.md,
  * "iters: auto"), so the case goes on to its budget. The level at which the reports mark a case
  * contended. */
-#define PRECISION_MAX_CPU_WAIT 0.05
+#define PRECISION_MAX_CPU_WAIT CPU_WAIT_CONTENDED
 
 /* What ends iters: auto's loop of case p after n measured iterations that took measured_ns
  * nanoseconds in all, or NULL to measure on. precise_since: the n at which the median's

@@ -611,9 +611,15 @@ contended)
 		taskset -c "$cpu" sh -c 'while :; do :; done' &
 		hogs+=($!)
 	done
-	OMP_NUM_THREADS=1 taskset -c "$cpu" "$RUNNER" run "$T/wait.yaml" --db "$db" --label busy >/dev/null 2>&1
+	OMP_NUM_THREADS=1 taskset -c "$cpu" "$RUNNER" run "$T/wait.yaml" --db "$db" --label busy >/dev/null 2>"$T/busy.err"
 	kill "${hogs[@]}"
 	wait "${hogs[@]}" 2>/dev/null
+	# runner run says so: up front (its probe thread, pinned beside the loops, waits too) and
+	# at the end, with the count of cases that waited and what to do
+	contains "$T/busy.err" "warning: this machine is busy before the first case: a thread spinning for 0.1 s waited for a CPU [0-9]+% of that time" "the busy machine named before the first case"
+	contains "$T/busy.err" "warning: 2 of 2 cases waited for a CPU more than 5% of their measured time \(up to [0-9]+%\)" "the cases that waited counted at the end"
+	contains "$T/busy.err" "run on a quiet machine, with fewer threads \(OMP_NUM_THREADS\), or with --repeat N" "what to do"
+	contains "$T/busy.err" "\[1/2\] naive .*: ok; waited for a CPU [0-9]+%" "each case's line says it waited"
 	check "every case's cpu_wait stored" [ "$(sql "$db" "select count(*) from cases where cpu_wait between 0 and 1")" = 4 ]
 	waits=$(sql "$db" "select group_concat(w, ' ') from (select min(cpu_wait) as w from cases c join runs r on r.id = c.run_id group by r.label order by r.label)")
 	read -r busy quiet <<<"$waits"

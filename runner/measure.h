@@ -53,6 +53,20 @@ struct case_result {
  * on_iteration (may be NULL) is called after each timed iteration. */
 void measure_case(const struct workload *w, const struct case_params *p, struct case_result *res,
 		  void (*on_iteration)(void *ctx, int64_t iter, int64_t total), void *ctx);
+/* The same in steps, so that the runner can measure several cases in alternating rounds
+ * (interleaving, cmd_run.c): case_run_begin checks, sets up and validates the case (NULL when
+ * it ends there: *res is then complete); case_run_step runs up to count more iterations, warm-up
+ * first, and returns 1 once the case has finished (every iteration run, iters: auto's rule, a
+ * failure or an interrupt: res says which); case_run_end drains, tears down and completes *res
+ * (elapsed_ns: the case's own time, not the other cases' rounds between its steps; cpu_wait: over
+ * its measured iterations only). A case's state stays allocated from begin to end. */
+struct case_run;
+struct case_run *case_run_begin(const struct workload *w, const struct case_params *p,
+				struct case_result *res,
+				void (*on_iteration)(void *ctx, int64_t iter, int64_t total), void *ctx);
+int case_run_step(struct case_run *cr, int64_t count);
+void case_run_end(struct case_run *cr);
+
 /* The median's relative standard error over the measured iterations of res (those from warmup
  * on, each one's phases summed; common/median_rse.h); INFINITY when there are too few or no
  * memory for the series. */

@@ -508,3 +508,51 @@ void measure_case(const struct workload *w, const struct case_params *p, struct 
 		;
 	case_run_end(cr);
 }
+
+/* The iterations a case runs in one round of measure_interleaved: iters / rounds rounded up
+ * (iters: auto: min_iters), and its warm-up in the first. */
+static int64_t round_count(const struct case_params *p, int rounds, int first)
+{
+	int64_t chunk = p->iters == ITERS_AUTO ? p->min_iters : (p->iters + rounds - 1) / rounds;
+	return (chunk > 0 ? chunk : 1) + (first ? p->warmup : 0);
+}
+
+void measure_interleaved(const struct workload *const *w, const struct case_params *const *p,
+			 struct case_result *res, size_t n, int rounds,
+			 void (*on_iteration)(void *ctx, int64_t iter, int64_t total), void **ctx)
+{
+	struct case_run **run = xcalloc(n ? n : 1, sizeof(*run));
+	int *started = xcalloc(n ? n : 1, sizeof(*started));
+	int64_t alive_bytes = 0;
+	for (size_t k = 0; k < n; k++) {
+		/* the states live together: beyond half the memory limit, the ones set up so far are
+		 * measured to the end first (one after the other, as without interleaving) */
+		if (k && p[k]->mem_limit > 0 && alive_bytes > p[k]->mem_limit / 2) {
+			for (size_t j = 0; j < k; j++) {
+				while (run[j] && !case_run_step(run[j], INT64_MAX))
+					;
+				case_run_end(run[j]);
+				run[j] = NULL;
+			}
+			alive_bytes = 0;
+		}
+		run[k] = case_run_begin(w[k], p[k], &res[k], on_iteration, ctx ? ctx[k] : NULL);
+		if (run[k])
+			alive_bytes += run[k]->mem.peak;
+	}
+	for (int r = 0, left = 1; left; r++) {
+		left = 0;
+		for (size_t j = 0; j < n; j++) {
+			size_t k = r % 2 ? n - 1 - j : j;   /* every other round backwards: A B, B A, ... */
+			if (!run[k] || run[k]->finished)
+				continue;
+			if (!case_run_step(run[k], round_count(p[k], rounds, !started[k])))
+				left = 1;
+			started[k] = 1;
+		}
+	}
+	for (size_t k = 0; k < n; k++)
+		case_run_end(run[k]);
+	free(run);
+	free(started);
+}

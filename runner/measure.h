@@ -67,6 +67,17 @@ struct case_run *case_run_begin(const struct workload *w, const struct case_para
 int case_run_step(struct case_run *cr, int64_t count);
 void case_run_end(struct case_run *cr);
 
+/* Measure the n cases w[k], p[k] (results in res[k]) in alternating rounds: each case's warm-up
+ * and first iters / rounds iterations (iters: auto: min_iters a round, until its rule stops it),
+ * then the next case's, ..., every other round in reverse order (A B, B A, A B, ...), so that a
+ * drift of the machine during the rounds reaches each case alike (docs/performance.md,
+ * "Interleaving"). The states live together; once those set up take more than half the memory
+ * limit, they are measured to the end before the next is set up. ctx: one on_iteration context
+ * per case (may be NULL). */
+void measure_interleaved(const struct workload *const *w, const struct case_params *const *p,
+			 struct case_result *res, size_t n, int rounds,
+			 void (*on_iteration)(void *ctx, int64_t iter, int64_t total), void **ctx);
+
 /* The median's relative standard error over the measured iterations of res (those from warmup
  * on, each one's phases summed; common/median_rse.h); INFINITY when there are too few or no
  * memory for the series. */

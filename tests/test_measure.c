@@ -761,6 +761,106 @@ static void test_precision__auto_reaches_its_target_on_planted_autocorrelated_se
 	}
 }
 
+/* ---- interleaving: two cases in alternating rounds --------------------------------------------
+ * Two fake device cases whose planted times follow one machine-wide drift over the calls (the
+ * clock of the machine), case A's base 1 ms and case B's 2 ms: the true ratio is 0.5. */
+static int64_t case_base_ns;     /* the case being stepped: set by the planted elapsed itself */
+static double (*drift_at)(int call, int total);
+static int drift_total;
+static double step_drift(int call, int total) { return call < total / 3 ? 1.0 : 1.2; }
+static double ramp_drift(int call, int total) { return 1.0 + 0.2 * call / total; }
+
+static int64_t drifting(int call)
+{
+	return (int64_t)((double)case_base_ns * drift_at(call, drift_total));
+}
+
+/* A fake device workload whose state is the case's base time (its params' batch_size, in ns),
+ * one state per case, so that two cases can be set up at once; running a phase makes that base
+ * the one the planted elapsed times use. */
+static int dual_setup(const struct case_params *p, struct mem_arena *mem, void **state,
+		      struct wl_status *st)
+{
+	(void)mem;
+	(void)st;
+	int64_t *base = malloc(sizeof(*base));
+	if (!base)
+		return STATUS_OOM;
+	*base = p->batch_size;
+	*state = base;
+	return STATUS_OK;
+}
+
+static int dual_run(void *state, enum bd_phase phase, struct wl_status *st)
+{
+	(void)phase;
+	(void)st;
+	case_base_ns = *(int64_t *)state;
+	return STATUS_OK;
+}
+
+static void dual_teardown(void *state) { free(state); }
+
+static const struct workload dual = {
+	.suite = "attention", .device = DEVICE_CUDA, .check = ok_check, .figures = fake_figures,
+	.setup = dual_setup, .validate = good_validate, .run = dual_run, .teardown = dual_teardown,
+	.mark = dev_mark, .elapsed = dev_elapsed, .drain = dev_drain};
+
+static double log_median_of(const struct case_result *res, int64_t warmup, int64_t *scratch)
+{
+	int64_t x[64];
+	size_t n = 0;
+	for (size_t i = 0; i < res->nsamples && n < 64; i++)
+		if (res->samples[i].iter >= warmup)
+			x[n++] = res->samples[i].ns;
+	return log_median(x, (int64_t)n, scratch);
+}
+
+/* A step of +20% a third of the way through the calls, and a ramp of +20% over them: measured one after the
+ * other, A sees the earlier level and B the later one (the ratio off by 9-18%); in 10 alternating
+ * rounds both see both, and their medians' ratio stays within 2% of 0.5. */
+static void test_measure__interleaved_rounds_cancel_a_drift_that_one_after_the_other_sees(void **state)
+{
+	(void)state;
+	double (*drifts[])(int, int) = {step_drift, ramp_drift};
+	static int64_t scratch[64];
+	for (size_t d = 0; d < 2; d++) {
+		double err[2];
+		for (int rounds = 1; rounds <= 10; rounds += 9) {
+			struct case_params pa = params(PASS_FORWARD, 2, 40), pb = pa;
+			pa.sync = pb.sync = 1;
+			pa.batch_size = 1000000;   /* the planted base in ns (dual_setup) */
+			pb.batch_size = 2000000;
+			struct case_result res[2];
+			reset(NULL);
+			dev.planted = drifting;
+			drift_at = drifts[d];
+			drift_total = 2 * (2 + 40);
+			const struct workload *ws[2] = {&dual, &dual};
+			const struct case_params *ps[2] = {&pa, &pb};
+			if (rounds == 1) {
+				measure_case(&dual, &pa, &res[0], NULL, NULL);
+				measure_case(&dual, &pb, &res[1], NULL, NULL);
+			} else
+				measure_interleaved(ws, ps, res, 2, rounds, NULL, NULL);
+			for (int k = 0; k < 2; k++) {
+				assert_int_equal(res[k].status, STATUS_OK);
+				assert_int_equal(res[k].nsamples, 42);   /* warm-up included, in order */
+				for (size_t i = 0; i < res[k].nsamples; i++)
+					assert_int_equal(res[k].samples[i].iter, (int)i);
+			}
+			err[rounds > 1] = fabs(log_median_of(&res[0], 2, scratch) -
+					       log_median_of(&res[1], 2, scratch) - log(0.5));
+			free(res[0].samples);
+			free(res[1].samples);
+		}
+		print_message("%s drift of 20%%: the ratio off by %.1f%% one after the other, %.1f%% "
+			      "in 10 rounds\n", d ? "ramp" : "step", 100 * err[0], 100 * err[1]);
+		assert_true(err[0] > 0.08);
+		assert_true(err[1] < 0.02);
+	}
+}
+
 /* ---- iters: auto against drift: windows of one long run ------------------------------------
  * A long planted series is cut into the windows iters: auto would have measured one after the
  * other (the rule applied from each window's start, estimates on measure.c's schedule); the
@@ -920,6 +1020,7 @@ int main(void)
 		T(test_precision__stop_rule_in_order),
 		T(test_precision__auto_reaches_its_target_on_planted_autocorrelated_series),
 		T(test_precision__windows_of_a_long_run_agree_within_the_target_under_drift),
+		T(test_measure__interleaved_rounds_cancel_a_drift_that_one_after_the_other_sees),
 	};
 #undef T
 	return cmocka_run_group_tests(tests, NULL, NULL);

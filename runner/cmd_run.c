@@ -167,11 +167,13 @@ static void case_record_fill(struct case_record *r, const struct sweep_case *c,
 	r->rse = res->status == STATUS_OK ? res->rse : -1;
 }
 
-/* Whether two cases are the impls of one shape, measured in alternating rounds: the same key
- * but for the impl, both built in (a peer runs in a process of its own). */
+/* Whether two cases are the impls of one shape, measured in alternating rounds: two impls of one
+ * benchmark of the sweep (so, the same measurement settings) with the same key but for the impl,
+ * both built in (a peer runs in a process of its own). */
 static int same_group(const struct sweep_case *a, const struct sweep_case *b)
 {
-	if (a->peer || b->peer || !strcmp(a->params.impl, b->params.impl))
+	if (a->peer || b->peer || a->benchmark != b->benchmark ||
+	    !strcmp(a->params.impl, b->params.impl))
 		return 0;
 	char *ka = case_key_drop(a->key, "impl"), *kb = case_key_drop(b->key, "impl");
 	int same = ka && kb && !strcmp(ka, kb);

@@ -428,7 +428,7 @@ e2e_params)
 	expect_status 0 "runner run e2e" "$RUNNER" run "$T/e2e.yaml" --db "$db"
 	# L(4d^2 + 3 d d_ff + 2d) + 2Vd + d = 2 (16384 + 24576 + 128) + 128000 + 64
 	check "param_count stored" [ "$(sql "$db" "select param_count from cases")" = 210240 ]
-	check "schema version 9" [ "$(sql "$db" "PRAGMA user_version")" = 9 ]
+	check "schema version 10" [ "$(sql "$db" "PRAGMA user_version")" = 10 ]
 	check "stop reason of a fixed count" [ "$(sql "$db" "select group_concat(distinct stop_reason) from cases")" = iters ]
 	expect_status 0 "report e2e csv" "$REPORT" --db "$db" --format csv
 	contains "$T/out" "^model,impl,dtype,device,pass,context_length,batch_size,attention,param_count_M,status," "param count column after the parameters"
@@ -542,9 +542,9 @@ iters_auto)
 	contains "$T/out" "fake float32 .*unsupported: iters: auto is not supported for a peer" "a peer refuses auto"
 	expect_status 0 "runner run an auto sweep" "$RUNNER" run "$T/auto.yaml" --db "$db"
 	contains "$T/out" "5 of 5 cases stored \(4 ok, 0 oom, 0 error, 1 unsupported, 0 skipped\)" "run summary"
-	contains "$T/err" "S32 D16 causal: ok; iters auto: [0-9]+, (precision|max_time), rse [0-9.]+% \(" "the progress line says how many, why, and the estimate"
-	contains "$T/err" "S16 D16 causal: ok; iters auto: 8, max_iters \(" "no estimate before 10 iterations"
-	contains "$T/err" "S32 D16 causal: ok \(" "a fixed count as before"
+	contains "$T/err" "S32 D16 causal: ok; iters auto: [0-9]+, (precision|max_time), rse [0-9.]+%(; waited for a CPU [0-9]+%)? \(" "the progress line says how many, why, and the estimate"
+	contains "$T/err" "S16 D16 causal: ok; iters auto: 8, max_iters(; waited for a CPU [0-9]+%)? \(" "no estimate before 10 iterations"
+	contains "$T/err" "S32 D16 causal: ok(; waited for a CPU [0-9]+%)? \(" "a fixed count as before"
 	check "auto cases stop for precision or time, after at least min_iters" [ "$(sql "$db" "select count(*) from cases where ord < 2 and stop_reason in ('precision', 'max_time') and iters >= 12")" = 2 ]
 	check "the cap stops the case it binds" [ "$(sql "$db" "select stop_reason || iters from cases where ord = 2")" = max_iters8 ]
 	check "a fixed count is stopped by its count" [ "$(sql "$db" "select stop_reason || iters from cases where ord = 3")" = iters4 ]

@@ -10,20 +10,65 @@
 /* The 97.5% normal quantile: the ranks of the median's 95% interval are n/2 -+ Z sqrt(n)/2. */
 #define Z 1.959963984540054
 
-static int cmp_i64(const void *a, const void *b)
+static void swap_i64(int64_t *a, int64_t *b)
 {
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return (x > y) - (x < y);
+	int64_t t = *a;
+	*a = *b;
+	*b = t;
 }
 
-/* The value at 0-based rank r of sorted[0..n), interpolated between neighbours. */
-static double at_rank(const int64_t *sorted, size_t n, double r)
+/* The value of 0-based rank k of x[0..n), k < n, by selection (Hoare's quickselect with a median
+ * of three pivot): x is reordered so that x[0..k) <= x[k] <= x[k+1..n). */
+static int64_t select_rank(int64_t *x, size_t n, size_t k)
+{
+	size_t lo = 0, hi = n - 1;
+	while (hi > lo) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (x[mid] < x[lo])
+			swap_i64(&x[mid], &x[lo]);
+		if (x[hi] < x[lo])
+			swap_i64(&x[hi], &x[lo]);
+		if (x[hi] < x[mid])
+			swap_i64(&x[hi], &x[mid]);
+		int64_t pivot = x[mid];
+		size_t i = lo, j = hi;
+		while (i <= j) {
+			while (x[i] < pivot)
+				i++;
+			while (x[j] > pivot)
+				j--;
+			if (i <= j) {
+				swap_i64(&x[i], &x[j]);
+				i++;
+				if (j == 0)
+					break;
+				j--;
+			}
+		}
+		if (k <= j)
+			hi = j;
+		else if (k >= i)
+			lo = i;
+		else
+			break;
+	}
+	return x[k];
+}
+
+/* The value at fractional 0-based rank r of x[0..n) (as if sorted), interpolated between
+ * neighbours; reorders x. */
+static double at_rank(int64_t *x, size_t n, double r)
 {
 	size_t lo = (size_t)r;
 	if (lo + 1 >= n)
-		return (double)sorted[n - 1];
-	double f = r - (double)lo;
-	return (double)sorted[lo] + f * (double)(sorted[lo + 1] - sorted[lo]);
+		return (double)select_rank(x, n, n - 1);
+	double below = (double)select_rank(x, n, lo), f = r - (double)lo;
+	if (f == 0)
+		return below;
+	int64_t above = x[lo + 1];   /* the least of what lies above rank lo */
+	for (size_t i = lo + 2; i < n; i++)
+		above = x[i] < above ? x[i] : above;
+	return below + f * ((double)above - below);
 }
 
 /* The integrated autocorrelation time tau = 1 + 2 sum_k rho_k of the signs of times[0..n) about
@@ -62,7 +107,6 @@ double median_rse_sign(const int64_t *times, size_t n, int64_t *scratch)
 	if (n < MEDIAN_RSE_MIN_SAMPLES)
 		return INFINITY;
 	memcpy(scratch, times, n * sizeof(*times));
-	qsort(scratch, n, sizeof(*scratch), cmp_i64);
 	double mid = (double)(n - 1) / 2, half = Z * sqrt((double)n) / 2;
 	double median = at_rank(scratch, n, mid);
 	if (!(median > 0) || mid - half < 0)
@@ -88,7 +132,6 @@ double median_rse_blocks(const int64_t *times, size_t n, int64_t *scratch)
 		double mean = 0, ss = 0;
 		for (size_t k = 0; k < b; k++) {
 			memcpy(scratch, first + k * m, m * sizeof(*times));
-			qsort(scratch, m, sizeof(*scratch), cmp_i64);
 			double median = at_rank(scratch, m, (double)(m - 1) / 2);
 			if (!(median > 0))
 				return INFINITY;

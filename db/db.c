@@ -17,6 +17,7 @@
 #include "params.h"
 #include "sha256.h"
 #include "strbuf.h"
+#include "xalloc.h"
 
 extern const char *const schema_migrations[];
 extern const int schema_migration_count;
@@ -173,12 +174,9 @@ fail:
 int db_open(const char *path, unsigned flags, struct db **out, struct bd_error *err)
 {
 	int rc = 0;
-	struct db *db = calloc(1, sizeof(*db));
+	struct db *db = xcalloc(1, sizeof(*db));
 	*out = NULL;
-	if (!db || !(db->path = strdup(path))) {
-		rc = bd_fail(err, BD_ENOMEM, "out of memory");
-		goto done;
-	}
+	db->path = xstrdup(path);
 	struct stat sb;
 	if (flags & DB_READONLY) {
 		if ((rc = db_readonly_open(path, &db->handle, err)))
@@ -509,12 +507,7 @@ static void collect(sqlite3_stmt *st, int *rc, void **items, size_t *count, size
 		}
 		if (*count == alloc) {
 			alloc = alloc ? 2 * alloc : 64;
-			void *p = realloc(*items, alloc * size);
-			if (!p) {
-				*rc = SQLITE_NOMEM;
-				break;
-			}
-			*items = p;
+			*items = xrealloc(*items, alloc * size);
 		}
 		read(st, (char *)*items + (*count)++ * size);
 	}
@@ -523,7 +516,7 @@ static void collect(sqlite3_stmt *st, int *rc, void **items, size_t *count, size
 static char *col_strdup(sqlite3_stmt *st, int i)
 {
 	const unsigned char *s = sqlite3_column_text(st, i);
-	return s ? strdup((const char *)s) : NULL;
+	return s ? xstrdup((const char *)s) : NULL;
 }
 
 static int64_t col_i64(sqlite3_stmt *st, int i, int64_t if_null)
@@ -830,6 +823,14 @@ static void case_row_read(sqlite3_stmt *st, struct case_row *c)
 	c->stop_reason = col_strdup(st, i++);
 	c->cpu_wait = col_double(st, i++, -1);
 	c->rse = col_double(st, i++, -1);
+	/* an ok case that was not checked against a reference (a peer without `check` lines) says so
+	 * wherever a report names it (schemas/peer-protocol.md, "Validation") */
+	char *marked = NULL;
+	if (c->status == STATUS_OK && c->max_diff < 0 && c->name &&
+	    asprintf(&marked, "%s " DB_UNVALIDATED_MARK, c->name) >= 0) {
+		free(c->name);
+		c->name = marked;
+	}
 }
 
 static void case_row_read_any(sqlite3_stmt *st, void *item)

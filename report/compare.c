@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "xalloc.h"
 
 static int is_ok(const struct case_row *c) { return c->status == STATUS_OK; }
 
@@ -26,9 +27,7 @@ void compare_pairs(const struct case_set *base, const struct case_set *cand,
 
 void compare_pairs_decide(struct case_pair *pairs, size_t n, const struct verdict_rule *rule)
 {
-	struct pair_result **family = malloc((n ? n : 1) * sizeof(*family));
-	if (!family)
-		abort();
+	struct pair_result **family = xcalloc(n, sizeof(*family));
 	size_t m = 0;
 	for (size_t i = 0; i < n; i++)
 		if (pairs[i].ok)
@@ -37,20 +36,13 @@ void compare_pairs_decide(struct case_pair *pairs, size_t n, const struct verdic
 	free(family);
 }
 
-int compare_match(const struct case_set *base, const struct case_set *cand, const char *impl,
-		  enum series_pick pick, const struct verdict_rule *rule, struct case_pair **pairs,
-		  size_t *n)
+void compare_match(const struct case_set *base, const struct case_set *cand, const char *impl,
+		   enum series_pick pick, const struct verdict_rule *rule, struct case_pair **pairs,
+		   size_t *n)
 {
 	struct case_index index = {0};
-	*pairs = NULL;
-	*n = 0;
-	if (case_index_build(base, impl != NULL, &index))
-		return BD_ENOMEM;
-	struct case_pair *out = calloc(cand->n ? cand->n : 1, sizeof(*out));
-	if (!out) {
-		case_index_free(&index);
-		return BD_ENOMEM;
-	}
+	case_index_build(base, impl != NULL, &index);
+	struct case_pair *out = xcalloc(cand->n, sizeof(*out));
 	size_t m = 0;
 	for (size_t i = 0; i < cand->n; i++) {
 		const struct case_row *c = &cand->rows[i];
@@ -58,6 +50,11 @@ int compare_match(const struct case_set *base, const struct case_set *cand, cons
 			continue;
 		char *stripped = impl ? case_key_without_impl(c->case_key) : NULL;
 		long j = case_index_find(&index, impl ? stripped : c->case_key, impl);
+		if (j < 0 && impl) {   /* a peer's case: the baseline's that lacks its own parameters */
+			char *plain = case_key_without_peer_params(stripped);
+			j = case_index_find(&index, plain, impl);
+			free(plain);
+		}
 		free(stripped);
 		if (j >= 0 && is_ok(c) && is_ok(&base->rows[j]))
 			out[m++] = (struct case_pair){.base = (size_t)j, .cand = i};
@@ -66,7 +63,36 @@ int compare_match(const struct case_set *base, const struct case_set *cand, cons
 	compare_pairs(base, cand, out, m, pick, rule);
 	*pairs = out;
 	*n = m;
-	return 0;
+}
+
+void compare_match_param(const struct case_set *set, const char *key, const char *value,
+			 enum series_pick pick, const struct verdict_rule *rule,
+			 struct case_pair **pairs, size_t *n)
+{
+	char (*have)[128] = xcalloc(set->n, sizeof(*have));
+	char **rest = xcalloc(set->n, sizeof(*rest));   /* the key without key= */
+	struct case_pair *out = xcalloc(set->n, sizeof(*out));
+	size_t m = 0;
+	for (size_t i = 0; i < set->n; i++) {
+		json_field(set->rows[i].params_json, key, have[i], sizeof(have[i]));
+		rest[i] = case_key_without(set->rows[i].case_key, key);
+	}
+	for (size_t i = 0; i < set->n; i++) {   /* O(n^2) string compares: a run's few thousand */
+		if (!is_ok(&set->rows[i]) || !have[i][0] || !strcmp(have[i], value))
+			continue;
+		for (size_t j = 0; j < set->n; j++)
+			if (is_ok(&set->rows[j]) && !strcmp(have[j], value) && !strcmp(rest[j], rest[i])) {
+				out[m++] = (struct case_pair){.base = j, .cand = i};
+				break;
+			}
+	}
+	for (size_t i = 0; i < set->n; i++)
+		free(rest[i]);
+	free(rest);
+	free(have);
+	compare_pairs(set, set, out, m, pick, rule);
+	*pairs = out;
+	*n = m;
 }
 
 size_t compare_tables(const struct case_set *cand, const struct case_pair *pairs, size_t n,
@@ -83,11 +109,9 @@ size_t compare_tables(const struct case_set *cand, const struct case_pair *pairs
 	       c_hi = table_column(t, "ci hi", "x", 3), c_p = table_column(t, "p", "", 4),
 	       c_q = table_column(t, "p adj", "", 4),
 	       c_v = table_column(t, "verdict", "", 0);
-	double *speedups = calloc(n ? n : 1, sizeof(*speedups));
-	const char **groups = calloc(n ? n : 1, sizeof(*groups));
-	enum verdict *verdicts = calloc(n ? n : 1, sizeof(*verdicts));
-	if (!speedups || !groups || !verdicts)
-		abort();
+	double *speedups = xcalloc(n, sizeof(*speedups));
+	char (*groups)[160] = xcalloc(n, sizeof(*groups));   /* impl and peer parameters */
+	enum verdict *verdicts = xcalloc(n, sizeof(*verdicts));
 	size_t npairs = 0;
 	for (size_t k = 0; k < n; k++) {
 		if (!pairs[k].ok)
@@ -95,8 +119,12 @@ size_t compare_tables(const struct case_set *cand, const struct case_pair *pairs
 		const struct case_row *c = &cand->rows[pairs[k].cand];
 		const struct pair_result *pr = &pairs[k].result;
 		size_t r = table_row(t);
+		char params[128];
+		case_key_peer_params(c->case_key, params, sizeof(params));
+		snprintf(groups[npairs], sizeof(groups[npairs]), "%s%s%s", c->impl, params[0] ? " " : "",
+			 params);
 		table_text(t, r, c_case, c->name);
-		table_text(t, r, c_impl, c->impl);
+		table_text(t, r, c_impl, groups[npairs]);
 		char n_text[48];
 		snprintf(n_text, sizeof(n_text), "%zu/%zu", pr->base.n, pr->cand.n);
 		table_text(t, r, c_n, n_text);
@@ -116,8 +144,7 @@ size_t compare_tables(const struct case_set *cand, const struct case_pair *pairs
 			table_number(t, r, c_q, q);
 		table_text(t, r, c_v, verdict_names[pr->verdict]);
 		speedups[npairs] = pr->speedup.ratio;
-		verdicts[npairs] = pr->verdict;
-		groups[npairs++] = c->impl;
+		verdicts[npairs++] = pr->verdict;
 	}
 	if (npairs == 0)
 		goto done;
@@ -135,9 +162,7 @@ size_t compare_tables(const struct case_set *cand, const struct case_pair *pairs
 	       s_max = table_column(sum, "max", "x", 3), s_w = table_column(sum, "wins", "", 0),
 	       s_l = table_column(sum, "losses", "", 0), s_t = table_column(sum, "ties", "", 0),
 	       s_f = table_column(sum, "faster", "", 0), s_s = table_column(sum, "slower", "", 0);
-	double *group = calloc(npairs, sizeof(*group));
-	if (!group)
-		abort();
+	double *group = xcalloc(npairs, sizeof(*group));
 	for (size_t i = 0; i < npairs; i++) {
 		int first = 1;
 		for (size_t j = 0; j < i && first; j++)

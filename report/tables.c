@@ -7,6 +7,7 @@
 
 #include "params.h"
 #include "report.h"
+#include "xalloc.h"
 
 /* The parameters shown for a suite, in column order (keys of the canonical params JSON; the
  * table's column_rank, common/params.c), NULL-terminated in params[9]. */
@@ -24,12 +25,10 @@ int table_of_cases(struct db *db, const char *suite, const struct case_row *case
 {
 	const char *columns[9];
 	const char *const *params = params_of(suite, columns);
-	struct case_series *series = calloc(n ? n : 1, sizeof(*series));
+	struct case_series *series = xcalloc(n, sizeof(*series));
 	unsigned phases = 0;
-	int rc = 0, causal_col = !strcmp(suite, "attention");
+	int rc = 0, causal_col = suite_is(suite, SUITE_ATTENTION);
 	table_init(t, suite);
-	if (!series)
-		return bd_fail(err, BD_ENOMEM, "out of memory");
 	for (size_t i = 0; i < n && !rc; i++) {
 		rc = case_series_load(db, &cases[i], &series[i], err);
 		phases |= series[i].phases;
@@ -37,9 +36,18 @@ int table_of_cases(struct db *db, const char *suite, const struct case_row *case
 	if (rc)
 		goto done;
 
-	size_t col_param[8], ncol_param = 0, col_causal = 0, col_count = 0;
+	size_t col_param[8], ncol_param = 0, col_causal = 0, col_count = 0, col_peer = 0;
 	for (; ncol_param < 8 && params[ncol_param]; ncol_param++)
 		col_param[ncol_param] = table_column(t, params[ncol_param], "", 0);
+	/* a peer's own parameters (schemas/peer-protocol.md), where some case has them */
+	int peer_params = 0;
+	for (size_t i = 0; i < n && !peer_params; i++) {
+		char v[256];
+		case_key_peer_params(cases[i].case_key, v, sizeof(v));
+		peer_params = v[0] != '\0';
+	}
+	if (peer_params)
+		col_peer = table_column(t, "peer params", "", 0);
 	/* The model's parameter count, as the runner stored it (schema 4; e2e) */
 	int counted = 0;
 	for (size_t i = 0; i < n; i++)
@@ -118,6 +126,7 @@ int table_of_cases(struct db *db, const char *suite, const struct case_row *case
 		col_mem[3] = table_column(t, "activations", "MiB", 1);
 	}
 
+	size_t nunvalidated = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct case_row *c = &cases[i];
 		size_t r = table_row(t);
@@ -126,11 +135,18 @@ int table_of_cases(struct db *db, const char *suite, const struct case_row *case
 			json_field(c->params_json, params[k], v, sizeof(v));
 			table_text(t, r, col_param[k], v);
 		}
+		if (peer_params) {
+			case_key_peer_params(c->case_key, v, sizeof(v));
+			table_text(t, r, col_peer, v);
+		}
 		if (counted && c->param_count > 0)
 			table_number(t, r, col_count, (double)c->param_count / 1e6);
 		if (causal_col)
 			table_text(t, r, col_causal, c->causal > 0 ? "yes" : "no");
-		table_text(t, r, col_status, status_name(c->status));
+		/* an ok case not checked against a reference: a peer without `check` lines */
+		int unvalidated = c->status == STATUS_OK && c->max_diff < 0;
+		nunvalidated += unvalidated;
+		table_text(t, r, col_status, unvalidated ? "ok, unvalidated" : status_name(c->status));
 		size_t measured = series[i].ntotal;
 		for (int p = 0; p < PHASE_COUNT; p++)
 			measured = series[i].n[p] > measured ? series[i].n[p] : measured;
@@ -178,6 +194,10 @@ int table_of_cases(struct db *db, const char *suite, const struct case_row *case
 		for (int k = 0; breakdown && c->activation_bytes > 0 && k < 4; k++)
 			table_number(t, r, col_mem[k], held[k] > 0 ? (double)held[k] / BYTES_PER_MIB : 0);
 	}
+	if (nunvalidated)
+		table_note(t, "ok, unvalidated: %zu case%s not checked against a reference (a peer without "
+			   "check lines: schemas/peer-protocol.md, \"Validation\")", nunvalidated,
+			   nunvalidated == 1 ? "" : "s");
 done:
 	for (size_t i = 0; i < n; i++)
 		case_series_free(&series[i]);
@@ -190,18 +210,14 @@ int pivot_table(struct db *db, const char *suite, const struct case_row *cases, 
 {
 	const char *columns[9];
 	const char *const *params = params_of(suite, columns);
-	char **row_key = calloc(n ? n : 1, sizeof(*row_key));
-	char (*value)[128] = calloc(n ? n : 1, sizeof(*value));
-	size_t *row_of = calloc(n ? n : 1, sizeof(*row_of)), *col_of = calloc(n ? n : 1, sizeof(*col_of));
+	char **row_key = xcalloc(n, sizeof(*row_key));
+	char (*value)[128] = xcalloc(n, sizeof(*value));
+	size_t *row_of = xcalloc(n, sizeof(*row_of)), *col_of = xcalloc(n, sizeof(*col_of));
 	size_t col_param[8], ncol_param = 0;
 	int rc = 0;
 	char title[128];
 	snprintf(title, sizeof(title), "%s: mean %s time by %s", suite, series_pick_names[pick], key);
 	table_init(t, title);
-	if (!row_key || !value || !row_of || !col_of) {
-		rc = bd_fail(err, BD_ENOMEM, "out of memory");
-		goto done;
-	}
 	for (; ncol_param < 8 && params[ncol_param]; ncol_param++)
 		if (strcmp(params[ncol_param], key))
 			col_param[ncol_param] = table_column(t, params[ncol_param], "", 0);
@@ -256,8 +272,7 @@ int pivot_table(struct db *db, const char *suite, const struct case_row *cases, 
 			table_number(t, row_of[i], col_of[i], s.mean / NS_PER_MS);
 		case_series_free(&series);
 	}
-done:
-	for (size_t i = 0; row_key && i < n; i++)
+	for (size_t i = 0; i < n; i++)
 		free(row_key[i]);
 	free(row_key);
 	free(value);

@@ -110,9 +110,11 @@ static void make_uuid(char out[40])
 		 b[15]);
 }
 
-/* The command line as typed, arguments with spaces quoted. Call before options are parsed. */
-static char *command_line(int argc, char **argv)
+/* The command line as typed, arguments with spaces quoted. */
+static char *command_line(const struct cmd_line *cl)
 {
+	int argc;
+	char *const *argv = cmd_line_words(cl, &argc);
 	struct strbuf sb = STRBUF_INIT;
 	sb_add(&sb, RUNNER_PROG);
 	for (int i = 0; i < argc; i++) {
@@ -209,18 +211,20 @@ struct measured {
 /* Measure the n cases of m: one alone (a peer by its command), several in `interleave`
  * alternating rounds (measure_interleaved). */
 static void measure_group(struct measured *m, size_t n, long interleave, const char *sweep_path,
-			  struct run_heartbeat *hb)
+			  struct peer_session *session, struct run_heartbeat *hb)
 {
 	const struct sweep_case *c = m[0].c;
+	if (!c->peer || !c->peer->persistent)   /* no idle peer beside another case */
+		peer_session_end(session);
 	struct gpu_probe *probe = c->params.device == DEVICE_CUDA ? gpu_probe_start() : NULL;
 	for (size_t j = 0; j < n; j++)
 		db_now(m[j].started_at);
 	if (c->peer) {   /* an external implementation from the sweep's `peers:` */
 		measure_release_signals();   /* its wait loop reads the flag */
-		peer_measure_case(c, sweep_path, &m[0].res, run_heartbeat_iteration, hb);
+		peer_measure_case(c, sweep_path, session, &m[0].res, run_heartbeat_iteration, hb);
 		measure_hold_signals();
 	} else if (n == 1) {
-		measure_case(workload_find(c->params.suite, c->params.impl, c->params.device),
+		measure_case(workload_find(suite_name(c->params.suite), c->params.impl, c->params.device),
 			     &c->params, &m[0].res, run_heartbeat_iteration, hb);
 	} else {
 		const struct workload **w = xcalloc(n, sizeof(*w));
@@ -229,7 +233,7 @@ static void measure_group(struct measured *m, size_t n, long interleave, const c
 		void **ctx = xcalloc(n, sizeof(*ctx));
 		for (size_t j = 0; j < n; j++) {
 			const struct case_params *pj = &m[j].c->params;
-			w[j] = workload_find(pj->suite, pj->impl, pj->device);
+			w[j] = workload_find(suite_name(pj->suite), pj->impl, pj->device);
 			p[j] = pj;
 			ctx[j] = hb;
 		}
@@ -244,7 +248,7 @@ static void measure_group(struct measured *m, size_t n, long interleave, const c
 	gpu_probe_stop(probe, &m[0].gpu);
 }
 
-int cmd_run(int argc, char **argv)
+int cmd_run(struct cmd_line *cl)
 {
 	const char *db_path = BENCHDB_DEFAULT_DB, *label = NULL, *mem_limit_text = NULL;
 	const char *shard_text = NULL, *group = NULL, *resume_run = NULL;
@@ -284,7 +288,7 @@ int cmd_run(int argc, char **argv)
 		"(oom and unsupported cases are results), 1 when a case failed validation or the database\n"
 		"could not be written, 2 for a bad sweep or option, 130 when interrupted."};
 	measure_hold_signals();   /* before any thread exists: see measure.h */
-	char *cmdline = command_line(argc, argv);
+	char *cmdline = command_line(cl);
 	struct sweep *sweep = NULL;
 	struct sweep_cases cases = {0};
 	struct sweep_cases whole = {0};   /* with --shard: the whole sweep; cases borrows its slice */
@@ -299,7 +303,8 @@ int cmd_run(int argc, char **argv)
 	size_t counts[STATUS_COUNT] = {0}, stored = 0;
 	const char *run_status = "complete";
 
-	if ((status = opt_parse_command(specs, &usage, argc, argv, 1, 1, &npos)) >= 0)
+	char **argv = NULL;   /* the positional arguments */
+	if ((status = opt_parse_command(cl, specs, &usage, 1, 1, &argv, &npos)) >= 0)
 		goto done;
 	status = EXIT_OK;
 	if (busy_timeout_s < 0 || busy_timeout_s > INT32_MAX / 1000) {
@@ -347,7 +352,7 @@ int cmd_run(int argc, char **argv)
 	if (shard_text) {
 		whole = cases;
 		if (shard_select(&whole, &shard, &cases)) {
-			fprintf(stderr, "runner run: out of memory\n");
+			fprintf(stderr, "runner run: cannot split the sweep into %d shards\n", shard.count);
 			status = EXIT_FAIL;
 			goto done;
 		}
@@ -395,13 +400,8 @@ int cmd_run(int argc, char **argv)
 		.shard_index = shard.index,
 		.shard_count = shard.count,
 	};
-	size_t *order = calloc(cases.n ? cases.n : 1, sizeof(*order));
+	size_t *order = xcalloc(cases.n, sizeof(*order));
 	char repeat_id[48] = "";
-	if (!order) {
-		fprintf(stderr, "runner run: out of memory\n");
-		status = EXIT_FAIL;
-		goto done;
-	}
 	for (size_t i = 0; i < cases.n; i++)
 		order[i] = i;
 	for (long rep = 0; rep < repeat && !measure_interrupted; rep++) {
@@ -455,12 +455,13 @@ int cmd_run(int argc, char **argv)
 				shard.count, group_id, cases.n, whole.n);
 
 		struct progress pg;
-		struct progress_work *work = calloc(cases.n ? cases.n : 1, sizeof(*work));
-		for (size_t k = 0; work && k < cases.n; k++)
+		struct progress_work *work = xcalloc(cases.n, sizeof(*work));
+		for (size_t k = 0; k < cases.n; k++)
 			case_work(&cases.items[order[k]], 1, &work[k]);
 		progress_init(&pg, cases.n, work);
 		free(work);
 		struct run_heartbeat hb = {&pg, db, run_id, now_ns()};
+		struct peer_session *session = peer_session_new();   /* a persistent peer's process */
 		rc = 0;
 		for (size_t k = 0, g; k < cases.n && !rc; k += g) {
 			/* the cases at k..k+g-1: one, or the impls of one shape, interleaved */
@@ -477,7 +478,7 @@ int cmd_run(int argc, char **argv)
 					m[nm++] = (struct measured){.c = &cases.items[order[k + j]], .at = k + j};
 			if (nm) {
 				progress_case_start(&pg, m[0].at, m[0].c->name);
-				measure_group(m, nm, interleave, sweep->path, &hb);
+				measure_group(m, nm, interleave, sweep->path, session, &hb);
 			}
 			for (size_t j = 0; j < nm && !rc; j++) {
 				struct case_result *res = &m[j].res;
@@ -510,6 +511,7 @@ int cmd_run(int argc, char **argv)
 			if (interrupted)
 				break;
 		}
+		peer_session_free(session);
 		progress_finish(&pg);
 		if (measure_take_signals() && strcmp(run_status, "failed")) {
 			run_status = "interrupted";

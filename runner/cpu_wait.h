@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 /* The share of its measured time a case may wait for a CPU and still count as measured on a
  * quiet machine: above it, iters: auto does not stop for precision (precision.h), runner run
@@ -46,5 +47,25 @@ void contention_add(struct contention_count *c, double cpu_wait);
  * after a run whose cases waited; nothing when there is nothing to say. */
 void contention_warn_before(FILE *f, const struct machine_load *m);
 void contention_warn_after(FILE *f, const struct contention_count *c);
+
+/* The same over another process's descendants (a peer's process tree, below its guardian root;
+ * the root itself left out), read by sampling: threads seen at cpu_wait_tree_begin count from
+ * their reading then, threads that appear later from their start, threads that end count up to
+ * their last sample. Sample at least every few hundred milliseconds while the tree works. */
+struct cpu_wait_thread {
+	pid_t tid;
+	int64_t run0, wait0;   /* at begin (0 for a thread that appeared later) */
+	int64_t run, wait;     /* at the last sample that saw it */
+};
+struct cpu_wait_tree {
+	struct cpu_wait_thread *threads;
+	size_t n, cap;
+	int ok;                /* some thread's schedstat was read */
+};
+void cpu_wait_tree_begin(struct cpu_wait_tree *w, pid_t root);
+void cpu_wait_tree_sample(struct cpu_wait_tree *w, pid_t root);
+/* wait / (run + wait) summed over the threads since begin, in [0, 1]; -1 when unknown. */
+double cpu_wait_tree_share(const struct cpu_wait_tree *w);
+void cpu_wait_tree_free(struct cpu_wait_tree *w);
 
 #endif

@@ -11,6 +11,7 @@
 
 #include "cpu_wait.h"
 #include "escape.h"
+#include "xalloc.h"
 
 /* Redraw the terminal line at most this often. */
 #define REDRAW_NS 100000000LL
@@ -31,9 +32,7 @@ static double *work_before(size_t n, const struct progress_work *work, enum prog
 	*basis = PROGRESS_BY_COUNT;
 	if (!work || !n)
 		return NULL;
-	double *before = malloc((n + 1) * sizeof(*before));
-	if (!before)
-		return NULL;
+	double *before = xmalloc((n + 1) * sizeof(*before));
 	for (int b = PROGRESS_BY_FLOPS; b < PROGRESS_BY_COUNT; b++) {
 		int known = 1;
 		before[0] = 0;
@@ -97,7 +96,7 @@ static void draw(struct progress *pg, double fraction)
 	eta(pg, pg->index, fraction, pg->last_draw_ns, left, sizeof(left));
 	char *name = escape_controls(pg->name);   /* a name quotes sweep text */
 	fprintf(stderr, "\r\033[K[%zu/%zu] %s  %3.0f%%  elapsed %s  eta %s", pg->index + 1, pg->ncases,
-		name ? name : "", 100.0 * fraction, el, left);
+		name, 100.0 * fraction, el, left);
 	free(name);
 	fflush(stderr);
 }
@@ -127,7 +126,7 @@ void progress_case_end(struct progress *pg, const struct case_result *res)
 	int64_t now = now_ns();
 	fmt_duration(el, sizeof(el), now - pg->start_ns);
 	eta(pg, pg->index, 1.0, now, left, sizeof(left));
-	char *name = escape_controls(pg->name);
+	char *name = escape_controls(pg->name), *reason = escape_controls(res->reason);
 	char stop[128] = "";   /* iters: auto: how many, and what stopped it */
 	if (res->stop_reason && strcmp(res->stop_reason, "iters"))
 		snprintf(stop, sizeof(stop), isfinite(res->rse) ? "; iters auto: %lld, %s, rse %.2f%%" :
@@ -136,9 +135,10 @@ void progress_case_end(struct progress *pg, const struct case_result *res)
 	if (res->status == STATUS_OK && res->cpu_wait > CPU_WAIT_CONTENDED)
 		snprintf(waited, sizeof(waited), "; waited for a CPU %.0f%%", 100 * res->cpu_wait);
 	fprintf(stderr, "[%zu/%zu] %s: %s%s%s%s%s (%.2f s; elapsed %s, eta %s)\n", pg->index + 1,
-		pg->ncases, name ? name : "", status_name(res->status), res->reason[0] ? ": " : "",
-		res->reason, stop, waited, (double)res->elapsed_ns / 1e9, el, left);
+		pg->ncases, name, status_name(res->status), res->reason[0] ? ": " : "",
+		reason, stop, waited, (double)res->elapsed_ns / 1e9, el, left);
 	free(name);
+	free(reason);
 }
 
 void progress_finish(struct progress *pg)

@@ -51,7 +51,7 @@ static double measure_pair(const struct sweep_case *c, int rounds, int first, do
 	const struct workload *w[2];
 	double out = NAN;
 	for (int k = 0; k < 2; k++)
-		w[k] = workload_find(c[k].params.suite, c[k].params.impl, c[k].params.device);
+		w[k] = workload_find(suite_name(c[k].params.suite), c[k].params.impl, c[k].params.device);
 	if (rounds <= 1) {
 		for (int j = 0; j < 2; j++) {
 			int k = j ^ first;

@@ -169,7 +169,7 @@ static struct case_params params(enum bd_pass pass, int64_t warmup, int64_t iter
 {
 	struct case_params p;
 	memset(&p, 0, sizeof(p));
-	snprintf(p.suite, sizeof(p.suite), "attention");
+	p.suite = SUITE_ATTENTION;
 	snprintf(p.impl, sizeof(p.impl), "fake");
 	p.pass = pass;
 	p.warmup = warmup;
@@ -704,14 +704,14 @@ static double log_median(const int64_t *x, int64_t n, int64_t *sorted)
 }
 
 /* The whole rule on planted AR(1) series (log-normal iterations, median 1 ms): run as measure.c
- * runs it (an estimate at each iteration below 200, then each 2%), and over 200 trials the
+ * runs it (an estimate at each iteration below 200, then each 2%), and over 100 trials the
  * standard deviation of the log of the median where it stopped, against the target. Printed
  * beside it: where the first estimate at or below the target would have stopped (the rule
  * without its hold), which overshoots (docs/performance.md, "iters: auto"). */
 static void test_precision__auto_reaches_its_target_on_planted_autocorrelated_series(void **state)
 {
 	(void)state;
-	enum { TRIALS = 200, N = 10000 };
+	enum { TRIALS = 100, N = 10000 };
 	static const struct {
 		double cv, phi;
 	} series[] = {{0.05, 0}, {0.05, 0.36}, {0.02, 0.36}, {0.05, 0.7}};

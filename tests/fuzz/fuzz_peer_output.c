@@ -1,6 +1,8 @@
 /* tests/fuzz/fuzz_peer_output.c: libFuzzer target for the peer-output parser
  * (peer_parse_output, schemas/peer-protocol.md) on any bytes a peer could print, for a case whose
- * pass, warm-up and iteration count come from the input's first byte (tests/fuzz/README.md). */
+ * pass, warm-up and iteration count come from the input's first byte (tests/fuzz/README.md).
+ * Text that starts with "#block\n" (a comment line for the whole-output parse) is parsed as one
+ * case of a persistent peer instead (peer_parse_case_block, version 2, from line 7). */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -9,9 +11,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* peer.c's link to the workload registry (peer_figures): none in this target. */
-const struct workload *const workloads[] = {NULL};
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct case_params p;
@@ -19,14 +18,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unsigned shape = size ? data[0] : 0;
 	static const enum bd_pass passes[] = {PASS_FORWARD, PASS_BACKWARD, PASS_FORWARD_BACKWARD,
 					      PASS_TRAIN_STEP};
-	snprintf(p.suite, sizeof(p.suite), "%s", shape & 0x80 ? "e2e" : "attention");
+	p.suite = shape & 0x80 ? SUITE_E2E : SUITE_ATTENTION;
 	snprintf(p.impl, sizeof(p.impl), "peer");
 	p.pass = passes[shape & 3];
 	p.warmup = (shape >> 2) & 3;
 	p.iters = 1 + ((shape >> 4) & 7);
 	struct peer_output out;
 	memset(&out, 0, sizeof(out));
-	peer_parse_output(size ? (const char *)data + 1 : "", size ? size - 1 : 0, &p, &out);
+	const char *text = size ? (const char *)data + 1 : "";
+	size_t len = size ? size - 1 : 0;
+	static const char block[] = "#block\n";
+	if (len >= sizeof(block) - 1 && !memcmp(text, block, sizeof(block) - 1))
+		peer_parse_case_block(text + sizeof(block) - 1, len - (sizeof(block) - 1), &p, 2, 7, &out);
+	else
+		peer_parse_output(text, len, &p, &out);
 	peer_output_free(&out);
 	return 0;
 }

@@ -867,14 +867,17 @@ static void test_measure__interleaved_rounds_cancel_a_drift_that_one_after_the_o
  * standard deviation of the windows' log medians against the target is what the stop for
  * precision promised (docs/performance.md, "iters: auto"). */
 
-/* Where iters: auto stops on x[0..n) (0: it does not within n), as measure.c runs it. */
+typedef double (*rse_estimator)(const int64_t *, size_t, int64_t *);
+
+/* Where iters: auto stops on x[0..n) (0: it does not within n), as measure.c runs it, with the
+ * estimator est. */
 static int64_t auto_stop_at(const int64_t *x, int64_t n, const struct case_params *p,
-			    int64_t *scratch)
+			    int64_t *scratch, rse_estimator est)
 {
 	int64_t since = 0, checked = 0;
 	for (int64_t k = 1; k <= n; k++) {
 		if (k >= p->min_iters && (k < 200 || k - checked >= checked / 50)) {
-			double rse = median_rse(x, (size_t)k, scratch);
+			double rse = est(x, (size_t)k, scratch);
 			since = rse > p->target_rse ? 0 : since ? since : k;
 			checked = k;
 		}
@@ -887,12 +890,12 @@ static int64_t auto_stop_at(const int64_t *x, int64_t n, const struct case_param
 /* The standard deviation of the log medians of the successive windows of x[0..n), and how many
  * there were (*nwin, at least 2 for an answer; NAN otherwise) and their mean length. */
 static double window_spread(const int64_t *x, int64_t n, const struct case_params *p,
-			    int64_t *scratch, int *nwin, double *mean_len)
+			    int64_t *scratch, rse_estimator est, int *nwin, double *mean_len)
 {
 	double sum = 0, sum2 = 0;
 	int64_t from = 0, len;
 	*nwin = 0;
-	while (from < n && (len = auto_stop_at(x + from, n - from, p, scratch)) > 0) {
+	while (from < n && (len = auto_stop_at(x + from, n - from, p, scratch, est)) > 0) {
 		double m = log_median(x + from, len, scratch);
 		sum += m;
 		sum2 += m * m;
@@ -970,22 +973,27 @@ static void test_precision__windows_of_a_long_run_agree_within_the_target_under_
 	int within = 0, total = 0;
 	rng_state = 99;
 	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
-		int ok = 0, windows = 0;
+		int ok = 0, windows = 0, ok_sign = 0;
 		double worst = 0, len = 0;
 		for (int r = 0; r < RUNS; r++) {
 			int nwin;
 			double mean_len;
 			plant_drift(x, N, kinds[k].kind, kinds[k].size, kinds[k].scale);
-			double sd = window_spread(x, N, &p, scratch, &nwin, &mean_len);
+			/* the within-series estimate alone, as before drift was accounted for */
+			double sd_sign = window_spread(x, N, &p, scratch, median_rse_sign, &nwin, &mean_len);
+			ok_sign += sd_sign <= 1.5 * p.target_rse;
+			double sd = window_spread(x, N, &p, scratch, median_rse, &nwin, &mean_len);
 			ok += sd <= 1.5 * p.target_rse;
 			worst = fmax(worst, sd / p.target_rse);
 			windows += nwin;
 			len += mean_len / RUNS;
 		}
 		print_message("%-22s size %4.1f%% scale %5.0f: %2d of %d runs within 1.5x (worst %.2fx), "
-			      "%d windows of %.0f iterations on average%s\n",
+			      "%d windows of %.0f iterations on average; the sign estimate alone: %d of "
+			      "%d%s\n",
 			      drift_names[kinds[k].kind], 100 * kinds[k].size, kinds[k].scale, ok, RUNS,
-			      worst, windows / RUNS, len, kinds[k].asserted ? "" : " (slower than a window)");
+			      worst, windows / RUNS, len, ok_sign, RUNS,
+			      kinds[k].asserted ? "" : " (slower than a window)");
 		if (kinds[k].asserted) {
 			within += ok;
 			total += RUNS;

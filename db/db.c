@@ -136,11 +136,14 @@ static int read_version(struct db *db, int *version, struct bd_error *err)
 	return rc == SQLITE_OK ? 0 : sql_fail(db, err, "cannot read the schema version");
 }
 
-/* Apply migrations version+1..latest, each in its own transaction with its user_version. */
+/* Apply migrations version+1..latest, each in its own transaction with its user_version (the
+ * number in its file name; a number no file has is skipped: db/embed_sql.cmake). */
 static int migrate(struct db *db, struct bd_error *err)
 {
 	int rc = 0, target = 0;
 	for (int v = db->version; v < schema_migration_count; v++) {
+		if (!schema_migrations[v])
+			continue;
 		target = v + 1;
 		char pragma[64];
 		snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d;", v + 1);

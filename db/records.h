@@ -70,7 +70,7 @@ struct case_record {
 	const char *impl_info;             /* JSON object: what ran (engine, library versions) */
 	const char *stop_reason;           /* iters, precision, max_time, max_iters */
 	double cpu_wait;                   /* schema 9: share waited for a CPU; < 0 unknown (NULL) */
-	double rse;                        /* schema 10: the median's relative standard error;
+	double rse;                        /* schema 12: the median's relative standard error;
 					    * not finite or <= 0 (a zeroed record): NULL */
 	double flops[PHASE_COUNT], bytes[PHASE_COUNT];
 	char started_at[32];

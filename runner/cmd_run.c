@@ -14,6 +14,7 @@
 #include "gpu_probe.h"
 #include "liveness.h"
 #include "measure.h"
+#include "noise.h"
 #include "opt.h"
 #include "params.h"
 #include "peer.h"
@@ -21,6 +22,7 @@
 #include "resume.h"
 #include "sha256.h"
 #include "shard.h"
+#include "splitmix64.h"
 #include "sweep.h"
 #include "sysinfo.h"
 #include "xalloc.h"
@@ -76,11 +78,7 @@ static void shuffle_cases(size_t *order, size_t n, const char *seed)
 	for (const char *c = seed; *c; c++)
 		x = (x ^ (unsigned char)*c) * 0x100000001b3ull;
 	for (size_t i = n; i > 1; i--) {
-		uint64_t z = (x += 0x9e3779b97f4a7c15ull);
-		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-		z ^= z >> 31;
-		size_t j = (size_t)(z % i), t = order[i - 1];
+		size_t j = (size_t)(splitmix64(&x) % i), t = order[i - 1];
 		order[i - 1] = order[j];
 		order[j] = t;
 	}
@@ -272,7 +270,8 @@ int cmd_run(struct cmd_line *cl)
 		{"force", 0, OPT_FLAG, NULL,
 		 "with --resume: resume although the sweep text, build or machine differ", &force},
 		{"repeat", 0, OPT_INT, "N",
-		 "run the sweep N times: N runs of one label and group, cases reshuffled each time",
+		 "run the sweep N times: N runs of one label and group, cases reshuffled each time "
+		 "(how many: below)",
 		 &repeat},
 		{"interleave", 0, OPT_INT, "ROUNDS",
 		 "measure the impls of one shape in this many alternating rounds (default "
@@ -286,7 +285,13 @@ int cmd_run(struct cmd_line *cl)
 		"Run every case of a sweep and store the run, its system, each case and every iteration's\n"
 		"timing (warm-up included) in a SQLite database. Exit status: 0 when every case was stored\n"
 		"(oom and unsupported cases are results), 1 when a case failed validation or the database\n"
-		"could not be written, 2 for a bad sweep or option, 130 when interrupted."};
+		"could not be written, 2 for a bad sweep or option, 130 when interrupted.\n"
+		"How many runs: `report regress` compares runs, not iterations, and prints the run noise s\n"
+		"(a run's median moves s from run to run) and the smallest change it detects. To detect a\n"
+		"change D (10% = 0.10) 90% of the time at alpha 0.01, about 26 (s/D)^2 runs a side: 4 at\n"
+		"s = 4%, D = 10%. Runs of one --repeat group share the machine's state and agree more\n"
+		"closely than runs made at different times, so spread them (one --repeat group a day, or\n"
+		"history of the same commit) to reach D when a new session moves the median too."};
 	measure_hold_signals();   /* before any thread exists: see measure.h */
 	char *cmdline = command_line(cl);
 	struct sweep *sweep = NULL;
@@ -366,11 +371,11 @@ int cmd_run(struct cmd_line *cl)
 		sysinfo_memory(&total, &available);
 		mem_limit = (int64_t)(DEFAULT_MEM_SHARE * (double)(available ? available : total));
 	}
-	/* the default share is of host memory: a CUDA case without a limit of its own is bounded by
-	 * the GPU's memory, which refuses itself */
+	/* the default share is of host memory: a case on a device with memory of its own (CUDA)
+	 * and without a limit of its own is bounded by that memory, which refuses itself */
 	for (size_t i = 0; i < cases.n; i++) {
 		struct case_params *p = &cases.items[i].params;
-		if (mem_limit_text || (!p->mem_limit && p->device == DEVICE_CPU))
+		if (mem_limit_text || (!p->mem_limit && workload_host_memory(p->device)))
 			p->mem_limit = mem_limit;
 	}
 
@@ -521,6 +526,9 @@ int cmd_run(struct cmd_line *cl)
 			bd_error_print("runner run", &err);
 			status = EXIT_FAIL;
 		}
+		int folded;   /* the run into the noise between runs (report/noise.h): not fatal */
+		if (!strcmp(run_status, "complete") && noise_fold_run(db, run_id, &folded, &err))
+			bd_error_print("runner run: warning", &err);
 		if (counts[STATUS_ERROR] && status == EXIT_OK)
 			status = EXIT_FAIL;
 		if (!strcmp(run_status, "failed"))

@@ -399,10 +399,10 @@ static double now_ms(void)
 static void test_db__create_makes_a_latest_schema_file_in_wal_mode(void **state)
 {
 	struct fixture *fx = *state;
-	assert_int_equal(db_schema_latest(), 10);   /* 001_init, 002_views, 003_memory_breakdown,
+	assert_int_equal(db_schema_latest(), 12);   /* 001_init, 002_views, 003_memory_breakdown,
 						       004_param_count, 005_shards, 006_gpu_during_case,
 						       007_liveness, 008_case_detail, 009_cpu_wait,
-						       010_case_rse */
+						       010_run_noise, 012_case_rse */
 	assert_false(file_exists(fx->path));
 
 	struct db *db = open_new(fx->path);
@@ -677,7 +677,7 @@ static void test_db__open_migrates_a_version_1_file_and_keeps_its_rows(void **st
 	assert_null(cases[0].impl_info);              /* and of schema 8 */
 	assert_null(cases[0].stop_reason);
 	assert_true(cases[0].cpu_wait == -1);
-	assert_true(cases[0].rse == -1);              /* and of schema 10 */
+	assert_true(cases[0].rse == -1);              /* and of schema 12 */
 	assert_int_equal(cases[1].status, STATUS_OOM);
 	assert_string_equal(cases[1].reason, "needs 64 GiB");
 	db_case_rows_free(cases, ncases);

@@ -1,4 +1,4 @@
--- 010_case_rse.sql: how precise a case's median is, as the runner estimated it.
+-- 012_case_rse.sql: how precise a case's median is, as the runner estimated it.
 --
 -- rse: the estimated relative standard error of the median of the case's measured iterations
 --   (each iteration's phases summed), over all of them, when the measurement stopped: the larger

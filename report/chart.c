@@ -781,14 +781,14 @@ int chart_write(struct db *db, const struct chart_request *rq, struct strbuf *no
 	p.series = series;
 	p.nseries = ls.n;
 	p.categories = (const char *const *)categories;
-	p.mark_title = ls.marks == MARK_CONTENDED ? "contended (waited for a CPU)" :
-		       ls.marks == MARK_UNSTABLE ? "unstable (median uncertain)" :
+	p.mark_title = ls.marks == CASE_MARK_CONTENDED ? "contended (waited for a CPU)" :
+		       ls.marks == CASE_MARK_UNSTABLE ? "unstable (median uncertain)" :
 						   "contended or unstable (notes)";
-	if (ls.marks & MARK_CONTENDED)
+	if (ls.marks & CASE_MARK_CONTENDED)
 		sb_addf(notes, "contended: the case waited for a CPU more than %d%% of its measured time "
 			       "(cases.cpu_wait): its time includes that wait\n",
 			REPORT_CPU_WAIT_LEVEL_PCT);
-	if (ls.marks & MARK_UNSTABLE)
+	if (ls.marks & CASE_MARK_UNSTABLE)
 		sb_addf(notes, "unstable: the median's relative standard error within its run is above "
 			       "%.3g%% (cases.rse)\n", (double)REPORT_UNSTABLE_RSE_PCT);
 	sb_addf(&path, "%s/%s", rq->dir, chart_kind_names[rq->kind]);

@@ -326,8 +326,8 @@ static void section_conditions(struct writeup *w)
 		nok++;
 		nknown += m.cpu_wait >= 0;
 		worst = m.cpu_wait > worst ? m.cpu_wait : worst;
-		ncontended += (m.bits & MARK_CONTENDED) != 0;
-		nunstable += (m.bits & MARK_UNSTABLE) != 0;
+		ncontended += (m.bits & CASE_MARK_CONTENDED) != 0;
+		nunstable += (m.bits & CASE_MARK_UNSTABLE) != 0;
 		if (m.bits) {
 			char text[96];
 			case_mark_text(&m, text, sizeof(text));

@@ -27,15 +27,13 @@
 					 * level does not count (0: any that stands out of the
 					 * noise; report/stats.h steady_state_index) */
 #define REPORT_STEADY_BAND (REPORT_STEADY_BAND_PCT / 100.0)
-#define REPORT_CPU_WAIT_LEVEL_PCT 5     /* a case that waited this much of its measured time for a
-					 * CPU (cases.cpu_wait) is contended */
 #define REPORT_UNSTABLE_RSE_PCT 2.5     /* a case whose median's estimated relative standard error
 					 * (cases.rse) is above this is unstable: the 95% interval
 					 * of its figure is wider than +-5% */
 
-#define REPORT_CPU_WAIT_LEVEL_PCT 5     /* a side that waited this much of its measured time for a
-					 * CPU is contended (compare: either side; regress: the
-					 * side that looks slower) */
+#define REPORT_CPU_WAIT_LEVEL_PCT 5     /* a case that waited this much of its measured time for a
+					 * CPU (cases.cpu_wait) is contended (compare: either side;
+					 * regress: the side that looks slower) */
 #define REPORT_DETECT_PCT 10           /* the change a report says whether it could detect */
 
 struct verdict_rule {
@@ -106,8 +104,8 @@ void case_series_free(struct case_series *s);
  * What `report` (table), `plot`, `writeup`, `warmup` and `export` show beside a case whose figure
  * cannot be taken at face value; the verdict commands apply their own rules (verdict.c). */
 enum case_mark_bit {
-	MARK_CONTENDED = 1,   /* waited for a CPU more than REPORT_CPU_WAIT_LEVEL_PCT of its time */
-	MARK_UNSTABLE = 2,    /* its median's relative standard error above REPORT_UNSTABLE_RSE_PCT */
+	CASE_MARK_CONTENDED = 1,   /* waited for a CPU more than REPORT_CPU_WAIT_LEVEL_PCT of its time */
+	CASE_MARK_UNSTABLE = 2,    /* its median's relative standard error above REPORT_UNSTABLE_RSE_PCT */
 };
 struct case_mark {
 	unsigned bits;
@@ -329,6 +327,9 @@ struct pair_result {
 	/* the share of its measured time each side waited for a CPU (mean over its runs of
 	 * cases.cpu_wait); -1 unknown. compare_* set -1; the caller fills them before deciding. */
 	double wait_base, wait_cand;
+	/* within one run (compare_pairs): each side's median's relative standard error within its
+	 * run (case_mark_of); <= 0 unknown, and between runs, where the run noise stands for it */
+	double rse_base, rse_cand;
 	enum verdict verdict;
 };
 /* Iterations method, one run a side. BD_EINVAL when a series is empty or a median is not

@@ -164,30 +164,30 @@ void case_mark_of(const struct case_row *c, const double *times, size_t n, struc
 		free(scratch);
 	}
 	if (m->cpu_wait > REPORT_CPU_WAIT_LEVEL_PCT / 100.0)
-		m->bits |= MARK_CONTENDED;
+		m->bits |= CASE_MARK_CONTENDED;
 	if (m->rse > REPORT_UNSTABLE_RSE_PCT / 100.0)
-		m->bits |= MARK_UNSTABLE;
+		m->bits |= CASE_MARK_UNSTABLE;
 }
 
 void case_mark_text(const struct case_mark *m, char *out, size_t n)
 {
 	int k = 0;
 	out[0] = '\0';
-	if (m->bits & MARK_CONTENDED)
+	if (m->bits & CASE_MARK_CONTENDED)
 		k = snprintf(out, n, "contended (waited %.0f%%)", 100 * m->cpu_wait);
-	if ((m->bits & MARK_UNSTABLE) && k >= 0 && (size_t)k < n)
+	if ((m->bits & CASE_MARK_UNSTABLE) && k >= 0 && (size_t)k < n)
 		snprintf(out + k, n - (size_t)k, "%sunstable (median +-%.1f%%)", k ? ", " : "",
 			 100 * m->rse);
 }
 
 void case_mark_note(struct table *t, unsigned bits)
 {
-	if (bits & MARK_CONTENDED)
+	if (bits & CASE_MARK_CONTENDED)
 		table_note(t, "contended: the case waited for a CPU more than %d%% of its measured time "
 			      "(cases.cpu_wait): its times include that wait and depend on what else the "
 			      "machine ran; rerun on a quiet machine or with fewer threads",
 			   REPORT_CPU_WAIT_LEVEL_PCT);
-	if (bits & MARK_UNSTABLE)
+	if (bits & CASE_MARK_UNSTABLE)
 		table_note(t, "unstable: the median's estimated relative standard error within the run "
 			      "(cases.rse) is above %.3g%%, so its figure is uncertain by more than +-%.3g%% "
 			      "(95%%); more iterations (iters: auto) or a quieter machine",

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# tests/cli/marks_test.sh: contention and instability are visible in every output that is not a
-# verdict: `report` (table and pivot), `plot` (ringed points), `writeup`, `warmup` and `export
-# --what stats` (issue 25). On the fixture database (tests/make_fixture.c), cases of known
-# cpu_wait and rse are planted by SQL in run "cand": naive S512 waited 62% (contended), sdpa
-# S512 4% (below the 5% level: not marked), naive S256 unknown (NULL: not marked), flash S1024
-# has a median uncertain by 4.1% (unstable, above 2.5%); everything else waited 0% and has the
-# rse its 30 iterations give (well under 2.5%).
+# tests/cli/marks_test.sh: contention and instability are visible in every output: `report`
+# (table and pivot), `plot` (ringed points), `writeup`, `warmup`, `export --what stats` and
+# `compare --baseline` (its verdict says contended; a mark column says unstable) (issue 25). On
+# the fixture database (tests/make_fixture.c), cases of known cpu_wait and rse are planted by SQL
+# in run "cand": naive S512 waited 62% (contended), sdpa S512 4% (below the 5% level: not
+# marked), naive S256 unknown (NULL: not marked), flash S1024 has a median uncertain by 4.1%
+# (unstable, above 2.5%); everything else waited 0% and has the rse its 30 iterations give (well
+# under 2.5%).
 #   marks_test.sh RUNNER REPORT MAKE_FIXTURE
 set -u
 REPORT=$2
@@ -46,6 +47,23 @@ check "the 4% case: its cpu_wait, no mark" awk -F, '$4 ~ /^sdpa.*S512 / { n++; i
 check "the unknown wait: blank, no mark" awk -F, '$4 ~ /^naive.*S256 / { n++; if ($(NF-2) != "" || $NF != "") bad = 1 } END { exit bad || n != 3 }' "$T/out"
 check "the unstable case: rse 0.041 and the mark" awk -F, '$4 ~ /^flash.*S1024 / { n++; if ($(NF-1) != 0.041 || $NF !~ /^unstable/) bad = 1 } END { exit bad || n != 3 }' "$T/out"
 check "the others' rse is estimated from their iterations, under 2.5%" awk -F, 'NR > 1 && $4 !~ /S1024/ && $(NF-1) != "" { n++; if ($(NF-1) >= 0.025) bad = 1 } END { exit bad || n < 20 }' "$T/out"
+
+# ---- compare --baseline: contended is the verdict, an unstable side is marked --------------------
+expect_status 0 "compare --baseline naive" "$REPORT" compare --db "$db" --run cand --baseline naive --format csv
+check "compare: a mark column before the verdict" grep -q ',cpu_wait_%,mark,verdict$' "$T/out"
+check "compare: the pairs against the contended naive S512 are contended, not faster" \
+	awk -F, '$1 ~ /S512 / { n++; if ($NF != "contended") bad = 1 } END { exit bad || n != 2 }' "$T/out"
+check "compare: flash S1024, the unstable candidate, marked" \
+	grep -q "^flash float32 fwd+bwd B8 H1 S1024 D64,flash,.*,unstable (candidate +-4.1%),[a-z]*$" "$T/out"
+check "compare: no other pair marked" [ "$(grep -c ',unstable (' "$T/out")" = 1 ]
+expect_status 0 "compare --baseline flash" "$REPORT" compare --db "$db" --run cand --baseline flash --format csv
+check "compare: the pairs against the unstable flash S1024 are marked on the baseline side" \
+	awk -F, '$1 ~ /S1024 / { n++; if ($(NF-1) != "unstable (baseline +-4.1%)") bad = 1 } END { exit bad || n != 2 }' "$T/out"
+expect_status 0 "compare (md)" "$REPORT" compare --db "$db" --run cand --baseline naive
+contains "$T/out" "^- unstable \(1\): a side's median is uncertain by more than \+-5% \(95%\) within its run" "compare's note says what unstable means"
+contains "$T/out" "^- contended \(2\): a side waited for a CPU" "and what contended means"
+expect_status 0 "compare of the unmarked run" "$REPORT" compare --db "$db" --run base --baseline naive --format csv
+lacks "$T/out" "mark|unstable" "no mark column where no side is unstable"
 
 # ---- warmup: a mark column -----------------------------------------------------------------------
 expect_status 0 "warmup (csv)" "$REPORT" warmup --db "$db" --run cand --format csv

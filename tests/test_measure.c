@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "checked.h"
+#include "log_median.h"
 #include "measure.h"
 #include "mem.h"
 #include "precision.h"
@@ -687,20 +688,6 @@ static void test_precision__stop_rule_in_order(void **state)
 	assert_string_equal(precision_stop(&p, 100, 0, 0), "max_iters");
 	assert_string_equal(precision_stop(&p, 100, 0, 98), "max_iters");
 	assert_string_equal(precision_stop(&p, 100, 2000000000, 60), "precision");
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return (x > y) - (x < y);
-}
-
-/* The log of the median of x[0..n), by sorting a copy into sorted. */
-static double log_median(const int64_t *x, int64_t n, int64_t *sorted)
-{
-	memcpy(sorted, x, (size_t)n * sizeof(*x));
-	qsort(sorted, (size_t)n, sizeof(*sorted), cmp_i64);
-	return log(((double)sorted[(n - 1) / 2] + (double)sorted[n / 2]) / 2);
 }
 
 /* The whole rule on planted AR(1) series (log-normal iterations, median 1 ms): run as measure.c

@@ -22,22 +22,10 @@
 
 #include "checked.h"
 #include "db.h"
+#include "log_median.h"
 #include "median_rse.h"
 #include "params.h"
 #include "precision.h"
-
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return (x > y) - (x < y);
-}
-
-static double log_median(const int64_t *x, int64_t n, int64_t *sorted)
-{
-	memcpy(sorted, x, (size_t)n * sizeof(*x));
-	qsort(sorted, (size_t)n, sizeof(*sorted), cmp_i64);
-	return log(((double)sorted[(n - 1) / 2] + (double)sorted[n / 2]) / 2);
-}
 
 static double (*estimate)(const int64_t *, size_t, int64_t *) = median_rse;
 

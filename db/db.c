@@ -2,6 +2,7 @@
 #include "db.h"
 
 #include <errno.h>
+#include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,11 +136,14 @@ static int read_version(struct db *db, int *version, struct bd_error *err)
 	return rc == SQLITE_OK ? 0 : sql_fail(db, err, "cannot read the schema version");
 }
 
-/* Apply migrations version+1..latest, each in its own transaction with its user_version. */
+/* Apply migrations version+1..latest, each in its own transaction with its user_version (the
+ * number in its file name; a number no file has is skipped: db/embed_sql.cmake). */
 static int migrate(struct db *db, struct bd_error *err)
 {
 	int rc = 0, target = 0;
 	for (int v = db->version; v < schema_migration_count; v++) {
+		if (!schema_migrations[v])
+			continue;
 		target = v + 1;
 		char pragma[64];
 		snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d;", v + 1);
@@ -390,8 +394,8 @@ static size_t case_insert_sql(struct strbuf *sql, const char **typed)
 	for (int p = 0; p < PHASE_COUNT; p++, n++)
 		sb_addf(sql, ", bytes_%s", phase_name((enum bd_phase)p));
 	sb_add(sql, ", started_at, elapsed_ns, grad_bytes, optim_bytes, activation_bytes, "
-	       "workspace_bytes, param_count, impl_info, stop_reason, cpu_wait");
-	n += 10;
+	       "workspace_bytes, param_count, impl_info, stop_reason, cpu_wait, rse");
+	n += 11;
 	for (size_t k = 0; k < ntyped; k++, n++)
 		sb_addf(sql, ", %s", typed[k]);
 	sb_add(sql, ") VALUES (");
@@ -451,6 +455,7 @@ int db_case_put(struct db *db, int64_t run_id, const struct case_record *c,
 	bind_text(st, &rc, i++, c->impl_info);   /* "" and NULL: NULL */
 	bind_text(st, &rc, i++, c->stop_reason);
 	bind_double_or_null(st, &rc, i++, c->cpu_wait, 1);
+	bind_double_or_null(st, &rc, i++, c->rse > 0 && isfinite(c->rse) ? c->rse : -1, 1);
 	for (size_t k = 0; k < ntyped; k++) {   /* the parameters' typed columns */
 		char buf[64];
 		int is_text;
@@ -774,7 +779,7 @@ int db_system_get(struct db *db, int64_t system_id, struct sysinfo *si, struct b
 	"tolerance, mem_limit, param_bytes, peak_fwd_bytes, peak_bwd_bytes, peak_bytes, "         \
 	"flops_fwd, flops_bwd, flops_opt, bytes_fwd, bytes_bwd, bytes_opt, elapsed_ns, "          \
 	"grad_bytes, optim_bytes, activation_bytes, workspace_bytes, param_count, impl_info, "   \
-	"stop_reason, cpu_wait"
+	"stop_reason, cpu_wait, rse"
 
 static void case_row_read(sqlite3_stmt *st, struct case_row *c)
 {
@@ -820,6 +825,7 @@ static void case_row_read(sqlite3_stmt *st, struct case_row *c)
 	c->impl_info = col_strdup(st, i++);
 	c->stop_reason = col_strdup(st, i++);
 	c->cpu_wait = col_double(st, i++, -1);
+	c->rse = col_double(st, i++, -1);
 	/* an ok case that was not checked against a reference (a peer without `check` lines) says so
 	 * wherever a report names it (schemas/peer-protocol.md, "Validation") */
 	char *marked = NULL;

@@ -5,6 +5,8 @@
  * shown), counts are in range. Called on each row as it is read. */
 #include "db_untrusted.h"
 
+#include <math.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,6 +49,9 @@ void db_case_row_untrusted(struct case_row *c)
 	int64_t *sizes[] = {&c->batch_size, &c->heads, &c->seq_len, &c->head_dim};
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
 		*sizes[i] = clamp(*sizes[i], 0, BD_MAX_DIM);
+	/* a relative error: finite and >= 0, or -1 unknown */
+	if (!(c->rse >= 0) || isinf(c->rse))
+		c->rse = -1;
 	/* a share: [0, 1], or -1 unknown */
 	if (!(c->cpu_wait >= 0))
 		c->cpu_wait = -1;

@@ -70,6 +70,8 @@ struct case_record {
 	const char *impl_info;             /* JSON object: what ran (engine, library versions) */
 	const char *stop_reason;           /* iters, precision, max_time, max_iters */
 	double cpu_wait;                   /* schema 9: share waited for a CPU; < 0 unknown (NULL) */
+	double rse;                        /* schema 12: the median's relative standard error;
+					    * not finite or <= 0 (a zeroed record): NULL */
 	double flops[PHASE_COUNT], bytes[PHASE_COUNT];
 	char started_at[32];
 	int64_t elapsed_ns;
@@ -107,6 +109,7 @@ struct case_row {
 	int64_t param_count;                                                      /* -1 when NULL */
 	char *impl_info, *stop_reason;                                            /* NULL when NULL */
 	double cpu_wait;                                                          /* -1 when NULL */
+	double rse;                                                               /* -1 when NULL */
 	double flops[PHASE_COUNT], bytes[PHASE_COUNT];
 	int64_t elapsed_ns;
 };

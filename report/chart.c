@@ -139,6 +139,7 @@ struct line {
 	char *group;                 /* what the points share (a case key without the x token) */
 	char *title;
 	double *x, *y, *lo, *hi;
+	unsigned char *marked;       /* per point: measured under contention, or unstable */
 	size_t n, alloc;
 	size_t unmeasured;           /* memory: ok cases that stored no peak */
 };
@@ -146,6 +147,7 @@ struct line {
 struct lines {
 	struct line *v;
 	size_t n, alloc;
+	unsigned marks;              /* the case_mark bits of the points marked */
 };
 
 static struct line *lines_get(struct lines *ls, const char *group)
@@ -172,13 +174,35 @@ static void line_add(struct line *l, double x, double y, double lo, double hi)
 		double **arrays[4] = {&l->x, &l->y, &l->lo, &l->hi};
 		for (int k = 0; k < 4; k++)
 			*arrays[k] = xrealloc(*arrays[k], alloc * sizeof(double));
+		l->marked = xrealloc(l->marked, alloc);
 		l->alloc = alloc;
 	}
 	l->x[l->n] = x;
 	l->y[l->n] = y;
 	l->lo[l->n] = lo;
 	l->hi[l->n] = hi;
+	l->marked[l->n] = 0;
 	l->n++;
+}
+
+/* Mark point i of l (one of ls) when case c, with measured iterations s (NULL: the stored
+ * figures only), is contended or unstable (report.h case_mark); a note names it. */
+static void line_mark(struct lines *ls, struct line *l, size_t i, const struct case_row *c,
+		      const struct case_series *s, struct strbuf *notes)
+{
+	struct case_mark m;
+	case_mark_of(c, s ? s->total : NULL, s ? s->ntotal : 0, &m);
+	if (!m.bits)
+		return;
+	char text[96];
+	case_mark_text(&m, text, sizeof(text));
+	struct strbuf line = STRBUF_INIT;   /* a baseline case rings every bar against it: once */
+	sb_addf(&line, "ringed: %s: %s\n", c->name, text);
+	if (!strstr(sb_str(notes), sb_str(&line)))
+		sb_add(notes, sb_str(&line));
+	sb_free(&line);
+	l->marked[i] = 1;
+	ls->marks |= m.bits;
 }
 
 /* Order a line's points by x (insertion sort: lines are short). */
@@ -192,6 +216,9 @@ static void line_sort(struct line *l)
 				a[k][j] = a[k][j - 1];
 				a[k][j - 1] = t;
 			}
+			unsigned char m = l->marked[j];
+			l->marked[j] = l->marked[j - 1];
+			l->marked[j - 1] = m;
 		}
 }
 
@@ -205,6 +232,7 @@ static void lines_free(struct lines *ls)
 		free(l->y);
 		free(l->lo);
 		free(l->hi);
+		free(l->marked);
 	}
 	free(ls->v);
 	memset(ls, 0, sizeof(*ls));
@@ -238,7 +266,7 @@ static struct plot_series *lines_series(const struct lines *ls, int error_bars)
 		const struct line *l = &ls->v[i];
 		s[i] = (struct plot_series){.title = l->title, .x = l->x, .y = l->y, .n = l->n,
 					    .ylo = error_bars ? l->lo : NULL,
-					    .yhi = error_bars ? l->hi : NULL};
+					    .yhi = error_bars ? l->hi : NULL, .marked = l->marked};
 	}
 	return s;
 }
@@ -357,6 +385,8 @@ static int chart_vs_seq(const struct chart_request *rq, int memory, struct plot 
 			}
 		}
 		line_add(l, (double)c->seq_len, y, lo, hi);
+		if (is_ok(c))
+			line_mark(ls, l, l->n - 1, c, &set->series[i], notes);
 	}
 	/* Cases that did not run are gaps: name them, or count them when there are many. */
 	if (nmissing <= MISSING_LISTED && !rq->gaps_counted) {
@@ -485,6 +515,8 @@ static int chart_speedup(const struct chart_request *rq, struct plot *p, struct 
 			s++;
 		free(shape);
 		struct line *l = lines_get(ls, c->impl);
+		line_mark(ls, l, s, c, &set->series[pairs[k].cand], notes);
+		line_mark(ls, l, s, &set->rows[pairs[k].base], &set->series[pairs[k].base], notes);
 		l->y[s] = pairs[k].result.speedup.ratio;
 		l->lo[s] = pairs[k].result.speedup.lo;
 		l->hi[s] = pairs[k].result.speedup.hi;
@@ -605,6 +637,21 @@ static int chart_warmup(struct db *db, const struct chart_request *rq, struct pl
 			ls->v[j].title = xstrdup(shown_cases[j]->name);
 		}
 	}
+	/* a contended or unstable case: its legend says so (ringing every iteration would hide it) */
+	for (size_t j = 0; j < ls->n; j++) {
+		struct case_mark m;
+		case_mark_of(shown_cases[j], NULL, 0, &m);
+		if (!m.bits)
+			continue;
+		char text[96];
+		case_mark_text(&m, text, sizeof(text));
+		struct strbuf t = STRBUF_INIT;
+		sb_addf(&t, "%s [%s]", ls->v[j].title, text);
+		free(ls->v[j].title);
+		ls->v[j].title = sb_detach(&t);
+		sb_addf(notes, "%s: %s\n", shown_cases[j]->name, text);
+		ls->marks |= m.bits;
+	}
 	char *common = ls->n ? key_label(keys[0], &v, 0) : xstrdup("");
 	char warm[64];
 	if (warmup_min == warmup_max)
@@ -691,7 +738,6 @@ static int chart_history(struct db *db, const struct chart_request *rq, struct p
 				lo /= NS_PER_MS;
 				hi /= NS_PER_MS;
 			}
-			case_series_free(&series);
 		}
 		if (c && isfinite(y)) {
 			struct strbuf label = STRBUF_INIT;
@@ -702,6 +748,7 @@ static int chart_history(struct db *db, const struct chart_request *rq, struct p
 				sb_addf(&label, " %s", runs[r].label);
 			(*categories)[*ncat] = sb_detach(&label);
 			line_add(l, (double)*ncat, y, lo, hi);
+			line_mark(ls, l, l->n - 1, c, &series, notes);
 			(*ncat)++;
 			ymin = fmin(ymin, y);
 			ymax = fmax(ymax, y);
@@ -711,6 +758,7 @@ static int chart_history(struct db *db, const struct chart_request *rq, struct p
 		} else if (key) {
 			missing++;
 		}
+		case_series_free(&series);
 		db_case_rows_free(cases, ncases);
 		cases = NULL;
 		ncases = 0;
@@ -739,6 +787,7 @@ static int chart_history(struct db *db, const struct chart_request *rq, struct p
 	/* a run far slower than the rest (a busy machine) would flatten the others to nothing */
 	p->logy = ymin > 0 && ymax / ymin > WIDE_RANGE;
 done:
+	case_series_free(&series);
 	db_case_rows_free(cases, ncases);
 	db_run_rows_free(runs, nruns);
 	free(key);
@@ -796,6 +845,16 @@ int chart_write(struct db *db, const struct chart_request *rq, struct strbuf *no
 	p.series = series;
 	p.nseries = ls.n;
 	p.categories = (const char *const *)categories;
+	p.mark_title = ls.marks == CASE_MARK_CONTENDED ? "contended (waited for a CPU)" :
+		       ls.marks == CASE_MARK_UNSTABLE ? "unstable (median uncertain)" :
+						   "contended or unstable (notes)";
+	if (ls.marks & CASE_MARK_CONTENDED)
+		sb_addf(notes, "contended: the case waited for a CPU more than %d%% of its measured time "
+			       "(cases.cpu_wait): its time includes that wait\n",
+			REPORT_CPU_WAIT_LEVEL_PCT);
+	if (ls.marks & CASE_MARK_UNSTABLE)
+		sb_addf(notes, "unstable: the median's relative standard error within its run is above "
+			       "%.3g%% (cases.rse)\n", (double)REPORT_UNSTABLE_RSE_PCT);
 	sb_addf(&path, "%s/%s", rq->dir, chart_kind_names[rq->kind]);
 	rc = plot_write(&p, sb_str(&path), err);
 done:

@@ -146,7 +146,10 @@ int cmd_compare(struct cmd_line *cl)
 		"points more than the other: never a plain faster or slower. Column 'detect': the\n"
 		"smallest change detected as slower 90% of the time. n: iterations, baseline/candidate.\n"
 		"--where chooses the candidates; an impl baseline's cases come from the whole run.\n"
-		"csv and json add each case's parameters and both sides' peak memory."};
+		"csv and json add each case's parameters and both sides' peak memory.\n"
+		"Within one run, column 'mark' (where some pair has one) says a side is unstable: its\n"
+		"median's relative standard error within its run (cases.rse) is above "
+		REPORT_STR(REPORT_UNSTABLE_RSE_PCT) "%."};
 	struct db *db = NULL;
 	struct case_set cand = {0}, base_set = {0};
 	struct run_group base_group = {0}, cand_group = {0};

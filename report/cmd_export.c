@@ -60,7 +60,7 @@ static int samples_table(struct db *db, const struct case_row *c, struct table *
 /* Columns of the stats table, in the order stats_rows fills them. */
 enum {
 	T_RUN, T_CASE, T_KEY, T_NAME, T_IMPL, T_STATUS, T_PHASE, T_N, T_MEAN, T_STD, T_MEDIAN,
-	T_MIN, T_MAX, T_CV, T_P5, T_P95, T_STOP, T_INFO
+	T_MIN, T_MAX, T_CV, T_P5, T_P95, T_STOP, T_INFO, T_CPU_WAIT, T_RSE, T_MARK
 };
 
 static void stats_columns(struct table *t)
@@ -77,6 +77,9 @@ static void stats_columns(struct table *t)
 	table_column(t, "p95", "ns", 0);
 	table_column(t, "stop_reason", "", 0);
 	table_column(t, "impl_info", "", 0);
+	table_column(t, "cpu_wait", "", 4);   /* cases.cpu_wait: the share waited for a CPU */
+	table_column(t, "rse", "", 5);        /* the median's relative standard error (cases.rse) */
+	table_column(t, "mark", "", 0);       /* contended / unstable (report.h case_mark) */
 }
 
 /* After the statistics: the parameters that name the cases (case_param_columns over every case
@@ -105,6 +108,10 @@ static void stats_rows(const struct case_row *c, const struct case_series *s,
 {
 	const int64_t memory[MEMORY_COLUMNS] = {c->peak_bytes, c->param_bytes, c->grad_bytes,
 						c->optim_bytes, c->activation_bytes};
+	struct case_mark mark;
+	char mark_text[96];
+	case_mark_of(c, s->total, s->ntotal, &mark);
+	case_mark_text(&mark, mark_text, sizeof(mark_text));
 	for (int p = 0; p <= PHASE_COUNT; p++) {
 		size_t n;
 		const double *x = case_series_pick(s, (enum series_pick)p, &n);
@@ -132,6 +139,11 @@ static void stats_rows(const struct case_row *c, const struct case_series *s,
 		for (size_t k = 0; k < MEMORY_COLUMNS; k++)
 			if (memory[k] >= 0)
 				table_number(t, r, sp->first + sp->nkeys + k, (double)memory[k]);
+		if (mark.cpu_wait >= 0)
+			table_number(t, r, T_CPU_WAIT, mark.cpu_wait);
+		if (mark.rse >= 0)
+			table_number(t, r, T_RSE, mark.rse);
+		table_text(t, r, T_MARK, mark_text);
 		if (n == 0)
 			continue;
 		table_text(t, r, T_PHASE, series_pick_names[p]);
@@ -196,11 +208,14 @@ int cmd_export(struct cmd_line *cl)
 		"sample, warm-up iterations included (run_id, case_id, case_key, case_name, impl, phase,\n"
 		"iter, is_warmup, ns). stats: one row per case and phase plus the per-iteration total,\n"
 		"over the measured iterations: n, mean, std, median, min, max, cv, p5, p95 in ns, then\n"
-		"stop_reason (what ended the measurement: iters, precision, max_time, max_iters) and\n"
-		"impl_info (a JSON object of what ran: engine, library versions; blank when none), the\n"
-		"case's parameters (batch_size, seq_len, head_dim, ...; a peer's own too) and its\n"
-		"memory in bytes (peak, parameters, gradients, optimizer state, activations). CSV has\n"
-		"one header; JSON is one array of tables (samples: one table per case)."};
+		"stop_reason (what ended the measurement: iters, precision, max_time, max_iters),\n"
+		"impl_info (a JSON object of what ran: engine, library versions; blank when none),\n"
+		"cpu_wait (the share of the measured time the case waited for a CPU), rse (the median's\n"
+		"estimated relative standard error), mark (contended above 5% cpu_wait, unstable above\n"
+		"2.5% rse; blank when neither), the case's parameters (batch_size, seq_len, head_dim,\n"
+		"...; a peer's own too) and its memory in bytes (peak, parameters, gradients, optimizer\n"
+		"state, activations). CSV has one header; JSON is one array of tables (samples: one\n"
+		"table per case)."};
 	struct db *db = NULL;
 	struct case_set set = {0};
 	struct run_row *runs = NULL;

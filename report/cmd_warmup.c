@@ -35,8 +35,8 @@ int cmd_warmup(struct cmd_line *cl)
 		{"k", 'k', OPT_STRING, "LIST", "warm-up counts to evaluate (default 0,1,2,5)", &ks_text},
 		REPORT_OPT_PHASE(&o),
 		{"band", 0, OPT_PERCENT, "PCT",
-		 "steady state: within this of the final median from then on (default "
-		 REPORT_STR(REPORT_STEADY_BAND_PCT) ")", &band},
+		 "warm-up: an excess up to this over the steady level does not count (default "
+		 REPORT_STR(REPORT_STEADY_BAND_PCT) ": any that stands out of the noise)", &band},
 		REPORT_OPT_FORMAT(&o, 0),
 		{0},
 	};

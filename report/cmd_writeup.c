@@ -311,6 +311,63 @@ static int has_suite(const struct writeup *w, enum suite_id suite)
 	return 0;
 }
 
+/* Whether the figures below can be taken at face value: the cases measured under contention and
+ * the unstable ones (report.h case_mark), named; the tables mark them, the charts ring them. */
+static void section_conditions(struct writeup *w)
+{
+	size_t nok = 0, nknown = 0, ncontended = 0, nunstable = 0;
+	double worst = 0;
+	struct strbuf list = STRBUF_INIT;
+	for (size_t i = 0; i < w->set.n; i++) {
+		const struct case_row *c = &w->set.rows[i];
+		if (!is_ok(c))
+			continue;
+		struct case_mark m;
+		case_mark_of(c, w->set.series[i].total, w->set.series[i].ntotal, &m);
+		nok++;
+		nknown += m.cpu_wait >= 0;
+		worst = m.cpu_wait > worst ? m.cpu_wait : worst;
+		ncontended += (m.bits & CASE_MARK_CONTENDED) != 0;
+		nunstable += (m.bits & CASE_MARK_UNSTABLE) != 0;
+		if (m.bits) {
+			char text[96];
+			case_mark_text(&m, text, sizeof(text));
+			sb_addf(&list, "- %s: %s\n", c->name, text);
+		}
+	}
+	if (!nok) {
+		sb_free(&list);
+		return;
+	}
+	sb_add(&w->doc, "## Measurement conditions\n\n");
+	if (ncontended)
+		sb_addf(&w->doc, "**%zu of %zu ok cases were measured under contention**: they waited for "
+				 "a CPU more than %d%% of their measured time (up to %.0f%%), so their times "
+				 "include that wait and depend on what else the machine ran, not only on the "
+				 "code. Compare them with care, or rerun on a quiet machine, with fewer "
+				 "threads, or with `runner run --repeat N`. ",
+			ncontended, nok, REPORT_CPU_WAIT_LEVEL_PCT, 100 * worst);
+	if (nunstable)
+		sb_addf(&w->doc, "**%zu case%s unstable**: the median's relative standard error within "
+				 "the run is above %.3g%%, so the figure is uncertain by more than +-%.3g%%. ",
+			nunstable, nunstable == 1 ? " is" : "s are", (double)REPORT_UNSTABLE_RSE_PCT,
+			2 * REPORT_UNSTABLE_RSE_PCT);
+	if (ncontended || nunstable)
+		sb_addf(&w->doc, "The tables mark these cases in their `mark` column and the charts ring "
+				 "them:\n\n%s\n", sb_str(&list));
+	else if (nknown == nok)
+		sb_addf(&w->doc, "No case waited for a CPU more than %d%% of its measured time (the "
+				 "most: %.1f%%), and no median's relative standard error within the run is "
+				 "above %.3g%%.\n\n",
+			REPORT_CPU_WAIT_LEVEL_PCT, 100 * worst, (double)REPORT_UNSTABLE_RSE_PCT);
+	else
+		sb_addf(&w->doc, "No median's relative standard error within the run is above %.3g%%. "
+				 "%zu of %zu cases have no record of their wait for a CPU (peers, or a "
+				 "database older than schema 9): contention cannot be ruled out for them.\n\n",
+			(double)REPORT_UNSTABLE_RSE_PCT, nok - nknown, nok);
+	sb_free(&list);
+}
+
 static int section_results(struct writeup *w, struct bd_error *err)
 {
 	sb_add(&w->doc, "## Results\n\n");
@@ -803,6 +860,7 @@ int cmd_writeup(struct cmd_line *cl)
 
 	section_title(&w, sb_str(&command));
 	section_provenance(&w);
+	section_conditions(&w);
 	if (section_results(&w, &err) || section_warmup(&w, &err)) {
 		status = report_error(&err, EXIT_FAIL);
 		goto done;

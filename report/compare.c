@@ -11,6 +11,20 @@
 
 static int is_ok(const struct case_row *c) { return c->status == STATUS_OK; }
 
+/* "unstable (baseline +-4.1%)", "unstable (candidate +-3%)", both sides, or "" */
+static void unstable_sides_text(double rse_base, double rse_cand, double level, char *out,
+				size_t n)
+{
+	char b[32] = "", c[32] = "";
+	if (rse_base > level)
+		snprintf(b, sizeof(b), "baseline +-%.1f%%", 100 * rse_base);
+	if (rse_cand > level)
+		snprintf(c, sizeof(c), "candidate +-%.1f%%", 100 * rse_cand);
+	out[0] = '\0';
+	if (b[0] || c[0])
+		snprintf(out, n, "unstable (%s%s%s)", b, b[0] && c[0] ? ", " : "", c);
+}
+
 void compare_pairs(const struct case_set *base, const struct case_set *cand,
 		   struct case_pair *pairs, size_t n, enum series_pick pick,
 		   const struct verdict_rule *rule)
@@ -24,6 +38,14 @@ void compare_pairs(const struct case_set *base, const struct case_set *cand,
 		/* either side's wait for a CPU: a contended side is never a plain faster/slower */
 		pairs[i].result.wait_base = base->rows[pairs[i].base].cpu_wait;
 		pairs[i].result.wait_cand = cand->rows[pairs[i].cand].cpu_wait;
+		/* and how precise each side's median is within its run: an unstable side is marked */
+		struct case_mark mb, mc;
+		const struct case_series *sb = &base->series[pairs[i].base],
+					 *sc = &cand->series[pairs[i].cand];
+		case_mark_of(&base->rows[pairs[i].base], sb->total, sb->ntotal, &mb);
+		case_mark_of(&cand->rows[pairs[i].cand], sc->total, sc->ntotal, &mc);
+		pairs[i].result.rse_base = mb.rse;
+		pairs[i].result.rse_cand = mc.rse;
 	}
 	compare_pairs_decide(pairs, n, rule);
 }
@@ -111,7 +133,14 @@ size_t compare_tables(const struct case_set *cand, const struct case_pair *pairs
 	       c_sp = table_column(t, "speedup", "x", 3), c_lo = table_column(t, "ci lo", "x", 3),
 	       c_hi = table_column(t, "ci hi", "x", 3), c_p = table_column(t, "p", "", 4),
 	       c_q = table_column(t, "p adj", "", 4), c_det = table_column(t, "detect", "%", 1),
-	       c_wait = table_column(t, "cpu wait", "%", 0),
+	       c_wait = table_column(t, "cpu wait", "%", 0);
+	/* a mark column (before the verdict, which stays last) where a side is unstable */
+	const double unstable = REPORT_UNSTABLE_RSE_PCT / 100.0;
+	size_t nunstable = 0;
+	for (size_t k = 0; k < n; k++)
+		nunstable += pairs[k].ok && (pairs[k].result.rse_base > unstable ||
+					     pairs[k].result.rse_cand > unstable);
+	size_t c_mark = nunstable ? table_column(t, "mark", "", 0) : 0,
 	       c_v = table_column(t, "verdict", "", 0);
 	double *detectable = xcalloc(n + 1, sizeof(*detectable));
 	size_t ndetect = 0, ncontended = 0;
@@ -167,6 +196,11 @@ size_t compare_tables(const struct case_set *cand, const struct case_pair *pairs
 			snprintf(wait, sizeof(wait), "%s/%s", wb, wc);
 		}
 		table_text(t, r, c_wait, wait);
+		if (nunstable) {
+			char mark[96] = "";
+			unstable_sides_text(pr->rse_base, pr->rse_cand, unstable, mark, sizeof(mark));
+			table_text(t, r, c_mark, mark);
+		}
 		ncontended += pr->verdict == VERDICT_CONTENDED;
 		table_text(t, r, c_v, verdict_names[pr->verdict]);
 		speedups[npairs] = pr->speedup.ratio;
@@ -201,6 +235,13 @@ size_t compare_tables(const struct case_set *cand, const struct case_pair *pairs
 			      "than the other: the machine, not the code, may be what differs; no faster "
 			      "or slower is claimed",
 			   ncontended, 100 * rule->cpu_wait_level, 100 * rule->cpu_wait_gap);
+
+	if (nunstable)
+		table_note(t, "unstable (%zu): a side's median is uncertain by more than +-%.3g%% (95%%) "
+			      "within its run (cases.rse: drift or bursts the iterations' bootstrap does "
+			      "not see), so its speedup and verdict may not hold on a rerun; more "
+			      "iterations (iters: auto) or a quieter machine",
+			   nunstable, 2 * REPORT_UNSTABLE_RSE_PCT);
 
 	/* Summary per candidate impl (one row per impl; by run: one row). */
 	size_t s_impl = table_column(sum, "impl", "", 0), s_n = table_column(sum, "pairs", "", 0),

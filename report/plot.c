@@ -221,6 +221,36 @@ static void add_datablocks(struct strbuf *sb, const struct plot *p)
 		sb_add(sb, "EOD\n");
 		visible++;
 	}
+	/* the marked points of every series, drawn again as rings over them */
+	int any = 0;
+	visible = 0;
+	for (size_t j = 0; j < p->nseries; j++) {
+		const struct plot_series *s = &p->series[j];
+		if (s->n == 0)
+			continue;
+		for (size_t i = 0; s->marked && i < s->n; i++) {
+			if (!s->marked[i] || !point_plottable(p, s, i))
+				continue;
+			if (!any)
+				sb_add(sb, "$marked << EOD\n");
+			any = 1;
+			double x = p->kind == PLOT_BARS ? (double)i + bar_offset(p, visible) : s->x[i];
+			sb_addf(sb, "%.10g %.10g\n", x, s->y[i]);
+		}
+		visible++;
+	}
+	if (any)
+		sb_add(sb, "EOD\n");
+}
+
+/* Whether some series has a marked point that can be drawn. */
+static int has_marked(const struct plot *p)
+{
+	for (size_t j = 0; j < p->nseries; j++)
+		for (size_t i = 0; p->series[j].marked && i < p->series[j].n; i++)
+			if (p->series[j].marked[i] && point_plottable(p, &p->series[j], i))
+				return 1;
+	return 0;
 }
 
 /* On a log x axis with few distinct x values (sequence lengths, sizes), put the tics there. */
@@ -410,6 +440,12 @@ static void add_plot_command(struct strbuf *sb, const struct plot *p)
 	}
 	if (p->has_hline && plottable(p->hline, p->logy))
 		sb_addf(sb, ", \\\n     %.10g with lines dt 2 lw 1.5 lc rgb '#555555' notitle", p->hline);
+	if (has_marked(p)) {   /* open rings, larger than any marker, in one colour of their own */
+		sb_addf(sb, ", \\\n     $marked using 1:2 with points pt 6 ps 2.4 lw 2 lc rgb '#d62728' "
+			    "title ");
+		sb_add_gp_str(sb, p->mark_title ? p->mark_title : "marked");
+		sb_add(sb, " noenhanced");
+	}
 	sb_addc(sb, '\n');
 }
 

@@ -20,6 +20,7 @@ struct plot_series {
 	const double *x, *y;        /* n points; x ignored for PLOT_BARS */
 	size_t n;
 	const double *ylo, *yhi;    /* optional error bars (both or neither) */
+	const unsigned char *marked;/* optional, n flags: points drawn ringed (plot.mark_title) */
 };
 
 struct plot {
@@ -32,6 +33,7 @@ struct plot {
 	int has_hline;                 /* draw a horizontal reference line at y = hline */
 	double hline;
 	int width, height;             /* pixels; 0 = 900 x 540 */
+	const char *mark_title;        /* legend of the ringed (marked) points; NULL: "marked" */
 };
 
 /* 1 when a gnuplot executable is on PATH (or $GNUPLOT names one). */

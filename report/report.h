@@ -23,14 +23,17 @@
 #define REPORT_TIE_BAND_PCT 2          /* summaries: speedups within 1 ± this are ties */
 #define REPORT_CPU_WAIT_GAP_PCT 2      /* a side that waited this much more of its time for a
 					* CPU (cases.cpu_wait) cannot be called the slower one */
-#define REPORT_STEADY_BAND_PCT 10      /* warm-up: steady once every iteration (isolated
-					* outliers aside) stays within the last half's 10th-90th
-					* percentile, widened by this much of its median */
+#define REPORT_STEADY_BAND_PCT 0       /* warm-up: an excess up to this much over the steady
+					 * level does not count (0: any that stands out of the
+					 * noise; report/stats.h steady_state_index) */
 #define REPORT_STEADY_BAND (REPORT_STEADY_BAND_PCT / 100.0)
+#define REPORT_UNSTABLE_RSE_PCT 2.5     /* a case whose median's estimated relative standard error
+					 * (cases.rse) is above this is unstable: the 95% interval
+					 * of its figure is wider than +-5% */
 
-#define REPORT_CPU_WAIT_LEVEL_PCT 5     /* a side that waited this much of its measured time for a
-					 * CPU is contended (compare: either side; regress: the
-					 * side that looks slower) */
+#define REPORT_CPU_WAIT_LEVEL_PCT 5     /* a case that waited this much of its measured time for a
+					 * CPU (cases.cpu_wait) is contended (compare: either side;
+					 * regress: the side that looks slower) */
 #define REPORT_DETECT_PCT 10           /* the change a report says whether it could detect */
 
 struct verdict_rule {
@@ -101,6 +104,26 @@ int case_series_load(struct db *db, const struct case_row *c, struct case_series
 int case_series_load_from(struct db *db, const struct case_row *c, int64_t warmup,
 			  struct case_series *s, struct bd_error *err);
 void case_series_free(struct case_series *s);
+
+/* ---- a case's measurement marks (report_common.c) ----------------------------------------------
+ * What `report` (table), `plot`, `writeup`, `warmup` and `export` show beside a case whose figure
+ * cannot be taken at face value; the verdict commands apply their own rules (verdict.c). */
+enum case_mark_bit {
+	CASE_MARK_CONTENDED = 1,   /* waited for a CPU more than REPORT_CPU_WAIT_LEVEL_PCT of its time */
+	CASE_MARK_UNSTABLE = 2,    /* its median's relative standard error above REPORT_UNSTABLE_RSE_PCT */
+};
+struct case_mark {
+	unsigned bits;
+	double cpu_wait;      /* cases.cpu_wait; -1 unknown */
+	double rse;           /* cases.rse, else estimated from s (common/median_rse.h); -1 unknown */
+};
+/* The marks of case c whose measured iterations' times (phases summed, in order) are
+ * times[0..n) (NULL: the stored rse only). */
+void case_mark_of(const struct case_row *c, const double *times, size_t n, struct case_mark *m);
+/* "contended (waited 62%)", "unstable (median +-4.1%)", both joined by ", ", "" for none. */
+void case_mark_text(const struct case_mark *m, char *out, size_t n);
+/* The note under a table whose cases carry the marks in bits (nothing for 0). */
+void case_mark_note(struct table *t, unsigned bits);
 
 /* Which series of a case a comparison uses: one phase, or the per-iteration total. */
 enum series_pick { PICK_FWD = 0, PICK_BWD = 1, PICK_OPT = 2, PICK_TOTAL = 3 };
@@ -310,6 +333,9 @@ struct pair_result {
 	/* the share of its measured time each side waited for a CPU (mean over its runs of
 	 * cases.cpu_wait); -1 unknown. compare_* set -1; the caller fills them before deciding. */
 	double wait_base, wait_cand;
+	/* within one run (compare_pairs): each side's median's relative standard error within its
+	 * run (case_mark_of); <= 0 unknown, and between runs, where the run noise stands for it */
+	double rse_base, rse_cand;
 	enum verdict verdict;
 };
 /* Iterations method, one run a side. BD_EINVAL when a series is empty or a median is not

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "escape.h"
+#include "median_rse.h"
 #include "params.h"
 #include "report.h"
 #include "xalloc.h"
@@ -155,6 +156,48 @@ void case_series_free(struct case_series *s)
 		free(s->ns[p]);
 	free(s->total);
 	memset(s, 0, sizeof(*s));
+}
+
+void case_mark_of(const struct case_row *c, const double *times, size_t n, struct case_mark *m)
+{
+	m->bits = 0;
+	m->cpu_wait = c->status == STATUS_OK ? c->cpu_wait : -1;
+	m->rse = c->status == STATUS_OK ? c->rse : -1;
+	if (m->rse < 0 && times && n >= MEDIAN_RSE_MIN_SAMPLES && c->status == STATUS_OK) {
+		int64_t *scratch = xmalloc(n * sizeof(*scratch));   /* a case stored before schema 12 */
+		double rse = median_rse_of(times, n, scratch);
+		m->rse = isfinite(rse) ? rse : -1;
+		free(scratch);
+	}
+	if (m->cpu_wait > REPORT_CPU_WAIT_LEVEL_PCT / 100.0)
+		m->bits |= CASE_MARK_CONTENDED;
+	if (m->rse > REPORT_UNSTABLE_RSE_PCT / 100.0)
+		m->bits |= CASE_MARK_UNSTABLE;
+}
+
+void case_mark_text(const struct case_mark *m, char *out, size_t n)
+{
+	int k = 0;
+	out[0] = '\0';
+	if (m->bits & CASE_MARK_CONTENDED)
+		k = snprintf(out, n, "contended (waited %.0f%%)", 100 * m->cpu_wait);
+	if ((m->bits & CASE_MARK_UNSTABLE) && k >= 0 && (size_t)k < n)
+		snprintf(out + k, n - (size_t)k, "%sunstable (median +-%.1f%%)", k ? ", " : "",
+			 100 * m->rse);
+}
+
+void case_mark_note(struct table *t, unsigned bits)
+{
+	if (bits & CASE_MARK_CONTENDED)
+		table_note(t, "contended: the case waited for a CPU more than %d%% of its measured time "
+			      "(cases.cpu_wait): its times include that wait and depend on what else the "
+			      "machine ran; rerun on a quiet machine or with fewer threads",
+			   REPORT_CPU_WAIT_LEVEL_PCT);
+	if (bits & CASE_MARK_UNSTABLE)
+		table_note(t, "unstable: the median's estimated relative standard error within the run "
+			      "(cases.rse) is above %.3g%%, so its figure is uncertain by more than +-%.3g%% "
+			      "(95%%); more iterations (iters: auto) or a quieter machine",
+			   (double)REPORT_UNSTABLE_RSE_PCT, 2 * REPORT_UNSTABLE_RSE_PCT);
 }
 
 void json_field(const char *json, const char *key, char *out, size_t n)

@@ -834,19 +834,6 @@ void speedup_summarize(const double *speedups, size_t n, double tie_band, struct
 	free(valid);
 }
 
-/* x[j] smoothed by a running median of 3 (the three values around j, the first or last three at
- * the ends): one isolated outlier never survives it. */
-static double median_of_3_at(const double *x, size_t n, size_t j)
-{
-	if (n < 3)
-		return x[j];
-	size_t c = j == 0 ? 1 : j == n - 1 ? n - 2 : j;
-	double a = x[c - 1], b = x[c], d = x[c + 1];
-	return fmax(fmin(a, b), fmin(fmax(a, b), d));
-}
-
-static int within(double v, double lo, double hi) { return v >= lo && v <= hi; }
-
 /* Mann-Kendall trend statistic of x[0..n-1] in time order: S = sum over i < j of sign(x[j] - x[i])
  * over its standard deviation under no trend, sqrt(n (n-1) (2n+5) / 18) (ties not corrected: a
  * smaller |z|, the cautious side here). Series longer than 2048 are thinned evenly to 2048. */
@@ -863,31 +850,84 @@ static double mann_kendall_z(const double *x, size_t n)
 	return var > 0 ? sum / sqrt(var) : 0;
 }
 
+/* The warm-up detector's constants (steady_state_index; why these: docs/performance.md,
+ * "Warm-up"). An iteration z spreads above the steady level scores z^2/2 - WARMUP_PENALTY, one
+ * at or below it -WARMUP_PENALTY: the first is the log-likelihood ratio of "slower by some
+ * amount" against "steady" for normal noise, so an iteration leans to warm-up beyond
+ * sqrt(2 x 2) = 2 spreads. z is capped at WARMUP_CAP, which keeps what a spike adds
+ * (2.8^2/2 - 2 = 1.92) below what a steady iteration takes away (2): a spike of L iterations
+ * after L steady ones never outweighs them. The spread is at least WARMUP_MIN_SPREAD (log
+ * scale), so that a series of equal times still has a scale. */
+#define WARMUP_PENALTY 2.0
+#define WARMUP_CAP 2.8
+/* A warm-up's total score must reach this: one slow iteration alone must be 2.45 spreads out
+ * (a steady iteration is 2 spreads out 2.3% of the time, 2.45 0.7%). */
+#define WARMUP_MARGIN 1.0
+#define WARMUP_MIN_SPREAD 1e-3
+/* the IQR of a normal distribution in standard deviations */
+#define IQR_PER_SD 1.3489795
+
+/* Level and spread of y[0..n), n > 0, on the log scale: the midpoint of the quartiles and the
+ * IQR as standard deviations (a steady state with two modes gets the middle and their
+ * distance, not one mode and the noise of the other); scratch has room for n. */
+static void steady_level(const double *y, size_t n, double *scratch, double *level,
+			 double *spread)
+{
+	double q1, q3;
+	memcpy(scratch, y, n * sizeof(*y));
+	quantile_pair(scratch, n, 0.25, 0.75, &q1, &q3);
+	*level = (q1 + q3) / 2;
+	*spread = fmax((q3 - q1) / IQR_PER_SD, WARMUP_MIN_SPREAD);
+}
+
+/* The prefix length d in [0, n] that maximises the summed warm-up score of y[0..d) against
+ * level and spread (the first such d), 0 when no prefix reaches WARMUP_MARGIN; excess:
+ * log(1 + band), the part of an excess that does not count. */
+static size_t warmup_argmax(const double *y, size_t n, double level, double spread,
+			    double excess)
+{
+	double sum = 0, best = WARMUP_MARGIN;
+	size_t d = 0;
+	for (size_t i = 0; i < n; i++) {
+		double z = (y[i] - level - excess) / spread;
+		z = fmin(z, WARMUP_CAP);
+		sum += z > 0 ? z * z / 2 - WARMUP_PENALTY : -WARMUP_PENALTY;
+		if (sum > best) {
+			best = sum;
+			d = i + 1;
+		}
+	}
+	return d;
+}
+
 size_t steady_state_index(const double *x, size_t n, double band)
 {
-	if (n == 0)
+	if (n < 4)
 		return 0;
-	size_t half_start = n / 2, half_n = n - half_start; /* the last ceil(n/2) values */
-	double *half = scratch_copy(x + half_start, half_n);
-	double q_lo, q_hi, m = median_select(half, half_n);
-	quantile_pair(half, half_n, 0.10, 0.90, &q_lo, &q_hi);
-	double tol = band * fabs(m), lo = q_lo - tol, hi = q_hi + tol;
-	/* still drifting: the two quarters of the last half disagree by more than the band, and
-	 * the last half has a trend (Mann-Kendall |z| > 3; a steady state with two modes has none) */
-	int drifting = 0;
-	if (half_n >= 8) {
-		size_t q = half_n / 2;
-		memcpy(half, x + half_start, half_n * sizeof(*half));
-		double m3 = median_select(half, q), m4 = median_select(half + q, half_n - q);
-		drifting = !(fabs(m3 - m4) <= tol) && fabs(mann_kendall_z(x + half_start, half_n)) > 3;
+	double *y = xmalloc(2 * n * sizeof(*y)), *scratch = y + n;
+	for (size_t i = 0; i < n; i++)   /* a time that is not > 0 is as fast as can be */
+		y[i] = x[i] > 0 ? log(x[i]) : -HUGE_VAL;
+	/* the steady state is judged on y[from..n): first the last half, then what follows the
+	 * warm-up found (more iterations where it is short, the steady ones where it is long) */
+	size_t from = n / 2, d = 0;
+	double level, spread, excess = log1p(fmax(band, 0));
+	for (int pass = 0; pass < 4; pass++) {
+		steady_level(y + from, n - from, scratch, &level, &spread);
+		d = warmup_argmax(y, n, level, spread, excess);
+		if (n - d < 8 || d == from)
+			break;
+		from = d;
 	}
-	free(half);
-	if (drifting || isnan(m))
-		return n;
-	size_t i = n;
-	while (i > 0 && within(median_of_3_at(x, n, i - 1), lo, hi))
-		i--;
-	while (i < n && !within(x[i], lo, hi))   /* it starts at an iteration that is itself steady */
-		i++;
-	return i;
+	/* still warming up at the end: the last half trends down (Mann-Kendall z < -3), and its
+	 * second quarter's median lies more than a spread below its first quarter's */
+	size_t half = n / 2, q = (n - half) / 2;
+	if (n - half >= 8 && d < n) {
+		steady_level(y + half, n - half, scratch, &level, &spread);
+		memcpy(scratch, y + half, (n - half) * sizeof(*y));
+		double m3 = median_select(scratch, q), m4 = median_select(scratch + q, n - half - q);
+		if (mann_kendall_z(y + half, n - half) < -3 && m3 - m4 > spread)
+			d = n;
+	}
+	free(y);
+	return d;
 }

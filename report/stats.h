@@ -92,13 +92,16 @@ struct speedup_summary {
 };
 void speedup_summarize(const double *speedups, size_t n, double tie_band, struct speedup_summary *out);
 
-/* Steady state of a series of iteration times (warm-up included, in order): the first index i
- * such that x[i] and the running median of 3 of every value from i on lie within the steady
- * envelope — the 10th to 90th percentile of the last half, widened by band (e.g. 0.10) times its
- * median. The running median lets one isolated outlier pass; the percentiles let a steady state
- * with two modes (e.g. 1.0 and 1.25 alternating) be steady. Returns n when no such index exists,
- * and when the last half still drifts (its two quarters' medians differ by more than band times
- * the median, and a Mann-Kendall test finds a trend in it, |z| > 3); n == 0 gives 0. */
+/* Where the warm-up of a series of iteration times (warm-up included, in order) ends: the first
+ * iteration of the steady state; 0 when the series starts steady (a fast start is not warm-up);
+ * n when it is still warming up at its end (the last half trends down). Only a slow start
+ * counts: on the log scale each iteration's excess over the steady level (the midpoint of the
+ * quartiles of the last half, or of what follows a warm-up longer than that), in steady spreads
+ * (IQR / 1.349), scores z^2/2 - 2 when positive (z capped at 2.8, so that a spike never
+ * outweighs as many steady iterations) and -2 otherwise; the warm-up is the prefix with the
+ * largest total score. No fixed envelope: a residue counts when it stands out of the noise
+ * (about 2 spreads). band: an excess up to this fraction of the level does not count (0: any).
+ * n < 4 gives 0. */
 size_t steady_state_index(const double *x, size_t n, double band);
 
 #endif

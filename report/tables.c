@@ -152,6 +152,14 @@ int table_of_cases_opts(struct db *db, const char *suite, const struct case_row 
 	if (compiled || every)
 		col_compile = table_column(t, "compile", "", 0);
 	size_t col_status = table_column(t, "status", "", 0);
+	/* contention and instability: a column only where some case has a mark */
+	struct case_mark *marks = xcalloc(n ? n : 1, sizeof(*marks));
+	unsigned marked = 0;
+	for (size_t i = 0; i < n; i++) {
+		case_mark_of(&cases[i], series[i].total, series[i].ntotal, &marks[i]);
+		marked |= marks[i].bits;
+	}
+	size_t col_mark = marked ? table_column(t, "mark", "", 0) : 0;
 	/* measured iterations of the case ("iters", not "n": matmul has a parameter n) */
 	size_t col_n = table_column(t, "iters", "", 0);
 	/* Mean, median and std of each phase and of the per-iteration total; every: all phases,
@@ -259,6 +267,11 @@ int table_of_cases_opts(struct db *db, const char *suite, const struct case_row 
 		int unvalidated = c->status == STATUS_OK && c->max_diff < 0;
 		nunvalidated += unvalidated;
 		table_text(t, r, col_status, unvalidated ? "ok, unvalidated" : status_name(c->status));
+		if (marks[i].bits) {
+			char text[96];
+			case_mark_text(&marks[i], text, sizeof(text));
+			table_text(t, r, col_mark, text);
+		}
 		size_t measured = series[i].ntotal;
 		for (int p = 0; p < PHASE_COUNT; p++)
 			measured = series[i].n[p] > measured ? series[i].n[p] : measured;
@@ -331,6 +344,8 @@ int table_of_cases_opts(struct db *db, const char *suite, const struct case_row 
 		table_note(t, "ok, unvalidated: %zu case%s not checked against a reference (a peer without "
 			   "check lines: schemas/peer-protocol.md, \"Validation\")", nunvalidated,
 			   nunvalidated == 1 ? "" : "s");
+	case_mark_note(t, marked);
+	free(marks);
 done:
 	for (size_t k = 0; k < nextra; k++)
 		free(extra[k]);
@@ -349,6 +364,7 @@ int pivot_table(struct db *db, const char *suite, const struct case_row *cases, 
 	char (*value)[128] = xcalloc(n, sizeof(*value));
 	size_t *row_of = xcalloc(n, sizeof(*row_of)), *col_of = xcalloc(n, sizeof(*col_of));
 	size_t col_param[8], ncol_param = 0;
+	unsigned marked = 0;
 	int rc = 0;
 	char title[128];
 	snprintf(title, sizeof(title), "%s: mean %s time by %s", suite, series_pick_names[pick], key);
@@ -405,8 +421,17 @@ int pivot_table(struct db *db, const char *suite, const struct case_row *cases, 
 		summarize(x, m, &s);
 		if (m)
 			table_number(t, row_of[i], col_of[i], s.mean / NS_PER_MS);
+		struct case_mark mark;   /* a number cell cannot carry it: a note names the case */
+		case_mark_of(&cases[i], series.total, series.ntotal, &mark);
+		if (mark.bits) {
+			char text[96];
+			case_mark_text(&mark, text, sizeof(text));
+			table_note(t, "%s: %s", cases[i].name, text);
+			marked |= mark.bits;
+		}
 		case_series_free(&series);
 	}
+	case_mark_note(t, marked);
 	for (size_t i = 0; i < n; i++)
 		free(row_key[i]);
 	free(row_key);

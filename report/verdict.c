@@ -32,7 +32,7 @@ int compare_pair(const double *xb, size_t nb, const double *xc, size_t nc,
 		 const struct verdict_rule *rule, struct pair_result *out)
 {
 	memset(out, 0, sizeof(*out));
-	out->wait_base = out->wait_cand = -1;
+	out->wait_base = out->wait_cand = out->rse_base = out->rse_cand = -1;
 	int rc = bootstrap_ratio_of_medians(xb, nb, xc, nc, REPORT_CI_LEVEL,
 					    REPORT_BOOTSTRAP_RESAMPLES, REPORT_BOOTSTRAP_SEED,
 					    &out->speedup);

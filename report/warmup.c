@@ -63,16 +63,37 @@ int warmup_table(struct db *db, int64_t run_id, const struct case_set *set, cons
 	}
 	size_t c_first = table_column(t, "first iter", "x", 2),
 	       c_steady = table_column(t, "steady from", "iter", 0);
-	for (size_t i = 0; i < set->n; i++) {
+	/* every case's iterations first: a case measured under contention, or too unstable, is
+	 * marked (a column only where one is), and its warm-up read with that in mind */
+	double **xs = xcalloc(set->n ? set->n : 1, sizeof(*xs));
+	size_t *ns = xcalloc(set->n ? set->n : 1, sizeof(*ns));
+	struct case_mark *marks = xcalloc(set->n ? set->n : 1, sizeof(*marks));
+	unsigned marked = 0;
+	rc = 0;
+	for (size_t i = 0; i < set->n && !rc; i++) {
 		const struct case_row *c = &set->rows[i];
 		if (c->status != STATUS_OK)
 			continue;
-		double *x = NULL;
-		size_t n = 0;
-		if ((rc = case_iterations(db, c, pick, &x, &n, err)))
-			return rc;
+		rc = case_iterations(db, c, pick, &xs[i], &ns[i], err);
+		size_t w = c->warmup > 0 ? (size_t)c->warmup : 0;
+		if (!rc)
+			case_mark_of(c, ns[i] > w ? xs[i] + w : NULL, ns[i] > w ? ns[i] - w : 0, &marks[i]);
+		marked |= marks[i].bits;
+	}
+	size_t c_mark = !rc && marked ? table_column(t, "mark", "", 0) : 0;
+	for (size_t i = 0; i < set->n && !rc; i++) {
+		const struct case_row *c = &set->rows[i];
+		if (c->status != STATUS_OK)
+			continue;
+		double *x = xs[i];
+		size_t n = ns[i];
 		size_t r = table_row(t);
 		table_text(t, r, c_case, c->name);
+		if (marks[i].bits) {
+			char text[96];
+			case_mark_text(&marks[i], text, sizeof(text));
+			table_text(t, r, c_mark, text);
+		}
 		table_number(t, r, c_w, (double)c->warmup);
 		for (int j = 0; j < nk; j++) {
 			size_t from = (size_t)ks[j], to = from + (size_t)c->iters;
@@ -97,16 +118,24 @@ int warmup_table(struct db *db, int64_t run_id, const struct case_set *set, cons
 			else
 				table_text(t, r, c_steady, "never");
 		}
-		free(x);
 	}
+	for (size_t i = 0; i < set->n; i++)
+		free(xs[i]);
+	free(xs);
+	free(ns);
+	free(marks);
+	if (rc)
+		return rc;
 	if (t->nrows == 0)
 		table_note(t, "no ok case in run %lld", (long long)run_id);
 	table_note(t, "k=K: mean/std of the iterations after the first K (as many as the run "
 		       "measured, fewer where it did not make that many); first iter: iteration 0 / "
-		       "median of the last half; steady from: first iteration after which every one, "
-		       "through a running median of 3 (an isolated outlier passes), stays within the "
-		       "10th-90th percentile of the last half widened by %.3g%% of its median (never: "
-		       "none, or the last half still drifts)",
-		   100 * band);
+		       "median of the last half; steady from: where the slow start ends (0: none; a "
+		       "faster start or a later spike is not warm-up; never: the last half still "
+		       "trends down)");
+	case_mark_note(t, marked);
+	if (band > 0)
+		table_note(t, "an excess up to %.3g%% over the steady level is not counted as "
+			       "warm-up", 100 * band);
 	return 0;
 }

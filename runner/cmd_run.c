@@ -9,12 +9,14 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "cpu_wait.h"
 #include "db.h"
 #include "gpu_probe.h"
 #include "liveness.h"
 #include "measure.h"
 #include "noise.h"
 #include "opt.h"
+#include "params.h"
 #include "peer.h"
 #include "progress.h"
 #include "resume.h"
@@ -32,6 +34,15 @@
 #define DEFAULT_MEM_SHARE 0.8
 /* --repeat's bound: enough for any noise study, small enough that a typo is caught */
 #define REPEAT_MAX 1000
+/* --interleave's default and bound: the impls of one shape measured in 5 alternating rounds
+ * halved the run-to-run spread of their ratio on a loaded machine (docs/performance.md,
+ * "Interleaving") */
+#define INTERLEAVE_ROUNDS 5
+#define INTERLEAVE_MAX 1000
+#define RUNNER_STR_(x) #x
+#define RUNNER_STR(x) RUNNER_STR_(x)
+/* How long the busy-machine probe before the first case spins (cpu_wait.h) */
+#define LOAD_PROBE_NS 100000000
 
 static void on_signal(int sig)
 {
@@ -153,6 +164,86 @@ static void case_record_fill(struct case_record *r, const struct sweep_case *c,
 	r->impl_info = res->impl_info;
 	r->stop_reason = res->status == STATUS_OK ? res->stop_reason : NULL;
 	r->cpu_wait = res->status == STATUS_OK ? res->cpu_wait : -1;
+	r->rse = res->status == STATUS_OK ? res->rse : -1;
+}
+
+/* Whether two cases are the impls of one shape, measured in alternating rounds: two impls of one
+ * benchmark of the sweep (so, the same measurement settings) with the same key but for the impl,
+ * both built in (a peer runs in a process of its own). */
+static int same_group(const struct sweep_case *a, const struct sweep_case *b)
+{
+	if (a->peer || b->peer || a->benchmark != b->benchmark ||
+	    !strcmp(a->params.impl, b->params.impl))
+		return 0;
+	char *ka = case_key_drop(a->key, "impl"), *kb = case_key_drop(b->key, "impl");
+	int same = ka && kb && !strcmp(ka, kb);
+	free(ka);
+	free(kb);
+	return same;
+}
+
+/* The order with each shape's impls next to each other, at the place of the first: for each case
+ * in order, the later ones of its group follow it (the order otherwise kept). */
+static void group_order(const struct sweep_cases *cases, size_t *order)
+{
+	for (size_t k = 0; k + 1 < cases->n; k++) {
+		size_t next = k + 1;
+		for (size_t j = k + 1; j < cases->n; j++)
+			if (same_group(&cases->items[order[k]], &cases->items[order[j]])) {
+				size_t moved = order[j];
+				memmove(&order[next + 1], &order[next], (j - next) * sizeof(*order));
+				order[next++] = moved;
+			}
+	}
+}
+
+/* One case of a group being measured, and what it gave. */
+struct measured {
+	const struct sweep_case *c;
+	size_t at;                 /* its place in this repetition's order */
+	struct case_result res;
+	struct case_gpu gpu;       /* what NVML saw while the group ran (CUDA cases); m[0]'s */
+	char started_at[32];
+};
+
+/* Measure the n cases of m: one alone (a peer by its command), several in `interleave`
+ * alternating rounds (measure_interleaved). */
+static void measure_group(struct measured *m, size_t n, long interleave, const char *sweep_path,
+			  struct peer_session *session, struct run_heartbeat *hb)
+{
+	const struct sweep_case *c = m[0].c;
+	if (!c->peer || !c->peer->persistent)   /* no idle peer beside another case */
+		peer_session_end(session);
+	struct gpu_probe *probe = c->params.device == DEVICE_CUDA ? gpu_probe_start() : NULL;
+	for (size_t j = 0; j < n; j++)
+		db_now(m[j].started_at);
+	if (c->peer) {   /* an external implementation from the sweep's `peers:` */
+		measure_release_signals();   /* its wait loop reads the flag */
+		peer_measure_case(c, sweep_path, session, &m[0].res, run_heartbeat_iteration, hb);
+		measure_hold_signals();
+	} else if (n == 1) {
+		measure_case(workload_find(suite_name(c->params.suite), c->params.impl, c->params.device),
+			     &c->params, &m[0].res, run_heartbeat_iteration, hb);
+	} else {
+		const struct workload **w = xcalloc(n, sizeof(*w));
+		const struct case_params **p = xcalloc(n, sizeof(*p));
+		struct case_result *res = xcalloc(n, sizeof(*res));
+		void **ctx = xcalloc(n, sizeof(*ctx));
+		for (size_t j = 0; j < n; j++) {
+			const struct case_params *pj = &m[j].c->params;
+			w[j] = workload_find(suite_name(pj->suite), pj->impl, pj->device);
+			p[j] = pj;
+			ctx[j] = hb;
+		}
+		measure_interleaved(w, p, res, n, (int)interleave, run_heartbeat_iteration, ctx);
+		for (size_t j = 0; j < n; j++)
+			m[j].res = res[j];
+		free(w);
+		free(p);
+		free(res);
+		free(ctx);
+	}
+	gpu_probe_stop(probe, &m[0].gpu);
 }
 
 int cmd_run(struct cmd_line *cl)
@@ -160,7 +251,7 @@ int cmd_run(struct cmd_line *cl)
 	const char *db_path = BENCHDB_DEFAULT_DB, *label = NULL, *mem_limit_text = NULL;
 	const char *shard_text = NULL, *group = NULL, *resume_run = NULL;
 	int dry_run = 0, force = 0;
-	long busy_timeout_s = 3600, repeat = 1;
+	long busy_timeout_s = 3600, repeat = 1, interleave = INTERLEAVE_ROUNDS;
 	const struct opt_spec specs[] = {
 		{"db", 0, OPT_STRING, "PATH", "database to write (default bench.db; created if missing)",
 		 &db_path},
@@ -182,6 +273,9 @@ int cmd_run(struct cmd_line *cl)
 		 "run the sweep N times: N runs of one label and group, cases reshuffled each time "
 		 "(how many: below)",
 		 &repeat},
+		{"interleave", 0, OPT_INT, "ROUNDS",
+		 "measure the impls of one shape in this many alternating rounds (default "
+		 RUNNER_STR(INTERLEAVE_ROUNDS) "; 1: one case after the other)", &interleave},
 		{"busy-timeout", 0, OPT_INT, "SECONDS",
 		 "how long to wait for another writer's lock, retrying (default 3600)", &busy_timeout_s},
 		{0},
@@ -232,6 +326,12 @@ int cmd_run(struct cmd_line *cl)
 			fprintf(stderr, "runner run: --repeat starts new runs of one group: it does not "
 					"combine with --%s\n",
 				resume_run ? "resume" : shard_text ? "shard" : "group");
+		status = EXIT_USAGE;
+		goto done;
+	}
+	if (interleave < 1 || interleave > INTERLEAVE_MAX) {
+		fprintf(stderr, "runner run: --interleave expects a count of rounds from 1 to %d, got %ld\n",
+			INTERLEAVE_MAX, interleave);
 		status = EXIT_USAGE;
 		goto done;
 	}
@@ -317,6 +417,8 @@ int cmd_run(struct cmd_line *cl)
 			fprintf(stderr, "repetition %ld of %ld (group and label %s)\n", rep + 1, repeat,
 				run.label);
 		}
+		if (interleave > 1)   /* each shape's impls together, measured in rounds */
+			group_order(&cases, order);
 		size_t ords = 0;   /* case orders are the whole sweep's (a shard holds a subset) */
 		for (size_t i = 0; i < cases.n; i++)
 			ords = cases.items[i].index + 1 > ords ? cases.items[i].index + 1 : ords;
@@ -339,6 +441,11 @@ int cmd_run(struct cmd_line *cl)
 			install_signals();
 		fprintf(stderr, "run %lld (%.8s) of %s: %zu cases into %s\n", (long long)run_id, run.uuid,
 			sweep->path, cases.n, db_path);
+		struct machine_load load;
+		if (!rep && (machine_load_probe(LOAD_PROBE_NS, &load),
+			     machine_load_busy(&load, CPU_WAIT_CONTENDED)))
+			contention_warn_before(stderr, &load);
+		struct contention_count waited = {.level = CPU_WAIT_CONTENDED};
 		if (shard_text)
 			fprintf(stderr, "shard %d/%d of group %s: %zu of the sweep's %zu cases\n", shard.index,
 				shard.count, group_id, cases.n, whole.n);
@@ -352,51 +459,54 @@ int cmd_run(struct cmd_line *cl)
 		free(work);
 		struct run_heartbeat hb = {&pg, db, run_id, now_ns()};
 		struct peer_session *session = peer_session_new();   /* a persistent peer's process */
-		for (size_t k = 0; k < cases.n; k++) {
-			size_t i = order[k];   /* the sweep's order, or this repetition's */
+		rc = 0;
+		for (size_t k = 0, g; k < cases.n && !rc; k += g) {
+			/* the cases at k..k+g-1: one, or the impls of one shape, interleaved */
+			g = 1;
+			while (interleave > 1 && k + g < cases.n &&
+			       same_group(&cases.items[order[k]], &cases.items[order[k + g]]))
+				g++;
 			if (measure_take_signals())
 				break;
-			if (resume.stored && resume.stored[cases.items[i].index])
-				continue;
-			const struct sweep_case *c = &cases.items[i];
-			struct case_result res;
-			struct case_record rec;
-			char started_at[32];
-			db_now(started_at);
-			progress_case_start(&pg, k, c->name);
-			if (!c->peer || !c->peer->persistent)   /* no idle peer beside another case */
-				peer_session_end(session);
-			struct case_gpu gpu;   /* what NVML saw while the case ran (CUDA cases) */
-			struct gpu_probe *probe = c->params.device == DEVICE_CUDA ? gpu_probe_start() : NULL;
-			if (c->peer) {   /* an external implementation from the sweep's `peers:` */
-				measure_release_signals();   /* its wait loop reads the flag */
-				peer_measure_case(c, sweep->path, session, &res, run_heartbeat_iteration, &hb);
-				measure_hold_signals();
-			} else
-				measure_case(workload_find(suite_name(c->params.suite), c->params.impl,
-							   c->params.device),
-					     &c->params, &res, run_heartbeat_iteration, &hb);
-			gpu_probe_stop(probe, &gpu);
-			if (res.interrupted) {
-				free(res.samples);
-				break;
+			struct measured *m = xcalloc(g, sizeof(*m));
+			size_t nm = 0;
+			for (size_t j = 0; j < g; j++)
+				if (!(resume.stored && resume.stored[cases.items[order[k + j]].index]))
+					m[nm++] = (struct measured){.c = &cases.items[order[k + j]], .at = k + j};
+			if (nm) {
+				progress_case_start(&pg, m[0].at, m[0].c->name);
+				measure_group(m, nm, interleave, sweep->path, session, &hb);
 			}
-			case_record_fill(&rec, c, &res, started_at);
-			rc = db_case_put(db, run_id, &rec, res.samples, res.nsamples, &err);
-			if (!rc)
-				rc = db_case_gpu_put(db, run_id, rec.ord, &gpu, &err);
-			free(res.samples);
-			if (rc) {
-				progress_finish(&pg);
-				bd_error_print("runner run", &err);
-				run_status = "failed";
-				status = EXIT_FAIL;
-				break;
+			for (size_t j = 0; j < nm && !rc; j++) {
+				struct case_result *res = &m[j].res;
+				if (res->interrupted)
+					continue;   /* an unfinished case is not stored */
+				struct case_record rec;
+				progress_case_start(&pg, m[j].at, m[j].c->name);
+				case_record_fill(&rec, m[j].c, res, m[j].started_at);
+				rc = db_case_put(db, run_id, &rec, res->samples, res->nsamples, &err);
+				if (!rc)
+					rc = db_case_gpu_put(db, run_id, rec.ord, &m[0].gpu, &err);
+				if (rc) {
+					progress_finish(&pg);
+					bd_error_print("runner run", &err);
+					run_status = "failed";
+					status = EXIT_FAIL;
+					break;
+				}
+				progress_case_end(&pg, res);
+				if (res->status == STATUS_OK)
+					contention_add(&waited, res->cpu_wait);
+				run_heartbeat_now(&hb);
+				counts[res->status]++;
+				stored++;
 			}
-			progress_case_end(&pg, &res);
-			run_heartbeat_now(&hb);
-			counts[res.status]++;
-			stored++;
+			for (size_t j = 0; j < nm; j++)
+				free(m[j].res.samples);
+			int interrupted = nm && m[nm - 1].res.interrupted;
+			free(m);
+			if (interrupted)
+				break;
 		}
 		peer_session_free(session);
 		progress_finish(&pg);
@@ -420,6 +530,7 @@ int cmd_run(struct cmd_line *cl)
 		for (int k = 0; k < STATUS_COUNT; k++)   /* "4 ok, 0 oom, ..." */
 			printf("%s%zu %s", k ? ", " : "", counts[k], status_name((enum bd_status)k));
 		printf(") in %s\n", db_path);
+		contention_warn_after(stderr, &waited);
 		if (stored && repeat == 1)
 			printf("see: report --db %s --run %lld\n", db_path, (long long)run_id);
 	}

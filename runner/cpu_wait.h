@@ -1,9 +1,17 @@
-/* runner/cpu_wait.h: the share of its time the runner waited for a CPU (cpu_wait.c). */
+/* runner/cpu_wait.h: the share of its time the runner waited for a CPU, how busy the machine is
+ * before a run, and the warnings about both (cpu_wait.c). */
 #ifndef BENCHDB_CPU_WAIT_H
 #define BENCHDB_CPU_WAIT_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
+
+/* The share of its measured time a case may wait for a CPU and still count as measured on a
+ * quiet machine: above it, iters: auto does not stop for precision (precision.h), runner run
+ * warns, and the reports mark the case (the same 5%). */
+#define CPU_WAIT_CONTENDED 0.05
 
 struct cpu_wait {
 	int64_t run_ns, wait_ns;   /* summed over the process's threads */
@@ -15,6 +23,30 @@ void cpu_wait_read(struct cpu_wait *w);
 /* wait / (run + wait) between two readings, in [0, 1]; -1 when unknown (no schedstat, or no
  * time counted in between). */
 double cpu_wait_share(const struct cpu_wait *before, const struct cpu_wait *after);
+
+/* Whether the machine is busy before a run: the calling thread spins for probe_ns and measures
+ * the share of it that it waited for a CPU (/proc/thread-self/schedstat; -1 unknown), and the
+ * 1-minute load average (/proc/loadavg; -1 unknown) against the online CPUs. */
+struct machine_load {
+	double probe_wait, load_average;
+	long cpus;
+	double probe_s;
+};
+void machine_load_probe(int64_t probe_ns, struct machine_load *out);
+/* Whether out says busy: the probe waited more than wait_level, or the load average is at least
+ * the number of CPUs. */
+int machine_load_busy(const struct machine_load *m, double wait_level);
+
+/* Tallies the cases of a run measured under contention: cpu_wait above level. */
+struct contention_count {
+	double level, worst;
+	size_t measured, contended;   /* ok cases with a known share; those above level */
+};
+void contention_add(struct contention_count *c, double cpu_wait);
+/* The warnings runner run prints (to f): before the first case when the machine is busy, and
+ * after a run whose cases waited; nothing when there is nothing to say. */
+void contention_warn_before(FILE *f, const struct machine_load *m);
+void contention_warn_after(FILE *f, const struct contention_count *c);
 
 /* The same over another process's descendants (a peer's process tree, below its guardian root;
  * the root itself left out), read by sampling: threads seen at cpu_wait_tree_begin count from

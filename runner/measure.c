@@ -18,6 +18,7 @@
 #include "checked.h"
 #include "cpu_wait.h"
 #include "precision.h"
+#include "xalloc.h"
 
 volatile sig_atomic_t measure_interrupted;
 
@@ -132,9 +133,14 @@ static int precision_due(const struct auto_state *a)
 }
 
 /* After a measured iteration of ns nanoseconds: what stops the loop, or NULL. *oom = 1 when the
- * bookkeeping is out of memory. */
+ * bookkeeping is out of memory. A case that has waited for a CPU more than
+ * PRECISION_MAX_CPU_WAIT of its measured time so far (cr) is not precise, whatever its
+ * estimate. */
+struct case_run;
+static double run_wait_share(const struct case_run *cr);
+
 static const char *auto_after(struct auto_state *a, const struct case_params *p, int64_t ns,
-			      int *oom)
+			      const struct case_run *cr, int *oom)
 {
 	size_t times_cap = a->cap, most = (size_t)p->max_iters;   /* both arrays have a->cap */
 	if (grow((void **)&a->times, &times_cap, (size_t)a->n + 1, most, sizeof(int64_t)) ||
@@ -146,7 +152,10 @@ static const char *auto_after(struct auto_state *a, const struct case_params *p,
 	ck_add(a->measured_ns, ns, &a->measured_ns);
 	if (a->n >= p->min_iters && precision_due(a)) {
 		double rse = a->rse = median_rse(a->times, (size_t)a->n, a->scratch);
-		a->precise_since = rse > p->target_rse ? 0 : a->precise_since ? a->precise_since : a->n;
+		int precise = rse <= p->target_rse;
+		if (precise)   /* only then: reading every thread's schedstat costs ~10 us each */
+			precise = !(run_wait_share(cr) > PRECISION_MAX_CPU_WAIT);
+		a->precise_since = !precise ? 0 : a->precise_since ? a->precise_since : a->n;
 		a->checked_at = a->n;
 	}
 	return precision_stop(p, a->n, a->measured_ns, a->precise_since);
@@ -165,7 +174,23 @@ static int64_t expected_total(const struct case_params *p, const struct auto_sta
 	return p->warmup + ((int64_t)n > a->n ? (int64_t)n : a->n);
 }
 
-static void out_of_memory(struct case_result *res)
+double case_result_rse(const struct case_result *res, int64_t warmup)
+{
+	size_t n = res->iters > 0 ? (size_t)res->iters : 0;
+	int64_t *times = n ? calloc(2 * n, sizeof(*times)) : NULL;
+	if (!times)
+		return INFINITY;
+	for (size_t i = 0; i < res->nsamples; i++) {
+		int64_t k = res->samples[i].iter - warmup;
+		if (k >= 0 && (size_t)k < n)
+			ck_add(times[k], res->samples[i].ns, &times[k]);
+	}
+	double rse = median_rse(times, n, times + n);
+	free(times);
+	return rse;
+}
+
+static void no_memory_for_samples(struct case_result *res)
 {
 	res->status = STATUS_ERROR;
 	snprintf(res->reason, sizeof(res->reason), "out of host memory for samples");
@@ -184,159 +209,350 @@ static const char *auto_invalid(const struct case_params *p)
 	return NULL;
 }
 
-void measure_case(const struct workload *w, const struct case_params *p, struct case_result *res,
-		  void (*on_iteration)(void *ctx, int64_t iter, int64_t total), void *ctx)
+/* One case under measurement, across case_run_step calls (measure.h). */
+struct case_run {
+	const struct workload *w;
+	const struct case_params *p;
+	struct case_result *res;
+	void (*on_iteration)(void *ctx, int64_t iter, int64_t total);
+	void *ctx;
+	int64_t own_ns;            /* the case's own wall time so far (not other cases' rounds) */
+	struct wl_status st;
+	struct mem_arena mem;
+	void *state;
+	unsigned phases;
+	int auto_iters, device_timed, finished;
+	/* iterations at most (auto: up to max_iters measured), the samples they can make, and the
+	 * next iteration's index */
+	int64_t total, nsamples_max, it;
+	struct auto_state a;
+	size_t samples_cap;
+	const char *stop;          /* iters: auto: what stopped it */
+	/* the wait for a CPU over the measured iterations: the stretches before the current one
+	 * summed in waited, the current one from wait_from (measuring: 1) */
+	struct cpu_wait waited, wait_from;
+	int measuring;
+};
+
+/* The share of the measured time so far that the case waited for a CPU; -1 unknown. */
+static double run_wait_share(const struct case_run *cr)
+{
+	struct cpu_wait zero = {.ok = 1}, total = cr->waited;
+	if (cr->measuring) {
+		struct cpu_wait now;
+		cpu_wait_read(&now);
+		if (!now.ok || !cr->wait_from.ok)
+			return -1;
+		total.run_ns += now.run_ns - cr->wait_from.run_ns;
+		total.wait_ns += now.wait_ns - cr->wait_from.wait_ns;
+		total.ok = total.ok || now.ok;
+	}
+	return cpu_wait_share(&zero, &total);
+}
+
+/* Close the current measured stretch: its wait is added to waited. */
+static void stretch_end(struct case_run *cr)
+{
+	struct cpu_wait now;
+	if (!cr->measuring)
+		return;
+	cpu_wait_read(&now);
+	if (now.ok && cr->wait_from.ok) {
+		int64_t run = now.run_ns - cr->wait_from.run_ns, wait = now.wait_ns - cr->wait_from.wait_ns;
+		cr->waited.run_ns += run > 0 ? run : 0;   /* a thread that ended takes its figures */
+		cr->waited.wait_ns += wait > 0 ? wait : 0;
+		cr->waited.ok = 1;
+	}
+	cr->measuring = 0;
+}
+
+/* What ends a case that never reaches its iterations, and the end of every case: the bookkeeping
+ * of res, the teardown. cr is freed. */
+static void run_finish(struct case_run *cr)
+{
+	struct case_result *res = cr->res;
+	const struct case_params *p = cr->p;
+	int64_t t0 = now_ns();
+	if (res->status == STATUS_OK && cr->auto_iters)
+		res->stop_reason = cr->stop;
+	res->iters = p->iters == ITERS_AUTO ? cr->a.n : p->iters;
+	res->rse = p->iters == ITERS_AUTO ? cr->a.rse : INFINITY;
+	if (res->status == STATUS_OK)   /* the final estimate, of what is stored */
+		res->rse = case_result_rse(res, p->warmup);
+	free(cr->a.times);
+	free(cr->a.scratch);
+	/* The peak includes setup and validation buffers; for oom it is what the case needed. */
+	if (cr->mem.failed)
+		res->peak_bytes = cr->mem.failed_need;
+	else if (cr->mem.peak > 0 || cr->state)
+		res->peak_bytes = cr->mem.peak;
+	if (cr->w)
+		cr->w->teardown(cr->state);
+	res->elapsed_ns = cr->own_ns + (now_ns() - t0);
+	free(cr);
+}
+
+struct case_run *case_run_begin(const struct workload *w, const struct case_params *p,
+				struct case_result *res,
+				void (*on_iteration)(void *ctx, int64_t iter, int64_t total), void *ctx)
 {
 	int64_t t_start = now_ns();
+	struct case_run *cr = xcalloc(1, sizeof(*cr));
+	cr->w = w;
+	cr->p = p;
+	cr->res = res;
+	cr->on_iteration = on_iteration;
+	cr->ctx = ctx;
 	memset(res, 0, sizeof(*res));
 	res->max_diff = res->tolerance = -1;
 	res->peak_fwd_bytes = res->peak_bwd_bytes = res->peak_bytes = -1;
 	res->cpu_wait = -1;
-
-	struct wl_status st = {.max_diff = -1, .tolerance = -1};
-	struct mem_arena mem;
-	mem_init(&mem, p->mem_limit);
-	void *state = NULL;
-	unsigned phases = pass_phases(p->pass);
-	int auto_iters = p->iters == ITERS_AUTO;
-	/* iterations at most (auto: up to max_iters measured), and the samples they can make */
-	int64_t total = 0, nsamples_max = 0;
-	struct auto_state a = {.rse = INFINITY};
-	size_t samples_cap = 0;
-	const char *stop = NULL;   /* iters: auto: what stopped it */
-	const char *invalid = auto_iters ? auto_invalid(p) : NULL;
+	cr->st = (struct wl_status){.max_diff = -1, .tolerance = -1};
+	struct wl_status *st = &cr->st;
+	mem_init(&cr->mem, p->mem_limit);
+	cr->phases = pass_phases(p->pass);
+	cr->auto_iters = p->iters == ITERS_AUTO;
+	cr->a.rse = INFINITY;
+	const char *invalid = cr->auto_iters ? auto_invalid(p) : NULL;
 
 	if (invalid) {
 		res->status = STATUS_ERROR;
 		snprintf(res->reason, sizeof(res->reason), "iters: auto: %s", invalid);
-		goto done;
+		goto failed;
 	}
-	if (p->warmup < 0 || (p->iters < 0 && !auto_iters) ||
-	    ck_add(p->warmup, auto_iters ? p->max_iters : p->iters, &total) ||
-	    ck_mul(total, PHASE_COUNT, &nsamples_max) || total > INT32_MAX) {
+	if (p->warmup < 0 || (p->iters < 0 && !cr->auto_iters) ||
+	    ck_add(p->warmup, cr->auto_iters ? p->max_iters : p->iters, &cr->total) ||
+	    ck_mul(cr->total, PHASE_COUNT, &cr->nsamples_max) || cr->total > INT32_MAX) {
 		res->status = STATUS_ERROR;
 		snprintf(res->reason, sizeof(res->reason),
 			 "warmup %lld + iters %lld is out of range (each at most %d)",
 			 (long long)p->warmup, (long long)p->iters, BD_MAX_ITERS);
-		goto done;
+		goto failed;
 	}
 	if (!w) {
 		res->status = STATUS_UNSUPPORTED;
 		snprintf(res->reason, sizeof(res->reason),
 			 "no %s implementation '%s' for device %s in this build", suite_name(p->suite), p->impl,
 			 device_name(p->device));
-		goto done;
+		goto failed;
 	}
 	w->figures(p, &res->figures);
-	if (take(res, w->check(p, &st), &st, "check"))
-		goto done;
-	int rc = w->setup(p, &mem, &state, &st);
-	if (rc == STATUS_OOM && !st.reason[0])
-		snprintf(st.reason, sizeof(st.reason),
+	if (take(res, w->check(p, st), st, "check"))
+		goto failed;
+	int rc = w->setup(p, &cr->mem, &cr->state, st);
+	if (rc == STATUS_OOM && !st->reason[0])
+		snprintf(st->reason, sizeof(st->reason),
 			 "allocating %lld bytes would exceed the memory limit (%lld bytes in use, limit %lld)",
-			 (long long)mem.failed, (long long)(mem.failed_need - mem.failed),
-			 (long long)mem.limit);
+			 (long long)cr->mem.failed, (long long)(cr->mem.failed_need - cr->mem.failed),
+			 (long long)cr->mem.limit);
 	if (rc == STATUS_OK && w->memory)
-		w->memory(state, &res->memory);
-	if (take(res, rc, &st, "setup"))
-		goto done;
-	rc = w->validate(state, &st);
-	res->max_diff = st.max_diff;
-	res->tolerance = st.tolerance;
-	if (take(res, rc, &st, "validation"))
-		goto done;
+		w->memory(cr->state, &res->memory);
+	if (take(res, rc, st, "setup"))
+		goto failed;
+	rc = w->validate(cr->state, st);
+	res->max_diff = st->max_diff;
+	res->tolerance = st->tolerance;
+	if (take(res, rc, st, "validation"))
+		goto failed;
 	if (w->describe)
-		describe(w, state, res);
+		describe(w, cr->state, res);
 	/* Backward alone is timed from the state one untimed forward leaves. */
-	if (p->pass == PASS_BACKWARD && take(res, w->run(state, PHASE_FWD, &st), &st, "forward"))
-		goto done;
+	if (p->pass == PASS_BACKWARD && take(res, w->run(cr->state, PHASE_FWD, st), st, "forward"))
+		goto failed;
 
 	/* fixed: every sample at once; auto: room for warm-up and min_iters, grown as they come */
-	size_t first_need = (size_t)(auto_iters ? p->warmup + p->min_iters : total) * PHASE_COUNT;
-	if (grow((void **)&res->samples, &samples_cap, first_need, (size_t)nsamples_max,
+	size_t first_need =
+		(size_t)(cr->auto_iters ? p->warmup + p->min_iters : cr->total) * PHASE_COUNT;
+	if (grow((void **)&res->samples, &cr->samples_cap, first_need, (size_t)cr->nsamples_max,
 		 sizeof(*res->samples))) {
-		out_of_memory(res);
-		goto done;
+		no_memory_for_samples(res);
+		goto failed;
 	}
-	mem_reset_peak(&mem);
+	mem_reset_peak(&cr->mem);
 	/* device timing: events around each phase, read after the iteration's phases (the start
 	 * mark puts a device-side delay before its event, outside the time: workload.h mark) */
-	int device_timed = p->sync && w->mark && w->elapsed;
-	struct cpu_wait wait_from = {0}, wait_to;
-	for (int64_t it = 0; it < total; it++) {
+	cr->device_timed = p->sync && w->mark && w->elapsed;
+	cr->own_ns = now_ns() - t_start;
+	return cr;
+failed:
+	cr->own_ns = now_ns() - t_start;
+	run_finish(cr);
+	return NULL;
+}
+
+/* Mark the case finished; returns 1. */
+static int finished(struct case_run *cr)
+{
+	cr->finished = 1;
+	return 1;
+}
+
+int case_run_step(struct case_run *cr, int64_t count)
+{
+	const struct workload *w = cr->w;
+	const struct case_params *p = cr->p;
+	struct case_result *res = cr->res;
+	struct wl_status *st = &cr->st;
+	int64_t t_start = now_ns(), until = cr->it + (count < cr->total - cr->it ? count :
+						      cr->total - cr->it);
+	int done = 0;
+	if (cr->finished)
+		return 1;
+	if (cr->it >= p->warmup) {   /* a later round of measured iterations */
+		cpu_wait_read(&cr->wait_from);
+		cr->measuring = 1;
+	}
+	for (; cr->it < until && !done; cr->it++) {
+		int64_t it = cr->it;
 		if (measure_take_signals()) {
 			res->interrupted = 1;
-			goto done;
+			done = finished(cr);
+			break;
 		}
-		if (it == p->warmup)   /* the measured iterations start */
-			cpu_wait_read(&wait_from);
+		if (it == p->warmup && !cr->measuring) {   /* the measured iterations start */
+			cpu_wait_read(&cr->wait_from);
+			cr->measuring = 1;
+		}
 		size_t first = res->nsamples;
-		if (grow((void **)&res->samples, &samples_cap, first + PHASE_COUNT,
-			 (size_t)nsamples_max, sizeof(*res->samples))) {
-			out_of_memory(res);
-			goto done;
+		if (grow((void **)&res->samples, &cr->samples_cap, first + PHASE_COUNT,
+			 (size_t)cr->nsamples_max, sizeof(*res->samples))) {
+			no_memory_for_samples(res);
+			done = finished(cr);
+			break;
 		}
-		for (int ph = 0; ph < PHASE_COUNT; ph++) {
-			if (!(phases & (1u << ph)))
+		int failed = 0;
+		for (int ph = 0; ph < PHASE_COUNT && !failed; ph++) {
+			if (!(cr->phases & (1u << ph)))
 				continue;
 			const char *what = phase_name((enum bd_phase)ph);
-			if (device_timed && take(res, w->mark(state, 2 * ph, &st), &st, what))
-				goto done;
+			if (cr->device_timed && take(res, w->mark(cr->state, 2 * ph, st), st, what)) {
+				failed = 1;
+				break;
+			}
 			int64_t t0 = now_ns();
-			rc = w->run(state, (enum bd_phase)ph, &st);
+			int rc = w->run(cr->state, (enum bd_phase)ph, st);
 			int64_t t1 = now_ns();
-			if (take(res, rc, &st, what))
-				goto done;
-			if (device_timed && take(res, w->mark(state, 2 * ph + 1, &st), &st, what))
-				goto done;
+			if (take(res, rc, st, what) ||
+			    (cr->device_timed && take(res, w->mark(cr->state, 2 * ph + 1, st), st, what))) {
+				failed = 1;
+				break;
+			}
 			res->samples[res->nsamples++] = (struct sample){
 				.iter = (int32_t)it, .phase = ph, .ns = t1 - t0};
-			if (ph == PHASE_FWD && res->peak_fwd_bytes < mem.peak)
-				res->peak_fwd_bytes = mem.peak;
-			if (ph == PHASE_BWD && res->peak_bwd_bytes < mem.peak)
-				res->peak_bwd_bytes = mem.peak;
+			if (ph == PHASE_FWD && res->peak_fwd_bytes < cr->mem.peak)
+				res->peak_fwd_bytes = cr->mem.peak;
+			if (ph == PHASE_BWD && res->peak_bwd_bytes < cr->mem.peak)
+				res->peak_bwd_bytes = cr->mem.peak;
 		}
-		for (size_t i = first; device_timed && i < res->nsamples; i++) {
+		for (size_t i = first; !failed && cr->device_timed && i < res->nsamples; i++) {
 			struct sample *s = &res->samples[i];
-			if (take(res, w->elapsed(state, (enum bd_phase)s->phase, &s->ns, &st), &st,
+			if (take(res, w->elapsed(cr->state, (enum bd_phase)s->phase, &s->ns, st), st,
 				 phase_name((enum bd_phase)s->phase)))
-				goto done;
+				failed = 1;
 		}
-		if (auto_iters && it >= p->warmup) {
+		if (failed) {
+			done = finished(cr);
+			break;
+		}
+		if (cr->auto_iters && it >= p->warmup) {
 			int64_t ns = 0;
 			int oom = 0;
 			for (size_t i = first; i < res->nsamples; i++)
 				ck_add(ns, res->samples[i].ns, &ns);
-			stop = auto_after(&a, p, ns, &oom);
+			cr->stop = auto_after(&cr->a, p, ns, cr, &oom);
 			if (oom) {
-				out_of_memory(res);
-				goto done;
+				no_memory_for_samples(res);
+				done = finished(cr);
+				break;
 			}
 		}
-		if (on_iteration)
-			on_iteration(ctx, it + 1, stop ? it + 1 : expected_total(p, &a));
-		if (stop)
+		if (cr->on_iteration)
+			cr->on_iteration(cr->ctx, it + 1, cr->stop ? it + 1 : expected_total(p, &cr->a));
+		if (cr->stop) {
+			cr->it++;
+			done = 1;
 			break;
+		}
 	}
-	if (w->drain && take(res, w->drain(state, &st), &st, "the device's queue"))
-		goto done;
-	cpu_wait_read(&wait_to);
-	res->cpu_wait = cpu_wait_share(&wait_from, &wait_to);
-	res->status = STATUS_OK;
-	res->stop_reason = "iters";
-done:
-	if (res->status == STATUS_OK && auto_iters)
-		res->stop_reason = stop;
-	res->iters = p->iters == ITERS_AUTO ? a.n : p->iters;
-	res->rse = p->iters == ITERS_AUTO ? a.rse : NAN;
-	free(a.times);
-	free(a.scratch);
-	/* The peak includes setup and validation buffers; for oom it is what the case needed. */
-	if (mem.failed)
-		res->peak_bytes = mem.failed_need;
-	else if (mem.peak > 0 || state)
-		res->peak_bytes = mem.peak;
-	if (w)
-		w->teardown(state);
-	res->elapsed_ns = now_ns() - t_start;
+	if (!done && cr->it >= cr->total)
+		done = 1;
+	stretch_end(cr);
+	if (done && !cr->finished) {   /* every iteration ran: the case is ok */
+		if (w->drain && take(res, w->drain(cr->state, st), st, "the device's queue")) {
+			/* a failed drain is the case's status */
+		} else {
+			struct cpu_wait zero = {.ok = 1};
+			res->cpu_wait = cr->waited.ok ? cpu_wait_share(&zero, &cr->waited) : -1;
+			res->status = STATUS_OK;
+			res->stop_reason = "iters";
+		}
+		cr->finished = 1;
+	}
+	cr->own_ns += now_ns() - t_start;
+	return cr->finished;
+}
+
+void case_run_end(struct case_run *cr)
+{
+	if (cr)
+		run_finish(cr);
+}
+
+void measure_case(const struct workload *w, const struct case_params *p, struct case_result *res,
+		  void (*on_iteration)(void *ctx, int64_t iter, int64_t total), void *ctx)
+{
+	struct case_run *cr = case_run_begin(w, p, res, on_iteration, ctx);
+	if (!cr)
+		return;
+	while (!case_run_step(cr, INT64_MAX))
+		;
+	case_run_end(cr);
+}
+
+/* The iterations a case runs in one round of measure_interleaved: iters / rounds rounded up
+ * (iters: auto: min_iters), and its warm-up in the first. */
+static int64_t round_count(const struct case_params *p, int rounds, int first)
+{
+	int64_t chunk = p->iters == ITERS_AUTO ? p->min_iters : (p->iters + rounds - 1) / rounds;
+	return (chunk > 0 ? chunk : 1) + (first ? p->warmup : 0);
+}
+
+void measure_interleaved(const struct workload *const *w, const struct case_params *const *p,
+			 struct case_result *res, size_t n, int rounds,
+			 void (*on_iteration)(void *ctx, int64_t iter, int64_t total), void **ctx)
+{
+	struct case_run **run = xcalloc(n ? n : 1, sizeof(*run));
+	int *started = xcalloc(n ? n : 1, sizeof(*started));
+	int64_t alive_bytes = 0;
+	for (size_t k = 0; k < n; k++) {
+		/* the states live together: beyond half the memory limit, the ones set up so far are
+		 * measured to the end first (one after the other, as without interleaving) */
+		if (k && p[k]->mem_limit > 0 && alive_bytes > p[k]->mem_limit / 2) {
+			for (size_t j = 0; j < k; j++) {
+				while (run[j] && !case_run_step(run[j], INT64_MAX))
+					;
+				case_run_end(run[j]);
+				run[j] = NULL;
+			}
+			alive_bytes = 0;
+		}
+		run[k] = case_run_begin(w[k], p[k], &res[k], on_iteration, ctx ? ctx[k] : NULL);
+		if (run[k])
+			alive_bytes += run[k]->mem.peak;
+	}
+	for (int r = 0, left = 1; left; r++) {
+		left = 0;
+		for (size_t j = 0; j < n; j++) {
+			size_t k = r % 2 ? n - 1 - j : j;   /* every other round backwards: A B, B A, ... */
+			if (!run[k] || run[k]->finished)
+				continue;
+			if (!case_run_step(run[k], round_count(p[k], rounds, !started[k])))
+				left = 1;
+			started[k] = 1;
+		}
+	}
+	for (size_t k = 0; k < n; k++)
+		case_run_end(run[k]);
+	free(run);
+	free(started);
 }

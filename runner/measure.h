@@ -36,10 +36,11 @@ struct case_result {
 	size_t nsamples;
 	int64_t iters;             /* cases.iters: the case's iters, or for iters: auto the measured
 				    * iterations it ran (as many as the stopping rule took) */
-	double rse;                /* iters: auto: the median's last estimated relative standard
-				    * error (INFINITY before the first estimate); NAN for a count.
-				    * Its stop_reason: "precision", "max_time" or "max_iters"
-				    * (runner/precision.h); a fixed count's: "iters" */
+	double rse;                /* the median's estimated relative standard error over the
+				    * measured iterations (common/median_rse.h; cases.rse), the final
+				    * estimate; INFINITY when unknown (too few, not ok). iters: auto
+				    * stops on it: stop_reason "precision", "max_time" or
+				    * "max_iters" (runner/precision.h); a fixed count's: "iters" */
 	int64_t elapsed_ns;
 	char impl_info[2048];      /* JSON object of what ran (workload->describe, a peer's info); "" none */
 	const char *stop_reason;   /* what ended the measured loop (cases.stop_reason); NULL if not ok */
@@ -52,6 +53,35 @@ struct case_result {
  * on_iteration (may be NULL) is called after each timed iteration. */
 void measure_case(const struct workload *w, const struct case_params *p, struct case_result *res,
 		  void (*on_iteration)(void *ctx, int64_t iter, int64_t total), void *ctx);
+/* The same in steps, so that the runner can measure several cases in alternating rounds
+ * (interleaving, cmd_run.c): case_run_begin checks, sets up and validates the case (NULL when
+ * it ends there: *res is then complete); case_run_step runs up to count more iterations, warm-up
+ * first, and returns 1 once the case has finished (every iteration run, iters: auto's rule, a
+ * failure or an interrupt: res says which); case_run_end drains, tears down and completes *res
+ * (elapsed_ns: the case's own time, not the other cases' rounds between its steps; cpu_wait: over
+ * its measured iterations only). A case's state stays allocated from begin to end. */
+struct case_run;
+struct case_run *case_run_begin(const struct workload *w, const struct case_params *p,
+				struct case_result *res,
+				void (*on_iteration)(void *ctx, int64_t iter, int64_t total), void *ctx);
+int case_run_step(struct case_run *cr, int64_t count);
+void case_run_end(struct case_run *cr);
+
+/* Measure the n cases w[k], p[k] (results in res[k]) in alternating rounds: each case's warm-up
+ * and first iters / rounds iterations (iters: auto: min_iters a round, until its rule stops it),
+ * then the next case's, ..., every other round in reverse order (A B, B A, A B, ...), so that a
+ * drift of the machine during the rounds reaches each case alike (docs/performance.md,
+ * "Interleaving"). The states live together; once those set up take more than half the memory
+ * limit, they are measured to the end before the next is set up. ctx: one on_iteration context
+ * per case (may be NULL). */
+void measure_interleaved(const struct workload *const *w, const struct case_params *const *p,
+			 struct case_result *res, size_t n, int rounds,
+			 void (*on_iteration)(void *ctx, int64_t iter, int64_t total), void **ctx);
+
+/* The median's relative standard error over the measured iterations of res (those from warmup
+ * on, each one's phases summed; common/median_rse.h); INFINITY when there are too few or no
+ * memory for the series. */
+double case_result_rse(const struct case_result *res, int64_t warmup);
 /* Nanoseconds of CLOCK_MONOTONIC. */
 int64_t now_ns(void);
 

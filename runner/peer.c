@@ -198,6 +198,7 @@ static void output_take(const struct sweep_case *c, struct peer_output *po, stru
 	res->nsamples = po->nsamples;
 	po->samples = NULL;
 	po->nsamples = 0;
+	res->rse = case_result_rse(res, c->params.warmup);
 }
 
 /* The outcome of a peer's output: how (exit_text, "" for exit 0), the output parsed as ok or
@@ -433,6 +434,7 @@ void peer_measure_case(const struct sweep_case *c, const char *sweep_path,
 	res->max_diff = res->tolerance = -1;   /* until a check line says */
 	res->peak_fwd_bytes = res->peak_bwd_bytes = res->peak_bytes = -1;
 	res->cpu_wait = -1;
+	res->rse = INFINITY;
 	peer_figures(p, &res->figures);
 
 	if (!peer) {

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cpu_wait.h"
 #include "escape.h"
 #include "xalloc.h"
 
@@ -242,9 +243,12 @@ void progress_case_end(struct progress *pg, const struct case_result *res)
 	if (res->stop_reason && strcmp(res->stop_reason, "iters"))
 		snprintf(stop, sizeof(stop), isfinite(res->rse) ? "; iters auto: %lld, %s, rse %.2f%%" :
 			 "; iters auto: %lld, %s", (long long)res->iters, res->stop_reason, 100 * res->rse);
-	fprintf(stderr, "[%zu/%zu] %s: %s%s%s%s (%.2f s; elapsed %s, eta %s)\n", pg->index + 1,
+	char waited[48] = "";   /* measured under contention (cpu_wait.h) */
+	if (res->status == STATUS_OK && res->cpu_wait > CPU_WAIT_CONTENDED)
+		snprintf(waited, sizeof(waited), "; waited for a CPU %.0f%%", 100 * res->cpu_wait);
+	fprintf(stderr, "[%zu/%zu] %s: %s%s%s%s%s (%.2f s; elapsed %s, eta %s)\n", pg->index + 1,
 		pg->ncases, name, status_name(res->status), res->reason[0] ? ": " : "",
-		reason, stop, (double)res->elapsed_ns / 1e9, el, left);
+		reason, stop, waited, (double)res->elapsed_ns / 1e9, el, left);
 	free(name);
 	free(reason);
 }

@@ -369,6 +369,7 @@ static void case_record_fill(struct case_record *c, int64_t ord, const char *key
 	c->impl_info = "{\"graph\": \"sdpa_fwd\", \"engine\": 3}";
 	c->stop_reason = "precision";
 	c->cpu_wait = 0.125;
+	c->rse = 0.0042;
 }
 
 static void put_case(struct db *db, int64_t run_id, const struct case_record *c,
@@ -398,10 +399,10 @@ static double now_ms(void)
 static void test_db__create_makes_a_latest_schema_file_in_wal_mode(void **state)
 {
 	struct fixture *fx = *state;
-	assert_int_equal(db_schema_latest(), 10);   /* 001_init, 002_views, 003_memory_breakdown,
+	assert_int_equal(db_schema_latest(), 12);   /* 001_init, 002_views, 003_memory_breakdown,
 						       004_param_count, 005_shards, 006_gpu_during_case,
 						       007_liveness, 008_case_detail, 009_cpu_wait,
-						       010_run_noise */
+						       010_run_noise, 012_case_rse */
 	assert_false(file_exists(fx->path));
 
 	struct db *db = open_new(fx->path);
@@ -676,6 +677,7 @@ static void test_db__open_migrates_a_version_1_file_and_keeps_its_rows(void **st
 	assert_null(cases[0].impl_info);              /* and of schema 8 */
 	assert_null(cases[0].stop_reason);
 	assert_true(cases[0].cpu_wait == -1);
+	assert_true(cases[0].rse == -1);              /* and of schema 12 */
 	assert_int_equal(cases[1].status, STATUS_OOM);
 	assert_string_equal(cases[1].reason, "needs 64 GiB");
 	db_case_rows_free(cases, ncases);
@@ -1025,6 +1027,7 @@ static void test_db__case_round_trip_keeps_every_field(void **state)
 	bare.impl_info = "";   /* "" and NULL are stored as NULL */
 	bare.stop_reason = NULL;
 	bare.cpu_wait = -1;
+	bare.rse = INFINITY;   /* unknown: NULL */
 
 	/* Causal 1 is stored as 1. */
 	struct case_record causal;
@@ -1089,6 +1092,7 @@ static void test_db__case_round_trip_keeps_every_field(void **state)
 	assert_string_equal(c->impl_info, full.impl_info);
 	assert_string_equal(c->stop_reason, "precision");
 	assert_true(c->cpu_wait == 0.125);
+	assert_true(c->rse == 0.0042);
 
 	c = &rows[1];
 	assert_int_equal(c->ord, 1);
@@ -1112,6 +1116,7 @@ static void test_db__case_round_trip_keeps_every_field(void **state)
 	assert_null(c->impl_info);
 	assert_null(c->stop_reason);
 	assert_true(c->cpu_wait == -1);
+	assert_true(c->rse == -1);
 	assert_int_equal(c->peak_fwd_bytes, -1);
 	assert_int_equal(c->peak_bwd_bytes, -1);
 	assert_int_equal(c->peak_bytes, -1);

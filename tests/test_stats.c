@@ -689,65 +689,184 @@ static void test_stats__speedup_median_matches_sorting_median_on_large_input(voi
 	free(s);
 }
 
-/* ---- steady_state_index --------------------------------------------------------------------- */
+/* ---- steady_state_index: where the warm-up ends ------------------------------------------------
+ * Planted series of known truth (docs/performance.md, "Warm-up"): 64 iterations, log-normal noise
+ * of a given spread around 1 ms, and a start of a known kind. */
 
-static void test_stats__steady_state_after_three_slow_warmup_iterations_is_3(void **state)
+/* Uniform in (lo, hi) from splitmix64 (pairs of an LCG's outputs, noise()'s, make a lattice that
+ * Box-Muller turns into too many tail values). */
+static double uniform(uint64_t *state, double lo, double hi)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	z ^= z >> 31;
+	return lo + (hi - lo) * (((double)(z >> 11) + 0.5) / 9007199254740992.0);
+}
+
+/* A standard normal (Box-Muller). */
+static double normal(uint64_t *state)
+{
+	double u = uniform(state, 0, 1), v = uniform(state, 0, 1);
+	return sqrt(-2 * log(u)) * cos(6.283185307179586 * v);
+}
+
+enum start_kind { START_SLOW, START_RESIDUE, START_SPIKES, START_FAST, START_NONE };
+static const char *const start_names[] = {"slow start", "residue", "slow start + spikes",
+					  "fast start", "no warm-up"};
+
+/* One planted series x[0..64) with noise sd (log scale); returns where its warm-up truly ends.
+ *   slow start: a geometric decay over d = 2..11 iterations from 1.5-3x to a last excess of
+ *               10-30%, then steady;
+ *   residue:    a first iteration 1.5-3x, then a plateau residue (e.g. 0.05: 5% slower) up to
+ *               d = 3..15, then steady;
+ *   spikes:     a slow start, then 1-3 spikes of 1 or 2 iterations, 1.5-3x, each beginning 3 or
+ *               more iterations after the warm-up (isolated: they are not warm-up);
+ *   fast start: the first 1-9 iterations 0.3-0.9x as long (contention that arrives later):
+ *               no warm-up. */
+static size_t plant_start(double *x, enum start_kind kind, double sd, double residue,
+			  uint64_t *seed)
+{
+	enum { N = 64 };
+	double y[N];
+	size_t d = 0;
+	for (size_t i = 0; i < N; i++)
+		y[i] = sd * normal(seed);
+	if (kind == START_SLOW || kind == START_SPIKES) {
+		d = 2 + (size_t)uniform(seed, 0, 10);
+		double first = uniform(seed, 0.5, 2.0), last = uniform(seed, 0.10, 0.30);
+		for (size_t i = 0; i < d; i++)
+			y[i] += log1p(first * pow(last / first, (double)i / (double)(d - 1)));
+	}
+	if (kind == START_SPIKES)
+		for (int k = 0, nspikes = 1 + (int)uniform(seed, 0, 3); k < nspikes; k++) {
+			size_t at = d + 3 + (size_t)uniform(seed, 0, (double)(N - 1 - d - 3)),
+			       len = 1 + (size_t)uniform(seed, 0, 2);
+			double factor = log(uniform(seed, 1.5, 3.0));
+			for (size_t i = at; i < at + len && i < N; i++)
+				y[i] += factor;
+		}
+	if (kind == START_RESIDUE) {
+		d = 3 + (size_t)uniform(seed, 0, 13);
+		y[0] += log1p(uniform(seed, 0.5, 2.0));
+		for (size_t i = 1; i < d; i++)
+			y[i] += log1p(residue);
+	}
+	if (kind == START_FAST) {
+		size_t fast = 1 + (size_t)uniform(seed, 0, 9);
+		double factor = log(uniform(seed, 0.3, 0.9));
+		for (size_t i = 0; i < fast; i++)
+			y[i] += factor;
+	}
+	for (size_t i = 0; i < N; i++)
+		x[i] = 1e6 * exp(y[i]);
+	return d;
+}
+
+/* 200 trials per cell: the share of series whose warm-up end is found within +-1 iteration of
+ * the truth (a fast start and no warm-up: exactly 0, none reported). Printed for every cell;
+ * asserted (>= 90%) where the excess that ends the warm-up stands 2.5 or more noise spreads out
+ * (the last decay step, 10-30%, at noise up to 2%; a residue of 3% at 1%, 5% at 2%: not 2%).
+ * Below that the residue cannot be told from the noise iteration by iteration (3% at 2% noise:
+ * 1.5 spreads), which the printed figures show. */
+static void test_stats__warmup_end_is_found_within_one_iteration_on_planted_series(void **state)
 {
 	(void)state;
-	double x[40];
+	enum { TRIALS = 200 };
+	static const struct {
+		enum start_kind kind;
+		double residue, sd;
+		int asserted;
+	} cells[] = {
+		{START_SLOW, 0, 0.005, 1},      {START_SLOW, 0, 0.01, 1},      {START_SLOW, 0, 0.02, 1},
+		{START_RESIDUE, 0.03, 0.005, 1}, {START_RESIDUE, 0.03, 0.01, 1},
+		{START_RESIDUE, 0.03, 0.02, 0}, {START_RESIDUE, 0.05, 0.005, 1},
+		{START_RESIDUE, 0.05, 0.01, 1}, {START_RESIDUE, 0.05, 0.02, 0},
+		{START_RESIDUE, 0.10, 0.005, 1}, {START_RESIDUE, 0.10, 0.01, 1},
+		{START_RESIDUE, 0.10, 0.02, 1}, {START_SPIKES, 0, 0.005, 1},
+		{START_SPIKES, 0, 0.01, 1},     {START_SPIKES, 0, 0.02, 1},    {START_FAST, 0, 0.01, 1},
+		{START_FAST, 0, 0.02, 1},       {START_NONE, 0, 0.01, 1},      {START_NONE, 0, 0.02, 1},
+	};
+	uint64_t seed = 2026;
+	for (size_t c = 0; c < sizeof(cells) / sizeof(cells[0]); c++) {
+		int found = 0, none_reported = 0;
+		for (int t = 0; t < TRIALS; t++) {
+			double x[64];
+			size_t truth = plant_start(x, cells[c].kind, cells[c].sd, cells[c].residue, &seed);
+			size_t d = steady_state_index(x, 64, 0);
+			found += truth ? d + 1 >= truth && d <= truth + 1 : d <= 1;
+			none_reported += d == 0;
+		}
+		int zero = cells[c].kind == START_FAST || cells[c].kind == START_NONE;
+		print_message("%-20s residue %4.1f%% noise %.1f%%: %s in %3d of %d\n",
+			      start_names[cells[c].kind], 100 * cells[c].residue, 100 * cells[c].sd,
+			      zero ? "none reported" : "found within +-1", zero ? none_reported : found,
+			      TRIALS);
+		if (zero && none_reported < TRIALS * 95 / 100)
+			fail_msg("%s: warm-up reported in %d of %d", start_names[cells[c].kind],
+				 TRIALS - none_reported, TRIALS);
+		if (cells[c].asserted && found < TRIALS * 9 / 10)
+			fail_msg("%s, residue %g, noise %g: %d of %d within +-1", start_names[cells[c].kind],
+				 cells[c].residue, cells[c].sd, found, TRIALS);
+	}
+}
+
+static void test_stats__warmup_end_of_simple_series(void **state)
+{
+	(void)state;
+	double x[100];
 	uint64_t seed = 31;
+	/* three slow iterations, then 2% noise: 3 */
 	x[0] = 500;
 	x[1] = 250;
 	x[2] = 130;
 	for (size_t i = 3; i < 40; i++)
-		x[i] = 100 * (1 + 0.02 * noise(&seed));
-	assert_int_equal(steady_state_index(x, 40, 0.10), 3);
-}
-
-static void test_stats__steady_state_of_an_always_steady_series_is_0(void **state)
-{
-	(void)state;
-	double x[25];
-	uint64_t seed = 37;
+		x[i] = 100 * exp(0.02 * normal(&seed));
+	assert_int_equal(steady_state_index(x, 40, 0), 3);
+	/* a 6% residue through iteration 11 at 1% noise, which a 10% envelope would hide: 12 */
+	for (size_t i = 0; i < 60; i++)
+		x[i] = 100 * (i == 0 ? 3 : i < 12 ? 1.06 : 1) * exp(0.01 * normal(&seed));
+	assert_int_equal(steady_state_index(x, 60, 0), 12);
+	/* ... which --band 10 does not count */
+	assert_int_equal(steady_state_index(x, 60, 0.10), 1);
+	/* steady from the start, short series, equal times: 0 */
 	for (size_t i = 0; i < 25; i++)
-		x[i] = 7e5 * (1 + 0.02 * noise(&seed));
-	assert_int_equal(steady_state_index(x, 25, 0.10), 0);
-	assert_int_equal(steady_state_index(x, 1, 0.10), 0);
-	assert_int_equal(steady_state_index(x, 0, 0.10), 0);
-}
-
-static void test_stats__steady_state_of_a_drifting_series_is_n_or_where_the_drift_stops(void **state)
-{
-	(void)state;
-	double x[100];
-	/* 100, 101, ..., 199: the last half has median 174.5; 199 is out of ±10% of it */
+		x[i] = 7e5 * exp(0.02 * normal(&seed));
+	assert_int_equal(steady_state_index(x, 25, 0), 0);
+	assert_int_equal(steady_state_index(x, 3, 0), 0);
+	assert_int_equal(steady_state_index(x, 0, 0), 0);
+	for (size_t i = 0; i < 25; i++)
+		x[i] = 1000;
+	assert_int_equal(steady_state_index(x, 25, 0), 0);
+	/* still decaying at the end: never steady (n) */
+	for (size_t i = 0; i < 100; i++)
+		x[i] = 100 + 200 * exp(-(double)i / 40);
+	assert_int_equal(steady_state_index(x, 100, 0), 100);
+	/* slower and slower (contention arriving, a thermal limit): not warm-up */
 	for (size_t i = 0; i < 100; i++)
 		x[i] = 100 + (double)i;
-	assert_int_equal(steady_state_index(x, 100, 0.10), 100);
-	/* drifts down by 10 per iteration, then stays at 100 from i = 20: within ±10% of 100 from
-	 * i = 19 on (x[18] = 115, x[19] = 105) */
+	assert_int_equal(steady_state_index(x, 100, 0), 0);
+	/* decays to 100 by iteration 20 (295, 285, ..., 105), then steady: 20 */
 	for (size_t i = 0; i < 100; i++)
-		x[i] = i < 20 ? 295 - 10 * (double)i : 100;
-	assert_int_equal(steady_state_index(x, 100, 0.10), 19);
-	/* steady, then one spike on the last iteration: an isolated outlier, steady from 0 */
+		x[i] = (i < 20 ? 295 - 10 * (double)i : 100) * exp(0.005 * normal(&seed));
+	assert_int_equal(steady_state_index(x, 100, 0), 20);
+	/* a two-iteration spike after a steady start does not make it warm-up */
 	for (size_t i = 0; i < 100; i++)
-		x[i] = 100;
-	x[99] = 150;
-	assert_int_equal(steady_state_index(x, 100, 0.10), 0);
-	/* two spikes in a row at the end are not isolated: steady only after them (never) */
-	x[98] = 150;
-	assert_int_equal(steady_state_index(x, 100, 0.10), 100);
+		x[i] = 100 * exp(0.01 * normal(&seed)) * (i == 10 || i == 11 ? 2 : 1);
+	assert_int_equal(steady_state_index(x, 100, 0), 0);
 }
 
 /* Planted series: a 3x, 2x, 1.5x warm-up, then steady with 2% noise, and on top of that
  * (a) one late isolated outlier, (b) a bimodal steady state (1.0 and 1.25, mixed at random),
- * (c) both, (d) isolated outliers at 5% of the iterations: steady from 3 in every one. The old
- * rule (every value within 10% of the last half's median) said never for (a) and 30-odd for (b). */
-static void test_stats__steady_state_survives_late_outliers_and_bimodal_steady_states(void **state)
+ * (c) both, (d) 1.8x outliers every 20 iterations from 5-11 on: the warm-up found within +-1
+ * of 3 in at least 90% of each (with two modes 25% apart, the 1.5x iteration is 1.3 spreads
+ * above their middle and may count as steady: 2). */
+static void test_stats__warmup_end_survives_late_outliers_and_bimodal_steady_states(void **state)
 {
 	(void)state;
 	uint64_t seed = 7;
 	for (int kind = 0; kind < 4; kind++) {
+		int found = 0;
 		for (int trial = 0; trial < 50; trial++) {
 			double x[64];
 			for (size_t i = 0; i < 64; i++) {
@@ -764,23 +883,13 @@ static void test_stats__steady_state_survives_late_outliers_and_bimodal_steady_s
 			if (kind == 3)
 				for (size_t i = 5 + (size_t)trial % 7; i < 64; i += 20)
 					x[i] *= 1.8;
-			size_t steady = steady_state_index(x, 64, 0.10);
-			if (steady != 3)
-				fail_msg("kind %d trial %d: steady from %zu, want 3", kind, trial, steady);
+			size_t d = steady_state_index(x, 64, 0);
+			found += d >= 2 && d <= 4;
 		}
+		print_message("kind %d: within +-1 of 3 in %d of 50\n", kind, found);
+		if (found < 45)
+			fail_msg("kind %d: within +-1 of 3 in %d of 50", kind, found);
 	}
-}
-
-static void test_stats__steady_state_of_odd_length_uses_last_ceil_half(void **state)
-{
-	(void)state;
-	/* n = 5: the last ceil(5/2) = 3 values {100, 120, 100}: percentiles 100 and 116, median 100,
-	 * envelope [90, 126]; {130, 100, 100, 120, 100}: 130 is out, steady from 1. (The last 2,
-	 * {120, 100}, would give the median 110 and an envelope from 91.) */
-	const double x[] = {130, 100, 100, 120, 100};
-	assert_int_equal(steady_state_index(x, 5, 0.10), 1);
-	const double y[] = {89, 100, 100, 120, 100};
-	assert_int_equal(steady_state_index(y, 5, 0.10), 1);
 }
 
 int main(void)
@@ -813,11 +922,9 @@ int main(void)
 		cmocka_unit_test(test_stats__speedup_summary_of_hand_computed_speedups),
 		cmocka_unit_test(test_stats__speedup_summary_ignores_non_positive_and_non_finite),
 		cmocka_unit_test(test_stats__speedup_median_matches_sorting_median_on_large_input),
-		cmocka_unit_test(test_stats__steady_state_after_three_slow_warmup_iterations_is_3),
-		cmocka_unit_test(test_stats__steady_state_of_an_always_steady_series_is_0),
-		cmocka_unit_test(test_stats__steady_state_of_a_drifting_series_is_n_or_where_the_drift_stops),
-		cmocka_unit_test(test_stats__steady_state_of_odd_length_uses_last_ceil_half),
-		cmocka_unit_test(test_stats__steady_state_survives_late_outliers_and_bimodal_steady_states),
+		cmocka_unit_test(test_stats__warmup_end_is_found_within_one_iteration_on_planted_series),
+		cmocka_unit_test(test_stats__warmup_end_of_simple_series),
+		cmocka_unit_test(test_stats__warmup_end_survives_late_outliers_and_bimodal_steady_states),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -103,8 +103,23 @@ run_report)
 	check "naive peak memory holds P" [ "$(sql "$db" "select peak_bytes >= 1 * 2 * 64 * 64 * 4 from cases where impl='naive' and seq_len=64")" = 1 ]
 	check "flops stored" [ "$(sql "$db" "select flops_fwd from cases where impl='flash' and seq_len=64")" = "$((4 * 1 * 2 * 64 * 64 * 16 / 2)).0" ]
 	check "case_stats view" [ "$(sql "$db" "select count(*) from case_stats where n = 3")" = 8 ]
-	# report: markdown golden with timings masked, csv shape.
-	expect_status 0 "report" "$REPORT" --db "$db"
+	# On a loaded machine a case may wait for a CPU: the table then has a mark column naming it
+	# (cli_marks checks every output on planted waits), exactly where a case waited over 5%.
+	expect_status 0 "report (csv), the waits as measured" "$REPORT" --db "$db" --format csv
+	waited=$(sql "$db" "select count(*) from cases where status = 'ok' and cpu_wait > 0.05")
+	if [ "$waited" -gt 0 ]; then
+		note "$waited cases waited for a CPU over 5% of their time: marked"
+		check "a mark column" grep -q ',status,mark,' "$T/out"
+		check "each case that waited marked" [ "$(grep -c ',contended (waited [0-9]*%)' "$T/out")" = "$waited" ]
+	else
+		lacks "$T/out" "mark|contended" "no case waited: no mark column"
+	fi
+	# report: markdown golden with timings masked, csv shape, as on a quiet machine (a copy of the
+	# run whose cases did not wait)
+	quiet=$T/quiet.db
+	sql "$db" ".backup '$quiet'"
+	sql "$quiet" "update cases set cpu_wait = 0 where cpu_wait > 0"
+	expect_status 0 "report" "$REPORT" --db "$quiet"
 	sed -n '/^### /,$p' "$T/out" | mask_machine >"$T/report.md"
 	golden report_tiny.md "$T/report.md"
 	contains "$T/out" "^## run 1: cli-tiny \(complete\)" "report heading"
@@ -127,7 +142,7 @@ EOF
 	unset ONEDNN_MAX_CPU_ISA
 	check "capped: bfloat16 unsupported, saying what is missing and why" [ "$(sql "$T/bf16.db" "select count(*) from cases where run_id = 2 and dtype = 'bfloat16' and status = 'unsupported' and reason like 'oneDNN % has no bfloat16 matmul on this CPU (isa avx2, capped by ONEDNN_MAX_CPU_ISA=AVX2); it needs avx512_core%'")" = 2 ]
 	contains "$T/out" "run 2 complete: 3 of 3 cases stored \(1 ok, 0 oom, 0 error, 2 unsupported, 0 skipped\)" "capped run summary"
-	expect_status 0 "report --format csv" "$REPORT" --db "$db" --run cli-test --format csv
+	expect_status 0 "report --format csv" "$REPORT" --db "$quiet" --run cli-test --format csv
 	check "csv has a header and 7 rows" [ "$(wc -l <"$T/out")" = 8 ]
 	contains "$T/out" "^impl,dtype,device,pass,batch_size,heads,seq_len,head_dim,causal,status,iters,fwd_mean_ms,fwd_median_ms,fwd_std_ms,bwd_mean_ms,bwd_median_ms,bwd_std_ms,fwd_bwd_mean_ms,fwd_bwd_median_ms,fwd_bwd_std_ms,fwd_GFLOP_s,bwd_GFLOP_s,peak_mem_MiB$" "csv header"
 	expect_status 0 "report runs" "$REPORT" runs --db "$db"
@@ -456,7 +471,7 @@ e2e_params)
 	expect_status 0 "runner run e2e" "$RUNNER" run "$T/e2e.yaml" --db "$db"
 	# L(4d^2 + 3 d d_ff + 2d) + 2Vd + d = 2 (16384 + 24576 + 128) + 128000 + 64
 	check "param_count stored" [ "$(sql "$db" "select param_count from cases")" = 210240 ]
-	check "schema version 10" [ "$(sql "$db" "PRAGMA user_version")" = 10 ]
+	check "schema version 12" [ "$(sql "$db" "PRAGMA user_version")" = 12 ]
 	check "stop reason of a fixed count" [ "$(sql "$db" "select group_concat(distinct stop_reason) from cases")" = iters ]
 	expect_status 0 "report e2e csv" "$REPORT" --db "$db" --format csv
 	contains "$T/out" "^model,impl,dtype,device,pass,context_length,batch_size,attention,param_count_M,status," "param count column after the parameters"
@@ -570,9 +585,9 @@ iters_auto)
 	contains "$T/out" "fake float32 .*unsupported: iters: auto is not supported for a peer" "a peer refuses auto"
 	expect_status 0 "runner run an auto sweep" "$RUNNER" run "$T/auto.yaml" --db "$db"
 	contains "$T/out" "5 of 5 cases stored \(4 ok, 0 oom, 0 error, 1 unsupported, 0 skipped\)" "run summary"
-	contains "$T/err" "S32 D16 causal: ok; iters auto: [0-9]+, (precision|max_time), rse [0-9.]+% \(" "the progress line says how many, why, and the estimate"
-	contains "$T/err" "S16 D16 causal: ok; iters auto: 8, max_iters \(" "no estimate before 10 iterations"
-	contains "$T/err" "S32 D16 causal: ok \(" "a fixed count as before"
+	contains "$T/err" "S32 D16 causal: ok; iters auto: [0-9]+, (precision|max_time), rse [0-9.]+%(; waited for a CPU [0-9]+%)? \(" "the progress line says how many, why, and the estimate"
+	contains "$T/err" "S16 D16 causal: ok; iters auto: 8, max_iters(; waited for a CPU [0-9]+%)? \(" "no estimate before 10 iterations"
+	contains "$T/err" "S32 D16 causal: ok(; waited for a CPU [0-9]+%)? \(" "a fixed count as before"
 	check "auto cases stop for precision or time, after at least min_iters" [ "$(sql "$db" "select count(*) from cases where ord < 2 and stop_reason in ('precision', 'max_time') and iters >= 12")" = 2 ]
 	check "the cap stops the case it binds" [ "$(sql "$db" "select stop_reason || iters from cases where ord = 2")" = max_iters8 ]
 	check "a fixed count is stopped by its count" [ "$(sql "$db" "select stop_reason || iters from cases where ord = 3")" = iters4 ]
@@ -639,14 +654,26 @@ contended)
 		taskset -c "$cpu" sh -c 'while :; do :; done' &
 		hogs+=($!)
 	done
-	OMP_NUM_THREADS=1 taskset -c "$cpu" "$RUNNER" run "$T/wait.yaml" --db "$db" --label busy >/dev/null 2>&1
+	OMP_NUM_THREADS=1 taskset -c "$cpu" "$RUNNER" run "$T/wait.yaml" --db "$db" --label busy >/dev/null 2>"$T/busy.err"
 	kill "${hogs[@]}"
 	wait "${hogs[@]}" 2>/dev/null
+	# runner run says so: up front (its probe thread, pinned beside the loops, waits too) and
+	# at the end, with the count of cases that waited and what to do
+	contains "$T/busy.err" "warning: this machine is busy before the first case: a thread spinning for 0.1 s waited for a CPU [0-9]+% of that time" "the busy machine named before the first case"
+	contains "$T/busy.err" "warning: 2 of 2 cases waited for a CPU more than 5% of their measured time \(up to [0-9]+%\)" "the cases that waited counted at the end"
+	contains "$T/busy.err" "run on a quiet machine, with fewer threads \(OMP_NUM_THREADS\), or with --repeat N" "what to do"
+	contains "$T/busy.err" "\[1/2\] naive .*: ok; waited for a CPU [0-9]+%" "each case's line says it waited"
 	check "every case's cpu_wait stored" [ "$(sql "$db" "select count(*) from cases where cpu_wait between 0 and 1")" = 4 ]
 	waits=$(sql "$db" "select group_concat(w, ' ') from (select min(cpu_wait) as w from cases c join runs r on r.id = c.run_id group by r.label order by r.label)")
 	read -r busy quiet <<<"$waits"
 	note "cpu_wait: quiet run $quiet, with three busy loops $busy; mean iteration (ms) quiet / busy: $(sql "$db" "select group_concat(printf('%.2f', ms), ' / ') from (select r.label, avg(s.ns) / 1e6 as ms from samples s join cases c on c.id = s.case_id join runs r on r.id = c.run_id where s.iter >= c.warmup group by r.label order by r.label desc)")"
-	check "the busy run waited for its CPU ($busy, quiet $quiet; three busy loops beside it: about 0.75)" awk -v b="$busy" -v q="$quiet" 'BEGIN { exit !(b > 0.4 && b > q + 0.1) }'
+	# the quiet run is quiet only where nothing else loads the machine: then the loops show
+	if awk -v q="$quiet" 'BEGIN { exit !(q > 0.5) }'; then
+		note "the quiet run waited $quiet itself (the machine is loaded): only the busy one checked"
+		check "the busy run waited for its CPU ($busy; three busy loops beside it: about 0.75)" awk -v b="$busy" 'BEGIN { exit !(b > 0.4) }'
+	else
+		check "the busy run waited for its CPU ($busy, quiet $quiet; three busy loops beside it: about 0.75)" awk -v b="$busy" -v q="$quiet" 'BEGIN { exit !(b > 0.4 && b > q + 0.1) }'
+	fi
 	"$REPORT" regress --db "$db" --baseline-label quiet --candidate-label busy >"$T/out" 2>"$T/err"
 	got=$?
 	check "report regress: not a regression (exit $got; stderr: $(head -c 300 "$T/err"))" [ "$got" != 1 ]

@@ -1,0 +1,13 @@
+-- 012_case_rse.sql: how precise a case's median is, as the runner estimated it.
+--
+-- rse: the estimated relative standard error of the median of the case's measured iterations
+--   (each iteration's phases summed), over all of them, when the measurement stopped: the larger
+--   of the sign-autocorrelation estimate and the spread of the medians of 4-32 successive blocks
+--   (common/median_rse.h). For iters: auto it is the final estimate the stopping rule saw
+--   (stop_reason 'precision': at most target_rse); for a fixed count, the same estimate of what
+--   was measured. It bounds the error of this run's median against what the same run would
+--   have given had it gone on; it does not bound the next run's (run-to-run variation, several
+--   times larger: docs/performance.md, "iters: auto"). NULL when unknown: fewer than 10 measured
+--   iterations, cases not ok, peers' cases are estimated like the others, and cases stored before
+--   this schema; also NULL for an estimate of 0 (10 or more identical times).
+ALTER TABLE cases ADD COLUMN rse REAL;

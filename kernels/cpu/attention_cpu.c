@@ -339,14 +339,16 @@ static int naive_backward(struct attention_cpu *a, const float *q, const float *
 	    (rc = onednn_gemm_execute(a->dp_mm, doa, va, dp, err)) < 0)
 		return rc;
 	const float *p = a->p;
-	const uint16_t *p16 = a->p16;
+	const uint16_t *p16 = a->p16, *do16 = doa;
 	uint16_t *ds16 = a->ds16;
 	float *delta = a->delta;
 #pragma omp parallel for schedule(static)
 	for (int64_t r = 0; r < rows; r++) {
+		/* Δ from the dO the products took, so that Σ_j P dS = 0 holds as in exact arithmetic
+		 * (O is P V of the rounded P and V) */
 		float s = 0;
 		for (int64_t j = 0; j < D; j++)
-			s += d_o[r * D + j] * o[r * D + j];
+			s += (bf16 ? bf16_to_float(do16[r * D + j]) : d_o[r * D + j]) * o[r * D + j];
 		delta[r] = s;
 		if (bf16)
 			ds_row_bf16(p16 + r * S, dp + r * S, ds16 + r * S, causal ? r % S + 1 : S, S, s,

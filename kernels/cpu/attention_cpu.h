@@ -15,8 +15,8 @@
  * six products take bfloat16 inputs and accumulate in float32, through oneDNN's bfloat16 matmul
  * (AMX or AVX-512 BF16, oneDNN's choice at run time), as PyTorch's autocast runs them: Q, K, V
  * and dO are rounded to bfloat16 on their way in, the scores, dP and the outputs are float32,
- * the softmax, LSE and Δ are computed in float32, and P and dS are rounded to bfloat16 for the
- * products that take them. flash computes in float32 whatever math is.
+ * the softmax, LSE and Δ (from the rounded dO) are computed in float32, and P and dS are rounded
+ * to bfloat16 for the products that take them. flash computes in float32 whatever math is.
  */
 #ifndef BENCHDB_ATTENTION_CPU_H
 #define BENCHDB_ATTENTION_CPU_H

@@ -1,7 +1,7 @@
 /* tests/test_attention.c: the float64 attention reference against finite differences, the naive
  * and flash float32 kernels against the reference (forward, LSE and backward; odd sequence
- * lengths and head sizes, causal and not), and the attention workloads through
- * kernels/workload.h. */
+ * lengths and head sizes, causal and not), naive in bfloat16 against it, and the attention
+ * workloads through kernels/workload.h. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +15,8 @@
 
 #include "attention_cpu.h"
 #include "attention_ref.h"
+#include "bf16.h"
+#include "dnnl_wrap.h"
 #include "impls.h"
 #include "rng.h"
 #include "workload.h"
@@ -24,16 +26,26 @@
  * one wrong key in a 193-key softmax (~1/193 of a value) is far outside it. */
 #define KERNEL_TOL 2e-5
 
+/* naive in bfloat16 (bfloat16 products, float32 softmax and accumulation) vs the float64
+ * reference on the same inputs rounded to bfloat16, so that what is left is P and dS rounded to
+ * bfloat16 (2^-9 relative each): measured 0.001-0.0035 of max |ref| for O, dQ, dK and dV over
+ * the shapes below, so 1e-2 (the workloads' bfloat16 rule is 1.6e-2, schemas/peer-protocol.md).
+ * The LSE comes from float32 scores of the rounded inputs: held to KERNEL_TOL (measured 1e-7). */
+#define BF16_TOL 1e-2
+
 /* ---- helpers -------------------------------------------------------------------------------- */
 
-static double *to_doubles(const float *x, int64_t n)
+/* x as doubles; rounded to bfloat16 first when round */
+static double *to_doubles_as(const float *x, int64_t n, int round)
 {
 	double *d = malloc((size_t)n * sizeof(*d));
 	assert_non_null(d);
 	for (int64_t i = 0; i < n; i++)
-		d[i] = x[i];
+		d[i] = round ? bf16_to_float(bf16_from_float(x[i])) : x[i];
 	return d;
 }
+
+static double *to_doubles(const float *x, int64_t n) { return to_doubles_as(x, n, 0); }
 
 static float *random_floats(struct rng *r, int64_t n)
 {
@@ -57,29 +69,35 @@ static double scaled_error(const float *x, const double *ref, int64_t n)
 	return err / (scale + 1e-7 / KERNEL_TOL);
 }
 
-static void expect_close(const char *what, const char *impl, const struct attention_dims *d,
-			 const float *x, const double *ref, int64_t n)
+/* Returns the scaled error; fails past tol. */
+static double expect_close(const char *what, const char *impl, const struct attention_dims *d,
+			   const float *x, const double *ref, int64_t n, double tol)
 {
 	double e = scaled_error(x, ref, n);
-	if (!(e <= KERNEL_TOL))
+	if (!(e <= tol))
 		fail_msg("%s %s differs from the reference by %.3g of its max (allowed %.3g) at "
-			 "B=%lld H=%lld S=%lld D=%lld causal=%d", impl, what, e, KERNEL_TOL,
+			 "B=%lld H=%lld S=%lld D=%lld causal=%d", impl, what, e, tol,
 			 (long long)d->batch, (long long)d->heads, (long long)d->seq_len,
 			 (long long)d->head_dim, d->causal);
+	return e;
 }
 
-/* Run impl forward and backward on random inputs of shape d and hold O, LSE, dQ, dK and dV to
- * the float64 reference. */
-static void expect_kernel_matches_reference(const char *name, int64_t B, int64_t H, int64_t S,
-					    int64_t D, int causal)
+/* Run impl forward and backward in math on random inputs of shape d and hold O, LSE, dQ, dK
+ * and dV to the float64 reference: in float32 at KERNEL_TOL; in bfloat16 (naive) the reference
+ * takes the inputs rounded to bfloat16, O and the gradients are held to BF16_TOL, LSE to
+ * KERNEL_TOL. */
+static void expect_kernel_matches_reference_in(const char *name, enum bd_dtype math, int64_t B,
+					       int64_t H, int64_t S, int64_t D, int causal)
 {
 	struct attention_dims d = {B, H, S, D, causal};
 	int64_t n = B * H * S * D, rows = B * H * S;
+	int bf16 = math == DTYPE_BFLOAT16;
+	double tol = bf16 ? BF16_TOL : KERNEL_TOL;
 	struct mem_arena mem;
 	struct bd_error err = {0};
 	struct attention_cpu *a = NULL;
 	mem_init(&mem, 0);
-	assert_int_equal(attention_cpu_create(&a, name, &d, 1, &mem, &err), 0);
+	assert_int_equal(attention_cpu_create(&a, name, &d, math, 1, &mem, &err), 0);
 
 	struct rng r;
 	rng_init(&r, (uint64_t)(S * 1000 + D * 10 + causal));
@@ -91,19 +109,23 @@ static void expect_kernel_matches_reference(const char *name, int64_t B, int64_t
 	assert_int_equal(attention_cpu_forward(a, q, k, v, o, lse, &err), 0);
 	assert_int_equal(attention_cpu_backward(a, q, k, v, o, lse, d_o, dq, dk, dv, &err), 0);
 
-	double *rq = to_doubles(q, n), *rk = to_doubles(k, n), *rv = to_doubles(v, n);
-	double *rdo = to_doubles(d_o, n);
+	double *rq = to_doubles_as(q, n, bf16), *rk = to_doubles_as(k, n, bf16);
+	double *rv = to_doubles_as(v, n, bf16), *rdo = to_doubles_as(d_o, n, bf16);
 	double *ro = malloc((size_t)n * sizeof(double)), *rlse = malloc((size_t)rows * sizeof(double));
 	double *rdq = malloc((size_t)n * sizeof(double)), *rdk = malloc((size_t)n * sizeof(double));
 	double *rdv = malloc((size_t)n * sizeof(double));
 	assert_int_equal(attention_ref_forward(&d, rq, rk, rv, ro, rlse), 0);
 	assert_int_equal(attention_ref_backward(&d, rq, rk, rv, rdo, rdq, rdk, rdv), 0);
 
-	expect_close("O", name, &d, o, ro, n);
-	expect_close("LSE", name, &d, lse, rlse, rows);
-	expect_close("dQ", name, &d, dq, rdq, n);
-	expect_close("dK", name, &d, dk, rdk, n);
-	expect_close("dV", name, &d, dv, rdv, n);
+	double eo = expect_close("O", name, &d, o, ro, n, tol);
+	double el = expect_close("LSE", name, &d, lse, rlse, rows, KERNEL_TOL);
+	double eq = expect_close("dQ", name, &d, dq, rdq, n, tol);
+	double ek = expect_close("dK", name, &d, dk, rdk, n, tol);
+	double ev = expect_close("dV", name, &d, dv, rdv, n, tol);
+	if (bf16)
+		print_message("%s bfloat16 S=%lld D=%lld causal=%d: O %.2g LSE %.2g dQ %.2g dK %.2g "
+			      "dV %.2g of max\n", name, (long long)S, (long long)D, causal, eo, el, eq,
+			      ek, ev);
 
 	float *fbufs[] = {q, k, v, d_o, o, lse, dq, dk, dv};
 	double *dbufs[] = {rq, rk, rv, rdo, ro, rlse, rdq, rdk, rdv};
@@ -113,6 +135,12 @@ static void expect_kernel_matches_reference(const char *name, int64_t B, int64_t
 	}
 	attention_cpu_free(a);
 	assert_int_equal(mem.live, 0);
+}
+
+static void expect_kernel_matches_reference(const char *name, int64_t B, int64_t H, int64_t S,
+					    int64_t D, int causal)
+{
+	expect_kernel_matches_reference_in(name, DTYPE_FLOAT32, B, H, S, D, causal);
 }
 
 /* ---- the reference itself ------------------------------------------------------------------- */
@@ -266,6 +294,127 @@ static void test_naive_matches_reference_head_dims(void **state)
 		expect_kernel_matches_reference("naive", 1, 2, 65, dims[i], (int)(i & 1));
 }
 
+/* bfloat16 (the model's mixed precision): odd and tile-sized sequences, causal and not, the
+ * model's head size 64 and odd ones; forward and backward. */
+static void test_naive_bfloat16_matches_reference_of_rounded_inputs(void **state)
+{
+	(void)state;
+	int64_t seqs[] = {1, 7, 65, 193};
+	for (int causal = 0; causal < 2; causal++)
+		for (size_t i = 0; i < 4; i++)
+			expect_kernel_matches_reference_in("naive", DTYPE_BFLOAT16, 2, 2, seqs[i], 64,
+							   causal);
+	expect_kernel_matches_reference_in("naive", DTYPE_BFLOAT16, 2, 3, 256, 64, 1);
+	expect_kernel_matches_reference_in("naive", DTYPE_BFLOAT16, 1, 2, 100, 40, 1);
+	expect_kernel_matches_reference_in("naive", DTYPE_BFLOAT16, 1, 1, 33, 8, 0);
+}
+
+/* Keys that differ only below bfloat16's precision (1 + j·2^-15 rounds to 1 for j < 128) get
+ * equal weights in bfloat16, so a query of fours has LSE = 4·sqrt(D) + ln S and O = the mean of
+ * V's rows rounded to bfloat16; in float32 their scores spread by 4·sqrt(D)·(S - 1)·2^-15 =
+ * 0.06, and the LSE moves by about half of that. */
+static void test_naive_bfloat16_rounds_the_products_inputs(void **state)
+{
+	(void)state;
+	enum { S = 64, D = 64 };
+	struct attention_dims d = {1, 1, S, D, 0};
+	static float q[S * D], k[S * D], v[S * D], o[S * D], lse[S];
+	struct rng r;
+	rng_init(&r, 5);
+	rng_fill(&r, v, S * D, -1.0f, 1.0f);
+	for (int i = 0; i < S * D; i++) {
+		q[i] = 4.0f;
+		k[i] = 1.0f + (float)(i / D) * 0x1p-15f;
+	}
+	double lse_bf16 = 4 * sqrt((double)D) + log((double)S);
+	for (int bf16 = 0; bf16 < 2; bf16++) {
+		struct mem_arena mem;
+		struct bd_error err = {0};
+		struct attention_cpu *a = NULL;
+		mem_init(&mem, 0);
+		assert_int_equal(attention_cpu_create(&a, "naive", &d,
+						      bf16 ? DTYPE_BFLOAT16 : DTYPE_FLOAT32, 0, &mem,
+						      &err), 0);
+		assert_int_equal(attention_cpu_forward(a, q, k, v, o, lse, &err), 0);
+		double worst_o = 0;
+		for (int j = 0; j < D; j++) {
+			double mean = 0;
+			for (int i = 0; i < S; i++)
+				mean += bf16_to_float(bf16_from_float(v[i * D + j])) / S;
+			for (int i = 0; i < S; i++)
+				worst_o = fmax(worst_o, fabs(o[i * D + j] - mean));
+		}
+		if (bf16) {
+			assert_true(fabs(lse[S - 1] - lse_bf16) < 1e-5 * lse_bf16);
+			assert_true(worst_o < 1e-6);   /* P = 1/64 exactly */
+		} else {
+			assert_true(fabs(lse[S - 1] - lse_bf16) > 1e-2);
+		}
+		attention_cpu_free(a);
+	}
+}
+
+/* Where oneDNN has no bfloat16 matmul (AVX2; ONEDNN_MAX_CPU_ISA=AVX2) and the tests' float32
+ * stand-in is off, a bfloat16 naive is refused with the reason, having kept nothing; where it
+ * has one, it is made. */
+static void test_naive_bfloat16_refused_with_reason_without_bfloat16_matmul(void **state)
+{
+	(void)state;
+	struct attention_dims d = {1, 2, 16, 8, 1};
+	struct mem_arena mem;
+	struct bd_error err = {0}, probe = {0};
+	struct attention_cpu *a = NULL;
+	mem_init(&mem, 0);
+	int native = onednn_gemm_supported(DTYPE_BFLOAT16, &probe) == 0;
+	onednn_allow_bf16_fallback(0);
+	int rc = attention_cpu_create(&a, "naive", &d, DTYPE_BFLOAT16, 1, &mem, &err);
+	onednn_allow_bf16_fallback(!native);
+	if (native) {
+		assert_int_equal(rc, 0);
+		attention_cpu_free(a);
+	} else {
+		assert_int_equal(rc, BD_EUNSUPPORTED);
+		assert_null(a);
+		assert_non_null(strstr(err.msg, "naive"));
+		assert_non_null(strstr(err.msg, "bfloat16"));
+	}
+	assert_int_equal(mem.live, 0);
+	/* float16 is no cpu attention's math */
+	assert_int_equal(attention_cpu_create(&a, "naive", &d, DTYPE_FLOAT16, 1, &mem, &err),
+			 BD_EUNSUPPORTED);
+	assert_non_null(strstr(err.msg, "float16"));
+}
+
+/* flash computes in float32 whatever the case's precision: the same bits for either math. */
+static void test_flash_computes_float32_whatever_math(void **state)
+{
+	(void)state;
+	struct attention_dims d = {1, 2, 70, 32, 1};
+	int64_t n = 2 * 70 * 32, rows = 2 * 70;
+	struct rng r;
+	rng_init(&r, 9);
+	float *in = random_floats(&r, 4 * n), *out[2];
+	for (int bf16 = 0; bf16 < 2; bf16++) {
+		struct mem_arena mem;
+		struct bd_error err = {0};
+		struct attention_cpu *a = NULL;
+		mem_init(&mem, 0);
+		assert_int_equal(attention_cpu_create(&a, "flash", &d,
+						      bf16 ? DTYPE_BFLOAT16 : DTYPE_FLOAT32, 1, &mem,
+						      &err), 0);
+		float *o = out[bf16] = calloc((size_t)(4 * n + rows), sizeof(float));
+		float *lse = o + 4 * n;
+		assert_int_equal(attention_cpu_forward(a, in, in + n, in + 2 * n, o, lse, &err), 0);
+		assert_int_equal(attention_cpu_backward(a, in, in + n, in + 2 * n, o, lse, in + 3 * n,
+							o + n, o + 2 * n, o + 3 * n, &err), 0);
+		attention_cpu_free(a);
+	}
+	assert_memory_equal(out[0], out[1], (size_t)(4 * n + rows) * sizeof(float));
+	free(in);
+	free(out[0]);
+	free(out[1]);
+}
+
 static void test_flash_matches_reference_odd_seq(void **state)
 {
 	(void)state;
@@ -366,8 +515,8 @@ static void test_flash_lse_matches_reference_and_naive(void **state)
 	struct bd_error err = {0};
 	struct attention_cpu *flash = NULL, *naive = NULL;
 	mem_init(&mem, 0);
-	assert_int_equal(attention_cpu_create(&flash, "flash", &d, 0, &mem, &err), 0);
-	assert_int_equal(attention_cpu_create(&naive, "naive", &d, 0, &mem, &err), 0);
+	assert_int_equal(attention_cpu_create(&flash, "flash", &d, DTYPE_FLOAT32, 0, &mem, &err), 0);
+	assert_int_equal(attention_cpu_create(&naive, "naive", &d, DTYPE_FLOAT32, 0, &mem, &err), 0);
 	struct rng r;
 	rng_init(&r, 11);
 	float *q = random_floats(&r, n), *k = random_floats(&r, n), *v = random_floats(&r, n);
@@ -614,6 +763,12 @@ static void test_teardown_accepts_null(void **state)
 
 int main(void)
 {
+	struct bd_error err = {0};
+	if (onednn_gemm_supported(DTYPE_BFLOAT16, &err)) {
+		printf("no native bfloat16 matmul: %s; the bfloat16 attention tests use the float32 "
+		       "GEMM fallback\n", err.msg);
+		onednn_allow_bf16_fallback(1);
+	}
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reference_gradients_match_finite_differences),
 		cmocka_unit_test(test_reference_gradients_match_finite_differences_causal),
@@ -623,6 +778,10 @@ int main(void)
 		cmocka_unit_test(test_naive_matches_reference_odd_seq),
 		cmocka_unit_test(test_naive_matches_reference_long_seq),
 		cmocka_unit_test(test_naive_matches_reference_head_dims),
+		cmocka_unit_test(test_naive_bfloat16_matches_reference_of_rounded_inputs),
+		cmocka_unit_test(test_naive_bfloat16_rounds_the_products_inputs),
+		cmocka_unit_test(test_naive_bfloat16_refused_with_reason_without_bfloat16_matmul),
+		cmocka_unit_test(test_flash_computes_float32_whatever_math),
 		cmocka_unit_test(test_flash_matches_reference_odd_seq),
 		cmocka_unit_test(test_flash_matches_reference_causal_odd_seq),
 		cmocka_unit_test(test_flash_matches_reference_head_dims_16_32_40_64_128),

@@ -1,4 +1,4 @@
-/* kernels/cpu/attention_cpu.h: float32 attention on the CPU, the implementations of the cpu table
+/* kernels/cpu/attention_cpu.h: attention on the CPU, the implementations of the cpu table
  * (impls.c: "naive", "flash") behind one interface, which the cpu backend's attention ops call
  * (backend_cpu.c).
  *
@@ -10,6 +10,13 @@
  *
  * Tensors: q, k, v, o, d_o, dq, dk, dv are contiguous (B, H, S, D) float32; lse is (B, H, S),
  * natural log, scale = 1/sqrt(D), causal: query i attends to keys j <= i.
+ *
+ * Precision (math, the case's dtype). float32: everything in float32. bfloat16, naive only: its
+ * six products take bfloat16 inputs and accumulate in float32, through oneDNN's bfloat16 matmul
+ * (AMX or AVX-512 BF16, oneDNN's choice at run time), as PyTorch's autocast runs them: Q, K, V
+ * and dO are rounded to bfloat16 on their way in, the scores, dP and the outputs are float32,
+ * the softmax, LSE and Δ (from the rounded dO) are computed in float32, and P and dS are rounded
+ * to bfloat16 for the products that take them. flash computes in float32 whatever math is.
  */
 #ifndef BENCHDB_ATTENTION_CPU_H
 #define BENCHDB_ATTENTION_CPU_H
@@ -17,19 +24,22 @@
 #include "attention_ref.h"
 #include "error.h"
 #include "mem.h"
+#include "params.h"
 
 struct attention_cpu;
 
 /*
- * Make the state of the kernel named impl ("naive", "flash") for shape d: all its buffers
- * (naive: P, and dP when backward; flash: per-thread tiles, and Δ and dQ partials when backward)
- * and its oneDNN primitives come from mem. backward: 0 if only the forward will run. Returns
- * 0, BD_ENOMEM (err names the buffer, its bytes and the limit), BD_EUNSUPPORTED (no such kernel
- * on the cpu) or BD_EINVAL.
+ * Make the state of the kernel named impl ("naive", "flash") for shape d, computing in math
+ * (DTYPE_FLOAT32 or DTYPE_BFLOAT16, see above): all its buffers (naive: P, and dP when backward,
+ * and in bfloat16 the bfloat16 copies of its inputs; flash: per-thread tiles, and Δ and dQ
+ * partials when backward) and its oneDNN primitives come from mem. backward: 0 if only the
+ * forward will run. Returns 0, BD_ENOMEM (err names the buffer, its bytes and the limit),
+ * BD_EUNSUPPORTED (no such kernel on the cpu; another math; bfloat16 where oneDNN has no
+ * bfloat16 matmul on this CPU, err saying why) or BD_EINVAL.
  */
 int attention_cpu_create(struct attention_cpu **out, const char *impl,
-			 const struct attention_dims *d, int backward, struct mem_arena *mem,
-			 struct bd_error *err);
+			 const struct attention_dims *d, enum bd_dtype math, int backward,
+			 struct mem_arena *mem, struct bd_error *err);
 /* Accepts NULL. Frees through the mem given to create. */
 void attention_cpu_free(struct attention_cpu *a);
 

@@ -15,9 +15,9 @@
 #include "attention_flash.h"
 #include "dnnl_wrap.h"
 
-/* create makes the buffers of a (kernel, dims, backward and mem are set); forward and backward
- * are attention_cpu_forward's and attention_cpu_backward's; free (NULL: nothing) releases what
- * its state holds. */
+/* create makes the buffers of a (kernel, dims, math, backward and mem are set; math is float32
+ * unless bf16_math); forward and backward are attention_cpu_forward's and
+ * attention_cpu_backward's; free (NULL: nothing) releases what its state holds. */
 struct cpu_kernel {
 	const char *name;
 	size_t state_bytes;       /* of its own state, after struct attention_cpu */
@@ -28,11 +28,13 @@ struct cpu_kernel {
 			const float *o, const float *lse, const float *d_o, float *dq, float *dk,
 			float *dv, struct bd_error *err);
 	void (*free)(struct attention_cpu *a);
+	int bf16_math;            /* 1: computes in bfloat16 when asked (math); 0: float32 always */
 };
 
 struct attention_cpu {
 	const struct cpu_kernel *kernel;
 	struct attention_dims dims;
+	enum bd_dtype math;           /* of the products: float32 or bfloat16 (attention_cpu.h) */
 	int backward;                 /* backward buffers exist */
 	struct mem_arena *mem;
 
@@ -43,8 +45,13 @@ struct attention_cpu {
 	struct onednn_gemm *dp_mm;    /* dP = dO V^T */
 	struct onednn_gemm *dq_mm;    /* dQ = scale·dS K */
 	struct onednn_gemm *dk_mm;    /* dK = scale·dS^T Q */
-	float *p;                     /* (B, H, S, S) scores, then probabilities, kept for backward */
-	float *dp;                    /* (B, H, S, S) dP, then dS in place */
+	float *p;                     /* (B, H, S, S) scores; float32 math: then probabilities, kept
+				       * for the backward; bfloat16 math: dP in the backward */
+	float *dp;                    /* float32 math: (B, H, S, S) dP, then dS in place */
+	uint16_t *p16;                /* bfloat16 math: (B, H, S, S) P, kept for the backward */
+	uint16_t *ds16;               /* bfloat16 math: (B, H, S, S) dS */
+	uint16_t *in16;               /* bfloat16 math: Q, K, V (and dO when backward) rounded to
+				       * bfloat16, (B, H, S, D) each, in that order */
 	float *delta;                 /* (B, H, S) Δ = rowsum(dO ⊙ O); naive and flash */
 
 	/* flash */
@@ -54,9 +61,10 @@ struct attention_cpu {
 /* The kernel's state_bytes of its own, zeroed at create. */
 static inline void *attention_cpu_state(struct attention_cpu *a) { return a + 1; }
 
-/* n floats from a->mem for the buffer named by what ("P (B, H, S, S) float32"); NULL with err
- * (BD_ENOMEM) naming the kernel, the buffer, the shape, the bytes and the limit. */
-float *attention_cpu_alloc(struct attention_cpu *a, double n, struct bd_error *err,
-			   const char *what);
+/* n elements of elem_size bytes from a->mem for the buffer named by what ("P (B, H, S, S)
+ * float32"); NULL with err (BD_ENOMEM) naming the kernel, the buffer, the shape, the bytes and
+ * the limit. */
+void *attention_cpu_alloc(struct attention_cpu *a, double n, size_t elem_size,
+			  struct bd_error *err, const char *what);
 
 #endif

@@ -239,7 +239,7 @@ static int cpu_attention_create(struct dev *dev, void **att, const char *impl,
 	struct attention_dims d = {.batch = s->b, .heads = s->h, .seq_len = s->t,
 				   .head_dim = s->dh, .causal = s->causal};
 	struct attention_cpu *a = NULL;
-	int rc = attention_cpu_create(&a, impl, &d, s->backward, dev->mem, &dev->err);
+	int rc = attention_cpu_create(&a, impl, &d, s->math, s->backward, dev->mem, &dev->err);
 	*att = a;
 	return rc;
 }

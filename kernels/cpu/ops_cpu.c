@@ -28,24 +28,16 @@
 
 #include "bf16.h"
 #include "simd.h"
+#include "simd_bf16.h"
 
 #if defined(__AVX__) && VL == 8
 #include <immintrin.h>        /* vsqrt */
-#endif
-
-#if VL == 16 && defined(__AVX512BF16__)
-#define HAVE_AVX512_BF16 1
-#else
-#define HAVE_AVX512_BF16 0
 #endif
 
 /* elements per work item of the flat kernels (convert, AdamW): a multiple of VL */
 #define FLAT_BLOCK 4096
 /* floats of the stack buffer through which RoPE rows pass on their way to or from bfloat16 */
 #define ROPE_CHUNK 256
-
-typedef uint32_t vuint __attribute__((vector_size(VL * sizeof(uint32_t))));
-typedef uint16_t vbf16 __attribute__((vector_size(VL * sizeof(uint16_t))));
 
 /* ---- the bfloat16 path ---------------------------------------------------------------------- */
 
@@ -56,26 +48,12 @@ enum act_mode {
 };
 
 static int fallback_forced;        /* cpu_ops_force_fallback; read and written atomically */
-static int cpu_has_avx512_bf16 = -1;   /* -1 until checked */
 
 void cpu_ops_force_fallback(int on) { __atomic_store_n(&fallback_forced, on != 0, __ATOMIC_RELAXED); }
 
 static int avx512_bf16_in_effect(void)
 {
-#if HAVE_AVX512_BF16
-	if (__atomic_load_n(&fallback_forced, __ATOMIC_RELAXED))
-		return 0;
-	int has = __atomic_load_n(&cpu_has_avx512_bf16, __ATOMIC_RELAXED);
-	if (has < 0) {
-		__builtin_cpu_init();
-		has = __builtin_cpu_supports("avx512bf16") ? 1 : 0;
-		__atomic_store_n(&cpu_has_avx512_bf16, has, __ATOMIC_RELAXED);
-	}
-	return has;
-#else
-	(void)cpu_has_avx512_bf16;
-	return 0;
-#endif
+	return !__atomic_load_n(&fallback_forced, __ATOMIC_RELAXED) && simd_bf16_native();
 }
 
 const char *cpu_ops_bf16_path(void) { return avx512_bf16_in_effect() ? "avx512_bf16" : "scalar"; }
@@ -108,25 +86,11 @@ static enum act_mode act_mode(enum bd_dtype t)
 		}                                                                                 \
 	} while (0)
 
-ALWAYS_INLINE vfloat bf16_widen(vbf16 h) { return (vfloat)(__builtin_convertvector(h, vuint) << 16); }
-
-/* Round to bfloat16, nearest even. ACT_BF16_SCALAR is bf16_from_float lane by lane. */
-ALWAYS_INLINE vbf16 bf16_narrow(const enum act_mode mode, vfloat v)
+/* Round to bfloat16, nearest even (simd_bf16.h). ACT_BF16_SCALAR is bf16_from_float lane by
+ * lane. */
+ALWAYS_INLINE vbf16 act_narrow(const enum act_mode mode, vfloat v)
 {
-#if HAVE_AVX512_BF16
-	if (mode == ACT_BF16_AVX512) {
-		__m256bh h = _mm512_cvtneps_pbh((__m512)v);    /* flushes denormals to zero */
-		vbf16 r;
-		memcpy(&r, &h, sizeof(r));
-		return r;
-	}
-#else
-	(void)mode;
-#endif
-	vuint u = (vuint)v, hi = u >> 16;
-	vuint rounded = (u + 0x7fffu + (hi & 1u)) >> 16;
-	vuint nan = (vuint)((u & 0x7fffffffu) > 0x7f800000u);
-	return __builtin_convertvector((rounded & ~nan) | ((hi | 0x40u) & nan), vbf16);
+	return bf16_narrow(mode == ACT_BF16_AVX512, v);
 }
 
 /* VL elements of an act buffer from element i on */
@@ -145,7 +109,7 @@ ALWAYS_INLINE void vstore_act(const enum act_mode mode, void *base, int64_t i, v
 		vstore((float *)base + i, v);
 		return;
 	}
-	vbf16 h = bf16_narrow(mode, v);
+	vbf16 h = act_narrow(mode, v);
 	memcpy((uint16_t *)base + i, &h, sizeof(h));
 }
 
@@ -171,7 +135,7 @@ ALWAYS_INLINE void vstore_act_part(const enum act_mode mode, void *base, int64_t
 		memcpy((float *)base + i, &v, (size_t)count * sizeof(float));
 		return;
 	}
-	vbf16 h = bf16_narrow(mode, v);
+	vbf16 h = act_narrow(mode, v);
 	memcpy((uint16_t *)base + i, &h, (size_t)count * sizeof(uint16_t));
 }
 

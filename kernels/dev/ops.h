@@ -43,10 +43,11 @@ struct dev_gemm {
 };
 
 /* One attention problem: q, k, v, o, d_o, dq, dk, dv are (b, h, t, dh) of io; lse (b, h, t)
- * float32, natural log; scale 1/sqrt(dh). math is the case's precision: the CPU backend computes
- * in float32 whatever it is (and takes float32 buffers only); the CUDA backend computes in math
- * (16-bit inputs to the products, float32 softmax statistics and accumulation), converting
- * float32 buffers to math and back when io is float32 and math is not (the model's case). */
+ * float32, natural log; scale 1/sqrt(dh). math is the case's precision: the CUDA backend, and the
+ * CPU's naive kernel in bfloat16, compute in math (16-bit inputs to the products, float32
+ * softmax statistics and accumulation), converting float32 buffers to math and back when io is
+ * float32 and math is not (the model's case); the CPU backend takes float32 buffers only, and
+ * its flash kernel computes in float32 whatever math is (kernels/cpu/attention_cpu.h). */
 struct dev_attention_shape {
 	int64_t b, h, t, dh;
 	int causal;

@@ -1,0 +1,1 @@
+e2e_cpu_time.sh

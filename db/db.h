@@ -133,4 +133,25 @@ int db_run_reopen(struct db *db, int64_t run_id, struct bd_error *err);
 int db_run_stored_ords(struct db *db, int64_t run_id, unsigned char *stored, size_t n,
 		       size_t *count, struct bd_error *err);
 
+/* ---- what a resume keeps (run_identity.c; schemas/010_run_identity.sql) --------------------- */
+
+/* The values that make a run what it is beyond its sweep and build: a resume keeps them. */
+struct run_identity {
+	char *label, *group_id;          /* NULL: none */
+	int shard_index, shard_count;    /* shard_count 0: not a shard */
+	int64_t mem_limit;               /* bytes; 0: not recorded (stored before schema 10) */
+	int mem_limit_all;               /* 1: every case (--mem-limit); 0: the default share */
+};
+/* Fill *out (free with db_run_identity_clear). */
+int db_run_identity_get(struct db *db, int64_t run_id, struct run_identity *out,
+			struct bd_error *err);
+void db_run_identity_clear(struct run_identity *id);
+/* Record a resume of the run: note appended as a line of runs.resumes; label, group and memory
+ * limit set to id's (what --force accepted; the same values otherwise). The shard never changes. */
+int db_run_resume_record(struct db *db, int64_t run_id, const struct run_identity *id,
+			 const char *note, struct bd_error *err);
+/* counts[status] of the cases the run has stored. */
+int db_run_status_counts(struct db *db, int64_t run_id, size_t counts[STATUS_COUNT],
+			 struct bd_error *err);
+
 #endif

@@ -73,6 +73,8 @@ int db_run_begin_live(struct db *db, int64_t system_id, const struct run_record 
 	int rc = db_run_begin(db, system_id, run, run_id, err);
 	if (!rc)
 		rc = db_run_liveness_set(db, *run_id, err);
+	if (!rc)
+		rc = db_run_set_limits(db, *run_id, run, err);
 	if (!rc && sqlite3_exec(db_sqlite(db), "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
 		rc = fail(db, err, "cannot store the run");
 	if (rc)

@@ -154,6 +154,27 @@ static void case_record_fill(struct case_record *r, const struct sweep_case *c,
 	r->cpu_wait = res->status == STATUS_OK ? res->cpu_wait : -1;
 }
 
+/* --resume: open the existing database (never creating one), store this machine and take over
+ * the run (run_resume_begin). */
+static int resume_open(const char *db_path, long busy_timeout_s, const char *selector,
+		       const char *sweep_hash, size_t ords, int force,
+		       const struct run_resume_asked *asked, struct db **db, struct sysinfo *si,
+		       int64_t *system_id, struct run_resume *resume, struct bd_error *err)
+{
+	const struct run_record current = {.git_commit = build_git_commit,
+					   .git_dirty = build_git_dirty,
+					   .tool_version = BENCHDB_VERSION,
+					   .sweep_hash = sweep_hash};
+	int rc = db_open(db_path, 0, db, err);
+	if (rc)
+		return rc;
+	db_set_busy_timeout(*db, (int)(busy_timeout_s * 1000));
+	sysinfo_collect(si);
+	if ((rc = db_system_put(*db, si, system_id, err)))
+		return rc;
+	return run_resume_begin(*db, selector, &current, *system_id, ords, force, asked, resume, err);
+}
+
 int cmd_run(int argc, char **argv)
 {
 	const char *db_path = BENCHDB_DEFAULT_DB, *label = NULL, *mem_limit_text = NULL;
@@ -176,7 +197,8 @@ int cmd_run(int argc, char **argv)
 		{"resume", 0, OPT_STRING, "RUN",
 		 "continue a run that did not complete: same run, only the cases it lacks", &resume_run},
 		{"force", 0, OPT_FLAG, NULL,
-		 "with --resume: resume although the sweep text, build or machine differ", &force},
+		 "with --resume: resume although the sweep, build, machine, label, group or limit differ",
+		 &force},
 		{"repeat", 0, OPT_INT, "N",
 		 "run the sweep N times: N runs of one label and group, cases reshuffled each time",
 		 &repeat},
@@ -201,7 +223,7 @@ int cmd_run(int argc, char **argv)
 	struct strbuf env = STRBUF_INIT;
 	struct run_resume resume = {0};
 	struct bd_error err;
-	int npos = 0, status = EXIT_OK, rc;
+	int npos = 0, status = EXIT_OK, rc, mem_limit_all;
 	int64_t mem_limit = 0, run_id = 0;
 	size_t counts[STATUS_COUNT] = {0}, stored = 0;
 	const char *run_status = "complete";
@@ -226,6 +248,7 @@ int cmd_run(int argc, char **argv)
 		status = EXIT_USAGE;
 		goto done;
 	}
+	mem_limit_all = mem_limit_text != NULL;   /* --mem-limit: every case, the sweep's too */
 	if (mem_limit_text && (parse_bytes(mem_limit_text, &mem_limit) || mem_limit <= 0)) {
 		fprintf(stderr, "runner run: --mem-limit expects a size such as 512MiB or 8GiB, got '%s'\n",
 			mem_limit_text);
@@ -237,14 +260,41 @@ int cmd_run(int argc, char **argv)
 		status = EXIT_USAGE;
 		goto done;
 	}
-	if (shard_text && (shard_parse(shard_text, &shard, &err) ||
-			   shard_group_id(group, sweep->hash, shard.count, group_id, sizeof(group_id)))) {
+	if (shard_text && shard_parse(shard_text, &shard, &err)) {
 		bd_error_print("runner run", &err);
 		status = EXIT_USAGE;
 		goto done;
 	}
-	if (!shard_text && group)
-		snprintf(group_id, sizeof(group_id), "%s", group);
+	struct sysinfo si;
+	int64_t system_id = 0;
+	size_t ords = 0;   /* case orders are the whole sweep's (a shard holds a subset) */
+	for (size_t i = 0; i < cases.n; i++)
+		ords = cases.items[i].index + 1 > ords ? cases.items[i].index + 1 : ords;
+	if (resume_run && !dry_run) {
+		/* the run's shard, group, label and limit, not this command line's (resume.h) */
+		const struct run_resume_asked asked = {shard_text ? &shard : NULL, label, group,
+						       mem_limit_text ? mem_limit : 0, cmdline};
+		if ((rc = resume_open(db_path, busy_timeout_s, resume_run, sweep->hash, ords, force,
+				      &asked, &db, &si, &system_id, &resume, &err))) {
+			bd_error_print("runner run", &err);
+			status = rc == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL;
+			goto done;
+		}
+		shard.index = resume.id.shard_index;
+		shard.count = resume.id.shard_count;
+		shard_text = shard.count ? "the run's" : NULL;
+		label = resume.id.label;
+		snprintf(group_id, sizeof(group_id), "%s", resume.id.group_id ? resume.id.group_id : "");
+		if (resume.id.mem_limit > 0) {
+			mem_limit = resume.id.mem_limit;
+			mem_limit_all = resume.id.mem_limit_all;
+		}
+	} else if ((shard_text || group) &&
+		   shard_group_id(group, sweep->hash, shard.count, group_id, sizeof(group_id))) {
+		fprintf(stderr, "runner run: --group expects at most %zu bytes\n", sizeof(group_id) - 1);
+		status = EXIT_USAGE;
+		goto done;
+	}
 	if (shard_text) {
 		whole = cases;
 		if (shard_select(&whole, &shard, &cases)) {
@@ -266,19 +316,18 @@ int cmd_run(int argc, char **argv)
 	 * the GPU's memory, which refuses itself */
 	for (size_t i = 0; i < cases.n; i++) {
 		struct case_params *p = &cases.items[i].params;
-		if (mem_limit_text || (!p->mem_limit && p->device == DEVICE_CPU))
+		if (mem_limit_all || (!p->mem_limit && p->device == DEVICE_CPU))
 			p->mem_limit = mem_limit;
 	}
 
-	if ((rc = db_open(db_path, DB_CREATE, &db, &err))) {
+	if (!db && (rc = db_open(db_path, DB_CREATE, &db, &err))) {
 		bd_error_print("runner run", &err);
 		status = EXIT_FAIL;
 		goto done;
 	}
 	db_set_busy_timeout(db, (int)(busy_timeout_s * 1000));
-	struct sysinfo si;
-	sysinfo_collect(&si);
-	int64_t system_id;
+	if (!resume_run)
+		sysinfo_collect(&si);
 	sysinfo_env_json(&env);
 	struct run_record run = {
 		.git_commit = build_git_commit,
@@ -295,6 +344,8 @@ int cmd_run(int argc, char **argv)
 		.group_id = group_id[0] ? group_id : NULL,
 		.shard_index = shard.index,
 		.shard_count = shard.count,
+		.mem_limit = mem_limit,
+		.mem_limit_all = mem_limit_all,
 	};
 	size_t *order = calloc(cases.n ? cases.n : 1, sizeof(*order));
 	char repeat_id[48] = "";
@@ -322,13 +373,8 @@ int cmd_run(int argc, char **argv)
 			fprintf(stderr, "repetition %ld of %ld (group and label %s)\n", rep + 1, repeat,
 				run.label);
 		}
-		size_t ords = 0;   /* case orders are the whole sweep's (a shard holds a subset) */
-		for (size_t i = 0; i < cases.n; i++)
-			ords = cases.items[i].index + 1 > ords ? cases.items[i].index + 1 : ords;
-		if ((!rep && (rc = db_system_put(db, &si, &system_id, &err))) ||
-		    (resume_run ? (rc = run_resume_begin(db, resume_run, &run, system_id, ords, force,
-							 &resume, &err))
-				: (rc = db_run_begin_live(db, system_id, &run, &run_id, &err)))) {
+		if (!resume_run && ((!rep && (rc = db_system_put(db, &si, &system_id, &err))) ||
+				    (rc = db_run_begin_live(db, system_id, &run, &run_id, &err)))) {
 			bd_error_print("runner run", &err);
 			status = rc == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL;
 			free(order);
@@ -413,8 +459,9 @@ int cmd_run(int argc, char **argv)
 			rep = repeat;   /* the database could not be written: no further repetition */
 		printf("run %lld %s: %zu of %zu cases stored (", (long long)run_id, run_status,
 		       stored + resume.nstored, cases.n);
-		for (int k = 0; k < STATUS_COUNT; k++)   /* "4 ok, 0 oom, ..." */
-			printf("%s%zu %s", k ? ", " : "", counts[k], status_name((enum bd_status)k));
+		for (int k = 0; k < STATUS_COUNT; k++)   /* "4 ok, 0 oom, ...", a resumed run's whole */
+			printf("%s%zu %s", k ? ", " : "", counts[k] + resume.counts[k],
+			       status_name((enum bd_status)k));
 		printf(") in %s\n", db_path);
 		if (stored && repeat == 1)
 			printf("see: report --db %s --run %lld\n", db_path, (long long)run_id);

@@ -66,19 +66,26 @@ void db_case_rows_free(struct case_row *rows, size_t n);
 int db_samples_get(struct db *db, int64_t case_id, struct sample **samples, size_t *n,
 		   struct bd_error *err);
 
-/* What one db_merge imported (0s when nothing was new). */
+/* What one db_merge did: added, skipped (already there, identical), refused. */
 struct db_merge_counts {
-	int64_t systems, runs, cases, samples;
-	int64_t runs_present;   /* runs of the input the database already had (by uuid) */
+	int64_t systems, runs, cases, samples;   /* added */
+	int64_t runs_present;    /* runs the output already had (by uuid, same content) */
+	int64_t cases_present;   /* their cases it already had, identical: skipped */
+	int64_t runs_updated;    /* runs the output had unfinished that have ended since */
+	int64_t runs_refused;    /* another run under a uuid the output has: kept out */
+	char *refused;           /* "run UUID, ...: what differs" per refused run, a line each; NULL */
 };
 /* Import every run of the benchdb database at in_path — its systems, cases and samples — in one
  * transaction (db/merge.c). The input is read through a temporary copy migrated to this build's
- * schema, and never written. Runs already present (same uuid) are kept; what they lack (cases,
- * samples, a final status) is added. BD_ENOTFOUND: no file; BD_EINVAL: not a benchdb database,
- * or the output itself; BD_EVERSION: from a newer benchdb; BD_EDB, BD_EIO: the import failed and
- * nothing of this input was stored. err names in_path. */
+ * schema, and never written. A run already present (same uuid) must be the same run: its cases
+ * the output lacks are added, and its status if it has ended since; one whose identity or shared
+ * cases differ (two copies of a database resumed apart) is refused with what differs and the rest
+ * imported. BD_ENOTFOUND: no file; BD_EINVAL: not a benchdb database, or the output itself;
+ * BD_EVERSION: from a newer benchdb; BD_EDB, BD_EIO: the import failed and nothing of this input
+ * was stored. err names in_path. Free counts with db_merge_counts_clear (on failure too). */
 int db_merge(struct db *db, const char *in_path, struct db_merge_counts *counts,
 	     struct bd_error *err);
+void db_merge_counts_clear(struct db_merge_counts *counts);
 
 /* What the GPU did while a case ran (schemas/006_gpu_during_case.sql). */
 struct case_gpu {

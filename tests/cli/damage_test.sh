@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tests/cli/damage_test.sh: no silent damage (issue 26). One scenario per item:
 #   resume_identity  a resumed run keeps its shard, group, label and memory limit (item 1)
+#   merge_content    merge matches runs by content, not by uuid and numbering alone (item 2)
 #   damage_test.sh SCENARIO RUNNER REPORT MAKE_FIXTURE
 set -u
 scenario=$1
@@ -81,6 +82,60 @@ resume_identity)
 	expect_status 1 "--resume into a missing database" "$RUNNER" run "$SWEEP" --db "$T/missing.db" --resume 1
 	contains "$T/err" "missing.db: no such database" "the refusal names the file"
 	check "no file created by a refused resume" [ ! -e "$T/missing.db" ]
+	;;
+merge_content)
+	samples() { sql "$1" "select group_concat(n) from (select count(s.iter) n from cases c left join samples s on s.case_id = c.id group by c.id order by c.ord)"; }
+	times() { sql "$1" "select group_concat(ns) from (select s.ns from samples s join cases c on c.id = s.case_id where c.ord = $2 order by s.phase, s.iter)"; }
+	expect_status 0 "a run" "$RUNNER" run "$SWEEP" --db "$T/a.db"
+	interrupt "$T/a.db" 4
+	cp "$T/a.db" "$T/early.db"   # the interrupted run, as an earlier merge took it
+	cp "$T/a.db" "$T/b.db"       # a copy of the interrupted database, resumed apart
+	expect_status 0 "resume copy a" "$RUNNER" run "$SWEEP" --db "$T/a.db" --resume latest
+	expect_status 0 "resume copy b" "$RUNNER" run "$SWEEP" --db "$T/b.db" --resume latest
+	check "the copies are one uuid" [ "$(sql "$T/a.db" "select uuid from runs")" = "$(sql "$T/b.db" "select uuid from runs")" ]
+	uuid=$(sql "$T/a.db" "select uuid from runs")
+	# an interrupted run merged early, then its resumed whole: the new cases and the end come in
+	expect_status 0 "merge the interrupted run" "$RUNNER" merge --db "$T/m.db" "$T/early.db"
+	contains "$T/out" "added 1 runs, 8 cases, 96 samples, 1 systems; skipped 0 runs and 0 cases already present; 0 runs ended since; refused 0 runs" "merge says what it added"
+	expect_status 0 "merge the resumed run over it" "$RUNNER" merge --db "$T/m.db" "$T/a.db"
+	contains "$T/out" "added 0 runs, 4 cases, 48 samples, 0 systems; skipped 1 runs and 8 cases already present; 1 runs ended since; refused 0 runs" "merge says what it added and skipped"
+	check "the run grew: 12 cases, complete" [ "$(sql "$T/m.db" "select (select count(*) from cases) || ' ' || status from runs")" = "12 complete" ]
+	# the other copy: another run under the same uuid, refused with what differs
+	expect_status 1 "merge the copy resumed apart" "$RUNNER" merge --db "$T/m.db" "$T/b.db"
+	contains "$T/err" "b.db: refused run $uuid, a different run under a uuid the output holds: case 8 \(flash float32 fwd\+bwd B2 H2 S102 D16\): other times" "the refusal names the file, the run and the case"
+	contains "$T/out" "refused 1 runs" "the summary counts the refusal"
+	check "no sample of the other copy added" [ "$(samples "$T/m.db")" = "$(samples "$T/a.db")" ]
+	check "every ok case has warmup + iters samples per phase" [ "$(sql "$T/m.db" "select count(*) from cases c where (select count(*) from samples s where s.case_id = c.id) != 2 * (c.warmup + c.iters)")" = 0 ]
+	check "case 8's times are the first copy's" [ "$(times "$T/m.db" 8)" = "$(times "$T/a.db" 8)" ]
+	expect_status 0 "export the merged samples" "$REPORT" export --db "$T/m.db" --run all --what samples --format csv
+	check "export holds each sample once" [ "$(($(wc -l <"$T/out") - 1))" = "$(sql "$T/a.db" "select count(*) from samples")" ]
+	# both orders: the copy first, the other one refused
+	expect_status 1 "merge the copies the other way round" "$RUNNER" merge --db "$T/m2.db" "$T/b.db" "$T/a.db"
+	contains "$T/err" "a.db: refused run $uuid" "the second copy is refused, whichever it is"
+	check "the first copy's samples" [ "$(times "$T/m2.db" 8)" = "$(times "$T/b.db" 8)" ]
+	# an identical copy: nothing new, exit 0 (idempotent)
+	cp "$T/a.db" "$T/a2.db"
+	before=$(sql "$T/m.db" "select (select count(*) from runs) || (select count(*) from cases) || (select count(*) from samples) || (select count(*) from systems)")
+	expect_status 0 "merge an identical copy" "$RUNNER" merge --db "$T/m.db" "$T/a2.db"
+	contains "$T/out" "added 0 runs, 0 cases, 0 samples, 0 systems; skipped 1 runs and 12 cases already present; 0 runs ended since; refused 0 runs" "an identical copy is skipped"
+	check "nothing changed by an identical copy" [ "$(sql "$T/m.db" "select (select count(*) from runs) || (select count(*) from cases) || (select count(*) from samples) || (select count(*) from systems)")" = "$before" ]
+	# a run's identity or a case's samples differing: refused, saying what
+	plant() { cp "$T/a.db" "$T/$1.db"; sql "$T/$1.db" "PRAGMA foreign_keys = ON; $2"; }
+	plant sweep "UPDATE runs SET sweep_text = sweep_text || '#', sweep_hash = 'f00d'"
+	plant label "UPDATE runs SET label = 'other'"
+	plant fewer "DELETE FROM samples WHERE case_id = (SELECT id FROM cases WHERE ord = 3) AND iter = 5"
+	plant key "UPDATE cases SET case_key = case_key || ' x' WHERE ord = 2"
+	plant extra "DELETE FROM samples WHERE case_id = (SELECT id FROM cases WHERE ord = 4) AND iter = 5"
+	for want in "sweep|the sweep text differ" "label|the label differ" "fewer|case 3 \([^)]*\): 10 samples in the input, 12 in the output" "key|case 2 \([^)]*\): another benchmark"; do
+		name=${want%%|*}
+		expect_status 1 "merge a run whose $name differs" "$RUNNER" merge --db "$T/m.db" "$T/$name.db"
+		contains "$T/err" "$name.db: refused run $uuid, a different run under a uuid the output holds: ${want#*|}" "the $name refusal says what differs"
+		check "nothing changed by a refused $name" [ "$(sql "$T/m.db" "select (select count(*) from runs) || (select count(*) from cases) || (select count(*) from samples) || (select count(*) from systems)")" = "$before" ]
+	done
+	# a refused run does not keep the input's other runs out
+	expect_status 0 "another run" "$RUNNER" run "$SWEEP" --db "$T/extra.db"
+	expect_status 1 "merge a refused run and a new one" "$RUNNER" merge --db "$T/m.db" "$T/extra.db"
+	contains "$T/out" "added 1 runs, 12 cases, 144 samples, 0 systems; skipped 0 runs and 0 cases already present; 0 runs ended since; refused 1 runs" "the new run added beside the refusal"
 	;;
 *)
 	echo "unknown scenario '$scenario'" >&2

@@ -2,6 +2,7 @@
 # tests/cli/damage_test.sh: no silent damage (issue 26). One scenario per item:
 #   resume_identity  a resumed run keeps its shard, group, label and memory limit (item 1)
 #   merge_content    merge matches runs by content, not by uuid and numbering alone (item 2)
+#   write_errors     a failed write to stdout or a file is exit 1 with the reason (item 3)
 #   damage_test.sh SCENARIO RUNNER REPORT MAKE_FIXTURE
 set -u
 scenario=$1
@@ -136,6 +137,59 @@ merge_content)
 	expect_status 0 "another run" "$RUNNER" run "$SWEEP" --db "$T/extra.db"
 	expect_status 1 "merge a refused run and a new one" "$RUNNER" merge --db "$T/m.db" "$T/extra.db"
 	contains "$T/out" "added 1 runs, 12 cases, 144 samples, 0 systems; skipped 0 runs and 0 cases already present; 0 runs ended since; refused 1 runs" "the new run added beside the refusal"
+	;;
+write_errors)
+	# small_fs DIR COMMAND...: run COMMAND with a 64 KiB filesystem mounted on DIR (a user
+	# namespace, or root), so that writes there fail with ENOSPC; 77 when neither can mount
+	small_fs() {
+		local dir=$1; shift
+		mkdir -p "$dir"
+		if unshare -r -m true 2>/dev/null; then
+			unshare -r -m sh -c 'mount -t tmpfs -o size=64k tmpfs "$0" && exec "$@"' "$dir" "$@"
+		elif [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
+			unshare -m sh -c 'mount -t tmpfs -o size=64k tmpfs "$0" && exec "$@"' "$dir" "$@"
+		else
+			return 77
+		fi
+	}
+	db=$T/fixture.db
+	check "fixture" "$FIXTURE" "$db" --cases 60 --iters 100
+	# /dev/full: every command that writes to stdout fails with the reason
+	for cmd in "table" "table --format json" "table --format csv" "runs" "compare --baseline naive" \
+		"warmup" "export" "export --what stats --format json" "regress --baseline base --candidate cand"; do
+		expect_status 1 "report $cmd > /dev/full" sh -c '"$0" "$@" >/dev/full' "$REPORT" $cmd --db "$db"
+		contains "$T/err" "report: cannot write standard output: No space left on device" "report $cmd > /dev/full says why"
+	done
+	for cmd in "list $SWEEP" "sysinfo" "--help" "run --help"; do
+		expect_status 1 "runner $cmd > /dev/full" sh -c '"$0" "$@" >/dev/full' "$RUNNER" $cmd
+		contains "$T/err" "runner: cannot write standard output: No space left on device" "runner $cmd > /dev/full says why"
+	done
+	expect_status 1 "runner run > /dev/full" sh -c '"$0" "$@" >/dev/full' "$RUNNER" run "$SWEEP" --db "$T/run.db"
+	contains "$T/err" "runner: cannot write standard output" "runner run > /dev/full says why"
+	check "runner run > /dev/full still stores the run" [ "$(sql "$T/run.db" "select runs.status || count(*) from runs, cases")" = complete12 ]
+	# a file-size limit (EFBIG; SIGXFSZ ignored as a shell's `trap '' XFSZ` leaves it)
+	full=$("$REPORT" table --format json --db "$db" | wc -c)
+	check "the JSON is larger than the limit below" [ "$full" -gt 65536 ]
+	expect_status 1 "report --format json over a 64 KiB file-size limit" \
+		bash -c 'trap "" XFSZ; ulimit -f 64; out=$1; shift; "$0" "$@" >"$out"' "$REPORT" "$T/limited.json" table --format json --db "$db"
+	contains "$T/err" "cannot write standard output: File too large" "the file-size limit is the reason"
+	# a full filesystem: stdout redirected there, -o files, charts
+	if small_fs "$T/small" true; then
+		expect_status 1 "report --format json > a full disk" small_fs "$T/small" sh -c 'out=$1; shift; "$0" "$@" >"$out"' "$REPORT" "$T/small/out.json" table --format json --db "$db"
+		contains "$T/err" "cannot write standard output: No space left on device" "a full disk is the reason"
+		expect_status 1 "report export -o a full disk" small_fs "$T/small" "$REPORT" export --db "$db" -o "$T/small/s.csv"
+		contains "$T/err" "No space left on device" "export -o says why"
+		if command -v gnuplot >/dev/null; then
+			# 120 KiB of charts into 64 KiB: the SVG is cut short, gnuplot still exits 0
+			expect_status 1 "report plot onto a full disk" small_fs "$T/small" "$REPORT" plot latency --db "$db" -o "$T/small/charts"
+			contains "$T/err" "missing, empty or cut short" "report plot says a chart is cut short"
+			expect_status 1 "report writeup onto a full disk" small_fs "$T/small" "$REPORT" writeup --db "$db" -o "$T/small/w"
+		else
+			note "no gnuplot: the chart checks on a full disk are test_plot's (chart_cut_short_is_eio)"
+		fi
+	else
+		note "cannot mount a small filesystem here (no user namespaces, not root): the full-disk checks skipped; /dev/full and the file-size limit above cover the same paths"
+	fi
 	;;
 *)
 	echo "unknown scenario '$scenario'" >&2

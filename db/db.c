@@ -169,6 +169,49 @@ fail:
 	}
 }
 
+/* benchdb's tables with some of their columns: a file with a schema version must have them
+ * before anything is changed in it (another application's SQLite file may set user_version too). */
+static const struct {
+	const char *table;
+	const char *columns[4];
+} benchdb_shape[] = {
+	{"systems", {"fingerprint", "hostname", "first_seen", "cpu_model"}},
+	{"runs", {"uuid", "system_id", "status", "sweep_hash"}},
+	{"cases", {"run_id", "ord", "case_key", "status"}},
+	{"samples", {"case_id", "phase", "iter", "ns"}},
+};
+
+/* 0 when the open file has benchdb's tables; else BD_EDB with what it lacks (or, for a file
+ * SQLite cannot read, why), naming the file. */
+static int check_benchdb_tables(struct db *db, struct bd_error *err)
+{
+	for (size_t t = 0; t < sizeof(benchdb_shape) / sizeof(benchdb_shape[0]); t++) {
+		int rc = SQLITE_OK, found = 0;
+		sqlite3_stmt *st = prepare(db, &rc,
+			"SELECT count(*) FROM sqlite_master m, pragma_table_info(m.name, 'main') c "
+			"WHERE m.type = 'table' AND m.name = ?1 AND c.name IN (?2, ?3, ?4, ?5)");
+		bind_text(st, &rc, 1, benchdb_shape[t].table);
+		for (int c = 0; c < 4; c++)
+			bind_text(st, &rc, c + 2, benchdb_shape[t].columns[c]);
+		if (rc == SQLITE_OK) {
+			int s = sqlite3_step(st);
+			if (s == SQLITE_ROW)
+				found = sqlite3_column_int(st, 0) == 4;
+			else
+				rc = s;
+		}
+		finalize(st, &rc);
+		if (rc != SQLITE_OK)
+			return sql_fail(db, err, "cannot read its schema");
+		if (!found)
+			return bd_fail_at(err, BD_EDB, db->path, 0, 0,
+					  "not a benchdb database: schema version %d, but no benchdb "
+					  "table '%s' (another application's SQLite file?); left as it was",
+					  db->version, benchdb_shape[t].table);
+	}
+	return 0;
+}
+
 int db_open(const char *path, unsigned flags, struct db **out, struct bd_error *err)
 {
 	int rc = 0;
@@ -231,6 +274,9 @@ int db_open(const char *path, unsigned flags, struct db **out, struct bd_error *
 				db->version, schema_migration_count);
 		goto done;
 	}
+	/* identified before anything is changed: no WAL switch, no migration */
+	if (db->version > 0 && (rc = check_benchdb_tables(db, err)))
+		goto done;
 	if (flags & DB_READONLY) {
 		if ((rc = db_readonly_shim(db->handle, path, db->version, err)) ||
 		    (rc = db_group_init(db, err)))

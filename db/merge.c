@@ -34,41 +34,21 @@ static int64_t query_i64(sqlite3 *h, const char *sql, int64_t fallback)
 	return v;
 }
 
-/* Check that in_path is a benchdb database this build can read, and copy it to copy_path
- * (a new file). BD_EINVAL: not benchdb's; BD_EVERSION: newer than this build. */
+/* Check that in_path is a benchdb database this build can read, and copy it to copy_path (a new
+ * file). It is read as report reads (db_open DB_READONLY): never written, a read-only file or
+ * medium is fine, and a file that is not a benchdb database, or not a regular file (a FIFO
+ * would block the open), is refused by name. */
 static int copy_input(const char *in_path, const char *copy_path, struct bd_error *err)
 {
-	sqlite3 *in = NULL, *copy = NULL;
+	struct db *in = NULL;
+	sqlite3 *copy = NULL;
 	sqlite3_backup *b = NULL;
-	int rc = 0;
-	if (sqlite3_open_v2(in_path, &in, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-		rc = bd_fail_at(err, BD_EINVAL, in_path, 0, 0, "cannot open: %s",
-				in ? sqlite3_errmsg(in) : "out of memory");
-		goto done;
-	}
-	sqlite3_busy_timeout(in, 10000);
-	int64_t version = query_i64(in, "PRAGMA user_version", -1);
-	int64_t tables = query_i64(in, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND "
-				       "name IN ('systems', 'runs', 'cases', 'samples')", -1);
-	if (version < 0) {
-		rc = bd_fail_at(err, BD_EINVAL, in_path, 0, 0, "not a benchdb database: %s",
-				sqlite3_errmsg(in));
-		goto done;
-	}
-	if (version == 0 || tables != 4) {
-		rc = bd_fail_at(err, BD_EINVAL, in_path, 0, 0,
-				"not a benchdb database (no benchdb schema version or tables)");
-		goto done;
-	}
-	if (version > db_schema_latest()) {
-		rc = bd_fail_at(err, BD_EVERSION, in_path, 0, 0,
-				"database schema version %lld is newer than this benchdb supports (%d); "
-				"merge with a newer benchdb", (long long)version, db_schema_latest());
-		goto done;
-	}
+	int rc = db_open(in_path, DB_READONLY, &in, err);
+	if (rc)
+		return rc == BD_ENOTFOUND || rc == BD_EVERSION ? rc : BD_EINVAL;
 	if (sqlite3_open_v2(copy_path, &copy, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
 		    SQLITE_OK ||
-	    !(b = sqlite3_backup_init(copy, "main", in, "main"))) {
+	    !(b = sqlite3_backup_init(copy, "main", db_sqlite(in), "main"))) {
 		rc = merge_fail(copy, err, copy_path, "cannot copy the input");
 		goto done;
 	}
@@ -80,7 +60,7 @@ done:
 	if (b)
 		sqlite3_backup_finish(b);
 	sqlite3_close(copy);
-	sqlite3_close(in);
+	db_close(in);
 	return rc;
 }
 

@@ -3,6 +3,7 @@
 #   resume_identity  a resumed run keeps its shard, group, label and memory limit (item 1)
 #   merge_content    merge matches runs by content, not by uuid and numbering alone (item 2)
 #   write_errors     a failed write to stdout or a file is exit 1 with the reason (item 3)
+#   readonly_foreign read-only and foreign files are only read (items 5 and 7; FIFO, corrupt file)
 #   damage_test.sh SCENARIO RUNNER REPORT MAKE_FIXTURE
 set -u
 scenario=$1
@@ -144,7 +145,7 @@ write_errors)
 	small_fs() {
 		local dir=$1; shift
 		mkdir -p "$dir"
-		if unshare -r -m true 2>/dev/null; then
+		if [ -z "${BENCHDB_TEST_NO_USERNS:-}" ] && unshare -r -m true 2>/dev/null; then
 			unshare -r -m sh -c 'mount -t tmpfs -o size=64k tmpfs "$0" && exec "$@"' "$dir" "$@"
 		elif [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
 			unshare -m sh -c 'mount -t tmpfs -o size=64k tmpfs "$0" && exec "$@"' "$dir" "$@"
@@ -190,6 +191,89 @@ write_errors)
 	else
 		note "cannot mount a small filesystem here (no user namespaces, not root): the full-disk checks skipped; /dev/full and the file-size limit above cover the same paths"
 	fi
+	;;
+readonly_foreign)
+	state() { (cd "$1" && for f in $(ls -A); do printf '%s %s\n' "$f" "$(md5sum <"$f")"; done); }
+	# on_readonly DIR COMMAND...: COMMAND with DIR read-only — a read-only bind mount in a user
+	# namespace (EROFS, as read-only media), else as an unprivileged user with DIR's modes a-w;
+	# 77 when neither is possible
+	on_readonly() {
+		local dir=$1; shift
+		if [ -z "${BENCHDB_TEST_NO_USERNS:-}" ] && unshare -r -m true 2>/dev/null; then
+			unshare -r -m sh -c 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec "$@"' "$dir" "$@"
+		elif [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
+			chmod 755 "$T"; chmod -R a+rX "$dir"; chmod -R a+rwX "$TMPDIR" "$T/out_dir"; chmod a-w "$dir" "$dir"/*
+			setpriv --reuid="$(id -u nobody)" --regid="$(id -g nobody)" --clear-groups "$@"
+			local st=$?
+			chmod u+w "$dir" "$dir"/*
+			return $st
+		else
+			return 77
+		fi
+	}
+	mkdir -p "$T/ro" "$T/out_dir"
+	# ---- another application's SQLite file, user_version 1 to 9: never changed --------------------
+	for v in 1 5 9; do
+		f=$T/foreign$v.db
+		sql "$f" "PRAGMA user_version = $v; CREATE TABLE t (x); INSERT INTO t VALUES (1);"
+		sum=$(md5sum <"$f")
+		for cmd in "run $SWEEP" "migrate" "close 1" "merge $T/nothing.db"; do
+			# shellcheck disable=SC2086
+			expect_status 1 "runner $cmd on a foreign file (user_version $v)" "$RUNNER" $cmd --db "$f"
+			contains "$T/err" "foreign$v.db: not a benchdb database: schema version $v, but no benchdb table 'systems'" "runner ${cmd%% *} names the file and why (v$v)"
+		done
+		expect_status 1 "runner merge of a foreign file (user_version $v)" "$RUNNER" merge --db "$T/out_dir/m$v.db" "$f"
+		contains "$T/err" "foreign$v.db: not a benchdb database" "merge names the foreign input"
+		expect_status 1 "report on a foreign file (user_version $v)" "$REPORT" runs --db "$f"
+		contains "$T/err" "foreign$v.db: not a benchdb database" "report names the foreign file"
+		check "foreign file v$v unchanged" [ "$(md5sum <"$f")" = "$sum" ]
+		check "foreign file v$v still in rollback-journal mode" [ "$(sql "$f" "PRAGMA journal_mode")" = delete ]
+		check "no side file beside foreign file v$v" [ -z "$(ls "$T" | grep -E "foreign$v\.db-(wal|shm|journal)")" ]
+	done
+
+	# ---- read-only media ------------------------------------------------------------------------
+	expect_status 0 "a run" "$RUNNER" run "$SWEEP" --db "$T/ro/plain.db" --label plain
+	# a database copied with its -wal (a writer still had it open: its last change is only there)
+	expect_status 0 "another run" "$RUNNER" run "$SWEEP" --db "$T/live.db"
+	sqlite3 -batch "$T/live.db" "PRAGMA wal_autocheckpoint = 0; UPDATE runs SET label = 'only-in-the-wal';" \
+		".shell cp '$T/live.db' '$T/ro/withwal.db'; cp '$T/live.db-wal' '$T/ro/withwal.db-wal'" >/dev/null
+	check "the copy has its -wal, no -shm" [ -s "$T/ro/withwal.db-wal" ] && [ ! -e "$T/ro/withwal.db-shm" ]
+	ncases=$(sql "$T/live.db" "select count(*) from cases")
+	before=$(state "$T/ro")
+	if on_readonly "$T/ro" true; then
+		for db in plain withwal; do
+			expect_status 0 "report runs on read-only media ($db)" on_readonly "$T/ro" "$REPORT" runs --db "$T/ro/$db.db" --format csv
+		done
+		contains "$T/out" ",only-in-the-wal," "report reads what only the -wal holds"
+		for cmd in "table" "export" "compare --baseline naive" "warmup" "history --where impl=naive"; do
+			# shellcheck disable=SC2086
+			expect_status 0 "report $cmd on read-only media with a -wal" on_readonly "$T/ro" "$REPORT" $cmd --db "$T/ro/withwal.db"
+		done
+		expect_status 0 "merge read-only inputs" on_readonly "$T/ro" "$RUNNER" merge --db "$T/out_dir/m.db" "$T/ro/plain.db" "$T/ro/withwal.db"
+		check "merged: both runs, every case" [ "$(sql "$T/out_dir/m.db" "select count(*) from runs")" = 2 ] && \
+			[ "$(sql "$T/out_dir/m.db" "select count(*) from cases")" = $((12 + ncases)) ]
+		check "merged: the -wal's change" [ "$(sql "$T/out_dir/m.db" "select count(*) from runs where label = 'only-in-the-wal'")" = 1 ]
+		check "read-only media unchanged" [ "$(state "$T/ro")" = "$before" ]
+		check "no copy left in TMPDIR" [ -z "$(ls -A "$TMPDIR")" ]
+	else
+		note "neither a user namespace nor setpriv: the read-only media checks skipped"
+	fi
+
+	# ---- a FIFO: refused at once, not read forever ---------------------------------------------
+	mkfifo "$T/fifo.db"
+	expect_status 1 "merge of a FIFO" timeout 20 "$RUNNER" merge --db "$T/out_dir/f.db" "$T/fifo.db"
+	contains "$T/err" "fifo.db: not a benchdb database: not a regular file" "the FIFO is named"
+	# ---- a corrupt file: every message names it --------------------------------------------------
+	expect_status 0 "fixture" "$FIXTURE" "$T/corrupt.db" --cases 4
+	sql "$T/corrupt.db" "PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null
+	printf '\377%.0s' {1..64} | dd of="$T/corrupt.db" bs=1 seek=100 conv=notrunc 2>/dev/null
+	for cmd in "report runs" "report table" "report export" "runner run $SWEEP" "runner migrate" "runner close 1"; do
+		# shellcheck disable=SC2086
+		expect_status 1 "$cmd on a corrupt file" "$(dirname "$RUNNER")/../${cmd%% *}/${cmd%% *}" ${cmd#* } --db "$T/corrupt.db"
+		contains "$T/err" "corrupt.db: " "$cmd names the corrupt file"
+	done
+	expect_status 1 "merge of a corrupt file" "$RUNNER" merge --db "$T/out_dir/c.db" "$T/corrupt.db"
+	contains "$T/err" "corrupt.db: " "merge names the corrupt file"
 	;;
 *)
 	echo "unknown scenario '$scenario'" >&2

@@ -27,8 +27,9 @@ struct db {
 	sqlite3_stmt *samples_stmt;   /* db_samples_get's query, prepared once (reports read thousands) */
 };
 
-/* Milliseconds another writer may hold the lock before a write gives up. */
-#define BUSY_TIMEOUT_MS 10000
+/* Milliseconds a connection waits, retrying, for another process's lock — at open too — before
+ * it gives up (db_set_default_busy_timeout; runner's --busy-timeout). */
+static int busy_timeout_ms = DB_BUSY_TIMEOUT_DEFAULT_S * 1000;
 
 int db_schema_latest(void) { return schema_migration_count; }
 
@@ -39,6 +40,14 @@ sqlite3 *db_sqlite(struct db *db) { return db->handle; }
 const char *db_file(struct db *db) { return db->path; }
 
 void db_set_busy_timeout(struct db *db, int ms) { sqlite3_busy_timeout(db->handle, ms); }
+
+int db_set_default_busy_timeout(long seconds)
+{
+	if (seconds < 0 || seconds > DB_BUSY_TIMEOUT_MAX_S)
+		return BD_EINVAL;
+	busy_timeout_ms = (int)(seconds * 1000);
+	return 0;
+}
 
 void db_now(char out[32])
 {
@@ -236,12 +245,18 @@ int db_open(const char *path, unsigned flags, struct db **out, struct bd_error *
 				db->handle ? sqlite3_errmsg(db->handle) : "out of memory");
 		goto done;
 	}
-	sqlite3_busy_timeout(db->handle, BUSY_TIMEOUT_MS);
+	sqlite3_busy_timeout(db->handle, busy_timeout_ms);
 	sqlite3_extended_result_codes(db->handle, 1);
 	/* A file that is not a database fails on its first read: say so plainly. */
 	if ((rc = read_version(db, &db->version, err))) {
-		rc = bd_fail_at(err, BD_EDB, path, 0, 0, "not a benchdb database: %s",
-				sqlite3_errmsg(db->handle));
+		int code = sqlite3_errcode(db->handle) & 0xff;
+		if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
+			rc = bd_fail_at(err, BD_EDB, path, 0, 0, "cannot read it: another process has "
+					"held its lock for the whole busy timeout (%d s; --busy-timeout)",
+					busy_timeout_ms / 1000);
+		else
+			rc = bd_fail_at(err, BD_EDB, path, 0, 0, "not a benchdb database: %s",
+					sqlite3_errmsg(db->handle));
 		goto done;
 	}
 	if (db->version < 0 || (db->version == 0 && (flags & DB_READONLY))) {

@@ -113,6 +113,12 @@ int db_cases_by_key(struct db *db, const char *case_key, const char *suite, stru
 
 /* How long a writer waits, retrying with backoff, for another's lock (runner --busy-timeout). */
 void db_set_busy_timeout(struct db *db, int ms);
+/* The one busy-wait policy: every database this process opens from now on waits up to seconds
+ * for another process's lock, from its open on (reading the schema, migrating, every write).
+ * BD_EINVAL outside 0..DB_BUSY_TIMEOUT_MAX_S. */
+#define DB_BUSY_TIMEOUT_DEFAULT_S 3600
+#define DB_BUSY_TIMEOUT_MAX_S (INT32_MAX / 1000)
+int db_set_default_busy_timeout(long seconds);
 /* This machine's host name, as runs record it. */
 void db_this_host(char out[256]);
 /* db_run_begin and db_run_liveness_set in one transaction: no run is ever stored without its

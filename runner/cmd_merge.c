@@ -10,9 +10,11 @@
 int cmd_merge(int argc, char **argv)
 {
 	const char *db_path = BENCHDB_DEFAULT_DB;
+	long busy_timeout_s = DB_BUSY_TIMEOUT_DEFAULT_S;
 	const struct opt_spec specs[] = {
 		{"db", 0, OPT_STRING, "PATH", "database to merge into (default bench.db; created if "
 		 "missing)", &db_path},
+		RUNNER_OPT_BUSY_TIMEOUT(&busy_timeout_s),
 		{0},
 	};
 	static const struct cmd_usage usage = {
@@ -29,7 +31,8 @@ int cmd_merge(int argc, char **argv)
 	struct db *db = NULL;
 	struct bd_error err;
 	int npos = 0, status, failed = 0, refused = 0;
-	if ((status = opt_parse_command(specs, &usage, argc, argv, 1, 1 << 20, &npos)) >= 0)
+	if ((status = opt_parse_command(specs, &usage, argc, argv, 1, 1 << 20, &npos)) >= 0 ||
+	    (status = runner_busy_timeout("merge", busy_timeout_s)) >= 0)
 		return status;
 	if (db_open(db_path, DB_CREATE, &db, &err)) {
 		bd_error_print("runner merge", &err);

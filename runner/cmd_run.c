@@ -156,10 +156,10 @@ static void case_record_fill(struct case_record *r, const struct sweep_case *c,
 
 /* --resume: open the existing database (never creating one), store this machine and take over
  * the run (run_resume_begin). */
-static int resume_open(const char *db_path, long busy_timeout_s, const char *selector,
-		       const char *sweep_hash, size_t ords, int force,
-		       const struct run_resume_asked *asked, struct db **db, struct sysinfo *si,
-		       int64_t *system_id, struct run_resume *resume, struct bd_error *err)
+static int resume_open(const char *db_path, const char *selector, const char *sweep_hash,
+		       size_t ords, int force, const struct run_resume_asked *asked, struct db **db,
+		       struct sysinfo *si, int64_t *system_id, struct run_resume *resume,
+		       struct bd_error *err)
 {
 	const struct run_record current = {.git_commit = build_git_commit,
 					   .git_dirty = build_git_dirty,
@@ -168,7 +168,6 @@ static int resume_open(const char *db_path, long busy_timeout_s, const char *sel
 	int rc = db_open(db_path, 0, db, err);
 	if (rc)
 		return rc;
-	db_set_busy_timeout(*db, (int)(busy_timeout_s * 1000));
 	sysinfo_collect(si);
 	if ((rc = db_system_put(*db, si, system_id, err)))
 		return rc;
@@ -180,7 +179,7 @@ int cmd_run(int argc, char **argv)
 	const char *db_path = BENCHDB_DEFAULT_DB, *label = NULL, *mem_limit_text = NULL;
 	const char *shard_text = NULL, *group = NULL, *resume_run = NULL;
 	int dry_run = 0, force = 0;
-	long busy_timeout_s = 3600, repeat = 1;
+	long busy_timeout_s = DB_BUSY_TIMEOUT_DEFAULT_S, repeat = 1;
 	const struct opt_spec specs[] = {
 		{"db", 0, OPT_STRING, "PATH", "database to write (default bench.db; created if missing)",
 		 &db_path},
@@ -202,8 +201,7 @@ int cmd_run(int argc, char **argv)
 		{"repeat", 0, OPT_INT, "N",
 		 "run the sweep N times: N runs of one label and group, cases reshuffled each time",
 		 &repeat},
-		{"busy-timeout", 0, OPT_INT, "SECONDS",
-		 "how long to wait for another writer's lock, retrying (default 3600)", &busy_timeout_s},
+		RUNNER_OPT_BUSY_TIMEOUT(&busy_timeout_s),
 		{0},
 	};
 	static const struct cmd_usage usage = {
@@ -231,12 +229,9 @@ int cmd_run(int argc, char **argv)
 	if ((status = opt_parse_command(specs, &usage, argc, argv, 1, 1, &npos)) >= 0)
 		goto done;
 	status = EXIT_OK;
-	if (busy_timeout_s < 0 || busy_timeout_s > INT32_MAX / 1000) {
-		fprintf(stderr, "runner run: --busy-timeout expects seconds from 0 to %d, got %ld\n",
-			INT32_MAX / 1000, busy_timeout_s);
-		status = EXIT_USAGE;
+	if ((status = runner_busy_timeout("run", busy_timeout_s)) >= 0)
 		goto done;
-	}
+	status = EXIT_OK;
 	if (repeat < 1 || repeat > REPEAT_MAX || (repeat > 1 && (resume_run || shard_text || group))) {
 		if (repeat < 1 || repeat > REPEAT_MAX)
 			fprintf(stderr, "runner run: --repeat expects a count from 1 to %d, got %ld\n",
@@ -274,8 +269,8 @@ int cmd_run(int argc, char **argv)
 		/* the run's shard, group, label and limit, not this command line's (resume.h) */
 		const struct run_resume_asked asked = {shard_text ? &shard : NULL, label, group,
 						       mem_limit_text ? mem_limit : 0, cmdline};
-		if ((rc = resume_open(db_path, busy_timeout_s, resume_run, sweep->hash, ords, force,
-				      &asked, &db, &si, &system_id, &resume, &err))) {
+		if ((rc = resume_open(db_path, resume_run, sweep->hash, ords, force, &asked, &db, &si,
+				      &system_id, &resume, &err))) {
 			bd_error_print("runner run", &err);
 			status = rc == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL;
 			goto done;
@@ -325,7 +320,6 @@ int cmd_run(int argc, char **argv)
 		status = EXIT_FAIL;
 		goto done;
 	}
-	db_set_busy_timeout(db, (int)(busy_timeout_s * 1000));
 	if (!resume_run)
 		sysinfo_collect(&si);
 	sysinfo_env_json(&env);

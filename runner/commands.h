@@ -10,6 +10,14 @@
  * each returns the exit status (enum bd_exit, or 130 after an interrupt); argv[0] is the command
  * name. */
 
+/* --busy-timeout: how long a command waits for another process's lock on its database, from the
+ * open on (db_set_default_busy_timeout); every runner command that opens one takes it. */
+#define RUNNER_OPT_BUSY_TIMEOUT(seconds)                                                           \
+	{"busy-timeout", 0, OPT_INT, "SECONDS",                                                    \
+	 "how long to wait for another process's lock, retrying (default 3600)", seconds}
+/* Apply --busy-timeout: -1 when fine, else the usage exit status (the message printed). */
+int runner_busy_timeout(const char *command, long seconds);
+
 /* Shared by run --dry-run and list: print what the sweep expands to. */
 struct sweep;
 struct sweep_cases;

@@ -4,6 +4,7 @@
 #   merge_content    merge matches runs by content, not by uuid and numbering alone (item 2)
 #   write_errors     a failed write to stdout or a file is exit 1 with the reason (item 3)
 #   readonly_foreign read-only and foreign files are only read (items 5 and 7; FIFO, corrupt file)
+#   busy_open        one busy-wait policy, at open time too, for every command (item 6)
 #   damage_test.sh SCENARIO RUNNER REPORT MAKE_FIXTURE
 set -u
 scenario=$1
@@ -274,6 +275,44 @@ readonly_foreign)
 	done
 	expect_status 1 "merge of a corrupt file" "$RUNNER" merge --db "$T/out_dir/c.db" "$T/corrupt.db"
 	contains "$T/err" "corrupt.db: " "merge names the corrupt file"
+	;;
+busy_open)
+	# hold DB SECONDS: an exclusive lock on DB (rollback-journal mode, where it keeps readers out
+	# too) for SECONDS, in the background; returns once the lock is held
+	hold() {
+		sql "$1" "PRAGMA journal_mode = DELETE" >/dev/null
+		rm -f "$1.held"
+		sqlite3 -batch "$1" "BEGIN EXCLUSIVE; UPDATE runs SET label = label;" ".shell touch '$1.held'; sleep $2" "COMMIT;" >/dev/null &
+		for _ in $(seq 1 200); do [ -e "$1.held" ] && return; sleep 0.05; done
+		fail "the lock on $1 was not taken"
+	}
+	expect_status 0 "a run" "$RUNNER" run "$SWEEP" --db "$T/locked.db"
+	expect_status 0 "an output database" "$RUNNER" run "$SWEEP" --db "$T/out.db"
+	cp "$T/locked.db" "$T/short.db"
+	# held for 14 s, longer than the 10 s every open used to give up after; all at once
+	hold "$T/locked.db" 14
+	hold "$T/out.db" 14
+	"$REPORT" runs --db "$T/locked.db" >"$T/report.out" 2>&1 & p_report=$!
+	"$RUNNER" merge --db "$T/merged.db" "$T/locked.db" >"$T/merge_in.out" 2>&1 & p_merge_in=$!
+	"$RUNNER" merge --db "$T/out.db" "$T/short.db" >"$T/merge_out.out" 2>&1 & p_merge_out=$!
+	"$RUNNER" migrate --db "$T/locked.db" >"$T/migrate.out" 2>&1 & p_migrate=$!
+	"$RUNNER" run "$SWEEP" --db "$T/locked.db" >"$T/run.out" 2>&1 & p_run=$!
+	# a shorter --busy-timeout is what it says
+	expect_status 1 "runner run --busy-timeout 2 on a held lock" "$RUNNER" run "$SWEEP" --db "$T/out.db" --busy-timeout 2
+	contains "$T/err" "out.db: cannot read it: another process has held its lock for the whole busy timeout \(2 s; --busy-timeout\)" "the refusal names the lock and the timeout"
+	expect_status 1 "runner merge --busy-timeout 1 on a held output" "$RUNNER" merge --db "$T/out.db" "$T/short.db" --busy-timeout 1
+	contains "$T/err" "out.db: cannot read it: another process has held its lock" "merge's refusal names the lock"
+	expect_status 1 "runner close --busy-timeout 1 on a held lock" "$RUNNER" close 1 --db "$T/out.db" --busy-timeout 1
+	expect_status 2 "a negative --busy-timeout" "$RUNNER" merge --db "$T/x.db" "$T/short.db" --busy-timeout -1
+	for p in report merge_in merge_out migrate run; do
+		eval "wait \$p_$p"
+		st=$?
+		check "$p waited for the lock and succeeded (exit $st: $(tail -n 1 "$T/$p.out"))" [ "$st" = 0 ]
+	done
+	check "the run after the lock: 2 runs" [ "$(sql "$T/locked.db" "select count(*) from runs")" = 2 ]
+	check "the merge into the held output: its run added" [ "$(sql "$T/out.db" "select count(*) from runs")" = 2 ]
+	check "the merge of the held input: its run" [ "$(sql "$T/merged.db" "select count(*) from runs")" -ge 1 ]
+	wait
 	;;
 *)
 	echo "unknown scenario '$scenario'" >&2

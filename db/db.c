@@ -59,9 +59,13 @@ void db_now(char out[32])
 	snprintf(out + n, 32 - n, ".%03ldZ", ts.tv_nsec / 1000000);
 }
 
-static int sql_fail(struct db *db, struct bd_error *err, const char *what)
+/* what failed, and why: SQLite's message, or rc's when SQLite saw no error (an allocation of
+ * ours, a row that a trigger or constraint silently refused) — never "not an error". */
+static int sql_fail(struct db *db, struct bd_error *err, const char *what, int rc)
 {
-	return bd_fail_at(err, BD_EDB, db->path, 0, 0, "%s: %s", what, sqlite3_errmsg(db->handle));
+	return bd_fail_at(err, BD_EDB, db->path, 0, 0, "%s: %s", what,
+			  sqlite3_errcode(db->handle) != SQLITE_OK ? sqlite3_errmsg(db->handle)
+				: sqlite3_errstr(rc != SQLITE_OK ? rc : SQLITE_ERROR));
 }
 
 static int exec(struct db *db, const char *sql, struct bd_error *err)
@@ -140,7 +144,7 @@ static int read_version(struct db *db, int *version, struct bd_error *err)
 	if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
 		*version = sqlite3_column_int(st, 0);
 	finalize(st, &rc);
-	return rc == SQLITE_OK ? 0 : sql_fail(db, err, "cannot read the schema version");
+	return rc == SQLITE_OK ? 0 : sql_fail(db, err, "cannot read the schema version", rc);
 }
 
 /* Apply migrations version+1..latest, each in its own transaction with its user_version. */
@@ -211,7 +215,7 @@ static int check_benchdb_tables(struct db *db, struct bd_error *err)
 		}
 		finalize(st, &rc);
 		if (rc != SQLITE_OK)
-			return sql_fail(db, err, "cannot read its schema");
+			return sql_fail(db, err, "cannot read its schema", rc);
 		if (!found)
 			return bd_fail_at(err, BD_EDB, db->path, 0, 0,
 					  "not a benchdb database: schema version %d, but no benchdb "
@@ -271,7 +275,7 @@ int db_open(const char *path, unsigned flags, struct db **out, struct bd_error *
 		int n = 0;
 		rc = ids_for(db, "SELECT count(*) FROM sqlite_master", NULL, objects, &n);
 		if (rc != SQLITE_OK) {
-			rc = sql_fail(db, err, "cannot read the schema");
+			rc = sql_fail(db, err, "cannot read the schema", rc);
 			goto done;
 		}
 		if (n && objects[0] > 0) {
@@ -300,8 +304,10 @@ int db_open(const char *path, unsigned flags, struct db **out, struct bd_error *
 		return 0;
 	}
 	if ((rc = exec(db, "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; "
-			   "PRAGMA synchronous = NORMAL;", err)))
+			   "PRAGMA synchronous = NORMAL;", err))) {
+		rc = sql_fail(db, err, "cannot switch it to WAL mode", SQLITE_ERROR);
 		goto done;
+	}
 	if ((rc = migrate(db, err)) || (rc = db_group_init(db, err)))
 		goto done;
 	*out = db;
@@ -387,11 +393,11 @@ int db_system_put(struct db *db, const struct sysinfo *si, int64_t *id, struct b
 	if (rc == SQLITE_OK) {
 		if (sqlite3_step(sel) == SQLITE_ROW)
 			*id = sqlite3_column_int64(sel, 0);
-		else
-			rc = SQLITE_ERROR;
+		else   /* the insert was ignored: a trigger or a constraint of this file */
+			rc = SQLITE_CONSTRAINT;
 	}
 	finalize(sel, &rc);
-	return rc == SQLITE_OK ? 0 : sql_fail(db, err, "cannot store system info");
+	return rc == SQLITE_OK ? 0 : sql_fail(db, err, "cannot store system info", rc);
 }
 
 int db_run_begin(struct db *db, int64_t system_id, const struct run_record *run, int64_t *run_id,
@@ -419,7 +425,7 @@ int db_run_begin(struct db *db, int64_t system_id, const struct run_record *run,
 	step_done(st, &rc);
 	finalize(st, &rc);
 	if (rc != SQLITE_OK)
-		return sql_fail(db, err, "cannot store the run");
+		return sql_fail(db, err, "cannot store the run", rc);
 	*run_id = sqlite3_last_insert_rowid(db->handle);
 	return db_run_set_group(db, *run_id, run, err);
 }
@@ -434,8 +440,16 @@ int db_run_end(struct db *db, int64_t run_id, const char *status, struct bd_erro
 	bind_text(st, &rc, 2, now);
 	bind_i64(st, &rc, 3, run_id);
 	step_done(st, &rc);
+	int primary = rc & 0xff;
+	if (primary == SQLITE_IOERR || primary == SQLITE_FULL) {
+		/* the -wal could not grow (a file-size limit, a full disk): move it into the file and
+		 * write the run's end at its start, once */
+		sqlite3_wal_checkpoint_v2(db->handle, "main", SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+		rc = SQLITE_OK;
+		step_done(st, &rc);
+	}
 	finalize(st, &rc);
-	return rc == SQLITE_OK ? 0 : sql_fail(db, err, "cannot finish the run");
+	return rc == SQLITE_OK ? 0 : sql_fail(db, err, "cannot finish the run", rc);
 }
 
 /* The INSERT of one case into sql: the columns of struct case_record in db_case_put's binding
@@ -530,6 +544,8 @@ int db_case_put(struct db *db, int64_t run_id, const struct case_record *c,
 	}
 	step_done(st, &rc);
 	finalize(st, &rc);
+	if (rc == SQLITE_OK && sqlite3_changes(db->handle) != 1)
+		rc = SQLITE_CONSTRAINT;   /* ignored (a trigger of this file): its samples go nowhere */
 	int64_t case_id = sqlite3_last_insert_rowid(db->handle);
 	sqlite3_stmt *ins = prepare(db, &rc, "INSERT INTO samples (case_id, phase, iter, ns) "
 					     "VALUES (?1, ?2, ?3, ?4)");
@@ -543,11 +559,16 @@ int db_case_put(struct db *db, int64_t run_id, const struct case_record *c,
 	}
 	finalize(ins, &rc);
 	if (rc != SQLITE_OK) {
-		int r = sql_fail(db, err, "cannot store the case");
+		int r = sql_fail(db, err, "cannot store the case", rc);
 		exec(db, "ROLLBACK", NULL);
 		return r;
 	}
-	return exec(db, "COMMIT", err);
+	if ((rc = sqlite3_exec(db->handle, "COMMIT", NULL, NULL, NULL)) != SQLITE_OK) {
+		int r = sql_fail(db, err, "cannot store the case", rc);
+		exec(db, "ROLLBACK", NULL);
+		return r;
+	}
+	return 0;
 }
 
 /* ---- reads -------------------------------------------------------------------------------- */
@@ -666,7 +687,7 @@ int db_runs_list(struct db *db, struct run_row **rows, size_t *n, struct bd_erro
 	finalize(st, &rc);
 	if (rc != SQLITE_OK) {
 		db_run_rows_free(out, count);
-		return sql_fail(db, err, "cannot list runs");
+		return sql_fail(db, err, "cannot list runs", rc);
 	}
 	*rows = out;
 	*n = count;
@@ -684,7 +705,7 @@ int db_run_get(struct db *db, int64_t run_id, struct run_row *out, struct bd_err
 	}
 	finalize(st, &rc);
 	if (rc != SQLITE_OK)
-		return sql_fail(db, err, "cannot read the run");
+		return sql_fail(db, err, "cannot read the run", rc);
 	if (!found)
 		return bd_fail(err, BD_ENOTFOUND, "no run with id %lld", (long long)run_id);
 	return 0;
@@ -762,7 +783,7 @@ int db_run_resolve(struct db *db, const char *sel, int64_t *run_id, struct bd_er
 	}
 found:
 	if (rc != SQLITE_OK)
-		return sql_fail(db, err, "cannot look up the run");
+		return sql_fail(db, err, "cannot look up the run", rc);
 	if (n == 0)
 		return bd_fail_at(err, BD_ENOTFOUND, db->path, 0, 0,
 				  "no run matches '%s' (give a run id, a uuid prefix, a label, a git commit "
@@ -783,7 +804,7 @@ int db_run_sweep_text(struct db *db, int64_t run_id, char **text, struct bd_erro
 	if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
 		*text = col_strdup(st, 0);
 	finalize(st, &rc);
-	return rc == SQLITE_OK ? 0 : sql_fail(db, err, "cannot read the sweep text");
+	return rc == SQLITE_OK ? 0 : sql_fail(db, err, "cannot read the sweep text", rc);
 }
 
 static void copy_col(sqlite3_stmt *st, int i, char *dst, size_t n)
@@ -830,7 +851,7 @@ int db_system_get(struct db *db, int64_t system_id, struct sysinfo *si, struct b
 	}
 	finalize(st, &rc);
 	if (rc != SQLITE_OK)
-		return sql_fail(db, err, "cannot read the system");
+		return sql_fail(db, err, "cannot read the system", rc);
 	return found ? 0 : bd_fail(err, BD_ENOTFOUND, "no system with id %lld", (long long)system_id);
 }
 
@@ -926,7 +947,7 @@ int db_cases_list(struct db *db, int64_t run_id, const char *suite, struct case_
 	finalize(st, &rc);
 	if (rc != SQLITE_OK) {
 		db_case_rows_free(out, count);
-		return sql_fail(db, err, "cannot list cases");
+		return sql_fail(db, err, "cannot list cases", rc);
 	}
 	*rows = out;
 	*n = count;
@@ -959,7 +980,7 @@ int db_samples_get(struct db *db, int64_t case_id, struct sample **samples, size
 		sqlite3_reset(st);
 	if (rc != SQLITE_OK) {
 		free(out);
-		return sql_fail(db, err, "cannot read samples");
+		return sql_fail(db, err, "cannot read samples", rc);
 	}
 	*samples = out;
 	*n = count;
@@ -982,7 +1003,7 @@ int db_cases_by_key(struct db *db, const char *case_key, const char *suite, stru
 	finalize(st, &rc);
 	if (rc != SQLITE_OK) {
 		db_case_rows_free(out, count);
-		return sql_fail(db, err, "cannot list the cases of a case key");
+		return sql_fail(db, err, "cannot list the cases of a case key", rc);
 	}
 	*rows = out;
 	*n = count;

@@ -4,6 +4,7 @@
 #ifndef BENCHDB_DB_H
 #define BENCHDB_DB_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -82,9 +83,10 @@ struct db_merge_counts {
  * cases differ (two copies of a database resumed apart) is refused with what differs and the rest
  * imported. BD_ENOTFOUND: no file; BD_EINVAL: not a benchdb database, or the output itself;
  * BD_EVERSION: from a newer benchdb; BD_EDB, BD_EIO: the import failed and nothing of this input
- * was stored. err names in_path. Free counts with db_merge_counts_clear (on failure too). */
-int db_merge(struct db *db, const char *in_path, struct db_merge_counts *counts,
-	     struct bd_error *err);
+ * was stored; BD_EINTR: *stop was set (a signal) — nothing of this input stored, the temporary
+ * copy removed. err names in_path. Free counts with db_merge_counts_clear (on failure too). */
+int db_merge(struct db *db, const char *in_path, const volatile sig_atomic_t *stop,
+	     struct db_merge_counts *counts, struct bd_error *err);
 void db_merge_counts_clear(struct db_merge_counts *counts);
 
 /* What the GPU did while a case ran (schemas/006_gpu_during_case.sql). */

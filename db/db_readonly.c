@@ -16,6 +16,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +103,14 @@ static int read_through_copy(const char *path, sqlite3 **out, struct bd_error *e
 	sqlite3_backup *b = NULL;
 	int rc = 0;
 	*out = NULL;
+	/* an interrupt waits until the copies are gone (a kill -9 would still leave them) */
+	sigset_t stop, was;
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGHUP);
+	sigaddset(&stop, SIGQUIT);
+	pthread_sigmask(SIG_BLOCK, &stop, &was);
 	sb_addf(&dir, "%s/benchdb-read-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(dir.buf)) {
 		rc = bd_fail_at(err, BD_EIO, path, 0, 0, "its -wal cannot be read in place (a read-only "
@@ -148,6 +158,7 @@ done:
 		unlink(sb_str(&copy));
 		rmdir(sb_str(&dir));
 	}
+	pthread_sigmask(SIG_SETMASK, &was, NULL);
 	sb_free(&dir);
 	sb_free(&copy);
 	sb_free(&side);

@@ -7,7 +7,9 @@
  * the same key, status, iterations and samples — or it is refused with what differs (two copies
  * of one database, each resumed, hold two runs under one uuid). The input is never written: it is copied with SQLite's backup API, the copy is migrated to
  * this build's schema by db_open, attached, and deleted afterwards. */
+#include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +40,8 @@ static int64_t query_i64(sqlite3 *h, const char *sql, int64_t fallback)
  * file). It is read as report reads (db_open DB_READONLY): never written, a read-only file or
  * medium is fine, and a file that is not a benchdb database, or not a regular file (a FIFO
  * would block the open), is refused by name. */
-static int copy_input(const char *in_path, const char *copy_path, struct bd_error *err)
+static int copy_input(const char *in_path, const char *copy_path, const char *tmpdir,
+		      const volatile sig_atomic_t *stop, struct bd_error *err)
 {
 	struct db *in = NULL;
 	sqlite3 *copy = NULL;
@@ -52,16 +55,29 @@ static int copy_input(const char *in_path, const char *copy_path, struct bd_erro
 		rc = merge_fail(copy, err, copy_path, "cannot copy the input");
 		goto done;
 	}
-	int s = sqlite3_backup_step(b, -1);
-	if (s != SQLITE_DONE)
-		rc = bd_fail_at(err, BD_EDB, in_path, 0, 0, "cannot copy the input: %s",
-				sqlite3_errstr(s));
+	int s;
+	do   /* a few pages at a time, so that an interrupt is seen */
+		s = sqlite3_backup_step(b, 256);
+	while ((s == SQLITE_OK || s == SQLITE_BUSY || s == SQLITE_LOCKED) && !*stop);
+	if (*stop)
+		rc = bd_fail_at(err, BD_EINTR, in_path, 0, 0, "interrupted while copying it");
+	else if (s != SQLITE_DONE)
+		rc = bd_fail_at(err, BD_EIO, in_path, 0, 0, "cannot copy it into the temporary "
+				"directory '%s': %s (free space there, or point TMPDIR elsewhere)",
+				tmpdir, sqlite3_errstr(s));
 done:
 	if (b)
 		sqlite3_backup_finish(b);
 	sqlite3_close(copy);
 	db_close(in);
 	return rc;
+}
+
+/* SQLite's progress callback: a non-zero return interrupts the statement (an import stopped by a
+ * signal rolls back). */
+static int stop_requested(void *stop)
+{
+	return *(const volatile sig_atomic_t *)stop != 0;
 }
 
 /* The columns of main's table, but id, as "a, b, c" (prefix before each name) into sb; the
@@ -326,18 +342,21 @@ static int import_all(sqlite3 *h, struct db_merge_counts *n)
 	return rc;
 }
 
+/* The temporary copy and every side file SQLite may have left beside it (a copy that failed
+ * half-way keeps its rollback journal). */
 static void remove_copy(const char *path)
 {
-	char side[PATH_MAX + 8];
+	static const char *const sides[] = {"-wal", "-shm", "-journal"};
+	char side[PATH_MAX + 16];
 	unlink(path);
-	snprintf(side, sizeof(side), "%s-wal", path);
-	unlink(side);
-	snprintf(side, sizeof(side), "%s-shm", path);
-	unlink(side);
+	for (size_t i = 0; i < sizeof(sides) / sizeof(sides[0]); i++) {
+		snprintf(side, sizeof(side), "%s%s", path, sides[i]);
+		unlink(side);
+	}
 }
 
-int db_merge(struct db *db, const char *in_path, struct db_merge_counts *counts,
-	     struct bd_error *err)
+int db_merge(struct db *db, const char *in_path, const volatile sig_atomic_t *stop,
+	     struct db_merge_counts *counts, struct bd_error *err)
 {
 	sqlite3 *h = db_sqlite(db);
 	char copy_path[PATH_MAX] = "";
@@ -353,24 +372,31 @@ int db_merge(struct db *db, const char *in_path, struct db_merge_counts *counts,
 	    out_stat.st_ino == in_stat.st_ino)
 		return bd_fail_at(err, BD_EINVAL, in_path, 0, 0, "is the output database itself");
 	const char *tmp = getenv("TMPDIR");
-	snprintf(copy_path, sizeof(copy_path), "%s/benchdb-merge-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	tmp = tmp && *tmp ? tmp : "/tmp";
+	snprintf(copy_path, sizeof(copy_path), "%s/benchdb-merge-XXXXXX", tmp);
 	if ((fd = mkstemp(copy_path)) < 0) {
 		copy_path[0] = '\0';
-		rc = bd_fail_at(err, BD_EIO, copy_path, 0, 0, "cannot create a temporary copy");
+		rc = bd_fail_at(err, BD_EIO, in_path, 0, 0, "cannot make its temporary copy in '%s': %s "
+				"(point TMPDIR at a writable directory)", tmp, strerror(errno));
 		goto done;
 	}
 	close(fd);
-	if ((rc = copy_input(in_path, copy_path, err)))
+	if ((rc = copy_input(in_path, copy_path, tmp, stop, err)))
 		goto done;
 	/* migrate the copy to this build's schema */
 	if ((rc = db_open(copy_path, 0, &copy, err))) {
 		char msg[sizeof(err->msg)];
 		snprintf(msg, sizeof(msg), "%s", err->msg);
-		rc = bd_fail_at(err, rc, in_path, 0, 0, "cannot bring it to this schema: %s", msg);
+		rc = bd_fail_at(err, rc, in_path, 0, 0, "cannot bring its copy in '%s' to this schema: "
+				"%s", tmp, msg);
 		goto done;
 	}
 	db_close(copy);
 	copy = NULL;
+	if (*stop) {
+		rc = bd_fail_at(err, BD_EINTR, in_path, 0, 0, "interrupted before its import");
+		goto done;
+	}
 	int s = sqlite3_prepare_v2(h, "ATTACH DATABASE ?1 AS src", -1, &attach, NULL);
 	if (s == SQLITE_OK)
 		s = sqlite3_bind_text(attach, 1, copy_path, -1, SQLITE_TRANSIENT);
@@ -385,8 +411,12 @@ int db_merge(struct db *db, const char *in_path, struct db_merge_counts *counts,
 		rc = merge_fail(h, err, in_path, "cannot lock the output");
 		goto done;
 	}
-	if (import_all(h, counts) != SQLITE_OK) {
-		rc = merge_fail(h, err, in_path, "cannot import");
+	sqlite3_progress_handler(h, 1000, stop_requested, (void *)stop);
+	s = import_all(h, counts);
+	sqlite3_progress_handler(h, 0, NULL, NULL);
+	if (s != SQLITE_OK || *stop) {
+		rc = *stop ? bd_fail_at(err, BD_EINTR, in_path, 0, 0, "interrupted: nothing of it stored")
+			   : merge_fail(h, err, in_path, "cannot import");
 		sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
 		db_merge_counts_clear(counts);
 		goto done;

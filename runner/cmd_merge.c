@@ -1,11 +1,22 @@
 /* runner/cmd_merge.c: `runner merge --db OUT.db IN.db...` — bring the databases of many nodes
  * (or of the shards of one sweep) into one, one transaction per input (db_merge). */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "commands.h"
 #include "db.h"
 #include "opt.h"
+
+/* Set by SIGINT, SIGTERM, SIGHUP: the input being merged is rolled back, its temporary copy
+ * removed, and the rest not started. */
+static volatile sig_atomic_t merge_stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	merge_stop = 1;
+}
 
 int cmd_merge(int argc, char **argv)
 {
@@ -38,10 +49,18 @@ int cmd_merge(int argc, char **argv)
 		bd_error_print("runner merge", &err);
 		return EXIT_FAIL;
 	}
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;   /* no SA_RESTART: a wait is cut short */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	struct db_merge_counts all = {0};
-	for (int i = 0; i < npos; i++) {
+	int i;
+	for (i = 0; i < npos && !merge_stop; i++) {
 		struct db_merge_counts n;
-		if (db_merge(db, argv[i], &n, &err)) {
+		if (db_merge(db, argv[i], &merge_stop, &n, &err)) {
 			bd_error_print("runner merge", &err);
 			db_merge_counts_clear(&n);
 			failed++;
@@ -66,5 +85,10 @@ int cmd_merge(int argc, char **argv)
 	       npos - failed, npos, db_path, (long long)all.runs, (long long)all.cases,
 	       (long long)all.runs_refused);
 	db_close(db);
+	if (merge_stop) {
+		fprintf(stderr, "runner merge: interrupted: the input being merged rolled back (its "
+			"temporary copy removed), the %d after it not merged\n", npos - i);
+		return EXIT_INTERRUPTED;
+	}
 	return failed || refused ? EXIT_FAIL : EXIT_OK;
 }

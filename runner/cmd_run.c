@@ -1,5 +1,6 @@
 /* runner/cmd_run.c: `runner run SWEEP.yaml` — expand, measure every case, store each in one
  * transaction. An interrupt keeps every finished case and marks the run `interrupted`. */
+#include <ctype.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
@@ -22,17 +23,18 @@
 #include "sweep.h"
 #include "sysinfo.h"
 
-/* Exit status after SIGINT/SIGTERM, as shells report a signal death (128 + SIGINT). */
-#define EXIT_INTERRUPTED 130
 /* Without mem_limit in the sweep or --mem-limit, a CPU case may use this share of the memory
  * that was available when the run started, so that no sweep drives the machine into swap. */
 #define DEFAULT_MEM_SHARE 0.8
 /* --repeat's bound: enough for any noise study, small enough that a typo is caught */
 #define REPEAT_MAX 1000
 
+/* The signal that stopped the run (the last one taken). */
+static volatile sig_atomic_t stop_signal;
+
 static void on_signal(int sig)
 {
-	(void)sig;
+	stop_signal = sig;
 	measure_interrupted = 1;
 }
 
@@ -98,17 +100,39 @@ static void make_uuid(char out[40])
 		 b[15]);
 }
 
-/* The command line as typed, arguments with spaces quoted. Call before options are parsed. */
+/* The command line as typed, as a shell would take it back: an argument with anything but
+ * letters, digits and _-./:=,+@% single-quoted ('\'' for a quote), one with a control
+ * character (a newline in a label) as $'...' with \n, \xHH. Call before options are parsed. */
 static char *command_line(int argc, char **argv)
 {
 	struct strbuf sb = STRBUF_INIT;
 	sb_add(&sb, RUNNER_PROG);
 	for (int i = 0; i < argc; i++) {
+		const unsigned char *a = (const unsigned char *)argv[i];
+		int plain = *a != '\0', controls = 0;
+		for (const unsigned char *c = a; *c; c++) {
+			plain &= isalnum(*c) || (*c < 0x80 && strchr("_-./:=,+@%", *c));
+			controls |= *c < 0x20 || *c == 0x7f;
+		}
 		sb_addc(&sb, ' ');
-		if (strpbrk(argv[i], " \t'\"") || !argv[i][0])
-			sb_addf(&sb, "'%s'", argv[i]);
-		else
+		if (plain) {
 			sb_add(&sb, argv[i]);
+			continue;
+		}
+		sb_add(&sb, controls ? "$'" : "'");
+		for (const unsigned char *c = a; *c; c++) {
+			if (*c == '\'')
+				sb_add(&sb, controls ? "\\'" : "'\\''");
+			else if (controls && *c == '\\')
+				sb_add(&sb, "\\\\");
+			else if (controls && *c == '\n')
+				sb_add(&sb, "\\n");
+			else if (controls && (*c < 0x20 || *c == 0x7f))
+				sb_addf(&sb, "\\x%02x", *c);
+			else
+				sb_addc(&sb, (char)*c);
+		}
+		sb_addc(&sb, '\'');
 	}
 	return sb_detach(&sb);
 }
@@ -429,6 +453,13 @@ int cmd_run(int argc, char **argv)
 			if (rc) {
 				progress_finish(&pg);
 				bd_error_print("runner run", &err);
+				if (measure_take_signals() && stop_signal == SIGXFSZ) {
+					/* the file-size limit: an interrupt (below), not a broken database */
+					fprintf(stderr, "runner run: the file-size limit (ulimit -f) stopped the "
+						"run before case %s was stored; resume it (--resume %lld) where "
+						"the file may grow\n", c->name, (long long)run_id);
+					break;
+				}
 				run_status = "failed";
 				status = EXIT_FAIL;
 				break;

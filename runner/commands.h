@@ -5,6 +5,8 @@
 #include "db.h"
 
 #define RUNNER_PROG "runner"
+/* Exit status after SIGINT/SIGTERM, as shells report a signal death (128 + SIGINT). */
+#define EXIT_INTERRUPTED 130
 
 /* The handlers, cmd_run, cmd_list and cmd_sysinfo, are declared by the command table (main.c);
  * each returns the exit status (enum bd_exit, or 130 after an interrupt); argv[0] is the command

@@ -5,6 +5,8 @@
 #   write_errors     a failed write to stdout or a file is exit 1 with the reason (item 3)
 #   readonly_foreign read-only and foreign files are only read (items 5 and 7; FIFO, corrupt file)
 #   busy_open        one busy-wait policy, at open time too, for every command (item 6)
+#   small_items      item 8: interrupted merge, full TMPDIR, #SBATCH injection, "not an error",
+#                    SIGXFSZ, a newline in a label
 #   damage_test.sh SCENARIO RUNNER REPORT MAKE_FIXTURE
 set -u
 scenario=$1
@@ -23,6 +25,19 @@ interrupt() {
 	sql "$1" "PRAGMA foreign_keys = ON; DELETE FROM cases WHERE ord IN (SELECT ord FROM cases ORDER BY ord DESC LIMIT $2); UPDATE runs SET status = 'interrupted'"
 }
 ords() { sql "$1" "select group_concat(ord) from (select ord from cases order by ord)"; }
+# small_fs DIR COMMAND...: run COMMAND with a 64 KiB filesystem mounted on DIR (a user
+# namespace, or root), so that writes there fail with ENOSPC; 77 when neither can mount
+small_fs() {
+	local dir=$1; shift
+	mkdir -p "$dir"
+	if [ -z "${BENCHDB_TEST_NO_USERNS:-}" ] && unshare -r -m true 2>/dev/null; then
+		unshare -r -m sh -c 'mount -t tmpfs -o size=64k tmpfs "$0" && exec "$@"' "$dir" "$@"
+	elif [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
+		unshare -m sh -c 'mount -t tmpfs -o size=64k tmpfs "$0" && exec "$@"' "$dir" "$@"
+	else
+		return 77
+	fi
+}
 
 case $scenario in
 resume_identity)
@@ -141,19 +156,6 @@ merge_content)
 	contains "$T/out" "added 1 runs, 12 cases, 144 samples, 0 systems; skipped 0 runs and 0 cases already present; 0 runs ended since; refused 1 runs" "the new run added beside the refusal"
 	;;
 write_errors)
-	# small_fs DIR COMMAND...: run COMMAND with a 64 KiB filesystem mounted on DIR (a user
-	# namespace, or root), so that writes there fail with ENOSPC; 77 when neither can mount
-	small_fs() {
-		local dir=$1; shift
-		mkdir -p "$dir"
-		if [ -z "${BENCHDB_TEST_NO_USERNS:-}" ] && unshare -r -m true 2>/dev/null; then
-			unshare -r -m sh -c 'mount -t tmpfs -o size=64k tmpfs "$0" && exec "$@"' "$dir" "$@"
-		elif [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
-			unshare -m sh -c 'mount -t tmpfs -o size=64k tmpfs "$0" && exec "$@"' "$dir" "$@"
-		else
-			return 77
-		fi
-	}
 	db=$T/fixture.db
 	check "fixture" "$FIXTURE" "$db" --cases 60 --iters 100
 	# /dev/full: every command that writes to stdout fails with the reason
@@ -313,6 +315,101 @@ busy_open)
 	check "the merge into the held output: its run added" [ "$(sql "$T/out.db" "select count(*) from runs")" = 2 ]
 	check "the merge of the held input: its run" [ "$(sql "$T/merged.db" "select count(*) from runs")" -ge 1 ]
 	wait
+	;;
+small_items)
+	# ---- an interrupted merge: rolled back, its temporary copy removed ---------------------------
+	check "a large input" "$FIXTURE" "$T/large.db" --cases 400 --iters 100
+	sql "$T/large.db" "PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null
+	interrupted=0
+	for delay in 0.1 0.3 0.6 1 1.5 2.5; do
+		rm -f "$T/mi.db"*
+		"$RUNNER" merge --db "$T/mi.db" "$T/large.db" >/dev/null 2>"$T/merge.err" &
+		pid=$!
+		sleep "$delay"
+		kill -TERM "$pid" 2>/dev/null   # (SIGINT: ignored by a background job of a script)
+		wait "$pid"
+		st=$?
+		[ "$st" = 130 ] && interrupted=$((interrupted + 1))
+		check "merge interrupted at ${delay} s: exit 130 (or done: 0), got $st" [ "$st" = 130 ] || [ "$st" = 0 ]
+		check "merge interrupted at ${delay} s: no copy left in TMPDIR ($(ls -A "$TMPDIR" | tr '\n' ' '))" [ -z "$(ls -A "$TMPDIR")" ]
+		check "merge interrupted at ${delay} s: all of the input or nothing" \
+			[ "$(sql "$T/mi.db" "select count(*) from cases")" = "$([ "$st" = 0 ] && sql "$T/large.db" "select count(*) from cases" || echo 0)" ]
+		check "merge interrupted at ${delay} s: integrity" [ "$(sql "$T/mi.db" "pragma integrity_check")" = ok ]
+	done
+	check "at least one merge was interrupted mid-way ($interrupted of 6)" [ "$interrupted" -ge 1 ]
+	# ---- a full TMPDIR: said which directory, nothing left there ---------------------------------
+	if small_fs "$TMPDIR" true; then
+		expect_status 1 "merge with a full TMPDIR" small_fs "$TMPDIR" "$RUNNER" merge --db "$T/mt.db" "$T/large.db"
+		contains "$T/err" "large.db: cannot copy it into the temporary directory '$TMPDIR': database or disk is full \(free space there, or point TMPDIR elsewhere\)" "the full directory is named"
+	else
+		note "cannot mount a small filesystem here: the full-TMPDIR check skipped"
+	fi
+	expect_status 1 "merge with a missing TMPDIR" env TMPDIR="$T/nowhere" "$RUNNER" merge --db "$T/mt.db" "$T/large.db"
+	contains "$T/err" "cannot make its temporary copy in '$T/nowhere': No such file or directory" "the missing directory is named"
+	check "no copy left after a full TMPDIR" [ -z "$(ls -A "$TMPDIR")" ]
+
+	# ---- runner slurm: nothing that starts an #SBATCH line of its own ------------------------------
+	for opt in "--partition|gpu" "--account|proj" "--time|1:00:00"; do
+		o=${opt%%|*} v=${opt#*|}
+		expect_status 2 "runner slurm $o with a newline" "$RUNNER" slurm "$SWEEP" --shards 2 --results "$T/sl" "$o" "$v
+#SBATCH --exclusive"
+		check "$o's refusal shows the newline" grep -qF -- "got '$v\n#SBATCH --exclusive'" "$T/err"
+	done
+	expect_status 2 "runner slurm --time that is not a time" "$RUNNER" slurm "$SWEEP" --shards 2 --results "$T/sl" --time "1 hour"
+	expect_status 2 "runner slurm --results with a newline" "$RUNNER" slurm "$SWEEP" --shards 2 --results "$T/sl
+#SBATCH --exclusive"
+	check "nothing written for a refused #SBATCH value" [ ! -e "$T/sl" ]
+	printf 'name: "evil\\n#SBATCH --exclusive"\nbenchmarks: [{suite: attention, impl: naive, seq_len: 8, head_dim: 8}]\n' >"$T/evil.yaml"
+	expect_status 0 "runner slurm with valid values" "$RUNNER" slurm "$T/evil.yaml" --shards 2 --results "$T/sl%x" \
+		--partition gpu,debug --account proj_1 --time 2-12:30:00
+	script=$(ls "$T"/sl%x/*.sbatch)
+	check "one directive per line, none injected" [ "$(grep -c '^#SBATCH' "$script")" = 7 ]
+	lacks "$script" "^#SBATCH --exclusive" "no injected directive"
+	contains "$script" "^#SBATCH --job-name=benchdb-evil__SBATCH_--exclusive$" "the sweep's name made one word"
+	contains "$script" "^#SBATCH --output=$T/sl%%x/slurm-%A_%a.out$" "a '%' in the results path is literal"
+	for t in 60 1:30 1:00:00 2-3 2-3:04 2-3:04:05 UNLIMITED; do
+		check "--time $t is a Slurm time" "$RUNNER" slurm "$SWEEP" --shards 1 --results "$T/slt" --time "$t" >/dev/null
+	done
+
+	# ---- a failure's reason is never "not an error" -------------------------------------------------
+	expect_status 0 "a run" "$RUNNER" run "$SWEEP" --db "$T/trig.db"
+	cp "$T/trig.db" "$T/trig2.db"
+	sql "$T/trig.db" "CREATE TRIGGER no_systems BEFORE INSERT ON systems BEGIN SELECT RAISE(IGNORE); END; UPDATE systems SET fingerprint = 'other'"
+	expect_status 1 "a system row silently refused" "$RUNNER" run "$SWEEP" --db "$T/trig.db"
+	lacks "$T/err" "not an error" "no 'not an error'"
+	contains "$T/err" "trig.db: cannot store system info: constraint failed" "the reason says what"
+	sql "$T/trig2.db" "CREATE TRIGGER no_cases BEFORE INSERT ON cases BEGIN SELECT RAISE(IGNORE); END"
+	expect_status 1 "a case row silently refused" "$RUNNER" run "$SWEEP" --db "$T/trig2.db"
+	lacks "$T/err" "not an error" "no 'not an error' (cases)"
+	contains "$T/err" "cannot store the case: constraint failed" "the case's reason says what"
+	check "no sample stored under another case" [ "$(sql "$T/trig2.db" "select count(*) from cases c where (select count(*) from samples s where s.case_id = c.id) != 2 * (c.warmup + c.iters)")" = 0 ]
+
+	# ---- SIGXFSZ (a file-size limit) ends a run interrupted, as SIGINT does ----------------------
+	expect_status 0 "a first run" "$RUNNER" run "$SWEEP" --db "$T/xfsz.db"
+	limit=$((($(stat -c %s "$T/xfsz.db") + 1023) / 1024 + 24))   # KiB: room for a few cases
+	expect_status 130 "a run that reaches the file-size limit" bash -c 'ulimit -f "$0"; exec "$@"' "$limit" "$RUNNER" run "$SWEEP" --db "$T/xfsz.db"
+	check "the run is interrupted, not failed" [ "$(sql "$T/xfsz.db" "select status from runs where id = 2")" = interrupted ]
+	check "some of its cases stored, each whole" [ "$(sql "$T/xfsz.db" "select count(*) > 0 and count(*) < 12 and sum((select count(*) from samples s where s.case_id = c.id) = 2 * (c.warmup + c.iters)) = count(*) from cases c where run_id = 2")" = 1 ]
+	expect_status 0 "resumed without the limit" "$RUNNER" run "$SWEEP" --db "$T/xfsz.db" --resume 2
+	check "resumed: complete, 12 cases" [ "$(sql "$T/xfsz.db" "select status || (select count(*) from cases where run_id = 2) from runs where id = 2")" = complete12 ]
+
+	# ---- a newline and a '|' in a label: tables stay tables ------------------------------------------
+	label='two
+lines|pipe'
+	expect_status 0 "a run labelled with a newline and a pipe" "$RUNNER" run "$SWEEP" --db "$T/label.db" --label "$label"
+	expect_status 0 "report runs (markdown)" "$REPORT" runs --db "$T/label.db"
+	check "the runs table: header, rule and one row, each a line" [ "$(grep -c '^|' "$T/out")" = 3 ]
+	check "each row has the header's cells" [ "$(sed 's/\\|//g' "$T/out" | awk -F'|' '/^\|/ { print NF }' | sort -u | wc -l)" = 1 ]
+	check "the label shown on one line, its pipe escaped" grep -qF 'two\nlines\|pipe' "$T/out"
+	expect_status 0 "report table (markdown)" "$REPORT" --db "$T/label.db"
+	check "the run's heading keeps the label on one line" grep -qF ', label two\nlines|pipe' "$T/out"
+	expect_status 0 "report runs (json)" "$REPORT" runs --db "$T/label.db" --format json
+	if command -v python3 >/dev/null; then
+		check "JSON keeps the label exactly" python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); s=json.dumps(d); assert "two\\nlines|pipe" in s, s' "$T/out"
+	fi
+	cmdline=$(sql "$T/label.db" "select command_line from runs")
+	eval "set -- $cmdline"
+	check "the stored command line gives the label back to a shell" [ "${*: -1}" = "$label" ]
 	;;
 *)
 	echo "unknown scenario '$scenario'" >&2

@@ -258,10 +258,10 @@ regress_real)
 	check "no case flagged" [ "$(grep -c ',slower$\|,faster$' "$T/out")" = 0 ]
 	check "both cases judged" [ "$(grep -c ',same$\|,unsure$' "$T/out")" = 2 ]
 	expect_status 0 "report --compare naive on the real run" "$REPORT" --db "$db" --run real --compare naive
-	contains "$T/out" "^\| flash float32 fwd\+bwd B2 H2 S128 D32 \| flash \|" "per-case speedup row"
+	contains "$T/out" "^\| flash float32 fwd\+bwd B2 H2 S128 D32 +\| flash +\|" "per-case speedup row"
 	contains "$T/out" "^### summary" "summary table"
 	expect_status 0 "report warmup on the real run" "$REPORT" warmup --db "$db" --run real
-	contains "$T/out" "k=0 mean \(ms\) \| k=0 std \(ms\) \| k=1 mean" "k columns"
+	contains "$T/out" "k=0 mean \(ms\) \| +k=0 std \(ms\) \| +k=1 mean" "k columns"
 	;;
 
 report_fixture)

@@ -6,6 +6,7 @@
 
 #include "db.h"
 #include "db_internal.h"
+#include "xalloc.h"
 
 static int fail(struct db *db, struct bd_error *err, const char *what)
 {
@@ -16,7 +17,7 @@ static int fail(struct db *db, struct bd_error *err, const char *what)
 static char *column_dup(sqlite3_stmt *st, int i)
 {
 	const char *s = (const char *)sqlite3_column_text(st, i);
-	return s ? strdup(s) : NULL;
+	return s ? xstrdup(s) : NULL;
 }
 
 int db_run_set_limits(struct db *db, int64_t run_id, const struct run_record *run,

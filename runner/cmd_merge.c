@@ -18,7 +18,7 @@ static void on_signal(int sig)
 	merge_stop = 1;
 }
 
-int cmd_merge(int argc, char **argv)
+int cmd_merge(struct cmd_line *cl)
 {
 	const char *db_path = BENCHDB_DEFAULT_DB;
 	long busy_timeout_s = DB_BUSY_TIMEOUT_DEFAULT_S;
@@ -42,7 +42,8 @@ int cmd_merge(int argc, char **argv)
 	struct db *db = NULL;
 	struct bd_error err;
 	int npos = 0, status, failed = 0, refused = 0;
-	if ((status = opt_parse_command(specs, &usage, argc, argv, 1, 1 << 20, &npos)) >= 0 ||
+	char **argv = NULL;   /* the positional arguments */
+	if ((status = opt_parse_command(cl, specs, &usage, 1, 1 << 20, &argv, &npos)) >= 0 ||
 	    (status = runner_busy_timeout("merge", busy_timeout_s)) >= 0)
 		return status;
 	if (db_open(db_path, DB_CREATE, &db, &err)) {

@@ -22,6 +22,7 @@
 #include "shard.h"
 #include "sweep.h"
 #include "sysinfo.h"
+#include "xalloc.h"
 
 /* Without mem_limit in the sweep or --mem-limit, a CPU case may use this share of the memory
  * that was available when the run started, so that no sweep drives the machine into swap. */
@@ -102,9 +103,11 @@ static void make_uuid(char out[40])
 
 /* The command line as typed, as a shell would take it back: an argument with anything but
  * letters, digits and _-./:=,+@% single-quoted ('\'' for a quote), one with a control
- * character (a newline in a label) as $'...' with \n, \xHH. Call before options are parsed. */
-static char *command_line(int argc, char **argv)
+ * character (a newline in a label) as $'...' with \n, \xHH. */
+static char *command_line(const struct cmd_line *cl)
 {
+	int argc;
+	char *const *argv = cmd_line_words(cl, &argc);
 	struct strbuf sb = STRBUF_INIT;
 	sb_add(&sb, RUNNER_PROG);
 	for (int i = 0; i < argc; i++) {
@@ -198,7 +201,7 @@ static int resume_open(const char *db_path, const char *selector, const char *sw
 	return run_resume_begin(*db, selector, &current, *system_id, ords, force, asked, resume, err);
 }
 
-int cmd_run(int argc, char **argv)
+int cmd_run(struct cmd_line *cl)
 {
 	const char *db_path = BENCHDB_DEFAULT_DB, *label = NULL, *mem_limit_text = NULL;
 	const char *shard_text = NULL, *group = NULL, *resume_run = NULL;
@@ -235,7 +238,7 @@ int cmd_run(int argc, char **argv)
 		"(oom and unsupported cases are results), 1 when a case failed validation or the database\n"
 		"could not be written, 2 for a bad sweep or option, 130 when interrupted."};
 	measure_hold_signals();   /* before any thread exists: see measure.h */
-	char *cmdline = command_line(argc, argv);
+	char *cmdline = command_line(cl);
 	struct sweep *sweep = NULL;
 	struct sweep_cases cases = {0};
 	struct sweep_cases whole = {0};   /* with --shard: the whole sweep; cases borrows its slice */
@@ -250,7 +253,8 @@ int cmd_run(int argc, char **argv)
 	size_t counts[STATUS_COUNT] = {0}, stored = 0;
 	const char *run_status = "complete";
 
-	if ((status = opt_parse_command(specs, &usage, argc, argv, 1, 1, &npos)) >= 0)
+	char **argv = NULL;   /* the positional arguments */
+	if ((status = opt_parse_command(cl, specs, &usage, 1, 1, &argv, &npos)) >= 0)
 		goto done;
 	status = EXIT_OK;
 	if ((status = runner_busy_timeout("run", busy_timeout_s)) >= 0)
@@ -317,7 +321,7 @@ int cmd_run(int argc, char **argv)
 	if (shard_text) {
 		whole = cases;
 		if (shard_select(&whole, &shard, &cases)) {
-			fprintf(stderr, "runner run: out of memory\n");
+			fprintf(stderr, "runner run: cannot split the sweep into %d shards\n", shard.count);
 			status = EXIT_FAIL;
 			goto done;
 		}
@@ -365,13 +369,8 @@ int cmd_run(int argc, char **argv)
 		.mem_limit = mem_limit,
 		.mem_limit_all = mem_limit_all,
 	};
-	size_t *order = calloc(cases.n ? cases.n : 1, sizeof(*order));
+	size_t *order = xcalloc(cases.n, sizeof(*order));
 	char repeat_id[48] = "";
-	if (!order) {
-		fprintf(stderr, "runner run: out of memory\n");
-		status = EXIT_FAIL;
-		goto done;
-	}
 	for (size_t i = 0; i < cases.n; i++)
 		order[i] = i;
 	for (long rep = 0; rep < repeat && !measure_interrupted; rep++) {
@@ -413,8 +412,8 @@ int cmd_run(int argc, char **argv)
 				shard.count, group_id, cases.n, whole.n);
 
 		struct progress pg;
-		struct progress_work *work = calloc(cases.n ? cases.n : 1, sizeof(*work));
-		for (size_t k = 0; work && k < cases.n; k++)
+		struct progress_work *work = xcalloc(cases.n, sizeof(*work));
+		for (size_t k = 0; k < cases.n; k++)
 			case_work(&cases.items[order[k]], 1, &work[k]);
 		progress_init(&pg, cases.n, work);
 		free(work);
@@ -438,7 +437,8 @@ int cmd_run(int argc, char **argv)
 				peer_measure_case(c, sweep->path, &res, run_heartbeat_iteration, &hb);
 				measure_hold_signals();
 			} else
-				measure_case(workload_find(c->params.suite, c->params.impl, c->params.device),
+				measure_case(workload_find(suite_name(c->params.suite), c->params.impl,
+							   c->params.device),
 					     &c->params, &res, run_heartbeat_iteration, &hb);
 			gpu_probe_stop(probe, &gpu);
 			if (res.interrupted) {

@@ -8,9 +8,9 @@
 /* Exit status after SIGINT/SIGTERM, as shells report a signal death (128 + SIGINT). */
 #define EXIT_INTERRUPTED 130
 
-/* The handlers, cmd_run, cmd_list and cmd_sysinfo, are declared by the command table (main.c);
- * each returns the exit status (enum bd_exit, or 130 after an interrupt); argv[0] is the command
- * name. */
+/* The handlers, cmd_run, cmd_list, ..., are declared by the command table (main.c); each takes
+ * its command line (common/opt.h) and returns the exit status (enum bd_exit, or 130 after an
+ * interrupt). */
 
 /* --busy-timeout: how long a command waits for another process's lock on its database, from the
  * open on (db_set_default_busy_timeout); every runner command that opens one takes it. */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "strbuf.h"
+#include "xalloc.h"
 
 static int same(const char *a, const char *b)
 {
@@ -29,14 +30,14 @@ static void identity_diff(struct run_identity *id, const struct run_resume_asked
 		sb_addf(diff, "%s--label '%s', the run's is %s%s%s", diff->len ? "; " : "", a->label,
 			id->label ? "'" : "", id->label ? id->label : "none", id->label ? "'" : "");
 		free(id->label);
-		id->label = strdup(a->label);
+		id->label = xstrdup(a->label);
 	}
 	if (a->group && !same(a->group, id->group_id)) {
 		sb_addf(diff, "%s--group '%s', the run's is %s%s%s", diff->len ? "; " : "", a->group,
 			id->group_id ? "'" : "", id->group_id ? id->group_id : "none",
 			id->group_id ? "'" : "");
 		free(id->group_id);
-		id->group_id = strdup(a->group);
+		id->group_id = xstrdup(a->group);
 	}
 	if (a->mem_limit > 0 && (a->mem_limit != id->mem_limit || !id->mem_limit_all)) {
 		if (id->mem_limit > 0)
@@ -107,10 +108,7 @@ int run_resume_begin(struct db *db, const char *selector, const struct run_recor
 			     (long long)out->run_id, sb_str(&diff));
 		goto done;
 	}
-	if (!(out->stored = calloc(ncases ? ncases : 1, 1))) {
-		rc = bd_fail(err, BD_ENOMEM, "out of memory");
-		goto done;
-	}
+	out->stored = xcalloc(ncases, 1);
 	char now[32];
 	db_now(now);
 	sb_addf(&note, "%s: %s", now, asked->command_line ? asked->command_line : "resumed");

@@ -144,9 +144,10 @@ int db_run_liveness(struct db *db, int64_t run_id, char *why, size_t n);
 int db_run_close(struct db *db, int64_t run_id, struct bd_error *err);
 /* Set a run 'running' again with this process as its runner (runner run --resume). */
 int db_run_reopen(struct db *db, int64_t run_id, struct bd_error *err);
-/* stored[ord] = 1 for each case the run has stored (ords 0..n-1); *count of them. */
+/* stored[ord] = 1 for each case the run has stored (ords 0..n-1); *count of them, counts[status]
+ * of them by status. */
 int db_run_stored_ords(struct db *db, int64_t run_id, unsigned char *stored, size_t n,
-		       size_t *count, struct bd_error *err);
+		       size_t *count, size_t counts[STATUS_COUNT], struct bd_error *err);
 
 /* ---- what a resume keeps (run_identity.c; schemas/010_run_identity.sql) --------------------- */
 
@@ -165,8 +166,5 @@ void db_run_identity_clear(struct run_identity *id);
  * limit set to id's (what --force accepted; the same values otherwise). The shard never changes. */
 int db_run_resume_record(struct db *db, int64_t run_id, const struct run_identity *id,
 			 const char *note, struct bd_error *err);
-/* counts[status] of the cases the run has stored. */
-int db_run_status_counts(struct db *db, int64_t run_id, size_t counts[STATUS_COUNT],
-			 struct bd_error *err);
 
 #endif

@@ -113,30 +113,3 @@ int db_run_resume_record(struct db *db, int64_t run_id, const struct run_identit
 	sqlite3_finalize(st);
 	return rc == SQLITE_OK ? 0 : fail(db, err, "cannot record the resume");
 }
-
-int db_run_status_counts(struct db *db, int64_t run_id, size_t counts[STATUS_COUNT],
-			 struct bd_error *err)
-{
-	sqlite3_stmt *st = NULL;
-	memset(counts, 0, STATUS_COUNT * sizeof(*counts));
-	int rc = sqlite3_prepare_v2(db_sqlite(db),
-				    "SELECT status, count(*) FROM cases WHERE run_id = ?1 GROUP BY status",
-				    -1, &st, NULL);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_bind_int64(st, 1, run_id);
-	while (rc == SQLITE_OK) {
-		int s = sqlite3_step(st);
-		if (s == SQLITE_DONE)
-			break;
-		if (s != SQLITE_ROW) {
-			rc = s;
-			break;
-		}
-		const char *name = (const char *)sqlite3_column_text(st, 0);
-		for (int k = 0; k < STATUS_COUNT; k++)
-			if (name && !strcmp(name, status_name((enum bd_status)k)))
-				counts[k] += (size_t)sqlite3_column_int64(st, 1);
-	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_OK ? 0 : fail(db, err, "cannot count the run's cases");
-}

@@ -114,8 +114,8 @@ int run_resume_begin(struct db *db, const char *selector, const struct run_recor
 	sb_addf(&note, "%s: %s", now, asked->command_line ? asked->command_line : "resumed");
 	if (diff.len)
 		sb_addf(&note, " (with --force: %s)", sb_str(&diff));
-	if ((rc = db_run_stored_ords(db, out->run_id, out->stored, ncases, &out->nstored, err)) ||
-	    (rc = db_run_status_counts(db, out->run_id, out->counts, err)) ||
+	if ((rc = db_run_stored_ords(db, out->run_id, out->stored, ncases, &out->nstored, out->counts,
+				     err)) ||
 	    (rc = db_run_reopen(db, out->run_id, err)) ||
 	    (rc = db_run_resume_record(db, out->run_id, &out->id, sb_str(&note), err)))
 		goto done;

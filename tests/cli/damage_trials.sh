@@ -74,14 +74,16 @@ for k in $(seq 1 "$STOPS"); do
 	rm -f "$T"/mi.db*
 	"$RUNNER" merge --db "$T/mi.db" "$T/large.db" >/dev/null 2>&1 &
 	pid=$!
-	d=$((RANDOM % 4000))
+	# from its temporary copy's appearance on (before, the program may still be loading)
+	for _ in $(seq 1 600); do [ -n "$(ls -A "$TMPDIR")" ] || ! kill -0 "$pid" 2>/dev/null && break; sleep 0.02; done
+	d=$((RANDOM % 3000))
 	sleep "$(printf '%d.%03d' $((d / 1000)) $((d % 1000)))"
 	kill -TERM "$pid" 2>/dev/null
 	wait "$pid"
 	st=$?
 	[ "$st" = 130 ] && stopped=$((stopped + 1))
 	n=$(sql "$T/mi.db" "select count(*) from cases")
-	echo "merge stopped at $d ms: exit $st, $n of $all cases, TMPDIR: $(ls -A "$TMPDIR" | wc -l) files"
+	echo "merge stopped $d ms into its copy: exit $st, $n of $all cases, TMPDIR: $(ls -A "$TMPDIR" | wc -l) files"
 	check "merge $k: all or nothing, no copy left" [ "$st/$n/$(ls -A "$TMPDIR" | wc -l)" = "130/0/0" ] || [ "$st/$n/$(ls -A "$TMPDIR" | wc -l)" = "0/$all/0" ]
 done
 note "merges stopped: $STOPS, mid-way: $stopped"

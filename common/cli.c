@@ -72,10 +72,11 @@ static ssize_t write_stdout(void *cookie, const char *buf, size_t n)
 		ssize_t w = write(STDOUT_FILENO, buf + done, n - done);
 		if (w < 0 && errno == EINTR)
 			continue;
-		if (w <= 0) {
+		if (w <= 0) {   /* stdio takes fewer than n bytes (0 included) as the error */
 			if (!stdout_errno)
 				stdout_errno = w < 0 ? errno : EIO;
-			return done ? (ssize_t)done : -1;
+			return (ssize_t)done;   /* never negative (fopencookie(3)): stdio would
+						 * miscount and read past its buffer */
 		}
 		done += (size_t)w;
 	}

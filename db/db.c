@@ -226,6 +226,27 @@ static int check_benchdb_tables(struct db *db, struct bd_error *err)
 	return 0;
 }
 
+/* WAL mode, foreign keys, NORMAL sync. Two processes that open a rollback-journal file at once
+ * both hold a read lock and want the write lock to switch it: SQLite answers one of them BUSY at
+ * once, without its busy handler (the other would deadlock), so retry that within the busy
+ * timeout. */
+static int set_wal_mode(struct db *db, struct bd_error *err)
+{
+	int waited_ms = 0, pause_ms = 5;
+	for (;;) {
+		int rc = sqlite3_exec(db->handle, "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; "
+					"PRAGMA synchronous = NORMAL;", NULL, NULL, NULL);
+		if (rc == SQLITE_OK)
+			return 0;
+		if ((rc & 0xff) != SQLITE_BUSY || waited_ms >= busy_timeout_ms)
+			return sql_fail(db, err, "cannot switch it to WAL mode", rc);
+		struct timespec ts = {0, pause_ms * 1000000L};
+		nanosleep(&ts, NULL);
+		waited_ms += pause_ms;
+		pause_ms = pause_ms < 100 ? 2 * pause_ms : 100;
+	}
+}
+
 int db_open(const char *path, unsigned flags, struct db **out, struct bd_error *err)
 {
 	int rc = 0;
@@ -301,11 +322,8 @@ int db_open(const char *path, unsigned flags, struct db **out, struct bd_error *
 		*out = db;
 		return 0;
 	}
-	if ((rc = exec(db, "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; "
-			   "PRAGMA synchronous = NORMAL;", err))) {
-		rc = sql_fail(db, err, "cannot switch it to WAL mode", SQLITE_ERROR);
+	if ((rc = set_wal_mode(db, err)))
 		goto done;
-	}
 	if ((rc = migrate(db, err)) || (rc = db_group_init(db, err)))
 		goto done;
 	*out = db;

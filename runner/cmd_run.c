@@ -20,6 +20,7 @@
 #include "resume.h"
 #include "sha256.h"
 #include "shard.h"
+#include "splitmix64.h"
 #include "sweep.h"
 #include "sysinfo.h"
 #include "xalloc.h"
@@ -67,11 +68,7 @@ static void shuffle_cases(size_t *order, size_t n, const char *seed)
 	for (const char *c = seed; *c; c++)
 		x = (x ^ (unsigned char)*c) * 0x100000001b3ull;
 	for (size_t i = n; i > 1; i--) {
-		uint64_t z = (x += 0x9e3779b97f4a7c15ull);
-		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-		z ^= z >> 31;
-		size_t j = (size_t)(z % i), t = order[i - 1];
+		size_t j = (size_t)(splitmix64(&x) % i), t = order[i - 1];
 		order[i - 1] = order[j];
 		order[j] = t;
 	}
@@ -335,11 +332,11 @@ int cmd_run(struct cmd_line *cl)
 		sysinfo_memory(&total, &available);
 		mem_limit = (int64_t)(DEFAULT_MEM_SHARE * (double)(available ? available : total));
 	}
-	/* the default share is of host memory: a CUDA case without a limit of its own is bounded by
-	 * the GPU's memory, which refuses itself */
+	/* the default share is of host memory: a case on a device with memory of its own (CUDA)
+	 * and without a limit of its own is bounded by that memory, which refuses itself */
 	for (size_t i = 0; i < cases.n; i++) {
 		struct case_params *p = &cases.items[i].params;
-		if (mem_limit_all || (!p->mem_limit && p->device == DEVICE_CPU))
+		if (mem_limit_all || (!p->mem_limit && workload_host_memory(p->device)))
 			p->mem_limit = mem_limit;
 	}
 
@@ -418,6 +415,7 @@ int cmd_run(struct cmd_line *cl)
 		progress_init(&pg, cases.n, work);
 		free(work);
 		struct run_heartbeat hb = {&pg, db, run_id, now_ns()};
+		struct peer_session *session = peer_session_new();   /* a persistent peer's process */
 		for (size_t k = 0; k < cases.n; k++) {
 			size_t i = order[k];   /* the sweep's order, or this repetition's */
 			if (measure_take_signals())
@@ -430,11 +428,13 @@ int cmd_run(struct cmd_line *cl)
 			char started_at[32];
 			db_now(started_at);
 			progress_case_start(&pg, k, c->name);
+			if (!c->peer || !c->peer->persistent)   /* no idle peer beside another case */
+				peer_session_end(session);
 			struct case_gpu gpu;   /* what NVML saw while the case ran (CUDA cases) */
 			struct gpu_probe *probe = c->params.device == DEVICE_CUDA ? gpu_probe_start() : NULL;
 			if (c->peer) {   /* an external implementation from the sweep's `peers:` */
 				measure_release_signals();   /* its wait loop reads the flag */
-				peer_measure_case(c, sweep->path, &res, run_heartbeat_iteration, &hb);
+				peer_measure_case(c, sweep->path, session, &res, run_heartbeat_iteration, &hb);
 				measure_hold_signals();
 			} else
 				measure_case(workload_find(suite_name(c->params.suite), c->params.impl,
@@ -469,6 +469,7 @@ int cmd_run(struct cmd_line *cl)
 			counts[res.status]++;
 			stored++;
 		}
+		peer_session_free(session);
 		progress_finish(&pg);
 		if (measure_take_signals() && strcmp(run_status, "failed")) {
 			run_status = "interrupted";

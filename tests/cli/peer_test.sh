@@ -10,9 +10,10 @@ RUNNER=$1
 REPORT=$2
 source "$(dirname "$0")/lib.sh"
 
-# The first of python3 (PATH) and /usr/bin/python3 that can (with: yes) or cannot (no) import torch.
+# The first of $BENCHDB_PYTHON, python3 (PATH) and /usr/bin/python3 that can (with: yes) or
+# cannot (no) import torch.
 python_with_torch() {
-	for py in python3 /usr/bin/python3; do
+	for py in ${BENCHDB_PYTHON:-} python3 /usr/bin/python3; do
 		command -v "$py" >/dev/null 2>&1 || continue
 		if "$py" -c 'import torch' >/dev/null 2>&1; then has=yes; else has=no; fi
 		[ "$has" = "$1" ] && { command -v "$py"; return 0; }
@@ -122,7 +123,7 @@ check "the timeout took about 1 s (at least 1, far below the peer's 300)" [ "$(s
 
 # report: the peer compares like any impl.
 expect_status 0 "report --compare naive" "$REPORT" --db "$db" --compare naive
-contains "$T/out" "^\| fake float32 fwd\+bwd B1 H2 S16 D8 +\| fake +\|" "per-case row of the peer"
+contains "$T/out" "^\| fake float32 fwd\+bwd B1 H2 S16 D8 \[unvalidated\] +\| fake +\|" "per-case row of the peer, marked unvalidated"
 contains "$T/out" "^\| fake +\| +2 \|" "summary row of the peer: 2 pairs"
 expect_status 0 "report --compare fake" "$REPORT" --db "$db" --compare fake
 contains "$T/out" "^\| naive float32 fwd\+bwd B1 H2 S32 D8 +\| naive +\|" "naive against the peer"

@@ -27,7 +27,7 @@ node2() {
 	rm -f "$T/node2.db"
 	cp "$T/node1.db" "$T/node2.db"
 	sql "$T/node2.db" "update systems set hostname = 'node2', fingerprint = 'node2-fingerprint';
-		update runs set uuid = 'f' || substr(uuid, 2); update samples set ns = cast(ns * $1 as integer); ${2:-}"
+		update runs set uuid = (case when uuid like 'f%' then 'e' else 'f' end) || substr(uuid, 2); update samples set ns = cast(ns * $1 as integer); ${2:-}"
 	rm -f "$T/merged.db"
 	"$RUNNER" merge --db "$T/merged.db" "$T/node1.db" "$T/node2.db" >/dev/null
 }

@@ -263,9 +263,9 @@ static const struct added_column {
 	{"cases", "impl_info", 8},
 	{"cases", "stop_reason", 8},
 	{"cases", "cpu_wait", 9},
-	{"runs", "mem_limit", 10},
-	{"runs", "mem_limit_source", 10},
-	{"runs", "resumes", 10},
+	{"runs", "mem_limit", 11},
+	{"runs", "mem_limit_source", 11},
+	{"runs", "resumes", 11},
 };
 
 int db_readonly_shim(sqlite3 *h, const char *path, int version, struct bd_error *err)

@@ -1,4 +1,4 @@
-/* db/run_identity.c: what a resumed run keeps (schemas/010_run_identity.sql) — its shard, group,
+/* db/run_identity.c: what a resumed run keeps (schemas/011_run_identity.sql) — its shard, group,
  * label and memory limit — and the record of each resume. */
 #include <stdio.h>
 #include <stdlib.h>

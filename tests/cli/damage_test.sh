@@ -215,8 +215,8 @@ readonly_foreign)
 		fi
 	}
 	mkdir -p "$T/ro" "$T/out_dir"
-	# ---- another application's SQLite file, user_version 1 to 9: never changed --------------------
-	for v in 1 5 9; do
+	# ---- another application's SQLite file, user_version 1 to 10: never changed -------------------
+	for v in 1 5 10; do
 		f=$T/foreign$v.db
 		sql "$f" "PRAGMA user_version = $v; CREATE TABLE t (x); INSERT INTO t VALUES (1);"
 		sum=$(md5sum <"$f")

@@ -85,6 +85,7 @@ sql "$d/old.db" "ALTER TABLE cases DROP COLUMN param_count; DROP INDEX runs_by_g
 	ALTER TABLE cases DROP COLUMN stop_reason; ALTER TABLE cases DROP COLUMN cpu_wait;
 	ALTER TABLE runs DROP COLUMN mem_limit; ALTER TABLE runs DROP COLUMN mem_limit_source;
 	ALTER TABLE runs DROP COLUMN resumes;
+	DROP VIEW run_noise; DROP TABLE noise_sessions; DROP TABLE noise_runs;
 	PRAGMA user_version = 3" >/dev/null
 sql "$d/old.db" "PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null
 before=$(state "$d")

@@ -37,7 +37,8 @@ struct cli_program {
 /* Run the command argv names (opt_dispatch), or print the program's usage: to stdout for
  * `help`, `--help` or `-h` as the first argument (exit 0), to stderr when there is no argument and
  * no fallback (exit 2). `--version` as the first argument prints the version. Returns the exit
- * status. */
+ * status, a failure (1, with the reason on stderr) when standard output could not be written
+ * or closed. */
 int cli_main(const struct cli_program *p, int argc, char **argv);
 
 #endif

@@ -15,6 +15,7 @@ enum bd_rc {
 	BD_EVERSION = -6, /* a database made by a newer benchdb */
 	BD_EUNSUPPORTED = -7, /* this machine, library or build cannot do it (no GPU, no bf16
 			       * matmul on this CPU, a cuDNN refusal): msg names what is missing */
+	BD_EINTR = -8,    /* stopped by a signal (an interrupt); nothing half-done left behind */
 };
 
 /* Exit statuses of the commands. */

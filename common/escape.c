@@ -3,6 +3,8 @@
 
 #include "xalloc.h"
 
+#include "strbuf.h"
+
 static int is_control(unsigned char c)
 {
 	return (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f;
@@ -28,4 +30,16 @@ char *escape_controls(const char *s)
 	}
 	*o = '\0';
 	return out;
+}
+
+void sb_add_inline(struct strbuf *sb, const char *s, int table_cell)
+{
+	for (; s && *s; s++) {
+		if (*s == '\n')
+			sb_add(sb, "\\n");
+		else if (*s == '|' && table_cell)
+			sb_add(sb, "\\|");
+		else
+			sb_addc(sb, *s);
+	}
 }

@@ -29,8 +29,9 @@ struct db {
 	sqlite3_stmt *samples_stmt;   /* db_samples_get's query, prepared once (reports read thousands) */
 };
 
-/* Milliseconds another writer may hold the lock before a write gives up. */
-#define BUSY_TIMEOUT_MS 10000
+/* Milliseconds a connection waits, retrying, for another process's lock — at open too — before
+ * it gives up (db_set_default_busy_timeout; runner's --busy-timeout). */
+static int busy_timeout_ms = DB_BUSY_TIMEOUT_DEFAULT_S * 1000;
 
 int db_schema_latest(void) { return schema_migration_count; }
 
@@ -42,6 +43,14 @@ const char *db_file(struct db *db) { return db->path; }
 
 void db_set_busy_timeout(struct db *db, int ms) { sqlite3_busy_timeout(db->handle, ms); }
 
+int db_set_default_busy_timeout(long seconds)
+{
+	if (seconds < 0 || seconds > DB_BUSY_TIMEOUT_MAX_S)
+		return BD_EINVAL;
+	busy_timeout_ms = (int)(seconds * 1000);
+	return 0;
+}
+
 void db_now(char out[32])
 {
 	struct timespec ts;
@@ -52,9 +61,13 @@ void db_now(char out[32])
 	snprintf(out + n, 32 - n, ".%03ldZ", ts.tv_nsec / 1000000);
 }
 
-static int sql_fail(struct db *db, struct bd_error *err, const char *what)
+/* what failed, and why: SQLite's message, or rc's when SQLite saw no error (an allocation of
+ * ours, a row that a trigger or constraint silently refused) — never "not an error". */
+static int sql_fail(struct db *db, struct bd_error *err, const char *what, int rc)
 {
-	return bd_fail_at(err, BD_EDB, db->path, 0, 0, "%s: %s", what, sqlite3_errmsg(db->handle));
+	return bd_fail_at(err, BD_EDB, db->path, 0, 0, "%s: %s", what,
+			  sqlite3_errcode(db->handle) != SQLITE_OK ? sqlite3_errmsg(db->handle)
+				: sqlite3_errstr(rc != SQLITE_OK ? rc : SQLITE_ERROR));
 }
 
 static int exec(struct db *db, const char *sql, struct bd_error *err)
@@ -133,7 +146,7 @@ static int read_version(struct db *db, int *version, struct bd_error *err)
 	if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
 		*version = sqlite3_column_int(st, 0);
 	finalize(st, &rc);
-	return rc == SQLITE_OK ? 0 : sql_fail(db, err, "cannot read the schema version");
+	return rc == SQLITE_OK ? 0 : sql_fail(db, err, "cannot read the schema version", rc);
 }
 
 /* Apply migrations version+1..latest, each in its own transaction with its user_version (the
@@ -174,6 +187,70 @@ fail:
 	}
 }
 
+/* benchdb's tables with some of their columns: a file with a schema version must have them
+ * before anything is changed in it (another application's SQLite file may set user_version too). */
+static const struct {
+	const char *table;
+	const char *columns[4];
+} benchdb_shape[] = {
+	{"systems", {"fingerprint", "hostname", "first_seen", "cpu_model"}},
+	{"runs", {"uuid", "system_id", "status", "sweep_hash"}},
+	{"cases", {"run_id", "ord", "case_key", "status"}},
+	{"samples", {"case_id", "phase", "iter", "ns"}},
+};
+
+/* 0 when the open file has benchdb's tables; else BD_EDB with what it lacks (or, for a file
+ * SQLite cannot read, why), naming the file. */
+static int check_benchdb_tables(struct db *db, struct bd_error *err)
+{
+	for (size_t t = 0; t < sizeof(benchdb_shape) / sizeof(benchdb_shape[0]); t++) {
+		int rc = SQLITE_OK, found = 0;
+		sqlite3_stmt *st = prepare(db, &rc,
+			"SELECT count(*) FROM sqlite_master m, pragma_table_info(m.name, 'main') c "
+			"WHERE m.type = 'table' AND m.name = ?1 AND c.name IN (?2, ?3, ?4, ?5)");
+		bind_text(st, &rc, 1, benchdb_shape[t].table);
+		for (int c = 0; c < 4; c++)
+			bind_text(st, &rc, c + 2, benchdb_shape[t].columns[c]);
+		if (rc == SQLITE_OK) {
+			int s = sqlite3_step(st);
+			if (s == SQLITE_ROW)
+				found = sqlite3_column_int(st, 0) == 4;
+			else
+				rc = s;
+		}
+		finalize(st, &rc);
+		if (rc != SQLITE_OK)
+			return sql_fail(db, err, "cannot read its schema", rc);
+		if (!found)
+			return bd_fail_at(err, BD_EDB, db->path, 0, 0,
+					  "not a benchdb database: schema version %d, but no benchdb "
+					  "table '%s' (another application's SQLite file?); left as it was",
+					  db->version, benchdb_shape[t].table);
+	}
+	return 0;
+}
+
+/* WAL mode, foreign keys, NORMAL sync. Two processes that open a rollback-journal file at once
+ * both hold a read lock and want the write lock to switch it: SQLite answers one of them BUSY at
+ * once, without its busy handler (the other would deadlock), so retry that within the busy
+ * timeout. */
+static int set_wal_mode(struct db *db, struct bd_error *err)
+{
+	int waited_ms = 0, pause_ms = 5;
+	for (;;) {
+		int rc = sqlite3_exec(db->handle, "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; "
+					"PRAGMA synchronous = NORMAL;", NULL, NULL, NULL);
+		if (rc == SQLITE_OK)
+			return 0;
+		if ((rc & 0xff) != SQLITE_BUSY || waited_ms >= busy_timeout_ms)
+			return sql_fail(db, err, "cannot switch it to WAL mode", rc);
+		struct timespec ts = {0, pause_ms * 1000000L};
+		nanosleep(&ts, NULL);
+		waited_ms += pause_ms;
+		pause_ms = pause_ms < 100 ? 2 * pause_ms : 100;
+	}
+}
+
 int db_open(const char *path, unsigned flags, struct db **out, struct bd_error *err)
 {
 	int rc = 0;
@@ -195,12 +272,18 @@ int db_open(const char *path, unsigned flags, struct db **out, struct bd_error *
 				db->handle ? sqlite3_errmsg(db->handle) : "out of memory");
 		goto done;
 	}
-	sqlite3_busy_timeout(db->handle, BUSY_TIMEOUT_MS);
+	sqlite3_busy_timeout(db->handle, busy_timeout_ms);
 	sqlite3_extended_result_codes(db->handle, 1);
 	/* A file that is not a database fails on its first read: say so plainly. */
 	if ((rc = read_version(db, &db->version, err))) {
-		rc = bd_fail_at(err, BD_EDB, path, 0, 0, "not a benchdb database: %s",
-				sqlite3_errmsg(db->handle));
+		int code = sqlite3_errcode(db->handle) & 0xff;
+		if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
+			rc = bd_fail_at(err, BD_EDB, path, 0, 0, "cannot read it: another process has "
+					"held its lock for the whole busy timeout (%d s; --busy-timeout)",
+					busy_timeout_ms / 1000);
+		else
+			rc = bd_fail_at(err, BD_EDB, path, 0, 0, "not a benchdb database: %s",
+					sqlite3_errmsg(db->handle));
 		goto done;
 	}
 	if (db->version < 0 || (db->version == 0 && (flags & DB_READONLY))) {
@@ -215,7 +298,7 @@ int db_open(const char *path, unsigned flags, struct db **out, struct bd_error *
 		int n = 0;
 		rc = ids_for(db, "SELECT count(*) FROM sqlite_master", NULL, objects, &n);
 		if (rc != SQLITE_OK) {
-			rc = sql_fail(db, err, "cannot read the schema");
+			rc = sql_fail(db, err, "cannot read the schema", rc);
 			goto done;
 		}
 		if (n && objects[0] > 0) {
@@ -233,6 +316,9 @@ int db_open(const char *path, unsigned flags, struct db **out, struct bd_error *
 				db->version, schema_migration_count);
 		goto done;
 	}
+	/* identified before anything is changed: no WAL switch, no migration */
+	if (db->version > 0 && (rc = check_benchdb_tables(db, err)))
+		goto done;
 	if (flags & DB_READONLY) {
 		if ((rc = db_readonly_shim(db->handle, path, db->version, err)) ||
 		    (rc = db_group_init(db, err)))
@@ -240,8 +326,7 @@ int db_open(const char *path, unsigned flags, struct db **out, struct bd_error *
 		*out = db;
 		return 0;
 	}
-	if ((rc = exec(db, "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; "
-			   "PRAGMA synchronous = NORMAL;", err)))
+	if ((rc = set_wal_mode(db, err)))
 		goto done;
 	if ((rc = migrate(db, err)) || (rc = db_group_init(db, err)))
 		goto done;
@@ -328,11 +413,11 @@ int db_system_put(struct db *db, const struct sysinfo *si, int64_t *id, struct b
 	if (rc == SQLITE_OK) {
 		if (sqlite3_step(sel) == SQLITE_ROW)
 			*id = sqlite3_column_int64(sel, 0);
-		else
-			rc = SQLITE_ERROR;
+		else   /* the insert was ignored: a trigger or a constraint of this file */
+			rc = SQLITE_CONSTRAINT;
 	}
 	finalize(sel, &rc);
-	return rc == SQLITE_OK ? 0 : sql_fail(db, err, "cannot store system info");
+	return rc == SQLITE_OK ? 0 : sql_fail(db, err, "cannot store system info", rc);
 }
 
 int db_run_begin(struct db *db, int64_t system_id, const struct run_record *run, int64_t *run_id,
@@ -360,7 +445,7 @@ int db_run_begin(struct db *db, int64_t system_id, const struct run_record *run,
 	step_done(st, &rc);
 	finalize(st, &rc);
 	if (rc != SQLITE_OK)
-		return sql_fail(db, err, "cannot store the run");
+		return sql_fail(db, err, "cannot store the run", rc);
 	*run_id = sqlite3_last_insert_rowid(db->handle);
 	return db_run_set_group(db, *run_id, run, err);
 }
@@ -375,8 +460,16 @@ int db_run_end(struct db *db, int64_t run_id, const char *status, struct bd_erro
 	bind_text(st, &rc, 2, now);
 	bind_i64(st, &rc, 3, run_id);
 	step_done(st, &rc);
+	int primary = rc & 0xff;
+	if (primary == SQLITE_IOERR || primary == SQLITE_FULL) {
+		/* the -wal could not grow (a file-size limit, a full disk): move it into the file and
+		 * write the run's end at its start, once */
+		sqlite3_wal_checkpoint_v2(db->handle, "main", SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+		rc = SQLITE_OK;
+		step_done(st, &rc);
+	}
 	finalize(st, &rc);
-	return rc == SQLITE_OK ? 0 : sql_fail(db, err, "cannot finish the run");
+	return rc == SQLITE_OK ? 0 : sql_fail(db, err, "cannot finish the run", rc);
 }
 
 /* The INSERT of one case into sql: the columns of struct case_record in db_case_put's binding
@@ -472,6 +565,8 @@ int db_case_put(struct db *db, int64_t run_id, const struct case_record *c,
 	}
 	step_done(st, &rc);
 	finalize(st, &rc);
+	if (rc == SQLITE_OK && sqlite3_changes(db->handle) != 1)
+		rc = SQLITE_CONSTRAINT;   /* ignored (a trigger of this file): its samples go nowhere */
 	int64_t case_id = sqlite3_last_insert_rowid(db->handle);
 	sqlite3_stmt *ins = prepare(db, &rc, "INSERT INTO samples (case_id, phase, iter, ns) "
 					     "VALUES (?1, ?2, ?3, ?4)");
@@ -485,11 +580,16 @@ int db_case_put(struct db *db, int64_t run_id, const struct case_record *c,
 	}
 	finalize(ins, &rc);
 	if (rc != SQLITE_OK) {
-		int r = sql_fail(db, err, "cannot store the case");
+		int r = sql_fail(db, err, "cannot store the case", rc);
 		exec(db, "ROLLBACK", NULL);
 		return r;
 	}
-	return exec(db, "COMMIT", err);
+	if ((rc = sqlite3_exec(db->handle, "COMMIT", NULL, NULL, NULL)) != SQLITE_OK) {
+		int r = sql_fail(db, err, "cannot store the case", rc);
+		exec(db, "ROLLBACK", NULL);
+		return r;
+	}
+	return 0;
 }
 
 /* ---- reads -------------------------------------------------------------------------------- */
@@ -603,7 +703,7 @@ int db_runs_list(struct db *db, struct run_row **rows, size_t *n, struct bd_erro
 	finalize(st, &rc);
 	if (rc != SQLITE_OK) {
 		db_run_rows_free(out, count);
-		return sql_fail(db, err, "cannot list runs");
+		return sql_fail(db, err, "cannot list runs", rc);
 	}
 	*rows = out;
 	*n = count;
@@ -621,7 +721,7 @@ int db_run_get(struct db *db, int64_t run_id, struct run_row *out, struct bd_err
 	}
 	finalize(st, &rc);
 	if (rc != SQLITE_OK)
-		return sql_fail(db, err, "cannot read the run");
+		return sql_fail(db, err, "cannot read the run", rc);
 	if (!found)
 		return bd_fail(err, BD_ENOTFOUND, "no run with id %lld", (long long)run_id);
 	return 0;
@@ -699,7 +799,7 @@ int db_run_resolve(struct db *db, const char *sel, int64_t *run_id, struct bd_er
 	}
 found:
 	if (rc != SQLITE_OK)
-		return sql_fail(db, err, "cannot look up the run");
+		return sql_fail(db, err, "cannot look up the run", rc);
 	if (n == 0)
 		return bd_fail_at(err, BD_ENOTFOUND, db->path, 0, 0,
 				  "no run matches '%s' (give a run id, a uuid prefix, a label, a git commit "
@@ -720,7 +820,7 @@ int db_run_sweep_text(struct db *db, int64_t run_id, char **text, struct bd_erro
 	if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
 		*text = col_strdup(st, 0);
 	finalize(st, &rc);
-	return rc == SQLITE_OK ? 0 : sql_fail(db, err, "cannot read the sweep text");
+	return rc == SQLITE_OK ? 0 : sql_fail(db, err, "cannot read the sweep text", rc);
 }
 
 static void copy_col(sqlite3_stmt *st, int i, char *dst, size_t n)
@@ -767,7 +867,7 @@ int db_system_get(struct db *db, int64_t system_id, struct sysinfo *si, struct b
 	}
 	finalize(st, &rc);
 	if (rc != SQLITE_OK)
-		return sql_fail(db, err, "cannot read the system");
+		return sql_fail(db, err, "cannot read the system", rc);
 	return found ? 0 : bd_fail(err, BD_ENOTFOUND, "no system with id %lld", (long long)system_id);
 }
 
@@ -872,7 +972,7 @@ int db_cases_list(struct db *db, int64_t run_id, const char *suite, struct case_
 	finalize(st, &rc);
 	if (rc != SQLITE_OK) {
 		db_case_rows_free(out, count);
-		return sql_fail(db, err, "cannot list cases");
+		return sql_fail(db, err, "cannot list cases", rc);
 	}
 	*rows = out;
 	*n = count;
@@ -905,7 +1005,7 @@ int db_samples_get(struct db *db, int64_t case_id, struct sample **samples, size
 		sqlite3_reset(st);
 	if (rc != SQLITE_OK) {
 		free(out);
-		return sql_fail(db, err, "cannot read samples");
+		return sql_fail(db, err, "cannot read samples", rc);
 	}
 	*samples = out;
 	*n = count;
@@ -928,7 +1028,7 @@ int db_cases_by_key(struct db *db, const char *case_key, const char *suite, stru
 	finalize(st, &rc);
 	if (rc != SQLITE_OK) {
 		db_case_rows_free(out, count);
-		return sql_fail(db, err, "cannot list the cases of a case key");
+		return sql_fail(db, err, "cannot list the cases of a case key", rc);
 	}
 	*rows = out;
 	*n = count;

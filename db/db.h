@@ -4,6 +4,7 @@
 #ifndef BENCHDB_DB_H
 #define BENCHDB_DB_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -70,19 +71,27 @@ void db_case_rows_free(struct case_row *rows, size_t n);
 int db_samples_get(struct db *db, int64_t case_id, struct sample **samples, size_t *n,
 		   struct bd_error *err);
 
-/* What one db_merge imported (0s when nothing was new). */
+/* What one db_merge did: added, skipped (already there, identical), refused. */
 struct db_merge_counts {
-	int64_t systems, runs, cases, samples;
-	int64_t runs_present;   /* runs of the input the database already had (by uuid) */
+	int64_t systems, runs, cases, samples;   /* added */
+	int64_t runs_present;    /* runs the output already had (by uuid, same content) */
+	int64_t cases_present;   /* their cases it already had, identical: skipped */
+	int64_t runs_updated;    /* runs the output had unfinished that have ended since */
+	int64_t runs_refused;    /* another run under a uuid the output has: kept out */
+	char *refused;           /* "run UUID, ...: what differs" per refused run, a line each; NULL */
 };
 /* Import every run of the benchdb database at in_path — its systems, cases and samples — in one
  * transaction (db/merge.c). The input is read through a temporary copy migrated to this build's
- * schema, and never written. Runs already present (same uuid) are kept; what they lack (cases,
- * samples, a final status) is added. BD_ENOTFOUND: no file; BD_EINVAL: not a benchdb database,
- * or the output itself; BD_EVERSION: from a newer benchdb; BD_EDB, BD_EIO: the import failed and
- * nothing of this input was stored. err names in_path. */
-int db_merge(struct db *db, const char *in_path, struct db_merge_counts *counts,
-	     struct bd_error *err);
+ * schema, and never written. A run already present (same uuid) must be the same run: its cases
+ * the output lacks are added, and its status if it has ended since; one whose identity or shared
+ * cases differ (two copies of a database resumed apart) is refused with what differs and the rest
+ * imported. BD_ENOTFOUND: no file; BD_EINVAL: not a benchdb database, or the output itself;
+ * BD_EVERSION: from a newer benchdb; BD_EDB, BD_EIO: the import failed and nothing of this input
+ * was stored; BD_EINTR: *stop was set (a signal) — nothing of this input stored, the temporary
+ * copy removed. err names in_path. Free counts with db_merge_counts_clear (on failure too). */
+int db_merge(struct db *db, const char *in_path, const volatile sig_atomic_t *stop,
+	     struct db_merge_counts *counts, struct bd_error *err);
+void db_merge_counts_clear(struct db_merge_counts *counts);
 
 /* What the GPU did while a case ran (schemas/006_gpu_during_case.sql). */
 struct case_gpu {
@@ -110,6 +119,12 @@ int db_cases_by_key(struct db *db, const char *case_key, const char *suite, stru
 
 /* How long a writer waits, retrying with backoff, for another's lock (runner --busy-timeout). */
 void db_set_busy_timeout(struct db *db, int ms);
+/* The one busy-wait policy: every database this process opens from now on waits up to seconds
+ * for another process's lock, from its open on (reading the schema, migrating, every write).
+ * BD_EINVAL outside 0..DB_BUSY_TIMEOUT_MAX_S. */
+#define DB_BUSY_TIMEOUT_DEFAULT_S 3600
+#define DB_BUSY_TIMEOUT_MAX_S (INT32_MAX / 1000)
+int db_set_default_busy_timeout(long seconds);
 /* This machine's host name, as runs record it. */
 void db_this_host(char out[256]);
 /* db_run_begin and db_run_liveness_set in one transaction: no run is ever stored without its
@@ -133,9 +148,28 @@ int db_run_liveness(struct db *db, int64_t run_id, char *why, size_t n);
 int db_run_close(struct db *db, int64_t run_id, struct bd_error *err);
 /* Set a run 'running' again with this process as its runner (runner run --resume). */
 int db_run_reopen(struct db *db, int64_t run_id, struct bd_error *err);
-/* stored[ord] = 1 for each case the run has stored (ords 0..n-1); *count of them. */
+/* stored[ord] = 1 for each case the run has stored (ords 0..n-1); *count of them, counts[status]
+ * of them by status. */
 int db_run_stored_ords(struct db *db, int64_t run_id, unsigned char *stored, size_t n,
-		       size_t *count, struct bd_error *err);
+		       size_t *count, size_t counts[STATUS_COUNT], struct bd_error *err);
+
+/* ---- what a resume keeps (run_identity.c; schemas/011_run_identity.sql) --------------------- */
+
+/* The values that make a run what it is beyond its sweep and build: a resume keeps them. */
+struct run_identity {
+	char *label, *group_id;          /* NULL: none */
+	int shard_index, shard_count;    /* shard_count 0: not a shard */
+	int64_t mem_limit;               /* bytes; 0: not recorded (stored before schema 11) */
+	int mem_limit_all;               /* 1: every case (--mem-limit); 0: the default share */
+};
+/* Fill *out (free with db_run_identity_clear). */
+int db_run_identity_get(struct db *db, int64_t run_id, struct run_identity *out,
+			struct bd_error *err);
+void db_run_identity_clear(struct run_identity *id);
+/* Record a resume of the run: note appended as a line of runs.resumes; label, group and memory
+ * limit set to id's (what --force accepted; the same values otherwise). The shard never changes. */
+int db_run_resume_record(struct db *db, int64_t run_id, const struct run_identity *id,
+			 const char *note, struct bd_error *err);
 
 /* ---- the noise between runs (db/noise.c; schemas/010_run_noise.sql) ------------------------ */
 

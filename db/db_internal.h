@@ -17,6 +17,10 @@ const char *db_file(struct db *db);
 int db_run_set_group(struct db *db, int64_t run_id, const struct run_record *run,
 		     struct bd_error *err);
 
+/* Store run's memory limit (run_identity.c); nothing when run->mem_limit is 0. */
+int db_run_set_limits(struct db *db, int64_t run_id, const struct run_record *run,
+		      struct bd_error *err);
+
 /* Create the connection's temporary table of group members (at open). */
 int db_group_init(struct db *db, struct bd_error *err);
 /* When group names a group of runs: *found = 1, *rep = its latest run, and the members (the

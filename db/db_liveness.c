@@ -73,6 +73,8 @@ int db_run_begin_live(struct db *db, int64_t system_id, const struct run_record 
 	int rc = db_run_begin(db, system_id, run, run_id, err);
 	if (!rc)
 		rc = db_run_liveness_set(db, *run_id, err);
+	if (!rc)
+		rc = db_run_set_limits(db, *run_id, run, err);
 	if (!rc && sqlite3_exec(db_sqlite(db), "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
 		rc = fail(db, err, "cannot store the run");
 	if (rc)
@@ -174,13 +176,14 @@ int db_run_reopen(struct db *db, int64_t run_id, struct bd_error *err)
 }
 
 int db_run_stored_ords(struct db *db, int64_t run_id, unsigned char *stored, size_t n,
-		       size_t *count, struct bd_error *err)
+		       size_t *count, size_t counts[STATUS_COUNT], struct bd_error *err)
 {
 	sqlite3_stmt *st = NULL;
-	int rc = sqlite3_prepare_v2(db_sqlite(db), "SELECT ord FROM cases WHERE run_id = ?1", -1,
-				    &st, NULL);
+	int rc = sqlite3_prepare_v2(db_sqlite(db), "SELECT ord, status FROM cases WHERE run_id = ?1",
+				    -1, &st, NULL);
 	*count = 0;
 	memset(stored, 0, n);
+	memset(counts, 0, STATUS_COUNT * sizeof(*counts));
 	if (rc == SQLITE_OK)
 		rc = sqlite3_bind_int64(st, 1, run_id);
 	while (rc == SQLITE_OK) {
@@ -192,9 +195,11 @@ int db_run_stored_ords(struct db *db, int64_t run_id, unsigned char *stored, siz
 			break;
 		}
 		int64_t ord = sqlite3_column_int64(st, 0);
+		int status = status_parse((const char *)sqlite3_column_text(st, 1));
 		if (ord >= 0 && (uint64_t)ord < n && !stored[ord]) {
 			stored[ord] = 1;
 			(*count)++;
+			counts[status < 0 ? STATUS_ERROR : status]++;
 		}
 	}
 	sqlite3_finalize(st);

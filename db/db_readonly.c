@@ -8,11 +8,16 @@
  * directory. So: a WAL database with no -wal file (no writer has it open, nothing uncheckpointed)
  * is opened `immutable=1` — no locks, no side files; one with a -wal file (a runner is writing,
  * or was killed) is opened read-only through the existing side files, which is the only way to
- * see what the -wal holds. */
+ * see what the -wal holds. Where SQLite cannot do that (a read-only directory or medium, the
+ * -wal copied there without its -shm, which SQLite would have to create), the file and its -wal
+ * are copied into a private temporary directory, read there into memory, and the copies deleted
+ * at once. */
 #include "db_readonly.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +51,118 @@ static void immutable_uri(const char *path, struct strbuf *uri)
 			sb_addf(uri, "%%%02X", *s);
 	}
 	sb_add(uri, "?immutable=1");
+}
+
+/* Copy the file from to the new file to; a failure names what failed (errno kept). */
+static int copy_file(const char *from, const char *to)
+{
+	char buf[1 << 16];
+	int rc = -1, in = open(from, O_RDONLY | O_CLOEXEC), out = -1;
+	if (in < 0 || (out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0)
+		goto done;
+	for (;;) {
+		ssize_t n = read(in, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			goto done;
+		if (n == 0)
+			break;
+		for (ssize_t off = 0; off < n;) {
+			ssize_t w = write(out, buf + off, (size_t)(n - off));
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0) {
+				if (w == 0)
+					errno = EIO;
+				goto done;
+			}
+			off += w;
+		}
+	}
+	rc = 0;
+done:;
+	int saved = errno;
+	if (out >= 0 && close(out) != 0 && !rc) {
+		rc = -1;
+		saved = errno;
+	}
+	if (in >= 0)
+		close(in);
+	errno = saved;
+	return rc;
+}
+
+/* The WAL database at path (with its -wal) into an in-memory database *out, read through a copy of
+ * both in a private temporary directory ($TMPDIR, else /tmp), deleted before this returns. */
+static int read_through_copy(const char *path, sqlite3 **out, struct bd_error *err)
+{
+	const char *tmp = getenv("TMPDIR");
+	struct strbuf dir = STRBUF_INIT, copy = STRBUF_INIT, side = STRBUF_INIT;
+	sqlite3 *c = NULL, *m = NULL;
+	sqlite3_backup *b = NULL;
+	int rc = 0;
+	*out = NULL;
+	/* an interrupt waits until the copies are gone (a kill -9 would still leave them) */
+	sigset_t stop, was;
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGHUP);
+	sigaddset(&stop, SIGQUIT);
+	pthread_sigmask(SIG_BLOCK, &stop, &was);
+	sb_addf(&dir, "%s/benchdb-read-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(dir.buf)) {
+		rc = bd_fail_at(err, BD_EIO, path, 0, 0, "its -wal cannot be read in place (a read-only "
+				"directory?) and no private copy can be made in '%s': %s",
+				tmp && *tmp ? tmp : "/tmp", strerror(errno));
+		sb_reset(&dir);
+		goto done;
+	}
+	sb_addf(&copy, "%s/copy.db", sb_str(&dir));
+	sb_addf(&side, "%s-wal", sb_str(&copy));
+	struct strbuf wal = STRBUF_INIT;
+	sb_addf(&wal, "%s-wal", path);
+	int copied = !copy_file(path, sb_str(&copy)) && !copy_file(sb_str(&wal), sb_str(&side));
+	int saved = errno;
+	sb_free(&wal);
+	if (!copied) {
+		rc = bd_fail_at(err, BD_EIO, path, 0, 0, "its -wal cannot be read in place (a read-only "
+				"directory?) and copying it to the temporary directory '%s' failed: %s",
+				tmp && *tmp ? tmp : "/tmp", strerror(saved));
+		goto done;
+	}
+	int s = sqlite3_open_v2(sb_str(&copy), &c, SQLITE_OPEN_READONLY, NULL);
+	if (s == SQLITE_OK)
+		s = sqlite3_open(":memory:", &m);
+	if (s == SQLITE_OK && !(b = sqlite3_backup_init(m, "main", c, "main")))
+		s = sqlite3_errcode(m);
+	if (s == SQLITE_OK && (s = sqlite3_backup_step(b, -1)) == SQLITE_DONE)
+		s = SQLITE_OK;
+	if (b)
+		sqlite3_backup_finish(b);
+	if (s != SQLITE_OK) {
+		rc = bd_fail_at(err, BD_EDB, path, 0, 0, "cannot read it through a copy: %s",
+				sqlite3_errstr(s));
+		goto done;
+	}
+	*out = m;
+	m = NULL;
+done:
+	sqlite3_close(c);
+	sqlite3_close(m);
+	if (dir.len) {   /* the copy, its -wal and the -shm SQLite made beside them */
+		unlink(sb_str(&side));
+		memcpy(side.buf + side.len - 3, "shm", 3);   /* "-wal" -> "-shm" */
+		unlink(sb_str(&side));
+		unlink(sb_str(&copy));
+		rmdir(sb_str(&dir));
+	}
+	pthread_sigmask(SIG_SETMASK, &was, NULL);
+	sb_free(&dir);
+	sb_free(&copy);
+	sb_free(&side);
+	return rc;
 }
 
 int db_readonly_open(const char *path, sqlite3 **out, struct bd_error *err)
@@ -100,6 +217,17 @@ int db_readonly_open(const char *path, sqlite3 **out, struct bd_error *err)
 		goto done;
 	}
 	sqlite3_extended_result_codes(h, 1);
+	if (!(flags & SQLITE_OPEN_URI) && wal) {
+		/* the -wal is read through the -shm, which SQLite may be unable to make here */
+		int s = sqlite3_exec(h, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
+		int primary = s & 0xff;
+		if (primary == SQLITE_CANTOPEN || primary == SQLITE_READONLY || primary == SQLITE_IOERR) {
+			sqlite3_close(h);
+			h = NULL;
+			if ((rc = read_through_copy(path, &h, err)))
+				goto done;
+		}
+	}
 	sqlite3_exec(h, "PRAGMA temp_store = MEMORY", NULL, NULL, NULL);
 	*out = h;
 	h = NULL;
@@ -135,6 +263,9 @@ static const struct added_column {
 	{"cases", "impl_info", 8},
 	{"cases", "stop_reason", 8},
 	{"cases", "cpu_wait", 9},
+	{"runs", "mem_limit", 11},
+	{"runs", "mem_limit_source", 11},
+	{"runs", "resumes", 11},
 	{"cases", "rse", 12},
 };
 

@@ -29,8 +29,9 @@ int db_case_gpu_put(struct db *db, int64_t run_id, int64_t ord, const struct cas
 	if (rc == SQLITE_OK)
 		rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
 	sqlite3_finalize(st);
-	return rc == SQLITE_OK ? 0 : bd_fail(err, BD_EDB, "cannot store the case's GPU figures: %s",
-					       sqlite3_errmsg(h));
+	return rc == SQLITE_OK ? 0 : bd_fail_at(err, BD_EDB, db_file(db), 0, 0,
+						  "cannot store the case's GPU figures: %s",
+						  sqlite3_errmsg(h));
 }
 
 int db_case_gpu_get(struct db *db, int64_t case_id, struct case_gpu *g, struct bd_error *err)
@@ -52,6 +53,7 @@ int db_case_gpu_get(struct db *db, int64_t case_id, struct case_gpu *g, struct b
 		snprintf(g->throttle, sizeof(g->throttle), "%s", t ? (const char *)t : "");
 	}
 	sqlite3_finalize(st);
-	return rc == SQLITE_OK ? 0 : bd_fail(err, BD_EDB, "cannot read the case's GPU figures: %s",
-					       sqlite3_errmsg(h));
+	return rc == SQLITE_OK ? 0 : bd_fail_at(err, BD_EDB, db_file(db), 0, 0,
+						  "cannot read the case's GPU figures: %s",
+						  sqlite3_errmsg(h));
 }

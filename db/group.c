@@ -8,7 +8,7 @@
 
 static int group_fail(struct db *db, struct bd_error *err, const char *what)
 {
-	return bd_fail(err, BD_EDB, "%s: %s", what, sqlite3_errmsg(db_sqlite(db)));
+	return bd_fail_at(err, BD_EDB, db_file(db), 0, 0, "%s: %s", what, sqlite3_errmsg(db_sqlite(db)));
 }
 
 int db_run_set_group(struct db *db, int64_t run_id, const struct run_record *run,

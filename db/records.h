@@ -49,6 +49,9 @@ struct run_record {
 	const char *env_json;
 	const char *group_id;     /* shards of one sweep share it; NULL for none */
 	int shard_index, shard_count;   /* shard_count 0: not a shard */
+	int64_t mem_limit;        /* bytes given to cases (schema 11); 0 unknown */
+	int mem_limit_all;        /* 1: --mem-limit, every case; 0: the default share, CPU cases
+				   * without a limit of their own */
 };
 
 struct case_record {

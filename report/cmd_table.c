@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "opt.h"
 #include "report.h"
 #include "shape.h"
@@ -18,8 +19,9 @@ static void run_header(struct db *db, const struct run_row *r, struct strbuf *ou
 		memset(&si, 0, sizeof(si));
 	sb_addf(out, "## run %lld: %s (%s)\n\n", (long long)r->id,
 		r->sweep_name ? r->sweep_name : "?", r->status);
-	sb_addf(out, "- started %s, uuid %s%s%s\n", r->started_at, r->uuid, r->label ? ", label " : "",
-		r->label ? r->label : "");
+	sb_addf(out, "- started %s, uuid %s%s", r->started_at, r->uuid, r->label ? ", label " : "");
+	sb_add_inline(out, r->label, 0);
+	sb_addc(out, '\n');
 	sb_addf(out, "- host %s: %s, %d cores, %s\n", si.hostname, si.cpu_model[0] ? si.cpu_model : "?",
 		si.cpu_cores, si.blas[0] ? si.blas : "no BLAS recorded");
 	if (r->git_commit)

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cost.h"
+#include "escape.h"
 #include "opt.h"
 #include "params.h"
 #include "plot.h"
@@ -249,8 +250,9 @@ static void section_provenance(struct writeup *w)
 		sb_add(&w->doc, "- git commit unknown (the runner was built outside a git checkout)\n");
 	}
 	sb_addf(&w->doc, "- runner version `%s`\n", r->tool_version ? r->tool_version : "unknown");
-	sb_addf(&w->doc, "- run uuid `%s`%s%s%s, status %s\n", r->uuid, r->label ? ", label `" : "",
-		r->label ? r->label : "", r->label ? "`" : "", r->status);
+	sb_addf(&w->doc, "- run uuid `%s`%s", r->uuid, r->label ? ", label `" : "");
+	sb_add_inline(&w->doc, r->label, 0);
+	sb_addf(&w->doc, "%s, status %s\n", r->label ? "`" : "", r->status);
 	sb_add(&w->doc, "- command line:\n\n");
 	add_fenced(&w->doc, "sh", r->command_line ? r->command_line : "(not recorded)");
 

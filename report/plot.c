@@ -652,10 +652,26 @@ static void summarize_stderr(const char *text, struct strbuf *summary, int *erro
 	}
 }
 
-static int file_nonempty(const char *path)
+/* Whether path is a whole chart: a regular file whose last bytes (trailing whitespace aside) are
+ * end. gnuplot exits 0 even when the disk filled under it, leaving a truncated image. */
+static int file_complete(const char *path, const char *end, size_t end_len)
 {
 	struct stat st;
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
+	char tail[64];
+	FILE *f = NULL;
+	int ok = stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= (off_t)end_len &&
+		 (f = fopen(path, "rb")) != NULL;
+	size_t n = 0;
+	if (ok) {
+		long from = st.st_size > (off_t)sizeof(tail) ? (long)(st.st_size - (off_t)sizeof(tail)) : 0;
+		ok = fseek(f, from, SEEK_SET) == 0;
+		n = ok ? fread(tail, 1, sizeof(tail), f) : 0;
+	}
+	if (f)
+		fclose(f);
+	while (ok && n > 0 && strchr(" \t\r\n", tail[n - 1]) && tail[n - 1])
+		n--;
+	return ok && n >= end_len && !memcmp(tail + n - end_len, end, end_len);
 }
 
 /* ---- plot_write ---------------------------------------------------------------------------- */
@@ -738,11 +754,14 @@ int plot_write(const struct plot *p, const char *path_base, struct bd_error *err
 			     summary.len ? sb_str(&summary) : "(nothing on stderr)");
 		goto done;
 	}
-	const char *missing = !file_nonempty(sb_str(&png)) ? sb_str(&png)
-			      : !file_nonempty(sb_str(&svg)) ? sb_str(&svg) : NULL;
+	/* a PNG ends with its IEND chunk (empty, with its CRC), an SVG with its closing tag */
+	static const char png_end[] = "\0\0\0\0IEND\xae\x42\x60\x82", svg_end[] = "</svg>";
+	const char *missing = !file_complete(sb_str(&png), png_end, sizeof(png_end) - 1) ? sb_str(&png)
+			      : !file_complete(sb_str(&svg), svg_end, sizeof(svg_end) - 1) ? sb_str(&svg)
+			      : NULL;
 	if (missing) {
-		rc = bd_fail(err, BD_EIO, "gnuplot left chart '%s' missing or empty%s%s", missing,
-			     summary.len ? ": " : "", sb_str(&summary));
+		rc = bd_fail(err, BD_EIO, "gnuplot left chart '%s' missing, empty or cut short (a "
+			     "full disk?)%s%s", missing, summary.len ? ": " : "", sb_str(&summary));
 		goto done;
 	}
 

@@ -2,13 +2,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "renderers.h"
 #include "xalloc.h"
 
 static void cell_text(const struct column *col, const struct cell *c, struct strbuf *out)
 {
 	if (c->kind == CELL_TEXT)
-		sb_add(out, c->text);
+		sb_add_inline(out, c->text, 1);   /* a newline or '|' would end the row or the cell */
 	else if (c->kind == CELL_NUMBER)
 		sb_addf(out, "%.*f", col->decimals, c->value);
 }

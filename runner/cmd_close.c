@@ -10,21 +10,23 @@
 int cmd_close(struct cmd_line *cl)
 {
 	const char *db_path = BENCHDB_DEFAULT_DB;
+	long busy_timeout_s = DB_BUSY_TIMEOUT_DEFAULT_S;
 	int force = 0;
 	const struct opt_spec specs[] = {
 		{"db", 0, OPT_STRING, "PATH", "database (default " BENCHDB_DEFAULT_DB ")", &db_path},
 		{"force", 0, OPT_FLAG, NULL, "close it although its runner looks alive or cannot be told",
 		 &force},
+		RUNNER_OPT_BUSY_TIMEOUT(&busy_timeout_s),
 		{0}};
 	static const struct cmd_usage usage = {
-		RUNNER_PROG, "close", "[--db PATH] [--force] RUN",
+		RUNNER_PROG, "close", "[--db PATH] [--force] [--busy-timeout SECONDS] RUN",
 		"Mark a run that is still `running` but whose runner is gone (`report runs` shows it as\n"
 		"`abandoned`) as `interrupted`, ended at its last heartbeat. Its stored cases stay; `runner\n"
 		"run SWEEP.yaml --resume RUN` continues it instead."};
 	int npos = 0;
 	char **argv = NULL;   /* the positional arguments */
 	int status = opt_parse_command(cl, specs, &usage, 1, 1, &argv, &npos);
-	if (status >= 0)
+	if (status >= 0 || (status = runner_busy_timeout("close", busy_timeout_s)) >= 0)
 		return status;
 	struct db *db = NULL;
 	struct bd_error err;

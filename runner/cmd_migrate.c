@@ -9,17 +9,19 @@
 int cmd_migrate(struct cmd_line *cl)
 {
 	const char *db_path = BENCHDB_DEFAULT_DB;
+	long busy_timeout_s = DB_BUSY_TIMEOUT_DEFAULT_S;
 	const struct opt_spec specs[] = {
 		{"db", 0, OPT_STRING, "PATH", "database to upgrade (default " BENCHDB_DEFAULT_DB ")",
 		 &db_path},
+		RUNNER_OPT_BUSY_TIMEOUT(&busy_timeout_s),
 		{0}};
 	static const struct cmd_usage usage = {
-		RUNNER_PROG, "migrate", "[--db PATH]",
+		RUNNER_PROG, "migrate", "[--db PATH] [--busy-timeout SECONDS]",
 		"Upgrade a database made by an older benchdb to this build's schema, in place (each "
 		"step in its own transaction). A file that is missing is not created."};
 	int npos = 0;
 	int status = opt_parse_command(cl, specs, &usage, 0, 0, NULL, &npos);
-	if (status >= 0)
+	if (status >= 0 || (status = runner_busy_timeout("migrate", busy_timeout_s)) >= 0)
 		return status;
 	struct db *db = NULL;
 	struct bd_error err;

@@ -1,5 +1,6 @@
 /* runner/cmd_run.c: `runner run SWEEP.yaml` — expand, measure every case, store each in one
  * transaction. An interrupt keeps every finished case and marks the run `interrupted`. */
+#include <ctype.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
@@ -27,8 +28,6 @@
 #include "sysinfo.h"
 #include "xalloc.h"
 
-/* Exit status after SIGINT/SIGTERM, as shells report a signal death (128 + SIGINT). */
-#define EXIT_INTERRUPTED 130
 /* Without mem_limit in the sweep or --mem-limit, a CPU case may use this share of the memory
  * that was available when the run started, so that no sweep drives the machine into swap. */
 #define DEFAULT_MEM_SHARE 0.8
@@ -44,9 +43,12 @@
 /* How long the busy-machine probe before the first case spins (cpu_wait.h) */
 #define LOAD_PROBE_NS 100000000
 
+/* The signal that stopped the run (the last one taken). */
+static volatile sig_atomic_t stop_signal;
+
 static void on_signal(int sig)
 {
-	(void)sig;
+	stop_signal = sig;
 	measure_interrupted = 1;
 }
 
@@ -108,7 +110,9 @@ static void make_uuid(char out[40])
 		 b[15]);
 }
 
-/* The command line as typed, arguments with spaces quoted. */
+/* The command line as typed, as a shell would take it back: an argument with anything but
+ * letters, digits and _-./:=,+@% single-quoted ('\'' for a quote), one with a control
+ * character (a newline in a label) as $'...' with \n, \xHH. */
 static char *command_line(const struct cmd_line *cl)
 {
 	int argc;
@@ -116,11 +120,31 @@ static char *command_line(const struct cmd_line *cl)
 	struct strbuf sb = STRBUF_INIT;
 	sb_add(&sb, RUNNER_PROG);
 	for (int i = 0; i < argc; i++) {
+		const unsigned char *a = (const unsigned char *)argv[i];
+		int plain = *a != '\0', controls = 0;
+		for (const unsigned char *c = a; *c; c++) {
+			plain &= isalnum(*c) || (*c < 0x80 && strchr("_-./:=,+@%", *c));
+			controls |= *c < 0x20 || *c == 0x7f;
+		}
 		sb_addc(&sb, ' ');
-		if (strpbrk(argv[i], " \t'\"") || !argv[i][0])
-			sb_addf(&sb, "'%s'", argv[i]);
-		else
+		if (plain) {
 			sb_add(&sb, argv[i]);
+			continue;
+		}
+		sb_add(&sb, controls ? "$'" : "'");
+		for (const unsigned char *c = a; *c; c++) {
+			if (*c == '\'')
+				sb_add(&sb, controls ? "\\'" : "'\\''");
+			else if (controls && *c == '\\')
+				sb_add(&sb, "\\\\");
+			else if (controls && *c == '\n')
+				sb_add(&sb, "\\n");
+			else if (controls && (*c < 0x20 || *c == 0x7f))
+				sb_addf(&sb, "\\x%02x", *c);
+			else
+				sb_addc(&sb, (char)*c);
+		}
+		sb_addc(&sb, '\'');
 	}
 	return sb_detach(&sb);
 }
@@ -246,12 +270,32 @@ static void measure_group(struct measured *m, size_t n, long interleave, const c
 	gpu_probe_stop(probe, &m[0].gpu);
 }
 
+/* --resume: open the existing database (never creating one), store this machine and take over
+ * the run (run_resume_begin). */
+static int resume_open(const char *db_path, const char *selector, const char *sweep_hash,
+		       size_t ords, int force, const struct run_resume_asked *asked, struct db **db,
+		       struct sysinfo *si, int64_t *system_id, struct run_resume *resume,
+		       struct bd_error *err)
+{
+	const struct run_record current = {.git_commit = build_git_commit,
+					   .git_dirty = build_git_dirty,
+					   .tool_version = BENCHDB_VERSION,
+					   .sweep_hash = sweep_hash};
+	int rc = db_open(db_path, 0, db, err);
+	if (rc)
+		return rc;
+	sysinfo_collect(si);
+	if ((rc = db_system_put(*db, si, system_id, err)))
+		return rc;
+	return run_resume_begin(*db, selector, &current, *system_id, ords, force, asked, resume, err);
+}
+
 int cmd_run(struct cmd_line *cl)
 {
 	const char *db_path = BENCHDB_DEFAULT_DB, *label = NULL, *mem_limit_text = NULL;
 	const char *shard_text = NULL, *group = NULL, *resume_run = NULL;
 	int dry_run = 0, force = 0;
-	long busy_timeout_s = 3600, repeat = 1, interleave = INTERLEAVE_ROUNDS;
+	long busy_timeout_s = DB_BUSY_TIMEOUT_DEFAULT_S, repeat = 1, interleave = INTERLEAVE_ROUNDS;
 	const struct opt_spec specs[] = {
 		{"db", 0, OPT_STRING, "PATH", "database to write (default bench.db; created if missing)",
 		 &db_path},
@@ -268,7 +312,8 @@ int cmd_run(struct cmd_line *cl)
 		{"resume", 0, OPT_STRING, "RUN",
 		 "continue a run that did not complete: same run, only the cases it lacks", &resume_run},
 		{"force", 0, OPT_FLAG, NULL,
-		 "with --resume: resume although the sweep text, build or machine differ", &force},
+		 "with --resume: resume although the sweep, build, machine, label, group or limit differ",
+		 &force},
 		{"repeat", 0, OPT_INT, "N",
 		 "run the sweep N times: N runs of one label and group, cases reshuffled each time "
 		 "(how many: below)",
@@ -276,8 +321,7 @@ int cmd_run(struct cmd_line *cl)
 		{"interleave", 0, OPT_INT, "ROUNDS",
 		 "measure the impls of one shape in this many alternating rounds (default "
 		 RUNNER_STR(INTERLEAVE_ROUNDS) "; 1: one case after the other)", &interleave},
-		{"busy-timeout", 0, OPT_INT, "SECONDS",
-		 "how long to wait for another writer's lock, retrying (default 3600)", &busy_timeout_s},
+		RUNNER_OPT_BUSY_TIMEOUT(&busy_timeout_s),
 		{0},
 	};
 	static const struct cmd_usage usage = {
@@ -303,7 +347,7 @@ int cmd_run(struct cmd_line *cl)
 	struct strbuf env = STRBUF_INIT;
 	struct run_resume resume = {0};
 	struct bd_error err;
-	int npos = 0, status = EXIT_OK, rc;
+	int npos = 0, status = EXIT_OK, rc, mem_limit_all;
 	int64_t mem_limit = 0, run_id = 0;
 	size_t counts[STATUS_COUNT] = {0}, stored = 0;
 	const char *run_status = "complete";
@@ -312,12 +356,9 @@ int cmd_run(struct cmd_line *cl)
 	if ((status = opt_parse_command(cl, specs, &usage, 1, 1, &argv, &npos)) >= 0)
 		goto done;
 	status = EXIT_OK;
-	if (busy_timeout_s < 0 || busy_timeout_s > INT32_MAX / 1000) {
-		fprintf(stderr, "runner run: --busy-timeout expects seconds from 0 to %d, got %ld\n",
-			INT32_MAX / 1000, busy_timeout_s);
-		status = EXIT_USAGE;
+	if ((status = runner_busy_timeout("run", busy_timeout_s)) >= 0)
 		goto done;
-	}
+	status = EXIT_OK;
 	if (repeat < 1 || repeat > REPEAT_MAX || (repeat > 1 && (resume_run || shard_text || group))) {
 		if (repeat < 1 || repeat > REPEAT_MAX)
 			fprintf(stderr, "runner run: --repeat expects a count from 1 to %d, got %ld\n",
@@ -335,6 +376,7 @@ int cmd_run(struct cmd_line *cl)
 		status = EXIT_USAGE;
 		goto done;
 	}
+	mem_limit_all = mem_limit_text != NULL;   /* --mem-limit: every case, the sweep's too */
 	if ((status = mem_limit_option(mem_limit_text, "runner run", &mem_limit)) >= 0)
 		goto done;
 	status = EXIT_OK;
@@ -343,14 +385,41 @@ int cmd_run(struct cmd_line *cl)
 		status = EXIT_USAGE;
 		goto done;
 	}
-	if (shard_text && (shard_parse(shard_text, &shard, &err) ||
-			   shard_group_id(group, sweep->hash, shard.count, group_id, sizeof(group_id)))) {
+	if (shard_text && shard_parse(shard_text, &shard, &err)) {
 		bd_error_print("runner run", &err);
 		status = EXIT_USAGE;
 		goto done;
 	}
-	if (!shard_text && group)
-		snprintf(group_id, sizeof(group_id), "%s", group);
+	struct sysinfo si;
+	int64_t system_id = 0;
+	size_t ords = 0;   /* case orders are the whole sweep's (a shard holds a subset) */
+	for (size_t i = 0; i < cases.n; i++)
+		ords = cases.items[i].index + 1 > ords ? cases.items[i].index + 1 : ords;
+	if (resume_run && !dry_run) {
+		/* the run's shard, group, label and limit, not this command line's (resume.h) */
+		const struct run_resume_asked asked = {shard_text ? &shard : NULL, label, group,
+						       mem_limit_text ? mem_limit : 0, cmdline};
+		if ((rc = resume_open(db_path, resume_run, sweep->hash, ords, force, &asked, &db, &si,
+				      &system_id, &resume, &err))) {
+			bd_error_print("runner run", &err);
+			status = rc == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL;
+			goto done;
+		}
+		shard.index = resume.id.shard_index;
+		shard.count = resume.id.shard_count;
+		shard_text = shard.count ? "the run's" : NULL;
+		label = resume.id.label;
+		snprintf(group_id, sizeof(group_id), "%s", resume.id.group_id ? resume.id.group_id : "");
+		if (resume.id.mem_limit > 0) {
+			mem_limit = resume.id.mem_limit;
+			mem_limit_all = resume.id.mem_limit_all;
+		}
+	} else if ((shard_text || group) &&
+		   shard_group_id(group, sweep->hash, shard.count, group_id, sizeof(group_id))) {
+		fprintf(stderr, "runner run: --group expects at most %zu bytes\n", sizeof(group_id) - 1);
+		status = EXIT_USAGE;
+		goto done;
+	}
 	if (shard_text) {
 		whole = cases;
 		if (shard_select(&whole, &shard, &cases)) {
@@ -364,21 +433,19 @@ int cmd_run(struct cmd_line *cl)
 		sysinfo_memory(&total, &available);
 		mem_limit = (int64_t)(DEFAULT_MEM_SHARE * (double)(available ? available : total));
 	}
-	cases_limit_memory(&cases, mem_limit, mem_limit_text != NULL);
+	cases_limit_memory(&cases, mem_limit, mem_limit_all);
 	if (dry_run) {   /* the cases with the limits the run would give them */
 		print_case_list(sweep, &cases);
 		goto done;
 	}
 
-	if ((rc = db_open(db_path, DB_CREATE, &db, &err))) {
+	if (!db && (rc = db_open(db_path, DB_CREATE, &db, &err))) {
 		bd_error_print("runner run", &err);
 		status = EXIT_FAIL;
 		goto done;
 	}
-	db_set_busy_timeout(db, (int)(busy_timeout_s * 1000));
-	struct sysinfo si;
-	sysinfo_collect(&si);
-	int64_t system_id;
+	if (!resume_run)
+		sysinfo_collect(&si);
 	sysinfo_env_json(&env);
 	struct run_record run = {
 		.git_commit = build_git_commit,
@@ -395,6 +462,8 @@ int cmd_run(struct cmd_line *cl)
 		.group_id = group_id[0] ? group_id : NULL,
 		.shard_index = shard.index,
 		.shard_count = shard.count,
+		.mem_limit = mem_limit,
+		.mem_limit_all = mem_limit_all,
 	};
 	size_t *order = xcalloc(cases.n, sizeof(*order));
 	char repeat_id[48] = "";
@@ -419,13 +488,8 @@ int cmd_run(struct cmd_line *cl)
 		}
 		if (interleave > 1)   /* each shape's impls together, measured in rounds */
 			group_order(&cases, order);
-		size_t ords = 0;   /* case orders are the whole sweep's (a shard holds a subset) */
-		for (size_t i = 0; i < cases.n; i++)
-			ords = cases.items[i].index + 1 > ords ? cases.items[i].index + 1 : ords;
-		if ((!rep && (rc = db_system_put(db, &si, &system_id, &err))) ||
-		    (resume_run ? (rc = run_resume_begin(db, resume_run, &run, system_id, ords, force,
-							 &resume, &err))
-				: (rc = db_run_begin_live(db, system_id, &run, &run_id, &err)))) {
+		if (!resume_run && ((!rep && (rc = db_system_put(db, &si, &system_id, &err))) ||
+				    (rc = db_run_begin_live(db, system_id, &run, &run_id, &err)))) {
 			bd_error_print("runner run", &err);
 			status = rc == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL;
 			free(order);
@@ -490,6 +554,15 @@ int cmd_run(struct cmd_line *cl)
 				if (rc) {
 					progress_finish(&pg);
 					bd_error_print("runner run", &err);
+					if (measure_take_signals() && stop_signal == SIGXFSZ) {
+						/* the file-size limit: an interrupt (below), not a broken
+						 * database */
+						fprintf(stderr, "runner run: the file-size limit (ulimit -f) "
+							"stopped the run before case %s was stored; resume it "
+							"(--resume %lld) where the file may grow\n",
+							m[j].c->name, (long long)run_id);
+						break;
+					}
 					run_status = "failed";
 					status = EXIT_FAIL;
 					break;
@@ -527,8 +600,9 @@ int cmd_run(struct cmd_line *cl)
 			rep = repeat;   /* the database could not be written: no further repetition */
 		printf("run %lld %s: %zu of %zu cases stored (", (long long)run_id, run_status,
 		       stored + resume.nstored, cases.n);
-		for (int k = 0; k < STATUS_COUNT; k++)   /* "4 ok, 0 oom, ..." */
-			printf("%s%zu %s", k ? ", " : "", counts[k], status_name((enum bd_status)k));
+		for (int k = 0; k < STATUS_COUNT; k++)   /* "4 ok, 0 oom, ...", a resumed run's whole */
+			printf("%s%zu %s", k ? ", " : "", counts[k] + resume.counts[k],
+			       status_name((enum bd_status)k));
 		printf(") in %s\n", db_path);
 		contention_warn_after(stderr, &waited);
 		if (stored && repeat == 1)

@@ -4,12 +4,14 @@
  * of N nodes that runs the whole sweep on each (a job step with a task per node) and merges
  * their databases at its end, for `report nodes`. With --submit, handed to sbatch. Slurm
  * schedules; benchdb only writes the script. */
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,11 +26,110 @@ extern char **environ;
 /* Slurm's default MaxArraySize is 1001: task ids 0..1000. */
 #define SLURM_MAX_SHARDS 1001
 
+/* s quoted for a message: control characters as \n, \xHH, so that a bad value shows what it is. */
+static void sb_add_quoted(struct strbuf *sb, const char *s)
+{
+	sb_addc(sb, '\'');
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+		if (*c == '\n')
+			sb_add(sb, "\\n");
+		else if (*c < 0x20 || *c == 0x7f)
+			sb_addf(sb, "\\x%02x", *c);
+		else
+			sb_addc(sb, (char)*c);
+	}
+	sb_addc(sb, '\'');
+}
+
+/* Whether value may follow `#SBATCH --option=` as one word: no whitespace or control character
+ * (a newline would start a directive of its own), and only letters, digits and the characters
+ * of allowed (NULL: any other printable byte). Prints why not. */
+static int sbatch_word_ok(const char *option, const char *value, const char *allowed,
+			  const char *expects)
+{
+	int ok = *value != '\0';
+	for (const unsigned char *c = (const unsigned char *)value; ok && *c; c++)
+		ok = *c > 0x20 && *c != 0x7f &&
+		     (!allowed || (*c < 0x80 && (isalnum(*c) || strchr(allowed, *c))));
+	if (!ok) {
+		struct strbuf q = STRBUF_INIT;
+		sb_add_quoted(&q, value);
+		fprintf(stderr, "runner slurm: --%s expects %s, got %s\n", option, expects, sb_str(&q));
+		sb_free(&q);
+	}
+	return ok;
+}
+
+/* A Slurm time limit: minutes, minutes:seconds, hours:minutes:seconds, days-hours,
+ * days-hours:minutes, days-hours:minutes:seconds, or unlimited / infinite. */
+static int slurm_time_ok(const char *t)
+{
+	if (!strcasecmp(t, "unlimited") || !strcasecmp(t, "infinite"))
+		return 1;
+	const char *dash = strchr(t, '-');
+	int groups = 0;
+	if (dash) {
+		if (dash == t)
+			return 0;
+		for (const char *c = t; c < dash; c++)
+			if (!isdigit((unsigned char)*c))
+				return 0;
+		t = dash + 1;
+	}
+	for (;;) {
+		size_t n = strspn(t, "0123456789");
+		if (!n || n > 9)
+			return 0;
+		groups++;
+		t += n;
+		if (!*t)
+			break;
+		if (*t++ != ':')
+			return 0;
+	}
+	return groups <= 3;
+}
+
 struct slurm_job {
 	const char *runner, *sweep, *results, *name;
 	long shards, nodes, gpus_per_task, cpus_per_task;   /* one of shards, nodes is 0 */
 	const char *partition, *time, *label, *mem_limit, *account;
 };
+
+/* The options that become #SBATCH lines: one word each, nothing that starts a line of its own
+ * (`--partition $'gpu\n#SBATCH --exclusive'` wrote a second directive). Prints why not. */
+static int sbatch_values_ok(const struct slurm_job *j, const char *results)
+{
+	if (j->partition && !sbatch_word_ok("partition", j->partition, "_-.,",
+					    "a partition name (letters, digits, '_', '-', '.'; "
+					    "several separated by ',')"))
+		return 0;
+	if (j->account && !sbatch_word_ok("account", j->account, "_-.",
+					  "an account name (letters, digits, '_', '-', '.')"))
+		return 0;
+	if (j->time && !slurm_time_ok(j->time)) {
+		struct strbuf q = STRBUF_INIT;
+		sb_add_quoted(&q, j->time);
+		fprintf(stderr, "runner slurm: --time expects a Slurm time limit (MINUTES, "
+			"MINUTES:SECONDS, HOURS:MINUTES:SECONDS, DAYS-HOURS, DAYS-HOURS:MINUTES, "
+			"DAYS-HOURS:MINUTES:SECONDS or UNLIMITED), got %s\n", sb_str(&q));
+		sb_free(&q);
+		return 0;
+	}
+	return !results || sbatch_word_ok("results", results, NULL,
+					  "a directory without whitespace or control characters "
+					  "(it is written into an #SBATCH line)");
+}
+
+/* The #SBATCH --output line: the results directory, '%' in it written '%%' (it starts a Slurm
+ * filename pattern), then pattern. */
+static void slurm_output(const struct slurm_job *j, const char *pattern, struct strbuf *sb)
+{
+	sb_add(sb, "#SBATCH --output=");
+	for (const char *c = j->results; *c; c++)
+		sb_add(sb, *c == '%' ? "%%" : (char[2]){*c, '\0'});
+	sb_addf(sb, "/%s\n", pattern);
+}
 
 /* The #SBATCH lines of the resources every task gets. */
 static void slurm_resources(const struct slurm_job *j, struct strbuf *sb)
@@ -103,7 +204,7 @@ static void slurm_nodes_script(const struct slurm_job *j, struct strbuf *sb)
 	sb_addf(sb, "#SBATCH --job-name=benchdb-%s\n", j->name);
 	sb_addf(sb, "#SBATCH --nodes=%ld\n", j->nodes);
 	sb_add(sb, "#SBATCH --ntasks-per-node=1\n");
-	sb_addf(sb, "#SBATCH --output=%s/slurm-%%j.out\n", j->results);
+	slurm_output(j, "slurm-%j.out", sb);
 	slurm_resources(j, sb);
 	slurm_paths(j, "export ", sb);
 	sb_addf(sb, "# each node's database lives on its own disk while it runs (SQLite on a network\n"
@@ -146,7 +247,7 @@ static void slurm_script(const struct slurm_job *j, struct strbuf *sb)
 	sb_addf(sb, "#SBATCH --job-name=benchdb-%s\n", j->name);
 	sb_addf(sb, "#SBATCH --array=0-%ld\n", j->shards - 1);
 	sb_add(sb, "#SBATCH --ntasks=1\n");
-	sb_addf(sb, "#SBATCH --output=%s/slurm-%%A_%%a.out\n", j->results);
+	slurm_output(j, "slurm-%A_%a.out", sb);
 	slurm_resources(j, sb);
 	slurm_paths(j, "", sb);
 	sb_add(sb, "# the shard's database lives on the node's own disk while it runs (SQLite on a "
@@ -248,7 +349,7 @@ int cmd_slurm(struct cmd_line *cl)
 	struct strbuf script = STRBUF_INIT, default_results = STRBUF_INIT;
 	struct bd_error err;
 	char runner_path[PATH_MAX], sweep_path[PATH_MAX], results_path[PATH_MAX];
-	char script_default[PATH_MAX + 64];
+	char script_default[PATH_MAX + 64], job_name[64];
 	int npos = 0, status;
 	FILE *f;
 
@@ -256,6 +357,8 @@ int cmd_slurm(struct cmd_line *cl)
 	if ((status = opt_parse_command(cl, specs, &usage, 1, 1, &argv, &npos)) >= 0)
 		return status;
 	status = EXIT_OK;
+	if (!sbatch_values_ok(&j, results))   /* before anything is made */
+		return EXIT_USAGE;
 	if ((j.shards != 0) == (j.nodes != 0)) {
 		fprintf(stderr, "runner slurm: give --shards N (cut the sweep into N slices) or --nodes N "
 				"(the whole sweep on each of N nodes)%s\n", j.shards ? ", not both" : "");
@@ -272,9 +375,15 @@ int cmd_slurm(struct cmd_line *cl)
 		status = EXIT_USAGE;
 		goto done;
 	}
-	j.name = sweep->name;
+	/* the job's name (and the default results and script names): the sweep's, every byte
+	 * but letters, digits, '.', '_' and '-' as '_' */
+	snprintf(job_name, sizeof(job_name), "%s", sweep->name);
+	for (char *c = job_name; *c; c++)
+		if (!(isalnum((unsigned char)*c) && (unsigned char)*c < 0x80) && !strchr("._-", *c))
+			*c = '_';
+	j.name = job_name;
 	if (!results) {
-		sb_addf(&default_results, "results-%s", sweep->name);
+		sb_addf(&default_results, "results-%s", j.name);
 		results = sb_str(&default_results);
 	}
 	if (mkdir(results, 0777) && errno != EEXIST) {
@@ -291,12 +400,17 @@ int cmd_slurm(struct cmd_line *cl)
 		goto done;
 	}
 	runner_path[len] = '\0';
+	if (!sbatch_word_ok("results", results_path, NULL, "a directory without whitespace or "
+			    "control characters (it is written into an #SBATCH line)")) {
+		status = EXIT_USAGE;
+		goto done;
+	}
 	j.runner = runner_path;
 	j.sweep = sweep_path;
 	j.results = results_path;
 	if (!script_path) {
 		snprintf(script_default, sizeof(script_default), "%s/%s.sbatch", results_path,
-			 sweep->name);
+			 j.name);
 		script_path = script_default;
 	}
 	if (j.nodes)

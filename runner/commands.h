@@ -5,10 +5,20 @@
 #include "db.h"
 
 #define RUNNER_PROG "runner"
+/* Exit status after SIGINT/SIGTERM, as shells report a signal death (128 + SIGINT). */
+#define EXIT_INTERRUPTED 130
 
 /* The handlers, cmd_run, cmd_list, ..., are declared by the command table (main.c); each takes
  * its command line (common/opt.h) and returns the exit status (enum bd_exit, or 130 after an
  * interrupt). */
+
+/* --busy-timeout: how long a command waits for another process's lock on its database, from the
+ * open on (db_set_default_busy_timeout); every runner command that opens one takes it. */
+#define RUNNER_OPT_BUSY_TIMEOUT(seconds)                                                           \
+	{"busy-timeout", 0, OPT_INT, "SECONDS",                                                    \
+	 "how long to wait for another process's lock, retrying (default 3600)", seconds}
+/* Apply --busy-timeout: -1 when fine, else the usage exit status (the message printed). */
+int runner_busy_timeout(const char *command, long seconds);
 
 /* Shared by run --dry-run and list: print what the sweep expands to. */
 struct sweep;

@@ -328,9 +328,35 @@ static void test_plot__gnuplot_that_writes_no_files_is_eio(void **state)
 	const struct plot p = {.kind = PLOT_LINES, .series = series, .nseries = 1};
 	struct bd_error err = {0};
 	assert_int_equal(plot_write(&p, base, &err), BD_EIO);
-	assert_non_null(strstr(err.msg, "missing or empty"));
+	assert_non_null(strstr(err.msg, "missing, empty or cut short"));
 	assert_non_null(strstr(err.msg, "silent.png"));
 	free(stale);
+	free(base);
+	free(fake);
+}
+
+/* gnuplot exits 0 when the disk fills under it: a chart cut short is a failure, not a chart. */
+static void test_plot__chart_cut_short_is_eio(void **state)
+{
+	struct fixture *fx = *state;
+	char *fake = write_script(fx, "full-disk-gnuplot",
+				  "#!/bin/sh\n"
+				  "sed -n \"s/^set output '\\(.*\\)'$/\\1/p\" | while read -r f; do\n"
+				  "  printf '\\211PNG\\r\\n\\032\\n<svg partial' >\"$f\"\n"
+				  "done\nexit 0\n");
+	setenv("GNUPLOT", fake, 1);
+	char *base = path_in(fx, "cut");
+	const struct plot_series series[] = {{.title = "a", .x = seq_len, .y = naive_ms, .n = 4}};
+	const struct plot p = {.kind = PLOT_LINES, .series = series, .nseries = 1};
+	struct bd_error err = {0};
+	assert_int_equal(plot_write(&p, base, &err), BD_EIO);
+	assert_non_null(strstr(err.msg, "cut short"));
+	assert_non_null(strstr(err.msg, "cut.png"));
+	char *png = path_in(fx, "cut.png");
+	struct stat st;
+	assert_int_equal(stat(png, &st), 0);   /* there, not empty: cut short */
+	assert_true(st.st_size > 0);
+	free(png);
 	free(base);
 	free(fake);
 }
@@ -382,6 +408,7 @@ int main(void)
 			test_plot__gnuplot_error_is_eio_with_its_stderr, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_plot__gnuplot_that_writes_no_files_is_eio, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_plot__chart_cut_short_is_eio, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_plot__empty_plot_is_einval, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

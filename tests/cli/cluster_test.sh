@@ -65,7 +65,7 @@ expect_status 0 "report --run g1 on the merged db" "$REPORT" --db "$T/merged.db"
 check "the merged group is the whole sweep" [ "$(grep -c ',cpu,' "$T/out")" = "$(sql "$T/whole.db" "select count(*) from cases")" ]
 before=$(sql "$T/merged.db" "select count(*) from runs) || (select count(*) from cases) || (select count(*) from samples")
 expect_status 0 "merge again" "$RUNNER" merge --db "$T/merged.db" "$T/node1.db"
-contains "$T/out" "0 runs imported \(1 already present\), 0 cases, 0 samples" "a second import is a no-op"
+contains "$T/out" "added 0 runs, 0 cases, 0 samples, 0 systems; skipped 1 runs" "a second import is a no-op"
 check "nothing changed" [ "$(sql "$T/merged.db" "select count(*) from runs) || (select count(*) from cases) || (select count(*) from samples")" = "$before" ]
 check "inputs untouched" [ "$(sql "$T/node1.db" "select count(*) from runs")" = 1 ]
 
@@ -91,7 +91,7 @@ insert into cases (id, run_id, ord, suite, impl, device, dtype, pass, params, ca
   values (1, 1, 0, 'attention', 'naive', 'cpu', 'float32', 'forward', '{}', 'k-old', 'old case', 0, 2, 'ok');
 insert into samples values (1, 'fwd', 0, 100), (1, 'fwd', 1, 110);"
 expect_status 0 "merge a schema-4 database" "$RUNNER" merge --db "$T/merged.db" "$old"
-contains "$T/out" "1 runs imported \(0 already present\), 1 cases, 2 samples, 1 new systems" "old run imported"
+contains "$T/out" "added 1 runs, 1 cases, 2 samples, 1 systems" "old run imported"
 check "the old file is still schema 4" [ "$(sql "$old" "PRAGMA user_version")" = 4 ]
 check "old run in the merged db" [ "$(sql "$T/merged.db" "select count(*) from samples s join cases c on c.id = s.case_id join runs r on r.id = c.run_id where r.uuid like '0ld0ld00%'")" = 2 ]
 check "no temporary copies left" [ -z "$(ls "${TMPDIR:-/tmp}" | grep '^benchdb-merge-' || true)" ]

@@ -84,7 +84,9 @@ check "no step where nothing changed" awk -F, 'NR > 1 && $12 != "" { bad = 1 } E
 cat >"$T/gnuplot" <<'EOF'
 #!/bin/sh
 cat >"$(dirname "$0")/history.gp"
-sed -n "s/^set output '\(.*\)'\$/\1/p" "$(dirname "$0")/history.gp" | while IFS= read -r f; do echo chart >"$f"; done
+sed -n "s/^set output '\(.*\)'\$/\1/p" "$(dirname "$0")/history.gp" | while IFS= read -r f; do
+	case $f in *.png) printf 'chart\0\0\0\0IEND\256B`\202' ;; *) echo '<svg>chart</svg>' ;; esac >"$f"   # whole charts
+done
 EOF
 chmod +x "$T/gnuplot"
 expect_status 0 "history chart (stand-in gnuplot)" env GNUPLOT="$T/gnuplot" "$REPORT" plot history --db "$db" --case "$flash2048" -o "$T/charts"

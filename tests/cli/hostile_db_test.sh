@@ -74,7 +74,7 @@ if [ "$(id -u)" != 0 ] || [ ${#as_user[@]} -gt 0 ]; then
 	chmod u+w "$d" "$d/bench.db"
 fi
 
-# An older schema (3: before the columns of 004 to 009) is read, with no migration.
+# An older schema (3: before the columns of 004 to 010) is read, with no migration.
 cp "$fixture" "$d/old.db"
 sql "$d/old.db" "ALTER TABLE cases DROP COLUMN param_count; DROP INDEX runs_by_group;
 	ALTER TABLE runs DROP COLUMN group_id; ALTER TABLE runs DROP COLUMN shard_index;
@@ -84,6 +84,8 @@ sql "$d/old.db" "ALTER TABLE cases DROP COLUMN param_count; DROP INDEX runs_by_g
 	ALTER TABLE runs DROP COLUMN heartbeat_at; ALTER TABLE cases DROP COLUMN impl_info;
 	ALTER TABLE cases DROP COLUMN stop_reason; ALTER TABLE cases DROP COLUMN cpu_wait;
 	ALTER TABLE cases DROP COLUMN rse;
+	ALTER TABLE runs DROP COLUMN mem_limit; ALTER TABLE runs DROP COLUMN mem_limit_source;
+	ALTER TABLE runs DROP COLUMN resumes;
 	DROP VIEW run_noise; DROP TABLE noise_sessions; DROP TABLE noise_runs;
 	PRAGMA user_version = 3" >/dev/null
 sql "$d/old.db" "PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null

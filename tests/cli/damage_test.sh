@@ -1,0 +1,423 @@
+#!/usr/bin/env bash
+# tests/cli/damage_test.sh: no silent damage (issue 26). One scenario per item:
+#   resume_identity  a resumed run keeps its shard, group, label and memory limit (item 1)
+#   merge_content    merge matches runs by content, not by uuid and numbering alone (item 2)
+#   write_errors     a failed write to stdout or a file is exit 1 with the reason (item 3)
+#   readonly_foreign read-only and foreign files are only read (items 5 and 7; FIFO, corrupt file)
+#   busy_open        one busy-wait policy, at open time too, for every command (item 6)
+#   small_items      item 8: interrupted merge, full TMPDIR, #SBATCH injection, "not an error",
+#                    SIGXFSZ, a newline in a label
+#   damage_test.sh SCENARIO RUNNER REPORT MAKE_FIXTURE
+set -u
+scenario=$1
+RUNNER=$2
+REPORT=$3
+FIXTURE=$4
+source "$(dirname "$0")/lib.sh"
+SWEEP=$T/resume.yaml   # twelve short cases
+cp "$SRC/tests/cli/resume.yaml" "$SWEEP"
+export TMPDIR=$T/tmp
+mkdir -p "$TMPDIR"
+
+# interrupt DB N: what a killed and closed run leaves — its last N cases (by ord) missing, the run
+# `interrupted` (a kill at a random point is tests/cli/resume_test.sh's business).
+interrupt() {
+	sql "$1" "PRAGMA foreign_keys = ON; DELETE FROM cases WHERE ord IN (SELECT ord FROM cases ORDER BY ord DESC LIMIT $2); UPDATE runs SET status = 'interrupted'"
+}
+ords() { sql "$1" "select group_concat(ord) from (select ord from cases order by ord)"; }
+# small_fs DIR COMMAND...: run COMMAND with a 64 KiB filesystem mounted on DIR (a user
+# namespace, or root), so that writes there fail with ENOSPC; 77 when neither can mount
+small_fs() {
+	local dir=$1; shift
+	mkdir -p "$dir"
+	if [ -z "${BENCHDB_TEST_NO_USERNS:-}" ] && unshare -r -m true 2>/dev/null; then
+		unshare -r -m sh -c 'mount -t tmpfs -o size=64k tmpfs "$0" && exec "$@"' "$dir" "$@"
+	elif [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
+		unshare -m sh -c 'mount -t tmpfs -o size=64k tmpfs "$0" && exec "$@"' "$dir" "$@"
+	else
+		return 77
+	fi
+}
+
+case $scenario in
+resume_identity)
+	# shard 0/2, labelled, with a memory limit; a whole copy of it to compare with
+	expect_status 0 "shard 0/2" "$RUNNER" run "$SWEEP" --shard 0/2 --db "$T/s0.db" --label L --mem-limit 1GiB
+	cp "$T/s0.db" "$T/whole0.db"
+	shard0=$(ords "$T/whole0.db")
+	n0=$(sql "$T/whole0.db" "select count(*) from cases")
+	check "shard 0/2 holds part of the sweep" [ "$n0" -gt 0 ] && [ "$n0" -lt 12 ]
+	interrupt "$T/s0.db" 2
+	# resumed the README's way: no --shard, no --label, no --mem-limit
+	expect_status 0 "resume without --shard" "$RUNNER" run "$SWEEP" --db "$T/s0.db" --resume latest
+	check "the resumed shard stores only its own cases" [ "$(ords "$T/s0.db")" = "$shard0" ]
+	contains "$T/out" "run 1 complete: $n0 of $n0 cases stored \($n0 ok," "the summary counts the whole run, before and after"
+	check "the run is still shard 0/2, label L" [ "$(sql "$T/s0.db" "select shard_index || '/' || shard_count || ' ' || label || ' ' || status from runs")" = "0/2 L complete" ]
+	check "the resumed cases keep the run's --mem-limit" [ "$(sql "$T/s0.db" "select count(distinct mem_limit) || ' ' || max(mem_limit) from cases")" = "1 1073741824" ]
+	check "the resume is recorded" [ "$(sql "$T/s0.db" "select count(*) from runs where resumes like '%--resume latest%'")" = 1 ]
+	# merged with the real shard 1: the sweep exactly once
+	expect_status 0 "shard 1/2" "$RUNNER" run "$SWEEP" --shard 1/2 --db "$T/s1.db"
+	expect_status 0 "merge the shards" "$RUNNER" merge --db "$T/m.db" "$T/s0.db" "$T/s1.db"
+	check "merged shards: 12 cases, 12 keys" [ "$(sql "$T/m.db" "select count(*) || ' ' || count(distinct case_key) from cases")" = "12 12" ]
+
+	# another shard than the run's: refused, even with --force; nothing stored, the run untouched
+	interrupt "$T/s0.db" 1
+	before=$(sql "$T/s0.db" "select count(*) || runs.status from cases, runs")
+	for force in "" --force; do
+		expect_status 2 "resume as shard 1/2 $force" "$RUNNER" run "$SWEEP" --db "$T/s0.db" --resume latest --shard 1/2 $force
+		contains "$T/err" "cannot resume run 1 as shard 1/2: it runs shard 0/2" "the refusal names both shards $force"
+		check "nothing stored by a refused resume $force" [ "$(sql "$T/s0.db" "select count(*) || runs.status from cases, runs")" = "$before" ]
+	done
+	expect_status 2 "a shard resumed as the whole sweep" "$RUNNER" run "$SWEEP" --db "$T/s0.db" --resume latest --shard 0/1
+	# label, group, memory limit: a differing value refused, naming both
+	expect_status 2 "resume with another --label" "$RUNNER" run "$SWEEP" --db "$T/s0.db" --resume latest --label X
+	contains "$T/err" "--label 'X', the run's is 'L'" "the refusal names both labels"
+	expect_status 2 "resume with another --mem-limit" "$RUNNER" run "$SWEEP" --db "$T/s0.db" --resume latest --mem-limit 2GiB
+	contains "$T/err" "--mem-limit 2147483648 bytes, the run's cases had 1073741824" "the refusal names both limits"
+	expect_status 2 "resume with another --group" "$RUNNER" run "$SWEEP" --db "$T/s0.db" --resume latest --group other
+	contains "$T/err" "--group 'other', the run's is '[0-9a-f]{12}-of2'" "the refusal names both groups"
+	check "refused resumes leave the run as it was" [ "$(sql "$T/s0.db" "select count(*) || runs.status from cases, runs")" = "$before" ]
+	# the same values again are no difference
+	expect_status 0 "resume with the run's own values" "$RUNNER" run "$SWEEP" --db "$T/s0.db" --resume latest --shard 0/2 --label L --mem-limit 1GiB
+	check "resumed with its own values: the shard's cases" [ "$(ords "$T/s0.db")" = "$shard0" ]
+	# --force takes a new label and says so in the run's record
+	interrupt "$T/s0.db" 1
+	expect_status 0 "resume with --label X --force" "$RUNNER" run "$SWEEP" --db "$T/s0.db" --resume latest --label X --force
+	check "--force: the run is relabelled" [ "$(sql "$T/s0.db" "select label from runs")" = X ]
+	check "--force: the change is recorded" [ "$(sql "$T/s0.db" "select count(*) from runs where resumes like '%with --force: --label ''X'', the run''s is ''L''%'")" = 1 ]
+	check "--force: still the shard's cases" [ "$(ords "$T/s0.db")" = "$shard0" ]
+
+	# the default memory share: the run's, not the one at resume time
+	expect_status 0 "an unsharded run" "$RUNNER" run "$SWEEP" --db "$T/w.db"
+	check "the default share is recorded" [ "$(sql "$T/w.db" "select mem_limit_source || (mem_limit = (select max(mem_limit) from cases)) from runs")" = "default1" ]
+	interrupt "$T/w.db" 3
+	sql "$T/w.db" "UPDATE runs SET mem_limit = 123456789"   # as if memory was scarcer then
+	expect_status 0 "resume the unsharded run" "$RUNNER" run "$SWEEP" --db "$T/w.db" --resume latest
+	check "the resumed cases get the run's default share" [ "$(sql "$T/w.db" "select count(*) from cases where ord >= 9 and mem_limit = 123456789")" = 3 ]
+	check "unsharded resume: the whole sweep once" [ "$(sql "$T/w.db" "select count(*) || ' ' || count(distinct ord) from cases")" = "12 12" ]
+
+	# a missing database is not created by a resume
+	expect_status 1 "--resume into a missing database" "$RUNNER" run "$SWEEP" --db "$T/missing.db" --resume 1
+	contains "$T/err" "missing.db: no such database" "the refusal names the file"
+	check "no file created by a refused resume" [ ! -e "$T/missing.db" ]
+	;;
+merge_content)
+	samples() { sql "$1" "select group_concat(n) from (select count(s.iter) n from cases c left join samples s on s.case_id = c.id group by c.id order by c.ord)"; }
+	times() { sql "$1" "select group_concat(ns) from (select s.ns from samples s join cases c on c.id = s.case_id where c.ord = $2 order by s.phase, s.iter)"; }
+	expect_status 0 "a run" "$RUNNER" run "$SWEEP" --db "$T/a.db"
+	interrupt "$T/a.db" 4
+	cp "$T/a.db" "$T/early.db"   # the interrupted run, as an earlier merge took it
+	cp "$T/a.db" "$T/b.db"       # a copy of the interrupted database, resumed apart
+	expect_status 0 "resume copy a" "$RUNNER" run "$SWEEP" --db "$T/a.db" --resume latest
+	expect_status 0 "resume copy b" "$RUNNER" run "$SWEEP" --db "$T/b.db" --resume latest
+	check "the copies are one uuid" [ "$(sql "$T/a.db" "select uuid from runs")" = "$(sql "$T/b.db" "select uuid from runs")" ]
+	uuid=$(sql "$T/a.db" "select uuid from runs")
+	# an interrupted run merged early, then its resumed whole: the new cases and the end come in
+	expect_status 0 "merge the interrupted run" "$RUNNER" merge --db "$T/m.db" "$T/early.db"
+	contains "$T/out" "added 1 runs, 8 cases, 96 samples, 1 systems; skipped 0 runs and 0 cases already present; 0 runs ended since; refused 0 runs" "merge says what it added"
+	expect_status 0 "merge the resumed run over it" "$RUNNER" merge --db "$T/m.db" "$T/a.db"
+	contains "$T/out" "added 0 runs, 4 cases, 48 samples, 0 systems; skipped 1 runs and 8 cases already present; 1 runs ended since; refused 0 runs" "merge says what it added and skipped"
+	check "the run grew: 12 cases, complete" [ "$(sql "$T/m.db" "select (select count(*) from cases) || ' ' || status from runs")" = "12 complete" ]
+	# the other copy: another run under the same uuid, refused with what differs
+	expect_status 1 "merge the copy resumed apart" "$RUNNER" merge --db "$T/m.db" "$T/b.db"
+	contains "$T/err" "b.db: refused run $uuid, a different run under a uuid the output holds: case 8 \(flash float32 fwd\+bwd B2 H2 S102 D16\): other times" "the refusal names the file, the run and the case"
+	contains "$T/out" "refused 1 runs" "the summary counts the refusal"
+	check "no sample of the other copy added" [ "$(samples "$T/m.db")" = "$(samples "$T/a.db")" ]
+	check "every ok case has warmup + iters samples per phase" [ "$(sql "$T/m.db" "select count(*) from cases c where (select count(*) from samples s where s.case_id = c.id) != 2 * (c.warmup + c.iters)")" = 0 ]
+	check "case 8's times are the first copy's" [ "$(times "$T/m.db" 8)" = "$(times "$T/a.db" 8)" ]
+	expect_status 0 "export the merged samples" "$REPORT" export --db "$T/m.db" --run all --what samples --format csv
+	check "export holds each sample once" [ "$(($(wc -l <"$T/out") - 1))" = "$(sql "$T/a.db" "select count(*) from samples")" ]
+	# both orders: the copy first, the other one refused
+	expect_status 1 "merge the copies the other way round" "$RUNNER" merge --db "$T/m2.db" "$T/b.db" "$T/a.db"
+	contains "$T/err" "a.db: refused run $uuid" "the second copy is refused, whichever it is"
+	check "the first copy's samples" [ "$(times "$T/m2.db" 8)" = "$(times "$T/b.db" 8)" ]
+	# an identical copy: nothing new, exit 0 (idempotent)
+	cp "$T/a.db" "$T/a2.db"
+	before=$(sql "$T/m.db" "select (select count(*) from runs) || (select count(*) from cases) || (select count(*) from samples) || (select count(*) from systems)")
+	expect_status 0 "merge an identical copy" "$RUNNER" merge --db "$T/m.db" "$T/a2.db"
+	contains "$T/out" "added 0 runs, 0 cases, 0 samples, 0 systems; skipped 1 runs and 12 cases already present; 0 runs ended since; refused 0 runs" "an identical copy is skipped"
+	check "nothing changed by an identical copy" [ "$(sql "$T/m.db" "select (select count(*) from runs) || (select count(*) from cases) || (select count(*) from samples) || (select count(*) from systems)")" = "$before" ]
+	# a run's identity or a case's samples differing: refused, saying what
+	plant() { cp "$T/a.db" "$T/$1.db"; sql "$T/$1.db" "PRAGMA foreign_keys = ON; $2"; }
+	plant sweep "UPDATE runs SET sweep_text = sweep_text || '#', sweep_hash = 'f00d'"
+	plant label "UPDATE runs SET label = 'other'"
+	plant fewer "DELETE FROM samples WHERE case_id = (SELECT id FROM cases WHERE ord = 3) AND iter = 5"
+	plant key "UPDATE cases SET case_key = case_key || ' x' WHERE ord = 2"
+	plant extra "DELETE FROM samples WHERE case_id = (SELECT id FROM cases WHERE ord = 4) AND iter = 5"
+	for want in "sweep|the sweep text differ" "label|the label differ" "fewer|case 3 \([^)]*\): 10 samples in the input, 12 in the output" "key|case 2 \([^)]*\): another benchmark"; do
+		name=${want%%|*}
+		expect_status 1 "merge a run whose $name differs" "$RUNNER" merge --db "$T/m.db" "$T/$name.db"
+		contains "$T/err" "$name.db: refused run $uuid, a different run under a uuid the output holds: ${want#*|}" "the $name refusal says what differs"
+		check "nothing changed by a refused $name" [ "$(sql "$T/m.db" "select (select count(*) from runs) || (select count(*) from cases) || (select count(*) from samples) || (select count(*) from systems)")" = "$before" ]
+	done
+	# a refused run does not keep the input's other runs out
+	expect_status 0 "another run" "$RUNNER" run "$SWEEP" --db "$T/extra.db"
+	expect_status 1 "merge a refused run and a new one" "$RUNNER" merge --db "$T/m.db" "$T/extra.db"
+	contains "$T/out" "added 1 runs, 12 cases, 144 samples, 0 systems; skipped 0 runs and 0 cases already present; 0 runs ended since; refused 1 runs" "the new run added beside the refusal"
+	;;
+write_errors)
+	db=$T/fixture.db
+	check "fixture" "$FIXTURE" "$db" --cases 60 --iters 100
+	# /dev/full: every command that writes to stdout fails with the reason, with exit 1 even where
+	# the command's own status is a verdict (regress cannot tell on this fixture: 2)
+	expect_status 2 "report regress cannot tell on the fixture" "$REPORT" regress --baseline base --candidate cand --db "$db"
+	for cmd in "table" "table --format json" "table --format csv" "runs" "compare --baseline naive" \
+		"warmup" "export" "export --what stats --format json" "regress --baseline base --candidate cand"; do
+		expect_status 1 "report $cmd > /dev/full" sh -c '"$0" "$@" >/dev/full' "$REPORT" $cmd --db "$db"
+		contains "$T/err" "report: cannot write standard output: No space left on device" "report $cmd > /dev/full says why"
+	done
+	for cmd in "list $SWEEP" "sysinfo" "--help" "run --help"; do
+		expect_status 1 "runner $cmd > /dev/full" sh -c '"$0" "$@" >/dev/full' "$RUNNER" $cmd
+		contains "$T/err" "runner: cannot write standard output: No space left on device" "runner $cmd > /dev/full says why"
+	done
+	expect_status 1 "runner run > /dev/full" sh -c '"$0" "$@" >/dev/full' "$RUNNER" run "$SWEEP" --db "$T/run.db"
+	contains "$T/err" "runner: cannot write standard output" "runner run > /dev/full says why"
+	check "runner run > /dev/full still stores the run" [ "$(sql "$T/run.db" "select runs.status || count(*) from runs, cases")" = complete12 ]
+	# a file-size limit (EFBIG; SIGXFSZ ignored as a shell's `trap '' XFSZ` leaves it)
+	full=$("$REPORT" table --format json --db "$db" | wc -c)
+	check "the JSON is larger than the limit below" [ "$full" -gt 65536 ]
+	expect_status 1 "report --format json over a 64 KiB file-size limit" \
+		bash -c 'trap "" XFSZ; ulimit -f 64; out=$1; shift; "$0" "$@" >"$out"' "$REPORT" "$T/limited.json" table --format json --db "$db"
+	contains "$T/err" "cannot write standard output: File too large" "the file-size limit is the reason"
+	# a full filesystem: stdout redirected there, -o files, charts
+	if small_fs "$T/small" true; then
+		expect_status 1 "report --format json > a full disk" small_fs "$T/small" sh -c 'out=$1; shift; "$0" "$@" >"$out"' "$REPORT" "$T/small/out.json" table --format json --db "$db"
+		contains "$T/err" "cannot write standard output: No space left on device" "a full disk is the reason"
+		expect_status 1 "report export -o a full disk" small_fs "$T/small" "$REPORT" export --db "$db" -o "$T/small/s.csv"
+		contains "$T/err" "No space left on device" "export -o says why"
+		if command -v gnuplot >/dev/null; then
+			# 120 KiB of charts into 64 KiB: the SVG is cut short, gnuplot still exits 0
+			expect_status 1 "report plot onto a full disk" small_fs "$T/small" "$REPORT" plot latency --db "$db" -o "$T/small/charts"
+			contains "$T/err" "missing, empty or cut short" "report plot says a chart is cut short"
+			expect_status 1 "report writeup onto a full disk" small_fs "$T/small" "$REPORT" writeup --db "$db" -o "$T/small/w"
+		else
+			note "no gnuplot: the chart checks on a full disk are test_plot's (chart_cut_short_is_eio)"
+		fi
+	else
+		note "cannot mount a small filesystem here (no user namespaces, not root): the full-disk checks skipped; /dev/full and the file-size limit above cover the same paths"
+	fi
+	;;
+readonly_foreign)
+	state() { (cd "$1" && for f in $(ls -A); do printf '%s %s\n' "$f" "$(md5sum <"$f")"; done); }
+	# on_readonly DIR COMMAND...: COMMAND with DIR read-only — a read-only bind mount in a user
+	# namespace (EROFS, as read-only media), else as an unprivileged user with DIR's modes a-w;
+	# 77 when neither is possible
+	on_readonly() {
+		local dir=$1; shift
+		if [ -z "${BENCHDB_TEST_NO_USERNS:-}" ] && unshare -r -m true 2>/dev/null; then
+			unshare -r -m sh -c 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec "$@"' "$dir" "$@"
+		elif [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
+			chmod 755 "$T"; chmod -R a+rX "$dir"; chmod -R a+rwX "$TMPDIR" "$T/out_dir"; chmod a-w "$dir" "$dir"/*
+			setpriv --reuid="$(id -u nobody)" --regid="$(id -g nobody)" --clear-groups "$@"
+			local st=$?
+			chmod u+w "$dir" "$dir"/*
+			return $st
+		else
+			return 77
+		fi
+	}
+	mkdir -p "$T/ro" "$T/out_dir"
+	# ---- another application's SQLite file, user_version 1 to 10: never changed -------------------
+	for v in 1 5 10; do
+		f=$T/foreign$v.db
+		sql "$f" "PRAGMA user_version = $v; CREATE TABLE t (x); INSERT INTO t VALUES (1);"
+		sum=$(md5sum <"$f")
+		for cmd in "run $SWEEP" "migrate" "close 1" "merge $T/nothing.db"; do
+			# shellcheck disable=SC2086
+			expect_status 1 "runner $cmd on a foreign file (user_version $v)" "$RUNNER" $cmd --db "$f"
+			contains "$T/err" "foreign$v.db: not a benchdb database: schema version $v, but no benchdb table 'systems'" "runner ${cmd%% *} names the file and why (v$v)"
+		done
+		expect_status 1 "runner merge of a foreign file (user_version $v)" "$RUNNER" merge --db "$T/out_dir/m$v.db" "$f"
+		contains "$T/err" "foreign$v.db: not a benchdb database" "merge names the foreign input"
+		expect_status 1 "report on a foreign file (user_version $v)" "$REPORT" runs --db "$f"
+		contains "$T/err" "foreign$v.db: not a benchdb database" "report names the foreign file"
+		check "foreign file v$v unchanged" [ "$(md5sum <"$f")" = "$sum" ]
+		check "foreign file v$v still in rollback-journal mode" [ "$(sql "$f" "PRAGMA journal_mode")" = delete ]
+		check "no side file beside foreign file v$v" [ -z "$(ls "$T" | grep -E "foreign$v\.db-(wal|shm|journal)")" ]
+	done
+
+	# ---- read-only media ------------------------------------------------------------------------
+	expect_status 0 "a run" "$RUNNER" run "$SWEEP" --db "$T/ro/plain.db" --label plain
+	# a database copied with its -wal (a writer still had it open: its last change is only there)
+	expect_status 0 "another run" "$RUNNER" run "$SWEEP" --db "$T/live.db"
+	sqlite3 -batch "$T/live.db" "PRAGMA wal_autocheckpoint = 0; UPDATE runs SET label = 'only-in-the-wal';" \
+		".shell cp '$T/live.db' '$T/ro/withwal.db'; cp '$T/live.db-wal' '$T/ro/withwal.db-wal'" >/dev/null
+	check "the copy has its -wal, no -shm" [ -s "$T/ro/withwal.db-wal" ] && [ ! -e "$T/ro/withwal.db-shm" ]
+	ncases=$(sql "$T/live.db" "select count(*) from cases")
+	before=$(state "$T/ro")
+	if on_readonly "$T/ro" true; then
+		for db in plain withwal; do
+			expect_status 0 "report runs on read-only media ($db)" on_readonly "$T/ro" "$REPORT" runs --db "$T/ro/$db.db" --format csv
+		done
+		contains "$T/out" ",only-in-the-wal," "report reads what only the -wal holds"
+		for cmd in "table" "export" "compare --baseline naive" "warmup" "history --where impl=naive"; do
+			# shellcheck disable=SC2086
+			expect_status 0 "report $cmd on read-only media with a -wal" on_readonly "$T/ro" "$REPORT" $cmd --db "$T/ro/withwal.db"
+		done
+		expect_status 0 "merge read-only inputs" on_readonly "$T/ro" "$RUNNER" merge --db "$T/out_dir/m.db" "$T/ro/plain.db" "$T/ro/withwal.db"
+		check "merged: both runs, every case" [ "$(sql "$T/out_dir/m.db" "select count(*) from runs")" = 2 ] && \
+			[ "$(sql "$T/out_dir/m.db" "select count(*) from cases")" = $((12 + ncases)) ]
+		check "merged: the -wal's change" [ "$(sql "$T/out_dir/m.db" "select count(*) from runs where label = 'only-in-the-wal'")" = 1 ]
+		check "read-only media unchanged" [ "$(state "$T/ro")" = "$before" ]
+		check "no copy left in TMPDIR" [ -z "$(ls -A "$TMPDIR")" ]
+	else
+		note "neither a user namespace nor setpriv: the read-only media checks skipped"
+	fi
+
+	# ---- a FIFO: refused at once, not read forever ---------------------------------------------
+	mkfifo "$T/fifo.db"
+	expect_status 1 "merge of a FIFO" timeout 20 "$RUNNER" merge --db "$T/out_dir/f.db" "$T/fifo.db"
+	contains "$T/err" "fifo.db: not a benchdb database: not a regular file" "the FIFO is named"
+	# ---- a corrupt file: every message names it --------------------------------------------------
+	expect_status 0 "fixture" "$FIXTURE" "$T/corrupt.db" --cases 4
+	sql "$T/corrupt.db" "PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null
+	printf '\377%.0s' {1..64} | dd of="$T/corrupt.db" bs=1 seek=100 conv=notrunc 2>/dev/null
+	for cmd in "report runs" "report table" "report export" "runner run $SWEEP" "runner migrate" "runner close 1"; do
+		# shellcheck disable=SC2086
+		expect_status 1 "$cmd on a corrupt file" "$(dirname "$RUNNER")/../${cmd%% *}/${cmd%% *}" ${cmd#* } --db "$T/corrupt.db"
+		contains "$T/err" "corrupt.db: " "$cmd names the corrupt file"
+	done
+	expect_status 1 "merge of a corrupt file" "$RUNNER" merge --db "$T/out_dir/c.db" "$T/corrupt.db"
+	contains "$T/err" "corrupt.db: " "merge names the corrupt file"
+	;;
+busy_open)
+	# hold DB SECONDS: an exclusive lock on DB (rollback-journal mode, where it keeps readers out
+	# too) for SECONDS, in the background; returns once the lock is held
+	hold() {
+		sql "$1" "PRAGMA journal_mode = DELETE" >/dev/null
+		rm -f "$1.held"
+		sqlite3 -batch "$1" "BEGIN EXCLUSIVE; UPDATE runs SET label = label;" ".shell touch '$1.held'; sleep $2" "COMMIT;" >/dev/null &
+		for _ in $(seq 1 200); do [ -e "$1.held" ] && return; sleep 0.05; done
+		fail "the lock on $1 was not taken"
+	}
+	expect_status 0 "a run" "$RUNNER" run "$SWEEP" --db "$T/locked.db"
+	expect_status 0 "an output database" "$RUNNER" run "$SWEEP" --db "$T/out.db"
+	cp "$T/locked.db" "$T/short.db"
+	# held for 14 s, longer than the 10 s every open used to give up after; all at once
+	hold "$T/locked.db" 14
+	hold "$T/out.db" 14
+	"$REPORT" runs --db "$T/locked.db" >"$T/report.out" 2>&1 & p_report=$!
+	"$RUNNER" merge --db "$T/merged.db" "$T/locked.db" >"$T/merge_in.out" 2>&1 & p_merge_in=$!
+	"$RUNNER" merge --db "$T/out.db" "$T/short.db" >"$T/merge_out.out" 2>&1 & p_merge_out=$!
+	"$RUNNER" migrate --db "$T/locked.db" >"$T/migrate.out" 2>&1 & p_migrate=$!
+	"$RUNNER" run "$SWEEP" --db "$T/locked.db" >"$T/run.out" 2>&1 & p_run=$!
+	# a shorter --busy-timeout is what it says
+	expect_status 1 "runner run --busy-timeout 2 on a held lock" "$RUNNER" run "$SWEEP" --db "$T/out.db" --busy-timeout 2
+	contains "$T/err" "out.db: cannot read it: another process has held its lock for the whole busy timeout \(2 s; --busy-timeout\)" "the refusal names the lock and the timeout"
+	expect_status 1 "runner merge --busy-timeout 1 on a held output" "$RUNNER" merge --db "$T/out.db" "$T/short.db" --busy-timeout 1
+	contains "$T/err" "out.db: cannot read it: another process has held its lock" "merge's refusal names the lock"
+	expect_status 1 "runner close --busy-timeout 1 on a held lock" "$RUNNER" close 1 --db "$T/out.db" --busy-timeout 1
+	expect_status 2 "a negative --busy-timeout" "$RUNNER" merge --db "$T/x.db" "$T/short.db" --busy-timeout -1
+	for p in report merge_in merge_out migrate run; do
+		eval "wait \$p_$p"
+		st=$?
+		check "$p waited for the lock and succeeded (exit $st: $(tail -n 1 "$T/$p.out"))" [ "$st" = 0 ]
+	done
+	check "the run after the lock: 2 runs" [ "$(sql "$T/locked.db" "select count(*) from runs")" = 2 ]
+	check "the merge into the held output: its run added" [ "$(sql "$T/out.db" "select count(*) from runs")" = 2 ]
+	check "the merge of the held input: its run" [ "$(sql "$T/merged.db" "select count(*) from runs")" -ge 1 ]
+	wait
+	;;
+small_items)
+	# ---- an interrupted merge: rolled back, its temporary copy removed ---------------------------
+	check "a large input" "$FIXTURE" "$T/large.db" --cases 400 --iters 100
+	sql "$T/large.db" "PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null
+	interrupted=0
+	for delay in 0 0.1 0.3 0.6 1 1.5; do
+		rm -f "$T/mi.db"*
+		"$RUNNER" merge --db "$T/mi.db" "$T/large.db" >/dev/null 2>"$T/merge.err" &
+		pid=$!
+		# DELAY after its temporary copy appears (before that the program may still be loading)
+		for _ in $(seq 1 600); do [ -n "$(ls -A "$TMPDIR")" ] || ! kill -0 "$pid" 2>/dev/null && break; sleep 0.02; done
+		sleep "$delay"
+		kill -TERM "$pid" 2>/dev/null   # (SIGINT: ignored by a background job of a script)
+		wait "$pid"
+		st=$?
+		[ "$st" = 130 ] && interrupted=$((interrupted + 1))
+		check "merge interrupted ${delay} s into its copy: exit 130 (or done: 0), got $st" [ "$st" = 130 ] || [ "$st" = 0 ]
+		check "merge interrupted ${delay} s into its copy: no copy left in TMPDIR ($(ls -A "$TMPDIR" | tr '\n' ' '))" [ -z "$(ls -A "$TMPDIR")" ]
+		check "merge interrupted ${delay} s into its copy: all of the input or nothing" \
+			[ "$(sql "$T/mi.db" "select count(*) from cases")" = "$([ "$st" = 0 ] && sql "$T/large.db" "select count(*) from cases" || echo 0)" ]
+		check "merge interrupted ${delay} s into its copy: integrity" [ "$(sql "$T/mi.db" "pragma integrity_check")" = ok ]
+	done
+	check "at least one merge was interrupted mid-way ($interrupted of 6)" [ "$interrupted" -ge 1 ]
+	# ---- a full TMPDIR: said which directory, nothing left there ---------------------------------
+	if small_fs "$TMPDIR" true; then
+		expect_status 1 "merge with a full TMPDIR" small_fs "$TMPDIR" "$RUNNER" merge --db "$T/mt.db" "$T/large.db"
+		contains "$T/err" "large.db: cannot copy it into the temporary directory '$TMPDIR': database or disk is full \(free space there, or point TMPDIR elsewhere\)" "the full directory is named"
+	else
+		note "cannot mount a small filesystem here: the full-TMPDIR check skipped"
+	fi
+	expect_status 1 "merge with a missing TMPDIR" env TMPDIR="$T/nowhere" "$RUNNER" merge --db "$T/mt.db" "$T/large.db"
+	contains "$T/err" "cannot make its temporary copy in '$T/nowhere': No such file or directory" "the missing directory is named"
+	check "no copy left after a full TMPDIR" [ -z "$(ls -A "$TMPDIR")" ]
+
+	# ---- runner slurm: nothing that starts an #SBATCH line of its own ------------------------------
+	for opt in "--partition|gpu" "--account|proj" "--time|1:00:00"; do
+		o=${opt%%|*} v=${opt#*|}
+		expect_status 2 "runner slurm $o with a newline" "$RUNNER" slurm "$SWEEP" --shards 2 --results "$T/sl" "$o" "$v
+#SBATCH --exclusive"
+		check "$o's refusal shows the newline" grep -qF -- "got '$v\n#SBATCH --exclusive'" "$T/err"
+	done
+	expect_status 2 "runner slurm --time that is not a time" "$RUNNER" slurm "$SWEEP" --shards 2 --results "$T/sl" --time "1 hour"
+	expect_status 2 "runner slurm --results with a newline" "$RUNNER" slurm "$SWEEP" --shards 2 --results "$T/sl
+#SBATCH --exclusive"
+	check "nothing written for a refused #SBATCH value" [ ! -e "$T/sl" ]
+	printf 'name: "evil\\n#SBATCH --exclusive"\nbenchmarks: [{suite: attention, impl: naive, seq_len: 8, head_dim: 8}]\n' >"$T/evil.yaml"
+	expect_status 0 "runner slurm with valid values" "$RUNNER" slurm "$T/evil.yaml" --shards 2 --results "$T/sl%x" \
+		--partition gpu,debug --account proj_1 --time 2-12:30:00
+	script=$(ls "$T"/sl%x/*.sbatch)
+	check "one directive per line, none injected" [ "$(grep -c '^#SBATCH' "$script")" = 7 ]
+	lacks "$script" "^#SBATCH --exclusive" "no injected directive"
+	contains "$script" "^#SBATCH --job-name=benchdb-evil__SBATCH_--exclusive$" "the sweep's name made one word"
+	contains "$script" "^#SBATCH --output=$T/sl%%x/slurm-%A_%a.out$" "a '%' in the results path is literal"
+	for t in 60 1:30 1:00:00 2-3 2-3:04 2-3:04:05 UNLIMITED; do
+		check "--time $t is a Slurm time" "$RUNNER" slurm "$SWEEP" --shards 1 --results "$T/slt" --time "$t" >/dev/null
+	done
+
+	# ---- a failure's reason is never "not an error" -------------------------------------------------
+	expect_status 0 "a run" "$RUNNER" run "$SWEEP" --db "$T/trig.db"
+	cp "$T/trig.db" "$T/trig2.db"
+	sql "$T/trig.db" "CREATE TRIGGER no_systems BEFORE INSERT ON systems BEGIN SELECT RAISE(IGNORE); END; UPDATE systems SET fingerprint = 'other'"
+	expect_status 1 "a system row silently refused" "$RUNNER" run "$SWEEP" --db "$T/trig.db"
+	lacks "$T/err" "not an error" "no 'not an error'"
+	contains "$T/err" "trig.db: cannot store system info: constraint failed" "the reason says what"
+	sql "$T/trig2.db" "CREATE TRIGGER no_cases BEFORE INSERT ON cases BEGIN SELECT RAISE(IGNORE); END"
+	expect_status 1 "a case row silently refused" "$RUNNER" run "$SWEEP" --db "$T/trig2.db"
+	lacks "$T/err" "not an error" "no 'not an error' (cases)"
+	contains "$T/err" "cannot store the case: constraint failed" "the case's reason says what"
+	check "no sample stored under another case" [ "$(sql "$T/trig2.db" "select count(*) from cases c where (select count(*) from samples s where s.case_id = c.id) != 2 * (c.warmup + c.iters)")" = 0 ]
+
+	# ---- SIGXFSZ (a file-size limit) ends a run interrupted, as SIGINT does ----------------------
+	expect_status 0 "a first run" "$RUNNER" run "$SWEEP" --db "$T/xfsz.db"
+	limit=$((($(stat -c %s "$T/xfsz.db") + 1023) / 1024 + 24))   # KiB: room for a few cases
+	expect_status 130 "a run that reaches the file-size limit" bash -c 'ulimit -f "$0"; exec "$@"' "$limit" "$RUNNER" run "$SWEEP" --db "$T/xfsz.db"
+	check "the run is interrupted, not failed" [ "$(sql "$T/xfsz.db" "select status from runs where id = 2")" = interrupted ]
+	check "some of its cases stored, each whole" [ "$(sql "$T/xfsz.db" "select count(*) > 0 and count(*) < 12 and sum((select count(*) from samples s where s.case_id = c.id) = 2 * (c.warmup + c.iters)) = count(*) from cases c where run_id = 2")" = 1 ]
+	expect_status 0 "resumed without the limit" "$RUNNER" run "$SWEEP" --db "$T/xfsz.db" --resume 2
+	check "resumed: complete, 12 cases" [ "$(sql "$T/xfsz.db" "select status || (select count(*) from cases where run_id = 2) from runs where id = 2")" = complete12 ]
+
+	# ---- a newline and a '|' in a label: tables stay tables ------------------------------------------
+	label='two
+lines|pipe'
+	expect_status 0 "a run labelled with a newline and a pipe" "$RUNNER" run "$SWEEP" --db "$T/label.db" --label "$label"
+	expect_status 0 "report runs (markdown)" "$REPORT" runs --db "$T/label.db"
+	check "the runs table: header, rule and one row, each a line" [ "$(grep -c '^|' "$T/out")" = 3 ]
+	check "each row has the header's cells" [ "$(sed 's/\\|//g' "$T/out" | awk -F'|' '/^\|/ { print NF }' | sort -u | wc -l)" = 1 ]
+	check "the label shown on one line, its pipe escaped" grep -qF 'two\nlines\|pipe' "$T/out"
+	expect_status 0 "report table (markdown)" "$REPORT" --db "$T/label.db"
+	check "the run's heading keeps the label on one line" grep -qF ', label two\nlines|pipe' "$T/out"
+	expect_status 0 "report runs (json)" "$REPORT" runs --db "$T/label.db" --format json
+	if command -v python3 >/dev/null; then
+		check "JSON keeps the label exactly" python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); s=json.dumps(d); assert "two\\nlines|pipe" in s, s' "$T/out"
+	fi
+	cmdline=$(sql "$T/label.db" "select command_line from runs")
+	eval "set -- $cmdline"
+	check "the stored command line gives the label back to a shell" [ "${*: -1}" = "$label" ]
+	;;
+*)
+	echo "unknown scenario '$scenario'" >&2
+	exit 2
+	;;
+esac
+finish "damage_$scenario"

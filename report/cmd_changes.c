@@ -1,0 +1,267 @@
+/* report/cmd_changes.c: `report changes` — change points in the history of every case (or the
+ * cases a filter picks), per case key and host, over the runs of a label or branch: E-divisive
+ * means with a permutation test (changepoint.h). For a nightly job: exit 1 when the newest runs of
+ * a case began a slower segment; 2 when it cannot tell (the newest change is explained by
+ * contention, no case has enough runs, no case matches); 0 otherwise. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "history.h"
+#include "opt.h"
+#include "report.h"
+
+#define EXIT_SLOWER 1
+#define EXIT_CANNOT_TELL 2
+
+/* "abcdef123456" (+dirty) or "unknown" */
+static void commit_text(const struct run_row *run, char *out, size_t n)
+{
+	if (run->git_commit)
+		snprintf(out, n, "%.12s%s", run->git_commit, run->git_dirty == 1 ? "+dirty" : "");
+	else
+		snprintf(out, n, "unknown");
+}
+
+/* Every change point of every series, oldest first within a series. */
+static void changes_table(const struct history_set *hs, int with_key, struct table *t)
+{
+	table_init(t, "Change points");
+	size_t c_key = with_key ? table_column(t, "case key", "", 0) : 0;
+	size_t c_case = table_column(t, "case", "", 0), c_host = table_column(t, "host", "", 0),
+	       c_run = table_column(t, "run", "", 0), c_when = table_column(t, "started", "", 0),
+	       c_commit = table_column(t, "commit", "", 0),
+	       c_before = table_column(t, "before", "ms", 3),
+	       c_after = table_column(t, "after", "ms", 3),
+	       c_chg = table_column(t, "change", "%", 1), c_lo = table_column(t, "ci lo", "%", 1),
+	       c_hi = table_column(t, "ci hi", "%", 1), c_p = table_column(t, "p", "", 4),
+	       c_v = table_column(t, "verdict", "", 0);
+	for (size_t i = 0; i < hs->n; i++) {
+		const struct history_series *s = &hs->series[i];
+		for (size_t k = 0; k < s->cp.n; k++) {
+			const struct history_change *c = &s->changes[k];
+			const struct history_point *p = &s->points[c->cp.index];
+			size_t r = table_row(t);
+			char commit[64], when[32];
+			if (with_key)
+				table_text(t, r, c_key, s->case_key);
+			table_text(t, r, c_case, s->name);
+			table_text(t, r, c_host, s->host);
+			table_number(t, r, c_run, (double)p->run->id);
+			history_date(p->run->started_at, when, sizeof(when));
+			table_text(t, r, c_when, when);
+			commit_text(p->run, commit, sizeof(commit));
+			table_text(t, r, c_commit, commit);
+			table_number(t, r, c_before, exp(c->cp.before) / 1e6);
+			table_number(t, r, c_after, exp(c->cp.after) / 1e6);
+			table_number(t, r, c_chg, 100 * c->cp.change);
+			table_number(t, r, c_lo, 100 * c->cp.lo);
+			table_number(t, r, c_hi, 100 * c->cp.hi);
+			table_number(t, r, c_p, c->cp.p);
+			table_text(t, r, c_v, history_verdict_names[c->verdict]);
+		}
+	}
+}
+
+/* One row per series: its runs, change points and what its newest runs say. */
+static void newest_table(const struct history_set *hs, int with_key, size_t recent,
+			 struct table *t)
+{
+	table_init(t, "Newest runs of each case");
+	size_t c_key = with_key ? table_column(t, "case key", "", 0) : 0;
+	size_t c_case = table_column(t, "case", "", 0), c_host = table_column(t, "host", "", 0),
+	       c_runs = table_column(t, "runs", "", 0), c_cps = table_column(t, "changes", "", 0),
+	       c_since = table_column(t, "segment from run", "", 0),
+	       c_seg = table_column(t, "runs in it", "", 0),
+	       c_med = table_column(t, "its mean", "ms", 3),
+	       c_noise = table_column(t, "run noise", "%", 1),
+	       c_status = table_column(t, "newest", "", 0);
+	for (size_t i = 0; i < hs->n; i++) {
+		const struct history_series *s = &hs->series[i];
+		size_t r = table_row(t);
+		if (with_key)
+			table_text(t, r, c_key, s->case_key);
+		table_text(t, r, c_case, s->name);
+		table_text(t, r, c_host, s->host);
+		table_number(t, r, c_runs, (double)s->n);
+		table_number(t, r, c_cps, (double)s->cp.n);
+		char status[96];
+		snprintf(status, sizeof(status), "%s", history_newest_names[s->newest]);
+		if (s->n) {
+			size_t from = s->cp.n ? s->cp.points[s->cp.n - 1].index : 0;
+			double sum = 0;
+			for (size_t k = from; k < s->n; k++)
+				sum += log(s->points[k].median);
+			table_number(t, r, c_since, (double)s->points[from].run->id);
+			table_number(t, r, c_seg, (double)(s->n - from));
+			table_number(t, r, c_med, exp(sum / (double)(s->n - from)) / 1e6);
+			if (s->cp.noise > 0)
+				table_number(t, r, c_noise, 100 * s->cp.noise);
+			if (s->newest == NEWEST_SLOWER || s->newest == NEWEST_FASTER ||
+			    s->newest == NEWEST_CONTENDED)
+				snprintf(status, sizeof(status), "%s %+.1f%%", history_newest_names[s->newest],
+					 100 * s->changes[s->newest_change].cp.change);
+			else if (s->newest == NEWEST_STEADY && s->n >= recent)
+				snprintf(status, sizeof(status), "steady (no change in %zu runs)", recent);
+		}
+		table_text(t, r, c_status, status);
+	}
+}
+
+int cmd_changes(int argc, char **argv)
+{
+	struct report_options o = REPORT_OPTIONS_INIT;
+	struct cp_options cpo = CP_OPTIONS_DEFAULT;
+	struct history_filter f = {0};
+	const char *case_key = NULL, *label = NULL, *branch = NULL, *host = NULL;
+	long last = 0, recent = CP_RECENT, min_segment = CP_MIN_SEGMENT;
+	double alpha = CP_ALPHA, min_change = CP_MIN_CHANGE_PCT / 100.0;
+	const struct opt_spec specs[] = {
+		{"case", 'c', OPT_STRING, "KEY", "only this case key (exact, as stored in cases.case_key)",
+		 &case_key},
+		REPORT_OPT_WHERE(&o),
+		REPORT_OPT_SUITE(&o),
+		{"label", 'l', OPT_STRING, "LABEL", "only runs with this label (e.g. nightly)", &label},
+		{"branch", 0, OPT_STRING, "BRANCH", "only runs built from this git branch", &branch},
+		{"host", 0, OPT_STRING, "HOST", "only runs on this host (default: a series per host)",
+		 &host},
+		{"last", 0, OPT_INT, "N", "only the last N runs of each series (default all)", &last},
+		REPORT_OPT_PHASE(&o),
+		{"alpha", 0, OPT_DOUBLE, "P",
+		 "level of the permutation test of each split (default " REPORT_STR(CP_ALPHA) ")",
+		 &alpha},
+		{"min-segment", 0, OPT_INT, "N",
+		 "runs on each side of a change point, at least 2 (default " REPORT_STR(CP_MIN_SEGMENT) ")",
+		 &min_segment},
+		{"min-change", 0, OPT_PERCENT, "PCT",
+		 "smaller changes are merged away (default " REPORT_STR(CP_MIN_CHANGE_PCT) ")",
+		 &min_change},
+		{"recent", 0, OPT_INT, "N",
+		 "exit 1 when a slower segment began within the newest N runs (default "
+		 REPORT_STR(CP_RECENT) ")", &recent},
+		{"cpu-wait-gap", 0, OPT_PERCENT, "PCT",
+		 "a slower segment that waited this much more for a CPU is contended (default "
+		 REPORT_STR(REPORT_CPU_WAIT_GAP_PCT) ")", &o.rule.cpu_wait_gap},
+		REPORT_OPT_FORMAT(&o),
+		REPORT_OPT_DB(&o),
+		{0},
+	};
+	static const struct cmd_usage usage = {
+		REPORT_PROG, "changes", "[--label LABEL] [--case KEY | --where KEY=VALUE ...] [options]",
+		"Change points in the history of every case (or those the filter picks), one series per\n"
+		"case key and host, oldest run first: each run's median, split by E-divisive means\n"
+		"(Matteson and James 2014, as Apache Otava and MongoDB's signal-processing-algorithms),\n"
+		"each split kept when a permutation test says so at --alpha, both sides at least\n"
+		"--min-segment runs (a lone spike is never one), smaller changes than --min-change\n"
+		"merged away. A change whose slower side waited for a CPU --cpu-wait-gap more is\n"
+		"contended. Give --label (or --branch) so that other runs (a pull request's) do not\n"
+		"enter a nightly history. Exit status: 1 when the newest runs of a case began a slower\n"
+		"segment (within --recent runs); 2 when it cannot tell (a contended newest change, no\n"
+		"case with 2 x --min-segment runs, no case matches) and on usage errors; 0 otherwise."};
+	struct db *db = NULL;
+	struct history_set hs = {0};
+	struct bd_error err;
+	int npos, fmt, pick, status = opt_parse_command(specs, &usage, argc, argv, 0, 0, &npos);
+	if (status >= 0)
+		return status;
+	if ((fmt = report_format_arg(o.format)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
+		return EXIT_USAGE;
+	if (!(alpha > 0 && alpha < 1) || min_segment < 2 || min_change < 0 || recent < 1 || last < 0 ||
+	    o.rule.cpu_wait_gap < 0) {
+		fprintf(stderr, "report changes: --alpha must lie in (0, 1), --min-segment be 2 or more, "
+				"--recent 1 or more, --min-change, --cpu-wait-gap and --last 0 or more\n");
+		return EXIT_USAGE;
+	}
+	if (case_key && !case_key[0]) {
+		fprintf(stderr, "report changes: --case needs a case key, got ''\n");
+		return EXIT_USAGE;
+	}
+	cpo.alpha = alpha;
+	cpo.min_segment = (size_t)min_segment;
+	cpo.min_change = min_change;
+	/* enough permutations for alpha to be reachable, with room: p resolves to 1 / (R + 1) */
+	if (cpo.permutations + 1.0 < 10 / alpha)
+		cpo.permutations = (unsigned)ceil(10 / alpha);
+	f.case_key = case_key;
+	f.cases = report_filter(&o);
+	f.label = label;
+	f.branch = branch;
+	f.host = host;
+	f.last = last;
+	f.pick = (enum series_pick)pick;
+	if ((status = report_open(o.db_path, NULL, &db, NULL)) >= 0)
+		goto done;
+	if (history_load(db, &f, &hs, &err)) {
+		status = report_error(&err, err.code == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL);
+		goto done;
+	}
+	if (hs.n == 0) {
+		fprintf(stderr, "report changes: no case matches%s%s%s%s%s%s%s%s (%zu cases of other "
+				"runs left out)\n",
+			case_key ? " --case " : "", case_key ? case_key : "", label ? " --label " : "",
+			label ? label : "", branch ? " --branch " : "", branch ? branch : "",
+			host ? " --host " : "", host ? host : "", hs.runs_left_out);
+		status = EXIT_CANNOT_TELL;
+		goto done;
+	}
+	if (history_detect(&hs, &cpo, &o.rule, (size_t)recent)) {
+		fprintf(stderr, "report changes: a run's median is not a finite time\n");
+		status = EXIT_FAIL;
+		goto done;
+	}
+	size_t count[NEWEST_COUNT] = {0}, changes = 0;
+	for (size_t i = 0; i < hs.n; i++) {
+		count[hs.series[i].newest]++;
+		changes += hs.series[i].cp.n;
+	}
+	status = count[NEWEST_SLOWER]                                          ? EXIT_SLOWER
+		 : count[NEWEST_CONTENDED] || count[NEWEST_TOO_FEW] == hs.n ? EXIT_CANNOT_TELL
+									      : EXIT_OK;
+	const char *verdict = status == EXIT_SLOWER	 ? "SLOWER"
+			      : status == EXIT_CANNOT_TELL ? "CANNOT TELL"
+							   : "no new slower segment";
+	struct report_output out = REPORT_OUTPUT_INIT;
+	if (fmt == FORMAT_MD)
+		sb_addf(&out.text, "**%s**: %zu series; the newest %ld runs began a slower segment in %zu, "
+				   "a faster one in %zu, a contended change in %zu; %zu steady, %zu with "
+				   "too few runs; %zu change points in all\n\n",
+			verdict, hs.n, recent, count[NEWEST_SLOWER], count[NEWEST_FASTER],
+			count[NEWEST_CONTENDED], count[NEWEST_STEADY], count[NEWEST_TOO_FEW], changes);
+	report_output_begin(&out, (enum report_format)fmt);
+	struct table t;
+	changes_table(&hs, fmt == FORMAT_CSV, &t);
+	if (changes == 0)
+		table_note(&t, "no change point in any series");
+	table_note(&t, "change: mean of the segment's log medians after / before - 1, 95%% t interval "
+		       "with the run-to-run noise of the series; p: permutation p of the split (%u "
+		       "permutations, alpha %.3g, each form at alpha / 2); segments of %zu runs or more; "
+		       "changes under %.3g%% merged",
+		   cpo.permutations, cpo.alpha, cpo.min_segment, 100 * cpo.min_change);
+	if (hs.runs_left_out)
+		table_note(&t, "%zu cases of runs outside%s%s%s%s%s%s left out", hs.runs_left_out,
+			   label ? " --label " : "", label ? label : "", branch ? " --branch " : "",
+			   branch ? branch : "", host ? " --host " : "", host ? host : "");
+	int rc = report_output_table(&out, &t, 0, NULL);
+	newest_table(&hs, fmt == FORMAT_CSV, (size_t)recent, &t);
+	table_note(&t, "verdict: %s; exit 1 when a slower segment began within the newest %ld runs, 2 "
+		       "when a contended change did, or when no series has %zu runs", verdict, recent,
+		   2 * cpo.min_segment);
+	rc = report_output_table(&out, &t, rc, NULL);
+	int written = report_output_end(&out, rc);
+	report_output_free(&out);
+	if (written != EXIT_OK)
+		status = written;
+	for (size_t i = 0; i < hs.n && status == EXIT_SLOWER; i++)
+		if (hs.series[i].newest == NEWEST_SLOWER)
+			fprintf(stderr, "report changes: slower: '%s' on %s, %+.1f%% since run %lld\n",
+				hs.series[i].name, hs.series[i].host,
+				100 * hs.series[i].changes[hs.series[i].newest_change].cp.change,
+				(long long)hs.series[i]
+					.points[hs.series[i].changes[hs.series[i].newest_change].cp.index]
+					.run->id);
+done:
+	history_free(&hs);
+	db_close(db);
+	return status;
+}

@@ -1,0 +1,217 @@
+/* report/history.c: a benchmark's history as series per case key and host, and their change points
+ * (history.h). */
+#include "history.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xalloc.h"
+
+const char *const history_verdict_names[3] = {"slower", "faster", "contended"};
+const char *const history_newest_names[NEWEST_COUNT] = {"too few runs", "steady", "slower",
+							 "faster", "contended"};
+
+static int cmp_run_id(const void *key, const void *elem)
+{
+	int64_t id = *(const int64_t *)key, have = ((const struct run_row *)elem)->id;
+	return (id > have) - (id < have);
+}
+
+static const struct run_row *run_of(const struct history_set *s, int64_t id)
+{
+	return s->runs ? bsearch(&id, s->runs, s->nruns, sizeof(*s->runs), cmp_run_id) : NULL;
+}
+
+static int text_is(const char *have, const char *want)
+{
+	return !want || (have && !strcmp(have, want));
+}
+
+/* Append the points of rows[0..n-1] (one key, oldest first) on host to a new series of s. */
+static int series_add(struct db *db, struct history_set *s, const struct history_filter *f,
+		      struct case_row *rows, size_t n, const char *host, struct bd_error *err)
+{
+	struct history_series *hs = &s->series[s->n];
+	memset(hs, 0, sizeof(*hs));
+	hs->case_key = rows[0].case_key;
+	hs->name = rows[0].name;
+	hs->host = host;
+	hs->points = xcalloc(n, sizeof(*hs->points));
+	int rc = 0;
+	for (size_t i = 0; i < n && !rc; i++) {
+		const struct run_row *run = run_of(s, rows[i].run_id);
+		if (!run || strcmp(run->hostname, host))
+			continue;
+		if (rows[i].status != STATUS_OK) {
+			hs->not_ok++;
+			continue;
+		}
+		struct case_series cs = {0};
+		size_t m;
+		if ((rc = case_series_load(db, &rows[i], &cs, err)))
+			break;
+		const double *x = case_series_pick(&cs, f->pick, &m);
+		struct history_point *p = &hs->points[hs->n];
+		if (m == 0 || median_ci(x, m, &p->median, &p->lo, &p->hi) || !(p->median > 0)) {
+			hs->not_ok++;
+		} else {
+			p->c = &rows[i];
+			p->run = run;
+			p->wait = rows[i].cpu_wait;
+			hs->n++;
+		}
+		case_series_free(&cs);
+	}
+	if (f->last > 0 && hs->n > (size_t)f->last) {
+		size_t drop = hs->n - (size_t)f->last;
+		memmove(hs->points, hs->points + drop, (size_t)f->last * sizeof(*hs->points));
+		hs->n = (size_t)f->last;
+	}
+	s->n++;
+	return rc;
+}
+
+int history_load(struct db *db, const struct history_filter *f, struct history_set *out,
+		 struct bd_error *err)
+{
+	memset(out, 0, sizeof(*out));
+	size_t n = 0;
+	int rc = db_runs_list(db, &out->runs, &out->nruns, err);
+	if (!rc)
+		rc = db_cases_by_key(db, f->case_key, f->cases.suite, &out->rows, &out->nrows, err);
+	if (!rc) {
+		n = out->nrows;
+		rc = case_rows_filter(out->rows, &n, &f->cases, "any run", err);
+	}
+	if (rc)
+		return rc;
+	/* the run filters: rows of refused runs move behind the kept ones (order kept) */
+	size_t kept = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct run_row *run = run_of(out, out->rows[i].run_id);
+		if (!run || !text_is(run->label, f->label) || !text_is(run->git_branch, f->branch) ||
+		    !text_is(run->hostname, f->host)) {
+			out->runs_left_out++;
+			continue;
+		}
+		struct case_row keep = out->rows[i];
+		out->rows[i] = out->rows[kept];
+		out->rows[kept++] = keep;
+	}
+	n = kept;
+	/* at most one series per row: enough room whatever the hosts */
+	out->series = xcalloc(n ? n : 1, sizeof(*out->series));
+	for (size_t i = 0, end; i < n && !rc; i = end) {
+		for (end = i + 1; end < n && !strcmp(out->rows[end].case_key, out->rows[i].case_key);)
+			end++;
+		/* one series per host, in order of first appearance */
+		for (size_t j = i; j < end && !rc; j++) {
+			const struct run_row *run = run_of(out, out->rows[j].run_id);
+			int seen = 0;
+			for (size_t k = i; k < j && !seen; k++)
+				seen = !strcmp(run_of(out, out->rows[k].run_id)->hostname, run->hostname);
+			if (!seen)
+				rc = series_add(db, out, f, &out->rows[i], end - i, run->hostname, err);
+		}
+	}
+	return rc;
+}
+
+void history_free(struct history_set *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->series[i].points);
+		free(s->series[i].changes);
+		cp_result_free(&s->series[i].cp);
+	}
+	free(s->series);
+	db_case_rows_free(s->rows, s->nrows);
+	db_run_rows_free(s->runs, s->nruns);
+	memset(s, 0, sizeof(*s));
+}
+
+/* Mean cpu_wait of points [a, b); -1 when any is unknown. */
+static double mean_wait(const struct history_series *s, size_t a, size_t b)
+{
+	double sum = 0;
+	for (size_t i = a; i < b; i++) {
+		if (s->points[i].wait < 0)
+			return -1;
+		sum += s->points[i].wait;
+	}
+	return b > a ? sum / (double)(b - a) : -1;
+}
+
+/* z of the two-sided 95% normal interval: a run's own standard error from its median's interval */
+#define Z_95 1.959964
+
+static int series_detect(struct history_series *s, const struct cp_options *o,
+			 const struct verdict_rule *rule, size_t recent)
+{
+	double *y = xmalloc((s->n ? s->n : 1) * sizeof(*y)), *se = xmalloc((s->n ? s->n : 1) * sizeof(*se));
+	for (size_t i = 0; i < s->n; i++) {
+		const struct history_point *p = &s->points[i];
+		y[i] = log(p->median);
+		se[i] = p->lo > 0 && p->hi > p->lo ? (log(p->hi) - log(p->lo)) / (2 * Z_95) : 0;
+	}
+	struct cp_series series = {.y = y, .se = se, .n = s->n, .run_noise = 0};
+	int rc = changepoints_find(&series, o, &s->cp);
+	free(y);
+	free(se);
+	if (rc)
+		return rc;
+	s->changes = xcalloc(s->cp.n ? s->cp.n : 1, sizeof(*s->changes));
+	for (size_t i = 0; i < s->cp.n; i++) {
+		struct history_change *c = &s->changes[i];
+		size_t a = i ? s->cp.points[i - 1].index : 0,
+		       b = i + 1 < s->cp.n ? s->cp.points[i + 1].index : s->n;
+		c->cp = s->cp.points[i];
+		c->wait_before = mean_wait(s, a, c->cp.index);
+		c->wait_after = mean_wait(s, c->cp.index, b);
+		c->verdict = c->cp.change > 0 ? HISTORY_SLOWER : HISTORY_FASTER;
+		/* the side that looks slower waited more for a CPU: contention explains it */
+		double slow = c->cp.change > 0 ? c->wait_after : c->wait_before,
+		       fast = c->cp.change > 0 ? c->wait_before : c->wait_after;
+		if (slow >= 0 && fast >= 0 && slow - fast >= rule->cpu_wait_gap)
+			c->verdict = HISTORY_CONTENDED;
+	}
+	s->newest = NEWEST_STEADY;
+	if (s->n < 2 * o->min_segment)
+		s->newest = NEWEST_TOO_FEW;
+	else if (s->cp.n && s->cp.points[s->cp.n - 1].index + recent >= s->n) {
+		s->newest_change = s->cp.n - 1;
+		static const enum history_newest of_verdict[] = {NEWEST_SLOWER, NEWEST_FASTER,
+								 NEWEST_CONTENDED};
+		s->newest = of_verdict[s->changes[s->cp.n - 1].verdict];
+	}
+	return 0;
+}
+
+int history_detect(struct history_set *s, const struct cp_options *o,
+		   const struct verdict_rule *rule, size_t recent)
+{
+	int rc = 0;
+#pragma omp parallel for schedule(dynamic) reduction(| : rc)
+	for (size_t i = 0; i < s->n; i++)
+		rc |= series_detect(&s->series[i], o, rule, recent);
+	return rc ? BD_EINVAL : 0;
+}
+
+const struct history_change *history_change_at(const struct history_series *s, size_t i)
+{
+	for (size_t k = 0; k < s->cp.n; k++)
+		if (s->changes[k].cp.index == i)
+			return &s->changes[k];
+	return NULL;
+}
+
+void history_date(const char *iso, char *out, size_t n)
+{
+	if (iso && strlen(iso) >= 16 && iso[10] == 'T')
+		snprintf(out, n, "%.10s %.5s", iso, iso + 11);
+	else
+		snprintf(out, n, "%s", iso ? iso : "");
+}

@@ -86,10 +86,23 @@ void progress_init(struct progress *pg, size_t ncases, const struct progress_wor
 	pg->name = "";
 	pg->start_ns = pg->last_draw_ns = now_ns();
 	pg->work_before = work_before(ncases, work, &pg->basis);
+	pg->dropped_at = 0;
+}
+
+/* After a write to stderr: a failure (EPIPE from a closed pipe, EIO from a lost terminal) drops
+ * the progress for the rest of the sweep. */
+static void written(struct progress *pg)
+{
+	if (ferror(stderr) && !pg->dropped_at) {
+		pg->dropped_at = pg->index + 1;
+		clearerr(stderr);
+	}
 }
 
 static void draw(struct progress *pg, double fraction)
 {
+	if (pg->dropped_at)
+		return;
 	char el[32], left[32];
 	pg->last_draw_ns = now_ns();
 	fmt_duration(el, sizeof(el), pg->last_draw_ns - pg->start_ns);
@@ -99,6 +112,7 @@ static void draw(struct progress *pg, double fraction)
 		name ? name : "", 100.0 * fraction, el, left);
 	free(name);
 	fflush(stderr);
+	written(pg);
 }
 
 void progress_case_start(struct progress *pg, size_t index, const char *name)
@@ -118,7 +132,7 @@ void progress_iteration(void *ctx, int64_t iter, int64_t total)
 
 void progress_case_end(struct progress *pg, const struct case_result *res)
 {
-	if (pg->tty) {
+	if (pg->tty || pg->dropped_at) {
 		draw(pg, 1.0);
 		return;
 	}
@@ -135,11 +149,13 @@ void progress_case_end(struct progress *pg, const struct case_result *res)
 		pg->ncases, name ? name : "", status_name(res->status), res->reason[0] ? ": " : "",
 		res->reason, stop, (double)res->elapsed_ns / 1e9, el, left);
 	free(name);
+	fflush(stderr);
+	written(pg);
 }
 
 void progress_finish(struct progress *pg)
 {
-	if (pg->tty)
+	if (pg->tty && !pg->dropped_at)
 		fprintf(stderr, "\r\033[K");
 	free(pg->work_before);
 	pg->work_before = NULL;

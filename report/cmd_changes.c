@@ -112,34 +112,18 @@ static void newest_table(const struct history_set *hs, int with_key, size_t rece
 int cmd_changes(int argc, char **argv)
 {
 	struct report_options o = REPORT_OPTIONS_INIT;
-	struct cp_options cpo = CP_OPTIONS_DEFAULT;
+	struct history_options h = HISTORY_OPTIONS_INIT;
+	struct cp_options cpo;
 	struct history_filter f = {0};
-	const char *case_key = NULL, *label = NULL, *branch = NULL, *host = NULL;
-	long last = 0, recent = CP_RECENT, min_segment = CP_MIN_SEGMENT;
-	double alpha = CP_ALPHA, min_change = CP_MIN_CHANGE_PCT / 100.0;
+	const char *case_key = NULL;
 	const struct opt_spec specs[] = {
 		{"case", 'c', OPT_STRING, "KEY", "only this case key (exact, as stored in cases.case_key)",
 		 &case_key},
 		REPORT_OPT_WHERE(&o),
 		REPORT_OPT_SUITE(&o),
-		{"label", 'l', OPT_STRING, "LABEL", "only runs with this label (e.g. nightly)", &label},
-		{"branch", 0, OPT_STRING, "BRANCH", "only runs built from this git branch", &branch},
-		{"host", 0, OPT_STRING, "HOST", "only runs on this host (default: a series per host)",
-		 &host},
-		{"last", 0, OPT_INT, "N", "only the last N runs of each series (default all)", &last},
+		HISTORY_OPT_RUNS(&h),
 		REPORT_OPT_PHASE(&o),
-		{"alpha", 0, OPT_DOUBLE, "P",
-		 "level of the permutation test of each split (default " REPORT_STR(CP_ALPHA) ")",
-		 &alpha},
-		{"min-segment", 0, OPT_INT, "N",
-		 "runs on each side of a change point, at least 2 (default " REPORT_STR(CP_MIN_SEGMENT) ")",
-		 &min_segment},
-		{"min-change", 0, OPT_PERCENT, "PCT",
-		 "smaller changes are merged away (default " REPORT_STR(CP_MIN_CHANGE_PCT) ")",
-		 &min_change},
-		{"recent", 0, OPT_INT, "N",
-		 "exit 1 when a slower segment began within the newest N runs (default "
-		 REPORT_STR(CP_RECENT) ")", &recent},
+		HISTORY_OPT_DETECTOR(&h),
 		{"cpu-wait-gap", 0, OPT_PERCENT, "PCT",
 		 "a slower segment that waited this much more for a CPU is contended (default "
 		 REPORT_STR(REPORT_CPU_WAIT_GAP_PCT) ")", &o.rule.cpu_wait_gap},
@@ -167,28 +151,18 @@ int cmd_changes(int argc, char **argv)
 		return status;
 	if ((fmt = report_format_arg(o.format)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
 		return EXIT_USAGE;
-	if (!(alpha > 0 && alpha < 1) || min_segment < 2 || min_change < 0 || recent < 1 || last < 0 ||
-	    o.rule.cpu_wait_gap < 0) {
-		fprintf(stderr, "report changes: --alpha must lie in (0, 1), --min-segment be 2 or more, "
-				"--recent 1 or more, --min-change, --cpu-wait-gap and --last 0 or more\n");
+	if ((status = history_options_check(&h, "changes", &f, &cpo)) >= 0)
+		return status;
+	if (o.rule.cpu_wait_gap < 0) {
+		fprintf(stderr, "report changes: --cpu-wait-gap must be 0 or more\n");
 		return EXIT_USAGE;
 	}
 	if (case_key && !case_key[0]) {
 		fprintf(stderr, "report changes: --case needs a case key, got ''\n");
 		return EXIT_USAGE;
 	}
-	cpo.alpha = alpha;
-	cpo.min_segment = (size_t)min_segment;
-	cpo.min_change = min_change;
-	/* enough permutations for alpha to be reachable, with room: p resolves to 1 / (R + 1) */
-	if (cpo.permutations + 1.0 < 10 / alpha)
-		cpo.permutations = (unsigned)ceil(10 / alpha);
 	f.case_key = case_key;
 	f.cases = report_filter(&o);
-	f.label = label;
-	f.branch = branch;
-	f.host = host;
-	f.last = last;
 	f.pick = (enum series_pick)pick;
 	if ((status = report_open(o.db_path, NULL, &db, NULL)) >= 0)
 		goto done;
@@ -197,15 +171,15 @@ int cmd_changes(int argc, char **argv)
 		goto done;
 	}
 	if (hs.n == 0) {
-		fprintf(stderr, "report changes: no case matches%s%s%s%s%s%s%s%s (%zu cases of other "
-				"runs left out)\n",
-			case_key ? " --case " : "", case_key ? case_key : "", label ? " --label " : "",
-			label ? label : "", branch ? " --branch " : "", branch ? branch : "",
-			host ? " --host " : "", host ? host : "", hs.runs_left_out);
+		struct strbuf what = STRBUF_INIT;
+		history_filter_describe(&f, &what);
+		fprintf(stderr, "report changes: no case matches%s (%zu cases of other runs left out)\n",
+			sb_str(&what), hs.runs_left_out);
+		sb_free(&what);
 		status = EXIT_CANNOT_TELL;
 		goto done;
 	}
-	if (history_detect(&hs, &cpo, &o.rule, (size_t)recent)) {
+	if (history_detect(&hs, &cpo, &o.rule, (size_t)h.recent)) {
 		fprintf(stderr, "report changes: a run's median is not a finite time\n");
 		status = EXIT_FAIL;
 		goto done;
@@ -226,7 +200,7 @@ int cmd_changes(int argc, char **argv)
 		sb_addf(&out.text, "**%s**: %zu series; the newest %ld runs began a slower segment in %zu, "
 				   "a faster one in %zu, a contended change in %zu; %zu steady, %zu with "
 				   "too few runs; %zu change points in all\n\n",
-			verdict, hs.n, recent, count[NEWEST_SLOWER], count[NEWEST_FASTER],
+			verdict, hs.n, h.recent, count[NEWEST_SLOWER], count[NEWEST_FASTER],
 			count[NEWEST_CONTENDED], count[NEWEST_STEADY], count[NEWEST_TOO_FEW], changes);
 	report_output_begin(&out, (enum report_format)fmt);
 	struct table t;
@@ -238,14 +212,17 @@ int cmd_changes(int argc, char **argv)
 		       "permutations, alpha %.3g, each form at alpha / 2); segments of %zu runs or more; "
 		       "changes under %.3g%% merged",
 		   cpo.permutations, cpo.alpha, cpo.min_segment, 100 * cpo.min_change);
-	if (hs.runs_left_out)
-		table_note(&t, "%zu cases of runs outside%s%s%s%s%s%s left out", hs.runs_left_out,
-			   label ? " --label " : "", label ? label : "", branch ? " --branch " : "",
-			   branch ? branch : "", host ? " --host " : "", host ? host : "");
+	if (hs.runs_left_out) {
+		struct strbuf what = STRBUF_INIT;
+		history_filter_describe(&(struct history_filter){.label = f.label, .branch = f.branch,
+								 .host = f.host}, &what);
+		table_note(&t, "%zu cases of runs outside%s left out", hs.runs_left_out, sb_str(&what));
+		sb_free(&what);
+	}
 	int rc = report_output_table(&out, &t, 0, NULL);
-	newest_table(&hs, fmt == FORMAT_CSV, (size_t)recent, &t);
+	newest_table(&hs, fmt == FORMAT_CSV, (size_t)h.recent, &t);
 	table_note(&t, "verdict: %s; exit 1 when a slower segment began within the newest %ld runs, 2 "
-		       "when a contended change did, or when no series has %zu runs", verdict, recent,
+		       "when a contended change did, or when no series has %zu runs", verdict, h.recent,
 		   2 * cpo.min_segment);
 	rc = report_output_table(&out, &t, rc, NULL);
 	int written = report_output_end(&out, rc);

@@ -3,6 +3,7 @@
 #include "history.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,38 @@
 const char *const history_verdict_names[3] = {"slower", "faster", "contended"};
 const char *const history_newest_names[NEWEST_COUNT] = {"too few runs", "steady", "slower",
 							 "faster", "contended"};
+
+int history_options_check(const struct history_options *h, const char *command,
+			  struct history_filter *f, struct cp_options *o)
+{
+	if (!(h->alpha > 0 && h->alpha < 1) || h->min_segment < 2 || !(h->min_change >= 0) ||
+	    h->recent < 1 || h->last < 0) {
+		fprintf(stderr, "report %s: --alpha must lie in (0, 1), --min-segment be 2 or more, "
+				"--recent 1 or more, --min-change and --last 0 or more\n", command);
+		return EXIT_USAGE;
+	}
+	f->label = h->label;
+	f->branch = h->branch;
+	f->host = h->host;
+	f->last = h->last;
+	*o = (struct cp_options)CP_OPTIONS_DEFAULT;
+	o->alpha = h->alpha;
+	o->min_segment = (size_t)h->min_segment;
+	o->min_change = h->min_change;
+	/* enough permutations for alpha to be reachable, with room: p resolves to 1 / (R + 1) */
+	if (o->permutations + 1.0 < 10 / h->alpha)
+		o->permutations = (unsigned)ceil(10 / h->alpha);
+	return -1;
+}
+
+void history_filter_describe(const struct history_filter *f, struct strbuf *sb)
+{
+	const char *names[] = {"--case", "--label", "--branch", "--host"};
+	const char *values[] = {f->case_key, f->label, f->branch, f->host};
+	for (int i = 0; i < 4; i++)
+		if (values[i])
+			sb_addf(sb, " %s %s", names[i], values[i]);
+}
 
 static int cmp_run_id(const void *key, const void *elem)
 {

@@ -8,6 +8,40 @@
 #include "changepoint.h"
 #include "report.h"
 
+/* The options `changes`, `history` and `site` share: which runs, and the detector's settings,
+ * declared once (HISTORY_OPT_*), checked once (history_options_check). */
+struct history_options {
+	const char *label, *branch, *host;
+	long last, recent, min_segment;
+	double alpha, min_change;
+};
+#define HISTORY_OPTIONS_INIT                                                                       \
+	{NULL, NULL, NULL, 0, CP_RECENT, CP_MIN_SEGMENT, CP_ALPHA, CP_MIN_CHANGE_PCT / 100.0}
+#define HISTORY_OPT_RUNS(h)                                                                        \
+	{"label", 'l', OPT_STRING, "LABEL", "only runs with this label (e.g. nightly)", &(h)->label}, \
+	{"branch", 0, OPT_STRING, "BRANCH", "only runs built from this git branch", &(h)->branch},   \
+	{"host", 0, OPT_STRING, "HOST", "only runs on this host (default: a series per host)",      \
+	 &(h)->host},                                                                              \
+	{"last", 0, OPT_INT, "N", "only the last N runs of each series (default all)", &(h)->last}
+#define HISTORY_OPT_DETECTOR(h)                                                                    \
+	{"alpha", 0, OPT_DOUBLE, "P",                                                              \
+	 "level of the permutation test of each split (default " REPORT_STR(CP_ALPHA) ")",         \
+	 &(h)->alpha},                                                                             \
+	{"min-segment", 0, OPT_INT, "N",                                                          \
+	 "runs on each side of a change point, at least 2 (default " REPORT_STR(CP_MIN_SEGMENT)    \
+	 ")", &(h)->min_segment},                                                                  \
+	{"min-change", 0, OPT_PERCENT, "PCT",                                                      \
+	 "smaller changes are merged away (default " REPORT_STR(CP_MIN_CHANGE_PCT) ")",            \
+	 &(h)->min_change},                                                                        \
+	{"recent", 0, OPT_INT, "N",                                                                \
+	 "a change within the newest N runs is new: slower exits 1 (default " REPORT_STR(CP_RECENT) \
+	 ")", &(h)->recent}
+/* Print what is wrong for `report command` and return EXIT_USAGE; -1 when the options are sound.
+ * Fills the filter's run part and the detector's options. */
+struct history_filter;
+int history_options_check(const struct history_options *h, const char *command,
+			  struct history_filter *f, struct cp_options *o);
+
 /* Which runs and cases make the series. */
 struct history_filter {
 	const char *case_key;          /* NULL: every key */
@@ -70,6 +104,9 @@ struct history_set {
 	size_t runs_left_out;                 /* rows whose run the label/branch/host filter refused */
 };
 
+/* " --case K --label L --branch B --host H", the parts of f that are set. */
+void history_filter_describe(const struct history_filter *f, struct strbuf *sb);
+
 /* Load the series of f: BD_EINVAL for a malformed --where or one no case has, BD_EDB/BD_ENOMEM. A
  * filter that matches nothing gives n = 0. */
 int history_load(struct db *db, const struct history_filter *f, struct history_set *out,
@@ -88,5 +125,16 @@ const struct history_change *history_change_at(const struct history_series *s, s
 /* "2026-02-01 13:45" from a stored ISO time (out: at least 17 bytes); the text as it is when it
  * is not one. */
 void history_date(const char *iso, char *out, size_t n);
+
+/* ---- charts (chart_history.c) ----------------------------------------------------------- */
+
+#define HISTORY_PANELS_MAX 24
+/* path_base.png and .svg of series[0..n-1] after history_detect: one chart for one series (title
+ * its title), small multiples for several (title over the grid), at most HISTORY_PANELS_MAX
+ * panels. notes gets lines about reading it and what was left out. BD_EINVAL when no series has
+ * a run to draw; plot_write_script's errors (BD_ENOTFOUND without gnuplot). */
+struct strbuf;
+int chart_history_write(const struct history_series *const *series, size_t n, const char *title,
+			const char *path_base, struct strbuf *notes, struct bd_error *err);
 
 #endif

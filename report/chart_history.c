@@ -16,7 +16,7 @@
 
 #define NS_PER_MS 1e6
 #define BAND_SDS 2.0              /* the band: segment mean x exp(+-2 sd): ~95% of its runs */
-#define TICS_ONE 12               /* x labels on a chart of one series, at most */
+#define TICS_ONE 8                /* x labels on a chart of one series, at most (11 characters each) */
 #define TICS_PANEL 4              /* ... on a panel of small multiples */
 #define PANEL_WIDTH 420
 #define PANEL_HEIGHT 250
@@ -68,17 +68,31 @@ static void add_panel(struct strbuf *sb, const struct history_series *s, size_t 
 	plot_add_str(sb, title);
 	sb_add(sb, " noenhanced\n");
 	sb_addf(sb, "set xrange [0.5:%zu.5]\n", s->n);
-	/* run ids (and dates) under evenly spread runs, the newest always among them */
+	/* run ids (and, on a chart of one series, dates below them) under evenly spread runs, the
+	 * newest always among them; the day, or month-day and time where two tics share a day */
 	size_t most = small ? TICS_PANEL : TICS_ONE, step = (s->n + most - 1) / most;
 	step = step ? step : 1;
+	int same_day = 0;
+	for (size_t i = (s->n - 1) % step; i + step < s->n; i += step) {
+		const char *a = s->points[i].run->started_at, *b = s->points[i + step].run->started_at;
+		same_day |= a && b && !strncmp(a, b, 10);
+	}
 	sb_add(sb, "set xtics (");
 	for (size_t i = (s->n - 1) % step, first = 1; i < s->n; i += step, first = 0) {
-		char date[32], text[64];
+		char id[32], date[32];
+		snprintf(id, sizeof(id), "%lld", (long long)s->points[i].run->id);
 		history_date(s->points[i].run->started_at, date, sizeof(date));
-		snprintf(text, sizeof(text), small ? "%lld" : "%lld\n%.10s", (long long)s->points[i].run->id,
-			 date);
 		sb_add(sb, first ? "" : ", ");
-		plot_add_str(sb, text);
+		plot_add_str(sb, id);
+		if (!small) {   /* gnuplot's string concatenation: a newline inside a tic label */
+			sb_add(sb, " . \"\\n\" . ");
+			char shown[32];   /* "2026-02-01", or "02-01 13:45" */
+			if (same_day && strlen(date) > 5)
+				snprintf(shown, sizeof(shown), "%s", date + 5);
+			else
+				snprintf(shown, sizeof(shown), "%.10s", date);
+			plot_add_str(sb, shown);
+		}
 		sb_addf(sb, " %zu", i + 1);
 	}
 	sb_add(sb, ") noenhanced\n");
@@ -139,7 +153,7 @@ int chart_history_write(const struct history_series *const *series, size_t n, co
 		sb_add(&setup, "unset key\nset tics font 'sans,8'\nset title font 'sans,9'\n");
 	else
 		sb_add(&setup, "set key outside bottom center horizontal noenhanced\n"
-			       "set xlabel 'run (oldest left), started'\n");
+			       "set xlabel 'run (oldest left), started' offset 0,-0.8\nset bmargin 7\n");
 	for (size_t k = 0, drawn = 0; k < n && drawn < shown; k++)
 		if (series[k]->n)
 			add_data(&setup, series[k], drawn++);

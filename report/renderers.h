@@ -21,6 +21,7 @@ extern const struct renderer render_md;
 extern const struct renderer render_csv;
 extern const struct renderer render_json;
 extern const struct renderer render_tex;
+extern const struct renderer render_html;
 extern const struct renderer_frame render_json_frame;
 
 /* The header text "name (unit)" or "name". */

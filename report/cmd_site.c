@@ -414,21 +414,29 @@ static int index_page(struct site *site, const char *title, const char *db_path,
 		sb_add_html(&sb, newest);
 		sb_add(&sb, "</td>");
 		if (s->n)
-			sb_addf(&sb, "<td class=\"num\">%.4f</td><td class=\"num\">%.1f</td></tr>\n",
-				s->points[s->n - 1].median / 1e6, 100 * s->cp.noise);
+			sb_addf(&sb, "<td class=\"num\">%.4f</td>", s->points[s->n - 1].median / 1e6);
 		else
-			sb_add(&sb, "<td></td><td></td></tr>\n");
+			sb_add(&sb, "<td></td>");
+		if (s->cp.noise > 0)   /* none from fewer than 3 runs */
+			sb_addf(&sb, "<td class=\"num\">%.1f</td></tr>\n", 100 * s->cp.noise);
+		else
+			sb_add(&sb, "<td></td></tr>\n");
 	}
 	sb_add(&sb, "</tbody>\n</table>\n");
-	/* every history at a glance, the cases that moved first */
-	if (site->charts && hs->n) {
-		const struct history_series **all = xmalloc(hs->n * sizeof(*all));
+	/* every history of two runs or more at a glance, the cases that moved first */
+	size_t drawn = 0;
+	for (size_t j = 0; j < hs->n; j++)
+		drawn += hs->series[j].n >= 2;
+	if (site->charts && drawn) {
+		const struct history_series **all = xmalloc(drawn * sizeof(*all));
+		drawn = 0;
 		for (size_t j = 0; j < hs->n; j++)
-			all[j] = &hs->series[order[j]];
+			if (hs->series[order[j]].n >= 2)
+				all[drawn++] = &hs->series[order[j]];
 		struct strbuf path = STRBUF_INIT;
 		sb_addf(&path, "%s/charts/history", site->dir);
 		struct bd_error cerr;
-		int crc = chart_history_write(all, hs->n, "every case across its runs (ms)", sb_str(&path),
+		int crc = chart_history_write(all, drawn, "every case across its runs (ms)", sb_str(&path),
 					      &notes, &cerr);
 		site->files += crc == 0;
 		sb_add(&sb, "<h2>History</h2>\n");
@@ -487,6 +495,13 @@ static int runs_page(struct site *site, struct bd_error *err)
 static int text_is(const char *have, const char *want)
 {
 	return !want || (have && !strcmp(have, want));
+}
+
+/* Runs of one label (or both unlabelled) on one host. */
+static int same_kind(const struct run_row *a, const struct run_row *b)
+{
+	return !!a->label == !!b->label && text_is(a->label, b->label) &&
+	       !strcmp(a->hostname, b->hostname);
 }
 
 int cmd_site(int argc, char **argv)
@@ -570,14 +585,14 @@ int cmd_site(int argc, char **argv)
 				rc = run_page(&site, site.runs[i], &err);
 	for (size_t i = 0; i < hs.n && !rc; i++)
 		rc = case_page(&site, i, &err);
-	/* per label, its newest run against the one before */
+	/* per label and host, its newest run against the one before */
 	for (size_t i = site.nruns; i-- > 0 && !rc;) {
 		const struct run_row *cand = site.runs[i], *base = NULL;
-		int seen = 0;   /* a newer run of the same label already has its page */
+		int seen = 0;   /* a newer run of the same label and host already has its page */
 		for (size_t j = i + 1; j < site.nruns && !seen; j++)
-			seen = text_is(site.runs[j]->label, cand->label) && !!site.runs[j]->label == !!cand->label;
+			seen = same_kind(site.runs[j], cand);
 		for (size_t j = i; !seen && j-- > 0 && !base;)
-			if (!!site.runs[j]->label == !!cand->label && text_is(site.runs[j]->label, cand->label))
+			if (same_kind(site.runs[j], cand))
 				base = site.runs[j];
 		if (seen || !base)
 			continue;
@@ -586,6 +601,8 @@ int cmd_site(int argc, char **argv)
 				   "(label ",
 			(long long)base->id, (long long)cand->id, (long long)cand->id, (long long)base->id);
 		sb_add_html(&compares, cand->label ? cand->label : "none");
+		sb_add(&compares, ", host ");
+		sb_add_html(&compares, cand->hostname);
 		sb_add(&compares, ")</li>\n");
 	}
 	if (!rc)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "xalloc.h"
 
 static void usage(FILE *out, const struct cli_program *p)
 {
@@ -33,12 +34,11 @@ static int run_shorthand(const struct cli_program *p, int i, int argc, char **ar
 	const struct cli_shorthand *s = p->shorthand;
 	const struct opt_command *c = command_named(p, s->command);
 	size_t len = strlen(s->option);
-	char **args = malloc((size_t)(argc + 2) * sizeof(*args));
-	if (!c || !args) {
-		free(args);
+	if (!c) {
 		fprintf(stderr, "%s: internal: no command '%s' for %s\n", p->name, s->command, s->option);
 		return EXIT_FAIL;
 	}
+	char **args = xmalloc((size_t)(argc + 2) * sizeof(*args));
 	int n = 0;
 	args[n++] = (char *)c->name;
 	for (int j = 1; j < argc; j++) {
@@ -51,7 +51,7 @@ static int run_shorthand(const struct cli_program *p, int i, int argc, char **ar
 		}
 	}
 	args[n] = NULL;
-	int status = c->fn(n, args);
+	int status = cmd_line_run(c->fn, n, args);
 	free(args);
 	return status;
 }

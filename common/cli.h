@@ -1,6 +1,6 @@
 /* common/cli.h: a program made of commands — `PROG [options] COMMAND [options]` — run from its
  * command table. Each program's main.c is the table and one call to cli_main(); each command is
- * `int cmd_<name>(int argc, char **argv)` in cmd_<name>.c, so adding one is a file and a row:
+ * `int cmd_<name>(struct cmd_line *line)` in cmd_<name>.c, so adding one is a file and a row:
  *
  *     #define PROG_COMMANDS(X) X(run, "run a sweep") X(list, "show the cases of a sweep")
  *     PROG_COMMANDS(CLI_DECLARE)
@@ -12,7 +12,7 @@
 #include "opt.h"
 
 /* For a commands list X(name, help) ...: the handler's prototype, and its table row. */
-#define CLI_DECLARE(name, help) int cmd_##name(int argc, char **argv);
+#define CLI_DECLARE(name, help) int cmd_##name(struct cmd_line *line);
 #define CLI_ROW(name, help) {#name, cmd_##name, help},
 
 /* `PROG [options] --OPTION VALUE [options]` is `PROG COMMAND [options] --AS VALUE [options]`

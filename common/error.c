@@ -46,13 +46,12 @@ void bd_error_print(const char *prog, const struct bd_error *err)
 {
 	/* file names and messages quote user text: no escape sequence reaches the terminal raw */
 	char *file = escape_controls(err->file), *msg = escape_controls(err->msg);
-	const char *f = file ? file : err->file, *m = msg ? msg : err->msg;
 	if (err->file[0] && err->line > 0)
-		fprintf(stderr, "%s: %s:%d:%d: %s\n", prog, f, err->line, err->column, m);
+		fprintf(stderr, "%s: %s:%d:%d: %s\n", prog, file, err->line, err->column, msg);
 	else if (err->file[0])
-		fprintf(stderr, "%s: %s: %s\n", prog, f, m);
+		fprintf(stderr, "%s: %s: %s\n", prog, file, msg);
 	else
-		fprintf(stderr, "%s: %s\n", prog, m);
+		fprintf(stderr, "%s: %s\n", prog, msg);
 	free(file);
 	free(msg);
 }

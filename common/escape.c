@@ -1,20 +1,11 @@
 /* common/escape.c: control characters made visible (escape.h). */
 #include "escape.h"
 
-#include <stdlib.h>
-#include <string.h>
+#include "xalloc.h"
 
 static int is_control(unsigned char c)
 {
 	return (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f;
-}
-
-int has_controls(const char *s)
-{
-	for (; s && *s; s++)
-		if (is_control((unsigned char)*s))
-			return 1;
-	return 0;
 }
 
 char *escape_controls(const char *s)
@@ -22,9 +13,7 @@ char *escape_controls(const char *s)
 	size_t n = 0;
 	for (const char *p = s; *p; p++)
 		n += is_control((unsigned char)*p) ? 4 : 1;
-	char *out = malloc(n + 1), *o = out;
-	if (!out)
-		return NULL;
+	char *out = xmalloc(n + 1), *o = out;
 	for (const char *p = s; *p; p++) {
 		unsigned char c = (unsigned char)*p;
 		if (is_control(c)) {

@@ -2,13 +2,9 @@
 #ifndef BENCHDB_ESCAPE_H
 #define BENCHDB_ESCAPE_H
 
-#include <stdio.h>
-
 /* A malloc'd copy of s with every control character (bytes 0x01-0x1f but newline and tab, and
- * 0x7f) written as \xHH, so that no escape sequence from user data reaches a terminal raw; NULL
- * only when out of memory. Printable text (UTF-8 included), newlines and tabs are unchanged. */
+ * 0x7f) written as \xHH, so that no escape sequence from user data reaches a terminal raw.
+ * Printable text (UTF-8 included), newlines and tabs are unchanged. */
 char *escape_controls(const char *s);
-/* Whether s holds a control character escape_controls would rewrite. */
-int has_controls(const char *s);
 
 #endif

@@ -6,16 +6,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Set by opt_dispatch while a command runs: argv[1..leading] were written before the command word.
- * not_command: opt_parse found that the option written just before the command word takes a value
- * (so the word is that value), or that an option written before it is unknown to this command
- * while a later word names another command (whose option it may be, the word being its value);
- * then opt_dispatch reads the command line another way, if retry (another way is left) allows. */
-static struct {
+#include "xalloc.h"
+
+struct cmd_line {
+	int argc;
+	char **argv;         /* as written: argv[0] is the command's name */
+	char **args;         /* opt_parse_command's copy of argv[1..], positional arguments first */
+	/* opt_dispatch's reading: argv[1..leading] were written before the command word.
+	 * not_command: the parse found that the option written just before the command word takes
+	 * a value (so the word is that value), or that an option written before it is unknown to
+	 * this command while a later word names another command (whose option it may be, the word
+	 * being its value); then opt_dispatch reads the command line another way, if retry (another
+	 * way is left) allows. */
 	int leading;
-	int retry;           /* 1: a later command word or a fallback; 2: a later command word */
+	int retry;           /* 0: none; 1: a later command word or a fallback; 2: a later word */
 	int not_command;
-} dispatch;
+};
 
 static const struct opt_spec *find_long(const struct opt_spec *s, const char *name, size_t n)
 {
@@ -73,8 +79,12 @@ static int store(const struct opt_spec *s, const char *value, struct bd_error *e
 	return bd_fail(err, BD_EINVAL, "internal: bad option kind");
 }
 
-int opt_parse(const struct opt_spec *specs, int argc, char **argv, int *npos, struct bd_error *err)
+/* opt_parse, with the dispatch reading of line (NULL: none) kept up to date. */
+static int parse(const struct opt_spec *specs, struct cmd_line *line, int argc, char **argv,
+		 int *npos, struct bd_error *err)
 {
+	struct cmd_line none = {0};
+	struct cmd_line *dispatch = line ? line : &none;
 	int pos = 0;
 	int only_positional = 0;
 	for (int i = 1; i < argc; i++) {
@@ -96,8 +106,8 @@ int opt_parse(const struct opt_spec *specs, int argc, char **argv, int *npos, st
 			const char *eq = strchr(name, '=');
 			size_t n = eq ? (size_t)(eq - name) : strlen(name);
 			s = find_long(specs, name, n);
-			if (!s && i <= dispatch.leading && dispatch.retry == 2)
-				dispatch.not_command = 1;
+			if (!s && i <= dispatch->leading && dispatch->retry == 2)
+				dispatch->not_command = 1;
 			if (!s)
 				return bd_fail(err, BD_EINVAL, "unknown option '--%.*s' (see --help)", (int)n,
 					       name);
@@ -105,8 +115,8 @@ int opt_parse(const struct opt_spec *specs, int argc, char **argv, int *npos, st
 				value = eq + 1;
 		} else {
 			s = find_short(specs, a[1]);
-			if (!s && i <= dispatch.leading && dispatch.retry == 2)
-				dispatch.not_command = 1;
+			if (!s && i <= dispatch->leading && dispatch->retry == 2)
+				dispatch->not_command = 1;
 			if (!s || a[2])
 				return bd_fail(err, BD_EINVAL, "unknown option '%s' (see --help)", a);
 		}
@@ -114,8 +124,8 @@ int opt_parse(const struct opt_spec *specs, int argc, char **argv, int *npos, st
 			if (value)
 				return bd_fail(err, BD_EINVAL, "option '--%s' takes no value", s->name);
 		} else if (!value) {
-			if (i == dispatch.leading) {
-				dispatch.not_command = 1;
+			if (i == dispatch->leading) {
+				dispatch->not_command = 1;
 				return bd_fail(err, BD_EINVAL, "option '--%s' needs a value (%s) before "
 					       "the command", s->name, s->value_name ? s->value_name : "VALUE");
 			}
@@ -130,6 +140,11 @@ int opt_parse(const struct opt_spec *specs, int argc, char **argv, int *npos, st
 	}
 	*npos = pos;
 	return 0;
+}
+
+int opt_parse(const struct opt_spec *specs, int argc, char **argv, int *npos, struct bd_error *err)
+{
+	return parse(specs, NULL, argc, argv, npos, err);
 }
 
 void opt_usage(struct strbuf *sb, const struct cmd_usage *u, const struct opt_spec *specs)
@@ -151,14 +166,21 @@ void opt_usage(struct strbuf *sb, const struct cmd_usage *u, const struct opt_sp
 	sb_addf(sb, "  %-24s %s\n", "-h, --help", "show this help");
 }
 
-int opt_parse_command(const struct opt_spec *specs, const struct cmd_usage *u, int argc,
-		      char **argv, int min_pos, int max_pos, int *npos)
+int opt_parse_command(struct cmd_line *line, const struct opt_spec *specs,
+		      const struct cmd_usage *u, int min_pos, int max_pos, char ***args, int *npos)
 {
 	struct bd_error err;
 	struct strbuf sb = STRBUF_INIT;
-	int rc = opt_parse(specs, argc, argv, npos, &err);
+	/* parse a copy, so that cmd_line_words stays the command line as written */
+	free(line->args);
+	line->args = xcalloc((size_t)line->argc + 1, sizeof(*line->args));
+	memcpy(line->args, line->argv, (size_t)line->argc * sizeof(*line->args));
+	char **argv = line->args;
+	int rc = parse(specs, line, line->argc, argv, npos, &err);
 	int status = -1;
-	if (rc < 0 && dispatch.not_command && dispatch.retry) {
+	if (args)
+		*args = argv;
+	if (rc < 0 && line->not_command && line->retry) {
 		status = EXIT_USAGE;   /* quietly: opt_dispatch reads the command line another way */
 	} else if (rc == 1) {
 		opt_usage(&sb, u, specs);
@@ -179,6 +201,29 @@ int opt_parse_command(const struct opt_spec *specs, const struct cmd_usage *u, i
 	}
 	sb_free(&sb);
 	return status;
+}
+
+char *const *cmd_line_words(const struct cmd_line *line, int *argc)
+{
+	*argc = line->argc;
+	return line->argv;
+}
+
+/* Run fn on argv as line (its dispatch reading set by the caller); frees the parse's copy. */
+static int line_run(int (*fn)(struct cmd_line *line), struct cmd_line *line, int argc, char **argv)
+{
+	line->argc = argc;
+	line->argv = argv;
+	int status = fn(line);
+	free(line->args);
+	line->args = NULL;
+	return status;
+}
+
+int cmd_line_run(int (*fn)(struct cmd_line *line), int argc, char **argv)
+{
+	struct cmd_line line = {0};
+	return line_run(fn, &line, argc, argv);
 }
 
 static const struct opt_command *command_find(const struct opt_command *commands, const char *name)
@@ -206,11 +251,7 @@ int opt_dispatch(const char *prog, const struct opt_command *commands,
 		commands_valid(stderr, prog, "unknown command", argv[1], commands);
 		return EXIT_USAGE;
 	}
-	char **args = malloc((size_t)(argc + 1) * sizeof(*args));
-	if (!args) {
-		fprintf(stderr, "%s: out of memory\n", prog);
-		return EXIT_FAIL;
-	}
+	char **args = xmalloc((size_t)(argc + 1) * sizeof(*args));
 	int status = -1, end = 1;
 	while (end < argc && strcmp(argv[end], "--"))
 		end++;
@@ -228,21 +269,19 @@ int opt_dispatch(const char *prog, const struct opt_command *commands,
 			if (j != k)
 				args[n++] = argv[j];
 		args[n] = NULL;
-		dispatch.leading = k - 1;
-		dispatch.retry = later_word ? 2 : fallback ? 1 : 0;
-		dispatch.not_command = 0;
-		status = c->fn(n, args);
-		if (dispatch.not_command && dispatch.retry)
+		struct cmd_line line = {.leading = k - 1,
+					.retry = later_word ? 2 : fallback ? 1 : 0};
+		status = line_run(c->fn, &line, n, args);
+		if (line.not_command && line.retry)
 			status = -1;   /* argv[k] was an option's value */
 	}
-	memset(&dispatch, 0, sizeof(dispatch));
 	if (status < 0 && fallback) {
 		int n = 0;
 		args[n++] = (char *)fallback->name;
 		for (int j = 1; j < argc; j++)
 			args[n++] = argv[j];
 		args[n] = NULL;
-		status = fallback->fn(n, args);
+		status = cmd_line_run(fallback->fn, n, args);
 	} else if (status < 0) {
 		commands_valid(stderr, prog, "no command among the arguments", NULL, commands);
 		status = EXIT_USAGE;

@@ -45,20 +45,36 @@ int opt_parse(const struct opt_spec *specs, int argc, char **argv, int *npos, st
 /* Append the usage text (synopsis, summary, options) to sb. */
 void opt_usage(struct strbuf *sb, const struct cmd_usage *u, const struct opt_spec *specs);
 
+/* A command's command line as opt_dispatch (or cmd_line_run) hands it to the command. Opaque: a
+ * command reaches its arguments only through opt_parse_command, which reads them against the
+ * command's option table — and, while opt_dispatch is still finding the command word, tells it
+ * when the word was in fact an option's value (opt_dispatch). So "parse the options first" is
+ * not a rule a command must remember: it has nothing else to read. */
+struct cmd_line;
+
 /*
- * What every command does first: parse, and on --help print the usage to stdout (returns EXIT_OK);
- * on a bad option or a positional count outside [min_pos, max_pos] print the problem and the usage
- * to stderr (returns EXIT_USAGE). Returns -1 when the command should go on.
+ * What every command does first: parse line against specs, and on --help print the usage to
+ * stdout (returns EXIT_OK); on a bad option or a positional count outside [min_pos, max_pos] print
+ * the problem and the usage to stderr (returns EXIT_USAGE). Returns -1 when the command should go
+ * on, with the positional arguments, in order, at (*args)[0..*npos-1] (owned by line; args may be
+ * NULL for a command that takes none).
  */
-int opt_parse_command(const struct opt_spec *specs, const struct cmd_usage *u, int argc,
-		      char **argv, int min_pos, int max_pos, int *npos);
+int opt_parse_command(struct cmd_line *line, const struct opt_spec *specs,
+		      const struct cmd_usage *u, int min_pos, int max_pos, char ***args, int *npos);
+/* The command line as written, words[0] the command's name, *argc of them: for a record of it
+ * (a run's command_line, a writeup's provenance), never for parsing. */
+char *const *cmd_line_words(const struct cmd_line *line, int *argc);
 
 /* A program's command table row: `PROG [options] NAME [options] [args]` runs fn. */
 struct opt_command {
 	const char *name;
-	int (*fn)(int argc, char **argv);   /* argv[0] is the name; returns the exit status */
+	int (*fn)(struct cmd_line *line);   /* returns the exit status */
 	const char *help;
 };
+
+/* Run fn with argv[0..argc-1] (argv[0] the command's name) as its command line, as written: no
+ * command word to find. Returns fn's exit status. */
+int cmd_line_run(int (*fn)(struct cmd_line *line), int argc, char **argv);
 
 /*
  * Run the command argv[1..] names (commands ends with a zeroed row). Options written before the
@@ -66,10 +82,11 @@ struct opt_command {
  * `report runs --db x.db`. The command word is the first argument that names a command and is not
  * the value of an option written before it: `report --run warmup` selects the run labelled
  * warmup, `runner --label list run s.yaml` runs with the label list. Whether an option takes a
- * value is its command's table's say, so opt_dispatch asks the command itself: it calls it, and
- * the command's opt_parse_command returns quietly when the word was a value (or when an option
- * before the word is unknown to it and a later word names a command); so every command must call
- * opt_parse_command before it does anything else. Without a command word, fallback (may be NULL)
+ * value is its command's table's say, so opt_dispatch asks the command itself: it calls it with a
+ * struct cmd_line that carries this reading, and the command's opt_parse_command returns quietly
+ * when the word was a value (or when an option before the word is unknown to it and a later word
+ * names a command); the command has not started anything, since opt_parse_command is the only
+ * way to its arguments. Without a command word, fallback (may be NULL)
  * runs with every argument. Returns the command's exit status; prints the problem and returns
  * EXIT_USAGE when argv[1] is a word that names no command, or when argv names no command and
  * there is no fallback.

@@ -17,6 +17,7 @@
 
 #include "strbuf.h"
 #include "values.h"
+#include "xalloc.h"
 
 /* ---- suites ---------------------------------------------------------------------------------- */
 
@@ -41,72 +42,102 @@ int suite_parse(const char *s)
 	return -1;
 }
 
+int suite_is(const char *name, enum suite_id s) { return name && !strcmp(name, suite_name(s)); }
+
 /* ---- the table ------------------------------------------------------------------------------- */
 
 #define AT(field, t) .type = t, .offset = offsetof(struct case_params, field), \
 	.size = sizeof(((struct case_params *)0)->field)
 #define ALL(text) {text, text, text}
 
+/* One row per parameter (struct param_def in params.h says what each field means); a field left
+ * out is 0 / NULL: no suites, no default, not a key token, no column. */
 const struct param_def param_defs[] = {
-	{"suite", V_SUITE, 0, 0, S_ALL, {"attention", "e2e", "matmul"}, AT(suite, PT_TEXT),
-	 KEY_ALWAYS, 0, "", NULL, 0, 0, "suite"},
-	{"impl", V_IMPL, S_ALL, S_ATT, S_ALL, {NULL, "benchdb", "onednn"}, AT(impl, PT_TEXT),
-	 KEY_ALWAYS, 10, "", NULL, 20, S_ALL, "impl"},
-	{"device", V_DEVICE, S_ALL, 0, S_ALL, ALL("cpu"), AT(device, PT_DEVICE),
-	 KEY_ALWAYS, 20, "", NULL, 40, S_ALL, "device"},
-	{"dtype", V_DTYPE, S_ALL, 0, S_ALL, ALL("float32"), AT(dtype, PT_DTYPE),
-	 KEY_ALWAYS, 30, "", NULL, 30, S_ALL, "dtype"},
-	{"pass", V_PASS, S_ALL, 0, S_ALL, {"forward_backward", "train_step", "forward"}, AT(pass, PT_PASS),
-	 KEY_ALWAYS, 40, "", NULL, 50, S_ATT | S_E2E, "pass"},
-	{"batch_size", V_POSITIVE, S_ATT | S_E2E, 0, S_ATT | S_E2E, {"8", "4", NULL},
-	 AT(batch_size, PT_INT), KEY_ALWAYS, 120, "B", NULL, 70, S_ATT | S_E2E, "batch_size"},
-	{"heads", V_POSITIVE, S_ATT, 0, S_ATT, {"1", NULL, NULL}, AT(heads, PT_INT),
-	 KEY_ALWAYS, 130, "H", NULL, 80, S_ATT, "heads"},
-	{"seq_len", V_POSITIVE, S_ATT, S_ATT, S_ATT, {NULL}, AT(seq_len, PT_INT),
-	 KEY_ALWAYS, 140, "S", NULL, 90, S_ATT, "seq_len"},
-	{"head_dim", V_POSITIVE, S_ATT, S_ATT, S_ATT, {NULL}, AT(head_dim, PT_INT),
-	 KEY_ALWAYS, 150, "D", NULL, 100, S_ATT, "head_dim"},
-	{"causal", V_BOOL, S_ATT, 0, S_ATT, {"false", NULL, NULL}, AT(causal, PT_BOOL),
-	 KEY_ALWAYS, 160, "causal", "non-causal", 0, 0, "causal"},
-	{"model", V_MODEL, S_E2E, S_E2E, S_E2E, {NULL}, AT(model.name, PT_TEXT),
-	 KEY_ALWAYS, 50, "", NULL, 10, S_E2E, "model"},
-	{"context_length", V_POSITIVE, S_E2E, S_E2E, S_E2E, {NULL}, AT(context_length, PT_INT),
-	 KEY_ALWAYS, 110, "ctx", NULL, 60, S_E2E, "seq_len"},
-	{"attention", V_ATTENTION, S_E2E, 0, S_E2E, {NULL, "naive", NULL}, AT(attention, PT_TEXT),
-	 KEY_ALWAYS, 170, "attn=", NULL, 110, S_E2E, NULL},
-	{"vocab_size", V_POSITIVE, S_E2E, 0, S_E2E, {NULL}, AT(model.vocab_size, PT_INT),
-	 KEY_ALWAYS, 100, "V", NULL, 0, 0, NULL},
-	{"d_model", V_DERIVED, 0, 0, S_E2E, {NULL}, AT(model.d_model, PT_INT),
-	 KEY_ALWAYS, 60, "d_model ", NULL, 0, 0, NULL},
-	{"d_ff", V_DERIVED, 0, 0, S_E2E, {NULL}, AT(model.d_ff, PT_INT),
-	 KEY_ALWAYS, 70, "d_ff ", NULL, 0, 0, NULL},
-	{"num_layers", V_DERIVED, 0, 0, S_E2E, {NULL}, AT(model.num_layers, PT_INT),
-	 KEY_ALWAYS, 80, "L", NULL, 0, 0, NULL},
-	{"num_heads", V_DERIVED, 0, 0, S_E2E, {NULL}, AT(model.num_heads, PT_INT),
-	 KEY_ALWAYS, 90, "heads ", NULL, 0, 0, "heads"},
-	{"m", V_POSITIVE, S_MM, 0, S_MM, {NULL}, AT(m, PT_INT), KEY_ALWAYS, 180, NULL, NULL, 120, S_MM, NULL},
-	{"n", V_POSITIVE, S_MM, 0, S_MM, {NULL}, AT(n, PT_INT), KEY_ALWAYS, 190, NULL, NULL, 130, S_MM, NULL},
-	{"k", V_POSITIVE, S_MM, 0, S_MM, {NULL}, AT(k, PT_INT), KEY_ALWAYS, 200, NULL, NULL, 140, S_MM, NULL},
-	{"size", V_POSITIVE, S_MM, 0, 0, {NULL}, .type = PT_NONE, .in_key = KEY_NO},
-	{"warmup", V_NONNEG, S_ALL, 0, S_ALL, ALL("2"), AT(warmup, PT_INT), KEY_NO, 0, NULL, NULL, 0, 0, NULL},
-	{"iters", V_ITERS, S_ALL, 0, S_ALL, ALL("10"), AT(iters, PT_ITERS), KEY_NO, 0, NULL, NULL, 0, 0, NULL},
+	{.key = "suite", .kind = V_SUITE, .suites = S_ALL,
+	 .defaults = {[SUITE_ATTENTION] = "attention", [SUITE_E2E] = "e2e",
+		     [SUITE_MATMUL] = "matmul"},
+	 AT(suite, PT_SUITE), .in_key = KEY_ALWAYS, .label = "", .db_column = "suite"},
+	{.key = "impl", .kind = V_IMPL, .sweep = S_ALL, .required = S_ATT, .suites = S_ALL,
+	 .defaults = {[SUITE_E2E] = "benchdb", [SUITE_MATMUL] = "onednn"}, AT(impl, PT_TEXT),
+	 .in_key = KEY_ALWAYS, .key_rank = 10, .label = "", .column_rank = 20,
+	 .column_suites = S_ALL, .db_column = "impl"},
+	{.key = "device", .kind = V_DEVICE, .sweep = S_ALL, .suites = S_ALL, .defaults = ALL("cpu"),
+	 AT(device, PT_DEVICE), .in_key = KEY_ALWAYS, .key_rank = 20, .label = "",
+	 .column_rank = 40, .column_suites = S_ALL, .db_column = "device"},
+	{.key = "dtype", .kind = V_DTYPE, .sweep = S_ALL, .suites = S_ALL,
+	 .defaults = ALL("float32"), AT(dtype, PT_DTYPE), .in_key = KEY_ALWAYS, .key_rank = 30,
+	 .label = "", .column_rank = 30, .column_suites = S_ALL, .db_column = "dtype"},
+	{.key = "pass", .kind = V_PASS, .sweep = S_ALL, .suites = S_ALL,
+	 .defaults = {[SUITE_ATTENTION] = "forward_backward", [SUITE_E2E] = "train_step",
+		     [SUITE_MATMUL] = "forward"},
+	 AT(pass, PT_PASS), .in_key = KEY_ALWAYS, .key_rank = 40, .label = "", .column_rank = 50,
+	 .column_suites = S_ATT | S_E2E, .db_column = "pass"},
+	{.key = "batch_size", .kind = V_POSITIVE, .sweep = S_ATT | S_E2E, .suites = S_ATT | S_E2E,
+	 .defaults = {[SUITE_ATTENTION] = "8", [SUITE_E2E] = "4"}, AT(batch_size, PT_INT),
+	 .in_key = KEY_ALWAYS, .key_rank = 120, .label = "B", .column_rank = 70,
+	 .column_suites = S_ATT | S_E2E, .db_column = "batch_size"},
+	{.key = "heads", .kind = V_POSITIVE, .sweep = S_ATT, .suites = S_ATT,
+	 .defaults = {[SUITE_ATTENTION] = "1"}, AT(heads, PT_INT), .in_key = KEY_ALWAYS,
+	 .key_rank = 130, .label = "H", .column_rank = 80, .column_suites = S_ATT,
+	 .db_column = "heads"},
+	{.key = "seq_len", .kind = V_POSITIVE, .sweep = S_ATT, .required = S_ATT, .suites = S_ATT,
+	 AT(seq_len, PT_INT), .in_key = KEY_ALWAYS, .key_rank = 140, .label = "S",
+	 .column_rank = 90, .column_suites = S_ATT, .db_column = "seq_len"},
+	{.key = "head_dim", .kind = V_POSITIVE, .sweep = S_ATT, .required = S_ATT, .suites = S_ATT,
+	 AT(head_dim, PT_INT), .in_key = KEY_ALWAYS, .key_rank = 150, .label = "D",
+	 .column_rank = 100, .column_suites = S_ATT, .db_column = "head_dim"},
+	{.key = "causal", .kind = V_BOOL, .sweep = S_ATT, .suites = S_ATT,
+	 .defaults = {[SUITE_ATTENTION] = "false"}, AT(causal, PT_BOOL), .in_key = KEY_ALWAYS,
+	 .key_rank = 160, .label = "causal", .label_off = "non-causal", .db_column = "causal"},
+	{.key = "model", .kind = V_MODEL, .sweep = S_E2E, .required = S_E2E, .suites = S_E2E,
+	 AT(model.name, PT_TEXT), .in_key = KEY_ALWAYS, .key_rank = 50, .label = "",
+	 .column_rank = 10, .column_suites = S_E2E, .db_column = "model"},
+	{.key = "context_length", .kind = V_POSITIVE, .sweep = S_E2E, .required = S_E2E,
+	 .suites = S_E2E, AT(context_length, PT_INT), .in_key = KEY_ALWAYS, .key_rank = 110,
+	 .label = "ctx", .column_rank = 60, .column_suites = S_E2E, .db_column = "seq_len"},
+	{.key = "attention", .kind = V_ATTENTION, .sweep = S_E2E, .suites = S_E2E,
+	 .defaults = {[SUITE_E2E] = "naive"}, AT(attention, PT_TEXT), .in_key = KEY_ALWAYS,
+	 .key_rank = 170, .label = "attn=", .column_rank = 110, .column_suites = S_E2E},
+	{.key = "vocab_size", .kind = V_POSITIVE, .sweep = S_E2E, .suites = S_E2E,
+	 AT(model.vocab_size, PT_INT), .in_key = KEY_ALWAYS, .key_rank = 100, .label = "V"},
+	{.key = "d_model", .kind = V_DERIVED, .suites = S_E2E, AT(model.d_model, PT_INT),
+	 .in_key = KEY_ALWAYS, .key_rank = 60, .label = "d_model "},
+	{.key = "d_ff", .kind = V_DERIVED, .suites = S_E2E, AT(model.d_ff, PT_INT),
+	 .in_key = KEY_ALWAYS, .key_rank = 70, .label = "d_ff "},
+	{.key = "num_layers", .kind = V_DERIVED, .suites = S_E2E, AT(model.num_layers, PT_INT),
+	 .in_key = KEY_ALWAYS, .key_rank = 80, .label = "L"},
+	{.key = "num_heads", .kind = V_DERIVED, .suites = S_E2E, AT(model.num_heads, PT_INT),
+	 .in_key = KEY_ALWAYS, .key_rank = 90, .label = "heads ", .db_column = "heads"},
+	{.key = "m", .kind = V_POSITIVE, .sweep = S_MM, .suites = S_MM, AT(m, PT_INT),
+	 .in_key = KEY_ALWAYS, .key_rank = 180, .column_rank = 120, .column_suites = S_MM},
+	{.key = "n", .kind = V_POSITIVE, .sweep = S_MM, .suites = S_MM, AT(n, PT_INT),
+	 .in_key = KEY_ALWAYS, .key_rank = 190, .column_rank = 130, .column_suites = S_MM},
+	{.key = "k", .kind = V_POSITIVE, .sweep = S_MM, .suites = S_MM, AT(k, PT_INT),
+	 .in_key = KEY_ALWAYS, .key_rank = 200, .column_rank = 140, .column_suites = S_MM},
+	{.key = "size", .kind = V_POSITIVE, .sweep = S_MM, .type = PT_NONE, .in_key = KEY_NO},
+	{.key = "warmup", .kind = V_NONNEG, .sweep = S_ALL, .suites = S_ALL, .defaults = ALL("2"),
+	 AT(warmup, PT_INT), .in_key = KEY_NO},
+	{.key = "iters", .kind = V_ITERS, .sweep = S_ALL, .suites = S_ALL, .defaults = ALL("10"),
+	 AT(iters, PT_ITERS), .in_key = KEY_NO},
 	/* iters: auto's stopping rule: not in the key, which names what is measured, not for how
 	 * long (schemas/sweep-format.md, "iters: auto") */
-	{"min_iters", V_POSITIVE, S_ALL, 0, S_ALL, ALL("10"), AT(min_iters, PT_INT),
-	 KEY_NO, 0, NULL, NULL, 0, 0, NULL, .auto_only = 1},
-	{"max_iters", V_POSITIVE, S_ALL, 0, S_ALL, ALL("10000"), AT(max_iters, PT_INT),
-	 KEY_NO, 0, NULL, NULL, 0, 0, NULL, .auto_only = 1},
-	{"max_time", V_SECONDS, S_ALL, 0, S_ALL, ALL("10"), AT(max_time, PT_REAL),
-	 KEY_NO, 0, NULL, NULL, 0, 0, NULL, .auto_only = 1},
-	{"target_rse", V_FRACTION, S_ALL, 0, S_ALL, ALL("0.005"), AT(target_rse, PT_REAL),
-	 KEY_NO, 0, NULL, NULL, 0, 0, NULL, .auto_only = 1},
-	{"seed", V_NONNEG, S_ALL, 0, S_ALL, ALL("0"), AT(seed, PT_INT), KEY_NO, 0, NULL, NULL, 0, 0, NULL},
-	{"mem_limit", V_BYTES, S_ALL, 0, S_ALL, ALL("0"), AT(mem_limit, PT_INT),
-	 KEY_NO, 0, NULL, NULL, 0, 0, NULL},
-	{"sync", V_BOOL, S_ALL, 0, S_ALL, ALL("true"), AT(sync, PT_BOOL),
-	 KEY_UNLESS_DEFAULT, 220, "sync", "no sync", 0, 0, NULL},
-	{"tf32", V_BOOL, S_ALL, 0, S_ALL, ALL("false"), AT(tf32, PT_BOOL),
-	 KEY_UNLESS_DEFAULT, 210, NULL, NULL, 0, 0, NULL},
+	{.key = "min_iters", .kind = V_POSITIVE, .sweep = S_ALL, .suites = S_ALL,
+	 .defaults = ALL("10"), AT(min_iters, PT_INT), .in_key = KEY_NO, .auto_only = 1},
+	{.key = "max_iters", .kind = V_POSITIVE, .sweep = S_ALL, .suites = S_ALL,
+	 .defaults = ALL("10000"), AT(max_iters, PT_INT), .in_key = KEY_NO, .auto_only = 1},
+	{.key = "max_time", .kind = V_SECONDS, .sweep = S_ALL, .suites = S_ALL,
+	 .defaults = ALL("10"), AT(max_time, PT_REAL), .in_key = KEY_NO, .auto_only = 1},
+	{.key = "target_rse", .kind = V_FRACTION, .sweep = S_ALL, .suites = S_ALL,
+	 .defaults = ALL("0.005"), AT(target_rse, PT_REAL), .in_key = KEY_NO, .auto_only = 1},
+	{.key = "seed", .kind = V_NONNEG, .sweep = S_ALL, .suites = S_ALL, .defaults = ALL("0"),
+	 AT(seed, PT_INT), .in_key = KEY_NO},
+	{.key = "mem_limit", .kind = V_BYTES, .sweep = S_ALL, .suites = S_ALL, .defaults = ALL("0"),
+	 AT(mem_limit, PT_INT), .in_key = KEY_NO},
+	{.key = "sync", .kind = V_BOOL, .sweep = S_ALL, .suites = S_ALL, .defaults = ALL("true"),
+	 AT(sync, PT_BOOL), .in_key = KEY_UNLESS_DEFAULT, .key_rank = 220, .label = "sync",
+	 .label_off = "no sync"},
+	{.key = "tf32", .kind = V_BOOL, .sweep = S_ALL, .suites = S_ALL, .defaults = ALL("false"),
+	 AT(tf32, PT_BOOL), .in_key = KEY_UNLESS_DEFAULT, .key_rank = 210},
 };
 
 const size_t param_count = sizeof(param_defs) / sizeof(param_defs[0]);
@@ -137,13 +168,13 @@ void param_env_name(const struct param_def *d, char *out, size_t size)
 
 int param_is_text(const struct param_def *d)
 {
-	return d->type == PT_TEXT || d->type == PT_DEVICE || d->type == PT_DTYPE || d->type == PT_PASS;
+	return d->type == PT_TEXT || d->type == PT_DEVICE || d->type == PT_DTYPE || d->type == PT_PASS ||
+	       d->type == PT_SUITE;
 }
 
 int param_applies(const struct case_params *p, const struct param_def *d)
 {
-	int suite = suite_parse(p->suite);
-	return suite >= 0 && (d->suites & SUITE_BIT(suite)) && (!d->auto_only || p->iters == ITERS_AUTO);
+	return (d->suites & SUITE_BIT(p->suite)) && (!d->auto_only || p->iters == ITERS_AUTO);
 }
 
 /* ---- values ---------------------------------------------------------------------------------- */
@@ -194,6 +225,7 @@ void param_format(const struct case_params *p, const struct param_def *d, char o
 	case PT_DEVICE: snprintf(out, 64, "%s", device_name((enum bd_device)read_int(p, d))); break;
 	case PT_DTYPE: snprintf(out, 64, "%s", dtype_name((enum bd_dtype)read_int(p, d))); break;
 	case PT_PASS: snprintf(out, 64, "%s", pass_name((enum bd_pass)read_int(p, d))); break;
+	case PT_SUITE: snprintf(out, 64, "%s", suite_name((enum suite_id)read_int(p, d))); break;
 	default: out[0] = '\0'; break;
 	}
 }
@@ -240,12 +272,14 @@ int param_set(struct case_params *p, const struct param_def *d, const char *text
 	case PT_DEVICE: v = device_parse(text); break;
 	case PT_DTYPE: v = dtype_parse(text); break;
 	case PT_PASS: v = pass_parse(text); break;
+	case PT_SUITE: v = suite_parse(text); break;
 	default: return bd_fail(err, BD_EINVAL, "%s is not held in a case's parameters", d->key);
 	}
 	if (v < 0)
 		return bd_fail(err, BD_EINVAL, "%s '%s' is not a %s", d->key, text,
 			       d->type == PT_BOOL ? "boolean (true or false)" : d->type == PT_DEVICE ?
-			       "device" : d->type == PT_DTYPE ? "dtype" : "pass");
+			       "device" : d->type == PT_DTYPE ? "dtype" : d->type == PT_PASS ? "pass" :
+			       "suite");
 	memcpy(at, &v, sizeof(v));
 	return 0;
 }
@@ -278,8 +312,8 @@ size_t case_key_rows(enum suite_id suite, const struct param_def **rows)
 char *case_key_build(const struct case_params *p)
 {
 	const struct param_def *rows[PARAM_MAX];
-	int suite = suite_parse(p->suite);
-	size_t n = suite < 0 ? 0 : case_key_rows((enum suite_id)suite, rows);
+	enum suite_id suite = p->suite;
+	size_t n = case_key_rows(suite, rows);
 	struct strbuf sb = STRBUF_INIT;
 	for (size_t i = 0; i < n; i++) {
 		char value[64];
@@ -367,7 +401,7 @@ char *case_key_drop(const char *key, const char *name)
 	struct key_token t[CASE_KEY_MAX_TOKENS];
 	size_t n;
 	if (case_key_split(key, t, CASE_KEY_MAX_TOKENS, &n, NULL))
-		return strdup(key);
+		return xstrdup(key);
 	struct strbuf sb = STRBUF_INIT;
 	for (size_t i = 0; i < n; i++)
 		if (!key_token_is(&t[i], name))
@@ -387,9 +421,8 @@ static int def_key_cmp(const void *a, const void *b)
 char *case_params_json(const struct case_params *p)
 {
 	const struct param_def *rows[PARAM_MAX];
-	int suite = suite_parse(p->suite);
 	size_t n = 0;
-	for (size_t i = 0; i < param_count && suite >= 0; i++)
+	for (size_t i = 0; i < param_count; i++)
 		if (param_applies(p, &param_defs[i]))
 			rows[n++] = &param_defs[i];
 	qsort(rows, n, sizeof(rows[0]), def_key_cmp);
@@ -464,14 +497,14 @@ size_t param_db_columns(const char **names, size_t max)
 const char *param_db_value(const struct case_params *p, const char *name, char out[64],
 			   int *is_text)
 {
-	int suite = suite_parse(p->suite);
+	enum suite_id suite = p->suite;
 	*is_text = 0;
 	for (size_t i = 0; i < param_count; i++) {
 		const struct param_def *d = &param_defs[i];
 		if (!d->db_column || strcmp(d->db_column, name))
 			continue;
 		*is_text = param_is_text(d);
-		if (suite < 0 || !(d->suites & SUITE_BIT(suite)))
+		if (!(d->suites & SUITE_BIT(suite)))
 			continue;
 		if (d->type == PT_BOOL)
 			snprintf(out, 64, "%d", read_int(p, d));

@@ -18,17 +18,35 @@
 /* struct case_params' iters for `iters: auto`: measure until the median is precise enough. */
 #define ITERS_AUTO INT64_C(-1)
 
-/* A transformer size (DESIGN "Workloads"); presets small..2.7B or user-defined in the sweep. */
+/* A transformer size (docs/design.md, "The e2e model"); presets small..2.7B or user-defined in the sweep. */
 struct model_config {
 	char name[32];
 	int64_t d_model, d_ff, num_layers, num_heads, vocab_size;
 };
 
-/* Parameter count of the DESIGN's formula: L(4d^2 + 3 d d_ff + 2d) + 2Vd + d; -1 on overflow. */
+/* Parameter count of the e2e model (docs/design.md): L(4d^2 + 3 d d_ff + 2d) + 2Vd + d; -1 on overflow. */
 int64_t model_param_count(const struct model_config *m);
 
+/* ---- suites ---------------------------------------------------------------------------------- */
+
+enum suite_id { SUITE_ATTENTION, SUITE_E2E, SUITE_MATMUL, SUITE_COUNT };
+
+#define SUITE_BIT(s) (1u << (s))
+#define S_ATT SUITE_BIT(SUITE_ATTENTION)
+#define S_E2E SUITE_BIT(SUITE_E2E)
+#define S_MM SUITE_BIT(SUITE_MATMUL)
+#define S_ALL (S_ATT | S_E2E | S_MM)
+
+const char *suite_name(enum suite_id s);     /* "attention", "e2e", "matmul" */
+int suite_parse(const char *s);               /* -1 when unknown */
+/* Whether name (text from a database or a peer, which may name a suite this build does not know;
+ * NULL: none) is suite s. */
+int suite_is(const char *name, enum suite_id s);
+/* Bit mask (1 << enum bd_pass) of the passes a suite accepts. */
+unsigned suite_passes(enum suite_id s);
+
 struct case_params {
-	char suite[16];        /* "attention", "e2e", "matmul" */
+	enum suite_id suite;
 	char impl[32];         /* "naive", "flash", "sdpa", "onednn", "benchdb", ... */
 	enum bd_device device;
 	enum bd_dtype dtype;
@@ -60,21 +78,6 @@ struct case_params {
 	int sync;              /* CUDA: synchronize before reading timers (default 1) */
 	int tf32;              /* CUDA: float32 GEMMs on TF32 tensor cores (default 0) */
 };
-
-/* ---- suites ---------------------------------------------------------------------------------- */
-
-enum suite_id { SUITE_ATTENTION, SUITE_E2E, SUITE_MATMUL, SUITE_COUNT };
-
-#define SUITE_BIT(s) (1u << (s))
-#define S_ATT SUITE_BIT(SUITE_ATTENTION)
-#define S_E2E SUITE_BIT(SUITE_E2E)
-#define S_MM SUITE_BIT(SUITE_MATMUL)
-#define S_ALL (S_ATT | S_E2E | S_MM)
-
-const char *suite_name(enum suite_id s);     /* "attention", "e2e", "matmul" */
-int suite_parse(const char *s);               /* -1 when unknown */
-/* Bit mask (1 << enum bd_pass) of the passes a suite accepts. */
-unsigned suite_passes(enum suite_id s);
 
 /* ---- the parameter table --------------------------------------------------------------------- */
 
@@ -108,6 +111,7 @@ enum param_type {
 	PT_DEVICE,     /* enum bd_device, written by vocab.h's name */
 	PT_DTYPE,
 	PT_PASS,
+	PT_SUITE,      /* enum suite_id, written by suite_name */
 };
 
 /* When a parameter is a token of the case key. */

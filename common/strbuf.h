@@ -13,7 +13,7 @@ struct strbuf {
 
 #define STRBUF_INIT {NULL, 0, 0}
 
-/* Appends abort() on allocation failure: output buffers are small next to benchmark data. */
+/* Appends allocate through xalloc.h (out of memory stops the process). */
 void sb_add(struct strbuf *sb, const char *s);
 void sb_addn(struct strbuf *sb, const char *s, size_t n);
 void sb_addc(struct strbuf *sb, char c);

@@ -12,7 +12,7 @@ enum bd_dtype { DTYPE_FLOAT32, DTYPE_FLOAT16, DTYPE_BFLOAT16, DTYPE_COUNT };
 enum bd_pass { PASS_FORWARD, PASS_BACKWARD, PASS_FORWARD_BACKWARD, PASS_TRAIN_STEP, PASS_COUNT };
 /* Timed phases of one iteration (samples.phase). */
 enum bd_phase { PHASE_FWD, PHASE_BWD, PHASE_OPT, PHASE_COUNT };
-/* A case's outcome (DESIGN "Status"): who is at fault. Workloads return these; the runner stores
+/* A case's outcome (docs/design.md, "Measurement"): who is at fault. Workloads return these; the runner stores
  * them (cases.status); reports read them back. Every status but ok comes with a reason. */
 enum bd_status {
 	STATUS_OK,

@@ -4,8 +4,9 @@
  * strings, tables) is small next to what a machine that runs benchmarks has, and nothing useful
  * can be done without it; when such an allocation fails, the process stops at once with
  * "out of memory" on stderr, as git's xmalloc does, instead of every caller passing BD_ENOMEM up.
- * strbuf and the sweep parser allocate only through these. Workload memory is not this: it goes
- * through the memory limit (kernels/mem.h) and a refusal is the case's status oom. */
+ * Every library file (common, db, report, runner) allocates only through these. Workload memory
+ * is not this: it goes through the memory limit (kernels/mem.h) and a refusal is the case's status
+ * oom; so is a case's sample buffer (runner/measure.c), whose size the sweep's iters choose. */
 #ifndef BENCHDB_XALLOC_H
 #define BENCHDB_XALLOC_H
 

@@ -16,6 +16,7 @@
 #include "params.h"
 #include "sha256.h"
 #include "strbuf.h"
+#include "xalloc.h"
 
 extern const char *const schema_migrations[];
 extern const int schema_migration_count;
@@ -172,12 +173,9 @@ fail:
 int db_open(const char *path, unsigned flags, struct db **out, struct bd_error *err)
 {
 	int rc = 0;
-	struct db *db = calloc(1, sizeof(*db));
+	struct db *db = xcalloc(1, sizeof(*db));
 	*out = NULL;
-	if (!db || !(db->path = strdup(path))) {
-		rc = bd_fail(err, BD_ENOMEM, "out of memory");
-		goto done;
-	}
+	db->path = xstrdup(path);
 	struct stat sb;
 	if (flags & DB_READONLY) {
 		if ((rc = db_readonly_open(path, &db->handle, err)))
@@ -507,12 +505,7 @@ static void collect(sqlite3_stmt *st, int *rc, void **items, size_t *count, size
 		}
 		if (*count == alloc) {
 			alloc = alloc ? 2 * alloc : 64;
-			void *p = realloc(*items, alloc * size);
-			if (!p) {
-				*rc = SQLITE_NOMEM;
-				break;
-			}
-			*items = p;
+			*items = xrealloc(*items, alloc * size);
 		}
 		read(st, (char *)*items + (*count)++ * size);
 	}
@@ -521,7 +514,7 @@ static void collect(sqlite3_stmt *st, int *rc, void **items, size_t *count, size
 static char *col_strdup(sqlite3_stmt *st, int i)
 {
 	const unsigned char *s = sqlite3_column_text(st, i);
-	return s ? strdup((const char *)s) : NULL;
+	return s ? xstrdup((const char *)s) : NULL;
 }
 
 static int64_t col_i64(sqlite3_stmt *st, int i, int64_t if_null)

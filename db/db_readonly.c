@@ -1,5 +1,5 @@
-/* db/db_readonly.c: opening a database for reading only (report). DESIGN "Status, scale and
- * trust": report opens databases read-only and never changes a file — no journal-mode change, no
+/* db/db_readonly.c: opening a database for reading only (report). docs/design.md, "The
+ * database": report opens databases read-only and never changes a file — no journal-mode change, no
  * migration, no -wal/-shm left behind by the reader, and it works on a read-only file and
  * directory.
  *

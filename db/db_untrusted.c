@@ -9,11 +9,12 @@
 #include <string.h>
 
 #include "checked.h"
+#include "xalloc.h"
 
 static void text_required(char **s)
 {
 	if (!*s)
-		*s = strdup("");
+		*s = xstrdup("");
 }
 
 static int64_t clamp(int64_t v, int64_t lo, int64_t hi)

@@ -15,7 +15,7 @@ static const struct impl cpu_impls[] = {
 	{"matmul", "onednn",
 	 "C = A B through oneDNN's matmul primitive (float32 or bfloat16 in, float32 out)"},
 	{"e2e", "benchdb",
-	 "the decoder LM (DESIGN Workloads) on oneDNN + OpenMP, float32 or bf16 mixed"},
+	 "the decoder LM (docs/design.md) on oneDNN + OpenMP, float32 or bf16 mixed"},
 	{NULL, NULL, NULL},
 };
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""peers/pytorch_e2e.py: benchdb's end-to-end transformer (DESIGN "Workloads") in PyTorch, as a
+"""peers/pytorch_e2e.py: benchdb's end-to-end transformer (docs/design.md, "The e2e model") in PyTorch, as a
 benchdb peer — `runner` starts it once per case and it prints its own timings in the line
 protocol of schemas/peer-protocol.md.
 

@@ -27,6 +27,7 @@
 #include "plot.h"
 #include "params.h"
 #include "report.h"
+#include "xalloc.h"
 
 #define NS_PER_MS 1e6
 #define BYTES_PER_MIB 1048576.0
@@ -153,31 +154,23 @@ static struct line *lines_get(struct lines *ls, const char *group)
 			return &ls->v[i];
 	if (ls->n == ls->alloc) {
 		size_t alloc = ls->alloc ? 2 * ls->alloc : 8;
-		struct line *v = realloc(ls->v, alloc * sizeof(*v));
-		if (!v)
-			return NULL;
-		ls->v = v;
+		ls->v = xrealloc(ls->v, alloc * sizeof(*ls->v));
 		ls->alloc = alloc;
 	}
 	struct line *l = &ls->v[ls->n];
 	memset(l, 0, sizeof(*l));
-	if (!(l->group = strdup(group)))
-		return NULL;
+	l->group = xstrdup(group);
 	ls->n++;
 	return l;
 }
 
-static int line_add(struct line *l, double x, double y, double lo, double hi)
+static void line_add(struct line *l, double x, double y, double lo, double hi)
 {
 	if (l->n == l->alloc) {
 		size_t alloc = l->alloc ? 2 * l->alloc : 16;
 		double **arrays[4] = {&l->x, &l->y, &l->lo, &l->hi};
-		for (int k = 0; k < 4; k++) {
-			double *v = realloc(*arrays[k], alloc * sizeof(double));
-			if (!v)
-				return -1;   /* the arrays grown so far stay valid */
-			*arrays[k] = v;
-		}
+		for (int k = 0; k < 4; k++)
+			*arrays[k] = xrealloc(*arrays[k], alloc * sizeof(double));
 		l->alloc = alloc;
 	}
 	l->x[l->n] = x;
@@ -185,7 +178,6 @@ static int line_add(struct line *l, double x, double y, double lo, double hi)
 	l->lo[l->n] = lo;
 	l->hi[l->n] = hi;
 	l->n++;
-	return 0;
 }
 
 /* Order a line's points by x (insertion sort: lines are short). */
@@ -218,11 +210,9 @@ static void lines_free(struct lines *ls)
 }
 
 /* Title every line by what varies between their groups; *common gets what they share (malloc'd). */
-static int lines_title(struct lines *ls, char **common)
+static void lines_title(struct lines *ls, char **common)
 {
-	const char **keys = calloc(ls->n ? ls->n : 1, sizeof(*keys));
-	if (!keys)
-		return -1;
+	const char **keys = xcalloc(ls->n, sizeof(*keys));
 	for (size_t i = 0; i < ls->n; i++)
 		keys[i] = ls->v[i].group;
 	struct varying v;
@@ -237,14 +227,13 @@ static int lines_title(struct lines *ls, char **common)
 			ls->v[i].title = key_label(ls->v[i].group, &impl, 1);
 		}
 	}
-	*common = ls->n ? key_label(ls->v[0].group, &v, 0) : strdup("");
-	return *common ? 0 : -1;
+	*common = ls->n ? key_label(ls->v[0].group, &v, 0) : xstrdup("");
 }
 
 static struct plot_series *lines_series(const struct lines *ls, int error_bars)
 {
-	struct plot_series *s = calloc(ls->n ? ls->n : 1, sizeof(*s));
-	for (size_t i = 0; s && i < ls->n; i++) {
+	struct plot_series *s = xcalloc(ls->n, sizeof(*s));
+	for (size_t i = 0; i < ls->n; i++) {
 		const struct line *l = &ls->v[i];
 		s[i] = (struct plot_series){.title = l->title, .x = l->x, .y = l->y, .n = l->n,
 					    .ylo = error_bars ? l->lo : NULL,
@@ -262,12 +251,12 @@ static int is_ok(const struct case_row *c) { return c->status == STATUS_OK; }
 static const char *seq_suite(const struct case_set *set, const char **x_token)
 {
 	const char *suite = NULL;
-	for (size_t i = 0; i < set->n && !(suite && !strcmp(suite, "attention")); i++) {
+	for (size_t i = 0; i < set->n && !suite_is(suite, SUITE_ATTENTION); i++) {
 		const char *s = set->rows[i].suite;
-		if (!strcmp(s, "attention") || (!suite && !strcmp(s, "e2e")))
+		if (suite_is(s, SUITE_ATTENTION) || (!suite && suite_is(s, SUITE_E2E)))
 			suite = s;
 	}
-	*x_token = suite && !strcmp(suite, "e2e") ? "context_length" : "seq_len";
+	*x_token = suite_is(suite, SUITE_E2E) ? "context_length" : "seq_len";
 	return suite;
 }
 
@@ -316,12 +305,8 @@ static int chart_vs_seq(const struct chart_request *rq, int memory, struct plot 
 			continue;
 		}
 		char *group = case_key_without(c->case_key, x_token);
-		struct line *l = group ? lines_get(ls, group) : NULL;
+		struct line *l = lines_get(ls, group);
 		free(group);
-		if (!l) {
-			sb_free(&missing);
-			return bd_fail(err, BD_ENOMEM, "out of memory");
-		}
 		double y = NAN, lo = NAN, hi = NAN;
 		if (!is_ok(c)) {
 			sb_addf(&missing, "%s: %s, not plotted%s%s\n", c->name, status_name(c->status),
@@ -340,10 +325,7 @@ static int chart_vs_seq(const struct chart_request *rq, int memory, struct plot 
 				hi /= NS_PER_MS;
 			}
 		}
-		if (line_add(l, (double)c->seq_len, y, lo, hi)) {
-			sb_free(&missing);
-			return bd_fail(err, BD_ENOMEM, "out of memory");
-		}
+		line_add(l, (double)c->seq_len, y, lo, hi);
 	}
 	/* Cases that did not run are gaps: name them, or count them when there are many. */
 	if (nmissing <= MISSING_LISTED && !rq->gaps_counted) {
@@ -367,8 +349,7 @@ static int chart_vs_seq(const struct chart_request *rq, int memory, struct plot 
 		sb_addf(notes, "%zu case%s of other suites left out (choose one with --suite)\n",
 			other_suites, other_suites == 1 ? "" : "s");
 	char *common = NULL;
-	if (lines_title(ls, &common))
-		return bd_fail(err, BD_ENOMEM, "out of memory");
+	lines_title(ls, &common);
 	for (size_t i = 0; i < ls->n; i++)
 		line_sort(&ls->v[i]);
 	note_many_lines(notes, ls);
@@ -419,17 +400,12 @@ static int chart_speedup(const struct chart_request *rq, struct plot *p, struct 
 		return rc;
 	}
 	static const struct verdict_rule rule = VERDICT_RULE_DEFAULT;   /* the bars need no verdict */
-	if (compare_match(set, set, baseline, rq->pick, &rule, &pairs, &npairs))
-		return bd_fail(err, BD_ENOMEM, "out of memory");
+	compare_match(set, set, baseline, rq->pick, &rule, &pairs, &npairs);
 	/* Categories: the shapes (case key without impl), in order of first appearance. */
-	char **shapes = calloc(npairs ? npairs : 1, sizeof(*shapes));
+	char **shapes = xcalloc(npairs, sizeof(*shapes));
 	size_t nshapes = 0;
 	int rc = 0;
 	unsigned phases = 0;
-	if (!shapes) {
-		rc = bd_fail(err, BD_ENOMEM, "out of memory");
-		goto done;
-	}
 	for (size_t k = 0; k < npairs; k++) {
 		if (!pairs[k].ok)
 			continue;
@@ -441,10 +417,7 @@ static int chart_speedup(const struct chart_request *rq, struct plot *p, struct 
 			shapes[nshapes++] = shape;
 		else
 			free(shape);
-		if (!lines_get(ls, set->rows[pairs[k].cand].impl)) {
-			rc = bd_fail(err, BD_ENOMEM, "out of memory");
-			goto done;
-		}
+		lines_get(ls, set->rows[pairs[k].cand].impl);
 	}
 	if (nshapes == 0) {
 		rc = bd_fail(err, BD_EINVAL, "no ok case of run %lld has an ok '%s' partner that differs "
@@ -454,10 +427,7 @@ static int chart_speedup(const struct chart_request *rq, struct plot *p, struct 
 	/* One bar series per candidate impl, a value (NaN: none) for every category. */
 	for (size_t j = 0; j < ls->n; j++)
 		for (size_t s = 0; s < nshapes; s++)
-			if (line_add(&ls->v[j], (double)s, NAN, NAN, NAN)) {
-				rc = bd_fail(err, BD_ENOMEM, "out of memory");
-				goto done;
-			}
+			line_add(&ls->v[j], (double)s, NAN, NAN, NAN);
 	for (size_t k = 0; k < npairs; k++) {
 		if (!pairs[k].ok)
 			continue;
@@ -474,20 +444,16 @@ static int chart_speedup(const struct chart_request *rq, struct plot *p, struct 
 		phases |= set->series[pairs[k].cand].phases;
 	}
 	for (size_t j = 0; j < ls->n; j++)
-		ls->v[j].title = strdup(ls->v[j].group);
+		ls->v[j].title = xstrdup(ls->v[j].group);
 	struct varying v;
 	find_varying((const char *const *)shapes, nshapes, &v);
-	*categories = calloc(nshapes, sizeof(**categories));
-	if (!*categories) {
-		rc = bd_fail(err, BD_ENOMEM, "out of memory");
-		goto done;
-	}
+	*categories = xcalloc(nshapes, sizeof(**categories));
 	*ncat = nshapes;
 	for (size_t s = 0; s < nshapes; s++) {
 		(*categories)[s] = key_label(shapes[s], &v, 1);
 		if (!(*categories)[s][0]) {
 			free((*categories)[s]);
-			(*categories)[s] = strdup("all");
+			(*categories)[s] = xstrdup("all");
 		}
 	}
 	char *common = key_label(shapes[0], &v, 0);
@@ -555,22 +521,15 @@ static int chart_warmup(struct db *db, const struct chart_request *rq, struct pl
 		char group[1100];
 		snprintf(group, sizeof(group), "%s #%zu", c->case_key, i);
 		struct line *l = lines_get(ls, group);
-		for (size_t it = 0; l && it < n; it++) {
+		for (size_t it = 0; it < n; it++) {
 			double y = x[it] / NS_PER_MS;
-			if (line_add(l, (double)it, y, y, y)) {
-				l = NULL;
-				break;
-			}
+			line_add(l, (double)it, y, y, y);
 			if (y > 0) {
 				ymin = fmin(ymin, y);
 				ymax = fmax(ymax, y);
 			}
 		}
 		free(x);
-		if (!l) {
-			rc = bd_fail(err, BD_ENOMEM, "out of memory");
-			goto done;
-		}
 		shown_cases[k++] = c;
 		suites_differ |= strcmp(c->suite, shown_cases[0]->suite) != 0;
 		phases |= set->series[i].phases;
@@ -582,18 +541,11 @@ static int chart_warmup(struct db *db, const struct chart_request *rq, struct pl
 		sb_addf(notes, "showing %zu of %zu ok cases, evenly spread over the run (`report plot "
 			       "warmup --where KEY=VALUE` shows others)\n", shown, nok);
 	char *common = NULL;
-	if (lines_title(ls, &common)) {
-		rc = bd_fail(err, BD_ENOMEM, "out of memory");
-		goto done;
-	}
+	lines_title(ls, &common);
 	/* Cases of different suites share few parameters: their names make a shorter legend. */
 	for (size_t j = 0; suites_differ && j < ls->n; j++) {
 		free(ls->v[j].title);
-		if (!(ls->v[j].title = strdup(shown_cases[j]->name))) {
-			free(common);
-			rc = bd_fail(err, BD_ENOMEM, "out of memory");
-			goto done;
-		}
+		ls->v[j].title = xstrdup(shown_cases[j]->name);
 	}
 	char warm[64];
 	if (warmup_min == warmup_max)
@@ -648,16 +600,12 @@ static int chart_history(struct db *db, const struct chart_request *rq, struct p
 	if (rc)
 		return rc;
 	if (chosen) {
-		key = strdup(chosen->case_key);
-		name = strdup(chosen->name);
-		suite = strdup(chosen->suite);
+		key = xstrdup(chosen->case_key);
+		name = xstrdup(chosen->name);
+		suite = xstrdup(chosen->suite);
 	}
-	*categories = calloc(nruns ? nruns : 1, sizeof(**categories));
+	*categories = xcalloc(nruns, sizeof(**categories));
 	struct line *l = lines_get(ls, "median");
-	if (!*categories || !l || (chosen && (!key || !name || !suite))) {
-		rc = bd_fail(err, BD_ENOMEM, "out of memory");
-		goto done;
-	}
 	size_t missing = 0;
 	for (size_t r = 0; r < nruns; r++) {
 		if ((rc = db_cases_list(db, runs[r].id, suite, &cases, &ncases, err)))
@@ -668,12 +616,8 @@ static int chart_history(struct db *db, const struct chart_request *rq, struct p
 				: (!strcmp(cases[i].case_key, want) || !strcmp(cases[i].name, want)))
 				c = &cases[i];
 		if (c && !key) {   /* --case names a case the selected run does not have */
-			key = strdup(c->case_key);
-			name = strdup(c->name);
-			if (!key || !name) {
-				rc = bd_fail(err, BD_ENOMEM, "out of memory");
-				goto done;
-			}
+			key = xstrdup(c->case_key);
+			name = xstrdup(c->name);
 		}
 		double y = NAN, lo = NAN, hi = NAN;
 		if (c && is_ok(c)) {
@@ -697,10 +641,7 @@ static int chart_history(struct db *db, const struct chart_request *rq, struct p
 			else if (runs[r].label)
 				sb_addf(&label, " %s", runs[r].label);
 			(*categories)[*ncat] = sb_detach(&label);
-			if (line_add(l, (double)*ncat, y, lo, hi)) {
-				rc = bd_fail(err, BD_ENOMEM, "out of memory");
-				goto done;
-			}
+			line_add(l, (double)*ncat, y, lo, hi);
 			(*ncat)++;
 		} else if (c) {
 			sb_addf(notes, "run %lld: %s%s%s, not plotted\n", (long long)runs[r].id, status_name(c->status),
@@ -723,7 +664,7 @@ static int chart_history(struct db *db, const struct chart_request *rq, struct p
 		rc = bd_fail(err, BD_EINVAL, "case '%s' has no ok measurement in any run", name);
 		goto done;
 	}
-	l->title = strdup("median");
+	l->title = xstrdup("median");
 	char phase[32];
 	pick_label(rq->pick, phases, phase, sizeof(phase));
 	snprintf(title, ntitle, "history of %s (%s), %zu run%s", name, phase, *ncat,
@@ -777,10 +718,7 @@ int chart_write(struct db *db, const struct chart_request *rq, struct strbuf *no
 	}
 	if (rc)
 		goto done;
-	if (!(series = lines_series(&ls, rq->kind != CHART_WARMUP && rq->kind != CHART_MEMORY))) {
-		rc = bd_fail(err, BD_ENOMEM, "out of memory");
-		goto done;
-	}
+	series = lines_series(&ls, rq->kind != CHART_WARMUP && rq->kind != CHART_MEMORY);
 	/* A long legend takes its width from the plot: widen the chart to keep ~600 px of plot. */
 	size_t longest = 0;
 	for (size_t i = 0; i < ls.n; i++)

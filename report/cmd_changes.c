@@ -109,7 +109,7 @@ static void newest_table(const struct history_set *hs, int with_key, size_t rece
 	}
 }
 
-int cmd_changes(int argc, char **argv)
+int cmd_changes(struct cmd_line *cl)
 {
 	struct report_options o = REPORT_OPTIONS_INIT;
 	struct history_options h = HISTORY_OPTIONS_INIT;
@@ -127,7 +127,7 @@ int cmd_changes(int argc, char **argv)
 		{"cpu-wait-gap", 0, OPT_PERCENT, "PCT",
 		 "a slower segment that waited this much more for a CPU is contended (default "
 		 REPORT_STR(REPORT_CPU_WAIT_GAP_PCT) ")", &o.rule.cpu_wait_gap},
-		REPORT_OPT_FORMAT(&o),
+		REPORT_OPT_FORMAT(&o, 0),
 		REPORT_OPT_DB(&o),
 		{0},
 	};
@@ -146,10 +146,10 @@ int cmd_changes(int argc, char **argv)
 	struct db *db = NULL;
 	struct history_set hs = {0};
 	struct bd_error err;
-	int npos, fmt, pick, status = opt_parse_command(specs, &usage, argc, argv, 0, 0, &npos);
+	int npos, fmt, pick, status = opt_parse_command(cl, specs, &usage, 0, 0, NULL, &npos);
 	if (status >= 0)
 		return status;
-	if ((fmt = report_format_arg(o.format)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
+	if ((fmt = report_format_arg(o.format, 0)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
 		return EXIT_USAGE;
 	if ((status = history_options_check(&h, "changes", &f, &cpo)) >= 0)
 		return status;
@@ -196,7 +196,7 @@ int cmd_changes(int argc, char **argv)
 			      : status == EXIT_CANNOT_TELL ? "CANNOT TELL"
 							   : "no new slower segment";
 	struct report_output out = REPORT_OUTPUT_INIT;
-	if (fmt == FORMAT_MD)
+	if (format_is((enum report_format)fmt, FORMAT_TERMINAL))
 		sb_addf(&out.text, "**%s**: %zu series; the newest %ld runs began a slower segment in %zu, "
 				   "a faster one in %zu, a contended change in %zu; %zu steady, %zu with "
 				   "too few runs; %zu change points in all\n\n",
@@ -204,7 +204,7 @@ int cmd_changes(int argc, char **argv)
 			count[NEWEST_CONTENDED], count[NEWEST_STEADY], count[NEWEST_TOO_FEW], changes);
 	report_output_begin(&out, (enum report_format)fmt);
 	struct table t;
-	changes_table(&hs, fmt == FORMAT_CSV, &t);
+	changes_table(&hs, format_is((enum report_format)fmt, FORMAT_UNTITLED), &t);
 	if (changes == 0)
 		table_note(&t, "no change point in any series");
 	table_note(&t, "change: mean of the segment's log medians after / before - 1, 95%% t interval "
@@ -220,7 +220,7 @@ int cmd_changes(int argc, char **argv)
 		sb_free(&what);
 	}
 	int rc = report_output_table(&out, &t, 0, NULL);
-	newest_table(&hs, fmt == FORMAT_CSV, (size_t)h.recent, &t);
+	newest_table(&hs, format_is((enum report_format)fmt, FORMAT_UNTITLED), (size_t)h.recent, &t);
 	table_note(&t, "verdict: %s; exit 1 when a slower segment began within the newest %ld runs, 2 "
 		       "when a contended change did, or when no series has %zu runs", verdict, h.recent,
 		   2 * cpo.min_segment);

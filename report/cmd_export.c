@@ -11,6 +11,7 @@
 
 #include "opt.h"
 #include "report.h"
+#include "xalloc.h"
 
 enum export_what { EXPORT_SAMPLES, EXPORT_STATS };
 
@@ -111,8 +112,7 @@ static void stats_rows(const struct case_row *c, const struct case_series *s, st
 		table_number(t, r, T_MAX, sum.max);
 		table_number(t, r, T_CV, sum.cv);
 		double p5, p95;
-		if (quantiles(x, n, 0.05, 0.95, &p5, &p95))
-			abort();
+		quantiles(x, n, 0.05, 0.95, &p5, &p95);   /* n > 0: no error */
 		table_number(t, r, T_P5, p5);
 		table_number(t, r, T_P95, p95);
 	}
@@ -141,12 +141,11 @@ static int write_output(const char *path, const struct strbuf *out)
 	return EXIT_OK;
 }
 
-int cmd_export(int argc, char **argv)
+int cmd_export(struct cmd_line *cl)
 {
 	struct report_options o = REPORT_OPTIONS_INIT;
 	const char *what_text = "samples", *out_path = NULL;
 	o.run_sel = "all";
-	o.format = "csv";
 	const struct opt_spec specs[] = {
 		{"what", 0, OPT_STRING, "WHAT", "samples (default: every stored sample) or stats",
 		 &what_text},
@@ -154,7 +153,7 @@ int cmd_export(int argc, char **argv)
 				   "runs)"),
 		REPORT_OPT_SUITE(&o),
 		REPORT_OPT_WHERE(&o),
-		{"format", 'f', OPT_STRING, "FMT", "csv (default) or json", &o.format},
+		REPORT_OPT_FORMAT(&o, FORMAT_DATA),
 		{"output", 'o', OPT_STRING, "FILE", "write to FILE instead of standard output", &out_path},
 		REPORT_OPT_DB(&o),
 		{0},
@@ -172,13 +171,13 @@ int cmd_export(int argc, char **argv)
 	struct case_set set = {0};
 	struct run_row *runs = NULL;
 	struct table t = {0};
-	struct strbuf out = STRBUF_INIT, chunk = STRBUF_INIT;
+	struct strbuf out = STRBUF_INIT;
 	struct bd_error err, filter_err = {0};
 	size_t nruns = 0, nrendered = 0;
 	int64_t run_id = 0;
 	int npos, fmt, filter_ok = 0;
 	enum export_what what;
-	int status = opt_parse_command(specs, &usage, argc, argv, 0, 0, &npos);
+	int status = opt_parse_command(cl, specs, &usage, 0, 0, NULL, &npos);
 	if (status >= 0)
 		return status;
 	if (!strcmp(what_text, "samples"))
@@ -189,12 +188,15 @@ int cmd_export(int argc, char **argv)
 		fprintf(stderr, "report export: unknown --what '%s' (valid: samples, stats)\n", what_text);
 		return EXIT_USAGE;
 	}
-	if ((fmt = report_format_arg(o.format)) < 0)
+	if ((fmt = report_format_arg(o.format, FORMAT_DATA)) < 0)
 		return EXIT_USAGE;
-	if (fmt != FORMAT_CSV && fmt != FORMAT_JSON) {
-		fprintf(stderr, "report export: format '%s' is for reading, not for export (valid: csv, "
-				"json; `report table --format %s` gives a run's tables)\n",
-			o.format, o.format);
+	if (!format_is((enum report_format)fmt, FORMAT_DATA)) {
+		struct strbuf valid = STRBUF_INIT;
+		format_list(FORMAT_DATA, &valid);
+		fprintf(stderr, "report export: format '%s' is for reading, not for export (valid: %s; "
+				"`report table --format %s` gives a run's tables)\n",
+			o.format, sb_str(&valid), o.format);
+		sb_free(&valid);
 		return EXIT_USAGE;
 	}
 	int all = !strcmp(o.run_sel, "all");
@@ -207,9 +209,7 @@ int cmd_export(int argc, char **argv)
 			goto done;
 		}
 	} else {
-		runs = calloc(1, sizeof(*runs));
-		if (!runs)
-			abort();
+		runs = xcalloc(1, sizeof(*runs));
 		runs[0].id = run_id;
 		nruns = 1;
 	}
@@ -248,15 +248,11 @@ int cmd_export(int argc, char **argv)
 				table_free(&cs);
 				continue;
 			}
-			if (fmt == FORMAT_CSV && nrendered) {
-				/* continue the first table: this one without its header line */
-				sb_reset(&chunk);
-				render_table(&cs, FORMAT_CSV, &chunk);
-				const char *body = strchr(sb_str(&chunk), '\n');
-				sb_add(&out, body ? body + 1 : "");
-			} else {
+			/* every case's samples continue the first table where the format can */
+			if (nrendered)
+				render_rows(&cs, (enum report_format)fmt, &out);
+			else
 				render_table(&cs, (enum report_format)fmt, &out);
-			}
 			nrendered++;
 			table_free(&cs);
 		}
@@ -282,7 +278,6 @@ int cmd_export(int argc, char **argv)
 done:
 	table_free(&t);
 	sb_free(&out);
-	sb_free(&chunk);
 	case_set_free(&set);
 	db_run_rows_free(runs, nruns);
 	db_close(db);

@@ -99,10 +99,7 @@ static int key_table(struct db *db, const struct case_row *rows, size_t n,
 			continue;
 		}
 		double median, lo, hi;
-		if (median_ci(x, m, &median, &lo, &hi)) {
-			rc = bd_fail(err, BD_ENOMEM, "out of memory");
-			goto done;
-		}
+		median_ci(x, m, &median, &lo, &hi);   /* m > 0: no error */
 		table_number(t, r, c_med, median / 1e6);
 		if (m > 1) {   /* no interval from one sample */
 			table_number(t, r, c_lo, lo / 1e6);
@@ -136,7 +133,7 @@ done:
 	return rc;
 }
 
-int cmd_history(int argc, char **argv)
+int cmd_history(struct cmd_line *cl)
 {
 	struct report_options o = REPORT_OPTIONS_INIT;
 	const char *case_key = NULL;
@@ -149,7 +146,7 @@ int cmd_history(int argc, char **argv)
 		REPORT_OPT_PHASE(&o),
 		REPORT_OPT_THRESHOLD(&o, "change that counts as a step"),
 		REPORT_OPT_ALPHA(&o),
-		REPORT_OPT_FORMAT(&o),
+		REPORT_OPT_FORMAT(&o, 0),
 		REPORT_OPT_DB(&o),
 		{0},
 	};
@@ -167,12 +164,12 @@ int cmd_history(int argc, char **argv)
 	struct bd_error err;
 	size_t n = 0, nall = 0, nruns = 0;
 	int npos, fmt, pick;
-	int status = opt_parse_command(specs, &usage, argc, argv, 0, 0, &npos);
+	int status = opt_parse_command(cl, specs, &usage, 0, 0, NULL, &npos);
 	if (status >= 0)
 		return status;
 	if ((status = verdict_rule_check(&o.rule, "history")) >= 0)
 		return status;
-	if ((fmt = report_format_arg(o.format)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
+	if ((fmt = report_format_arg(o.format, 0)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
 		return EXIT_USAGE;
 	if (case_key && !case_key[0]) {
 		fprintf(stderr, "report history: --case needs a case key, got ''\n");
@@ -216,7 +213,7 @@ int cmd_history(int argc, char **argv)
 			end++;
 		struct table t;
 		rc = key_table(db, &rows[i], end - i, runs, nruns, (enum series_pick)pick, &o.rule,
-			       fmt == FORMAT_CSV, &t, &err);
+			       format_is((enum report_format)fmt, FORMAT_UNTITLED), &t, &err);
 		rc = report_output_table(&out, &t, rc, &err);
 	}
 	status = report_output_end(&out, rc);

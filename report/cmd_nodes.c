@@ -22,6 +22,7 @@
 #include "opt.h"
 #include "plot.h"
 #include "report.h"
+#include "xalloc.h"
 
 #define NODES_THROUGHPUT_BAND_PCT 5
 #define NODES_MEMORY_BAND_PCT 2
@@ -93,8 +94,8 @@ static void judge(struct node_case *nc, size_t n, enum series_pick pick,
 		for (size_t k = 0; k < n; k++)
 			if (k != i)
 				case_series_pick(&nc[k].series, pick, &nx), total += nx;
-		double *others = malloc((total ? total : 1) * sizeof(*others));
-		for (size_t k = 0; others && k < n; k++) {
+		double *others = xcalloc(total, sizeof(*others));
+		for (size_t k = 0; k < n; k++) {
 			if (k == i)
 				continue;
 			const double *x = case_series_pick(&nc[k].series, pick, &nx);
@@ -105,7 +106,7 @@ static void judge(struct node_case *nc, size_t n, enum series_pick pick,
 		struct pair_result pr;
 		/* slower than the rest is out of bounds; faster too where there is a rest to be
 		 * faster than (3 nodes or more): of two nodes that differ, the slower one is flagged */
-		if (!others || compare_pair(others, m, mine, nmine, rule, &pr))
+		if (compare_pair(others, m, mine, nmine, rule, &pr))
 			c->throughput = MARK_UNSURE;
 		else if (pr.verdict == VERDICT_SLOWER || (pr.verdict == VERDICT_FASTER && n >= 3))
 			c->throughput = MARK_FAIL;
@@ -241,14 +242,9 @@ static int nodes_chart(const char *dir, struct node_case *all, size_t nall, cons
 		       size_t nkeys, const char *const *hosts, size_t nhosts, struct bd_error *err)
 {
 	size_t ncat = nkeys < NODES_CHART_CASES ? nkeys : NODES_CHART_CASES;
-	double *y = calloc(ncat * nhosts + 1, sizeof(*y));
-	const char **cats = calloc(ncat + 1, sizeof(*cats));
-	struct plot_series *series = calloc(nhosts + 1, sizeof(*series));
-	int rc = 0;
-	if (!y || !cats || !series) {
-		rc = bd_fail(err, BD_ENOMEM, "out of memory");
-		goto done;
-	}
+	double *y = xcalloc(ncat * nhosts + 1, sizeof(*y));
+	const char **cats = xcalloc(ncat + 1, sizeof(*cats));
+	struct plot_series *series = xcalloc(nhosts + 1, sizeof(*series));
 	for (size_t k = 0; k < ncat; k++) {
 		size_t end = k + 1 < nkeys ? key_start[k + 1] : nall;
 		cats[k] = all[key_start[k]].row->name;
@@ -268,15 +264,14 @@ static int nodes_chart(const char *dir, struct node_case *all, size_t nall, cons
 	};
 	char base[4096];
 	snprintf(base, sizeof(base), "%s/nodes_throughput", dir);
-	rc = plot_write(&p, base, err);
-done:
+	int rc = plot_write(&p, base, err);
 	free(y);
 	free(cats);
 	free(series);
 	return rc;
 }
 
-int cmd_nodes(int argc, char **argv)
+int cmd_nodes(struct cmd_line *cl)
 {
 	struct report_options o = REPORT_OPTIONS_INIT;
 	double memory_band = NODES_MEMORY_BAND_PCT / 100.0, temp_band = NODES_TEMP_BAND_C;
@@ -300,7 +295,7 @@ int cmd_nodes(int argc, char **argv)
 		{"chart", 0, OPT_STRING, "DIR", "also write DIR/nodes_throughput.png and .svg", &chart_dir},
 		REPORT_OPT_PRICE(&price),
 		REPORT_OPT_PRICES(&prices_path),
-		REPORT_OPT_FORMAT(&o),
+		REPORT_OPT_FORMAT(&o, 0),
 		{0},
 	};
 	static const struct cmd_usage usage = {
@@ -323,12 +318,12 @@ int cmd_nodes(int argc, char **argv)
 	struct bd_error err;
 	size_t nruns = 0, nrows = 0, nall = 0, nkeys = 0, nhosts = 0;
 	int npos, fmt, pick;
-	int status = opt_parse_command(specs, &usage, argc, argv, 0, 0, &npos);
+	int status = opt_parse_command(cl, specs, &usage, 0, 0, NULL, &npos);
 	if (status >= 0)
 		return status;
 	if ((status = verdict_rule_check(&o.rule, "nodes")) >= 0)
 		return status;
-	if ((fmt = report_format_arg(o.format)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
+	if ((fmt = report_format_arg(o.format, 0)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
 		return EXIT_USAGE;
 	if (memory_band < 0 || temp_band < 0) {
 		fprintf(stderr, "report nodes: --memory-band and --temp-band must not be negative\n");
@@ -346,13 +341,9 @@ int cmd_nodes(int argc, char **argv)
 		status = report_error(&err, err.code == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL);
 		goto done;
 	}
-	all = calloc(nrows + 1, sizeof(*all));
-	key_start = calloc(nrows + 1, sizeof(*key_start));
-	hosts = calloc(nrows + 1, sizeof(*hosts));
-	if (!all || !key_start || !hosts) {
-		status = report_error(&(struct bd_error){.msg = "out of memory"}, EXIT_FAIL);
-		goto done;
-	}
+	all = xcalloc(nrows + 1, sizeof(*all));
+	key_start = xcalloc(nrows + 1, sizeof(*key_start));
+	hosts = xcalloc(nrows + 1, sizeof(*hosts));
 	/* rows come grouped by case key, oldest run first: the latest ok case per host wins */
 	for (size_t i = 0; i < nrows;) {
 		size_t end = i, start = nall;
@@ -398,8 +389,8 @@ int cmd_nodes(int argc, char **argv)
 		}
 		size_t n;
 		const double *x = case_series_pick(&c->series, pick, &n);
-		double *copy = malloc((n ? n : 1) * sizeof(*copy));
-		if (copy && n) {
+		double *copy = xcalloc(n, sizeof(*copy));
+		if (n) {
 			memcpy(copy, x, n * sizeof(*x));
 			c->median_ns = median_inplace(copy, n);
 		}

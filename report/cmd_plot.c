@@ -6,7 +6,7 @@
 #include "opt.h"
 #include "report.h"
 
-int cmd_plot(int argc, char **argv)
+int cmd_plot(struct cmd_line *cl)
 {
 	struct report_options o = REPORT_OPTIONS_INIT;
 	const char *baseline = "naive", *dir = NULL, *case_key = NULL;
@@ -39,7 +39,8 @@ int cmd_plot(int argc, char **argv)
 	struct bd_error err;
 	int64_t run_id = 0;
 	int npos, pick, kind = -1;
-	int status = opt_parse_command(specs, &usage, argc, argv, 1, 1, &npos);
+	char **argv = NULL;   /* the positional arguments */
+	int status = opt_parse_command(cl, specs, &usage, 1, 1, &argv, &npos);
 	if (status >= 0)
 		return status;
 	for (int k = 0; k < CHART_KINDS; k++)

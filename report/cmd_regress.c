@@ -12,6 +12,7 @@
 
 #include "opt.h"
 #include "report.h"
+#include "xalloc.h"
 
 /* Exit status when a case regressed, and when the data cannot tell. */
 #define EXIT_REGRESSION 1
@@ -89,7 +90,7 @@ struct regress_case {
 	int equal_b, equal_c;   /* every run of the side has the same n */
 };
 
-int cmd_regress(int argc, char **argv)
+int cmd_regress(struct cmd_line *cl)
 {
 	struct report_options o = REPORT_OPTIONS_INIT;
 	o.rule.run_noise = REPORT_RUN_NOISE_PCT / 100.0;
@@ -124,7 +125,7 @@ int cmd_regress(int argc, char **argv)
 		REPORT_OPT_PHASE(&o),
 		REPORT_OPT_SUITE(&o),
 		REPORT_OPT_WHERE(&o),
-		REPORT_OPT_FORMAT(&o),
+		REPORT_OPT_FORMAT(&o, 0),
 		{0},
 	};
 	static const struct cmd_usage usage = {
@@ -169,7 +170,7 @@ int cmd_regress(int argc, char **argv)
 	struct bd_error err;
 	size_t counts[VERDICT_COUNT] = {0};
 	int npos, fmt, pick;
-	int status = opt_parse_command(specs, &usage, argc, argv, 0, 0, &npos);
+	int status = opt_parse_command(cl, specs, &usage, 0, 0, NULL, &npos);
 	if (status >= 0)
 		return status;
 	if (base_sels.n == 0 && !base_label && base_last <= 0) {
@@ -183,7 +184,7 @@ int cmd_regress(int argc, char **argv)
 	}
 	if ((status = verdict_rule_check(&o.rule, "regress")) >= 0)
 		return status;
-	if ((fmt = report_format_arg(o.format)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
+	if ((fmt = report_format_arg(o.format, 0)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
 		return EXIT_USAGE;
 	if (cand_sels.n == 0 && !cand_label)
 		cand_sels.items[cand_sels.n++] = "latest";
@@ -241,19 +242,15 @@ int cmd_regress(int argc, char **argv)
 	size_t nkeys = 0;
 	for (size_t r = 0; r < base.n; r++)
 		nkeys += base.sets[r].n;
-	size_t cap = nkeys ? nkeys : 1;
-	cases = calloc(cap, sizeof(*cases));
-	family = calloc(cap, sizeof(*family));
-	missing = calloc(cap, sizeof(*missing));
-	broken = calloc(cap, sizeof(*broken));
-	not_run = calloc(cap, sizeof(*not_run));
-	uncompared = calloc(cap, sizeof(*uncompared));
-	insufficient = calloc(cap, sizeof(*insufficient));
-	slower = calloc(cap, sizeof(*slower));
-	contended = calloc(cap, sizeof(*contended));
-	if (!cases || !family || !missing || !broken || !not_run || !uncompared || !insufficient ||
-	    !slower || !contended)
-		abort();
+	cases = xcalloc(nkeys, sizeof(*cases));
+	family = xcalloc(nkeys, sizeof(*family));
+	missing = xcalloc(nkeys, sizeof(*missing));
+	broken = xcalloc(nkeys, sizeof(*broken));
+	not_run = xcalloc(nkeys, sizeof(*not_run));
+	uncompared = xcalloc(nkeys, sizeof(*uncompared));
+	insufficient = xcalloc(nkeys, sizeof(*insufficient));
+	slower = xcalloc(nkeys, sizeof(*slower));
+	contended = xcalloc(nkeys, sizeof(*contended));
 	long at_b[RUN_GROUP_MAX], at_c[RUN_GROUP_MAX];
 	struct run_samples xb[RUN_GROUP_MAX], xc[RUN_GROUP_MAX];
 	for (size_t r0 = 0; r0 < base.n; r0++) {

@@ -5,10 +5,10 @@
 #include "opt.h"
 #include "report.h"
 
-int cmd_runs(int argc, char **argv)
+int cmd_runs(struct cmd_line *cl)
 {
 	struct report_options o = REPORT_OPTIONS_INIT;
-	const struct opt_spec specs[] = {REPORT_OPT_DB(&o), REPORT_OPT_FORMAT(&o), {0}};
+	const struct opt_spec specs[] = {REPORT_OPT_DB(&o), REPORT_OPT_FORMAT(&o, 0), {0}};
 	static const struct cmd_usage usage = {
 		REPORT_PROG, "runs", "[options]",
 		"List the runs in the database with their status, sweep, machine, git commit, label and\n"
@@ -19,10 +19,10 @@ int cmd_runs(int argc, char **argv)
 	struct bd_error err;
 	struct table t = {0};
 	int npos, fmt;
-	int status = opt_parse_command(specs, &usage, argc, argv, 0, 0, &npos);
+	int status = opt_parse_command(cl, specs, &usage, 0, 0, NULL, &npos);
 	if (status >= 0)
 		return status;
-	if ((fmt = report_format_arg(o.format)) < 0)
+	if ((fmt = report_format_arg(o.format, 0)) < 0)
 		return EXIT_USAGE;
 	if ((status = report_open(o.db_path, NULL, &db, NULL)) >= 0)
 		goto done;
@@ -45,8 +45,9 @@ int cmd_runs(int argc, char **argv)
 			 r->git_dirty == 1 ? "+dirty" : "");
 		table_number(&t, row, c_id, (double)r->id);
 		char uuid[40];
-		/* Markdown shows the 8-character prefix that --run accepts; CSV the whole uuid. */
-		snprintf(uuid, sizeof(uuid), "%.*s", fmt == FORMAT_MD ? 8 : 39, r->uuid);
+		/* At a terminal the 8-character prefix that --run accepts; elsewhere the whole uuid. */
+		int prefix = format_is((enum report_format)fmt, FORMAT_TERMINAL);
+		snprintf(uuid, sizeof(uuid), "%.*s", prefix ? 8 : 39, r->uuid);
 		table_text(&t, row, c_uuid, uuid);
 		table_text(&t, row, c_start, r->started_at);
 		/* a `running` run whose runner is gone: abandoned (schemas/007_liveness.sql) */

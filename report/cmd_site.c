@@ -314,10 +314,9 @@ static int compare_page(struct site *site, const struct run_row *base, const str
 	int rc = case_set_load(site->db, base->id, &all, &bs, err);
 	if (!rc)
 		rc = case_set_load(site->db, cand->id, &all, &cs, err);
-	if (!rc && compare_match(&bs, &cs, NULL, site->pick, site->rule, &pairs, &npairs))
-		rc = bd_fail(err, BD_ENOMEM, "out of memory");
 	if (rc)
 		goto done;
+	compare_match(&bs, &cs, NULL, site->pick, site->rule, &pairs, &npairs);
 	sb_addf(&title, "Run %lld against run %lld (%s)", (long long)cand->id, (long long)base->id,
 		cand->label ? cand->label : "no label");
 	html_page_begin(&sb, sb_str(&title), 1);
@@ -504,7 +503,7 @@ static int same_kind(const struct run_row *a, const struct run_row *b)
 	       !strcmp(a->hostname, b->hostname);
 }
 
-int cmd_site(int argc, char **argv)
+int cmd_site(struct cmd_line *cl)
 {
 	struct report_options o = REPORT_OPTIONS_INIT;
 	struct history_options h = HISTORY_OPTIONS_INIT;
@@ -537,7 +536,7 @@ int cmd_site(int argc, char **argv)
 	struct site site = {0};
 	struct strbuf compares = STRBUF_INIT, chart_dir = STRBUF_INIT;
 	struct bd_error err;
-	int npos, pick, status = opt_parse_command(specs, &usage, argc, argv, 0, 0, &npos);
+	int npos, pick, status = opt_parse_command(cl, specs, &usage, 0, 0, NULL, &npos);
 	if (status >= 0)
 		return status;
 	if (!dir || !*dir) {

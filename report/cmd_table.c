@@ -6,6 +6,7 @@
 
 #include "opt.h"
 #include "report.h"
+#include "xalloc.h"
 
 /* Markdown heading with the run's provenance. */
 static void run_header(struct db *db, const struct run_row *r, struct strbuf *out)
@@ -40,7 +41,7 @@ static void group_of(const struct case_row *c, const char *group_by, char *out, 
 		 group_by ? "=" : "", v);
 }
 
-int cmd_table(int argc, char **argv)
+int cmd_table(struct cmd_line *cl)
 {
 	struct report_options o = REPORT_OPTIONS_INIT;
 	const char *group_by = NULL, *pivot = NULL;
@@ -48,7 +49,7 @@ int cmd_table(int argc, char **argv)
 	const struct opt_spec specs[] = {
 		REPORT_OPT_DB(&o),
 		REPORT_OPT_RUN(&o, "run id, uuid prefix, label, git commit or 'latest' (default)"),
-		REPORT_OPT_FORMAT(&o),
+		REPORT_OPT_FORMAT(&o, 0),
 		{"suite", 0, OPT_STRING, "NAME", "only cases of this suite (attention, e2e, matmul)",
 		 &o.suite},
 		REPORT_OPT_WHERE(&o),
@@ -74,10 +75,10 @@ int cmd_table(int argc, char **argv)
 	size_t n = 0, nall = 0;
 	int64_t run_id = 0;
 	int npos, fmt, pick;
-	int status = opt_parse_command(specs, &usage, argc, argv, 0, 0, &npos);
+	int status = opt_parse_command(cl, specs, &usage, 0, 0, NULL, &npos);
 	if (status >= 0)
 		return status;
-	if ((fmt = report_format_arg(o.format)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
+	if ((fmt = report_format_arg(o.format, 0)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
 		return EXIT_USAGE;
 	if ((status = report_open(o.db_path, o.run_sel, &db, &run_id)) >= 0)
 		goto done;
@@ -95,7 +96,7 @@ int cmd_table(int argc, char **argv)
 		status = report_error(&err, EXIT_USAGE);
 		goto done;
 	}
-	if (fmt == FORMAT_MD)
+	if (format_is((enum report_format)fmt, FORMAT_TERMINAL))
 		run_header(db, &run, &out.text);
 	report_output_begin(&out, (enum report_format)fmt);
 	if (n == 0) {
@@ -118,9 +119,7 @@ int cmd_table(int argc, char **argv)
 		if (seen)
 			continue;
 		size_t m = 0;
-		struct case_row *group = calloc(n, sizeof(*group));
-		if (!group)
-			abort();
+		struct case_row *group = xcalloc(n, sizeof(*group));
 		for (size_t j = i; j < n; j++) {
 			group_of(&cases[j], group_by, gj, sizeof(gj));
 			if (!strcmp(gi, gj))
@@ -133,7 +132,7 @@ int cmd_table(int argc, char **argv)
 					    &t, &err);
 		if (!rc && group_by) {
 			free(t.title);
-			t.title = strdup(gi);
+			t.title = xstrdup(gi);
 		}
 		free(group);
 		rc = report_output_table(&out, &t, rc, &err);

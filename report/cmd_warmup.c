@@ -22,7 +22,7 @@ static int parse_ks(const char *text, int *ks, int *nk)
 	return *nk ? 0 : -1;
 }
 
-int cmd_warmup(int argc, char **argv)
+int cmd_warmup(struct cmd_line *cl)
 {
 	struct report_options o = REPORT_OPTIONS_INIT;
 	const char *ks_text = "0,1,2,5";
@@ -37,7 +37,7 @@ int cmd_warmup(int argc, char **argv)
 		{"band", 0, OPT_PERCENT, "PCT",
 		 "steady state: within this of the final median from then on (default "
 		 REPORT_STR(REPORT_STEADY_BAND_PCT) ")", &band},
-		REPORT_OPT_FORMAT(&o),
+		REPORT_OPT_FORMAT(&o, 0),
 		{0},
 	};
 	static const struct cmd_usage usage = {
@@ -52,14 +52,14 @@ int cmd_warmup(int argc, char **argv)
 	struct bd_error err;
 	int64_t run_id;
 	int ks[WARMUP_MAX_K], nk, npos, fmt, pick;
-	int status = opt_parse_command(specs, &usage, argc, argv, 0, 0, &npos);
+	int status = opt_parse_command(cl, specs, &usage, 0, 0, NULL, &npos);
 	if (status >= 0)
 		return status;
 	if (parse_ks(ks_text, ks, &nk)) {
 		fprintf(stderr, "report warmup: --k expects a list such as 0,1,2,5, got '%s'\n", ks_text);
 		return EXIT_USAGE;
 	}
-	if ((fmt = report_format_arg(o.format)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
+	if ((fmt = report_format_arg(o.format, 0)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
 		return EXIT_USAGE;
 	struct case_filter filter = report_filter(&o);
 	filter.rows_only = 1;

@@ -14,8 +14,10 @@
 
 #include "cost.h"
 #include "opt.h"
+#include "params.h"
 #include "plot.h"
 #include "report.h"
+#include "xalloc.h"
 
 #define BYTES_PER_GIB (1024.0 * 1024.0 * 1024.0)
 #define BYTES_PER_MIB (1024.0 * 1024.0)
@@ -262,16 +264,14 @@ static void section_provenance(struct writeup *w)
 static int add_cases_table(struct writeup *w, const char *suite, const size_t *idx, size_t n,
 			   const char *title, struct bd_error *err)
 {
-	struct case_row *rows = calloc(n ? n : 1, sizeof(*rows));
+	struct case_row *rows = xcalloc(n, sizeof(*rows));
 	struct table t = {0};
-	if (!rows)
-		return bd_fail(err, BD_ENOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++)
 		rows[i] = w->set.rows[idx[i]];   /* shallow: the strings stay owned by the set */
 	int rc = table_of_cases(w->db, suite, rows, n, 0, &t, err);
 	if (!rc && title) {
 		free(t.title);
-		t.title = strdup(title);
+		t.title = xstrdup(title);
 	}
 	if (!rc)
 		render_table(&t, FORMAT_MD, &w->doc);
@@ -285,9 +285,9 @@ static int add_cases_table(struct writeup *w, const char *suite, const size_t *i
 static size_t *cases_where(const struct writeup *w, const char *suite, const char *field,
 			   const char *value, size_t *n)
 {
-	size_t *idx = calloc(w->set.n ? w->set.n : 1, sizeof(*idx));
+	size_t *idx = xcalloc(w->set.n, sizeof(*idx));
 	*n = 0;
-	for (size_t i = 0; idx && i < w->set.n; i++) {
+	for (size_t i = 0; i < w->set.n; i++) {
 		const struct case_row *c = &w->set.rows[i];
 		char v[256];
 		if (suite && strcmp(c->suite, suite))
@@ -302,10 +302,10 @@ static size_t *cases_where(const struct writeup *w, const char *suite, const cha
 	return idx;
 }
 
-static int has_suite(const struct writeup *w, const char *suite)
+static int has_suite(const struct writeup *w, enum suite_id suite)
 {
 	for (size_t i = 0; i < w->set.n; i++)
-		if (!strcmp(w->set.rows[i].suite, suite))
+		if (suite_is(w->set.rows[i].suite, suite))
 			return 1;
 	return 0;
 }
@@ -315,7 +315,7 @@ static int section_results(struct writeup *w, struct bd_error *err)
 	sb_add(&w->doc, "## Results\n\n");
 	size_t ne2e = 0;
 	for (size_t i = 0; i < w->set.n; i++)
-		ne2e += !strcmp(w->set.rows[i].suite, "e2e");
+		ne2e += suite_is(w->set.rows[i].suite, SUITE_E2E);
 	if (w->set.n == 0) {
 		sb_add(&w->doc, "The run stored no cases.\n\n");
 		return 0;
@@ -336,15 +336,14 @@ static int section_results(struct writeup *w, struct bd_error *err)
 	int rc = 0;
 	for (size_t i = 0; i < w->set.n && !rc; i++) {
 		const char *suite = w->set.rows[i].suite;
-		int seen = !strcmp(suite, "e2e");
+		int seen = suite_is(suite, SUITE_E2E);
 		for (size_t j = 0; j < i && !seen; j++)
 			seen = !strcmp(w->set.rows[j].suite, suite);
 		if (seen)
 			continue;
 		size_t n;
 		size_t *idx = cases_where(w, suite, NULL, NULL, &n);
-		rc = idx ? add_cases_table(w, suite, idx, n, NULL, err)
-			 : bd_fail(err, BD_ENOMEM, "out of memory");
+		rc = add_cases_table(w, suite, idx, n, NULL, err);
 		free(idx);
 	}
 	return rc;
@@ -374,8 +373,8 @@ static void section_attention(struct writeup *w)
 {
 	size_t nok = 0;
 	for (size_t i = 0; i < w->set.n; i++)
-		nok += !strcmp(w->set.rows[i].suite, "attention") && is_ok(&w->set.rows[i]);
-	if (!has_suite(w, "attention"))
+		nok += suite_is(w->set.rows[i].suite, SUITE_ATTENTION) && is_ok(&w->set.rows[i]);
+	if (!has_suite(w, SUITE_ATTENTION))
 		return;
 	sb_add(&w->doc, "## Attention: time and memory vs sequence length\n\n");
 	if (nok == 0) {
@@ -388,32 +387,30 @@ static void section_attention(struct writeup *w)
 			"gap in its line.\n\n");
 	/* The attention cases alone (a view: rows and series stay owned by w->set). */
 	struct case_set att = {0};
-	att.rows = calloc(w->set.n, sizeof(*att.rows));
-	att.series = calloc(w->set.n, sizeof(*att.series));
-	for (size_t i = 0; att.rows && att.series && i < w->set.n; i++)
-		if (!strcmp(w->set.rows[i].suite, "attention")) {
+	att.rows = xcalloc(w->set.n, sizeof(*att.rows));
+	att.series = xcalloc(w->set.n, sizeof(*att.series));
+	for (size_t i = 0; i < w->set.n; i++)
+		if (suite_is(w->set.rows[i].suite, SUITE_ATTENTION)) {
 			att.rows[att.n] = w->set.rows[i];
 			att.series[att.n++] = w->set.series[i];
 		}
-	const struct case_set *set = att.rows && att.series ? &att : &w->set;
-	add_chart_of(w, CHART_LATENCY, set, "attention time vs sequence length");
-	add_chart_of(w, CHART_MEMORY, set, "attention peak memory vs sequence length");
+	add_chart_of(w, CHART_LATENCY, &att, "attention time vs sequence length");
+	add_chart_of(w, CHART_MEMORY, &att, "attention peak memory vs sequence length");
 	free(att.rows);
 	free(att.series);
 }
 
-static int section_speedup(struct writeup *w)
+static void section_speedup(struct writeup *w)
 {
 	size_t nbase = 0;
 	for (size_t i = 0; i < w->set.n; i++)
 		nbase += !strcmp(w->set.rows[i].impl, w->baseline);
 	if (nbase == 0)
-		return 0;
+		return;
 	struct case_pair *pairs = NULL;
 	size_t npairs = 0;
 	struct table t = {0}, sum = {0};
-	if (compare_match(&w->set, &w->set, w->baseline, PICK_TOTAL, &w->rule, &pairs, &npairs))
-		return BD_ENOMEM;
+	compare_match(&w->set, &w->set, w->baseline, PICK_TOTAL, &w->rule, &pairs, &npairs);
 	sb_addf(&w->doc, "## Speedup vs %s\n\n", w->baseline);
 	sb_addf(&w->doc, "Each case against the `%s` case that differs from it only in the "
 			 "implementation (as `report compare --baseline %s`): speedup = median time of "
@@ -434,7 +431,6 @@ static int section_speedup(struct writeup *w)
 	table_free(&t);
 	table_free(&sum);
 	free(pairs);
-	return 0;
 }
 
 /* What the run cost, with a price per device-hour. */
@@ -466,7 +462,7 @@ static void add_mixed_precision(struct writeup *w)
 	/* the model's parameter count, where the runner stored it (schema 4) */
 	int counted = 0;
 	for (size_t i = 0; i < w->set.n; i++)
-		counted |= !strcmp(w->set.rows[i].suite, "e2e") && w->set.rows[i].param_count > 0;
+		counted |= suite_is(w->set.rows[i].suite, SUITE_E2E) && w->set.rows[i].param_count > 0;
 	size_t c_count = counted ? table_column(&t, "param count", "M", 1) : 0;
 	size_t c_n = table_column(&t, "n", "", 0),
 	       c_f = table_column(&t, "float32", "ms", 3), c_b = table_column(&t, "bfloat16", "ms", 3),
@@ -477,14 +473,14 @@ static void add_mixed_precision(struct writeup *w)
 	size_t unpaired = 0;
 	for (size_t i = 0; i < w->set.n; i++) {
 		const struct case_row *f = &w->set.rows[i];
-		if (strcmp(f->suite, "e2e") || strcmp(f->dtype, "float32"))
+		if (!suite_is(f->suite, SUITE_E2E) || strcmp(f->dtype, "float32"))
 			continue;
 		char *want = case_key_without(f->case_key, "dtype");
 		const struct case_row *b = NULL;
 		size_t bi = 0;
 		for (size_t j = 0; want && j < w->set.n && !b; j++) {
 			const struct case_row *c = &w->set.rows[j];
-			if (strcmp(c->suite, "e2e") || strcmp(c->dtype, "bfloat16"))
+			if (!suite_is(c->suite, SUITE_E2E) || strcmp(c->dtype, "bfloat16"))
 				continue;
 			char *have = case_key_without(c->case_key, "dtype");
 			if (have && !strcmp(have, want)) {
@@ -543,7 +539,7 @@ static void add_mixed_precision(struct writeup *w)
 
 static int section_e2e(struct writeup *w, struct bd_error *err)
 {
-	if (!has_suite(w, "e2e"))
+	if (!has_suite(w, SUITE_E2E))
 		return 0;
 	sb_add(&w->doc, "## End-to-end model\n\n"
 			"The whole language model per preset, context length and pass (forward, "
@@ -553,25 +549,23 @@ static int section_e2e(struct writeup *w, struct bd_error *err)
 	/* One table per (device, dtype), in order of first appearance. */
 	for (size_t i = 0; i < w->set.n && !rc; i++) {
 		const struct case_row *c = &w->set.rows[i];
-		if (strcmp(c->suite, "e2e"))
+		if (!suite_is(c->suite, SUITE_E2E))
 			continue;
 		int seen = 0;
 		for (size_t j = 0; j < i && !seen; j++)
-			seen = !strcmp(w->set.rows[j].suite, "e2e") &&
+			seen = suite_is(w->set.rows[j].suite, SUITE_E2E) &&
 			       !strcmp(w->set.rows[j].device, c->device) &&
 			       !strcmp(w->set.rows[j].dtype, c->dtype);
 		if (seen)
 			continue;
-		size_t n = 0, *idx = calloc(w->set.n, sizeof(*idx));
-		if (!idx)
-			return bd_fail(err, BD_ENOMEM, "out of memory");
+		size_t n = 0, *idx = xcalloc(w->set.n, sizeof(*idx));
 		for (size_t j = i; j < w->set.n; j++)
-			if (!strcmp(w->set.rows[j].suite, "e2e") && !strcmp(w->set.rows[j].device, c->device) &&
+			if (suite_is(w->set.rows[j].suite, SUITE_E2E) && !strcmp(w->set.rows[j].device, c->device) &&
 			    !strcmp(w->set.rows[j].dtype, c->dtype))
 				idx[n++] = j;
 		char title[160];
 		snprintf(title, sizeof(title), "e2e on %s, %s", c->device, c->dtype);
-		rc = add_cases_table(w, "e2e", idx, n, title, err);
+		rc = add_cases_table(w, suite_name(SUITE_E2E), idx, n, title, err);
 		free(idx);
 	}
 	if (!rc)
@@ -676,7 +670,7 @@ static int write_file(const char *path, const struct strbuf *text, struct bd_err
 	return 0;
 }
 
-int cmd_writeup(int argc, char **argv)
+int cmd_writeup(struct cmd_line *cl)
 {
 	struct report_options o = REPORT_OPTIONS_INIT;
 	const char *dir = NULL, *baseline = NULL, *prices_path = NULL;
@@ -705,13 +699,15 @@ int cmd_writeup(int argc, char **argv)
 	struct strbuf command = STRBUF_INIT, path = STRBUF_INIT;
 	struct bd_error err;
 	int npos;
-	/* The command as typed, for the document (before parsing reorders argv). */
+	/* The command as typed, for the document. */
+	int nwords;
+	char *const *words = cmd_line_words(cl, &nwords);
 	sb_add(&command, "report");
-	for (int i = 0; i < argc; i++) {
+	for (int i = 0; i < nwords; i++) {
 		sb_addc(&command, ' ');
-		add_shell_word(&command, argv[i]);
+		add_shell_word(&command, words[i]);
 	}
-	int status = opt_parse_command(specs, &usage, argc, argv, 0, 0, &npos);
+	int status = opt_parse_command(cl, specs, &usage, 0, 0, NULL, &npos);
 	if (status >= 0)
 		goto done;
 	if (!dir) {
@@ -765,11 +761,7 @@ int cmd_writeup(int argc, char **argv)
 		goto done;
 	}
 	section_attention(&w);
-	if (section_speedup(&w)) {
-		fprintf(stderr, "report: out of memory\n");
-		status = EXIT_FAIL;
-		goto done;
-	}
+	section_speedup(&w);
 	if (section_e2e(&w, &err) || section_cost(&w, &err)) {
 		status = report_error(&err, EXIT_FAIL);
 		goto done;

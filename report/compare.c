@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "xalloc.h"
 
 static int is_ok(const struct case_row *c) { return c->status == STATUS_OK; }
 
@@ -26,9 +27,7 @@ void compare_pairs(const struct case_set *base, const struct case_set *cand,
 
 void compare_pairs_decide(struct case_pair *pairs, size_t n, const struct verdict_rule *rule)
 {
-	struct pair_result **family = malloc((n ? n : 1) * sizeof(*family));
-	if (!family)
-		abort();
+	struct pair_result **family = xcalloc(n, sizeof(*family));
 	size_t m = 0;
 	for (size_t i = 0; i < n; i++)
 		if (pairs[i].ok)
@@ -37,20 +36,13 @@ void compare_pairs_decide(struct case_pair *pairs, size_t n, const struct verdic
 	free(family);
 }
 
-int compare_match(const struct case_set *base, const struct case_set *cand, const char *impl,
-		  enum series_pick pick, const struct verdict_rule *rule, struct case_pair **pairs,
-		  size_t *n)
+void compare_match(const struct case_set *base, const struct case_set *cand, const char *impl,
+		   enum series_pick pick, const struct verdict_rule *rule, struct case_pair **pairs,
+		   size_t *n)
 {
 	struct case_index index = {0};
-	*pairs = NULL;
-	*n = 0;
-	if (case_index_build(base, impl != NULL, &index))
-		return BD_ENOMEM;
-	struct case_pair *out = calloc(cand->n ? cand->n : 1, sizeof(*out));
-	if (!out) {
-		case_index_free(&index);
-		return BD_ENOMEM;
-	}
+	case_index_build(base, impl != NULL, &index);
+	struct case_pair *out = xcalloc(cand->n, sizeof(*out));
 	size_t m = 0;
 	for (size_t i = 0; i < cand->n; i++) {
 		const struct case_row *c = &cand->rows[i];
@@ -66,7 +58,6 @@ int compare_match(const struct case_set *base, const struct case_set *cand, cons
 	compare_pairs(base, cand, out, m, pick, rule);
 	*pairs = out;
 	*n = m;
-	return 0;
 }
 
 size_t compare_tables(const struct case_set *cand, const struct case_pair *pairs, size_t n,
@@ -83,11 +74,9 @@ size_t compare_tables(const struct case_set *cand, const struct case_pair *pairs
 	       c_hi = table_column(t, "ci hi", "x", 3), c_p = table_column(t, "p", "", 4),
 	       c_q = table_column(t, "p adj", "", 4),
 	       c_v = table_column(t, "verdict", "", 0);
-	double *speedups = calloc(n ? n : 1, sizeof(*speedups));
-	const char **groups = calloc(n ? n : 1, sizeof(*groups));
-	enum verdict *verdicts = calloc(n ? n : 1, sizeof(*verdicts));
-	if (!speedups || !groups || !verdicts)
-		abort();
+	double *speedups = xcalloc(n, sizeof(*speedups));
+	const char **groups = xcalloc(n, sizeof(*groups));
+	enum verdict *verdicts = xcalloc(n, sizeof(*verdicts));
 	size_t npairs = 0;
 	for (size_t k = 0; k < n; k++) {
 		if (!pairs[k].ok)
@@ -135,9 +124,7 @@ size_t compare_tables(const struct case_set *cand, const struct case_pair *pairs
 	       s_max = table_column(sum, "max", "x", 3), s_w = table_column(sum, "wins", "", 0),
 	       s_l = table_column(sum, "losses", "", 0), s_t = table_column(sum, "ties", "", 0),
 	       s_f = table_column(sum, "faster", "", 0), s_s = table_column(sum, "slower", "", 0);
-	double *group = calloc(npairs, sizeof(*group));
-	if (!group)
-		abort();
+	double *group = xcalloc(npairs, sizeof(*group));
 	for (size_t i = 0; i < npairs; i++) {
 		int first = 1;
 		for (size_t j = 0; j < i && first; j++)

@@ -7,6 +7,7 @@
 #include <yaml.h>
 
 #include "report.h"
+#include "xalloc.h"
 
 double cost_per_1k_samples(double usd_per_hour, double samples_s)
 {
@@ -95,14 +96,9 @@ static int prices_parse(yaml_parser_t *parser, const char *path, struct prices *
 					k->type == YAML_SCALAR_NODE ? (char *)k->data.scalar.value : "?");
 			goto done;
 		}
-		struct price_entry *e = realloc(p->entries, (p->n + 1) * sizeof(*e));
-		if (!e) {
-			rc = bd_fail(err, BD_ENOMEM, "out of memory");
-			goto done;
-		}
-		p->entries = e;
-		e[p->n].device = strdup((char *)k->data.scalar.value);
-		e[p->n++].usd_per_hour = usd;
+		p->entries = xrealloc(p->entries, (p->n + 1) * sizeof(*p->entries));
+		p->entries[p->n].device = xstrdup((char *)k->data.scalar.value);
+		p->entries[p->n++].usd_per_hour = usd;
 	}
 done:
 	yaml_document_delete(&doc);
@@ -129,11 +125,7 @@ int prices_load_options(double price, const char *path, const char *command, str
 	*out = NULL;
 	if (price < 0 && !path)
 		return -1;
-	struct prices *p = calloc(1, sizeof(*p));
-	if (!p) {
-		fprintf(stderr, "report %s: out of memory\n", command);
-		return 1;
-	}
+	struct prices *p = xcalloc(1, sizeof(*p));
 	p->fallback = price;
 	if (path && prices_load(path, p, &err)) {
 		char prog[64];

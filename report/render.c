@@ -6,20 +6,16 @@
 #include <string.h>
 
 #include "renderers.h"
+#include "xalloc.h"
 
-const char *const format_names[FORMAT_COUNT] = {
-	[FORMAT_MD] = "md", [FORMAT_CSV] = "csv", [FORMAT_JSON] = "json", [FORMAT_TEX] = "tex",
-};
+#define FORMAT_NAME_ROW(id, name, kinds) [FORMAT_##id] = #name,
+const char *const format_names[FORMAT_COUNT] = {REPORT_FORMATS(FORMAT_NAME_ROW)};
 
-static const struct renderer *const renderers[FORMAT_COUNT] = {
-	[FORMAT_MD] = &render_md, [FORMAT_CSV] = &render_csv,
-	[FORMAT_JSON] = &render_json, [FORMAT_TEX] = &render_tex,
-};
+#define FORMAT_KINDS_ROW(id, name, kinds) [FORMAT_##id] = (kinds),
+static const unsigned format_kinds[FORMAT_COUNT] = {REPORT_FORMATS(FORMAT_KINDS_ROW)};
 
-/* NULL: the format adds nothing around its tables. */
-static const struct renderer_frame *const frames[FORMAT_COUNT] = {
-	[FORMAT_JSON] = &render_json_frame,
-};
+#define FORMAT_RENDERER_ROW(id, name, kinds) [FORMAT_##id] = &render_##name,
+static const struct renderer *const renderers[FORMAT_COUNT] = {REPORT_FORMATS(FORMAT_RENDERER_ROW)};
 
 int format_parse(const char *s)
 {
@@ -29,20 +25,35 @@ int format_parse(const char *s)
 	return -1;
 }
 
-static char *xstrdup(const char *s)
+int format_is(enum report_format fmt, unsigned kind) { return (format_kinds[fmt] & kind) == kind; }
+
+const char *format_help(unsigned kind)
 {
-	char *p = strdup(s ? s : "");
-	if (!p)
-		abort();
-	return p;
+	static char help[8][256];   /* by kind: the enum's three bits */
+	char *text = help[kind & 7];
+	if (text[0])
+		return text;
+	struct strbuf sb = STRBUF_INIT;
+	format_list(kind, &sb);
+	/* "md, csv, json, tex" -> "md (default), csv, json or tex" */
+	const char *list = sb_str(&sb), *first_end = strchr(list, ','), *last = strrchr(list, ',');
+	if (!first_end)
+		snprintf(text, sizeof(help[0]), "%s (default)", list);
+	else if (first_end == last)
+		snprintf(text, sizeof(help[0]), "%.*s (default) or%s", (int)(first_end - list), list,
+			 last + 1);
+	else
+		snprintf(text, sizeof(help[0]), "%.*s (default)%.*s or%s", (int)(first_end - list),
+			 list, (int)(last - first_end), first_end, last + 1);
+	sb_free(&sb);
+	return text;
 }
 
-static void *xrealloc(void *p, size_t n)
+void format_list(unsigned kind, struct strbuf *out)
 {
-	p = realloc(p, n);
-	if (!p)
-		abort();
-	return p;
+	for (int i = 0, k = 0; i < FORMAT_COUNT; i++)
+		if (format_is((enum report_format)i, kind))
+			sb_addf(out, "%s%s", k++ ? ", " : "", format_names[i]);
 }
 
 void table_init(struct table *t, const char *title)
@@ -55,7 +66,7 @@ size_t table_column(struct table *t, const char *name, const char *unit, int dec
 {
 	/* Columns are declared before rows. */
 	t->cols = xrealloc(t->cols, (t->ncols + 1) * sizeof(*t->cols));
-	t->cols[t->ncols] = (struct column){xstrdup(name), xstrdup(unit), decimals};
+	t->cols[t->ncols] = (struct column){xstrdup(name), xstrdup(unit ? unit : ""), decimals};
 	return t->ncols++;
 }
 
@@ -73,7 +84,7 @@ void table_text(struct table *t, size_t row, size_t col, const char *text)
 {
 	struct cell *c = &t->cells[row * t->ncols + col];
 	free(c->text);
-	*c = (struct cell){.kind = CELL_TEXT, .text = xstrdup(text)};
+	*c = (struct cell){.kind = CELL_TEXT, .text = xstrdup(text ? text : "")};
 }
 
 void table_number(struct table *t, size_t row, size_t col, double value)
@@ -121,17 +132,22 @@ void column_header(const struct column *c, struct strbuf *out)
 
 void render_begin(enum report_format fmt, struct strbuf *out)
 {
-	if (frames[fmt] && frames[fmt]->begin)
-		frames[fmt]->begin(out);
+	if (renderers[fmt]->begin)
+		renderers[fmt]->begin(out);
 }
 
 void render_end(enum report_format fmt, struct strbuf *out)
 {
-	if (frames[fmt] && frames[fmt]->end)
-		frames[fmt]->end(out);
+	if (renderers[fmt]->end)
+		renderers[fmt]->end(out);
 }
 
 void render_table(const struct table *t, enum report_format fmt, struct strbuf *out)
 {
 	renderers[fmt]->table(t, out);
+}
+
+void render_rows(const struct table *t, enum report_format fmt, struct strbuf *out)
+{
+	(renderers[fmt]->rows ? renderers[fmt]->rows : renderers[fmt]->table)(t, out);
 }

@@ -2,7 +2,9 @@
  *
  * A command fills a struct table with typed cells; render_table() turns it into markdown (human
  * units, aligned), CSV (raw numbers, unit in the header), JSON (raw numbers, for scripts) or a
- * LaTeX booktabs table. A new format is one renderer (render_<format>.c) and one row in render.c.
+ * LaTeX booktabs table. A new format is one renderer (render_<name>.c, which defines
+ * `const struct renderer render_<name>`: renderers.h) and one row in REPORT_FORMATS below; the
+ * enum, the names --format accepts, its help text and every command's choices follow from the row.
  *
  * One output of a command, whatever it holds, is:
  *     render_begin(fmt, &out);
@@ -16,10 +18,38 @@
 
 #include "strbuf.h"
 
-enum report_format { FORMAT_MD, FORMAT_CSV, FORMAT_JSON, FORMAT_TEX, FORMAT_COUNT };
-/* The format named s ("md", "csv", "json", "tex"); -1 when unknown. */
+/* What a format is for, which is all a command may ask of it (never which format it is). */
+enum format_kind {
+	FORMAT_TERMINAL = 1,   /* read by people at a terminal: short run uuids, a run header */
+	FORMAT_DATA = 2,       /* for scripts: raw numbers at full precision; what export writes */
+	FORMAT_UNTITLED = 4,   /* tables lose their titles: a command that needs one for telling
+				  tables apart names their subject in a column instead */
+};
+
+/* The output formats, one row each: X(ID, name, kinds). The first row is the default of
+ * --format; export's default is the first row of kind FORMAT_DATA. tests/cli/lib.sh reads the
+ * rows (the help goldens' @FORMATS@), so keep one row a line. */
+#define REPORT_FORMATS(X)                                                                          \
+	X(MD, md, FORMAT_TERMINAL)                                                                 \
+	X(CSV, csv, FORMAT_DATA | FORMAT_UNTITLED)                                                 \
+	X(JSON, json, FORMAT_DATA)                                                                 \
+	X(TEX, tex, 0)                                                                             \
+	X(HTML, html, 0)
+
+#define FORMAT_ENUM_ROW(id, name, kinds) FORMAT_##id,
+enum report_format { REPORT_FORMATS(FORMAT_ENUM_ROW) FORMAT_COUNT };
+#undef FORMAT_ENUM_ROW
+
+/* The format named s; -1 when unknown. */
 int format_parse(const char *s);
 extern const char *const format_names[FORMAT_COUNT];
+/* Whether fmt is of kind (an enum format_kind). */
+int format_is(enum report_format fmt, unsigned kind);
+/* The formats of kind (0: all) as --help says them, the default first: "md (default), csv, json
+ * or tex". A static string, built on the first call. */
+const char *format_help(unsigned kind);
+/* The formats of kind (0: all) as an error message lists them: "md, csv, json, tex". */
+void format_list(unsigned kind, struct strbuf *out);
 
 enum cell_kind { CELL_EMPTY, CELL_TEXT, CELL_NUMBER };
 
@@ -63,5 +93,8 @@ void render_begin(enum report_format fmt, struct strbuf *out);
 void render_end(enum report_format fmt, struct strbuf *out);
 /* Append t rendered as fmt to out. */
 void render_table(const struct table *t, enum report_format fmt, struct strbuf *out);
+/* Append t's rows to out as more rows of the table of the same columns that out ends with, where
+ * fmt can continue a table (CSV: no second header); otherwise render_table. */
+void render_rows(const struct table *t, enum report_format fmt, struct strbuf *out);
 
 #endif

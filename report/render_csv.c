@@ -18,6 +18,22 @@ static void csv_field(const char *s, struct strbuf *out)
 	sb_addc(out, '"');
 }
 
+static void csv_rows(const struct table *t, struct strbuf *out)
+{
+	for (size_t r = 0; r < t->nrows; r++) {
+		for (size_t c = 0; c < t->ncols; c++) {
+			const struct cell *cl = &t->cells[r * t->ncols + c];
+			if (c)
+				sb_addc(out, ',');
+			if (cl->kind == CELL_TEXT)
+				csv_field(cl->text, out);
+			else if (cl->kind == CELL_NUMBER)
+				sb_addf(out, "%.17g", cl->value);
+		}
+		sb_addc(out, '\n');
+	}
+}
+
 static void csv_table(const struct table *t, struct strbuf *out)
 {
 	/* Several tables in one output are separated by a blank line. */
@@ -37,18 +53,7 @@ static void csv_table(const struct table *t, struct strbuf *out)
 		sb_free(&h);
 	}
 	sb_addc(out, '\n');
-	for (size_t r = 0; r < t->nrows; r++) {
-		for (size_t c = 0; c < t->ncols; c++) {
-			const struct cell *cl = &t->cells[r * t->ncols + c];
-			if (c)
-				sb_addc(out, ',');
-			if (cl->kind == CELL_TEXT)
-				csv_field(cl->text, out);
-			else if (cl->kind == CELL_NUMBER)
-				sb_addf(out, "%.17g", cl->value);
-		}
-		sb_addc(out, '\n');
-	}
+	csv_rows(t, out);
 }
 
-const struct renderer render_csv = {"csv", csv_table};
+const struct renderer render_csv = {.table = csv_table, .rows = csv_rows};

@@ -62,7 +62,7 @@ void html_table(const struct table *t, struct strbuf *out)
 	}
 }
 
-const struct renderer render_html = {"html", html_table};
+const struct renderer render_html = {.table = html_table};
 
 static const char style[] =
 	"body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:0;color:#1b1b1b;"

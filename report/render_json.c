@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "renderers.h"
+#include "xalloc.h"
 
 /* The shortest text that strtod() turns back into v; integers up to 2^53 without exponent. */
 static void json_number(double v, struct strbuf *out)
@@ -97,9 +98,7 @@ static size_t after_table(const struct strbuf *out)
 
 static void json_table(const struct table *t, struct strbuf *out)
 {
-	struct strbuf *keys = calloc(t->ncols ? t->ncols : 1, sizeof(*keys));
-	if (!keys)
-		abort();
+	struct strbuf *keys = xcalloc(t->ncols, sizeof(*keys));
 	row_keys(t, keys);
 
 	size_t end = after_table(out);
@@ -169,5 +168,4 @@ static void json_end(struct strbuf *out)
 	sb_add(out, "]\n");
 }
 
-const struct renderer render_json = {"json", json_table};
-const struct renderer_frame render_json_frame = {json_begin, json_end};
+const struct renderer render_json = {.table = json_table, .begin = json_begin, .end = json_end};

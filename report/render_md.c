@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "renderers.h"
+#include "xalloc.h"
 
 static void cell_text(const struct column *col, const struct cell *c, struct strbuf *out)
 {
@@ -25,11 +26,9 @@ static size_t display_width(const struct strbuf *s)
 static void md_table(const struct table *t, struct strbuf *out)
 {
 	size_t nc = t->ncols;
-	struct strbuf *text = calloc(nc * (t->nrows + 1), sizeof(*text));
-	size_t *width = calloc(nc, sizeof(*width));
-	int *right = calloc(nc, sizeof(*right));
-	if (!text || !width || !right)
-		abort();
+	struct strbuf *text = xcalloc(nc * (t->nrows + 1), sizeof(*text));
+	size_t *width = xcalloc(nc, sizeof(*width));
+	int *right = xcalloc(nc, sizeof(*right));
 	for (size_t c = 0; c < nc; c++) {
 		column_header(&t->cols[c], &text[c]);
 		width[c] = display_width(&text[c]) < 3 ? 3 : display_width(&text[c]);
@@ -75,4 +74,4 @@ static void md_table(const struct table *t, struct strbuf *out)
 	free(right);
 }
 
-const struct renderer render_md = {"md", md_table};
+const struct renderer render_md = {.table = md_table};

@@ -112,4 +112,4 @@ static void tex_table(const struct table *t, struct strbuf *out)
 	sb_add(out, "\\end{table}\n\n");
 }
 
-const struct renderer render_tex = {"tex", tex_table};
+const struct renderer render_tex = {.table = tex_table};

@@ -1,28 +1,23 @@
-/* report/renderers.h: one renderer per output format (render_<format>.c). */
+/* report/renderers.h: one renderer per output format (render_<name>.c), named by its row in
+ * REPORT_FORMATS (render.h). */
 #ifndef BENCHDB_RENDERERS_H
 #define BENCHDB_RENDERERS_H
 
 #include "render.h"
 
 struct renderer {
-	const char *name;
 	void (*table)(const struct table *t, struct strbuf *out);
-};
-
-/* Optional framing of one output holding any number of tables (render_begin/render_end); a
- * format without one adds nothing around its tables. Kept apart from struct renderer so the
- * renderers that need none are written as {name, table}. */
-struct renderer_frame {
+	/* Optional: t's rows alone, continuing a table of the same columns (render_rows). */
+	void (*rows)(const struct table *t, struct strbuf *out);
+	/* Optional framing of one output holding any number of tables (render_begin/render_end);
+	 * a format without one adds nothing around its tables. */
 	void (*begin)(struct strbuf *out);
 	void (*end)(struct strbuf *out);
 };
 
-extern const struct renderer render_md;
-extern const struct renderer render_csv;
-extern const struct renderer render_json;
-extern const struct renderer render_tex;
-extern const struct renderer render_html;
-extern const struct renderer_frame render_json_frame;
+#define RENDERER_DECLARE(id, name, kinds) extern const struct renderer render_##name;
+REPORT_FORMATS(RENDERER_DECLARE)
+#undef RENDERER_DECLARE
 
 /* The header text "name (unit)" or "name". */
 void column_header(const struct column *c, struct strbuf *out);

@@ -51,9 +51,9 @@ int verdict_rule_check(const struct verdict_rule *rule, const char *command);
  * status on failure, -1 on success. */
 int report_open(const char *db_path, const char *run_selector, struct db **db, int64_t *run_id);
 
-/* The --format value as an enum report_format; prints the valid choices and returns -1 when
- * unknown. */
-int report_format_arg(const char *format);
+/* The --format value as an enum report_format (NULL, not given: the first format of kind, 0 for
+ * any; render.h); prints the valid choices and returns -1 when unknown. */
+int report_format_arg(const char *format, unsigned kind);
 
 /* Print err (as "report: ...") and return status: `status = report_error(&err, EXIT_FAIL);`. */
 int report_error(const struct bd_error *err, int status);
@@ -63,7 +63,7 @@ struct report_output {
 	enum report_format fmt;
 	struct strbuf text;   /* may hold a preamble before report_output_begin */
 };
-#define REPORT_OUTPUT_INIT {FORMAT_MD, STRBUF_INIT}
+#define REPORT_OUTPUT_INIT {.text = STRBUF_INIT}
 void report_output_begin(struct report_output *out, enum report_format fmt);
 /* Append t when rc is 0, else print err; t is freed either way. Returns rc. */
 int report_output_table(struct report_output *out, struct table *t, int rc,
@@ -106,7 +106,7 @@ struct report_options {
 	struct verdict_rule rule;
 };
 #define REPORT_OPTIONS_INIT                                                                        \
-	{.db_path = BENCHDB_DEFAULT_DB, .run_sel = "latest", .format = "md", .phase = "total",     \
+	{.db_path = BENCHDB_DEFAULT_DB, .run_sel = "latest", .format = NULL, .phase = "total",     \
 	 .rule = VERDICT_RULE_DEFAULT}
 #define REPORT_STR(x) REPORT_STR_(x)
 #define REPORT_STR_(x) #x
@@ -115,8 +115,9 @@ struct report_options {
 	{"db", 0, OPT_STRING, "PATH", "database to read (default " BENCHDB_DEFAULT_DB ")",         \
 	 &(o)->db_path}
 #define REPORT_OPT_RUN(o, help) {"run", 'r', OPT_STRING, "SEL", help, &(o)->run_sel}
-#define REPORT_OPT_FORMAT(o)                                                                       \
-	{"format", 'f', OPT_STRING, "FMT", "md (default), csv, json or tex", &(o)->format}
+/* --format: any format of kind (render.h; 0: all of them); not given, the first of them */
+#define REPORT_OPT_FORMAT(o, kind)                                                                 \
+	{"format", 'f', OPT_STRING, "FMT", format_help(kind), &(o)->format}
 #define REPORT_OPT_SUITE(o)                                                                        \
 	{"suite", 0, OPT_STRING, "NAME", "only cases of this suite", &(o)->suite}
 #define REPORT_OPT_WHERE(o)                                                                        \
@@ -176,7 +177,7 @@ struct case_index {
 	struct case_index_entry *entries;   /* sorted by (key, impl) */
 	size_t n;
 };
-int case_index_build(const struct case_set *set, int without_impl, struct case_index *idx);
+void case_index_build(const struct case_set *set, int without_impl, struct case_index *idx);
 /* Index into set of the case with key (and impl, when not NULL), or -1. */
 long case_index_find(const struct case_index *idx, const char *key, const char *impl);
 void case_index_free(struct case_index *idx);
@@ -335,10 +336,10 @@ int warmup_table(struct db *db, int64_t run_id, const struct case_set *set, cons
 
 /* Pair every ok case of cand with its ok baseline in base — by impl (base == cand: cases that
  * differ only in impl, the baseline's impl being impl) or, impl NULL, by case key — and compare
- * them on pick (compare_pairs). *pairs is malloc'd, *n entries, in cand's order. BD_ENOMEM only. */
-int compare_match(const struct case_set *base, const struct case_set *cand, const char *impl,
-		  enum series_pick pick, const struct verdict_rule *rule, struct case_pair **pairs,
-		  size_t *n);
+ * them on pick (compare_pairs). *pairs is malloc'd, *n entries, in cand's order. */
+void compare_match(const struct case_set *base, const struct case_set *cand, const char *impl,
+		   enum series_pick pick, const struct verdict_rule *rule, struct case_pair **pairs,
+		   size_t *n);
 /* `report compare`'s per-case table (titled title) and per-impl summary (by_run: one row, "all")
  * from the pairs that are ok. Returns how many pairs are ok; with none, both tables are left
  * empty. */
@@ -367,7 +368,7 @@ struct chart_request {
 /* Build the chart rq asks for from the stored data and write it through plot_write. notes gets
  * lines (each ending in '\n') about what was left out or how to read it. BD_ENOTFOUND without
  * gnuplot (plot_write's message), BD_EIO with gnuplot's message, BD_EINVAL when the cases give
- * nothing to draw (the message says why), BD_EDB/BD_ENOMEM from the database. */
+ * nothing to draw (the message says why), BD_EDB from the database. */
 int chart_write(struct db *db, const struct chart_request *rq, struct strbuf *notes,
 		struct bd_error *err);
 /* mkdir -p dir; BD_EIO (with the path and errno's text) when it cannot be made. */

@@ -8,6 +8,7 @@
 #include "escape.h"
 #include "params.h"
 #include "report.h"
+#include "xalloc.h"
 
 int report_open(const char *db_path, const char *run_selector, struct db **db, int64_t *run_id)
 {
@@ -20,13 +21,18 @@ int report_open(const char *db_path, const char *run_selector, struct db **db, i
 	return -1;
 }
 
-int report_format_arg(const char *format)
+int report_format_arg(const char *format, unsigned kind)
 {
+	if (!format) {
+		int first = 0;
+		while (first < FORMAT_COUNT - 1 && !format_is((enum report_format)first, kind))
+			first++;
+		return first;
+	}
 	int fmt = format_parse(format);
 	if (fmt < 0) {
 		struct strbuf valid = STRBUF_INIT;
-		for (int i = 0; i < FORMAT_COUNT; i++)
-			sb_addf(&valid, "%s%s", i ? ", " : "", format_names[i]);
+		format_list(0, &valid);
 		fprintf(stderr, "%s: unknown format '%s' (valid: %s)\n", REPORT_PROG, format,
 			sb_str(&valid));
 		sb_free(&valid);
@@ -65,7 +71,7 @@ int report_output_end(struct report_output *out, int rc)
 	/* the output quotes stored text (names, labels, reasons): no escape sequence from a database
 	 * reaches the terminal raw */
 	char *shown = escape_controls(sb_str(&out->text));
-	fputs(shown ? shown : sb_str(&out->text), stdout);
+	fputs(shown, stdout);
 	free(shown);
 	return EXIT_OK;
 }
@@ -113,15 +119,9 @@ int case_series_load(struct db *db, const struct case_row *c, struct case_series
 		return rc;
 	size_t iters = c->iters > 0 ? (size_t)c->iters : 0;
 	for (int p = 0; p < PHASE_COUNT; p++)
-		s->ns[p] = calloc(iters ? iters : 1, sizeof(double));
-	s->total = calloc(iters ? iters : 1, sizeof(double));
-	unsigned *have = calloc(iters ? iters : 1, sizeof(unsigned));
-	if (!s->total || !have || !s->ns[0] || !s->ns[1] || !s->ns[2]) {
-		free(samples);
-		free(have);
-		case_series_free(s);
-		return bd_fail(err, BD_ENOMEM, "out of memory");
-	}
+		s->ns[p] = xcalloc(iters, sizeof(double));
+	s->total = xcalloc(iters, sizeof(double));
+	unsigned *have = xcalloc(iters, sizeof(unsigned));
 	for (size_t i = 0; i < n; i++) {
 		int64_t it = samples[i].iter - c->warmup;
 		int p = samples[i].phase;
@@ -251,12 +251,8 @@ int case_set_load(struct db *db, int64_t run_id, const struct case_filter *f, st
 	snprintf(scope, sizeof(scope), "run %lld", (long long)run_id);
 	if ((rc = case_rows_filter(rows, &n, f, scope, err)))
 		goto done;
-	out->rows = calloc(n ? n : 1, sizeof(*out->rows));
-	out->series = calloc(n ? n : 1, sizeof(*out->series));
-	if (!out->rows || !out->series) {
-		rc = bd_fail(err, BD_ENOMEM, "out of memory");
-		goto done;
-	}
+	out->rows = xcalloc(n, sizeof(*out->rows));
+	out->series = xcalloc(n, sizeof(*out->series));
 	for (size_t c = 0; c < n; c++) {
 		if (!f->rows_only && (rc = case_series_load(db, &rows[c], &out->series[out->n], err)))
 			goto done;
@@ -309,24 +305,17 @@ static int entry_cmp(const void *a, const void *b)
 	return c ? c : strcmp(x->impl, y->impl);
 }
 
-int case_index_build(const struct case_set *set, int without_impl, struct case_index *idx)
+void case_index_build(const struct case_set *set, int without_impl, struct case_index *idx)
 {
 	idx->n = set->n;
-	idx->entries = calloc(set->n ? set->n : 1, sizeof(*idx->entries));
-	if (!idx->entries)
-		return BD_ENOMEM;
+	idx->entries = xcalloc(set->n, sizeof(*idx->entries));
 	for (size_t i = 0; i < set->n; i++) {
 		const struct case_row *c = &set->rows[i];
-		idx->entries[i].key = without_impl ? case_key_without_impl(c->case_key) : strdup(c->case_key);
+		idx->entries[i].key = without_impl ? case_key_without_impl(c->case_key) : xstrdup(c->case_key);
 		idx->entries[i].impl = c->impl;
 		idx->entries[i].index = i;
-		if (!idx->entries[i].key) {
-			case_index_free(idx);
-			return BD_ENOMEM;
-		}
 	}
 	qsort(idx->entries, idx->n, sizeof(*idx->entries), entry_cmp);
-	return 0;
 }
 
 long case_index_find(const struct case_index *idx, const char *key, const char *impl)

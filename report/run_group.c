@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "xalloc.h"
 
 static int has_id(const struct run_group *g, int64_t id)
 {
@@ -30,11 +31,7 @@ int run_group_select(struct db *db, const struct run_group_spec *spec,
 	memset(g, 0, sizeof(*g));
 	if ((rc = db_runs_list(db, &runs, &nruns, err)))
 		return rc;
-	g->ids = calloc(nruns + (size_t)spec->nsels + 1, sizeof(*g->ids));
-	if (!g->ids) {
-		rc = bd_fail(err, BD_ENOMEM, "out of memory");
-		goto done;
-	}
+	g->ids = xcalloc(nruns + (size_t)spec->nsels + 1, sizeof(*g->ids));
 	for (int i = 0; i < spec->nsels; i++) {
 		int64_t id;
 		if ((rc = db_run_resolve(db, spec->sels[i], &id, err)))
@@ -67,11 +64,7 @@ int run_group_select(struct db *db, const struct run_group_spec *spec,
 			     spec->side, RUN_GROUP_MAX, spec->side);
 		goto done;
 	}
-	g->rows = calloc(g->n, sizeof(*g->rows));
-	if (!g->rows) {
-		rc = bd_fail(err, BD_ENOMEM, "out of memory");
-		goto done;
-	}
+	g->rows = xcalloc(g->n, sizeof(*g->rows));
 	for (size_t i = 0; i < g->n && !rc; i++)
 		rc = db_run_get(db, g->ids[i], &g->rows[i], err);
 done:
@@ -84,16 +77,13 @@ done:
 int run_group_load(struct db *db, struct run_group *g, const struct case_filter *f,
 		   struct bd_error *err)
 {
-	g->sets = calloc(g->n ? g->n : 1, sizeof(*g->sets));
-	g->index = calloc(g->n ? g->n : 1, sizeof(*g->index));
-	if (!g->sets || !g->index)
-		return bd_fail(err, BD_ENOMEM, "out of memory");
+	g->sets = xcalloc(g->n, sizeof(*g->sets));
+	g->index = xcalloc(g->n, sizeof(*g->index));
 	for (size_t i = 0; i < g->n; i++) {
 		int rc = case_set_load(db, g->ids[i], f, &g->sets[i], err);
 		if (rc)
 			return rc;
-		if (case_index_build(&g->sets[i], 0, &g->index[i]))
-			return bd_fail(err, BD_ENOMEM, "out of memory");
+		case_index_build(&g->sets[i], 0, &g->index[i]);
 	}
 	return 0;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "xalloc.h"
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -29,13 +30,12 @@ double median_inplace(double *x, size_t n)
 	return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
 }
 
-/* A malloc'd copy of x[0..n-1], n > 0 (NULL when out of memory): the scratch that selection and
- * sorting reorder, so that callers' series stay as they are. */
+/* A malloc'd copy of x[0..n-1], n > 0: the scratch that selection and sorting reorder, so that
+ * callers' series stay as they are. */
 static double *scratch_copy(const double *x, size_t n)
 {
-	double *copy = malloc(n * sizeof(*copy));
-	if (copy)
-		memcpy(copy, x, n * sizeof(*copy));
+	double *copy = xmalloc(n * sizeof(*copy));
+	memcpy(copy, x, n * sizeof(*copy));
 	return copy;
 }
 
@@ -47,8 +47,6 @@ int median_ci(const double *x, size_t n, double *median, double *lo, double *hi)
 	if (n == 0)
 		return BD_EINVAL;
 	double *sorted = scratch_copy(x, n);
-	if (!sorted)
-		return BD_ENOMEM;
 	*median = median_inplace(sorted, n);
 	double half = Z_95 * sqrt((double)n) / 2;
 	double rank = floor((double)n / 2 - half);
@@ -81,10 +79,8 @@ void summarize(const double *x, size_t n, struct summary *s)
 	s->std = n > 1 ? sqrt(ss / (double)(n - 1)) : 0;
 	s->cv = s->mean != 0 ? s->std / s->mean : 0;
 	double *copy = scratch_copy(x, n);
-	if (copy) {
-		s->median = median_inplace(copy, n);
-		free(copy);
-	}
+	s->median = median_inplace(copy, n);
+	free(copy);
 }
 
 /* ---- selection -------------------------------------------------------------------------------- */
@@ -195,8 +191,6 @@ int quantiles(const double *x, size_t n, double p_lo, double p_hi, double *lo, d
 	if (n == 0)
 		return BD_EINVAL;
 	double *copy = scratch_copy(x, n);
-	if (!copy)
-		return BD_ENOMEM;
 	quantile_pair(copy, n, p_lo, p_hi, lo, hi);
 	free(copy);
 	return 0;
@@ -387,7 +381,7 @@ static int all_finite(const double *x, size_t n)
 }
 
 /* Besides the documented cases, BD_EINVAL also answers a NULL pointer, a non-finite sample, a level
- * outside (0, 1), resamples < 1 or a series longer than UINT32_MAX; BD_ENOMEM a failed allocation.
+ * outside (0, 1), resamples < 1 or a series longer than UINT32_MAX.
  * *out is zeroed on every error. One allocation per call, none per resample. */
 int bootstrap_ratio_of_medians(const double *base, size_t nb, const double *cand, size_t nc,
 			       double level, int resamples, uint64_t seed, struct ratio_ci *out)
@@ -404,10 +398,8 @@ int bootstrap_ratio_of_medians(const double *base, size_t nb, const double *cand
 	size_t n = nb + nc, nr = (size_t)resamples;
 	/* one block: for both series sorted values, cdf, first (n doubles each) and step_cdf
 	 * (STEPS n), then ratios and candidate medians (nr each), then the guides (GUIDE n uint32) */
-	double *block = malloc(((3 + STEPS) * n + 2 * nr) * sizeof(double) +
-			       GUIDE * n * sizeof(uint32_t));
-	if (!block)
-		return BD_ENOMEM;
+	double *block = xmalloc(((3 + STEPS) * n + 2 * nr) * sizeof(double) +
+				GUIDE * n * sizeof(uint32_t));
 	double *cdfs = block + n, *firsts = cdfs + n, *step_cdfs = firsts + n;
 	double *ratios = step_cdfs + STEPS * n, *cand_medians = ratios + nr;
 	uint32_t *guides = (uint32_t *)(cand_medians + nr);
@@ -471,7 +463,7 @@ static void ranking_free(struct ranking *r)
 	free(r->rank2);
 }
 
-/* BD_EINVAL for an empty series, a NULL pointer or a NaN (it has no rank); BD_ENOMEM. */
+/* BD_EINVAL for an empty series, a NULL pointer or a NaN (it has no rank). */
 static int ranking_make(const double *x, size_t nx, const double *y, size_t ny, struct ranking *r)
 {
 	memset(r, 0, sizeof(*r));
@@ -484,12 +476,8 @@ static int ranking_make(const double *x, size_t nx, const double *y, size_t ny, 
 		if (isnan(y[i]))
 			return BD_EINVAL;
 	size_t n = nx + ny;
-	r->all = malloc(n * sizeof(*r->all));
-	r->rank2 = malloc(n * sizeof(*r->rank2));
-	if (!r->all || !r->rank2) {
-		ranking_free(r);
-		return BD_ENOMEM;
-	}
+	r->all = xmalloc(n * sizeof(*r->all));
+	r->rank2 = xmalloc(n * sizeof(*r->rank2));
 	r->n = n;
 	r->nx = nx;
 	r->ny = ny;
@@ -522,9 +510,9 @@ static int ranking_make(const double *x, size_t nx, const double *y, size_t ny, 
  * Without ties this is the classical exact Mann-Whitney distribution (scipy's method='exact');
  * with ties it is the exact permutation distribution of the midrank statistic. O(n k S) time
  * for S the sum of all doubled ranks, hence only for n <= MW_EXACT_MAX_N. Sets *ge = P(W_x >=
- * observed), *le = P(W_x <= observed). BD_ENOMEM.
+ * observed), *le = P(W_x <= observed).
  */
-static int rank_sum_exact_tails(const struct ranking *r, double *ge, double *le)
+static void rank_sum_exact_tails(const struct ranking *r, double *ge, double *le)
 {
 	int x_small = r->nx <= r->ny;
 	size_t k = x_small ? r->nx : r->ny, n = r->n;
@@ -533,9 +521,7 @@ static int rank_sum_exact_tails(const struct ranking *r, double *ge, double *le)
 		total += r->rank2[i];
 	uint64_t obs = x_small ? r->rank2_sum_x : total - r->rank2_sum_x; /* of the smaller sample */
 	size_t width = (size_t)total + 1;
-	double *cnt = calloc((k + 1) * width, sizeof(*cnt));
-	if (!cnt)
-		return BD_ENOMEM;
+	double *cnt = xcalloc((k + 1) * width, sizeof(*cnt));
 	cnt[0] = 1;
 	uint64_t reach = 0; /* the largest sum seen so far */
 	for (size_t i = 0; i < n; i++) {
@@ -565,7 +551,6 @@ static int rank_sum_exact_tails(const struct ranking *r, double *ge, double *le)
 		*ge = 1;
 	if (*le > 1)
 		*le = 1;
-	return 0;
 }
 
 /* U of x, z, and the normal-approximation tails P(U >= u) and P(U <= u) with tie and continuity
@@ -592,8 +577,8 @@ static void rank_sum_normal(const struct ranking *r, double *u, double *z, doubl
 		*le = 1;
 }
 
-/* Returns 0; BD_EINVAL for an empty series, a NULL pointer or a NaN (it has no rank); BD_ENOMEM
- * for a failed allocation. *out is zeroed on every error. */
+/* Returns 0; BD_EINVAL for an empty series, a NULL pointer or a NaN (it has no rank). *out is
+ * zeroed on every error. */
 int mann_whitney_u(const double *x, size_t nx, const double *y, size_t ny, struct mann_whitney *out)
 {
 	if (!out)
@@ -609,7 +594,7 @@ int mann_whitney_u(const double *x, size_t nx, const double *y, size_t ny, struc
 		out->p = 1; /* every value tied: nothing to rank */
 	} else if (r.n <= MW_EXACT_MAX_N) {
 		out->exact = 1;
-		rc = rank_sum_exact_tails(&r, &ge, &le);
+		rank_sum_exact_tails(&r, &ge, &le);
 		out->p = 2 * (ge < le ? ge : le);
 	} else {
 		/* within half a step of the mean, z is 0 and p is 1 */
@@ -618,9 +603,7 @@ int mann_whitney_u(const double *x, size_t nx, const double *y, size_t ny, struc
 	if (out->p > 1)
 		out->p = 1;
 	ranking_free(&r);
-	if (rc)
-		memset(out, 0, sizeof(*out));
-	return rc;
+	return 0;
 }
 
 int mann_whitney_greater(const double *x, size_t nx, const double *y, size_t ny, double *p)
@@ -635,10 +618,10 @@ int mann_whitney_greater(const double *x, size_t nx, const double *y, size_t ny,
 	double u, z, ge, le;
 	rank_sum_normal(&r, &u, &z, &ge, &le);
 	if (r.n <= MW_EXACT_MAX_N)
-		rc = rank_sum_exact_tails(&r, &ge, &le);
-	*p = rc ? 1 : ge;
+		rank_sum_exact_tails(&r, &ge, &le);
+	*p = ge;
 	ranking_free(&r);
-	return rc;
+	return 0;
 }
 
 double mann_whitney_min_p(size_t nx, size_t ny)
@@ -743,13 +726,11 @@ static int cmp_ordered_p(const void *a, const void *b)
 	return cmp_double(&((const struct ordered_p *)a)->p, &((const struct ordered_p *)b)->p);
 }
 
-int bh_adjust(const double *p, size_t n, double *q)
+void bh_adjust(const double *p, size_t n, double *q)
 {
 	if (n == 0)
-		return 0;
-	struct ordered_p *o = malloc(n * sizeof(*o));
-	if (!o)
-		return BD_ENOMEM;
+		return;
+	struct ordered_p *o = xmalloc(n * sizeof(*o));
 	size_t m = 0;
 	for (size_t i = 0; i < n; i++) {
 		q[i] = NAN;
@@ -766,17 +747,15 @@ int bh_adjust(const double *p, size_t n, double *q)
 		q[o[k - 1].at] = running;
 	}
 	free(o);
-	return 0;
 }
 
 /* ---- summaries -------------------------------------------------------------------------------- */
 
-/* Only finite, positive speedups count (n is how many did). The median needs a copy; if that
- * allocation fails the median is NaN, since this contract has no status to return. */
+/* Only finite, positive speedups count (n is how many did). */
 void speedup_summarize(const double *speedups, size_t n, double tie_band, struct speedup_summary *out)
 {
 	memset(out, 0, sizeof(*out));
-	double *valid = n ? malloc(n * sizeof(*valid)) : NULL;
+	double *valid = xcalloc(n, sizeof(*valid));
 	double log_sum = 0, sum = 0;
 	for (size_t i = 0; i < n; i++) {
 		double s = speedups[i];
@@ -794,14 +773,12 @@ void speedup_summarize(const double *speedups, size_t n, double tie_band, struct
 			out->ties++;
 		log_sum += log(s);
 		sum += s;
-		if (valid)
-			valid[out->n] = s;
-		out->n++;
+		valid[out->n++] = s;
 	}
 	if (out->n) {
 		out->geomean = exp(log_sum / (double)out->n);
 		out->mean = sum / (double)out->n;
-		out->median = valid ? median_select(valid, out->n) : NAN;
+		out->median = median_select(valid, out->n);
 	}
 	free(valid);
 }
@@ -835,16 +812,12 @@ static double mann_kendall_z(const double *x, size_t n)
 	return var > 0 ? sum / sqrt(var) : 0;
 }
 
-/* The reference needs copies; if an allocation fails the answer is n (no steady state found),
- * the cautious one, since this contract has no status to return. */
 size_t steady_state_index(const double *x, size_t n, double band)
 {
 	if (n == 0)
 		return 0;
 	size_t half_start = n / 2, half_n = n - half_start; /* the last ceil(n/2) values */
 	double *half = scratch_copy(x + half_start, half_n);
-	if (!half)
-		return n;
 	double q_lo, q_hi, m = median_select(half, half_n);
 	quantile_pair(half, half_n, 0.10, 0.90, &q_lo, &q_hi);
 	double tol = band * fabs(m), lo = q_lo - tol, hi = q_hi + tol;

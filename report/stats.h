@@ -24,12 +24,12 @@ void sort_doubles(double *x, size_t n);
  * clamped to >= 1 (the count of samples below the median is Binomial(n, 1/2), normal
  * approximation), which enclose the median with at least about 95% probability whatever the
  * distribution; the whole range for n < 6. The interval every table and chart of the report
- * shows around a median. Returns 0, BD_EINVAL when n is 0, BD_ENOMEM. */
+ * shows around a median. Returns 0, BD_EINVAL when n is 0. */
 int median_ci(const double *x, size_t n, double *median, double *lo, double *hi);
 
 /* The p_lo- and p_hi-quantiles (0 <= p_lo <= p_hi <= 1) of x[0..n-1] (x is not modified),
  * interpolated linearly between order statistics (Hyndman-Fan type 7, the default of R and
- * NumPy). Returns 0, BD_EINVAL when n is 0, BD_ENOMEM. */
+ * NumPy). Returns 0, BD_EINVAL when n is 0. */
 int quantiles(const double *x, size_t n, double p_lo, double p_hi, double *lo, double *hi);
 
 /* ---- comparisons (implemented in stats.c; see tests/test_stats.c) ------------------------- */
@@ -62,7 +62,7 @@ struct mann_whitney {
 };
 int mann_whitney_u(const double *x, size_t nx, const double *y, size_t ny, struct mann_whitney *out);
 /* One-sided p of the same test for the alternative that x tends to be larger than y: P(U >= u),
- * exact or approximate as above. Returns 0, BD_EINVAL, BD_ENOMEM (*p = 1 on error). */
+ * exact or approximate as above. Returns 0, BD_EINVAL (*p = 1 on error). */
 int mann_whitney_greater(const double *x, size_t nx, const double *y, size_t ny, double *p);
 /* The smallest one-sided p the test can give for these sizes (every x above every y):
  * 1 / C(nx + ny, nx) where exact. 2 vs 2 give 1/6, 3 vs 3 1/20, 4 vs 4 1/70, 5 vs 5 1/252. */
@@ -77,8 +77,8 @@ double student_t_quantile(double p, double df);
 /* Benjamini-Hochberg adjusted p-values ("q-values"): q[i] = min over the p-values at or above
  * p[i]'s rank k of m p_(j) / j, capped at 1, m the number of non-NaN p. Rejecting every q <= alpha
  * is the BH step-up procedure at level alpha. A NaN p (no test) gets a NaN q and does not count
- * in m. Returns 0 or BD_ENOMEM. */
-int bh_adjust(const double *p, size_t n, double *q);
+ * in m. */
+void bh_adjust(const double *p, size_t n, double *q);
 
 /* Summary of many speedups (baseline / candidate): geometric mean, median and mean, and wins /
  * losses / ties, where a tie is |speedup - 1| <= tie_band (e.g. 0.02). */

@@ -7,6 +7,7 @@
 
 #include "params.h"
 #include "report.h"
+#include "xalloc.h"
 
 /* The parameters shown for a suite, in column order (keys of the canonical params JSON; the
  * table's column_rank, common/params.c), NULL-terminated in params[9]. */
@@ -24,12 +25,10 @@ int table_of_cases(struct db *db, const char *suite, const struct case_row *case
 {
 	const char *columns[9];
 	const char *const *params = params_of(suite, columns);
-	struct case_series *series = calloc(n ? n : 1, sizeof(*series));
+	struct case_series *series = xcalloc(n, sizeof(*series));
 	unsigned phases = 0;
-	int rc = 0, causal_col = !strcmp(suite, "attention");
+	int rc = 0, causal_col = suite_is(suite, SUITE_ATTENTION);
 	table_init(t, suite);
-	if (!series)
-		return bd_fail(err, BD_ENOMEM, "out of memory");
 	for (size_t i = 0; i < n && !rc; i++) {
 		rc = case_series_load(db, &cases[i], &series[i], err);
 		phases |= series[i].phases;
@@ -190,18 +189,14 @@ int pivot_table(struct db *db, const char *suite, const struct case_row *cases, 
 {
 	const char *columns[9];
 	const char *const *params = params_of(suite, columns);
-	char **row_key = calloc(n ? n : 1, sizeof(*row_key));
-	char (*value)[128] = calloc(n ? n : 1, sizeof(*value));
-	size_t *row_of = calloc(n ? n : 1, sizeof(*row_of)), *col_of = calloc(n ? n : 1, sizeof(*col_of));
+	char **row_key = xcalloc(n, sizeof(*row_key));
+	char (*value)[128] = xcalloc(n, sizeof(*value));
+	size_t *row_of = xcalloc(n, sizeof(*row_of)), *col_of = xcalloc(n, sizeof(*col_of));
 	size_t col_param[8], ncol_param = 0;
 	int rc = 0;
 	char title[128];
 	snprintf(title, sizeof(title), "%s: mean %s time by %s", suite, series_pick_names[pick], key);
 	table_init(t, title);
-	if (!row_key || !value || !row_of || !col_of) {
-		rc = bd_fail(err, BD_ENOMEM, "out of memory");
-		goto done;
-	}
 	for (; ncol_param < 8 && params[ncol_param]; ncol_param++)
 		if (strcmp(params[ncol_param], key))
 			col_param[ncol_param] = table_column(t, params[ncol_param], "", 0);
@@ -256,8 +251,7 @@ int pivot_table(struct db *db, const char *suite, const struct case_row *cases, 
 			table_number(t, row_of[i], col_of[i], s.mean / NS_PER_MS);
 		case_series_free(&series);
 	}
-done:
-	for (size_t i = 0; row_key && i < n; i++)
+	for (size_t i = 0; i < n; i++)
 		free(row_key[i]);
 	free(row_key);
 	free(value);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "xalloc.h"
 
 const char *const verdict_names[VERDICT_COUNT] = {"faster", "slower", "same", "unsure",
 						  "insufficient", "contended"};
@@ -18,13 +19,12 @@ int verdict_insufficient(size_t nb, size_t nc, const struct verdict_rule *rule)
 	       mann_whitney_min_p(nb, nc) >= rule->alpha;
 }
 
-/* Copy of x[0..n-1] times factor (malloc'd; NULL when out of memory). */
+/* Copy of x[0..n-1] times factor (malloc'd). */
 static double *scaled_copy(const double *x, size_t n, double factor)
 {
-	double *y = malloc((n ? n : 1) * sizeof(*y));
-	if (y)
-		for (size_t i = 0; i < n; i++)
-			y[i] = x[i] * factor;
+	double *y = xcalloc(n, sizeof(*y));
+	for (size_t i = 0; i < n; i++)
+		y[i] = x[i] * factor;
 	return y;
 }
 
@@ -67,10 +67,7 @@ int compare_pair(const double *xb, size_t nb, const double *xc, size_t nc,
 	 * interval of the ratio of times; the verdict asks whether it lies beyond the threshold. */
 	double up = 1 + rule->threshold;
 	double *shifted_down = scaled_copy(xc, nc, 1 / up), *shifted_up = scaled_copy(xc, nc, up);
-	if (!shifted_down || !shifted_up)
-		rc = BD_ENOMEM;
-	if (!rc)
-		rc = mann_whitney_greater(shifted_down, nc, xb, nb, &out->p_slower);
+	rc = mann_whitney_greater(shifted_down, nc, xb, nb, &out->p_slower);
 	if (!rc)
 		rc = mann_whitney_greater(xb, nb, shifted_up, nc, &out->p_faster);
 	free(shifted_down);
@@ -121,9 +118,7 @@ int compare_runs(const struct run_samples *base, size_t nbase, const struct run_
 		total_b += base[i].n;
 	for (size_t i = 0; i < ncand; i++)
 		total_c += cand[i].n;
-	double *pool = malloc((total_b + total_c + 1) * sizeof(*pool));
-	if (!pool)
-		return BD_ENOMEM;
+	double *pool = xmalloc((total_b + total_c + 1) * sizeof(*pool));
 	/* per run: the log of its median; per side: their mean and sum of squares about it */
 	double sum[2] = {0, 0}, ss[2] = {0, 0}, logs_b[64], logs_c[64];
 	const struct run_samples *side[2] = {base, cand};
@@ -209,9 +204,7 @@ void verdicts_decide(struct pair_result *const *results, size_t n, const struct 
 			pooled_df += results[i]->run_df;
 		}
 	double pooled_var = pooled_df > 0 ? pooled_ss / pooled_df : 0;
-	double *p = malloc(4 * n * sizeof(*p));
-	if (!p)
-		abort();
+	double *p = xcalloc(4 * n, sizeof(*p));
 	double *p_faster = p + n, *q = p + 2 * n, *q_faster = p + 3 * n;
 	for (size_t i = 0; i < n; i++) {
 		struct pair_result *r = results[i];
@@ -224,8 +217,8 @@ void verdicts_decide(struct pair_result *const *results, size_t n, const struct 
 		p[i] = r->insufficient ? NAN : r->p_slower;
 		p_faster[i] = r->insufficient ? NAN : r->p_faster;
 	}
-	if (bh_adjust(p, n, q) || bh_adjust(p_faster, n, q_faster))
-		abort();
+	bh_adjust(p, n, q);
+	bh_adjust(p_faster, n, q_faster);
 	double up = 1 + rule->threshold, down = 1 / up;
 	for (size_t i = 0; i < n; i++) {
 		struct pair_result *r = results[i];

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "xalloc.h"
 
 int case_iterations(struct db *db, const struct case_row *c, enum series_pick pick, double **out,
 		     size_t *n, struct bd_error *err)
@@ -19,15 +20,9 @@ int case_iterations(struct db *db, const struct case_row *c, enum series_pick pi
 	int rc = db_samples_get(db, c->id, &s, &ns, err);
 	if (rc)
 		return rc;
-	double *x = calloc(total ? total : 1, sizeof(*x));
-	unsigned *have = calloc(total ? total : 1, sizeof(*have));
+	double *x = xcalloc(total, sizeof(*x));
+	unsigned *have = xcalloc(total, sizeof(*have));
 	unsigned phases = 0;
-	if (!x || !have) {
-		free(x);
-		free(have);
-		free(s);
-		return bd_fail(err, BD_ENOMEM, "out of memory");
-	}
 	for (size_t i = 0; i < ns; i++) {
 		if (s[i].iter < 0 || (size_t)s[i].iter >= total)
 			continue;

@@ -7,7 +7,7 @@
 #include "commands.h"
 #include "opt.h"
 
-int cmd_close(int argc, char **argv)
+int cmd_close(struct cmd_line *cl)
 {
 	const char *db_path = BENCHDB_DEFAULT_DB;
 	int force = 0;
@@ -22,7 +22,8 @@ int cmd_close(int argc, char **argv)
 		"`abandoned`) as `interrupted`, ended at its last heartbeat. Its stored cases stay; `runner\n"
 		"run SWEEP.yaml --resume RUN` continues it instead."};
 	int npos = 0;
-	int status = opt_parse_command(specs, &usage, argc, argv, 1, 1, &npos);
+	char **argv = NULL;   /* the positional arguments */
+	int status = opt_parse_command(cl, specs, &usage, 1, 1, &argv, &npos);
 	if (status >= 0)
 		return status;
 	struct db *db = NULL;

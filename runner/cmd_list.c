@@ -20,10 +20,10 @@ static void would_run(const struct sweep_case *c, char *why, size_t n)
 		snprintf(why, n, "unsupported: iters: auto is not supported for a peer");
 	if (c->peer)
 		return;
-	const struct workload *w = workload_find(p->suite, p->impl, p->device);
+	const struct workload *w = workload_find(suite_name(p->suite), p->impl, p->device);
 	if (!w)
 		snprintf(why, n, "unsupported: no %s implementation '%s' for device %s in this build",
-			 p->suite, p->impl, device_name(p->device));
+			 suite_name(p->suite), p->impl, device_name(p->device));
 	else if (w->check(p, &st) != STATUS_OK)
 		snprintf(why, n, "unsupported: %s", st.reason);
 }
@@ -63,7 +63,7 @@ static void add_count(struct strbuf *sb, int64_t n)
 static int add_model_line(struct strbuf *out, const struct sweep_case *c)
 {
 	const struct case_params *p = &c->params;
-	const struct workload *w = workload_find(p->suite, p->impl, p->device);
+	const struct workload *w = workload_find(suite_name(p->suite), p->impl, p->device);
 	struct wl_figures f = {0};
 	struct wl_memory m = {0};
 	struct wl_status st = {0};
@@ -142,7 +142,7 @@ void print_case_list(const struct sweep *s, const struct sweep_cases *cases)
 		size_t in_bench = 0, product = 1;
 		for (size_t i = 0; i < cases->n; i++)
 			in_bench += cases->items[i].benchmark == b;
-		sb_addf(&out, "\nbenchmark %zu (suite %s, line %d): %zu cases\n", b + 1, bm->suite,
+		sb_addf(&out, "\nbenchmark %zu (suite %s, line %d): %zu cases\n", b + 1, suite_name(bm->suite),
 			bm->line, in_bench);
 		for (size_t k = 0; k < bm->nsettings; k++) {
 			const struct sweep_setting *st = &bm->settings[k];
@@ -166,7 +166,7 @@ void print_case_list(const struct sweep *s, const struct sweep_cases *cases)
 	sb_free(&out);
 }
 
-int cmd_list(int argc, char **argv)
+int cmd_list(struct cmd_line *cl)
 {
 	static const struct opt_spec specs[] = {{0}};
 	static const struct cmd_usage usage = {
@@ -179,7 +179,8 @@ int cmd_list(int argc, char **argv)
 	struct sweep_cases cases = {0};
 	struct bd_error err;
 	int npos = 0, rc;
-	int status = opt_parse_command(specs, &usage, argc, argv, 1, 1, &npos);
+	char **argv = NULL;   /* the positional arguments */
+	int status = opt_parse_command(cl, specs, &usage, 1, 1, &argv, &npos);
 	if (status >= 0)
 		return status;
 	status = EXIT_OK;

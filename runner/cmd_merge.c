@@ -6,7 +6,7 @@
 #include "db.h"
 #include "opt.h"
 
-int cmd_merge(int argc, char **argv)
+int cmd_merge(struct cmd_line *cl)
 {
 	const char *db_path = BENCHDB_DEFAULT_DB;
 	const struct opt_spec specs[] = {
@@ -25,7 +25,8 @@ int cmd_merge(int argc, char **argv)
 	struct db *db = NULL;
 	struct bd_error err;
 	int npos = 0, status, failed = 0;
-	if ((status = opt_parse_command(specs, &usage, argc, argv, 1, 1 << 20, &npos)) >= 0)
+	char **argv = NULL;   /* the positional arguments */
+	if ((status = opt_parse_command(cl, specs, &usage, 1, 1 << 20, &argv, &npos)) >= 0)
 		return status;
 	if (db_open(db_path, DB_CREATE, &db, &err)) {
 		bd_error_print("runner merge", &err);

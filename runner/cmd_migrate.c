@@ -6,7 +6,7 @@
 #include "commands.h"
 #include "opt.h"
 
-int cmd_migrate(int argc, char **argv)
+int cmd_migrate(struct cmd_line *cl)
 {
 	const char *db_path = BENCHDB_DEFAULT_DB;
 	const struct opt_spec specs[] = {
@@ -18,7 +18,7 @@ int cmd_migrate(int argc, char **argv)
 		"Upgrade a database made by an older benchdb to this build's schema, in place (each "
 		"step in its own transaction). A file that is missing is not created."};
 	int npos = 0;
-	int status = opt_parse_command(specs, &usage, argc, argv, 0, 0, &npos);
+	int status = opt_parse_command(cl, specs, &usage, 0, 0, NULL, &npos);
 	if (status >= 0)
 		return status;
 	struct db *db = NULL;

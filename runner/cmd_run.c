@@ -21,6 +21,7 @@
 #include "shard.h"
 #include "sweep.h"
 #include "sysinfo.h"
+#include "xalloc.h"
 
 /* Exit status after SIGINT/SIGTERM, as shells report a signal death (128 + SIGINT). */
 #define EXIT_INTERRUPTED 130
@@ -108,9 +109,11 @@ static void make_uuid(char out[40])
 		 b[15]);
 }
 
-/* The command line as typed, arguments with spaces quoted. Call before options are parsed. */
-static char *command_line(int argc, char **argv)
+/* The command line as typed, arguments with spaces quoted. */
+static char *command_line(const struct cmd_line *cl)
 {
+	int argc;
+	char *const *argv = cmd_line_words(cl, &argc);
 	struct strbuf sb = STRBUF_INIT;
 	sb_add(&sb, RUNNER_PROG);
 	for (int i = 0; i < argc; i++) {
@@ -164,7 +167,7 @@ static void case_record_fill(struct case_record *r, const struct sweep_case *c,
 	r->cpu_wait = res->status == STATUS_OK ? res->cpu_wait : -1;
 }
 
-int cmd_run(int argc, char **argv)
+int cmd_run(struct cmd_line *cl)
 {
 	const char *db_path = BENCHDB_DEFAULT_DB, *label = NULL, *mem_limit_text = NULL;
 	const char *shard_text = NULL, *group = NULL, *resume_run = NULL;
@@ -204,7 +207,7 @@ int cmd_run(int argc, char **argv)
 		"(oom and unsupported cases are results), 1 when a case failed validation or the database\n"
 		"could not be written, 2 for a bad sweep or option, 130 when interrupted."};
 	measure_hold_signals();   /* before any thread exists: see measure.h */
-	char *cmdline = command_line(argc, argv);
+	char *cmdline = command_line(cl);
 	struct sweep *sweep = NULL;
 	struct sweep_cases cases = {0};
 	struct sweep_cases whole = {0};   /* with --shard: the whole sweep; cases borrows its slice */
@@ -219,7 +222,8 @@ int cmd_run(int argc, char **argv)
 	size_t counts[STATUS_COUNT] = {0}, stored = 0;
 	const char *run_status = "complete";
 
-	if ((status = opt_parse_command(specs, &usage, argc, argv, 1, 1, &npos)) >= 0)
+	char **argv = NULL;   /* the positional arguments */
+	if ((status = opt_parse_command(cl, specs, &usage, 1, 1, &argv, &npos)) >= 0)
 		goto done;
 	status = EXIT_OK;
 	if (busy_timeout_s < 0 || busy_timeout_s > INT32_MAX / 1000) {
@@ -261,7 +265,7 @@ int cmd_run(int argc, char **argv)
 	if (shard_text) {
 		whole = cases;
 		if (shard_select(&whole, &shard, &cases)) {
-			fprintf(stderr, "runner run: out of memory\n");
+			fprintf(stderr, "runner run: cannot split the sweep into %d shards\n", shard.count);
 			status = EXIT_FAIL;
 			goto done;
 		}
@@ -309,13 +313,8 @@ int cmd_run(int argc, char **argv)
 		.shard_index = shard.index,
 		.shard_count = shard.count,
 	};
-	size_t *order = calloc(cases.n ? cases.n : 1, sizeof(*order));
+	size_t *order = xcalloc(cases.n, sizeof(*order));
 	char repeat_id[48] = "";
-	if (!order) {
-		fprintf(stderr, "runner run: out of memory\n");
-		status = EXIT_FAIL;
-		goto done;
-	}
 	for (size_t i = 0; i < cases.n; i++)
 		order[i] = i;
 	for (long rep = 0; rep < repeat && !measure_interrupted; rep++) {
@@ -362,8 +361,8 @@ int cmd_run(int argc, char **argv)
 				shard.count, group_id, cases.n, whole.n);
 
 		struct progress pg;
-		struct progress_work *work = calloc(cases.n ? cases.n : 1, sizeof(*work));
-		for (size_t k = 0; work && k < cases.n; k++)
+		struct progress_work *work = xcalloc(cases.n, sizeof(*work));
+		for (size_t k = 0; k < cases.n; k++)
 			case_work(&cases.items[order[k]], 1, &work[k]);
 		progress_init(&pg, cases.n, work);
 		free(work);
@@ -387,7 +386,8 @@ int cmd_run(int argc, char **argv)
 				peer_measure_case(c, sweep->path, &res, run_heartbeat_iteration, &hb);
 				measure_hold_signals();
 			} else
-				measure_case(workload_find(c->params.suite, c->params.impl, c->params.device),
+				measure_case(workload_find(suite_name(c->params.suite), c->params.impl,
+							   c->params.device),
 					     &c->params, &res, run_heartbeat_iteration, &hb);
 			gpu_probe_stop(probe, &gpu);
 			if (res.interrupted) {

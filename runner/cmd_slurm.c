@@ -140,7 +140,7 @@ static int slurm_submit(const char *sbatch, const char *script, char *id, size_t
 	return 0;
 }
 
-int cmd_slurm(int argc, char **argv)
+int cmd_slurm(struct cmd_line *cl)
 {
 	struct slurm_job j = {.shards = 0};
 	const char *results = NULL, *script_path = NULL, *sbatch = "sbatch";
@@ -182,7 +182,8 @@ int cmd_slurm(int argc, char **argv)
 	int npos = 0, status;
 	FILE *f;
 
-	if ((status = opt_parse_command(specs, &usage, argc, argv, 1, 1, &npos)) >= 0)
+	char **argv = NULL;   /* the positional arguments */
+	if ((status = opt_parse_command(cl, specs, &usage, 1, 1, &argv, &npos)) >= 0)
 		return status;
 	status = EXIT_OK;
 	if (j.shards < 1 || j.shards > SLURM_MAX_SHARDS) {

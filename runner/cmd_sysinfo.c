@@ -8,7 +8,7 @@
 #include "opt.h"
 #include "sysinfo.h"
 
-int cmd_sysinfo(int argc, char **argv)
+int cmd_sysinfo(struct cmd_line *cl)
 {
 	int fma_peak = 0;
 	const char *isa = NULL;
@@ -22,7 +22,7 @@ int cmd_sysinfo(int argc, char **argv)
 		RUNNER_PROG, "sysinfo", "[--fma-peak [--isa ISA]]",
 		"Print the system, build and environment facts that `runner run` stores with each run."};
 	int npos = 0;
-	int status = opt_parse_command(specs, &usage, argc, argv, 0, 0, &npos);
+	int status = opt_parse_command(cl, specs, &usage, 0, 0, NULL, &npos);
 	if (status >= 0)
 		return status;
 	if (isa && !fma_peak) {

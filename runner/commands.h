@@ -6,9 +6,9 @@
 
 #define RUNNER_PROG "runner"
 
-/* The handlers, cmd_run, cmd_list and cmd_sysinfo, are declared by the command table (main.c);
- * each returns the exit status (enum bd_exit, or 130 after an interrupt); argv[0] is the command
- * name. */
+/* The handlers, cmd_run, cmd_list, ..., are declared by the command table (main.c); each takes
+ * its command line (common/opt.h) and returns the exit status (enum bd_exit, or 130 after an
+ * interrupt). */
 
 /* Shared by run --dry-run and list: print what the sweep expands to. */
 struct sweep;

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "xalloc.h"
+
 /* Sampling period, nanoseconds. */
 #define PROBE_PERIOD_NS 100000000L
 
@@ -127,9 +129,9 @@ static const struct nvml *nvml_once(void)
 struct gpu_probe *gpu_probe_start(void)
 {
 	const struct nvml *nvml = nvml_once();
-	struct gpu_probe *p = nvml ? calloc(1, sizeof(*p)) : NULL;
-	if (!p)
+	if (!nvml)
 		return NULL;
+	struct gpu_probe *p = xcalloc(1, sizeof(*p));
 	p->nvml = *nvml;
 	unsigned int index = 0;
 	const char *visible = getenv("CUDA_VISIBLE_DEVICES");

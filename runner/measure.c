@@ -1,4 +1,4 @@
-/* runner/measure.c: the measurement loop (DESIGN "Measurement").
+/* runner/measure.c: the measurement loop (docs/design.md, "Measurement").
  *
  * Each case: allocate once, validate once against the float64 CPU reference (a wrong kernel is
  * never timed), then warmup + iters iterations, each phase timed with CLOCK_MONOTONIC (or, for
@@ -223,7 +223,7 @@ void measure_case(const struct workload *w, const struct case_params *p, struct 
 	if (!w) {
 		res->status = STATUS_UNSUPPORTED;
 		snprintf(res->reason, sizeof(res->reason),
-			 "no %s implementation '%s' for device %s in this build", p->suite, p->impl,
+			 "no %s implementation '%s' for device %s in this build", suite_name(p->suite), p->impl,
 			 device_name(p->device));
 		goto done;
 	}

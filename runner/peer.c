@@ -657,8 +657,7 @@ static int env_build(const struct sweep_case *c, struct env *e)
 	env_setf(e, "BENCHDB_PEER_PROTOCOL", "%d", PEER_PROTOCOL_VERSION);
 	env_setf(e, "BENCHDB_PARAMS", "%s", c->params_json);
 	env_setf(e, "BENCHDB_PHASES", "%s", phases);
-	int suite = suite_parse(p->suite);
-	for (size_t i = 0; i < param_count && suite >= 0; i++) {
+	for (size_t i = 0; i < param_count; i++) {
 		const struct param_def *d = &param_defs[i];
 		char name[64], value[64];
 		if (!param_applies(p, d))
@@ -964,7 +963,7 @@ void peer_figures(const struct case_params *p, struct wl_figures *f)
 {
 	const struct workload *any = NULL, *same = NULL;
 	for (const struct workload *const *w = workloads; *w; w++) {
-		if (strcmp((*w)->suite, p->suite) || !(*w)->figures)
+		if (!suite_is((*w)->suite, p->suite) || !(*w)->figures)
 			continue;
 		if (!any)
 			any = *w;

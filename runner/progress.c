@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "escape.h"
+#include "xalloc.h"
 
 /* Redraw the terminal line at most this often. */
 #define REDRAW_NS 100000000LL
@@ -30,9 +31,7 @@ static double *work_before(size_t n, const struct progress_work *work, enum prog
 	*basis = PROGRESS_BY_COUNT;
 	if (!work || !n)
 		return NULL;
-	double *before = malloc((n + 1) * sizeof(*before));
-	if (!before)
-		return NULL;
+	double *before = xmalloc((n + 1) * sizeof(*before));
 	for (int b = PROGRESS_BY_FLOPS; b < PROGRESS_BY_COUNT; b++) {
 		int known = 1;
 		before[0] = 0;
@@ -109,7 +108,7 @@ static void draw(struct progress *pg, double fraction)
 	eta(pg, pg->index, fraction, pg->last_draw_ns, left, sizeof(left));
 	char *name = escape_controls(pg->name);   /* a name quotes sweep text */
 	fprintf(stderr, "\r\033[K[%zu/%zu] %s  %3.0f%%  elapsed %s  eta %s", pg->index + 1, pg->ncases,
-		name ? name : "", 100.0 * fraction, el, left);
+		name, 100.0 * fraction, el, left);
 	free(name);
 	fflush(stderr);
 	written(pg);
@@ -146,7 +145,7 @@ void progress_case_end(struct progress *pg, const struct case_result *res)
 		snprintf(stop, sizeof(stop), isfinite(res->rse) ? "; iters auto: %lld, %s, rse %.2f%%" :
 			 "; iters auto: %lld, %s", (long long)res->iters, res->stop_reason, 100 * res->rse);
 	fprintf(stderr, "[%zu/%zu] %s: %s%s%s%s (%.2f s; elapsed %s, eta %s)\n", pg->index + 1,
-		pg->ncases, name ? name : "", status_name(res->status), res->reason[0] ? ": " : "",
+		pg->ncases, name, status_name(res->status), res->reason[0] ? ": " : "",
 		res->reason, stop, (double)res->elapsed_ns / 1e9, el, left);
 	free(name);
 	fflush(stderr);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "strbuf.h"
+#include "xalloc.h"
 
 static int same(const char *a, const char *b)
 {
@@ -54,10 +55,7 @@ int run_resume_begin(struct db *db, const char *selector, const struct run_recor
 			     (long long)out->run_id, sb_str(&diff));
 		goto done;
 	}
-	if (!(out->stored = calloc(ncases ? ncases : 1, 1))) {
-		rc = bd_fail(err, BD_ENOMEM, "out of memory");
-		goto done;
-	}
+	out->stored = xcalloc(ncases, 1);
 	if ((rc = db_run_stored_ords(db, out->run_id, out->stored, ncases, &out->nstored, err)) ||
 	    (rc = db_run_reopen(db, out->run_id, err)))
 		goto done;

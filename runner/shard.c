@@ -13,6 +13,7 @@
 #include "peer.h"
 #include "sweep.h"
 #include "workload.h"
+#include "xalloc.h"
 
 /* Every case also weighs this share of the mean case, for what the estimate leaves out (setup,
  * validation, a case that is refused at once), so that slices of tiny cases still balance by
@@ -28,11 +29,11 @@ void case_work(const struct sweep_case *c, int only_runnable, struct progress_wo
 	if (c->peer) {
 		peer_figures(p, &f);
 	} else {
-		const struct workload *w = workload_find(p->suite, p->impl, p->device);
+		const struct workload *w = workload_find(suite_name(p->suite), p->impl, p->device);
 		if (only_runnable && (!w || w->check(p, &st) != STATUS_OK))
 			return;
 		/* a device this build lacks: its formulas are the CPU workload's */
-		if (!w && !(w = workload_find(p->suite, p->impl, DEVICE_CPU))) {
+		if (!w && !(w = workload_find(suite_name(p->suite), p->impl, DEVICE_CPU))) {
 			work->flops = work->bytes = -1;
 			return;
 		}
@@ -165,13 +166,8 @@ int shard_assign(const double *cost, size_t n, int count, int *owner)
 		return BD_EINVAL;
 	if (!n)
 		return 0;
-	struct weighed *order = malloc(n * sizeof(*order));
-	double *load = calloc((size_t)count, sizeof(*load));
-	int rc = 0;
-	if (!order || !load) {
-		rc = BD_ENOMEM;
-		goto done;
-	}
+	struct weighed *order = xmalloc(n * sizeof(*order));
+	double *load = xcalloc((size_t)count, sizeof(*load));
 	double total = 0;
 	for (size_t i = 0; i < n; i++)
 		total += cost[i] > 0 ? cost[i] : 0;
@@ -187,23 +183,21 @@ int shard_assign(const double *cost, size_t n, int count, int *owner)
 		owner[order[k].index] = least;
 		load[least] += order[k].cost;
 	}
-done:
 	free(order);
 	free(load);
-	return rc;
+	return 0;
 }
 
 /* Costs of every case in the first basis some case states (FLOPs, else bytes); a case whose
  * workload does not say weighs the mean of those that do. All zero when none says. */
 static void sweep_costs(const struct sweep_cases *cases, double *cost)
 {
-	struct progress_work *work = calloc(cases->n ? cases->n : 1, sizeof(*work));
+	struct progress_work *work = xcalloc(cases->n, sizeof(*work));
 	for (size_t i = 0; i < cases->n; i++) {
-		if (work)
-			case_work(&cases->items[i], 0, &work[i]);
+		case_work(&cases->items[i], 0, &work[i]);
 		cost[i] = 0;
 	}
-	for (int basis = PROGRESS_BY_FLOPS; work && basis < PROGRESS_BY_COUNT; basis++) {
+	for (int basis = PROGRESS_BY_FLOPS; basis < PROGRESS_BY_COUNT; basis++) {
 		double sum = 0;
 		size_t known = 0;
 		for (size_t i = 0; i < cases->n; i++) {
@@ -226,15 +220,11 @@ static void sweep_costs(const struct sweep_cases *cases, double *cost)
 
 int shard_select(const struct sweep_cases *all, const struct shard *s, struct sweep_cases *slice)
 {
-	double *cost = malloc((all->n ? all->n : 1) * sizeof(*cost));
-	int *owner = malloc((all->n ? all->n : 1) * sizeof(*owner));
+	double *cost = xcalloc(all->n, sizeof(*cost));
+	int *owner = xcalloc(all->n, sizeof(*owner));
 	int rc = 0;
-	slice->items = NULL;
+	slice->items = xcalloc(all->n, sizeof(*all->items));
 	slice->n = 0;
-	if (!cost || !owner || !(slice->items = malloc((all->n ? all->n : 1) * sizeof(*all->items)))) {
-		rc = BD_ENOMEM;
-		goto done;
-	}
 	sweep_costs(all, cost);
 	if ((rc = shard_assign(cost, all->n, s->count, owner)))
 		goto done;
@@ -242,6 +232,10 @@ int shard_select(const struct sweep_cases *all, const struct shard *s, struct sw
 		if (owner[i] == s->index)
 			slice->items[slice->n++] = all->items[i];
 done:
+	if (rc) {
+		free(slice->items);
+		slice->items = NULL;
+	}
 	free(cost);
 	free(owner);
 	return rc;

@@ -39,14 +39,14 @@ int shard_group_id(const char *explicit, const char *sweep_hash, int count, char
 /* Split n cases of costs cost[0..n-1] (>= 0, any unit) into count slices: owner[i] is the slice
  * of case i. Deterministic (a function of the costs alone): the largest cases first, each to the
  * slice with the least work so far (ties: the lower case index, the lower slice). Every case
- * also weighs a fixed share of the mean, for its setup. BD_ENOMEM or BD_EINVAL (count < 1). */
+ * also weighs a fixed share of the mean, for its setup. 0, or BD_EINVAL (count < 1). */
 int shard_assign(const double *cost, size_t n, int count, int *owner);
 
 /* The cases of slice s of all, in sweep order, into slice: slice->items is a malloc'd array of
  * shallow copies that borrow all's strings, so free only slice->items (never sweep_cases_free
  * it). Case indices, and so the stored `ord`, stay those of the whole sweep. Cases weigh
  * case_work(c, 0)'s FLOPs where any case states them, else its bytes, else one each; a case
- * without a figure weighs the mean of those with one. BD_ENOMEM. */
+ * without a figure weighs the mean of those with one. 0, or BD_EINVAL (s->count < 1). */
 int shard_select(const struct sweep_cases *all, const struct shard *s, struct sweep_cases *slice);
 
 #endif

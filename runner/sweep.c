@@ -59,7 +59,6 @@ static void benchmark_clear(struct sweep_benchmark *b)
 		free(b->excludes[i].pairs);
 	}
 	free(b->excludes);
-	free(b->suite);
 }
 
 void sweep_free(struct sweep *s)
@@ -790,7 +789,7 @@ static int load_benchmark(struct loader *L, yaml_node_t *node, size_t index, siz
 	if (suite < 0)
 		return fail_node(L, suite_node, "suite '%s' has no sweep parameters defined "
 				 "(common/params.c)", suite_text);
-	b->suite = xstrdup(suite_text);
+	b->suite = (enum suite_id)suite;
 
 	size_t cap = node_pairs(node) + L->ndefaults;
 	yaml_node_t *axes = map_get(L, node, "axes");

@@ -37,7 +37,7 @@ struct sweep_exclude {          /* one `exclude:` entry: a case matching all pai
 };
 
 struct sweep_benchmark {
-	char *suite;
+	enum suite_id suite;
 	struct sweep_setting *settings;  /* fixed parameters and axes, defaults merged in */
 	size_t nsettings;
 	struct sweep_exclude *excludes;
@@ -101,7 +101,7 @@ void sweep_free(struct sweep *s);
 int sweep_expand(const struct sweep *s, struct sweep_cases *out, struct bd_error *err);
 void sweep_cases_free(struct sweep_cases *c);
 
-/* Built-in model presets (DESIGN table), NULL-terminated by an empty name. */
+/* Built-in model presets (docs/design.md, "The e2e model"), NULL-terminated by an empty name. */
 extern const struct model_config model_presets[];
 
 #endif

@@ -234,11 +234,7 @@ static int expand_benchmark(const struct checker *ck, const struct sweep *s, siz
 	size_t kept = 0;
 	int rc = 0;
 
-	int suite = suite_parse(b->suite ? b->suite : "");
-	if (suite < 0) {
-		rc = sweep_fail_at(ck, b->line, b->column, "unknown suite '%s'", b->suite ? b->suite : "");
-		goto done;
-	}
+	enum suite_id suite = b->suite;
 	pos = xcalloc(b->nsettings + 1, sizeof(*pos));
 	for (size_t i = 0; i < b->nsettings; i++) {
 		if (!b->settings[i].nvalues) {
@@ -272,7 +268,7 @@ static int expand_benchmark(const struct checker *ck, const struct sweep *s, siz
 					    w >= 0 && b->settings[w].nvalues > 1);
 			c->peer = NULL;
 			for (size_t j = 0; j < s->npeers; j++)
-				if (!strcmp(s->peers[j].name, d.p.impl) && !strcmp(s->peers[j].suite, b->suite))
+				if (!strcmp(s->peers[j].name, d.p.impl) && suite_is(s->peers[j].suite, b->suite))
 					c->peer = &s->peers[j];
 			kept++;
 		}

@@ -17,6 +17,7 @@
 #include <yaml.h>
 
 #include "checked.h"
+#include "xalloc.h"
 
 int64_t sweep_value_max(const char *key)
 {
@@ -50,14 +51,17 @@ int sweep_case_sizes_check(const struct case_params *p, char *msg, size_t size)
 {
 	const struct model_config *m = &p->model;
 	const char *what = NULL;
-	if (!strcmp(p->suite, "attention")) {
+	switch (p->suite) {
+	case SUITE_ATTENTION: {
 		const int64_t qkv[] = {p->batch_size, p->heads, p->seq_len, p->head_dim};
 		const int64_t scores[] = {p->batch_size, p->heads, p->seq_len, p->seq_len};
 		if (!tensor_fits(qkv, 4))
 			what = "Q (batch_size x heads x seq_len x head_dim)";
 		else if (!tensor_fits(scores, 4))
 			what = "the scores (batch_size x heads x seq_len x seq_len)";
-	} else if (!strcmp(p->suite, "e2e")) {
+		break;
+	}
+	case SUITE_E2E: {
 		int64_t t = p->context_length, b = p->batch_size, d2, dff, layer, params;
 		const int64_t act[] = {b, t, m->d_model > m->d_ff ? m->d_model : m->d_ff};
 		const int64_t logits[] = {b, t, m->vocab_size};
@@ -77,10 +81,15 @@ int sweep_case_sizes_check(const struct case_params *p, char *msg, size_t size)
 			what = "the logits (batch_size x context_length x vocab_size)";
 		else if (!tensor_fits(scores, 4))
 			what = "the attention scores (batch_size x num_heads x context_length^2)";
-	} else if (!strcmp(p->suite, "matmul")) {
+		break;
+	}
+	case SUITE_MATMUL: {
 		const int64_t a[] = {p->m, p->k}, bm[] = {p->k, p->n}, c[] = {p->m, p->n};
 		if (!tensor_fits(a, 2) || !tensor_fits(bm, 2) || !tensor_fits(c, 2))
 			what = "a matrix (m x k, k x n or m x n)";
+		break;
+	}
+	case SUITE_COUNT: break;
 	}
 	if (!what)
 		return 0;
@@ -127,10 +136,7 @@ int sweep_file_read(const char *path, char **text, size_t *len, struct bd_error 
 		goto done;
 	}
 	/* read at most one byte beyond the limit: a file that grows meanwhile is still bounded */
-	if (!(buf = malloc(SWEEP_MAX_BYTES + 2))) {
-		rc = bd_fail(err, BD_ENOMEM, "out of memory");
-		goto done;
-	}
+	buf = xmalloc(SWEEP_MAX_BYTES + 2);
 	for (;;) {
 		ssize_t got = read(fd, buf + n, SWEEP_MAX_BYTES + 1 - n);
 		if (got < 0 && errno == EINTR)

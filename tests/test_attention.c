@@ -400,7 +400,7 @@ static struct case_params attention_params(const char *impl, int64_t B, int64_t 
 {
 	struct case_params p;
 	memset(&p, 0, sizeof(p));
-	snprintf(p.suite, sizeof(p.suite), "attention");
+	p.suite = SUITE_ATTENTION;
 	snprintf(p.impl, sizeof(p.impl), "%s", impl);
 	p.device = DEVICE_CPU;
 	p.dtype = DTYPE_FLOAT32;

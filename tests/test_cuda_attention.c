@@ -41,7 +41,7 @@
 static struct case_params params(const char *impl, enum bd_dtype dtype, int causal, int64_t b,
 				 int64_t h, int64_t t, int64_t dh, enum bd_pass pass)
 {
-	struct case_params p = {.suite = "attention", .device = DEVICE_CUDA, .dtype = dtype,
+	struct case_params p = {.suite = SUITE_ATTENTION, .device = DEVICE_CUDA, .dtype = dtype,
 				.pass = pass, .batch_size = b, .heads = h, .seq_len = t,
 				.head_dim = dh, .causal = causal, .warmup = 1, .iters = 2, .seed = 11,
 				.sync = 1};

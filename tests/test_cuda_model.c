@@ -259,7 +259,7 @@ static void measure(int sync, enum bd_dtype dtype, struct case_result *res)
 {
 	const struct workload *w = workload_find("e2e", "benchdb", DEVICE_CUDA);
 	assert_non_null(w);
-	struct case_params p = {.suite = "e2e", .impl = "benchdb", .device = DEVICE_CUDA,
+	struct case_params p = {.suite = SUITE_E2E, .impl = "benchdb", .device = DEVICE_CUDA,
 				.dtype = dtype, .pass = PASS_TRAIN_STEP, .batch_size = 2, .model = tiny,
 				.context_length = 16, .attention = "naive", .warmup = 1, .iters = 3,
 				.seed = 3, .sync = sync};

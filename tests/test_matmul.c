@@ -295,7 +295,7 @@ static struct case_params matmul_params(int64_t m, int64_t n, int64_t k, enum bd
 {
 	struct case_params p;
 	memset(&p, 0, sizeof(p));
-	snprintf(p.suite, sizeof(p.suite), "matmul");
+	p.suite = SUITE_MATMUL;
 	snprintf(p.impl, sizeof(p.impl), "onednn");
 	p.device = DEVICE_CPU;
 	p.dtype = t;

@@ -169,7 +169,7 @@ static struct case_params params(enum bd_pass pass, int64_t warmup, int64_t iter
 {
 	struct case_params p;
 	memset(&p, 0, sizeof(p));
-	snprintf(p.suite, sizeof(p.suite), "attention");
+	p.suite = SUITE_ATTENTION;
 	snprintf(p.impl, sizeof(p.impl), "fake");
 	p.pass = pass;
 	p.warmup = warmup;

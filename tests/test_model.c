@@ -1,7 +1,7 @@
 /* tests/test_model.c: the transformer (kernels/model): the float64 reference against finite
  * differences; the CPU backend's loss and every gradient tensor against the reference, float32
  * and bfloat16, naive and flash attention; the loss at initialisation; the AdamW step; memory
- * accounting and the limit; parameter counts of the DESIGN presets; the e2e workload's statuses. */
+ * accounting and the limit; parameter counts of the presets (docs/design.md); the e2e workload's statuses. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -397,7 +397,7 @@ static void test_model__cpu_refuses_sdpa_and_float16(void **state)
 /* The e2e workload through kernels/workload.h, as the runner calls it. */
 static struct case_params tiny_case(enum bd_dtype dtype, enum bd_pass pass, const char *attention)
 {
-	struct case_params p = {.suite = "e2e", .impl = "benchdb", .device = DEVICE_CPU,
+	struct case_params p = {.suite = SUITE_E2E, .impl = "benchdb", .device = DEVICE_CPU,
 				.dtype = dtype, .pass = pass, .batch_size = 2, .model = tiny,
 				.context_length = 16, .warmup = 1, .iters = 2, .seed = 3, .sync = 1};
 	snprintf(p.attention, sizeof(p.attention), "%s", attention);

@@ -1,5 +1,5 @@
 /* tests/test_model_memory.c: what `runner list` says about an e2e case without running it — the
- * parameter count of the DESIGN's presets through the workload's figures, and the memory estimate
+ * parameter count of the presets (docs/design.md) through the workload's figures, and the memory estimate
  * (model_memory_estimate) against what model_create really allocates. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -28,7 +28,7 @@ static struct case_params e2e_case(const struct model_config *c, enum bd_dtype d
 				   enum bd_pass pass, int64_t ctx)
 {
 	struct case_params p = {0};
-	snprintf(p.suite, sizeof(p.suite), "e2e");
+	p.suite = SUITE_E2E;
 	snprintf(p.impl, sizeof(p.impl), "benchdb");
 	snprintf(p.attention, sizeof(p.attention), "flash");
 	p.device = DEVICE_CPU;
@@ -41,7 +41,7 @@ static struct case_params e2e_case(const struct model_config *c, enum bd_dtype d
 }
 
 /* The sweep's presets, through the workload's figures (what `runner list` and `runner run`
- * read), against the DESIGN's table. */
+ * read), against docs/design.md's table. */
 static void test_model_memory__param_count_of_the_design_presets(void **state)
 {
 	(void)state;

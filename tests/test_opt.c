@@ -20,7 +20,7 @@ static struct {
 } seen;
 
 /* show [--db PATH] [--flag] [ARG] */
-static int cmd_show(int argc, char **argv)
+static int cmd_show(struct cmd_line *line)
 {
 	const char *db = NULL;
 	int flag = 0, npos = 0;
@@ -30,7 +30,8 @@ static int cmd_show(int argc, char **argv)
 		{0},
 	};
 	static const struct cmd_usage usage = {"prog", "show", "[options] [ARG]", "Show."};
-	int status = opt_parse_command(specs, &usage, argc, argv, 0, 1, &npos);
+	char **argv = NULL;
+	int status = opt_parse_command(line, specs, &usage, 0, 1, &argv, &npos);
 	if (status >= 0)
 		return status;
 	seen.calls++;
@@ -43,7 +44,7 @@ static int cmd_show(int argc, char **argv)
 }
 
 /* tag [--db PATH] [--label TEXT] */
-static int cmd_tag(int argc, char **argv)
+static int cmd_tag(struct cmd_line *line)
 {
 	const char *db = NULL, *label = NULL;
 	int npos = 0;
@@ -53,7 +54,7 @@ static int cmd_tag(int argc, char **argv)
 		{0},
 	};
 	static const struct cmd_usage usage = {"prog", "tag", "[options]", "Tag."};
-	int status = opt_parse_command(specs, &usage, argc, argv, 0, 0, &npos);
+	int status = opt_parse_command(line, specs, &usage, 0, 0, NULL, &npos);
 	if (status >= 0)
 		return status;
 	seen.calls++;

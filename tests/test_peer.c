@@ -19,7 +19,7 @@ static struct case_params params(enum bd_pass pass)
 {
 	struct case_params p;
 	memset(&p, 0, sizeof(p));
-	snprintf(p.suite, sizeof(p.suite), "attention");
+	p.suite = SUITE_ATTENTION;
 	snprintf(p.impl, sizeof(p.impl), "fake");
 	p.pass = pass;
 	p.batch_size = p.heads = 1;

@@ -242,7 +242,7 @@ static void test_sweep__builtin_defaults_fill_unset_params(void **state)
 	assert_int_equal(cases.n, 3);
 	const struct case_params *a = &cases.items[0].params, *e = &cases.items[1].params,
 				 *m = &cases.items[2].params;
-	assert_string_equal(a->suite, "attention");
+	assert_int_equal(a->suite, SUITE_ATTENTION);
 	assert_int_equal(a->device, DEVICE_CPU);
 	assert_int_equal(a->dtype, DTYPE_FLOAT32);
 	assert_int_equal(a->pass, PASS_FORWARD_BACKWARD);

@@ -46,12 +46,12 @@ static void test_verdict__bh_adjust_agrees_with_scipy_and_skips_nan(void **state
 	(void)state;
 	const double p[] = {0.01, 0.04, 0.03, 0.2, 0.001}, want[] = {0.025, 0.05, 0.05, 0.2, 0.005};
 	double q[5];
-	assert_int_equal(bh_adjust(p, 5, q), 0);
+	bh_adjust(p, 5, q);
 	for (int i = 0; i < 5; i++)
 		assert_close(q[i], want[i], 1e-15);
 	const double with_nan[] = {0.01, NAN, 0.04, 0.03, 0.2, 0.001};
 	double q6[6];
-	assert_int_equal(bh_adjust(with_nan, 6, q6), 0);
+	bh_adjust(with_nan, 6, q6);
 	assert_true(isnan(q6[1]));
 	assert_close(q6[0], 0.025, 1e-15);
 	assert_close(q6[5], 0.005, 1e-15);

@@ -1,4 +1,4 @@
-/* kernels/model/model.h: the pre-norm decoder-only LM of DESIGN "Workloads", written once over the
+/* kernels/model/model.h: the pre-norm decoder-only LM of docs/design.md ("The e2e model"), written once over the
  * device-ops interface (ops.h), and its float64 reference (model_ref.c).
  *
  *   tokens (b, t) -> embedding -> L × [x += Wo·attn(rope(Wq·n1(x)), rope(Wk·n1(x)), Wv·n1(x));

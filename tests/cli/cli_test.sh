@@ -79,7 +79,7 @@ run_report)
 	db=$T/bench.db
 	expect_status 0 "runner run tiny" "$RUNNER" run "$SRC/tests/cli/tiny.yaml" --db "$db" --label cli-test
 	contains "$T/out" "run 1 complete: 7 of 7 cases stored \(4 ok, 1 oom, 0 error, 2 unsupported, 0 skipped\)" "run summary"
-	# The database holds what the DESIGN promises.
+	# The database holds what docs/design.md promises.
 	check "run is complete" [ "$(sql "$db" "select status from runs")" = complete ]
 	check "hostname stored" [ "$(sql "$db" "select hostname from systems")" = "$(hostname)" ]
 	check "sweep text stored verbatim" [ "$(sql "$db" "select sweep_text from runs")" = "$(cat "$SRC/tests/cli/tiny.yaml")" ]
@@ -150,7 +150,7 @@ list)
 	expect_status 0 "runner run --dry-run" "$RUNNER" run --dry-run "$SRC/tests/cli/tiny.yaml" --db "$T/dry.db"
 	check "dry run writes no database" [ ! -e "$T/dry.db" ]
 	lacks "$T/out" "params|^memory:" "no model line for kernels"
-	# e2e cases: the model's parameter count and what the pass and dtype need (DESIGN presets)
+	# e2e cases: the model's parameter count and what the pass and dtype need (docs/design.md presets)
 	printf '%s\n' 'name: e2e-list' 'defaults: {device: cpu, mem_limit: 1GiB}' 'benchmarks:' \
 		'  - suite: e2e' '    axes: {model: [small, 2.7B], pass: [forward, train_step]}' \
 		'    context_length: 128' '    attention: flash' >"$T/e2e.yaml"
@@ -196,7 +196,7 @@ report_errors)
 	expect_status 1 "unknown run" "$REPORT" --db "$T/b.db" --run nosuchlabel
 	contains "$T/err" "no run matches 'nosuchlabel'" "unknown run message"
 	expect_status 2 "unknown format" "$REPORT" --db "$T/b.db" --format xml
-	contains "$T/err" "unknown format 'xml' \(valid: md, csv, json, tex\)" "unknown format message"
+	contains "$T/err" "unknown format 'xml' \(valid: $(format_list)\)" "unknown format message"
 	echo "not a database" >"$T/text.db"
 	expect_status 1 "report on a non-database" "$REPORT" --db "$T/text.db"
 	contains "$T/err" "not a benchdb database" "non-database message"

@@ -137,9 +137,9 @@ fi
 expect_status 0 "export csv with nothing matched" "$REPORT" export --db "$db" --where impl=nope
 check "empty export is the header alone" [ "$(cat "$T/out")" = "run_id,case_id,case_key,case_name,impl,phase,iter,is_warmup,ns" ]
 
-for fmt in md tex; do
+for fmt in $(format_names | grep -vxF "$(format_names FORMAT_DATA)"); do   # md, tex
 	expect_status 2 "export refuses $fmt" "$REPORT" export --db "$db" --format $fmt
-	contains "$T/err" "format '$fmt' is for reading, not for export \(valid: csv, json" "refusal names the valid formats"
+	contains "$T/err" "format '$fmt' is for reading, not for export \(valid: $(format_list FORMAT_DATA);" "refusal names the valid formats"
 done
 expect_status 2 "export unknown --what" "$REPORT" export --db "$db" --what everything
 contains "$T/err" "unknown --what 'everything' \(valid: samples, stats\)" "unknown --what message"

@@ -23,10 +23,33 @@ expect_status() {
 # contains FILE REGEX DESCRIPTION / lacks FILE REGEX DESCRIPTION
 contains() { if grep -Eq -- "$2" "$1"; then ok; else fail "$3: '$2' not in $(head -c 600 "$1")"; fi; }
 lacks() { if grep -Eq -- "$2" "$1"; then fail "$3: '$2' found in $1"; else ok; fi; }
-# golden NAME FILE: compare FILE with tests/golden/NAME (UPDATE_GOLDEN=1 rewrites it).
+# The report's output formats, from the rows of REPORT_FORMATS in report/render.h (one a line:
+# X(ID, name, kinds)). format_names [KIND]: their names, of that kind (FORMAT_DATA, ...) or all;
+# format_list [KIND]: "md, csv, json, tex" as errors list them; format_help [KIND]: "md (default),
+# csv, json or tex" as --help says them.
+format_names() {
+	sed -n 's/^[[:space:]]*X([A-Z0-9_]*, *\([a-z0-9_]*\), *\([^)]*\)).*/\1 \2/p' \
+		"$SRC/report/render.h" | awk -v k="${1:-}" 'k == "" || index($0, k) { print $1 }'
+}
+format_list() { format_names "$@" | paste -sd, - | sed 's/,/, /g'; }
+format_help() {
+	format_names "$@" | awk '{ n[NR] = $1 }
+		END { s = n[1] " (default)"; for (i = 2; i <= NR; i++) s = s (i < NR ? ", " : " or ") n[i]; print s }'
+}
+# golden NAME FILE: compare FILE with tests/golden/NAME (UPDATE_GOLDEN=1 rewrites it). In help
+# goldens (*_help.txt) the format lists are @FORMATS@ and @DATA_FORMATS@ (export's), written from
+# render.h's table, so that a new format changes no golden.
 golden() {
-	if [ "${UPDATE_GOLDEN:-0}" = 1 ]; then cp "$2" "$GOLDEN/$1"; ok; return; fi
-	if diff -u "$GOLDEN/$1" "$2" >"$T/diff"; then ok; else fail "golden $1 differs:"; cat "$T/diff" >&2; fi
+	local out=$2
+	case $1 in
+	*_help.txt)
+		out=$T/golden_masked
+		sed -e "s/$(format_help)/@FORMATS@/" -e "s/$(format_help FORMAT_DATA)/@DATA_FORMATS@/" \
+			"$2" >"$out"
+		;;
+	esac
+	if [ "${UPDATE_GOLDEN:-0}" = 1 ]; then cp "$out" "$GOLDEN/$1"; ok; return; fi
+	if diff -u "$GOLDEN/$1" "$out" >"$T/diff"; then ok; else fail "golden $1 differs:"; cat "$T/diff" >&2; fi
 }
 sql() { sqlite3 -batch -noheader "$1" "$2"; }
 # finish NAME: the closing line CTest logs, and the exit status.

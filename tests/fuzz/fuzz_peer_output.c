@@ -19,7 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unsigned shape = size ? data[0] : 0;
 	static const enum bd_pass passes[] = {PASS_FORWARD, PASS_BACKWARD, PASS_FORWARD_BACKWARD,
 					      PASS_TRAIN_STEP};
-	snprintf(p.suite, sizeof(p.suite), "%s", shape & 0x80 ? "e2e" : "attention");
+	p.suite = shape & 0x80 ? SUITE_E2E : SUITE_ATTENTION;
 	snprintf(p.impl, sizeof(p.impl), "peer");
 	p.pass = passes[shape & 3];
 	p.warmup = (shape >> 2) & 3;

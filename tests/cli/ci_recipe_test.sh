@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/cli/ci_recipe_test.sh: the CI recipes of docs/ci/ run, step by step, on a scratch git
 # repository, so that they cannot rot. The repository's benchmark is a peer (bench/work.sh) whose
-# kernel sleeps 50 ms; a second commit plants a slower one (75 ms), a third only touches a comment
+# kernel sleeps 50 ms; a second commit plants a slower one (150 ms: a margin that holds on a loaded
+# machine, where a sleep overshoots by tens of ms), a third only touches a comment
 # (A/A). Every `run:` step of docs/ci/github-benchmarks.yml and every script line of
 # docs/ci/gitlab-ci.yml runs as written, with the environment the file gives it (its GitHub
 # expressions replaced by what GitHub would put there; an expression the test does not know fails
@@ -54,8 +55,8 @@ git_() { git -C "$repo" -c user.name=ci -c user.email=ci@example.com "$@"; }
 work 0.05
 git_ init -q -b main && git_ add -A && git_ commit -qm "base: 50 ms"
 base=$(git_ rev-parse HEAD)
-work 0.075
-git_ commit -qam "slower: 75 ms"
+work 0.15
+git_ commit -qam "slower: 150 ms"
 slow=$(git_ rev-parse HEAD)
 git_ checkout -q "$base" && git_ checkout -q -b aa && echo "# a comment" >>"$repo/bench/sweep.yaml"
 git_ commit -qam "A/A: a comment"
@@ -210,7 +211,7 @@ run_job() {
 export T_BASE=$base T_HEAD=$slow
 git_ checkout -q "$slow"
 run_job "$SRC/docs/ci/github-benchmarks.yml" pull-request pull_request
-check "github pull request, 50% slower head: the gate fails (exit $job_status)" [ "$job_status" = 1 ]
+check "github pull request, 3x slower head: the gate fails (exit $job_status)" [ "$job_status" = 1 ]
 [ "$job_status" = 1 ] || cat "$T/job.log" >&2
 contains "$repo/bench-out/summary.md" "^<!-- benchdb-regress -->" "the summary starts with the marker"
 contains "$repo/bench-out/summary.md" "REGRESSION" "the summary's verdict"

@@ -24,13 +24,31 @@ static void commit_text(const struct run_row *run, char *out, size_t n)
 		snprintf(out, n, "unknown");
 }
 
+/* The columns both tables start with: the case key (with_key: a format that drops titles), the
+ * case's name and its host. */
+static void series_columns(struct table *t, const char *title, int with_key)
+{
+	table_init(t, title);
+	if (with_key)
+		table_column(t, "case key", "", 0);
+	table_column(t, "case", "", 0);
+	table_column(t, "host", "", 0);
+}
+
+static void series_cells(struct table *t, size_t r, const struct history_series *s, int with_key)
+{
+	size_t c = 0;
+	if (with_key)
+		table_text(t, r, c++, s->case_key);
+	table_text(t, r, c++, s->name);
+	table_text(t, r, c, s->host);
+}
+
 /* Every change point of every series, oldest first within a series. */
 static void changes_table(const struct history_set *hs, int with_key, struct table *t)
 {
-	table_init(t, "Change points");
-	size_t c_key = with_key ? table_column(t, "case key", "", 0) : 0;
-	size_t c_case = table_column(t, "case", "", 0), c_host = table_column(t, "host", "", 0),
-	       c_run = table_column(t, "run", "", 0), c_when = table_column(t, "started", "", 0),
+	series_columns(t, "Change points", with_key);
+	size_t c_run = table_column(t, "run", "", 0), c_when = table_column(t, "started", "", 0),
 	       c_commit = table_column(t, "commit", "", 0),
 	       c_before = table_column(t, "before", "ms", 3),
 	       c_after = table_column(t, "after", "ms", 3),
@@ -44,10 +62,7 @@ static void changes_table(const struct history_set *hs, int with_key, struct tab
 			const struct history_point *p = &s->points[c->cp.index];
 			size_t r = table_row(t);
 			char commit[64], when[32];
-			if (with_key)
-				table_text(t, r, c_key, s->case_key);
-			table_text(t, r, c_case, s->name);
-			table_text(t, r, c_host, s->host);
+			series_cells(t, r, s, with_key);
 			table_number(t, r, c_run, (double)p->run->id);
 			history_date(p->run->started_at, when, sizeof(when));
 			table_text(t, r, c_when, when);
@@ -68,10 +83,8 @@ static void changes_table(const struct history_set *hs, int with_key, struct tab
 static void newest_table(const struct history_set *hs, int with_key, size_t recent,
 			 struct table *t)
 {
-	table_init(t, "Newest runs of each case");
-	size_t c_key = with_key ? table_column(t, "case key", "", 0) : 0;
-	size_t c_case = table_column(t, "case", "", 0), c_host = table_column(t, "host", "", 0),
-	       c_runs = table_column(t, "runs", "", 0), c_cps = table_column(t, "changes", "", 0),
+	series_columns(t, "Newest runs of each case", with_key);
+	size_t c_runs = table_column(t, "runs", "", 0), c_cps = table_column(t, "changes", "", 0),
 	       c_since = table_column(t, "segment from run", "", 0),
 	       c_seg = table_column(t, "runs in it", "", 0),
 	       c_med = table_column(t, "its mean", "ms", 3),
@@ -80,10 +93,7 @@ static void newest_table(const struct history_set *hs, int with_key, size_t rece
 	for (size_t i = 0; i < hs->n; i++) {
 		const struct history_series *s = &hs->series[i];
 		size_t r = table_row(t);
-		if (with_key)
-			table_text(t, r, c_key, s->case_key);
-		table_text(t, r, c_case, s->name);
-		table_text(t, r, c_host, s->host);
+		series_cells(t, r, s, with_key);
 		table_number(t, r, c_runs, (double)s->n);
 		table_number(t, r, c_cps, (double)s->cp.n);
 		char status[96];

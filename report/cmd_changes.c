@@ -96,7 +96,7 @@ static void newest_table(const struct history_set *hs, int with_key, size_t rece
 		series_cells(t, r, s, with_key);
 		table_number(t, r, c_runs, (double)s->n);
 		table_number(t, r, c_cps, (double)s->cp.n);
-		char status[96];
+		char status[160];
 		snprintf(status, sizeof(status), "%s", history_newest_names[s->newest]);
 		if (s->n) {
 			size_t from = s->cp.n ? s->cp.points[s->cp.n - 1].index : 0;
@@ -114,6 +114,11 @@ static void newest_table(const struct history_set *hs, int with_key, size_t rece
 					 100 * s->changes[s->newest_change].cp.change);
 			else if (s->newest == NEWEST_STEADY && s->n >= recent)
 				snprintf(status, sizeof(status), "steady (no change in %zu runs)", recent);
+			if (s->newest_off != 0) {
+				size_t len = strlen(status);
+				snprintf(status + len, sizeof(status) - len, "; newest run %+.1f%%: one run is "
+					 "not a change point", 100 * s->newest_off);
+			}
 		}
 		table_text(t, r, c_status, status);
 	}

@@ -211,6 +211,15 @@ static int series_detect(struct history_series *s, const struct cp_options *o,
 		if (slow >= 0 && fast >= 0 && slow - fast >= rule->cpu_wait_gap)
 			c->verdict = HISTORY_CONTENDED;
 	}
+	size_t from = s->cp.n ? s->cp.points[s->cp.n - 1].index : 0;
+	if (s->n >= from + 3 && s->cp.noise > 0) {   /* the rest of the segment: 2 runs or more */
+		double sum = 0, last = log(s->points[s->n - 1].median);
+		for (size_t i = from; i + 1 < s->n; i++)
+			sum += log(s->points[i].median);
+		double off = last - sum / (double)(s->n - 1 - from);
+		if (fabs(off) > 3 * s->cp.noise)
+			s->newest_off = expm1(off);
+	}
 	s->newest = NEWEST_STEADY;
 	if (s->n < 2 * o->min_segment)
 		s->newest = NEWEST_TOO_FEW;

@@ -92,6 +92,10 @@ struct history_series {
 	struct history_change *changes;       /* (cp.n) */
 	enum history_newest newest;
 	size_t newest_change;                 /* index into changes of the newest segment's start */
+	double newest_off;                    /* the newest run against the rest of its segment,
+						 exp(y - mean) - 1, when beyond 3 run-to-run sd (a
+						 lone slow run, or the first of a change to come); 0
+						 otherwise */
 };
 
 struct history_set {

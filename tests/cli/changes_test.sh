@@ -43,6 +43,7 @@ check "all steady" [ "$(grep -c ',steady (no change in 10 runs)$' "$T/out")" = 4
 check "A/A history with a spike at the end" planted "$T/aa.db" --seed 7 nightly:59:1 nightly:1:1.6
 expect_status 0 "A/A and a one-run spike: exit 0" "$REPORT" changes --db "$T/aa.db" --format csv
 check "no change point" [ "$(awk -F, 'NF == 13 && NR > 1' "$T/out" | wc -l)" = 0 ]
+check "the spike named, not called a change" [ "$(grep -cE 'newest run \+[0-9.]+%: one run is not a change point$' "$T/out")" = 4 ]
 
 # Contention: the newest runs 30% slower while they waited for a CPU 40% of their time: contended,
 # exit 2, not slower.

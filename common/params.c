@@ -420,6 +420,12 @@ static int def_key_cmp(const void *a, const void *b)
 
 char *case_params_json(const struct case_params *p)
 {
+	return case_params_json_with(p, NULL, 0);
+}
+
+char *case_params_json_with(const struct case_params *p, const struct json_member *extra,
+			    size_t nextra)
+{
 	const struct param_def *rows[PARAM_MAX];
 	size_t n = 0;
 	for (size_t i = 0; i < param_count; i++)
@@ -428,14 +434,25 @@ char *case_params_json(const struct case_params *p)
 	qsort(rows, n, sizeof(rows[0]), def_key_cmp);
 	struct strbuf sb = STRBUF_INIT;
 	sb_addc(&sb, '{');
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0, x = 0; i < n || x < nextra;) {   /* both in key order: merged */
 		char value[64];
-		param_format(p, rows[i], value);
-		if (i)
+		int text;
+		const char *key;
+		if (x < nextra && (i == n || strcmp(extra[x].key, rows[i]->key) < 0)) {
+			key = extra[x].key;
+			snprintf(value, sizeof(value), "%s", extra[x].value);
+			text = extra[x++].is_text;
+		} else {
+			key = rows[i]->key;
+			param_format(p, rows[i], value);
+			text = param_is_text(rows[i]) || !strcmp(value, "auto");
+			i++;
+		}
+		if (sb.len > 1)
 			sb_addc(&sb, ',');
-		sb_add_json_str(&sb, rows[i]->key);
+		sb_add_json_str(&sb, key);
 		sb_addc(&sb, ':');
-		if (param_is_text(rows[i]) || !strcmp(value, "auto"))
+		if (text)
 			sb_add_json_str(&sb, value);
 		else
 			sb_add(&sb, value);

@@ -206,6 +206,14 @@ char *case_key_drop(const char *key, const char *name);
 /* The canonical JSON of every parameter of p's suite (the suites mask), keys sorted, no spaces
  * (cases.params; malloc'd). */
 char *case_params_json(const struct case_params *p);
+/* The same with members of no row of the table besides (a peer's own parameters): extra sorted
+ * by key, no key a row's; value written as a JSON string when is_text, else as it is. */
+struct json_member {
+	const char *key, *value;
+	int is_text;
+};
+char *case_params_json_with(const struct case_params *p, const struct json_member *extra,
+			    size_t nextra);
 
 /* A token as a chart legend reads it ("S1024", "causal", "flash", "attn=sdpa"), appended to sb
  * after a space when sb is not empty. */

@@ -18,6 +18,15 @@ int name_in(const char *const *names, const char *s)
 	return 0;
 }
 
+int is_word(const char *s, const char *punct, size_t size)
+{
+	size_t n = 0;
+	for (; s[n]; n++)
+		if (!isalnum((unsigned char)s[n]) && !strchr(punct, s[n]))
+			return 0;
+	return n > 0 && n < size;
+}
+
 void sb_add_list(struct strbuf *sb, const char *const *names)
 {
 	for (size_t i = 0; names[i]; i++) {

@@ -18,6 +18,8 @@ int parse_bytes(const char *s, int64_t *out);
 
 /* Whether s is one of names (NULL-terminated; names NULL: none). */
 int name_in(const char *const *names, const char *s);
+/* Whether s is a word of letters, digits and the characters of punct, shorter than size. */
+int is_word(const char *s, const char *punct, size_t size);
 /* names joined with ", ". */
 void sb_add_list(struct strbuf *sb, const char *const *names);
 /* The name in names that word is most likely a typo of (a common spelling from other tools, or

@@ -820,6 +820,14 @@ static void case_row_read(sqlite3_stmt *st, struct case_row *c)
 	c->impl_info = col_strdup(st, i++);
 	c->stop_reason = col_strdup(st, i++);
 	c->cpu_wait = col_double(st, i++, -1);
+	/* an ok case that was not checked against a reference (a peer without `check` lines) says so
+	 * wherever a report names it (schemas/peer-protocol.md, "Validation") */
+	char *marked = NULL;
+	if (c->status == STATUS_OK && c->max_diff < 0 && c->name &&
+	    asprintf(&marked, "%s " DB_UNVALIDATED_MARK, c->name) >= 0) {
+		free(c->name);
+		c->name = marked;
+	}
 }
 
 static void case_row_read_any(sqlite3_stmt *st, void *item)

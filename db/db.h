@@ -10,6 +10,10 @@
 #include "error.h"
 #include "records.h"
 
+/* What the name of an ok case without a check against a reference ends in, as read from the
+ * database (struct case_row.name: every report shows it). */
+#define DB_UNVALIDATED_MARK "[unvalidated]"
+
 struct db;
 
 /* The database `runner run` writes and `report` reads when --db is not given. */

@@ -1,4 +1,4 @@
-/* report/cmd_compare.c: `report compare --baseline IMPL|RUN` and `report --compare IMPL` —
+/* report/cmd_compare.c: `report compare --baseline IMPL|RUN|KEY=VALUE` and `report --compare IMPL` —
  * speedups against a baseline implementation (cases that differ only in impl) or a baseline run
  * (the same case key), with a bootstrap CI, a Mann-Whitney U p-value and a suite summary. */
 #include <stdio.h>
@@ -42,8 +42,8 @@ int cmd_compare(struct cmd_line *cl)
 	const char *baseline = NULL, *prices_path = NULL;
 	double price = -1;
 	const struct opt_spec specs[] = {
-		{"baseline", 'b', OPT_STRING, "IMPL|RUN",
-		 "baseline implementation (same run) or baseline run (same case keys)", &baseline},
+		{"baseline", 'b', OPT_STRING, "BASE",
+		 "an impl (same run), a run (same case keys) or KEY=VALUE (same run)", &baseline},
 		REPORT_OPT_DB(&o),
 		REPORT_OPT_RUN(&o, "candidate run (default latest)"),
 		REPORT_OPT_SUITE(&o),
@@ -59,13 +59,15 @@ int cmd_compare(struct cmd_line *cl)
 		{0},
 	};
 	static const struct cmd_usage usage = {
-		REPORT_PROG, "compare", "--baseline IMPL|RUN [options]",
+		REPORT_PROG, "compare", "--baseline IMPL|RUN|KEY=VALUE [options]",
 		"Speedup of every case against a baseline: baseline median / candidate median (> 1 means\n"
 		"the candidate is faster), a 95% bootstrap confidence interval, the Mann-Whitney U\n"
 		"p-value and a verdict; then geometric-mean, median and mean speedup with wins, losses\n"
 		"and ties. With an impl as baseline, cases of one run that differ only in impl are\n"
-		"paired; with a run, cases with the same case key in both runs. `report --compare IMPL`\n"
-		"is short for `report compare --baseline IMPL`.\n"
+		"paired (a peer's case with the baseline's that lacks the peer's own parameters); with a\n"
+		"run, cases with the same case key in both runs; with KEY=VALUE (any parameter, a peer's\n"
+		"too), cases of one run that differ only in KEY, those with VALUE the baseline.\n"
+		"`report --compare IMPL` is short for `report compare --baseline IMPL`.\n"
 		"Verdicts: faster/slower when the one-sided rank test says the change lies beyond the\n"
 		"threshold, its p adjusted over all the cases (Benjamini-Hochberg; column 'p adj')\n"
 		"below alpha; same when the 95% CI lies within the threshold; unsure otherwise;\n"
@@ -86,7 +88,7 @@ int cmd_compare(struct cmd_line *cl)
 	if (status >= 0)
 		return status;
 	if (!baseline) {
-		fprintf(stderr, "report compare: --baseline IMPL|RUN is required\n");
+		fprintf(stderr, "report compare: --baseline IMPL|RUN|KEY=VALUE is required\n");
 		return EXIT_USAGE;
 	}
 	if ((status = verdict_rule_check(&o.rule, "compare")) >= 0)
@@ -99,11 +101,16 @@ int cmd_compare(struct cmd_line *cl)
 	if ((status = report_open_set(o.db_path, o.run_sel, &filter, &db, &run_id, &cand)) >= 0)
 		goto done;
 	status = EXIT_OK;
-	/* An impl that some case of the run has is an impl baseline; otherwise a run selector. */
-	int impl_known = 0;
+	/* KEY=VALUE is a parameter baseline; an impl that some case of the run has is an impl
+	 * baseline; otherwise a run selector. */
+	const char *eq = strchr(baseline, '=');
+	int impl_known = 0, by_param = eq && eq != baseline && eq[1];
+	char param[64] = "";
+	if (by_param)
+		snprintf(param, sizeof(param), "%.*s", (int)(eq - baseline), baseline);
 	for (size_t i = 0; i < cand.n && !impl_known; i++)
 		impl_known = !strcmp(cand.rows[i].impl, baseline);
-	if (!impl_known) {
+	if (!impl_known && !by_param) {
 		struct bd_error rerr;
 		if (db_run_resolve(db, baseline, &base_run, &rerr)) {
 			fprintf(stderr,
@@ -120,8 +127,12 @@ int cmd_compare(struct cmd_line *cl)
 		by_run = 1;
 	}
 
-	compare_match(base, &cand, by_run ? NULL : baseline, (enum series_pick)pick, &o.rule, &pairs,
-		      &npairs);
+	if (by_param)
+		compare_match_param(&cand, param, eq + 1, (enum series_pick)pick, &o.rule, &pairs,
+				    &npairs);
+	else
+		compare_match(base, &cand, by_run ? NULL : baseline, (enum series_pick)pick, &o.rule,
+			      &pairs, &npairs);
 	char title[256];
 	if (by_run)
 		snprintf(title, sizeof(title), "run %lld vs baseline run %lld (%s)", (long long)run_id,
@@ -130,7 +141,12 @@ int cmd_compare(struct cmd_line *cl)
 		snprintf(title, sizeof(title), "run %lld: speedup vs %s (%s)", (long long)run_id, baseline,
 			 series_pick_names[pick]);
 	if (compare_tables(&cand, pairs, npairs, title, by_run, &o.rule, &t[0], &t[1]) == 0) {
-		explain_nothing(base, by_run ? NULL : baseline, run_id);
+		if (by_param)
+			fprintf(stderr, "report: nothing to compare: no ok case of run %lld with %s pairs "
+				"with an ok case that differs from it only in %s\n", (long long)run_id,
+				baseline, param);
+		else
+			explain_nothing(base, by_run ? NULL : baseline, run_id);
 		status = EXIT_FAIL;
 		goto done;
 	}

@@ -50,12 +50,47 @@ void compare_match(const struct case_set *base, const struct case_set *cand, con
 			continue;
 		char *stripped = impl ? case_key_without_impl(c->case_key) : NULL;
 		long j = case_index_find(&index, impl ? stripped : c->case_key, impl);
+		if (j < 0 && impl) {   /* a peer's case: the baseline's that lacks its own parameters */
+			char *plain = case_key_without_peer_params(stripped);
+			j = case_index_find(&index, plain, impl);
+			free(plain);
+		}
 		free(stripped);
 		if (j >= 0 && is_ok(c) && is_ok(&base->rows[j]))
 			out[m++] = (struct case_pair){.base = (size_t)j, .cand = i};
 	}
 	case_index_free(&index);
 	compare_pairs(base, cand, out, m, pick, rule);
+	*pairs = out;
+	*n = m;
+}
+
+void compare_match_param(const struct case_set *set, const char *key, const char *value,
+			 enum series_pick pick, const struct verdict_rule *rule,
+			 struct case_pair **pairs, size_t *n)
+{
+	char (*have)[128] = xcalloc(set->n, sizeof(*have));
+	char **rest = xcalloc(set->n, sizeof(*rest));   /* the key without key= */
+	struct case_pair *out = xcalloc(set->n, sizeof(*out));
+	size_t m = 0;
+	for (size_t i = 0; i < set->n; i++) {
+		json_field(set->rows[i].params_json, key, have[i], sizeof(have[i]));
+		rest[i] = case_key_without(set->rows[i].case_key, key);
+	}
+	for (size_t i = 0; i < set->n; i++) {   /* O(n^2) string compares: a run's few thousand */
+		if (!is_ok(&set->rows[i]) || !have[i][0] || !strcmp(have[i], value))
+			continue;
+		for (size_t j = 0; j < set->n; j++)
+			if (is_ok(&set->rows[j]) && !strcmp(have[j], value) && !strcmp(rest[j], rest[i])) {
+				out[m++] = (struct case_pair){.base = j, .cand = i};
+				break;
+			}
+	}
+	for (size_t i = 0; i < set->n; i++)
+		free(rest[i]);
+	free(rest);
+	free(have);
+	compare_pairs(set, set, out, m, pick, rule);
 	*pairs = out;
 	*n = m;
 }
@@ -75,7 +110,7 @@ size_t compare_tables(const struct case_set *cand, const struct case_pair *pairs
 	       c_q = table_column(t, "p adj", "", 4),
 	       c_v = table_column(t, "verdict", "", 0);
 	double *speedups = xcalloc(n, sizeof(*speedups));
-	const char **groups = xcalloc(n, sizeof(*groups));
+	char (*groups)[160] = xcalloc(n, sizeof(*groups));   /* impl and peer parameters */
 	enum verdict *verdicts = xcalloc(n, sizeof(*verdicts));
 	size_t npairs = 0;
 	for (size_t k = 0; k < n; k++) {
@@ -84,8 +119,12 @@ size_t compare_tables(const struct case_set *cand, const struct case_pair *pairs
 		const struct case_row *c = &cand->rows[pairs[k].cand];
 		const struct pair_result *pr = &pairs[k].result;
 		size_t r = table_row(t);
+		char params[128];
+		case_key_peer_params(c->case_key, params, sizeof(params));
+		snprintf(groups[npairs], sizeof(groups[npairs]), "%s%s%s", c->impl, params[0] ? " " : "",
+			 params);
 		table_text(t, r, c_case, c->name);
-		table_text(t, r, c_impl, c->impl);
+		table_text(t, r, c_impl, groups[npairs]);
 		char n_text[48];
 		snprintf(n_text, sizeof(n_text), "%zu/%zu", pr->base.n, pr->cand.n);
 		table_text(t, r, c_n, n_text);
@@ -105,8 +144,7 @@ size_t compare_tables(const struct case_set *cand, const struct case_pair *pairs
 			table_number(t, r, c_q, q);
 		table_text(t, r, c_v, verdict_names[pr->verdict]);
 		speedups[npairs] = pr->speedup.ratio;
-		verdicts[npairs] = pr->verdict;
-		groups[npairs++] = c->impl;
+		verdicts[npairs++] = pr->verdict;
 	}
 	if (npairs == 0)
 		goto done;

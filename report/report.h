@@ -184,6 +184,11 @@ void case_index_free(struct case_index *idx);
 /* The case key without its impl=... (or param=...) token, e.g. "seq_len" or "dtype" (malloc'd). */
 char *case_key_without_impl(const char *key);
 char *case_key_without(const char *key, const char *param);
+/* A peer's own parameters are the tokens of a key that the parameter table does not have
+ * (schemas/peer-protocol.md, "Peer parameters"): the key without them (malloc'd), and them as
+ * "name=value name=value" into out ("" for none). */
+char *case_key_without_peer_params(const char *key);
+void case_key_peer_params(const char *key, char *out, size_t n);
 
 /* ---- one side of a comparison: a group of runs (run_group.c) --------------------------------- */
 
@@ -340,6 +345,12 @@ int warmup_table(struct db *db, int64_t run_id, const struct case_set *set, cons
 void compare_match(const struct case_set *base, const struct case_set *cand, const char *impl,
 		   enum series_pick pick, const struct verdict_rule *rule, struct case_pair **pairs,
 		   size_t *n);
+/* The same within one set by a parameter (built-in or a peer's; `--baseline KEY=VALUE`): every
+ * ok case whose key is not value is paired with the ok case that differs from it only in key and
+ * has key = value. */
+void compare_match_param(const struct case_set *set, const char *key, const char *value,
+			 enum series_pick pick, const struct verdict_rule *rule,
+			 struct case_pair **pairs, size_t *n);
 /* `report compare`'s per-case table (titled title) and per-impl summary (by_run: one row, "all")
  * from the pairs that are ok. Returns how many pairs are ok; with none, both tables are left
  * empty. */

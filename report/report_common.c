@@ -298,6 +298,37 @@ char *case_key_without_impl(const char *key) { return case_key_without(key, "imp
 
 char *case_key_without(const char *key, const char *param) { return case_key_drop(key, param); }
 
+/* The tokens of key that are (peer: 1) or are not (0) a peer's parameters, space-separated. */
+static void key_tokens(const char *key, int peer, struct strbuf *sb)
+{
+	struct key_token t[CASE_KEY_MAX_TOKENS];
+	size_t n;
+	if (case_key_split(key, t, CASE_KEY_MAX_TOKENS, &n, NULL)) {
+		if (!peer)
+			sb_add(sb, key);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		if ((t[i].def == NULL) == peer)
+			sb_addf(sb, "%s%.*s=%.*s", sb->len ? " " : "", (int)t[i].name_len, t[i].name,
+				(int)t[i].value_len, t[i].value);
+}
+
+char *case_key_without_peer_params(const char *key)
+{
+	struct strbuf sb = STRBUF_INIT;
+	key_tokens(key, 0, &sb);
+	return sb_detach(&sb);
+}
+
+void case_key_peer_params(const char *key, char *out, size_t n)
+{
+	struct strbuf sb = STRBUF_INIT;
+	key_tokens(key, 1, &sb);
+	snprintf(out, n, "%s", sb_str(&sb));
+	sb_free(&sb);
+}
+
 static int entry_cmp(const void *a, const void *b)
 {
 	const struct case_index_entry *x = a, *y = b;

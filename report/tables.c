@@ -36,9 +36,18 @@ int table_of_cases(struct db *db, const char *suite, const struct case_row *case
 	if (rc)
 		goto done;
 
-	size_t col_param[8], ncol_param = 0, col_causal = 0, col_count = 0;
+	size_t col_param[8], ncol_param = 0, col_causal = 0, col_count = 0, col_peer = 0;
 	for (; ncol_param < 8 && params[ncol_param]; ncol_param++)
 		col_param[ncol_param] = table_column(t, params[ncol_param], "", 0);
+	/* a peer's own parameters (schemas/peer-protocol.md), where some case has them */
+	int peer_params = 0;
+	for (size_t i = 0; i < n && !peer_params; i++) {
+		char v[256];
+		case_key_peer_params(cases[i].case_key, v, sizeof(v));
+		peer_params = v[0] != '\0';
+	}
+	if (peer_params)
+		col_peer = table_column(t, "peer params", "", 0);
 	/* The model's parameter count, as the runner stored it (schema 4; e2e) */
 	int counted = 0;
 	for (size_t i = 0; i < n; i++)
@@ -117,6 +126,7 @@ int table_of_cases(struct db *db, const char *suite, const struct case_row *case
 		col_mem[3] = table_column(t, "activations", "MiB", 1);
 	}
 
+	size_t nunvalidated = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct case_row *c = &cases[i];
 		size_t r = table_row(t);
@@ -125,11 +135,18 @@ int table_of_cases(struct db *db, const char *suite, const struct case_row *case
 			json_field(c->params_json, params[k], v, sizeof(v));
 			table_text(t, r, col_param[k], v);
 		}
+		if (peer_params) {
+			case_key_peer_params(c->case_key, v, sizeof(v));
+			table_text(t, r, col_peer, v);
+		}
 		if (counted && c->param_count > 0)
 			table_number(t, r, col_count, (double)c->param_count / 1e6);
 		if (causal_col)
 			table_text(t, r, col_causal, c->causal > 0 ? "yes" : "no");
-		table_text(t, r, col_status, status_name(c->status));
+		/* an ok case not checked against a reference: a peer without `check` lines */
+		int unvalidated = c->status == STATUS_OK && c->max_diff < 0;
+		nunvalidated += unvalidated;
+		table_text(t, r, col_status, unvalidated ? "ok, unvalidated" : status_name(c->status));
 		size_t measured = series[i].ntotal;
 		for (int p = 0; p < PHASE_COUNT; p++)
 			measured = series[i].n[p] > measured ? series[i].n[p] : measured;
@@ -177,6 +194,10 @@ int table_of_cases(struct db *db, const char *suite, const struct case_row *case
 		for (int k = 0; breakdown && c->activation_bytes > 0 && k < 4; k++)
 			table_number(t, r, col_mem[k], held[k] > 0 ? (double)held[k] / BYTES_PER_MIB : 0);
 	}
+	if (nunvalidated)
+		table_note(t, "ok, unvalidated: %zu case%s not checked against a reference (a peer without "
+			   "check lines: schemas/peer-protocol.md, \"Validation\")", nunvalidated,
+			   nunvalidated == 1 ? "" : "s");
 done:
 	for (size_t i = 0; i < n; i++)
 		case_series_free(&series[i]);

@@ -158,10 +158,16 @@ void print_case_list(const struct sweep *s, const struct sweep_cases *cases)
 			sb_addf(&out, "  %zu combinations, %zu excluded by %zu exclude entries\n", product,
 				product - in_bench, bm->nexcludes);
 	}
-	for (size_t i = 0; i < s->npeers; i++)
-		sb_addf(&out, "%speer %s (suite %s, timeout %lld s, line %d): %s\n", i ? "" : "\n",
-			s->peers[i].name, s->peers[i].suite, (long long)s->peers[i].timeout_s,
-			s->peers[i].line, s->peers[i].command);
+	for (size_t i = 0; i < s->npeers; i++) {
+		const struct sweep_peer *peer = &s->peers[i];
+		sb_addf(&out, "%speer %s (suite %s, timeout %lld s%s%s", i ? "" : "\n", peer->name,
+			peer->suite, (long long)peer->timeout_s, peer->persistent ? ", persistent" : "",
+			peer->check_required ? ", check required" : "");
+		for (size_t k = 0; k < peer->nparams; k++)   /* its own parameters and defaults */
+			sb_addf(&out, "%s%s=%s", k ? " " : ", params ", peer->params[k].name,
+				peer->params[k].def);
+		sb_addf(&out, ", line %d): %s\n", peer->line, peer->command);
+	}
 	fputs(sb_str(&out), stdout);
 	sb_free(&out);
 }

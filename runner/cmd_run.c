@@ -367,6 +367,7 @@ int cmd_run(struct cmd_line *cl)
 		progress_init(&pg, cases.n, work);
 		free(work);
 		struct run_heartbeat hb = {&pg, db, run_id, now_ns()};
+		struct peer_session *session = peer_session_new();   /* a persistent peer's process */
 		for (size_t k = 0; k < cases.n; k++) {
 			size_t i = order[k];   /* the sweep's order, or this repetition's */
 			if (measure_take_signals())
@@ -379,11 +380,13 @@ int cmd_run(struct cmd_line *cl)
 			char started_at[32];
 			db_now(started_at);
 			progress_case_start(&pg, k, c->name);
+			if (!c->peer || !c->peer->persistent)   /* no idle peer beside another case */
+				peer_session_end(session);
 			struct case_gpu gpu;   /* what NVML saw while the case ran (CUDA cases) */
 			struct gpu_probe *probe = c->params.device == DEVICE_CUDA ? gpu_probe_start() : NULL;
 			if (c->peer) {   /* an external implementation from the sweep's `peers:` */
 				measure_release_signals();   /* its wait loop reads the flag */
-				peer_measure_case(c, sweep->path, &res, run_heartbeat_iteration, &hb);
+				peer_measure_case(c, sweep->path, session, &res, run_heartbeat_iteration, &hb);
 				measure_hold_signals();
 			} else
 				measure_case(workload_find(suite_name(c->params.suite), c->params.impl,
@@ -411,6 +414,7 @@ int cmd_run(struct cmd_line *cl)
 			counts[res.status]++;
 			stored++;
 		}
+		peer_session_free(session);
 		progress_finish(&pg);
 		if (measure_take_signals() && strcmp(run_status, "failed")) {
 			run_status = "interrupted";

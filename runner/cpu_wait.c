@@ -15,6 +15,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Add one thread's figures; a thread that ended between the listing and the read is skipped. */
 static void add_thread(const char *tid, struct cpu_wait *w)
@@ -61,4 +62,92 @@ double cpu_wait_share(const struct cpu_wait *before, const struct cpu_wait *afte
 	if (run + wait <= 0)   /* a kernel without sched_info: every thread reads 0 0 */
 		return -1;
 	return (double)wait / (double)(run + wait);
+}
+
+/* ---- a process tree (a peer's) ---------------------------------------------------------------- */
+
+/* Every thread of process pid: its schedstat into w (a new thread with baseline 0 unless
+ * baseline), then the same for pid's children (each thread's /proc/PID/task/TID/children), to a
+ * depth that no real tree reaches. */
+static void tree_walk(struct cpu_wait_tree *w, pid_t pid, int baseline, int depth, int self)
+{
+	char path[96];
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	DIR *d = opendir(path);
+	if (!d || depth > 64) {
+		if (d)
+			closedir(d);
+		return;
+	}
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		pid_t tid = (pid_t)atoi(e->d_name);
+		if (!self) {   /* the root (the guardian) only waits: not counted */
+			unsigned long long run, wait;
+			snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
+			FILE *f = fopen(path, "r");
+			if (f && fscanf(f, "%llu %llu", &run, &wait) == 2) {
+				size_t i = 0;
+				while (i < w->n && w->threads[i].tid != tid)
+					i++;
+				if (i == w->n) {
+					if (w->n == w->cap) {
+						size_t cap = w->cap ? 2 * w->cap : 32;
+						struct cpu_wait_thread *t = realloc(w->threads, cap * sizeof(*t));
+						if (!t) {
+							fclose(f);
+							continue;
+						}
+						w->threads = t;
+						w->cap = cap;
+					}
+					w->threads[w->n++] = (struct cpu_wait_thread){
+						tid, baseline ? (int64_t)run : 0, baseline ? (int64_t)wait : 0, 0, 0};
+				}
+				w->threads[i].run = (int64_t)run;
+				w->threads[i].wait = (int64_t)wait;
+				w->ok = 1;
+			}
+			if (f)
+				fclose(f);
+		}
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)tid);
+		FILE *c = fopen(path, "r");
+		int child;
+		while (c && fscanf(c, "%d", &child) == 1)
+			tree_walk(w, (pid_t)child, baseline, depth + 1, 0);
+		if (c)
+			fclose(c);
+	}
+	closedir(d);
+}
+
+void cpu_wait_tree_begin(struct cpu_wait_tree *w, pid_t root)
+{
+	w->n = 0;
+	w->ok = 0;
+	tree_walk(w, root, 1, 0, 1);
+}
+
+void cpu_wait_tree_sample(struct cpu_wait_tree *w, pid_t root) { tree_walk(w, root, 0, 0, 1); }
+
+double cpu_wait_tree_share(const struct cpu_wait_tree *w)
+{
+	int64_t run = 0, wait = 0;
+	for (size_t i = 0; i < w->n; i++) {
+		const struct cpu_wait_thread *t = &w->threads[i];
+		run += t->run > t->run0 ? t->run - t->run0 : 0;
+		wait += t->wait > t->wait0 ? t->wait - t->wait0 : 0;
+	}
+	if (!w->ok || run + wait <= 0)
+		return -1;
+	return (double)wait / (double)(run + wait);
+}
+
+void cpu_wait_tree_free(struct cpu_wait_tree *w)
+{
+	free(w->threads);
+	memset(w, 0, sizeof(*w));
 }

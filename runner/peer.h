@@ -10,8 +10,11 @@
 #include "measure.h"
 #include "sweep.h"
 
-/* The protocol version this runner speaks (the `benchdb-peer 1` header line). */
+/* The protocol versions this runner reads (the `benchdb-peer N` header line): 1 and 2. A peer run
+ * one process per case gets BENCHDB_PEER_PROTOCOL=1 (for the version-1 peers that check it) and
+ * BENCHDB_PEER_PROTOCOL_MAX=2; a persistent peer speaks 2. */
 #define PEER_PROTOCOL_VERSION 1
+#define PEER_PROTOCOL_MAX 2
 /* Bytes of the peer's stderr kept for the reason of a failed case (the last ones). */
 #define PEER_STDERR_TAIL 2048
 /* Bytes of the `info {...}` object with its nul: what cases.impl_info holds for a case. */
@@ -21,8 +24,16 @@ _Static_assert(PEER_INFO_MAX == sizeof(((struct case_result *)0)->impl_info),
 /* A peer that writes more than this to stdout is stopped (its case is an error). */
 #define PEER_STDOUT_MAX (64u << 20)
 
+/* What a `check` line says: the worst element of one comparison with a reference. */
+struct peer_check {
+	char stage[32];              /* "output", "dq", "loss", ... */
+	double diff, bound;          /* |x - ref| at the worst element, its tolerance (> 0) */
+	char where[128];             /* where the worst element is, as printed; "" none */
+};
+
 /* A peer's stdout after validation against its case. */
 struct peer_output {
+	int version;                 /* of the header (persistent: the process's), 0 before it */
 	int status_line;             /* line of the `status` line, 0 when there is none */
 	enum bd_status status;     /* what the status line says (valid when status_line) */
 	char reason[512];            /* the status line's reason; "" for ok */
@@ -35,6 +46,12 @@ struct peer_output {
 	int64_t param_bytes, peak_fwd_bytes, peak_bwd_bytes, peak_bytes; /* `memory`; -1 unknown */
 	size_t ninfo;                /* `info KEY VALUE` lines (checked, not stored) */
 	char impl_info[PEER_INFO_MAX]; /* the `info {...}` line's JSON object as printed; "" none */
+	/* version 2 */
+	size_t nchecks;              /* `check` lines */
+	struct peer_check worst;     /* the one with the largest diff / bound (valid when nchecks) */
+	int check_failed;            /* some diff > bound, or a diff that is not a number */
+	int work_benchdb;            /* `work benchdb`: the built-in workload's figures */
+	int64_t work_flops[PHASE_COUNT], work_bytes[PHASE_COUNT]; /* `work PHASE ...`; -1 unknown */
 };
 
 /* Parse a peer's whole stdout (len bytes) for the case p. Returns 0 when the output is valid —
@@ -44,6 +61,11 @@ struct peer_output {
  * dropped. Never prints. The caller frees out with peer_output_free (also after an error). */
 int peer_parse_output(const char *text, size_t len, const struct case_params *p,
 		      struct peer_output *out);
+/* The same for one case of a persistent peer: text is that case's lines, the process's header
+ * already read (version; 0: it is not, the process's first case, and text starts with it); the
+ * first of them is line first_line of the process's output (for messages). */
+int peer_parse_case_block(const char *text, size_t len, const struct case_params *p, int version,
+			  size_t first_line, struct peer_output *out);
 void peer_output_free(struct peer_output *out);
 
 /* FLOPs and bytes as the built-in workload of the suite computes them (the first registered one
@@ -51,15 +73,32 @@ void peer_output_free(struct peer_output *out);
  * when the suite has no workload in this build. */
 void peer_figures(const struct case_params *p, struct wl_figures *f);
 
+/* The running process of a persistent peer, from one of its cases to the next. */
+struct peer_session;
+
+struct peer_session *peer_session_new(void);   /* NULL when out of memory */
+/* Stop the session's process, if one runs (its stdin closed, 2 s to exit, then stopped as at a
+ * timeout). Accepts NULL. Call it before anything else is measured, so that an idle peer holds
+ * no memory or threads meanwhile. */
+void peer_session_end(struct peer_session *s);
+void peer_session_free(struct peer_session *s);
+
 /* Run case c through its peer (c->peer must be set): `/bin/sh -c COMMAND` in the directory of
- * sweep_path, with the case's parameters in BENCHDB_* environment variables, stdin from
- * /dev/null, stdout parsed with peer_parse_output, the tail of stderr kept for the reason. Fills
- * res like measure_case does and, like it, never fails as a function: a peer that cannot start,
- * fails, times out or prints something malformed is a STATUS_ERROR with the reason. When
- * measure_interrupted is set meanwhile, the peer's process group is stopped and res->interrupted
- * is set. on_iteration (may be NULL) sees the iterations as their samples arrive. The caller frees
- * res->samples. */
-void peer_measure_case(const struct sweep_case *c, const char *sweep_path, struct case_result *res,
+ * sweep_path, with the case's parameters in BENCHDB_* environment variables and stdin from
+ * /dev/null — or, for a persistent peer, as a `case {JSON}` line to the session's process
+ * (started when it is not the peer's; without a session, a process for this case alone) —
+ * stdout parsed with peer_parse_output, the tail of stderr kept for the reason. Fills res like
+ * measure_case does and, like it, never fails as a function: a peer that cannot start, fails,
+ * times out, prints something malformed or fails its own check is a STATUS_ERROR with the
+ * reason. When measure_interrupted is set meanwhile, the peer's processes are stopped and
+ * res->interrupted is set. on_iteration (may be NULL) sees the iterations as their samples
+ * arrive. The caller frees res->samples. */
+void peer_measure_case(const struct sweep_case *c, const char *sweep_path,
+		       struct peer_session *session, struct case_result *res,
 		       void (*on_iteration)(void *ctx, int64_t iter, int64_t total), void *ctx);
+
+/* Make text from a peer printable in place: control characters (C0, DEL, C1) and bytes that are
+ * not valid UTF-8 become '?', so that no escape sequence reaches a terminal or a report. */
+void peer_text_clean(char *s);
 
 #endif

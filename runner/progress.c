@@ -139,15 +139,16 @@ void progress_case_end(struct progress *pg, const struct case_result *res)
 	int64_t now = now_ns();
 	fmt_duration(el, sizeof(el), now - pg->start_ns);
 	eta(pg, pg->index, 1.0, now, left, sizeof(left));
-	char *name = escape_controls(pg->name);
+	char *name = escape_controls(pg->name), *reason = escape_controls(res->reason);
 	char stop[128] = "";   /* iters: auto: how many, and what stopped it */
 	if (res->stop_reason && strcmp(res->stop_reason, "iters"))
 		snprintf(stop, sizeof(stop), isfinite(res->rse) ? "; iters auto: %lld, %s, rse %.2f%%" :
 			 "; iters auto: %lld, %s", (long long)res->iters, res->stop_reason, 100 * res->rse);
 	fprintf(stderr, "[%zu/%zu] %s: %s%s%s%s (%.2f s; elapsed %s, eta %s)\n", pg->index + 1,
 		pg->ncases, name, status_name(res->status), res->reason[0] ? ": " : "",
-		res->reason, stop, (double)res->elapsed_ns / 1e9, el, left);
+		reason, stop, (double)res->elapsed_ns / 1e9, el, left);
 	free(name);
+	free(reason);
 	fflush(stderr);
 	written(pg);
 }

@@ -9,7 +9,7 @@
  * are one table, common/params.c, the single source for the documented tables in
  * schemas/sweep-format.md; change both together.
  */
-#include "sweep_internal.h"
+#include "sweep_loader.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -18,8 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <yaml.h>
 
 #include "sha256.h"
 #include "sweep_limits.h"
@@ -73,6 +71,15 @@ void sweep_free(struct sweep *s)
 		free(s->peers[i].name);
 		free(s->peers[i].command);
 		free(s->peers[i].suite);
+		for (size_t j = 0; j < s->peers[i].nparams; j++) {
+			struct sweep_peer_param *d = &s->peers[i].params[j];
+			for (size_t v = 0; v < d->nvalues; v++)
+				free(d->values[v]);
+			free(d->values);
+			free(d->name);
+			free(d->def);
+		}
+		free(s->peers[i].params);
 	}
 	free(s->peers);
 	free(s->name);
@@ -83,60 +90,8 @@ void sweep_free(struct sweep *s)
 
 /* ---- the YAML tree -------------------------------------------------------------------------- */
 
-struct loader {
-	struct checker ck;
-	yaml_document_t *doc;
-	struct sweep *s;
-	struct sweep_setting *defaults;  /* `defaults:`, merged into each benchmark */
-	size_t ndefaults;
-	unsigned char *default_applied;  /* per default: given to some benchmark */
-	yaml_node_t **model_heads;       /* num_heads value of each user preset, for its check */
-};
-
-#define FOR_PAIRS(pair, map) \
-	for (yaml_node_pair_t *pair = (map)->data.mapping.pairs.start; pair < (map)->data.mapping.pairs.top; pair++)
-
-static yaml_node_t *node_get(const struct loader *L, int id)
-{
-	return yaml_document_get_node(L->doc, id);
-}
-
-static int node_line(const yaml_node_t *n) { return (int)n->start_mark.line + 1; }
-static int node_column(const yaml_node_t *n) { return (int)n->start_mark.column + 1; }
-static const char *node_text(const yaml_node_t *n) { return (const char *)n->data.scalar.value; }
-static size_t node_pairs(const yaml_node_t *n)
-{
-	return (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
-}
-static size_t node_items(const yaml_node_t *n)
-{
-	return (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
-}
-
-/* `key:` with nothing after it, `~` or `null`. */
-static int node_is_null(const yaml_node_t *n)
-{
-	if (n->type != YAML_SCALAR_NODE || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
-		return 0;
-	const char *t = node_text(n);
-	return !*t || !strcmp(t, "~") || !strcmp(t, "null") || !strcmp(t, "Null") || !strcmp(t, "NULL");
-}
-
-static const char *node_kind(const yaml_node_t *n)
-{
-	if (n->type == YAML_MAPPING_NODE)
-		return "a mapping";
-	if (n->type == YAML_SEQUENCE_NODE)
-		return "a list";
-	if (node_is_null(n))
-		return "no value";
-	return "a single value";
-}
-
-static int fail_node(const struct loader *L, const yaml_node_t *n, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail_node(const struct loader *L, const yaml_node_t *n, const char *fmt, ...)
+/* sweep_loader.h */
+int sweep_fail_node(const struct loader *L, const yaml_node_t *n, const char *fmt, ...)
 {
 	char msg[sizeof(((struct bd_error *)0)->msg)];
 	va_list ap;
@@ -146,19 +101,19 @@ static int fail_node(const struct loader *L, const yaml_node_t *n, const char *f
 	return bd_fail_at(L->ck.err, BD_EINVAL, L->ck.path, node_line(n), node_column(n), "%s", msg);
 }
 
-/* Every key of map is a name, and none is repeated. */
-static int check_keys(const struct loader *L, const yaml_node_t *map)
+/* sweep_loader.h */
+int sweep_check_keys(const struct loader *L, const yaml_node_t *map)
 {
 	FOR_PAIRS(pair, map) {
 		yaml_node_t *k = node_get(L, pair->key);
 		if (k->type != YAML_SCALAR_NODE || node_is_null(k))
-			return fail_node(L, k, "a mapping key must be a name, got %s", node_kind(k));
+			return sweep_fail_node(L, k, "a mapping key must be a name, got %s", node_kind(k));
 		if (strlen(node_text(k)) != k->data.scalar.length)
-			return fail_node(L, k, "a mapping key contains a nul character");
+			return sweep_fail_node(L, k, "a mapping key contains a nul character");
 		for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < pair; q++) {
 			yaml_node_t *prev = node_get(L, q->key);
 			if (!strcmp(node_text(prev), node_text(k)))
-				return fail_node(L, k, "duplicate key '%s' (first given at line %d, column %d)",
+				return sweep_fail_node(L, k, "duplicate key '%s' (first given at line %d, column %d)",
 						 node_text(k), node_line(prev), node_column(prev));
 		}
 	}
@@ -178,7 +133,7 @@ static yaml_node_t *map_get(const struct loader *L, const yaml_node_t *map, cons
 static int load_string(const struct loader *L, const char *key, const yaml_node_t *n)
 {
 	if (n->type != YAML_SCALAR_NODE || node_is_null(n))
-		return fail_node(L, n, "key '%s' expects a string, got %s", key, node_kind(n));
+		return sweep_fail_node(L, n, "key '%s' expects a string, got %s", key, node_kind(n));
 	return 0;
 }
 
@@ -199,13 +154,13 @@ static int setting_load(struct loader *L, const yaml_node_t *key, yaml_node_t *v
 	out->is_axis = force_axis;
 	out->key = xstrdup(p->key);
 	if (val->type == YAML_MAPPING_NODE) {
-		rc = fail_node(L, val, "key '%s' expects %s or a list of them, got a mapping%s", p->key,
+		rc = sweep_fail_node(L, val, "key '%s' expects %s or a list of them, got a mapping%s", p->key,
 			       sweep_kind_noun(p->kind),
 			       p->kind == V_MODEL ? " (define models under the top-level key 'models')" : "");
 		goto done;
 	}
 	if (val->type == YAML_SCALAR_NODE && node_is_null(val)) {
-		rc = fail_node(L, val, "key '%s' has no value", p->key);
+		rc = sweep_fail_node(L, val, "key '%s' has no value", p->key);
 		goto done;
 	}
 	size_t n = 1;
@@ -215,7 +170,7 @@ static int setting_load(struct loader *L, const yaml_node_t *key, yaml_node_t *v
 		items = val->data.sequence.items.start;
 		out->is_axis = 1;
 		if (!n) {
-			rc = fail_node(L, val, "key '%s' has an empty list of values", p->key);
+			rc = sweep_fail_node(L, val, "key '%s' has an empty list of values", p->key);
 			goto done;
 		}
 	}
@@ -224,16 +179,16 @@ static int setting_load(struct loader *L, const yaml_node_t *key, yaml_node_t *v
 	for (size_t i = 0; i < n; i++) {
 		yaml_node_t *item = items ? node_get(L, items[i]) : val;
 		if (item->type != YAML_SCALAR_NODE) {
-			rc = fail_node(L, item, "key '%s' expects %s, got %s", p->key, sweep_kind_noun(p->kind),
+			rc = sweep_fail_node(L, item, "key '%s' expects %s, got %s", p->key, sweep_kind_noun(p->kind),
 				       node_kind(item));
 			goto done;
 		}
 		if (node_is_null(item)) {
-			rc = fail_node(L, item, "key '%s' has an empty value in its list", p->key);
+			rc = sweep_fail_node(L, item, "key '%s' has an empty value in its list", p->key);
 			goto done;
 		}
 		if (strlen(node_text(item)) != item->data.scalar.length) {
-			rc = fail_node(L, item, "key '%s' has a value with a nul character", p->key);
+			rc = sweep_fail_node(L, item, "key '%s' has a value with a nul character", p->key);
 			goto done;
 		}
 		struct sweep_scalar *sc = &out->values[out->nvalues];
@@ -247,7 +202,7 @@ static int setting_load(struct loader *L, const yaml_node_t *key, yaml_node_t *v
 		for (size_t j = 0; j < i; j++) {
 			if (strcmp(canon[j], v.canon))
 				continue;
-			rc = fail_node(L, item, "key '%s' lists the value %s twice (first at line %d, column %d)",
+			rc = sweep_fail_node(L, item, "key '%s' lists the value %s twice (first at line %d, column %d)",
 				       p->key, v.canon, out->values[j].line, out->values[j].column);
 			goto done;
 		}
@@ -287,209 +242,9 @@ static int fail_unknown_param(const struct loader *L, const yaml_node_t *key, in
 			if (d->sweep & SUITE_BIT(s))
 				sb_addf(&sb, " %s", suite_name((enum suite_id)s));
 	}
-	int rc = fail_node(L, key, "%s", sb_str(&sb));
+	int rc = sweep_fail_node(L, key, "%s", sb_str(&sb));
 	sb_free(&sb);
 	return rc;
-}
-
-static int load_models(struct loader *L, const yaml_node_t *node)
-{
-	static const char *const fields[] = {"d_model", "d_ff", "num_layers", "num_heads", "vocab_size", NULL};
-	struct sweep *s = L->s;
-	int rc;
-
-	if (node->type != YAML_MAPPING_NODE)
-		return fail_node(L, node, "key 'models' expects a mapping of model name to {d_model, d_ff, "
-				 "num_layers, num_heads, vocab_size}, got %s", node_kind(node));
-	if ((rc = check_keys(L, node)))
-		return rc;
-	size_t n = node_pairs(node);
-	s->models = xcalloc(n, sizeof(*s->models));
-	L->model_heads = xcalloc(n, sizeof(*L->model_heads));
-
-	FOR_PAIRS(pair, node) {
-		yaml_node_t *k = node_get(L, pair->key), *spec = node_get(L, pair->value);
-		const char *name = node_text(k);
-		struct model_config *m = &s->models[s->nmodels];
-		if (strlen(name) >= sizeof(m->name))
-			return fail_node(L, k, "model name '%s' is too long (at most %zu characters)", name,
-					 sizeof(m->name) - 1);
-		for (const char *c = name; *c; c++)
-			if (!isalnum((unsigned char)*c) && *c != '.' && *c != '_' && *c != '-')
-				return fail_node(L, k, "model name '%s' may only contain letters, digits, '.', '_' "
-						 "and '-'", name);
-		for (size_t i = 0; model_presets[i].name[0]; i++)
-			if (!strcmp(model_presets[i].name, name))
-				return fail_node(L, k, "model name '%s' is a built-in preset (built-in: small, "
-						 "medium, large, xl, 2.7B); choose another name", name);
-		if (spec->type != YAML_MAPPING_NODE)
-			return fail_node(L, spec, "model '%s' expects a mapping with keys d_model, d_ff, "
-					 "num_layers, num_heads, vocab_size, got %s", name, node_kind(spec));
-		if ((rc = check_keys(L, spec)))
-			return rc;
-		snprintf(m->name, sizeof(m->name), "%s", name);
-		m->vocab_size = SWEEP_DEFAULT_VOCAB_SIZE;
-		int64_t *dest[] = {&m->d_model, &m->d_ff, &m->num_layers, &m->num_heads, &m->vocab_size};
-		FOR_PAIRS(field, spec) {
-			yaml_node_t *fk = node_get(L, field->key), *fv = node_get(L, field->value);
-			const char *fname = node_text(fk);
-			size_t f = 0;
-			while (fields[f] && strcmp(fields[f], fname))
-				f++;
-			if (!fields[f]) {
-				const char *hint = suggest(fname, fields);
-				char tail[64] = "";
-				if (hint)
-					snprintf(tail, sizeof(tail), "; did you mean '%s'?", hint);
-				return fail_node(L, fk, "unknown key '%s' for model '%s' (valid: d_model, d_ff, "
-						 "num_layers, num_heads, vocab_size)%s", fname, name, tail);
-			}
-			if (fv->type != YAML_SCALAR_NODE || node_is_null(fv))
-				return fail_node(L, fv, "key '%s' of model '%s' expects a positive integer, got %s",
-						 fname, name, node_kind(fv));
-			int64_t v;
-			int prc = parse_digits(node_text(fv), &v);
-			if (prc == -1)
-				return fail_node(L, fv, "key '%s' of model '%s' expects a positive integer, got '%s'",
-						 fname, name, node_text(fv));
-			if (prc == -2)
-				return fail_node(L, fv, "key '%s' of model '%s' value %s is too large", fname, name,
-						 node_text(fv));
-			if (v < 1 || v > sweep_value_max(fname))
-				return fail_node(L, fv, "key '%s' of model '%s' must be >= 1 and at most %" PRId64
-						 ", got %" PRId64, fname, name, sweep_value_max(fname), v);
-			*dest[f] = v;
-			if (f == 3)
-				L->model_heads[s->nmodels] = fv;
-		}
-		for (size_t f = 0; f < 4; f++)
-			if (!*dest[f])
-				return fail_node(L, spec, "model '%s' is missing required key '%s'", name, fields[f]);
-		s->nmodels++;
-	}
-	L->ck.models = s->models;
-	L->ck.nmodels = s->nmodels;
-	return 0;
-}
-
-/* One field of a peer entry: command, suite or timeout. */
-static int load_peer_field(struct loader *L, struct sweep_peer *peer, const yaml_node_t *fk,
-			   const yaml_node_t *fv)
-{
-	static const char *const fields[] = {"command", "suite", "timeout", NULL};
-	const char *fname = node_text(fk), *name = peer->name;
-	if (!name_in(fields, fname)) {
-		const char *hint = suggest(fname, fields);
-		char tail[64] = "";
-		if (hint)
-			snprintf(tail, sizeof(tail), "; did you mean '%s'?", hint);
-		return fail_node(L, fk, "unknown key '%s' for peer '%s' (valid: command, suite, timeout)%s",
-				 fname, name, tail);
-	}
-	if (fv->type != YAML_SCALAR_NODE || node_is_null(fv))
-		return fail_node(L, fv, "key '%s' of peer '%s' expects %s, got %s", fname, name,
-				 !strcmp(fname, "command") ? "a shell command" :
-				 !strcmp(fname, "suite") ? "a suite name" : "a positive integer (seconds)",
-				 node_kind(fv));
-	const char *t = node_text(fv);
-	if (strlen(t) != fv->data.scalar.length)
-		return fail_node(L, fv, "key '%s' of peer '%s' has a value with a nul character", fname,
-				 name);
-	if (!strcmp(fname, "command")) {
-		const char *c = t;
-		while (isspace((unsigned char)*c))
-			c++;
-		if (!*c)
-			return fail_node(L, fv, "key 'command' of peer '%s' is empty", name);
-		peer->command = xstrdup(t);
-	} else if (!strcmp(fname, "suite")) {
-		if (!name_in(workload_suites, t) || suite_parse(t) < 0) {
-			struct sweep_scalar v = {(char *)t, node_line(fv), node_column(fv)};
-			char head[160];
-			snprintf(head, sizeof(head), "unknown suite '%s' for peer '%s'", t, name);
-			return sweep_fail_choice(&L->ck, &v, head, workload_suites);
-		}
-		peer->suite = xstrdup(t);
-	} else {
-		int64_t v = 0;
-		int rc = parse_digits(t, &v);
-		if (rc == -1)
-			return fail_node(L, fv, "key 'timeout' of peer '%s' expects a positive integer "
-					 "(seconds), got '%s'", name, t);
-		if (rc == -2 || v > INT64_MAX / 1000000000)
-			return fail_node(L, fv, "key 'timeout' of peer '%s' value %s is too large (at most %"
-					 PRId64 " seconds)", name, t, INT64_MAX / 1000000000);
-		if (v < 1)
-			return fail_node(L, fv, "key 'timeout' of peer '%s' must be >= 1, got %" PRId64, name, v);
-		peer->timeout_s = v;
-	}
-	return 0;
-}
-
-/* `peers:` name -> {command, suite, timeout}. Each name becomes an impl of its suite. */
-static int load_peers(struct loader *L, const yaml_node_t *node)
-{
-	struct sweep *s = L->s;
-	int rc;
-
-	if (node->type != YAML_MAPPING_NODE)
-		return fail_node(L, node, "key 'peers' expects a mapping of peer name to {command, suite, "
-				 "timeout}, got %s", node_kind(node));
-	if ((rc = check_keys(L, node)))
-		return rc;
-	size_t n = node_pairs(node);
-	s->peers = xcalloc(n, sizeof(*s->peers));
-	const char *builtin[32];
-	sweep_union_impls(builtin);
-
-	FOR_PAIRS(pair, node) {
-		yaml_node_t *k = node_get(L, pair->key), *spec = node_get(L, pair->value);
-		const char *name = node_text(k);
-		struct sweep_peer *peer = &s->peers[s->npeers];
-		if (strlen(name) >= sizeof(((struct case_params *)0)->impl))
-			return fail_node(L, k, "peer name '%s' is too long (at most %zu characters)", name,
-					 sizeof(((struct case_params *)0)->impl) - 1);
-		for (const char *c = name; *c; c++)
-			if (!isalnum((unsigned char)*c) && *c != '.' && *c != '_' && *c != '-')
-				return fail_node(L, k, "peer name '%s' may only contain letters, digits, '.', '_' "
-						 "and '-'", name);
-		if (name_in(builtin, name)) {
-			struct strbuf sb = STRBUF_INIT;
-			sb_addf(&sb, "peer name '%s' is a built-in impl (built-in: ", name);
-			sb_add_list(&sb, builtin);
-			sb_add(&sb, "); choose another name");
-			rc = fail_node(L, k, "%s", sb_str(&sb));
-			sb_free(&sb);
-			return rc;
-		}
-		if (spec->type != YAML_MAPPING_NODE)
-			return fail_node(L, spec, "peer '%s' expects a mapping with keys command, suite, "
-					 "timeout, got %s", name, node_kind(spec));
-		if ((rc = check_keys(L, spec)))
-			return rc;
-		peer->name = xstrdup(name);
-		s->npeers++;
-		peer->timeout_s = SWEEP_PEER_TIMEOUT_S;
-		peer->line = node_line(k);
-		peer->column = node_column(k);
-		FOR_PAIRS(field, spec)
-			if ((rc = load_peer_field(L, peer, node_get(L, field->key), node_get(L, field->value))))
-				return rc;
-		if (!peer->command)
-			return fail_node(L, spec, "peer '%s' is missing required key 'command' (the shell "
-					 "command that runs it)", name);
-		if (!peer->suite) {
-			struct strbuf sb = STRBUF_INIT;
-			sb_add_list(&sb, workload_suites);
-			rc = fail_node(L, spec, "peer '%s' is missing required key 'suite' (valid: %s)", name,
-				       sb_str(&sb));
-			sb_free(&sb);
-			return rc;
-		}
-	}
-	L->ck.peers = s->peers;
-	L->ck.npeers = s->npeers;
-	return 0;
 }
 
 /* m, n, k and size in one mapping: size sets all three, so it stands alone. */
@@ -512,9 +267,9 @@ static int load_defaults(struct loader *L, const yaml_node_t *node)
 {
 	int rc;
 	if (node->type != YAML_MAPPING_NODE)
-		return fail_node(L, node, "key 'defaults' expects a mapping of parameter keys, got %s",
+		return sweep_fail_node(L, node, "key 'defaults' expects a mapping of parameter keys, got %s",
 				 node_kind(node));
-	if ((rc = check_keys(L, node)))
+	if ((rc = sweep_check_keys(L, node)))
 		return rc;
 	size_t n = node_pairs(node);
 	L->defaults = xcalloc(n, sizeof(*L->defaults));
@@ -522,6 +277,14 @@ static int load_defaults(struct loader *L, const yaml_node_t *node)
 	FOR_PAIRS(pair, node) {
 		yaml_node_t *k = node_get(L, pair->key);
 		const struct param_def *d = sweep_param(node_text(k));
+		if (!d && sweep_peer_param_declared(L, node_text(k), -1)) {
+			rc = sweep_peer_setting_load(L, k, node_get(L, pair->value), 0,
+						     &L->defaults[L->ndefaults]);
+			L->ndefaults++;
+			if (rc)
+				return rc;
+			continue;
+		}
 		if (!d) {
 			const char *valid[PARAM_MAX + 1];
 			sweep_param_keys(S_ALL, valid);
@@ -532,7 +295,7 @@ static int load_defaults(struct loader *L, const yaml_node_t *node)
 			const char *hint = suggest(node_text(k), valid);
 			if (hint)
 				sb_addf(&sb, "; did you mean '%s'?", hint);
-			rc = fail_node(L, k, "%s", sb_str(&sb));
+			rc = sweep_fail_node(L, k, "%s", sb_str(&sb));
 			sb_free(&sb);
 			return rc;
 		}
@@ -551,17 +314,25 @@ static int load_exclude_entry(struct loader *L, const yaml_node_t *node, int sui
 	ex->line = node_line(node);
 	ex->column = node_column(node);
 	if (node->type != YAML_MAPPING_NODE)
-		return fail_node(L, node, "an exclude entry expects a mapping of key: value, got %s",
+		return sweep_fail_node(L, node, "an exclude entry expects a mapping of key: value, got %s",
 				 node_kind(node));
-	if ((rc = check_keys(L, node)))
+	if ((rc = sweep_check_keys(L, node)))
 		return rc;
 	size_t n = node_pairs(node);
 	if (!n)
-		return fail_node(L, node, "an exclude entry is empty (it would drop every case)");
+		return sweep_fail_node(L, node, "an exclude entry is empty (it would drop every case)");
 	ex->pairs = xcalloc(n, sizeof(*ex->pairs));
 	FOR_PAIRS(pair, node) {
 		yaml_node_t *k = node_get(L, pair->key);
 		const struct param_def *d = sweep_param(node_text(k));
+		if ((!d || !(d->sweep & SUITE_BIT(suite))) &&
+		    sweep_peer_param_declared(L, node_text(k), suite)) {
+			rc = sweep_peer_setting_load(L, k, node_get(L, pair->value), 0, &ex->pairs[ex->npairs]);
+			ex->npairs++;
+			if (rc)
+				return rc;
+			continue;
+		}
 		if (!d || !(d->sweep & SUITE_BIT(suite))) {
 			const char *valid[PARAM_MAX + 1];
 			sweep_param_keys(SUITE_BIT(suite), valid);
@@ -573,7 +344,7 @@ static int load_exclude_entry(struct loader *L, const yaml_node_t *node, int sui
 			const char *hint = suggest(node_text(k), valid);
 			if (hint)
 				sb_addf(&sb, "; did you mean '%s'?", hint);
-			rc = fail_node(L, k, "%s", sb_str(&sb));
+			rc = sweep_fail_node(L, k, "%s", sb_str(&sb));
 			sb_free(&sb);
 			return rc;
 		}
@@ -594,7 +365,7 @@ static int load_excludes(struct loader *L, yaml_node_t *node, int suite, struct 
 		n = node_items(node);
 		items = node->data.sequence.items.start;
 	} else if (node->type != YAML_MAPPING_NODE) {
-		return fail_node(L, node, "key 'exclude' expects a list of mappings of key: value, got %s",
+		return sweep_fail_node(L, node, "key 'exclude' expects a list of mappings of key: value, got %s",
 				 node_kind(node));
 	}
 	if (!n)
@@ -626,13 +397,16 @@ static int load_param(struct loader *L, struct sweep_benchmark *b, int suite, co
 	static const char *const structural[] = {"suite", "axes", "exclude", NULL};
 	const char *t = node_text(k);
 	const struct param_def *d = sweep_param(t);
-	if (!d || !(d->sweep & SUITE_BIT(suite)))
+	int peer_param = (!d || !(d->sweep & SUITE_BIT(suite))) &&
+			 sweep_peer_param_declared(L, t, suite);
+	if ((!d || !(d->sweep & SUITE_BIT(suite))) && !peer_param)
 		return fail_unknown_param(L, k, suite, in_axes ? NULL : structural);
 	int at = sweep_setting_index(b, t);
 	if (at >= 0)
-		return fail_node(L, k, "duplicate key '%s' (first given at line %d, column %d)", t,
+		return sweep_fail_node(L, k, "duplicate key '%s' (first given at line %d, column %d)", t,
 				 b->settings[at].line, b->settings[at].column);
-	int rc = setting_load(L, k, v, d, suite, in_axes, &b->settings[b->nsettings]);
+	int rc = peer_param ? sweep_peer_setting_load(L, k, v, in_axes, &b->settings[b->nsettings])
+			    : setting_load(L, k, v, d, suite, in_axes, &b->settings[b->nsettings]);
 	b->nsettings++;
 	return rc;
 }
@@ -680,7 +454,7 @@ static int check_auto_keys(struct loader *L, const struct sweep_benchmark *b, si
 		const struct sweep_setting *st = &b->settings[i];
 		const struct param_def *d = sweep_param(st->key);
 		int has_count = iters && (iters->nvalues > 1 || !setting_has(iters, "auto"));
-		if (!d->auto_only || (setting_has(iters, "auto") && (st->nvalues == 1 || !has_count)))
+		if (st->peer_param || !d->auto_only || (setting_has(iters, "auto") && (st->nvalues == 1 || !has_count)))
 			continue;
 		struct strbuf sb = STRBUF_INIT;
 		if (!setting_has(iters, "auto"))
@@ -714,7 +488,7 @@ static int apply_defaults(struct loader *L, struct sweep_benchmark *b, int suite
 	for (size_t i = 0; i < L->ndefaults; i++) {
 		const struct sweep_setting *d = &L->defaults[i];
 		const struct param_def *def = sweep_param(d->key);
-		if (!(def->sweep & SUITE_BIT(suite)) || sweep_setting_index(b, d->key) >= 0)
+		if (d->peer_param || !(def->sweep & SUITE_BIT(suite)) || sweep_setting_index(b, d->key) >= 0)
 			continue;
 		if ((has_shape && sweep_is_matmul_shape(def)) || (def->auto_only && !may_be_auto))
 			continue;
@@ -731,6 +505,15 @@ static int apply_defaults(struct loader *L, struct sweep_benchmark *b, int suite
 		setting_copy(&b->settings[b->nsettings++], d);
 		L->default_applied[i] = 1;
 	}
+	/* a peer's parameters, once the impls (perhaps from defaults too) are known */
+	for (size_t i = 0; i < L->ndefaults; i++) {
+		const struct sweep_setting *d = &L->defaults[i];
+		if (d->peer_param && sweep_setting_index(b, d->key) < 0 &&
+		    sweep_peer_param_taken(L, b, d->key)) {
+			setting_copy(&b->settings[b->nsettings++], d);
+			L->default_applied[i] = 1;
+		}
+	}
 	return 0;
 }
 
@@ -739,14 +522,14 @@ static int check_required(struct loader *L, const struct sweep_benchmark *b, int
 {
 	for (size_t i = 0; i < param_count; i++) {
 		if ((param_defs[i].required & SUITE_BIT(suite)) && sweep_setting_index(b, param_defs[i].key) < 0)
-			return fail_node(L, node, "benchmark %zu (suite %s) is missing required key '%s'",
+			return sweep_fail_node(L, node, "benchmark %zu (suite %s) is missing required key '%s'",
 					 number, suite_name((enum suite_id)suite), param_defs[i].key);
 	}
 	if (suite == SUITE_MATMUL && sweep_setting_index(b, "size") < 0) {
 		static const char *const dims[] = {"m", "n", "k"};
 		for (int i = 0; i < 3; i++)
 			if (sweep_setting_index(b, dims[i]) < 0)
-				return fail_node(L, node, "benchmark %zu (suite matmul) is missing required key "
+				return sweep_fail_node(L, node, "benchmark %zu (suite matmul) is missing required key "
 						 "'%s' (give m, n and k, or size)", number, dims[i]);
 	}
 	return 0;
@@ -761,22 +544,22 @@ static int load_benchmark(struct loader *L, yaml_node_t *node, size_t index, siz
 	b->line = node_line(node);
 	b->column = node_column(node);
 	if (node->type != YAML_MAPPING_NODE)
-		return fail_node(L, node, "benchmark %zu must be a mapping with a 'suite' key, got %s", number,
+		return sweep_fail_node(L, node, "benchmark %zu must be a mapping with a 'suite' key, got %s", number,
 				 node_kind(node));
-	if ((rc = check_keys(L, node)))
+	if ((rc = sweep_check_keys(L, node)))
 		return rc;
 
 	yaml_node_t *suite_node = map_get(L, node, "suite");
 	if (!suite_node) {
 		struct strbuf sb = STRBUF_INIT;
 		sb_add_list(&sb, workload_suites);
-		rc = fail_node(L, node, "benchmark %zu is missing required key 'suite' (valid: %s)", number,
+		rc = sweep_fail_node(L, node, "benchmark %zu is missing required key 'suite' (valid: %s)", number,
 			       sb_str(&sb));
 		sb_free(&sb);
 		return rc;
 	}
 	if (suite_node->type != YAML_SCALAR_NODE || node_is_null(suite_node))
-		return fail_node(L, suite_node, "key 'suite' expects a suite name, got %s",
+		return sweep_fail_node(L, suite_node, "key 'suite' expects a suite name, got %s",
 				 node_kind(suite_node));
 	const char *suite_text = node_text(suite_node);
 	if (!name_in(workload_suites, suite_text)) {
@@ -787,7 +570,7 @@ static int load_benchmark(struct loader *L, yaml_node_t *node, size_t index, siz
 	}
 	int suite = suite_parse(suite_text);
 	if (suite < 0)
-		return fail_node(L, suite_node, "suite '%s' has no sweep parameters defined "
+		return sweep_fail_node(L, suite_node, "suite '%s' has no sweep parameters defined "
 				 "(common/params.c)", suite_text);
 	b->suite = (enum suite_id)suite;
 
@@ -809,9 +592,9 @@ static int load_benchmark(struct loader *L, yaml_node_t *node, size_t index, siz
 		}
 		if (!strcmp(t, "axes")) {
 			if (v->type != YAML_MAPPING_NODE)
-				return fail_node(L, v, "key 'axes' expects a mapping of key: [values], got %s",
+				return sweep_fail_node(L, v, "key 'axes' expects a mapping of key: [values], got %s",
 						 node_kind(v));
-			if ((rc = check_keys(L, v)))
+			if ((rc = sweep_check_keys(L, v)))
 				return rc;
 			FOR_PAIRS(ap, v)
 				if ((rc = load_param(L, b, suite, node_get(L, ap->key), node_get(L, ap->value), 1)))
@@ -825,7 +608,8 @@ static int load_benchmark(struct loader *L, yaml_node_t *node, size_t index, siz
 		return rc;
 	if ((rc = apply_defaults(L, b, suite, number)) || (rc = check_auto_keys(L, b, number)))
 		return rc;
-	if ((rc = check_required(L, b, suite, node, number)))
+	if ((rc = check_required(L, b, suite, node, number)) ||
+	    (rc = sweep_peer_params_check(L, b, number)))
 		return rc;
 
 	size_t cases = 1;
@@ -836,7 +620,7 @@ static int load_benchmark(struct loader *L, yaml_node_t *node, size_t index, siz
 	}
 	*total += cases;
 	if (cases > SWEEP_MAX_CASES || *total > SWEEP_MAX_CASES)
-		return fail_node(L, node, "the sweep expands to more than %d cases (at benchmark %zu)",
+		return sweep_fail_node(L, node, "the sweep expands to more than %d cases (at benchmark %zu)",
 				 SWEEP_MAX_CASES, number);
 	return 0;
 }
@@ -849,9 +633,9 @@ static int load_sweep(struct loader *L, yaml_node_t *root)
 	int rc;
 
 	if (root->type != YAML_MAPPING_NODE)
-		return fail_node(L, root, "a sweep file must be a mapping with keys name, description, "
+		return sweep_fail_node(L, root, "a sweep file must be a mapping with keys name, description, "
 				 "defaults, benchmarks, models, peers; got %s", node_kind(root));
-	if ((rc = check_keys(L, root)))
+	if ((rc = sweep_check_keys(L, root)))
 		return rc;
 	FOR_PAIRS(pair, root) {
 		yaml_node_t *k = node_get(L, pair->key);
@@ -863,7 +647,7 @@ static int load_sweep(struct loader *L, yaml_node_t *root)
 			snprintf(tail, sizeof(tail), "; did you mean '%s'?", hint);
 		else if (sweep_param(node_text(k)))
 			snprintf(tail, sizeof(tail), "; parameters go under 'defaults' or a benchmark");
-		return fail_node(L, k, "unknown key '%s' (valid: name, description, defaults, benchmarks, "
+		return sweep_fail_node(L, k, "unknown key '%s' (valid: name, description, defaults, benchmarks, "
 				 "models, peers)%s", node_text(k), tail);
 	}
 
@@ -872,28 +656,28 @@ static int load_sweep(struct loader *L, yaml_node_t *root)
 		if ((rc = load_string(L, "name", n)))
 			return rc;
 		if (!*node_text(n))
-			return fail_node(L, n, "key 'name' is empty");
+			return sweep_fail_node(L, n, "key 'name' is empty");
 		s->name = xstrdup(node_text(n));
 	}
 	if ((n = map_get(L, root, "description")) && (rc = load_string(L, "description", n)))
 		return rc;
-	if ((n = map_get(L, root, "models")) && (rc = load_models(L, n)))
+	if ((n = map_get(L, root, "models")) && (rc = sweep_load_models(L, n)))
 		return rc;
-	if ((n = map_get(L, root, "peers")) && (rc = load_peers(L, n)))
+	if ((n = map_get(L, root, "peers")) && (rc = sweep_load_peers(L, n)))
 		return rc;
 	if ((n = map_get(L, root, "defaults")) && (rc = load_defaults(L, n)))
 		return rc;
 
 	yaml_node_t *list = map_get(L, root, "benchmarks");
 	if (!list)
-		return fail_node(L, root, "missing required key 'benchmarks' (a list of benchmarks, each with "
+		return sweep_fail_node(L, root, "missing required key 'benchmarks' (a list of benchmarks, each with "
 				 "a 'suite')");
 	if (list->type != YAML_SEQUENCE_NODE)
-		return fail_node(L, list, "key 'benchmarks' expects a list of benchmarks, got %s",
+		return sweep_fail_node(L, list, "key 'benchmarks' expects a list of benchmarks, got %s",
 				 node_kind(list));
 	size_t count = node_items(list);
 	if (!count)
-		return fail_node(L, list, "key 'benchmarks' has an empty list (give at least one benchmark)");
+		return sweep_fail_node(L, list, "key 'benchmarks' has an empty list (give at least one benchmark)");
 	s->benchmarks = xcalloc(count, sizeof(*s->benchmarks));
 	size_t total = 0;
 	for (size_t i = 0; i < count; i++) {
@@ -906,7 +690,7 @@ static int load_sweep(struct loader *L, yaml_node_t *root)
 	/* A stopping-rule key in defaults that no benchmark took: no benchmark has iters: auto. */
 	for (size_t i = 0; i < L->ndefaults; i++) {
 		const struct sweep_setting *d = &L->defaults[i];
-		if (!sweep_param(d->key)->auto_only || L->default_applied[i])
+		if (d->peer_param || !sweep_param(d->key)->auto_only || L->default_applied[i])
 			continue;
 		struct strbuf sb = STRBUF_INIT;
 		sb_addf(&sb, "key '%s' in defaults applies only to iters: auto, and no benchmark has "
@@ -922,7 +706,7 @@ static int load_sweep(struct loader *L, yaml_node_t *root)
 	for (size_t i = 0; i < s->nmodels; i++) {
 		char msg[256];
 		if (sweep_model_check(&s->models[i], msg, sizeof(msg)))
-			return fail_node(L, L->model_heads[i], "%s", msg);
+			return sweep_fail_node(L, L->model_heads[i], "%s", msg);
 	}
 	return 0;
 }

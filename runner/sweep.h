@@ -1,7 +1,8 @@
 /* runner/sweep.h: sweep files (YAML, format in schemas/sweep-format.md) and their expansion.
  *
- * The files: sweep.c (the YAML walk), sweep_values.c (one value checked and typed),
- * sweep_expand.c (cases); the parameters' table is common/params.c.
+ * The files: sweep.c (the YAML walk), sweep_models.c and sweep_peers.c (`models:`, `peers:`),
+ * sweep_values.c (one value checked and typed), sweep_expand.c (cases); the parameters' table is
+ * common/params.c.
  * sweep_load() parses and validates the whole file; every error names file:line:col, the key and
  * the valid choices, and nothing is run or written. sweep_expand() multiplies axes into cases.
  */
@@ -27,6 +28,8 @@ struct sweep_setting {          /* `key: value` (fixed) or `key: [v1, v2]` (axis
 	struct sweep_scalar *values;
 	size_t nvalues;
 	int is_axis;
+	int peer_param;             /* key is a peer's parameter (struct sweep_peer_param), its values
+				     * checked against each peer of the benchmark that declares it */
 	int line, column;
 };
 
@@ -45,6 +48,29 @@ struct sweep_benchmark {
 	int line, column;
 };
 
+/* A parameter of a peer's own, from the peer's `params:` (schemas/sweep-format.md, "Peers"). */
+enum peer_param_type {
+	PEER_PARAM_CHOICE,    /* one of values (names) */
+	PEER_PARAM_BOOL,      /* true, false */
+	PEER_PARAM_INT,       /* a decimal integer >= 0 */
+	PEER_PARAM_TEXT,      /* a name */
+};
+
+struct sweep_peer_param {
+	char *name;           /* lowercase letters, digits, '_'; never a built-in parameter's key */
+	enum peer_param_type type;
+	char **values;        /* PEER_PARAM_CHOICE: the valid values, canonical; NULL-terminated */
+	size_t nvalues;
+	char *def;            /* the default, canonical text */
+	int line, column;     /* of the name */
+};
+
+/* A peer parameter's value in one case. */
+struct case_peer_param {
+	const struct sweep_peer_param *def;   /* into the case's peer */
+	char value[64];                       /* canonical text */
+};
+
 /* An external implementation from `peers:` (schemas/sweep-format.md, "Peers"; the protocol it
  * speaks is schemas/peer-protocol.md). Its name is an impl of its suite in this sweep. */
 struct sweep_peer {
@@ -52,6 +78,10 @@ struct sweep_peer {
 	char *command;        /* run as `/bin/sh -c command` in the sweep file's directory */
 	char *suite;          /* attention, e2e or matmul */
 	int64_t timeout_s;    /* per case, wall clock; SWEEP_PEER_TIMEOUT_S unless set */
+	int persistent;       /* `persistent: true`: one process serves its cases (protocol 2) */
+	int check_required;   /* `check: required`: an ok case needs a `check` line */
+	struct sweep_peer_param *params;  /* `params:`, in file order */
+	size_t nparams;
 	int line, column;     /* of the name */
 };
 
@@ -79,6 +109,8 @@ struct sweep_case {
 	char *name;                /* short label for progress lines and tables */
 	const struct sweep_peer *peer; /* the peer that runs the case (into sweep.peers), NULL for a
 				        * built-in impl */
+	struct case_peer_param *peer_params; /* every parameter the peer declares, by name; malloc'd */
+	size_t npeer_params;
 };
 
 struct sweep_cases {

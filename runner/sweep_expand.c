@@ -47,14 +47,42 @@ static void param_canon(const struct case_params *p, const struct param_def *d, 
 		param_format(p, d, out);
 }
 
+/* The value of peer parameter key in case c, or NULL when c's peer does not declare it. */
+static const char *peer_param_of(const struct sweep_case *c, const char *key)
+{
+	for (size_t i = 0; i < c->npeer_params; i++)
+		if (!strcmp(c->peer_params[i].def->name, key))
+			return c->peer_params[i].value;
+	return NULL;
+}
+
+/* Whether pair (a peer parameter's exclude) matches case c: c has the parameter, at one of
+ * pair's values. */
+static int peer_pair_matches(const struct sweep_setting *pair, const struct sweep_case *c)
+{
+	const char *have = peer_param_of(c, pair->key);
+	const struct sweep_peer_param *d = sweep_peer_param_find(c->peer, pair->key);
+	for (size_t j = 0; have && j < pair->nvalues; j++) {
+		char canon[64], why[128];
+		if (!sweep_peer_param_value(d, pair->values[j].text, canon, why, sizeof(why)) &&
+		    !strcmp(canon, have))
+			return 1;
+	}
+	return 0;
+}
+
 static int case_excluded(const struct checker *ck, const struct sweep_benchmark *b, int suite,
-			 const struct case_params *p, int *excluded)
+			 const struct case_params *p, const struct sweep_case *c, int *excluded)
 {
 	*excluded = 0;
 	for (size_t e = 0; e < b->nexcludes; e++) {
 		int all = 1;
 		for (size_t i = 0; i < b->excludes[e].npairs && all; i++) {
 			const struct sweep_setting *pair = &b->excludes[e].pairs[i];
+			if (pair->peer_param) {
+				all = peer_pair_matches(pair, c);
+				continue;
+			}
 			const struct param_def *d = sweep_param(pair->key);
 			if (!d)
 				return sweep_fail_at(ck, pair->line, pair->column, "unknown exclude key '%s'", pair->key);
@@ -152,6 +180,74 @@ static void case_clear(struct sweep_case *c)
 	free(c->key);
 	free(c->params_json);
 	free(c->name);
+	free(c->peer_params);
+}
+
+/* c's peer and the value of every parameter it declares (the setting's at pos, else the
+ * default), sorted by name. 0, or 1 when the combination repeats another: it sets a peer
+ * parameter that c's impl does not take to a value but the first (that axis does not apply). */
+static int peer_params_build(const struct sweep *s, const struct sweep_benchmark *b,
+			     const size_t *pos, struct sweep_case *c)
+{
+	c->peer = NULL;
+	c->peer_params = NULL;
+	c->npeer_params = 0;
+	for (size_t j = 0; j < s->npeers; j++)
+		if (!strcmp(s->peers[j].name, c->params.impl) && suite_is(s->peers[j].suite, b->suite))
+			c->peer = &s->peers[j];
+	for (size_t i = 0; i < b->nsettings; i++)
+		if (b->settings[i].peer_param && pos[i] &&
+		    !sweep_peer_param_find(c->peer, b->settings[i].key))
+			return 1;
+	if (!c->peer || !c->peer->nparams)
+		return 0;
+	c->peer_params = xcalloc(c->peer->nparams, sizeof(*c->peer_params));
+	for (size_t k = 0; k < c->peer->nparams; k++) {
+		const struct sweep_peer_param *d = &c->peer->params[k];
+		struct case_peer_param *v = &c->peer_params[c->npeer_params++];
+		int at = sweep_setting_index(b, d->name);
+		char why[128];
+		v->def = d;
+		if (at < 0 || sweep_peer_param_value(d, b->settings[at].values[pos[at]].text, v->value,
+						     why, sizeof(why)))
+			snprintf(v->value, sizeof(v->value), "%s", d->def);   /* (checked at load) */
+		for (size_t m = c->npeer_params - 1; m > 0 &&   /* insertion sort by name */
+		     strcmp(c->peer_params[m - 1].def->name, c->peer_params[m].def->name) > 0; m--) {
+			struct case_peer_param t = c->peer_params[m];
+			c->peer_params[m] = c->peer_params[m - 1];
+			c->peer_params[m - 1] = t;
+		}
+	}
+	return 0;
+}
+
+/* c's key, params JSON and name with its peer parameters: `name=value` tokens after the
+ * built-in ones, members of the JSON in key order, and away from its default ` name=value` at
+ * the end of the name. */
+static void peer_params_apply(struct sweep_case *c)
+{
+	if (!c->npeer_params)
+		return;
+	struct json_member *m = xcalloc(c->npeer_params, sizeof(*m));
+	struct strbuf key = STRBUF_INIT, name = STRBUF_INIT;
+	sb_add(&key, c->key);
+	sb_add(&name, c->name);
+	for (size_t i = 0; i < c->npeer_params; i++) {
+		const struct case_peer_param *v = &c->peer_params[i];
+		sb_addf(&key, " %s=%s", v->def->name, v->value);
+		if (strcmp(v->value, v->def->def))
+			sb_addf(&name, " %s=%s", v->def->name, v->value);
+		m[i] = (struct json_member){v->def->name, v->value,
+					    v->def->type == PEER_PARAM_CHOICE ||
+					    v->def->type == PEER_PARAM_TEXT};
+	}
+	free(c->key);
+	free(c->name);
+	free(c->params_json);
+	c->key = sb_detach(&key);
+	c->name = sb_detach(&name);
+	c->params_json = case_params_json_with(&c->params, m, c->npeer_params);
+	free(m);
 }
 
 void sweep_cases_free(struct sweep_cases *c)
@@ -177,6 +273,8 @@ static int draft_build(const struct checker *ck, const struct sweep_benchmark *b
 	for (size_t i = 0; i < b->nsettings; i++) {
 		const struct sweep_setting *st = &b->settings[i];
 		const struct param_def *def = sweep_param(st->key);
+		if (st->peer_param)
+			continue;   /* peer_params_build, once the case's peer is known */
 		if (!def || !(def->sweep & SUITE_BIT(suite)))
 			return sweep_fail_at(ck, st->line, st->column, "unknown key '%s' for suite %s", st->key,
 				       suite_name((enum suite_id)suite));
@@ -245,12 +343,19 @@ static int expand_benchmark(const struct checker *ck, const struct sweep *s, siz
 	}
 	for (;;) {
 		struct case_draft d;
-		int excluded;
+		struct sweep_case draft_case = {0};
+		int excluded = 0;
 		if ((rc = draft_build(ck, b, suite, pos, &d)))
 			goto done;
-		if ((rc = case_excluded(ck, b, suite, &d.p, &excluded)))
+		draft_case.params = d.p;
+		int repeats = peer_params_build(s, b, pos, &draft_case);
+		if (!repeats && (rc = case_excluded(ck, b, suite, &d.p, &draft_case, &excluded))) {
+			free(draft_case.peer_params);
 			goto done;
-		if (!excluded) {
+		}
+		if (repeats || excluded)
+			free(draft_case.peer_params);
+		if (!repeats && !excluded) {
 			if (out->n == *cap) {
 				size_t want = *cap ? *cap * 2 : 16;
 				out->items = xrealloc(out->items, want * sizeof(*out->items));
@@ -266,10 +371,10 @@ static int expand_benchmark(const struct checker *ck, const struct sweep *s, siz
 			c->name = case_name(suite, &d.p, d.vocab_size && d.model &&
 					    d.vocab_size != sweep_model_find(ck, d.model)->vocab_size,
 					    w >= 0 && b->settings[w].nvalues > 1);
-			c->peer = NULL;
-			for (size_t j = 0; j < s->npeers; j++)
-				if (!strcmp(s->peers[j].name, d.p.impl) && suite_is(s->peers[j].suite, b->suite))
-					c->peer = &s->peers[j];
+			c->peer = draft_case.peer;
+			c->peer_params = draft_case.peer_params;
+			c->npeer_params = draft_case.npeer_params;
+			peer_params_apply(c);
 			kept++;
 		}
 		/* odometer: the last setting varies fastest */

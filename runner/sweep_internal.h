@@ -1,6 +1,6 @@
-/* runner/sweep_internal.h: what the sweep's three files share — sweep.c (the YAML walk into
- * struct sweep), sweep_values.c (one value checked and typed) and sweep_expand.c (cases). Not
- * for use outside runner/sweep*.c. */
+/* runner/sweep_internal.h: what the sweep's files share — sweep.c (the YAML walk into struct
+ * sweep, with sweep_models.c and sweep_peers.c: sweep_loader.h), sweep_values.c (one value
+ * checked and typed) and sweep_expand.c (cases). Not for use outside runner/sweep*.c. */
 #ifndef BENCHDB_SWEEP_INTERNAL_H
 #define BENCHDB_SWEEP_INTERNAL_H
 
@@ -56,6 +56,14 @@ void sweep_union_impls(const char *out[32]);
 const struct model_config *sweep_model_find(const struct checker *ck, const char *name);
 /* 0 when the model can be built, else -1 and a message in msg. */
 int sweep_model_check(const struct model_config *m, char *msg, size_t size);
+
+/* Check and canonicalize text as a value of peer parameter d (sweep_peers.c): 0 with out, or -1
+ * with why ("not one of its values", "expects true or false", ...). */
+int sweep_peer_param_value(const struct sweep_peer_param *d, const char *text, char out[64],
+			   char *why, size_t n);
+/* peer's parameter called name, or NULL (peer may be NULL). */
+const struct sweep_peer_param *sweep_peer_param_find(const struct sweep_peer *peer,
+						     const char *name);
 
 /* Position of setting key in b, or -1. */
 int sweep_setting_index(const struct sweep_benchmark *b, const char *key);

@@ -490,8 +490,9 @@ static void test_cuda_attention__workloads_are_device_timed(void **state)
 
 /* Through the measurement loop with a fixed 300 ms timing delay before every start mark
  * (BENCHDB_CUDA_TIMING_DELAY_US): the loop still stores device time between the marks, and the
- * delay is outside it (each sample of this small case far below 300 ms, while the case as a
- * whole took at least one delay per sample). */
+ * delay is outside it (each sample of this small case below 300 ms — a sample that held the
+ * delay would be at least that, however slow the emulated device runs on a loaded machine —
+ * while the case as a whole took at least one delay per sample). */
 static void test_cuda_attention__device_time_excludes_the_timing_delay(void **state)
 {
 	(void)state;
@@ -507,7 +508,7 @@ static void test_cuda_attention__device_time_excludes_the_timing_delay(void **st
 		fail_msg("status %s: %s", status_name(res.status), res.reason);
 	assert_int_equal(res.nsamples, 3 * 2);
 	for (size_t j = 0; j < res.nsamples; j++)
-		if (res.samples[j].ns <= 0 || res.samples[j].ns >= delay_ns / 3)
+		if (res.samples[j].ns <= 0 || res.samples[j].ns >= delay_ns)
 			fail_msg("sample %zu (iteration %d, phase %d): %lld ns, with a %lld ns delay "
 				 "before each start mark", j, res.samples[j].iter, res.samples[j].phase,
 				 (long long)res.samples[j].ns, (long long)delay_ns);

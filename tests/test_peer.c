@@ -159,9 +159,10 @@ static void test_peer__bad_header_or_version_is_refused(void **state)
 	(void)state;
 	check_refused("sample 0 fwd 1\n", PASS_FORWARD, "line 1: 'sample 0 fwd 1'",
 		      "expected 'benchdb-peer 1' as the first line", NULL);
-	check_refused("# comment\nbenchdb-peer 2\nstatus ok\n", PASS_FORWARD,
-		      "line 2: 'benchdb-peer 2': protocol version 2 is not supported (this runner speaks 1)",
-		      NULL);
+	check_refused("# comment\nbenchdb-peer 3\nstatus ok\n", PASS_FORWARD,
+		      "line 2: 'benchdb-peer 3': protocol version 3 is not supported (this runner reads 1 "
+		      "to 2)", NULL);
+	check_refused("benchdb-peer 0\n", PASS_FORWARD, "protocol version 0 is not supported", NULL);
 	check_refused("benchdb-peer one\n", PASS_FORWARD, "version must be an integer", NULL);
 	check_refused("benchdb-peer 1 extra\n", PASS_FORWARD, "expected 'benchdb-peer 1'", NULL);
 	check_refused(HEADER HEADER, PASS_FORWARD, "line 2", "a second header line", NULL);
@@ -302,6 +303,13 @@ static void test_peer__info_object_is_kept_as_printed(void **state)
 	out = parse_ok(HEADER "info {}\nstatus unsupported no\n", PASS_FORWARD);
 	assert_string_equal(out.impl_info, "{}");
 	peer_output_free(&out);
+	/* 16 deep, \u0000, an integer beyond int64 (a real) and a repeated key: valid RFC 8259 */
+	const char *edge = "{\"a\": [[[[[[[[[[[[[[[1]]]]]]]]]]]]]]], \"z\": \"x\\u0000y\", "
+			   "\"n\": 9223372036854775808, \"a\": 2}";
+	snprintf(text, sizeof(text), HEADER "info %s\nstatus unsupported no\n", edge);
+	out = parse_ok(text, PASS_FORWARD);
+	assert_string_equal(out.impl_info, edge);
+	peer_output_free(&out);
 	out = parse_ok(HEADER FB_SAMPLES "status ok\n", PASS_FORWARD_BACKWARD);
 	assert_string_equal(out.impl_info, "");   /* none printed: nothing stored */
 	peer_output_free(&out);
@@ -313,32 +321,34 @@ static void test_peer__info_object_must_be_one_valid_json_object(void **state)
 	const struct {
 		const char *line, *why;
 	} bad[] = {
-		{"info {", "expected a string"},
-		{"info {\"a\": \"b}", "a string is not closed"},
-		{"info {\"a\": 1", "expected ',' or '}'"},
-		{"info {\"a\": 1} x", "something follows the object"},
-		{"info {\"a\": 1}{}", "something follows the object"},
-		{"info {a: 1}", "expected a string"},
-		{"info {\"a\" 1}", "expected ':' after a key"},
-		{"info {\"a\": 01}", "expected ',' or '}'"},
-		{"info {\"a\": 1.}", "a number needs digits"},
-		{"info {\"a\": .5}", "expected a value"},
-		{"info {\"a\": nan}", "expected a value"},
-		{"info {\"a\": [1,]}", "expected a value"},
-		{"info {\"a\": \"\\x\"}", "an unknown escape"},
-		{"info {\"a\": \"\\u12g4\"}", "four hex digits"},
-		{"info {\"a\": \"\t\"}", "a control character"},
-		{"info {\"a\": \"\xc3\"}", "not valid UTF-8"},
-		{"info {\"a\": \"\xed\xa0\x80\"}", "not valid UTF-8"},   /* a surrogate */
-		{"info {\"a\": \"\xc0\xaf\"}", "not valid UTF-8"},       /* overlong */
-		{"info {\"a\": tru}", "expected a value"},
-		{"info {\"a\": [[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]}", "nested too deeply"},
+		{"info {", "at byte 1: string or '}' expected near end of file"},
+		{"info {\"a\": \"b}", "premature end of input"},
+		{"info {\"a\": 1", "'}' expected near end of file"},
+		{"info {\"a\": 1} x", "at byte 10: end of file expected near 'x'"},
+		{"info {\"a\": 1}{}", "end of file expected near '{'"},
+		{"info {a: 1}", "at byte 2: string or '}' expected near 'a'"},
+		{"info {\"a\" 1}", "':' expected near '1'"},
+		{"info {\"a\": 01}", "invalid token near '0'"},
+		{"info {\"a\": 1.}", "invalid token near '1.'"},
+		{"info {\"a\": .5}", "invalid token near '.'"},
+		{"info {\"a\": nan}", "invalid token near 'nan'"},
+		{"info {\"a\": [1,]}", "unexpected token near ']'"},
+		{"info {\"a\": \"\\x\"}", "invalid escape"},
+		{"info {\"a\": \"\\u12g4\"}", "invalid escape"},
+		{"info {\"a\": \"\\ud800\"}", "invalid Unicode '\\uD800'"},   /* a lone surrogate */
+		{"info {\"a\": \"\t\"}", "control character 0x9"},
+		{"info {\"a\": \"\xc3\"}", "unable to decode byte 0xc3"},
+		{"info {\"a\": \"\xed\xa0\x80\"}", "unable to decode byte 0xed"},   /* a surrogate */
+		{"info {\"a\": \"\xc0\xaf\"}", "unable to decode byte 0xc0"},       /* overlong */
+		{"info {\"a\": tru}", "invalid token near 'tru'"},
+		{"info {\"a\": 1e400}", "real number overflow"},
+		{"info {\"a\": [[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]}", "nested more than 16 deep"},
 	};
 	char text[512];
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		snprintf(text, sizeof(text), HEADER "%s\nstatus unsupported no\n", bad[i].line);
-		check_refused(text, PASS_FORWARD, "line 2: 'info {", "not valid JSON at byte", bad[i].why,
-			      NULL);
+		check_refused(text, PASS_FORWARD, "line 2: 'info {", "the info object is not valid JSON",
+			      bad[i].why, NULL);
 	}
 	check_refused(HEADER "info {\"a\": 1}\ninfo {\"b\": 2}\nstatus unsupported no\n", PASS_FORWARD,
 		      "line 3", "a second info object (the first is on line 2)", NULL);
@@ -360,6 +370,143 @@ static void test_peer__info_object_must_be_one_valid_json_object(void **state)
 				      NULL);
 		}
 	}
+}
+
+/* ---- protocol 2 ------------------------------------------------------------------------------ */
+
+#define HEADER2 "benchdb-peer 2\n"
+
+static void test_peer__check_lines_keep_the_worst_and_say_when_one_fails(void **state)
+{
+	(void)state;
+	/* the worst is the largest diff / bound, not the largest diff */
+	struct peer_output out = parse_ok(HEADER2 "check output 1e-6 1e-4 O[b=0, h=1]\n"
+					  "check dq 2e-6 4e-6 dQ[b=0, h=0, s=3, d=1]\ncheck dk 0 0.5\n"
+					  FB_SAMPLES "status ok\n", PASS_FORWARD_BACKWARD);
+	assert_int_equal(out.version, 2);
+	assert_int_equal(out.nchecks, 3);
+	assert_string_equal(out.worst.stage, "dq");
+	assert_true(out.worst.diff == 2e-6 && out.worst.bound == 4e-6);
+	assert_string_equal(out.worst.where, "dQ[b=0, h=0, s=3, d=1]");
+	assert_false(out.check_failed);
+	assert_int_equal(out.nsamples, 6);
+	peer_output_free(&out);
+
+	/* over the bound, or not a number: the output is valid, the check failed */
+	out = parse_ok(HEADER2 "check output 3e-2 2e-5 O[0]\n" FB_SAMPLES "status ok\n",
+		       PASS_FORWARD_BACKWARD);
+	assert_true(out.check_failed);
+	assert_string_equal(out.worst.stage, "output");
+	peer_output_free(&out);
+	out = parse_ok(HEADER2 "check loss 1e-9 1e-4\ncheck grad_norm nan 1e-4\n" FB_SAMPLES
+		       "status ok\n", PASS_FORWARD_BACKWARD);
+	assert_true(out.check_failed);
+	assert_string_equal(out.worst.stage, "grad_norm");
+	peer_output_free(&out);
+}
+
+static void test_peer__bad_check_lines_are_refused(void **state)
+{
+	(void)state;
+	const struct {
+		const char *line, *why;
+	} bad[] = {
+		{"check output 1e-6", "a check line is 'check STAGE DIFF BOUND [WHERE...]'"},
+		{"check output -1e-6 1e-4", "DIFF must be a non-negative decimal number"},
+		{"check output 0x10 1e-4", "DIFF must be"},
+		{"check output 1e-6 0", "BOUND must be a positive decimal number, got '0'"},
+		{"check output 1e-6 inf", "BOUND must be"},
+		{"check output 1e-6 nan", "BOUND must be"},
+		{"check out/put 1e-6 1e-4", "STAGE must be a name"},
+		{"check output 1e-6 1e-4\ncheck output 1e-7 1e-4", "a second check of stage 'output' (the "
+		 "first is on line 2)"},
+	};
+	char text[512];
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text), HEADER2 "%s\nstatus unsupported no\n", bad[i].line);
+		check_refused(text, PASS_FORWARD, bad[i].why, NULL);
+	}
+	/* version 1 has no check and no work lines */
+	check_refused(HEADER "check output 1e-6 1e-4\nstatus unsupported no\n", PASS_FORWARD,
+		      "unknown line kind 'check' (valid: info, sample, memory, status;", NULL);
+	check_refused(HEADER "work benchdb\nstatus unsupported no\n", PASS_FORWARD,
+		      "unknown line kind 'work'", NULL);
+}
+
+static void test_peer__work_lines_give_figures_per_phase_or_benchdbs(void **state)
+{
+	(void)state;
+	struct peer_output out = parse_ok(HEADER2 "work fwd 1000 - \nwork bwd 2500 640\n" FB_SAMPLES
+					  "status ok\n", PASS_FORWARD_BACKWARD);
+	assert_false(out.work_benchdb);
+	assert_int_equal(out.work_flops[PHASE_FWD], 1000);
+	assert_int_equal(out.work_bytes[PHASE_FWD], -1);
+	assert_int_equal(out.work_flops[PHASE_BWD], 2500);
+	assert_int_equal(out.work_bytes[PHASE_BWD], 640);
+	assert_int_equal(out.work_flops[PHASE_OPT], -1);
+	peer_output_free(&out);
+	out = parse_ok(HEADER2 "work benchdb\n" FB_SAMPLES "status ok\n", PASS_FORWARD_BACKWARD);
+	assert_true(out.work_benchdb);
+	peer_output_free(&out);
+	/* none: unknown */
+	out = parse_ok(HEADER2 FB_SAMPLES "status ok\n", PASS_FORWARD_BACKWARD);
+	assert_false(out.work_benchdb);
+	assert_int_equal(out.work_flops[PHASE_FWD], -1);
+	peer_output_free(&out);
+
+	check_refused(HEADER2 "work benchdb\nwork fwd 1 1\nstatus unsupported no\n", PASS_FORWARD,
+		      "line 3", "a work line after 'work benchdb' (line 2)", NULL);
+	check_refused(HEADER2 "work fwd 1 1\nwork benchdb\nstatus unsupported no\n", PASS_FORWARD,
+		      "'work benchdb' after another work line (line 2)", NULL);
+	check_refused(HEADER2 "work bwd 1 1\nstatus unsupported no\n", PASS_FORWARD,
+		      "phase 'bwd' is not timed by pass forward (timed: fwd)", NULL);
+	check_refused(HEADER2 "work fwd 1 1\nwork fwd 2 2\nstatus unsupported no\n", PASS_FORWARD,
+		      "a second work line of phase fwd (the first is on line 2)", NULL);
+	check_refused(HEADER2 "work fwd 1.5e9 1\nstatus unsupported no\n", PASS_FORWARD,
+		      "FLOPS must be a non-negative integer or '-' (unknown), got '1.5e9'", NULL);
+	check_refused(HEADER2 "work fwd\nstatus unsupported no\n", PASS_FORWARD,
+		      "a work line is 'work benchdb' or 'work PHASE FLOPS BYTES'", NULL);
+}
+
+static void test_peer__a_persistent_case_block_has_no_header_and_counts_lines_on(void **state)
+{
+	(void)state;
+	struct case_params p = params(PASS_FORWARD);
+	struct peer_output out;
+	const char *block = "info torch 2.5\nsample 0 fwd 5\nsample 1 fwd 6\nsample 2 fwd 7\n"
+			    "status ok\n";
+	if (peer_parse_case_block(block, strlen(block), &p, 2, 12, &out))
+		fail_msg("%s", out.error);
+	assert_int_equal(out.version, 2);
+	assert_int_equal(out.status_line, 16);   /* the process's lines 12..16 */
+	assert_int_equal(out.nsamples, 3);
+	peer_output_free(&out);
+
+	block = "sample 0 fwd 5\nsample 0 fwd 6\n";
+	assert_int_equal(peer_parse_case_block(block, strlen(block), &p, 2, 40, &out), BD_EINVAL);
+	assert_contains(out.error, "line 41: 'sample 0 fwd 6': a second sample of iteration 0 phase "
+			"fwd (the first is on line 40)");
+	peer_output_free(&out);
+	block = "benchdb-peer 2\nstatus unsupported no\n";
+	assert_int_equal(peer_parse_case_block(block, strlen(block), &p, 2, 7, &out), BD_EINVAL);
+	assert_contains(out.error, "line 7: 'benchdb-peer 2': a second header line");
+	peer_output_free(&out);
+	/* the first case of a process: its header comes first (version 0: expected) */
+	block = "benchdb-peer 2\nstatus unsupported no gpu\n";
+	assert_int_equal(peer_parse_case_block(block, strlen(block), &p, 0, 1, &out), 0);
+	assert_int_equal(out.version, 2);
+	assert_int_equal(out.status, STATUS_UNSUPPORTED);
+	peer_output_free(&out);
+}
+
+static void test_peer__text_from_a_peer_is_made_printable(void **state)
+{
+	(void)state;
+	char s[64];
+	snprintf(s, sizeof(s), "red \x1b[31mtext\x07 \xc2\x9b" "2J caf\xc3\xa9 \xff\xc3(");
+	peer_text_clean(s);
+	/* ESC, BEL, the C1 CSI (two bytes, one '?' each), 0xff and a broken sequence: all '?' */
+	assert_string_equal(s, "red ?[31mtext? ??2J caf\xc3\xa9 ?" "?(");   /* (no trigraph) */
 }
 
 static void test_peer__free_accepts_null_and_errors_leave_nothing_to_free(void **state)
@@ -392,6 +539,11 @@ int main(void)
 		cmocka_unit_test(test_peer__status_must_be_last_and_known),
 		cmocka_unit_test(test_peer__info_object_is_kept_as_printed),
 		cmocka_unit_test(test_peer__info_object_must_be_one_valid_json_object),
+		cmocka_unit_test(test_peer__check_lines_keep_the_worst_and_say_when_one_fails),
+		cmocka_unit_test(test_peer__bad_check_lines_are_refused),
+		cmocka_unit_test(test_peer__work_lines_give_figures_per_phase_or_benchdbs),
+		cmocka_unit_test(test_peer__a_persistent_case_block_has_no_header_and_counts_lines_on),
+		cmocka_unit_test(test_peer__text_from_a_peer_is_made_printable),
 		cmocka_unit_test(test_peer__free_accepts_null_and_errors_leave_nothing_to_free),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1094,6 +1094,76 @@ static void test_sweep__every_case_excluded_is_an_expand_error(void **state)
 
 /* ---- peers ---------------------------------------------------------------------------------- */
 
+static void test_sweep__peer_parameters_are_axes_of_their_peers_cases_only(void **state)
+{
+	(void)state;
+	struct sweep_cases cases;
+	struct sweep *s = expand_ok("peers:\n"
+				    "  tsdpa:\n"
+				    "    command: sh t.sh\n"
+				    "    suite: attention\n"
+				    "    persistent: true\n"
+				    "    check: required\n"
+				    "    params:\n"
+				    "      backend: {values: [auto, flash, math]}\n"
+				    "      rank: {type: int, default: 0}\n"
+				    "      compile: {type: bool, default: false}\n"
+				    "defaults: {compile: true}\n"
+				    "benchmarks:\n"
+				    "  - suite: attention\n"
+				    "    impl: [flash, tsdpa]\n"
+				    "    backend: [auto, math]\n"
+				    "    rank: [0, 08]\n"
+				    "    seq_len: [16, 32]\n"
+				    "    head_dim: 8\n"
+				    "    exclude: [{backend: math, seq_len: 32}]\n",
+				    &cases);
+	const struct sweep_peer *peer = &s->peers[0];
+	assert_true(peer->persistent);
+	assert_true(peer->check_required);
+	assert_int_equal(peer->nparams, 3);
+	assert_string_equal(peer->params[0].def, "auto");   /* the first value */
+	assert_int_equal(peer->params[1].type, PEER_PARAM_INT);
+	assert_string_equal(peer->params[2].def, "false");
+	/* flash: its 2 shapes once (backend and rank are not its own); tsdpa: 2 x 2 x 2 - 2 */
+	assert_int_equal(cases.n, 2 + 6);
+	assert_string_equal(cases.items[0].key, "suite=attention impl=flash device=cpu dtype=float32 "
+			    "pass=forward_backward batch_size=8 heads=1 seq_len=16 head_dim=8 causal=false");
+	assert_int_equal(cases.items[0].npeer_params, 0);
+	assert_null(strstr(cases.items[1].params_json, "backend"));
+	const struct sweep_case *c = &cases.items[2 + 2];   /* tsdpa auto, rank 8, S16 */
+	assert_ptr_equal(c->peer, peer);
+	assert_int_equal(c->npeer_params, 3);   /* by name: backend, compile, rank */
+	assert_string_equal(c->peer_params[0].def->name, "backend");
+	assert_string_equal(c->peer_params[1].value, "true");   /* from defaults */
+	assert_string_equal(c->peer_params[2].value, "8");      /* 08, canonical */
+	assert_string_equal(c->key, "suite=attention impl=tsdpa device=cpu dtype=float32 "
+			    "pass=forward_backward batch_size=8 heads=1 seq_len=16 head_dim=8 causal=false "
+			    "backend=auto compile=true rank=8");
+	assert_string_equal(c->params_json,
+			    "{\"backend\":\"auto\",\"batch_size\":8,\"causal\":false,\"compile\":true,"
+			    "\"device\":\"cpu\",\"dtype\":\"float32\",\"head_dim\":8,\"heads\":1,"
+			    "\"impl\":\"tsdpa\",\"iters\":10,\"mem_limit\":0,\"pass\":\"forward_backward\","
+			    "\"rank\":8,\"seed\":0,\"seq_len\":16,\"suite\":\"attention\",\"sync\":true,"
+			    "\"tf32\":false,\"warmup\":2}");
+	assert_string_equal(c->name, "tsdpa float32 fwd+bwd B8 H1 S16 D8 compile=true rank=8");
+	/* the exclude dropped backend=math at S32 only */
+	for (size_t i = 2; i < cases.n; i++)
+		assert_false(strstr(cases.items[i].key, "backend=math") &&
+			     cases.items[i].params.seq_len == 32);
+	sweep_cases_free(&cases);
+	sweep_free(s);
+
+	/* the same parameter name in two peers: each checked against its own values */
+	check_parse_error("peers:\n"
+			  "  a: {command: x, suite: attention, params: {backend: {values: [flash]}}}\n"
+			  "  b: {command: x, suite: attention, params: {backend: {values: [math]}}}\n"
+			  "benchmarks: [{suite: attention, impl: [a, b], backend: flash, seq_len: 8, "
+			  "head_dim: 8}]\n",
+			  4, 56, "value 'flash' of key 'backend' for peer b: not one of its values (valid: "
+			  "math)", NULL);
+}
+
 static void test_sweep__peers_become_impls_of_their_suite(void **state)
 {
 	(void)state;
@@ -1168,11 +1238,11 @@ static void test_sweep__peer_entries_are_checked(void **state)
 		check_parse_error(text, line, column, __VA_ARGS__, NULL);                          \
 	} while (0)
 	PEER_ERROR("peers: [pytorch]\n", 1, 8,
-		   "key 'peers' expects a mapping of peer name to {command, suite, timeout}, got a list");
+		   "key 'peers' expects a mapping of peer name to {command, suite, timeout, persistent, check, params}, got a list");
 	PEER_ERROR("peers:\n  p: python3 x.py\n", 2, 6,
-		   "peer 'p' expects a mapping with keys command, suite, timeout, got a single value");
+		   "peer 'p' expects a mapping with keys command, suite, timeout, persistent, check, params, got a single value");
 	PEER_ERROR("peers:\n  p: {command: x, suite: e2e, comand: y}\n", 2, 31,
-		   "unknown key 'comand' for peer 'p' (valid: command, suite, timeout)",
+		   "unknown key 'comand' for peer 'p' (valid: command, suite, timeout, persistent, check, params)",
 		   "did you mean 'command'?");
 	PEER_ERROR("peers:\n  p: {suite: e2e}\n", 2, 6,
 		   "peer 'p' is missing required key 'command' (the shell command that runs it)");
@@ -1402,6 +1472,7 @@ int main(void)
 		cmocka_unit_test(test_sweep__defaults_are_checked),
 		cmocka_unit_test(test_sweep__every_case_excluded_is_an_expand_error),
 		cmocka_unit_test(test_sweep__peers_become_impls_of_their_suite),
+		cmocka_unit_test(test_sweep__peer_parameters_are_axes_of_their_peers_cases_only),
 		cmocka_unit_test(test_sweep__peer_entries_are_checked),
 		cmocka_unit_test(test_sweep__peer_impls_are_valid_only_in_their_suite),
 		cmocka_unit_test(test_sweep__iters_auto_with_its_stopping_rule),

@@ -5,11 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check_rule.h"
 #include "dnnl_wrap.h"
 #include "matmul_common.h"
-
-/* Validation bound per entry: TOL · Σ_k |a_ik·b_kj| (matmul_common.h) */
-#define TOL 1e-5
 
 struct matmul_case {
 	struct case_params params;
@@ -99,7 +97,7 @@ static int matmul_validate(void *state, struct wl_status *st)
 	int rc = matmul_run(c, PHASE_FWD, st);
 	if (rc != STATUS_OK)
 		return rc;
-	return matmul_check_entries(p, c->a, c->b, c->c, TOL, st);
+	return matmul_check_entries(p, c->a, c->b, c->c, check_rule_for(p).atol, st);
 }
 
 static void matmul_teardown(void *state)

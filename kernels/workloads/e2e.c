@@ -14,20 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_rule.h"
 #include "cuda_info.h"
 #include "dnnl_wrap.h"
 #include "impls.h"
 #include "model.h"
 #include "workload.h"
 
-/* Tolerances of the tiny-model check, per gradient tensor: max |g − g_ref| ≤ TOL · max |g_ref|.
- * Measured (tests/test_model.c): float32 5e-7, bfloat16 7e-3; bfloat16 rounds every GEMM input
- * to 8 bits of mantissa (2^-9 relative), which a 2-layer model compounds. */
-#define TOL_FLOAT32 1e-4
-#define TOL_BFLOAT16 4e-2
-/* float32 with TF32 GEMMs (CUDA): inputs rounded to 10 bits of mantissa (2^-11 relative), 8×
- * finer than bfloat16; not yet measured on a GPU, so a quarter of bfloat16's bound. */
-#define TOL_TF32 1e-2
 /* |loss − ln V| at initialisation, full size (logits have std ≈ 0.02·sqrt(d) ≤ 1). */
 #define LOSS_INIT_SLACK 1.0
 
@@ -197,8 +190,7 @@ static int validate_tiny(const struct e2e_case *c, struct wl_status *st)
 	struct dev dev = {0};
 	struct model *m = NULL;
 	int code = STATUS_OK, rc;
-	double tol = c->p.dtype == DTYPE_BFLOAT16 ? TOL_BFLOAT16
-		     : c->p.tf32 ? TOL_TF32 : TOL_FLOAT32;
+	double tol = check_rule_for(&c->p).atol;   /* max |g − g_ref| <= tol · max |g_ref| */
 	st->tolerance = tol;
 	if (!p0 || !g || !p1 || !pd || !gref || !tok) {
 		code = wl_set(st, STATUS_ERROR, "out of host memory for validation");

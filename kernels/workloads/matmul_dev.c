@@ -9,14 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_rule.h"
 #include "cuda_info.h"
 #include "matmul_common.h"
 #include "ops.h"
 
-/* Validation bound per entry: TOL · Σ_k |a_ik·b_kj| (matmul_common.h). TF32 rounds each input
- * to 10 mantissa bits first: 2^-11 relative per factor. */
-#define TOL 1e-5
-#define TOL_TF32 2e-3
 
 struct matmul_cuda {
 	struct case_params p;
@@ -94,8 +91,7 @@ static int mm_validate(void *state, struct wl_status *st)
 		free(got);
 		return wl_from_dev(st, &c->dev, rc, "download");
 	}
-	double tol = p->tf32 && p->dtype == DTYPE_FLOAT32 ? TOL_TF32 : TOL;
-	rc = matmul_check_entries(p, c->host_a, c->host_b, got, tol, st);
+	rc = matmul_check_entries(p, c->host_a, c->host_b, got, check_rule_for(p).atol, st);
 	free(got);
 	return rc;
 }

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/../.."
 mkdir -p .git/info; grep -qx '/.dev/' .git/info/exclude 2>/dev/null || echo /.dev/ >>.git/info/exclude
 rm -rf .dev && mkdir -p .dev/lib .dev/bin
 cp /usr/bin/sqlite3 .dev/bin/   # the CLI tests query the database with it
-for l in libyaml-0.so.2 libsqlite3.so.0 libdnnl.so.2 libcmocka.so.0 libOpenCL.so.1 libgomp.so.1 libreadline.so.8; do
+for l in libyaml-0.so.2 libjansson.so.4 libsqlite3.so.0 libdnnl.so.2 libcmocka.so.0 libOpenCL.so.1 libgomp.so.1 libreadline.so.8; do
 	cp -L "$(ldconfig -p | awk -v l="$l" '$1 == l { print $NF; exit }')" .dev/lib/
 done
 dirs=build-gpu; [ -d build-avx512 ] && dirs="$dirs build-avx512"

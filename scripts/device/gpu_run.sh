@@ -4,7 +4,7 @@
 # driver, toolkit and PyTorch but not libyaml/SQLite/oneDNN/cmocka, and cannot fetch packages, so
 # the binaries are built here (scripts/device/bundle.sh) and travel as .dev/bundle.tar.xz with the
 # libraries they link; cuBLASLt and cuDNN come from the machine's PyPI wheels.
-#   gpu_run.sh STAGE...    stages: env tests cputests flash short cpuflash cpue2e cpubf16 cpuprof attn e2e cs336 (each writes under $OUT)
+#   gpu_run.sh STAGE...    stages: env tests cputests flash short cpuflash cpue2e cpubf16 cpuprof attn e2e cs336 peergpu (each writes under $OUT)
 set -u
 OUT=${OUT:-/tmp/gpu-out}
 ROOT=$PWD
@@ -59,7 +59,20 @@ for stage in "$@"; do
 	attn) run attn 200 "$R" run configs/attention_gpu.yaml --db "$OUT/attn.db" ;;
 	e2e) run e2e 500 "$R" run configs/e2e_vs_pytorch_gpu.yaml --db "$OUT/e2e.db" ;;
 	cs336) run cs336 500 "$R" run configs/cs336_e2e.yaml --db "$OUT/cs336.db" ;;
-	*) echo "gpu_run.sh: unknown stage '$stage' (env tests cputests flash short cpuflash cpue2e cpubf16 cpuprof attn e2e cs336)" >&2; exit 2 ;;
+	peergpu)  # a peer's CUDA cases are watched by the GPU probe (NVML) like built-in ones
+		cat >"$OUT/peergpu.yaml" <<EOF
+defaults: {warmup: 1, iters: 3, device: cuda, seq_len: 16, head_dim: 8}
+peers:
+  slow: {command: "sleep 1; sh $ROOT/tests/peers/fake_v2.sh", suite: attention, params: {plant: {values: [none]}}}
+  kept: {command: "sh $ROOT/tests/peers/fake_v2.sh", suite: attention, persistent: true, params: {plant: {values: [none, hang]}}}
+benchmarks:
+  - {suite: attention, impl: slow}
+  - {suite: attention, impl: kept, plant: [hang, none], causal: [false, true]}
+EOF
+		sed -i 's/persistent: true,/persistent: true, timeout: 2,/' "$OUT/peergpu.yaml"
+		run peergpu 120 "$R" run "$OUT/peergpu.yaml" --db "$OUT/peergpu.db"
+		sqlite3 "$OUT/peergpu.db" "select impl, status, gpu_temp_c, gpu_sm_clock_mhz, gpu_throttle, cpu_wait from cases order by ord" >"$OUT/peergpu.txt" 2>&1 ;;
+	*) echo "gpu_run.sh: unknown stage '$stage' (env tests cputests flash short cpuflash cpue2e cpubf16 cpuprof attn e2e cs336 peergpu)" >&2; exit 2 ;;
 	esac
 done
 cat "$OUT/summary.txt" 2>/dev/null

@@ -122,7 +122,7 @@ check "the timeout took about 1 s (at least 1, far below the peer's 300)" [ "$(s
 
 # report: the peer compares like any impl.
 expect_status 0 "report --compare naive" "$REPORT" --db "$db" --compare naive
-contains "$T/out" "^\| fake float32 fwd\+bwd B1 H2 S16 D8 \| fake \|" "per-case row of the peer"
+contains "$T/out" "^\| fake float32 fwd\+bwd B1 H2 S16 D8 \[unvalidated\] +\| fake +\|" "per-case row of the peer, marked unvalidated"
 contains "$T/out" "^\| fake +\| +2 \|" "summary row of the peer: 2 pairs"
 expect_status 0 "report --compare fake" "$REPORT" --db "$db" --compare fake
 contains "$T/out" "^\| naive float32 fwd\+bwd B1 H2 S32 D8 \| naive \|" "naive against the peer"

@@ -1,6 +1,8 @@
 /* tests/fuzz/fuzz_peer_output.c: libFuzzer target for the peer-output parser
  * (peer_parse_output, schemas/peer-protocol.md) on any bytes a peer could print, for a case whose
- * pass, warm-up and iteration count come from the input's first byte (tests/fuzz/README.md). */
+ * pass, warm-up and iteration count come from the input's first byte (tests/fuzz/README.md).
+ * Text that starts with "#block\n" (a comment line for the whole-output parse) is parsed as one
+ * case of a persistent peer instead (peer_parse_case_block, version 2, from line 7). */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -8,9 +10,6 @@
 #include "peer.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* peer.c's link to the workload registry (peer_figures): none in this target. */
-const struct workload *const workloads[] = {NULL};
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -26,7 +25,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	p.iters = 1 + ((shape >> 4) & 7);
 	struct peer_output out;
 	memset(&out, 0, sizeof(out));
-	peer_parse_output(size ? (const char *)data + 1 : "", size ? size - 1 : 0, &p, &out);
+	const char *text = size ? (const char *)data + 1 : "";
+	size_t len = size ? size - 1 : 0;
+	static const char block[] = "#block\n";
+	if (len >= sizeof(block) - 1 && !memcmp(text, block, sizeof(block) - 1))
+		peer_parse_case_block(text + sizeof(block) - 1, len - (sizeof(block) - 1), &p, 2, 7, &out);
+	else
+		peer_parse_output(text, len, &p, &out);
 	peer_output_free(&out);
 	return 0;
 }

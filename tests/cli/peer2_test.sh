@@ -1,0 +1,241 @@
+#!/usr/bin/env bash
+# tests/cli/peer2_test.sh: end-to-end tests of protocol 2 and of the peers' processes
+# (schemas/peer-protocol.md) with the shell peers of tests/peers/ — validation (a planted wrong
+# kernel is an error, not a time), work lines, peer parameters through keys, JSON, environment,
+# --where/--pivot/--group-by and compare, persistent peers (one process, restarted after a crash,
+# a timeout or garbage), no process outliving its case (four ways to detach, and a killed
+# runner), cpu_wait over the peer's tree, and no terminal escape from a peer on the runner's
+# stderr.
+#   peer2_test.sh RUNNER REPORT MAKE_FIXTURE
+set -u
+RUNNER=$1
+REPORT=$2
+source "$(dirname "$0")/lib.sh"
+PEERS=$SRC/tests/peers
+
+# gone PID: no such process, or a zombie (whose parent is gone; a container's init may not reap it)
+gone() { ! kill -0 "$1" 2>/dev/null || ps -o stat= -p "$1" | grep -q Z; }
+wait_gone() { for _ in $(seq 1 200); do gone "$1" && return 0; sleep 0.05; done; return 1; }
+
+# ---- validation, work and peer parameters: one process per case, and persistent -----------------
+plant="{values: [none, wrong, nan, nocheck, crash, hang, garbage]}"
+work="{values: [none, benchdb, own]}"
+cat >"$T/v2.yaml" <<EOF
+name: cli-peer2
+defaults: {warmup: 1, iters: 3, seq_len: 16, head_dim: 8, heads: 2, batch_size: 1}
+peers:
+  once: {command: "sh $PEERS/fake_v2.sh", suite: attention, timeout: 2, params: {plant: $plant, work: $work}}
+  kept: {command: "sh $PEERS/fake_v2.sh", suite: attention, timeout: 2, persistent: true,
+         params: {plant: $plant, work: $work}}
+  strict: {command: "sh $PEERS/fake_v2.sh", suite: attention, check: required,
+           params: {plant: $plant}}
+benchmarks:
+  - {suite: attention, impl: [once, kept], plant: [none, wrong, nan, nocheck, crash, hang, garbage, none]}
+  - suite: attention
+    impl: [naive, kept]
+    axes: {work: [none, benchdb, own]}
+    exclude: [{work: benchdb, impl: naive}]
+  - {suite: attention, impl: strict, plant: [none, nocheck]}
+EOF
+# (plant lists none twice: refused; the sweep is fixed below)
+expect_status 2 "a value listed twice is refused" "$RUNNER" run "$T/v2.yaml" --db "$T/bad.db"
+contains "$T/err" "v2.yaml:10:101: key 'plant' lists the value none twice \(first at line 10, column 52\)" "the repeated value, where"
+sed -i 's/garbage, none\]}/garbage]}/' "$T/v2.yaml"
+expect_status 0 "runner list" "$RUNNER" list "$T/v2.yaml"
+contains "$T/out" "^peer kept \(suite attention, timeout 2 s, persistent, params plant=none work=none, line 5\): sh " "list: a persistent peer and its parameters"
+contains "$T/out" "^peer strict \(suite attention, timeout 3600 s, check required, params plant=none, line 7\)" "list: check required"
+contains "$T/out" "20 to run" "list: 20 cases"
+db=$T/v2.db
+export FAKE_PEER_LOG=$T/v2.log
+expect_status 1 "planted failures make the run exit 1" "$RUNNER" run "$T/v2.yaml" --db "$db"
+unset FAKE_PEER_LOG
+contains "$T/out" "run 1 complete: 20 of 20 cases stored \(9 ok, 0 oom, 11 error, 0 unsupported, 0 skipped\)" "every case stored; naive once over the work axis"
+st() { sql "$db" "select group_concat(status || ':' || coalesce(max_diff, '-'), ',') from (select status, max_diff from cases where $1 order by ord)"; }
+for impl in once kept; do
+	check "$impl: the plants' statuses and max_diff" [ "$(st "impl = '$impl' and json_extract(params, '$.work') = 'none' and ord < 14")" = "ok:1.0e-06,error:0.25,error:Inf,ok:-,error:-,error:-,error:-" ]
+	contains <(sql "$db" "select reason from cases where impl = '$impl' and params like '%\"plant\":\"wrong\"%'") "^peer check failed: output differs from the reference by 0.25 \(tolerance 2e-05\) at O\[b=0, h=1, s=3, d=2\]$" "$impl: a wrong kernel is an error with the check's figures"
+	contains <(sql "$db" "select reason from cases where impl = '$impl' and params like '%\"plant\":\"crash\"%'") "^peer exited with status 3; stderr: fake_v2: crashing$" "$impl: a crash"
+	contains <(sql "$db" "select reason from cases where impl = '$impl' and params like '%\"plant\":\"hang\"%'") "^peer '$impl' timed out after 2 s; stderr: fake_v2: hanging$" "$impl: a timeout"
+	contains <(sql "$db" "select reason from cases where impl = '$impl' and params like '%\"plant\":\"garbage\"%'") "^malformed peer output: line 3: 'sample zero fwd 5'" "$impl: garbage"
+done
+check "a wrong or crashed case stores no sample" [ "$(sql "$db" "select count(*) from samples s join cases c on c.id = s.case_id where c.status <> 'ok'")" = 0 ]
+check "validated ok cases: max_diff and tolerance of the worst check" [ "$(sql "$db" "select count(*) from cases where status = 'ok' and max_diff = 1e-6 and tolerance = 1e-3")" = 6 ]
+check "the tolerance handed to the peer is benchdb's (float32 attention: 2e-05)" [ "$(sql "$db" "select count(*) from cases where params like '%\"plant\":\"wrong\"%' and tolerance = 2e-5")" = 2 ]
+
+# work: none (no rates), benchdb (the built-in workload's), own
+fl() { sql "$db" "select coalesce(flops_fwd, '-') || '/' || coalesce(bytes_bwd, '-') from cases where impl = '$1' and ord >= 14 and json_extract(params, '$.work') = '$2'"; }
+naive_fb="$(sql "$db" "select flops_fwd || '/' || bytes_bwd from cases where impl = 'naive'")"
+check "work none: no FLOPs, no bytes" [ "$(fl kept none)" = "-/-" ]
+check "work benchdb: the built-in workload's" [ "$(fl kept benchdb)" = "$naive_fb" ]
+check "work own: the peer's" [ "$(fl kept own)" = "1000000.0/2048.0" ]
+check "no work line: no FLOPs for a version-2 peer (not benchdb's)" [ "$(sql "$db" "select count(*) from cases where impl in ('once', 'kept') and status = 'ok' and json_extract(params, '$.work') = 'none' and flops_fwd is not null")" = 0 ]
+
+# check: required
+contains <(sql "$db" "select status || '|' || reason from cases where impl = 'strict' and params like '%nocheck%'") "^error\|peer 'strict' printed no check line \(check: required\)$" "check: required refuses an unchecked case"
+check "check: required passes a checked case" [ "$(sql "$db" "select status from cases where impl = 'strict' and params like '%\"plant\":\"none\"%'")" = ok ]
+
+# the persistent peer: one process until a crash, a timeout or garbage; a new one after each
+pids() { grep "impl=kept" "$T/v2.log" | sed 's/ .*//' | uniq | wc -l; }
+check "persistent: 4 processes for 10 cases (a new one after the crash, the hang and the garbage)" [ "$(pids)" = 4 ]
+check "persistent: its first 5 cases in one process" [ "$(grep "impl=kept" "$T/v2.log" | head -5 | sed 's/ .*//' | sort -u | wc -l)" = 1 ]
+check "one process per case otherwise: 7 processes" [ "$(grep "impl=once" "$T/v2.log" | sed 's/ .*//' | sort -u | wc -l)" = 7 ]
+check "persistent: every case's info object stored" [ "$(sql "$db" "select count(*) from cases where impl = 'kept' and json_extract(impl_info, '$.mode') = 'persistent'")" -ge 7 ]
+
+# peer parameters: keys, JSON, names; naive's case once
+check "peer parameters in the key, after the built-in tokens" [ "$(sql "$db" "select case_key from cases where impl = 'kept' and ord = 17")" = "suite=attention impl=kept device=cpu dtype=float32 pass=forward_backward batch_size=1 heads=2 seq_len=16 head_dim=8 causal=false plant=none work=own" ]
+check "peer parameters in the params JSON, keys sorted" [ "$(sql "$db" "select params from cases where impl = 'kept' and ord = 17")" = '{"batch_size":1,"causal":false,"device":"cpu","dtype":"float32","head_dim":8,"heads":2,"impl":"kept","iters":3,"mem_limit":0,"pass":"forward_backward","plant":"none","seed":0,"seq_len":16,"suite":"attention","sync":true,"tf32":false,"warmup":1,"work":"own"}' ]
+check "the name shows a peer parameter away from its default" [ "$(sql "$db" "select name from cases where ord = 17")" = "kept float32 fwd+bwd B1 H2 S16 D8 work=own" ]
+check "naive: no peer parameter, one case for the work axis" [ "$(sql "$db" "select count(*) || ':' || max(case_key like '%work=%') from cases where impl = 'naive'")" = "1:0" ]
+
+# reports
+expect_status 0 "report table" "$REPORT" --db "$db"
+contains "$T/out" "\| plant=nocheck work=none +\|.*\| ok, unvalidated +\|" "an unchecked case is 'ok, unvalidated' with its peer parameters"
+contains "$T/out" "^- ok, unvalidated: 2 cases not checked against a reference" "the note counts them"
+expect_status 0 "report --where work=own" "$REPORT" --db "$db" --where work=own
+check "--where on a peer parameter: one case" [ "$(grep -c '^| kept' "$T/out")" = 1 ]
+expect_status 0 "report --group-by work" "$REPORT" --db "$db" --group-by work
+contains "$T/out" "work=benchdb" "--group-by on a peer parameter"
+expect_status 0 "report --pivot work" "$REPORT" --db "$db" --where impl=kept --where plant=none --pivot work
+contains "$T/out" "work=none.*work=benchdb.*work=own" "--pivot on a peer parameter: a column per value"
+expect_status 0 "report --compare naive" "$REPORT" --db "$db" --compare naive
+contains "$T/out" "^\| kept float32 fwd\+bwd B1 H2 S16 D8 work=own +\| kept plant=none work=own +\|" "a peer case paired with naive's, which lacks its parameters"
+contains "$T/out" "^\| kept plant=none work=benchdb +\| +1 \|" "a summary row per impl and peer parameters"
+contains "$T/out" "\[unvalidated\]" "the unvalidated case is marked in the comparison"
+expect_status 0 "report compare --baseline work=none" "$REPORT" --db "$db" compare --baseline work=none
+contains "$T/out" "^\| kept float32 fwd\+bwd B1 H2 S16 D8 work=benchdb +\|" "--baseline KEY=VALUE pairs cases that differ only in KEY"
+check "--baseline work=none: two pairs" [ "$(grep -c '^| kept float32' "$T/out")" = 2 ]
+expect_status 1 "--baseline KEY=VALUE with nothing to pair" "$REPORT" --db "$db" compare --baseline work=nothing
+contains "$T/err" "no ok case of run 1 with work=nothing pairs" "says why"
+
+# the environment a case gets: its peer parameters, the tolerance, the mode
+cat >"$T/env.sh" <<'EOF'
+#!/bin/sh
+env | grep '^BENCHDB_' | sort >>"$ENV_LOG"
+echo "benchdb-peer 2"
+echo "status unsupported logged"
+EOF
+cat >"$T/env.yaml" <<EOF
+peers:
+  envp: {command: "sh $T/env.sh", suite: e2e, params: {optimizer: {values: [adamw, sgd]}, lora_rank: {type: int, default: 0}}}
+models:
+  tiny: {d_model: 32, d_ff: 64, num_layers: 1, num_heads: 2, vocab_size: 100}
+benchmarks:
+  - {suite: e2e, impl: envp, model: tiny, context_length: 8, batch_size: 1, dtype: bfloat16, lora_rank: 08, optimizer: sgd}
+EOF
+export ENV_LOG=$T/env.log BENCHDB_OPTIMIZER=inherited
+expect_status 0 "a peer's environment" "$RUNNER" run "$T/env.yaml" --db "$T/env.db"
+unset ENV_LOG BENCHDB_OPTIMIZER
+for var in BENCHDB_PEER_PROTOCOL=1 BENCHDB_PEER_PROTOCOL_MAX=2 BENCHDB_PEER_MODE=case BENCHDB_OPTIMIZER=sgd \
+	BENCHDB_LORA_RANK=8 BENCHDB_CHECK_ATOL=0.04 BENCHDB_CHECK_RTOL=0; do
+	contains "$T/env.log" "^$var$" "environment has $var"
+done
+check "an inherited variable of a peer parameter is replaced, not passed twice" [ "$(grep -c '^BENCHDB_OPTIMIZER=' "$T/env.log")" = 1 ]
+
+# bad peer parameters: file:line:col and the valid choices
+while IFS='|' read -r name yaml want; do
+	printf '%b' "$yaml" >"$T/$name.yaml"
+	expect_status 2 "bad sweep $name" "$RUNNER" run "$T/$name.yaml" --db "$T/bad.db"
+	contains "$T/err" "$want" "message for $name"
+done <<'EOF'
+builtin_name|peers:\n  p: {command: x, suite: attention, params: {dtype: {values: [a]}}}\nbenchmarks: [{suite: attention, impl: p, seq_len: 8, head_dim: 8}]\n|builtin_name.yaml:2:46: parameter name 'dtype' of peer 'p' is taken \(a built-in parameter\)
+reserved|peers:\n  p: {command: x, suite: attention, params: {peer_mode: {type: text, default: a}}}\nbenchmarks: [{suite: attention, impl: p, seq_len: 8, head_dim: 8}]\n|reserved.yaml:2:46: parameter name 'peer_mode' of peer 'p' is taken
+bad_value|peers:\n  p: {command: x, suite: attention, params: {backend: {values: [flash, math]}}}\nbenchmarks: [{suite: attention, impl: p, seq_len: 8, head_dim: 8, backend: [flash, mat]}]\n|bad_value.yaml:3:84: value 'mat' of key 'backend' for peer p: not one of its values \(valid: flash, math\)
+no_peer|peers:\n  p: {command: x, suite: attention, params: {backend: {values: [flash]}}}\nbenchmarks: [{suite: attention, impl: naive, seq_len: 8, head_dim: 8, backend: flash}]\n|no_peer.yaml:3:71: key 'backend' is a parameter of peer p, which benchmark 1 \(suite attention\) does not run \(add it to 'impl'\)
+bad_type|peers:\n  p: {command: x, suite: attention, params: {rank: {type: float, default: 1}}}\nbenchmarks: [{suite: attention, impl: p, seq_len: 8, head_dim: 8}]\n|bad_type.yaml:2:59: unknown type 'float' of parameter 'rank' of peer 'p' \(valid: bool, int, text\)
+bad_int|peers:\n  p: {command: x, suite: attention, params: {rank: {type: int, default: 1}}}\nbenchmarks: [{suite: attention, impl: p, seq_len: 8, head_dim: 8, rank: -3}]\n|bad_int.yaml:3:73: value '-3' of key 'rank' for peer p: expects an integer >= 0
+no_default|peers:\n  p: {command: x, suite: attention, params: {rank: {type: int}}}\nbenchmarks: [{suite: attention, impl: p, seq_len: 8, head_dim: 8}]\n|no_default.yaml:2:52: parameter 'rank' of peer 'p' needs a 'default'
+persistent|peers:\n  p: {command: x, suite: attention, persistent: yes}\nbenchmarks: [{suite: attention, impl: p, seq_len: 8, head_dim: 8}]\n|persistent.yaml:2:49: key 'persistent' of peer 'p' expects true or false, got 'yes'
+check_key|peers:\n  p: {command: x, suite: attention, check: always}\nbenchmarks: [{suite: attention, impl: p, seq_len: 8, head_dim: 8}]\n|check_key.yaml:2:44: key 'check' of peer 'p' expects required or optional, got 'always'
+EOF
+check "bad sweeps create no database" [ ! -e "$T/bad.db" ]
+
+# ---- nothing a peer starts outlives its case ---------------------------------------------------
+export FAKE_DAEMON_PIDS=$T/daemons
+cat >"$T/daemon.yaml" <<EOF
+defaults: {warmup: 0, iters: 1}
+peers:
+$(for v in setsid subshell ignore python; do echo "  d_$v: {command: \"sh $PEERS/fake_daemon.sh $v\", suite: attention}"; done)
+benchmarks:
+  - {suite: attention, impl: [d_setsid, d_subshell, d_ignore, d_python], seq_len: 8, head_dim: 8}
+EOF
+: >"$FAKE_DAEMON_PIDS"
+expect_status 0 "four peers that leave a process behind" "$RUNNER" run "$T/daemon.yaml" --db "$T/daemon.db"
+n=0
+while read -r pid; do
+	n=$((n + 1))
+	check "a detached process ($n of 4, pid $pid) is gone with its case" wait_gone "$pid"
+done <"$FAKE_DAEMON_PIDS"
+if command -v python3 >/dev/null; then want=4; else want=3; note "no python3: its variant is unsupported"; fi
+check "all $want detached processes were started" [ "$n" = $want ]
+
+# a runner killed outright (no handler runs): the guardians still empty their trees
+sed -i 's/warmup: 0, iters: 1/warmup: 0, iters: 1, seq_len: [8, 9]/; s/seq_len: 8, //' "$T/daemon.yaml"
+cat >"$T/slowd.sh" <<EOF
+#!/bin/sh
+setsid sh -c 'echo \$\$ >>"\$FAKE_DAEMON_PIDS"; exec sleep 782' </dev/null >/dev/null 2>&1 &
+echo \$\$ >>"\$FAKE_DAEMON_PIDS"
+sleep 300
+EOF
+cat >"$T/killed.yaml" <<EOF
+peers:
+  slowd: {command: "sh $T/slowd.sh", suite: attention}
+benchmarks:
+  - {suite: attention, impl: slowd, seq_len: 8, head_dim: 8}
+EOF
+: >"$FAKE_DAEMON_PIDS"
+"$RUNNER" run "$T/killed.yaml" --db "$T/killed.db" >"$T/out" 2>"$T/err" &
+runner_pid=$!
+for _ in $(seq 1 200); do [ "$(wc -l <"$FAKE_DAEMON_PIDS")" -ge 2 ] && break; sleep 0.05; done
+kill -KILL $runner_pid
+{ wait $runner_pid; } 2>/dev/null
+n=0
+while read -r pid; do
+	n=$((n + 1))
+	check "after the runner is killed, the peer's process $n (pid $pid) is gone" wait_gone "$pid"
+done <"$FAKE_DAEMON_PIDS"
+check "the peer and its detached process were both seen" [ "$n" = 2 ]
+unset FAKE_DAEMON_PIDS
+
+# ---- cpu_wait over the peer's whole tree -------------------------------------------------------
+# The peer's child spins on CPU 0 for 1.5 s beside two busy loops pinned there too: it gets about
+# a third of the CPU, so its threads wait for one about two thirds of the time.
+if command -v taskset >/dev/null && taskset -c 0 true 2>/dev/null; then
+	cat >"$T/spin.sh" <<'EOF'
+#!/bin/sh
+echo "benchdb-peer 2"
+taskset -c 0 sh -c 'end=$(($(date +%s) + 2)); while [ $(date +%s) -lt $end ]; do :; done'
+for i in 0 1; do echo "sample $i fwd 1000"; done
+echo "check output 0 1"
+echo "status ok"
+EOF
+	cat >"$T/spin.yaml" <<EOF
+peers:
+  spin: {command: "sh $T/spin.sh", suite: attention}
+benchmarks:
+  - {suite: attention, impl: spin, seq_len: 8, head_dim: 8, pass: forward, warmup: 1, iters: 1}
+EOF
+	taskset -c 0 sh -c 'while :; do :; done' & b1=$!
+	taskset -c 0 sh -c 'while :; do :; done' & b2=$!
+	expect_status 0 "a peer beside two busy loops on its CPU" "$RUNNER" run "$T/spin.yaml" --db "$T/spin.db"
+	kill $b1 $b2
+	wait $b1 $b2 2>/dev/null
+	w=$(sql "$T/spin.db" "select cpu_wait from cases")
+	note "cpu_wait of a peer sharing its CPU with two busy loops: $w"
+	check "cpu_wait is measured over the peer's tree (got '$w', want > 0.3)" awk -v w="$w" 'BEGIN { exit !(w != "" && w > 0.3 && w <= 1) }'
+else
+	note "no taskset: the contended cpu_wait is not tested"
+fi
+
+# ---- terminal escapes from a peer stay off the runner's terminal -------------------------------
+cat >"$T/esc.yaml" <<EOF
+peers:
+  esc: {command: "sh $PEERS/fake_escape.sh", suite: attention}
+benchmarks:
+  - {suite: attention, impl: esc, seq_len: 8, head_dim: 8}
+EOF
+expect_status 1 "a peer that prints escape sequences" "$RUNNER" run "$T/esc.yaml" --db "$T/esc.db"
+check "no ESC, BEL or 8-bit CSI on the runner's stderr" [ "$(LC_ALL=C grep -c $'\x1b\|\x07\|\xc2\x9b' "$T/err")" = 0 ]
+contains "$T/err" "error: the peer says \?\[31mred\?\[0m and \?\]0;title\?" "the reason, made printable"
+check "nor in the stored reason" [ "$(sql "$T/esc.db" "select count(*) from cases where instr(reason, char(27)) or instr(reason, char(7)) or instr(reason, char(155))")" = 0 ]
+
+finish peer2

@@ -361,14 +361,18 @@ static int newest_rank(enum history_newest n)
 	return rank[n];
 }
 
-static const struct history_set *sort_set;
+/* A case on the index: its rank (newest_rank) and its index in the set. */
+struct index_entry {
+	int rank;
+	size_t series;
+};
 
-static int cmp_series(const void *a, const void *b)
+static int cmp_entry(const void *a, const void *b)
 {
-	const struct history_series *x = &sort_set->series[*(const size_t *)a],
-				    *y = &sort_set->series[*(const size_t *)b];
-	int d = newest_rank(x->newest) - newest_rank(y->newest);
-	return d ? d : (*(const size_t *)a > *(const size_t *)b) - (*(const size_t *)a < *(const size_t *)b);
+	const struct index_entry *x = a, *y = b;
+	if (x->rank != y->rank)
+		return x->rank - y->rank;
+	return (x->series > y->series) - (x->series < y->series);
 }
 
 static int index_page(struct site *site, const char *title, const char *db_path,
@@ -376,13 +380,16 @@ static int index_page(struct site *site, const char *title, const char *db_path,
 {
 	const struct history_set *hs = site->hs;
 	struct strbuf sb = STRBUF_INIT, notes = STRBUF_INIT;
+	struct index_entry *entries = xmalloc((hs->n ? hs->n : 1) * sizeof(*entries));
 	size_t *order = xmalloc((hs->n ? hs->n : 1) * sizeof(*order)), count[NEWEST_COUNT] = {0};
 	for (size_t i = 0; i < hs->n; i++) {
-		order[i] = i;
+		entries[i] = (struct index_entry){newest_rank(hs->series[i].newest), i};
 		count[hs->series[i].newest]++;
 	}
-	sort_set = hs;
-	qsort(order, hs->n, sizeof(*order), cmp_series);
+	qsort(entries, hs->n, sizeof(*entries), cmp_entry);
+	for (size_t i = 0; i < hs->n; i++)
+		order[i] = entries[i].series;
+	free(entries);
 	html_page_begin(&sb, title, 1);
 	char now[32], when[32];
 	db_now(now);

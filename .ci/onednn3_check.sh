@@ -5,40 +5,27 @@
 #   .ci/onednn3_check.sh [WORK_DIR]        (default: a new directory under /tmp)
 #
 # Needs network access to PyPI (pip), Python 3, x86-64 Linux and the build dependencies of
-# .ci/deps. It is not part of .ci/run. oneDNN 3.2 (GNU OpenMP runtime) comes from PyPI wheels:
-# WORK_DIR/wheels holds them (kept, so a second run reuses them), WORK_DIR/onednn the unpacked
-# headers and libdnnl.so.3, WORK_DIR/build a fresh build of the repository against them.
+# .ci/deps. It is not part of .ci/run. oneDNN 3.2 (GNU OpenMP runtime) comes from PyPI wheels
+# through scripts/get_onednn.sh: WORK_DIR/onednn holds them (kept, so a second run reuses them),
+# the headers and libdnnl.so.3; WORK_DIR/build is a fresh build of the repository against them
+# (-DBENCHDB_ONEDNN_ROOT; the binaries load that libdnnl through their rpath).
 # Exits 0 when dnnl_wrap.c compiles without warnings and test_matmul, test_attention and
 # test_model pass, and `runner sysinfo` reports the 3.x library; nonzero otherwise.
 set -euo pipefail
 
-version=2023.2.0                # onednn-cpu-gomp wheel version; carries oneDNN 3.2
 want="oneDNN 3.2."              # what `runner sysinfo` must report
 repo=$(cd "$(dirname "$0")/.." && pwd)
 work=${1:-$(mktemp -d /tmp/onednn3_check.XXXXXX)}
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
 
-echo "== downloading oneDNN wheels $version into $work/wheels"
-python3 -m pip download --quiet --no-deps --only-binary=:all: -d "$work/wheels" \
-	"onednn-cpu-gomp==$version" "onednn-devel-cpu-gomp==$version"
-
-echo "== unpacking into $work/onednn"
-rm -rf "$work/onednn"
-for whl in "$work/wheels/onednn_cpu_gomp-$version"-*.whl \
-	   "$work/wheels/onednn_devel_cpu_gomp-$version"-*.whl; do
-	python3 -m zipfile -e "$whl" "$work/onednn"
-done
-lib_dir=$work/onednn/onednn_cpu_gomp-$version.data/data/lib
-include_dir=$work/onednn/onednn_devel_cpu_gomp-$version.data/data/include
-for f in "$lib_dir/libdnnl.so.3" "$include_dir/oneapi/dnnl/dnnl.h"; do
-	[ -e "$f" ] || { echo "onednn3_check: '$f' is not in the wheels" >&2; exit 1; }
-done
+echo "== oneDNN 3.2 from PyPI into $work/onednn (scripts/get_onednn.sh)"
+"$repo/scripts/get_onednn.sh" "$work/onednn"
 
 echo "== configuring $work/build"
 rm -rf "$work/build"
 cmake -S "$repo" -B "$work/build" -DCMAKE_BUILD_TYPE=Release -DBENCHDB_CUDA=OFF \
-	-DDNNL_LIBRARY="$lib_dir/libdnnl.so.3" -DDNNL_INCLUDE_DIR="$include_dir" >/dev/null
+	-DBENCHDB_ONEDNN_ROOT="$work/onednn" >/dev/null
 
 echo "== building"
 if ! cmake --build "$work/build" -j"$(nproc)" --target test_matmul test_attention test_model \
@@ -53,7 +40,6 @@ if grep -E 'dnnl_wrap\.[ch]:[0-9]+:[0-9]+: warning' "$work/build.log" >&2; then
 	exit 1
 fi
 
-export LD_LIBRARY_PATH=$lib_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 status=0
 for t in test_matmul test_attention test_model; do
 	echo "== $t"

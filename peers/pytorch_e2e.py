@@ -1,161 +1,53 @@
 #!/usr/bin/env python3
-"""peers/pytorch_e2e.py: benchdb's end-to-end transformer (docs/design.md, "The e2e model") in PyTorch, as a
-benchdb peer — `runner` starts it once per case and it prints its own timings in the line
-protocol of schemas/peer-protocol.md.
+"""peers/pytorch_e2e.py: benchdb's end-to-end transformer (docs/design.md, "The e2e model") in PyTorch, or
+a student's own model, as a benchdb peer of suite e2e, built on the peer kit (peers/benchdb_peer,
+docs/peers.md): protocol 1 and 2, one process per case or persistent.
 
     peers:
-      pytorch: {command: "/usr/bin/python3 ../peers/pytorch_e2e.py", suite: e2e}
-      pytorch_compile: {command: "/usr/bin/python3 ../peers/pytorch_e2e.py --compile", suite: e2e}
+      pytorch: {command: "python3 ../peers/pytorch_e2e.py", suite: e2e, persistent: true}
+      pytorch_compile: {command: "python3 ../peers/pytorch_e2e.py --compile", suite: e2e}
+      mine: {command: "python3 ../peers/pytorch_e2e.py --model my_model:build", suite: e2e}
 
-The case comes from the BENCHDB_* environment variables. The model is the one benchdb runs:
-token embedding; num_layers x [RMSNorm -> causal multi-head attention (bias-free Q, K, V, O
-projections; RoPE, theta 10000, on interleaved pairs (x[2i], x[2i+1]) of Q and K) -> residual ->
-RMSNorm -> SwiGLU w2(silu(w1 x) * w3 x) -> residual]; final RMSNorm; bias-free LM head (not tied);
-mean cross-entropy; torch.optim.AdamW(lr 1e-3, betas (0.9, 0.95), eps 1e-8, weight_decay 0.01),
-the settings of kernels/model/model.c. RMSNorm (eps 1e-5, learnable gain) and the softmax run
-in float32. Weights start uniform with standard deviation 0.02 (norm gains 1), as in benchdb.
+Options:
+  --compile              run the model through torch.compile (or the peer parameter `compile`)
+  --model MODULE:CALLABLE  the user's model instead of benchdb's: CALLABLE(vocab_size=,
+                         context_length=, d_model=, num_layers=, num_heads=, d_ff=) returns an
+                         nn.Module mapping token ids (batch, context) to logits (batch, context,
+                         vocab); the loss is the mean cross-entropy against the case's targets.
+                         MODULE is imported from the sweep file's directory (or a path to a .py
+                         file). The coursework sweeps, tables and `report warmup` then run on it.
+  --work benchdb         claim benchdb's FLOPs for --model (it is the same architecture);
+                         without it a --model case has no FLOPs, so no report shows a rate for it
 
-What each pass times, per iteration (warm-up iterations are printed too, from 0):
-  forward           fwd: the forward and the loss under torch.no_grad() (benchdb's forward pass
-                    keeps nothing for a backward either)
-  forward_backward  fwd with autograd, then bwd: loss.backward(); the gradients are reset
-                    (zero_grad(set_to_none=True)) before each iteration, outside the timed phases
-  train_step        fwd, bwd, then opt: optimizer.step()
-Each phase is timed with time.perf_counter_ns() on the CPU; on CUDA with CUDA events recorded
-around it on the current stream, as benchdb times its own CUDA phases (a case with sync: false
-keeps the host clock and never waits: the missing-synchronize mistake, on purpose). tf32 sets
-torch.backends.cuda.matmul.allow_tf32 (and cuDNN's) either way.
+benchdb's model: token embedding; num_layers x [RMSNorm -> causal multi-head attention (bias-free
+Q, K, V, O projections; RoPE, theta 10000, on interleaved pairs (x[2i], x[2i+1]) of Q and K) ->
+residual -> RMSNorm -> SwiGLU w2(silu(w1 x) * w3 x) -> residual]; final RMSNorm; bias-free LM head
+(not tied); mean cross-entropy; torch.optim.AdamW(lr 1e-3, betas (0.9, 0.95), eps 1e-8,
+weight_decay 0.01), the settings of kernels/model/model.c. RMSNorm (eps 1e-5, learnable gain) and
+the softmax run in float32. Weights start uniform with standard deviation 0.02 (norm gains 1), as
+in benchdb. attention naive is the explicit softmax(QK^T / sqrt(d) + mask) V; flash and sdpa use
+torch.nn.functional.scaled_dot_product_attention(is_causal=True) (on CUDA, flash restricts it to
+the FlashAttention backend).
 
-dtype float32 runs everything in float32; bfloat16 is autocast(bfloat16) over float32 master
-weights (matmuls in bfloat16, norms, softmax and the loss in float32); float16 is autocast(float16),
-on CUDA only. attention naive is the explicit softmax(QK^T / sqrt(d) + mask) V; flash and sdpa use
-torch.nn.functional.scaled_dot_product_attention(is_causal=True) (torch >= 2.0; on CUDA, flash
-restricts it to the FlashAttention backend), else the case is unsupported. --compile runs the model
-through torch.compile (torch >= 2.0; inductor, which on the CPU needs a C++ compiler), whose
-compilation falls in the first warm-up iteration (forward, and the backward graph in the first
-backward); when it fails there with a dynamo or inductor error, the case is unsupported with the
-reason.
-
-Every case prints an `info {...}` object (schemas/peer-protocol.md), stored with the case as
-cases.impl_info: torch's version, BLAS, MKL and oneDNN versions, the CPU capability its kernels
-use, and its thread counts, so that a reader knows which PyTorch ran.
-
-Threads: torch.set_num_threads(OMP_NUM_THREADS, default: every CPU). On CUDA, memory lines report
-the allocator's peaks (torch.cuda.max_memory_allocated) after the forward and the backward, and a
-mem_limit caps the process's share of the GPU. On the CPU there is no allocator accounting; a case
-whose parameters, gradients and optimizer state alone exceed its mem_limit is reported oom before
-anything runs.
-
-Outcomes: `status ok`; `status unsupported` (no CUDA device, a combination it does not run);
-`status oom` (an out-of-memory error from torch, or a memory limit below what the weights,
-gradients and AdamW state alone need); `status error` when this interpreter has no torch, and for
-anything else, with the traceback on stderr and exit status 1.
+What each pass times, how bfloat16 (autocast over float32 master weights) and float16 (CUDA only)
+run, the validation (loss and gradient norm against a float64 copy of the model), memory and
+statuses: benchdb_peer/train.py. Every case prints an `info {...}` object (torch, its BLAS, MKL,
+oneDNN, CPU capability, threads; benchdb_peer/torchinfo.py), stored as cases.impl_info.
 """
-import contextlib
+import importlib
+import importlib.util
 import math
 import os
 import sys
-import time
-import traceback
 
-PROTOCOL = 1
-ADAMW = dict(lr=1e-3, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.01)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # the kit, beside this file
+from benchdb_peer import Training, Unsupported, serve   # noqa: E402
+from benchdb_peer import train   # noqa: E402
+
 NORM_EPS = 1e-5
 ROPE_THETA = 10000.0
 INIT_STD = 0.02
-
-
-class Unsupported(Exception):
-    """The case is not something this peer runs (stored as unsupported)."""
-
-
-class PeerError(Exception):
-    """This peer cannot run at all here (stored as error, with the reason)."""
-
-
-def emit(lines):
-    sys.stdout.write("".join(line + "\n" for line in lines))
-    sys.stdout.flush()
-
-
-def one_line(text, limit=400):
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def is_oom(exc):
-    if isinstance(exc, MemoryError):
-        return True
-    msg = str(exc).lower()
-    return isinstance(exc, RuntimeError) and (
-        "out of memory" in msg or "can't allocate memory" in msg or "not enough memory" in msg)
-
-
-def torch_info(torch, threads, compile_model):
-    """What ran, as the `info {...}` object (schemas/peer-protocol.md; at most 2047 bytes): the
-    torch version and the libraries its CPU path uses, read from torch.__config__.show()."""
-    import json
-    import re
-    config = torch.__config__.show()
-
-    def found(pattern):
-        m = re.search(pattern, config)
-        return m.group(1).strip() if m else None
-
-    backends = torch.backends
-    capability = None
-    cpu = getattr(backends, "cpu", None)
-    if cpu is not None and hasattr(cpu, "get_cpu_capability"):   # torch >= 2.1
-        capability = cpu.get_cpu_capability()
-    info = {
-        "torch": torch.__version__,
-        "python": sys.version.split()[0],
-        "interpreter": sys.executable,
-        "threads": torch.get_num_threads(),
-        "interop_threads": torch.get_num_interop_threads(),
-        "set_threads": threads,
-        "compile": bool(compile_model),
-        "blas": found(r"BLAS_INFO=([^,\s]+)"),
-        "mkl": found(r"Math Kernel Library Version ([^\n]+?) for") or found(r"Math Kernel Library Version ([^\n]+)"),
-        "mkl_available": bool(getattr(backends, "mkl", None) and backends.mkl.is_available()),
-        "onednn": found(r"MKL-DNN v([0-9][^\s]*)"),
-        "mkldnn_enabled": bool(backends.mkldnn.is_available() and backends.mkldnn.enabled),
-        "openmp": found(r"OpenMP (\d+)"),
-        "cpu_capability": capability or found(r"CPU capability usage: ([^\n]+)"),
-        "cxx_compiler": found(r"- (GCC [^\n]+|clang [^\n]+)"),
-    }
-    if compile_model:
-        info["compile_backend"] = "inductor"
-    text = json.dumps(info, separators=(", ", ": "), ensure_ascii=True)
-    while len(text) > 2047 and info.get("interpreter"):   # a very long path: drop it first
-        info["interpreter"] = None
-        text = json.dumps(info, separators=(", ", ": "), ensure_ascii=True)
-    return text
-
-
-def env_int(name):
-    value = os.environ.get(name)
-    if value is None or not value.isdigit():
-        raise ValueError("environment variable %s must be a non-negative integer, got %r" % (name, value))
-    return int(value)
-
-
-def read_case():
-    env = os.environ
-    if env.get("BENCHDB_PEER_PROTOCOL") != str(PROTOCOL):
-        raise ValueError("BENCHDB_PEER_PROTOCOL is not %d: run this through `runner run` with a "
-                         "sweep that names it under peers:" % PROTOCOL)
-    case = dict(
-        suite=env.get("BENCHDB_SUITE", ""), device=env.get("BENCHDB_DEVICE", "cpu"),
-        dtype=env.get("BENCHDB_DTYPE", "float32"), pass_=env.get("BENCHDB_PASS", ""),
-        attention=env.get("BENCHDB_ATTENTION", "naive"), sync=env.get("BENCHDB_SYNC", "true") != "false",
-        tf32=env.get("BENCHDB_TF32", "false") == "true")
-    if case["suite"] != "e2e":
-        raise Unsupported("this peer runs suite e2e, not %r" % case["suite"])
-    for key in ("d_model", "d_ff", "num_layers", "num_heads", "vocab_size", "context_length",
-                "batch_size", "warmup", "iters", "seed", "mem_limit"):
-        case[key] = env_int("BENCHDB_" + key.upper())
-    return case
+MODEL_KEYS = ("vocab_size", "context_length", "d_model", "num_layers", "num_heads", "d_ff")
 
 
 def param_count(c):
@@ -239,207 +131,94 @@ def build(torch, c):
     return LM
 
 
-def run(argv):
-    compile_model = False
-    for arg in argv[1:]:
-        if arg != "--compile":
-            raise ValueError("unknown argument %r (valid: --compile)" % arg)
-        compile_model = True
-    c = read_case()
-    try:
+def load_factory(spec):
+    """MODULE:CALLABLE (MODULE a dotted name importable from the sweep's directory, or a .py path)."""
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise ValueError("--model takes MODULE:CALLABLE, got %r" % spec)
+    if module_name.endswith(".py"):
+        loaded = importlib.util.spec_from_file_location("user_model", module_name)
+        module = importlib.util.module_from_spec(loaded)
+        loaded.loader.exec_module(module)
+    else:
+        sys.path.insert(0, os.getcwd())
+        module = importlib.import_module(module_name)
+    return getattr(module, attr)
+
+
+def make_factory(options):
+    def factory(case):
         import torch
-    except ImportError as exc:
-        raise PeerError("python module torch not found for %s (install python3-torch, or name "
-                          "an interpreter that has it in the peer's command): %s"
-                          % (sys.executable, exc))
-    emit(["info torch %s" % torch.__version__, "info python %s" % sys.version.split()[0],
-          "info interpreter %s" % sys.executable])
+        c = {key: int(getattr(case, key)) for key in MODEL_KEYS}
+        shape = (case.batch_size, case.context_length)
+        g = torch.Generator().manual_seed(case.seed)
+        tokens = torch.randint(c["vocab_size"], shape, generator=g).to(case.device)
+        targets = torch.randint(c["vocab_size"], shape, generator=g).to(case.device)
+        if options["model"]:
+            net = load_factory(options["model"])(**c)
+            V = c["vocab_size"]
 
-    phases = {"forward": ["fwd"], "forward_backward": ["fwd", "bwd"],
-              "train_step": ["fwd", "bwd", "opt"]}.get(c["pass_"])
-    if phases is None:
-        raise Unsupported("pass %s is not an e2e pass (forward, forward_backward, train_step)" % c["pass_"])
-    if c["device"] not in ("cpu", "cuda"):
-        raise Unsupported("device %s (valid: cpu, cuda)" % c["device"])
-    cuda = c["device"] == "cuda"
-    if cuda and not torch.cuda.is_available():
-        raise Unsupported("torch %s sees no CUDA device" % torch.__version__)
-    dtypes = {"float32": None, "bfloat16": torch.bfloat16, "float16": torch.float16}
-    if c["dtype"] not in dtypes:
-        raise Unsupported("dtype %s (valid: float32, bfloat16, float16)" % c["dtype"])
-    amp_dtype = dtypes[c["dtype"]]
-    if c["dtype"] == "float16" and not cuda:
-        raise Unsupported("float16 autocast runs on cuda only")
-    if c["attention"] not in ("naive", "flash", "sdpa"):
-        raise Unsupported("attention %s (valid: naive, flash, sdpa)" % c["attention"])
-    if c["attention"] != "naive" and not hasattr(torch.nn.functional, "scaled_dot_product_attention"):
-        raise Unsupported("attention %s needs torch.nn.functional.scaled_dot_product_attention "
-                          "(torch >= 2.0; this is torch %s)" % (c["attention"], torch.__version__))
-    if c["tf32"] and not cuda:
-        raise Unsupported("tf32 is a CUDA GEMM mode (set tf32: false on the cpu)")
-    if cuda:   # explicit either way: torch's default has changed between versions
-        torch.backends.cuda.matmul.allow_tf32 = c["tf32"]
-        torch.backends.cudnn.allow_tf32 = c["tf32"]
-    if cuda and c["attention"] == "flash" and amp_dtype is None:
-        raise Unsupported("torch's FlashAttention backend needs float16 or bfloat16")
-    if compile_model and not hasattr(torch, "compile"):
-        raise Unsupported("--compile needs torch.compile (torch >= 2.0; this is torch %s)"
-                          % torch.__version__)
-    if c["num_heads"] < 1 or c["d_model"] % c["num_heads"] or (c["d_model"] // c["num_heads"]) % 2:
-        raise Unsupported("num_heads %d must divide d_model %d with an even quotient"
-                          % (c["num_heads"], c["d_model"]))
+            def loss(m):
+                logits = m(tokens)
+                return torch.nn.functional.cross_entropy(logits.float().reshape(-1, V), targets.reshape(-1))
+            return Training(net, loss, work="benchdb" if options["work"] == "benchdb" else None)
+        c["attention"] = str(case.get("attention", "naive"))
+        if c["attention"] not in ("naive", "flash", "sdpa"):
+            raise Unsupported("attention %s (valid: naive, flash, sdpa)" % c["attention"])
+        if c["attention"] != "naive" and not hasattr(torch.nn.functional, "scaled_dot_product_attention"):
+            raise Unsupported("attention %s needs torch.nn.functional.scaled_dot_product_attention "
+                              "(torch >= 2.0; this is torch %s)" % (c["attention"], torch.__version__))
+        cuda = case.device == "cuda"
+        if cuda and c["attention"] == "flash" and case.dtype == "float32":
+            raise Unsupported("torch's FlashAttention backend needs float16 or bfloat16")
+        if c["num_heads"] < 1 or c["d_model"] % c["num_heads"] or (c["d_model"] // c["num_heads"]) % 2:
+            raise Unsupported("num_heads %d must divide d_model %d with an even quotient"
+                              % (c["num_heads"], c["d_model"]))
+        model = build(torch, c)()
+        a = INIT_STD * math.sqrt(3.0)   # uniform on [-a, a] has standard deviation INIT_STD
+        with torch.no_grad():
+            for name, p in model.named_parameters():
+                if not name.endswith("norm.weight"):
+                    p.uniform_(-a, a)
+        n_params = sum(p.numel() for p in model.parameters())
+        if n_params != param_count(c):
+            raise RuntimeError("the model has %d parameters, the formula says %d" % (n_params, param_count(c)))
 
-    threads = int(os.environ.get("OMP_NUM_THREADS", "") or os.cpu_count() or 1)
-    torch.set_num_threads(threads)
-    device = torch.device(c["device"])
-    P = param_count(c)
-    lines = ["info threads %d" % threads, "info params %d" % P,
-             "info compile %s" % ("yes" if compile_model else "no"),
-             "info " + torch_info(torch, threads, compile_model)]
-    if cuda:
-        lines.append("info device cuda %s" % torch.cuda.get_device_name(device).replace(" ", "_"))
-        if c["mem_limit"] > 0:
-            total = torch.cuda.get_device_properties(device).total_memory
-            torch.cuda.set_per_process_memory_fraction(min(1.0, c["mem_limit"] / total), device)
-    else:
-        lines.append("info device cpu")
-        # A lower bound (activations not counted): weights, gradients, AdamW's m and v.
-        need = 4 * P * (1 + (len(phases) > 1) + 2 * (len(phases) > 2))
-        if 0 < c["mem_limit"] < need:
-            emit(lines)
-            return "oom", ("parameters, gradients and optimizer state alone need %d bytes, beyond "
-                           "the memory limit of %d bytes" % (need, c["mem_limit"]))
-    emit(lines)
+        def loss(m):
+            if not (cuda and c["attention"] == "flash"):
+                return m(tokens, targets)
+            from torch.nn.attention import SDPBackend, sdpa_kernel   # torch >= 2.3
+            with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+                return m(tokens, targets)
+        return Training(model, loss, work="benchdb")
+    return factory
 
-    torch.manual_seed(c["seed"])
-    model = build(torch, c)().to(device)
-    a = INIT_STD * math.sqrt(3.0)   # uniform on [-a, a] has standard deviation INIT_STD
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            if not name.endswith("norm.weight"):
-                p.uniform_(-a, a)
-    n_params = sum(p.numel() for p in model.parameters())
-    if n_params != P:
-        raise RuntimeError("the model has %d parameters, the formula says %d" % (n_params, P))
-    emit(["memory param %d" % sum(p.numel() * p.element_size() for p in model.parameters())])
-    optimizer = torch.optim.AdamW(model.parameters(), **ADAMW) if "opt" in phases else None
-    step = torch.compile(model) if compile_model else model
 
-    g = torch.Generator().manual_seed(c["seed"])
-    shape = (c["batch_size"], c["context_length"])
-    tokens = torch.randint(c["vocab_size"], shape, generator=g).to(device)
-    targets = torch.randint(c["vocab_size"], shape, generator=g).to(device)
-
-    def autocast():
-        if amp_dtype is None:
-            return contextlib.nullcontext()
-        return torch.autocast(device_type=c["device"], dtype=amp_dtype)
-
-    def attention_backend():
-        if not (cuda and c["attention"] == "flash"):
-            return contextlib.nullcontext()
-        try:   # torch >= 2.3
-            from torch.nn.attention import SDPBackend, sdpa_kernel
-            return sdpa_kernel(SDPBackend.FLASH_ATTENTION)
-        except ImportError:
-            return torch.backends.cuda.sdp_kernel(enable_flash=True, enable_math=False,
-                                                  enable_mem_efficient=False)
-
-    # CUDA with sync: events on the current stream around each phase, read once the phase's
-    # end event has completed (as benchdb times its CUDA phases); otherwise the host clock,
-    # which with sync: false stops before the GPU has finished (the mistake, on purpose)
-    events = cuda and c["sync"]
-
-    class Phase:
-        def __enter__(self):
-            if events:
-                self.start = torch.cuda.Event(enable_timing=True)
-                self.start.record()
-            else:
-                self.t0 = time.perf_counter_ns()
-            return self
-
-        def __exit__(self, *exc):
-            if events:
-                end = torch.cuda.Event(enable_timing=True)
-                end.record()
-                end.synchronize()
-                self.ns = int(round(self.start.elapsed_time(end) * 1e6))
-            else:
-                self.ns = time.perf_counter_ns() - self.t0
-            self.ns = max(1, self.ns)
-            return False
-
-    @contextlib.contextmanager
-    def compiling(first):
-        """torch.compile's failure to compile (no working C++ compiler for inductor, an
-        unsupported Python, a dynamo or inductor error) in the first iteration, where it
-        compiles, makes the case unsupported with the reason."""
-        try:
-            yield
-        except Exception as exc:
-            where = type(exc).__module__ or ""
-            if not (compile_model and first and not is_oom(exc) and
-                    where.startswith(("torch._dynamo", "torch._inductor"))):
-                raise
-            traceback.print_exc()
-            raise Unsupported("torch.compile (inductor) failed on this machine: %s: %s"
-                              % (type(exc).__name__, exc))
-
-    peak = {"fwd": 0, "bwd": 0}
-    for it in range(c["warmup"] + c["iters"]):
-        if "bwd" in phases:
-            model.zero_grad(set_to_none=True)
-        if cuda:
-            torch.cuda.reset_peak_memory_stats(device)
-        out = []
-        with Phase() as ph, compiling(it == 0):
-            with torch.set_grad_enabled("bwd" in phases), autocast(), attention_backend():
-                loss = step(tokens, targets)
-        out.append("sample %d fwd %d" % (it, ph.ns))
-        if cuda:
-            peak["fwd"] = max(peak["fwd"], torch.cuda.max_memory_allocated(device))
-        if "bwd" in phases:
-            with Phase() as ph, compiling(it == 0):   # the backward graph compiles here
-                loss.backward()
-            out.append("sample %d bwd %d" % (it, ph.ns))
-            if cuda:
-                peak["bwd"] = max(peak["bwd"], torch.cuda.max_memory_allocated(device))
-        if optimizer is not None:
-            with Phase() as ph:
-                optimizer.step()
-            out.append("sample %d opt %d" % (it, ph.ns))
-        if it == 0 and not math.isfinite(loss.item()):
-            raise RuntimeError("the loss is %r" % loss.item())
-        emit(out)
-    if cuda:
-        torch.cuda.synchronize(device)
-        lines = ["memory peak_fwd %d" % peak["fwd"]]
-        if "bwd" in phases:
-            lines.append("memory peak_bwd %d" % peak["bwd"])
-        lines.append("memory peak %d" % max(peak.values()))
-        emit(lines + ["info loss %.6f" % loss.item()])
-    else:
-        emit(["info loss %.6f" % loss.item()])
-    return "ok", ""
+def parse_args(argv):
+    options = {"compile": None, "model": None, "work": None}
+    args = list(argv[1:])
+    while args:
+        arg = args.pop(0)
+        if arg == "--compile":
+            options["compile"] = True
+        elif arg in ("--model", "--work") and args:
+            options[arg[2:]] = args.pop(0)
+        else:
+            raise SystemExit("pytorch_e2e.py: unknown argument %r (valid: --compile, --model "
+                             "MODULE:CALLABLE, --work benchdb)" % arg)
+    if options["work"] not in (None, "benchdb"):
+        raise SystemExit("pytorch_e2e.py: --work takes benchdb, got %r" % options["work"])
+    return options
 
 
 def main(argv):
-    emit(["benchdb-peer %d" % PROTOCOL])
-    try:
-        status, reason = run(argv)
-    except Unsupported as exc:
-        status, reason = "unsupported", str(exc)
-    except PeerError as exc:
-        status, reason = "error", str(exc)
-    except Exception as exc:   # an out-of-memory error, or a bug: the case is stored either way
-        if not is_oom(exc):
-            traceback.print_exc()
-            emit(["status error %s" % one_line("%s: %s" % (type(exc).__name__, exc))])
-            return 1
-        status, reason = "oom", str(exc)
-    emit(["status %s%s" % (status, " " + one_line(reason) if reason else "")])
-    return 0
+    options = parse_args(argv)
+    factory = make_factory(options)
+    extra = {"model": options["model"] or "benchdb"}
+    if options["compile"]:
+        extra["compile_backend"] = "inductor"
+    return serve(lambda case, out: train.run_case(factory, case, out, info_extra=extra,
+                                                  compile_model=options["compile"]))
 
 
 if __name__ == "__main__":

@@ -275,6 +275,23 @@ static void test_gemm_scratchpad_is_counted_in_mem(void **state)
 	assert_int_equal(mem.live, 0);
 }
 
+/* A float32 product of two matrices runs on oneDNN's gemm:jit (its sgemm) whatever the layout:
+ * the brgemm matmul oneDNN lists first on AVX-512 runs some of the model's layouts at half rate
+ * (dnnl_wrap.c, preferred_impl). */
+static void test_gemm_fp32_single_products_take_gemm_jit(void **state)
+{
+	(void)state;
+	struct bd_error err = {0};
+	for (int t = 0; t < 3; t++) {
+		struct onednn_gemm_desc d = {.m = 96, .n = 3072, .k = 64, .trans_a = t == 1,
+					     .trans_b = t == 2, .beta = t == 2 ? 1.0f : 0.0f};
+		struct onednn_gemm *g = NULL;
+		assert_int_equal(onednn_gemm_create(&g, &d, NULL, &err), 0);
+		assert_memory_equal(onednn_gemm_impl(g), "gemm:jit", 8);
+		onednn_gemm_free(g);
+	}
+}
+
 static void test_onednn_version_names_version_runtime_and_isa(void **state)
 {
 	(void)state;
@@ -418,6 +435,7 @@ int main(void)
 		cmocka_unit_test(test_gemm_fp32_transposed_a_and_b),
 		cmocka_unit_test(test_gemm_fp32_batched_with_leading_dims_and_strides),
 		cmocka_unit_test(test_gemm_alpha_scales_and_beta_accumulates),
+		cmocka_unit_test(test_gemm_fp32_single_products_take_gemm_jit),
 		cmocka_unit_test(test_gemm_bf16_matches_reference_within_8bit_mantissa),
 		cmocka_unit_test(test_gemm_bf16_with_bf16_output),
 		cmocka_unit_test(test_gemm_bf16_batched_transposed_strided_with_beta),

@@ -235,6 +235,54 @@ done:
 	return s;
 }
 
+static int impl_is(const_dnnl_primitive_desc_t pd, const char *prefix)
+{
+	const char *impl = NULL;
+	return dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success &&
+	       impl && !strncmp(impl, prefix, strlen(prefix));
+}
+
+/* The matmul primitive descriptor: oneDNN's first implementation for it, or the first whose
+ * name starts with prefer when one does (prefer NULL: the first). */
+static dnnl_status_t matmul_pd(dnnl_primitive_desc_t *pd, const dnnl_memory_desc_t *a_md,
+			       const dnnl_memory_desc_t *b_md, const dnnl_memory_desc_t *c_md,
+			       const_dnnl_primitive_attr_t attr, const char *prefer)
+{
+#if DNNL_VERSION_MAJOR >= 3
+	dnnl_status_t s = dnnl_matmul_primitive_desc_create(pd, engine, *a_md, *b_md, NULL, *c_md,
+							    attr);
+	if (s != dnnl_success || !prefer)
+		return s;
+	while (!impl_is(*pd, prefer))
+		if (dnnl_primitive_desc_next_impl(*pd) != dnnl_success) {
+			/* none is: back to the first */
+			dnnl_primitive_desc_destroy(*pd);
+			*pd = NULL;
+			return dnnl_matmul_primitive_desc_create(pd, engine, *a_md, *b_md, NULL, *c_md,
+								 attr);
+		}
+	return dnnl_success;
+#else
+	dnnl_matmul_desc_t op;
+	dnnl_primitive_desc_iterator_t it = NULL;
+	dnnl_status_t s = dnnl_matmul_desc_init(&op, a_md, b_md, NULL, c_md);
+	if (s == dnnl_success && prefer)
+		s = dnnl_primitive_desc_iterator_create(&it, &op, attr, engine, NULL);
+	if (s != dnnl_success || !prefer)
+		return s == dnnl_success ? dnnl_primitive_desc_create(pd, &op, attr, engine, NULL) : s;
+	do {
+		*pd = dnnl_primitive_desc_iterator_fetch(it);
+		if (*pd && impl_is(*pd, prefer))
+			break;
+		if (*pd)
+			dnnl_primitive_desc_destroy(*pd);
+		*pd = NULL;
+	} while (dnnl_primitive_desc_iterator_next(it) == dnnl_success);
+	dnnl_primitive_desc_iterator_destroy(it);
+	return *pd ? dnnl_success : dnnl_primitive_desc_create(pd, &op, attr, engine, NULL);
+#endif
+}
+
 static void *buf_alloc(struct onednn_gemm *g, size_t bytes)
 {
 	return g->mem ? mem_alloc(g->mem, bytes) : malloc(bytes);
@@ -246,6 +294,28 @@ static void buf_free(struct onednn_gemm *g, void *p)
 		mem_free(g->mem, p);
 	else
 		free(p);
+}
+
+static const char *impl_override;   /* onednn_prefer_impl; benchmarks only */
+
+void onednn_prefer_impl(const char *prefix) { impl_override = prefix; }
+
+/* Which of oneDNN's implementations to take for d, by prefix of its name; NULL: oneDNN's first.
+ *
+ * float32, one product: "gemm:jit", oneDNN's BLAS-style sgemm (the kernels behind dnnl_sgemm),
+ * which is oneDNN's own first choice up to AVX2. With AVX-512, oneDNN 2.6 and 3.2 list their
+ * brgemm matmul ("brg:avx512_core") first, which runs the transformer's products whose B is
+ * stored (k, n) with n = 3072 (dY·W2 and dYᵀ·G of the W2 projection) at half the rate of the
+ * others, while gemm:jit runs every product of the model at the rate of the 2048³ one, as MKL
+ * does (docs/performance.md, "the GEMM library"). Batched products (the attention) and
+ * bfloat16 keep oneDNN's first: there brgemm, and on AMX its tiles, are the faster. */
+static const char *preferred_impl(const struct onednn_gemm_desc *d)
+{
+	if (impl_override)
+		return *impl_override ? impl_override : NULL;
+	if (d->ab_dtype == DTYPE_FLOAT32 && d->batch <= 1)
+		return "gemm:jit";
+	return NULL;
 }
 
 /* The primitive for d (its dtypes and layouts), its memories and scratchpad, into g. */
@@ -281,14 +351,7 @@ static int make_primitive(struct onednn_gemm *g, const struct onednn_gemm_desc *
 	}
 	if (s == dnnl_success) {
 		what = "primitive descriptor";
-#if DNNL_VERSION_MAJOR >= 3
-		s = dnnl_matmul_primitive_desc_create(&pd, engine, a_md, b_md, NULL, c_md, attr);
-#else
-		dnnl_matmul_desc_t op;
-		s = dnnl_matmul_desc_init(&op, &a_md, &b_md, NULL, &c_md);
-		if (s == dnnl_success)
-			s = dnnl_primitive_desc_create(&pd, &op, attr, engine, NULL);
-#endif
+		s = matmul_pd(&pd, &a_md, &b_md, &c_md, attr, preferred_impl(d));
 	}
 	if (s == dnnl_success) {
 		what = "primitive";

@@ -73,6 +73,13 @@ int onednn_gemm_supported(enum bd_dtype ab_dtype, struct bd_error *err);
  * bfloat16; its timing means nothing. onednn_gemm_is_fallback says which a gemm got. */
 void onednn_allow_bf16_fallback(int allow);
 int onednn_gemm_is_fallback(const struct onednn_gemm *g);
+/* BENCHMARKS ONLY — never called by runner: the gemms made from now on take the first of
+ * oneDNN's implementations whose name starts with prefix ("": oneDNN's first, e.g.
+ * "brg:avx512_core" on AVX-512) instead of the wrapper's own choice ("gemm:jit" for float32
+ * single products: dnnl_wrap.c, preferred_impl); NULL goes back to that choice. Not
+ * thread-safe; configs/perf/gemm_libs.c compares the two. onednn_gemm_impl says which a gemm
+ * got. */
+void onednn_prefer_impl(const char *prefix);
 /* oneDNN's name for the implementation it picked, e.g. "brg:avx512_core". Owned by g. */
 const char *onednn_gemm_impl(const struct onednn_gemm *g);
 

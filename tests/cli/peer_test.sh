@@ -10,9 +10,10 @@ RUNNER=$1
 REPORT=$2
 source "$(dirname "$0")/lib.sh"
 
-# The first of python3 (PATH) and /usr/bin/python3 that can (with: yes) or cannot (no) import torch.
+# The first of $BENCHDB_PYTHON, python3 (PATH) and /usr/bin/python3 that can (with: yes) or
+# cannot (no) import torch.
 python_with_torch() {
-	for py in python3 /usr/bin/python3; do
+	for py in ${BENCHDB_PYTHON:-} python3 /usr/bin/python3; do
 		command -v "$py" >/dev/null 2>&1 || continue
 		if "$py" -c 'import torch' >/dev/null 2>&1; then has=yes; else has=no; fi
 		[ "$has" = "$1" ] && { command -v "$py"; return 0; }

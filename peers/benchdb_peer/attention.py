@@ -1,0 +1,144 @@
+"""benchdb_peer.attention: a user's attention function as a peer of benchdb's `attention` suite.
+
+    from benchdb_peer import attention_peer
+    attention_peer(my_attention)          # my_attention(q, k, v, causal) -> o
+
+q, k, v are (batch_size, heads, seq_len, head_dim) tensors of the case's dtype on its device,
+uniform in [-1, 1) from the case's seed; the function returns o of the same shape, softmax(q kᵀ /
+sqrt(head_dim)) v with the causal mask when causal is true. The kit validates it against the
+float64 attention (check.py) before anything is timed, then times the case's pass:
+
+    forward           fwd: o = f(q, k, v, causal) under torch.no_grad()
+    backward          bwd: o.backward(dO), after an untimed forward with autograd (from saved state)
+    forward_backward  fwd with autograd, then bwd: o.backward(dO)
+
+Gradients are reset (set to None) before each iteration, outside the timed phases. The function
+may raise benchdb_peer.Unsupported("reason") for a combination it does not run. The work is
+benchdb's attention workload (`work benchdb`): its FLOPs, 4·B·H·S²·D per forward (halved when
+causal), are the suite's.
+"""
+import sys
+
+from . import check as chk
+from .measure import Memory, run_iterations
+from .protocol import Unsupported, serve
+from . import torchinfo
+
+
+class _Step:
+    def __init__(self, torch, fn, case, q, k, v, do):
+        self.torch, self.fn, self.case = torch, fn, case
+        self.q, self.k, self.v, self.do = q, k, v, do
+        self.o = None
+        self.grad = "bwd" in case.phases
+
+    def prepare(self):
+        if self.grad:
+            self.q.grad = self.k.grad = self.v.grad = None
+        self.o = None
+        if self.case.phases == ("bwd",):   # pass backward: the forward is untimed state
+            self.o = self.fn(self.q, self.k, self.v, self.case.causal)
+
+    def phase(self, name):
+        return getattr(self, name)
+
+    def fwd(self):
+        with self.torch.set_grad_enabled(self.grad):
+            self.o = self.fn(self.q, self.k, self.v, self.case.causal)
+
+    def bwd(self):
+        self.o.backward(self.do)
+
+
+def _inputs(case, B, H, S, D, grad, offset=0):
+    tensors = [case.uniform(B, H, S, D, offset=offset + i) for i in range(3)]
+    for t in tensors:
+        t.requires_grad_(grad)
+    do = case.uniform(B, H, S, D, offset=offset + 3) if grad else None
+    return tensors + [do]
+
+
+def _run_with_grads(torch, fn, q, k, v, do, causal):
+    o = fn(q, k, v, causal)
+    _shape(o, q)
+    o.backward(do)
+    grads = (q.grad, k.grad, v.grad)
+    q.grad = k.grad = v.grad = None
+    return o.detach(), grads
+
+
+def _shape(o, q):
+    if tuple(o.shape) != tuple(q.shape):
+        raise ValueError("the attention function returned shape %s for inputs of shape %s"
+                         % (tuple(o.shape), tuple(q.shape)))
+
+
+def validate(torch, fn, case, q, k, v, do, out):
+    """Check fn against the float64 reference (check.py's policy); CheckFailed on a failure."""
+    B, H, S, D = q.shape
+    backward = do is not None
+    if chk.attention_madds(B, H, S, D, backward) <= chk.FULL_CHECK_MADDS:
+        if backward:
+            o, grads = _run_with_grads(torch, fn, q, k, v, do, case.causal)
+            ref_o, ref_grads = chk.attention_reference(q.detach(), k.detach(), v.detach(), case.causal, do)
+            chk.check_attention_tensors(out, ("output", "dq", "dk", "dv"), (o,) + grads,
+                                        (ref_o,) + ref_grads, case)
+        else:
+            with torch.no_grad():
+                o = fn(q, k, v, case.causal)
+            _shape(o, q)
+            ref_o, _ = chk.attention_reference(q, k, v, case.causal)
+            chk.check_attention_tensors(out, ("output",), (o,), (ref_o,), case)
+        return
+    # Sampled: the forward's rows of spread heads at the case's shape ...
+    with torch.no_grad():
+        o = fn(q.detach(), k.detach(), v.detach(), case.causal)
+    _shape(o, q)
+    rows, heads = chk.sample_rows(S), chk.sample_heads(B, H)
+    idx_b = torch.tensor([b for b, _ in heads], device=q.device)
+    idx_h = torch.tensor([h for _, h in heads], device=q.device)
+    pick = lambda t: t.detach()[idx_b, idx_h].unsqueeze(0)   # (1, heads, S, D)
+    ref_o, _ = chk.attention_reference(pick(q), pick(k), pick(v), case.causal, rows=rows)
+    mine = pick(o)[:, :, rows, :]
+    chk.check_attention_tensors(out, ("output",), (mine,), (ref_o,), case, rows=rows, heads=heads)
+    del o
+    if not backward:
+        return
+    # ... and the whole backward at batch = heads = 1, seq_len = REDUCED_SEQ.
+    rq, rk, rv, rdo = _inputs(case, 1, 1, chk.REDUCED_SEQ, D, True, offset=16)
+    o, grads = _run_with_grads(torch, fn, rq, rk, rv, rdo, case.causal)
+    ref_o, ref_grads = chk.attention_reference(rq.detach(), rk.detach(), rv.detach(), case.causal, rdo)
+    chk.check_attention_tensors(out, ("output_reduced", "dq", "dk", "dv"), (o,) + grads,
+                                (ref_o,) + ref_grads, case)
+
+
+def run_case(fn, case, out, validate_first=True, supports=None, info_extra=None):
+    """One attention case of fn: checks, inputs, validation, timing, memory."""
+    if case.suite != "attention":
+        raise Unsupported("this peer runs suite attention, not %s" % case.suite)
+    if case.pass_ not in ("forward", "backward", "forward_backward"):
+        raise Unsupported("pass %s is not an attention pass" % case.pass_)
+    torch = torchinfo.prepare(case)
+    if case.tf32:
+        raise Unsupported("tf32 is not an attention setting")
+    if supports is not None:
+        reason = supports(case)
+        if reason:
+            raise Unsupported(reason)
+    out.info_json(torchinfo.info(torch, case, **(info_extra or {})))
+    B, H, S, D = case.batch_size, case.heads, case.seq_len, case.head_dim
+    memory = Memory(case)
+    grad = "bwd" in case.phases
+    q, k, v, do = _inputs(case, B, H, S, D, grad)
+    if validate_first:
+        validate(torch, fn, case, q, k, v, do, out)
+    out.work_benchdb()
+    run_iterations(case, out, _Step(torch, fn, case, q, k, v, do), memory)
+    memory.report(out, case.phases)
+
+
+def attention_peer(fn, check=True, supports=None):
+    """Serve fn(q, k, v, causal) -> o as a peer (one case, or a persistent peer's cases) and exit.
+    check=False times it unvalidated (every report then marks its cases); supports(case) may
+    return a reason not to run a case (stored as unsupported)."""
+    sys.exit(serve(lambda case, out: run_case(fn, case, out, check, supports)))

@@ -1,0 +1,120 @@
+"""benchdb_peer.check: a peer's outputs against a float64 reference, under benchdb's tolerance rule
+(peer-protocol.md "Validation"; the rule of kernels/ref/attention_check.h).
+
+An element passes when |x - ref| <= atol * scale + rtol * |ref|. For attention, scale is max |ref|
+over the compared tensor's (batch, head) slice — of dV where dQ or dK is exactly 0 everywhere, as
+with a single key, so that rounding noise around 0 is not an error; for the e2e model's scalars
+(loss, gradient norm) it is |ref|. The worst element (largest |x - ref| / bound) is what is
+reported, with where it is.
+
+Attention is checked as benchdb checks its own kernels: the whole problem when the float64
+reference costs at most FULL_CHECK_MADDS multiply-adds; above that, the forward on SAMPLE_ROWS
+spread query rows (plus the first and the last) of up to SAMPLE_HEADS spread (batch, head)
+pairs at the case's shape, and the backward on a problem of batch = heads = 1 and
+seq_len = REDUCED_SEQ with the case's head_dim and causal flag, through the same function.
+"""
+import math
+
+FULL_CHECK_MADDS = 2e8
+SAMPLE_ROWS = 32
+SAMPLE_HEADS = 8
+REDUCED_SEQ = 193
+
+
+def attention_madds(B, H, S, D, backward):
+    forward = 2.0 * B * H * S * S * D
+    return forward * (3.5 if backward else 1.0)
+
+
+def attention_reference(q, k, v, causal, do=None, rows=None):
+    """O (and dQ, dK, dV given dO) in float64 of q, k, v (B, H, S, D), on their device. rows: the
+    query rows to compute (forward only), else all."""
+    import torch
+    q, k, v = q.double(), k.double(), v.double()
+    S, D = k.shape[-2], q.shape[-1]
+    scale = 1.0 / math.sqrt(D)
+    qr = q if rows is None else q[..., rows, :]
+    s = (qr @ k.transpose(-2, -1)) * scale
+    if causal:
+        pos = torch.arange(S, device=q.device) if rows is None else torch.as_tensor(rows, device=q.device)
+        mask = torch.arange(S, device=q.device)[None, :] > pos[:, None]
+        s = s.masked_fill(mask, float("-inf"))
+    p = torch.softmax(s, dim=-1)
+    o = p @ v
+    if do is None:
+        return o, None
+    do = do.double()
+    dv = p.transpose(-2, -1) @ do
+    dp = do @ v.transpose(-2, -1)
+    ds = p * (dp - (dp * p).sum(-1, keepdim=True))
+    dq = (ds @ k) * scale
+    dk = (ds.transpose(-2, -1) @ q) * scale
+    return o, (dq, dk, dv)
+
+
+def worst(x, ref, atol, rtol, scale):
+    """(ratio, diff, bound, index) of the worst element of x against ref (same shape, float64 ok);
+    scale: a tensor broadcastable to ref (max |ref| per slice). NaN in x is the worst."""
+    import torch
+    x = x.double()
+    ref = ref.double()
+    diff = (x - ref).abs()
+    bound = atol * scale + rtol * ref.abs()
+    bound = torch.where(bound > 0, bound, torch.full_like(bound, 1e-300))
+    ratio = diff / bound
+    ratio = torch.where(torch.isnan(ratio), torch.full_like(ratio, float("inf")), ratio)
+    flat = int(torch.argmax(ratio).item())
+    idx = []
+    for n in reversed(ref.shape):
+        idx.append(flat % n)
+        flat //= n
+    idx = tuple(reversed(idx))
+    return float(ratio[idx].item()), float(diff[idx].item()), float(bound[idx].item()), idx
+
+
+def _slice_scale(ref):
+    """max |ref| over each (batch, head) slice, shaped to broadcast."""
+    return ref.abs().amax(dim=(-2, -1), keepdim=True)
+
+
+def check_attention_tensors(out, stage_names, results, refs, case, rows=None, heads=None):
+    """Print one check line per tensor (worst element, where); CheckFailed on the first failure."""
+    import torch
+    zero_grad = False
+    if len(refs) == 4:   # O, dQ, dK, dV: dQ or dK exactly 0 everywhere -> scale by dV's slices
+        zero_grad = bool((refs[1] == 0).all()) or bool((refs[2] == 0).all())
+    dv_scale = _slice_scale(refs[3]) if len(refs) == 4 else None
+    for i, (name, x, ref) in enumerate(zip(stage_names, results, refs)):
+        scale = _slice_scale(ref)
+        if zero_grad and i in (1, 2):
+            scale = dv_scale
+        scale = torch.where(scale > 0, scale, torch.ones_like(scale))
+        ratio, diff, bound, idx = worst(x, ref, case.atol, case.rtol, scale)
+        b, h, s, d = idx
+        if heads is not None:   # the tensors hold the sampled heads along dimension 1
+            b, h = heads[h]
+        if rows is not None:
+            s = rows[s]
+        letter = {"output": "O", "output_reduced": "O", "dq": "dQ", "dk": "dK", "dv": "dV"}.get(name, name)
+        out.check(name, diff, bound, "%s[b=%d, h=%d, s=%d, d=%d]" % (letter, b, h, s, d))
+
+
+def sample_rows(S):
+    rows = [0] + [i * (S - 1) // (SAMPLE_ROWS + 1) for i in range(1, SAMPLE_ROWS + 1)] + [S - 1]
+    return sorted(set(rows))
+
+
+def sample_heads(B, H):
+    pairs = [(b, h) for b in range(B) for h in range(H)]
+    if len(pairs) <= SAMPLE_HEADS:
+        return pairs
+    n = len(pairs)
+    picks = sorted(set(round(i * (n - 1) / (SAMPLE_HEADS - 1)) for i in range(SAMPLE_HEADS)))
+    return [pairs[i] for i in picks]
+
+
+def scalar(out, stage, value, ref, atol):
+    """A scalar (the loss, a gradient norm) against its reference: bound atol * |ref|."""
+    diff = abs(value - ref) if math.isfinite(value) else float("nan")
+    bound = atol * abs(ref) if ref != 0 else atol
+    out.check(stage, diff, bound, "%s %.9g vs reference %.9g" % (stage, value, ref))

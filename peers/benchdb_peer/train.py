@@ -1,0 +1,226 @@
+"""benchdb_peer.train: a user's nn.Module training step as a peer of benchdb's `e2e` suite.
+
+    from benchdb_peer import train_peer
+    def make(case):                       # the case's parameters: case.batch_size, case.d_model, ...
+        model = MyModel(...)
+        x, y = case.randint(V, (B, T)), case.randint(V, (B, T))
+        return model, lambda m: loss_of(m(x), y)   # or Training(model, loss, optimizer, work)
+    train_peer(make)
+
+The kit moves the model to the case's device, then times the case's pass, per iteration:
+
+    forward           fwd: the loss under torch.no_grad()
+    forward_backward  fwd with autograd, then bwd: loss.backward()
+    train_step        fwd, bwd, then opt: optimizer.step()
+
+Gradients are reset (zero_grad(set_to_none=True)) before each iteration, outside the timed phases.
+dtype float32 runs as built; bfloat16 is torch.autocast(bfloat16) over the float32 weights (as
+benchdb's mixed precision), float16 autocast(float16) on CUDA only. The optimizer is the one the
+factory gives, else AdamW with benchdb's settings. A peer parameter `compile` (bool), when the
+sweep declares it, runs the loss through torch.compile(model); a dynamo or inductor failure in the
+first iteration (where it compiles) makes the case unsupported with the reason.
+
+Validation, before anything is timed: the loss, and for a pass with a backward the gradients'
+global norm, against a float64 copy of the model on the same inputs (e2e rule: |x − ref| <=
+atol·|ref|). The copy needs 8 (16 with gradients) bytes per parameter; when that is over a quarter
+of the device's memory (the GPU's, else the case's mem_limit or the host's available memory) the
+check is skipped and the case stays unvalidated (`check_skipped` in impl_info says why).
+
+Work: none by default (a report shows no FLOP rate for the case); `work="benchdb"` when the model is
+benchdb's own transformer (its FLOPs apply), or {"fwd": (flops, bytes), ...} per phase.
+"""
+import contextlib
+import copy
+import sys
+import traceback
+
+from .measure import Memory, run_iterations
+from .protocol import Unsupported, serve
+from . import check as chk
+from . import torchinfo
+
+#: benchdb's AdamW (kernels/model/model.c), the optimizer when the factory gives none.
+ADAMW = dict(lr=1e-3, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.01)
+
+
+class Training:
+    """What a factory returns: model (nn.Module), loss (callable(model) -> scalar tensor on the
+    case's inputs), optimizer (None: AdamW with benchdb's settings, for train_step), work (None,
+    "benchdb", or {phase: (flops, bytes)})."""
+
+    def __init__(self, model, loss, optimizer=None, work=None):
+        self.model, self.loss, self.optimizer, self.work = model, loss, optimizer, work
+
+
+def _memory_budget(torch, case):
+    if case.device == "cuda":
+        return torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory
+    if case.mem_limit > 0:
+        return case.mem_limit
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def _grad_norm(torch, model):
+    total = 0.0
+    for p in model.parameters():
+        if p.grad is not None:
+            total += float(p.grad.double().pow(2).sum().item())
+    return total ** 0.5
+
+
+def reference_unfit(torch, case, model):
+    """Why the float64 reference of model does not fit (a reason), or None."""
+    n = sum(p.numel() for p in model.parameters())
+    need = n * 8 * (2 if "bwd" in case.phases else 1)
+    budget = _memory_budget(torch, case)
+    if not budget or need > budget // 4:
+        return ("the float64 reference needs %d bytes, over a quarter of the %d bytes this device "
+                "has" % (need, budget))
+    return None
+
+
+def validate(torch, case, setup, autocast, out):
+    backward = "bwd" in case.phases
+    reference = copy.deepcopy(setup.model).double()
+    seed = case.seed + 7
+    torch.manual_seed(seed)
+    with torch.set_grad_enabled(backward):
+        ref_loss = setup.loss(reference)
+        if backward:
+            ref_loss.backward()
+    ref_norm = _grad_norm(torch, reference) if backward else None
+    ref_loss = float(ref_loss.item())
+    del reference
+    torch.manual_seed(seed)
+    with torch.set_grad_enabled(backward), autocast():
+        loss = setup.loss(setup.model)
+    if backward:
+        loss.backward()
+    value = float(loss.float().item())
+    norm = _grad_norm(torch, setup.model) if backward else None
+    setup.model.zero_grad(set_to_none=True)
+    chk.scalar(out, "loss", value, ref_loss, case.atol)
+    if backward:
+        chk.scalar(out, "grad_norm", norm, ref_norm, case.atol)
+
+
+class _Step:
+    def __init__(self, torch, case, setup, run_model, optimizer, autocast, compiling):
+        self.torch, self.case, self.setup = torch, case, setup
+        self.run_model, self.optimizer, self.autocast = run_model, optimizer, autocast
+        self.grad = "bwd" in case.phases
+        self.compiling = compiling
+        self.first = True
+        self.loss = None
+
+    def prepare(self):
+        if self.grad:
+            self.setup.model.zero_grad(set_to_none=True)
+
+    def phase(self, name):
+        return getattr(self, name)
+
+    def fwd(self):
+        with self.compiling(self.first), self.torch.set_grad_enabled(self.grad), self.autocast():
+            self.loss = self.setup.loss(self.run_model)
+
+    def bwd(self):
+        with self.compiling(self.first):   # the backward graph compiles here
+            self.loss.backward()
+        self.first = False
+
+    def opt(self):
+        self.optimizer.step()
+
+
+def run_case(factory, case, out, validate_first=True, info_extra=None, compile_model=None):
+    """One e2e case of factory's training step. compile_model: True/False overrides the case's
+    `compile` peer parameter (None: the parameter, default false)."""
+    if case.suite != "e2e":
+        raise Unsupported("this peer runs suite e2e, not %s" % case.suite)
+    if case.pass_ not in ("forward", "forward_backward", "train_step"):
+        raise Unsupported("pass %s is not an e2e pass (forward, forward_backward, train_step)" % case.pass_)
+    torch = torchinfo.prepare(case)
+    amp = {"float32": None, "bfloat16": torch.bfloat16, "float16": torch.float16}
+    if case.dtype not in amp:
+        raise Unsupported("dtype %s (valid: float32, bfloat16, float16)" % case.dtype)
+    if case.dtype == "float16" and case.device != "cuda":
+        raise Unsupported("float16 autocast runs on cuda only")
+    if compile_model is None:
+        compile_model = bool(case.get("compile", False))
+    if compile_model and not hasattr(torch, "compile"):
+        raise Unsupported("compile needs torch.compile (torch >= 2.0; this is torch %s)" % torch.__version__)
+    if case.device == "cuda":   # per case: a persistent peer's earlier case may have set another
+        total = torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory
+        torch.cuda.set_per_process_memory_fraction(
+            min(1.0, case.mem_limit / total) if case.mem_limit > 0 else 1.0)
+
+    def autocast():
+        if amp[case.dtype] is None:
+            return contextlib.nullcontext()
+        return torch.autocast(device_type=case.device, dtype=amp[case.dtype])
+
+    memory = Memory(case)
+    torch.manual_seed(case.seed)
+    made = factory(case)
+    setup = made if isinstance(made, Training) else Training(*made)
+    setup.model = setup.model.to(case.device)
+    params = list(setup.model.parameters())
+    extra = dict(info_extra or {}, compile=compile_model, params=sum(p.numel() for p in params))
+    if case.device == "cpu" and case.mem_limit > 0:
+        # A lower bound (activations not counted): weights, gradients, AdamW's two moments.
+        need = sum(p.numel() * p.element_size() for p in params) * (
+            1 + ("bwd" in case.phases) + 2 * ("opt" in case.phases))
+        if need > case.mem_limit:
+            out.info_json(torchinfo.info(torch, case, **extra))
+            raise MemoryError("parameters, gradients and optimizer state alone need %d bytes, beyond "
+                              "the memory limit of %d bytes" % (need, case.mem_limit))
+    out.memory("param", sum(p.numel() * p.element_size() for p in params))
+    optimizer = setup.optimizer
+    if optimizer is None and "opt" in case.phases:
+        optimizer = torch.optim.AdamW(params, **ADAMW)
+    unfit = reference_unfit(torch, case, setup.model) if validate_first else "check=False"
+    if unfit:
+        extra["check_skipped"] = unfit
+    out.info_json(torchinfo.info(torch, case, **extra))
+    if not unfit:
+        validate(torch, case, setup, autocast, out)
+    if setup.work == "benchdb":
+        out.work_benchdb()
+    elif isinstance(setup.work, dict):
+        for phase in case.phases:
+            flops, nbytes = setup.work.get(phase, (None, None))
+            out.work(phase, flops, nbytes)
+    run_model = torch.compile(setup.model) if compile_model else setup.model
+
+    @contextlib.contextmanager
+    def compiling(first):
+        try:
+            yield
+        except Exception as exc:   # noqa: BLE001
+            where = type(exc).__module__ or ""
+            if not (compile_model and first and where.startswith(("torch._dynamo", "torch._inductor"))):
+                raise
+            traceback.print_exc()
+            raise Unsupported("torch.compile (inductor) failed on this machine: %s: %s"
+                              % (type(exc).__name__, exc))
+
+    step = _Step(torch, case, setup, run_model, optimizer, autocast, compiling)
+    run_iterations(case, out, step, memory)
+    memory.report(out, case.phases)
+    loss = step.loss
+    if loss is not None and not torch.isfinite(loss.detach().float()).item():
+        raise RuntimeError("the loss is %r after the last iteration" % float(loss.float().item()))
+
+
+def train_peer(factory, check=True):
+    """Serve factory's training step as a peer (one case, or a persistent peer's cases) and exit.
+    factory(case) returns (model, loss) or (model, loss, optimizer) or a Training."""
+    sys.exit(serve(lambda case, out: run_case(factory, case, out, check)))

@@ -1,0 +1,316 @@
+"""tests/kit/test_kit.py: the peer kit (peers/benchdb_peer) on its own, without the runner.
+
+    BENCHDB_PYTHON=python-with-torch tests/kit/run.sh     (CTest: kit_unit)
+
+The protocol part needs only the standard library; the torch part is skipped (with the reason)
+where this interpreter has no torch. What it proves: a case reads as the runner writes it; the
+lines are the protocol's; every failure is a status; the float64 attention reference and its
+gradients are right (finite differences); a correct kernel passes its checks and is timed, and
+planted wrong kernels — forward, causal mask, one gradient, a wrong training backward, a wrong
+row far from the start of a long sequence — are caught before any sample is printed.
+"""
+import io
+import json
+import math
+import os
+import subprocess
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PEERS = os.path.join(HERE, "..", "..", "peers")
+sys.path.insert(0, PEERS)
+
+from benchdb_peer import protocol  # noqa: E402
+from benchdb_peer.protocol import Case, Output, Unsupported, run_one  # noqa: E402
+
+try:
+    import torch
+except ImportError:   # the torch tests say why they are skipped
+    torch = None
+
+
+def attention_env(**over):
+    env = {
+        "BENCHDB_SUITE": "attention", "BENCHDB_IMPL": "mine", "BENCHDB_DEVICE": "cpu",
+        "BENCHDB_DTYPE": "float32", "BENCHDB_PASS": "forward_backward", "BENCHDB_PHASES": "fwd bwd",
+        "BENCHDB_WARMUP": "1", "BENCHDB_ITERS": "2", "BENCHDB_SEED": "3", "BENCHDB_MEM_LIMIT": "0",
+        "BENCHDB_SYNC": "true", "BENCHDB_TF32": "false", "BENCHDB_BATCH_SIZE": "2",
+        "BENCHDB_HEADS": "2", "BENCHDB_SEQ_LEN": "37", "BENCHDB_HEAD_DIM": "16",
+        "BENCHDB_CAUSAL": "true", "BENCHDB_CHECK_ATOL": "2e-5", "BENCHDB_CHECK_RTOL": "1e-4",
+    }
+    env.update({k: str(v) for k, v in over.items()})
+    params = {"causal": env["BENCHDB_CAUSAL"] == "true"}
+    env.setdefault("BENCHDB_PARAMS", json.dumps(params))
+    return env
+
+
+def e2e_env(**over):
+    env = {
+        "BENCHDB_SUITE": "e2e", "BENCHDB_IMPL": "mine", "BENCHDB_DEVICE": "cpu",
+        "BENCHDB_DTYPE": "float32", "BENCHDB_PASS": "train_step", "BENCHDB_PHASES": "fwd bwd opt",
+        "BENCHDB_WARMUP": "1", "BENCHDB_ITERS": "2", "BENCHDB_SEED": "0", "BENCHDB_MEM_LIMIT": "0",
+        "BENCHDB_SYNC": "true", "BENCHDB_TF32": "false", "BENCHDB_BATCH_SIZE": "2",
+        "BENCHDB_CONTEXT_LENGTH": "8", "BENCHDB_D_MODEL": "16", "BENCHDB_D_FF": "32",
+        "BENCHDB_NUM_LAYERS": "1", "BENCHDB_NUM_HEADS": "2", "BENCHDB_VOCAB_SIZE": "50",
+        "BENCHDB_CHECK_ATOL": "1e-4", "BENCHDB_CHECK_RTOL": "0", "BENCHDB_PARAMS": "{}",
+    }
+    env.update({k: str(v) for k, v in over.items()})
+    return env
+
+
+def run_case(run, env, version=2):
+    stream = io.StringIO()
+    status = run_one(run, env, version, stream)
+    return status, stream.getvalue().splitlines()
+
+
+def lines_of(lines, word):
+    return [line for line in lines if line.split()[0] == word]
+
+
+class ProtocolTest(unittest.TestCase):
+    def test_case_reads_the_runner_s_variables_and_params_typed(self):
+        env = attention_env(BENCHDB_PARAMS=json.dumps({"causal": True, "backend": "math", "lora_rank": 4}))
+        case = Case(env)
+        self.assertEqual((case.suite, case.dtype, case.pass_, case.phases), ("attention", "float32", "forward_backward", ("fwd", "bwd")))
+        self.assertEqual((case.warmup, case.iters, case.iterations, case.seed), (1, 2, 3, 3))
+        self.assertEqual((case.seq_len, case.head_dim), (37, 16))
+        self.assertIs(case.causal, True)
+        self.assertEqual(case.backend, "math")
+        self.assertEqual(case.lora_rank, 4)
+        self.assertEqual(case.get("nope", "x"), "x")
+        self.assertEqual((case.atol, case.rtol), (2e-5, 1e-4))
+        with self.assertRaisesRegex(AttributeError, "its parameters: backend, causal, lora_rank"):
+            case.nope
+
+    def test_version_1_output_has_no_version_2_lines(self):
+        for version, want in ((1, []), (2, ["check out 0.5 1", "work benchdb", "work fwd 10 -"])):
+            stream = io.StringIO()
+            out = Output(version, stream)
+            out.check("out", 0.5, 1.0)
+            out.work_benchdb()
+            out.work("fwd", 10, None)
+            self.assertEqual(stream.getvalue().splitlines(), want)
+
+    def test_a_failing_or_nan_check_raises_after_it_is_printed(self):
+        for diff in (2.0, float("nan")):
+            stream = io.StringIO()
+            with self.assertRaises(protocol.CheckFailed):
+                Output(2, stream).check("dq", diff, 1.0, "dQ[b=0]")
+            self.assertTrue(stream.getvalue().startswith("check dq "))
+
+    def test_every_failure_is_a_status(self):
+        def raiser(exc):
+            def run(case, out):
+                raise exc
+            return run
+        want = [(Unsupported("no such mode"), "unsupported", "no such mode"),
+                (MemoryError("cannot allocate"), "oom", "MemoryError: cannot allocate"),
+                (RuntimeError("CUDA out of memory. Tried"), "oom", "out of memory"),
+                (ValueError("bad\nvalue\x1b[31m"), "error", "ValueError: bad value [31m")]
+        for exc, status, text in want:
+            got, lines = run_case(raiser(exc), attention_env())
+            self.assertEqual(got, status)
+            self.assertIn(text, lines[-1])
+            self.assertTrue(lines[-1].startswith("status " + status))
+            self.assertNotIn("\x1b", lines[-1])
+
+    def test_a_missing_variable_is_an_error_naming_it(self):
+        env = attention_env()
+        del env["BENCHDB_ITERS"]
+        status, lines = run_case(lambda c, o: None, env)
+        self.assertEqual(status, "error")
+        self.assertIn("BENCHDB_ITERS", lines[-1])
+
+
+@unittest.skipIf(torch is None, "this interpreter has no torch (set BENCHDB_PYTHON to one that has)")
+class ReferenceTest(unittest.TestCase):
+    def inputs(self, B=1, H=2, S=9, D=4, seed=1):
+        g = torch.Generator().manual_seed(seed)
+        return [torch.rand(B, H, S, D, generator=g, dtype=torch.float64) * 2 - 1 for _ in range(4)]
+
+    def test_forward_matches_the_definition(self):
+        from benchdb_peer.check import attention_reference
+        q, k, v, _ = self.inputs()
+        for causal in (False, True):
+            o, _ = attention_reference(q, k, v, causal)
+            s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+            if causal:
+                s = s + torch.full_like(s, float("-inf")).triu(1)
+            want = torch.softmax(s, -1) @ v
+            self.assertLess(float((o - want).abs().max()), 1e-14)
+            rows = [0, 4, 8]
+            part, _ = attention_reference(q, k, v, causal, rows=rows)
+            self.assertLess(float((part - o[..., rows, :]).abs().max()), 1e-14)
+
+    def test_gradients_match_finite_differences(self):
+        from benchdb_peer.check import attention_reference
+        q, k, v, do = self.inputs(S=5, D=3)
+        for causal in (False, True):
+            _, (dq, dk, dv) = attention_reference(q, k, v, causal, do)
+            for t, grad in ((q, dq), (k, dk), (v, dv)):
+                for flat in (0, 7, 13, 29):
+                    idx = [int(i) for i in torch.unravel_index(torch.tensor(flat), t.shape)]
+                    h = 1e-6
+                    t[tuple(idx)] += h
+                    up = float((attention_reference(q, k, v, causal)[0] * do).sum())
+                    t[tuple(idx)] -= 2 * h
+                    down = float((attention_reference(q, k, v, causal)[0] * do).sum())
+                    t[tuple(idx)] += h
+                    self.assertAlmostEqual((up - down) / (2 * h), float(grad[tuple(idx)]), delta=1e-7)
+
+
+def sdpa(q, k, v, causal):
+    return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+
+class WrongDK(torch.autograd.Function if torch else object):
+    """Identity on K whose backward scales dK by 1.01: a bug only the dK check can see."""
+    @staticmethod
+    def forward(ctx, k):
+        return k.view_as(k)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 1.01
+
+
+@unittest.skipIf(torch is None, "this interpreter has no torch (set BENCHDB_PYTHON to one that has)")
+class AttentionPeerTest(unittest.TestCase):
+    def run_fn(self, fn, **env):
+        from benchdb_peer import attention
+        return run_case(lambda case, out: attention.run_case(fn, case, out), attention_env(**env))
+
+    def test_a_correct_kernel_passes_every_check_and_is_timed(self):
+        for dtype, atol in (("float32", "2e-5"), ("bfloat16", "1.6e-2")):
+            status, lines = self.run_fn(sdpa, BENCHDB_DTYPE=dtype, BENCHDB_CHECK_ATOL=atol, BENCHDB_CHECK_RTOL=atol)
+            self.assertEqual(status, "ok", lines)
+            self.assertEqual([l.split()[1] for l in lines_of(lines, "check")], ["output", "dq", "dk", "dv"])
+            self.assertEqual(len(lines_of(lines, "sample")), 3 * 2)
+            self.assertIn("work benchdb", lines)
+            info = json.loads(lines_of(lines, "info")[0][5:])
+            self.assertEqual(info["device"], "cpu")
+
+    def test_planted_wrong_kernels_are_caught_before_any_sample(self):
+        wrong = {
+            "scale": (lambda q, k, v, c: torch.nn.functional.scaled_dot_product_attention(
+                q, k, v, is_causal=c, scale=1.0 / q.shape[-1]), "output"),
+            "no causal mask": (lambda q, k, v, c: sdpa(q, k, v, False), "output"),
+            "dK": (lambda q, k, v, c: sdpa(q, WrongDK.apply(k), v, c), "dk"),
+        }
+        for name, (fn, stage) in wrong.items():
+            status, lines = self.run_fn(fn)
+            self.assertEqual(status, "error", name)
+            self.assertIn("peer check failed: %s differs" % stage, lines[-1], name)
+            self.assertEqual(lines_of(lines, "sample"), [], name)
+
+    def test_a_long_sequence_is_checked_on_sampled_rows_and_a_reduced_backward(self):
+        def wrong_last_row(q, k, v, c):
+            o = sdpa(q, k, v, c)
+            return torch.cat([o[..., :-1, :], o[..., -1:, :] * 1.5], dim=-2)
+        env = dict(BENCHDB_SEQ_LEN=2048, BENCHDB_HEAD_DIM=64, BENCHDB_BATCH_SIZE=1, BENCHDB_HEADS=1,
+                   BENCHDB_ITERS=1, BENCHDB_WARMUP=0)
+        status, lines = self.run_fn(sdpa, **env)
+        self.assertEqual(status, "ok", lines[-1])
+        self.assertEqual([l.split()[1] for l in lines_of(lines, "check")],
+                         ["output", "output_reduced", "dq", "dk", "dv"])
+        status, lines = self.run_fn(wrong_last_row, **env)
+        self.assertEqual(status, "error")
+        self.assertIn("s=2047", lines[-1])
+
+    def test_pass_backward_times_only_the_backward(self):
+        status, lines = self.run_fn(sdpa, BENCHDB_PASS="backward", BENCHDB_PHASES="bwd")
+        self.assertEqual(status, "ok", lines[-1])
+        self.assertEqual({l.split()[2] for l in lines_of(lines, "sample")}, {"bwd"})
+
+    def test_sdpa_backends_the_cpu_lacks_are_unsupported_with_torch_s_reason(self):
+        from benchdb_peer import sdpa as peer
+        for backend, want in (("math", "ok"), ("flash", "ok"), ("efficient", "unsupported"), ("cudnn", "unsupported")):
+            env = attention_env(BENCHDB_PARAMS=json.dumps({"causal": True, "backend": backend}))
+            status, lines = run_case(peer.run, env)
+            self.assertEqual(status, want, (backend, lines[-1]))
+            if want == "ok":
+                self.assertEqual(json.loads(lines_of(lines, "info")[0][5:])["backend"], backend)
+            else:
+                self.assertIn("%s SDPA backend does not run this case" % backend, lines[-1])
+
+
+class TinyLM(torch.nn.Module if torch else object):
+    def __init__(self, vocab, d, wrong_backward=False):
+        super().__init__()
+        self.embed = torch.nn.Embedding(vocab, d)
+        self.lin = torch.nn.Linear(d, d)
+        self.head = torch.nn.Linear(d, vocab)
+        self.wrong = wrong_backward
+
+    def forward(self, x):
+        h = self.lin(self.embed(x))
+        if self.wrong and h.dtype != torch.float64:   # a fast path (a custom kernel) that the
+            h = WrongDK.apply(h)                       # float64 reference does not take
+        return self.head(torch.tanh(h))
+
+
+@unittest.skipIf(torch is None, "this interpreter has no torch (set BENCHDB_PYTHON to one that has)")
+class TrainPeerTest(unittest.TestCase):
+    def factory(self, wrong=False):
+        def make(case):
+            model = TinyLM(case.vocab_size, case.d_model, wrong)
+            x = case.randint(case.vocab_size, (case.batch_size, case.context_length))
+            y = case.randint(case.vocab_size, (case.batch_size, case.context_length), offset=1)
+            return model, lambda m: torch.nn.functional.cross_entropy(m(x).flatten(0, 1), y.flatten())
+        return make
+
+    def run_factory(self, make, **env):
+        from benchdb_peer import train
+        return run_case(lambda case, out: train.run_case(make, case, out), e2e_env(**env))
+
+    def test_every_pass_validated_and_timed(self):
+        for pass_, phases in (("forward", "fwd"), ("forward_backward", "fwd bwd"), ("train_step", "fwd bwd opt")):
+            status, lines = self.run_factory(self.factory(), BENCHDB_PASS=pass_, BENCHDB_PHASES=phases)
+            self.assertEqual(status, "ok", lines[-1])
+            stages = [l.split()[1] for l in lines_of(lines, "check")]
+            self.assertEqual(stages, ["loss"] if pass_ == "forward" else ["loss", "grad_norm"])
+            self.assertEqual(len(lines_of(lines, "sample")), 3 * len(phases.split()))
+            self.assertTrue(any(l.startswith("memory param ") for l in lines))
+            self.assertEqual(lines_of(lines, "work"), [])   # the user's model: no FLOPs claimed
+
+    def test_a_wrong_backward_is_caught(self):
+        status, lines = self.run_factory(self.factory(wrong=True))
+        self.assertEqual(status, "error")
+        self.assertIn("peer check failed: grad_norm differs", lines[-1])
+        self.assertEqual(lines_of(lines, "sample"), [])
+
+    def test_bfloat16_is_autocast_within_its_tolerance(self):
+        status, lines = self.run_factory(self.factory(), BENCHDB_DTYPE="bfloat16", BENCHDB_CHECK_ATOL="4e-2")
+        self.assertEqual(status, "ok", lines[-1])
+
+    def test_a_memory_limit_below_the_weights_is_oom(self):
+        status, lines = self.run_factory(self.factory(), BENCHDB_MEM_LIMIT=1000)
+        self.assertEqual(status, "oom")
+        self.assertIn("memory limit of 1000 bytes", lines[-1])
+
+
+@unittest.skipIf(torch is None, "this interpreter has no torch (set BENCHDB_PYTHON to one that has)")
+class PersistentTest(unittest.TestCase):
+    def test_one_process_serves_cases_in_turn(self):
+        cases = [attention_env(BENCHDB_SEQ_LEN=s) for s in (16, 33)]
+        cases.append(attention_env(BENCHDB_PARAMS=json.dumps({"causal": True, "backend": "efficient"})))
+        stdin = "".join("case %s\n" % json.dumps(c) for c in cases)
+        env = dict(os.environ, PYTHONPATH=PEERS, BENCHDB_PEER_MODE="persistent",
+                   BENCHDB_PEER_PROTOCOL="2", BENCHDB_PEER_PROTOCOL_MAX="2")
+        for k in list(env):
+            if k.startswith("BENCHDB_") and k not in ("BENCHDB_PEER_MODE", "BENCHDB_PEER_PROTOCOL", "BENCHDB_PEER_PROTOCOL_MAX"):
+                del env[k]
+        got = subprocess.run([sys.executable, "-m", "benchdb_peer.sdpa"], input=stdin, env=env,
+                             capture_output=True, text=True, timeout=600)
+        self.assertEqual(got.returncode, 0, got.stderr)
+        lines = got.stdout.splitlines()
+        self.assertEqual(lines[0], "benchdb-peer 2")
+        self.assertEqual(lines.count("benchdb-peer 2"), 1)
+        statuses = [l.split()[1] for l in lines_of(lines, "status")]
+        self.assertEqual(statuses, ["ok", "ok", "unsupported"])
+
+
+if __name__ == "__main__":
+    unittest.main()

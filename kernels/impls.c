@@ -7,31 +7,38 @@
 
 #include "workload.h"
 
+#define F32 IMPL_DTYPE(DTYPE_FLOAT32)
+#define F16 IMPL_DTYPE(DTYPE_FLOAT16)
+#define BF16 IMPL_DTYPE(DTYPE_BFLOAT16)
+#define ANY 0   /* whatever its workload's check (e2e: the model's) or its backend accepts */
+
 static const struct impl cpu_impls[] = {
 	{"attention", "naive",
-	 "materialised S = QK^T (oneDNN matmul), softmax, PV; O(S^2) memory, float32"},
+	 "materialised S = QK^T (oneDNN matmul), softmax, PV; O(S^2) memory, float32", F32},
 	{"attention", "flash",
-	 "tiled online-softmax attention (FlashAttention-2 style), O(S) memory, float32"},
+	 "tiled online-softmax attention (FlashAttention-2 style), O(S) memory, float32", F32},
 	{"matmul", "onednn",
-	 "C = A B through oneDNN's matmul primitive (float32 or bfloat16 in, float32 out)"},
+	 "C = A B through oneDNN's matmul primitive (float32 or bfloat16 in, float32 out)",
+	 F32 | BF16},
 	{"e2e", "benchdb",
-	 "the decoder LM (docs/design.md) on oneDNN + OpenMP, float32 or bf16 mixed"},
-	{NULL, NULL, NULL},
+	 "the decoder LM (docs/design.md) on oneDNN + OpenMP, float32 or bf16 mixed", ANY},
+	{NULL, NULL, NULL, 0},
 };
 
 static const struct impl cuda_impls[] = {
 	{"e2e", "benchdb",
-	 "the decoder LM on CUDA: cuBLASLt GEMMs, own kernels, float32/TF32 or bf16 mixed"},
+	 "the decoder LM on CUDA: cuBLASLt GEMMs, own kernels, float32/TF32 or bf16 mixed", ANY},
 	{"matmul", "cublaslt",
-	 "C = A B through cuBLASLt (float32, TF32 with tf32: true, or bfloat16 in)"},
+	 "C = A B through cuBLASLt (float32, TF32 with tf32: true, or bfloat16 in)", F32 | BF16},
 	{"attention", "naive",
 	 "materialised S = QK^T (cuBLASLt), softmax kernel, PV; O(S^2) memory; float32, float16, "
-	 "bfloat16"},
+	 "bfloat16", F32 | F16 | BF16},
 	{"attention", "flash",
-	 "tiled online-softmax kernels, LSE saved; tensor cores for float16/bfloat16"},
-	{"attention", "sdpa",
-	 "cuDNN fused scaled-dot-product attention (graph API), float16/bfloat16"},
-	{NULL, NULL, NULL},
+	 "tiled online-softmax kernels, LSE saved; tensor cores for float16/bfloat16",
+	 F32 | F16 | BF16},
+	{"attention", "sdpa",   /* cuDNN refuses what it does not take, with its reason */
+	 "cuDNN fused scaled-dot-product attention (graph API), float16/bfloat16", ANY},
+	{NULL, NULL, NULL, 0},
 };
 
 static const struct impl *const tables[DEVICE_COUNT] = {
@@ -41,16 +48,21 @@ static const struct impl *const tables[DEVICE_COUNT] = {
 
 const struct impl *impl_table(enum bd_device device)
 {
-	static const struct impl none[] = {{NULL, NULL, NULL}};
+	static const struct impl none[] = {{NULL, NULL, NULL, 0}};
 	return (unsigned)device < DEVICE_COUNT ? tables[device] : none;
+}
+
+const struct impl *impl_find(const char *suite, const char *name, enum bd_device device)
+{
+	for (const struct impl *m = impl_table(device); m->suite; m++)
+		if (!strcmp(m->suite, suite) && !strcmp(m->name, name))
+			return m;
+	return NULL;
 }
 
 int impl_runs_on(const char *suite, const char *name, enum bd_device device)
 {
-	for (const struct impl *m = impl_table(device); m->suite; m++)
-		if (!strcmp(m->suite, suite) && !strcmp(m->name, name))
-			return 1;
-	return 0;
+	return impl_find(suite, name, device) != NULL;
 }
 
 const char *impl_list(const char *suite, enum bd_device device, char *buf, size_t n)

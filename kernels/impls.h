@@ -3,8 +3,9 @@
  * its valid impls from it (workload_impl_names), and a backend asked for an impl it lacks names
  * the ones it has from it. No dependencies: the sweep parser links it without the kernels.
  *
- * A new implementation is a row here and its code in the backend's workload for its suite
- * (for attention on the cpu: a row of the kernel table in cpu/attention_cpu.c).
+ * A new implementation is a row here and its code behind the backend's device ops (for attention
+ * on the cpu: a row of the kernel table in cpu/attention_cpu.c); the suite's workload
+ * (workloads/) runs it on every device whose table has it.
  */
 #ifndef BENCHDB_IMPLS_H
 #define BENCHDB_IMPLS_H
@@ -17,7 +18,14 @@ struct impl {
 	const char *suite;     /* "attention", "e2e", "matmul"; NULL ends a table */
 	const char *name;      /* the sweep's impl: "naive", "flash", "sdpa", ... */
 	const char *summary;   /* what it is, in one line */
+	unsigned dtypes;       /* the dtypes it takes (IMPL_DTYPE bits), refused before it runs with
+				* the list; 0: whatever its workload's or backend's own checks take */
 };
+
+#define IMPL_DTYPE(t) (1u << (t))
+
+/* device's row of impl name of suite, NULL when its table has none. */
+const struct impl *impl_find(const char *suite, const char *name, enum bd_device device);
 
 /* The rows of device's table, in the order that lists show them, ending with a NULL suite; an
  * empty table for a device out of range. */

@@ -1,6 +1,8 @@
 /* kernels/mem.c: counted, limited, aligned allocations. */
 #include "mem.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,3 +72,30 @@ void mem_free(struct mem_arena *m, void *p)
 }
 
 void mem_reset_peak(struct mem_arena *m) { m->peak = m->live; }
+
+int mem_vfail(struct bd_error *err, const struct mem_arena *m, double bytes, const char *why,
+	      const char *what, va_list ap)
+{
+	char name[160];
+	vsnprintf(name, sizeof(name), what, ap);
+	double in_all = (double)m->live + bytes;
+	if (m->limit > 0 && in_all > (double)m->limit)
+		return bd_fail(err, BD_ENOMEM,
+			       "%s needs %.0f bytes (%.0f in all with the %lld already allocated), over "
+			       "the memory limit of %lld bytes",
+			       name, bytes, in_all, (long long)m->live, (long long)m->limit);
+	return bd_fail(err, BD_ENOMEM, "%s needs %.0f bytes: %s", name, bytes, why);
+}
+
+void *mem_alloc_for(struct mem_arena *m, double bytes, struct bd_error *err, const char *what,
+		    ...)
+{
+	void *p = bytes < 0x1p62 ? mem_alloc(m, (size_t)bytes) : NULL;
+	if (!p) {
+		va_list ap;
+		va_start(ap, what);
+		mem_vfail(err, m, bytes, "out of host memory", what, ap);
+		va_end(ap);
+	}
+	return p;
+}

@@ -7,8 +7,11 @@
 #ifndef BENCHDB_MEM_H
 #define BENCHDB_MEM_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "error.h"
 
 struct mem_arena {
 	int64_t limit;      /* bytes; 0 = no limit */
@@ -33,5 +36,17 @@ void mem_reset_peak(struct mem_arena *m);
 int mem_charge(struct mem_arena *m, size_t bytes);
 void mem_refused(struct mem_arena *m, size_t bytes);
 void mem_uncharge(struct mem_arena *m, size_t bytes);
+
+/* The failure of an allocation of bytes for the buffer named by what (printf-style, from ap),
+ * refused by m's limit or by the allocator behind it: err gets BD_ENOMEM and "WHAT needs N bytes
+ * (M in all with the K already allocated), over the memory limit of L bytes" when m's limit
+ * refused it, else "WHAT needs N bytes: WHY" (the allocator's reason, e.g. "out of host memory").
+ * Returns BD_ENOMEM. */
+int mem_vfail(struct bd_error *err, const struct mem_arena *m, double bytes, const char *why,
+	      const char *what, va_list ap) __attribute__((format(printf, 5, 0)));
+/* mem_alloc of bytes (a double, so that a size computed beyond SIZE_MAX is refused, not wrapped)
+ * for the buffer named by what; NULL with err filled by mem_vfail when refused. */
+void *mem_alloc_for(struct mem_arena *m, double bytes, struct bd_error *err, const char *what,
+		    ...) __attribute__((format(printf, 4, 5)));
 
 #endif

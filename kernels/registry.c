@@ -1,5 +1,8 @@
-/* kernels/registry.c: every workload built into this binary, one per suite and device; which
- * impls each runs is its device's implementation table (impls.c). */
+/* kernels/registry.c: every workload built into this binary. Each suite has one workload,
+ * written once over the device ops (workloads/); the registry makes of it one per device whose
+ * implementation table (impls.c) has the suite, with that device's timing: a synchronous
+ * backend's (ops.h dev_backend) copy has no mark, elapsed or drain, so that the runner times it
+ * with the host clock. */
 #include "workload.h"
 
 #include <stdarg.h>
@@ -7,23 +10,48 @@
 #include <string.h>
 
 #include "impls.h"
+#include "ops.h"
 
-extern const struct workload attention_cpu;
-extern const struct workload matmul_cpu_onednn;
-extern const struct workload e2e_cpu_benchdb;
-extern const struct workload e2e_cuda_benchdb;
-extern const struct workload matmul_cuda_cublaslt;
-extern const struct workload attention_cuda;
+extern const struct workload attention_workload, e2e_workload, matmul_workload;
 
-const struct workload *const workloads[] = {
-	&attention_cpu,
-	&matmul_cpu_onednn,
-	&e2e_cpu_benchdb,
-	&e2e_cuda_benchdb,
-	&matmul_cuda_cublaslt,
-	&attention_cuda,
-	NULL,
+static const struct workload *const suites[] = {
+	&attention_workload,
+	&e2e_workload,
+	&matmul_workload,
 };
+#define NSUITES (sizeof(suites) / sizeof(suites[0]))
+
+static struct workload made[DEVICE_COUNT][NSUITES];
+static const struct workload *list[DEVICE_COUNT * NSUITES + 1];
+const struct workload *const *const workloads = list;
+
+static int has_suite(enum bd_device device, const char *suite)
+{
+	for (const struct impl *m = impl_table(device); m->suite; m++)
+		if (!strcmp(m->suite, suite))
+			return 1;
+	return 0;
+}
+
+/* Fill made and list before main (the list is read as data: workload.h). */
+__attribute__((constructor)) static void registry_make(void)
+{
+	size_t n = 0;
+	for (int d = 0; d < DEVICE_COUNT; d++) {
+		const struct dev_backend *b = dev_backend((enum bd_device)d);
+		for (size_t s = 0; s < NSUITES; s++) {
+			if (!b || !has_suite((enum bd_device)d, suites[s]->suite))
+				continue;
+			struct workload *w = &made[d][s];
+			*w = *suites[s];
+			w->device = (enum bd_device)d;
+			if (!b->async)
+				w->mark = NULL, w->elapsed = NULL, w->drain = NULL;
+			list[n++] = w;
+		}
+	}
+	list[n] = NULL;
+}
 
 const struct workload *workload_find(const char *suite, const char *impl, enum bd_device device)
 {
@@ -34,6 +62,13 @@ const struct workload *workload_find(const char *suite, const char *impl, enum b
 			return *w;
 	return NULL;
 }
+
+int workload_host_memory(enum bd_device device)
+{
+	const struct dev_backend *b = dev_backend(device);
+	return b && b->host_memory;
+}
+
 int wl_set(struct wl_status *st, int code, const char *fmt, ...)
 {
 	st->code = code;

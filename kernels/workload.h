@@ -1,8 +1,9 @@
 /* kernels/workload.h: the one interface between the runner and every benchmark workload.
  *
- * A workload runs the impls of one suite on one device (registry.c); which impls those are is the
- * device's implementation table (impls.h), and the case's impl says which one. For each case the
- * runner calls:
+ * A workload runs the impls of one suite on one device (registry.c: each suite's workload is
+ * written once, over the device ops, and registered for every device whose implementation table
+ * has the suite); which impls those are is the device's table (impls.h), and the case's impl says
+ * which one. For each case the runner calls:
  *   check -> setup -> validate -> [untimed fwd if pass is backward] -> warmup+iters x run(phase)
  *   -> [drain] -> teardown.
  * kernels/ never includes runner/ or db/; a workload reports through struct wl_status.
@@ -43,7 +44,7 @@ struct wl_memory {
 
 struct workload {
 	const char *suite;
-	enum bd_device device;
+	enum bd_device device;    /* set by the registry */
 	/* STATUS_OK if this impl can run p, else STATUS_UNSUPPORTED with st->reason. Cheap; no
 	 * allocation. */
 	int (*check)(const struct case_params *p, struct wl_status *st);
@@ -101,10 +102,14 @@ int wl_set(struct wl_status *st, int code, const char *fmt, ...)
  * else -> STATUS_ERROR; the reason is "what: " (when what is not NULL) and err's message. */
 int wl_from_error(struct wl_status *st, int rc, const char *what, const struct bd_error *err);
 
-/* NULL-terminated list of all workloads built into this binary, one per suite and device. */
-extern const struct workload *const workloads[];
+/* NULL-terminated list of all workloads built into this binary, one per suite and device (filled
+ * before main). */
+extern const struct workload *const *const workloads;
 /* The workload that runs suite's impl on device, or NULL when device's table has no such impl. */
 const struct workload *workload_find(const char *suite, const char *impl, enum bd_device device);
+/* 1 when device's buffers are host memory (the cpu), so that a share of the host's memory is the
+ * natural limit of its cases; else 0. */
+int workload_host_memory(enum bd_device device);
 /* Valid impl names for a suite (NULL-terminated, including impls of devices not built here),
  * used by the sweep parser for "valid choices". NULL for an unknown suite. */
 const char *const *workload_impl_names(const char *suite);

@@ -47,7 +47,7 @@ int prices_device(struct db *db, int64_t run_id, const char *case_device, char *
 	struct run_row run = {0};
 	struct sysinfo si;
 	snprintf(out, n, "cpu");
-	if (!case_device || strcmp(case_device, "cuda"))
+	if (!case_device || device_parse(case_device) != DEVICE_CUDA)
 		return 0;
 	int rc = db_run_get(db, run_id, &run, err);
 	if (!rc)

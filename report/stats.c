@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "splitmix64.h"
 #include "xalloc.h"
 
 static int cmp_double(const void *a, const void *b)
@@ -202,14 +203,6 @@ int quantiles(const double *x, size_t n, double p_lo, double p_hi, double *lo, d
 struct rng {
 	uint64_t s[4];
 };
-
-static uint64_t splitmix64(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15u);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-	return z ^ (z >> 31);
-}
 
 static void rng_seed(struct rng *g, uint64_t seed)
 {

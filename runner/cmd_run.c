@@ -19,6 +19,7 @@
 #include "resume.h"
 #include "sha256.h"
 #include "shard.h"
+#include "splitmix64.h"
 #include "sweep.h"
 #include "sysinfo.h"
 #include "xalloc.h"
@@ -75,11 +76,7 @@ static void shuffle_cases(size_t *order, size_t n, const char *seed)
 	for (const char *c = seed; *c; c++)
 		x = (x ^ (unsigned char)*c) * 0x100000001b3ull;
 	for (size_t i = n; i > 1; i--) {
-		uint64_t z = (x += 0x9e3779b97f4a7c15ull);
-		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-		z ^= z >> 31;
-		size_t j = (size_t)(z % i), t = order[i - 1];
+		size_t j = (size_t)(splitmix64(&x) % i), t = order[i - 1];
 		order[i - 1] = order[j];
 		order[j] = t;
 	}
@@ -279,11 +276,11 @@ int cmd_run(struct cmd_line *cl)
 		sysinfo_memory(&total, &available);
 		mem_limit = (int64_t)(DEFAULT_MEM_SHARE * (double)(available ? available : total));
 	}
-	/* the default share is of host memory: a CUDA case without a limit of its own is bounded by
-	 * the GPU's memory, which refuses itself */
+	/* the default share is of host memory: a case on a device with memory of its own (CUDA)
+	 * and without a limit of its own is bounded by that memory, which refuses itself */
 	for (size_t i = 0; i < cases.n; i++) {
 		struct case_params *p = &cases.items[i].params;
-		if (mem_limit_text || (!p->mem_limit && p->device == DEVICE_CPU))
+		if (mem_limit_text || (!p->mem_limit && workload_host_memory(p->device)))
 			p->mem_limit = mem_limit;
 	}
 

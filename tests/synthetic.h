@@ -11,17 +11,11 @@
 #include <string.h>
 
 #include "db.h"
+#include "splitmix64.h"
 
-/* splitmix64 */
 static uint64_t rng_state;
 
-static uint64_t rng_next(void)
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
+static uint64_t rng_next(void) { return splitmix64(&rng_state); }
 
 static double rng_uniform(void) { return ((double)(rng_next() >> 11) + 0.5) / 9007199254740992.0; }
 

@@ -8,7 +8,7 @@
  * graph and engine; SDPA checked with the unified graphs where the linked cuDNN plans them and
  * with the composite ones alone). Exits 77 (skipped) where no CUDA GPU is usable.
  * Built a second time as test_cuda_attention_emu (BENCHDB_CUDA_EMU, label emu) against the
- * emulated CUDA device (scripts/flashemu/README): naive and flash on every shape below, without
+ * emulated CUDA device (tests/flashemu/README): naive and flash on every shape below, without
  * SDPA (no cuDNN there) and with the long and timed cases shortened (EMU_T below). */
 #include <math.h>
 #include <setjmp.h>

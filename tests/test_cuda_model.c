@@ -5,7 +5,7 @@
  * e2e workload through the runner's measurement loop
  * with device timing and with sync: false. Exits 77 (skipped) where no CUDA GPU is usable.
  * Built a second time as test_cuda_model_emu (BENCHDB_CUDA_EMU, label emu) against the emulated
- * CUDA device (scripts/flashemu/README): everything above but SDPA. */
+ * CUDA device (tests/flashemu/README): everything above but SDPA. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>

@@ -5,7 +5,7 @@
  * (the work between two marks, the timing delay before a start mark outside the window).
  * Exits 77 (skipped) where no CUDA GPU is usable; sizes are odd so that every tail is taken.
  * Built a second time as test_cuda_ops_emu (BENCHDB_CUDA_EMU, label emu) against the emulated
- * CUDA device (scripts/flashemu/README), unchanged. */
+ * CUDA device (tests/flashemu/README), unchanged. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -715,7 +715,7 @@ static void test_cuda__events_time_the_work_between_marks(void **state)
 }
 
 #ifdef BENCHDB_CUDA_EMU
-/* the emulated runtime's stream log (scripts/flashemu/emu_runtime.cpp) */
+/* the emulated runtime's stream log (tests/flashemu/emu_runtime.cpp) */
 void emu_trace_begin(void);
 const char *emu_trace_end(void);
 #endif

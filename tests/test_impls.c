@@ -1,5 +1,6 @@
 /* tests/test_impls.c: the backends' implementation tables (kernels/impls.c) and the registry
- * made from them — every row has a workload, every workload runs some row, and the sweep's
+ * made from them — every row has a workload, every workload runs some row, each device's copy of
+ * a suite's one workload is timed as its backend runs, and the sweep's
  * names and the backends' lists say what the tables hold. Properties, not the rows themselves:
  * a new implementation changes no line here. */
 #include <setjmp.h>
@@ -11,6 +12,7 @@
 #include <cmocka.h>
 
 #include "impls.h"
+#include "ops.h"
 #include "workload.h"
 
 static void test_impls__every_row_has_the_workload_of_its_suite_and_device(void **state)
@@ -41,6 +43,35 @@ static void test_impls__every_workload_runs_some_row(void **state)
 			fail_msg("the %s workload on %s runs no impl", (*w)->suite,
 				 device_name((*w)->device));
 	}
+}
+
+/* One workload per suite, copied for each device: the copies differ only in the device and in
+ * the timing hooks, which a synchronous backend's copy lacks (the runner then times with the
+ * host clock) and an asynchronous one's has. */
+static void test_impls__each_device_s_copy_is_timed_as_its_backend_runs(void **state)
+{
+	(void)state;
+	for (const struct workload *const *w = workloads; *w; w++) {
+		const struct dev_backend *b = dev_backend((*w)->device);
+		assert_non_null(b);
+		assert_int_equal(b->device, (*w)->device);
+		assert_int_equal((*w)->mark != NULL, b->async);
+		assert_int_equal((*w)->elapsed != NULL, b->async);
+		assert_int_equal((*w)->drain != NULL, b->async);
+		assert_int_equal(workload_host_memory((*w)->device), b->host_memory);
+		for (const struct workload *const *o = workloads; *o; o++) {
+			if (strcmp((*o)->suite, (*w)->suite))
+				continue;
+			assert_ptr_equal((*o)->check, (*w)->check);
+			assert_ptr_equal((*o)->setup, (*w)->setup);
+			assert_ptr_equal((*o)->validate, (*w)->validate);
+			assert_ptr_equal((*o)->run, (*w)->run);
+			assert_ptr_equal((*o)->teardown, (*w)->teardown);
+		}
+	}
+	assert_int_equal(workload_host_memory(DEVICE_CPU), 1);
+	assert_int_equal(workload_host_memory(DEVICE_CUDA), 0);
+	assert_null(dev_backend(DEVICE_COUNT));
 }
 
 static void test_impls__rows_of_one_table_are_unique(void **state)
@@ -107,6 +138,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_impls__every_row_has_the_workload_of_its_suite_and_device),
 		cmocka_unit_test(test_impls__every_workload_runs_some_row),
+		cmocka_unit_test(test_impls__each_device_s_copy_is_timed_as_its_backend_runs),
 		cmocka_unit_test(test_impls__rows_of_one_table_are_unique),
 		cmocka_unit_test(test_impls__sweep_names_are_every_device_s_impls_once),
 		cmocka_unit_test(test_impls__list_names_the_device_s_rows_in_order),

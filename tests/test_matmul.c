@@ -391,13 +391,26 @@ static void test_matmul_check_rejects_float16_and_backward(void **state)
 	struct wl_status st = {0};
 	struct case_params p = matmul_params(8, 8, 8, DTYPE_FLOAT16);
 	assert_int_equal(matmul()->check(&p, &st), STATUS_UNSUPPORTED);
-	assert_non_null(strstr(st.reason, "float16"));
+	assert_string_equal(st.reason, "the cpu onednn matmul runs float32 and bfloat16 only, not "
+			    "float16");
 	p = matmul_params(8, 8, 8, DTYPE_FLOAT32);
 	p.pass = PASS_FORWARD_BACKWARD;
 	assert_int_equal(matmul()->check(&p, &st), STATUS_UNSUPPORTED);
 	assert_non_null(strstr(st.reason, "forward"));
 	p = matmul_params(8, 0, 8, DTYPE_FLOAT32);
 	assert_int_equal(matmul()->check(&p, &st), STATUS_UNSUPPORTED);
+}
+
+/* tf32 is a CUDA GEMM mode: the cpu's float32 matmul with tf32: true would be stored as TF32
+ * figures of a float32 product (schemas/sweep-format.md: unsupported on the cpu). */
+static void test_matmul_check_refuses_tf32_on_the_cpu(void **state)
+{
+	(void)state;
+	struct wl_status st = {0};
+	struct case_params p = matmul_params(8, 8, 8, DTYPE_FLOAT32);
+	p.tf32 = 1;
+	assert_int_equal(matmul()->check(&p, &st), STATUS_UNSUPPORTED);
+	assert_non_null(strstr(st.reason, "tf32 is a CUDA GEMM mode"));
 }
 
 static void test_matmul_figures_and_oom_under_limit(void **state)
@@ -446,6 +459,7 @@ int main(void)
 		cmocka_unit_test(test_onednn_version_names_version_runtime_and_isa),
 		cmocka_unit_test(test_matmul_workload_validates_fp32_and_bf16),
 		cmocka_unit_test(test_matmul_check_rejects_float16_and_backward),
+		cmocka_unit_test(test_matmul_check_refuses_tf32_on_the_cpu),
 		cmocka_unit_test(test_matmul_figures_and_oom_under_limit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,93 +1,28 @@
-/* kernels/cpu/attention_cpu.c: the naive float32 attention, the table of the cpu's attention
- * kernels (naive here, flash in attention_flash.c), and the workload that runs them (interface in
- * kernels/workload.h). */
+/* kernels/cpu/attention_cpu.c: the naive float32 attention and the table of the cpu's attention
+ * kernels (naive here, flash in attention_flash.c), which the cpu backend's attention ops run
+ * (backend_cpu.c; the attention workload is workloads/attention.c). */
 #include "attention_cpu.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <omp.h>
 
-#include "attention_check.h"
-#include "attention_flash.h"
+#include "attention_kernel.h"
 #include "impls.h"
 #include "dnnl_wrap.h"
-#include "rng.h"
 #include "simd.h"
 
-/* A kernel of the cpu table (impls.c); the table is kernels[] below. create makes the buffers
- * of a (dims, backward and mem are set); forward and backward are attention_cpu_forward's and
- * attention_cpu_backward's. */
-struct cpu_kernel {
-	const char *name;
-	int (*create)(struct attention_cpu *a, struct bd_error *err);
-	int (*forward)(struct attention_cpu *a, const float *q, const float *k, const float *v,
-		       float *o, float *lse, struct bd_error *err);
-	int (*backward)(struct attention_cpu *a, const float *q, const float *k, const float *v,
-			const float *o, const float *lse, const float *d_o, float *dq, float *dk,
-			float *dv, struct bd_error *err);
-};
-
-struct attention_cpu {
-	const struct cpu_kernel *kernel;
-	struct attention_dims dims;
-	int backward;                 /* backward buffers exist */
-	struct mem_arena *mem;
-
-	/* naive */
-	struct onednn_gemm *qk;       /* P = scale·Q K^T, batched over B·H */
-	struct onednn_gemm *pv;       /* O = P V */
-	struct onednn_gemm *dv_mm;    /* dV = P^T dO */
-	struct onednn_gemm *dp_mm;    /* dP = dO V^T */
-	struct onednn_gemm *dq_mm;    /* dQ = scale·dS K */
-	struct onednn_gemm *dk_mm;    /* dK = scale·dS^T Q */
-	float *p;                     /* (B, H, S, S) scores, then probabilities, kept for backward */
-	float *dp;                    /* (B, H, S, S) dP, then dS in place */
-	float *delta;                 /* (B, H, S) Δ = rowsum(dO ⊙ O); naive and flash */
-
-	/* flash */
-	struct flash_workspace ws;
-};
-
-/* mem_alloc for n floats of the buffer named by what (a printf format); on failure err says
- * how many bytes were asked for, how many that makes in all, and the limit. */
-static float *alloc_floats(struct mem_arena *mem, double n, struct bd_error *err,
-			   const char *what, ...) __attribute__((format(printf, 4, 5)));
-
-static float *alloc_floats(struct mem_arena *mem, double n, struct bd_error *err,
-			   const char *what, ...)
-{
-	char name[160];
-	va_list ap;
-	va_start(ap, what);
-	vsnprintf(name, sizeof(name), what, ap);
-	va_end(ap);
-	double bytes = n * (double)sizeof(float);
-	float *p = bytes < 0x1p62 ? mem_alloc(mem, (size_t)bytes) : NULL;
-	if (p)
-		return p;
-	double in_all = (double)mem->live + bytes;
-	if (mem->limit > 0 && in_all > (double)mem->limit)
-		bd_fail(err, BD_ENOMEM,
-			"%s needs %.0f bytes (%.0f in all with the %lld already allocated), over the "
-			"memory limit of %lld bytes",
-			name, bytes, in_all, (long long)mem->live, (long long)mem->limit);
-	else
-		bd_fail(err, BD_ENOMEM, "%s needs %.0f bytes: out of host memory", name, bytes);
-	return NULL;
-}
-
-/* alloc_floats for one of a's buffers, named with the impl and the shape */
-static float *alloc_state(struct attention_cpu *a, double n, struct bd_error *err,
-			  const char *name)
+/* mem_alloc_for n floats of one of a's buffers, named with the impl and the shape */
+float *attention_cpu_alloc(struct attention_cpu *a, double n, struct bd_error *err,
+			   const char *name)
 {
 	const struct attention_dims *d = &a->dims;
-	return alloc_floats(a->mem, n, err, "%s attention %s for (B, H, S, D) = (%lld, %lld, %lld, "
-			    "%lld)", a->kernel->name, name,
-			    (long long)d->batch, (long long)d->heads, (long long)d->seq_len,
-			    (long long)d->head_dim);
+	return mem_alloc_for(a->mem, n * (double)sizeof(float), err, "%s attention %s for (B, H, S, "
+			     "D) = (%lld, %lld, %lld, %lld)", a->kernel->name, name,
+			     (long long)d->batch, (long long)d->heads, (long long)d->seq_len,
+			     (long long)d->head_dim);
 }
 
 static int naive_create(struct attention_cpu *a, struct bd_error *err)
@@ -98,7 +33,7 @@ static int naive_create(struct attention_cpu *a, struct bd_error *err)
 	double scores = (double)heads * (double)S * (double)S;
 	int rc;
 
-	if (!(a->p = alloc_state(a, scores, err, "P (B, H, S, S) float32")))
+	if (!(a->p = attention_cpu_alloc(a, scores, err, "P (B, H, S, S) float32")))
 		return BD_ENOMEM;
 	struct onednn_gemm_desc qk = {.batch = heads, .m = S, .n = S, .k = D, .trans_b = 1,
 				      .alpha = scale};
@@ -108,8 +43,8 @@ static int naive_create(struct attention_cpu *a, struct bd_error *err)
 		return rc;
 	if (!a->backward)
 		return 0;
-	if (!(a->dp = alloc_state(a, scores, err, "dP (B, H, S, S) float32")) ||
-	    !(a->delta = alloc_state(a, (double)(heads * S), err, "delta (B, H, S) float32")))
+	if (!(a->dp = attention_cpu_alloc(a, scores, err, "dP (B, H, S, S) float32")) ||
+	    !(a->delta = attention_cpu_alloc(a, (double)(heads * S), err, "delta (B, H, S) float32")))
 		return BD_ENOMEM;
 	struct onednn_gemm_desc dv = {.batch = heads, .m = S, .n = D, .k = S, .trans_a = 1};
 	struct onednn_gemm_desc dp = {.batch = heads, .m = S, .n = S, .k = D, .trans_b = 1};
@@ -132,15 +67,15 @@ static int flash_create(struct attention_cpu *a, struct bd_error *err)
 	char name[96];
 	snprintf(name, sizeof(name), "per-thread tiles (%d threads x %zu floats)", w->nthreads,
 		 w->thread_floats);
-	if (!(w->tiles = alloc_state(a, (double)w->nthreads * (double)w->thread_floats, err,
+	if (!(w->tiles = attention_cpu_alloc(a, (double)w->nthreads * (double)w->thread_floats, err,
 				       name)))
 		return BD_ENOMEM;
 	if (!a->backward)
 		return 0;
 	snprintf(name, sizeof(name), "dQ partial sums (%d chunks x B x H x S x D rounded up)",
 		 w->dq_chunks);
-	if (!(w->dq_acc = alloc_state(a, (double)w->dq_floats, err, name)) ||
-	    !(w->delta = alloc_state(a, (double)(d->batch * d->heads * d->seq_len), err,
+	if (!(w->dq_acc = attention_cpu_alloc(a, (double)w->dq_floats, err, name)) ||
+	    !(w->delta = attention_cpu_alloc(a, (double)(d->batch * d->heads * d->seq_len), err,
 				       "delta (B, H, S) float32")))
 		return BD_ENOMEM;
 	return 0;
@@ -169,10 +104,16 @@ static int flash_backward(struct attention_cpu *a, const float *q, const float *
 	return 0;
 }
 
-/* The cpu's attention kernels, by the names of the cpu table's attention rows (impls.c). */
-static const struct cpu_kernel kernels[] = {
-	{"naive", naive_create, naive_forward, naive_backward},
-	{"flash", flash_create, flash_forward, flash_backward},
+static const struct cpu_kernel naive_kernel = {"naive", 0, naive_create, naive_forward,
+					       naive_backward, NULL};
+static const struct cpu_kernel flash_kernel = {"flash", 0, flash_create, flash_forward,
+					       flash_backward, NULL};
+
+/* The cpu's attention kernels, by the names of the cpu table's attention rows (impls.c); a
+ * kernel in a file of its own is declared here (attention_kernel.h). */
+static const struct cpu_kernel *const kernels[] = {
+	&naive_kernel,
+	&flash_kernel,
 };
 
 int attention_cpu_create(struct attention_cpu **out, const char *impl,
@@ -185,8 +126,8 @@ int attention_cpu_create(struct attention_cpu **out, const char *impl,
 
 	*out = NULL;
 	for (size_t i = 0; i < sizeof(kernels) / sizeof(kernels[0]) && !kernel; i++)
-		if (!strcmp(kernels[i].name, impl))
-			kernel = &kernels[i];
+		if (!strcmp(kernels[i]->name, impl))
+			kernel = kernels[i];
 	if (!kernel) {
 		char names[128];
 		return bd_fail(err, BD_EUNSUPPORTED, "attention '%s' does not run on the cpu "
@@ -195,10 +136,10 @@ int attention_cpu_create(struct attention_cpu **out, const char *impl,
 	}
 	if (d->batch <= 0 || d->heads <= 0 || d->seq_len <= 0 || d->head_dim <= 0)
 		return bd_fail(err, BD_EINVAL, "attention sizes must be positive");
-	a = mem_alloc(mem, sizeof(*a));
+	a = mem_alloc(mem, sizeof(*a) + kernel->state_bytes);   /* zeroed, the kernel's state too */
 	if (!a)
 		return bd_fail(err, BD_ENOMEM, "cannot allocate %zu bytes of attention state",
-			       sizeof(*a));
+			       sizeof(*a) + kernel->state_bytes);
 	a->kernel = kernel;
 	a->dims = *d;
 	a->backward = backward;
@@ -216,6 +157,8 @@ void attention_cpu_free(struct attention_cpu *a)
 {
 	if (!a)
 		return;
+	if (a->kernel->free)
+		a->kernel->free(a);
 	onednn_gemm_free(a->qk);
 	onednn_gemm_free(a->pv);
 	onednn_gemm_free(a->dv_mm);
@@ -328,263 +271,3 @@ int attention_cpu_backward(struct attention_cpu *a, const float *q, const float 
 		return bd_fail(err, BD_EINVAL, "attention state was made without backward buffers");
 	return a->kernel->backward(a, q, k, v, o, lse, d_o, dq, dk, dv, err);
 }
-
-/* ---- workloads ----------------------------------------------------------------------------- */
-
-/* Validation: the shared policy and tolerance of attention_check.h, float32. */
-
-struct attention_problem {
-	struct attention_dims dims;
-	struct attention_cpu *kernel;
-	float *q, *k, *v, *o;           /* (B, H, S, D) */
-	float *lse;                     /* (B, H, S) */
-	float *d_o, *dq, *dk, *dv;      /* (B, H, S, D), backward only */
-};
-
-struct attention_case {
-	struct case_params params;    /* params.impl names the kernel */
-	struct mem_arena *mem;
-	struct attention_problem prob;
-};
-
-static int has_backward(enum bd_pass pass) { return (pass_phases(pass) >> PHASE_BWD) & 1; }
-
-static void problem_release(struct attention_problem *pr, struct mem_arena *mem)
-{
-	attention_cpu_free(pr->kernel);
-	float *bufs[] = {pr->q, pr->k, pr->v, pr->o, pr->lse, pr->d_o, pr->dq, pr->dk, pr->dv};
-	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
-		mem_free(mem, bufs[i]);
-	memset(pr, 0, sizeof(*pr));
-}
-
-/* Allocate a problem's tensors and kernel state through mem and fill Q, K, V (and dO) with
- * values uniform in [-1, 1) from seed. On failure everything is released. */
-static int problem_init(struct attention_problem *pr, const char *impl,
-			const struct attention_dims *d, int backward, uint64_t seed,
-			struct mem_arena *mem, struct bd_error *err)
-{
-	memset(pr, 0, sizeof(*pr));
-	pr->dims = *d;
-	double n = (double)d->batch * (double)d->heads * (double)d->seq_len * (double)d->head_dim;
-	double rows = (double)d->batch * (double)d->heads * (double)d->seq_len;
-	struct {
-		float **buf;
-		double n;
-		const char *name;
-	} tensors[] = {
-		{&pr->q, n, "Q"}, {&pr->k, n, "K"}, {&pr->v, n, "V"}, {&pr->o, n, "O"},
-		{&pr->lse, rows, "LSE"}, {&pr->d_o, n, "dO"}, {&pr->dq, n, "dQ"},
-		{&pr->dk, n, "dK"}, {&pr->dv, n, "dV"},
-	};
-	size_t ntensors = backward ? 9 : 5;
-	int rc = 0;
-	for (size_t i = 0; i < ntensors; i++) {
-		*tensors[i].buf = alloc_floats(mem, tensors[i].n, err,
-					       "attention tensor %s of (B, H, S, D) = (%lld, %lld, "
-					       "%lld, %lld) float32", tensors[i].name,
-					       (long long)d->batch, (long long)d->heads,
-					       (long long)d->seq_len, (long long)d->head_dim);
-		if (!*tensors[i].buf) {
-			rc = BD_ENOMEM;
-			goto done;
-		}
-	}
-	if ((rc = attention_cpu_create(&pr->kernel, impl, d, backward, mem, err)) < 0)
-		goto done;
-	struct rng r;
-	rng_init(&r, seed);
-	rng_fill(&r, pr->q, (size_t)n, -1.0f, 1.0f);
-	rng_fill(&r, pr->k, (size_t)n, -1.0f, 1.0f);
-	rng_fill(&r, pr->v, (size_t)n, -1.0f, 1.0f);
-	if (backward)
-		rng_fill(&r, pr->d_o, (size_t)n, -1.0f, 1.0f);
-done:
-	if (rc < 0)
-		problem_release(pr, mem);
-	return rc;
-}
-
-static int problem_forward(struct attention_problem *pr, struct bd_error *err)
-{
-	return attention_cpu_forward(pr->kernel, pr->q, pr->k, pr->v, pr->o, pr->lse, err);
-}
-
-static int problem_backward(struct attention_problem *pr, struct bd_error *err)
-{
-	return attention_cpu_backward(pr->kernel, pr->q, pr->k, pr->v, pr->o, pr->lse, pr->d_o,
-				      pr->dq, pr->dk, pr->dv, err);
-}
-
-/* The reference's failure as err: BD_ENOMEM when its float64 buffers did not fit */
-static int check_failed(struct bd_error *err)
-{
-	return bd_fail(err, BD_ENOMEM, "out of memory for the float64 attention reference");
-}
-
-/* Every output of pr (O and LSE; dQ, dK, dV when backward) against the reference, head by
- * head. Temporaries through mem. */
-static int check_full(const struct attention_problem *pr, int backward, struct mem_arena *mem,
-		      struct attention_check *c, struct bd_error *err)
-{
-	const struct attention_dims *d = &pr->dims;
-	int64_t S = d->seq_len, n = S * d->head_dim, heads = d->batch * d->heads;
-	struct attention_tol tol = attention_tol_for(DTYPE_FLOAT32);
-	for (int64_t h = 0; h < heads; h++) {
-		int64_t off = h * n;
-		struct attention_head x = {.q = pr->q + off, .k = pr->k + off, .v = pr->v + off,
-					   .o = pr->o + off, .lse = pr->lse + h * S};
-		if (backward) {
-			x.d_o = pr->d_o + off;
-			x.dq = pr->dq + off;
-			x.dk = pr->dk + off;
-			x.dv = pr->dv + off;
-		}
-		if (attention_check_head(c, d, &tol, h, &x, mem) < 0)
-			return check_failed(err);
-	}
-	return 0;
-}
-
-/* The forward's O and LSE on attention_sample_rows' rows of every (batch, head). */
-static int check_sampled(const struct attention_problem *pr, struct mem_arena *mem,
-			 struct attention_check *c, struct bd_error *err)
-{
-	const struct attention_dims *d = &pr->dims;
-	int64_t S = d->seq_len, D = d->head_dim, n = S * D, heads = d->batch * d->heads;
-	int64_t rows[ATTENTION_SAMPLE_ROWS + 2], nrows = attention_sample_rows(S, rows);
-	struct attention_tol tol = attention_tol_for(DTYPE_FLOAT32);
-	/* the sampled rows of q and o, packed (nrows, D), and of lse (nrows) */
-	float *packed = alloc_floats(mem, (double)(nrows * (2 * D + 1)), err,
-				     "sampled attention rows (%lld, %lld)", (long long)nrows,
-				     (long long)D);
-	if (!packed)
-		return BD_ENOMEM;
-	float *q = packed, *o = q + nrows * D, *lse = o + nrows * D;
-	int rc = 0;
-	for (int64_t h = 0; h < heads && rc == 0; h++) {
-		int64_t off = h * n;
-		for (int64_t r = 0; r < nrows; r++) {
-			memcpy(q + r * D, pr->q + off + rows[r] * D, (size_t)D * sizeof(float));
-			memcpy(o + r * D, pr->o + off + rows[r] * D, (size_t)D * sizeof(float));
-			lse[r] = pr->lse[h * S + rows[r]];
-		}
-		if (attention_check_rows(c, d, &tol, h, rows, nrows, q, pr->k + off, pr->v + off, o,
-					 lse, mem) < 0)
-			rc = check_failed(err);
-	}
-	mem_free(mem, packed);
-	return rc;
-}
-
-static int attention_check(const struct case_params *p, struct wl_status *st)
-{
-	const char *impl = p->impl;
-	if (p->device != DEVICE_CPU)
-		return wl_set(st, STATUS_UNSUPPORTED, "the %s attention here runs on the cpu only", impl);
-	if (p->dtype != DTYPE_FLOAT32)
-		return wl_set(st, STATUS_UNSUPPORTED, "the cpu %s attention runs float32 only, not %s",
-			      impl, dtype_name(p->dtype));
-	return attention_case_check(p, st);
-}
-
-static int attention_setup(const struct case_params *p, struct mem_arena *mem, void **state,
-			   struct wl_status *st)
-{
-	struct bd_error err = {0};
-	struct attention_case *c = mem_alloc(mem, sizeof(*c));
-	*state = c;
-	if (!c)
-		return wl_set(st, STATUS_OOM, "cannot allocate %zu bytes of case state", sizeof(*c));
-	c->params = *p;
-	c->mem = mem;
-	struct attention_dims d = {p->batch_size, p->heads, p->seq_len, p->head_dim, p->causal};
-	if (problem_init(&c->prob, p->impl, &d, has_backward(p->pass), p->seed, mem, &err) < 0)
-		return wl_from_error(st, err.code, NULL, &err);
-	return wl_set(st, STATUS_OK, "%s", "");
-}
-
-static int attention_validate(void *state, struct wl_status *st)
-{
-	struct attention_case *c = state;
-	struct attention_problem *pr = &c->prob, reduced = {0};
-	struct bd_error err = {0};
-	struct attention_check chk;
-	const struct attention_dims *d = &pr->dims;
-	int backward = has_backward(c->params.pass), rc;
-	char at[64] = "";             /* where the worst value was, when not at the case's shape */
-
-	attention_check_init(&chk);
-	st->max_diff = -1;
-	st->tolerance = 0;
-	if ((rc = problem_forward(pr, &err)) < 0)
-		goto done;
-	if (attention_check_is_full(d, backward)) {
-		if (backward && (rc = problem_backward(pr, &err)) < 0)
-			goto done;
-		rc = check_full(pr, backward, c->mem, &chk, &err);
-		goto done;
-	}
-	if ((rc = check_sampled(pr, c->mem, &chk, &err)) < 0 || !backward || chk.ratio > 1)
-		goto done;
-	struct attention_dims small = {1, 1, ATTENTION_REDUCED_SEQ, d->head_dim, d->causal};
-	if ((rc = problem_init(&reduced, c->params.impl, &small, 1, c->params.seed + 1, c->mem, &err)) < 0)
-		goto done;
-	if ((rc = problem_forward(&reduced, &err)) < 0 || (rc = problem_backward(&reduced, &err)) < 0)
-		goto done;
-	struct attention_check bwd;
-	attention_check_init(&bwd);
-	rc = check_full(&reduced, 1, c->mem, &bwd, &err);
-	if (bwd.ratio > chk.ratio) {
-		chk = bwd;
-		snprintf(at, sizeof(at), " (checked at B=1, H=1, S=%d)", ATTENTION_REDUCED_SEQ);
-	}
-done:
-	problem_release(&reduced, c->mem);
-	if (rc < 0)
-		return wl_from_error(st, err.code, NULL, &err);
-	return attention_check_result(st, &chk, at);
-}
-
-static int attention_run(void *state, enum bd_phase phase, struct wl_status *st)
-{
-	struct attention_case *c = state;
-	struct bd_error err = {0};
-	int rc;
-	switch (phase) {
-	case PHASE_FWD:
-		rc = problem_forward(&c->prob, &err);
-		break;
-	case PHASE_BWD:
-		if (!c->prob.d_o)
-			return wl_set(st, STATUS_ERROR, "backward asked of a forward-only case");
-		rc = problem_backward(&c->prob, &err);
-		break;
-	default:
-		return wl_set(st, STATUS_UNSUPPORTED, "attention has no %s phase", phase_name(phase));
-	}
-	if (rc < 0)
-		return wl_from_error(st, err.code, NULL, &err);
-	return STATUS_OK;
-}
-
-static void attention_teardown(void *state)
-{
-	struct attention_case *c = state;
-	if (!c)
-		return;
-	problem_release(&c->prob, c->mem);
-	mem_free(c->mem, c);
-}
-
-/* The attention impls of the cpu table (impls.c): the kernels above. */
-const struct workload attention_cpu = {
-	.suite = "attention",
-	.device = DEVICE_CPU,
-	.check = attention_check,
-	.figures = attention_case_figures,
-	.setup = attention_setup,
-	.validate = attention_validate,
-	.run = attention_run,
-	.teardown = attention_teardown,
-};

@@ -1,5 +1,6 @@
 /* kernels/cpu/attention_cpu.h: float32 attention on the CPU, the implementations of the cpu table
- * (impls.c: "naive", "flash") behind one interface, and their workload (suite "attention").
+ * (impls.c: "naive", "flash") behind one interface, which the cpu backend's attention ops call
+ * (backend_cpu.c).
  *
  *   naive: S = scale·Q K^T for every (batch, head) through oneDNN's batched matmul, a row-wise
  *          softmax into P (B, H, S, S) kept for the backward, O = P V. Backward from the saved
@@ -16,7 +17,6 @@
 #include "attention_ref.h"
 #include "error.h"
 #include "mem.h"
-#include "workload.h"
 
 struct attention_cpu;
 
@@ -41,7 +41,5 @@ int attention_cpu_forward(struct attention_cpu *a, const float *q, const float *
 int attention_cpu_backward(struct attention_cpu *a, const float *q, const float *k,
 			   const float *v, const float *o, const float *lse, const float *d_o,
 			   float *dq, float *dk, float *dv, struct bd_error *err);
-
-extern const struct workload attention_cpu;
 
 #endif

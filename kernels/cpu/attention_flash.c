@@ -60,17 +60,12 @@
 _Static_assert(MR <= VL, "fwd_scores keeps one value per row in the lanes of a vector");
 _Static_assert(PT % TILE == 0, "a softmax step is whole register tiles");
 
-/* acc[r][v] = Σ_kk A(r, kk) · B[kk][v·VL ...] for r < mr, v < nv, where A(r, kk) is
+/* acc[r][v] += Σ_kk A(r, kk) · B[kk][v·VL ...] for r < mr, v < nv, where A(r, kk) is
  * a[r·a_rs + kk·a_cs] and row kk of B starts at b + kk·ldb. */
-ALWAYS_INLINE void tile_product(const int mr, const int nv, int64_t kn, const float *a,
-				int64_t a_rs, int64_t a_cs, const float *restrict b, int64_t ldb,
-				vfloat acc[MR][NV])
+ALWAYS_INLINE void tile_accumulate(const int mr, const int nv, int64_t kn, const float *a,
+				   int64_t a_rs, int64_t a_cs, const float *restrict b, int64_t ldb,
+				   vfloat acc[MR][NV])
 {
-#pragma GCC unroll 8
-	for (int r = 0; r < mr; r++)
-#pragma GCC unroll 4
-		for (int v = 0; v < nv; v++)
-			acc[r][v] = (vfloat){0};
 	for (int64_t kk = 0; kk < kn; kk++) {
 		vfloat bv[NV];
 #pragma GCC unroll 4
@@ -86,6 +81,19 @@ ALWAYS_INLINE void tile_product(const int mr, const int nv, int64_t kn, const fl
 	}
 }
 
+/* acc = A·B (tile_accumulate from zero). */
+ALWAYS_INLINE void tile_product(const int mr, const int nv, int64_t kn, const float *a,
+				int64_t a_rs, int64_t a_cs, const float *restrict b, int64_t ldb,
+				vfloat acc[MR][NV])
+{
+#pragma GCC unroll 8
+	for (int r = 0; r < mr; r++)
+#pragma GCC unroll 4
+		for (int v = 0; v < nv; v++)
+			acc[r][v] = (vfloat){0};
+	tile_accumulate(mr, nv, kn, a, a_rs, a_cs, b, ldb, acc);
+}
+
 /* C(mr, nv·VL) = C·c_scale[r] (or C when c_scale is NULL) + A·B, A and B as in tile_product;
  * row r of C at c + r·ldc. */
 ALWAYS_INLINE void tile_update_t(const int mr, const int nv, int64_t kn, const float *a,
@@ -98,19 +106,7 @@ ALWAYS_INLINE void tile_update_t(const int mr, const int nv, int64_t kn, const f
 #pragma GCC unroll 4
 		for (int v = 0; v < nv; v++)
 			acc[r][v] = vload(c + r * ldc + v * VL) * (c_scale ? c_scale[r] : 1.0f);
-	for (int64_t kk = 0; kk < kn; kk++) {
-		vfloat bv[NV];
-#pragma GCC unroll 4
-		for (int v = 0; v < nv; v++)
-			bv[v] = vload(b + kk * ldb + v * VL);
-#pragma GCC unroll 8
-		for (int r = 0; r < mr; r++) {
-			vfloat av = vbroadcast(a[r * a_rs + kk * a_cs]);
-#pragma GCC unroll 4
-			for (int v = 0; v < nv; v++)
-				acc[r][v] += av * bv[v];
-		}
-	}
+	tile_accumulate(mr, nv, kn, a, a_rs, a_cs, b, ldb, acc);
 #pragma GCC unroll 8
 	for (int r = 0; r < mr; r++)
 #pragma GCC unroll 4
@@ -213,13 +209,12 @@ static float *carve(float *base, size_t *offset, size_t n)
 	return p;
 }
 
+/* The forward's tiles of one thread at base into t; the floats they take. With base NULL it
+ * only counts (t's pointers are then NULL). */
 static size_t fwd_layout(const struct attention_dims *d, float *base, struct fwd_tiles *t)
 {
 	int64_t S = d->seq_len, D = d->head_dim, Dp = round_up(D, VL), S_pad = round_up(S, TILE);
 	size_t at = 0;
-	struct fwd_tiles local;
-	if (!t)
-		t = &local;
 	t->kt = carve(base, &at, (size_t)(D * S_pad));
 	t->vp = Dp != D ? carve(base, &at, (size_t)(S * Dp)) : NULL;
 	t->o_acc = carve(base, &at, (size_t)(FWD_BR * Dp));
@@ -229,13 +224,11 @@ static size_t fwd_layout(const struct attention_dims *d, float *base, struct fwd
 	return at;
 }
 
+/* The backward's, as fwd_layout. */
 static size_t bwd_layout(const struct attention_dims *d, float *base, struct bwd_tiles *t)
 {
 	int64_t S = d->seq_len, D = d->head_dim, Dp = round_up(D, VL), S_pad = round_up(S, TILE);
 	size_t at = 0;
-	struct bwd_tiles local;
-	if (!t)
-		t = &local;
 	t->qt = carve(base, &at, (size_t)(D * S_pad));
 	t->dot = carve(base, &at, (size_t)(D * S_pad));
 	t->qp = Dp != D ? carve(base, &at, (size_t)(S * Dp)) : NULL;
@@ -255,11 +248,13 @@ void attention_flash_plan(struct flash_workspace *w, const struct attention_dims
 {
 	int64_t heads = d->batch * d->heads, S = d->seq_len, Dp = round_up(d->head_dim, VL);
 	int64_t key_tiles = (S + BWD_BC - 1) / BWD_BC;
+	struct fwd_tiles ft;
+	struct bwd_tiles bt;
 	memset(w, 0, sizeof(*w));
 	w->nthreads = nthreads > 0 ? nthreads : 1;
-	w->thread_floats = fwd_layout(d, NULL, NULL);
+	w->thread_floats = fwd_layout(d, NULL, &ft);
 	if (backward) {
-		size_t b = bwd_layout(d, NULL, NULL);
+		size_t b = bwd_layout(d, NULL, &bt);
 		if (b > w->thread_floats)
 			w->thread_floats = b;
 		int64_t chunks = (w->nthreads + heads - 1) / heads;

@@ -306,7 +306,7 @@ static const struct dev_ops cpu_ops = {
 	.release = cpu_release,
 };
 
-int dev_cpu_open(struct dev *dev, struct mem_arena *mem, struct bd_error *err)
+static int cpu_open(struct dev *dev, struct mem_arena *mem, struct bd_error *err)
 {
 	memset(dev, 0, sizeof(*dev));
 	struct cpu_backend *cb = calloc(1, sizeof(*cb));
@@ -317,3 +317,20 @@ int dev_cpu_open(struct dev *dev, struct mem_arena *mem, struct bd_error *err)
 	dev->impl = cb;
 	return 0;
 }
+
+/* oneDNN's matmul computes float32 in float32, and bfloat16 only where the CPU has it natively. */
+static int cpu_gemm_supported(enum bd_dtype ab_dtype, int tf32, struct bd_error *err)
+{
+	if (tf32)
+		return bd_fail(err, BD_EUNSUPPORTED, "tf32 is a CUDA GEMM mode; the cpu backend "
+			       "computes float32 GEMMs in float32 (set tf32: false)");
+	return ab_dtype == DTYPE_BFLOAT16 ? onednn_gemm_supported(ab_dtype, err) : 0;
+}
+
+const struct dev_backend dev_cpu_backend = {
+	.device = DEVICE_CPU,
+	.async = 0,
+	.host_memory = 1,
+	.open = cpu_open,
+	.gemm_supported = cpu_gemm_supported,
+};

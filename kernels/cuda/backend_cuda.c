@@ -397,37 +397,35 @@ static int cuda_gemm(struct dev *dev, const struct dev_gemm *g0, const void *a, 
 
 /* ---- elementwise and row ops ---------------------------------------------------------------- */
 
-#define KERNEL_TRY(dev, call, what) CUDA_TRY(dev, call, what)
-
 static int cuda_convert_op(struct dev *dev, void *dst, enum bd_dtype dst_dtype, const void *src,
 			   enum bd_dtype src_dtype, size_t count)
 {
-	KERNEL_TRY(dev, cuda_convert(dst, dst_dtype, src, src_dtype, count, be(dev)->stream),
-		   "convert");
+	CUDA_TRY(dev, cuda_convert(dst, dst_dtype, src, src_dtype, count, be(dev)->stream),
+		 "convert");
 	return 0;
 }
 
 static int cuda_embedding_fwd_op(struct dev *dev, const int32_t *tokens, const float *table,
 				 float *out, int64_t n, int64_t d)
 {
-	KERNEL_TRY(dev, cuda_embedding_fwd(tokens, table, out, n, d, be(dev)->stream),
-		   "embedding_fwd");
+	CUDA_TRY(dev, cuda_embedding_fwd(tokens, table, out, n, d, be(dev)->stream),
+		 "embedding_fwd");
 	return 0;
 }
 
 static int cuda_embedding_bwd_op(struct dev *dev, const int32_t *tokens, const float *dout,
 				 float *dtable, int64_t n, int64_t d)
 {
-	KERNEL_TRY(dev, cuda_embedding_bwd(tokens, dout, dtable, n, d, be(dev)->stream),
-		   "embedding_bwd");
+	CUDA_TRY(dev, cuda_embedding_bwd(tokens, dout, dtable, n, d, be(dev)->stream),
+		 "embedding_bwd");
 	return 0;
 }
 
 static int cuda_rmsnorm_fwd_op(struct dev *dev, const float *x, const float *g, void *y,
 			       enum bd_dtype y_dtype, float *rstd, int64_t n, int64_t d, float eps)
 {
-	KERNEL_TRY(dev, cuda_rmsnorm_fwd(x, g, y, y_dtype, rstd, n, d, eps, be(dev)->stream),
-		   "rmsnorm_fwd");
+	CUDA_TRY(dev, cuda_rmsnorm_fwd(x, g, y, y_dtype, rstd, n, d, eps, be(dev)->stream),
+		 "rmsnorm_fwd");
 	return 0;
 }
 
@@ -444,8 +442,8 @@ static int cuda_rmsnorm_bwd_op(struct dev *dev, const float *dy, const float *x,
 			return BD_ENOMEM;
 		cb->norm_work_floats = need;
 	}
-	KERNEL_TRY(dev, cuda_rmsnorm_bwd(dy, x, g, rstd, dx, dg, n, d, cb->norm_work, cb->stream),
-		   "rmsnorm_bwd");
+	CUDA_TRY(dev, cuda_rmsnorm_bwd(dy, x, g, rstd, dx, dg, n, d, cb->norm_work, cb->stream),
+		 "rmsnorm_bwd");
 	return 0;
 }
 
@@ -453,7 +451,7 @@ static int cuda_heads_split_op(struct dev *dev, const void *in, enum bd_dtype in
 			       int64_t ld, float *out, const float *rope_table, int64_t b,
 			       int64_t t, int64_t h, int64_t dh)
 {
-	KERNEL_TRY(dev, cuda_heads_split(in, in_dtype, ld, out, rope_table, b, t, h, dh,
+	CUDA_TRY(dev, cuda_heads_split(in, in_dtype, ld, out, rope_table, b, t, h, dh,
 					 be(dev)->stream), "heads_split");
 	return 0;
 }
@@ -462,7 +460,7 @@ static int cuda_heads_merge_op(struct dev *dev, const float *in, void *out,
 			       enum bd_dtype out_dtype, int64_t ld, const float *rope_table,
 			       int64_t b, int64_t t, int64_t h, int64_t dh)
 {
-	KERNEL_TRY(dev, cuda_heads_merge(in, out, out_dtype, ld, rope_table, b, t, h, dh,
+	CUDA_TRY(dev, cuda_heads_merge(in, out, out_dtype, ld, rope_table, b, t, h, dh,
 					 be(dev)->stream), "heads_merge");
 	return 0;
 }
@@ -470,22 +468,22 @@ static int cuda_heads_merge_op(struct dev *dev, const float *in, void *out,
 static int cuda_swiglu_fwd_op(struct dev *dev, const void *u, void *out, enum bd_dtype dtype,
 			      int64_t n, int64_t f)
 {
-	KERNEL_TRY(dev, cuda_swiglu_fwd(u, out, dtype, n, f, be(dev)->stream), "swiglu_fwd");
+	CUDA_TRY(dev, cuda_swiglu_fwd(u, out, dtype, n, f, be(dev)->stream), "swiglu_fwd");
 	return 0;
 }
 
 static int cuda_swiglu_bwd_op(struct dev *dev, const void *u, const void *dout, void *du,
 			      enum bd_dtype dtype, int64_t n, int64_t f)
 {
-	KERNEL_TRY(dev, cuda_swiglu_bwd(u, dout, du, dtype, n, f, be(dev)->stream), "swiglu_bwd");
+	CUDA_TRY(dev, cuda_swiglu_bwd(u, dout, du, dtype, n, f, be(dev)->stream), "swiglu_bwd");
 	return 0;
 }
 
 static int cuda_xent_fwd_op(struct dev *dev, const float *logits, const int32_t *targets,
 			    float *lse, float *loss, int64_t n, int64_t V)
 {
-	KERNEL_TRY(dev, cuda_xent_fwd(logits, targets, lse, loss, n, V, be(dev)->stream),
-		   "xent_fwd");
+	CUDA_TRY(dev, cuda_xent_fwd(logits, targets, lse, loss, n, V, be(dev)->stream),
+		 "xent_fwd");
 	return 0;
 }
 
@@ -493,7 +491,7 @@ static int cuda_xent_bwd_op(struct dev *dev, const float *logits, const float *l
 			    const int32_t *targets, void *dlogits, enum bd_dtype dtype, int64_t n,
 			    int64_t V, float scale)
 {
-	KERNEL_TRY(dev, cuda_xent_bwd(logits, lse, targets, dlogits, dtype, n, V, scale,
+	CUDA_TRY(dev, cuda_xent_bwd(logits, lse, targets, dlogits, dtype, n, V, scale,
 				      be(dev)->stream), "xent_bwd");
 	return 0;
 }
@@ -514,7 +512,7 @@ static int cuda_adamw_op(struct dev *dev, float *p, const float *g, float *m, fl
 		.bc2_sqrt = (float)sqrt(bc2),
 		.eps = hp->eps,
 	};
-	KERNEL_TRY(dev, cuda_adamw(p, g, m, v, p_bf16, count, &a, be(dev)->stream), "adamw");
+	CUDA_TRY(dev, cuda_adamw(p, g, m, v, p_bf16, count, &a, be(dev)->stream), "adamw");
 	return 0;
 }
 
@@ -688,19 +686,24 @@ static const struct dev_ops cuda_ops = {
 	.release = cuda_release,
 };
 
-int dev_cuda_open(struct dev *dev, struct mem_arena *mem, struct bd_error *err)
+static int cuda_backend_available(struct bd_error *err)
+{
+	char why[256];
+	return cuda_available(why, sizeof(why)) ? 0 : bd_fail(err, BD_EUNSUPPORTED, "%s", why);
+}
+
+static int cuda_open(struct dev *dev, struct mem_arena *mem, struct bd_error *err)
 {
 	memset(dev, 0, sizeof(*dev));
-	char why[256];
-	if (!cuda_available(why, sizeof(why)))
-		return bd_fail(err, BD_EUNSUPPORTED, "%s", why);
+	int rc = cuda_backend_available(err);
+	if (rc)
+		return rc;
 	struct cuda_backend *cb = calloc(1, sizeof(*cb));
 	if (!cb)
 		return bd_fail(err, BD_ENOMEM, "out of host memory");
 	dev->ops = &cuda_ops;
 	dev->mem = mem;
 	dev->impl = cb;
-	int rc = 0;
 	cudaError_t e;
 	cublasStatus_t s;
 	if ((e = cudaSetDevice(0)) != cudaSuccess ||
@@ -737,3 +740,11 @@ fail:
 	dev->ops = NULL;
 	return rc;
 }
+
+const struct dev_backend dev_cuda_backend = {
+	.device = DEVICE_CUDA,
+	.async = 1,
+	.host_memory = 0,
+	.open = cuda_open,
+	.available = cuda_backend_available,
+};

@@ -18,9 +18,20 @@ int cuda_available(char *why, size_t n)
 
 void cuda_gpu_info(struct cuda_gpu_info *gi) { memset(gi, 0, sizeof(*gi)); }
 
-int dev_cuda_open(struct dev *dev, struct mem_arena *mem, struct bd_error *err)
+static int no_cuda(struct bd_error *err) { return bd_fail(err, BD_EUNSUPPORTED, "%s", NO_CUDA); }
+
+static int no_cuda_open(struct dev *dev, struct mem_arena *mem, struct bd_error *err)
 {
 	(void)mem;
 	memset(dev, 0, sizeof(*dev));
-	return bd_fail(err, BD_EUNSUPPORTED, "%s", NO_CUDA);
+	return no_cuda(err);
 }
+
+/* As kernels/cuda/backend_cuda.c's, so that a CUDA case's workload asks the same questions. */
+const struct dev_backend dev_cuda_backend = {
+	.device = DEVICE_CUDA,
+	.async = 1,
+	.host_memory = 0,
+	.open = no_cuda_open,
+	.available = no_cuda,
+};

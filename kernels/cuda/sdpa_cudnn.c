@@ -283,6 +283,9 @@ static void discard_last(struct builder *b, cudnnBackendDescriptor_t d)
 
 #define SET(b, d, attr, type, n, value, what)                                                   \
 	set_attr((b), (d), (attr), #attr, (type), (n), (value), (what))
+/* A descriptor-valued attribute: d's attr is desc. */
+#define SET_DESC(b, d, attr, desc, what)                                                        \
+	set_attr((b), (d), (attr), #attr, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &(desc), (what))
 
 static void set_attr(struct builder *b, cudnnBackendDescriptor_t d,
 		     cudnnBackendAttributeName_t attr, const char *attr_name,
@@ -353,6 +356,13 @@ static void add_op(struct builder *b, cudnnBackendDescriptor_t op, const char *w
 	b->ops[b->nops++] = op;
 }
 
+/* Finalize op and add it to the graph's operations. */
+static void finish_op(struct builder *b, cudnnBackendDescriptor_t op, const char *what)
+{
+	finalize(b, op, what);
+	add_op(b, op, what);
+}
+
 /* y = mode(x [, b2 [, t]]) computed in prec; axis >= 0 only for GEN_INDEX. */
 static void pointwise(struct builder *b, const char *what, cudnnPointwiseMode_t mode,
 		      cudnnDataType_t prec, int64_t axis, cudnnBackendDescriptor_t x,
@@ -368,22 +378,16 @@ static void pointwise(struct builder *b, const char *what, cudnnPointwiseMode_t 
 	finalize(b, pw, what);
 
 	cudnnBackendDescriptor_t op = create(b, CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, what);
-	SET(b, op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-	    &pw, what);
-	SET(b, op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-	    1, &x, what);
+	SET_DESC(b, op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pw, what);
+	SET_DESC(b, op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x, what);
 	if (b2)
-		SET(b, op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-		    &b2, what);
+		SET_DESC(b, op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, b2, what);
 	if (t)
-		SET(b, op, CUDNN_ATTR_OPERATION_POINTWISE_TDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-		    &t, what);
-	SET(b, op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-	    1, &y, what);
+		SET_DESC(b, op, CUDNN_ATTR_OPERATION_POINTWISE_TDESC, t, what);
+	SET_DESC(b, op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y, what);
 	SET(b, op, CUDNN_ATTR_OPERATION_POINTWISE_ALPHA1, CUDNN_TYPE_FLOAT, 1, &alpha1, what);
 	SET(b, op, CUDNN_ATTR_OPERATION_POINTWISE_ALPHA2, CUDNN_TYPE_FLOAT, 1, &alpha2, what);
-	finalize(b, op, what);
-	add_op(b, op, what);
+	finish_op(b, op, what);
 }
 
 /* c = a · b2 over the last two dims, batched over the first two; float32 compute. */
@@ -398,12 +402,11 @@ static void matmul(struct builder *b, const char *what, cudnnBackendDescriptor_t
 	finalize(b, mm, what);
 
 	cudnnBackendDescriptor_t op = create(b, CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR, what);
-	SET(b, op, CUDNN_ATTR_OPERATION_MATMUL_ADESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &a, what);
-	SET(b, op, CUDNN_ATTR_OPERATION_MATMUL_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &b2, what);
-	SET(b, op, CUDNN_ATTR_OPERATION_MATMUL_CDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &c, what);
-	SET(b, op, CUDNN_ATTR_OPERATION_MATMUL_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &mm, what);
-	finalize(b, op, what);
-	add_op(b, op, what);
+	SET_DESC(b, op, CUDNN_ATTR_OPERATION_MATMUL_ADESC, a, what);
+	SET_DESC(b, op, CUDNN_ATTR_OPERATION_MATMUL_BDESC, b2, what);
+	SET_DESC(b, op, CUDNN_ATTR_OPERATION_MATMUL_CDESC, c, what);
+	SET_DESC(b, op, CUDNN_ATTR_OPERATION_MATMUL_DESC, mm, what);
+	finish_op(b, op, what);
 }
 
 /* y = reduce(x) over the dims where y is 1; float32 compute, not deterministic. */
@@ -422,14 +425,10 @@ static void reduction(struct builder *b, const char *what, cudnnReduceTensorOp_t
 	finalize(b, rd, what);
 
 	cudnnBackendDescriptor_t op = create(b, CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR, what);
-	SET(b, op, CUDNN_ATTR_OPERATION_REDUCTION_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-	    1, &x, what);
-	SET(b, op, CUDNN_ATTR_OPERATION_REDUCTION_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-	    1, &y, what);
-	SET(b, op, CUDNN_ATTR_OPERATION_REDUCTION_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-	    1, &rd, what);
-	finalize(b, op, what);
-	add_op(b, op, what);
+	SET_DESC(b, op, CUDNN_ATTR_OPERATION_REDUCTION_XDESC, x, what);
+	SET_DESC(b, op, CUDNN_ATTR_OPERATION_REDUCTION_YDESC, y, what);
+	SET_DESC(b, op, CUDNN_ATTR_OPERATION_REDUCTION_DESC, rd, what);
+	finish_op(b, op, what);
 }
 
 /* y = x seen through y's dims and strides (the backward's transposes). */
@@ -437,10 +436,9 @@ static void reshape(struct builder *b, const char *what, cudnnBackendDescriptor_
 		    cudnnBackendDescriptor_t y)
 {
 	cudnnBackendDescriptor_t op = create(b, CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR, what);
-	SET(b, op, CUDNN_ATTR_OPERATION_RESHAPE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x, what);
-	SET(b, op, CUDNN_ATTR_OPERATION_RESHAPE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y, what);
-	finalize(b, op, what);
-	add_op(b, op, what);
+	SET_DESC(b, op, CUDNN_ATTR_OPERATION_RESHAPE_XDESC, x, what);
+	SET_DESC(b, op, CUDNN_ATTR_OPERATION_RESHAPE_YDESC, y, what);
+	finish_op(b, op, what);
 }
 
 /* score where row >= column, else -inf: the frontend's causal_mask (top-left diagonal, right
@@ -477,12 +475,9 @@ static cudnnBackendDescriptor_t causal_band(struct builder *b, cudnnBackendDescr
 	cudnnPointwiseMode_t cmp = CUDNN_POINTWISE_CMP_GE;
 	cudnnBackendDescriptor_t op = create(b, CUDNN_BACKEND_OPERATION_DIAGONAL_BAND_MASK_DESCRIPTOR,
 					     what);
-	SET(b, op, CUDNN_ATTR_OPERATION_DIAGONAL_BAND_MASK_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-	    &score, what);
-	SET(b, op, CUDNN_ATTR_OPERATION_DIAGONAL_BAND_MASK_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-	    &neg_inf, what);
-	SET(b, op, CUDNN_ATTR_OPERATION_DIAGONAL_BAND_MASK_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-	    &out, what);
+	SET_DESC(b, op, CUDNN_ATTR_OPERATION_DIAGONAL_BAND_MASK_XDESC, score, what);
+	SET_DESC(b, op, CUDNN_ATTR_OPERATION_DIAGONAL_BAND_MASK_BDESC, neg_inf, what);
+	SET_DESC(b, op, CUDNN_ATTR_OPERATION_DIAGONAL_BAND_MASK_YDESC, out, what);
 	SET(b, op, CUDNN_ATTR_OPERATION_DIAGONAL_BAND_MASK_COMPARISON_MODE, CUDNN_TYPE_POINTWISE_MODE,
 	    1, &cmp, what);
 	finalize(b, op, what);
@@ -540,11 +535,9 @@ static cudnnBackendDescriptor_t softmax_node(struct builder *b, cudnnBackendDesc
 	const char *what = "softmax node";
 #if CUDNN_VERSION >= 92100
 	cudnnBackendDescriptor_t op = create(b, CUDNN_BACKEND_OPERATION_SOFTMAX_DESCRIPTOR, what);
-	SET(b, op, CUDNN_ATTR_OPERATION_SOFTMAX_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &score,
-	    what);
-	SET(b, op, CUDNN_ATTR_OPERATION_SOFTMAX_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &p, what);
-	SET(b, op, CUDNN_ATTR_OPERATION_SOFTMAX_STATS_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &stats,
-	    what);
+	SET_DESC(b, op, CUDNN_ATTR_OPERATION_SOFTMAX_XDESC, score, what);
+	SET_DESC(b, op, CUDNN_ATTR_OPERATION_SOFTMAX_YDESC, p, what);
+	SET_DESC(b, op, CUDNN_ATTR_OPERATION_SOFTMAX_STATS_DESC, stats, what);
 	finalize(b, op, what);
 	if (add)
 		add_op(b, op, what);
@@ -741,31 +734,26 @@ static void build_fwd_unified(struct builder *b, const struct cuda_flash_shape *
 		cudnnBackendDescriptor_t band = causal_band(b, in, out, 0);
 		subgraph = create(b, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, sg);
 		SET(b, subgraph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &b->handle, sg);
-		SET(b, subgraph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &band,
-		    sg);
+		SET_DESC(b, subgraph, CUDNN_ATTR_OPERATIONGRAPH_OPS, band, sg);
 		finalize(b, subgraph, sg);
 	}
 #if CUDNN_VERSION >= 91300
 	cudnnBackendDescriptor_t op = create(b, CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR, what);
-	SET(b, op, CUDNN_ATTR_OPERATION_SDPA_FWD_QDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &q, what);
-	SET(b, op, CUDNN_ATTR_OPERATION_SDPA_FWD_KDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &k, what);
-	SET(b, op, CUDNN_ATTR_OPERATION_SDPA_FWD_VDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &v, what);
-	SET(b, op, CUDNN_ATTR_OPERATION_SDPA_FWD_ODESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &o, what);
+	SET_DESC(b, op, CUDNN_ATTR_OPERATION_SDPA_FWD_QDESC, q, what);
+	SET_DESC(b, op, CUDNN_ATTR_OPERATION_SDPA_FWD_KDESC, k, what);
+	SET_DESC(b, op, CUDNN_ATTR_OPERATION_SDPA_FWD_VDESC, v, what);
+	SET_DESC(b, op, CUDNN_ATTR_OPERATION_SDPA_FWD_ODESC, o, what);
 	if (softmax) {
 #if CUDNN_VERSION >= 92100
-		SET(b, op, CUDNN_ATTR_OPERATION_SDPA_FWD_SOFTMAX_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-		    1, &softmax, what);
+		SET_DESC(b, op, CUDNN_ATTR_OPERATION_SDPA_FWD_SOFTMAX_DESC, softmax, what);
 #endif
 	} else {
-		SET(b, op, CUDNN_ATTR_OPERATION_SDPA_FWD_STATSDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-		    &stats, what);
+		SET_DESC(b, op, CUDNN_ATTR_OPERATION_SDPA_FWD_STATSDESC, stats, what);
 	}
-	SET(b, op, CUDNN_ATTR_OPERATION_SDPA_FWD_SCALEDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-	    &scale, what);
+	SET_DESC(b, op, CUDNN_ATTR_OPERATION_SDPA_FWD_SCALEDESC, scale, what);
 	if (subgraph) {
 #if CUDNN_VERSION >= 92100
-		SET(b, op, CUDNN_ATTR_OPERATION_SDPA_FWD_SUBGRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-		    &subgraph, what);
+		SET_DESC(b, op, CUDNN_ATTR_OPERATION_SDPA_FWD_SUBGRAPH, subgraph, what);
 		SET(b, op, CUDNN_ATTR_OPERATION_SDPA_FWD_SUBGRAPH_INPUT_UID, CUDNN_TYPE_INT64, 1,
 		    &sub_in, what);
 		SET(b, op, CUDNN_ATTR_OPERATION_SDPA_FWD_SUBGRAPH_OUTPUT_UID, CUDNN_TYPE_INT64, 1,
@@ -774,8 +762,7 @@ static void build_fwd_unified(struct builder *b, const struct cuda_flash_shape *
 		(void)sub_in, (void)sub_out;
 #endif
 	}
-	finalize(b, op, what);
-	add_op(b, op, what);
+	finish_op(b, op, what);
 #else
 	(void)q, (void)k, (void)v, (void)o, (void)scale, (void)softmax, (void)subgraph;
 	(void)sub_in, (void)sub_out;
@@ -816,8 +803,7 @@ static void build_bwd_unified(struct builder *b, const struct cuda_flash_shape *
 	for (size_t i = 0; i < sizeof(wires) / sizeof(wires[0]); i++)
 		set_attr(b, op, wires[i].attr, wires[i].name, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
 			 wires[i].t, what);
-	finalize(b, op, what);
-	add_op(b, op, what);
+	finish_op(b, op, what);
 #else
 	(void)t;
 	fail_step(b, CUDNN_STATUS_NOT_SUPPORTED, what, "not in this cuDNN's headers (9.17 and later)");
@@ -898,9 +884,7 @@ static void try_config(struct builder *b, cudnnBackendDescriptor_t cfg, const ch
 	snprintf(what, sizeof(what), "%s engine config %lld", mode_name, (long long)index);
 	cudnnBackendDescriptor_t plan = create(b, CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, what);
 	SET(b, plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &b->handle, what);
-	SET(b, plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-	    1, &cfg,
-	    what);
+	SET_DESC(b, plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, cfg, what);
 	if (b->status != CUDNN_STATUS_SUCCESS)
 		return;
 	cudnnStatus_t st = cudnnBackendFinalize(plan);
@@ -933,9 +917,7 @@ static void try_mode(struct builder *b, cudnnBackendDescriptor_t graph,
 	int64_t count = 0, got = 0;
 	cudnnStatus_t st;
 	cudnnBackendDescriptor_t heur = create(b, CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, name);
-	SET(b, heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-	    1, &graph,
-	    name);
+	SET_DESC(b, heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph, name);
 	SET(b, heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode, name);
 	if (b->status != CUDNN_STATUS_SUCCESS)
 		goto done;

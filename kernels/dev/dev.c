@@ -1,22 +1,32 @@
-/* kernels/dev/dev.c: opening the backend of a device (ops.h). */
+/* kernels/dev/dev.c: the table of backends, one per device, and opening one (ops.h). */
 #include "ops.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+static const struct dev_backend *const backends[DEVICE_COUNT] = {
+	[DEVICE_CPU] = &dev_cpu_backend,
+	[DEVICE_CUDA] = &dev_cuda_backend,
+};
+
+const struct dev_backend *dev_backend(enum bd_device device)
+{
+	return (unsigned)device < DEVICE_COUNT ? backends[device] : NULL;
+}
+
 int dev_open(struct dev *dev, enum bd_device device, struct mem_arena *mem, struct bd_error *err)
 {
-	switch (device) {
-	case DEVICE_CPU:
-		return dev_cpu_open(dev, mem, err);
-	case DEVICE_CUDA:
-		return dev_cuda_open(dev, mem, err);
-	default:
+	const struct dev_backend *b = dev_backend(device);
+	if (!b) {
 		memset(dev, 0, sizeof(*dev));
 		return bd_fail(err, BD_EUNSUPPORTED, "no %s backend in this build",
 			       device_name(device));
 	}
+	int rc = b->open(dev, mem, err);
+	if (!rc)
+		dev->backend = b;
+	return rc;
 }
 
 void dev_close(struct dev *dev)
@@ -41,38 +51,4 @@ void dev_range_pop(struct dev *dev)
 {
 	if (dev->ops->range_pop)
 		dev->ops->range_pop(dev);
-}
-
-int wl_from_dev(struct wl_status *st, const struct dev *dev, int rc, const char *what)
-{
-	return wl_from_error(st, rc, what, &dev->err);
-}
-
-int wl_dev_open(struct dev *dev, const struct case_params *p, struct mem_arena *mem,
-		struct wl_status *st)
-{
-	struct bd_error err = {0};
-	int rc = dev_open(dev, p->device, mem, &err);
-	if (rc)
-		return wl_from_error(st, rc, NULL, &err);
-	dev->tf32 = p->tf32;
-	return STATUS_OK;
-}
-
-int wl_dev_mark(struct dev *dev, int slot, struct wl_status *st)
-{
-	int rc = dev->ops->mark(dev, slot);
-	return rc ? wl_from_dev(st, dev, rc, "timer") : STATUS_OK;
-}
-
-int wl_dev_elapsed(struct dev *dev, enum bd_phase phase, int64_t *ns, struct wl_status *st)
-{
-	int rc = dev->ops->elapsed(dev, 2 * (int)phase, 2 * (int)phase + 1, ns);
-	return rc ? wl_from_dev(st, dev, rc, phase_name(phase)) : STATUS_OK;
-}
-
-int wl_dev_drain(struct dev *dev, struct wl_status *st)
-{
-	int rc = dev->ops->sync(dev);
-	return rc ? wl_from_dev(st, dev, rc, "synchronize") : STATUS_OK;
 }

@@ -23,7 +23,6 @@
 #include "error.h"
 #include "mem.h"
 #include "params.h"
-#include "workload.h"
 
 /* AdamW hyper-parameters (PyTorch's torch.optim.AdamW formulation). */
 struct adamw_params {
@@ -59,7 +58,7 @@ struct dev_attention_shape {
 struct dev;
 
 struct dev_ops {
-	const char *name;        /* "cpu", "cuda" */
+	const char *name;        /* "cpu", "cuda": device_name of its device */
 
 	/* memory: zero-filled, accounted in dev->mem (live, peak, limit) */
 	void *(*alloc)(struct dev *dev, size_t bytes);
@@ -150,35 +149,44 @@ struct dev {
 	int tf32;                /* CUDA: float32 GEMMs may use TF32 tensor cores (set after open,
 				  * before the first gemm); the CPU backend refuses it */
 	void *impl;              /* backend state */
+	const struct dev_backend *backend;   /* set by dev_open */
 };
 
 /* A profiler range around what follows, when the backend has them; printf-style name. */
 void dev_range_push(struct dev *dev, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void dev_range_pop(struct dev *dev);
 
+/* A backend as a workload sees it before opening one: how to open it and what a case may ask of
+ * it, answered without opening it. One per device, in dev.c's table; a backend is this and its
+ * dev_ops (and its rows in impls.c). */
+struct dev_backend {
+	enum bd_device device;
+	/* 1: ops are queued on a stream and mark/elapsed time them there (CUDA); 0: an op is done
+	 * when it returns, and the host clock times it (the CPU) */
+	int async;
+	/* 1: its buffers are host memory (the CPU): reading one back is a copy, and a case's own
+	 * host buffers count against the case's memory as the device's do */
+	int host_memory;
+	int (*open)(struct dev *dev, struct mem_arena *mem, struct bd_error *err);
+	/* Optional (NULL: always): 0 when this build and machine can open it, else BD_EUNSUPPORTED
+	 * with why ("no usable CUDA GPU: ..."). The probe behind it runs once per process. */
+	int (*available)(struct bd_error *err);
+	/* Optional (NULL: no objection): BD_EUNSUPPORTED with why when gemm cannot take ab_dtype
+	 * inputs (or TF32 rounding, when tf32 is set) here; 0 otherwise (the suites refuse the dtypes
+	 * they never take themselves). */
+	int (*gemm_supported)(enum bd_dtype ab_dtype, int tf32, struct bd_error *err);
+};
+
+/* device's backend; NULL for a device out of range. */
+const struct dev_backend *dev_backend(enum bd_device device);
 /* Make the backend for device. Returns 0, or BD_EUNSUPPORTED with err when the device is not
  * built in or not present (err says why), or another code when opening it failed. */
 int dev_open(struct dev *dev, enum bd_device device, struct mem_arena *mem, struct bd_error *err);
 /* Release the backend's caches. Buffers the model allocated must be freed first. */
 void dev_close(struct dev *dev);
 
-/* For workloads built on a dev: a failed dev call (rc) as a workload status — oom for
- * BD_ENOMEM, unsupported for BD_EUNSUPPORTED, else error (wl_from_error) — with "what: " and
- * dev's message;
- * and the bodies of the workload timing hooks (workload.h: mark, elapsed, drain) over the dev's
- * events (slots 2·phase and 2·phase + 1) and sync. Each returns STATUS_OK or that status. */
-int wl_from_dev(struct wl_status *st, const struct dev *dev, int rc, const char *what);
-/* dev_open for a workload's setup, with the case's tf32: STATUS_OK, or STATUS_OOM / STATUS_UNSUPPORTED
- * with the reason (no such device here). */
-int wl_dev_open(struct dev *dev, const struct case_params *p, struct mem_arena *mem,
-		struct wl_status *st);
-int wl_dev_mark(struct dev *dev, int slot, struct wl_status *st);
-int wl_dev_elapsed(struct dev *dev, enum bd_phase phase, int64_t *ns, struct wl_status *st);
-int wl_dev_drain(struct dev *dev, struct wl_status *st);
-
-/* The backends, for dev_open. dev_cuda_open fails with the reason on a build without CUDA or a
- * machine without a usable GPU (kernels/cuda/). */
-int dev_cpu_open(struct dev *dev, struct mem_arena *mem, struct bd_error *err);
-int dev_cuda_open(struct dev *dev, struct mem_arena *mem, struct bd_error *err);
+/* The backends, for dev.c's table. dev_cuda_backend's open fails with the reason on a build
+ * without CUDA or a machine without a usable GPU (kernels/cuda/). */
+extern const struct dev_backend dev_cpu_backend, dev_cuda_backend;
 
 #endif

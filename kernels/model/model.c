@@ -276,7 +276,7 @@ static int fail_oom(struct model *m)
 			 (long long)mem->limit, GIB(mem->limit));
 	else
 		snprintf(where, sizeof(where), "more than the %s would give",
-			 strcmp(m->dev->ops->name, "cuda") ? "host" : "GPU");
+			 m->dev->backend->host_memory ? "host" : "GPU");
 	return bd_fail(&m->dev->err, BD_ENOMEM,
 		       "needs %lld bytes (%.2f GiB: parameters %.2f, gradients %.2f, AdamW state %.2f, "
 		       "activations %.2f, scratch %.2f; attention workspace not counted), %s; the %s "

@@ -1,11 +1,11 @@
 /* kernels/ref/attention_check.h: how every attention kernel's outputs are held to the float64
- * reference (attention_ref.h), shared by the CPU workloads (attention_cpu.c) and the device ones
- * (workloads/attention_dev.c), so that "validated" means the same thing on every device.
+ * reference (attention_ref.h) by the attention workload (workloads/attention.c), so that
+ * "validated" means the same thing on every device.
  *
  * Policy. The reference runs on everything when its cost (multiply-adds) is at most
  * ATTENTION_FULL_CHECK_MADDS. Above that, the forward is compared on ATTENTION_SAMPLE_ROWS spread
- * query rows plus the first and last of every (batch, head) at the case's shape (the CUDA
- * workloads: of at most 8 spread heads, workloads/attention_dev.c), and the
+ * query rows plus the first and last of every (batch, head) at the case's shape (on a device
+ * whose memory is not the host's, CUDA: of at most 8 spread heads, workloads/attention.c), and the
  * backward on a problem of B = H = 1 and ATTENTION_REDUCED_SEQ (not a multiple of any tile) with
  * the case's head_dim and causal flag, through the same kernel code.
  *

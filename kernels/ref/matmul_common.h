@@ -1,6 +1,6 @@
-/* kernels/ref/matmul_common.h: what the matmul workloads of every device share (matmul_cpu.c,
- * kernels/workloads/matmul_dev.c): the checks, the figures, the inputs and the validation of
- * C(m, n) = A(m, k) B(k, n) with A and B float32 or bfloat16 and C float32. */
+/* kernels/ref/matmul_common.h: the matmul workload's (kernels/workloads/matmul.c) checks, figures,
+ * inputs and validation of C(m, n) = A(m, k) B(k, n) with A and B float32 or bfloat16 and C
+ * float32, apart from the device code. */
 #ifndef BENCHDB_MATMUL_COMMON_H
 #define BENCHDB_MATMUL_COMMON_H
 
@@ -10,8 +10,9 @@
 #include "rng.h"
 #include "workload.h"
 
-/* STATUS_OK, or STATUS_UNSUPPORTED naming impl when the dtype, pass or shape is not a matmul's. */
-int matmul_check_shape(const struct case_params *p, const char *impl, struct wl_status *st);
+/* STATUS_OK, or STATUS_UNSUPPORTED when the pass or shape is not a matmul's (the impl's row in
+ * impls.c says which dtypes it takes). */
+int matmul_check_shape(const struct case_params *p, struct wl_status *st);
 void matmul_figures(const struct case_params *p, struct wl_figures *f);
 /* n values uniform in [-1, 1), as float32 or bfloat16 (uint16_t) per t. */
 void matmul_fill(void *x, enum bd_dtype t, int64_t n, struct rng *r);

@@ -1,7 +1,6 @@
-/* kernels/ref/rng.h: the deterministic generator that fills workload inputs from a case's seed.
- *
- * splitmix64: every seed (0 included) gives a full-period stream, and the same seed gives the
- * same inputs on every machine and compiler.
+/* kernels/ref/rng.h: the deterministic generator that fills workload inputs from a case's seed:
+ * splitmix64 (common/splitmix64.h), so that the same seed gives the same inputs on every machine
+ * and compiler.
  */
 #ifndef BENCHDB_RNG_H
 #define BENCHDB_RNG_H
@@ -9,19 +8,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "splitmix64.h"
+
 struct rng {
 	uint64_t state;
 };
 
 static inline void rng_init(struct rng *r, uint64_t seed) { r->state = seed; }
 
-static inline uint64_t rng_next(struct rng *r)
-{
-	uint64_t z = (r->state += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
+static inline uint64_t rng_next(struct rng *r) { return splitmix64(&r->state); }
 
 /* Uniform in [0, 1) with 24 random bits (every value exactly representable as a float). */
 static inline float rng_unit(struct rng *r) { return (float)(rng_next(r) >> 40) * 0x1p-24f; }

@@ -15,11 +15,9 @@
 #include <string.h>
 
 #include "check_rule.h"
-#include "cuda_info.h"
-#include "dnnl_wrap.h"
+#include "dev_workload.h"
 #include "impls.h"
 #include "model.h"
-#include "workload.h"
 
 /* |loss − ln V| at initialisation, full size (logits have std ≈ 0.02·sqrt(d) ≤ 1). */
 #define LOSS_INIT_SLACK 1.0
@@ -32,10 +30,7 @@ static const struct model_config validate_cfg = {
 #define VALIDATE_CTX 13
 
 struct e2e_case {
-	struct case_params p;
-	struct mem_arena *mem;
-	struct dev dev;
-	int dev_open;
+	struct wl_case c;       /* first: the case as the shared hooks take it */
 	struct model *model;
 };
 
@@ -60,29 +55,16 @@ static int e2e_check(const struct case_params *p, struct wl_status *st)
 	if (p->pass == PASS_BACKWARD)
 		return wl_set(st, STATUS_UNSUPPORTED, "the e2e passes are forward, forward_backward and "
 			      "train_step");
+	int code = wl_check_device(p, st);
+	if (code)
+		return code;
 	char names[128];
-	if (p->device == DEVICE_CPU && !impl_runs_on("attention", p->attention, DEVICE_CPU))
-		return wl_set(st, STATUS_UNSUPPORTED, "attention '%s' does not run on the cpu "
-			      "(cpu: %s)", p->attention,
-			      impl_list("attention", DEVICE_CPU, names, sizeof(names)));
-	if (p->device == DEVICE_CPU && p->tf32)
-		return wl_set(st, STATUS_UNSUPPORTED, "tf32 is a CUDA GEMM mode; the cpu backend computes "
-			      "float32 GEMMs in float32 (set tf32: false)");
-	if (p->device == DEVICE_CPU && p->dtype == DTYPE_BFLOAT16) {
-		struct bd_error err = {0};
-		int rc = onednn_gemm_supported(DTYPE_BFLOAT16, &err);
-		if (rc)
-			return wl_from_error(st, rc, NULL, &err);
-	}
-	if (p->device == DEVICE_CUDA) {
-		char why[256];
-		if (!cuda_available(why, sizeof(why)))
-			return wl_set(st, STATUS_UNSUPPORTED, "%s", why);
-		if (!impl_runs_on("attention", p->attention, DEVICE_CUDA))
-			return wl_set(st, STATUS_UNSUPPORTED, "attention '%s' does not run on "
-				      "cuda (cuda: %s)", p->attention,
-				      impl_list("attention", DEVICE_CUDA, names, sizeof(names)));
-	}
+	if (!impl_runs_on("attention", p->attention, p->device))
+		return wl_set(st, STATUS_UNSUPPORTED, "attention '%s' does not run on the %s (%s: %s)",
+			      p->attention, device_name(p->device), device_name(p->device),
+			      impl_list("attention", p->device, names, sizeof(names)));
+	if ((code = wl_check_gemm(p, st)))
+		return code;
 	struct model_shape s;
 	struct bd_error err = {0};
 	shape_of(p, &s);
@@ -132,21 +114,15 @@ static int e2e_estimate(const struct case_params *p, struct wl_memory *m, struct
 static int e2e_setup(const struct case_params *p, struct mem_arena *mem, void **state,
 		     struct wl_status *st)
 {
-	struct e2e_case *c = calloc(1, sizeof(*c));
-	*state = c;
-	if (!c)
-		return wl_set(st, STATUS_ERROR, "out of host memory");
-	c->p = *p;
-	c->mem = mem;
-	int rc = wl_dev_open(&c->dev, p, mem, st);
+	int rc = wl_case_open(sizeof(struct e2e_case), p, mem, state, st);
 	if (rc)
 		return rc;
-	c->dev_open = 1;
+	struct e2e_case *c = *state;
 	struct model_shape s;
 	shape_of(p, &s);
-	rc = model_create(&c->model, &c->dev, &s, p->seed, NULL);
+	rc = model_create(&c->model, &c->c.dev, &s, p->seed, NULL);
 	if (rc)
-		return wl_from_dev(st, &c->dev, rc, "model");
+		return wl_from_dev(st, &c->c.dev, rc, "model");
 	return wl_set(st, STATUS_OK, "%s", "");
 }
 
@@ -176,7 +152,7 @@ static double grad_error(const struct model_config *cfg, const float *g, const d
 }
 
 /* Step 1 of the validation (see the file comment); a separate device state on the same arena. */
-static int validate_tiny(const struct e2e_case *c, struct wl_status *st)
+static int validate_tiny(const struct wl_case *c, struct wl_status *st)
 {
 	const struct model_config *cfg = &validate_cfg;
 	struct model_shape s = {.cfg = *cfg, .batch = VALIDATE_BATCH, .ctx = VALIDATE_CTX,
@@ -267,20 +243,21 @@ done:
 
 static int e2e_validate(void *state, struct wl_status *st)
 {
-	struct e2e_case *c = state;
+	struct e2e_case *e = state;
+	struct wl_case *c = &e->c;
 	int code = validate_tiny(c, st);
 	if (code)
 		return code;
 	/* step 2: the case's own model, every phase once */
 	unsigned phases = pass_phases(c->p.pass);
-	int rc = model_forward(c->model);
+	int rc = model_forward(e->model);
 	double loss = 0;
 	if (!rc)
-		rc = model_loss(c->model, &loss);
+		rc = model_loss(e->model, &loss);
 	if (!rc && (phases & (1u << PHASE_BWD)))
-		rc = model_backward(c->model);
+		rc = model_backward(e->model);
 	if (!rc && (phases & (1u << PHASE_OPT)))
-		rc = model_step(c->model);
+		rc = model_step(e->model);
 	if (!rc)
 		rc = c->dev.ops->sync(&c->dev);
 	if (rc)
@@ -300,34 +277,20 @@ static const char *const phase_ranges[PHASE_COUNT] = {"forward", "backward", "op
 static int e2e_run(void *state, enum bd_phase phase, struct wl_status *st)
 {
 	struct e2e_case *c = state;
+	struct dev *dev = &c->c.dev;
 	int rc = 0;
 	if (phase < 0 || phase >= PHASE_COUNT)
 		return wl_set(st, STATUS_ERROR, "unknown phase %d", (int)phase);
-	dev_range_push(&c->dev, "%s", phase_ranges[phase]);
+	dev_range_push(dev, "%s", phase_ranges[phase]);
 	switch (phase) {
 	case PHASE_FWD: rc = model_forward(c->model); break;
 	case PHASE_BWD: rc = model_backward(c->model); break;
 	default: rc = model_step(c->model); break;
 	}
-	dev_range_pop(&c->dev);
+	dev_range_pop(dev);
 	if (rc)
-		return wl_from_dev(st, &c->dev, rc, phase_name(phase));
+		return wl_from_dev(st, dev, rc, phase_name(phase));
 	return STATUS_OK;
-}
-
-static int e2e_mark(void *state, int slot, struct wl_status *st)
-{
-	return wl_dev_mark(&((struct e2e_case *)state)->dev, slot, st);
-}
-
-static int e2e_elapsed(void *state, enum bd_phase phase, int64_t *ns, struct wl_status *st)
-{
-	return wl_dev_elapsed(&((struct e2e_case *)state)->dev, phase, ns, st);
-}
-
-static int e2e_drain(void *state, struct wl_status *st)
-{
-	return wl_dev_drain(&((struct e2e_case *)state)->dev, st);
 }
 
 static void e2e_memory(void *state, struct wl_memory *out)
@@ -342,17 +305,13 @@ static void e2e_memory(void *state, struct wl_memory *out)
 static void e2e_teardown(void *state)
 {
 	struct e2e_case *c = state;
-	if (!c)
-		return;
-	model_free(c->model);
-	if (c->dev_open)
-		dev_close(&c->dev);
-	free(c);
+	if (c)
+		model_free(c->model);
+	wl_case_close(state);
 }
 
-const struct workload e2e_cuda_benchdb = {
+const struct workload e2e_workload = {
 	.suite = "e2e",
-	.device = DEVICE_CUDA,
 	.check = e2e_check,
 	.figures = e2e_figures,
 	.setup = e2e_setup,
@@ -361,20 +320,7 @@ const struct workload e2e_cuda_benchdb = {
 	.memory = e2e_memory,
 	.estimate = e2e_estimate,
 	.teardown = e2e_teardown,
-	.mark = e2e_mark,
-	.elapsed = e2e_elapsed,
-	.drain = e2e_drain,
-};
-
-const struct workload e2e_cpu_benchdb = {
-	.suite = "e2e",
-	.device = DEVICE_CPU,
-	.check = e2e_check,
-	.figures = e2e_figures,
-	.setup = e2e_setup,
-	.validate = e2e_validate,
-	.run = e2e_run,
-	.memory = e2e_memory,
-	.estimate = e2e_estimate,
-	.teardown = e2e_teardown,
+	.mark = wl_case_mark,
+	.elapsed = wl_case_elapsed,
+	.drain = wl_case_drain,
 };

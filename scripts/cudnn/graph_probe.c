@@ -3,17 +3,16 @@
  * finalized (what cuDNN checks before a handle exists). The operation graph, the heuristics and
  * the execution plan need a cuDNN handle, so a GPU; they are not reached here (and the causal
  * unified-9.21 forward, whose mask is an operation graph of its own, stops at that subgraph:
- * "CUDNN_ATTR_OPERATIONGRAPH_HANDLE" is expected to fail there). A development
- * probe, not a test: it includes sdpa_cudnn.c to reach its static builders.
+ * "CUDNN_ATTR_OPERATIONGRAPH_HANDLE" is expected to fail there). It includes sdpa_cudnn.c to
+ * reach its static builders. Built with the kernels where cuDNN is found (target
+ * cudnn_graph_probe, kernels/CMakeLists.txt) and run by ctest (cudnn_graph_probe): exit 0 when
+ * every graph's descriptors finalize.
  *
- *   I=/usr/local/cuda/include L=/usr/local/cuda/lib   # or a wheel's nvidia/cudnn/{include,lib}
- *   gcc -std=c17 -D_GNU_SOURCE -I$I -I/usr/local/cuda/include -Ikernels/cuda -Ikernels -Icommon \
- *       -o graph_probe scripts/cudnn/graph_probe.c common/vocab.c -L$L -l:libcudnn.so.9 \
- *       -Wl,-rpath,$L -lm
- *   ./graph_probe
+ *   ./build/kernels/cudnn_graph_probe
  *
  * cuDNN 9.28 loads libcuda.so.1 when it finalizes a tensor; on a machine without the driver,
- * LD_LIBRARY_PATH to a folder with libcuda.so.1 -> the toolkit's lib64/stubs/libcuda.so. */
+ * LD_LIBRARY_PATH to a folder with libcuda.so.1 -> the toolkit's lib64/stubs/libcuda.so (the
+ * ctest does so). */
 #include "sdpa_cudnn.c"
 
 typedef void (*builder_fn)(struct builder *, const struct cuda_flash_shape *, cudnnDataType_t);

@@ -4,7 +4,7 @@
 # driver, toolkit and PyTorch but not libyaml/SQLite/oneDNN/cmocka, and cannot fetch packages, so
 # the binaries are built here (scripts/device/bundle.sh) and travel as .dev/bundle.tar.xz with the
 # libraries they link; cuBLASLt and cuDNN come from the machine's PyPI wheels.
-#   gpu_run.sh STAGE...    stages: env tests cputests flash short cpuflash cpue2e cpubf16 cpuprof attn e2e cs336 peergpu (each writes under $OUT)
+#   gpu_run.sh STAGE...    stages: env tests cputests flash short cpuflash cpue2e cpubf16 cpuprof attn e2e cs336 peergpu equiv (each writes under $OUT)
 set -u
 OUT=${OUT:-/tmp/gpu-out}
 ROOT=$PWD
@@ -59,6 +59,9 @@ for stage in "$@"; do
 	attn) run attn 200 "$R" run configs/attention_gpu.yaml --db "$OUT/attn.db" ;;
 	e2e) run e2e 500 "$R" run configs/e2e_vs_pytorch_gpu.yaml --db "$OUT/e2e.db" ;;
 	cs336) run cs336 500 "$R" run configs/cs336_e2e.yaml --db "$OUT/cs336.db" ;;
+	equiv)  # every CUDA workload once (issue 27); diff equiv.cases against another build's
+		run equiv 300 "$R" run scripts/device/workloads_equiv.yaml --db "$OUT/equiv.db"
+		sqlite3 -separator ' | ' "$OUT/equiv.db" "select ord, case_key, name, params, status, reason, quote(max_diff), quote(tolerance), peak_fwd_bytes, peak_bwd_bytes, peak_bytes, flops_fwd, flops_bwd, flops_opt, bytes_fwd, bytes_bwd, bytes_opt, param_bytes, grad_bytes, optim_bytes, activation_bytes, workspace_bytes, param_count, impl_info from cases order by ord" >"$OUT/equiv.cases" 2>&1 ;;
 	peergpu)  # a peer's CUDA cases are watched by the GPU probe (NVML) like built-in ones
 		cat >"$OUT/peergpu.yaml" <<EOF
 defaults: {warmup: 1, iters: 3, device: cuda, seq_len: 16, head_dim: 8}
@@ -72,7 +75,7 @@ EOF
 		sed -i 's/persistent: true,/persistent: true, timeout: 2,/' "$OUT/peergpu.yaml"
 		run peergpu 120 "$R" run "$OUT/peergpu.yaml" --db "$OUT/peergpu.db"
 		sqlite3 "$OUT/peergpu.db" "select impl, status, gpu_temp_c, gpu_sm_clock_mhz, gpu_throttle, cpu_wait from cases order by ord" >"$OUT/peergpu.txt" 2>&1 ;;
-	*) echo "gpu_run.sh: unknown stage '$stage' (env tests cputests flash short cpuflash cpue2e cpubf16 cpuprof attn e2e cs336 peergpu)" >&2; exit 2 ;;
+	*) echo "gpu_run.sh: unknown stage '$stage' (env tests cputests flash short cpuflash cpue2e cpubf16 cpuprof attn e2e cs336 peergpu equiv)" >&2; exit 2 ;;
 	esac
 done
 cat "$OUT/summary.txt" 2>/dev/null

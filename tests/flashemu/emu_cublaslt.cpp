@@ -1,4 +1,4 @@
-// scripts/flashemu/emu_cublaslt.cpp: the cuBLASLt entry points kernels/cuda/backend_cuda.c calls,
+// tests/flashemu/emu_cublaslt.cpp: the cuBLASLt entry points kernels/cuda/backend_cuda.c calls,
 // for the emulated CUDA device (tests only). cublasLtMatmul is a CPU GEMM with float64
 // accumulation that honours what the caller described: column-major layouts with their rows,
 // columns, leading dimensions, batch counts and strided batch offsets, the transposes of the

@@ -1,4 +1,4 @@
-// scripts/flashemu/cuda_emu.h: the CPU warp emulator's core, shared by flashemu (emu.cpp) and the
+// tests/flashemu/cuda_emu.h: the CPU warp emulator's core, shared by flashemu (emu.cpp) and the
 // emulated CUDA device of the tests (emu_runtime.cpp; tests/CMakeLists.txt, label emu).
 //
 // Every CUDA thread is a fiber (its own stack; a register switch on x86-64, else ucontext). A launch runs its blocks one after another, in grid

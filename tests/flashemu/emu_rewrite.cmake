@@ -1,4 +1,4 @@
-# scripts/flashemu/emu_rewrite.cmake: a .cu file of kernels/cuda/ as host C++ for the emulated
+# tests/flashemu/emu_rewrite.cmake: a .cu file of kernels/cuda/ as host C++ for the emulated
 # device (cmake -DSRC=in.cu -DOUT=out.cpp -P emu_rewrite.cmake). Two changes, nothing else:
 #   - every launch `kernel<<<grid, block, smem, stream>>>(args)` becomes
 #     `emu_launch("kernel", __PRETTY_FUNCTION__, grid, block, smem, stream).go([&](auto... a) { kernel(a...); })(args)`:

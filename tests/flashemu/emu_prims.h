@@ -1,4 +1,4 @@
-// scripts/flashemu/emu_prims.h: the replacements of flash.cu's "PTX primitives" section on the
+// tests/flashemu/emu_prims.h: the replacements of flash.cu's "PTX primitives" section on the
 // emulator (cuda_emu.h): ldmatrix.x4(.trans) and mma.sync.m16n8k16 as warp collectives (fragment
 // layouts per the PTX ISA), cp.async copies (16 and 8 bytes) queued per thread that land at
 // cp.async.wait_group (or at issue, copy_at_issue), ex2.approx as exp2f, and the dynamic shared

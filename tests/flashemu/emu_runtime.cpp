@@ -1,4 +1,4 @@
-// scripts/flashemu/emu_runtime.cpp: the emulated CUDA device's runtime: the cudart entry points
+// tests/flashemu/emu_runtime.cpp: the emulated CUDA device's runtime: the cudart entry points
 // kernels/cuda/ calls, as host operations with the runtime's semantics and error checks, for the
 // test-only build of the CUDA backend (tests/CMakeLists.txt, label emu; never a product binary).
 //

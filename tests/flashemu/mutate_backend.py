@@ -2,7 +2,7 @@
 """Planted bugs in the CUDA backend (kernels/cuda/), each run against the emulated device's tests
 (tests/CMakeLists.txt, label emu); every one must be caught (a failing test or an emulator fault).
 
-usage: scripts/flashemu/mutate_backend.py [name filter]     (from anywhere; a few minutes per 5)
+usage: tests/flashemu/mutate_backend.py [name filter]     (from anywhere; a few minutes per 5)
 
 Each mutation edits one source file of the checkout in place, rebuilds the emu test it names in
 build-mut/ (configured on first use) and runs it; the file is restored afterwards, whatever
@@ -90,7 +90,7 @@ MUTATIONS = [
     ("converting forward: O converted back from the wrong copy", A,
      "rc = dev->ops->convert(dev, o, DTYPE_FLOAT32, out, s->math, elems);",
      "rc = dev->ops->convert(dev, o, DTYPE_FLOAT32, a->v16, s->math, elems);", ATT),
-    # flash.cu through the backend (scripts/flashemu/mutate.py has 27 more, kernel-level)
+    # flash.cu through the backend (tests/flashemu/mutate.py has 27 more, kernel-level)
     ("flash: causal mask >=", F, "if (col >= p.t || (p.causal && col > row))",
      "if (col >= p.t || (p.causal && col >= row))", ATT),
     ("flash: dQ conversion one element short", F, "(b.dq_acc, b.dq, count);",

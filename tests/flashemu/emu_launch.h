@@ -1,4 +1,4 @@
-// scripts/flashemu/emu_launch.h: the launch syntax of the emulated device. emu_rewrite.cmake turns
+// tests/flashemu/emu_launch.h: the launch syntax of the emulated device. emu_rewrite.cmake turns
 // `kernel<<<grid, block, smem, stream>>>(args)` into
 // `emu_launch("kernel", __PRETTY_FUNCTION__, grid, block, smem, stream).go(body)(args)`: the
 // arguments are evaluated once, the configuration is checked as the CUDA runtime does (an error is

@@ -1,4 +1,4 @@
-# scripts/flashemu/emu_coverage.cmake: every __global__ function of SOURCES (a list of .cu files)
+# tests/flashemu/emu_coverage.cmake: every __global__ function of SOURCES (a list of .cu files)
 # was launched on the emulated device, per the coverage files LOGS (a list; cuda_emu.h writes one
 # per test binary when BENCHDB_EMU_COVERAGE names it). Fails naming the kernels never launched.
 # And that none of PRODUCTS (binaries: runner, report) holds the emulated device.

@@ -17,6 +17,7 @@
  * no change every order of a segment is equally likely, so P(p <= alpha) <= alpha: an A/A history
  * gets a first (false) change point with probability at most alpha, whatever the distribution.
  *
+ * The shuffles draw from splitmix64 with a fixed seed: the same history gives the same answer.
  * Every sum of distances over a block of the series comes from a 2-D prefix sum of the distance
  * matrix, so each test is O(n^2) per shuffle. */
 #include "changepoint.h"
@@ -26,17 +27,9 @@
 #include <string.h>
 
 #include "error.h"
+#include "splitmix64.h"
 #include "stats.h"
 #include "xalloc.h"
-
-/* splitmix64: the shuffles' generator (a fixed seed: the same history gives the same answer). */
-static uint64_t cp_random(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15u);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-	return z ^ (z >> 31);
-}
 
 /* prefix[(i) (n+1) + j] = sum over r < i, c < j of |z[r] - z[c]|. */
 static void prefix_build(const double *z, size_t n, double *prefix)
@@ -123,7 +116,7 @@ static void permutation_p(const double *y, size_t n, const size_t *bounds, size_
 	for (r = 0; r < o->permutations; r++) {
 		for (size_t s = 0; s < nb; s++)   /* Fisher-Yates within each segment */
 			for (size_t i = bounds[s + 1] - 1; i > bounds[s]; i--) {
-				size_t j = bounds[s] + (size_t)(cp_random(state) % (i - bounds[s] + 1));
+				size_t j = bounds[s] + (size_t)(splitmix64(state) % (i - bounds[s] + 1));
 				double keep = z[i];
 				z[i] = z[j];
 				z[j] = keep;

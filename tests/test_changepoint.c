@@ -15,6 +15,7 @@
 
 #include "changepoint.h"
 #include "error.h"
+#include "splitmix64.h"
 
 #define RUNS 60
 
@@ -22,10 +23,7 @@ static uint64_t gen_state;
 
 static double uniform01(void)
 {
-	uint64_t z = (gen_state += 0x9e3779b97f4a7c15u);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-	return ((double)((z ^ (z >> 31)) >> 11) + 0.5) * 0x1p-53;
+	return ((double)(splitmix64(&gen_state) >> 11) + 0.5) * 0x1p-53;
 }
 
 static double normal(void)

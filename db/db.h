@@ -137,4 +137,47 @@ int db_run_reopen(struct db *db, int64_t run_id, struct bd_error *err);
 int db_run_stored_ords(struct db *db, int64_t run_id, unsigned char *stored, size_t n,
 		       size_t *count, struct bd_error *err);
 
+/* ---- the noise between runs (db/noise.c; schemas/010_run_noise.sql) ------------------------ */
+
+/* 1 when the file has the noise tables (schema 10 or later). */
+int db_noise_stored(struct db *db);
+/* A run with what places it in time and in a session. */
+struct run_session {
+	int64_t id, system_id;
+	char uuid[40], group_id[80], started_at[32], status[16];
+	char code[128];   /* what ran: git commit, +dirty, and the sweep's hash (db_run_code) */
+	int folded;       /* already in noise_sessions */
+};
+/* "COMMIT[+dirty]/SWEEPHASH" ("?" for what is unknown): runs with equal codes ran the same code
+ * on the same sweep, so their difference is noise, not a change. */
+void db_run_code(const char *commit, int dirty, const char *sweep_hash, char out[128]);
+/* The runs of system_id (0: every system), or only run_id (0: all), by started_at then id. */
+int db_run_sessions(struct db *db, int64_t system_id, int64_t run_id, struct run_session **out,
+		    size_t *n, struct bd_error *err);
+/* One stored row of noise_sessions (strings valid during the callback only). */
+struct noise_session_row {
+	const char *case_key;
+	char session[80], code[128], first_at[32], last_at[32];
+	int64_t runs;
+	double mean_log, ss_log;
+};
+/* Call row for every stored session of system_id and phase ("fwd", "bwd", "opt", "total"), by
+ * case key then time; row returns 0 to go on, 1 to stop, -1 for out of memory (BD_ENOMEM). Nothing
+ * when the file has no noise tables. */
+int db_noise_sessions_list(struct db *db, int64_t system_id, const char *phase,
+			   int (*row)(const struct noise_session_row *r, void *ctx), void *ctx,
+			   struct bd_error *err);
+/* One run's y for one case and series, as it is folded. */
+struct noise_fold_entry {
+	int64_t system_id;
+	const char *case_key, *phase, *session, *code, *at;
+	double y;
+};
+/* In one transaction: add every entry to its session's row and mark run_id folded; nothing when
+ * it already is (*folded 0). BD_EVERSION without the noise tables. */
+int db_noise_fold(struct db *db, int64_t run_id, const struct noise_fold_entry *entries, size_t n,
+		  int *folded, struct bd_error *err);
+/* Forget every fold (runner noise --rebuild). */
+int db_noise_clear(struct db *db, struct bd_error *err);
+
 #endif

@@ -8,8 +8,14 @@
 #include "cost.h"
 #include "opt.h"
 #include "report.h"
+#include "xalloc.h"
 
 static int is_ok(const struct case_row *c) { return c->status == STATUS_OK; }
+
+static int cmp_key(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
 
 /* Say why nothing could be compared: what the baseline's cases were, with their statuses. */
 static void explain_nothing(const struct case_set *base, const char *impl, int64_t run_id)
@@ -36,6 +42,48 @@ static void explain_nothing(const struct case_set *base, const char *impl, int64
 }
 
 
+/* Across runs, the run is the unit: pair every ok case of the candidate run with the ok case of
+ * the same key in the baseline run, and judge each with the noise between runs (the model of the
+ * two runs and their systems' history). *pairs (malloc'd, *n) index base->sets[0] and
+ * cand->sets[0]; note gets the model's line. */
+static int compare_runs_modeled(struct db *db, struct run_group *base, struct run_group *cand,
+				int pick, const struct verdict_rule *rule, struct case_pair **pairs,
+				size_t *n, struct strbuf *note, struct bd_error *err)
+{
+	const struct case_set *cs = &cand->sets[0];
+	const char **keys = xcalloc(cs->n + 1, sizeof(*keys));
+	struct noise_data d = {0};
+	struct noise_model m = {0};
+	*pairs = xcalloc(cs->n + 1, sizeof(**pairs));
+	*n = 0;
+	for (size_t i = 0; i < cs->n; i++)
+		keys[i] = cs->rows[i].case_key;
+	qsort(keys, cs->n, sizeof(*keys), cmp_key);
+	const struct run_group *sides[2] = {base, cand};
+	int rc = run_groups_noise(db, sides, 2, pick, keys, cs->n, 1, &rule->assumed, &d, &m, err);
+	for (size_t i = 0; i < cs->n && !rc; i++) {
+		long at_c = (long)i, at_b = case_index_find(&base->index[0], cs->rows[i].case_key, NULL);
+		struct case_pair *p = &(*pairs)[*n];
+		if (at_b < 0 || !is_ok(&cs->rows[i]) || !is_ok(&base->sets[0].rows[at_b]))
+			continue;
+		if (run_groups_compare_case(&m, &d, cs->rows[i].case_key, base, &at_b, cand, &at_c,
+					    pick, rule, &p->result))
+			continue;
+		p->base = (size_t)at_b;
+		p->cand = i;
+		p->ok = 1;
+		(*n)++;
+	}
+	if (!rc) {
+		compare_pairs_decide(*pairs, *n, rule);
+		noise_model_describe(&m, note);
+	}
+	free(keys);
+	noise_data_free(&d);
+	noise_model_free(&m);
+	return rc;
+}
+
 int cmd_compare(struct cmd_line *cl)
 {
 	struct report_options o = REPORT_OPTIONS_INIT;
@@ -53,6 +101,9 @@ int cmd_compare(struct cmd_line *cl)
 		REPORT_OPT_ALPHA(&o),
 		REPORT_OPT_THRESHOLD(&o, "change that counts as faster/slower"),
 		REPORT_OPT_TIE_BAND(&o),
+		{"run-noise", 0, OPT_PERCENT, "PCT",
+		 "a baseline run: run-to-run spread assumed where nothing measures it (default "
+		 REPORT_STR(NOISE_RUN_NOISE_PCT) ")", &o.rule.assumed.run_noise},
 		REPORT_OPT_PRICE(&price),
 		REPORT_OPT_PRICES(&prices_path),
 		REPORT_OPT_FORMAT(&o, 0),
@@ -68,14 +119,25 @@ int cmd_compare(struct cmd_line *cl)
 		"run, cases with the same case key in both runs; with KEY=VALUE (any parameter, a peer's\n"
 		"too), cases of one run that differ only in KEY, those with VALUE the baseline.\n"
 		"`report --compare IMPL` is short for `report compare --baseline IMPL`.\n"
-		"Verdicts: faster/slower when the one-sided rank test says the change lies beyond the\n"
-		"threshold, its p adjusted over all the cases (Benjamini-Hochberg; column 'p adj')\n"
-		"below alpha; same when the 95% CI lies within the threshold; unsure otherwise;\n"
-		"insufficient with fewer than " REPORT_STR(REPORT_MIN_ITERS)
-		" measured iterations on a side, or too few for the\n"
-		"exact test (up to 50 samples in all) to reach alpha. n: iterations, baseline/candidate."};
+		"Within one run (an impl, KEY=VALUE): the iterations are the samples; faster/slower when\n"
+		"the one-sided rank test says the change lies beyond the threshold, its p adjusted over\n"
+		"all the cases (Benjamini-Hochberg; column 'p adj') below alpha. Against a run: the run\n"
+		"is the unit, as in `report regress`: each run's median one sample, the noise between\n"
+		"runs from the two runs and their system's other runs (assumed, and said, where nothing\n"
+		"measures it: --run-noise); faster/slower when significant and beyond the threshold.\n"
+		"Both: same when the 95% CI lies within the threshold; unsure otherwise; insufficient\n"
+		"with fewer than " REPORT_STR(REPORT_MIN_ITERS)
+		" measured iterations on a side (or, within a run, too few for\n"
+		"the exact test to reach alpha); contended when either side waited for a CPU\n"
+		"(cases.cpu_wait, column 'cpu wait') " REPORT_STR(REPORT_CPU_WAIT_LEVEL_PCT)
+		"% of its measured time or more, or the slower side " REPORT_STR(REPORT_CPU_WAIT_GAP_PCT)
+		"\n"
+		"points more than the other: never a plain faster or slower. Column 'detect': the\n"
+		"smallest change detected as slower 90% of the time. n: iterations, baseline/candidate."};
 	struct db *db = NULL;
-	struct case_set cand = {0}, base_set = {0};
+	struct case_set cand = {0};
+	struct run_group base_group = {0}, cand_group = {0};
+	struct strbuf noise_note = STRBUF_INIT;
 	struct case_pair *pairs = NULL;
 	const struct case_set *base = &cand;
 	struct bd_error err;
@@ -119,20 +181,30 @@ int cmd_compare(struct cmd_line *cl)
 			status = EXIT_USAGE;
 			goto done;
 		}
-		if (case_set_load(db, base_run, &filter, &base_set, &err)) {
+		char base_sel[32], cand_sel[32];
+		snprintf(base_sel, sizeof(base_sel), "%lld", (long long)base_run);
+		snprintf(cand_sel, sizeof(cand_sel), "%lld", (long long)run_id);
+		const char *bs[] = {base_sel}, *cs[] = {cand_sel};
+		const struct run_group_spec bspec = {"baseline", bs, 1, NULL, 0},
+					    cspec = {"candidate", cs, 1, NULL, 0};
+		if (run_group_select(db, &bspec, NULL, &base_group, &err) ||
+		    run_group_select(db, &cspec, NULL, &cand_group, &err) ||
+		    run_group_load(db, &base_group, &filter, &err) ||
+		    run_group_load(db, &cand_group, &filter, &err) ||
+		    compare_runs_modeled(db, &base_group, &cand_group, pick, &o.rule, &pairs, &npairs,
+					 &noise_note, &err)) {
 			status = report_error(&err, EXIT_FAIL);
 			goto done;
 		}
-		base = &base_set;
+		base = &base_group.sets[0];
 		by_run = 1;
 	}
 
 	if (by_param)
 		compare_match_param(&cand, param, eq + 1, (enum series_pick)pick, &o.rule, &pairs,
 				    &npairs);
-	else
-		compare_match(base, &cand, by_run ? NULL : baseline, (enum series_pick)pick, &o.rule,
-			      &pairs, &npairs);
+	else if (!by_run)
+		compare_match(base, &cand, baseline, (enum series_pick)pick, &o.rule, &pairs, &npairs);
 	char title[256];
 	if (by_run)
 		snprintf(title, sizeof(title), "run %lld vs baseline run %lld (%s)", (long long)run_id,
@@ -140,7 +212,8 @@ int cmd_compare(struct cmd_line *cl)
 	else
 		snprintf(title, sizeof(title), "run %lld: speedup vs %s (%s)", (long long)run_id, baseline,
 			 series_pick_names[pick]);
-	if (compare_tables(&cand, pairs, npairs, title, by_run, &o.rule, &t[0], &t[1]) == 0) {
+	if (compare_tables(by_run ? &cand_group.sets[0] : &cand, pairs, npairs, title, by_run,
+			   &o.rule, &t[0], &t[1]) == 0) {
 		if (by_param)
 			fprintf(stderr, "report: nothing to compare: no ok case of run %lld with %s pairs "
 				"with an ok case that differs from it only in %s\n", (long long)run_id,
@@ -150,6 +223,8 @@ int cmd_compare(struct cmd_line *cl)
 		status = EXIT_FAIL;
 		goto done;
 	}
+	if (by_run)
+		table_note(&t[0], "%s", sb_str(&noise_note));
 	if (prices && cost_table(db, &cand, prices, pick, "cost", &t[2], &err)) {
 		status = report_error(&err, EXIT_FAIL);
 		goto done;
@@ -161,7 +236,9 @@ done:
 	for (size_t i = 0; i < 3; i++)
 		table_free(&t[i]);
 	case_set_free(&cand);
-	case_set_free(&base_set);
+	run_group_free(&base_group);
+	run_group_free(&cand_group);
+	sb_free(&noise_note);
 	db_close(db);
 	return status;
 }

@@ -1,18 +1,24 @@
 /* report/cmd_nodes.c: `report nodes` — node-to-node consistency. For every case key that ran on
- * more than one host (the latest ok case of each host, from any run of the database, e.g. the
- * runs of several nodes brought together by `runner merge`): per node the throughput, the median
- * time, the peak memory and what the GPU did while the case ran (NVML: hottest temperature,
- * lowest SM clock, throttle reasons), the spread across nodes, and a mark per metric, each node
- * against the other nodes:
- *   throughput:  the node's samples against the others' pooled, by compare_pair — out of bounds
- *                (✗) when slower beyond --throughput-band and significant at alpha / (the number
- *                of node-case comparisons) (Bonferroni: the false-alarm rate holds over the whole
- *                report); faster counts too from three nodes up (of two nodes that differ, the
- *                slower is the one flagged); ? when the data cannot tell;
+ * more than one host (from any run of the database, e.g. the runs of several nodes brought
+ * together by `runner merge`), each node's runs of it (the runs of its latest code and sweep:
+ * `runner run --repeat 3` on every node gives each node its run-to-run spread): per node the
+ * throughput, the median time, the peak memory and what the GPU did while the case ran (NVML:
+ * hottest temperature, lowest SM clock, throttle reasons), the spread across nodes, and a mark per
+ * metric, each node against the other nodes:
+ *   throughput:  the run is the unit: the node's mean log median against the other nodes', with
+ *                the noise between runs pooled over the nodes and cases (report/noise.h) —
+ *                out of bounds (✗) when the difference is beyond --throughput-band and
+ *                significant at alpha, Benjamini-Hochberg over every node-case comparison
+ *                (slower; faster too from three nodes up: of two nodes that differ, the slower
+ *                is flagged); within bounds (✓) when its 95% interval lies inside the band;
+ *                ~ when neither (the runs cannot tell a difference of the band from their
+ *                spread); contended when the node's runs waited for a CPU (--cpu-wait-level):
+ *                a busy node is neither passed nor failed;
  *   memory:      peak bytes within --memory-band of the others' median;
  *   temperature: within --temp-band degrees of the others' median (blank without a GPU).
- * Exit 1 when any node is out of bounds, 2 when nothing could be compared or some comparison
- * cannot tell (and none failed), 0 when every comparison passed. */
+ * Exit 1 when any node is out of bounds; 2 when nothing could be compared, the noise between runs
+ * could not be measured (one run per node), or a node's runs were contended (and none failed);
+ * 0 otherwise. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,18 +36,24 @@
 /* Cases the chart shows at most (clustered bars get unreadable beyond). */
 #define NODES_CHART_CASES 24
 
-enum mark { MARK_NONE, MARK_PASS, MARK_FAIL, MARK_UNSURE };
-static const char *const mark_text[] = {"", "✓", "✗", "?"};
+enum mark { MARK_NONE, MARK_PASS, MARK_FAIL, MARK_UNSURE, MARK_NOISE, MARK_CONTENDED };
+static const char *const mark_text[] = {"", "✓", "✗", "?", "~", "contended"};
+/* A node's runs of a case: the runs of its latest code (commit) and sweep, the latest this many. */
+#define NODES_RUNS_MAX 16
 
 /* One case key on one host. */
 struct node_case {
-	const struct case_row *row;
+	const struct case_row *row;  /* the latest run's (memory, GPU, price) */
+	const struct case_row *runs[NODES_RUNS_MAX];   /* every run's, latest first */
+	size_t nruns;
+	double y;                    /* mean over the runs of log(median time) */
+	double wait;                 /* mean cases.cpu_wait of the runs; -1 unknown */
+	char sessions[NODES_RUNS_MAX][80];
 	const char *host;
 	char device[256];            /* what it is priced by: its GPU's name, or cpu */
 	double median_ns;            /* of the picked series */
 	double samples_s, tokens_s;  /* tokens_s 0 when the case has no sequence */
 	struct case_gpu gpu;
-	struct case_series series;
 	enum mark throughput, memory, temp;
 	double delta;                /* throughput / the nodes' median throughput - 1 */
 };
@@ -52,9 +64,27 @@ static int by_run_id(const void *key, const void *elem)
 	return (id > have) - (id < have);
 }
 
+static int by_session_id(const void *a, const void *b)
+{
+	int64_t x = ((const struct run_session *)a)->id, y = ((const struct run_session *)b)->id;
+	return (x > y) - (x < y);
+}
+
+static int same_text(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+/* Whether run measured the same code and sweep as latest. */
+static int same_code(const struct run_row *latest, const struct run_row *run)
+{
+	return latest && same_text(latest->git_commit, run->git_commit) &&
+	       latest->git_dirty == run->git_dirty && same_text(latest->sweep_hash, run->sweep_hash);
+}
+
 static enum mark worst(enum mark a, enum mark b)
 {
-	static const int rank[] = {0, 1, 3, 2};
+	static const int rank[] = {0, 1, 4, 3, 2, 3};
 	return rank[a] >= rank[b] ? a : b;
 }
 
@@ -69,9 +99,47 @@ static double others_median(const double *value, const int *have, size_t n, size
 	return m ? median_inplace(x, m) : 0;
 }
 
-/* Verdicts of the nodes nc[0..n-1] of one case key (2 <= n <= 64), each against the others. */
-static void judge(struct node_case *nc, size_t n, enum series_pick pick,
-		  const struct verdict_rule *rule, double memory_band, double temp_band)
+/* The throughput comparison of node i of nc[0..n-1] (one case key) against the others: the
+ * node's runs as the candidate, the other nodes' runs as the baseline (their log medians as in
+ * `report compare` across runs), into *pr (a family of one; decided with the report's family). */
+static void judge_throughput(const struct node_case *nc, size_t n, size_t i,
+			     const struct noise_model *m, const struct noise_data *d,
+			     const struct verdict_rule *rule, struct pair_result *pr)
+{
+	const char *mine[NODES_RUNS_MAX], *others[64 * NODES_RUNS_MAX];
+	size_t nmine = 0, nothers = 0;
+	double others_y = 0, others_runs = 0, wait = 0;
+	size_t waits = 0;
+	for (size_t k = 0; k < n; k++)
+		for (size_t r = 0; r < nc[k].nruns; r++) {
+			if (k == i) {
+				mine[nmine++] = nc[k].sessions[r];
+			} else {
+				others[nothers++] = nc[k].sessions[r];
+				others_y += nc[k].y;
+				others_runs++;
+			}
+		}
+	for (size_t k = 0; k < n; k++)
+		if (k != i && nc[k].wait >= 0) {
+			wait += nc[k].wait;
+			waits++;
+		}
+	struct noise_side b = {others, nothers}, c = {mine, nmine};
+	double var, df;
+	noise_diff_var(m, noise_data_find(d, nc[i].row->case_key), &b, &c, 0, 0, &var, &df);
+	memset(pr, 0, sizeof(*pr));
+	compare_modeled(nc[i].y - others_y / others_runs, var, df, 0, rule, pr);
+	pr->runs_base = nothers;
+	pr->runs_cand = nmine;
+	pr->wait_cand = nc[i].wait;
+	pr->wait_base = waits ? wait / (double)waits : -1;
+}
+
+/* The marks of the nodes nc[0..n-1] of one case key (2 <= n <= 64) from their throughput results
+ * (decided with the report's family) and their memory and temperature against the others. */
+static void judge(struct node_case *nc, size_t n, const struct pair_result *results,
+		  double wait_level, double memory_band, double temp_band)
 {
 	double thr[64], mem[64], temp[64];
 	int has_thr[64], has_mem[64], has_temp[64];
@@ -85,34 +153,26 @@ static void judge(struct node_case *nc, size_t n, enum series_pick pick,
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct node_case *c = &nc[i];
+		const struct pair_result *pr = &results[i];
 		double thr_med = others_median(thr, has_thr, n, i);
 		double mem_med = others_median(mem, has_mem, n, i);
 		double temp_med = others_median(temp, has_temp, n, i);
 		c->delta = thr_med > 0 ? c->samples_s / thr_med - 1 : 0;
-		/* the others' samples, pooled */
-		size_t nx, total = 0, m = 0, nmine;
-		for (size_t k = 0; k < n; k++)
-			if (k != i)
-				case_series_pick(&nc[k].series, pick, &nx), total += nx;
-		double *others = xcalloc(total, sizeof(*others));
-		for (size_t k = 0; k < n; k++) {
-			if (k == i)
-				continue;
-			const double *x = case_series_pick(&nc[k].series, pick, &nx);
-			memcpy(others + m, x, nx * sizeof(*x));
-			m += nx;
-		}
-		const double *mine = case_series_pick(&c->series, pick, &nmine);
-		struct pair_result pr;
 		/* slower than the rest is out of bounds; faster too where there is a rest to be
 		 * faster than (3 nodes or more): of two nodes that differ, the slower one is flagged */
-		if (compare_pair(others, m, mine, nmine, rule, &pr))
-			c->throughput = MARK_UNSURE;
-		else if (pr.verdict == VERDICT_SLOWER || (pr.verdict == VERDICT_FASTER && n >= 3))
+		if (pr->verdict == VERDICT_SLOWER || (pr->verdict == VERDICT_FASTER && n >= 3))
 			c->throughput = MARK_FAIL;
+		else if (pr->verdict == VERDICT_CONTENDED && pr->log_change > 0)
+			c->throughput = MARK_CONTENDED;
+		else if (pr->verdict == VERDICT_SAME)
+			c->throughput = MARK_PASS;
+		else if (pr->verdict == VERDICT_INSUFFICIENT)
+			c->throughput = MARK_UNSURE;
 		else
-			c->throughput = pr.verdict == VERDICT_UNSURE ? MARK_UNSURE : MARK_PASS;
-		free(others);
+			c->throughput = MARK_NOISE;
+		/* a node whose runs waited for a CPU is not vouched for, slow or not */
+		if (c->throughput != MARK_FAIL && c->wait >= wait_level && wait_level < 1)
+			c->throughput = MARK_CONTENDED;
 		if (has_mem[i] && mem_med > 0)
 			c->memory = fabs(mem[i] / mem_med - 1) <= memory_band ? MARK_PASS : MARK_FAIL;
 		if (has_temp[i] && temp_med > 0)
@@ -136,7 +196,7 @@ static double spread_pct(double *x, size_t n)
 
 struct nodes_report {
 	struct table per_node, per_case;
-	size_t c_case, c_host, c_samples, c_tokens, c_median, c_peak, c_temp, c_clock, c_throttle,
+	size_t c_case, c_host, c_runs, c_samples, c_tokens, c_median, c_peak, c_temp, c_clock, c_throttle,
 		c_delta, c_thr, c_mem, c_tmp, c_cost;
 	size_t s_case, s_nodes, s_thr, s_mem, s_temp, s_verdict;
 	enum mark overall;
@@ -150,6 +210,7 @@ static void report_init(struct nodes_report *r, const struct prices *prices)
 	struct table *t = &r->per_node;
 	r->c_case = table_column(t, "case", "", 0);
 	r->c_host = table_column(t, "node", "", 0);
+	r->c_runs = table_column(t, "runs", "", 0);
 	r->c_samples = table_column(t, "samples/s", "", 2);
 	r->c_tokens = table_column(t, "tokens/s", "", 0);
 	r->c_median = table_column(t, "median", "ms", 3);
@@ -186,6 +247,7 @@ static void report_key(struct nodes_report *r, struct node_case *nc, size_t n)
 		size_t row = table_row(t);
 		table_text(t, row, r->c_case, c->row->name);
 		table_text(t, row, r->c_host, c->host);
+		table_number(t, row, r->c_runs, (double)c->nruns);
 		table_number(t, row, r->c_samples, c->samples_s);
 		if (c->tokens_s > 0)
 			table_number(t, row, r->c_tokens, c->tokens_s);
@@ -289,6 +351,12 @@ int cmd_nodes(struct cmd_line *cl)
 		{"temp-band", 0, OPT_DOUBLE, "C",
 		 "its GPU temperature this many degrees from the median (default 10)", &temp_band},
 		REPORT_OPT_ALPHA(&o),
+		{"run-noise", 0, OPT_PERCENT, "PCT",
+		 "run-to-run spread assumed where nothing measures it (default "
+		 REPORT_STR(NOISE_RUN_NOISE_PCT) ")", &o.rule.assumed.run_noise},
+		{"cpu-wait-level", 0, OPT_PERCENT, "PCT",
+		 "a node whose runs waited for a CPU PCT of their time is contended (default "
+		 REPORT_STR(REPORT_CPU_WAIT_LEVEL_PCT) "; 100: off)", &o.rule.cpu_wait_level},
 		REPORT_OPT_PHASE(&o),
 		REPORT_OPT_SUITE(&o),
 		REPORT_OPT_WHERE(&o),
@@ -300,13 +368,18 @@ int cmd_nodes(struct cmd_line *cl)
 	};
 	static const struct cmd_usage usage = {
 		REPORT_PROG, "nodes", "[options]",
-		"Node-to-node consistency: every case key that ran on more than one host (the latest ok\n"
-		"case of each), with each node's throughput, time, peak memory and, on GPUs, the\n"
-		"temperature, SM clock and throttle reasons recorded while the case ran; the spread\n"
-		"across nodes; and a mark per metric: throughput against the other nodes' samples\n"
-		"(beyond the band and significant at alpha over all comparisons: ✗; cannot tell: ?),\n"
-		"memory and temperature against the nodes' median. Exit status: 1 when a node is out of\n"
-		"bounds, 2 when nothing could be compared or a comparison cannot tell, 0 otherwise."};
+		"Node-to-node consistency: every case key that ran on more than one host, with each\n"
+		"node's runs of it (those of its latest commit and sweep: `runner run --repeat 3` on every\n"
+		"node), its throughput, time, peak memory and, on GPUs, the temperature, SM clock and\n"
+		"throttle reasons recorded while the case ran; the spread across nodes; and a mark per\n"
+		"metric. Throughput: the run is the unit, the node's runs against the other nodes' with\n"
+		"the noise between runs the repeated runs show: out of bounds (✗) when the difference is\n"
+		"beyond the band and significant (Benjamini-Hochberg over all comparisons, alpha);\n"
+		"within (✓) when its 95% interval lies inside the band; ~ when neither; contended when\n"
+		"the node's runs waited for a CPU. Memory and temperature against the nodes' median.\n"
+		"Exit status: 1 when a node is out of bounds, 2 when nothing could be compared, the\n"
+		"noise between runs is not measured (one run per node) or a node's runs were\n"
+		"contended, 0 otherwise."};
 	struct db *db = NULL;
 	struct run_row *runs = NULL;
 	struct case_row *rows = NULL;
@@ -315,6 +388,11 @@ int cmd_nodes(struct cmd_line *cl)
 	const char **hosts = NULL;
 	struct prices *prices = NULL;
 	struct nodes_report r = {0};
+	struct run_session *sessions = NULL;
+	size_t nsessions = 0;
+	struct noise_data noise = {0};
+	struct noise_model model = {0};
+	struct pair_result *results = NULL, **family = NULL;
 	struct bd_error err;
 	size_t nruns = 0, nrows = 0, nall = 0, nkeys = 0, nhosts = 0;
 	int npos, fmt, pick;
@@ -344,12 +422,18 @@ int cmd_nodes(struct cmd_line *cl)
 	all = xcalloc(nrows + 1, sizeof(*all));
 	key_start = xcalloc(nrows + 1, sizeof(*key_start));
 	hosts = xcalloc(nrows + 1, sizeof(*hosts));
-	/* rows come grouped by case key, oldest run first: the latest ok case per host wins */
+	if (db_run_sessions(db, 0, 0, &sessions, &nsessions, &err)) {
+		status = report_error(&err, EXIT_FAIL);
+		goto done;
+	}
+	qsort(sessions, nsessions, sizeof(*sessions), by_session_id);
+	/* rows come grouped by case key, oldest run first: per host its latest ok case, and the
+	 * older ok cases of runs of the same code (commit) and sweep */
 	for (size_t i = 0; i < nrows;) {
 		size_t end = i, start = nall;
 		while (end < nrows && !strcmp(rows[end].case_key, rows[i].case_key))
 			end++;
-		for (size_t k = i; k < end; k++) {
+		for (size_t k = end; k-- > i;) {
 			const struct run_row *run =
 				bsearch(&rows[k].run_id, runs, nruns, sizeof(*runs), by_run_id);
 			if (!run || rows[k].status != STATUS_OK)
@@ -357,10 +441,17 @@ int cmd_nodes(struct cmd_line *cl)
 			size_t h = start;
 			while (h < nall && strcmp(all[h].host, run->hostname))
 				h++;
-			if (h == nall && nall - start < 64)
-				nall++;
-			if (h < nall)
-				all[h] = (struct node_case){.row = &rows[k], .host = run->hostname};
+			if (h == nall) {
+				if (nall - start >= 64)
+					continue;
+				all[nall++] = (struct node_case){.row = &rows[k], .host = run->hostname};
+			}
+			struct node_case *c = &all[h];
+			const struct run_row *latest =
+				bsearch(&c->row->run_id, runs, nruns, sizeof(*runs), by_run_id);
+			if (c->nruns >= NODES_RUNS_MAX || !same_code(latest, run))
+				continue;
+			c->runs[c->nruns++] = &rows[k];
 		}
 		if (nall - start < 2)
 			nall = start;   /* one host: nothing to compare */
@@ -375,65 +466,138 @@ int cmd_nodes(struct cmd_line *cl)
 		status = EXIT_USAGE;
 		goto done;
 	}
-	/* every node-case comparison at alpha / m: the false-alarm rate holds over the report */
-	struct verdict_rule rule = o.rule;
-	rule.alpha = o.rule.alpha / (double)nall;
+	size_t single = 0;   /* nodes with one run of a case */
 	for (size_t i = 0; i < nall; i++) {
 		struct node_case *c = &all[i];
-		if (case_series_load(db, c->row, &c->series, &err) ||
-		    db_case_gpu_get(db, c->row->id, &c->gpu, &err) ||
+		if (db_case_gpu_get(db, c->row->id, &c->gpu, &err) ||
 		    prices_device(db, c->row->run_id, c->row->device, c->device, sizeof(c->device),
 				  &err)) {
 			status = report_error(&err, EXIT_FAIL);
 			goto done;
 		}
-		size_t n;
-		const double *x = case_series_pick(&c->series, pick, &n);
-		double *copy = xcalloc(n, sizeof(*copy));
-		if (n) {
-			memcpy(copy, x, n * sizeof(*x));
-			c->median_ns = median_inplace(copy, n);
-		}
-		free(copy);
-		double per_iter = c->row->batch_size > 0 ? (double)c->row->batch_size : 1;
-		c->samples_s = c->median_ns > 0 ? per_iter / (c->median_ns / 1e9) : 0;
-		c->tokens_s = c->row->seq_len > 0 ? c->samples_s * (double)c->row->seq_len : 0;
 		size_t h = 0;
 		while (h < nhosts && strcmp(hosts[h], c->host))
 			h++;
 		if (h == nhosts)
 			hosts[nhosts++] = c->host;
+		/* each run's log median: one sample of the node's throughput */
+		size_t used = 0, waits = 0;
+		double sum = 0, wait = 0;
+		for (size_t r = 0; r < c->nruns; r++) {
+			struct case_series series;
+			double y, wv;
+			if (case_series_load(db, c->runs[r], &series, &err)) {
+				status = report_error(&err, EXIT_FAIL);
+				goto done;
+			}
+			int bad = noise_run_y(&series, pick, &y, &wv);
+			case_series_free(&series);
+			struct run_session key = {.id = c->runs[r]->run_id};
+			const struct run_session *s =
+				bsearch(&key, sessions, nsessions, sizeof(*sessions), by_session_id);
+			if (bad || !s)
+				continue;
+			noise_session_key(s->group_id, s->uuid, c->sessions[used]);
+			noise_data_add_run(&noise, c->row->case_key, (int)h + 1, c->sessions[used], "",
+					   s->started_at, y);
+			c->runs[used++] = c->runs[r];
+			sum += y;
+			if (c->runs[r]->cpu_wait >= 0) {
+				wait += c->runs[r]->cpu_wait;
+				waits++;
+			}
+		}
+		c->nruns = used;
+		c->y = used ? sum / (double)used : 0;
+		c->wait = waits ? wait / (double)waits : -1;
+		c->median_ns = used ? exp(c->y) : 0;
+		single += used == 1;
+		double per_iter = c->row->batch_size > 0 ? (double)c->row->batch_size : 1;
+		c->samples_s = c->median_ns > 0 ? per_iter / (c->median_ns / 1e9) : 0;
+		c->tokens_s = c->row->seq_len > 0 ? c->samples_s * (double)c->row->seq_len : 0;
 	}
+	noise_model_fit(&noise, &o.rule.assumed, &model);
+	/* throughput: every node of every case key against its others, one family (BH) */
+	results = xcalloc(nall + 1, sizeof(*results));
+	family = xcalloc(nall + 1, sizeof(*family));
+	size_t nfamily = 0;
+	for (size_t k = 0; k < nkeys; k++) {
+		size_t end = k + 1 < nkeys ? key_start[k + 1] : nall;
+		for (size_t i = key_start[k]; i < end; i++) {
+			if (!all[i].nruns)
+				continue;
+			judge_throughput(all + key_start[k], end - key_start[k], i - key_start[k], &model,
+					 &noise, &o.rule, &results[i]);
+			family[nfamily++] = &results[i];
+		}
+	}
+	verdicts_decide(family, nfamily, &o.rule);
 	report_init(&r, prices);
 	for (size_t k = 0; k < nkeys; k++) {
 		size_t end = k + 1 < nkeys ? key_start[k + 1] : nall;
-		judge(all + key_start[k], end - key_start[k], (enum series_pick)pick, &rule,
-		      memory_band, temp_band);
+		judge(all + key_start[k], end - key_start[k], results + key_start[k],
+		      o.rule.cpu_wait_level, memory_band, temp_band);
 		report_key(&r, all + key_start[k], end - key_start[k]);
 	}
-	table_note(&r.per_node, "samples/s: batch_size / median time of an iteration (%s); tokens/s: "
-		   "× seq_len; the latest ok case of each node", series_pick_names[pick]);
-	table_note(&r.per_node, "vs others: throughput against the other nodes' median; bounds: "
-		   "throughput ±%.3g%% (the median against the other nodes' samples pooled, significant "
-		   "by the Mann-Whitney U test at p < %.3g = alpha %.3g / %zu comparisons; of two nodes "
-		   "the slower is flagged), memory ±%.3g%% and GPU temperature ±%.3g °C of the other "
-		   "nodes' median; ✗ out of bounds, ? cannot tell",
-		   100 * o.rule.threshold, rule.alpha, o.rule.alpha, nall, 100 * memory_band, temp_band);
+	table_note(&r.per_node, "runs: the node's runs of the case (its latest code and sweep); "
+		   "samples/s: batch_size / median time of an iteration (%s; over several runs the "
+		   "geometric mean of their medians); tokens/s: × seq_len", series_pick_names[pick]);
+	table_note(&r.per_node, "vs others: throughput against the other nodes' median; throughput: "
+		   "the run is the unit, the node's runs against the other nodes' runs with the noise "
+		   "between runs; ✗ beyond ±%.3g%% and significant (t test, Benjamini-Hochberg over the "
+		   "%zu node-case comparisons, alpha %.3g; of two nodes the slower is flagged), ✓ its "
+		   "95%% interval inside ±%.3g%%, ~ neither: the runs cannot tell a difference of the "
+		   "band from their spread; memory ±%.3g%% and GPU temperature ±%.3g °C of the other "
+		   "nodes' median; contended: the node's runs waited for a CPU %.3g%% of their measured "
+		   "time or more (--cpu-wait-level): a busy node is neither passed nor failed",
+		   100 * o.rule.threshold, nfamily, o.rule.alpha, 100 * o.rule.threshold,
+		   100 * memory_band, temp_band, 100 * o.rule.cpu_wait_level);
+	struct strbuf nl = STRBUF_INIT;
+	noise_model_describe(&model, &nl);
+	table_note(&r.per_node, "%s", sb_str(&nl));
+	sb_free(&nl);
+	int unmeasured = model.basis == NOISE_ASSUMED;
+	if (single)
+		table_note(&r.per_node, "%zu node-case%s with a single run: a node's run-to-run spread "
+			   "needs repeated runs (`runner run --repeat 3` on every node)",
+			   single, single == 1 ? "" : "s");
+	/* what a pass is worth: the difference these runs flag 90% of the time */
+	double *detect = xcalloc(nfamily + 1, sizeof(*detect)), med = 0, lo, hi;
+	size_t ndetect = 0;
+	for (size_t i = 0; i < nfamily; i++)
+		if (isfinite(family[i]->detectable))
+			detect[ndetect++] = family[i]->detectable;
+	int have_detect = ndetect && !detectable_range(detect, ndetect, &med, &lo, &hi);
+	free(detect);
+	if (have_detect)
+		table_note(&r.per_case, "these runs flag a node %.3g%% slower than the others 90%% of "
+			   "the time (the median case; %.3g%% to %.3g%%); a node off by less can pass "
+			   "(~); more runs per node, at different times, flag less",
+			   100 * med, 100 * lo, 100 * hi);
 	table_note(&r.per_case, "%zu case key%s on %zu nodes: %s", r.keys, r.keys == 1 ? "" : "s",
-		   nhosts, r.overall == MARK_FAIL ? "a node is out of bounds"
-			   : r.overall == MARK_UNSURE ? "some comparisons cannot tell"
-						      : "every node within bounds");
+		   nhosts, r.overall == MARK_FAIL	 ? "a node is out of bounds"
+			   : r.overall == MARK_CONTENDED ? "a node's runs waited for a CPU (contended): "
+							   "rerun on a quiet machine"
+			   : r.overall == MARK_UNSURE	 ? "some comparisons cannot tell"
+			   : unmeasured ? "the noise between runs is not measured (one run per node): "
+					  "cannot tell"
+					: "no node out of bounds");
 	struct table tables[2] = {r.per_node, r.per_case};
 	report_print((enum report_format)fmt, tables, 2);
-	status = r.overall == MARK_FAIL ? EXIT_FAIL : r.overall == MARK_UNSURE ? EXIT_USAGE : EXIT_OK;
+	status = r.overall == MARK_FAIL ? EXIT_FAIL
+		 : r.overall == MARK_UNSURE || r.overall == MARK_CONTENDED || unmeasured ? EXIT_USAGE
+											 : EXIT_OK;
 	if (chart_dir && nodes_chart(chart_dir, all, nall, key_start, nkeys, hosts, nhosts, &err)) {
 		report_error(&err, 0);
 		if (status == EXIT_OK)
 			status = EXIT_FAIL;
 	}
 done:
-	for (size_t i = 0; all && i < nall; i++)
-		case_series_free(&all[i].series);
+	noise_data_free(&noise);
+	noise_model_free(&model);
+	free(results);
+	free(family);
+	free(sessions);
 	table_free(&r.per_node);
 	table_free(&r.per_case);
 	free(all);

@@ -1,10 +1,14 @@
 /* report/cmd_regress.c: `report regress --baseline SEL --candidate SEL` — per case verdicts
- * (faster / slower / same / unsure / insufficient) between a baseline and a candidate, each one
- * run or a group of runs (every run with a label, the last K), for CI to gate on. It never passes
- * what it did not compare: exit 0 only when every ok baseline case was compared and none is
- * slower; 1 on a significant slowdown, a case that was ok and now failed or did not run, a
- * baseline case missing from the candidate, or a candidate run that is not complete; 2 when it
- * cannot tell (nothing comparable, too little data) and on usage errors. Every reason is printed. */
+ * (faster / slower / same / unsure / insufficient / contended) between a baseline and a
+ * candidate, each one run or a group of runs (every run with a label, the last K), for CI to gate
+ * on. The unit of evidence is the run: each run's median is one sample, and the noise between
+ * runs comes from the noise model (noise.h) — these runs and the history of their system. It
+ * never passes what it did not compare or could not tell: exit 0 only when every ok baseline case
+ * was compared, none is slower and none is unsure (--lenient: none unsure that looks slower);
+ * 1 on a significant slowdown, a case that was ok and now failed or did not run, a baseline case
+ * missing from the candidate, or a candidate run that is not complete; 2 when it cannot tell
+ * (unsure, contended, nothing comparable, too little data) and on usage errors. Every reason is
+ * printed, with the smallest change these runs could detect. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,35 +73,50 @@ static void n_text(char *out, size_t size, size_t total, size_t runs, int equal)
 		snprintf(out, size, "%zu/%zu", total, runs);
 }
 
-/* One compared case: where it is in the candidate (first run) and its result. */
-/* The mean of cases.cpu_wait over the side's runs that know it (at[r] >= 0: the case's row in
- * run r); -1 when none does. */
-static double side_wait(const struct run_group *g, const long *at)
-{
-	double sum = 0;
-	size_t n = 0;
-	for (size_t r = 0; r < g->n; r++)
-		if (at[r] >= 0 && g->sets[r].rows[at[r]].cpu_wait >= 0) {
-			sum += g->sets[r].rows[at[r]].cpu_wait;
-			n++;
-		}
-	return n ? sum / (double)n : -1;
-}
-
 struct regress_case {
-	const char *name;
+	const char *name, *key;
 	struct pair_result result;
 	int equal_b, equal_c;   /* every run of the side has the same n */
 };
 
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* "1/34" (percent each side waited for a CPU), "" when neither side is known. */
+static void wait_text(char *out, size_t size, double wait_b, double wait_c)
+{
+	char b[16] = "?", c[16] = "?";
+	if (wait_b >= 0)
+		snprintf(b, sizeof(b), "%.0f", 100 * wait_b);
+	if (wait_c >= 0)
+		snprintf(c, sizeof(c), "%.0f", 100 * wait_c);
+	if (wait_b >= 0 || wait_c >= 0)
+		snprintf(out, size, "%s/%s", b, c);
+	else
+		out[0] = 0;
+}
+
+/* The standard error at which a change of detect (fraction) is detected as slower 90% of the
+ * time (compare_modeled's rule), at normal quantiles; 0 when none is (detect <= threshold). */
+static double se_to_detect(double detect, const struct verdict_rule *rule)
+{
+	double goal = log1p(detect), margin = log1p(rule->threshold);
+	double z_a = verdict_quantile(1 - rule->alpha, INFINITY), z_p = verdict_quantile(0.9, INFINITY);
+	if (goal <= margin)
+		return 0;
+	return fmin(goal / (z_a + z_p), (goal - margin) / z_p);
+}
+
 int cmd_regress(struct cmd_line *cl)
 {
 	struct report_options o = REPORT_OPTIONS_INIT;
-	o.rule.run_noise = REPORT_RUN_NOISE_PCT / 100.0;
+	o.rule.either_contended = 0;   /* a slowdown against a baseline that waited is still one */
 	struct opt_list base_sels = {0}, cand_sels = {0};
 	const char *base_label = NULL, *cand_label = NULL;
 	long base_last = 0, cand_last = 0;
-	int any_system = 0;
+	int any_system = 0, lenient = 0, no_history = 0;
 	const struct opt_spec specs[] = {
 		{"baseline", 'b', OPT_LIST, "SEL",
 		 "baseline run: id, uuid prefix, label, commit (repeatable)", &base_sels},
@@ -114,13 +133,23 @@ int cmd_regress(struct cmd_line *cl)
 		REPORT_OPT_THRESHOLD(&o, "slowdown that counts as a regression"),
 		REPORT_OPT_ALPHA(&o),
 		{"run-noise", 0, OPT_PERCENT, "PCT",
-		 "one run a side: run-to-run spread assumed (default "
-		 REPORT_STR(REPORT_RUN_NOISE_PCT) "; 0: none)",
-		 &o.rule.run_noise},
+		 "run-to-run spread assumed where nothing measures it (default "
+		 REPORT_STR(NOISE_RUN_NOISE_PCT) ")",
+		 &o.rule.assumed.run_noise},
+		{"detect", 0, OPT_PERCENT, "PCT",
+		 "the change the notes say whether these runs detect (default "
+		 REPORT_STR(REPORT_DETECT_PCT) ")", &o.rule.detect},
+		{"lenient", 0, OPT_FLAG, NULL,
+		 "pass unsure cases whose change is within the threshold (exit 0, not 2)", &lenient},
+		{"no-history", 0, OPT_FLAG, NULL,
+		 "the noise from these runs alone, not the system's other runs", &no_history},
 		{"cpu-wait-gap", 0, OPT_PERCENT, "PCT",
 		 "a slower side that waited for a CPU PCT points more of its time: contended "
 		 "(default " REPORT_STR(REPORT_CPU_WAIT_GAP_PCT) "; 100: off)",
 		 &o.rule.cpu_wait_gap},
+		{"cpu-wait-level", 0, OPT_PERCENT, "PCT",
+		 "... or PCT of its time or more (default " REPORT_STR(REPORT_CPU_WAIT_LEVEL_PCT)
+		 "; 100: off)", &o.rule.cpu_wait_level},
 		{"any-system", 0, OPT_FLAG, NULL, "compare runs made on different systems", &any_system},
 		REPORT_OPT_PHASE(&o),
 		REPORT_OPT_SUITE(&o),
@@ -130,32 +159,32 @@ int cmd_regress(struct cmd_line *cl)
 	};
 	static const struct cmd_usage usage = {
 		REPORT_PROG, "regress", "--baseline SEL | --baseline-label LABEL [options]",
-		"Compare every case of the baseline with the candidate: slower when the change lies\n"
-		"beyond the threshold with significance, across all cases together (p adjusted over\n"
-		"the cases, Benjamini-Hochberg; column 'p slower') below alpha; faster likewise; same\n"
-		"when the 95% CI lies within the threshold; unsure otherwise.\n"
-		"One run a side: the iterations are the samples (one-sided Mann-Whitney U of candidate\n"
-		"/ (1 + threshold) against the baseline); run-to-run noise is NOT measured: the output\n"
-		"says so, and the verdict assumes a spread of --run-noise between runs (the change\n"
-		"must also clear a normal test with that variance added).\n"
-		"Three runs or more in all (e.g. --baseline-label main --baseline-last 5, or the runs\n"
-		"of one `runner run --repeat N` under one label): each run's median is a sample, and\n"
-		"the t test on their logs, variance pooled over the cases, includes the noise between\n"
-		"runs (docs/performance.md, Measurement validity).\n"
+		"Compare every case of the baseline with the candidate, the run being the unit of\n"
+		"evidence: each run's median is one sample, and the noise between runs comes from the\n"
+		"runs compared and the other runs of their system (sessions: the runs of one `runner\n"
+		"run --repeat N` agree more closely than runs made at different times; a change between\n"
+		"the sides is never counted as noise). A case is slower when the change is significant\n"
+		"(t test on the log medians; p adjusted over the cases, Benjamini-Hochberg; column\n"
+		"'p slower') below alpha and beyond the threshold; faster likewise; same when the 95%\n"
+		"CI lies within the threshold; unsure otherwise. What the data cannot measure is\n"
+		"assumed and said: one run a side with no history assumes --run-noise per run. The\n"
+		"notes give the smallest change these runs detect (column 'detect': 90% of the time)\n"
+		"and, when a case is unsure, how many runs a side would detect --detect.\n"
 		"Exit status, each reason printed:\n"
-		"  0  no regression: every ok baseline case was compared and none is slower;\n"
+		"  0  no regression: every ok baseline case was compared, none is slower and none\n"
+		"     is unsure (--lenient: none unsure with a change beyond the threshold);\n"
 		"  1  regression: a case is slower; a case ok in the baseline is error, oom,\n"
 		"     unsupported or skipped in a candidate run, or missing from it; or a candidate\n"
 		"     run is not complete (running, interrupted, failed);\n"
-		"  2  cannot tell: the runs share no case key, a case could not be compared, or a\n"
-		"     case has insufficient data: fewer than " REPORT_STR(REPORT_MIN_ITERS)
-		" measured iterations in a run, or\n"
-		"     too few for the exact rank test to reach alpha (5 vs 5 reach 1/252); a\n"
-		"     case is contended: slower, but its candidate runs waited for a CPU (another\n"
-		"     process had it) --cpu-wait-gap points more of their measured time than the\n"
-		"     baseline's (cases.cpu_wait), so the machine may be what changed; and\n"
-		"     usage errors (a bad option, a missing database or run, runs from different\n"
-		"     systems without --any-system)."};
+		"  2  cannot tell: a case is unsure (these runs cannot tell a change of the threshold\n"
+		"     from noise); a case is contended: slower (or faster), but the side that looks\n"
+		"     slower waited for a CPU (another process had it) --cpu-wait-level of its\n"
+		"     measured time or more, or --cpu-wait-gap points more than the other side\n"
+		"     (cases.cpu_wait); a case has fewer than " REPORT_STR(REPORT_MIN_ITERS)
+		" measured iterations in a run;\n"
+		"     the runs share no case key, or a case could not be compared; and usage errors\n"
+		"     (a bad option, a missing database or run, runs from different systems without\n"
+		"     --any-system)."};
 	struct db *db = NULL;
 	struct run_group base = {0}, cand = {0};
 	struct regress_case *cases = NULL;
@@ -164,9 +193,14 @@ int cmd_regress(struct cmd_line *cl)
 	struct findings found = {STRBUF_INIT, STRBUF_INIT};
 	struct strbuf who_b = STRBUF_INIT, who_c = STRBUF_INIT;
 	const char **missing = NULL, **broken = NULL, **not_run = NULL, **uncompared = NULL,
-		   **insufficient = NULL, **slower = NULL, **contended = NULL;
+		   **insufficient = NULL, **slower = NULL, **contended = NULL, **unsure = NULL,
+		   **keys = NULL;
 	size_t nmissing = 0, nbroken = 0, nnot_run = 0, nuncompared = 0, ninsufficient = 0,
-	       nslower = 0, ncontended = 0, shared = 0, ncases = 0, nkeys_distinct = 0;
+	       nslower = 0, ncontended = 0, nunsure = 0, shared = 0, ncases = 0, nkeys_distinct = 0,
+	       nsorted = 0;
+	struct noise_data noise = {0};
+	struct noise_model model = {0};
+	double *detectable = NULL;
 	struct bd_error err;
 	size_t counts[VERDICT_COUNT] = {0};
 	int npos, fmt, pick;
@@ -234,25 +268,39 @@ int cmd_regress(struct cmd_line *cl)
 	       c_base = table_column(&t, "baseline", "ms", 3),
 	       c_cand = table_column(&t, "candidate", "ms", 3),
 	       c_chg = table_column(&t, "change", "%", 1), c_lo = table_column(&t, "ci lo", "%", 1),
-	       c_hi = table_column(&t, "ci hi", "%", 1), c_p = table_column(&t, "p", "", 4),
-	       c_q = table_column(&t, "p slower", "", 4),
+	       c_hi = table_column(&t, "ci hi", "%", 1), c_q = table_column(&t, "p slower", "", 4),
+	       c_det = table_column(&t, "detect", "%", 1),
+	       c_wait = table_column(&t, "cpu wait", "%", 0),
 	       c_v = table_column(&t, "verdict", "", 0);
 
 	/* The baseline's case keys, in order of first appearance over its runs. */
 	size_t nkeys = 0;
 	for (size_t r = 0; r < base.n; r++)
 		nkeys += base.sets[r].n;
-	cases = xcalloc(nkeys, sizeof(*cases));
-	family = xcalloc(nkeys, sizeof(*family));
-	missing = xcalloc(nkeys, sizeof(*missing));
-	broken = xcalloc(nkeys, sizeof(*broken));
-	not_run = xcalloc(nkeys, sizeof(*not_run));
-	uncompared = xcalloc(nkeys, sizeof(*uncompared));
-	insufficient = xcalloc(nkeys, sizeof(*insufficient));
-	slower = xcalloc(nkeys, sizeof(*slower));
-	contended = xcalloc(nkeys, sizeof(*contended));
+	size_t cap = nkeys ? nkeys : 1;
+	cases = xcalloc(cap, sizeof(*cases));
+	family = xcalloc(cap, sizeof(*family));
+	missing = xcalloc(cap, sizeof(*missing));
+	broken = xcalloc(cap, sizeof(*broken));
+	not_run = xcalloc(cap, sizeof(*not_run));
+	uncompared = xcalloc(cap, sizeof(*uncompared));
+	insufficient = xcalloc(cap, sizeof(*insufficient));
+	slower = xcalloc(cap, sizeof(*slower));
+	contended = xcalloc(cap, sizeof(*contended));
+	unsure = xcalloc(cap, sizeof(*unsure));
+	keys = xcalloc(cap, sizeof(*keys));
 	long at_b[RUN_GROUP_MAX], at_c[RUN_GROUP_MAX];
-	struct run_samples xb[RUN_GROUP_MAX], xc[RUN_GROUP_MAX];
+	/* the noise model: the sides' runs and the history of their systems, on the baseline's keys */
+	for (size_t r = 0; r < base.n; r++)
+		for (size_t k = 0; k < base.sets[r].n; k++)
+			keys[nsorted++] = base.sets[r].rows[k].case_key;
+	qsort(keys, nsorted, sizeof(*keys), cmp_str);
+	const struct run_group *sides[2] = {&base, &cand};
+	if (run_groups_noise(db, sides, 2, pick, keys, nsorted, !no_history, &o.rule.assumed,
+			     &noise, &model, &err)) {
+		status = report_error(&err, EXIT_CANNOT_TELL);
+		goto done;
+	}
 	for (size_t r0 = 0; r0 < base.n; r0++) {
 		for (size_t k = 0; k < base.sets[r0].n; k++) {
 			const struct case_row *row = &base.sets[r0].rows[k];
@@ -264,26 +312,20 @@ int cmd_regress(struct cmd_line *cl)
 				continue;   /* counted with its first run */
 			nkeys_distinct++;
 			find_case(&cand, row->case_key, at_c);
-			size_t in_cand = 0, nb = 0, nc = 0, ok_c = 0;
+			size_t in_cand = 0, nb = 0;
 			const struct case_row *worst = NULL;   /* a candidate case that is not ok */
 			for (size_t r = 0; r < cand.n; r++) {
 				if (at_c[r] < 0)
 					continue;
 				in_cand++;
 				const struct case_row *c = &cand.sets[r].rows[at_c[r]];
-				if (c->status == STATUS_OK)
-					ok_c++;
-				else if (!worst || c->status == STATUS_ERROR || c->status == STATUS_OOM)
+				if (c->status != STATUS_OK &&
+				    (!worst || c->status == STATUS_ERROR || c->status == STATUS_OOM))
 					worst = c;
 			}
 			shared += in_cand > 0;
-			for (size_t r = 0; r < base.n; r++) {
-				if (at_b[r] < 0 || base.sets[r].rows[at_b[r]].status != STATUS_OK)
-					continue;
-				xb[nb].x = case_series_pick(&base.sets[r].series[at_b[r]],
-							    (enum series_pick)pick, &xb[nb].n);
-				nb++;
-			}
+			for (size_t r = 0; r < base.n; r++)
+				nb += at_b[r] >= 0 && base.sets[r].rows[at_b[r]].status == STATUS_OK;
 			if (nb == 0)
 				continue;   /* not ok in any baseline run: nothing to hold the candidate to */
 			if (worst && (worst->status == STATUS_ERROR || worst->status == STATUS_OOM)) {
@@ -298,33 +340,35 @@ int cmd_regress(struct cmd_line *cl)
 				missing[nmissing++] = row->name;
 				continue;
 			}
-			for (; nc < cand.n; nc++)
-				xc[nc].x = case_series_pick(&cand.sets[nc].series[at_c[nc]],
-							    (enum series_pick)pick, &xc[nc].n);
-			int empty = 0;
-			for (size_t r = 0; r < nb; r++)
-				empty |= xb[r].n == 0;
-			for (size_t r = 0; r < nc; r++)
-				empty |= xc[r].n == 0;
 			struct regress_case *rc = &cases[ncases];
-			if (empty || compare_runs(xb, nb, xc, nc, &o.rule, &rc->result)) {
+			if (run_groups_compare_case(&model, &noise, row->case_key, &base, at_b, &cand,
+						    at_c, pick, &o.rule, &rc->result)) {
 				uncompared[nuncompared++] = row->name;
 				continue;
 			}
 			rc->name = row->name;
-			rc->result.wait_base = side_wait(&base, at_b);
-			rc->result.wait_cand = side_wait(&cand, at_c);
+			rc->key = row->case_key;
 			rc->equal_b = rc->equal_c = 1;
-			for (size_t r = 1; r < nb; r++)
-				rc->equal_b &= xb[r].n == xb[0].n;
-			for (size_t r = 1; r < nc; r++)
-				rc->equal_c &= xc[r].n == xc[0].n;
+			size_t first_b = 0, first_c = 0, n;
+			for (size_t r = 0; r < base.n; r++) {
+				if (at_b[r] < 0)
+					continue;
+				case_series_pick(&base.sets[r].series[at_b[r]], (enum series_pick)pick, &n);
+				rc->equal_b &= !first_b || n == first_b;
+				first_b = first_b ? first_b : n;
+			}
+			for (size_t r = 0; r < cand.n; r++) {
+				case_series_pick(&cand.sets[r].series[at_c[r]], (enum series_pick)pick, &n);
+				rc->equal_c &= !first_c || n == first_c;
+				first_c = first_c ? first_c : n;
+			}
 			family[ncases++] = &rc->result;
 		}
 	}
 	verdicts_decide(family, ncases, &o.rule);
-	size_t nruns_method = 0, nsingle = 0;
 	double worst_gap = -2, worst_wait[2] = {0, 0};   /* of the contended cases */
+	detectable = xcalloc(ncases + 1, sizeof(*detectable));
+	size_t ndetectable = 0, runs_needed = 0, nunsure_beyond = 0;
 	for (size_t k = 0; k < ncases; k++) {
 		const struct pair_result *pr = &cases[k].result;
 		counts[pr->verdict]++;
@@ -332,6 +376,20 @@ int cmd_regress(struct cmd_line *cl)
 			insufficient[ninsufficient++] = cases[k].name;
 		if (pr->verdict == VERDICT_SLOWER)
 			slower[nslower++] = cases[k].name;
+		if (pr->verdict == VERDICT_UNSURE) {
+			/* --lenient passes an unsure case only when its change is within the threshold */
+			int beyond = pr->log_change > log1p(o.rule.threshold);
+			nunsure_beyond += beyond;
+			if (!lenient || beyond)
+				unsure[nunsure++] = cases[k].name;
+			if (pr->detectable > o.rule.detect && o.rule.detect > o.rule.threshold) {
+				double se = se_to_detect(o.rule.detect, &o.rule);
+				size_t need = noise_runs_for(&model, noise_data_find(&noise, cases[k].key),
+							     se * se);
+				if (!need || need > runs_needed)
+					runs_needed = need ? need : SIZE_MAX;
+			}
+		}
 		if (pr->verdict == VERDICT_CONTENDED) {
 			contended[ncontended++] = cases[k].name;
 			double hi = fmax(pr->wait_cand, pr->wait_base),
@@ -342,8 +400,8 @@ int cmd_regress(struct cmd_line *cl)
 				worst_wait[1] = lo;
 			}
 		}
-		nruns_method += pr->method == METHOD_RUNS;
-		nsingle += pr->runs_base == 1;
+		if (!pr->insufficient && isfinite(pr->detectable))
+			detectable[ndetectable++] = pr->detectable;
 		size_t r = table_row(&t);
 		char n[48];
 		table_text(&t, r, c_case, cases[k].name);
@@ -360,14 +418,15 @@ int cmd_regress(struct cmd_line *cl)
 		table_number(&t, r, c_cand, pr->cand.median / 1e6);
 		/* change in time: candidate / baseline - 1 = 1 / speedup - 1 */
 		table_number(&t, r, c_chg, 100 * (1 / pr->speedup.ratio - 1));
-		if (pr->method == METHOD_RUNS || (pr->base.n > 1 && pr->cand.n > 1)) {
-			/* no interval from one sample */
-			table_number(&t, r, c_lo, 100 * (1 / pr->speedup.hi - 1));
-			table_number(&t, r, c_hi, 100 * (1 / pr->speedup.lo - 1));
-		}
-		table_number(&t, r, c_p, pr->p);
+		table_number(&t, r, c_lo, 100 * (1 / pr->speedup.hi - 1));
+		table_number(&t, r, c_hi, 100 * (1 / pr->speedup.lo - 1));
 		if (!pr->insufficient)   /* no test was made */
 			table_number(&t, r, c_q, pr->q_slower);
+		if (isfinite(pr->detectable))
+			table_number(&t, r, c_det, 100 * pr->detectable);
+		char wait[32];
+		wait_text(wait, sizeof(wait), pr->wait_base, pr->wait_cand);
+		table_text(&t, r, c_wait, wait);
 		table_text(&t, r, c_v, verdict_names[pr->verdict]);
 	}
 
@@ -404,17 +463,33 @@ int cmd_regress(struct cmd_line *cl)
 		sb_addf(&found.unsure, "nothing comparable: no ok baseline case is ok in the candidate");
 	finding_add(&found.unsure, "not compared (no measured samples of the phase)", uncompared,
 		    nuncompared);
-	char what[192];
-	snprintf(what, sizeof(what),
-		 "insufficient data (fewer than %d iterations, or p cannot reach %.3g)",
-		 REPORT_MIN_ITERS, o.rule.alpha);
+	char what[256];
+	snprintf(what, sizeof(what), "insufficient data (fewer than %d measured iterations in a run)",
+		 REPORT_MIN_ITERS);
 	finding_add(&found.unsure, what, insufficient, ninsufficient);
 	if (ncontended) {
 		snprintf(what, sizeof(what),
-			 "contended (the slower side waited for a CPU more of its time, up to %.0f%% "
+			 "contended (the slower side waited for a CPU, up to %.0f%% of its time "
 			 "against %.0f%%: rerun on a quiet machine)",
 			 100 * worst_wait[0], 100 * worst_wait[1]);
 		finding_add(&found.unsure, what, contended, ncontended);
+	}
+	if (nunsure) {
+		/* what these runs could and could not have told, and what would */
+		if (runs_needed == SIZE_MAX)
+			snprintf(what, sizeof(what), "unsure (a %.3g%% change would not be detected with "
+						     "these runs, and no number of runs a side would: the "
+						     "noise is too large)", 100 * o.rule.detect);
+		else if (runs_needed)
+			snprintf(what, sizeof(what), "unsure (a %.3g%% change would not be detected with "
+						     "these runs; about %zu runs a side, each at a "
+						     "different time, would detect it)",
+				 100 * o.rule.detect, runs_needed);
+		else
+			snprintf(what, sizeof(what), "unsure (the change may be within the %.3g%% threshold "
+						     "or beyond it; these runs detect changes from the "
+						     "size in column detect)", 100 * o.rule.threshold);
+		finding_add(&found.unsure, what, unsure, nunsure);
 	}
 
 	const char *verdict = sb_str(&found.fail)[0]     ? "REGRESSION"
@@ -431,26 +506,38 @@ int cmd_regress(struct cmd_line *cl)
 	findings_print(&found.fail, "regression", &t);
 	if (!sb_str(&found.fail)[0])
 		findings_print(&found.unsure, "cannot tell", &t);
-	if (nruns_method)
-		table_note(&t, "n: measured iterations x runs; noise between runs included: each run's "
-			       "median is a sample (t test on logs, variance pooled over the cases); "
-			       "baseline and candidate: geometric means of the runs' medians; CI: "
-			       "95%% t interval");
-	if (base.n == 1 && nruns_method)
-		table_note(&t, "ONE baseline run: the spread between runs is estimated from the "
-			       "candidate's runs alone (and the other cases'), assumed to hold for the "
-			       "baseline too");
-	if (nsingle && nruns_method < ncases)
-		table_note(&t, "n: measured iterations (baseline/candidate); ONE baseline run: the "
-			       "noise between runs is not measured but assumed (--run-noise %.3g%% of "
-			       "a median per run, in the CI and the tests); select 3 or more runs, e.g. "
-			       "--baseline-label LABEL, for a verdict that measures it",
-			   100 * o.rule.run_noise);
-	table_note(&t, "change: candidate median / baseline median - 1 (95%% CI); p: no change "
-		       "(Mann-Whitney U, or t on runs); p slower: one-sided, slower beyond the "
-		       "threshold, Benjamini-Hochberg adjusted over the cases; threshold %.3g%%, "
-		       "alpha %.3g; verdict: %s",
-		   100 * o.rule.threshold, o.rule.alpha, verdict);
+	if (lenient && counts[VERDICT_UNSURE] > nunsure)
+		table_note(&t, "--lenient: %zu unsure case%s with a change within the threshold "
+			       "passed", counts[VERDICT_UNSURE] - nunsure,
+			   counts[VERDICT_UNSURE] - nunsure == 1 ? "" : "s");
+	double med, lo, hi;
+	if (ndetectable && !detectable_range(detectable, ndetectable, &med, &lo, &hi))
+		table_note(&t, "smallest slowdown these runs detect (90%% of the time, alpha %.3g; "
+			       "column detect): %.3g%% for the median case, %.3g%% to %.3g%% over the "
+			       "cases; to reach a smaller one, run more runs a side at different times "
+			       "(`runner run --repeat N` on different days, or keep history)",
+			   o.rule.alpha, 100 * med, 100 * lo, 100 * hi);
+	size_t busy = 0;   /* cases where a side waited for a CPU at the level: contention shown */
+	for (size_t k = 0; k < ncases; k++)
+		busy += cases[k].result.wait_base >= o.rule.cpu_wait_level ||
+			cases[k].result.wait_cand >= o.rule.cpu_wait_level;
+	if (busy && o.rule.cpu_wait_level < 1)
+		table_note(&t, "%zu case%s waited for a CPU %.3g%% of the measured time or more on a side "
+			       "(column cpu wait): the machine was busy, and the noise between runs there "
+			       "is the machine's; a quiet machine tells more",
+			   busy, busy == 1 ? "" : "s", 100 * o.rule.cpu_wait_level);
+	struct strbuf nl = STRBUF_INIT;
+	noise_model_describe(&model, &nl);
+	table_note(&t, "%s", sb_str(&nl));
+	sb_free(&nl);
+	table_note(&t, "n: measured iterations%s; baseline, candidate: the runs' medians (geometric "
+		       "mean over runs); change: candidate / baseline - 1 with its 95%% CI, from the "
+		       "noise between runs; p slower: one-sided t test, Benjamini-Hochberg adjusted "
+		       "over the cases; slower: p slower below alpha %.3g and the change beyond the "
+		       "threshold %.3g%%; cpu wait: %% of the measured time each side (baseline/"
+		       "candidate) waited for a CPU; verdict: %s",
+		   many ? " x runs" : " (baseline/candidate)", o.rule.alpha,
+		   100 * o.rule.threshold, verdict);
 	report_print((enum report_format)fmt, &t, 1);
 	status = sb_str(&found.fail)[0]     ? EXIT_REGRESSION
 		 : sb_str(&found.unsure)[0] ? EXIT_CANNOT_TELL
@@ -468,8 +555,13 @@ done:
 	free(insufficient);
 	free(slower);
 	free(contended);
+	free(unsure);
+	free(keys);
+	free(detectable);
 	free(cases);
 	free(family);
+	noise_data_free(&noise);
+	noise_model_free(&model);
 	run_group_free(&base);
 	run_group_free(&cand);
 	db_close(db);

@@ -21,6 +21,9 @@ void compare_pairs(const struct case_set *base, const struct case_set *cand,
 		const double *xb = case_series_pick(&base->series[pairs[i].base], pick, &nb);
 		const double *xc = case_series_pick(&cand->series[pairs[i].cand], pick, &nc);
 		pairs[i].ok = !compare_pair(xb, nb, xc, nc, rule, &pairs[i].result);
+		/* either side's wait for a CPU: a contended side is never a plain faster/slower */
+		pairs[i].result.wait_base = base->rows[pairs[i].base].cpu_wait;
+		pairs[i].result.wait_cand = cand->rows[pairs[i].cand].cpu_wait;
 	}
 	compare_pairs_decide(pairs, n, rule);
 }
@@ -107,8 +110,11 @@ size_t compare_tables(const struct case_set *cand, const struct case_pair *pairs
 	       c_cand = table_column(t, "candidate", "ms", 3),
 	       c_sp = table_column(t, "speedup", "x", 3), c_lo = table_column(t, "ci lo", "x", 3),
 	       c_hi = table_column(t, "ci hi", "x", 3), c_p = table_column(t, "p", "", 4),
-	       c_q = table_column(t, "p adj", "", 4),
+	       c_q = table_column(t, "p adj", "", 4), c_det = table_column(t, "detect", "%", 1),
+	       c_wait = table_column(t, "cpu wait", "%", 0),
 	       c_v = table_column(t, "verdict", "", 0);
+	double *detectable = xcalloc(n + 1, sizeof(*detectable));
+	size_t ndetect = 0, ncontended = 0;
 	double *speedups = xcalloc(n, sizeof(*speedups));
 	char (*groups)[160] = xcalloc(n, sizeof(*groups));   /* impl and peer parameters */
 	enum verdict *verdicts = xcalloc(n, sizeof(*verdicts));
@@ -126,12 +132,17 @@ size_t compare_tables(const struct case_set *cand, const struct case_pair *pairs
 		table_text(t, r, c_case, c->name);
 		table_text(t, r, c_impl, groups[npairs]);
 		char n_text[48];
-		snprintf(n_text, sizeof(n_text), "%zu/%zu", pr->base.n, pr->cand.n);
+		if (pr->method == METHOD_RUNS && (pr->runs_base > 1 || pr->runs_cand > 1))
+			snprintf(n_text, sizeof(n_text), "%zux%zu/%zux%zu", pr->base.n / pr->runs_base,
+				 pr->runs_base, pr->cand.n / pr->runs_cand, pr->runs_cand);
+		else
+			snprintf(n_text, sizeof(n_text), "%zu/%zu", pr->base.n, pr->cand.n);
 		table_text(t, r, c_n, n_text);
 		table_number(t, r, c_base, pr->base.median / 1e6);
 		table_number(t, r, c_cand, pr->cand.median / 1e6);
 		table_number(t, r, c_sp, pr->speedup.ratio);
-		if (pr->base.n > 1 && pr->cand.n > 1) {   /* no interval from one sample */
+		if (pr->method == METHOD_RUNS || (pr->base.n > 1 && pr->cand.n > 1)) {
+			/* no interval from one sample */
 			table_number(t, r, c_lo, pr->speedup.lo);
 			table_number(t, r, c_hi, pr->speedup.hi);
 		}
@@ -142,18 +153,54 @@ size_t compare_tables(const struct case_set *cand, const struct case_pair *pairs
 							   : fmin(pr->q_faster, pr->q_slower);
 		if (!pr->insufficient)
 			table_number(t, r, c_q, q);
+		if (!pr->insufficient && isfinite(pr->detectable)) {
+			table_number(t, r, c_det, 100 * pr->detectable);
+			detectable[ndetect++] = pr->detectable;
+		}
+		char wait[32] = "";
+		if (pr->wait_base >= 0 || pr->wait_cand >= 0) {
+			char wb[16] = "?", wc[16] = "?";
+			if (pr->wait_base >= 0)
+				snprintf(wb, sizeof(wb), "%.0f", 100 * pr->wait_base);
+			if (pr->wait_cand >= 0)
+				snprintf(wc, sizeof(wc), "%.0f", 100 * pr->wait_cand);
+			snprintf(wait, sizeof(wait), "%s/%s", wb, wc);
+		}
+		table_text(t, r, c_wait, wait);
+		ncontended += pr->verdict == VERDICT_CONTENDED;
 		table_text(t, r, c_v, verdict_names[pr->verdict]);
 		speedups[npairs] = pr->speedup.ratio;
 		verdicts[npairs++] = pr->verdict;
 	}
 	if (npairs == 0)
 		goto done;
-	table_note(t, "n: measured iterations, baseline/candidate; "
-		      "speedup = baseline median / candidate median (> 1: candidate faster); CI: "
-		      "95%% bootstrap; p: Mann-Whitney U; p adj: one-sided, beyond the threshold, "
-		      "Benjamini-Hochberg adjusted over the cases; verdict at %.3g%% threshold, "
-		      "alpha %.3g",
-		   100 * rule->threshold, rule->alpha);
+	if (by_run)
+		table_note(t, "n: measured iterations (x runs), baseline/candidate; speedup = baseline "
+			      "median / candidate median (> 1: candidate faster), each side's median the "
+			      "geometric mean of its runs'; the run is the unit: CI and p (t test) from "
+			      "the noise between runs; p adj: one-sided, Benjamini-Hochberg adjusted over "
+			      "the cases; faster/slower: significant at alpha %.3g and beyond the %.3g%% "
+			      "threshold; same: the CI within it",
+			   rule->alpha, 100 * rule->threshold);
+	else
+		table_note(t, "n: measured iterations, baseline/candidate (one run: the iterations are "
+			      "the samples; a drift of the machine during the run is not in these "
+			      "intervals); speedup = baseline median / candidate median (> 1: candidate "
+			      "faster); CI: 95%% bootstrap; p: Mann-Whitney U; p adj: one-sided, beyond "
+			      "the threshold, Benjamini-Hochberg adjusted over the cases; verdict at "
+			      "%.3g%% threshold, alpha %.3g",
+			   100 * rule->threshold, rule->alpha);
+	double med, lo, hi;
+	if (ndetect && !detectable_range(detectable, ndetect, &med, &lo, &hi))
+		table_note(t, "detect: the smallest change detected as slower 90%% of the time: %.3g%% "
+			      "for the median case, %.3g%% to %.3g%% over the cases",
+			   100 * med, 100 * lo, 100 * hi);
+	if (ncontended)
+		table_note(t, "contended (%zu): a side waited for a CPU %.3g%% of its measured time or "
+			      "more (cpu wait: baseline/candidate), or the slower side %.3g points more "
+			      "than the other: the machine, not the code, may be what differs; no faster "
+			      "or slower is claimed",
+			   ncontended, 100 * rule->cpu_wait_level, 100 * rule->cpu_wait_gap);
 
 	/* Summary per candidate impl (one row per impl; by run: one row). */
 	size_t s_impl = table_column(sum, "impl", "", 0), s_n = table_column(sum, "pairs", "", 0),
@@ -161,7 +208,8 @@ size_t compare_tables(const struct case_set *cand, const struct case_pair *pairs
 	       s_mean = table_column(sum, "mean", "x", 3), s_min = table_column(sum, "min", "x", 3),
 	       s_max = table_column(sum, "max", "x", 3), s_w = table_column(sum, "wins", "", 0),
 	       s_l = table_column(sum, "losses", "", 0), s_t = table_column(sum, "ties", "", 0),
-	       s_f = table_column(sum, "faster", "", 0), s_s = table_column(sum, "slower", "", 0);
+	       s_f = table_column(sum, "faster", "", 0), s_s = table_column(sum, "slower", "", 0),
+	       s_c = table_column(sum, "contended", "", 0);
 	double *group = xcalloc(npairs, sizeof(*group));
 	for (size_t i = 0; i < npairs; i++) {
 		int first = 1;
@@ -169,12 +217,13 @@ size_t compare_tables(const struct case_set *cand, const struct case_pair *pairs
 			first = by_run || strcmp(groups[j], groups[i]);
 		if (!first || (by_run && i > 0))
 			continue;
-		size_t m = 0, faster = 0, slower = 0;
+		size_t m = 0, faster = 0, slower = 0, contended = 0;
 		for (size_t j = i; j < npairs; j++)
 			if (by_run || !strcmp(groups[j], groups[i])) {
 				group[m++] = speedups[j];
 				faster += verdicts[j] == VERDICT_FASTER;
 				slower += verdicts[j] == VERDICT_SLOWER;
+				contended += verdicts[j] == VERDICT_CONTENDED;
 			}
 		struct speedup_summary ss;
 		speedup_summarize(group, m, rule->tie_band, &ss);
@@ -191,12 +240,15 @@ size_t compare_tables(const struct case_set *cand, const struct case_pair *pairs
 		table_number(sum, r, s_t, (double)ss.ties);
 		table_number(sum, r, s_f, (double)faster);
 		table_number(sum, r, s_s, (double)slower);
+		table_number(sum, r, s_c, (double)contended);
 	}
 	free(group);
-	table_note(sum, "wins/losses: point estimates beyond 1 ± %.3g%%, ties within it; faster/slower: "
-		      "the verdicts (interval beyond the threshold, Benjamini-Hochberg over the cases)",
+	table_note(sum, "wins/losses: point estimates beyond 1 ± %.3g%%, ties within it; faster/slower/"
+		      "contended: the verdicts (Benjamini-Hochberg over the cases; contended: a side "
+		      "waited for a CPU, so neither is claimed)",
 		   100 * rule->tie_band);
 done:
+	free(detectable);
 	free(speedups);
 	free(groups);
 	free(verdicts);

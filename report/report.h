@@ -9,6 +9,7 @@
 #include "db.h"
 #include "opt.h"
 #include "render.h"
+#include "noise.h"
 #include "stats.h"
 
 #define REPORT_PROG "report"
@@ -27,22 +28,29 @@
 					* percentile, widened by this much of its median */
 #define REPORT_STEADY_BAND (REPORT_STEADY_BAND_PCT / 100.0)
 
+#define REPORT_CPU_WAIT_LEVEL_PCT 5     /* a side that waited this much of its measured time for a
+					 * CPU is contended (compare: either side; regress: the
+					 * side that looks slower) */
+#define REPORT_DETECT_PCT 10           /* the change a report says whether it could detect */
+
 struct verdict_rule {
 	double alpha;        /* p below this is significant */
-	double threshold;    /* fraction: a speedup above 1 + threshold or below 1 / (1 + threshold)
-				counts */
+	double threshold;    /* fraction: a change must be beyond it to count (runs: the point
+				estimate beyond, and significant; iterations: the interval beyond) */
 	double tie_band;     /* fraction: summaries count |speedup - 1| <= tie_band as a tie */
-	double run_noise;    /* fraction: the spread of one run's median from run to run, assumed
-				where it cannot be measured (one run a side); 0: none assumed */
-	double cpu_wait_gap; /* fraction: slower (faster) is `contended` instead when the candidate
-				(baseline) waited for a CPU this much more of its measured time than
+	double cpu_wait_gap; /* fraction: slower (faster) is `contended` instead when the side that
+				looks slower waited for a CPU this much more of its measured time than
 				the other side; 1: never */
+	double cpu_wait_level; /* fraction: ... or waited this much of its time or more; 1: never */
+	int either_contended;  /* 1: a side at cpu_wait_level makes faster and slower contended
+				  whichever side it is (compare) */
+	double detect;       /* fraction: the change the notes say these runs would (not) detect */
+	struct noise_assumed assumed;   /* what the noise model assumes where nothing measures it */
 };
 #define VERDICT_RULE_DEFAULT                                                                       \
-	{REPORT_ALPHA, REPORT_THRESHOLD_PCT / 100.0, REPORT_TIE_BAND_PCT / 100.0, 0,                 \
-	 REPORT_CPU_WAIT_GAP_PCT / 100.0}
-/* regress, one run a side: the run-to-run spread assumed (percent of the median) */
-#define REPORT_RUN_NOISE_PCT 2
+	{REPORT_ALPHA, REPORT_THRESHOLD_PCT / 100.0, REPORT_TIE_BAND_PCT / 100.0,                    \
+	 REPORT_CPU_WAIT_GAP_PCT / 100.0, REPORT_CPU_WAIT_LEVEL_PCT / 100.0, 1,                      \
+	 REPORT_DETECT_PCT / 100.0, NOISE_ASSUMED_DEFAULT}
 /* A threshold below 0 or an alpha outside (0, 1) is a usage error: prints it for `report command`
  * and returns EXIT_USAGE; -1 when the rule is sound. */
 int verdict_rule_check(const struct verdict_rule *rule, const char *command);
@@ -127,7 +135,7 @@ struct report_options {
 	{"phase", 0, OPT_STRING, "PHASE", "fwd, bwd, opt or total (default total)", &(o)->phase}
 #define REPORT_OPT_ALPHA(o)                                                                        \
 	{"alpha", 0, OPT_DOUBLE, "P",                                                              \
-	 "significance level of the rank test (default " REPORT_STR(REPORT_ALPHA) ")",             \
+	 "significance level of the tests (default " REPORT_STR(REPORT_ALPHA) ")",                 \
 	 &(o)->rule.alpha}
 #define REPORT_OPT_THRESHOLD(o, help)                                                              \
 	{"threshold", 0, OPT_PERCENT, "PCT",                                                       \
@@ -190,6 +198,8 @@ char *case_key_without(const char *key, const char *param);
 char *case_key_without_peer_params(const char *key);
 void case_key_peer_params(const char *key, char *out, size_t n);
 
+struct pair_result;
+
 /* ---- one side of a comparison: a group of runs (run_group.c) --------------------------------- */
 
 #define RUN_GROUP_MAX 64
@@ -207,6 +217,7 @@ struct run_group {
 	int64_t *ids;                     /* ascending */
 	size_t n;
 	struct run_row *rows;             /* (n) */
+	char (*sessions)[80];             /* (n) each run's session (noise_session_key) */
 	struct case_set *sets;            /* (n) after run_group_load */
 	struct case_index *index;         /* (n) by case key */
 };
@@ -221,22 +232,43 @@ void run_group_free(struct run_group *g);
 /* "run 3" or "runs 1, 2, 4" (long lists elided). */
 void run_group_describe(const struct run_group *g, struct strbuf *sb);
 
+/* The noise model for comparing the runs of groups (sides) sides[0..nsides-1] on pick: the
+ * sides' runs as sources 1..nsides (their sessions differenced only within a side), and, with
+ * history, the other complete runs of the sides' systems as source 0 (noise_history_load, every
+ * case key of those systems: the pool is the system's). The sides' runs only on the case keys
+ * keys[0..nkeys-1] (sorted, strcmp). d and m are the caller's to free. */
+int run_groups_noise(struct db *db, const struct run_group *const *sides, size_t nsides,
+		     int pick, const char *const *keys, size_t nkeys, int history,
+		     const struct noise_assumed *a, struct noise_data *d, struct noise_model *m,
+		     struct bd_error *err);
+/* The runs method for one case key between groups b and c (at_b, at_c: the case's index in each
+ * run's set, -1 where absent; runs whose case is not ok are left out): each side's runs' log
+ * medians, the variance of their difference from the model, and the verdict of a family of one
+ * (wait_base/wait_cand filled from cases.cpu_wait). BD_EINVAL when a side has no run with
+ * samples of pick. */
+int run_groups_compare_case(const struct noise_model *m, const struct noise_data *d,
+			    const char *key, const struct run_group *b, const long *at_b,
+			    const struct run_group *c, const long *at_c, int pick,
+			    const struct verdict_rule *rule, struct pair_result *out);
+
 /* Verdict on a change from a baseline (verdict.c): speedup = baseline / candidate time with its
- * 95% CI; "slower" and "faster" are one-sided tests that the change lies beyond the threshold
- * (H0: candidate time <= (1 + threshold) baseline time, and its mirror), their p-values adjusted
- * for all the cases of the report together (Benjamini-Hochberg) and held against alpha:
- *   faster / slower: the adjusted p of that test <= alpha: the interval at that level lies
- *                    beyond the threshold, not only the point estimate;
- *   same:            neither, and the whole 95% CI lies within the threshold;
- *   unsure:          neither, and the CI reaches beyond the threshold;
- *   insufficient:    fewer than REPORT_MIN_ITERS samples in a run, or too few for the exact
- *                    rank test to reach alpha (verdict_insufficient): no claim either way.
- * One run on each side: the iterations are the samples (Mann-Whitney U, exact up to 50 samples,
- * bootstrap CI of the ratio of medians); run-to-run noise is not measured. Three runs or more in
- * all: the runs are the samples (log of each run's median, t test with the variance pooled
- * across cases; docs/performance.md). */
-/* contended: the test said slower (or faster), but the side that looks slower waited for a CPU
- * more of its measured time than the other, enough to explain the change (rule->cpu_wait_gap) */
+ * 95% CI, and one-sided tests of "slower" and "faster", their p-values adjusted for all the cases
+ * of the report together (Benjamini-Hochberg) and held against alpha. Two methods:
+ *
+ * runs (regress, compare across runs, history, nodes): each run's log median is one sample, and
+ * the noise between runs comes from the noise model (noise.h): d = mean log time of the
+ * candidate's runs - the baseline's, var(d) from the model, a t test with its degrees of freedom.
+ *   slower / faster: significant (adjusted p of "no change" against that direction <= alpha) and
+ *                    the change itself beyond the threshold;
+ *   same:            the whole 95% CI within the threshold;
+ *   unsure:          neither: these runs cannot tell (the notes say what change they could);
+ * iterations (report --compare IMPL, within one run): the iterations are the samples
+ *   (Mann-Whitney U against the threshold, exact up to 50 samples, bootstrap CI of the ratio of
+ *   medians); faster / slower when the interval lies beyond the threshold.
+ * Both: insufficient with fewer than REPORT_MIN_ITERS iterations in a run (or too few for the
+ * exact rank test to reach alpha, iterations method): no claim either way. contended: the test
+ * said slower (or faster), but the side that looks slower waited for a CPU enough to explain it
+ * (rule->cpu_wait_gap, rule->cpu_wait_level; compare: either side at the level). */
 enum verdict { VERDICT_FASTER, VERDICT_SLOWER, VERDICT_SAME, VERDICT_UNSURE, VERDICT_INSUFFICIENT,
 	       VERDICT_CONTENDED, VERDICT_COUNT };
 extern const char *const verdict_names[VERDICT_COUNT];
@@ -247,46 +279,52 @@ extern const char *const verdict_names[VERDICT_COUNT];
 int verdict_insufficient(size_t nb, size_t nc, const struct verdict_rule *rule);
 
 enum verdict_method {
-	METHOD_ITERATIONS,   /* one run a side: the iterations are the samples */
-	METHOD_RUNS,         /* several runs: each run's median is one sample */
+	METHOD_ITERATIONS,   /* one run a side, within a run: the iterations are the samples */
+	METHOD_RUNS,         /* each run's median is one sample; noise between runs modelled */
 };
 
 /* One baseline/candidate comparison. */
 struct pair_result {
-	struct summary base, cand;   /* over every iteration of the side's runs; the runs method
-					shows the geometric mean of the runs' medians as median */
+	struct summary base, cand;   /* iterations method: over the side's iterations; runs: n is
+					the iterations of all its runs, median the geometric mean of
+					the runs' medians */
 	size_t runs_base, runs_cand;
 	enum verdict_method method;
 	struct ratio_ci speedup;     /* base / cand time, 95% CI */
 	struct mann_whitney mw;      /* iterations method: the rank test of no change */
-	double p;                    /* two-sided p of no change (rank test, or t test of runs) */
-	double p_slower, p_faster;   /* one-sided p: slower / faster beyond the threshold */
+	double p;                    /* two-sided p of no change */
+	double p_slower, p_faster;   /* one-sided p: iterations: beyond the threshold; runs: of no
+					change, against that direction */
 	double q_slower, q_faster;   /* the same, Benjamini-Hochberg adjusted over the family */
 	int insufficient;
-	int run_noise_assumed;       /* one run a side, rule->run_noise added to the variance */
-	/* runs method: mean log(run median) of cand - base; the variance of a run's log median
-	 * with its degrees of freedom (this case's own, and the one used after pooling) */
-	double log_change, run_var, run_df, used_var, used_df;
+	/* runs method: d = mean log run median of cand - base, its standard error and df */
+	double log_change, se, df;
+	double detectable;           /* the change in time (fraction) detected as slower 90% of
+					the time at alpha (iterations: from the bootstrap interval) */
 	/* the share of its measured time each side waited for a CPU (mean over its runs of
 	 * cases.cpu_wait); -1 unknown. compare_* set -1; the caller fills them before deciding. */
 	double wait_base, wait_cand;
 	enum verdict verdict;
 };
-/* One run a side. BD_EINVAL when a series is empty or a median is not positive. The verdict is
- * that of a family of one; verdicts_decide re-decides it within a report's family. */
+/* Iterations method, one run a side. BD_EINVAL when a series is empty or a median is not
+ * positive. The verdict is that of a family of one; verdicts_decide re-decides it within a
+ * report's family. */
 int compare_pair(const double *xb, size_t nb, const double *xc, size_t nc,
 		 const struct verdict_rule *rule, struct pair_result *out);
-/* The measured series of one case in one run. */
-struct run_samples {
-	const double *x;
-	size_t n;
-};
-/* nbase runs against ncand runs (at most 64 a side; 1 and 1 is compare_pair). BD_EINVAL for an
- * empty run or a median that is not positive. */
-int compare_runs(const struct run_samples *base, size_t nbase, const struct run_samples *cand,
-		 size_t ncand, const struct verdict_rule *rule, struct pair_result *out);
-/* Decide the verdicts of results[0..n-1], the cases of one report, together: the runs method's
- * variance pooled, the slower and faster tests Benjamini-Hochberg adjusted. */
+/* Runs method: d (mean log time of the candidate's runs - the baseline's) with variance var and
+ * df degrees of freedom (noise_diff_var; INFINITY: normal); insufficient: a run had too few
+ * iterations. Fills the p-values, the interval, the detectable change and a family-of-one
+ * verdict. */
+void compare_modeled(double d, double var, double df, int insufficient,
+		     const struct verdict_rule *rule, struct pair_result *out);
+/* The one-sided quantile of the runs method's tests: t at 1 - alpha with df (normal for df
+ * INFINITY). */
+double verdict_quantile(double p, double df);
+/* The median, least and largest of the detectable changes x[0..n-1] of a report's cases (x is
+ * not modified). 0, or BD_EINVAL when n is 0. */
+int detectable_range(const double *x, size_t n, double *median, double *lo, double *hi);
+/* Decide the verdicts of results[0..n-1], the cases of one report, together: the slower and
+ * faster tests Benjamini-Hochberg adjusted. */
 void verdicts_decide(struct pair_result *const *results, size_t n, const struct verdict_rule *rule);
 
 /* A matched baseline/candidate pair of cases (indices into their case sets) and its comparison. */

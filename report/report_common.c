@@ -95,11 +95,14 @@ int verdict_rule_check(const struct verdict_rule *rule, const char *command)
 {
 	/* written so that a NaN (--alpha nan) fails too */
 	if (rule->threshold >= 0 && isfinite(rule->threshold) && rule->alpha > 0 && rule->alpha < 1 &&
-	    rule->tie_band >= 0 && isfinite(rule->tie_band) && rule->run_noise >= 0 &&
-	    isfinite(rule->run_noise) && rule->cpu_wait_gap >= 0 && rule->cpu_wait_gap <= 1)
+	    rule->tie_band >= 0 && isfinite(rule->tie_band) && rule->assumed.run_noise >= 0 &&
+	    isfinite(rule->assumed.run_noise) && rule->cpu_wait_gap >= 0 &&
+	    rule->cpu_wait_gap <= 1 && rule->cpu_wait_level >= 0 && rule->cpu_wait_level <= 1 &&
+	    rule->detect > 0 && isfinite(rule->detect))
 		return -1;
-	fprintf(stderr, "%s %s: --threshold, --tie-band and --run-noise must be >= 0, --alpha in "
-		"(0, 1) and --cpu-wait-gap in [0, 100]\n", REPORT_PROG, command);
+	fprintf(stderr, "%s %s: --threshold, --tie-band and --run-noise must be >= 0, --detect > 0, "
+		"--alpha in (0, 1), --cpu-wait-gap and --cpu-wait-level in [0, 100]\n", REPORT_PROG,
+		command);
 	return EXIT_USAGE;
 }
 

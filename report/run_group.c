@@ -2,6 +2,7 @@
  * regress` may be every run with a label (e.g. the nightly runs of main, or the repetitions of one
  * `runner run --repeat N` stored under one label), the last K of them, or runs named one by one —
  * with each run's cases loaded and indexed by case key. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,8 +66,15 @@ int run_group_select(struct db *db, const struct run_group_spec *spec,
 		goto done;
 	}
 	g->rows = xcalloc(g->n, sizeof(*g->rows));
-	for (size_t i = 0; i < g->n && !rc; i++)
+	g->sessions = xcalloc(g->n, sizeof(*g->sessions));
+	for (size_t i = 0; i < g->n && !rc; i++) {
+		struct run_session *s = NULL;
+		size_t ns = 0;
 		rc = db_run_get(db, g->ids[i], &g->rows[i], err);
+		if (!rc && !(rc = db_run_sessions(db, 0, g->ids[i], &s, &ns, err)) && ns == 1)
+			noise_session_key(s->group_id, s->uuid, g->sessions[i]);
+		free(s);
+	}
 done:
 	db_run_rows_free(runs, nruns);
 	if (rc)
@@ -97,6 +105,7 @@ void run_group_free(struct run_group *g)
 	for (size_t i = 0; g->index && i < g->n; i++)
 		case_index_free(&g->index[i]);
 	free(g->rows);
+	free(g->sessions);
 	free(g->sets);
 	free(g->index);
 	free(g->ids);
@@ -115,4 +124,124 @@ void run_group_describe(const struct run_group *g, struct strbuf *sb)
 		}
 		sb_addf(sb, "%lld", (long long)g->ids[i]);
 	}
+}
+
+/* ---- the runs method between groups ---------------------------------------------------------- */
+
+static int key_in(const char *key, void *ctx)
+{
+	const struct { const char *const *keys; size_t n; } *set = ctx;
+	size_t lo = 0, hi = set->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(set->keys[mid], key);
+		if (!c)
+			return 1;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+int run_groups_noise(struct db *db, const struct run_group *const *sides, size_t nsides,
+		     int pick, const char *const *keys, size_t nkeys, int history,
+		     const struct noise_assumed *a, struct noise_data *d, struct noise_model *m,
+		     struct bd_error *err)
+{
+	struct { const char *const *keys; size_t n; } set = {keys, nkeys};
+	size_t nruns = 0;
+	for (size_t s = 0; s < nsides; s++)
+		nruns += sides[s]->n;
+	int64_t *ids = xcalloc(nruns + 1, sizeof(*ids)), *systems = xcalloc(nruns + 1, sizeof(*ids));
+	size_t at = 0;
+	for (size_t s = 0; s < nsides; s++)
+		for (size_t r = 0; r < sides[s]->n; r++, at++) {
+			const struct run_group *g = sides[s];
+			ids[at] = g->ids[r];
+			systems[at] = g->rows[r].system_id;
+			for (size_t k = 0; k < g->sets[r].n; k++) {
+				const struct case_row *row = &g->sets[r].rows[k];
+				double y, wv;
+				if (row->status != STATUS_OK || !key_in(row->case_key, &set) ||
+				    noise_run_y(&g->sets[r].series[k], pick, &y, &wv))
+					continue;
+				noise_data_add_run(d, row->case_key, (int)s + 1, g->sessions[r], "",
+						   g->rows[r].started_at, y);
+			}
+		}
+	/* history: every case key of the systems, so that the pool is the system's */
+	int rc = history ? noise_history_load(db, systems, nruns, pick, ids, nruns, NULL, NULL, d,
+					      err)
+			 : 0;
+	free(ids);
+	free(systems);
+	if (!rc)
+		rc = noise_model_fit(d, a, m);
+	return rc;
+}
+
+int run_groups_compare_case(const struct noise_model *m, const struct noise_data *d,
+			    const char *key, const struct run_group *b, const long *at_b,
+			    const struct run_group *c, const long *at_c, int pick,
+			    const struct verdict_rule *rule, struct pair_result *out)
+{
+	const struct run_group *side[2] = {b, c};
+	const long *at[2] = {at_b, at_c};
+	const char **sessions[2] = {xcalloc(b->n + 1, sizeof(char *)),
+				    xcalloc(c->n + 1, sizeof(char *))};
+	double mean[2] = {0, 0}, within[2] = {0, 0}, wait_sum[2] = {0, 0};
+	size_t runs[2] = {0, 0}, waits[2] = {0, 0}, iters[2] = {0, 0}, min_n = SIZE_MAX;
+	struct summary sum[2];
+	memset(out, 0, sizeof(*out));
+	for (int s = 0; s < 2; s++) {
+		for (size_t r = 0; r < side[s]->n; r++) {
+			if (at[s][r] < 0)
+				continue;
+			const struct case_row *row = &side[s]->sets[r].rows[at[s][r]];
+			const struct case_series *series = &side[s]->sets[r].series[at[s][r]];
+			double y, wv;
+			size_t n;
+			case_series_pick(series, (enum series_pick)pick, &n);
+			if (row->status != STATUS_OK || noise_run_y(series, pick, &y, &wv))
+				continue;
+			sessions[s][runs[s]++] = side[s]->sessions[r];
+			mean[s] += y;
+			within[s] += wv;
+			iters[s] += n;
+			min_n = n < min_n ? n : min_n;
+			if (row->cpu_wait >= 0) {
+				wait_sum[s] += row->cpu_wait;
+				waits[s]++;
+			}
+		}
+		memset(&sum[s], 0, sizeof(sum[s]));
+	}
+	if (!runs[0] || !runs[1]) {
+		free(sessions[0]);
+		free(sessions[1]);
+		return BD_EINVAL;
+	}
+	for (int s = 0; s < 2; s++) {
+		mean[s] /= (double)runs[s];
+		within[s] /= (double)runs[s];
+		sum[s].n = iters[s];
+		sum[s].median = exp(mean[s]);
+	}
+	struct noise_side nb = {sessions[0], runs[0]}, nc = {sessions[1], runs[1]};
+	double var, df;
+	noise_diff_var(m, noise_data_find(d, key), &nb, &nc, within[0], within[1], &var, &df);
+	compare_modeled(mean[1] - mean[0], var, df, min_n < REPORT_MIN_ITERS, rule, out);
+	out->base = sum[0];
+	out->cand = sum[1];
+	out->runs_base = runs[0];
+	out->runs_cand = runs[1];
+	out->wait_base = waits[0] ? wait_sum[0] / (double)waits[0] : -1;
+	out->wait_cand = waits[1] ? wait_sum[1] / (double)waits[1] : -1;
+	struct pair_result *one = out;
+	verdicts_decide(&one, 1, rule);
+	free(sessions[0]);
+	free(sessions[1]);
+	return 0;
 }

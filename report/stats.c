@@ -635,6 +635,19 @@ double mann_whitney_min_p(size_t nx, size_t ny)
 
 /* ---- Student's t and multiplicity ------------------------------------------------------------ */
 
+/* One step of the modified Lentz algorithm for a continued fraction b0 + a1/(b1 + a2/(b2 + ...)):
+ * with its running c and d, the factor by which the convergent changes. */
+static double lentz_step(double *c, double *d, double a, double b)
+{
+	const double tiny = 1e-300;
+	*d = b + a * *d;
+	*d = fabs(*d) < tiny ? tiny : *d;
+	*c = b + a / *c;
+	*c = fabs(*c) < tiny ? tiny : *c;
+	*d = 1 / *d;
+	return *d * *c;
+}
+
 /* Continued fraction of the regularized incomplete beta function I_x(a, b) (modified Lentz), for
  * x < (a + 1) / (a + b + 2), where it converges fast. */
 static double beta_fraction(double a, double b, double x)
@@ -645,20 +658,9 @@ static double beta_fraction(double a, double b, double x)
 	d = 1 / d;
 	double h = d;
 	for (int m = 1; m <= 500; m++) {
-		double m2 = 2.0 * m, step = m * (b - m) * x / ((a + m2 - 1) * (a + m2));
-		d = 1 + step * d;
-		d = fabs(d) < tiny ? tiny : d;
-		c = 1 + step / c;
-		c = fabs(c) < tiny ? tiny : c;
-		d = 1 / d;
-		h *= d * c;
-		step = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1));
-		d = 1 + step * d;
-		d = fabs(d) < tiny ? tiny : d;
-		c = 1 + step / c;
-		c = fabs(c) < tiny ? tiny : c;
-		d = 1 / d;
-		double delta = d * c;
+		double m2 = 2.0 * m;
+		h *= lentz_step(&c, &d, m * (b - m) * x / ((a + m2 - 1) * (a + m2)), 1);
+		double delta = lentz_step(&c, &d, -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1)), 1);
 		h *= delta;
 		if (fabs(delta - 1) < 1e-15)
 			break;
@@ -702,6 +704,62 @@ double student_t_quantile(double p, double df)
 	for (int i = 0; i < 200 && hi - lo > 1e-13 * hi; i++) {
 		double mid = 0.5 * (lo + hi);
 		if (student_t_sf(mid, df) > 1 - p)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return 0.5 * (lo + hi);
+}
+
+/* Regularized lower incomplete gamma P(a, x), series or continued fraction (Numerical Recipes'
+ * split at x = a + 1), to about 1e-14: the chi-square limit of F. */
+static double gamma_regularized(double a, double x)
+{
+	if (x <= 0)
+		return 0;
+	double front = exp(a * log(x) - x - lgamma(a));
+	if (x < a + 1) {
+		double term = 1 / a, sum = term;
+		for (int n = 1; n < 1000 && fabs(term) > 1e-16 * fabs(sum); n++) {
+			term *= x / (a + n);
+			sum += term;
+		}
+		return front * sum;
+	}
+	double b = x + 1 - a, c = 1e300, d = 1 / b, h = d;
+	for (int i = 1; i < 1000; i++) {
+		b += 2;
+		double delta = lentz_step(&c, &d, -i * (i - a), b);
+		h *= delta;
+		if (fabs(delta - 1) < 1e-15)
+			break;
+	}
+	return 1 - front * h;
+}
+
+double f_sf(double x, double d1, double d2)
+{
+	if (isnan(x) || !(d1 > 0) || !(d2 > 0))
+		return NAN;
+	if (x <= 0)
+		return 1;
+	if (isinf(x))
+		return 0;
+	if (isinf(d2))
+		return 1 - gamma_regularized(d1 / 2, d1 * x / 2);
+	return beta_regularized(d2 / 2, d1 / 2, d2 / (d2 + d1 * x));
+}
+
+double f_quantile(double p, double d1, double d2)
+{
+	if (!(p > 0 && p < 1) || !(d1 > 0) || !(d2 > 0))
+		return NAN;
+	double lo = 0, hi = 1;
+	while (f_sf(hi, d1, d2) > 1 - p && hi < 1e300)
+		hi *= 2;
+	for (int i = 0; i < 200 && hi - lo > 1e-13 * hi; i++) {
+		double mid = 0.5 * (lo + hi);
+		if (f_sf(mid, d1, d2) > 1 - p)
 			lo = mid;
 		else
 			hi = mid;

@@ -73,6 +73,10 @@ double mann_whitney_min_p(size_t nx, size_t ny);
  * bisection. NaN for bad arguments. */
 double student_t_sf(double t, double df);
 double student_t_quantile(double p, double df);
+/* Fisher's F with d1, d2 > 0 degrees of freedom (d2 may be INFINITY: chi-square(d1) / d1):
+ * P(F > x), and the p-quantile, 0 < p < 1, by bisection. NaN for bad arguments. */
+double f_sf(double x, double d1, double d2);
+double f_quantile(double p, double d1, double d2);
 
 /* Benjamini-Hochberg adjusted p-values ("q-values"): q[i] = min over the p-values at or above
  * p[i]'s rank k of m p_(j) / j, capped at 1, m the number of non-NaN p. Rejecting every q <= alpha

@@ -13,6 +13,7 @@
 #include "gpu_probe.h"
 #include "liveness.h"
 #include "measure.h"
+#include "noise.h"
 #include "opt.h"
 #include "peer.h"
 #include "progress.h"
@@ -188,7 +189,8 @@ int cmd_run(struct cmd_line *cl)
 		{"force", 0, OPT_FLAG, NULL,
 		 "with --resume: resume although the sweep text, build or machine differ", &force},
 		{"repeat", 0, OPT_INT, "N",
-		 "run the sweep N times: N runs of one label and group, cases reshuffled each time",
+		 "run the sweep N times: N runs of one label and group, cases reshuffled each time "
+		 "(how many: below)",
 		 &repeat},
 		{"busy-timeout", 0, OPT_INT, "SECONDS",
 		 "how long to wait for another writer's lock, retrying (default 3600)", &busy_timeout_s},
@@ -202,7 +204,13 @@ int cmd_run(struct cmd_line *cl)
 		"Run every case of a sweep and store the run, its system, each case and every iteration's\n"
 		"timing (warm-up included) in a SQLite database. Exit status: 0 when every case was stored\n"
 		"(oom and unsupported cases are results), 1 when a case failed validation or the database\n"
-		"could not be written, 2 for a bad sweep or option, 130 when interrupted."};
+		"could not be written, 2 for a bad sweep or option, 130 when interrupted.\n"
+		"How many runs: `report regress` compares runs, not iterations, and prints the run noise s\n"
+		"(a run's median moves s from run to run) and the smallest change it detects. To detect a\n"
+		"change D (10% = 0.10) 90% of the time at alpha 0.01, about 26 (s/D)^2 runs a side: 4 at\n"
+		"s = 4%, D = 10%. Runs of one --repeat group share the machine's state and agree more\n"
+		"closely than runs made at different times, so spread them (one --repeat group a day, or\n"
+		"history of the same commit) to reach D when a new session moves the median too."};
 	measure_hold_signals();   /* before any thread exists: see measure.h */
 	char *cmdline = command_line(cl);
 	struct sweep *sweep = NULL;
@@ -421,6 +429,9 @@ int cmd_run(struct cmd_line *cl)
 			bd_error_print("runner run", &err);
 			status = EXIT_FAIL;
 		}
+		int folded;   /* the run into the noise between runs (report/noise.h): not fatal */
+		if (!strcmp(run_status, "complete") && noise_fold_run(db, run_id, &folded, &err))
+			bd_error_print("runner run: warning", &err);
 		if (counts[STATUS_ERROR] && status == EXIT_OK)
 			status = EXIT_FAIL;
 		if (!strcmp(run_status, "failed"))

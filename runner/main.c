@@ -10,6 +10,7 @@
 	X(slurm, "write (and submit) a Slurm job array that runs a sweep's shards")                 \
 	X(migrate, "upgrade a database made by an older benchdb to this build's schema")           \
 	X(close, "end a run whose runner is gone (kill -9, a crash) as interrupted")               \
+	X(noise, "fold the runs stored into the noise between runs that verdicts read")           \
 	/* a new command: cmd_<name>.c and a row above this line */
 
 RUNNER_COMMANDS(CLI_DECLARE)

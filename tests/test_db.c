@@ -398,9 +398,10 @@ static double now_ms(void)
 static void test_db__create_makes_a_latest_schema_file_in_wal_mode(void **state)
 {
 	struct fixture *fx = *state;
-	assert_int_equal(db_schema_latest(), 9);   /* 001_init, 002_views, 003_memory_breakdown,
-						      004_param_count, 005_shards, 006_gpu_during_case,
-						      007_liveness, 008_case_detail, 009_cpu_wait */
+	assert_int_equal(db_schema_latest(), 10);   /* 001_init, 002_views, 003_memory_breakdown,
+						       004_param_count, 005_shards, 006_gpu_during_case,
+						       007_liveness, 008_case_detail, 009_cpu_wait,
+						       010_run_noise */
 	assert_false(file_exists(fx->path));
 
 	struct db *db = open_new(fx->path);

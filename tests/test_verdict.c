@@ -83,8 +83,9 @@ static void test_verdict__significant_change_within_the_threshold_is_not_slower(
 }
 
 /* A clear slowdown whose candidate waited for a CPU more of its time than the baseline by the
- * gap or more is `contended`; by less, or with a wait unknown, or with the baseline the one that
- * waited, it stays slower; a faster candidate whose baseline waited more is contended too. */
+ * gap (2 points) or more, or 5% of its time or more, is `contended`; by less, or with the
+ * baseline the one that waited, it stays slower (regress: a slowdown against an inflated baseline
+ * is at least as real); a faster candidate whose baseline waited more is contended too. */
 static void test_verdict__slower_side_that_waited_for_a_cpu_is_contended(void **state)
 {
 	(void)state;
@@ -96,32 +97,43 @@ static void test_verdict__slower_side_that_waited_for_a_cpu_is_contended(void **
 		int flip;   /* 1: candidate and baseline swapped (a faster candidate) */
 		enum verdict want;
 	} cases[] = {
-		{0.01, 0.34, 0, VERDICT_CONTENDED}, {0.10, 0.125, 0, VERDICT_CONTENDED},
-		{0.10, 0.115, 0, VERDICT_SLOWER},   {-1, 0.5, 0, VERDICT_SLOWER},
-		{0.01, -1, 0, VERDICT_SLOWER},      {0.30, 0.01, 0, VERDICT_SLOWER},
-		{0.30, 0.01, 1, VERDICT_CONTENDED}, {0.01, 0.30, 1, VERDICT_FASTER},
+		{0.01, 0.34, 0, VERDICT_CONTENDED}, {0.01, 0.035, 0, VERDICT_CONTENDED},
+		{0.01, 0.025, 0, VERDICT_SLOWER},   {-1, 0.5, 0, VERDICT_CONTENDED},
+		{-1, 0.04, 0, VERDICT_SLOWER},      {0.01, -1, 0, VERDICT_SLOWER},
+		{0.30, 0.01, 0, VERDICT_SLOWER},    {0.30, 0.01, 1, VERDICT_CONTENDED},
+		{0.01, 0.30, 1, VERDICT_FASTER},
 	};
+	struct verdict_rule regress = default_rule;   /* regress: the slower side's wait only */
+	regress.either_contended = 0;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct pair_result r, *one = &r;
 		if (cases[i].flip)
-			assert_int_equal(compare_pair(c, 30, b, 30, &default_rule, &r), 0);
+			assert_int_equal(compare_pair(c, 30, b, 30, &regress, &r), 0);
 		else
-			assert_int_equal(compare_pair(b, 30, c, 30, &default_rule, &r), 0);
+			assert_int_equal(compare_pair(b, 30, c, 30, &regress, &r), 0);
 		assert_true(r.wait_base == -1 && r.wait_cand == -1);   /* unknown until filled */
 		r.wait_base = cases[i].wait_base;
 		r.wait_cand = cases[i].wait_cand;
-		verdicts_decide(&one, 1, &default_rule);
+		verdicts_decide(&one, 1, &regress);
 		assert_int_equal(r.verdict, cases[i].want);
 	}
-	/* a gap of 1 (100%) turns it off */
+	/* a gap and a level of 1 (100%) turn it off */
 	struct verdict_rule off = default_rule;
 	off.cpu_wait_gap = 1;
+	off.cpu_wait_level = 1;
 	struct pair_result r, *one = &r;
 	assert_int_equal(compare_pair(b, 30, c, 30, &off, &r), 0);
 	r.wait_base = 0;
 	r.wait_cand = 0.9;
 	verdicts_decide(&one, 1, &off);
 	assert_int_equal(r.verdict, VERDICT_SLOWER);
+	/* compare (the default, either_contended): the baseline at the level makes a slower
+	 * candidate contended too */
+	struct verdict_rule either = default_rule;
+	r.wait_base = 0.30;
+	r.wait_cand = 0.01;
+	verdicts_decide(&one, 1, &either);
+	assert_int_equal(r.verdict, VERDICT_CONTENDED);
 }
 
 /* Point estimate 6% slower but the data overlap so much that the interval reaches below 5%:
@@ -165,40 +177,44 @@ static void test_verdict__bh_over_the_family_controls_one_case_among_many(void *
 		assert_int_equal(results[0].verdict, VERDICT_UNSURE);
 }
 
-/* Runs method: 4 baseline runs and 1 candidate run with known run medians. */
-static void test_verdict__runs_method_is_a_t_test_on_log_run_medians(void **state)
+/* Runs method: the t test of d with the model's variance and df; slower needs significance and
+ * the change itself beyond the threshold; the detectable change is the threshold or the critical
+ * value, whichever is larger, plus the 90% quantile times the standard error. */
+static void test_verdict__runs_method_is_a_t_test_on_the_modelled_change(void **state)
 {
 	(void)state;
-	const double medians_b[] = {1.00e6, 1.02e6, 0.99e6, 1.01e6}, median_c = 1.20e6;
-	double xb[4][9], xc[9];
-	struct run_samples rb[4], rc[1];
-	for (int r = 0; r < 4; r++) {
-		series(xb[r], 9, medians_b[r], 0.01);
-		rb[r] = (struct run_samples){xb[r], 9};
-	}
-	series(xc, 9, median_c, 0.01);
-	rc[0] = (struct run_samples){xc, 9};
-	struct pair_result res;
-	assert_int_equal(compare_runs(rb, 4, rc, 1, &default_rule, &res), 0);
-	assert_int_equal(res.method, METHOD_RUNS);
-	assert_int_equal(res.runs_base, 4);
-	assert_int_equal(res.base.n, 36);
-	/* the series are symmetric about their base: each run's median is its base value */
-	double l[4], mean = 0, ss = 0;
-	for (int r = 0; r < 4; r++)
-		mean += (l[r] = log(medians_b[r])) / 4;
-	for (int r = 0; r < 4; r++)
-		ss += (l[r] - mean) * (l[r] - mean);
-	double var = ss / 3, d = log(median_c) - mean, se = sqrt(var * (1 + 0.25));
-	assert_close(res.log_change, d, 1e-12);
-	assert_close(res.run_var, var, 1e-15);
-	assert_close(res.run_df, 3, 0);
-	assert_close(res.p_slower, student_t_sf((d - log1p(0.05)) / se, 3), 1e-12);
-	assert_int_equal(res.verdict, VERDICT_SLOWER);
-	/* a run of 4 iterations makes the case insufficient */
-	rb[2].n = 4;
-	assert_int_equal(compare_runs(rb, 4, rc, 1, &default_rule, &res), 0);
-	assert_int_equal(res.verdict, VERDICT_INSUFFICIENT);
+	double d = 0.12, var = 0.0009, df = 7.5, se = 0.03;
+	struct pair_result r;
+	memset(&r, 0, sizeof(r));
+	r.wait_base = r.wait_cand = -1;
+	compare_modeled(d, var, df, 0, &default_rule, &r);
+	assert_int_equal(r.method, METHOD_RUNS);
+	assert_close(r.p_slower, student_t_sf(d / se, df), 1e-14);
+	assert_close(r.p, 2 * student_t_sf(d / se, df), 1e-14);
+	double t975 = student_t_quantile(0.975, df);
+	assert_close(r.speedup.ratio, exp(-d), 1e-15);
+	assert_close(r.speedup.lo, exp(-d - t975 * se), 1e-12);
+	assert_close(r.speedup.hi, exp(-d + t975 * se), 1e-12);
+	double want = expm1(fmax(log1p(0.05), student_t_quantile(0.99, df) * se) +
+			    student_t_quantile(0.9, df) * se);
+	assert_close(r.detectable, want, 1e-12);
+	assert_int_equal(r.verdict, VERDICT_SLOWER);
+	/* significant, but 4%: within the 5% threshold, and the CI reaches beyond it: unsure */
+	compare_modeled(0.04, 0.0001, df, 0, &default_rule, &r);
+	assert_true(r.p_slower < 0.01);
+	assert_int_equal(r.verdict, VERDICT_UNSURE);
+	/* 1% with a tight interval: same */
+	compare_modeled(0.01, 0.00001, df, 0, &default_rule, &r);
+	assert_int_equal(r.verdict, VERDICT_SAME);
+	/* 6% but not significant: unsure, never slower */
+	compare_modeled(0.06, 0.0016, df, 0, &default_rule, &r);
+	assert_int_equal(r.verdict, VERDICT_UNSURE);
+	/* a run of too few iterations: insufficient */
+	compare_modeled(d, var, df, 1, &default_rule, &r);
+	assert_int_equal(r.verdict, VERDICT_INSUFFICIENT);
+	/* an infinite df is the normal test */
+	compare_modeled(d, var, INFINITY, 0, &default_rule, &r);
+	assert_close(r.p_slower, 0.5 * erfc(4 / sqrt(2.0)), 1e-15);
 }
 
 int main(void)
@@ -210,7 +226,7 @@ int main(void)
 		cmocka_unit_test(test_verdict__point_beyond_threshold_with_interval_inside_is_not_slower),
 		cmocka_unit_test(test_verdict__slower_side_that_waited_for_a_cpu_is_contended),
 		cmocka_unit_test(test_verdict__bh_over_the_family_controls_one_case_among_many),
-		cmocka_unit_test(test_verdict__runs_method_is_a_t_test_on_log_run_medians),
+		cmocka_unit_test(test_verdict__runs_method_is_a_t_test_on_the_modelled_change),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

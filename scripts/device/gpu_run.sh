@@ -4,7 +4,7 @@
 # driver, toolkit and PyTorch but not libyaml/SQLite/oneDNN/cmocka, and cannot fetch packages, so
 # the binaries are built here (scripts/device/bundle.sh) and travel as .dev/bundle.tar.xz with the
 # libraries they link; cuBLASLt and cuDNN come from the machine's PyPI wheels.
-#   gpu_run.sh STAGE...    stages: env tests cputests flash short cpuflash cpue2e cpubf16 cpuprof attn e2e cs336 peergpu equiv (each writes under $OUT)
+#   gpu_run.sh STAGE...    stages: env tests cputests flash short cpuflash cpue2e cpubf16 cpuprof attn e2e cs336 peergpu torchsdpa kitgpu equiv (each writes under $OUT)
 set -u
 OUT=${OUT:-/tmp/gpu-out}
 ROOT=$PWD
@@ -33,7 +33,7 @@ for stage in "$@"; do
 		  python3 -c 'import torch; print("torch", torch.__version__, torch.version.cuda)'
 		  ls "$sp"/nvidia/*/lib 2>/dev/null | grep -E 'cudnn\.so|cublasLt' ; pip list 2>/dev/null | grep -i -E 'cudnn|cublas'
 		  ldd "$R" | grep -E 'not found|cudnn|cublas|dnnl'; "$R" sysinfo; } >"$OUT/env.log" 2>&1 ;;
-	tests) run gpu-tests 300 ctest --test-dir build-gpu -L gpu --output-on-failure --timeout 280 ;;
+	tests) run gpu-tests 240 ctest --test-dir build-gpu -L gpu --output-on-failure --timeout 230 ;;
 	cputests)  # the CPU side on this machine's CPU (AVX-512 where it has it): oneDNN's native bf16
 		run cpu-tests 120 ctest --test-dir build-gpu -L unit -j 8 --output-on-failure
 		[ -d build-avx512 ] && run avx512-tests 120 ctest --test-dir build-avx512 -L unit -j 8 --output-on-failure ;;
@@ -59,6 +59,14 @@ for stage in "$@"; do
 	attn) run attn 200 "$R" run configs/attention_gpu.yaml --db "$OUT/attn.db" ;;
 	e2e) run e2e 500 "$R" run configs/e2e_vs_pytorch_gpu.yaml --db "$OUT/e2e.db" ;;
 	cs336) run cs336 500 "$R" run configs/cs336_e2e.yaml --db "$OUT/cs336.db" ;;
+	torchsdpa)  # PyTorch's SDPA per backend (the kit's peer, the machine's torch) beside our flash and
+		# cuDNN SDPA (configs/perf/torch_sdpa_gpu_short.yaml); docs/performance.md "PyTorch SDPA on the GPU"
+		run torchsdpa "${TORCHSDPA_SECONDS:-240}" "$R" run "${TORCHSDPA_CONFIG:-configs/perf/torch_sdpa_gpu_short.yaml}" --db "$OUT/torchsdpa.db"
+		"$P" --db "$OUT/torchsdpa.db" --compare sdpa >"$OUT/torchsdpa-compare.md" 2>&1
+		"$P" --db "$OUT/torchsdpa.db" --derived >"$OUT/torchsdpa-table.md" 2>&1 ;;
+	kitgpu)  # the kit's training path on the GPU (scripts/device/kit_gpu.yaml)
+		run kitgpu 200 "$R" run scripts/device/kit_gpu.yaml --db "$OUT/kitgpu.db"
+		sqlite3 -separator ' | ' "$OUT/kitgpu.db" "select c.name, c.status, c.reason, c.max_diff, c.tolerance, c.peak_bytes, c.flops_fwd, (select group_concat(phase || '=' || ns, ' ') from (select phase, ns from samples s where s.case_id = c.id and s.iter = c.warmup)) from cases c order by ord" >"$OUT/kitgpu.txt" 2>&1 ;;
 	equiv)  # every CUDA workload once (issue 27); diff equiv.cases against another build's
 		run equiv 300 "$R" run scripts/device/workloads_equiv.yaml --db "$OUT/equiv.db"
 		sqlite3 -separator ' | ' "$OUT/equiv.db" "select ord, case_key, name, params, status, reason, quote(max_diff), quote(tolerance), peak_fwd_bytes, peak_bwd_bytes, peak_bytes, flops_fwd, flops_bwd, flops_opt, bytes_fwd, bytes_bwd, bytes_opt, param_bytes, grad_bytes, optim_bytes, activation_bytes, workspace_bytes, param_count, impl_info from cases order by ord" >"$OUT/equiv.cases" 2>&1 ;;
@@ -73,9 +81,9 @@ benchmarks:
   - {suite: attention, impl: kept, plant: [hang, none], causal: [false, true]}
 EOF
 		sed -i 's/persistent: true,/persistent: true, timeout: 2,/' "$OUT/peergpu.yaml"
-		run peergpu 120 "$R" run "$OUT/peergpu.yaml" --db "$OUT/peergpu.db"
+		run peergpu 60 "$R" run "$OUT/peergpu.yaml" --db "$OUT/peergpu.db"
 		sqlite3 "$OUT/peergpu.db" "select impl, status, gpu_temp_c, gpu_sm_clock_mhz, gpu_throttle, cpu_wait from cases order by ord" >"$OUT/peergpu.txt" 2>&1 ;;
-	*) echo "gpu_run.sh: unknown stage '$stage' (env tests cputests flash short cpuflash cpue2e cpubf16 cpuprof attn e2e cs336 peergpu equiv)" >&2; exit 2 ;;
+	*) echo "gpu_run.sh: unknown stage '$stage' (env tests cputests flash short cpuflash cpue2e cpubf16 cpuprof attn e2e cs336 peergpu torchsdpa kitgpu equiv)" >&2; exit 2 ;;
 	esac
 done
 cat "$OUT/summary.txt" 2>/dev/null

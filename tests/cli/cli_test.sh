@@ -46,7 +46,7 @@ help)
 	done
 	expect_status 2 "runner without a command" "$RUNNER"
 	expect_status 2 "runner unknown command" "$RUNNER" frobnicate
-	contains "$T/err" "unknown command 'frobnicate' \(valid: run, list, sysinfo, merge, slurm, migrate, close\)" "unknown command names the valid ones"
+	contains "$T/err" "unknown command 'frobnicate' \(valid: run, list, sysinfo, merge, slurm, migrate, close, noise\)" "unknown command names the valid ones"
 	expect_status 2 "runner run unknown option" "$RUNNER" run --nope x.yaml
 	contains "$T/err" "unknown option '--nope'" "unknown option is named"
 	expect_status 2 "runner run without a sweep" "$RUNNER" run
@@ -253,10 +253,16 @@ regress_real)
 	copy_run same 1.0
 	expect_status 1 "regress exits 1 on a slowed-down copy" "$REPORT" regress --db "$db" --baseline real --candidate slowed --format csv
 	check "every case slower" [ "$(grep -c ',slower$' "$T/out")" = 2 ]
-	expect_status 0 "regress exits 0 on an unchanged copy" "$REPORT" regress --db "$db" --baseline real --candidate same --format csv
-	# identical samples: never a verdict of change (same, or unsure when the run was noisy)
+	# identical samples, one run a side and no history: the noise between runs is not measured,
+	# so regress cannot tell (exit 2) and says what it would take; never a verdict of change
+	expect_status 2 "regress on an unchanged copy, one run a side: cannot tell" "$REPORT" regress --db "$db" --baseline real --candidate same --format csv
 	check "no case flagged" [ "$(grep -c ',slower$\|,faster$' "$T/out")" = 0 ]
 	check "both cases judged" [ "$(grep -c ',same$\|,unsure$' "$T/out")" = 2 ]
+	contains "$T/err" "cannot tell: unsure \(a 10% change would not be detected with these runs; about [0-9]+ runs a side" "the detectable change and the runs it takes"
+	expect_status 0 "--lenient passes unsure cases within the threshold" "$REPORT" regress --db "$db" --baseline real --candidate same --lenient
+	contains "$T/out" "--lenient: 2 unsure cases with a change within the threshold passed" "lenient says what it passed"
+	contains "$T/out" "noise between runs NOT measured \(one run a side, no history of this system\): assumed 6% per run" "the assumption printed"
+	expect_status 1 "--lenient never passes a slowdown" "$REPORT" regress --db "$db" --baseline real --candidate slowed --lenient
 	expect_status 0 "report --compare naive on the real run" "$REPORT" --db "$db" --run real --compare naive
 	contains "$T/out" "^\| flash float32 fwd\+bwd B2 H2 S128 D32 \| flash \|" "per-case speedup row"
 	contains "$T/out" "^### summary" "summary table"
@@ -280,19 +286,23 @@ report_fixture)
 	check "sdpa geomean speedup ~1.389" awk -F, '$1 == "sdpa" && $3 > 1.37 && $3 < 1.41 { ok = 1 } END { exit !ok }' "$T/out"
 	check "sdpa wins every case" awk -F, '$1 == "sdpa" && $2 == 4 && $8 == 4 { ok = 1 } END { exit !ok }' "$T/out"
 	# The fixture's runs differ by no run-to-run noise (only the planted slowdown): --run-noise 0
-	# states that truth; by default regress assumes 2% between runs and calls 10% unsure.
+	# states that truth; by default regress, which cannot measure the noise between runs with one
+	# run a side, assumes 6% and calls 10% unsure.
 	for fmt in md json; do
 		expect_status 1 "regress flags the planted slowdown ($fmt)" "$REPORT" regress --db "$db" --baseline base --candidate cand --run-noise 0 --format $fmt
 		golden "report_regress.$fmt" "$T/out"
 	done
-	expect_status 0 "regress with the assumed 2% run noise: 10% in one run pair is not enough" "$REPORT" regress --db "$db" --baseline base --candidate cand --format csv
+	expect_status 2 "regress with the assumed 6% run noise: 10% in one run pair cannot tell" "$REPORT" regress --db "$db" --baseline base --candidate cand --format csv
 	check "assumed run noise: flash S2048 unsure" grep -q '^flash float32 fwd+bwd B8 H1 S2048 D64,.*,unsure$' "$T/out"
+	expect_status 2 "--lenient does not pass an unsure case that looks 10% slower" "$REPORT" regress --db "$db" --baseline base --candidate cand --lenient
+	contains "$T/err" "unsure \(a 10% change would not be detected with these runs; about [0-9]+ runs a side, each at a different time, would detect it\) \(1\): 'flash float32 fwd\+bwd B8 H1 S2048 D64'" "lenient: the slow-looking case named"
 	expect_status 1 "regress (csv)" "$REPORT" regress --db "$db" --baseline base --candidate cand --run-noise 0 --format csv
 	check "exactly one case slower" [ "$(grep -c ',slower$' "$T/out")" = 1 ]
 	check "the slower case is flash at S2048" grep -q '^flash float32 fwd+bwd B8 H1 S2048 D64,.*,slower$' "$T/out"
 	check "the planted no-change is not flagged" grep -q '^naive float32 fwd+bwd B8 H1 S1024 D64,.*,same$' "$T/out"
-	expect_status 0 "regress on an unchanged run exits 0" "$REPORT" regress --db "$db" --baseline base --candidate base
-	expect_status 0 "regress without the slowed case exits 0" "$REPORT" regress --db "$db" --baseline base --candidate cand --where impl=naive
+	expect_status 0 "regress of a run against itself, --lenient, exits 0" "$REPORT" regress --db "$db" --baseline base --candidate base --lenient
+	expect_status 0 "regress without the slowed case, --lenient, exits 0" "$REPORT" regress --db "$db" --baseline base --candidate cand --where impl=naive --lenient
+	expect_status 0 "regress without the slowed case, --run-noise 0, exits 0" "$REPORT" regress --db "$db" --baseline base --candidate cand --where impl=naive --run-noise 0
 	expect_status 2 "regress without --baseline" "$REPORT" regress --db "$db"
 	expect_status 2 "regress with an unknown run" "$REPORT" regress --db "$db" --baseline nosuch
 	expect_status 2 "regress on a missing database" "$REPORT" regress --db "$T/none.db" --baseline base
@@ -363,8 +373,8 @@ report_fixture)
 		expect_status 2 "regress $bad is a usage error" "$REPORT" regress --db "$db" --baseline base $bad
 	done
 	expect_status 2 "regress --run-noise -1 is a usage error" "$REPORT" regress --db "$db" --baseline base --run-noise -1
-	# Small n: a 2x slowdown of every case at 5 iterations is found (the exact rank test reaches
-	# p = 2/252); at 4 iterations no verdict is possible: insufficient data, exit 2.
+	# Small n: a 2x slowdown of every case at 5 iterations is found (each run's median is the
+	# sample); at 4 iterations a run's median is too rough: insufficient data, exit 2.
 	for iters in 5 4; do
 		small=$T/small$iters.db
 		check "fixture with $iters iterations" "$MAKE_FIXTURE" "$small" --iters $iters
@@ -373,8 +383,17 @@ report_fixture)
 	expect_status 1 "regress: 2x at 5 iterations exits 1" "$REPORT" regress --db "$T/small5.db" --baseline base --candidate cand --format csv
 	check "2x at 5 iterations: every case slower" [ "$(grep -c ',slower$' "$T/out")" = 12 ]
 	expect_status 2 "regress: 4 iterations is insufficient data" "$REPORT" regress --db "$T/small4.db" --baseline base --candidate cand
-	contains "$T/err" "cannot tell: insufficient data \\(fewer than 5 iterations" "insufficient: reason printed"
-	expect_status 2 "regress: 5 iterations cannot reach --alpha 0.001" "$REPORT" regress --db "$T/small5.db" --baseline base --candidate cand --alpha 0.001
+	contains "$T/err" "cannot tell: insufficient data \\(fewer than 5 measured iterations in a run" "insufficient: reason printed"
+	expect_status 1 "regress: 2x at 5 iterations is found at --alpha 0.001 too" "$REPORT" regress --db "$T/small5.db" --baseline base --candidate cand --alpha 0.001
+	# report --compare IMPL within one run: naive's cases waited for a CPU half their time, flash's
+	# and sdpa's not -> never a plain faster or slower, whatever the times say (issue 25)
+	cp "$db" "$T/busy.db"
+	sql "$T/busy.db" "UPDATE cases SET cpu_wait = CASE impl WHEN 'naive' THEN 0.5 ELSE 0 END"
+	expect_status 0 "compare against a contended impl" "$REPORT" --db "$T/busy.db" --run base --compare naive --format csv
+	lacks "$T/out" ",faster$\|,slower$" "no plain faster/slower against a contended side"
+	check "every pair contended" [ "$(grep -c ',50/0,contended$' "$T/out")" = 8 ]
+	expect_status 0 "compare, the contended side the candidate" "$REPORT" --db "$T/busy.db" --run base --compare flash --format csv
+	lacks "$T/out" ",faster$\|,slower$" "no plain faster/slower with a contended candidate either"
 	;;
 
 global_options)
@@ -390,7 +409,7 @@ global_options)
 	expect_status 2 "runner option without its value" "$RUNNER" --db run "$SRC/tests/cli/tiny.yaml"
 	contains "$T/err" "^runner run: option '--db' needs a value \(PATH\) before the command" "missing value named"
 	expect_status 2 "runner options but no command" "$RUNNER" --db "$db"
-	contains "$T/err" "no command among the arguments \(valid: run, list, sysinfo, merge, slurm, migrate, close\)" "no command: the valid ones"
+	contains "$T/err" "no command among the arguments \(valid: run, list, sysinfo, merge, slurm, migrate, close, noise\)" "no command: the valid ones"
 	sql "$db" "UPDATE runs SET label = 'warmup'"
 	expect_status 0 "report runs, options after" "$REPORT" runs --db "$db" --format csv
 	cp "$T/out" "$T/runs_after"
@@ -428,7 +447,7 @@ e2e_params)
 	expect_status 0 "runner run e2e" "$RUNNER" run "$T/e2e.yaml" --db "$db"
 	# L(4d^2 + 3 d d_ff + 2d) + 2Vd + d = 2 (16384 + 24576 + 128) + 128000 + 64
 	check "param_count stored" [ "$(sql "$db" "select param_count from cases")" = 210240 ]
-	check "schema version 9" [ "$(sql "$db" "PRAGMA user_version")" = 9 ]
+	check "schema version 10" [ "$(sql "$db" "PRAGMA user_version")" = 10 ]
 	check "stop reason of a fixed count" [ "$(sql "$db" "select group_concat(distinct stop_reason) from cases")" = iters ]
 	expect_status 0 "report e2e csv" "$REPORT" --db "$db" --format csv
 	contains "$T/out" "^model,impl,dtype,device,pass,context_length,batch_size,attention,param_count_M,status," "param count column after the parameters"
@@ -581,9 +600,9 @@ repeat)
 	check "--label names the repetitions" [ "$(sql "$db" "select count(*) from runs where label = 'cand' and group_id like 'repeat-%'")" = 3 ]
 	# the cases take microseconds: under load one descheduling makes an iteration 10x slower, so
 	# the verdict is not the point here (cli_planted and cli_contended hold those); the grouping is
-	"$REPORT" regress --db "$db" --baseline-label "$label" --candidate-label cand --run-noise 0 --threshold 1000 >"$T/out" 2>"$T/err"
+	"$REPORT" regress --db "$db" --baseline-label "$label" --candidate-label cand --threshold 1000 --lenient >"$T/out" 2>"$T/err"
 	got=$?
-	check "regress takes each group together: compared (exit $got; $(head -c 300 "$T/err"))" [ "$got" -le 1 ]
+	check "regress takes each group together: compared (exit $got; $(head -c 300 "$T/err"))" [ "$got" -le 2 ] && [ -s "$T/out" ]
 	contains "$T/out" "runs [0-9]+, [0-9]+, [0-9]+ \\(total\\)" "three candidate or baseline runs named"
 	contains "$T/out" "x3" "regress counts the runs (n = iterations x runs)"
 	expect_status 2 "--repeat 0 is refused" "$RUNNER" run "$SRC/tests/cli/tiny.yaml" --db "$db" --repeat 0
@@ -623,17 +642,22 @@ contended)
 	got=$?
 	check "report regress: not a regression (exit $got; stderr: $(head -c 300 "$T/err"))" [ "$got" != 1 ]
 	lacks "$T/err" "regression: slower" "not called slower"
-	if [ "$got" = 2 ]; then
-		contains "$T/err" "cannot tell: contended \(the slower side waited for a CPU more of its time" "the reason named"
+	contended=0
+	grep -q "cannot tell: contended (the slower side waited for a CPU" "$T/err" && contended=1
+	if [ "$contended" = 1 ]; then
+		check "regress: contended, exit 2 ($got)" [ "$got" = 2 ]
 	else
 		note "regress exit $got: the busy run's slowdown was not significant under this load"
 	fi
-	"$REPORT" regress --db "$db" --baseline-label quiet --candidate-label busy --cpu-wait-gap 100 >"$T/out" 2>"$T/err"
+	"$REPORT" regress --db "$db" --baseline-label quiet --candidate-label busy --cpu-wait-gap 100 --cpu-wait-level 100 >"$T/out" 2>"$T/err"
 	got_off=$?
-	check "--cpu-wait-gap 100 turns the rule off: never contended (exit $got_off)" [ "$got_off" != 2 ]
-	[ "$got" = 2 ] && check "the same runs without the rule: slower, exit 1 ($got_off)" [ "$got_off" = 1 ]
+	lacks "$T/err" "contended" "--cpu-wait-gap 100 --cpu-wait-level 100 turn the rule off: never contended"
+	[ "$contended" = 1 ] && check "the same runs without the rule: slower, exit 1 ($got_off)" [ "$got_off" = 1 ]
 	expect_status 2 "--cpu-wait-gap above 100 is refused" "$REPORT" regress --db "$db" --baseline-label quiet --candidate-label busy --cpu-wait-gap 101
-	contains "$T/err" "cpu-wait-gap in \[0, 100\]" "the valid range named"
+	contains "$T/err" "cpu-wait-gap and --cpu-wait-level in \[0, 100\]" "the valid range named"
+	# compare across the two runs: a contended side never reads faster or slower
+	expect_status 0 "compare the busy run against the quiet one" "$REPORT" compare --db "$db" --run busy --baseline quiet --format csv
+	lacks "$T/out" ",faster$\|,slower$" "compare: no plain faster/slower with a contended side"
 	;;
 
 *)

@@ -83,6 +83,7 @@ sql "$d/old.db" "ALTER TABLE cases DROP COLUMN param_count; DROP INDEX runs_by_g
 	ALTER TABLE runs DROP COLUMN host; ALTER TABLE runs DROP COLUMN pid;
 	ALTER TABLE runs DROP COLUMN heartbeat_at; ALTER TABLE cases DROP COLUMN impl_info;
 	ALTER TABLE cases DROP COLUMN stop_reason; ALTER TABLE cases DROP COLUMN cpu_wait;
+	DROP VIEW run_noise; DROP TABLE noise_sessions; DROP TABLE noise_runs;
 	PRAGMA user_version = 3" >/dev/null
 sql "$d/old.db" "PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null
 before=$(state "$d")

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # tests/cli/nodes_test.sh: `report nodes` on a merged database of real runs from two "nodes":
-# one real run of a small sweep, copied as the second node (its own system row and run uuid), the
-# samples planted — tight on node 1, and on node 2 the same times 10% (or 1%) slower — then merged
+# three real runs (`runner run --repeat 3`) of a small sweep, copied as the second node (its own
+# system row and run uuids), the samples planted — each run's times 1% apart from the others' on
+# node 1 (the run-to-run spread), and on node 2 the same times 10% (or 1%) slower — then merged
 # with `runner merge`. 10% slower: node 2 is flagged and the exit is 1; 1%: every node passes,
-# exit 0. Also: memory and GPU temperature bounds, the bands as options, the cost column from a
-# prices file, the chart, and nothing to compare (exit 2).
+# exit 0; one run per node: the spread between runs is not measured, exit 2. Also: memory and GPU
+# temperature bounds, the bands as options, contended runs, the cost column from a prices file,
+# the chart, and nothing to compare (exit 2).
 #   nodes_test.sh RUNNER REPORT MAKE_FIXTURE
 set -u
 RUNNER=$1
@@ -19,38 +21,57 @@ benchmarks:
   - {suite: attention, impl: [naive, flash], seq_len: [17, 33], head_dim: 16, batch_size: 2, heads: 1}
   - {suite: attention, impl: sdpa, seq_len: 17, head_dim: 16}
 YAML
-expect_status 0 "node 1's run" "$RUNNER" run "$T/nodes.yaml" --db "$T/node1.db"
-# tight planted times: 1 ms + up to 0.6%, by iteration
-sql "$T/node1.db" "update samples set ns = 1000000 + (iter % 7) * 1000 + case_id * 50000; update cases set gpu_temp_c = 60 where status = 'ok'"
+expect_status 0 "node 1's runs" "$RUNNER" run "$T/nodes.yaml" --db "$T/node1.db" --repeat 3
+# tight planted times: 1 ms + up to 0.6%, by iteration; each run 1% from the next
+sql "$T/node1.db" "update samples set ns = (1000000 + (iter % 7) * 1000 + (select ord from cases c where c.id = case_id) * 50000) * (1 + 0.01 * ((select run_id from cases c where c.id = case_id) % 3 - 1)); update cases set gpu_temp_c = 60, cpu_wait = 0 where status = 'ok'"
 # node2 FACTOR [SQL]: node 1 as another machine, its samples FACTOR times node 1's
 node2() {
+	local node1=${NODE1:-$T/node1.db}
 	rm -f "$T/node2.db"
-	cp "$T/node1.db" "$T/node2.db"
+	cp "$node1" "$T/node2.db"
 	sql "$T/node2.db" "update systems set hostname = 'node2', fingerprint = 'node2-fingerprint';
-		update runs set uuid = 'f' || substr(uuid, 2); update samples set ns = cast(ns * $1 as integer); ${2:-}"
+		update runs set uuid = (CASE substr(uuid, 1, 1) WHEN 'f' THEN 'e' ELSE 'f' END) || substr(uuid, 2),
+			group_id = 'node2-' || group_id;
+		update samples set ns = cast(ns * $1 as integer); ${2:-}"
 	rm -f "$T/merged.db"
-	"$RUNNER" merge --db "$T/merged.db" "$T/node1.db" "$T/node2.db" >/dev/null
+	"$RUNNER" merge --db "$T/merged.db" "$node1" "$T/node2.db" >/dev/null
 }
-ok_cases=$(sql "$T/node1.db" "select count(*) from cases where status = 'ok'")
+ok_cases=$(sql "$T/node1.db" "select count(distinct case_key) from cases where status = 'ok'")
 check "the tiny sweep has ok cases" [ "$ok_cases" -ge 2 ]
 
 node2 1.10
 expect_status 1 "10% slower node: exit 1" "$REPORT" nodes --db "$T/merged.db" --format csv
-check "node2 is flagged in every ok case" [ "$(grep -c ',node2,.*,✗,' "$T/out")" = "$ok_cases" ]
-check "node 1 is not (of two nodes the slower is flagged)" [ "$(awk -F, 'NF == 13 && $2 != "node2" && /✗/' "$T/out" | wc -l)" = 0 ]
+check "node2 is flagged in every ok case" [ "$(grep -c ',node2,3,.*,✗,' "$T/out")" = "$ok_cases" ]
+check "node 1 is not (of two nodes the slower is flagged)" [ "$(awk -F, 'NF == 14 && $2 != "node2" && /✗/' "$T/out" | wc -l)" = 0 ]
 expect_status 1 "10% slower node (md)" "$REPORT" nodes --db "$T/merged.db"
 contains "$T/out" "a node is out of bounds" "the summary says so"
 contains "$T/out" "throughput spread" "spread column"
 expect_status 0 "a 15% band passes 10%" "$REPORT" nodes --db "$T/merged.db" --throughput-band 15
+contains "$T/out" "noise between runs: within a session measured" "the run-to-run spread is measured from the repeated runs"
 
 node2 1.01
 expect_status 0 "1% slower node: exit 0" "$REPORT" nodes --db "$T/merged.db"
-contains "$T/out" "every node within bounds" "the summary says so"
+contains "$T/out" "no node out of bounds" "the summary says so"
 lacks "$T/out" "\| ✗ " "no ✗ at 1%"
+contains "$T/out" "\| ✓ " "within bounds shown where the interval lies inside the band"
+contains "$T/out" "these runs flag a node [0-9.]+% slower than the others 90% of the time" "what a pass is worth"
+
+# a slow node whose runs waited for a CPU: contended, not out of bounds (exit 2)
+node2 1.10 "update cases set cpu_wait = 0.4 where status = 'ok'"
+expect_status 2 "a slow node whose runs waited for a CPU: exit 2" "$REPORT" nodes --db "$T/merged.db" --format csv
+check "node2 contended in every ok case" [ "$(grep -c ',node2,3,.*,contended,' "$T/out")" = "$ok_cases" ]
+
+# one run per node: the spread between runs is not measured, so nodes cannot tell
+expect_status 0 "node 1's single run" "$RUNNER" run "$T/nodes.yaml" --db "$T/single.db"
+sql "$T/single.db" "update samples set ns = 1000000 + (iter % 7) * 1000 + case_id * 50000; update cases set cpu_wait = 0"
+NODE1=$T/single.db node2 1.10
+expect_status 2 "one run per node: cannot tell" "$REPORT" nodes --db "$T/merged.db"
+contains "$T/out" "noise between runs is not measured \(one run per node\): cannot tell" "says why"
+contains "$T/out" "with a single run: a node's run-to-run spread needs repeated runs" "says what to do"
 
 node2 1.0 "update cases set peak_bytes = cast(peak_bytes * 1.05 as integer)"
 expect_status 1 "5% more memory: exit 1" "$REPORT" nodes --db "$T/merged.db" --format csv
-check "memory flagged on both (they disagree)" [ "$(awk -F, '$12 == "✗"' "$T/out" | wc -l)" = "$((2 * ok_cases))" ]
+check "memory flagged on both (they disagree)" [ "$(awk -F, '$13 == "✗"' "$T/out" | wc -l)" = "$((2 * ok_cases))" ]
 expect_status 0 "a 10% memory band passes it" "$REPORT" nodes --db "$T/merged.db" --memory-band 10
 
 node2 1.0 "update cases set gpu_temp_c = 75, gpu_sm_clock_mhz = 1400, gpu_throttle = 'sw_thermal' where status = 'ok'"
@@ -63,7 +84,7 @@ printf 'prices:\n  cpu: 0.36\n  "NVIDIA A10": 0.60\n' >"$T/prices.yaml"
 expect_status 0 "cost column" "$REPORT" nodes --db "$T/merged.db" --temp-band 20 --prices "$T/prices.yaml" --format csv
 contains "$T/out" "cost_per_1K_samples_USD" "the cost column"
 # 0.36 USD/h = 1e-4 USD/s: per 1K samples = 0.1 / samples/s
-check "cost per 1K samples = price / 3600 / samples/s × 1000" awk -F, 'NF == 14 && NR > 1 { n++; if (($14 - 100 / $3 / 1000) ^ 2 > 1e-12) bad = 1 } END { exit bad || !n }' "$T/out"
+check "cost per 1K samples = price / 3600 / samples/s × 1000" awk -F, 'NF == 15 && NR > 1 { n++; if (($15 - 100 / $4 / 1000) ^ 2 > 1e-12) bad = 1 } END { exit bad || !n }' "$T/out"
 expect_status 0 "report --compare with a price" "$REPORT" --db "$T/node1.db" --compare naive --price 2.5 --format csv
 contains "$T/out" "^case,impl,priced_as,price_USD_h,samples_s,cost_per_1K_samples_USD,case_cost_USD" "compare: the cost table"
 check "compare: every ok case priced as cpu at 2.5" [ "$(grep -c ',cpu,2.5,' "$T/out")" = "$ok_cases" ]

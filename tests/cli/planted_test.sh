@@ -1,92 +1,195 @@
 #!/usr/bin/env bash
-# tests/cli/planted_test.sh: `report regress` against planted data of known truth (issue 14).
-# Databases from tests/make_planted.c (run-to-run noise 2%: half shared by the run's cases, half
-# per case; within a run AR(1) noise of 2% with lag-1 autocorrelation 0.5 and 2% outliers;
-# 24 cases, 30 measured iterations), many trials per database, labelled tK-base / tK-cand.
-#   planted_test.sh REPORT MAKE_PLANTED
-# Prints the rates it measures (docs/performance.md, "Measurement validity", quotes them).
+# tests/cli/planted_test.sh: the verdicts (regress, compare, history, nodes) against planted data
+# of known truth whose RUNS vary (tests/make_planted.c): a run-to-run spread of a case's median
+# (--between; a quarter of its variance shared by the runs of one session, half of each part
+# shared by the run's cases), within a run AR(1) noise of 2% with lag-1 autocorrelation 0.5 and
+# 2% outliers; 24 cases, 30 measured iterations; many trials per database (tK-base / tK-cand,
+# each trial on its own system, so no trial is another's history).
+#   planted_test.sh REPORT MAKE_PLANTED [RUNNER]
+# The bounds asserted here are the issue's goals at fewer trials than docs/performance.md's table
+# ("Measurement validity"), which configs/perf/verdict_planted.sh measures in full; this prints
+# the rates it measures.
 set -u
 REPORT=$1
 PLANTED=$2
+RUNNER=${3:-}
 source "$(dirname "$0")/lib.sh"
 
-# rate DB TRIALS [regress options]: sets exit1, exit2 (how many trials exited 1, 2)
+# Trials per cell; under AddressSanitizer (CI's second pass) half as many, the bounds the same
+# fractions. at_most PCT N / at_least PCT N: the count PCT% of N allows.
+scale=1
+ldd "$REPORT" 2>/dev/null | grep -q libasan && scale=2
+n_aa=$((60 / scale)) n_pow=$((40 / scale)) n_two=$((30 / scale)) n_hist=$((20 / scale)) n_nodes=$((20 / scale))
+at_most() { echo $(($1 * $2 / 100)); }
+at_least() { echo $((($1 * $2 + 99) / 100)); }
+
+# rate DB TRIALS [regress options]: sets exit0, exit1, exit2 (how many trials exited 0, 1, 2)
 rate() {
 	local db=$1 n=$2 k e
 	shift 2
+	exit0=0
 	exit1=0
 	exit2=0
 	for ((k = 0; k < n; k++)); do
 		"$REPORT" regress --db "$db" --baseline-label "t$k-base" --candidate-label "t$k-cand" "$@" >/dev/null 2>&1
 		e=$?
+		[ "$e" = 0 ] && exit0=$((exit0 + 1))
 		[ "$e" = 1 ] && exit1=$((exit1 + 1))
 		[ "$e" = 2 ] && exit2=$((exit2 + 1))
 	done
-	note "$(basename "$db") $*: exit 1 in $exit1 of $n trials, exit 2 in $exit2"
+	note "$(basename "$db") $*: exit 0 in $exit0, exit 1 in $exit1, exit 2 in $exit2 of $n trials"
 }
 
-# A/A: 4 baseline runs and 1 candidate run of unchanged code, 200 trials: at most 5% exit 1.
-check "A/A database" "$PLANTED" "$T/aa.db" --trials 200 --seed 11 base:4:1 cand:1:1
-rate "$T/aa.db" 200
-check "A/A, 4 baseline runs: exit 1 in <= 10 of 200 trials ($exit1)" [ "$exit1" -le 10 ]
-check "A/A: never cannot-tell ($exit2)" [ "$exit2" = 0 ]
-# the same with no threshold at all: any significant slowdown counts
-rate "$T/aa.db" 200 --threshold 0
-check "A/A, threshold 0: exit 1 in <= 10 of 200 trials ($exit1)" [ "$exit1" -le 10 ]
+# ---- regress: false alarms, power, never a pass it cannot tell --------------------------------
+# A/A at 6% run noise (the issue measured 5.8% loaded): 4 baseline runs of one --repeat group
+# against one candidate run, and one run a side. False alarms (exit 1) at most 5%.
+check "A/A, 4 vs 1, 6%" "$PLANTED" "$T/aa41.db" --trials $n_aa --seed 11 --between 0.06 base:4:1 cand:1:1
+rate "$T/aa41.db" $n_aa
+check "A/A 6%, 4 baseline runs: exit 1 in <= 5% of $n_aa trials ($exit1)" [ "$exit1" -le "$(at_most 5 $n_aa)" ]
+check "A/A, 1 vs 1, 6%" "$PLANTED" "$T/aa11.db" --trials $n_aa --seed 16 --between 0.06 base:1:1 cand:1:1
+rate "$T/aa11.db" $n_aa
+check "A/A 6%, one run a side: exit 1 in <= 5% of $n_aa trials ($exit1)" [ "$exit1" -le "$(at_most 5 $n_aa)" ]
+# two of the 24 cases three times as noisy as the others: found noisier, no false alarm
+check "A/A, noisy cases" "$PLANTED" "$T/noisy.db" --trials $n_aa --seed 19 --between 0.04 --noisy 2:3 h:6t:1 base:4:1 cand:1:1
+rate "$T/noisy.db" $n_aa
+check "A/A 4% with 2 cases at 12%: exit 1 in <= 5% of $n_aa trials ($exit1)" [ "$exit1" -le "$(at_most 5 $n_aa)" ]
+"$REPORT" regress --db "$T/noisy.db" --baseline-label t0-base --candidate-label t0-cand >"$T/out" 2>&1
+contains "$T/out" "noisier than the pool" "the noisy cases are found noisier"
 
-# A/A with one run a side: run-to-run noise cannot be measured; the assumed 2% (--run-noise)
-# keeps the false alarms down (without it, 24 of 200 such trials exited 1 while developing).
-check "one-run A/A database" "$PLANTED" "$T/one.db" --trials 100 --seed 16 base:1:1 cand:1:1
-rate "$T/one.db" 100
-check "A/A, one run a side: exit 1 in <= 5 of 100 trials ($exit1)" [ "$exit1" -le 5 ]
+# Power: every case 10% slower, 4 runs a side made at different times.
+check "10% slower, 4 vs 4 runs, 2%" "$PLANTED" "$T/p2.db" --trials $n_pow --seed 12 --between 0.02 base:4t:1 cand:4t:1.10
+rate "$T/p2.db" $n_pow
+check "10% slower at 2%, 4 runs a side: exit 1 in >= 95% of $n_pow trials ($exit1)" [ "$exit1" -ge "$(at_least 95 $n_pow)" ]
+check "10% slower, 4 vs 4 runs, 4%" "$PLANTED" "$T/p4.db" --trials $n_pow --seed 22 --between 0.04 base:4t:1 cand:4t:1.10
+rate "$T/p4.db" $n_pow
+check "10% slower at 4%, 4 runs a side: exit 1 in >= 70% of $n_pow trials ($exit1; docs/performance.md)" [ "$exit1" -ge "$(at_least 70 $n_pow)" ]
+check "10% slower at 4%: never exit 0 ($exit0)" [ "$exit0" = 0 ]
+"$REPORT" regress --db "$T/p4.db" --baseline-label t0-base --candidate-label t0-cand >"$T/out" 2>"$T/err"
+contains "$T/out" "smallest slowdown these runs detect \\(90% of the time, alpha 0.01; column detect\\): [0-9.]+%" "the detectable change is stated"
 
-# Power: every case 5% slower, 8 baseline runs against 8 candidate runs (a --repeat 8 group),
-# 1% threshold (at the default 5% a change of exactly 5% is not beyond it): >= 95% exit 1.
-check "slowdown database" "$PLANTED" "$T/slow.db" --trials 100 --seed 12 base:8:1 cand:8:1.05
-rate "$T/slow.db" 100 --threshold 1
-check "5% slowdown, 8 vs 8 runs: exit 1 in >= 95 of 100 trials ($exit1)" [ "$exit1" -ge 95 ]
+# A 2x slowdown never exits 0, however the runs were selected.
+check "2x, 1 vs 1 and 4 vs 1, 6%" "$PLANTED" "$T/two.db" --trials $n_two --seed 13 --between 0.06 base:4:1 cand:1:2 one-base:1:1 one-cand:1:2
+rate "$T/two.db" $n_two
+check "2x at 6%, 4 vs 1: exit 1 in every trial ($exit1)" [ "$exit1" = $n_two ]
+two_one=0
+for ((k = 0; k < n_two; k++)); do
+	"$REPORT" regress --db "$T/two.db" --baseline-label "t$k-one-base" --candidate-label "t$k-one-cand" --lenient >/dev/null 2>&1
+	[ $? = 1 ] && two_one=$((two_one + 1))
+done
+check "2x at 6%, one run a side, even --lenient: exit 1 in every trial ($two_one)" [ "$two_one" = $n_two ]
 
-# A contended candidate (schema 9's cpu_wait): 50% slower while it waited for a CPU 34% of its
-# time against the baseline's 1% -> contended, exit 2; the same slowdown with the waits alike, or
-# with the baseline the one that waited, stays a regression (exit 1).
+# Cannot tell is exit 2 with the size that could be told, never 0; --lenient passes only unsure
+# cases within the threshold.
+check "10% slower, one run a side" "$PLANTED" "$T/one.db" --seed 14 --between 0.02 base:1:1 cand:1:1.10
+expect_status 2 "10% in one run pair, nothing measured: cannot tell" "$REPORT" regress --db "$T/one.db" --baseline-label base --candidate-label cand
+contains "$T/err" "cannot tell: unsure \\(a 10% change would not be detected with these runs; about [0-9]+ runs a side, each at a different time, would detect it\\)" "says how many runs would tell"
+contains "$T/out" "noise between runs NOT measured \\(one run a side, no history of this system\\): assumed 6% per run" "the assumption is printed"
+expect_status 2 "--lenient does not pass what looks 10% slower" "$REPORT" regress --db "$T/one.db" --baseline-label base --candidate-label cand --lenient
+
+# Sessions: one --repeat group a side measures the spread within a session only; the part a
+# later session adds is assumed, and said.
+check "session database" "$PLANTED" "$T/sess.db" --seed 15 --between 0.04 base:4:1 cand:4:1
+"$REPORT" regress --db "$T/sess.db" --baseline-label base --candidate-label cand >"$T/out" 2>"$T/err"
+contains "$T/out" "between sessions NOT measured .* and assumed 0.5 x the within variance" "between sessions assumed, and said"
+# with history (8 earlier runs at different times) it is measured
+check "session database with history" "$PLANTED" "$T/hist.db" --seed 15 --between 0.04 h:8t:1 base:4:1 cand:4:1
+"$REPORT" regress --db "$T/hist.db" --baseline-label base --candidate-label cand >"$T/out" 2>"$T/err"
+contains "$T/out" "noise between runs, measured: .*within a session [0-9.]+%, between sessions [0-9.]+%" "history measures the between part"
+# stored summaries (runner noise) give the same verdicts as the runs read from their samples
+if [ -n "$RUNNER" ]; then
+	"$REPORT" regress --db "$T/hist.db" --baseline-label base --candidate-label cand >"$T/before" 2>&1
+	expect_status 0 "runner noise folds the runs" "$RUNNER" noise --db "$T/hist.db"
+	contains "$T/out" "16 runs folded now" "every run folded"
+	check "folded once" [ "$(sql "$T/hist.db" "select count(*) from noise_runs")" = 16 ]
+	"$REPORT" regress --db "$T/hist.db" --baseline-label base --candidate-label cand >"$T/after" 2>&1
+	check "the same report from stored summaries" cmp -s "$T/before" "$T/after"
+	expect_status 0 "runner noise again folds nothing" "$RUNNER" noise --db "$T/hist.db"
+	contains "$T/out" "0 runs folded now" "nothing twice"
+	check "the run_noise view" [ "$(sql "$T/hist.db" "select sessions || ',' || runs from run_noise where phase = 'total' limit 1")" = "10,16" ]
+fi
+
+# ---- contention -------------------------------------------------------------------------------
+# A candidate 50% slower while it waited for a CPU 34% of its time (cases.cpu_wait) against a
+# baseline that waited 1% -> contended, exit 2; the same slowdown with the waits alike stays a
+# regression (exit 1); a baseline that waited 30% does not excuse a quiet candidate's slowdown;
+# a candidate that waited 34% against a baseline whose wait is unknown is contended too (5% level).
 check "contention database" "$PLANTED" "$T/wait.db" --seed 31 base:4:1:0.01 cand:1:1.5:0.34 real:1:1.5:0.01 bwait:4:1:0.3 nowait:4:1
 expect_status 2 "a slower candidate that waited for a CPU: exit 2" "$REPORT" regress --db "$T/wait.db" --baseline-label base --candidate-label cand --format csv
 check "every case contended" [ "$(grep -c ',contended$' "$T/out")" = 24 ]
-contains "$T/err" "up to 34% against 1%" "the waits named"
+contains "$T/err" "up to 34% of its time against 1%" "the waits named"
+contains "$T/out" ",1/34,contended" "the cpu wait column"
 expect_status 1 "the same slowdown without the wait: exit 1" "$REPORT" regress --db "$T/wait.db" --baseline-label base --candidate-label real
 expect_status 1 "the baseline waited, the candidate did not: still slower" "$REPORT" regress --db "$T/wait.db" --baseline-label bwait --candidate-label real
-expect_status 1 "a baseline with no wait recorded (older runs): slower" "$REPORT" regress --db "$T/wait.db" --baseline-label nowait --candidate-label cand
+expect_status 2 "a baseline with no wait recorded, a candidate that waited 34%: contended" "$REPORT" regress --db "$T/wait.db" --baseline-label nowait --candidate-label cand
+# compare across runs: either side contended is never a plain faster/slower
+expect_status 0 "compare: the busy candidate run" "$REPORT" compare --db "$T/wait.db" --run cand --baseline real --format csv
+lacks "$T/out" ",faster$\|,slower$" "compare: no plain faster or slower with a contended side"
+contains "$T/out" ",contended$" "compare: contended"
+expect_status 0 "compare: a quiet candidate against a contended baseline run" "$REPORT" compare --db "$T/wait.db" --run real --baseline 7 --format csv
+lacks "$T/out" ",faster$\|,slower$" "compare: a contended baseline is never a plain faster/slower either"
 
-# 2x at 5 iterations: exit 1, with one run a side (exact rank test) and with runs.
-check "2x at 5 iterations" "$PLANTED" "$T/two.db" --iters 5 --seed 13 base:4:1 cand:1:2 one-base:1:1 one-cand:1:2
-expect_status 1 "2x at 5 iterations, 4 baseline runs: exit 1" "$REPORT" regress --db "$T/two.db" --baseline-label base --candidate-label cand --format csv
+# ---- small n ---------------------------------------------------------------------------------
+check "2x at 5 iterations" "$PLANTED" "$T/five.db" --iters 5 --seed 13 base:4:1 cand:1:2 one-base:1:1 one-cand:1:2
+expect_status 1 "2x at 5 iterations, 4 baseline runs: exit 1" "$REPORT" regress --db "$T/five.db" --baseline-label base --candidate-label cand --format csv
 check "every case slower" [ "$(grep -c ',slower$' "$T/out")" = 24 ]
-expect_status 1 "2x at 5 iterations, one run a side: exit 1" "$REPORT" regress --db "$T/two.db" --baseline one-base --candidate one-cand
-check "every case slower (one run)" [ "$(grep -c '| slower  |$' "$T/out")" = 24 ]
-contains "$T/out" "ONE baseline run: the noise between runs is not measured" "a single baseline run says so"
+expect_status 1 "2x at 5 iterations, one run a side: exit 1" "$REPORT" regress --db "$T/five.db" --baseline-label one-base --candidate-label one-cand
 check "4 iterations" "$PLANTED" "$T/four.db" --iters 4 --seed 14 base:4:1 cand:1:2
-check "1 iteration" "$PLANTED" "$T/single.db" --iters 1 --cases 2 --seed 17 base:1:1 cand:1:1
-expect_status 2 "one iteration a side: insufficient data, exit 2" "$REPORT" regress --db "$T/single.db" --baseline base --candidate cand --format csv
-check "no interval from one sample" grep -q '^flash float32 fwd B8 H1 S256 D64,1/1,[0-9.]*,[0-9.]*,[-0-9.e]*,,,' "$T/out"
 expect_status 2 "2x at 4 iterations: insufficient data, exit 2" "$REPORT" regress --db "$T/four.db" --baseline-label base --candidate-label cand
 contains "$T/err" "cannot tell: insufficient data" "insufficient: reason printed"
 
-# Selecting the baseline: a label, the last K of it, runs one by one; n shows iterations x runs.
+# ---- selecting the runs ------------------------------------------------------------------------
 check "selection database" "$PLANTED" "$T/sel.db" --cases 3 --seed 15 base:5:1 cand:2:1
-expect_status 0 "baseline label, 2 candidate runs" "$REPORT" regress --db "$T/sel.db" --baseline-label base --candidate-label cand --format csv
+expect_status 0 "baseline label, 2 candidate runs (--lenient, --threshold 50: the selection is the point)" "$REPORT" regress --db "$T/sel.db" --baseline-label base --candidate-label cand --format csv --lenient --threshold 50
 contains "$T/out" ",30x5,30x2," "n: iterations x runs"
-expect_status 0 "the last 3 baseline runs" "$REPORT" regress --db "$T/sel.db" --baseline-label base --baseline-last 3 --candidate-label cand
+expect_status 0 "the last 3 baseline runs" "$REPORT" regress --db "$T/sel.db" --baseline-label base --baseline-last 3 --candidate-label cand --lenient --threshold 50
 contains "$T/out" "vs baseline runs 3, 4, 5 " "the last 3 runs"
-expect_status 0 "--baseline-last alone: the runs before the candidate" "$REPORT" regress --db "$T/sel.db" --baseline-last 2 --candidate 7
+expect_status 0 "--baseline-last alone: the runs before the candidate" "$REPORT" regress --db "$T/sel.db" --baseline-last 2 --candidate 7 --lenient --threshold 50
 contains "$T/out" "run 7 vs baseline runs 5, 6 " "the 2 runs before run 7"
-expect_status 0 "runs one by one" "$REPORT" regress --db "$T/sel.db" --baseline 1 --baseline 2 --candidate 6 --candidate 7
+expect_status 0 "runs one by one" "$REPORT" regress --db "$T/sel.db" --baseline 1 --baseline 2 --candidate 6 --candidate 7 --lenient --threshold 50
 contains "$T/out" "runs 6, 7 vs baseline runs 1, 2 " "runs named one by one"
-expect_status 0 "one baseline run, 2 candidate runs" "$REPORT" regress --db "$T/sel.db" --baseline 5 --candidate-label cand
-contains "$T/out" "ONE baseline run: the spread between runs is estimated from the candidate" "one baseline run says so"
 expect_status 2 "a label no run has" "$REPORT" regress --db "$T/sel.db" --baseline-label nosuch
 contains "$T/err" "no run matches the baseline selection: no run is labelled nosuch" "unknown label named"
-# one candidate run of a group interrupted: exit 1
 sql "$T/sel.db" "UPDATE runs SET status = 'interrupted' WHERE id = 7"
 expect_status 1 "a candidate group with an interrupted run" "$REPORT" regress --db "$T/sel.db" --baseline-label base --candidate-label cand
 contains "$T/err" "candidate run 7 is interrupted, not complete" "interrupted run named"
+
+# ---- history: steps against the noise between runs --------------------------------------------
+# 12 runs at different times at 2% run noise, the last 6 of them 20% slower: one step, at the
+# seventh run; and 30 histories of 12 runs at 4% without a change: a false step in at most 2.
+check "history database" "$PLANTED" "$T/steps.db" --seed 41 --between 0.02 --cases 4 a:6t:1 b:6t:1.2
+expect_status 0 "history" "$REPORT" history --db "$T/steps.db" --where seq_len=256 --format csv
+check "one step, slower +~20%, at run 7" awk -F, '$12 ~ /^slower \+/ { n++; ok = $2 == 7 } END { exit !(n == 1 && ok) }' "$T/out"
+false_steps=0
+for ((k = 0; k < n_hist; k++)); do
+	"$PLANTED" "$T/steps_aa.db" --seed $((420 + k)) --between 0.04 --cases 4 a:12t:1 >/dev/null
+	"$REPORT" history --db "$T/steps_aa.db" --where seq_len=256 --format csv >"$T/out" 2>/dev/null
+	grep -q ',slower +\|,faster -' "$T/out" && false_steps=$((false_steps + 1))
+done
+note "history A/A: a false step in $false_steps of $n_hist histories of 12 runs"
+check "history A/A: a false step in <= 5% of $n_hist histories ($false_steps)" [ "$false_steps" -le "$(at_most 5 $n_hist)" ]
+check "contended history" "$PLANTED" "$T/steps_wait.db" --seed 43 --between 0.02 --cases 4 a:4t:1:0 b:1:1.5:0.4
+expect_status 0 "history with a contended run" "$REPORT" history --db "$T/steps_wait.db" --where seq_len=256 --format csv
+check "the contended run's step is contended, not slower" awk -F, '$2 == 5 && $12 ~ /^contended/ { ok = 1 } END { exit !ok }' "$T/out"
+check "its cpu wait shown" awk -F, '$2 == 5 && $11 > 39.9 && $11 < 40.1 { ok = 1 } END { exit !ok }' "$T/out"
+
+# ---- nodes: a healthy cluster passes, a slow node is found -------------------------------------
+# nodes_rate NOISE FACTOR TRIALS: one database per trial (nodes compares every host of a file):
+# two nodes with 3 runs each at different times, node B's times FACTOR. Sets pass, flagged.
+nodes_rate() {
+	local k e
+	pass=0
+	flagged=0
+	for ((k = 0; k < $3; k++)); do
+		"$PLANTED" "$T/nodes.db" --seed $((100 + k)) --between "$1" a@nodeA:3t:1 b@nodeB:3t:"$2" >/dev/null
+		"$REPORT" nodes --db "$T/nodes.db" --format csv >"$T/nodes.csv" 2>/dev/null
+		e=$?
+		[ "$e" = 0 ] && pass=$((pass + 1))
+		[ "$e" = 1 ] && grep -q ',nodeB,3,.*,✗,' "$T/nodes.csv" && flagged=$((flagged + 1))
+	done
+	note "nodes at $1, node B x$2: exit 0 in $pass, node B flagged in $flagged of $3 trials"
+}
+nodes_rate 0.04 1 $n_nodes
+check "a healthy cluster at 4%, 3 runs per node: passes in >= 95% of $n_nodes trials ($pass)" [ "$pass" -ge "$(at_least 95 $n_nodes)" ]
+nodes_rate 0.02 1.10 $n_nodes
+check "a node 10% slower at 2%: flagged in >= 95% of $n_nodes trials ($flagged)" [ "$flagged" -ge "$(at_least 95 $n_nodes)" ]
 finish planted

@@ -140,8 +140,11 @@ int cmd_changes(struct cmd_line *cl)
 		REPORT_OPT_PHASE(&o),
 		HISTORY_OPT_DETECTOR(&h),
 		{"cpu-wait-gap", 0, OPT_PERCENT, "PCT",
-		 "a slower segment that waited this much more for a CPU is contended (default "
-		 REPORT_STR(REPORT_CPU_WAIT_GAP_PCT) ")", &o.rule.cpu_wait_gap},
+		 "a slower segment that waited for a CPU PCT points more of its time: contended "
+		 "(default " REPORT_STR(REPORT_CPU_WAIT_GAP_PCT) "; 100: off)", &o.rule.cpu_wait_gap},
+		{"cpu-wait-level", 0, OPT_PERCENT, "PCT",
+		 "... or PCT of its time or more (default " REPORT_STR(REPORT_CPU_WAIT_LEVEL_PCT)
+		 "; 100: off)", &o.rule.cpu_wait_level},
 		REPORT_OPT_FORMAT(&o, 0),
 		REPORT_OPT_DB(&o),
 		{0},
@@ -153,9 +156,10 @@ int cmd_changes(struct cmd_line *cl)
 		"(Matteson and James 2014, as Apache Otava and MongoDB's signal-processing-algorithms),\n"
 		"each split kept when a permutation test says so at --alpha, both sides at least\n"
 		"--min-segment runs (a lone spike is never one), smaller changes than --min-change\n"
-		"merged away. A change whose slower side waited for a CPU --cpu-wait-gap more is\n"
-		"contended. Give --label (or --branch) so that other runs (a pull request's) do not\n"
-		"enter a nightly history. Exit status: 1 when the newest runs of a case began a slower\n"
+		"merged away. A change whose slower side waited for a CPU --cpu-wait-level of its\n"
+		"time, or --cpu-wait-gap points more than the other side, is contended. Give --label\n"
+		"(or --branch) so that other runs (a pull request's) do not enter a nightly history.\n"
+		"Exit status: 1 when the newest runs of a case began a slower\n"
 		"segment (within --recent runs); 2 when it cannot tell (a contended newest change, no\n"
 		"case with 2 x --min-segment runs, no case matches) and on usage errors; 0 otherwise."};
 	struct db *db = NULL;
@@ -168,8 +172,8 @@ int cmd_changes(struct cmd_line *cl)
 		return EXIT_USAGE;
 	if ((status = history_options_check(&h, "changes", &f, &cpo)) >= 0)
 		return status;
-	if (o.rule.cpu_wait_gap < 0) {
-		fprintf(stderr, "report changes: --cpu-wait-gap must be 0 or more\n");
+	if (o.rule.cpu_wait_gap < 0 || o.rule.cpu_wait_level < 0) {
+		fprintf(stderr, "report changes: --cpu-wait-gap and --cpu-wait-level must be 0 or more\n");
 		return EXIT_USAGE;
 	}
 	if (case_key && !case_key[0]) {
@@ -192,6 +196,10 @@ int cmd_changes(struct cmd_line *cl)
 			sb_str(&what), hs.runs_left_out);
 		sb_free(&what);
 		status = EXIT_CANNOT_TELL;
+		goto done;
+	}
+	if (history_noise(db, &hs, f.pick, &o.rule, &err)) {
+		status = report_error(&err, EXIT_FAIL);
 		goto done;
 	}
 	if (history_detect(&hs, &cpo, &o.rule, (size_t)h.recent)) {

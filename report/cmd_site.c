@@ -563,6 +563,10 @@ int cmd_site(struct cmd_line *cl)
 		status = report_error(&err, err.code == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL);
 		goto done;
 	}
+	if (history_noise(db, &hs, f.pick, &o.rule, &err)) {
+		status = report_error(&err, EXIT_FAIL);
+		goto done;
+	}
 	if (history_detect(&hs, &cpo, &o.rule, (size_t)h.recent)) {
 		fprintf(stderr, "report site: a run's median is not a finite time\n");
 		goto done;

@@ -9,6 +9,9 @@
 
 #include "xalloc.h"
 
+/* The least degrees of freedom of the noise model's between-session part that history uses. */
+#define HISTORY_NOISE_MIN_DF 5
+
 const char *const history_verdict_names[3] = {"slower", "faster", "contended"};
 const char *const history_newest_names[NEWEST_COUNT] = {"too few runs", "steady", "slower",
 							 "faster", "contended"};
@@ -190,7 +193,7 @@ static int series_detect(struct history_series *s, const struct cp_options *o,
 		y[i] = log(p->median);
 		se[i] = p->lo > 0 && p->hi > p->lo ? (log(p->hi) - log(p->lo)) / (2 * Z_95) : 0;
 	}
-	struct cp_series series = {.y = y, .se = se, .n = s->n, .run_noise = 0};
+	struct cp_series series = {.y = y, .se = se, .n = s->n, .run_noise = s->run_noise};
 	int rc = changepoints_find(&series, o, &s->cp);
 	free(y);
 	free(se);
@@ -205,10 +208,11 @@ static int series_detect(struct history_series *s, const struct cp_options *o,
 		c->wait_before = mean_wait(s, a, c->cp.index);
 		c->wait_after = mean_wait(s, c->cp.index, b);
 		c->verdict = c->cp.change > 0 ? HISTORY_SLOWER : HISTORY_FASTER;
-		/* the side that looks slower waited more for a CPU: contention explains it */
+		/* the side that looks slower waited for a CPU: contention may explain it (regress's
+		 * rule, on the segments' mean waits) */
 		double slow = c->cp.change > 0 ? c->wait_after : c->wait_before,
 		       fast = c->cp.change > 0 ? c->wait_before : c->wait_after;
-		if (slow >= 0 && fast >= 0 && slow - fast >= rule->cpu_wait_gap)
+		if (verdict_contended(slow, fast, rule))
 			c->verdict = HISTORY_CONTENDED;
 	}
 	size_t from = s->cp.n ? s->cp.points[s->cp.n - 1].index : 0;
@@ -230,6 +234,48 @@ static int series_detect(struct history_series *s, const struct cp_options *o,
 		s->newest = of_verdict[s->changes[s->cp.n - 1].verdict];
 	}
 	return 0;
+}
+
+int history_noise(struct db *db, struct history_set *s, enum series_pick pick,
+		  const struct verdict_rule *rule, struct bd_error *err)
+{
+	int64_t *systems = xcalloc(s->n + 1, sizeof(*systems));
+	struct noise_data *data = xcalloc(s->n + 1, sizeof(*data));
+	struct noise_model *models = xcalloc(s->n + 1, sizeof(*models));
+	size_t nsystems = 0;
+	int rc = 0;
+	for (size_t i = 0; i < s->n && !rc; i++) {
+		struct history_series *hs = &s->series[i];
+		if (!hs->n)
+			continue;
+		int64_t system = hs->points[0].run->system_id;
+		size_t k = 0;
+		while (k < nsystems && systems[k] != system)
+			k++;
+		if (k == nsystems) {   /* the system's model, once */
+			systems[nsystems++] = system;
+			rc = noise_history_load(db, &system, 1, (int)pick, NULL, 0, NULL, NULL, &data[k],
+						err);
+			if (!rc)
+				rc = noise_model_fit(&data[k], &rule->assumed, &models[k]);
+			if (rc)
+				break;
+		}
+		/* only a model that measured both parts, the part a later run adds from several
+		 * sessions (two sessions of one history would make a step its noise) */
+		long c = noise_data_find(&data[k], hs->case_key);
+		if (models[k].basis == NOISE_MEASURED && models[k].between_df >= HISTORY_NOISE_MIN_DF &&
+		    c >= 0)
+			hs->run_noise = noise_run_sd(&models[k], c);
+	}
+	for (size_t k = 0; k < nsystems; k++) {
+		noise_data_free(&data[k]);
+		noise_model_free(&models[k]);
+	}
+	free(systems);
+	free(data);
+	free(models);
+	return rc;
 }
 
 int history_detect(struct history_set *s, const struct cp_options *o,

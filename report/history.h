@@ -88,6 +88,9 @@ struct history_series {
 	size_t n;
 	size_t not_ok;                        /* cases of the key and host that were not ok, or had
 						 no samples of the pick: left out */
+	double run_noise;                     /* the noise model's spread of one run against runs
+						 at other times (sd of the log median; noise.h), 0 when
+						 the model measured none (history_noise) */
 	struct cp_result cp;                  /* after history_detect */
 	struct history_change *changes;       /* (cp.n) */
 	enum history_newest newest;
@@ -117,9 +120,15 @@ int history_load(struct db *db, const struct history_filter *f, struct history_s
 		 struct bd_error *err);
 void history_free(struct history_set *s);
 
+/* Each series' run_noise from the noise model of its system (noise.h: the system's stored runs,
+ * pooled over its cases), where the model measured both its parts, the between-session part with
+ * 5 degrees of freedom or more. BD_EDB/BD_ENOMEM. */
+int history_noise(struct db *db, struct history_set *s, enum series_pick pick,
+		  const struct verdict_rule *rule, struct bd_error *err);
+
 /* Find the change points of every series (on all cores; the answer does not depend on how many)
- * and their verdicts; the newest segment's status with `recent` runs counted as newest. run_noise
- * per series: the noise model's figure where the database has one (0: the series' own). */
+ * and their verdicts; the newest segment's status with `recent` runs counted as newest. The
+ * intervals and the band use the larger of the series' own run-to-run noise and its run_noise. */
 int history_detect(struct history_set *s, const struct cp_options *o,
 		   const struct verdict_rule *rule, size_t recent);
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tests/cli/changes_test.sh: `report changes` on planted histories of known truth
-# (tests/make_planted.c: 4 cases per run, run-to-run noise 3%, runs in the order of the groups).
+# (tests/make_planted.c: 4 cases per run, run-to-run noise 3%, runs in the order of the groups,
+# each run a session of its own (RUNSt): a night each).
 #   changes_test.sh REPORT MAKE_PLANTED
 set -u
 REPORT=$1
@@ -11,7 +12,7 @@ planted() { local db=$1; shift; "$PLANTED" "$db" --cases 4 --between 0.03 "$@" >
 
 # A 10% step 8 runs before the newest run of the nightly history, a pull request's slower run
 # after it (label pr-7), then one more nightly run: every case slower since the first slow run.
-check "step history" planted "$T/step.db" --seed 5 nightly:40:1 nightly:8:1.10 pr-7:1:1.3 nightly:1:1.1
+check "step history" planted "$T/step.db" --seed 5 nightly:40t:1 nightly:8t:1.10 pr-7:1t:1.3 nightly:1t:1.1
 expect_status 1 "a slower segment among the newest runs: exit 1" "$REPORT" changes --db "$T/step.db" --label nightly --format csv
 check "csv header" [ "$(head -1 "$T/out")" = "case_key,case,host,run,started,commit,before_ms,after_ms,change_%,ci_lo_%,ci_hi_%,p,verdict" ]
 check "one change point per case, at run 41, slower by about 10%" awk -F, '
@@ -33,29 +34,29 @@ contains "$T/err" "no case matches --label nope" "says what matched nothing"
 
 # The label filter keeps a pull request's runs out of the nightly history: four slow pr runs at the
 # end are a slower segment of the unfiltered history, and no change of the nightly one.
-check "pull request history" planted "$T/pr.db" --seed 6 nightly:45:1 pr-9:4:1.3
+check "pull request history" planted "$T/pr.db" --seed 6 nightly:45t:1 pr-9:4t:1.3
 expect_status 1 "unfiltered: the pr runs look like a slower segment" "$REPORT" changes --db "$T/pr.db"
 expect_status 0 "--label nightly: steady" "$REPORT" changes --db "$T/pr.db" --label nightly --format csv
 check "no change point" [ "$(awk -F, 'NF == 13 && NR > 1' "$T/out" | wc -l)" = 0 ]
 check "all steady" [ "$(grep -c ',steady (no change in 10 runs)$' "$T/out")" = 4 ]
 
 # A/A: 60 runs of unchanged code, no change point; a lone slow newest run is not one either.
-check "A/A history with a spike at the end" planted "$T/aa.db" --seed 7 nightly:59:1 nightly:1:1.6
+check "A/A history with a spike at the end" planted "$T/aa.db" --seed 7 nightly:59t:1 nightly:1t:1.6
 expect_status 0 "A/A and a one-run spike: exit 0" "$REPORT" changes --db "$T/aa.db" --format csv
 check "no change point" [ "$(awk -F, 'NF == 13 && NR > 1' "$T/out" | wc -l)" = 0 ]
 check "the spike named, not called a change" [ "$(grep -cE 'newest run \+[0-9.]+%: one run is not a change point$' "$T/out")" = 4 ]
 
 # Contention: the newest runs 30% slower while they waited for a CPU 40% of their time: contended,
 # exit 2, not slower.
-check "contended history" planted "$T/wait.db" --seed 8 nightly:30:1:0.01 nightly:6:1.3:0.4
+check "contended history" planted "$T/wait.db" --seed 8 nightly:30t:1:0.01 nightly:6t:1.3:0.4
 expect_status 2 "a contended newest change: exit 2" "$REPORT" changes --db "$T/wait.db" --format csv
 check "every change contended" [ "$(grep -c ',contended$' "$T/out")" = 4 ]
 check "no case slower" [ "$(grep -c 'slower' "$T/out")" = 0 ]
-check "the same slowdown without the wait" planted "$T/nowait.db" --seed 8 nightly:30:1:0.01 nightly:6:1.3:0.01
+check "the same slowdown without the wait" planted "$T/nowait.db" --seed 8 nightly:30t:1:0.01 nightly:6t:1.3:0.01
 expect_status 1 "without the wait: exit 1" "$REPORT" changes --db "$T/nowait.db"
 
 # Too short to tell: 4 runs (a change point needs 3 on each side).
-check "short history" planted "$T/short.db" --seed 9 nightly:4:1
+check "short history" planted "$T/short.db" --seed 9 nightly:4t:1
 expect_status 2 "too few runs: exit 2" "$REPORT" changes --db "$T/short.db" --format csv
 check "every case too few runs" [ "$(grep -c ',too few runs$' "$T/out")" = 4 ]
 

@@ -15,7 +15,7 @@ source "$(dirname "$0")/lib.sh"
 CHECK="$SRC/tests/site/browser_check.py"
 
 db=$T/site.db
-check "planted history" "$PLANTED" "$db" --cases 4 --between 0.03 --seed 5 nightly:40:1 nightly:8:1.10 pr-7:3:1.3 nightly:2:1.1 >/dev/null
+check "planted history" "$PLANTED" "$db" --cases 4 --between 0.03 --seed 5 nightly:40t:1 nightly:8t:1.10 pr-7:3t:1.3 nightly:2t:1.1 >/dev/null
 check "a real run labelled nightly" "$RUNNER" run "$SRC/tests/cli/tiny.yaml" --db "$db" --label nightly >/dev/null 2>&1
 real=$(sql "$db" "select max(id) from runs")
 expect_status 0 "report site" "$REPORT" site --db "$db" -o "$T/site" --label nightly --title "Nightly of the test"

@@ -79,11 +79,13 @@ static void changes_table(const struct history_set *hs, int with_key, struct tab
 	}
 }
 
-/* One row per series: its runs, change points and what its newest runs say. */
-static void newest_table(const struct history_set *hs, int with_key, size_t recent,
+/* One row per series (only_moved: per series whose newest runs are not steady, or whose newest
+ * run is off its segment): its runs, change points and what its newest runs say. */
+static void newest_table(const struct history_set *hs, int with_key, size_t recent, int only_moved,
 			 struct table *t)
 {
-	series_columns(t, "Newest runs of each case", with_key);
+	series_columns(t, only_moved ? "Newest runs of the cases that are not steady"
+				     : "Newest runs of each case", with_key);
 	size_t c_runs = table_column(t, "runs", "", 0), c_cps = table_column(t, "changes", "", 0),
 	       c_since = table_column(t, "segment from run", "", 0),
 	       c_seg = table_column(t, "runs in it", "", 0),
@@ -92,6 +94,8 @@ static void newest_table(const struct history_set *hs, int with_key, size_t rece
 	       c_status = table_column(t, "newest", "", 0);
 	for (size_t i = 0; i < hs->n; i++) {
 		const struct history_series *s = &hs->series[i];
+		if (only_moved && s->newest == NEWEST_STEADY && s->newest_off == 0)
+			continue;
 		size_t r = table_row(t);
 		series_cells(t, r, s, with_key);
 		table_number(t, r, c_runs, (double)s->n);
@@ -219,15 +223,19 @@ int cmd_changes(struct cmd_line *cl)
 			      : status == EXIT_CANNOT_TELL ? "CANNOT TELL"
 							   : "no new slower segment";
 	struct report_output out = REPORT_OUTPUT_INIT;
-	if (format_is((enum report_format)fmt, FORMAT_TERMINAL))
+	int brief = format_is((enum report_format)fmt, FORMAT_SHORT),
+	    untitled = format_is((enum report_format)fmt, FORMAT_UNTITLED);
+	if (brief)
+		format_summary_head("changes", status, verdict, &out.text);
+	if (brief || format_is((enum report_format)fmt, FORMAT_TERMINAL))
 		sb_addf(&out.text, "**%s**: %zu series; the newest %ld runs began a slower segment in %zu, "
 				   "a faster one in %zu, a contended change in %zu; %zu steady, %zu with "
 				   "too few runs; %zu change points in all\n\n",
 			verdict, hs.n, h.recent, count[NEWEST_SLOWER], count[NEWEST_FASTER],
 			count[NEWEST_CONTENDED], count[NEWEST_STEADY], count[NEWEST_TOO_FEW], changes);
 	report_output_begin(&out, (enum report_format)fmt);
-	struct table t;
-	changes_table(&hs, format_is((enum report_format)fmt, FORMAT_UNTITLED), &t);
+	struct table t, newest;
+	changes_table(&hs, untitled, &t);
 	if (changes == 0)
 		table_note(&t, "no change point in any series");
 	table_note(&t, "change: mean of the segment's log medians after / before - 1, 95%% t interval "
@@ -242,12 +250,25 @@ int cmd_changes(struct cmd_line *cl)
 		table_note(&t, "%zu cases of runs outside%s left out", hs.runs_left_out, sb_str(&what));
 		sb_free(&what);
 	}
-	int rc = report_output_table(&out, &t, 0, NULL);
-	newest_table(&hs, format_is((enum report_format)fmt, FORMAT_UNTITLED), (size_t)h.recent, &t);
-	table_note(&t, "verdict: %s; exit 1 when a slower segment began within the newest %ld runs, 2 "
-		       "when a contended change did, or when no series has %zu runs", verdict, h.recent,
-		   2 * cpo.min_segment);
-	rc = report_output_table(&out, &t, rc, NULL);
+	/* a summary: the series whose newest runs say something, then every change point folded */
+	newest_table(&hs, untitled, (size_t)h.recent, brief, &newest);
+	table_note(&newest, "verdict: %s; exit 1 when a slower segment began within the newest %ld "
+			    "runs, 2 when a contended change did, or when no series has %zu runs",
+		   verdict, h.recent, 2 * cpo.min_segment);
+	int rc = 0;
+	if (brief) {
+		if (newest.nrows)
+			rc = report_output_table(&out, &newest, rc, NULL);
+		else
+			table_free(&newest);
+		sb_addf(&out.text, "<details><summary>the %zu change points of the %zu series</summary>"
+				   "\n\n", changes, hs.n);
+		rc = report_output_table(&out, &t, rc, NULL);
+		sb_add(&out.text, "</details>\n");
+	} else {
+		rc = report_output_table(&out, &t, rc, NULL);
+		rc = report_output_table(&out, &newest, rc, NULL);
+	}
 	int written = report_output_end(&out, rc);
 	report_output_free(&out);
 	if (written != EXIT_OK)

@@ -109,6 +109,95 @@ static double se_to_detect(double detect, const struct verdict_rule *rule)
 	return fmin(goal / (z_a + z_p), (goal - margin) / z_p);
 }
 
+/* The lines of sb as a markdown list, each "- PREFIX: line". */
+static void findings_list(const struct strbuf *sb, const char *prefix, struct strbuf *out)
+{
+	const char *s = sb_str(sb);
+	while (*s) {
+		const char *end = strchr(s, '\n');
+		int len = end ? (int)(end - s) : (int)strlen(s);
+		sb_addf(out, "- %s: %.*s\n", prefix, len, s);
+		s += len + (end != NULL);
+	}
+}
+
+/* The verdicts a pull-request summary lists case by case, in this order (slower first); the
+ * others (same, faster) are only counted. */
+static const enum verdict summary_verdicts[] = {VERDICT_SLOWER, VERDICT_CONTENDED, VERDICT_UNSURE,
+						VERDICT_INSUFFICIENT};
+#define SUMMARY_ROWS 25   /* cases listed case by case; all are in the folded table */
+#define SUMMARY_MAX_BYTES 60000   /* a GitHub comment holds 65536 characters: beyond this the
+				     folded full table is left out (and said so) */
+
+/* --format summary (FORMAT_SHORT), for a pull-request comment or a CI job summary: the marker and
+ * the verdict, its counts, the reasons, the smallest change these runs detect, the cases that are
+ * not same or faster; the whole table (t), the noise model and how to read them folded below. */
+static void summary_print(enum report_format fmt, int status, const char *verdict,
+			 const char *counts_text, const struct findings *found, const char *detect_text,
+			 const struct regress_case *cases, size_t ncases, struct table *t)
+{
+	struct report_output out = REPORT_OUTPUT_INIT;
+	struct table brief;
+	int reasons = sb_str(&found->fail)[0] || sb_str(&found->unsure)[0];
+	format_summary_head("regress", status, verdict, &out.text);
+	sb_addf(&out.text, "%s\n\n", counts_text);
+	findings_list(&found->fail, "regression", &out.text);
+	if (!sb_str(&found->fail)[0])
+		findings_list(&found->unsure, "cannot tell", &out.text);
+	if (detect_text[0])
+		sb_addf(&out.text, "%s%s\n\n", reasons ? "\n" : "", detect_text);
+	else if (reasons)
+		sb_add(&out.text, "\n");
+	report_output_begin(&out, fmt);
+	size_t listed = 0, nlist = 0;
+	for (size_t k = 0; k < ncases; k++)
+		for (size_t v = 0; v < sizeof(summary_verdicts) / sizeof(summary_verdicts[0]); v++)
+			nlist += cases[k].result.verdict == summary_verdicts[v];
+	char title[96] = "cases that are not same or faster";
+	if (nlist > SUMMARY_ROWS)
+		snprintf(title, sizeof(title), "cases that are not same or faster (the first %d of %zu)",
+			 SUMMARY_ROWS, nlist);
+	table_init(&brief, title);
+	size_t c_case = table_column(&brief, "case", "", 0),
+	       c_base = table_column(&brief, "baseline", "ms", 3),
+	       c_cand = table_column(&brief, "candidate", "ms", 3),
+	       c_chg = table_column(&brief, "change", "%", 1),
+	       c_lo = table_column(&brief, "ci lo", "%", 1), c_hi = table_column(&brief, "ci hi", "%", 1),
+	       c_v = table_column(&brief, "verdict", "", 0);
+	for (size_t v = 0; v < sizeof(summary_verdicts) / sizeof(summary_verdicts[0]); v++)
+		for (size_t k = 0; k < ncases && listed < SUMMARY_ROWS; k++) {
+			const struct pair_result *pr = &cases[k].result;
+			if (pr->verdict != summary_verdicts[v])
+				continue;
+			size_t r = table_row(&brief);
+			listed++;
+			table_text(&brief, r, c_case, cases[k].name);
+			table_number(&brief, r, c_base, pr->base.median / 1e6);
+			table_number(&brief, r, c_cand, pr->cand.median / 1e6);
+			table_number(&brief, r, c_chg, 100 * (1 / pr->speedup.ratio - 1));
+			table_number(&brief, r, c_lo, 100 * (1 / pr->speedup.hi - 1));
+			table_number(&brief, r, c_hi, 100 * (1 / pr->speedup.lo - 1));
+			table_text(&brief, r, c_v, verdict_names[pr->verdict]);
+		}
+	if (listed)
+		report_output_table(&out, &brief, 0, NULL);
+	else
+		table_free(&brief);
+	struct strbuf full = STRBUF_INIT;
+	render_table(t, fmt, &full);
+	if (out.text.len + full.len < SUMMARY_MAX_BYTES) {
+		sb_addf(&out.text, "<details><summary>all %zu case%s, the noise between runs, how to "
+				   "read this</summary>\n\n%s</details>\n", ncases, ncases == 1 ? "" : "s",
+			sb_str(&full));
+	} else {
+		sb_addf(&out.text, "The table of all %zu cases (%zu bytes) does not fit a comment: `report "
+				   "regress` with `--format md` prints it.\n", ncases, full.len);
+	}
+	sb_free(&full);
+	report_output_end(&out, 0);
+	report_output_free(&out);
+}
+
 int cmd_regress(struct cmd_line *cl)
 {
 	struct report_options o = REPORT_OPTIONS_INIT;
@@ -511,12 +600,21 @@ int cmd_regress(struct cmd_line *cl)
 			       "passed", counts[VERDICT_UNSURE] - nunsure,
 			   counts[VERDICT_UNSURE] - nunsure == 1 ? "" : "s");
 	double med, lo, hi;
-	if (ndetectable && !detectable_range(detectable, ndetectable, &med, &lo, &hi))
+	char detect_text[256] = "";
+	if (ndetectable && !detectable_range(detectable, ndetectable, &med, &lo, &hi)) {
 		table_note(&t, "smallest slowdown these runs detect (90%% of the time, alpha %.3g; "
 			       "column detect): %.3g%% for the median case, %.3g%% to %.3g%% over the "
 			       "cases; to reach a smaller one, run more runs a side at different times "
 			       "(`runner run --repeat N` on different days, or keep history)",
 			   o.rule.alpha, 100 * med, 100 * lo, 100 * hi);
+		if (hi - lo < 0.0005)
+			snprintf(detect_text, sizeof(detect_text),
+				 "Smallest slowdown these runs detect (90%% of the time): **%.3g%%**.", 100 * med);
+		else
+			snprintf(detect_text, sizeof(detect_text),
+				 "Smallest slowdown these runs detect (90%% of the time): **%.3g%%** for the "
+				 "median case, %.3g%% to %.3g%% over the cases.", 100 * med, 100 * lo, 100 * hi);
+	}
 	size_t busy = 0;   /* cases where a side waited for a CPU at the level: contention shown */
 	for (size_t k = 0; k < ncases; k++)
 		busy += cases[k].result.wait_base >= o.rule.cpu_wait_level ||
@@ -538,10 +636,25 @@ int cmd_regress(struct cmd_line *cl)
 		       "candidate) waited for a CPU; verdict: %s",
 		   many ? " x runs" : " (baseline/candidate)", o.rule.alpha,
 		   100 * o.rule.threshold, verdict);
-	report_print((enum report_format)fmt, &t, 1);
 	status = sb_str(&found.fail)[0]     ? EXIT_REGRESSION
 		 : sb_str(&found.unsure)[0] ? EXIT_CANNOT_TELL
 					    : EXIT_OK;
+	if (format_is((enum report_format)fmt, FORMAT_SHORT)) {
+		char counts_text[512], n_insufficient[48] = "";
+		if (ninsufficient)
+			snprintf(n_insufficient, sizeof(n_insufficient), ", %zu insufficient", ninsufficient);
+		snprintf(counts_text, sizeof(counts_text),
+			 "**%zu case%s** compared: %zu slower, %zu faster, %zu same, %zu unsure, %zu "
+			 "contended%s; %zu not compared. Candidate %s against baseline %s (%s).",
+			 ncases, ncases == 1 ? "" : "s", counts[VERDICT_SLOWER], counts[VERDICT_FASTER], counts[VERDICT_SAME],
+			 counts[VERDICT_UNSURE], counts[VERDICT_CONTENDED], n_insufficient,
+			 nkeys_distinct - ncases, sb_str(&who_c), sb_str(&who_b),
+			 series_pick_names[pick]);
+		summary_print((enum report_format)fmt, status, verdict, counts_text, &found, detect_text,
+			      cases, ncases, &t);
+	} else {
+		report_print((enum report_format)fmt, &t, 1);
+	}
 done:
 	table_free(&t);
 	sb_free(&found.fail);

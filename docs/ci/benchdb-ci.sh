@@ -38,7 +38,7 @@ set -euo pipefail
 : "${BENCH_BUILD:=}" "${BENCH_RUNNER:=runner}" "${BENCH_REPORT:=report}" "${BENCH_DB:=bench-ci.db}"
 : "${BENCH_OUT:=bench-out}" "${BENCH_ROUNDS:=3}" "${BENCH_LABEL:=nightly}" "${BENCH_REPEAT:=1}"
 : "${BENCH_REGRESS_ARGS:=}" "${BENCH_CHANGES_ARGS:=}"
-MARKER='<!-- benchdb-regress -->'
+MARKER='<!-- benchdb: report regress -->'   # what `report regress --format summary` opens with
 
 die() { echo "benchdb-ci: $*" >&2; exit 2; }
 need_sweep() { [ -n "${BENCH_SWEEP:-}" ] || die "set BENCH_SWEEP to the sweep to run (relative to the repository root)"; }
@@ -99,17 +99,14 @@ pr_gate() {
 	report=$(tool "$out/wt-head" "$BENCH_REPORT")
 	# shellcheck disable=SC2086
 	$report regress --db "$BENCH_DB" --baseline-label "$base_label" --candidate-label "$head_label" \
-		--format md $BENCH_REGRESS_ARGS >"$out/regress.md" 2>"$out/regress.err" || status=$?
+		--format summary $BENCH_REGRESS_ARGS >"$out/regress.md" 2>"$out/regress.err" || status=$?
+	# the summary (the verdict first, its marker the first line), then where it was measured
 	{
-		echo "$MARKER"
-		echo "## Benchmarks: $(case $status in 0) echo "no regression" ;; 1) echo "REGRESSION" ;; *) echo "cannot tell" ;; esac)"
-		echo
-		echo "Head $(git -C "$out/wt-head" rev-parse --short HEAD) against base $(git -C "$out/wt-base" rev-parse --short HEAD), $BENCH_ROUNDS interleaved runs a side on $(hostname)."
-		echo
-		sed 's/^/> /' "$out/regress.err"
-		echo
 		cat "$out/regress.md"
+		echo
+		echo "<sub>Head $(git -C "$out/wt-head" rev-parse --short HEAD) against base $(git -C "$out/wt-base" rev-parse --short HEAD): $BENCH_ROUNDS interleaved runs a side of \`$BENCH_SWEEP\` on $(hostname); exit $status.</sub>"
 	} >"$out/summary.md"
+	[ -s "$out/regress.md" ] || { cat "$out/regress.err" >&2; die "report regress wrote nothing (exit $status)"; }
 	summary_out "$out/summary.md"
 	cat "$out/regress.err" >&2
 	return $status
@@ -136,7 +133,8 @@ nightly() {
 	local report
 	report=$(tool "$PWD" "$BENCH_REPORT")
 	# shellcheck disable=SC2086
-	$report changes --db "$db" --label "$BENCH_LABEL" $BENCH_CHANGES_ARGS >"$out/changes.md" || status=$?
+	$report changes --db "$db" --label "$BENCH_LABEL" --format summary $BENCH_CHANGES_ARGS \
+		>"$out/changes.md" || status=$?
 	summary_out "$out/changes.md"
 	$report site --db "$db" --label "$BENCH_LABEL" -o "$out/site" >/dev/null ||
 		die "report site failed"

@@ -23,6 +23,9 @@ check "the newest table says slower" [ "$(grep -c ',slower +' "$T/out")" = 4 ]
 expect_status 1 "markdown: the verdict first" "$REPORT" changes --db "$T/step.db" --label nightly
 check "first line is the verdict" [ "$(head -c 12 "$T/out")" = "**SLOWER**: " ]
 contains "$T/out" "cases of runs outside --label nightly left out" "the pull request's run is named as left out"
+expect_status 1 "summary (a nightly job's)" "$REPORT" changes --db "$T/step.db" --label nightly --format summary
+check "summary: the marker, then the verdict" [ "$(sed -n 1,2p "$T/out")" = "$(printf '<!-- benchdb: report changes -->\n### ❌ SLOWER')" ]
+check "summary: the four slower cases open, the change points folded" [ "$(sed '/^<details>/q' "$T/out" | grep -c '| slower +')" = 4 ] && [ "$(sed -n '/^<details>/,$p' "$T/out" | grep -c ' | slower *|$')" = 4 ]
 expect_status 1 "json" "$REPORT" changes --db "$T/step.db" --label nightly --format json
 check "json parses" python3 -m json.tool "$T/out" >/dev/null
 expect_status 1 "--last 20 keeps the step" "$REPORT" changes --db "$T/step.db" --label nightly --last 20 --format csv
@@ -39,6 +42,8 @@ expect_status 1 "unfiltered: the pr runs look like a slower segment" "$REPORT" c
 expect_status 0 "--label nightly: steady" "$REPORT" changes --db "$T/pr.db" --label nightly --format csv
 check "no change point" [ "$(awk -F, 'NF == 13 && NR > 1' "$T/out" | wc -l)" = 0 ]
 check "all steady" [ "$(grep -c ',steady (no change in 10 runs)$' "$T/out")" = 4 ]
+expect_status 0 "summary of a steady history" "$REPORT" changes --db "$T/pr.db" --label nightly --format summary
+check "summary: passed, no table before the details" [ "$(sed -n 2p "$T/out")" = "### ✅ no new slower segment" ] && [ "$(sed '/^<details>/q' "$T/out" | grep -c '^|')" = 0 ]
 
 # A/A: 60 runs of unchanged code, no change point; a lone slow newest run is not one either.
 check "A/A history with a spike at the end" planted "$T/aa.db" --seed 7 nightly:59t:1 nightly:1t:1.6

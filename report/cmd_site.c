@@ -352,44 +352,14 @@ done:
 	return rc;
 }
 
-/* Order of the cases on the index: slower first, then contended, faster, steady, too few. */
-static int newest_rank(enum history_newest n)
-{
-	static const int rank[NEWEST_COUNT] = {[NEWEST_SLOWER] = 0, [NEWEST_CONTENDED] = 1,
-					       [NEWEST_FASTER] = 2, [NEWEST_STEADY] = 3,
-					       [NEWEST_TOO_FEW] = 4};
-	return rank[n];
-}
-
-/* A case on the index: its rank (newest_rank) and its index in the set. */
-struct index_entry {
-	int rank;
-	size_t series;
-};
-
-static int cmp_entry(const void *a, const void *b)
-{
-	const struct index_entry *x = a, *y = b;
-	if (x->rank != y->rank)
-		return x->rank - y->rank;
-	return (x->series > y->series) - (x->series < y->series);
-}
-
 static int index_page(struct site *site, const char *title, const char *db_path,
 		      const struct strbuf *compares, struct bd_error *err)
 {
 	const struct history_set *hs = site->hs;
 	struct strbuf sb = STRBUF_INIT, notes = STRBUF_INIT;
-	struct index_entry *entries = xmalloc((hs->n ? hs->n : 1) * sizeof(*entries));
-	size_t *order = xmalloc((hs->n ? hs->n : 1) * sizeof(*order)), count[NEWEST_COUNT] = {0};
-	for (size_t i = 0; i < hs->n; i++) {
-		entries[i] = (struct index_entry){newest_rank(hs->series[i].newest), i};
-		count[hs->series[i].newest]++;
-	}
-	qsort(entries, hs->n, sizeof(*entries), cmp_entry);
+	size_t *order = history_order(hs), count[NEWEST_COUNT] = {0};   /* slower first */
 	for (size_t i = 0; i < hs->n; i++)
-		order[i] = entries[i].series;
-	free(entries);
+		count[hs->series[i].newest]++;
 	html_page_begin(&sb, title, 1);
 	char now[32], when[32];
 	db_now(now);

@@ -54,9 +54,14 @@ static int cmp_run_id(const void *key, const void *elem)
 	return (id > have) - (id < have);
 }
 
+static const struct run_row *run_find(const struct run_row *runs, size_t nruns, int64_t id)
+{
+	return runs ? bsearch(&id, runs, nruns, sizeof(*runs), cmp_run_id) : NULL;
+}
+
 static const struct run_row *run_of(const struct history_set *s, int64_t id)
 {
-	return s->runs ? bsearch(&id, s->runs, s->nruns, sizeof(*s->runs), cmp_run_id) : NULL;
+	return run_find(s->runs, s->nruns, id);
 }
 
 static int text_is(const char *have, const char *want)
@@ -108,6 +113,59 @@ static int series_add(struct db *db, struct history_set *s, const struct history
 	return rc;
 }
 
+size_t history_rows_select(const struct run_row *runs, size_t nruns, struct case_row *rows, size_t n,
+			   const struct history_filter *f, size_t *left_out)
+{
+	size_t kept = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct run_row *run = run_find(runs, nruns, rows[i].run_id);
+		if (!run || !text_is(run->label, f->label) || !text_is(run->git_branch, f->branch) ||
+		    !text_is(run->hostname, f->host)) {
+			++*left_out;
+			continue;
+		}
+		struct case_row keep = rows[i];
+		rows[i] = rows[kept];
+		rows[kept++] = keep;
+	}
+	return kept;
+}
+
+/* Order of the series that moved first: slower, contended, faster, steady, too few runs. */
+static int newest_rank(enum history_newest n)
+{
+	static const int rank[NEWEST_COUNT] = {[NEWEST_SLOWER] = 0, [NEWEST_CONTENDED] = 1,
+					       [NEWEST_FASTER] = 2, [NEWEST_STEADY] = 3,
+					       [NEWEST_TOO_FEW] = 4};
+	return rank[n];
+}
+
+struct order_entry {
+	int rank;
+	size_t series;
+};
+
+static int cmp_order(const void *a, const void *b)
+{
+	const struct order_entry *x = a, *y = b;
+	if (x->rank != y->rank)
+		return x->rank - y->rank;
+	return (x->series > y->series) - (x->series < y->series);
+}
+
+size_t *history_order(const struct history_set *s)
+{
+	struct order_entry *e = xmalloc((s->n ? s->n : 1) * sizeof(*e));
+	size_t *order = xmalloc((s->n ? s->n : 1) * sizeof(*order));
+	for (size_t i = 0; i < s->n; i++)
+		e[i] = (struct order_entry){newest_rank(s->series[i].newest), i};
+	qsort(e, s->n, sizeof(*e), cmp_order);
+	for (size_t i = 0; i < s->n; i++)
+		order[i] = e[i].series;
+	free(e);
+	return order;
+}
+
 int history_load(struct db *db, const struct history_filter *f, struct history_set *out,
 		 struct bd_error *err)
 {
@@ -122,20 +180,7 @@ int history_load(struct db *db, const struct history_filter *f, struct history_s
 	}
 	if (rc)
 		return rc;
-	/* the run filters: rows of refused runs move behind the kept ones (order kept) */
-	size_t kept = 0;
-	for (size_t i = 0; i < n; i++) {
-		const struct run_row *run = run_of(out, out->rows[i].run_id);
-		if (!run || !text_is(run->label, f->label) || !text_is(run->git_branch, f->branch) ||
-		    !text_is(run->hostname, f->host)) {
-			out->runs_left_out++;
-			continue;
-		}
-		struct case_row keep = out->rows[i];
-		out->rows[i] = out->rows[kept];
-		out->rows[kept++] = keep;
-	}
-	n = kept;
+	n = history_rows_select(out->runs, out->nruns, out->rows, n, f, &out->runs_left_out);
 	/* at most one series per row: enough room whatever the hosts */
 	out->series = xcalloc(n ? n : 1, sizeof(*out->series));
 	for (size_t i = 0, end; i < n && !rc; i = end) {

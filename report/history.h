@@ -119,6 +119,14 @@ void history_filter_describe(const struct history_filter *f, struct strbuf *sb);
 int history_load(struct db *db, const struct history_filter *f, struct history_set *out,
 		 struct bd_error *err);
 void history_free(struct history_set *s);
+/* The run filters of f (label, branch, host) on rows[0..n-1] (runs: db_runs_list's, by id): the
+ * rows of refused runs move behind the kept ones, which keep their order. Returns how many are
+ * kept; adds the refused to *left_out. */
+size_t history_rows_select(const struct run_row *runs, size_t nruns, struct case_row *rows, size_t n,
+			   const struct history_filter *f, size_t *left_out);
+/* The indices of s's series, those whose newest runs moved first (slower, contended, faster,
+ * steady, too few runs), in load order within each; the caller frees it. After history_detect. */
+size_t *history_order(const struct history_set *s);
 
 /* Each series' run_noise from the noise model of its system (noise.h: the system's stored runs,
  * pooled over its cases), where the model measured both its parts, the between-session part with

@@ -413,7 +413,6 @@ struct chart_request {
 	const struct case_set *set;  /* the run's cases after --suite/--where */
 	const char *baseline;        /* speedup: the baseline impl */
 	enum series_pick pick;       /* which series is timed */
-	const char *case_key;        /* history: the case (key or name) followed across runs */
 	int gaps_counted;            /* latency, memory: count the cases that did not run in the
 					notes instead of naming them */
 };

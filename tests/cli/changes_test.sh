@@ -42,6 +42,16 @@ expect_status 1 "unfiltered: the pr runs look like a slower segment" "$REPORT" c
 expect_status 0 "--label nightly: steady" "$REPORT" changes --db "$T/pr.db" --label nightly --format csv
 check "no change point" [ "$(awk -F, 'NF == 13 && NR > 1' "$T/out" | wc -l)" = 0 ]
 check "all steady" [ "$(grep -c ',steady (no change in 10 runs)$' "$T/out")" = 4 ]
+# report history takes the same run filters: the nightly runs alone, or the last N of them
+expect_status 0 "history --label nightly" "$REPORT" history --db "$T/pr.db" --label nightly --where seq_len=256 --format csv
+check "history --label: the 45 nightly runs, no pr run" [ "$(awk -F, 'NR > 1' "$T/out" | wc -l)" = 45 ] && [ "$(awk -F, 'NR > 1 && $2 > 45' "$T/out" | wc -l)" = 0 ]
+contains "$T/err" "4 cases of runs outside --label nightly left out" "history says what the label left out"
+expect_status 0 "history without --label" "$REPORT" history --db "$T/pr.db" --where seq_len=256 --format csv
+check "history unfiltered: 49 runs" [ "$(awk -F, 'NR > 1' "$T/out" | wc -l)" = 49 ]
+expect_status 0 "history --label nightly --last 10" "$REPORT" history --db "$T/pr.db" --label nightly --last 10 --where seq_len=256 --format csv
+check "history --last 10: the newest 10 nightly runs (36-45)" [ "$(awk -F, 'NR > 1 { print $2 }' "$T/out" | paste -sd' ')" = "36 37 38 39 40 41 42 43 44 45" ]
+expect_status 1 "history of a label no run has" "$REPORT" history --db "$T/pr.db" --label nope --where seq_len=256
+contains "$T/err" "no case of any run --label nope matches" "the label named"
 expect_status 0 "summary of a steady history" "$REPORT" changes --db "$T/pr.db" --label nightly --format summary
 check "summary: passed, no table before the details" [ "$(sed -n 2p "$T/out")" = "### ✅ no new slower segment" ] && [ "$(sed '/^<details>/q' "$T/out" | grep -c '^|')" = 0 ]
 

@@ -24,10 +24,10 @@ enum format_kind {
 	FORMAT_DATA = 2,       /* for scripts: raw numbers at full precision; what export writes */
 	FORMAT_UNTITLED = 4,   /* tables lose their titles: a command that needs one for telling
 				  tables apart names their subject in a column instead */
-	FORMAT_SHORT = 8,      /* a pull-request comment or a CI job summary (GitHub, GitLab): a
-				  command with a verdict opens with a marker line naming it (so that
-				  a CI job finds and updates its one comment), then the verdict, and
-				  folds the details */
+	FORMAT_SHORT = 8,      /* a pull-request comment or a CI job summary (GitHub, GitLab):
+				  tables fold their notes; regress and changes open with a marker
+				  line naming the command (so that a CI job finds and updates its one
+				  comment), then the verdict, and fold the details */
 };
 
 /* The output formats, one row each: X(ID, name, kinds). The first row is the default of

@@ -264,10 +264,10 @@ regress_real)
 	contains "$T/out" "noise between runs NOT measured \(one run a side, no history of this system\): assumed 6% per run" "the assumption printed"
 	expect_status 1 "--lenient never passes a slowdown" "$REPORT" regress --db "$db" --baseline real --candidate slowed --lenient
 	expect_status 0 "report --compare naive on the real run" "$REPORT" --db "$db" --run real --compare naive
-	contains "$T/out" "^\| flash float32 fwd\+bwd B2 H2 S128 D32 \| flash \|" "per-case speedup row"
+	contains "$T/out" "^\| flash float32 fwd\+bwd B2 H2 S128 D32 +\| flash +\|" "per-case speedup row"
 	contains "$T/out" "^### summary" "summary table"
 	expect_status 0 "report warmup on the real run" "$REPORT" warmup --db "$db" --run real
-	contains "$T/out" "k=0 mean \(ms\) \| k=0 std \(ms\) \| k=1 mean" "k columns"
+	contains "$T/out" "k=0 mean \(ms\) \| +k=0 std \(ms\) \| +k=1 mean" "k columns"
 	;;
 
 report_fixture)

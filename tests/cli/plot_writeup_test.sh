@@ -233,7 +233,7 @@ EOF
 	# param count (M): 1 (4·64² + 3·64·128 + 2·64) + 2·100·64 + 64 = 53952
 	contains "$r" "^\| mini +\| forward +\| 32 +\| 1 +\| cpu +\| +0\.1 \| [0-9]+\/[0-9]+ +\| +1\.0[0-9]{2} \| +0\.5[0-9]{2} \| +(1\.9[5-9]|2\.0[0-5]) \|" "bf16 forward is 2x faster"
 	contains "$r" "e2e mini float32 train_step ctx32 B1: float32 ok, bfloat16 oom" "unpaired precision named"
-	contains "$r" "^\| e2e mini bfloat16 train_step ctx32 B1 \| oom +\| needs 9 GiB, over the memory limit \|" "oom case with its reason"
+	contains "$r" "^\| e2e mini bfloat16 train_step ctx32 B1 +\| oom +\| needs 9 GiB, over the memory limit +\|" "oom case with its reason"
 	contains "$r" "Every case of this run is an end-to-end model case" "results point to the e2e section"
 	lacks "$r" "^## Speedup" "no speedup section without the baseline impl"
 	lacks "$r" "^## Attention" "no attention section without attention cases"

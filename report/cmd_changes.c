@@ -143,12 +143,8 @@ int cmd_changes(struct cmd_line *cl)
 		HISTORY_OPT_RUNS(&h),
 		REPORT_OPT_PHASE(&o),
 		HISTORY_OPT_DETECTOR(&h),
-		{"cpu-wait-gap", 0, OPT_PERCENT, "PCT",
-		 "a slower segment that waited for a CPU PCT points more of its time: contended "
-		 "(default " REPORT_STR(REPORT_CPU_WAIT_GAP_PCT) "; 100: off)", &o.rule.cpu_wait_gap},
-		{"cpu-wait-level", 0, OPT_PERCENT, "PCT",
-		 "... or PCT of its time or more (default " REPORT_STR(REPORT_CPU_WAIT_LEVEL_PCT)
-		 "; 100: off)", &o.rule.cpu_wait_level},
+		HISTORY_OPT_RECENT(&h),
+		HISTORY_OPT_CONTENTION(&o),
 		REPORT_OPT_FORMAT(&o, 0),
 		REPORT_OPT_DB(&o),
 		{0},
@@ -174,12 +170,8 @@ int cmd_changes(struct cmd_line *cl)
 		return status;
 	if ((fmt = report_format_arg(o.format, 0)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
 		return EXIT_USAGE;
-	if ((status = history_options_check(&h, "changes", &f, &cpo)) >= 0)
+	if ((status = history_options_check(&h, &o.rule, "changes", &f, &cpo)) >= 0)
 		return status;
-	if (o.rule.cpu_wait_gap < 0 || o.rule.cpu_wait_level < 0) {
-		fprintf(stderr, "report changes: --cpu-wait-gap and --cpu-wait-level must be 0 or more\n");
-		return EXIT_USAGE;
-	}
 	if (case_key && !case_key[0]) {
 		fprintf(stderr, "report changes: --case needs a case key, got ''\n");
 		return EXIT_USAGE;

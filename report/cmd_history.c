@@ -320,7 +320,7 @@ int cmd_history(struct cmd_line *cl)
 		return status;
 	struct history_filter runs_filter = {0};
 	struct cp_options unused;
-	if ((status = history_options_check(&h, "history", &runs_filter, &unused)) >= 0)
+	if ((status = history_options_check(&h, NULL, "history", &runs_filter, &unused)) >= 0)
 		return status;
 	if ((fmt = report_format_arg(o.format, 0)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
 		return EXIT_USAGE;

@@ -93,6 +93,7 @@ int cmd_plot(struct cmd_line *cl)
 		 "history: the case key or name (default: every case the filters leave)", &case_key},
 		HISTORY_OPT_RUNS(&h),
 		HISTORY_OPT_DETECTOR(&h),
+		HISTORY_OPT_CONTENTION(&o),
 		{0},
 	};
 	static const struct cmd_usage usage = {
@@ -134,7 +135,7 @@ int cmd_plot(struct cmd_line *cl)
 		return EXIT_USAGE;
 	struct history_filter f = {0};
 	struct cp_options cpo;
-	if ((status = history_options_check(&h, "plot", &f, &cpo)) >= 0)
+	if ((status = history_options_check(&h, &o.rule, "plot", &f, &cpo)) >= 0)
 		return status;
 	struct case_filter filter = report_filter(&o);
 	if ((status = report_open_set(o.db_path, o.run_sel, &filter, &db, &run_id, &set)) >= 0)

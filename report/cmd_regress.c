@@ -9,6 +9,7 @@
  * missing from the candidate, or a candidate run that is not complete; 2 when it cannot tell
  * (unsure, contended, nothing comparable, too little data) and on usage errors. Every reason is
  * printed, with the smallest change these runs could detect. */
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,11 +131,13 @@ static const enum verdict summary_verdicts[] = {VERDICT_SLOWER, VERDICT_CONTENDE
 				     folded full table is left out (and said so) */
 
 /* --format summary (FORMAT_SHORT), for a pull-request comment or a CI job summary: the marker and
- * the verdict, its counts, the reasons, the smallest change these runs detect, the cases that are
- * not same or faster; the whole table (t), the noise model and how to read them folded below. */
+ * the verdict, its counts, the reasons, the smallest change these runs detect, the noise between
+ * runs when it was assumed (noise_caveat; NULL when measured), the cases that are not same or
+ * faster; the whole table (t), the noise model and how to read them folded below. */
 static void summary_print(enum report_format fmt, int status, const char *verdict,
 			 const char *counts_text, const struct findings *found, const char *detect_text,
-			 const struct regress_case *cases, size_t ncases, struct table *t)
+			 const char *noise_caveat, const struct regress_case *cases, size_t ncases,
+			 struct table *t)
 {
 	struct report_output out = REPORT_OUTPUT_INIT;
 	struct table brief;
@@ -144,10 +147,12 @@ static void summary_print(enum report_format fmt, int status, const char *verdic
 	findings_list(&found->fail, "regression", &out.text);
 	if (!sb_str(&found->fail)[0])
 		findings_list(&found->unsure, "cannot tell", &out.text);
-	if (detect_text[0])
-		sb_addf(&out.text, "%s%s\n\n", reasons ? "\n" : "", detect_text);
-	else if (reasons)
+	if (reasons)
 		sb_add(&out.text, "\n");
+	if (detect_text[0])
+		sb_addf(&out.text, "%s\n\n", detect_text);
+	if (noise_caveat)   /* what the verdicts rest on, when it was not measured */
+		sb_addf(&out.text, "_%c%s._\n\n", toupper((unsigned char)noise_caveat[0]), noise_caveat + 1);
 	report_output_begin(&out, fmt);
 	size_t listed = 0, nlist = 0;
 	for (size_t k = 0; k < ncases; k++)
@@ -624,10 +629,9 @@ int cmd_regress(struct cmd_line *cl)
 			       "(column cpu wait): the machine was busy, and the noise between runs there "
 			       "is the machine's; a quiet machine tells more",
 			   busy, busy == 1 ? "" : "s", 100 * o.rule.cpu_wait_level);
-	struct strbuf nl = STRBUF_INIT;
+	struct strbuf nl = STRBUF_INIT;   /* kept for the summary */
 	noise_model_describe(&model, &nl);
 	table_note(&t, "%s", sb_str(&nl));
-	sb_free(&nl);
 	table_note(&t, "n: measured iterations%s; baseline, candidate: the runs' medians (geometric "
 		       "mean over runs); change: candidate / baseline - 1 with its 95%% CI, from the "
 		       "noise between runs; p slower: one-sided t test, Benjamini-Hochberg adjusted "
@@ -651,10 +655,11 @@ int cmd_regress(struct cmd_line *cl)
 			 nkeys_distinct - ncases, sb_str(&who_c), sb_str(&who_b),
 			 series_pick_names[pick]);
 		summary_print((enum report_format)fmt, status, verdict, counts_text, &found, detect_text,
-			      cases, ncases, &t);
+			      model.basis == NOISE_MEASURED ? NULL : sb_str(&nl), cases, ncases, &t);
 	} else {
 		report_print((enum report_format)fmt, &t, 1);
 	}
+	sb_free(&nl);
 done:
 	table_free(&t);
 	sb_free(&found.fail);

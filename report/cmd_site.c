@@ -495,6 +495,8 @@ int cmd_site(struct cmd_line *cl)
 		HISTORY_OPT_RUNS(&h),
 		REPORT_OPT_PHASE(&o),
 		HISTORY_OPT_DETECTOR(&h),
+		HISTORY_OPT_CONTENTION(&o),
+		HISTORY_OPT_RECENT(&h),
 		REPORT_OPT_DB(&o),
 		{0},
 	};
@@ -522,7 +524,7 @@ int cmd_site(struct cmd_line *cl)
 	}
 	if ((pick = series_pick_arg(o.phase)) < 0)
 		return EXIT_USAGE;
-	if ((status = history_options_check(&h, "site", &f, &cpo)) >= 0)
+	if ((status = history_options_check(&h, &o.rule, "site", &f, &cpo)) >= 0)
 		return status;
 	f.cases = report_filter(&o);
 	f.pick = (enum series_pick)pick;

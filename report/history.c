@@ -16,13 +16,18 @@ const char *const history_verdict_names[3] = {"slower", "faster", "contended"};
 const char *const history_newest_names[NEWEST_COUNT] = {"too few runs", "steady", "slower",
 							 "faster", "contended"};
 
-int history_options_check(const struct history_options *h, const char *command,
-			  struct history_filter *f, struct cp_options *o)
+int history_options_check(const struct history_options *h, const struct verdict_rule *rule,
+			  const char *command, struct history_filter *f, struct cp_options *o)
 {
 	if (!(h->alpha > 0 && h->alpha < 1) || h->min_segment < 2 || !(h->min_change >= 0) ||
 	    h->recent < 1 || h->last < 0) {
 		fprintf(stderr, "report %s: --alpha must lie in (0, 1), --min-segment be 2 or more, "
 				"--recent 1 or more, --min-change and --last 0 or more\n", command);
+		return EXIT_USAGE;
+	}
+	if (rule && !(rule->cpu_wait_gap >= 0 && rule->cpu_wait_level >= 0)) {
+		fprintf(stderr, "report %s: --cpu-wait-gap and --cpu-wait-level must be 0 or more\n",
+			command);
 		return EXIT_USAGE;
 	}
 	f->label = h->label;

@@ -8,7 +8,7 @@
 #include "changepoint.h"
 #include "report.h"
 
-/* The options `changes`, `history` and `site` share: which runs, and the detector's settings,
+/* The options `changes`, `history`, `plot history` and `site` share: which runs, the detector,
  * declared once (HISTORY_OPT_*), checked once (history_options_check). */
 struct history_options {
 	const char *label, *branch, *host;
@@ -32,15 +32,25 @@ struct history_options {
 	 ")", &(h)->min_segment},                                                                  \
 	{"min-change", 0, OPT_PERCENT, "PCT",                                                      \
 	 "smaller changes are merged away (default " REPORT_STR(CP_MIN_CHANGE_PCT) ")",            \
-	 &(h)->min_change},                                                                        \
+	 &(h)->min_change}
+#define HISTORY_OPT_RECENT(h)                                                                      \
 	{"recent", 0, OPT_INT, "N",                                                                \
 	 "a change within the newest N runs is new: slower exits 1 (default " REPORT_STR(CP_RECENT) \
 	 ")", &(h)->recent}
-/* Print what is wrong for `report command` and return EXIT_USAGE; -1 when the options are sound.
- * Fills the filter's run part and the detector's options. */
+/* When a change is contended (verdict_contended), on a struct report_options o's rule. */
+#define HISTORY_OPT_CONTENTION(o)                                                                  \
+	{"cpu-wait-gap", 0, OPT_PERCENT, "PCT",                                                    \
+	 "a slower segment that waited for a CPU PCT points more of its time: contended "          \
+	 "(default " REPORT_STR(REPORT_CPU_WAIT_GAP_PCT) "; 100: off)", &(o)->rule.cpu_wait_gap},   \
+	{"cpu-wait-level", 0, OPT_PERCENT, "PCT",                                                  \
+	 "... or PCT of its time or more (default " REPORT_STR(REPORT_CPU_WAIT_LEVEL_PCT)          \
+	 "; 100: off)", &(o)->rule.cpu_wait_level}
+/* Print what is wrong for `report command` and return EXIT_USAGE; -1 when the options are sound
+ * (rule: HISTORY_OPT_CONTENTION's, NULL without them). Fills the filter's run part and the
+ * detector's options. */
 struct history_filter;
-int history_options_check(const struct history_options *h, const char *command,
-			  struct history_filter *f, struct cp_options *o);
+int history_options_check(const struct history_options *h, const struct verdict_rule *rule,
+			  const char *command, struct history_filter *f, struct cp_options *o);
 
 /* Which runs and cases make the series. */
 struct history_filter {

@@ -32,7 +32,8 @@
 #   BENCH_ROUNDS    pr-measure: interleaved rounds, each one run a side (default: 3)
 #   BENCH_LABEL     nightly: the history's label (default: nightly)
 #   BENCH_REPEAT    nightly: runs per night (default: 1; 6 when the database is new)
-#   BENCH_REGRESS_ARGS, BENCH_CHANGES_ARGS: more options for report regress / changes
+#   BENCH_REGRESS_ARGS, BENCH_CHANGES_ARGS: more options for report regress / changes (the
+#                   latter go to report site too, so that the site says what the gate said)
 set -euo pipefail
 
 : "${BENCH_BUILD:=}" "${BENCH_RUNNER:=runner}" "${BENCH_REPORT:=report}" "${BENCH_DB:=bench-ci.db}"
@@ -136,7 +137,8 @@ nightly() {
 	$report changes --db "$db" --label "$BENCH_LABEL" --format summary $BENCH_CHANGES_ARGS \
 		>"$out/changes.md" || status=$?
 	summary_out "$out/changes.md"
-	$report site --db "$db" --label "$BENCH_LABEL" -o "$out/site" >/dev/null ||
+	# shellcheck disable=SC2086
+	$report site --db "$db" --label "$BENCH_LABEL" $BENCH_CHANGES_ARGS -o "$out/site" >/dev/null ||
 		die "report site failed"
 	return $status
 }

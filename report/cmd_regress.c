@@ -42,8 +42,10 @@ static void finding_add(struct strbuf *sb, const char *what, const char *const *
 		sb_addf(sb, " and %zu more", count - 5);
 }
 
-/* Print each line of sb as "report regress: PREFIX: line" to stderr and as a note of t. */
-static void findings_print(const struct strbuf *sb, const char *prefix, struct table *t)
+/* Print each line of sb as "report regress: PREFIX: line" to stderr and as a note of t, and add
+ * it to list as "- PREFIX: line" (the summary's list of reasons). */
+static void findings_print(const struct strbuf *sb, const char *prefix, struct table *t,
+			   struct strbuf *list)
 {
 	const char *s = sb_str(sb);
 	while (*s) {
@@ -51,6 +53,7 @@ static void findings_print(const struct strbuf *sb, const char *prefix, struct t
 		int len = end ? (int)(end - s) : (int)strlen(s);
 		fprintf(stderr, "report regress: %s: %.*s\n", prefix, len, s);
 		table_note(t, "%s: %.*s", prefix, len, s);
+		sb_addf(list, "- %s: %.*s\n", prefix, len, s);
 		s += len + (end != NULL);
 	}
 }
@@ -110,18 +113,6 @@ static double se_to_detect(double detect, const struct verdict_rule *rule)
 	return fmin(goal / (z_a + z_p), (goal - margin) / z_p);
 }
 
-/* The lines of sb as a markdown list, each "- PREFIX: line". */
-static void findings_list(const struct strbuf *sb, const char *prefix, struct strbuf *out)
-{
-	const char *s = sb_str(sb);
-	while (*s) {
-		const char *end = strchr(s, '\n');
-		int len = end ? (int)(end - s) : (int)strlen(s);
-		sb_addf(out, "- %s: %.*s\n", prefix, len, s);
-		s += len + (end != NULL);
-	}
-}
-
 /* The verdicts a pull-request summary lists case by case, in this order (slower first); the
  * others (same, faster) are only counted. */
 static const enum verdict summary_verdicts[] = {VERDICT_SLOWER, VERDICT_CONTENDED, VERDICT_UNSURE,
@@ -131,24 +122,20 @@ static const enum verdict summary_verdicts[] = {VERDICT_SLOWER, VERDICT_CONTENDE
 				     folded full table is left out (and said so) */
 
 /* --format summary (FORMAT_SHORT), for a pull-request comment or a CI job summary: the marker and
- * the verdict, its counts, the reasons, the smallest change these runs detect, the noise between
+ * the verdict, its counts, the reasons (a list), the smallest change these runs detect, the noise between
  * runs when it was assumed (noise_caveat; NULL when measured), the cases that are not same or
  * faster; the whole table (t), the noise model and how to read them folded below. */
 static void summary_print(enum report_format fmt, int status, const char *verdict,
-			 const char *counts_text, const struct findings *found, const char *detect_text,
+			 const char *counts_text, const struct strbuf *reasons, const char *detect_text,
 			 const char *noise_caveat, const struct regress_case *cases, size_t ncases,
 			 struct table *t)
 {
 	struct report_output out = REPORT_OUTPUT_INIT;
 	struct table brief;
-	int reasons = sb_str(&found->fail)[0] || sb_str(&found->unsure)[0];
 	format_summary_head("regress", status, verdict, &out.text);
 	sb_addf(&out.text, "%s\n\n", counts_text);
-	findings_list(&found->fail, "regression", &out.text);
-	if (!sb_str(&found->fail)[0])
-		findings_list(&found->unsure, "cannot tell", &out.text);
-	if (reasons)
-		sb_add(&out.text, "\n");
+	if (reasons->len)
+		sb_addf(&out.text, "%s\n", sb_str(reasons));
 	if (detect_text[0])
 		sb_addf(&out.text, "%s\n\n", detect_text);
 	if (noise_caveat)   /* what the verdicts rest on, when it was not measured */
@@ -597,9 +584,10 @@ int cmd_regress(struct cmd_line *cl)
 		   ncases, counts[VERDICT_SLOWER], counts[VERDICT_FASTER], counts[VERDICT_SAME],
 		   counts[VERDICT_UNSURE], n_contended, ninsufficient ? ", some insufficient" : "",
 		   nkeys_distinct - ncases);
-	findings_print(&found.fail, "regression", &t);
+	struct strbuf reasons = STRBUF_INIT;   /* the summary's list */
+	findings_print(&found.fail, "regression", &t, &reasons);
 	if (!sb_str(&found.fail)[0])
-		findings_print(&found.unsure, "cannot tell", &t);
+		findings_print(&found.unsure, "cannot tell", &t, &reasons);
 	if (lenient && counts[VERDICT_UNSURE] > nunsure)
 		table_note(&t, "--lenient: %zu unsure case%s with a change within the threshold "
 			       "passed", counts[VERDICT_UNSURE] - nunsure,
@@ -654,12 +642,13 @@ int cmd_regress(struct cmd_line *cl)
 			 counts[VERDICT_UNSURE], counts[VERDICT_CONTENDED], n_insufficient,
 			 nkeys_distinct - ncases, sb_str(&who_c), sb_str(&who_b),
 			 series_pick_names[pick]);
-		summary_print((enum report_format)fmt, status, verdict, counts_text, &found, detect_text,
+		summary_print((enum report_format)fmt, status, verdict, counts_text, &reasons, detect_text,
 			      model.basis == NOISE_MEASURED ? NULL : sb_str(&nl), cases, ncases, &t);
 	} else {
 		report_print((enum report_format)fmt, &t, 1);
 	}
 	sb_free(&nl);
+	sb_free(&reasons);
 done:
 	table_free(&t);
 	sb_free(&found.fail);

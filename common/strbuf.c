@@ -46,6 +46,18 @@ void sb_addf(struct strbuf *sb, const char *fmt, ...)
 	sb->len += (size_t)n;
 }
 
+void sb_add_shell_word(struct strbuf *sb, const char *s)
+{
+	sb_addc(sb, '\'');
+	for (; *s; s++) {
+		if (*s == '\'')
+			sb_add(sb, "'\\''");
+		else
+			sb_addc(sb, *s);
+	}
+	sb_addc(sb, '\'');
+}
+
 void sb_add_json_str(struct strbuf *sb, const char *s)
 {
 	sb_addc(sb, '"');

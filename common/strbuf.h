@@ -20,6 +20,8 @@ void sb_addc(struct strbuf *sb, char c);
 void sb_addf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Append s as a JSON string literal, quotes included. */
 void sb_add_json_str(struct strbuf *sb, const char *s);
+/* s as one POSIX shell word: single-quoted, a quote written '\'' (job scripts, manifests). */
+void sb_add_shell_word(struct strbuf *sb, const char *s);
 /* The contents ("" when empty); owned by sb. */
 const char *sb_str(const struct strbuf *sb);
 /* Hand the buffer to the caller (malloc'd, never NULL) and reset sb. */

@@ -32,7 +32,7 @@
 #define BYTES_PER_MIB 1048576.0
 #define WARMUP_MAX_LINES 8
 #define MANY_LINES 10          /* more lines than this get a note to narrow with --where */
-#define WIDE_RANGE 10.0        /* max/min beyond this: log y for the warm-up chart */
+#define WIDE_RANGE 10.0        /* max/min beyond this: log y (warm-up, history) */
 #define MAX_TOKENS 64
 #define LEGEND_PX_PER_CHAR 7.0   /* 10 pt sans */
 #define MISSING_LISTED 5       /* cases that did not run named one by one, up to this many */
@@ -139,6 +139,7 @@ struct line {
 	char *title;
 	double *x, *y, *lo, *hi;
 	size_t n, alloc;
+	size_t unmeasured;           /* memory: ok cases that stored no peak */
 };
 
 struct lines {
@@ -259,28 +260,56 @@ static const char *seq_suite(const struct case_set *set, const char **x_token)
 	return suite;
 }
 
-/* Lines with the same points hide each other: say so. */
+static int line_drawn(const struct line *l)
+{
+	for (size_t k = 0; k < l->n; k++)
+		if (isfinite(l->y[k]))
+			return 1;
+	return 0;
+}
+
+static int lines_same(const struct line *a, const struct line *b)
+{
+	int same = a->n == b->n && a->n > 0 && line_drawn(a);
+	for (size_t k = 0; same && k < a->n; k++)
+		same = a->x[k] == b->x[k] && (a->y[k] == b->y[k] || (isnan(a->y[k]) && isnan(b->y[k])));
+	return same;
+}
+
+/* Lines with the same points hide each other: say so, once per set of such lines. */
 static void note_coinciding(struct strbuf *notes, const struct lines *ls)
 {
-	for (size_t i = 0; i < ls->n; i++)
-		for (size_t j = i + 1; j < ls->n; j++) {
-			const struct line *a = &ls->v[i], *b = &ls->v[j];
-			int same = a->n == b->n && a->n > 0;
-			for (size_t k = 0; same && k < a->n; k++)
-				same = a->x[k] == b->x[k] && (a->y[k] == b->y[k] ||
-							      (isnan(a->y[k]) && isnan(b->y[k])));
-			if (same)
-				sb_addf(notes, "%s and %s have the same values: one line hides the other\n",
-					a->title, b->title);
-		}
+	for (size_t i = 0; i < ls->n; i++) {
+		int first = 1;
+		for (size_t j = 0; j < i && first; j++)
+			first = !lines_same(&ls->v[j], &ls->v[i]);
+		if (!first)
+			continue;
+		size_t same = 0;
+		struct strbuf names = STRBUF_INIT;
+		for (size_t j = i + 1; j < ls->n; j++)
+			if (lines_same(&ls->v[i], &ls->v[j]) && ++same <= 3)
+				sb_addf(&names, "%s%s", same > 1 ? ", " : "", ls->v[j].title);
+		if (same == 1)
+			sb_addf(notes, "%s and %s have the same values: one line hides the other\n",
+				ls->v[i].title, sb_str(&names));
+		else if (same)
+			sb_addf(notes, "%s, %s%s (%zu lines) have the same values: one line hides the "
+				       "others\n", ls->v[i].title, sb_str(&names), same > 3 ? ", ..." : "",
+				same + 1);
+		sb_free(&names);
+	}
 }
 
 static void note_many_lines(struct strbuf *notes, const struct lines *ls)
 {
-	if (ls->n <= MANY_LINES)
+	size_t drawn = 0;
+	for (size_t i = 0; i < ls->n; i++)
+		drawn += line_drawn(&ls->v[i]);
+	if (drawn <= MANY_LINES)
 		return;
 	sb_addf(notes, "%zu lines: fix some parameters with `--where KEY=VALUE` for a readable chart\n",
-		ls->n);
+		drawn);
 }
 
 /* Latency (memory == 0) or peak memory (memory == 1) against sequence length. */
@@ -314,6 +343,8 @@ static int chart_vs_seq(const struct chart_request *rq, int memory, struct plot 
 		} else if (memory) {
 			if (c->peak_bytes >= 0)
 				y = lo = hi = (double)c->peak_bytes / BYTES_PER_MIB;
+			else
+				l->unmeasured++;
 		} else {
 			size_t n;
 			const double *x = case_series_pick(&set->series[i], rq->pick, &n);
@@ -353,6 +384,22 @@ static int chart_vs_seq(const struct chart_request *rq, int memory, struct plot 
 		line_sort(&ls->v[i]);
 	note_many_lines(notes, ls);
 	note_coinciding(notes, ls);
+	/* a peer's memory is what it reports (`memory` lines): say whose is not on the chart */
+	size_t unmeasured = 0, cases_unmeasured = 0;
+	struct strbuf which = STRBUF_INIT;
+	for (size_t i = 0; i < ls->n; i++) {
+		if (!ls->v[i].unmeasured)
+			continue;
+		cases_unmeasured += ls->v[i].unmeasured;
+		if (++unmeasured <= 3)
+			sb_addf(&which, "%s%s", unmeasured > 1 ? ", " : "", ls->v[i].title);
+	}
+	if (unmeasured)
+		sb_addf(notes, "%zu ok case%s stored no peak memory, not drawn (%s%s; a peer's memory is "
+			       "what it prints on `memory` lines: schemas/peer-protocol.md)\n",
+			cases_unmeasured, cases_unmeasured == 1 ? "" : "s", sb_str(&which),
+			unmeasured > 3 ? ", ..." : "");
+	sb_free(&which);
 	const char *what = memory ? "peak memory" : "time";
 	snprintf(title, ntitle, "run %lld: %s %s vs %s%s%s", (long long)rq->run_id, suite, what,
 		 strcmp(x_token, "seq_len") ? "context length" : "sequence length",
@@ -539,13 +586,25 @@ static int chart_warmup(struct db *db, const struct chart_request *rq, struct pl
 	if (nok > shown)
 		sb_addf(notes, "showing %zu of %zu ok cases, evenly spread over the run (`report plot "
 			       "warmup --where KEY=VALUE` shows others)\n", shown, nok);
-	char *common = NULL;
-	lines_title(ls, &common);
-	/* Cases of different suites share few parameters: their names make a shorter legend. */
-	for (size_t j = 0; suites_differ && j < ls->n; j++) {
-		free(ls->v[j].title);
-		ls->v[j].title = xstrdup(shown_cases[j]->name);
+	/* Legend: what varies between the shown cases' keys (a line's group has the case's place
+	 * after its key, which is no token); the same key twice, or cases of different suites
+	 * (they share few parameters), by the case's name. */
+	const char *keys[WARMUP_MAX_LINES];
+	for (size_t j = 0; j < ls->n; j++)
+		keys[j] = shown_cases[j]->case_key;
+	struct varying v;
+	find_varying(keys, ls->n, &v);
+	for (size_t j = 0; j < ls->n; j++) {
+		ls->v[j].title = key_label(keys[j], &v, 1);
+		int clash = !ls->v[j].title[0];
+		for (size_t k = 0; k < j && !clash; k++)
+			clash = !strcmp(ls->v[k].title, ls->v[j].title);
+		if (suites_differ || clash || ls->n == 1) {
+			free(ls->v[j].title);
+			ls->v[j].title = xstrdup(shown_cases[j]->name);
+		}
 	}
+	char *common = ls->n ? key_label(keys[0], &v, 0) : xstrdup("");
 	char warm[64];
 	if (warmup_min == warmup_max)
 		snprintf(warm, sizeof(warm), "iterations 0-%lld are warm-up", (long long)warmup_max - 1);

@@ -21,6 +21,7 @@
 #define PANEL_WIDTH 420
 #define PANEL_HEIGHT 250
 #define PANEL_COLUMNS 3
+#define WIDE_RANGE 10.0           /* medians spanning more than this: log y */
 
 static const char *const colour_line = "#1f4e9c", *const colour_band = "#9ecae1",
 			 *const colour_slower = "#c0392b", *const colour_faster = "#1e8449",
@@ -68,6 +69,14 @@ static void add_panel(struct strbuf *sb, const struct history_series *s, size_t 
 	plot_add_str(sb, title);
 	sb_add(sb, " noenhanced\n");
 	sb_addf(sb, "set xrange [0.5:%zu.5]\n", s->n);
+	/* log y where the medians span more than 10x (a run on a busy machine would flatten the
+	 * others to a line) */
+	double lo = INFINITY, hi = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		lo = fmin(lo, s->points[i].median);
+		hi = fmax(hi, s->points[i].median);
+	}
+	sb_add(sb, hi > WIDE_RANGE * lo ? "set logscale y\n" : "unset logscale y\n");
 	/* run ids (and, on a chart of one series, dates below them) under evenly spread runs, the
 	 * newest always among them; the day, or month-day and time where two tics share a day */
 	size_t most = small ? TICS_PANEL : TICS_ONE, step = (s->n + most - 1) / most;

@@ -8,9 +8,20 @@
 #include "cost.h"
 #include "opt.h"
 #include "report.h"
+#include "shape.h"
 #include "xalloc.h"
 
 static int is_ok(const struct case_row *c) { return c->status == STATUS_OK; }
+
+/* Whether some --where of o is about key. */
+static int where_names(const struct report_options *o, const char *key)
+{
+	size_t len = strlen(key);
+	for (int i = 0; i < o->where.n; i++)
+		if (!strncmp(o->where.items[i], key, len) && o->where.items[i][len] == '=')
+			return 1;
+	return 0;
+}
 
 static int cmp_key(const void *a, const void *b)
 {
@@ -133,9 +144,11 @@ int cmd_compare(struct cmd_line *cl)
 		"% of its measured time or more, or the slower side " REPORT_STR(REPORT_CPU_WAIT_GAP_PCT)
 		"\n"
 		"points more than the other: never a plain faster or slower. Column 'detect': the\n"
-		"smallest change detected as slower 90% of the time. n: iterations, baseline/candidate."};
+		"smallest change detected as slower 90% of the time. n: iterations, baseline/candidate.\n"
+		"--where chooses the candidates; an impl baseline's cases come from the whole run.\n"
+		"csv and json add each case's parameters and both sides' peak memory."};
 	struct db *db = NULL;
-	struct case_set cand = {0};
+	struct case_set cand = {0}, base_set = {0};
 	struct run_group base_group = {0}, cand_group = {0};
 	struct strbuf noise_note = STRBUF_INIT;
 	struct case_pair *pairs = NULL;
@@ -164,15 +177,42 @@ int cmd_compare(struct cmd_line *cl)
 		goto done;
 	status = EXIT_OK;
 	/* KEY=VALUE is a parameter baseline; an impl that some case of the run has is an impl
-	 * baseline; otherwise a run selector. */
+	 * baseline; otherwise a run selector. The filters choose the candidates, never the baseline:
+	 * an impl baseline's cases are those of the whole run (--suite aside), so that `--where
+	 * impl=flash` narrows what is compared with it; a parameter baseline's value is one more
+	 * alternative of its key's --where. */
 	const char *eq = strchr(baseline, '=');
 	int impl_known = 0, by_param = eq && eq != baseline && eq[1];
 	char param[64] = "";
 	if (by_param)
 		snprintf(param, sizeof(param), "%.*s", (int)(eq - baseline), baseline);
-	for (size_t i = 0; i < cand.n && !impl_known; i++)
-		impl_known = !strcmp(cand.rows[i].impl, baseline);
+	if (o.where.n && !by_param) {
+		struct case_filter whole = {.suite = o.suite};
+		if (case_set_load(db, run_id, &whole, &base_set, &err)) {
+			status = report_error(&err, EXIT_FAIL);
+			goto done;
+		}
+		base = &base_set;
+	} else if (o.where.n && by_param && where_names(&o, param)) {
+		const char **where = xcalloc((size_t)o.where.n + 1, sizeof(*where));
+		memcpy(where, o.where.items, (size_t)o.where.n * sizeof(*where));
+		where[o.where.n] = baseline;
+		struct case_filter with_base = filter;
+		with_base.where = where;
+		with_base.nwhere = o.where.n + 1;
+		case_set_free(&cand);
+		int rc = case_set_load(db, run_id, &with_base, &cand, &err);
+		free(where);
+		if (rc) {
+			status = report_error(&err, EXIT_FAIL);
+			goto done;
+		}
+	}
+	for (size_t i = 0; i < base->n && !impl_known; i++)
+		impl_known = !strcmp(base->rows[i].impl, baseline);
 	if (!impl_known && !by_param) {
+		case_set_free(&base_set);
+		base = &cand;
 		struct bd_error rerr;
 		if (db_run_resolve(db, baseline, &base_run, &rerr)) {
 			fprintf(stderr,
@@ -225,6 +265,9 @@ int cmd_compare(struct cmd_line *cl)
 	}
 	if (by_run)
 		table_note(&t[0], "%s", sb_str(&noise_note));
+	if (format_is((enum report_format)fmt, FORMAT_DATA))
+		compare_table_add_cases(&t[0], base, by_run ? &cand_group.sets[0] : &cand, pairs,
+					npairs);
 	if (prices && cost_table(db, &cand, prices, pick, "cost", &t[2], &err)) {
 		status = report_error(&err, EXIT_FAIL);
 		goto done;
@@ -236,6 +279,7 @@ done:
 	for (size_t i = 0; i < 3; i++)
 		table_free(&t[i]);
 	case_set_free(&cand);
+	case_set_free(&base_set);
 	run_group_free(&base_group);
 	run_group_free(&cand_group);
 	sb_free(&noise_note);

@@ -11,6 +11,7 @@
 
 #include "opt.h"
 #include "report.h"
+#include "shape.h"
 #include "xalloc.h"
 
 enum export_what { EXPORT_SAMPLES, EXPORT_STATS };
@@ -78,10 +79,32 @@ static void stats_columns(struct table *t)
 	table_column(t, "impl_info", "", 0);
 }
 
+/* After the statistics: the parameters that name the cases (case_param_columns over every case
+ * exported) and their memory in bytes. */
+struct stats_params {
+	char keys[64][PARAM_KEY_MAX];
+	size_t nkeys, first;   /* the columns first .. first + nkeys - 1, then the memory's */
+};
+static const char *const memory_columns[] = {"peak_mem", "params_mem", "grads_mem", "optim_mem",
+					     "activations_mem"};
+#define MEMORY_COLUMNS (sizeof(memory_columns) / sizeof(memory_columns[0]))
+
+static void stats_param_columns(struct table *t, struct stats_params *sp)
+{
+	sp->first = t->ncols;
+	for (size_t k = 0; k < sp->nkeys; k++)
+		table_column(t, sp->keys[k], "", 0);
+	for (size_t k = 0; k < MEMORY_COLUMNS; k++)
+		table_column(t, memory_columns[k], "bytes", 0);
+}
+
 /* Rows of one case: one per phase with samples, then "total" (the per-iteration sum of the
  * phases); a case without samples (not ok) gets one row with its status and n = 0. */
-static void stats_rows(const struct case_row *c, const struct case_series *s, struct table *t)
+static void stats_rows(const struct case_row *c, const struct case_series *s,
+		       const struct stats_params *sp, struct table *t)
 {
+	const int64_t memory[MEMORY_COLUMNS] = {c->peak_bytes, c->param_bytes, c->grad_bytes,
+						c->optim_bytes, c->activation_bytes};
 	for (int p = 0; p <= PHASE_COUNT; p++) {
 		size_t n;
 		const double *x = case_series_pick(s, (enum series_pick)p, &n);
@@ -100,6 +123,15 @@ static void stats_rows(const struct case_row *c, const struct case_series *s, st
 			table_text(t, r, T_STOP, c->stop_reason);
 		if (c->impl_info)
 			table_text(t, r, T_INFO, c->impl_info);
+		char v[256];
+		for (size_t k = 0; k < sp->nkeys; k++) {
+			json_field(c->params_json, sp->keys[k], v, sizeof(v));
+			if (v[0])
+				table_text(t, r, sp->first + k, v);
+		}
+		for (size_t k = 0; k < MEMORY_COLUMNS; k++)
+			if (memory[k] >= 0)
+				table_number(t, r, sp->first + sp->nkeys + k, (double)memory[k]);
 		if (n == 0)
 			continue;
 		table_text(t, r, T_PHASE, series_pick_names[p]);
@@ -165,12 +197,15 @@ int cmd_export(struct cmd_line *cl)
 		"iter, is_warmup, ns). stats: one row per case and phase plus the per-iteration total,\n"
 		"over the measured iterations: n, mean, std, median, min, max, cv, p5, p95 in ns, then\n"
 		"stop_reason (what ended the measurement: iters, precision, max_time, max_iters) and\n"
-		"impl_info (a JSON object of what ran: engine, library versions; blank when none). CSV\n"
-		"has one header; JSON is one array of tables (samples: one table per case)."};
+		"impl_info (a JSON object of what ran: engine, library versions; blank when none), the\n"
+		"case's parameters (batch_size, seq_len, head_dim, ...; a peer's own too) and its\n"
+		"memory in bytes (peak, parameters, gradients, optimizer state, activations). CSV has\n"
+		"one header; JSON is one array of tables (samples: one table per case)."};
 	struct db *db = NULL;
 	struct case_set set = {0};
 	struct run_row *runs = NULL;
 	struct table t = {0};
+	struct stats_params *sp = NULL;
 	struct strbuf out = STRBUF_INIT;
 	struct bd_error err, filter_err = {0};
 	size_t nruns = 0, nrendered = 0;
@@ -220,6 +255,29 @@ int cmd_export(struct cmd_line *cl)
 		table_init(&t, all ? "statistics per case and phase"
 				   : "statistics per case and phase of one run");
 		stats_columns(&t);
+		/* the parameter columns: of every case exported, read first without the samples */
+		sp = xcalloc(1, sizeof(*sp));
+		struct case_filter rows_only = filter;
+		rows_only.rows_only = 1;
+		for (size_t i = 0; i < nruns; i++) {
+			if (case_set_load(db, runs[i].id, &rows_only, &set, &err))
+				continue;   /* the loop below says why */
+			const struct case_row **rows = xcalloc(set.n + 1, sizeof(*rows));
+			for (size_t c = 0; c < set.n; c++)
+				rows[c] = &set.rows[c];
+			char keys[64][PARAM_KEY_MAX];
+			size_t m = case_param_columns(rows, set.n, keys, 64);
+			for (size_t k = 0; k < m; k++) {
+				size_t j = 0;
+				while (j < sp->nkeys && strcmp(sp->keys[j], keys[k]))
+					j++;
+				if (j == sp->nkeys && sp->nkeys < 64)
+					memcpy(sp->keys[sp->nkeys++], keys[k], PARAM_KEY_MAX);
+			}
+			free(rows);
+			case_set_free(&set);
+		}
+		stats_param_columns(&t, sp);
 	}
 	for (size_t i = 0; i < nruns; i++) {
 		/* Across all runs, a --where key that one run's cases lack only means none of them
@@ -236,7 +294,7 @@ int cmd_export(struct cmd_line *cl)
 		filter_ok = 1;
 		for (size_t c = 0; c < set.n; c++) {
 			if (what == EXPORT_STATS) {
-				stats_rows(&set.rows[c], &set.series[c], &t);
+				stats_rows(&set.rows[c], &set.series[c], sp, &t);
 				continue;
 			}
 			struct table cs;
@@ -276,6 +334,7 @@ int cmd_export(struct cmd_line *cl)
 	render_end((enum report_format)fmt, &out);
 	status = write_output(out_path, &out);
 done:
+	free(sp);
 	table_free(&t);
 	sb_free(&out);
 	case_set_free(&set);

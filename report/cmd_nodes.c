@@ -298,6 +298,64 @@ static void report_key(struct nodes_report *r, struct node_case *nc, size_t n)
 	r->keys++;
 }
 
+/* The table that opens the report: a line per node — how many cases it was compared on and
+ * which put it out of bounds ("n2 | 7 | 7 | slow on 7 of 7 cases — flash ..., naive ..."). */
+#define NODES_NAMED 3   /* out-of-bounds cases named on a node's line, at most */
+static void nodes_summary(const struct node_case *all, size_t nall, const char *const *hosts,
+			  size_t nhosts, struct table *t)
+{
+	table_init(t, "nodes");
+	size_t c_node = table_column(t, "node", "", 0), c_cases = table_column(t, "cases", "", 0),
+	       c_out = table_column(t, "out of bounds", "", 0),
+	       c_line = table_column(t, "summary", "", 0);
+	for (size_t h = 0; h < nhosts; h++) {
+		/* what put it out: slow, fast, memory, temperature; what left it open */
+		size_t cases = 0, out = 0, slow = 0, fast = 0, memory = 0, temp = 0, pass = 0, open = 0,
+		       busy = 0;
+		struct strbuf line = STRBUF_INIT, named = STRBUF_INIT;
+		for (size_t i = 0; i < nall; i++) {
+			const struct node_case *c = &all[i];
+			if (strcmp(c->host, hosts[h]))
+				continue;
+			cases++;
+			int bad = c->throughput == MARK_FAIL || c->memory == MARK_FAIL ||
+				  c->temp == MARK_FAIL;
+			slow += c->throughput == MARK_FAIL && c->delta < 0;
+			fast += c->throughput == MARK_FAIL && c->delta >= 0;
+			memory += c->memory == MARK_FAIL;
+			temp += c->temp == MARK_FAIL;
+			pass += !bad && c->throughput == MARK_PASS;
+			busy += !bad && c->throughput == MARK_CONTENDED;
+			open += !bad && c->throughput != MARK_PASS && c->throughput != MARK_CONTENDED;
+			if (bad && out++ < NODES_NAMED)
+				sb_addf(&named, "%s%s", out > 1 ? ", " : "", c->row->name);
+		}
+		const struct {
+			size_t n;
+			const char *what;
+		} parts[] = {{slow, "slow"}, {fast, "fast"}, {memory, "peak memory off"},
+			     {temp, "GPU temperature off"},
+			     {busy, "contended (waited for a CPU)"}, {open, "cannot tell"},
+			     {pass, "within bounds"}};
+		for (size_t k = 0; k < sizeof(parts) / sizeof(parts[0]); k++)
+			if (parts[k].n)
+				sb_addf(&line, "%s%s on %zu of %zu case%s", line.len ? "; " : "",
+					parts[k].what, parts[k].n, cases, cases == 1 ? "" : "s");
+		if (out)
+			sb_addf(&line, " — %s%s", sb_str(&named), out > NODES_NAMED ? ", ..." : "");
+		size_t row = table_row(t);
+		table_text(t, row, c_node, hosts[h]);
+		table_number(t, row, c_cases, (double)cases);
+		table_number(t, row, c_out, (double)out);
+		table_text(t, row, c_line, sb_str(&line));
+		sb_free(&line);
+		sb_free(&named);
+	}
+	table_note(t, "a case is out of bounds on a node when its throughput (slow, or fast among three "
+		      "nodes or more), peak memory or GPU temperature is; the tables below say by how "
+		      "much");
+}
+
 /* The per-node throughput chart: one cluster of bars per case (relative to the nodes' median,
  * in percent), one bar per host. hosts: the distinct hosts, in order of appearance. */
 static int nodes_chart(const char *dir, struct node_case *all, size_t nall, const size_t *key_start,
@@ -320,13 +378,13 @@ static int nodes_chart(const char *dir, struct node_case *all, size_t nall, cons
 	for (size_t h = 0; h < nhosts; h++)
 		series[h] = (struct plot_series){.title = hosts[h], .y = y + h * ncat, .n = ncat};
 	struct plot p = {
-		.kind = PLOT_BARS, .title = "throughput per node (100% = the nodes' median)",
-		.xlabel = "case", .ylabel = "throughput (% of median)", .series = series,
+		.kind = PLOT_BARS, .title = "throughput per node (100% = the other nodes' median)",
+		.xlabel = "case", .ylabel = "throughput (% of the other nodes' median)", .series = series,
 		.nseries = nhosts, .categories = cats, .has_hline = 1, .hline = 100,
 	};
 	char base[4096];
 	snprintf(base, sizeof(base), "%s/nodes_throughput", dir);
-	int rc = plot_write(&p, base, err);
+	int rc = output_dir_make(dir, err) ? -1 : plot_write(&p, base, err);
 	free(y);
 	free(cats);
 	free(series);
@@ -582,8 +640,12 @@ int cmd_nodes(struct cmd_line *cl)
 			   : unmeasured ? "the noise between runs is not measured (one run per node): "
 					  "cannot tell"
 					: "no node out of bounds");
-	struct table tables[2] = {r.per_node, r.per_case};
-	report_print((enum report_format)fmt, tables, 2);
+	struct table tables[3];
+	nodes_summary(all, nall, hosts, nhosts, &tables[0]);
+	tables[1] = r.per_node;
+	tables[2] = r.per_case;
+	report_print((enum report_format)fmt, tables, 3);
+	table_free(&tables[0]);
 	status = r.overall == MARK_FAIL ? EXIT_FAIL
 		 : r.overall == MARK_UNSURE || r.overall == MARK_CONTENDED || unmeasured ? EXIT_USAGE
 											 : EXIT_OK;

@@ -6,6 +6,7 @@
 
 #include "opt.h"
 #include "report.h"
+#include "shape.h"
 #include "xalloc.h"
 
 /* Markdown heading with the run's provenance. */
@@ -31,21 +32,13 @@ static void run_header(struct db *db, const struct run_row *r, struct strbuf *ou
 		(long long)r->ncases, (long long)r->nok);
 }
 
-/* The group a case belongs to: its suite, and with --group-by the value of that parameter. */
-static void group_of(const struct case_row *c, const char *group_by, char *out, size_t n)
-{
-	char v[128] = "";
-	if (group_by)
-		json_field(c->params_json, group_by, v, sizeof(v));
-	snprintf(out, n, "%s%s%s%s%s", c->suite, group_by ? ", " : "", group_by ? group_by : "",
-		 group_by ? "=" : "", v);
-}
-
 int cmd_table(struct cmd_line *cl)
 {
 	struct report_options o = REPORT_OPTIONS_INIT;
-	const char *group_by = NULL, *pivot = NULL;
-	int derived = 0;
+	const char *group_by = NULL, *pivot = NULL, *columns = NULL, *time_unit = NULL;
+	const char *layout_name = NULL, *prefer = NULL;
+	int derived = 0, fold = 0;
+	long warmup = TABLE_OWN_WARMUP;
 	const struct opt_spec specs[] = {
 		REPORT_OPT_DB(&o),
 		REPORT_OPT_RUN(&o, "run id, uuid prefix, label, git commit or 'latest' (default)"),
@@ -60,17 +53,37 @@ int cmd_table(struct cmd_line *cl)
 		{"phase", 0, OPT_STRING, "PHASE", "with --pivot: fwd, bwd, opt or total (default)",
 		 &o.phase},
 		{"derived", 'd', OPT_FLAG, NULL, "add tokens/s, samples/s, GB/s and CV% columns", &derived},
+		{"layout", 'l', OPT_STRING, "NAME",
+		 "a named table: coursework (the coursework's e2e timing table, in seconds)", &layout_name},
+		{"columns", 'c', OPT_STRING, "LIST",
+		 "these columns in this order, each NAME or NAME=HEADING ('model,fwd mean=fwd avg')",
+		 &columns},
+		{"time-unit", 0, OPT_STRING, "UNIT", "every time in this unit: " SHAPE_TIME_UNITS,
+		 &time_unit},
+		{"fold", 0, OPT_FLAG, NULL,
+		 "columns with one value on every row go into the title (formats with titles)", &fold},
+		{"prefer", 0, OPT_STRING, "KEY=V,V",
+		 "of cases that differ only in KEY, only the one whose value is listed first", &prefer},
+		{"warmup", 0, OPT_INT, "K",
+		 "times as if the first K stored iterations were the warm-up (nothing re-run)", &warmup},
 		{0},
 	};
 	static const struct cmd_usage usage = {
 		REPORT_PROG, "table", "[options]",
-		"Print a run's cases as tables: parameters (e2e: the model's parameter count, too), mean\n"
-		"and standard deviation of each timed phase over the measured iterations, status and\n"
-		"peak memory. `report` alone does this for the latest run."};
+		"Print a run's cases as tables: parameters (e2e: the model's parameter count, too), mean,\n"
+		"median and standard deviation of each timed phase over the measured iterations, status\n"
+		"and peak memory. `report` alone does this for the latest run. --columns chooses, orders\n"
+		"and renames the columns (any parameter, compile, a phase's mean/median/std, ...),\n"
+		"--time-unit converts the times, --fold moves constant columns into the title; --layout\n"
+		"coursework does all of it for the coursework's table (one per dtype; with --warmup 0 or\n"
+		"1, the same without or with one warm-up step, from the stored iterations)."};
 	struct db *db = NULL;
 	struct case_row *cases = NULL;
 	struct run_row run = {0};
 	struct report_output out = REPORT_OUTPUT_INIT;
+	struct table_shape shape = {0};
+	struct table *tables = NULL;
+	size_t ntables = 0;
 	struct bd_error err;
 	size_t n = 0, nall = 0;
 	int64_t run_id = 0;
@@ -80,6 +93,34 @@ int cmd_table(struct cmd_line *cl)
 		return status;
 	if ((fmt = report_format_arg(o.format, 0)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
 		return EXIT_USAGE;
+	const struct table_layout *layout = NULL;
+	if (layout_name && !(layout = table_layout_find(layout_name))) {
+		struct strbuf names = STRBUF_INIT;
+		table_layout_names(&names);
+		fprintf(stderr, "report table: unknown layout '%s' (valid: %s)\n", layout_name,
+			sb_str(&names));
+		sb_free(&names);
+		return EXIT_USAGE;
+	}
+	if (layout && (pivot || (o.suite && strcmp(o.suite, layout->suite)))) {
+		fprintf(stderr, "report table: --layout %s is a table of %s cases: it does not combine with "
+				"%s\n", layout->name, layout->suite, pivot ? "--pivot" : "another --suite");
+		return EXIT_USAGE;
+	}
+	if (warmup < 0 && warmup != TABLE_OWN_WARMUP) {
+		fprintf(stderr, "report table: --warmup expects a count of iterations >= 0, got %ld\n",
+			warmup);
+		return EXIT_USAGE;
+	}
+	if (layout) {   /* the layout's choices, each unless given */
+		o.suite = layout->suite;
+		prefer = prefer ? prefer : layout->prefer;
+		group_by = group_by ? group_by : layout->group_by;
+		columns = columns ? columns : layout->columns;
+		time_unit = time_unit ? time_unit : layout->time_unit;
+	}
+	if (table_shape_parse(columns, time_unit, fold, &shape, &err))
+		return report_error(&err, EXIT_USAGE);
 	if ((status = report_open(o.db_path, o.run_sel, &db, &run_id)) >= 0)
 		goto done;
 	status = EXIT_OK;
@@ -96,49 +137,35 @@ int cmd_table(struct cmd_line *cl)
 		status = report_error(&err, EXIT_USAGE);
 		goto done;
 	}
+	const int shaped = columns || time_unit || fold;
+	const struct table_request rq = {
+		.group_by = group_by, .pivot = pivot, .prefer = prefer, .pick = pick,
+		.flags = derived ? TABLE_DERIVED : 0, .warmup = warmup, .shape = shaped ? &shape : NULL,
+		.title = layout ? layout->title : NULL,
+		.titled = !format_is((enum report_format)fmt, FORMAT_UNTITLED)};
+	int rc = report_tables(db, cases, n, &rq, &tables, &ntables, &err);
+	if (rc) {
+		status = report_error(&err, rc == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL);
+		goto done;
+	}
 	if (format_is((enum report_format)fmt, FORMAT_TERMINAL))
 		run_header(db, &run, &out.text);
 	report_output_begin(&out, (enum report_format)fmt);
-	if (n == 0) {
+	if (ntables == 0) {
 		struct table t;
 		table_init(&t, "no cases");
 		table_note(&t, "no cases stored in run %lld%s%s", (long long)run_id,
 			   o.suite ? " for suite " : "", o.suite ? o.suite : "");
 		report_output_table(&out, &t, 0, NULL);
 	}
-	/* One table per suite (and --group-by value), in order of first appearance. */
-	int rc = 0;
-	for (size_t i = 0; i < n && !rc; i++) {
-		char gi[256], gj[256];
-		group_of(&cases[i], group_by, gi, sizeof(gi));
-		int seen = 0;
-		for (size_t j = 0; j < i && !seen; j++) {
-			group_of(&cases[j], group_by, gj, sizeof(gj));
-			seen = !strcmp(gi, gj);
-		}
-		if (seen)
-			continue;
-		size_t m = 0;
-		struct case_row *group = xcalloc(n, sizeof(*group));
-		for (size_t j = i; j < n; j++) {
-			group_of(&cases[j], group_by, gj, sizeof(gj));
-			if (!strcmp(gi, gj))
-				group[m++] = cases[j];   /* shallow: strings stay owned by cases */
-		}
-		struct table t;
-		rc = pivot ? pivot_table(db, cases[i].suite, group, m, pivot, (enum series_pick)pick, &t,
-					 &err)
-			   : table_of_cases(db, cases[i].suite, group, m, derived ? TABLE_DERIVED : 0,
-					    &t, &err);
-		if (!rc && group_by) {
-			free(t.title);
-			t.title = xstrdup(gi);
-		}
-		free(group);
-		rc = report_output_table(&out, &t, rc, &err);
-	}
-	status = report_output_end(&out, rc);
+	for (size_t i = 0; i < ntables; i++)
+		render_table(&tables[i], out.fmt, &out.text);
+	status = report_output_end(&out, 0);
 done:
+	for (size_t i = 0; i < ntables; i++)
+		table_free(&tables[i]);
+	free(tables);
+	table_shape_free(&shape);
 	report_output_free(&out);
 	db_case_rows_free(cases, nall);
 	db_run_row_clear(&run);

@@ -17,6 +17,7 @@
 #include "params.h"
 #include "plot.h"
 #include "report.h"
+#include "shape.h"
 #include "xalloc.h"
 
 #define BYTES_PER_GIB (1024.0 * 1024.0 * 1024.0)
@@ -537,6 +538,50 @@ static void add_mixed_precision(struct writeup *w)
 	table_free(&t);
 }
 
+/* `report table --layout coursework` of the run's e2e cases: as measured, and, where the cases
+ * ran warm-up iterations, as if they had run none and one (from the stored iterations). */
+static int add_coursework_tables(struct writeup *w, struct bd_error *err)
+{
+	const struct table_layout *l = table_layout_find("coursework");
+	size_t n = 0, *idx = cases_where(w, l->suite, NULL, NULL, &n);
+	int64_t warmup_min = INT64_MAX;
+	struct case_row *rows = xcalloc(n + 1, sizeof(*rows));
+	for (size_t i = 0; i < n; i++) {
+		rows[i] = w->set.rows[idx[i]];   /* shallow: the strings stay owned by the set */
+		warmup_min = rows[i].warmup < warmup_min ? rows[i].warmup : warmup_min;
+	}
+	free(idx);
+	struct table_shape shape;
+	int rc = table_shape_parse(l->columns, l->time_unit, 0, &shape, err);
+	sb_add(&w->doc, "### The coursework's tables\n\n"
+			"One row per model and context length (its forward+backward case), in seconds, "
+			"a table per dtype, as `report table --layout coursework` prints them");
+	sb_add(&w->doc, warmup_min > 0 && warmup_min != INT64_MAX
+				? "; then the same with no warm-up and with one warm-up step, from the "
+				  "stored iterations (`--warmup 0`, `--warmup 1`).\n\n"
+				: ".\n\n");
+	const int64_t variants[] = {TABLE_OWN_WARMUP, 0, 1};
+	for (size_t v = 0; v < 3 && !rc; v++) {
+		if (v && (warmup_min == INT64_MAX || variants[v] >= warmup_min))
+			break;
+		struct table *tables = NULL;
+		size_t ntables = 0;
+		const struct table_request rq = {
+			.group_by = l->group_by, .prefer = l->prefer, .warmup = variants[v],
+			.shape = &shape, .title = l->title, .titled = 1};
+		rc = report_tables(w->db, rows, n, &rq, &tables, &ntables, err);
+		for (size_t i = 0; i < ntables; i++) {
+			if (!rc)
+				render_table(&tables[i], FORMAT_MD, &w->doc);
+			table_free(&tables[i]);
+		}
+		free(tables);
+	}
+	table_shape_free(&shape);
+	free(rows);
+	return rc;
+}
+
 static int section_e2e(struct writeup *w, struct bd_error *err)
 {
 	if (!has_suite(w, SUITE_E2E))
@@ -568,6 +613,8 @@ static int section_e2e(struct writeup *w, struct bd_error *err)
 		rc = add_cases_table(w, suite_name(SUITE_E2E), idx, n, title, err);
 		free(idx);
 	}
+	if (!rc)
+		rc = add_coursework_tables(w, err);
 	if (!rc)
 		add_mixed_precision(w);
 	return rc;

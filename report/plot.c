@@ -45,8 +45,19 @@ extern char **environ;
 #define BAR_FILL 0.95              /* share of its slot a bar fills */
 
 /* Marker per series (filled circle, square, triangles, diamond, then their outlines), so that
- * lines stay apart in grey print too; colours are gnuplot's default linetypes. */
+ * lines stay apart in grey print too; colours are gnuplot's default linetypes, 8 of them. Past 8
+ * series the colours come round again with another dash type (lines) or fill pattern (bars), so
+ * that no two of up to 40 series look alike. */
 static const int point_types[] = {7, 5, 9, 11, 13, 6, 4, 8, 10, 12};
+#define PLOT_COLOURS 8
+#define PLOT_DASHES 5              /* gnuplot's dash types 1 (solid) to 5 */
+
+/* Text metrics of the 10 pt sans the charts use, in pixels, on the safe side (capitals and
+ * digits of DejaVu Sans run 6-7 px): what the layout of labels and legend is computed from. */
+#define CHAR_PX 7.0
+#define LINE_PX 15.0               /* a line of text, with the gap to the next (the key's) */
+#define LEFT_PX 80.0               /* the y label and tics */
+#define KEY_SAMPLE_PX 70.0         /* a legend entry's sample line, marker and gaps */
 
 static const char *const gnuplot_missing =
 	"gnuplot is not installed: install gnuplot-nox (Debian/Ubuntu) to get charts";
@@ -149,11 +160,21 @@ static size_t bar_categories(const struct plot *p)
 	return p->nseries ? p->series[0].n : 0;
 }
 
+/* Whether series j has a point the axes can show: one that has none is drawn nowhere and has
+ * no legend entry (an entry without its line would name nothing on the chart). */
+static int series_shown(const struct plot *p, size_t j)
+{
+	for (size_t i = 0; i < p->series[j].n; i++)
+		if (point_plottable(p, &p->series[j], i))
+			return 1;
+	return 0;
+}
+
 static size_t series_with_points(const struct plot *p)
 {
 	size_t k = 0;
 	for (size_t j = 0; j < p->nseries; j++)
-		k += p->series[j].n > 0;
+		k += series_shown(p, j);
 	return k;
 }
 
@@ -176,7 +197,7 @@ static void add_datablocks(struct strbuf *sb, const struct plot *p)
 	size_t visible = 0;
 	for (size_t j = 0; j < p->nseries; j++) {
 		const struct plot_series *s = &p->series[j];
-		if (s->n == 0)
+		if (!series_shown(p, j))
 			continue;
 		sb_addf(sb, "$s%zu << EOD\n", j);
 		int broken = 0;
@@ -233,8 +254,58 @@ static void add_log_xtics(struct strbuf *sb, const struct plot *p)
 	sb_add(sb, ")\nset mxtics default\n");
 }
 
-/* Category names under the bars, rotated when they would not fit side by side. */
-static void add_category_xtics(struct strbuf *sb, const struct plot *p, int width)
+/* Characters of UTF-8 text s. */
+static size_t text_chars(const char *s)
+{
+	size_t n = 0;
+	for (; s && *s; s++)
+		n += ((unsigned char)*s & 0xC0) != 0x80;
+	return n;
+}
+
+/* Pixels the legend takes at the right of the plot: its longest entry and the sample. */
+static double key_px(const struct plot *p)
+{
+	size_t longest = 0;
+	for (size_t j = 0; j < p->nseries; j++)
+		if (series_shown(p, j) && text_chars(p->series[j].title) > longest)
+			longest = text_chars(p->series[j].title);
+	return longest ? CHAR_PX * (double)longest + KEY_SAMPLE_PX : 0;
+}
+
+static size_t longest_category(const struct plot *p)
+{
+	size_t longest = 0;
+	for (size_t i = 0; p->categories && i < bar_categories(p); i++)
+		if (text_chars(p->categories[i]) > longest)
+			longest = text_chars(p->categories[i]);
+	return longest;
+}
+
+/* How the category names stand under the bars so that none runs into the next: level when each
+ * fits its slot; else at 45 degrees when slots are a line and a half apart (two parallel names
+ * are then slot x sin 45 apart); else upright (a line apart); else the chart is widened until
+ * slots are a line wide. Returns the angle; *width may grow. */
+static int category_angle(const struct plot *p, int *width)
+{
+	size_t ncat = bar_categories(p), longest = longest_category(p);
+	if (!p->categories || !ncat)
+		return 0;
+	double plot_px = (double)*width - LEFT_PX - key_px(p);
+	double slot = plot_px / ((double)ncat + 0.2);   /* xrange: ncat + 0.2 category widths */
+	if (CHAR_PX * (double)longest + CHAR_PX <= slot)
+		return 0;
+	if (slot >= 1.5 * LINE_PX)
+		return 45;
+	if (slot < LINE_PX) {
+		double need = LEFT_PX + key_px(p) + LINE_PX * ((double)ncat + 0.2) + 1;
+		*width = need > PLOT_MAX_SIDE ? PLOT_MAX_SIDE : (int)ceil(need);
+	}
+	return 90;
+}
+
+/* Category names under the bars at angle (category_angle), the bottom margin made room for. */
+static void add_category_xtics(struct strbuf *sb, const struct plot *p, int angle)
 {
 	size_t ncat = bar_categories(p);
 	sb_addf(sb, "set xrange [-0.6:%zu.4]\n", ncat - 1);
@@ -242,31 +313,26 @@ static void add_category_xtics(struct strbuf *sb, const struct plot *p, int widt
 		sb_add(sb, "set xtics 1\n");
 		return;
 	}
-	size_t longest = 0;
 	sb_add(sb, "set xtics (");
 	for (size_t i = 0; i < ncat; i++) {
-		const char *name = p->categories[i] ? p->categories[i] : "";
-		size_t len = strlen(name);
-		if (len > longest)
-			longest = len;
 		if (i)
 			sb_add(sb, ", ");
-		sb_add_gp_str(sb, name);
+		sb_add_gp_str(sb, p->categories[i] ? p->categories[i] : "");
 		sb_addf(sb, " %zu", i);
 	}
 	sb_add(sb, ") scale 0 noenhanced");
-	/* About 7 pixels a character at 10 pt; the plot area is some 80% of the width. */
-	double slot_chars = 0.8 * (double)width / (double)ncat / 7.0;
-	if ((double)longest > slot_chars) {
-		/* gnuplot's margin leaves the longest rotated names cut off at the bottom; a 10 pt
-		 * character is about half as wide as a line is high, and sin 45° = 0.71. */
-		int lines = (int)ceil((double)longest * 0.5 * 0.71) + 2 + (p->xlabel && *p->xlabel);
-		sb_addf(sb, " rotate by 45 right\nset bmargin %d", lines);
+	if (angle) {
+		/* the names hang below the axis as far as their length x sin(angle): that many
+		 * lines of margin (a line of 10 pt text is about 2 characters' width), and the
+		 * x label's below them */
+		double drop = CHAR_PX * (double)longest_category(p) * sin(angle * M_PI / 180);
+		int lines = (int)ceil(drop / (LINE_PX - 2)) + 2 + (p->xlabel && *p->xlabel);
+		sb_addf(sb, " rotate by %d right\nset bmargin %d", angle, lines);
 	}
 	sb_addc(sb, '\n');
 }
 
-static void add_axes(struct strbuf *sb, const struct plot *p, int width)
+static void add_axes(struct strbuf *sb, const struct plot *p, int angle)
 {
 	sb_add(sb, "set encoding utf8\n");
 	if (p->title && *p->title) {
@@ -297,7 +363,7 @@ static void add_axes(struct strbuf *sb, const struct plot *p, int width)
 		sb_addf(sb, "set boxwidth %.6f absolute\n"
 			    "set style fill solid 0.85 border lc rgb '#333333'\n"
 			    "set grid noxtics\n", bar_width(p) * BAR_FILL);
-		add_category_xtics(sb, p, width);
+		add_category_xtics(sb, p, angle);
 		if (!p->logy)
 			sb_add(sb, "set yrange [0:*]\n");   /* bars stand on zero */
 	}
@@ -309,18 +375,23 @@ static void add_plot_command(struct strbuf *sb, const struct plot *p)
 	const char *sep = "plot ";
 	for (size_t j = 0; j < p->nseries; j++) {
 		const struct plot_series *s = &p->series[j];
-		if (s->n == 0)
+		if (!series_shown(p, j))
 			continue;
 		int errors = s->ylo && s->yhi;
-		size_t color = j + 1;   /* gnuplot's linetype j+1: the same colour in both terminals */
+		/* gnuplot's linetype 1-8: the same colour in both terminals; the round of colours
+		 * picks the dash (lines) or the fill pattern (bars) */
+		size_t color = j % PLOT_COLOURS + 1, round = j / PLOT_COLOURS;
 		int marker = point_types[j % (sizeof(point_types) / sizeof(point_types[0]))];
+		int dash = (int)(round % PLOT_DASHES) + 1;
 		sb_addf(sb, "%s$s%zu using 1:2", sep, j);
 		sep = ", \\\n     ";
 		if (p->kind == PLOT_LINES) {
 			if (errors)
-				sb_addf(sb, ":3:4 with yerrorlines lt %zu pt %d lw 1.5 ps 0.8", color, marker);
+				sb_addf(sb, ":3:4 with yerrorlines lt %zu dt %d pt %d lw 1.5 ps 0.8", color,
+					dash, marker);
 			else
-				sb_addf(sb, " with linespoints lt %zu pt %d lw 1.5 ps 0.8 pi %zu", color, marker,
+				sb_addf(sb, " with linespoints lt %zu dt %d pt %d lw 1.5 ps 0.8 pi %zu", color,
+					dash, marker,
 					s->n > POINTS_SHOWN ? (s->n + POINTS_SHOWN - 1) / POINTS_SHOWN : 1);
 		} else if (errors) {
 			/* Not boxes + yerrorbars: those leave a white dot where the point would be. */
@@ -328,6 +399,8 @@ static void add_plot_command(struct strbuf *sb, const struct plot *p)
 		} else {
 			sb_addf(sb, " with boxes lt %zu", color);
 		}
+		if (p->kind == PLOT_BARS && round)   /* patterns 1-7 are gnuplot's hatchings */
+			sb_addf(sb, " fs pattern %d border lc rgb '#333333'", (int)((round - 1) % 7) + 1);
 		sb_add(sb, " title ");
 		if (s->title)
 			sb_add_gp_str(sb, s->title);
@@ -355,8 +428,13 @@ static void sb_add_output_path(struct strbuf *sb, const char *path_base, const c
 static void build_script(struct strbuf *sb, const struct plot *p, const char *path_base,
 			 int width, int height)
 {
+	int angle = p->kind == PLOT_BARS ? category_angle(p, &width) : 0;
+	/* a legend of one column: every entry a line tall, with the title and margins */
+	double key_height = LINE_PX * (double)series_with_points(p) + 120;
+	if (key_height > height)
+		height = key_height > PLOT_MAX_SIDE ? PLOT_MAX_SIDE : (int)ceil(key_height);
 	add_datablocks(sb, p);
-	add_axes(sb, p, width);
+	add_axes(sb, p, angle);
 	sb_addf(sb, "set terminal pngcairo size %d,%d enhanced font 'sans,10'\nset output ",
 		width, height);
 	sb_add_output_path(sb, path_base, ".png");

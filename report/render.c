@@ -72,9 +72,16 @@ void table_init(struct table *t, const char *title)
 
 size_t table_column(struct table *t, const char *name, const char *unit, int decimals)
 {
-	/* Columns are declared before rows. */
 	t->cols = xrealloc(t->cols, (t->ncols + 1) * sizeof(*t->cols));
 	t->cols[t->ncols] = (struct column){xstrdup(name), xstrdup(unit ? unit : ""), decimals};
+	if (t->alloc_rows) {   /* rows exist: lay them out again, the new column blank */
+		struct cell *cells = xcalloc(t->alloc_rows * (t->ncols + 1), sizeof(*cells));
+		for (size_t r = 0; r < t->nrows; r++)
+			memcpy(&cells[r * (t->ncols + 1)], &t->cells[r * t->ncols],
+			       t->ncols * sizeof(*cells));
+		free(t->cells);
+		t->cells = cells;
+	}
 	return t->ncols++;
 }
 

@@ -86,7 +86,7 @@ struct table {
 };
 
 void table_init(struct table *t, const char *title);
-/* Append a column; returns its index. */
+/* Append a column (blank in the rows there are); returns its index. */
 size_t table_column(struct table *t, const char *name, const char *unit, int decimals);
 /* Append an empty row; returns its index. */
 size_t table_row(struct table *t);

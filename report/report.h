@@ -95,6 +95,11 @@ struct case_series {
 
 int case_series_load(struct db *db, const struct case_row *c, struct case_series *s,
 		     struct bd_error *err);
+/* The same with the first `warmup` stored iterations taken as the warm-up instead of the case's
+ * own (TABLE_OWN_WARMUP, -1: its own): the measured series are the case's iters iterations after
+ * them, fewer where the run stored fewer. */
+int case_series_load_from(struct db *db, const struct case_row *c, int64_t warmup,
+			  struct case_series *s, struct bd_error *err);
 void case_series_free(struct case_series *s);
 
 /* Which series of a case a comparison uses: one phase, or the per-iteration total. */
@@ -129,8 +134,8 @@ struct report_options {
 #define REPORT_OPT_SUITE(o)                                                                        \
 	{"suite", 0, OPT_STRING, "NAME", "only cases of this suite", &(o)->suite}
 #define REPORT_OPT_WHERE(o)                                                                        \
-	{"where", 'w', OPT_LIST, "KEY=VALUE", "only cases with this parameter value (repeatable)", \
-	 &(o)->where}
+	{"where", 'w', OPT_LIST, "KEY=V[,V]",                                                      \
+	 "only cases with one of these values (repeatable: every key must match)", &(o)->where}
 #define REPORT_OPT_PHASE(o)                                                                        \
 	{"phase", 0, OPT_STRING, "PHASE", "fwd, bwd, opt or total (default total)", &(o)->phase}
 #define REPORT_OPT_ALPHA(o)                                                                        \
@@ -154,7 +159,8 @@ struct case_filter {
 	int rows_only;                    /* 1: do not load the series (the command reads samples itself) */
 };
 
-/* Keep the rows that pass every --where of f, in order, at rows[0..*n-1] (the others are moved
+/* Keep the rows that pass the --where of f (a key's values, in one --where as KEY=A,B or in
+ * several, are alternatives; every key must hold), in order, at rows[0..*n-1] (the others are moved
  * behind them, so freeing the original count frees all). BD_EINVAL for a malformed --where or a
  * key no row has; scope names the rows in that message ("run 3", "any run"). */
 int case_rows_filter(struct case_row *rows, size_t *n, const struct case_filter *f,
@@ -362,9 +368,23 @@ void json_field(const char *json, const char *key, char *out, size_t n);
  * std of every phase and of the per-iteration total, GFLOP/s, peak memory; notes for non-ok cases.
  * TABLE_DERIVED adds tokens/s and samples/s (of the per-iteration total), GB/s per phase (the
  * workload's stated bytes) and CV% of the total. */
-enum table_flags { TABLE_DERIVED = 1 };
+enum table_flags { TABLE_DERIVED = 1, TABLE_EVERY_COLUMN = 2 };
 int table_of_cases(struct db *db, const char *suite, const struct case_row *cases, size_t n,
 		   unsigned flags, struct table *t, struct bd_error *err);
+/* The same with options. TABLE_EVERY_COLUMN adds every column a shape may choose (shape.h):
+ * every key of the cases' params JSON, compile, each phase whether any case has it, and fwd+bwd
+ * beside fwd+bwd+opt. warmup: the iterations taken as warm-up (the measured ones are the case's
+ * iters after them, from the stored samples), TABLE_OWN_WARMUP: each case's own. */
+#define TABLE_OWN_WARMUP (-1)
+struct table_options {
+	unsigned flags;      /* enum table_flags */
+	int64_t warmup;
+};
+int table_of_cases_opts(struct db *db, const char *suite, const struct case_row *cases, size_t n,
+			const struct table_options *opt, struct table *t, struct bd_error *err);
+/* Whether a case ran compiled (torch.compile): its `compile` parameter (a peer's) when it has
+ * one, else a word "compile" in its impl's name (pytorch_compile). */
+int case_compiled(const struct case_row *c);
 /* `report table --pivot KEY`: one row per case that differs only in KEY, one column per value of
  * KEY holding the mean time of pick. */
 int pivot_table(struct db *db, const char *suite, const struct case_row *cases, size_t n,

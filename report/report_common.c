@@ -114,6 +114,12 @@ struct case_filter report_filter(const struct report_options *o)
 int case_series_load(struct db *db, const struct case_row *c, struct case_series *s,
 		     struct bd_error *err)
 {
+	return case_series_load_from(db, c, -1, s, err);
+}
+
+int case_series_load_from(struct db *db, const struct case_row *c, int64_t warmup,
+			  struct case_series *s, struct bd_error *err)
+{
 	struct sample *samples = NULL;
 	size_t n = 0;
 	memset(s, 0, sizeof(*s));
@@ -126,7 +132,7 @@ int case_series_load(struct db *db, const struct case_row *c, struct case_series
 	s->total = xcalloc(iters, sizeof(double));
 	unsigned *have = xcalloc(iters, sizeof(unsigned));
 	for (size_t i = 0; i < n; i++) {
-		int64_t it = samples[i].iter - c->warmup;
+		int64_t it = samples[i].iter - (warmup < 0 ? c->warmup : warmup);
 		int p = samples[i].phase;
 		if (it < 0 || (size_t)it >= iters || s->n[p] >= iters)
 			continue;
@@ -204,10 +210,24 @@ static int split_where(const char *w, char *k, size_t n, const char **value)
 	return 0;
 }
 
+/* Whether value is one of the comma-separated alternatives of list. */
+static int value_listed(const char *list, const char *value)
+{
+	size_t len = strlen(value);
+	for (const char *p = list;; p++) {
+		size_t n = strcspn(p, ",");
+		if (n == len && !strncmp(p, value, len))
+			return 1;
+		p += n;
+		if (!*p)
+			return 0;
+	}
+}
+
 int case_rows_filter(struct case_row *rows, size_t *n, const struct case_filter *f,
 		     const char *scope, struct bd_error *err)
 {
-	char k[64], v[256];
+	char k[64], v[256], other[64];
 	const char *want = "";
 	/* A --where key that no case has is a typo, not an empty result. */
 	for (int i = 0; i < f->nwhere; i++) {
@@ -222,13 +242,21 @@ int case_rows_filter(struct case_row *rows, size_t *n, const struct case_filter 
 			return bd_fail(err, BD_EINVAL, "--where: no case of %s has a parameter '%s' (its "
 				       "parameters: %s)", scope, k, rows[0].params_json);
 	}
+	/* Values of one key are alternatives (KEY=A,B, or KEY=A and KEY=B); keys must all hold. */
 	size_t kept = 0;
 	for (size_t c = 0; c < *n; c++) {
 		int pass = 1;
 		for (int i = 0; i < f->nwhere && pass; i++) {
 			split_where(f->where[i], k, sizeof(k), &want);
 			json_field(rows[c].params_json, k, v, sizeof(v));
-			pass = !strcmp(v, want);
+			int any = value_listed(want, v);
+			for (int j = 0; j < f->nwhere && !any; j++) {
+				const char *alt;
+				if (j != i && !split_where(f->where[j], other, sizeof(other), &alt) &&
+				    !strcmp(other, k))
+					any = value_listed(alt, v);
+			}
+			pass = any;
 		}
 		if (pass) {
 			struct case_row keep = rows[c];

@@ -20,25 +20,116 @@ static const char *const *params_of(const char *suite, const char *params[9])
 #define NS_PER_MS 1e6
 #define BYTES_PER_MIB 1048576.0
 
+int case_compiled(const struct case_row *c)
+{
+	char v[16];
+	json_field(c->params_json, "compile", v, sizeof(v));
+	if (v[0])   /* a peer's `compile` parameter (schemas/peer-protocol.md) says */
+		return !strcmp(v, "true");
+	/* else the impl's name: a word "compile" in it (pytorch_compile) */
+	for (const char *p = c->impl; p && (p = strstr(p, "compile")); p += 7)
+		if ((p == c->impl || strchr("_-.", p[-1])) && strchr("_-.", p[7]))
+			return 1;
+	return 0;
+}
+
+/* The keys of a flat JSON object (our canonical params JSON) in order, each once, appended to
+ * keys (*n of them, at most max) when not there yet; pointers are malloc'd. */
+static void json_keys(const char *json, char **keys, size_t *n, size_t max)
+{
+	const char *p = json ? strchr(json, '{') : NULL;
+	while (p && *p && *n < max) {
+		p = strchr(p, '"');
+		if (!p)
+			return;
+		const char *end = strchr(p + 1, '"');
+		if (!end || end[1] != ':')
+			return;
+		size_t k = 0;
+		while (k < *n && (strlen(keys[k]) != (size_t)(end - p - 1) ||
+				  strncmp(keys[k], p + 1, (size_t)(end - p - 1))))
+			k++;
+		if (k == *n)
+			keys[(*n)++] = xstrndup(p + 1, (size_t)(end - p - 1));
+		p = end + 2;
+		if (*p == '"') {   /* a string value: to its closing quote */
+			for (p++; *p && *p != '"'; p++)
+				if (*p == '\\' && p[1])
+					p++;
+			p += *p == '"';
+		}
+		p += strcspn(p, ",}");
+		if (*p != ',')
+			return;
+	}
+}
+
+/* Which timed series a column group shows: a phase, or a per-iteration sum of phases. */
+enum { SUM_TOTAL = PHASE_COUNT, SUM_FWD_BWD, SUM_FWD_BWD_OPT, SERIES_KINDS };
+
+/* The per-iteration sum of phases 0..last (fwd+bwd: 1, fwd+bwd+opt: 2) of s, into x (malloc'd);
+ * the iterations that have each of them. */
+static size_t phase_sum(const struct case_series *s, int last, double **x)
+{
+	size_t n = SIZE_MAX;
+	for (int p = 0; p <= last; p++)
+		n = s->n[p] < n ? s->n[p] : n;
+	*x = xcalloc(n ? n : 1, sizeof(**x));
+	for (size_t i = 0; i < n; i++)
+		for (int p = 0; p <= last; p++)
+			(*x)[i] += s->ns[p][i];
+	return n;
+}
+
 int table_of_cases(struct db *db, const char *suite, const struct case_row *cases, size_t n,
 		   unsigned flags, struct table *t, struct bd_error *err)
+{
+	const struct table_options opt = {.flags = flags, .warmup = TABLE_OWN_WARMUP};
+	return table_of_cases_opts(db, suite, cases, n, &opt, t, err);
+}
+
+int table_of_cases_opts(struct db *db, const char *suite, const struct case_row *cases, size_t n,
+			const struct table_options *opt, struct table *t, struct bd_error *err)
 {
 	const char *columns[9];
 	const char *const *params = params_of(suite, columns);
 	struct case_series *series = xcalloc(n, sizeof(*series));
-	unsigned phases = 0;
-	int rc = 0, causal_col = suite_is(suite, SUITE_ATTENTION);
+	char *extra[PARAM_MAX + 32];   /* every: the params JSON's other keys (peers' too) */
+	size_t nextra = 0;
+	unsigned phases = 0, flags = opt->flags;
+	int rc = 0, causal_col = suite_is(suite, SUITE_ATTENTION), every = flags & TABLE_EVERY_COLUMN;
 	table_init(t, suite);
 	for (size_t i = 0; i < n && !rc; i++) {
-		rc = case_series_load(db, &cases[i], &series[i], err);
+		rc = case_series_load_from(db, &cases[i], opt->warmup, &series[i], err);
 		phases |= series[i].phases;
 	}
 	if (rc)
 		goto done;
 
-	size_t col_param[8], ncol_param = 0, col_causal = 0, col_count = 0, col_peer = 0;
+	size_t col_param[8], ncol_param = 0, col_causal = 0, col_count = 0, col_compile = 0;
+	size_t col_peer = 0;
+	size_t col_extra[sizeof(extra) / sizeof(extra[0])];
 	for (; ncol_param < 8 && params[ncol_param]; ncol_param++)
 		col_param[ncol_param] = table_column(t, params[ncol_param], "", 0);
+	if (every) {
+		char *keys[sizeof(extra) / sizeof(extra[0])];
+		size_t nkeys = 0;
+		for (size_t i = 0; i < n; i++)
+			json_keys(cases[i].params_json, keys, &nkeys, sizeof(keys) / sizeof(keys[0]));
+		for (size_t k = 0; k < nkeys; k++) {
+			/* iters and compile have columns of their own: what was measured, and the
+			 * parameter or the impl's name */
+			int shown = !strcmp(keys[k], "iters") || !strcmp(keys[k], "compile");
+			for (size_t j = 0; j < ncol_param && !shown; j++)
+				shown = !strcmp(keys[k], params[j]);
+			if (shown) {
+				free(keys[k]);
+				continue;
+			}
+			col_extra[nextra] = table_column(t, keys[k], "", 0);
+			extra[nextra++] = keys[k];
+		}
+	}
 	/* a peer's own parameters (schemas/peer-protocol.md), where some case has them */
 	int peer_params = 0;
 	for (size_t i = 0; i < n && !peer_params; i++) {
@@ -49,33 +140,46 @@ int table_of_cases(struct db *db, const char *suite, const struct case_row *case
 	if (peer_params)
 		col_peer = table_column(t, "peer params", "", 0);
 	/* The model's parameter count, as the runner stored it (schema 4; e2e) */
-	int counted = 0;
-	for (size_t i = 0; i < n; i++)
+	int counted = 0, compiled = 0;
+	for (size_t i = 0; i < n; i++) {
 		counted |= cases[i].param_count > 0;
+		compiled |= case_compiled(&cases[i]);
+	}
 	if (counted)
 		col_count = table_column(t, "param count", "M", 1);
 	if (causal_col)
 		col_causal = table_column(t, "causal", "", 0);
+	if (compiled || every)
+		col_compile = table_column(t, "compile", "", 0);
 	size_t col_status = table_column(t, "status", "", 0);
-	size_t col_n = table_column(t, "n", "", 0);   /* measured iterations of the case */
-	size_t col_mean[PHASE_COUNT], col_std[PHASE_COUNT], col_tmean = 0, col_tstd = 0;
-	int total_col = __builtin_popcount(phases) > 1;
-	for (int p = 0; p < PHASE_COUNT; p++) {
-		if (!(phases & (1u << p)))
+	/* measured iterations of the case ("iters", not "n": matmul has a parameter n) */
+	size_t col_n = table_column(t, "iters", "", 0);
+	/* Mean, median and std of each phase and of the per-iteration total; every: all phases,
+	 * and fwd+bwd and fwd+bwd+opt beside each other. */
+	unsigned shown_series = 0;
+	for (int p = 0; p < PHASE_COUNT; p++)
+		if ((phases & (1u << p)) || every)
+			shown_series |= 1u << p;
+	if (every)
+		shown_series |= (1u << SUM_FWD_BWD) | (1u << SUM_FWD_BWD_OPT);
+	else if (__builtin_popcount(phases) > 1)
+		shown_series |= 1u << SUM_TOTAL;
+	size_t col_mean[SERIES_KINDS], col_median[SERIES_KINDS], col_std[SERIES_KINDS];
+	for (int k = 0; k < SERIES_KINDS; k++) {
+		if (!(shown_series & (1u << k)))
 			continue;
-		char name[32];
-		snprintf(name, sizeof(name), "%s mean", phase_name(p));
-		col_mean[p] = table_column(t, name, "ms", 3);
-		snprintf(name, sizeof(name), "%s std", phase_name(p));
-		col_std[p] = table_column(t, name, "ms", 3);
-	}
-	if (total_col) {
-		const char *total = phases & (1u << 2) ? "fwd+bwd+opt" : "fwd+bwd";
-		char name[32];
-		snprintf(name, sizeof(name), "%s mean", total);
-		col_tmean = table_column(t, name, "ms", 3);
-		snprintf(name, sizeof(name), "%s std", total);
-		col_tstd = table_column(t, name, "ms", 3);
+		const char *what = k < PHASE_COUNT	  ? phase_name(k)
+				   : k == SUM_FWD_BWD	  ? "fwd+bwd"
+				   : k == SUM_FWD_BWD_OPT ? "fwd+bwd+opt"
+				   : phases & (1u << 2)	  ? "fwd+bwd+opt"
+							  : "fwd+bwd";
+		char name[48];
+		snprintf(name, sizeof(name), "%s mean", what);
+		col_mean[k] = table_column(t, name, "ms", 3);
+		snprintf(name, sizeof(name), "%s median", what);
+		col_median[k] = table_column(t, name, "ms", 3);
+		snprintf(name, sizeof(name), "%s std", what);
+		col_std[k] = table_column(t, name, "ms", 3);
 	}
 	/* Achieved rate per phase where the workload stated its FLOPs: flops / mean ns = GFLOP/s. */
 	size_t col_rate[PHASE_COUNT];
@@ -126,6 +230,7 @@ int table_of_cases(struct db *db, const char *suite, const struct case_row *case
 		col_mem[3] = table_column(t, "activations", "MiB", 1);
 	}
 
+	size_t short_windows = 0;
 	size_t nunvalidated = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct case_row *c = &cases[i];
@@ -135,6 +240,11 @@ int table_of_cases(struct db *db, const char *suite, const struct case_row *case
 			json_field(c->params_json, params[k], v, sizeof(v));
 			table_text(t, r, col_param[k], v);
 		}
+		for (size_t k = 0; k < nextra; k++) {
+			json_field(c->params_json, extra[k], v, sizeof(v));
+			if (v[0])
+				table_text(t, r, col_extra[k], v);
+		}
 		if (peer_params) {
 			case_key_peer_params(c->case_key, v, sizeof(v));
 			table_text(t, r, col_peer, v);
@@ -143,6 +253,8 @@ int table_of_cases(struct db *db, const char *suite, const struct case_row *case
 			table_number(t, r, col_count, (double)c->param_count / 1e6);
 		if (causal_col)
 			table_text(t, r, col_causal, c->causal > 0 ? "yes" : "no");
+		if (compiled || every)
+			table_text(t, r, col_compile, case_compiled(c) ? "yes" : "no");
 		/* an ok case not checked against a reference: a peer without `check` lines */
 		int unvalidated = c->status == STATUS_OK && c->max_diff < 0;
 		nunvalidated += unvalidated;
@@ -152,21 +264,43 @@ int table_of_cases(struct db *db, const char *suite, const struct case_row *case
 			measured = series[i].n[p] > measured ? series[i].n[p] : measured;
 		if (measured)
 			table_number(t, r, col_n, (double)measured);
+		short_windows += c->status == STATUS_OK && c->iters > 0 && measured < (size_t)c->iters;
 		if (c->status != STATUS_OK)
 			table_note(t, "case %lld (%s): %s — %s", (long long)c->ord + 1, c->name, status_name(c->status),
 				   c->reason ? c->reason : "no reason stored");
-		for (int p = 0; p < PHASE_COUNT; p++) {
-			if (!(series[i].phases & (1u << p)))
+		for (int k = 0; k < SERIES_KINDS; k++) {
+			if (!(shown_series & (1u << k)))
 				continue;
+			double *sum = NULL;
+			size_t m = 0;
+			const double *x = NULL;
+			if (k < PHASE_COUNT && (series[i].phases & (1u << k)))
+				x = case_series_pick(&series[i], (enum series_pick)k, &m);
+			else if (k == SUM_TOTAL)
+				x = case_series_pick(&series[i], PICK_TOTAL, &m);
+			else if (k > SUM_TOTAL) {
+				int last = k == SUM_FWD_BWD ? 1 : 2;
+				if ((series[i].phases & ((2u << last) - 1)) == (2u << last) - 1)
+					m = phase_sum(&series[i], last, &sum);
+				x = sum;
+			}
+			if (m == 0) {
+				free(sum);
+				continue;
+			}
 			struct summary s;
-			summarize(series[i].ns[p], series[i].n[p], &s);
-			table_number(t, r, col_mean[p], s.mean / NS_PER_MS);
+			summarize(x, m, &s);
+			table_number(t, r, col_mean[k], s.mean / NS_PER_MS);
+			table_number(t, r, col_median[k], s.median / NS_PER_MS);
 			if (s.n > 1)   /* no spread from one sample */
-				table_number(t, r, col_std[p], s.std / NS_PER_MS);
-			if ((rated & (1u << p)) && c->flops[p] > 0 && s.mean > 0)
-				table_number(t, r, col_rate[p], c->flops[p] / s.mean);
-			if (derived && (moved & (1u << p)) && c->bytes[p] > 0 && s.mean > 0)
-				table_number(t, r, col_gbs[p], c->bytes[p] / s.mean);
+				table_number(t, r, col_std[k], s.std / NS_PER_MS);
+			free(sum);
+			if (k >= PHASE_COUNT)
+				continue;
+			if ((rated & (1u << k)) && c->flops[k] > 0 && s.mean > 0)
+				table_number(t, r, col_rate[k], c->flops[k] / s.mean);
+			if (derived && (moved & (1u << k)) && c->bytes[k] > 0 && s.mean > 0)
+				table_number(t, r, col_gbs[k], c->bytes[k] / s.mean);
 		}
 		if (derived) {
 			size_t nt;
@@ -180,13 +314,6 @@ int table_of_cases(struct db *db, const char *suite, const struct case_row *case
 				table_number(t, r, col_cv, 100 * s.cv);
 			}
 		}
-		if (total_col && series[i].ntotal) {
-			struct summary s;
-			summarize(series[i].total, series[i].ntotal, &s);
-			table_number(t, r, col_tmean, s.mean / NS_PER_MS);
-			if (s.n > 1)
-				table_number(t, r, col_tstd, s.std / NS_PER_MS);
-		}
 		if (c->peak_bytes >= 0)
 			table_number(t, r, col_peak, (double)c->peak_bytes / BYTES_PER_MIB);
 		const int64_t held[4] = {c->param_bytes, c->grad_bytes, c->optim_bytes,
@@ -194,11 +321,19 @@ int table_of_cases(struct db *db, const char *suite, const struct case_row *case
 		for (int k = 0; breakdown && c->activation_bytes > 0 && k < 4; k++)
 			table_number(t, r, col_mem[k], held[k] > 0 ? (double)held[k] / BYTES_PER_MIB : 0);
 	}
+	if (opt->warmup != TABLE_OWN_WARMUP)
+		table_note(t, "times as if %lld warm-up iteration%s had been run: the stored iterations "
+			      "after the first %lld, as many as each case measured (the run's warm-up ones "
+			      "included; nothing was re-run)%s", (long long)opt->warmup,
+			   opt->warmup == 1 ? "" : "s", (long long)opt->warmup,
+			   short_windows ? "; iters: fewer where the run did not store that many" : "");
 	if (nunvalidated)
 		table_note(t, "ok, unvalidated: %zu case%s not checked against a reference (a peer without "
 			   "check lines: schemas/peer-protocol.md, \"Validation\")", nunvalidated,
 			   nunvalidated == 1 ? "" : "s");
 done:
+	for (size_t k = 0; k < nextra; k++)
+		free(extra[k]);
 	for (size_t i = 0; i < n; i++)
 		case_series_free(&series[i]);
 	free(series);

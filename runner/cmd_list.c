@@ -172,22 +172,56 @@ void print_case_list(const struct sweep *s, const struct sweep_cases *cases)
 	sb_free(&out);
 }
 
+int mem_limit_option(const char *text, const char *command, int64_t *limit)
+{
+	*limit = 0;
+	if (!text)
+		return -1;
+	if (parse_bytes(text, limit) || *limit <= 0) {
+		fprintf(stderr, "%s: --mem-limit expects a size such as 512MiB or 8GiB, got '%s'\n",
+			command, text);
+		return EXIT_USAGE;
+	}
+	return -1;
+}
+
+void cases_limit_memory(struct sweep_cases *cases, int64_t limit, int given)
+{
+	/* the default share is of host memory: a case on a device with memory of its own (CUDA)
+	 * and without a limit of its own is bounded by that memory, which refuses itself */
+	for (size_t i = 0; limit > 0 && i < cases->n; i++) {
+		struct case_params *p = &cases->items[i].params;
+		if (given || (!p->mem_limit && workload_host_memory(p->device)))
+			p->mem_limit = limit;
+	}
+}
+
 int cmd_list(struct cmd_line *cl)
 {
-	static const struct opt_spec specs[] = {{0}};
+	const char *mem_limit_text = NULL;
+	const struct opt_spec specs[] = {
+		{"mem-limit", 0, OPT_STRING, "SIZE",
+		 "memory a case may allocate, e.g. 8GiB (overrides the sweep's mem_limit, as in run)",
+		 &mem_limit_text},
+		{0},
+	};
 	static const struct cmd_usage usage = {
-		RUNNER_PROG, "list", "SWEEP.yaml",
+		RUNNER_PROG, "list", "[options] SWEEP.yaml",
 		"Expand a sweep and print every case, whether it would run on this machine or why not,\n"
 		"and the values of each axis; for an e2e case also the model's parameter count and the\n"
 		"memory its pass and dtype need (parameters, gradients, AdamW state, activations,\n"
-		"scratch). Nothing is run or written."};
+		"scratch), flagged where it is over the case's mem_limit (the sweep's, or --mem-limit).\n"
+		"Nothing is run or written."};
 	struct sweep *sweep = NULL;
 	struct sweep_cases cases = {0};
 	struct bd_error err;
+	int64_t mem_limit;
 	int npos = 0, rc;
 	char **argv = NULL;   /* the positional arguments */
 	int status = opt_parse_command(cl, specs, &usage, 1, 1, &argv, &npos);
 	if (status >= 0)
+		return status;
+	if ((status = mem_limit_option(mem_limit_text, "runner list", &mem_limit)) >= 0)
 		return status;
 	status = EXIT_OK;
 	if ((rc = sweep_load(argv[0], &sweep, &err)) || (rc = sweep_expand(sweep, &cases, &err))) {
@@ -195,6 +229,7 @@ int cmd_list(struct cmd_line *cl)
 		status = EXIT_USAGE;
 		goto done;
 	}
+	cases_limit_memory(&cases, mem_limit, 1);
 	print_case_list(sweep, &cases);
 done:
 	sweep_cases_free(&cases);

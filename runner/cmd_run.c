@@ -248,12 +248,9 @@ int cmd_run(struct cmd_line *cl)
 		status = EXIT_USAGE;
 		goto done;
 	}
-	if (mem_limit_text && (parse_bytes(mem_limit_text, &mem_limit) || mem_limit <= 0)) {
-		fprintf(stderr, "runner run: --mem-limit expects a size such as 512MiB or 8GiB, got '%s'\n",
-			mem_limit_text);
-		status = EXIT_USAGE;
+	if ((status = mem_limit_option(mem_limit_text, "runner run", &mem_limit)) >= 0)
 		goto done;
-	}
+	status = EXIT_OK;
 	if ((rc = sweep_load(argv[0], &sweep, &err)) || (rc = sweep_expand(sweep, &cases, &err))) {
 		bd_error_print("runner run", &err);
 		status = EXIT_USAGE;
@@ -275,21 +272,15 @@ int cmd_run(struct cmd_line *cl)
 			goto done;
 		}
 	}
-	if (dry_run) {
-		print_case_list(sweep, &cases);
-		goto done;
-	}
 	if (!mem_limit) {
 		int64_t total, available;
 		sysinfo_memory(&total, &available);
 		mem_limit = (int64_t)(DEFAULT_MEM_SHARE * (double)(available ? available : total));
 	}
-	/* the default share is of host memory: a case on a device with memory of its own (CUDA)
-	 * and without a limit of its own is bounded by that memory, which refuses itself */
-	for (size_t i = 0; i < cases.n; i++) {
-		struct case_params *p = &cases.items[i].params;
-		if (mem_limit_text || (!p->mem_limit && workload_host_memory(p->device)))
-			p->mem_limit = mem_limit;
+	cases_limit_memory(&cases, mem_limit, mem_limit_text != NULL);
+	if (dry_run) {   /* the cases with the limits the run would give them */
+		print_case_list(sweep, &cases);
+		goto done;
 	}
 
 	if ((rc = db_open(db_path, DB_CREATE, &db, &err))) {
@@ -367,8 +358,9 @@ int cmd_run(struct cmd_line *cl)
 
 		struct progress pg;
 		struct progress_work *work = xcalloc(cases.n, sizeof(*work));
-		for (size_t k = 0; k < cases.n; k++)
-			case_work(&cases.items[order[k]], 1, &work[k]);
+		for (size_t k = 0; k < cases.n; k++)   /* what a resumed run stored costs nothing */
+			if (!resume.stored || !resume.stored[cases.items[order[k]].index])
+				case_work(&cases.items[order[k]], 1, &work[k]);
 		progress_init(&pg, cases.n, work);
 		free(work);
 		struct run_heartbeat hb = {&pg, db, run_id, now_ns()};

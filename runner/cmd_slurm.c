@@ -1,7 +1,9 @@
 /* runner/cmd_slurm.c: `runner slurm SWEEP.yaml --shards N` — an sbatch job-array script that runs
  * the sweep's N shards (`runner run --shard auto`), each into its own database on the node's
- * local disk, copied to a shared results directory when the shard ends; with --submit, handed to
- * sbatch. Slurm schedules; benchdb only writes the script. */
+ * local disk, copied to a shared results directory when the shard ends; or `--nodes N` — a job
+ * of N nodes that runs the whole sweep on each (a job step with a task per node) and merges
+ * their databases at its end, for `report nodes`. With --submit, handed to sbatch. Slurm
+ * schedules; benchdb only writes the script. */
 #include <errno.h>
 #include <limits.h>
 #include <spawn.h>
@@ -22,24 +24,118 @@ extern char **environ;
 /* Slurm's default MaxArraySize is 1001: task ids 0..1000. */
 #define SLURM_MAX_SHARDS 1001
 
-/* s as one shell word. */
-static void sb_add_shell_word(struct strbuf *sb, const char *s)
-{
-	sb_addc(sb, '\'');
-	for (; *s; s++) {
-		if (*s == '\'')
-			sb_add(sb, "'\\''");
-		else
-			sb_addc(sb, *s);
-	}
-	sb_addc(sb, '\'');
-}
-
 struct slurm_job {
 	const char *runner, *sweep, *results, *name;
-	long shards, gpus_per_task, cpus_per_task;
+	long shards, nodes, gpus_per_task, cpus_per_task;   /* one of shards, nodes is 0 */
 	const char *partition, *time, *label, *mem_limit, *account;
 };
+
+/* The #SBATCH lines of the resources every task gets. */
+static void slurm_resources(const struct slurm_job *j, struct strbuf *sb)
+{
+	if (j->partition)
+		sb_addf(sb, "#SBATCH --partition=%s\n", j->partition);
+	if (j->account)
+		sb_addf(sb, "#SBATCH --account=%s\n", j->account);
+	if (j->gpus_per_task > 0)
+		sb_addf(sb, "#SBATCH --gpus-per-task=%ld\n", j->gpus_per_task);
+	if (j->cpus_per_task > 0)
+		sb_addf(sb, "#SBATCH --cpus-per-task=%ld\n", j->cpus_per_task);
+	if (j->time)
+		sb_addf(sb, "#SBATCH --time=%s\n", j->time);
+}
+
+void cluster_run_options(struct strbuf *sb, const char *label, const char *mem_limit)
+{
+	if (label) {
+		sb_add(sb, " --label ");
+		sb_add_shell_word(sb, label);
+	}
+	if (mem_limit) {
+		sb_add(sb, " --mem-limit ");
+		sb_add_shell_word(sb, mem_limit);
+	}
+}
+
+/* "set -u" and the paths the job's tasks read: RUNNER, SWEEP, RESULTS (after prefix: "export "
+ * where a job step's tasks need them). */
+static void slurm_paths(const struct slurm_job *j, const char *prefix, struct strbuf *sb)
+{
+	sb_addf(sb, "set -u\n%sRUNNER=", prefix);
+	sb_add_shell_word(sb, j->runner);
+	sb_add(sb, " SWEEP=");
+	sb_add_shell_word(sb, j->sweep);
+	sb_add(sb, " RESULTS=");
+	sb_add_shell_word(sb, j->results);
+	sb_addc(sb, '\n');
+}
+
+/* The task's directory on its node's disk, LOCAL (named by id, shell text), and its database
+ * file's name there, DB. */
+static void slurm_local(struct strbuf *sb, const char *id, const char *db)
+{
+	sb_addf(sb, "LOCAL=\"${SLURM_TMPDIR:-${TMPDIR:-/tmp}}/benchdb-%s\"\n"
+		    "DB=%s\n"
+		    "mkdir -p \"$LOCAL\" || exit 1\n", id, db);
+}
+
+/* The lines that copy $LOCAL/DB to $out when the run ends, and set status. */
+static const char copy_back[] =
+	"# an interrupted or failed run still keeps its finished cases: copy it either way\n"
+	"if [ -f \"$LOCAL/$DB\" ]; then\n"
+	"\tcp \"$LOCAL/$DB\" \"$out.part\" && mv \"$out.part\" \"$out\" || status=1\n"
+	"\t# a WAL the runner could not fold into the file holds cases too: keep it beside\n"
+	"\tif [ -s \"$LOCAL/$DB-wal\" ]; then\n"
+	"\t\tcp \"$LOCAL/$DB-wal\" \"$out-wal\" || status=1\n"
+	"\tfi\n"
+	"fi\n"
+	"rm -rf \"$LOCAL\"\n";
+
+/* --nodes N: one job of N nodes; a job step runs a task on each, every task the whole sweep
+ * into a database on its node's disk (recorded under Slurm's node name, in the group
+ * slurm-JOB), copied to DIR/node-JOB-K.db; then the merge step folds them into DIR/nodes-JOB.db. */
+static void slurm_nodes_script(const struct slurm_job *j, struct strbuf *sb)
+{
+	sb_add(sb, "#!/bin/bash\n");
+	sb_addf(sb, "# %s: written by `runner slurm --nodes %ld`: the whole sweep once on each of %ld "
+		    "nodes\n# (one job step, a task per node), then their databases merged.\n",
+		j->name, j->nodes, j->nodes);
+	sb_addf(sb, "#SBATCH --job-name=benchdb-%s\n", j->name);
+	sb_addf(sb, "#SBATCH --nodes=%ld\n", j->nodes);
+	sb_add(sb, "#SBATCH --ntasks-per-node=1\n");
+	sb_addf(sb, "#SBATCH --output=%s/slurm-%%j.out\n", j->results);
+	slurm_resources(j, sb);
+	slurm_paths(j, "export ", sb);
+	sb_addf(sb, "# each node's database lives on its own disk while it runs (SQLite on a network\n"
+		    "# filesystem is slow and its locks are unreliable) and is copied when the run "
+		    "ends\n"
+		    "srun --ntasks=%ld --ntasks-per-node=1 --kill-on-bad-exit=0 bash -c '\n", j->nodes);
+	slurm_local(sb, "${SLURM_JOB_ID}-${SLURM_PROCID}", "node.db");
+	sb_add(sb, "# recorded under Slurm'\\''s name of the node (report nodes tells nodes apart by it)\n"
+		    "BENCHDB_NODE=\"$SLURMD_NODENAME\" \"$RUNNER\" run \"$SWEEP\" --group "
+		    "\"slurm-$SLURM_JOB_ID\" --db \"$LOCAL/$DB\"");
+	struct strbuf opts = STRBUF_INIT;   /* inside the single-quoted script: quotes doubled up */
+	cluster_run_options(&opts, j->label, j->mem_limit);
+	for (const char *c = sb_str(&opts); *c; c++)
+		if (*c == '\'')
+			sb_add(sb, "'\\''");
+		else
+			sb_addc(sb, *c);
+	sb_free(&opts);
+	sb_add(sb, "\nstatus=$?\n"
+		   "out=\"$RESULTS/node-${SLURM_JOB_ID}-${SLURM_PROCID}.db\"\n");
+	sb_add(sb, copy_back);
+	sb_add(sb, "exit $status'\n"
+		   "step=$?\n"
+		   "# the merge step: every node's database into one (a node whose run failed still\n"
+		   "# brings its finished cases)\n"
+		   "merged=\"$RESULTS/nodes-${SLURM_JOB_ID}.db\"\n"
+		   "\"$RUNNER\" merge --db \"$merged\" \"$RESULTS\"/node-\"${SLURM_JOB_ID}\"-*.db\n"
+		   "merge=$?\n"
+		   "echo \"merged into $merged: report nodes --db $merged\"\n"
+		   "[ $step -ne 0 ] && exit $step\n"
+		   "exit $merge\n");
+}
 
 /* The sbatch script for job j. */
 static void slurm_script(const struct slurm_job *j, struct strbuf *sb)
@@ -51,51 +147,19 @@ static void slurm_script(const struct slurm_job *j, struct strbuf *sb)
 	sb_addf(sb, "#SBATCH --array=0-%ld\n", j->shards - 1);
 	sb_add(sb, "#SBATCH --ntasks=1\n");
 	sb_addf(sb, "#SBATCH --output=%s/slurm-%%A_%%a.out\n", j->results);
-	if (j->partition)
-		sb_addf(sb, "#SBATCH --partition=%s\n", j->partition);
-	if (j->account)
-		sb_addf(sb, "#SBATCH --account=%s\n", j->account);
-	if (j->gpus_per_task > 0)
-		sb_addf(sb, "#SBATCH --gpus-per-task=%ld\n", j->gpus_per_task);
-	if (j->cpus_per_task > 0)
-		sb_addf(sb, "#SBATCH --cpus-per-task=%ld\n", j->cpus_per_task);
-	if (j->time)
-		sb_addf(sb, "#SBATCH --time=%s\n", j->time);
-	sb_add(sb, "set -u\n");
-	sb_add(sb, "RUNNER=");
-	sb_add_shell_word(sb, j->runner);
-	sb_add(sb, "\nSWEEP=");
-	sb_add_shell_word(sb, j->sweep);
-	sb_add(sb, "\nRESULTS=");
-	sb_add_shell_word(sb, j->results);
-	sb_add(sb, "\n# the shard's database lives on the node's own disk while it runs (SQLite on a "
+	slurm_resources(j, sb);
+	slurm_paths(j, "", sb);
+	sb_add(sb, "# the shard's database lives on the node's own disk while it runs (SQLite on a "
 		   "network\n# filesystem is slow and its locks are unreliable) and is copied when the "
-		   "shard ends\n"
-		   "LOCAL=\"${SLURM_TMPDIR:-${TMPDIR:-/tmp}}/benchdb-${SLURM_ARRAY_JOB_ID}-"
-		   "${SLURM_ARRAY_TASK_ID}\"\n"
-		   "mkdir -p \"$LOCAL\" || exit 1\n"
-		   "# the shard and the group (slurm-JOBID) come from Slurm's environment\n"
-		   "\"$RUNNER\" run \"$SWEEP\" --shard auto --db \"$LOCAL/shard.db\"");
-	if (j->label) {
-		sb_add(sb, " --label ");
-		sb_add_shell_word(sb, j->label);
-	}
-	if (j->mem_limit) {
-		sb_add(sb, " --mem-limit ");
-		sb_add_shell_word(sb, j->mem_limit);
-	}
+		   "shard ends\n");
+	slurm_local(sb, "${SLURM_ARRAY_JOB_ID}-${SLURM_ARRAY_TASK_ID}", "shard.db");
+	sb_add(sb, "# the shard and the group (slurm-JOBID) come from Slurm's environment\n"
+		   "\"$RUNNER\" run \"$SWEEP\" --shard auto --db \"$LOCAL/$DB\"");
+	cluster_run_options(sb, j->label, j->mem_limit);
 	sb_add(sb, "\nstatus=$?\n"
-		   "# an interrupted or failed shard still keeps its finished cases: copy it either way\n"
-		   "out=\"$RESULTS/shard-${SLURM_ARRAY_JOB_ID}-${SLURM_ARRAY_TASK_ID}.db\"\n"
-		   "if [ -f \"$LOCAL/shard.db\" ]; then\n"
-		   "\tcp \"$LOCAL/shard.db\" \"$out.part\" && mv \"$out.part\" \"$out\" || status=1\n"
-		   "\t# a WAL the runner could not fold into the file holds cases too: keep it beside\n"
-		   "\tif [ -s \"$LOCAL/shard.db-wal\" ]; then\n"
-		   "\t\tcp \"$LOCAL/shard.db-wal\" \"$out-wal\" || status=1\n"
-		   "\tfi\n"
-		   "fi\n"
-		   "rm -rf \"$LOCAL\"\n"
-		   "exit $status\n");
+		   "out=\"$RESULTS/shard-${SLURM_ARRAY_JOB_ID}-${SLURM_ARRAY_TASK_ID}.db\"\n");
+	sb_add(sb, copy_back);
+	sb_add(sb, "exit $status\n");
 }
 
 /* Run `sbatch --parsable script`; the job id (up to ';') into id. Returns 0, or prints why not
@@ -148,6 +212,8 @@ int cmd_slurm(struct cmd_line *cl)
 	const struct opt_spec specs[] = {
 		{"shards", 0, OPT_INT, "N", "how many shards (array tasks) to cut the sweep into",
 		 &j.shards},
+		{"nodes", 0, OPT_INT, "N",
+		 "instead: run the whole sweep once on each of N nodes, then merge them", &j.nodes},
 		{"partition", 'p', OPT_STRING, "P", "Slurm partition", &j.partition},
 		{"gpus-per-task", 0, OPT_INT, "G", "GPUs each shard gets", &j.gpus_per_task},
 		{"cpus-per-task", 0, OPT_INT, "C", "CPUs each shard gets", &j.cpus_per_task},
@@ -166,13 +232,17 @@ int cmd_slurm(struct cmd_line *cl)
 		{0},
 	};
 	static const struct cmd_usage usage = {
-		RUNNER_PROG, "slurm", "[options] SWEEP.yaml --shards N",
+		RUNNER_PROG, "slurm", "[options] SWEEP.yaml --shards N | --nodes N",
 		"Write an sbatch job-array script that runs the sweep's N shards (runner run --shard\n"
 		"auto), each into its own database on the node's local disk, copied to the results\n"
 		"directory as DIR/shard-JOB-TASK.db when the shard ends; the shards' runs share the group\n"
 		"slurm-JOB. With --submit, submit it and print the job id. This runner, the sweep and\n"
 		"DIR must be on a filesystem every node sees. Then: runner merge --db all.db\n"
-		"DIR/shard-JOB-*.db && report --db all.db --run slurm-JOB."};
+		"DIR/shard-JOB-*.db && report --db all.db --run slurm-JOB.\n"
+		"--nodes N instead writes a job of N nodes whose step runs the whole sweep on each (its\n"
+		"runs recorded under Slurm's node names, in the group slurm-JOB), copies each node's\n"
+		"database to DIR/node-JOB-K.db and merges them into DIR/nodes-JOB.db at its end: then\n"
+		"report nodes --db DIR/nodes-JOB.db."};
 	struct sweep *sweep = NULL;
 	struct sweep_cases cases = {0};
 	struct strbuf script = STRBUF_INIT, default_results = STRBUF_INIT;
@@ -186,9 +256,15 @@ int cmd_slurm(struct cmd_line *cl)
 	if ((status = opt_parse_command(cl, specs, &usage, 1, 1, &argv, &npos)) >= 0)
 		return status;
 	status = EXIT_OK;
-	if (j.shards < 1 || j.shards > SLURM_MAX_SHARDS) {
-		fprintf(stderr, "runner slurm: --shards expects a count from 1 to %d%s\n",
-			SLURM_MAX_SHARDS, j.shards ? "" : " (it is required)");
+	if ((j.shards != 0) == (j.nodes != 0)) {
+		fprintf(stderr, "runner slurm: give --shards N (cut the sweep into N slices) or --nodes N "
+				"(the whole sweep on each of N nodes)%s\n", j.shards ? ", not both" : "");
+		return EXIT_USAGE;
+	}
+	long count = j.shards ? j.shards : j.nodes;
+	if (count < 1 || count > SLURM_MAX_SHARDS) {
+		fprintf(stderr, "runner slurm: --%s expects a count from 1 to %d\n",
+			j.shards ? "shards" : "nodes", SLURM_MAX_SHARDS);
 		return EXIT_USAGE;
 	}
 	if ((sweep_load(argv[0], &sweep, &err)) || sweep_expand(sweep, &cases, &err)) {
@@ -223,7 +299,10 @@ int cmd_slurm(struct cmd_line *cl)
 			 sweep->name);
 		script_path = script_default;
 	}
-	slurm_script(&j, &script);
+	if (j.nodes)
+		slurm_nodes_script(&j, &script);
+	else
+		slurm_script(&j, &script);
 	int written = (f = fopen(script_path, "w")) && fputs(sb_str(&script), f) >= 0;
 	if (f && fclose(f))
 		written = 0;
@@ -233,9 +312,13 @@ int cmd_slurm(struct cmd_line *cl)
 		goto done;
 	}
 	chmod(script_path, 0755);
-	printf("wrote %s: %ld shards of the %zu cases of %s%s\n", script_path, j.shards, cases.n,
-	       sweep->path, (size_t)j.shards > cases.n ? " (more shards than cases: some are empty)"
-							 : "");
+	if (j.nodes)
+		printf("wrote %s: the %zu cases of %s on each of %ld nodes, then merged\n", script_path,
+		       cases.n, sweep->path, j.nodes);
+	else
+		printf("wrote %s: %ld shards of the %zu cases of %s%s\n", script_path, j.shards, cases.n,
+		       sweep->path, (size_t)j.shards > cases.n ? " (more shards than cases: some are "
+								 "empty)" : "");
 	if (!submit) {
 		printf("submit: sbatch %s\n", script_path);
 		goto done;
@@ -245,9 +328,15 @@ int cmd_slurm(struct cmd_line *cl)
 		status = EXIT_FAIL;
 		goto done;
 	}
-	printf("submitted job %s: %ld array tasks, results in %s\n", job, j.shards, results_path);
-	printf("when done: runner merge --db all.db %s/shard-%s-*.db && report --db all.db --run "
-	       "slurm-%s\n", results_path, job, job);
+	if (j.nodes) {
+		printf("submitted job %s: %ld nodes, results in %s\n", job, j.nodes, results_path);
+		printf("when done: report nodes --db %s/nodes-%s.db\n", results_path, job);
+	} else {
+		printf("submitted job %s: %ld array tasks, results in %s\n", job, j.shards,
+		       results_path);
+		printf("when done: runner merge --db all.db %s/shard-%s-*.db && report --db all.db "
+		       "--run slurm-%s\n", results_path, job, job);
+	}
 done:
 	sb_free(&script);
 	sb_free(&default_results);

@@ -14,5 +14,17 @@
 struct sweep;
 struct sweep_cases;
 void print_case_list(const struct sweep *s, const struct sweep_cases *cases);
+/* --mem-limit of run and list: text (NULL: not given, *limit 0) as bytes; prints the error for
+ * command and returns EXIT_USAGE when it is not a size, else -1. */
+#include <stdint.h>
+int mem_limit_option(const char *text, const char *command, int64_t *limit);
+/* Apply a memory limit to the cases: every case when given (--mem-limit overrides the sweep),
+ * else the CPU cases without a mem_limit of their own (the runner's default share); limit 0:
+ * nothing. */
+void cases_limit_memory(struct sweep_cases *cases, int64_t limit, int given);
+/* Shared by slurm and kube: " --label L --mem-limit M" (each when not NULL), shell-quoted, for
+ * the runner command line their scripts write. */
+struct strbuf;
+void cluster_run_options(struct strbuf *sb, const char *label, const char *mem_limit);
 
 #endif

@@ -7,7 +7,8 @@
 	X(list, "show the cases a sweep expands to, without running anything")                     \
 	X(sysinfo, "show what a run records about this machine and build")                         \
 	X(merge, "import the runs of other benchdb databases (other nodes, shards) into one")       \
-	X(slurm, "write (and submit) a Slurm job array that runs a sweep's shards")                 \
+	X(slurm, "write (and submit) a Slurm job: a sweep's shards, or the sweep on every node")     \
+	X(kube, "write a Kubernetes Indexed Job: a sweep's shards, or the sweep on every node")      \
 	X(migrate, "upgrade a database made by an older benchdb to this build's schema")           \
 	X(close, "end a run whose runner is gone (kill -9, a crash) as interrupted")               \
 	X(noise, "fold the runs stored into the noise between runs that verdicts read")           \

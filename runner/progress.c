@@ -1,6 +1,11 @@
 /* runner/progress.c: sweep progress lines with elapsed time and an ETA. The ETA weighs the cases
  * by the work they will do (FLOPs, else bytes, else one each): on a sweep whose cases grow
- * quadratically in size, elapsed / cases done x cases left is off many times over. */
+ * quadratically in size, elapsed / cases done x cases left is off many times over. Each case
+ * also costs a fixed time (setup, validation, storing) that dominates small ones, and larger ones
+ * run nearer the machine's peak, so from the third finished case on the ETA is a fitted cost
+ * model, fixed + scale x work^power, summed over the cases left; a case that will not run
+ * (unsupported, or over its memory limit) costs nothing.
+ * Measured against the truth on the shipped CPU sweeps: docs/performance.md, "ETA". */
 #include "progress.h"
 
 #include <math.h>
@@ -58,13 +63,115 @@ static double work_until(const struct progress *pg, size_t index, double fractio
 	return pg->work_before[i] + fraction * case_work;
 }
 
+/* Work of case i alone, in the basis' unit (count: 1). */
+static double work_of(const struct progress *pg, size_t i)
+{
+	return pg->work_before ? pg->work_before[i + 1] - pg->work_before[i] : 1;
+}
+
+void progress_observe(struct progress *pg, size_t index, int64_t ns)
+{
+	double w = index < pg->ncases ? work_of(pg, index) : 0, t = (double)ns;
+	if (w <= 0 || t <= 0 || !pg->seen || pg->nfit == pg->ncases)
+		return;
+	pg->seen[pg->nfit][0] = w;
+	pg->seen[pg->nfit][1] = t;
+	pg->nfit++;
+}
+
+/* The powers the cost model tries: work^0.5 .. work^1 in steps of 0.05. */
+#define POWER_MIN 0.5
+#define POWER_STEPS 11
+
+struct cost_fit {
+	double fixed, scale, power, residual;
+};
+
+/* fixed + scale x work^power fitted to the seen cases by least squares on relative errors (each
+ * case weighs 1/t^2: a 2 s case counts as much as a 2 min one), fixed and scale >= 0 (else the
+ * better of each alone). */
+static void cost_fit_power(const struct progress *pg, double power, struct cost_fit *f)
+{
+	double s0 = 0, s1 = 0, s2 = 0, sy = 0, swy = 0;
+	for (size_t i = 0; i < pg->nfit; i++) {
+		double t = pg->seen[i][1], x = pow(pg->seen[i][0], power), k = 1 / (t * t);
+		s0 += k;
+		s1 += k * x;
+		s2 += k * x * x;
+		sy += k * t;
+		swy += k * x * t;
+	}
+	double det = s0 * s2 - s1 * s1;
+	int solvable = det > 1e-12 * s0 * s2;   /* the cases' work differed */
+	f->power = power;
+	f->fixed = f->scale = -1;
+	if (solvable) {
+		f->fixed = (sy * s2 - s1 * swy) / det;
+		f->scale = (s0 * swy - s1 * sy) / det;
+	}
+	if (f->fixed < 0 || f->scale < 0) {   /* one term alone, the one that fits better */
+		double only_work = swy / s2, only_fixed = sy / s0;
+		double r_work = only_work * only_work * s2 - 2 * only_work * swy;
+		double r_fixed = only_fixed * only_fixed * s0 - 2 * only_fixed * sy;
+		int work_alone = solvable && r_work < r_fixed;
+		f->fixed = work_alone ? 0 : only_fixed;
+		f->scale = work_alone ? only_work : 0;
+	}
+	f->residual = 0;
+	for (size_t i = 0; i < pg->nfit; i++) {
+		double t = pg->seen[i][1];
+		double e = (f->fixed + f->scale * pow(pg->seen[i][0], power) - t) / t;
+		f->residual += e * e;
+	}
+}
+
+/* The cost model of the power that fits best. 0, or -1 before PROGRESS_FIT_MIN cases. */
+static int cost_model(const struct progress *pg, struct cost_fit *best)
+{
+	if (pg->nfit < PROGRESS_FIT_MIN)
+		return -1;
+	cost_fit_power(pg, POWER_MIN, best);
+	for (int k = 1; k < POWER_STEPS; k++) {
+		struct cost_fit f;
+		cost_fit_power(pg, POWER_MIN + (1 - POWER_MIN) * k / (POWER_STEPS - 1), &f);
+		if (f.residual < best->residual)
+			*best = f;
+	}
+	return 0;
+}
+
 int64_t progress_eta_ns(const struct progress *pg, size_t index, double fraction,
 			int64_t elapsed_ns)
 {
+	struct cost_fit f = {0};
+	if (cost_model(pg, &f) == 0) {
+		double left = 0;
+		for (size_t i = index; i < pg->ncases; i++) {
+			double w = work_of(pg, i);
+			if (w > 0)
+				left += (i == index ? 1 - fraction : 1) * (f.fixed + f.scale * pow(w, f.power));
+		}
+		return (int64_t)left;
+	}
 	double done = work_until(pg, index, fraction), all = work_until(pg, pg->ncases, 0);
 	if (done <= 0)
 		return -1;
-	return (int64_t)((double)elapsed_ns / done * (all - done));
+	double by_work = (double)elapsed_ns / done * (all - done);
+	/* Too few cases to fit: the truth lies between "each case left costs what one cost" and
+	 * "each costs what its work costs" when the cases grow (the fixed cost is the first's, at
+	 * most), so take their geometric mean: within the square root of their ratio of either. */
+	double ran = 0, left = 0;
+	for (size_t i = 0; pg->work_before && i < pg->ncases; i++)
+		if (work_of(pg, i) > 0)
+			*(i < index ? &ran : &left) += 1;
+	if (!pg->work_before)
+		return (int64_t)by_work;
+	if (index < pg->ncases && work_of(pg, index) > 0) {
+		ran += fraction;
+		left -= fraction;
+	}
+	double by_count = (double)elapsed_ns / ran * left;
+	return ran > 0 && by_count > 0 ? (int64_t)sqrt(by_work * by_count) : (int64_t)by_work;
 }
 
 static void eta(const struct progress *pg, size_t index, double fraction, int64_t now, char *out,
@@ -83,9 +190,11 @@ void progress_init(struct progress *pg, size_t ncases, const struct progress_wor
 	pg->ncases = ncases;
 	pg->index = 0;
 	pg->name = "";
-	pg->start_ns = pg->last_draw_ns = now_ns();
+	pg->start_ns = pg->last_draw_ns = pg->last_end_ns = now_ns();
 	pg->work_before = work_before(ncases, work, &pg->basis);
 	pg->dropped_at = 0;
+	pg->seen = xcalloc(ncases ? ncases : 1, sizeof(*pg->seen));
+	pg->nfit = 0;
 }
 
 /* After a write to stderr: a failure (EPIPE from a closed pipe, EIO from a lost terminal) drops
@@ -131,6 +240,9 @@ void progress_iteration(void *ctx, int64_t iter, int64_t total)
 
 void progress_case_end(struct progress *pg, const struct case_result *res)
 {
+	int64_t end = now_ns();
+	progress_observe(pg, pg->index, end - pg->last_end_ns);
+	pg->last_end_ns = end;
 	if (pg->tty || pg->dropped_at) {
 		draw(pg, 1.0);
 		return;
@@ -159,5 +271,8 @@ void progress_finish(struct progress *pg)
 		fprintf(stderr, "\r\033[K");
 	free(pg->work_before);
 	pg->work_before = NULL;
+	free(pg->seen);
+	pg->seen = NULL;
+	pg->nfit = 0;
 	pg->basis = PROGRESS_BY_COUNT;
 }

@@ -25,12 +25,17 @@ struct progress {
 	const char *name;
 	int64_t start_ns;    /* of the sweep */
 	int64_t last_draw_ns;
+	int64_t last_end_ns; /* when the last case ended (or the sweep started) */
 	enum progress_basis basis;
 	double *work_before; /* ncases + 1: work of the cases before case i, in the basis' unit;
 				NULL: one per case */
 	size_t dropped_at;   /* 0: stderr takes the progress; else 1 + the case at which a write to
 				it failed (a closed pipe: `runner run ... 2>&1 | head`), after which
 				nothing more is written to it and the sweep goes on */
+	/* The finished cases that ran, for the cost model t = fixed + scale x work^power:
+	 * (work, ns) of each (ncases of room; NULL until progress_init). */
+	double (*seen)[2];
+	size_t nfit;
 };
 
 /* work: ncases entries (NULL: weigh by count). */
@@ -43,8 +48,18 @@ void progress_case_end(struct progress *pg, const struct case_result *res);
  * be called twice. */
 void progress_finish(struct progress *pg);
 
+/* Case index took ns (wall time, setup and storing included): one more point of the cost model.
+ * progress_case_end calls it; a case that did not run (work 0) is not a point. */
+void progress_observe(struct progress *pg, size_t index, int64_t ns);
+
 /* Nanoseconds left when elapsed_ns have gone into the cases before index and fraction (0..1) of
- * case index: the elapsed time per unit of work done, times the work left. -1 before any work. */
+ * case index. From PROGRESS_FIT_MIN observed cases on: the cost model — each case a fixed cost
+ * (setup, validation) plus scale x work^power, power from 0.5 to 1 (a larger kernel or model
+ * usually runs nearer the machine's peak, so cost grows more slowly than its FLOPs), fitted by
+ * least squares on relative errors — summed over the cases left that will run; before that, the
+ * geometric mean of the elapsed time per unit of work done times the work left and the elapsed
+ * time per case done times the cases left. -1 before any work. */
+#define PROGRESS_FIT_MIN 3
 int64_t progress_eta_ns(const struct progress *pg, size_t index, double fraction,
 			int64_t elapsed_ns);
 

@@ -20,6 +20,24 @@
  * count. */
 #define SHARD_SETUP_SHARE 0.02
 
+int64_t case_memory_need(const struct sweep_case *c)
+{
+	const struct case_params *p = &c->params;
+	const struct workload *w = c->peer ? NULL : workload_find(suite_name(p->suite), p->impl,
+								     p->device);
+	struct wl_memory m = {0};
+	struct wl_status st = {0};
+	if (!w || !w->estimate || w->estimate(p, &m, &st) != STATUS_OK)
+		return -1;
+	return m.params + m.grads + m.optim + m.activations + m.workspace;
+}
+
+int case_expect_oom(const struct sweep_case *c)
+{
+	int64_t need = c->params.mem_limit > 0 ? case_memory_need(c) : -1;
+	return need > c->params.mem_limit;
+}
+
 void case_work(const struct sweep_case *c, int only_runnable, struct progress_work *work)
 {
 	const struct case_params *p = &c->params;
@@ -30,7 +48,9 @@ void case_work(const struct sweep_case *c, int only_runnable, struct progress_wo
 		peer_figures(p, &f);
 	} else {
 		const struct workload *w = workload_find(suite_name(p->suite), p->impl, p->device);
-		if (only_runnable && (!w || w->check(p, &st) != STATUS_OK))
+		/* a case refused at once (this machine cannot run it, or its estimate is over its
+		 * memory limit: stored oom in its setup) costs nearly nothing */
+		if (only_runnable && (!w || w->check(p, &st) != STATUS_OK || case_expect_oom(c)))
 			return;
 		/* a device this build lacks: its formulas are the CPU workload's */
 		if (!w && !(w = workload_find(suite_name(p->suite), p->impl, DEVICE_CPU))) {

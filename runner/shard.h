@@ -18,11 +18,19 @@ struct shard {
 };
 
 /* What case c will cost: FLOPs and bytes of its timed phases per iteration (the workload's
- * figures) times warmup + iters (iters: auto counts min_iters, the least it runs). With only_runnable, 0 when it will not run here (no workload,
- * or its check refuses: stored at once), for the progress ETA; without, the figures whatever this
+ * figures) times warmup + iters (iters: auto counts min_iters, the least it runs). With
+ * only_runnable, 0 when it will not run here (no workload, its check refuses, or
+ * case_expect_oom: stored at once), for the progress ETA; without, the figures whatever this
  * machine can do, so that every node of a cluster weighs a sweep alike. < 0 when the workload
  * does not say. */
 void case_work(const struct sweep_case *c, int only_runnable, struct progress_work *work);
+
+/* The bytes c's workload says it will allocate (its estimate: parameters, gradients, optimizer
+ * state, activations, scratch; the same count that allocates), -1 when it cannot say (a peer, a
+ * workload without an estimate). */
+int64_t case_memory_need(const struct sweep_case *c);
+/* Whether c is predicted to run out of memory: its estimate is over its mem_limit (0: none). */
+int case_expect_oom(const struct sweep_case *c);
 
 /* Parse `--shard` text: "I/N" (0 <= I < N), "auto" (the index and count from the launcher's
  * environment: SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN of SLURM_ARRAY_TASK_COUNT, or

@@ -23,7 +23,7 @@ static const char *const env_vars[] = {
 	"KMP_AFFINITY", "ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA", "ONEDNN_VERBOSE", "DNNL_VERBOSE",
 	"CUDA_VISIBLE_DEVICES", "CUDA_LAUNCH_BLOCKING", "CUDA_DEVICE_MAX_CONNECTIONS",
 	"CUBLAS_WORKSPACE_CONFIG", "NVIDIA_TF32_OVERRIDE", "CUDNN_LOGLEVEL_DBG", "LD_PRELOAD",
-	"BENCHDB_CUDA_TIMING_DELAY_US", "BENCHDB_SDPA_GRAPH", NULL,
+	"BENCHDB_CUDA_TIMING_DELAY_US", "BENCHDB_SDPA_GRAPH", "BENCHDB_NODE", NULL,
 };
 
 /* SIMD and matrix-extension flags worth recording, in /proc/cpuinfo spelling. */
@@ -124,7 +124,12 @@ static void cpu_flags(char *out, size_t n)
 void sysinfo_collect(struct sysinfo *si)
 {
 	memset(si, 0, sizeof(*si));
-	if (gethostname(si->hostname, sizeof(si->hostname) - 1) != 0)
+	/* BENCHDB_NODE names the machine instead (`runner slurm --nodes` passes Slurm's name of
+	 * the node, which report nodes then tells nodes apart by) */
+	const char *node = getenv("BENCHDB_NODE");
+	if (node && *node)
+		snprintf(si->hostname, sizeof(si->hostname), "%s", node);
+	else if (gethostname(si->hostname, sizeof(si->hostname) - 1) != 0)
 		snprintf(si->hostname, sizeof(si->hostname), "unknown");
 	proc_field("/etc/os-release", "PRETTY_NAME", si->os, sizeof(si->os));
 	struct utsname u;

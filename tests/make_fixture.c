@@ -12,6 +12,7 @@
  *   - sdpa is 0.8x flash's time, flash 0.9x naive's (so `compare` has known speedups).
  * The tests (tests/cli/report_test.sh) and the report-latency benchmark (docs/performance.md)
  * use it; --cases scales the number of seq_len values (3 impls each) for large databases.
+ * With --e2e it writes instead one run of end-to-end model cases (write_e2e_run).
  */
 #include <math.h>
 #include <stdio.h>
@@ -113,16 +114,143 @@ static int write_run(struct db *db, int64_t system_id, int run, int ncases, int 
 	return rc;
 }
 
+/* --e2e: one run (label "e2e", warm-up 5, 10 measured) of the coursework's e2e grid — models
+ * small, medium and large, context 128 and 256, float32 and bfloat16, passes forward,
+ * forward_backward and train_step — where large at context 256 runs out of memory beyond the
+ * forward, plus two compiled cases of small: an impl named pytorch_compile, and a peer `pytorch`
+ * with its `compile` parameter true (and false). Time per iteration: 2 FLOPs per parameter and
+ * token at 50 GFLOP/s (bfloat16 0.6x), bwd 2x fwd, opt 20 ms per 100M parameters, warm-up
+ * iterations 0-2 3.0x/2.0x/1.5x, noise sigma 2%. */
+static int write_e2e_run(struct db *db, int64_t system_id, struct bd_error *err)
+{
+	static const struct {
+		const char *name;
+		int64_t params;
+		int d_model, d_ff, layers, heads;
+	} models[] = {{"small", 128625408, 768, 3072, 12, 12},
+		      {"medium", 423183360, 1024, 4096, 24, 16},
+		      {"large", 969411840, 1280, 5120, 36, 20}};
+	static const char *const passes[] = {"forward", "forward_backward", "train_step"};
+	static const char *const dtypes[] = {"float32", "bfloat16"};
+	struct run_record r = {
+		.git_commit = "cccccccccccccccccccccccccccccccccccccccc", .git_dirty = 0,
+		.git_branch = "main", .tool_version = "fixture", .command_line = "make_fixture --e2e",
+		.sweep_path = "coursework.yaml", .sweep_name = "coursework-fixture",
+		.sweep_text = "name: coursework-fixture\n", .sweep_hash = "0", .label = "e2e",
+		.env_json = "{}", .uuid = "00000003-0000-4000-8000-000000000000",
+		.started_at = "2026-01-03T00:00:00.000Z"};
+	int64_t run_id;
+	int rc = db_run_begin(db, system_id, &r, &run_id, err);
+	const int warmup = 5, iters = 10;
+	struct sample samples[(5 + 10) * 3];
+	int64_t ord = 0;
+	/* the grid, then small's compiled cases: impl, peer compile value ("" none) */
+	struct {
+		const char *impl, *compile;
+	} extra[] = {{"pytorch_compile", ""}, {"pytorch", "false"}, {"pytorch", "true"}};
+	for (int m = 0; m < 3 && !rc; m++)
+		for (int ctx = 128; ctx <= 256 && !rc; ctx *= 2)
+			for (int d = 0; d < 2 && !rc; d++)
+				for (int ps = 0; ps < 3 + 3 && !rc; ps++) {
+					int is_extra = ps >= 3;
+					if (is_extra && (m || ctx != 128 || d))
+						continue;
+					const char *pass = is_extra ? "forward_backward" : passes[ps];
+					const char *impl = is_extra ? extra[ps - 3].impl : "benchdb";
+					const char *compile = is_extra ? extra[ps - 3].compile : "";
+					char key[512];
+					snprintf(key, sizeof(key),
+						 "suite=e2e impl=%s device=cpu dtype=%s pass=%s model=%s d_model=%d "
+						 "d_ff=%d num_layers=%d num_heads=%d vocab_size=10000 "
+						 "context_length=%d batch_size=4 attention=flash",
+						 impl, dtypes[d], pass, models[m].name, models[m].d_model,
+						 models[m].d_ff, models[m].layers, models[m].heads, ctx);
+					struct case_params p;
+					if ((rc = case_key_parse(key, &p, err)))
+						break;
+					p.warmup = warmup;
+					p.iters = iters;
+					char *k = case_key_build(&p), *json = case_params_json(&p);
+					struct strbuf fk = STRBUF_INIT, fj = STRBUF_INIT, name = STRBUF_INIT;
+					sb_add(&fk, k);
+					if (compile[0]) {   /* a peer parameter: last in the key, sorted in JSON */
+						sb_addf(&fk, " compile=%s", compile);
+						const char *at = strstr(json, "\"context_length\"");
+						sb_addn(&fj, json, (size_t)(at - json));
+						sb_addf(&fj, "\"compile\":%s,%s", compile, at);
+					} else {
+						sb_add(&fj, json);
+					}
+					sb_addf(&name, "%s %s %s %s ctx%d B4%s%s", impl, dtypes[d],
+						ps == 0 ? "fwd" : ps == 2 ? "train" : "fwd+bwd", models[m].name, ctx,
+						!strcmp(compile, "true") ? " compile=true" : "",
+						!strcmp(compile, "false") ? " compile=false" : "");
+					int oom = m == 2 && ctx == 256 && ps >= 1 && ps < 3;
+					double tokens = 4.0 * ctx, fwd_flops = 2.0 * (double)models[m].params * tokens;
+					double fwd = fwd_flops / 50.0 * (d ? 0.6 : 1.0);   /* ns at 50 GFLOP/s */
+					unsigned phases = pass_phases(p.pass);
+					size_t ns = 0;
+					for (int it = 0; !oom && it < warmup + iters; it++)
+						for (int ph = 0; ph < 3; ph++) {
+							if (!(phases & (1u << ph)))
+								continue;
+							double t = ph == 0 ? fwd : ph == 1 ? 2 * fwd
+									   : 2e7 * (double)models[m].params / 1e8;
+							if (it < 3)
+								t *= warmup_factor[it];
+							t *= exp(NOISE_SIGMA * rng_normal());
+							samples[ns++] = (struct sample){it, ph, (int64_t)t};
+						}
+					int64_t pbytes = models[m].params * 4, act = (int64_t)(tokens * 4e5);
+					struct case_record c = {
+						.ord = ord++, .params = &p, .params_json = sb_str(&fj),
+						.case_key = sb_str(&fk), .name = sb_str(&name), .warmup = warmup,
+						.iters = oom ? 0 : iters, .status = oom ? STATUS_OOM : STATUS_OK,
+						.reason = oom ? "activations: needs 9.21 GiB in all, over the 8.00 GiB "
+								"mem_limit" : NULL,
+						.max_diff = oom ? -1 : 1e-5, .tolerance = oom ? -1 : 1e-4,
+						.mem_limit = 8LL << 30, .param_bytes = pbytes,
+						.param_count = models[m].params,
+						.grad_bytes = ps ? pbytes : 0, .optim_bytes = ps == 2 ? 2 * pbytes : 0,
+						.activation_bytes = act, .workspace_bytes = 0,
+						.peak_fwd_bytes = oom ? -1 : pbytes + act,
+						.peak_bwd_bytes = oom || !ps ? -1 : 2 * pbytes + act,
+						.peak_bytes = oom ? -1 : pbytes * (ps == 2 ? 4 : ps ? 2 : 1) + act,
+						.flops = {fwd_flops, ps ? 2 * fwd_flops : -1, -1},
+						.bytes = {-1, -1, -1}, .elapsed_ns = 1000000};
+					snprintf(c.started_at, sizeof(c.started_at), "%s", r.started_at);
+					rc = db_case_put(db, run_id, &c, samples, ns, err);
+					free(k);
+					free(json);
+					sb_free(&fk);
+					sb_free(&fj);
+					sb_free(&name);
+				}
+	if (!rc)
+		rc = db_run_end(db, run_id, "complete", err);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	int ncases = 4, warmup = 5, iters = 30;
 	uint64_t seed = 1;
 	if (argc < 2) {
 		fprintf(stderr, "usage: make_fixture OUT.db [--cases N] [--warmup W] [--iters I] "
-				"[--seed S]\n");
+				"[--seed S] [--e2e]\n");
 		return 2;
 	}
-	for (int i = 2; i + 1 < argc; i += 2) {
+	int e2e = 0;
+	for (int i = 2; i < argc; i += 2) {
+		if (!strcmp(argv[i], "--e2e")) {
+			e2e = 1;
+			i--;
+			continue;
+		}
+		if (i + 1 == argc) {
+			fprintf(stderr, "make_fixture: '%s' needs a value\n", argv[i]);
+			return 2;
+		}
 		if (!strcmp(argv[i], "--cases"))
 			ncases = atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--warmup"))
@@ -150,8 +278,10 @@ int main(int argc, char **argv)
 	int rc = db_open(argv[1], DB_CREATE, &db, &err);
 	if (!rc)
 		rc = db_system_put(db, &si, &system_id, &err);
-	for (int run = 1; run <= 2 && !rc; run++)
+	for (int run = 1; run <= 2 && !rc && !e2e; run++)
 		rc = write_run(db, system_id, run, ncases, warmup, iters, &err);
+	if (!rc && e2e)
+		rc = write_e2e_run(db, system_id, &err);
 	db_close(db);
 	if (rc) {
 		bd_error_print("make_fixture", &err);

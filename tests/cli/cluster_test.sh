@@ -116,7 +116,11 @@ expect_status 0 "merge the tasks' databases" "$RUNNER" merge --db "$T/res/all.db
 check "group slurm-9 is the whole sweep" [ "$(keys "$T/res/all.db" "where run_id in (select id from runs where group_id = 'slurm-9')")" = "$(keys "$T/whole.db" "")" ]
 check "the label reached every shard" [ "$(sql "$T/res/all.db" "select count(*) from runs where label = 'night ly'")" = 3 ]
 expect_status 2 "runner slurm without --shards" "$RUNNER" slurm "$SWEEP"
-contains "$T/err" "--shards expects a count" "--shards is required"
+contains "$T/err" "give --shards N \(cut the sweep into N slices\) or --nodes N" "--shards or --nodes is required"
+expect_status 2 "runner slurm with --shards and --nodes" "$RUNNER" slurm "$SWEEP" --shards 2 --nodes 2
+contains "$T/err" "or --nodes N \(the whole sweep on each of N nodes\), not both" "not both"
+expect_status 2 "runner slurm --shards 100000" "$RUNNER" slurm "$SWEEP" --shards 100000
+contains "$T/err" "--shards expects a count from 1 to" "a count past the limit refused"
 expect_status 1 "--submit without sbatch" "$RUNNER" slurm "$SWEEP" --shards 2 --results "$T/res2" \
 	--submit --sbatch "$T/no-sbatch"
 contains "$T/err" "cannot run '$T/no-sbatch'" "a missing sbatch is named"

@@ -52,6 +52,16 @@ golden() {
 	if diff -u "$GOLDEN/$1" "$out" >"$T/diff"; then ok; else fail "golden $1 differs:"; cat "$T/diff" >&2; fi
 }
 sql() { sqlite3 -batch -noheader "$1" "$2"; }
+# csv_cols FILE NAME...: the named columns of a CSV's first table (to its first blank line),
+# comma-joined, by header name; "?" for a column the header lacks (so that no check passes on it)
+csv_cols() {
+	local f=$1
+	shift
+	awk -F, -v names="$*" 'BEGIN { n = split(names, want, " ") }
+		NR == 1 { for (i = 1; i <= NF; i++) at[$i] = i; next }
+		NF == 0 { exit }
+		{ s = ""; for (k = 1; k <= n; k++) s = s (k > 1 ? "," : "") (want[k] in at ? $(at[want[k]]) : "?"); print s }' "$f"
+}
 # finish NAME: the closing line CTest logs, and the exit status.
 finish() {
 	echo "$1: $passed passed, $failed failed"

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# tests/cli/slurm_test.sh: `runner slurm … --shards 4 --submit` on a real Slurm. Starts munged,
-# slurmctld and slurmd on this machine (loopback, its own slurm.conf, munge key and ports in a
-# temporary directory, as root), submits the job array for configs/smoke.yaml (a CPU sweep of
-# seconds), waits for it (bounded), merges the four shard databases and checks that the merged
-# group holds exactly the cases of the unsharded sweep. Stops its daemons (by their pids) when done. Skips (77) only where
-# Slurm and munge are not installed (.ci/run installs Debian's slurm-wlm and munge) or we are
-# not root.
+# tests/cli/slurm_test.sh: `runner slurm … --shards 4 --submit` and `runner slurm … --nodes 3
+# --submit` on a real Slurm. Starts munged, slurmctld and three slurmd — nodes n1, n2, n3 of one
+# CPU each, all on this machine (loopback, its own slurm.conf, munge key and ports in a temporary
+# directory, as root) — submits the job array for configs/smoke.yaml (a CPU sweep of seconds),
+# waits for it (bounded), merges the four shard databases and checks that the merged group holds
+# exactly the cases of the unsharded sweep; then the every-node job: the sweep once on each node
+# (a job step, a task per node), merged by the job itself, and `report nodes` over the three.
+# Stops its daemons (by their pids) when done. Skips (77) only where Slurm and munge are not
+# installed (.ci/run installs Debian's slurm-wlm and munge) or we are not root.
 #   slurm_test.sh RUNNER REPORT MAKE_FIXTURE
 set -u
 RUNNER=$1
@@ -46,9 +48,8 @@ munged -F --force --key-file="$D/munge/munge.key" --socket="$D/munge/munge.sock"
 	--seed-file="$D/munge/munged.seed" >"$D/munge/stdout" 2>&1 &
 pids+=($!)
 
-# ---- slurm: one node (this host, on loopback), ports picked at random ----------------------------
+# ---- slurm: three nodes, n1-n3, each a slurmd of its own on this host (loopback), ports at random
 host=$(hostname -s)
-cpus=$(nproc)
 port=$((20000 + RANDOM % 20000))
 cat >"$D/slurm.conf" <<CONF
 ClusterName=benchdbtest
@@ -63,9 +64,9 @@ AuthInfo=socket=$D/munge/munge.sock
 StateSaveLocation=$D/state
 SlurmdSpoolDir=$D/spool/%n
 SlurmctldPidFile=$D/slurmctld.pid
-SlurmdPidFile=$D/slurmd.pid
+SlurmdPidFile=$D/slurmd-%n.pid
 SlurmctldLogFile=$D/slurmctld.log
-SlurmdLogFile=$D/slurmd.log
+SlurmdLogFile=$D/slurmd-%n.log
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 SelectType=select/cons_tres
@@ -79,25 +80,29 @@ JobAcctGatherType=jobacct_gather/none
 SlurmctldTimeout=30
 SlurmdTimeout=30
 MinJobAge=600
-NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus State=UNKNOWN
-PartitionName=bench Nodes=$host Default=YES MaxTime=INFINITE State=UP
+NodeName=n1 NodeHostname=$host NodeAddr=127.0.0.1 Port=$((port + 2)) CPUs=1 State=UNKNOWN
+NodeName=n2 NodeHostname=$host NodeAddr=127.0.0.1 Port=$((port + 3)) CPUs=1 State=UNKNOWN
+NodeName=n3 NodeHostname=$host NodeAddr=127.0.0.1 Port=$((port + 4)) CPUs=1 State=UNKNOWN
+PartitionName=bench Nodes=n[1-3] Default=YES MaxTime=INFINITE State=UP
 CONF
 export SLURM_CONF=$D/slurm.conf
 for _ in $(seq 50); do [ -S "$D/munge/munge.sock" ] && break; sleep 0.1; done
 check "munged is up" [ -S "$D/munge/munge.sock" ]
 slurmctld -D -i -f "$SLURM_CONF" >"$D/slurmctld.stdout" 2>&1 &
 pids+=($!)
-slurmd -D -f "$SLURM_CONF" >"$D/slurmd.stdout" 2>&1 &
-pids+=($!)
+for node in n1 n2 n3; do
+	slurmd -D -N "$node" -f "$SLURM_CONF" >"$D/slurmd-$node.stdout" 2>&1 &
+	pids+=($!)
+done
 idle=""
 for _ in $(seq 60); do
-	idle=$(sinfo -h -o '%T' 2>/dev/null | head -1)
-	[ "$idle" = idle ] && break
+	idle=$(sinfo -h -N -o '%T' 2>/dev/null | sort -u | tr '\n' ' ')
+	[ "$idle" = "idle " ] && break
 	sleep 0.5
 done
-if [ "$idle" != idle ]; then
-	fail "the test Slurm did not come up (node state '$idle'); logs:"
-	tail -20 "$D/slurmctld.log" "$D/slurmd.log" "$D/slurmctld.stdout" "$D/slurmd.stdout" >&2
+if [ "$idle" != "idle " ]; then
+	fail "the test Slurm did not come up (node states '$idle'); logs:"
+	tail -20 "$D/slurmctld.log" "$D"/slurmd-*.log "$D/slurmctld.stdout" "$D"/slurmd-*.stdout >&2
 	finish slurm
 	exit 1
 fi
@@ -113,12 +118,16 @@ expect_status 0 "runner slurm --submit" "$RUNNER" slurm "$SWEEP" --shards 4 --ti
 contains "$T/out" "^submitted job [0-9]+: 4 array tasks" "the job id is printed"
 job=$(sed -n 's/^submitted job \([0-9]*\):.*/\1/p' "$T/out")
 check "the script is an sbatch job array" grep -q '^#SBATCH --array=0-3$' "$D/results/smoke.sbatch"
-waited=0
-while [ -n "$(squeue -h -j "$job" 2>/dev/null)" ] && [ $waited -lt 240 ]; do
-	sleep 1
-	waited=$((waited + 1))
-done
-check "the array finished within 240 s" [ $waited -lt 240 ]
+# wait_job JOB WHAT: until Slurm no longer lists the job, at most 240 s
+wait_job() {
+	local waited=0
+	while [ -n "$(squeue -h -j "$1" 2>/dev/null)" ] && [ $waited -lt 240 ]; do
+		sleep 1
+		waited=$((waited + 1))
+	done
+	check "$2 finished within 240 s" [ $waited -lt 240 ]
+}
+wait_job "$job" "the array"
 for i in 0 1 2 3; do
 	state=$(scontrol show job "${job}_$i" 2>/dev/null | sed -n 's/.*JobState=\([A-Z]*\).*/\1/p' | head -1)
 	check "task $i completed (state '$state')" [ "$state" = COMPLETED ]
@@ -133,10 +142,42 @@ check "four shards of 4 in the group" \
 	[ "$(sql "$T/all.db" "select group_concat(shard_index || '/' || shard_count) from (select * from runs where group_id = 'slurm-$job' order by shard_index)")" = "0/4,1/4,2/4,3/4" ]
 expect_status 0 "report --run slurm-JOB" "$REPORT" --db "$T/all.db" --run "slurm-$job" --format csv
 check "the report has every case" [ "$(grep -c ',cpu,' "$T/out")" = "$(sql "$T/whole.db" "select count(*) from cases")" ]
+
+# ---- every node: the whole sweep once on each of the three, merged by the job ---------------------
+expect_status 0 "runner slurm --nodes 3 --submit" "$RUNNER" slurm "$SWEEP" --nodes 3 --time 5:00 \
+	--results "$D/nodes" --submit
+contains "$T/out" "^submitted job [0-9]+: 3 nodes" "the job id is printed"
+job=$(sed -n 's/^submitted job \([0-9]*\):.*/\1/p' "$T/out")
+check "one job of three nodes, a task each" grep -q '^#SBATCH --nodes=3$' "$D/nodes/smoke.sbatch"
+wait_job "$job" "the every-node job"
+state=$(scontrol show job "$job" 2>/dev/null | sed -n 's/.*JobState=\([A-Z]*\).*/\1/p' | head -1)
+check "the every-node job completed (state '$state')" [ "$state" = COMPLETED ]
+merged=$D/nodes/nodes-$job.db
+for k in 0 1 2; do
+	check "node task $k's database copied to the results" [ -s "$D/nodes/node-$job-$k.db" ]
+done
+check "the job merged them into nodes-JOB.db" [ -s "$merged" ]
+contains "$D/nodes/slurm-$job.out" "merged 3 of 3 databases" "the merge step merged three"
+check "three runs in the group slurm-JOB" \
+	[ "$(sql "$merged" "select count(*) from runs where group_id = 'slurm-$job' and status = 'complete'")" = 3 ]
+check "recorded under the nodes' Slurm names" \
+	[ "$(sql "$merged" "select group_concat(hostname) from (select distinct y.hostname from runs r join systems y on y.id = r.system_id order by 1)")" = "n1,n2,n3" ]
+for node in n1 n2 n3; do
+	check "$node ran the whole sweep" [ "$(keys "$merged" "where run_id in (select r.id from runs r join systems y on y.id = r.system_id where y.hostname = '$node')")" = "$(keys "$T/whole.db" "")" ]
+done
+"$REPORT" nodes --db "$merged" >"$T/out" 2>"$T/err"
+nodes_status=$?
+check "report nodes compares them (exit $nodes_status: 0 alike, 1 a node off, 2 cannot tell)" \
+	[ "$nodes_status" -le 2 ]
+ncases=$(sql "$T/whole.db" "select count(*) from cases where status = 'ok'")
+check "report nodes opens with the nodes" [ "$(grep -m1 '^### ' "$T/out")" = "### nodes" ]
+for node in n1 n2 n3; do
+	contains "$T/out" "^\| $node +\| +$ncases \| +[0-9]+ \| .* on [0-9]+ of $ncases cases" "report nodes: a line for $node, its $ncases cases"
+done
 if [ "$failed" != 0 ]; then
-	tail -n 5 "$D/results"/slurm-*.out "$D/slurmctld.log" >&2
+	tail -n 5 "$D/results"/slurm-*.out "$D"/nodes/slurm-*.out "$D/slurmctld.log" >&2
 fi
 stop_daemons
 check "the daemons are stopped" [ -z "$(jobs -rp)" ]
-echo "slurm: up in ${up} s, the 4-task array took ${waited} s, $(($(date +%s) - started)) s in all"
+echo "slurm: up in ${up} s, $(($(date +%s) - started)) s in all"
 finish slurm

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# tests/cli/kube_test.sh: `runner kube` (issue 30): the Kubernetes manifests of both modes —
+# shards and every node — and their merge Jobs, checked against Kubernetes' own schemas with
+# PyPI's kubernetes-validate (--strict: no field Kubernetes does not know), a broken manifest
+# refused by the same check; then each pod's script and the merge Job's script run here as the
+# pods would (their /sweep, /scratch and /results volumes as directories of the test, the index
+# and the node name in the environment Kubernetes gives them), and the merged database checked:
+# the shards hold exactly the unsharded sweep's cases, every node ran the whole sweep and `report
+# nodes` compares them. A real cluster cannot run here. Skips (77) where kubernetes-validate is
+# not installed (.ci/run installs it into build-venv).
+#   kube_test.sh RUNNER REPORT MAKE_FIXTURE
+set -u
+RUNNER=$1
+REPORT=$2
+source "$(dirname "$0")/lib.sh"
+VALIDATE=${BENCHDB_KUBE_VALIDATE:-}
+[ -z "$VALIDATE" ] && VALIDATE=$(command -v kubernetes-validate)
+[ -z "$VALIDATE" ] && [ -x "$SRC/build-venv/bin/kubernetes-validate" ] && \
+	VALIDATE=$SRC/build-venv/bin/kubernetes-validate
+if [ -z "$VALIDATE" ]; then
+	echo "skipped: kubernetes-validate not found (python3 -m venv build-venv &&" \
+		"build-venv/bin/pip install kubernetes-validate; .ci/run does)"
+	exit 77
+fi
+PY=$(dirname "$VALIDATE")/python
+[ -x "$PY" ] || PY=python3
+SWEEP=$SRC/configs/smoke.yaml
+expect_status 0 "the unsharded sweep" "$RUNNER" run "$SWEEP" --db "$T/whole.db"
+keys() { sql "$1" "select case_key from cases $2 order by case_key"; }
+
+for mode in shards nodes; do
+	expect_status 0 "runner kube --$mode 3" "$RUNNER" kube "$SWEEP" --$mode 3 --image example.org/benchdb:1 \
+		--label "it's $mode" --cpus 2 --memory 4Gi -o "$T/$mode.yaml"
+	expect_status 0 "runner kube --$mode 3 --merge" "$RUNNER" kube "$SWEEP" --$mode 3 \
+		--image example.org/benchdb:1 --merge -o "$T/$mode-merge.yaml"
+	for f in "$mode" "$mode-merge"; do
+		expect_status 0 "$f.yaml against Kubernetes' schemas" "$VALIDATE" --strict "$T/$f.yaml"
+		lacks "$T/out" "FAIL|ERROR" "$f.yaml: every resource passed"
+	done
+	contains "$T/$mode.yaml" "^  completionMode: Indexed$" "$mode: an Indexed Job"
+done
+contains "$T/nodes.yaml" "podAntiAffinity" "nodes: one pod per node"
+contains "$T/nodes.yaml" "fieldPath: spec.nodeName" "nodes: recorded under the node's name"
+contains "$T/shards.yaml" "--shard auto/3" "shards: pod i runs slice i of 3"
+# the check can fail: a type Kubernetes does not take, a field it does not know
+sed 's/^  completions: 3$/  completions: three/' "$T/nodes.yaml" >"$T/bad1.yaml"
+expect_status 1 "a manifest with completions: three" "$VALIDATE" --strict "$T/bad1.yaml"
+sed 's/^  parallelism: 3$/  paralelism: 3/' "$T/nodes.yaml" >"$T/bad2.yaml"
+expect_status 1 "a manifest with a misspelt field" "$VALIDATE" --strict "$T/bad2.yaml"
+
+# pod_script FILE: the container's script of the Job in FILE
+pod_script() {
+	"$PY" - "$1" <<'PYEOF'
+import sys, yaml
+for doc in yaml.safe_load_all(open(sys.argv[1])):
+    if doc and doc["kind"] == "Job":
+        print(doc["spec"]["template"]["spec"]["containers"][0]["command"][2], end="")
+PYEOF
+}
+sweep_text() {
+	"$PY" - "$1" <<'PYEOF'
+import sys, yaml
+for doc in yaml.safe_load_all(open(sys.argv[1])):
+    if doc and doc["kind"] == "ConfigMap":
+        print(doc["data"]["sweep.yaml"], end="")
+PYEOF
+}
+for mode in shards nodes; do
+	V=$T/$mode-volumes
+	mkdir -p "$V/sweep" "$V/results"
+	sweep_text "$T/$mode.yaml" >"$V/sweep/sweep.yaml"
+	check "$mode: the ConfigMap holds the sweep as it is" cmp -s "$V/sweep/sweep.yaml" "$SWEEP"
+	# the volumes' mount points, here as the test's directories
+	pod_script "$T/$mode.yaml" | sed -e "s#/sweep/#$V/sweep/#g" -e "s#/results/#$V/results/#g" \
+		-e "s#/scratch/#$V/scratch-\${JOB_COMPLETION_INDEX}/#g" >"$V/pod.sh"
+	pod_script "$T/$mode-merge.yaml" | sed -e "s#/results/#$V/results/#g" >"$V/merge.sh"
+	for i in 0 1 2; do
+		mkdir -p "$V/scratch-$i"
+		(cd "$V" && JOB_COMPLETION_INDEX=$i BENCHDB_RUNNER=$RUNNER BENCHDB_NODE=node-$i \
+			sh "$V/pod.sh") >"$T/out" 2>"$T/err"
+		check "$mode: pod $i exits 0" [ $? = 0 ]
+		contains "$T/out" "runner run exited 0; database: .*benchdb-smoke-${mode%s}-$i.db" "$mode: pod $i copied its database"
+	done
+	(BENCHDB_RUNNER=$RUNNER BENCHDB_HOLD_SECONDS=0 sh "$V/merge.sh") >"$T/out" 2>"$T/err"
+	check "$mode: the merge Job exits 0" [ $? = 0 ]
+	contains "$T/out" "merged 3 of 3 databases" "$mode: three databases merged"
+	merged=$V/results/benchdb-smoke.db
+	check "$mode: three runs of one group" \
+		[ "$(sql "$merged" "select count(distinct id) || ' ' || count(distinct group_id) from runs")" = "3 1" ]
+	check "$mode: the label reached every run" \
+		[ "$(sql "$merged" "select count(*) from runs where label = 'it''s $mode'")" = 3 ]
+done
+merged=$T/shards-volumes/results/benchdb-smoke.db
+check "shards: the three slices hold exactly the sweep's cases" [ "$(keys "$merged" "")" = "$(keys "$T/whole.db" "")" ]
+merged=$T/nodes-volumes/results/benchdb-smoke.db
+for i in 0 1 2; do
+	check "nodes: node-$i ran the whole sweep" [ "$(keys "$merged" "where run_id in (select r.id from runs r join systems y on y.id = r.system_id where y.hostname = 'node-$i')")" = "$(keys "$T/whole.db" "")" ]
+done
+"$REPORT" nodes --db "$merged" >"$T/out" 2>"$T/err"
+check "report nodes compares the three (exit 0, 1 or 2)" [ $? -le 2 ]
+ncases=$(sql "$T/whole.db" "select count(*) from cases where status = 'ok'")
+for i in 0 1 2; do
+	contains "$T/out" "^\| node-$i +\| +$ncases \| +[0-9]+ \| .* on [0-9]+ of $ncases cases" "report nodes: a line for node-$i"
+done
+
+expect_status 2 "runner kube without --image" "$RUNNER" kube "$SWEEP" --nodes 2
+contains "$T/err" "--image IMAGE is required" "the image is asked for"
+expect_status 2 "runner kube with --shards and --nodes" "$RUNNER" kube "$SWEEP" --nodes 2 --shards 2 --image x
+finish kube

@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# tests/cli/tables_test.sh: tables to paste (issue 30) — the coursework layout byte-compared with
+# goldens (float32, bfloat16, warm-up 0 and 1 from the stored iterations, LaTeX), --columns
+# choosing/ordering/renaming, --time-unit, --fold, --prefer, the compile column from an impl's
+# name and from a peer's parameter, --where alternatives, compare's candidates narrowed without
+# losing the baseline, the parameter and memory columns of the compare and stats exports, and
+# the iteration count's column apart from matmul's n.
+#   tables_test.sh RUNNER REPORT MAKE_FIXTURE
+set -u
+RUNNER=$1
+REPORT=$2
+MAKE_FIXTURE=$3
+source "$(dirname "$0")/lib.sh"
+# close A B TOL: |A - B| <= TOL x max(1, |B|)
+close() { awk -v a="$1" -v b="$2" -v tol="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; m = b < 0 ? -b : b; if (m < 1) m = 1; exit !(a != "" && b != "" && d <= tol * m) }'; }
+
+e2e=$T/e2e.db
+fx=$T/fixture.db
+"$MAKE_FIXTURE" "$e2e" --e2e || { fail "make_fixture --e2e"; finish tables; exit 1; }
+"$MAKE_FIXTURE" "$fx" || { fail "make_fixture"; finish tables; exit 1; }
+
+# ---- the coursework layout: one command per table ------------------------------------------------
+expect_status 0 "coursework float32" "$REPORT" --db "$e2e" --layout coursework --where dtype=float32
+golden coursework_float32.md "$T/out"
+expect_status 0 "coursework bfloat16" "$REPORT" --db "$e2e" --layout coursework --where dtype=bfloat16
+golden coursework_bfloat16.md "$T/out"
+expect_status 0 "coursework without warm-up" "$REPORT" --db "$e2e" --layout coursework \
+	--where dtype=float32 --warmup 0
+golden coursework_float32_warmup0.md "$T/out"
+expect_status 0 "coursework, one warm-up step" "$REPORT" --db "$e2e" --layout coursework \
+	--where dtype=float32 --warmup 1
+golden coursework_float32_warmup1.md "$T/out"
+expect_status 0 "coursework as LaTeX" "$REPORT" --db "$e2e" --layout coursework --where dtype=bfloat16 \
+	--format tex
+golden coursework_bfloat16.tex "$T/out"
+expect_status 0 "coursework, both dtypes" "$REPORT" --db "$e2e" --layout coursework
+check "a table per dtype" [ "$(grep -c '^### e2e timing: dtype ' "$T/out")" = 2 ]
+contains "$T/out" "^\| model +\| context_length +\| impl +\| fwd avg \(sec\) +\| fwd std \(sec\) +\| back avg \(sec\) +\| back std \(sec\) +\| fwd & back avg \(sec\) +\| fwd & back std \(sec\) +\| status +\| dtype +\| device +\| batch_size +\| compile +\|$" \
+	"the coursework's columns, impl where the impls differ"
+
+# report writeup gives the same tables (as measured, then without and with one warm-up step)
+expect_status 0 "writeup of the e2e run" "$REPORT" --db "$e2e" writeup -o "$T/wu"
+contains "$T/wu/README.md" "^### The coursework's tables$" "writeup: the coursework section"
+for f in coursework_float32.md coursework_float32_warmup0.md coursework_float32_warmup1.md; do
+	sed -n '/^### e2e timing/,$p' "$GOLDEN/$f" >"$T/want.md"
+	check "writeup holds the table of $f" \
+		awk 'NR == FNR { want = want $0 "\n"; next } { have = have $0 "\n" } END { exit index(have, want) == 0 }' \
+		"$T/want.md" "$T/wu/README.md"
+done
+
+# one row per model and context: the forward+backward case, or what there is
+expect_status 0 "coursework csv" "$REPORT" --db "$e2e" --layout coursework --where dtype=bfloat16 --format csv
+check "bfloat16: 3 models x 2 contexts, one row each" [ "$(($(wc -l <"$T/out") - 1))" = 6 ]
+check "no impl column where every row is benchdb's" [ "$(head -1 "$T/out" | grep -c ',impl,')" = 0 ]
+fwd_bwd=$(sql "$e2e" "select avg(s.ns) / 1e9 from samples s join cases c on c.id = s.case_id
+	where c.model = 'small' and c.seq_len = 128 and c.dtype = 'bfloat16' and c.pass = 'forward_backward'
+	and s.phase = 'fwd' and s.iter >= c.warmup")
+check "small/128's fwd avg is its forward_backward case's mean, in seconds" \
+	close "$(awk -F, '$1 == "small" && $2 == 128 { print $3 }' "$T/out")" "$fwd_bwd" 1e-9
+check "large/256 ran out of memory" [ "$(awk -F, '$1 == "large" && $2 == 256 { print $9 }' "$T/out")" = oom ]
+# warm-up 0: the first iters iterations, warm-up included
+first10=$(sql "$e2e" "select avg(s.ns) / 1e9 from samples s join cases c on c.id = s.case_id
+	where c.model = 'small' and c.seq_len = 128 and c.dtype = 'bfloat16' and c.pass = 'forward_backward'
+	and s.phase = 'fwd' and s.iter < 10")
+expect_status 0 "coursework csv, warm-up 0" "$REPORT" --db "$e2e" --layout coursework --where dtype=bfloat16 \
+	--format csv --warmup 0
+check "--warmup 0 averages iterations 0-9 of the stored 15" \
+	close "$(awk -F, '$1 == "small" && $2 == 128 { print $3 }' "$T/out")" "$first10" 1e-9
+
+# compile: from the impl's name (pytorch_compile) and from a peer's `compile` parameter
+expect_status 0 "compile column" "$REPORT" --db "$e2e" --where model=small --where context_length=128 \
+	--where pass=forward_backward --where dtype=float32 --columns impl,compile --format csv
+check "compile: benchdb no, pytorch_compile yes, pytorch by its parameter" \
+	[ "$(tail -n +2 "$T/out" | tr '\n' ' ')" = "benchdb,no pytorch_compile,yes pytorch,no pytorch,yes " ]
+expect_status 2 "an unknown column" "$REPORT" --db "$e2e" --columns model,fwd_avg
+contains "$T/err" "no column 'fwd_avg' \(its columns: .*fwd mean, fwd median, fwd std" "the table's columns are listed"
+expect_status 2 "an unknown layout" "$REPORT" --db "$e2e" --layout cs999
+contains "$T/err" "unknown layout 'cs999' \(valid: coursework\)" "the layouts are listed"
+expect_status 2 "a bad time unit" "$REPORT" --db "$e2e" --time-unit fortnight
+contains "$T/err" "unknown unit 'fortnight' \(valid: ns, us, ms, s or sec\)" "the units are listed"
+expect_status 2 "a negative --warmup" "$REPORT" --db "$e2e" --warmup -2
+expect_status 2 "a column listed twice" "$REPORT" --db "$e2e" --columns "model,fwd mean,fwd_mean=x"
+contains "$T/err" "'fwd_mean' is listed twice" "the repeated column is named"
+
+# ---- --columns, --time-unit and --fold on the attention fixture -----------------------------------
+expect_status 0 "columns renamed, in microseconds, folded" "$REPORT" --db "$fx" \
+	--columns "seq_len,impl=kernel,fwd mean=forward,fwd median,dtype,device,head_dim" --time-unit us --fold
+contains "$T/out" "^### attention \(dtype float32, device cpu, head_dim 64\)$" "constant columns folded into the title"
+contains "$T/out" "^\| seq_len \| kernel \| forward \(us\) \| fwd median \(us\) \|$" "chosen, ordered and renamed"
+ms=$(sql "$fx" "select avg(s.ns) / 1e3 from samples s join cases c on c.id = s.case_id
+	where c.run_id = 2 and c.impl = 'sdpa' and c.seq_len = 512 and s.phase = 'fwd' and s.iter >= c.warmup")
+contains "$T/out" "^\| 512 +\| sdpa +\| +$(printf %.0f "$ms") \|" "the mean in microseconds"
+expect_status 0 "csv does not fold (it has no title)" "$REPORT" --db "$fx" --format csv \
+	--columns "seq_len,impl,dtype" --fold
+check "csv keeps the constant column" [ "$(head -1 "$T/out")" = "seq_len,impl,dtype" ]
+
+# ---- --where alternatives -------------------------------------------------------------------------
+expect_status 0 "--where KEY=A,B" "$REPORT" --db "$fx" --where impl=flash,sdpa --format csv --columns impl,seq_len
+check "A,B: 8 cases" [ "$(($(wc -l <"$T/out") - 1))" = 8 ]
+lacks "$T/out" "^naive," "naive is left out"
+cp "$T/out" "$T/ab.csv"
+expect_status 0 "--where KEY=A --where KEY=B" "$REPORT" --db "$fx" --where impl=flash --where impl=sdpa \
+	--format csv --columns impl,seq_len
+check "one key twice is A or B" cmp -s "$T/out" "$T/ab.csv"
+expect_status 0 "two keys" "$REPORT" --db "$fx" --where impl=flash,sdpa --where seq_len=512 --format csv \
+	--columns impl,seq_len
+check "two keys must both hold: 2 cases" [ "$(tail -n +2 "$T/out" | tr '\n' ' ')" = "flash,512 sdpa,512 " ]
+
+# ---- compare: the filters choose candidates, the baseline stays ----------------------------------
+expect_status 0 "compare --where impl=flash keeps the naive baseline" "$REPORT" --db "$fx" --compare naive \
+	--where impl=flash --format csv
+check "compare: 4 flash pairs" [ "$(awk -F, 'NR > 1 && $2 == "flash"' "$T/out" | wc -l)" = 4 ]
+lacks "$T/out" "^sdpa " "no sdpa candidate"
+contains "$T/out" "^case,impl,n,baseline_ms,.*,verdict,suite,device,dtype,pass,batch_size,heads,seq_len,head_dim,causal,baseline_peak_mem_MiB,candidate_peak_mem_MiB$" \
+	"compare csv: parameter and memory columns"
+contains "$T/out" ",forward_backward,8,1,2048,64,false,288,32$" "naive's and flash's peak memory at S2048"
+expect_status 0 "compare markdown keeps its width" "$REPORT" --db "$fx" --compare naive --where impl=flash
+lacks "$T/out" "baseline peak mem" "markdown compare has no export columns"
+
+expect_status 0 "compare --baseline KEY=VALUE --where KEY=OTHER" "$REPORT" --db "$e2e" \
+	--compare compile=false --where compile=true --format csv
+check "a peer parameter's baseline stays too: one pair" \
+	[ "$(csv_cols "$T/out" verdict | wc -l)" = 1 ]
+contains "$T/out" "^pytorch float32 fwd\+bwd small ctx128 B4 compile=true,pytorch compile=true,10/10," \
+	"compile=true against compile=false"
+
+# ---- export stats: parameters and memory ------------------------------------------------------------
+expect_status 0 "export stats" "$REPORT" --db "$e2e" export --what stats
+contains "$T/out" ",impl_info,suite,device,dtype,pass,model,d_model,d_ff,num_layers,num_heads,vocab_size,context_length,batch_size,attention,compile,peak_mem_bytes,params_mem_bytes,grads_mem_bytes,optim_mem_bytes,activations_mem_bytes$" \
+	"stats: every key parameter, a peer's compile, the memory"
+
+# ---- matmul: the iteration count is not a second 'n' -----------------------------------------------
+cat >"$T/mm.yaml" <<'YAML'
+name: mm
+defaults: {device: cpu, warmup: 1, iters: 3}
+benchmarks:
+  - {suite: matmul, m: 64, n: 32, k: 16}
+YAML
+expect_status 0 "a matmul run" "$RUNNER" run "$T/mm.yaml" --db "$T/mm.db"
+expect_status 0 "matmul table" "$REPORT" --db "$T/mm.db" --format csv
+check "matmul: n is the size, iters the count" \
+	[ "$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } NR == 2 { print $c["n"] "/" $c["iters"] }' "$T/out")" = "32/3" ]
+
+finish tables

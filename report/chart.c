@@ -11,9 +11,8 @@
  *   warmup   per-iteration time, warm-up iterations included, of up to 8 ok cases (evenly spread
  *            over the run when it has more); log y when the times span more than 10x.
  *   memory   peak memory (MiB) vs sequence length per group, log-log, ok cases only.
- *   history  one case key across every run of the database: bars of the median with its 95% CI,
- *            one category per run, labelled with the run id and its commit — bars, because plot.h
- *            has no text labels on a line chart's x axis.
+ *   history  drawn by chart_history_write (history.h), with its series and change points:
+ *            `report plot history` calls it.
  *
  * Legends name only the parameters that vary between the lines (e.g. "flash D64"); the ones all
  * lines share go into the title. */
@@ -679,123 +678,6 @@ done:
 	return rc;
 }
 
-/* History categories: "#<run id> <commit>" per run. */
-static int chart_history(struct db *db, const struct chart_request *rq, struct plot *p,
-			 struct lines *ls, char ***categories, size_t *ncat, char *title,
-			 size_t ntitle, char *ylabel, size_t nylabel, struct strbuf *notes,
-			 struct bd_error *err)
-{
-	const struct case_row *chosen = NULL;
-	const char *want = rq->case_key;
-	/* The case: --case (a key or a name) or the one case the filters leave in the run. */
-	for (size_t i = 0; i < rq->set->n && !chosen; i++)
-		if (!want || !strcmp(rq->set->rows[i].case_key, want) ||
-		    !strcmp(rq->set->rows[i].name, want))
-			chosen = &rq->set->rows[i];
-	if (!want && rq->set->n != 1)
-		return bd_fail(err, BD_EINVAL, "history follows one case: give --case KEY (a case key or "
-					       "name) or filters that leave one case (they leave %zu "
-					       "in run %lld)", rq->set->n, (long long)rq->run_id);
-	struct run_row *runs = NULL;
-	struct case_row *cases = NULL;
-	struct case_series series = {0};
-	size_t nruns = 0, ncases = 0;
-	char *key = NULL, *name = NULL, *suite = NULL;
-	unsigned phases = 0;
-	int rc = db_runs_list(db, &runs, &nruns, err);
-	if (rc)
-		return rc;
-	if (chosen) {
-		key = xstrdup(chosen->case_key);
-		name = xstrdup(chosen->name);
-		suite = xstrdup(chosen->suite);
-	}
-	*categories = xcalloc(nruns, sizeof(**categories));
-	struct line *l = lines_get(ls, "median");
-	size_t missing = 0;
-	double ymin = INFINITY, ymax = 0;   /* of the medians plotted */
-	for (size_t r = 0; r < nruns; r++) {
-		if ((rc = db_cases_list(db, runs[r].id, suite, &cases, &ncases, err)))
-			goto done;
-		const struct case_row *c = NULL;
-		for (size_t i = 0; i < ncases && !c; i++)
-			if (key ? !strcmp(cases[i].case_key, key)
-				: (!strcmp(cases[i].case_key, want) || !strcmp(cases[i].name, want)))
-				c = &cases[i];
-		if (c && !key) {   /* --case names a case the selected run does not have */
-			key = xstrdup(c->case_key);
-			name = xstrdup(c->name);
-		}
-		double y = NAN, lo = NAN, hi = NAN;
-		if (c && is_ok(c)) {
-			if ((rc = case_series_load(db, c, &series, err)))
-				goto done;
-			size_t n;
-			const double *x = case_series_pick(&series, rq->pick, &n);
-			phases |= series.phases;
-			if (median_ci(x, n, &y, &lo, &hi) == 0) {
-				y /= NS_PER_MS;
-				lo /= NS_PER_MS;
-				hi /= NS_PER_MS;
-			}
-		}
-		if (c && isfinite(y)) {
-			struct strbuf label = STRBUF_INIT;
-			sb_addf(&label, "#%lld", (long long)runs[r].id);
-			if (runs[r].git_commit)
-				sb_addf(&label, " %.7s%s", runs[r].git_commit, runs[r].git_dirty == 1 ? "+" : "");
-			else if (runs[r].label)
-				sb_addf(&label, " %s", runs[r].label);
-			(*categories)[*ncat] = sb_detach(&label);
-			line_add(l, (double)*ncat, y, lo, hi);
-			line_mark(ls, l, l->n - 1, c, &series, notes);
-			(*ncat)++;
-			ymin = fmin(ymin, y);
-			ymax = fmax(ymax, y);
-		} else if (c) {
-			sb_addf(notes, "run %lld: %s%s%s, not plotted\n", (long long)runs[r].id, status_name(c->status),
-				c->reason ? " — " : "", c->reason ? c->reason : "");
-		} else if (key) {
-			missing++;
-		}
-		case_series_free(&series);
-		db_case_rows_free(cases, ncases);
-		cases = NULL;
-		ncases = 0;
-	}
-	if (!key) {
-		rc = bd_fail(err, BD_EINVAL, "no run has a case with key or name '%s' (see `report "
-					     "table` for names, `report export` for keys)", want);
-		goto done;
-	}
-	if (missing)
-		sb_addf(notes, "%zu run%s without this case left out\n", missing, missing == 1 ? "" : "s");
-	if (*ncat == 0) {
-		rc = bd_fail(err, BD_EINVAL, "case '%s' has no ok measurement in any run", name);
-		goto done;
-	}
-	l->title = xstrdup("median");
-	char phase[32];
-	pick_label(rq->pick, phases, phase, sizeof(phase));
-	snprintf(title, ntitle, "history of %s (%s), %zu run%s", name, phase, *ncat,
-		 *ncat == 1 ? "" : "s");
-	snprintf(ylabel, nylabel, "median %s time (ms), error bars: 95%% CI of the median", phase);
-	sb_add(notes, "x: runs, labelled '#<run id> <commit>' ('+': uncommitted changes); error bars: "
-		      "distribution-free 95% confidence interval of the median\n");
-	p->kind = PLOT_BARS;
-	p->xlabel = "run";
-	/* a run far slower than the rest (a busy machine) would flatten the others to nothing */
-	p->logy = ymin > 0 && ymax / ymin > WIDE_RANGE;
-done:
-	case_series_free(&series);
-	db_case_rows_free(cases, ncases);
-	db_run_rows_free(runs, nruns);
-	free(key);
-	free(name);
-	free(suite);
-	return rc;
-}
-
 int chart_write(struct db *db, const struct chart_request *rq, struct strbuf *notes,
 		struct bd_error *err)
 {
@@ -821,10 +703,7 @@ int chart_write(struct db *db, const struct chart_request *rq, struct strbuf *no
 		rc = chart_warmup(db, rq, &p, &ls, title, sizeof(title), ylabel, sizeof(ylabel), notes,
 				  err);
 		break;
-	case CHART_HISTORY:
-		rc = chart_history(db, rq, &p, &ls, &categories, &ncat, title, sizeof(title), ylabel,
-				   sizeof(ylabel), notes, err);
-		break;
+	case CHART_HISTORY:   /* series across runs, with change points: chart_history_write */
 	default:
 		rc = bd_fail(err, BD_EINVAL, "unknown chart kind %d", (int)rq->kind);
 		break;

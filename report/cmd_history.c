@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "history.h"
 #include "opt.h"
 #include "report.h"
 #include "xalloc.h"
@@ -34,6 +35,25 @@ static void list_example_keys(const char *db_path, const char *suite)
 done:
 	db_case_rows_free(rows, n);
 	db_close(db);
+}
+
+/* --last: keep the last `last` rows of each key (rows grouped by key, oldest run first); the
+ * others move behind, the kept keep their order. Returns how many are kept. */
+static size_t last_per_key(struct case_row *rows, size_t n, size_t last)
+{
+	size_t kept = 0;
+	for (size_t i = 0, end; i < n; i = end) {
+		for (end = i + 1; end < n && !strcmp(rows[end].case_key, rows[i].case_key);)
+			end++;
+		for (size_t j = i; j < end; j++) {
+			if (end - j > last)
+				continue;
+			struct case_row keep = rows[j];
+			rows[j] = rows[kept];
+			rows[kept++] = keep;
+		}
+	}
+	return kept;
 }
 
 static int cmp_run_id(const void *key, const void *elem)
@@ -256,6 +276,7 @@ static void history_noise_free(struct history_noise *h)
 int cmd_history(struct cmd_line *cl)
 {
 	struct report_options o = REPORT_OPTIONS_INIT;
+	struct history_options h = HISTORY_OPTIONS_INIT;
 	const char *case_key = NULL;
 	const struct opt_spec specs[] = {
 		{"case", 'c', OPT_STRING, "KEY", "the case key to follow (exact, as stored in cases.case_key)",
@@ -263,6 +284,7 @@ int cmd_history(struct cmd_line *cl)
 		{"where", 'w', OPT_LIST, "KEY=VALUE", "every case with this parameter value (repeatable)",
 		 &o.where},
 		REPORT_OPT_SUITE(&o),
+		HISTORY_OPT_RUNS(&h),
 		REPORT_OPT_PHASE(&o),
 		REPORT_OPT_THRESHOLD(&o, "change that counts as a step"),
 		REPORT_OPT_ALPHA(&o),
@@ -279,8 +301,10 @@ int cmd_history(struct cmd_line *cl)
 		"moved beyond the threshold and significantly against the noise between runs of the\n"
 		"system (its stored runs; the steps of a table adjusted together, Benjamini-Hochberg),\n"
 		"? where it moved beyond the threshold but the noise could explain it, contended where a\n"
-		"run waited for a CPU. stderr says what noise each system showed. Exit status: 1 when\n"
-		"no case matches, 2 on usage errors."};
+		"run waited for a CPU. stderr says what noise each system showed. --label (or --branch)\n"
+		"keeps other runs (a pull request's) out of a nightly history; --last N keeps the last N\n"
+		"runs that have the case. Change points over many runs: `report changes`. Exit status:\n"
+		"1 when no case matches, 2 on usage errors."};
 	struct db *db = NULL;
 	struct case_row *rows = NULL;
 	struct run_row *runs = NULL;
@@ -293,6 +317,10 @@ int cmd_history(struct cmd_line *cl)
 	if (status >= 0)
 		return status;
 	if ((status = verdict_rule_check(&o.rule, "history")) >= 0)
+		return status;
+	struct history_filter runs_filter = {0};
+	struct cp_options unused;
+	if ((status = history_options_check(&h, NULL, "history", &runs_filter, &unused)) >= 0)
 		return status;
 	if ((fmt = report_format_arg(o.format, 0)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
 		return EXIT_USAGE;
@@ -319,18 +347,30 @@ int cmd_history(struct cmd_line *cl)
 		status = report_error(&err, EXIT_USAGE);
 		goto done;
 	}
+	size_t left_out = 0;   /* rows of runs the run filters refused */
+	n = history_rows_select(runs, nruns, rows, n, &runs_filter, &left_out);
+	if (h.last > 0)
+		n = last_per_key(rows, n, (size_t)h.last);
+	struct strbuf what = STRBUF_INIT;
+	history_filter_describe(&runs_filter, &what);
+	if (left_out)
+		fprintf(stderr, "report history: %zu cases of runs outside%s left out\n", left_out,
+			sb_str(&what));
 	if (n == 0) {
 		if (case_key)
-			fprintf(stderr, "report history: no run has a case with key '%s'%s%s%s\n", case_key,
-				o.suite ? " in suite " : "", o.suite ? o.suite : "",
+			fprintf(stderr, "report history: no run%s has a case with key '%s'%s%s%s\n",
+				sb_str(&what), case_key, o.suite ? " in suite " : "", o.suite ? o.suite : "",
 				o.where.n ? " that matches the --where filter" : "");
 		else
-			fprintf(stderr, "report history: no case of any run matches the --where filter%s%s\n",
-				o.suite ? " in suite " : "", o.suite ? o.suite : "");
+			fprintf(stderr, "report history: no case of any run%s matches the --where "
+					"filter%s%s\n", sb_str(&what), o.suite ? " in suite " : "",
+				o.suite ? o.suite : "");
+		sb_free(&what);
 		list_example_keys(o.db_path, o.suite);
 		status = EXIT_FAIL;
 		goto done;
 	}
+	sb_free(&what);
 	if (history_noise_load(db, rows, n, pick, &o.rule, &noise, &err)) {
 		status = report_error(&err, EXIT_FAIL);
 		goto done;

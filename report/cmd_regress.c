@@ -9,6 +9,7 @@
  * missing from the candidate, or a candidate run that is not complete; 2 when it cannot tell
  * (unsure, contended, nothing comparable, too little data) and on usage errors. Every reason is
  * printed, with the smallest change these runs could detect. */
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,8 +42,10 @@ static void finding_add(struct strbuf *sb, const char *what, const char *const *
 		sb_addf(sb, " and %zu more", count - 5);
 }
 
-/* Print each line of sb as "report regress: PREFIX: line" to stderr and as a note of t. */
-static void findings_print(const struct strbuf *sb, const char *prefix, struct table *t)
+/* Print each line of sb as "report regress: PREFIX: line" to stderr and as a note of t, and add
+ * it to list as "- PREFIX: line" (the summary's list of reasons). */
+static void findings_print(const struct strbuf *sb, const char *prefix, struct table *t,
+			   struct strbuf *list)
 {
 	const char *s = sb_str(sb);
 	while (*s) {
@@ -50,6 +53,7 @@ static void findings_print(const struct strbuf *sb, const char *prefix, struct t
 		int len = end ? (int)(end - s) : (int)strlen(s);
 		fprintf(stderr, "report regress: %s: %.*s\n", prefix, len, s);
 		table_note(t, "%s: %.*s", prefix, len, s);
+		sb_addf(list, "- %s: %.*s\n", prefix, len, s);
 		s += len + (end != NULL);
 	}
 }
@@ -107,6 +111,83 @@ static double se_to_detect(double detect, const struct verdict_rule *rule)
 	if (goal <= margin)
 		return 0;
 	return fmin(goal / (z_a + z_p), (goal - margin) / z_p);
+}
+
+/* The verdicts a pull-request summary lists case by case, in this order (slower first); the
+ * others (same, faster) are only counted. */
+static const enum verdict summary_verdicts[] = {VERDICT_SLOWER, VERDICT_CONTENDED, VERDICT_UNSURE,
+						VERDICT_INSUFFICIENT};
+#define SUMMARY_ROWS 25   /* cases listed case by case; all are in the folded table */
+#define SUMMARY_MAX_BYTES 60000   /* a GitHub comment holds 65536 characters: beyond this the
+				     folded full table is left out (and said so) */
+
+/* --format summary (FORMAT_SHORT), for a pull-request comment or a CI job summary: the marker and
+ * the verdict, its counts, the reasons (a list), the smallest change these runs detect, the noise between
+ * runs when it was assumed (noise_caveat; NULL when measured), the cases that are not same or
+ * faster; the whole table (t), the noise model and how to read them folded below. */
+static void summary_print(enum report_format fmt, int status, const char *verdict,
+			 const char *counts_text, const struct strbuf *reasons, const char *detect_text,
+			 const char *noise_caveat, const struct regress_case *cases, size_t ncases,
+			 struct table *t)
+{
+	struct report_output out = REPORT_OUTPUT_INIT;
+	struct table brief;
+	format_summary_head("regress", status, verdict, &out.text);
+	sb_addf(&out.text, "%s\n\n", counts_text);
+	if (reasons->len)
+		sb_addf(&out.text, "%s\n", sb_str(reasons));
+	if (detect_text[0])
+		sb_addf(&out.text, "%s\n\n", detect_text);
+	if (noise_caveat)   /* what the verdicts rest on, when it was not measured */
+		sb_addf(&out.text, "_%c%s._\n\n", toupper((unsigned char)noise_caveat[0]), noise_caveat + 1);
+	report_output_begin(&out, fmt);
+	size_t listed = 0, nlist = 0;
+	for (size_t k = 0; k < ncases; k++)
+		for (size_t v = 0; v < sizeof(summary_verdicts) / sizeof(summary_verdicts[0]); v++)
+			nlist += cases[k].result.verdict == summary_verdicts[v];
+	char title[96] = "cases that are not same or faster";
+	if (nlist > SUMMARY_ROWS)
+		snprintf(title, sizeof(title), "cases that are not same or faster (the first %d of %zu)",
+			 SUMMARY_ROWS, nlist);
+	table_init(&brief, title);
+	size_t c_case = table_column(&brief, "case", "", 0),
+	       c_base = table_column(&brief, "baseline", "ms", 3),
+	       c_cand = table_column(&brief, "candidate", "ms", 3),
+	       c_chg = table_column(&brief, "change", "%", 1),
+	       c_lo = table_column(&brief, "ci lo", "%", 1), c_hi = table_column(&brief, "ci hi", "%", 1),
+	       c_v = table_column(&brief, "verdict", "", 0);
+	for (size_t v = 0; v < sizeof(summary_verdicts) / sizeof(summary_verdicts[0]); v++)
+		for (size_t k = 0; k < ncases && listed < SUMMARY_ROWS; k++) {
+			const struct pair_result *pr = &cases[k].result;
+			if (pr->verdict != summary_verdicts[v])
+				continue;
+			size_t r = table_row(&brief);
+			listed++;
+			table_text(&brief, r, c_case, cases[k].name);
+			table_number(&brief, r, c_base, pr->base.median / 1e6);
+			table_number(&brief, r, c_cand, pr->cand.median / 1e6);
+			table_number(&brief, r, c_chg, 100 * (1 / pr->speedup.ratio - 1));
+			table_number(&brief, r, c_lo, 100 * (1 / pr->speedup.hi - 1));
+			table_number(&brief, r, c_hi, 100 * (1 / pr->speedup.lo - 1));
+			table_text(&brief, r, c_v, verdict_names[pr->verdict]);
+		}
+	if (listed)
+		report_output_table(&out, &brief, 0, NULL);
+	else
+		table_free(&brief);
+	struct strbuf full = STRBUF_INIT;
+	render_table(t, fmt, &full);
+	if (out.text.len + full.len < SUMMARY_MAX_BYTES) {
+		sb_addf(&out.text, "<details><summary>all %zu case%s, the noise between runs, how to "
+				   "read this</summary>\n\n%s</details>\n", ncases, ncases == 1 ? "" : "s",
+			sb_str(&full));
+	} else {
+		sb_addf(&out.text, "The table of all %zu cases (%zu bytes) does not fit a comment: `report "
+				   "regress` with `--format md` prints it.\n", ncases, full.len);
+	}
+	sb_free(&full);
+	report_output_end(&out, 0);
+	report_output_free(&out);
 }
 
 int cmd_regress(struct cmd_line *cl)
@@ -503,20 +584,30 @@ int cmd_regress(struct cmd_line *cl)
 		   ncases, counts[VERDICT_SLOWER], counts[VERDICT_FASTER], counts[VERDICT_SAME],
 		   counts[VERDICT_UNSURE], n_contended, ninsufficient ? ", some insufficient" : "",
 		   nkeys_distinct - ncases);
-	findings_print(&found.fail, "regression", &t);
+	struct strbuf reasons = STRBUF_INIT;   /* the summary's list */
+	findings_print(&found.fail, "regression", &t, &reasons);
 	if (!sb_str(&found.fail)[0])
-		findings_print(&found.unsure, "cannot tell", &t);
+		findings_print(&found.unsure, "cannot tell", &t, &reasons);
 	if (lenient && counts[VERDICT_UNSURE] > nunsure)
 		table_note(&t, "--lenient: %zu unsure case%s with a change within the threshold "
 			       "passed", counts[VERDICT_UNSURE] - nunsure,
 			   counts[VERDICT_UNSURE] - nunsure == 1 ? "" : "s");
 	double med, lo, hi;
-	if (ndetectable && !detectable_range(detectable, ndetectable, &med, &lo, &hi))
+	char detect_text[256] = "";
+	if (ndetectable && !detectable_range(detectable, ndetectable, &med, &lo, &hi)) {
 		table_note(&t, "smallest slowdown these runs detect (90%% of the time, alpha %.3g; "
 			       "column detect): %.3g%% for the median case, %.3g%% to %.3g%% over the "
 			       "cases; to reach a smaller one, run more runs a side at different times "
 			       "(`runner run --repeat N` on different days, or keep history)",
 			   o.rule.alpha, 100 * med, 100 * lo, 100 * hi);
+		if (hi - lo < 0.0005)
+			snprintf(detect_text, sizeof(detect_text),
+				 "Smallest slowdown these runs detect (90%% of the time): **%.3g%%**.", 100 * med);
+		else
+			snprintf(detect_text, sizeof(detect_text),
+				 "Smallest slowdown these runs detect (90%% of the time): **%.3g%%** for the "
+				 "median case, %.3g%% to %.3g%% over the cases.", 100 * med, 100 * lo, 100 * hi);
+	}
 	size_t busy = 0;   /* cases where a side waited for a CPU at the level: contention shown */
 	for (size_t k = 0; k < ncases; k++)
 		busy += cases[k].result.wait_base >= o.rule.cpu_wait_level ||
@@ -526,10 +617,9 @@ int cmd_regress(struct cmd_line *cl)
 			       "(column cpu wait): the machine was busy, and the noise between runs there "
 			       "is the machine's; a quiet machine tells more",
 			   busy, busy == 1 ? "" : "s", 100 * o.rule.cpu_wait_level);
-	struct strbuf nl = STRBUF_INIT;
+	struct strbuf nl = STRBUF_INIT;   /* kept for the summary */
 	noise_model_describe(&model, &nl);
 	table_note(&t, "%s", sb_str(&nl));
-	sb_free(&nl);
 	table_note(&t, "n: measured iterations%s; baseline, candidate: the runs' medians (geometric "
 		       "mean over runs); change: candidate / baseline - 1 with its 95%% CI, from the "
 		       "noise between runs; p slower: one-sided t test, Benjamini-Hochberg adjusted "
@@ -538,10 +628,27 @@ int cmd_regress(struct cmd_line *cl)
 		       "candidate) waited for a CPU; verdict: %s",
 		   many ? " x runs" : " (baseline/candidate)", o.rule.alpha,
 		   100 * o.rule.threshold, verdict);
-	report_print((enum report_format)fmt, &t, 1);
 	status = sb_str(&found.fail)[0]     ? EXIT_REGRESSION
 		 : sb_str(&found.unsure)[0] ? EXIT_CANNOT_TELL
 					    : EXIT_OK;
+	if (format_is((enum report_format)fmt, FORMAT_SHORT)) {
+		char counts_text[512], n_insufficient[48] = "";
+		if (ninsufficient)
+			snprintf(n_insufficient, sizeof(n_insufficient), ", %zu insufficient", ninsufficient);
+		snprintf(counts_text, sizeof(counts_text),
+			 "**%zu case%s** compared: %zu slower, %zu faster, %zu same, %zu unsure, %zu "
+			 "contended%s; %zu not compared. Candidate %s against baseline %s (%s).",
+			 ncases, ncases == 1 ? "" : "s", counts[VERDICT_SLOWER], counts[VERDICT_FASTER], counts[VERDICT_SAME],
+			 counts[VERDICT_UNSURE], counts[VERDICT_CONTENDED], n_insufficient,
+			 nkeys_distinct - ncases, sb_str(&who_c), sb_str(&who_b),
+			 series_pick_names[pick]);
+		summary_print((enum report_format)fmt, status, verdict, counts_text, &reasons, detect_text,
+			      model.basis == NOISE_MEASURED ? NULL : sb_str(&nl), cases, ncases, &t);
+	} else {
+		report_print((enum report_format)fmt, &t, 1);
+	}
+	sb_free(&nl);
+	sb_free(&reasons);
 done:
 	table_free(&t);
 	sb_free(&found.fail);

@@ -11,6 +11,8 @@
 	X(warmup, "what 0/1/2/5 warm-up iterations would have given, from stored samples")         \
 	X(regress, "per-case verdicts between two runs; exit 1 on a regression")                   \
 	X(history, "one case (or a filter) across every run, with step changes")                   \
+	X(changes, "change points in every case's history; exit 1 when the newest runs are slower")  \
+	X(site, "the database as a static web site (history, change points, runs, compare)")     \
 	X(plot, "charts through gnuplot (PNG and SVG)")                                            \
 	X(writeup, "a markdown document with tables and charts")                                   \
 	X(export, "raw samples or per-case statistics as CSV or JSON")                             \

@@ -715,21 +715,12 @@ static int plot_check(const struct plot *p, const char *path_base, struct bd_err
 	return BD_OK;
 }
 
-int plot_write(const struct plot *p, const char *path_base, struct bd_error *err)
+/* Run script (which writes path_base.png and .svg) and check that gnuplot wrote both. */
+static int plot_run_checked(const struct strbuf *script, const char *path_base, struct bd_error *err)
 {
-	struct strbuf script = STRBUF_INIT, errout = STRBUF_INIT, summary = STRBUF_INIT;
+	struct strbuf errout = STRBUF_INIT, summary = STRBUF_INIT;
 	struct strbuf png = STRBUF_INIT, svg = STRBUF_INIT;
-	int rc = plot_check(p, path_base, err);
-	if (rc)
-		goto done;
-	if (!plot_available()) {
-		rc = bd_fail(err, BD_ENOTFOUND, "%s", gnuplot_missing);
-		goto done;
-	}
-
-	int width = p->width ? p->width : PLOT_DEFAULT_WIDTH;
-	int height = p->height ? p->height : PLOT_DEFAULT_HEIGHT;
-	build_script(&script, p, path_base, width, height);
+	int rc;
 	sb_addf(&png, "%s.png", path_base);
 	sb_addf(&svg, "%s.svg", path_base);
 	/* Old charts must not pass for new ones if gnuplot fails to write. */
@@ -737,7 +728,7 @@ int plot_write(const struct plot *p, const char *path_base, struct bd_error *err
 	unlink(sb_str(&svg));
 
 	int status = 0;
-	rc = gnuplot_run(script.buf, script.len, &errout, &status, err);
+	rc = gnuplot_run(script->buf, script->len, &errout, &status, err);
 	if (rc)
 		goto done;
 	int error_seen;
@@ -766,10 +757,66 @@ int plot_write(const struct plot *p, const char *path_base, struct bd_error *err
 	}
 
 done:
-	sb_free(&script);
 	sb_free(&errout);
 	sb_free(&summary);
 	sb_free(&png);
 	sb_free(&svg);
+	return rc;
+}
+
+int plot_write(const struct plot *p, const char *path_base, struct bd_error *err)
+{
+	struct strbuf script = STRBUF_INIT;
+	int rc = plot_check(p, path_base, err);
+	if (rc)
+		goto done;
+	if (!plot_available()) {
+		rc = bd_fail(err, BD_ENOTFOUND, "%s", gnuplot_missing);
+		goto done;
+	}
+
+	int width = p->width ? p->width : PLOT_DEFAULT_WIDTH;
+	int height = p->height ? p->height : PLOT_DEFAULT_HEIGHT;
+	build_script(&script, p, path_base, width, height);
+	rc = plot_run_checked(&script, path_base, err);
+
+done:
+	sb_free(&script);
+	return rc;
+}
+
+void plot_add_str(struct strbuf *sb, const char *s)
+{
+	sb_add_gp_str(sb, s);
+}
+
+int plot_write_script(const char *setup, const char *draw, const char *path_base, int width,
+		      int height, struct bd_error *err)
+{
+	struct strbuf script = STRBUF_INIT;
+	int rc = 0;
+	if (!path_base || !*path_base || has_control_chars(path_base))
+		return bd_fail(err, BD_EINVAL, "chart path '%s' is empty or contains control characters",
+			       path_base ? path_base : "");
+	if (width < 1 || height < 1 || width > PLOT_MAX_SIDE || height > PLOT_MAX_SIDE)
+		return bd_fail(err, BD_EINVAL, "chart size %dx%d is out of range (1..%d pixels)", width,
+			       height, PLOT_MAX_SIDE);
+	if (!plot_available())
+		return bd_fail(err, BD_ENOTFOUND, "%s", gnuplot_missing);
+	sb_add(&script, "set encoding utf8\n");
+	sb_add(&script, setup);
+	sb_addf(&script, "set terminal pngcairo size %d,%d enhanced font 'sans,10'\nset output ", width,
+		height);
+	sb_add_output_path(&script, path_base, ".png");
+	sb_addc(&script, '\n');
+	sb_add(&script, draw);
+	sb_addf(&script, "unset output\nset terminal svg size %d,%d enhanced font 'sans,10'\n"
+			 "set output ", width, height);
+	sb_add_output_path(&script, path_base, ".svg");
+	sb_addc(&script, '\n');
+	sb_add(&script, draw);
+	sb_add(&script, "unset output\n");
+	rc = plot_run_checked(&script, path_base, err);
+	sb_free(&script);
 	return rc;
 }

@@ -43,4 +43,14 @@ int plot_available(void);
  * when it fails or a file is missing/empty afterwards, BD_EINVAL for an empty plot. */
 int plot_write(const struct plot *p, const char *path_base, struct bd_error *err);
 
+/* A chart whose gnuplot script the caller writes (report/chart_history.c: bands, markers, text
+ * tics, small multiples): setup (datablocks and settings) once, then draw (plot or multiplot
+ * commands) once for pngcairo and once for svg, with the checks of plot_write. */
+int plot_write_script(const char *setup, const char *draw, const char *path_base, int width,
+		      int height, struct bd_error *err);
+/* Append s as a single-quoted gnuplot string ('' for a quote, control characters as spaces):
+ * the only way user text may enter such a script, and then drawn noenhanced. */
+struct strbuf;
+void plot_add_str(struct strbuf *sb, const char *s);
+
 #endif

@@ -25,12 +25,20 @@ int format_parse(const char *s)
 	return -1;
 }
 
+void format_summary_head(const char *command, int status, const char *verdict, struct strbuf *out)
+{
+	/* the marker a CI job finds its comment by, then the verdict: 0 passed, 1 failed, 2 cannot
+	 * tell (the exit statuses of regress, changes and nodes) */
+	sb_addf(out, "<!-- benchdb: report %s -->\n### %s %s\n\n", command,
+		status == 0 ? "\u2705" : status == 1 ? "\u274C" : "\u26A0\uFE0F", verdict);
+}
+
 int format_is(enum report_format fmt, unsigned kind) { return (format_kinds[fmt] & kind) == kind; }
 
 const char *format_help(unsigned kind)
 {
-	static char help[8][256];   /* by kind: the enum's three bits */
-	char *text = help[kind & 7];
+	static char help[16][256];   /* by kind: the enum's four bits */
+	char *text = help[kind & 15];
 	if (text[0])
 		return text;
 	struct strbuf sb = STRBUF_INIT;

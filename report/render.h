@@ -24,6 +24,10 @@ enum format_kind {
 	FORMAT_DATA = 2,       /* for scripts: raw numbers at full precision; what export writes */
 	FORMAT_UNTITLED = 4,   /* tables lose their titles: a command that needs one for telling
 				  tables apart names their subject in a column instead */
+	FORMAT_SHORT = 8,      /* a pull-request comment or a CI job summary (GitHub, GitLab):
+				  tables fold their notes; regress and changes open with a marker
+				  line naming the command (so that a CI job finds and updates its one
+				  comment), then the verdict, and fold the details */
 };
 
 /* The output formats, one row each: X(ID, name, kinds). The first row is the default of
@@ -33,11 +37,18 @@ enum format_kind {
 	X(MD, md, FORMAT_TERMINAL)                                                                 \
 	X(CSV, csv, FORMAT_DATA | FORMAT_UNTITLED)                                                 \
 	X(JSON, json, FORMAT_DATA)                                                                 \
-	X(TEX, tex, 0)
+	X(TEX, tex, 0)                                                                             \
+	X(HTML, html, 0)                                                                           \
+	X(SUMMARY, summary, FORMAT_SHORT)
 
 #define FORMAT_ENUM_ROW(id, name, kinds) FORMAT_##id,
 enum report_format { REPORT_FORMATS(FORMAT_ENUM_ROW) FORMAT_COUNT };
 #undef FORMAT_ENUM_ROW
+
+/* FORMAT_SHORT: what a command's output opens with: the marker line "<!-- benchdb: report
+ * regress -->", then "### <mark> VERDICT" (mark by the exit status: 0 a check, 1 a cross, 2 a
+ * warning sign). */
+void format_summary_head(const char *command, int status, const char *verdict, struct strbuf *out);
 
 /* The format named s; -1 when unknown. */
 int format_parse(const char *s);

@@ -301,6 +301,10 @@ int run_groups_compare_case(const struct noise_model *m, const struct noise_data
 enum verdict { VERDICT_FASTER, VERDICT_SLOWER, VERDICT_SAME, VERDICT_UNSURE, VERDICT_INSUFFICIENT,
 	       VERDICT_CONTENDED, VERDICT_COUNT };
 extern const char *const verdict_names[VERDICT_COUNT];
+/* Whether the machine, not the code, may be what changed: the side that looks slower waited for a
+ * CPU (share of its measured time, -1 unknown) rule->cpu_wait_gap more than the other (both
+ * known), or rule->cpu_wait_level or more (either side, with rule->either_contended). */
+int verdict_contended(double wait_slow, double wait_fast, const struct verdict_rule *rule);
 /* Fewer measured iterations than this in a run on either side (or so few that the exact rank test
  * cannot reach alpha at all) is the verdict "insufficient": no claim either way, regress exits 2. */
 #define REPORT_MIN_ITERS 5
@@ -455,7 +459,6 @@ struct chart_request {
 	const struct case_set *set;  /* the run's cases after --suite/--where */
 	const char *baseline;        /* speedup: the baseline impl */
 	enum series_pick pick;       /* which series is timed */
-	const char *case_key;        /* history: the case (key or name) followed across runs */
 	int gaps_counted;            /* latency, memory: count the cases that did not run in the
 					notes instead of naming them */
 };

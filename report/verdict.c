@@ -131,10 +131,7 @@ void compare_modeled(double d, double var, double df, int insufficient,
 
 /* ---- across the cases of a report -------------------------------------------------------------- */
 
-/* Whether the machine, not the code, may be what changed: the side that looks slower waited for a
- * CPU enough more of its measured time than the other (both known), or waited at the level
- * (either side, with rule->either_contended). */
-static int contended(double wait_slow, double wait_fast, const struct verdict_rule *rule)
+int verdict_contended(double wait_slow, double wait_fast, const struct verdict_rule *rule)
 {
 	if (wait_slow >= 0 && wait_fast >= 0 && wait_slow - wait_fast >= rule->cpu_wait_gap)
 		return 1;
@@ -169,10 +166,10 @@ void verdicts_decide(struct pair_result *const *results, size_t n, const struct 
 		if (r->insufficient)
 			r->verdict = VERDICT_INSUFFICIENT;
 		else if (slower)
-			r->verdict = contended(r->wait_cand, r->wait_base, rule) ? VERDICT_CONTENDED
+			r->verdict = verdict_contended(r->wait_cand, r->wait_base, rule) ? VERDICT_CONTENDED
 										: VERDICT_SLOWER;
 		else if (faster)
-			r->verdict = contended(r->wait_base, r->wait_cand, rule) ? VERDICT_CONTENDED
+			r->verdict = verdict_contended(r->wait_base, r->wait_cand, rule) ? VERDICT_CONTENDED
 										: VERDICT_FASTER;
 		else if (r->speedup.lo >= down && r->speedup.hi <= up)
 			r->verdict = VERDICT_SAME;

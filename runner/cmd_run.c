@@ -52,7 +52,14 @@ static void on_signal(int sig)
 	measure_interrupted = 1;
 }
 
-static void install_signals(void)
+/* SIGPIPE without --stop-on-closed-output: the write that raised it failed with EPIPE, and the
+ * progress (progress.c) stops writing; the sweep goes on. */
+static void on_closed_output(int sig)
+{
+	(void)sig;
+}
+
+static void install_signals(int stop_on_closed_output)
 {
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
@@ -64,11 +71,14 @@ static void install_signals(void)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	/* an ssh drop, `runner run ... | head` and a file-size limit end the run the same way; a
-	 * write to a closed pipe then fails with EPIPE instead of killing the bookkeeping */
+	/* an ssh drop and a file-size limit end the run the same way */
 	sigaction(SIGHUP, &sa, NULL);
-	sigaction(SIGPIPE, &sa, NULL);
 	sigaction(SIGXFSZ, &sa, NULL);
+	/* `runner run ... 2>&1 | head`: a write to the closed pipe fails with EPIPE instead of killing
+	 * the bookkeeping; it ends the run only when asked to */
+	if (!stop_on_closed_output)
+		sa.sa_handler = on_closed_output;
+	sigaction(SIGPIPE, &sa, NULL);
 }
 
 /* Fisher-Yates over order[0..n) with a generator seeded from seed (the run's uuid text): each
@@ -294,7 +304,7 @@ int cmd_run(struct cmd_line *cl)
 {
 	const char *db_path = BENCHDB_DEFAULT_DB, *label = NULL, *mem_limit_text = NULL;
 	const char *shard_text = NULL, *group = NULL, *resume_run = NULL;
-	int dry_run = 0, force = 0;
+	int dry_run = 0, force = 0, stop_on_closed_output = 0;
 	long busy_timeout_s = DB_BUSY_TIMEOUT_DEFAULT_S, repeat = 1, interleave = INTERLEAVE_ROUNDS;
 	const struct opt_spec specs[] = {
 		{"db", 0, OPT_STRING, "PATH", "database to write (default bench.db; created if missing)",
@@ -322,6 +332,9 @@ int cmd_run(struct cmd_line *cl)
 		 "measure the impls of one shape in this many alternating rounds (default "
 		 RUNNER_STR(INTERLEAVE_ROUNDS) "; 1: one case after the other)", &interleave},
 		RUNNER_OPT_BUSY_TIMEOUT(&busy_timeout_s),
+		{"stop-on-closed-output", 0, OPT_FLAG, NULL,
+		 "end the run (interrupted) when stdout or stderr is a closed pipe; default: drop the "
+		 "progress and go on", &stop_on_closed_output},
 		{0},
 	};
 	static const struct cmd_usage usage = {
@@ -502,7 +515,7 @@ int cmd_run(struct cmd_line *cl)
 				(long long)run_id, resume.nstored, cases.n);
 		}
 		if (!rep)
-			install_signals();
+			install_signals(stop_on_closed_output);
 		fprintf(stderr, "run %lld (%.8s) of %s: %zu cases into %s\n", (long long)run_id, run.uuid,
 			sweep->path, cases.n, db_path);
 		struct machine_load load;
@@ -605,6 +618,9 @@ int cmd_run(struct cmd_line *cl)
 			       status_name((enum bd_status)k));
 		printf(") in %s\n", db_path);
 		contention_warn_after(stderr, &waited);
+		if (pg.dropped_at)
+			printf("progress: stderr could not be written from case %zu of %zu on (a closed "
+			       "pipe?); the sweep went on\n", pg.dropped_at, cases.n);
 		if (stored && repeat == 1)
 			printf("see: report --db %s --run %lld\n", db_path, (long long)run_id);
 	}

@@ -193,12 +193,25 @@ void progress_init(struct progress *pg, size_t ncases, const struct progress_wor
 	pg->name = "";
 	pg->start_ns = pg->last_draw_ns = pg->last_end_ns = now_ns();
 	pg->work_before = work_before(ncases, work, &pg->basis);
+	pg->dropped_at = 0;
 	pg->seen = xcalloc(ncases ? ncases : 1, sizeof(*pg->seen));
 	pg->nfit = 0;
 }
 
+/* After a write to stderr: a failure (EPIPE from a closed pipe, EIO from a lost terminal) drops
+ * the progress for the rest of the sweep. */
+static void written(struct progress *pg)
+{
+	if (ferror(stderr) && !pg->dropped_at) {
+		pg->dropped_at = pg->index + 1;
+		clearerr(stderr);
+	}
+}
+
 static void draw(struct progress *pg, double fraction)
 {
+	if (pg->dropped_at)
+		return;
 	char el[32], left[32];
 	pg->last_draw_ns = now_ns();
 	fmt_duration(el, sizeof(el), pg->last_draw_ns - pg->start_ns);
@@ -208,6 +221,7 @@ static void draw(struct progress *pg, double fraction)
 		name, 100.0 * fraction, el, left);
 	free(name);
 	fflush(stderr);
+	written(pg);
 }
 
 void progress_case_start(struct progress *pg, size_t index, const char *name)
@@ -230,7 +244,7 @@ void progress_case_end(struct progress *pg, const struct case_result *res)
 	int64_t end = now_ns();
 	progress_observe(pg, pg->index, end - pg->last_end_ns);
 	pg->last_end_ns = end;
-	if (pg->tty) {
+	if (pg->tty || pg->dropped_at) {
 		draw(pg, 1.0);
 		return;
 	}
@@ -251,11 +265,13 @@ void progress_case_end(struct progress *pg, const struct case_result *res)
 		reason, stop, waited, (double)res->elapsed_ns / 1e9, el, left);
 	free(name);
 	free(reason);
+	fflush(stderr);
+	written(pg);
 }
 
 void progress_finish(struct progress *pg)
 {
-	if (pg->tty)
+	if (pg->tty && !pg->dropped_at)
 		fprintf(stderr, "\r\033[K");
 	free(pg->work_before);
 	pg->work_before = NULL;

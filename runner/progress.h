@@ -29,6 +29,9 @@ struct progress {
 	enum progress_basis basis;
 	double *work_before; /* ncases + 1: work of the cases before case i, in the basis' unit;
 				NULL: one per case */
+	size_t dropped_at;   /* 0: stderr takes the progress; else 1 + the case at which a write to
+				it failed (a closed pipe: `runner run ... 2>&1 | head`), after which
+				nothing more is written to it and the sweep goes on */
 	/* The finished cases that ran, for the cost model t = fixed + scale x work^power:
 	 * (work, ns) of each (ncases of room; NULL until progress_init). */
 	double (*seen)[2];

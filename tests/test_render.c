@@ -286,6 +286,13 @@ static void test_render__md_matches_golden(void **state)
 	check_golden(FORMAT_MD, "render_table.md");
 }
 
+/* summary: the markdown table, its notes folded below it (a pull-request comment stays short) */
+static void test_render__summary_matches_golden(void **state)
+{
+	(void)state;
+	check_golden(FORMAT_SUMMARY, "render_table.summary");
+}
+
 static void test_render__csv_matches_golden(void **state)
 {
 	(void)state;
@@ -483,10 +490,10 @@ static void test_render__tex_without_title_has_no_caption(void **state)
 
 /* ---- framing and names --------------------------------------------------------------------- */
 
-static void test_render__begin_end_add_nothing_for_md_csv_tex(void **state)
+static void test_render__begin_end_add_nothing_for_text_formats(void **state)
 {
 	(void)state;
-	const enum report_format fmts[] = {FORMAT_MD, FORMAT_CSV, FORMAT_TEX};
+	const enum report_format fmts[] = {FORMAT_MD, FORMAT_CSV, FORMAT_TEX, FORMAT_SUMMARY};
 	for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
 		struct strbuf out = STRBUF_INIT;
 		render_begin(fmts[i], &out);
@@ -519,6 +526,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_render__md_matches_golden),
+		cmocka_unit_test(test_render__summary_matches_golden),
 		cmocka_unit_test(test_render__csv_matches_golden),
 		cmocka_unit_test(test_render__json_matches_golden),
 		cmocka_unit_test(test_render__tex_matches_golden),
@@ -531,7 +539,7 @@ int main(void)
 		cmocka_unit_test(test_render__json_keys_are_identifiers_and_unique),
 		cmocka_unit_test(test_render__tex_escapes_every_special_character),
 		cmocka_unit_test(test_render__tex_without_title_has_no_caption),
-		cmocka_unit_test(test_render__begin_end_add_nothing_for_md_csv_tex),
+		cmocka_unit_test(test_render__begin_end_add_nothing_for_text_formats),
 		cmocka_unit_test(test_render__format_parse_accepts_every_format_name),
 		cmocka_unit_test(test_render__format_parse_rejects_other_names),
 	};

@@ -77,7 +77,7 @@ contains "$T/svg.out" "^18 x tic labels, at (45|90) degrees" "speedup: the shape
 plot speedup --run bars
 svg "$T/charts/speedup.svg" 9 "speedup: nine bar series, the ninth with a fill pattern"
 plot history --where impl=flash --where seq_len=16 --where head_dim=8 --where batch_size=1
-svg "$T/charts/history.svg" 1 "history: one series of runs"
+svg "$T/charts/history.svg" 2 "history: the runs' medians and the band of run-to-run noise"
 contains "$T/svg.out" "^4 x tic labels" "history: a label per run"
 
 # report nodes --chart: one bar series per node (three runs of one case under three node names)

@@ -313,10 +313,24 @@ report_fixture)
 	# The fixture's runs differ by no run-to-run noise (only the planted slowdown): --run-noise 0
 	# states that truth; by default regress, which cannot measure the noise between runs with one
 	# run a side, assumes 6% and calls 10% unsure.
-	for fmt in md json; do
+	for fmt in md json summary; do
 		expect_status 1 "regress flags the planted slowdown ($fmt)" "$REPORT" regress --db "$db" --baseline base --candidate cand --run-noise 0 --format $fmt
 		golden "report_regress.$fmt" "$T/out"
 	done
+	# the pull-request summary: the marker, the verdict, its counts and the slower case first
+	check "summary: the marker first" [ "$(sed -n 1p "$T/out")" = "<!-- benchdb: report regress -->" ]
+	check "summary: then the verdict" [ "$(sed -n 2p "$T/out")" = "### ❌ REGRESSION" ]
+	check "summary: then the counts" grep -q '^\*\*12 cases\*\* compared: 1 slower, 0 faster, 11 same, 0 unsure, 0 contended; 0 not compared' <(sed -n 4p "$T/out")
+	check "summary: the slower case alone in the open table" [ "$(sed '/^<details>/q' "$T/out" | grep -c '^| [a-z]')" = 2 ] && grep -q '^| flash float32 fwd+bwd B8 H1 S2048 D64 .* slower *|$' "$T/out"
+	check "summary: every case in the folded table" [ "$(sed -n '/^<details>/,$p' "$T/out" | grep -c ' | same *|$')" = 11 ]
+	expect_status 2 "summary: cannot tell with the assumed run noise" "$REPORT" regress --db "$db" --baseline base --candidate cand --format summary
+	check "summary: the verdict cannot tell" [ "$(sed -n 2p "$T/out")" = "### ⚠️ CANNOT TELL" ]
+	check "summary: the unsure case and why" grep -q '^- cannot tell: unsure (a 10% change would not be detected' "$T/out"
+	check "summary: the unsure case listed" grep -q '^| flash float32 fwd+bwd B8 H1 S2048 D64 .* unsure *|$' <(sed '/^<details>/q' "$T/out")
+	expect_status 0 "summary: no regression" "$REPORT" regress --db "$db" --baseline base --candidate cand --where impl=naive --run-noise 0 --format summary
+	check "summary: the verdict passed" [ "$(sed -n 2p "$T/out")" = "### ✅ no regression" ]
+	check "summary: no case listed before the details" [ "$(sed '/^<details>/q' "$T/out" | grep -c '^|')" = 0 ]
+	contains "$T/out" "^Smallest slowdown these runs detect \(90% of the time\): \*\*[0-9.]+%\*\*" "summary: the detectable size"
 	expect_status 2 "regress with the assumed 6% run noise: 10% in one run pair cannot tell" "$REPORT" regress --db "$db" --baseline base --candidate cand --format csv
 	check "assumed run noise: flash S2048 unsure" grep -q '^flash float32 fwd+bwd B8 H1 S2048 D64,.*,unsure$' "$T/out"
 	expect_status 2 "--lenient does not pass an unsure case that looks 10% slower" "$REPORT" regress --db "$db" --baseline base --candidate cand --lenient

@@ -92,7 +92,7 @@ chmod +x "$T/gnuplot"
 expect_status 0 "history chart (stand-in gnuplot)" env GNUPLOT="$T/gnuplot" "$REPORT" plot history --db "$db" --case "$flash2048" -o "$T/charts"
 expect_status 0 "history table (csv)" "$REPORT" history --db "$db" --case "$flash2048" --format csv
 # chart: "x median lo hi" (ms) per run, oldest first; table: median_ms,ci_lo_ms,ci_hi_ms
-awk '/^\$s0 << EOD/ { on = 1; next } /^EOD/ { on = 0 } on { printf "%.6g %.6g %.6g\n", $2, $3, $4 }' "$T/history.gp" >"$T/chart_ci"
+awk '/^\$p0 << EOD/ { on = 1; next } /^EOD/ { on = 0 } on { printf "%.6g %.6g %.6g\n", $2, $3, $4 }' "$T/history.gp" >"$T/chart_ci"
 awk -F, 'NR > 1 { printf "%.6g %.6g %.6g\n", $7, $8, $9 }' "$T/out" >"$T/table_ci"
 check "history: table and chart give the same median and interval ($(tr '\n' ';' <"$T/table_ci") vs $(tr '\n' ';' <"$T/chart_ci"))" cmp -s "$T/table_ci" "$T/chart_ci"
 check "history: both runs compared" [ "$(wc -l <"$T/chart_ci")" = 2 ]

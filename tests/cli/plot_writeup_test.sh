@@ -65,14 +65,30 @@ if [ $have_gnuplot = 1 ]; then
 	contains "$T/charts/speedup.svg" ">S2048<" "speedup categories are the shapes"
 	contains "$T/charts/speedup.svg" "speedup vs naive" "speedup against the default baseline"
 	lacks "$T/charts/speedup.svg" ">naive<" "the baseline has no bars of its own"
-	contains "$T/charts/history.svg" "#1 aaaaaaa" "history labels run 1 by its commit"
-	contains "$T/charts/history.svg" "#2 bbbbbbb" "history labels run 2 by its commit"
+	# history: the run ids and their start dates under the runs, a line through the medians
+	for run in 1 2; do
+		day=$(sql "$db" "select substr(started_at, 1, 10) from runs where id = $run")
+		contains "$T/charts/history.svg" ">$run<" "history labels run $run by its id"
+		contains "$T/charts/history.svg" ">$day<" "history labels run $run by its date ($day)"
+	done
+	contains "$T/charts/history.svg" "run median \(95% interval\)" "history's key says what the points are"
 	contains "$T/charts/warmup.svg" "iterations 0-4 are warm-up" "warmup title gives the warm-up iterations"
 	expect_status 0 "plot warmup caps its lines" "$REPORT" plot warmup --db "$db" -o "$T/charts"
 	contains "$T/out" "showing 8 of 12 ok cases" "warmup says what it left out"
 	expect_status 0 "plot latency of one impl" "$REPORT" plot latency --db "$db" --where impl=sdpa -o "$T/one"
 	check "one-line latency chart" png_ok "$T/one/latency.png"
 	expect_status 0 "history of the one case the filters leave" "$REPORT" plot history --db "$db" --where impl=flash --where seq_len=2048 -o "$T/one"
+	contains "$T/one/history.svg" "flash float32 fwd\+bwd B8 H1 S2048 D64 on " "one case: its name in the title"
+	# every case the filters leave: small multiples, one panel per case (and host)
+	expect_status 0 "history of every case: small multiples" "$REPORT" plot history --db "$db" -o "$T/all"
+	check "small multiples: a PNG" png_ok "$T/all/history.png"
+	contains "$T/all/history.svg" "12 case series across their runs" "small multiples: the title counts the series"
+	for impl in naive flash sdpa; do
+		contains "$T/all/history.svg" ">$impl float32 fwd\+bwd B8 H1 S2048 D64 \(" "small multiples: a panel for $impl S2048"
+	done
+	expect_status 0 "history of one impl: 4 panels" "$REPORT" plot history --db "$db" --where impl=sdpa -o "$T/sdpa"
+	contains "$T/sdpa/history.svg" "4 case series across their runs" "the filter picks the panels"
+	lacks "$T/sdpa/history.svg" ">naive float32" "no panel of another impl"
 	expect_status 0 "speedup vs another baseline" "$REPORT" plot speedup --db "$db" --baseline sdpa -o "$T/one"
 	contains "$T/one/speedup.svg" ">naive<" "vs sdpa, naive has bars"
 	expect_status 0 "plot into a new nested directory" "$REPORT" plot memory --db "$db" -o "$T/a/b/c"
@@ -89,10 +105,11 @@ expect_status 2 "plot with a --where typo" "$REPORT" plot latency --db "$db" --w
 expect_status 1 "plot on a missing database" "$REPORT" plot latency --db "$T/none.db" -o "$T/x"
 expect_status 1 "plot speedup against an impl the run lacks" "$REPORT" plot speedup --db "$db" --baseline nope -o "$T/x"
 contains "$T/err" "no case of impl 'nope' in run 2 .*impls: naive, flash, sdpa" "unknown baseline lists the impls"
-expect_status 1 "plot history with no one case" "$REPORT" plot history --db "$db" -o "$T/x"
-contains "$T/err" "history follows one case: give --case" "history asks for --case"
 expect_status 1 "plot history of an unknown case" "$REPORT" plot history --db "$db" --case "no such case" -o "$T/x"
-contains "$T/err" "no run has a case with key or name 'no such case'" "unknown case is named"
+contains "$T/err" "no case matches --case no such case" "unknown case is named"
+expect_status 1 "plot history of a label no run has" "$REPORT" plot history --db "$db" --label nope -o "$T/x"
+contains "$T/err" "no case matches --label nope \([0-9]+ cases of other runs left out" "the label filter is named"
+expect_status 2 "plot history --min-segment 1" "$REPORT" plot history --db "$db" --min-segment 1 -o "$T/x"
 expect_status 1 "plot with nothing left by the filters" "$REPORT" plot latency --db "$db" --where impl=nope -o "$T/x"
 expect_status 1 "plot without gnuplot" env GNUPLOT=/nonexistent "$REPORT" plot latency --db "$db" -o "$T/nogp"
 contains "$T/err" "gnuplot is not installed: install gnuplot-nox" "missing gnuplot: the install hint"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tests/cli/resume_test.sh: runs that end badly (issue 15, item 1): SIGKILL at random points, each
 # resumed with `runner run --resume` (every case stored exactly once, integrity ok, the run
-# `complete`); a dead run shown `abandoned` and ended by `runner close`; SIGHUP and SIGPIPE end a
-# run like SIGINT; a resume refused when the sweep text differs, unless --force; a write lock held
+# `complete`); a dead run shown `abandoned` and ended by `runner close`; SIGHUP and SIGTERM end a
+# run like SIGINT; a closed pipe drops the progress, not the sweep (issue 29); a resume refused when the sweep text differs, unless --force; a write lock held
 # for longer than the old 10 s busy timeout is waited out (item 2).
 #   resume_test.sh RUNNER REPORT MAKE_FIXTURE [KILLS]
 set -u
@@ -101,7 +101,7 @@ check "refusal leaves the run as it was" [ "$(sql "$db" "select status from runs
 expect_status 0 "--force resumes it" "$RUNNER" run "$T/changed.yaml" --db "$db" --resume 1 --force
 check "forced resume complete, each case once" [ "$(sql "$db" "select status || ' ' || (select count(distinct ord) || '/' || count(*) from cases) from runs")" = "complete 12/12" ]
 
-# ---- SIGHUP and SIGPIPE end a run like SIGINT -------------------------------------------------
+# ---- SIGHUP and SIGTERM end a run like SIGINT ----------------------------------------------------
 for sig in HUP TERM INT; do
 	db=$T/sig$sig.db
 	"$RUNNER" run "$SRC/tests/cli/slow.yaml" --db "$db" >/dev/null 2>"$T/sig$sig.err" &
@@ -113,12 +113,22 @@ for sig in HUP TERM INT; do
 	check "SIG$sig: exit 130 (got $st; $(tail -c 300 "$T/sig$sig.err"))" [ "$st" = 130 ]
 	check "SIG$sig: run interrupted" [ "$(sql "$db" "select status from runs")" = interrupted ]
 done
-# SIGPIPE: the progress output's reader goes away after its first line.
+# A closed pipe (issue 29): the progress output's reader goes away after its first line; the
+# progress is dropped and the sweep goes on to the end (the summary says so); with
+# --stop-on-closed-output the run ends interrupted as on SIGINT.
 db=$T/sigpipe.db
-( "$RUNNER" run "$SRC/tests/cli/slow.yaml" --db "$db" 2>&1 >/dev/null; echo "$?" >"$T/pipe_status" ) | head -n 1 >/dev/null
-check "SIGPIPE: exit 130 (got $(cat "$T/pipe_status"))" [ "$(cat "$T/pipe_status")" = 130 ]
-check "SIGPIPE: run interrupted, not left running" [ "$(sql "$db" "select status from runs")" = interrupted ]
-check "SIGPIPE: the cases stored are whole" [ "$(sql "$db" "pragma integrity_check")" = ok ]
+( "$RUNNER" run "$SRC/tests/cli/slow.yaml" --db "$db" 2>&1 >"$T/pipe_out"; echo "$?" >"$T/pipe_status" ) | head -n 1 >/dev/null
+check "closed stderr: exit 0 (got $(cat "$T/pipe_status"))" [ "$(cat "$T/pipe_status")" = 0 ]
+check "closed stderr: run complete, every case stored" [ "$(sql "$db" "select status || ' ' || (select count(*) from cases) from runs")" = "complete 32" ]
+contains "$T/pipe_out" "progress: stderr could not be written from case [0-9]+ of 32 on" "the summary says the progress was dropped"
+( "$RUNNER" run "$SRC/tests/cli/tiny.yaml" --db "$T/stdout_closed.db"; echo "$?" >"$T/pipe_status" ) 2>/dev/null | head -c 0
+check "closed stdout: exit 0 (got $(cat "$T/pipe_status"))" [ "$(cat "$T/pipe_status")" = 0 ]
+check "closed stdout: run complete" [ "$(sql "$T/stdout_closed.db" "select status from runs")" = complete ]
+db=$T/sigpipe_stop.db
+( "$RUNNER" run "$SRC/tests/cli/slow.yaml" --db "$db" --stop-on-closed-output 2>&1 >/dev/null; echo "$?" >"$T/pipe_status" ) | head -n 1 >/dev/null
+check "--stop-on-closed-output: exit 130 (got $(cat "$T/pipe_status"))" [ "$(cat "$T/pipe_status")" = 130 ]
+check "--stop-on-closed-output: run interrupted, not left running" [ "$(sql "$db" "select status from runs")" = interrupted ]
+check "--stop-on-closed-output: the cases stored are whole" [ "$(sql "$db" "pragma integrity_check")" = ok ]
 # ---- a held write lock: the runner waits (issue 15, item 2: it gave up after 10 s and left
 # the rest of the sweep unrun) ---------------------------------------------------------------
 db=$T/busy.db

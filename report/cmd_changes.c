@@ -1,0 +1,280 @@
+/* report/cmd_changes.c: `report changes` — change points in the history of every case (or the
+ * cases a filter picks), per case key and host, over the runs of a label or branch: E-divisive
+ * means with a permutation test (changepoint.h). For a nightly job: exit 1 when the newest runs of
+ * a case began a slower segment; 2 when it cannot tell (the newest change is explained by
+ * contention, no case has enough runs, no case matches); 0 otherwise. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "history.h"
+#include "opt.h"
+#include "report.h"
+
+#define EXIT_SLOWER 1
+#define EXIT_CANNOT_TELL 2
+
+/* "abcdef123456" (+dirty) or "unknown" */
+static void commit_text(const struct run_row *run, char *out, size_t n)
+{
+	if (run->git_commit)
+		snprintf(out, n, "%.12s%s", run->git_commit, run->git_dirty == 1 ? "+dirty" : "");
+	else
+		snprintf(out, n, "unknown");
+}
+
+/* The columns both tables start with: the case key (with_key: a format that drops titles), the
+ * case's name and its host. */
+static void series_columns(struct table *t, const char *title, int with_key)
+{
+	table_init(t, title);
+	if (with_key)
+		table_column(t, "case key", "", 0);
+	table_column(t, "case", "", 0);
+	table_column(t, "host", "", 0);
+}
+
+static void series_cells(struct table *t, size_t r, const struct history_series *s, int with_key)
+{
+	size_t c = 0;
+	if (with_key)
+		table_text(t, r, c++, s->case_key);
+	table_text(t, r, c++, s->name);
+	table_text(t, r, c, s->host);
+}
+
+/* Every change point of every series, oldest first within a series. */
+static void changes_table(const struct history_set *hs, int with_key, struct table *t)
+{
+	series_columns(t, "Change points", with_key);
+	size_t c_run = table_column(t, "run", "", 0), c_when = table_column(t, "started", "", 0),
+	       c_commit = table_column(t, "commit", "", 0),
+	       c_before = table_column(t, "before", "ms", 3),
+	       c_after = table_column(t, "after", "ms", 3),
+	       c_chg = table_column(t, "change", "%", 1), c_lo = table_column(t, "ci lo", "%", 1),
+	       c_hi = table_column(t, "ci hi", "%", 1), c_p = table_column(t, "p", "", 4),
+	       c_v = table_column(t, "verdict", "", 0);
+	for (size_t i = 0; i < hs->n; i++) {
+		const struct history_series *s = &hs->series[i];
+		for (size_t k = 0; k < s->cp.n; k++) {
+			const struct history_change *c = &s->changes[k];
+			const struct history_point *p = &s->points[c->cp.index];
+			size_t r = table_row(t);
+			char commit[64], when[32];
+			series_cells(t, r, s, with_key);
+			table_number(t, r, c_run, (double)p->run->id);
+			history_date(p->run->started_at, when, sizeof(when));
+			table_text(t, r, c_when, when);
+			commit_text(p->run, commit, sizeof(commit));
+			table_text(t, r, c_commit, commit);
+			table_number(t, r, c_before, exp(c->cp.before) / 1e6);
+			table_number(t, r, c_after, exp(c->cp.after) / 1e6);
+			table_number(t, r, c_chg, 100 * c->cp.change);
+			table_number(t, r, c_lo, 100 * c->cp.lo);
+			table_number(t, r, c_hi, 100 * c->cp.hi);
+			table_number(t, r, c_p, c->cp.p);
+			table_text(t, r, c_v, history_verdict_names[c->verdict]);
+		}
+	}
+}
+
+/* One row per series (only_moved: per series whose newest runs are not steady, or whose newest
+ * run is off its segment): its runs, change points and what its newest runs say. */
+static void newest_table(const struct history_set *hs, int with_key, size_t recent, int only_moved,
+			 struct table *t)
+{
+	series_columns(t, only_moved ? "Newest runs of the cases that are not steady"
+				     : "Newest runs of each case", with_key);
+	size_t c_runs = table_column(t, "runs", "", 0), c_cps = table_column(t, "changes", "", 0),
+	       c_since = table_column(t, "segment from run", "", 0),
+	       c_seg = table_column(t, "runs in it", "", 0),
+	       c_med = table_column(t, "its mean", "ms", 3),
+	       c_noise = table_column(t, "run noise", "%", 1),
+	       c_status = table_column(t, "newest", "", 0);
+	for (size_t i = 0; i < hs->n; i++) {
+		const struct history_series *s = &hs->series[i];
+		if (only_moved && s->newest == NEWEST_STEADY && s->newest_off == 0)
+			continue;
+		size_t r = table_row(t);
+		series_cells(t, r, s, with_key);
+		table_number(t, r, c_runs, (double)s->n);
+		table_number(t, r, c_cps, (double)s->cp.n);
+		char status[160];
+		snprintf(status, sizeof(status), "%s", history_newest_names[s->newest]);
+		if (s->n) {
+			size_t from = s->cp.n ? s->cp.points[s->cp.n - 1].index : 0;
+			double sum = 0;
+			for (size_t k = from; k < s->n; k++)
+				sum += log(s->points[k].median);
+			table_number(t, r, c_since, (double)s->points[from].run->id);
+			table_number(t, r, c_seg, (double)(s->n - from));
+			table_number(t, r, c_med, exp(sum / (double)(s->n - from)) / 1e6);
+			if (s->cp.noise > 0)
+				table_number(t, r, c_noise, 100 * s->cp.noise);
+			if (s->newest == NEWEST_SLOWER || s->newest == NEWEST_FASTER ||
+			    s->newest == NEWEST_CONTENDED)
+				snprintf(status, sizeof(status), "%s %+.1f%%", history_newest_names[s->newest],
+					 100 * s->changes[s->newest_change].cp.change);
+			else if (s->newest == NEWEST_STEADY && s->n >= recent)
+				snprintf(status, sizeof(status), "steady (no change in %zu runs)", recent);
+			if (s->newest_off != 0) {
+				size_t len = strlen(status);
+				snprintf(status + len, sizeof(status) - len, "; newest run %+.1f%%: one run is "
+					 "not a change point", 100 * s->newest_off);
+			}
+		}
+		table_text(t, r, c_status, status);
+	}
+}
+
+int cmd_changes(struct cmd_line *cl)
+{
+	struct report_options o = REPORT_OPTIONS_INIT;
+	struct history_options h = HISTORY_OPTIONS_INIT;
+	struct cp_options cpo;
+	struct history_filter f = {0};
+	const char *case_key = NULL;
+	const struct opt_spec specs[] = {
+		{"case", 'c', OPT_STRING, "KEY", "only this case key (exact, as stored in cases.case_key)",
+		 &case_key},
+		REPORT_OPT_WHERE(&o),
+		REPORT_OPT_SUITE(&o),
+		HISTORY_OPT_RUNS(&h),
+		REPORT_OPT_PHASE(&o),
+		HISTORY_OPT_DETECTOR(&h),
+		HISTORY_OPT_RECENT(&h),
+		HISTORY_OPT_CONTENTION(&o),
+		REPORT_OPT_FORMAT(&o, 0),
+		REPORT_OPT_DB(&o),
+		{0},
+	};
+	static const struct cmd_usage usage = {
+		REPORT_PROG, "changes", "[--label LABEL] [--case KEY | --where KEY=VALUE ...] [options]",
+		"Change points in the history of every case (or those the filter picks), one series per\n"
+		"case key and host, oldest run first: each run's median, split by E-divisive means\n"
+		"(Matteson and James 2014, as Apache Otava and MongoDB's signal-processing-algorithms),\n"
+		"each split kept when a permutation test says so at --alpha, both sides at least\n"
+		"--min-segment runs (a lone spike is never one), smaller changes than --min-change\n"
+		"merged away. A change whose slower side waited for a CPU --cpu-wait-level of its\n"
+		"time, or --cpu-wait-gap points more than the other side, is contended. Give --label\n"
+		"(or --branch) so that other runs (a pull request's) do not enter a nightly history.\n"
+		"Exit status: 1 when the newest runs of a case began a slower\n"
+		"segment (within --recent runs); 2 when it cannot tell (a contended newest change, no\n"
+		"case with 2 x --min-segment runs, no case matches) and on usage errors; 0 otherwise."};
+	struct db *db = NULL;
+	struct history_set hs = {0};
+	struct bd_error err;
+	int npos, fmt, pick, status = opt_parse_command(cl, specs, &usage, 0, 0, NULL, &npos);
+	if (status >= 0)
+		return status;
+	if ((fmt = report_format_arg(o.format, 0)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
+		return EXIT_USAGE;
+	if ((status = history_options_check(&h, &o.rule, "changes", &f, &cpo)) >= 0)
+		return status;
+	if (case_key && !case_key[0]) {
+		fprintf(stderr, "report changes: --case needs a case key, got ''\n");
+		return EXIT_USAGE;
+	}
+	f.case_key = case_key;
+	f.cases = report_filter(&o);
+	f.pick = (enum series_pick)pick;
+	if ((status = report_open(o.db_path, NULL, &db, NULL)) >= 0)
+		goto done;
+	if (history_load(db, &f, &hs, &err)) {
+		status = report_error(&err, err.code == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL);
+		goto done;
+	}
+	if (hs.n == 0) {
+		struct strbuf what = STRBUF_INIT;
+		history_filter_describe(&f, &what);
+		fprintf(stderr, "report changes: no case matches%s (%zu cases of other runs left out)\n",
+			sb_str(&what), hs.runs_left_out);
+		sb_free(&what);
+		status = EXIT_CANNOT_TELL;
+		goto done;
+	}
+	if (history_noise(db, &hs, f.pick, &o.rule, &err)) {
+		status = report_error(&err, EXIT_FAIL);
+		goto done;
+	}
+	if (history_detect(&hs, &cpo, &o.rule, (size_t)h.recent)) {
+		fprintf(stderr, "report changes: a run's median is not a finite time\n");
+		status = EXIT_FAIL;
+		goto done;
+	}
+	size_t count[NEWEST_COUNT] = {0}, changes = 0;
+	for (size_t i = 0; i < hs.n; i++) {
+		count[hs.series[i].newest]++;
+		changes += hs.series[i].cp.n;
+	}
+	status = count[NEWEST_SLOWER]                                          ? EXIT_SLOWER
+		 : count[NEWEST_CONTENDED] || count[NEWEST_TOO_FEW] == hs.n ? EXIT_CANNOT_TELL
+									      : EXIT_OK;
+	const char *verdict = status == EXIT_SLOWER	 ? "SLOWER"
+			      : status == EXIT_CANNOT_TELL ? "CANNOT TELL"
+							   : "no new slower segment";
+	struct report_output out = REPORT_OUTPUT_INIT;
+	int brief = format_is((enum report_format)fmt, FORMAT_SHORT),
+	    untitled = format_is((enum report_format)fmt, FORMAT_UNTITLED);
+	if (brief)
+		format_summary_head("changes", status, verdict, &out.text);
+	if (brief || format_is((enum report_format)fmt, FORMAT_TERMINAL))
+		sb_addf(&out.text, "**%s**: %zu series; the newest %ld runs began a slower segment in %zu, "
+				   "a faster one in %zu, a contended change in %zu; %zu steady, %zu with "
+				   "too few runs; %zu change points in all\n\n",
+			verdict, hs.n, h.recent, count[NEWEST_SLOWER], count[NEWEST_FASTER],
+			count[NEWEST_CONTENDED], count[NEWEST_STEADY], count[NEWEST_TOO_FEW], changes);
+	report_output_begin(&out, (enum report_format)fmt);
+	struct table t, newest;
+	changes_table(&hs, untitled, &t);
+	if (changes == 0)
+		table_note(&t, "no change point in any series");
+	table_note(&t, "change: mean of the segment's log medians after / before - 1, 95%% t interval "
+		       "with the run-to-run noise of the series; p: permutation p of the split (%u "
+		       "permutations, alpha %.3g, each form at alpha / 2); segments of %zu runs or more; "
+		       "changes under %.3g%% merged",
+		   cpo.permutations, cpo.alpha, cpo.min_segment, 100 * cpo.min_change);
+	if (hs.runs_left_out) {
+		struct strbuf what = STRBUF_INIT;
+		history_filter_describe(&(struct history_filter){.label = f.label, .branch = f.branch,
+								 .host = f.host}, &what);
+		table_note(&t, "%zu cases of runs outside%s left out", hs.runs_left_out, sb_str(&what));
+		sb_free(&what);
+	}
+	/* a summary: the series whose newest runs say something, then every change point folded */
+	newest_table(&hs, untitled, (size_t)h.recent, brief, &newest);
+	table_note(&newest, "verdict: %s; exit 1 when a slower segment began within the newest %ld "
+			    "runs, 2 when a contended change did, or when no series has %zu runs",
+		   verdict, h.recent, 2 * cpo.min_segment);
+	int rc = 0;
+	if (brief) {
+		if (newest.nrows)
+			rc = report_output_table(&out, &newest, rc, NULL);
+		else
+			table_free(&newest);
+		sb_addf(&out.text, "<details><summary>the %zu change points of the %zu series</summary>"
+				   "\n\n", changes, hs.n);
+		rc = report_output_table(&out, &t, rc, NULL);
+		sb_add(&out.text, "</details>\n");
+	} else {
+		rc = report_output_table(&out, &t, rc, NULL);
+		rc = report_output_table(&out, &newest, rc, NULL);
+	}
+	int written = report_output_end(&out, rc);
+	report_output_free(&out);
+	if (written != EXIT_OK)
+		status = written;
+	for (size_t i = 0; i < hs.n && status == EXIT_SLOWER; i++)
+		if (hs.series[i].newest == NEWEST_SLOWER)
+			fprintf(stderr, "report changes: slower: '%s' on %s, %+.1f%% since run %lld\n",
+				hs.series[i].name, hs.series[i].host,
+				100 * hs.series[i].changes[hs.series[i].newest_change].cp.change,
+				(long long)hs.series[i]
+					.points[hs.series[i].changes[hs.series[i].newest_change].cp.index]
+					.run->id);
+done:
+	history_free(&hs);
+	db_close(db);
+	return status;
+}

@@ -1,0 +1,355 @@
+/* report/history.c: a benchmark's history as series per case key and host, and their change points
+ * (history.h). */
+#include "history.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xalloc.h"
+
+/* The least degrees of freedom of the noise model's between-session part that history uses. */
+#define HISTORY_NOISE_MIN_DF 5
+
+const char *const history_verdict_names[3] = {"slower", "faster", "contended"};
+const char *const history_newest_names[NEWEST_COUNT] = {"too few runs", "steady", "slower",
+							 "faster", "contended"};
+
+int history_options_check(const struct history_options *h, const struct verdict_rule *rule,
+			  const char *command, struct history_filter *f, struct cp_options *o)
+{
+	if (!(h->alpha > 0 && h->alpha < 1) || h->min_segment < 2 || !(h->min_change >= 0) ||
+	    h->recent < 1 || h->last < 0) {
+		fprintf(stderr, "report %s: --alpha must lie in (0, 1), --min-segment be 2 or more, "
+				"--recent 1 or more, --min-change and --last 0 or more\n", command);
+		return EXIT_USAGE;
+	}
+	if (rule && !(rule->cpu_wait_gap >= 0 && rule->cpu_wait_level >= 0)) {
+		fprintf(stderr, "report %s: --cpu-wait-gap and --cpu-wait-level must be 0 or more\n",
+			command);
+		return EXIT_USAGE;
+	}
+	f->label = h->label;
+	f->branch = h->branch;
+	f->host = h->host;
+	f->last = h->last;
+	*o = (struct cp_options)CP_OPTIONS_DEFAULT;
+	o->alpha = h->alpha;
+	o->min_segment = (size_t)h->min_segment;
+	o->min_change = h->min_change;
+	/* enough permutations for alpha to be reachable, with room: p resolves to 1 / (R + 1) */
+	if (o->permutations + 1.0 < 10 / h->alpha)
+		o->permutations = (unsigned)ceil(10 / h->alpha);
+	return -1;
+}
+
+void history_filter_describe(const struct history_filter *f, struct strbuf *sb)
+{
+	const char *names[] = {"--case", "--label", "--branch", "--host"};
+	const char *values[] = {f->case_key, f->label, f->branch, f->host};
+	for (int i = 0; i < 4; i++)
+		if (values[i])
+			sb_addf(sb, " %s %s", names[i], values[i]);
+}
+
+static int cmp_run_id(const void *key, const void *elem)
+{
+	int64_t id = *(const int64_t *)key, have = ((const struct run_row *)elem)->id;
+	return (id > have) - (id < have);
+}
+
+static const struct run_row *run_find(const struct run_row *runs, size_t nruns, int64_t id)
+{
+	return runs ? bsearch(&id, runs, nruns, sizeof(*runs), cmp_run_id) : NULL;
+}
+
+static const struct run_row *run_of(const struct history_set *s, int64_t id)
+{
+	return run_find(s->runs, s->nruns, id);
+}
+
+static int text_is(const char *have, const char *want)
+{
+	return !want || (have && !strcmp(have, want));
+}
+
+/* Append the points of rows[0..n-1] (one key, oldest first) on host to a new series of s. */
+static int series_add(struct db *db, struct history_set *s, const struct history_filter *f,
+		      struct case_row *rows, size_t n, const char *host, struct bd_error *err)
+{
+	struct history_series *hs = &s->series[s->n];
+	memset(hs, 0, sizeof(*hs));
+	hs->case_key = rows[0].case_key;
+	hs->name = rows[0].name;
+	hs->host = host;
+	hs->points = xcalloc(n, sizeof(*hs->points));
+	int rc = 0;
+	for (size_t i = 0; i < n && !rc; i++) {
+		const struct run_row *run = run_of(s, rows[i].run_id);
+		if (!run || strcmp(run->hostname, host))
+			continue;
+		if (rows[i].status != STATUS_OK) {
+			hs->not_ok++;
+			continue;
+		}
+		struct case_series cs = {0};
+		size_t m;
+		if ((rc = case_series_load(db, &rows[i], &cs, err)))
+			break;
+		const double *x = case_series_pick(&cs, f->pick, &m);
+		struct history_point *p = &hs->points[hs->n];
+		if (m == 0 || median_ci(x, m, &p->median, &p->lo, &p->hi) || !(p->median > 0)) {
+			hs->not_ok++;
+		} else {
+			p->c = &rows[i];
+			p->run = run;
+			p->wait = rows[i].cpu_wait;
+			hs->n++;
+		}
+		case_series_free(&cs);
+	}
+	if (f->last > 0 && hs->n > (size_t)f->last) {
+		size_t drop = hs->n - (size_t)f->last;
+		memmove(hs->points, hs->points + drop, (size_t)f->last * sizeof(*hs->points));
+		hs->n = (size_t)f->last;
+	}
+	s->n++;
+	return rc;
+}
+
+size_t history_rows_select(const struct run_row *runs, size_t nruns, struct case_row *rows, size_t n,
+			   const struct history_filter *f, size_t *left_out)
+{
+	size_t kept = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct run_row *run = run_find(runs, nruns, rows[i].run_id);
+		if (!run || !text_is(run->label, f->label) || !text_is(run->git_branch, f->branch) ||
+		    !text_is(run->hostname, f->host)) {
+			++*left_out;
+			continue;
+		}
+		struct case_row keep = rows[i];
+		rows[i] = rows[kept];
+		rows[kept++] = keep;
+	}
+	return kept;
+}
+
+/* Order of the series that moved first: slower, contended, faster, steady, too few runs. */
+static int newest_rank(enum history_newest n)
+{
+	static const int rank[NEWEST_COUNT] = {[NEWEST_SLOWER] = 0, [NEWEST_CONTENDED] = 1,
+					       [NEWEST_FASTER] = 2, [NEWEST_STEADY] = 3,
+					       [NEWEST_TOO_FEW] = 4};
+	return rank[n];
+}
+
+struct order_entry {
+	int rank;
+	size_t series;
+};
+
+static int cmp_order(const void *a, const void *b)
+{
+	const struct order_entry *x = a, *y = b;
+	if (x->rank != y->rank)
+		return x->rank - y->rank;
+	return (x->series > y->series) - (x->series < y->series);
+}
+
+size_t *history_order(const struct history_set *s)
+{
+	struct order_entry *e = xmalloc((s->n ? s->n : 1) * sizeof(*e));
+	size_t *order = xmalloc((s->n ? s->n : 1) * sizeof(*order));
+	for (size_t i = 0; i < s->n; i++)
+		e[i] = (struct order_entry){newest_rank(s->series[i].newest), i};
+	qsort(e, s->n, sizeof(*e), cmp_order);
+	for (size_t i = 0; i < s->n; i++)
+		order[i] = e[i].series;
+	free(e);
+	return order;
+}
+
+int history_load(struct db *db, const struct history_filter *f, struct history_set *out,
+		 struct bd_error *err)
+{
+	memset(out, 0, sizeof(*out));
+	size_t n = 0;
+	int rc = db_runs_list(db, &out->runs, &out->nruns, err);
+	if (!rc)
+		rc = db_cases_by_key(db, f->case_key, f->cases.suite, &out->rows, &out->nrows, err);
+	if (!rc) {
+		n = out->nrows;
+		rc = case_rows_filter(out->rows, &n, &f->cases, "any run", err);
+	}
+	if (rc)
+		return rc;
+	n = history_rows_select(out->runs, out->nruns, out->rows, n, f, &out->runs_left_out);
+	/* at most one series per row: enough room whatever the hosts */
+	out->series = xcalloc(n ? n : 1, sizeof(*out->series));
+	for (size_t i = 0, end; i < n && !rc; i = end) {
+		for (end = i + 1; end < n && !strcmp(out->rows[end].case_key, out->rows[i].case_key);)
+			end++;
+		/* one series per host, in order of first appearance */
+		for (size_t j = i; j < end && !rc; j++) {
+			const struct run_row *run = run_of(out, out->rows[j].run_id);
+			int seen = 0;
+			for (size_t k = i; k < j && !seen; k++)
+				seen = !strcmp(run_of(out, out->rows[k].run_id)->hostname, run->hostname);
+			if (!seen)
+				rc = series_add(db, out, f, &out->rows[i], end - i, run->hostname, err);
+		}
+	}
+	return rc;
+}
+
+void history_free(struct history_set *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->series[i].points);
+		free(s->series[i].changes);
+		cp_result_free(&s->series[i].cp);
+	}
+	free(s->series);
+	db_case_rows_free(s->rows, s->nrows);
+	db_run_rows_free(s->runs, s->nruns);
+	memset(s, 0, sizeof(*s));
+}
+
+/* Mean cpu_wait of points [a, b); -1 when any is unknown. */
+static double mean_wait(const struct history_series *s, size_t a, size_t b)
+{
+	double sum = 0;
+	for (size_t i = a; i < b; i++) {
+		if (s->points[i].wait < 0)
+			return -1;
+		sum += s->points[i].wait;
+	}
+	return b > a ? sum / (double)(b - a) : -1;
+}
+
+/* z of the two-sided 95% normal interval: a run's own standard error from its median's interval */
+#define Z_95 1.959964
+
+static int series_detect(struct history_series *s, const struct cp_options *o,
+			 const struct verdict_rule *rule, size_t recent)
+{
+	double *y = xmalloc((s->n ? s->n : 1) * sizeof(*y)), *se = xmalloc((s->n ? s->n : 1) * sizeof(*se));
+	for (size_t i = 0; i < s->n; i++) {
+		const struct history_point *p = &s->points[i];
+		y[i] = log(p->median);
+		se[i] = p->lo > 0 && p->hi > p->lo ? (log(p->hi) - log(p->lo)) / (2 * Z_95) : 0;
+	}
+	struct cp_series series = {.y = y, .se = se, .n = s->n, .run_noise = s->run_noise};
+	int rc = changepoints_find(&series, o, &s->cp);
+	free(y);
+	free(se);
+	if (rc)
+		return rc;
+	s->changes = xcalloc(s->cp.n ? s->cp.n : 1, sizeof(*s->changes));
+	for (size_t i = 0; i < s->cp.n; i++) {
+		struct history_change *c = &s->changes[i];
+		size_t a = i ? s->cp.points[i - 1].index : 0,
+		       b = i + 1 < s->cp.n ? s->cp.points[i + 1].index : s->n;
+		c->cp = s->cp.points[i];
+		c->wait_before = mean_wait(s, a, c->cp.index);
+		c->wait_after = mean_wait(s, c->cp.index, b);
+		c->verdict = c->cp.change > 0 ? HISTORY_SLOWER : HISTORY_FASTER;
+		/* the side that looks slower waited for a CPU: contention may explain it (regress's
+		 * rule, on the segments' mean waits) */
+		double slow = c->cp.change > 0 ? c->wait_after : c->wait_before,
+		       fast = c->cp.change > 0 ? c->wait_before : c->wait_after;
+		if (verdict_contended(slow, fast, rule))
+			c->verdict = HISTORY_CONTENDED;
+	}
+	size_t from = s->cp.n ? s->cp.points[s->cp.n - 1].index : 0;
+	if (s->n >= from + 3 && s->cp.noise > 0) {   /* the rest of the segment: 2 runs or more */
+		double sum = 0, last = log(s->points[s->n - 1].median);
+		for (size_t i = from; i + 1 < s->n; i++)
+			sum += log(s->points[i].median);
+		double off = last - sum / (double)(s->n - 1 - from);
+		if (fabs(off) > 3 * s->cp.noise)
+			s->newest_off = expm1(off);
+	}
+	s->newest = NEWEST_STEADY;
+	if (s->n < 2 * o->min_segment)
+		s->newest = NEWEST_TOO_FEW;
+	else if (s->cp.n && s->cp.points[s->cp.n - 1].index + recent >= s->n) {
+		s->newest_change = s->cp.n - 1;
+		static const enum history_newest of_verdict[] = {NEWEST_SLOWER, NEWEST_FASTER,
+								 NEWEST_CONTENDED};
+		s->newest = of_verdict[s->changes[s->cp.n - 1].verdict];
+	}
+	return 0;
+}
+
+int history_noise(struct db *db, struct history_set *s, enum series_pick pick,
+		  const struct verdict_rule *rule, struct bd_error *err)
+{
+	int64_t *systems = xcalloc(s->n + 1, sizeof(*systems));
+	struct noise_data *data = xcalloc(s->n + 1, sizeof(*data));
+	struct noise_model *models = xcalloc(s->n + 1, sizeof(*models));
+	size_t nsystems = 0;
+	int rc = 0;
+	for (size_t i = 0; i < s->n && !rc; i++) {
+		struct history_series *hs = &s->series[i];
+		if (!hs->n)
+			continue;
+		int64_t system = hs->points[0].run->system_id;
+		size_t k = 0;
+		while (k < nsystems && systems[k] != system)
+			k++;
+		if (k == nsystems) {   /* the system's model, once */
+			systems[nsystems++] = system;
+			rc = noise_history_load(db, &system, 1, (int)pick, NULL, 0, NULL, NULL, &data[k],
+						err);
+			if (!rc)
+				rc = noise_model_fit(&data[k], &rule->assumed, &models[k]);
+			if (rc)
+				break;
+		}
+		/* only a model that measured both parts, the part a later run adds from several
+		 * sessions (two sessions of one history would make a step its noise) */
+		long c = noise_data_find(&data[k], hs->case_key);
+		if (models[k].basis == NOISE_MEASURED && models[k].between_df >= HISTORY_NOISE_MIN_DF &&
+		    c >= 0)
+			hs->run_noise = noise_run_sd(&models[k], c);
+	}
+	for (size_t k = 0; k < nsystems; k++) {
+		noise_data_free(&data[k]);
+		noise_model_free(&models[k]);
+	}
+	free(systems);
+	free(data);
+	free(models);
+	return rc;
+}
+
+int history_detect(struct history_set *s, const struct cp_options *o,
+		   const struct verdict_rule *rule, size_t recent)
+{
+	int rc = 0;
+#pragma omp parallel for schedule(dynamic) reduction(| : rc)
+	for (size_t i = 0; i < s->n; i++)
+		rc |= series_detect(&s->series[i], o, rule, recent);
+	return rc ? BD_EINVAL : 0;
+}
+
+const struct history_change *history_change_at(const struct history_series *s, size_t i)
+{
+	for (size_t k = 0; k < s->cp.n; k++)
+		if (s->changes[k].cp.index == i)
+			return &s->changes[k];
+	return NULL;
+}
+
+void history_date(const char *iso, char *out, size_t n)
+{
+	if (iso && strlen(iso) >= 16 && iso[10] == 'T')
+		snprintf(out, n, "%.10s %.5s", iso, iso + 11);
+	else
+		snprintf(out, n, "%s", iso ? iso : "");
+}

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# tests/cli/changes_test.sh: `report changes` on planted histories of known truth
+# (tests/make_planted.c: 4 cases per run, run-to-run noise 3%, runs in the order of the groups,
+# each run a session of its own (RUNSt): a night each).
+#   changes_test.sh REPORT MAKE_PLANTED
+set -u
+REPORT=$1
+PLANTED=$2
+source "$(dirname "$0")/lib.sh"
+
+planted() { local db=$1; shift; "$PLANTED" "$db" --cases 4 --between 0.03 "$@" >/dev/null; }
+
+# A 10% step 8 runs before the newest run of the nightly history, a pull request's slower run
+# after it (label pr-7), then one more nightly run: every case slower since the first slow run.
+check "step history" planted "$T/step.db" --seed 5 nightly:40t:1 nightly:8t:1.10 pr-7:1t:1.3 nightly:1t:1.1
+expect_status 1 "a slower segment among the newest runs: exit 1" "$REPORT" changes --db "$T/step.db" --label nightly --format csv
+check "csv header" [ "$(head -1 "$T/out")" = "case_key,case,host,run,started,commit,before_ms,after_ms,change_%,ci_lo_%,ci_hi_%,p,verdict" ]
+check "one change point per case, at run 41, slower by about 10%" awk -F, '
+	NR > 1 && NF == 13 { n++; if ($4 == 41 && $13 == "slower" && $9 > 6 && $9 < 14 && $10 < 10 && $11 > 10) good++ }
+	END { exit !(n == 4 && good == 4) }' "$T/out"
+contains "$T/err" "slower: 'flash float32 fwd B8 H1 S256 D64' on planted-host, \+[0-9.]+% since run 41" "stderr names the case"
+check "the newest table says slower" [ "$(grep -c ',slower +' "$T/out")" = 4 ]
+expect_status 1 "markdown: the verdict first" "$REPORT" changes --db "$T/step.db" --label nightly
+check "first line is the verdict" [ "$(head -c 12 "$T/out")" = "**SLOWER**: " ]
+contains "$T/out" "cases of runs outside --label nightly left out" "the pull request's run is named as left out"
+expect_status 1 "summary (a nightly job's)" "$REPORT" changes --db "$T/step.db" --label nightly --format summary
+check "summary: the marker, then the verdict" [ "$(sed -n 1,2p "$T/out")" = "$(printf '<!-- benchdb: report changes -->\n### ❌ SLOWER')" ]
+check "summary: the four slower cases open, the change points folded" [ "$(sed '/^<details>/q' "$T/out" | grep -c '| slower +')" = 4 ] && [ "$(sed -n '/^<details>/,$p' "$T/out" | grep -c ' | slower *|$')" = 4 ]
+expect_status 1 "json" "$REPORT" changes --db "$T/step.db" --label nightly --format json
+check "json parses" python3 -m json.tool "$T/out" >/dev/null
+expect_status 1 "--last 20 keeps the step" "$REPORT" changes --db "$T/step.db" --label nightly --last 20 --format csv
+check "the change point with 20 runs, within 3 runs of 41" awk -F, '
+	NR > 1 && NF == 13 && $4 >= 38 && $4 <= 44 && $13 == "slower" { good++ } END { exit good != 4 }' "$T/out"
+expect_status 0 "--recent 5: the step is older than the newest 5 runs" "$REPORT" changes --db "$T/step.db" --label nightly --recent 5
+expect_status 2 "no run has the label" "$REPORT" changes --db "$T/step.db" --label nope
+contains "$T/err" "no case matches --label nope" "says what matched nothing"
+
+# The label filter keeps a pull request's runs out of the nightly history: four slow pr runs at the
+# end are a slower segment of the unfiltered history, and no change of the nightly one.
+check "pull request history" planted "$T/pr.db" --seed 6 nightly:45t:1 pr-9:4t:1.3
+expect_status 1 "unfiltered: the pr runs look like a slower segment" "$REPORT" changes --db "$T/pr.db"
+expect_status 0 "--label nightly: steady" "$REPORT" changes --db "$T/pr.db" --label nightly --format csv
+check "no change point" [ "$(awk -F, 'NF == 13 && NR > 1' "$T/out" | wc -l)" = 0 ]
+check "all steady" [ "$(grep -c ',steady (no change in 10 runs)$' "$T/out")" = 4 ]
+# report history takes the same run filters: the nightly runs alone, or the last N of them
+expect_status 0 "history --label nightly" "$REPORT" history --db "$T/pr.db" --label nightly --where seq_len=256 --format csv
+check "history --label: the 45 nightly runs, no pr run" [ "$(awk -F, 'NR > 1' "$T/out" | wc -l)" = 45 ] && [ "$(awk -F, 'NR > 1 && $2 > 45' "$T/out" | wc -l)" = 0 ]
+contains "$T/err" "4 cases of runs outside --label nightly left out" "history says what the label left out"
+expect_status 0 "history without --label" "$REPORT" history --db "$T/pr.db" --where seq_len=256 --format csv
+check "history unfiltered: 49 runs" [ "$(awk -F, 'NR > 1' "$T/out" | wc -l)" = 49 ]
+expect_status 0 "history --label nightly --last 10" "$REPORT" history --db "$T/pr.db" --label nightly --last 10 --where seq_len=256 --format csv
+check "history --last 10: the newest 10 nightly runs (36-45)" [ "$(awk -F, 'NR > 1 { print $2 }' "$T/out" | paste -sd' ')" = "36 37 38 39 40 41 42 43 44 45" ]
+expect_status 1 "history of a label no run has" "$REPORT" history --db "$T/pr.db" --label nope --where seq_len=256
+contains "$T/err" "no case of any run --label nope matches" "the label named"
+expect_status 0 "summary of a steady history" "$REPORT" changes --db "$T/pr.db" --label nightly --format summary
+check "summary: passed, no table before the details" [ "$(sed -n 2p "$T/out")" = "### ✅ no new slower segment" ] && [ "$(sed '/^<details>/q' "$T/out" | grep -c '^|')" = 0 ]
+
+# A/A: 60 runs of unchanged code, no change point; a lone slow newest run is not one either.
+check "A/A history with a spike at the end" planted "$T/aa.db" --seed 7 nightly:59t:1 nightly:1t:1.6
+expect_status 0 "A/A and a one-run spike: exit 0" "$REPORT" changes --db "$T/aa.db" --format csv
+check "no change point" [ "$(awk -F, 'NF == 13 && NR > 1' "$T/out" | wc -l)" = 0 ]
+check "the spike named, not called a change" [ "$(grep -cE 'newest run \+[0-9.]+%: one run is not a change point$' "$T/out")" = 4 ]
+
+# Contention: the newest runs 30% slower while they waited for a CPU 40% of their time: contended,
+# exit 2, not slower.
+check "contended history" planted "$T/wait.db" --seed 8 nightly:30t:1:0.01 nightly:6t:1.3:0.4
+expect_status 2 "a contended newest change: exit 2" "$REPORT" changes --db "$T/wait.db" --format csv
+check "every change contended" [ "$(grep -c ',contended$' "$T/out")" = 4 ]
+check "no case slower" [ "$(grep -c 'slower' "$T/out")" = 0 ]
+check "the same slowdown without the wait" planted "$T/nowait.db" --seed 8 nightly:30t:1:0.01 nightly:6t:1.3:0.01
+expect_status 1 "without the wait: exit 1" "$REPORT" changes --db "$T/nowait.db"
+
+# Too short to tell: 4 runs (a change point needs 3 on each side).
+check "short history" planted "$T/short.db" --seed 9 nightly:4t:1
+expect_status 2 "too few runs: exit 2" "$REPORT" changes --db "$T/short.db" --format csv
+check "every case too few runs" [ "$(grep -c ',too few runs$' "$T/out")" = 4 ]
+
+# Usage errors.
+expect_status 2 "--min-segment 1" "$REPORT" changes --db "$T/step.db" --min-segment 1
+expect_status 2 "--alpha 2" "$REPORT" changes --db "$T/step.db" --alpha 2
+expect_status 2 "--where on a key no case has" "$REPORT" changes --db "$T/step.db" --where nope=1
+expect_status 1 "a missing database" "$REPORT" changes --db "$T/none.db"
+
+finish changes

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# tests/cli/site_test.sh: `report site` — the static site written from a planted nightly history
+# (a 10% step at run 41 of 50, a pull request's runs labelled pr-7 that must stay out) and a real
+# run of tests/cli/tiny.yaml; checked without a browser (static), and in Debian's chromium
+# (browser: every page loaded from the file system without an error, every link and image
+# resolved, screenshots of the index and of the slower case's history page whose content is
+# asserted; exit 77, skipped, where chromium is not installed: .ci/run installs it).
+#   site_test.sh static|browser RUNNER REPORT MAKE_PLANTED
+set -u
+MODE=$1
+RUNNER=$2
+REPORT=$3
+PLANTED=$4
+source "$(dirname "$0")/lib.sh"
+CHECK="$SRC/tests/site/browser_check.py"
+
+db=$T/site.db
+check "planted history" "$PLANTED" "$db" --cases 4 --between 0.03 --seed 5 nightly:40t:1 nightly:8t:1.10 pr-7:3t:1.3 nightly:2t:1.1 >/dev/null
+check "a real run labelled nightly" "$RUNNER" run "$SRC/tests/cli/tiny.yaml" --db "$db" --label nightly >/dev/null 2>&1
+real=$(sql "$db" "select max(id) from runs")
+expect_status 0 "report site" "$REPORT" site --db "$db" -o "$T/site" --label nightly --title "Nightly of the test"
+contains "$T/out" "^report site: [0-9]+ files in .*/site \(51 runs, " "the summary line"
+for f in index.html runs.html case-0.html "run-$real.html"; do
+	check "$f written" [ -s "$T/site/$f" ]
+done
+cmp_page=$(ls "$T/site" | grep '^compare-' | head -1)
+check "a compare page for the label" [ -n "$cmp_page" ]
+# the case whose history stepped: its page, from the index's link
+s256=$(grep -o 'href="case-[0-9]*.html">flash float32 fwd B8 H1 S256 D64<' "$T/site/index.html" | grep -o 'case-[0-9]*')
+check "the index links the S256 case" [ -n "$s256" ]
+
+if [ "$MODE" = static ]; then
+	expect_status 0 "every link and image names a file; no script, no absolute URL" python3 "$CHECK" --static "$T/site"
+	contains "$T/site/index.html" "4 slower</span>" "the verdict counts the 4 slower cases"
+	contains "$T/site/$s256.html" "slower \+[0-9.]+% since run 41" "the case page names the change"
+	contains "$T/site/$s256.html" 'src="charts/'"$s256"'.svg"' "the case page shows its chart"
+	check "its chart written" test -s "$T/site/charts/$s256.svg" -a -s "$T/site/charts/$s256.png"
+	contains "$T/site/run-$real.html" 'src="charts/run-'"$real"'/latency.svg"' "the real run's latency chart"
+	lacks "$T/site/runs.html" "pr-7" "the pull request's runs stay out of the nightly site"
+	contains "$T/site/index.html" "too few runs" "the real run's cases: too few runs"
+	# without gnuplot: pages without charts, said so, nothing dangling
+	GNUPLOT=/nonexistent/gnuplot expect_status 0 "no gnuplot: still a site" "$REPORT" site --db "$db" -o "$T/nochart" --label nightly
+	contains "$T/out" "no charts: gnuplot is not installed" "the summary says so"
+	contains "$T/nochart/$s256.html" "no chart: gnuplot is not installed" "the page says so"
+	expect_status 0 "no gnuplot: links still resolve" python3 "$CHECK" --static "$T/nochart"
+	# usage and failures
+	expect_status 2 "no -o" "$REPORT" site --db "$db"
+	contains "$T/err" "give the folder to write: -o DIR" "says what is missing"
+	touch "$T/file"
+	expect_status 1 "-o names a file" "$REPORT" site --db "$db" -o "$T/file"
+	contains "$T/err" "is not a directory|cannot create" "names the problem"
+	expect_status 2 "--min-segment 1" "$REPORT" site --db "$db" -o "$T/x" --min-segment 1
+	finish site_static
+	exit
+fi
+
+chromium=$(command -v chromium || command -v chromium-browser || true)
+if [ -z "$chromium" ]; then
+	echo "skipped: chromium is not installed (apt-get install chromium; .ci/run does)"
+	exit 77
+fi
+expect_status 0 "every page loads in chromium without an error, every link and image resolves" \
+	python3 "$CHECK" "$chromium" "$T/site" "$T/shots" --screenshot index.html --screenshot "$s256.html"
+[ -s "$T/err" ] && cat "$T/err" >&2
+grep '^FAIL' "$T/out" >&2
+contains "$T/out" "^[0-9]+ pages loaded" "the crawl reached the pages"
+pages=$(ls "$T/site"/*.html | wc -l)
+check "every page of the site reached from the index ($pages)" grep -q "^$pages pages loaded" "$T/out"
+# what a person sees: the index's verdict and cases, the history page's change and chart
+contains "$T/shots/index.txt" "Newest runs: 4 slower, 0 contended" "index: the verdict"
+contains "$T/shots/index.txt" "flash float32 fwd B8 H1 S256 D64" "index: the cases"
+contains "$T/shots/index.txt" "Newest run: $real" "index: the newest run's tables"
+contains "$T/shots/$s256.txt" "slower \+[0-9.]+% since run 41" "history page: the change"
+contains "$T/shots/$s256.txt" "41.*slower \+[0-9.]+% \[" "history page: the change point's run"
+colour() { python3 "$CHECK" --colour "$1" "$2" "$3"; }
+for shot in index "$s256"; do
+	check "$shot screenshot is 1280 px wide" python3 -c "import struct,sys; d=open('$T/shots/$shot.png','rb').read(24); sys.exit(struct.unpack('>I', d[16:20])[0] != 1280)"
+	band=$(colour "$T/shots/$shot.png" d3e7f1 4)
+	red=$(colour "$T/shots/$shot.png" c0392b 8)
+	note "$shot.png: $band pixels of the run-to-run band, $red of the slower change's red"
+	check "$shot: the band is drawn ($band pixels)" [ "$band" -ge 10000 ]
+	check "$shot: the change point is marked ($red pixels)" [ "$red" -ge 200 ]
+done
+[ -n "${SITE_SHOTS:-}" ] && cp "$T/shots/index.png" "$T/shots/$s256.png" "$SITE_SHOTS/"
+finish site_browser

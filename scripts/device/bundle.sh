@@ -12,6 +12,8 @@ for l in libyaml-0.so.2 libjansson.so.4 libsqlite3.so.0 libdnnl.so.2 libcmocka.s
 	cp -L "$(ldconfig -p | awk -v l="$l" '$1 == l { print $NF; exit }')" .dev/lib/
 done
 dirs=build-gpu; [ -d build-avx512 ] && dirs="$dirs build-avx512"
+# a build configured against .deps/onednn (scripts/get_onednn.sh) loads its libdnnl by rpath
+if ldd build-gpu/runner/runner | grep -q "$PWD/.deps/onednn"; then dirs="$dirs .deps/onednn/lib"; fi
 tar -cJf .dev/bundle.tar.xz --exclude='*.o' --exclude='*.a' --exclude=CMakeFiles $dirs .dev/lib .dev/bin
 rm -rf .dev/lib .dev/bin
 ls -la .dev/bundle.tar.xz

@@ -63,6 +63,13 @@ static int run_program(const struct cli_program *p, int argc, char **argv);
 /* Standard output goes through write_stdout (a stdio cookie stream over fd 1), so that the reason
  * of the first failed write is kept: stdio keeps only a flag, and errno is long gone at exit. */
 static int stdout_errno;
+/* cli_stdout_pipe_may_close: a closed pipe on standard output is no failure of the command */
+static int stdout_pipe_may_close;
+
+void cli_stdout_pipe_may_close(void)
+{
+	stdout_pipe_may_close = 1;
+}
 
 static ssize_t write_stdout(void *cookie, const char *buf, size_t n)
 {
@@ -114,6 +121,8 @@ static int close_stdout(const char *prog, int status)
 	int bad = fflush(stdout) != 0 || ferror(stdout);
 	bad |= fclose(stdout) != 0;
 	if (!bad)
+		return status;
+	if (stdout_errno == EPIPE && stdout_pipe_may_close)   /* the reader stopped reading */
 		return status;
 	fprintf(stderr, "%s: cannot write standard output: %s\n", prog,
 		stdout_errno ? strerror(stdout_errno) : "a write failed");

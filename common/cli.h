@@ -34,6 +34,11 @@ struct cli_program {
 	const struct cli_shorthand *shorthand;   /* NULL for none */
 };
 
+/* For a command whose output is a side show (runner run's summary: the sweep is in the
+ * database): a closed pipe on standard output (`| head`, `| tail -0`: EPIPE) leaves its exit
+ * status as it is. Any other failed write (a full disk, /dev/full) is still exit 1. */
+void cli_stdout_pipe_may_close(void);
+
 /* Run the command argv names (opt_dispatch), or print the program's usage: to stdout for
  * `help`, `--help` or `-h` as the first argument (exit 0), to stderr when there is no argument and
  * no fallback (exit 2). `--version` as the first argument prints the version. Returns the exit

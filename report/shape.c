@@ -190,8 +190,14 @@ int table_shape_apply(const struct table_shape *s, int titled, struct table *t,
 		      struct bd_error *err)
 {
 	size_t ncols = s->ncols ? s->ncols : t->ncols;
-	size_t *from = xcalloc(ncols, sizeof(*from));
-	const struct shape_column **chosen = xcalloc(ncols, sizeof(*chosen));
+	/* contention and instability stay visible whatever the columns chosen: a table's mark
+	 * column (report_common.c case_mark_note) is kept, last, when --columns leaves it out */
+	long mark = s->ncols ? column_find(t, "mark") : -1;
+	for (size_t k = 0; k < s->ncols && mark >= 0; k++)
+		if (column_find(t, s->cols[k].name) == mark)
+			mark = -1;
+	size_t *from = xcalloc(ncols + 1, sizeof(*from));
+	const struct shape_column **chosen = xcalloc(ncols + 1, sizeof(*chosen));
 	size_t nchosen = 0;
 	for (size_t k = 0; k < ncols; k++) {
 		long c = s->ncols ? column_find(t, s->cols[k].name) : (long)k;
@@ -210,6 +216,10 @@ int table_shape_apply(const struct table_shape *s, int titled, struct table *t,
 		}
 		chosen[nchosen] = s->ncols ? &s->cols[k] : NULL;
 		from[nchosen++] = (size_t)c;
+	}
+	if (mark >= 0) {
+		chosen[nchosen] = NULL;
+		from[nchosen++] = (size_t)mark;
 	}
 	ncols = nchosen;
 	/* A column folds when it is constant over the whole table; the kept ones' sources move up

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "commands.h"
 #include "cpu_wait.h"
 #include "db.h"
@@ -516,6 +517,8 @@ int cmd_run(struct cmd_line *cl)
 		}
 		if (!rep)
 			install_signals(stop_on_closed_output);
+		if (!stop_on_closed_output)   /* a closed pipe drops the summary too, not the run */
+			cli_stdout_pipe_may_close();
 		fprintf(stderr, "run %lld (%.8s) of %s: %zu cases into %s\n", (long long)run_id, run.uuid,
 			sweep->path, cases.n, db_path);
 		struct machine_load load;

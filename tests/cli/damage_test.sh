@@ -334,7 +334,7 @@ small_items)
 		wait "$pid"
 		st=$?
 		[ "$st" = 130 ] && interrupted=$((interrupted + 1))
-		check "merge interrupted ${delay} s into its copy: exit 130 (or done: 0), got $st" [ "$st" = 130 ] || [ "$st" = 0 ]
+		check "merge interrupted ${delay} s into its copy: exit 130 (or done: 0), got $st" [ "$st" = 130 -o "$st" = 0 ]
 		check "merge interrupted ${delay} s into its copy: no copy left in TMPDIR ($(ls -A "$TMPDIR" | tr '\n' ' '))" [ -z "$(ls -A "$TMPDIR")" ]
 		check "merge interrupted ${delay} s into its copy: all of the input or nothing" \
 			[ "$(sql "$T/mi.db" "select count(*) from cases")" = "$([ "$st" = 0 ] && sql "$T/large.db" "select count(*) from cases" || echo 0)" ]

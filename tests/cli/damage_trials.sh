@@ -84,7 +84,8 @@ for k in $(seq 1 "$STOPS"); do
 	[ "$st" = 130 ] && stopped=$((stopped + 1))
 	n=$(sql "$T/mi.db" "select count(*) from cases")
 	echo "merge stopped $d ms into its copy: exit $st, $n of $all cases, TMPDIR: $(ls -A "$TMPDIR" | wc -l) files"
-	check "merge $k: all or nothing, no copy left" [ "$st/$n/$(ls -A "$TMPDIR" | wc -l)" = "130/0/0" ] || [ "$st/$n/$(ls -A "$TMPDIR" | wc -l)" = "0/$all/0" ]
+	got="$st/$n/$(ls -A "$TMPDIR" | wc -l)"
+	check "merge $k: all or nothing, no copy left ($got)" [ "$got" = "130/0/0" -o "$got" = "0/$all/0" ]
 done
 note "merges stopped: $STOPS, mid-way: $stopped"
 finish damage_trials

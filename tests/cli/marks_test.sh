@@ -41,24 +41,27 @@ contains "$T/out" "^- $FLASH1024: unstable" "and the unstable one"
 
 # ---- export --what stats: cpu_wait, rse and mark columns ----------------------------------------
 expect_status 0 "export stats" "$REPORT" export --what stats --db "$db" --run cand --format csv
-check "export has cpu_wait, rse and mark columns" grep -q '^run_id,.*,impl_info,cpu_wait,rse,mark$' "$T/out"
-check "the contended case's rows: cpu_wait 0.62 and the mark" awk -F, '$4 ~ /^naive.*S512 / { n++; if ($(NF-2) != 0.62 || $NF != "contended (waited 62%)") bad = 1 } END { exit bad || n != 3 }' "$T/out"
-check "the 4% case: its cpu_wait, no mark" awk -F, '$4 ~ /^sdpa.*S512 / { n++; if ($(NF-2) != 0.04 || $NF != "") bad = 1 } END { exit bad || n != 3 }' "$T/out"
-check "the unknown wait: blank, no mark" awk -F, '$4 ~ /^naive.*S256 / { n++; if ($(NF-2) != "" || $NF != "") bad = 1 } END { exit bad || n != 3 }' "$T/out"
-check "the unstable case: rse 0.041 and the mark" awk -F, '$4 ~ /^flash.*S1024 / { n++; if ($(NF-1) != 0.041 || $NF !~ /^unstable/) bad = 1 } END { exit bad || n != 3 }' "$T/out"
-check "the others' rse is estimated from their iterations, under 2.5%" awk -F, 'NR > 1 && $4 !~ /S1024/ && $(NF-1) != "" { n++; if ($(NF-1) >= 0.025) bad = 1 } END { exit bad || n < 20 }' "$T/out"
+check "export has cpu_wait, rse and mark columns after impl_info" grep -q '^run_id,.*,impl_info,cpu_wait,rse,mark[,$]' "$T/out"
+csv_cols "$T/out" case_name cpu_wait rse mark >"$T/cols"   # by name: the case's parameters follow
+check "the contended case's rows: cpu_wait 0.62 and the mark" awk -F, '$1 ~ /^naive.*S512 / { n++; if ($2 != 0.62 || $4 != "contended (waited 62%)") bad = 1 } END { exit bad || n != 3 }' "$T/cols"
+check "the 4% case: its cpu_wait, no mark" awk -F, '$1 ~ /^sdpa.*S512 / { n++; if ($2 != 0.04 || $4 != "") bad = 1 } END { exit bad || n != 3 }' "$T/cols"
+check "the unknown wait: blank, no mark" awk -F, '$1 ~ /^naive.*S256 / { n++; if ($2 != "" || $4 != "") bad = 1 } END { exit bad || n != 3 }' "$T/cols"
+check "the unstable case: rse 0.041 and the mark" awk -F, '$1 ~ /^flash.*S1024 / { n++; if ($3 != 0.041 || $4 !~ /^unstable/) bad = 1 } END { exit bad || n != 3 }' "$T/cols"
+check "the others' rse is estimated from their iterations, under 2.5%" awk -F, '$1 !~ /S1024/ && $3 != "" { n++; if ($3 >= 0.025) bad = 1 } END { exit bad || n < 20 }' "$T/cols"
 
 # ---- compare --baseline: contended is the verdict, an unstable side is marked --------------------
 expect_status 0 "compare --baseline naive" "$REPORT" compare --db "$db" --run cand --baseline naive --format csv
-check "compare: a mark column before the verdict" grep -q ',cpu_wait_%,mark,verdict$' "$T/out"
+check "compare: a mark column before the verdict" grep -q ',cpu_wait_%,mark,verdict[,$]' "$T/out"
+csv_cols "$T/out" case impl mark verdict >"$T/cols"
 check "compare: the pairs against the contended naive S512 are contended, not faster" \
-	awk -F, '$1 ~ /S512 / { n++; if ($NF != "contended") bad = 1 } END { exit bad || n != 2 }' "$T/out"
+	awk -F, '$1 ~ /S512 / { n++; if ($4 != "contended") bad = 1 } END { exit bad || n != 2 }' "$T/cols"
 check "compare: flash S1024, the unstable candidate, marked" \
-	grep -q "^flash float32 fwd+bwd B8 H1 S1024 D64,flash,.*,unstable (candidate +-4.1%),[a-z]*$" "$T/out"
+	grep -q "^flash float32 fwd+bwd B8 H1 S1024 D64,flash,unstable (candidate +-4.1%),[a-z]*$" "$T/cols"
 check "compare: no other pair marked" [ "$(grep -c ',unstable (' "$T/out")" = 1 ]
 expect_status 0 "compare --baseline flash" "$REPORT" compare --db "$db" --run cand --baseline flash --format csv
+csv_cols "$T/out" case impl mark verdict >"$T/cols"
 check "compare: the pairs against the unstable flash S1024 are marked on the baseline side" \
-	awk -F, '$1 ~ /S1024 / { n++; if ($(NF-1) != "unstable (baseline +-4.1%)") bad = 1 } END { exit bad || n != 2 }' "$T/out"
+	awk -F, '$1 ~ /S1024 / { n++; if ($3 != "unstable (baseline +-4.1%)") bad = 1 } END { exit bad || n != 2 }' "$T/cols"
 expect_status 0 "compare (md)" "$REPORT" compare --db "$db" --run cand --baseline naive
 contains "$T/out" "^- unstable \(1\): a side's median is uncertain by more than \+-5% \(95%\) within its run" "compare's note says what unstable means"
 contains "$T/out" "^- contended \(2\): a side waited for a CPU" "and what contended means"

@@ -126,7 +126,7 @@ contains "$T/out" "^pytorch float32 fwd\+bwd small ctx128 B4 compile=true,pytorc
 
 # ---- export stats: parameters and memory ------------------------------------------------------------
 expect_status 0 "export stats" "$REPORT" --db "$e2e" export --what stats
-contains "$T/out" ",impl_info,suite,device,dtype,pass,model,d_model,d_ff,num_layers,num_heads,vocab_size,context_length,batch_size,attention,compile,peak_mem_bytes,params_mem_bytes,grads_mem_bytes,optim_mem_bytes,activations_mem_bytes$" \
+contains "$T/out" ",impl_info,cpu_wait,rse,mark,suite,device,dtype,pass,model,d_model,d_ff,num_layers,num_heads,vocab_size,context_length,batch_size,attention,compile,peak_mem_bytes,params_mem_bytes,grads_mem_bytes,optim_mem_bytes,activations_mem_bytes$" \
 	"stats: every key parameter, a peer's compile, the memory"
 
 # ---- matmul: the iteration count is not a second 'n' -----------------------------------------------

@@ -622,10 +622,6 @@ static char *col_strdup(sqlite3_stmt *st, int i)
 	return s ? xstrdup((const char *)s) : NULL;
 }
 
-static int64_t col_i64(sqlite3_stmt *st, int i, int64_t if_null)
-{
-	return sqlite3_column_type(st, i) == SQLITE_NULL ? if_null : sqlite3_column_int64(st, i);
-}
 
 /* cases.status is one of vocab.h's names (001_init.sql checks it); anything else reads as error. */
 static enum bd_status col_status(sqlite3_stmt *st, int i)
@@ -658,7 +654,7 @@ static void run_row_read(sqlite3_stmt *st, struct run_row *r)
 	r->ended_at = col_strdup(st, 3);
 	r->status = col_strdup(st, 4);
 	r->git_commit = col_strdup(st, 5);
-	r->git_dirty = (int)col_i64(st, 6, -1);
+	r->git_dirty = (int)db_col_i64(st, 6, -1);
 	r->git_branch = col_strdup(st, 7);
 	r->label = col_strdup(st, 8);
 	r->sweep_path = col_strdup(st, 9);
@@ -845,11 +841,11 @@ static void case_row_read(sqlite3_stmt *st, struct case_row *c)
 	c->dtype = col_strdup(st, i++);
 	c->pass = col_strdup(st, i++);
 	c->model = col_strdup(st, i++);
-	c->batch_size = col_i64(st, i++, 0);
-	c->heads = col_i64(st, i++, 0);
-	c->seq_len = col_i64(st, i++, 0);
-	c->head_dim = col_i64(st, i++, 0);
-	c->causal = (int)col_i64(st, i++, -1);
+	c->batch_size = db_col_i64(st, i++, 0);
+	c->heads = db_col_i64(st, i++, 0);
+	c->seq_len = db_col_i64(st, i++, 0);
+	c->head_dim = db_col_i64(st, i++, 0);
+	c->causal = (int)db_col_i64(st, i++, -1);
 	c->params_json = col_strdup(st, i++);
 	c->case_key = col_strdup(st, i++);
 	c->name = col_strdup(st, i++);
@@ -859,21 +855,21 @@ static void case_row_read(sqlite3_stmt *st, struct case_row *c)
 	c->reason = col_strdup(st, i++);
 	c->max_diff = col_double(st, i++, -1);
 	c->tolerance = col_double(st, i++, -1);
-	c->mem_limit = col_i64(st, i++, -1);
-	c->param_bytes = col_i64(st, i++, -1);
-	c->peak_fwd_bytes = col_i64(st, i++, -1);
-	c->peak_bwd_bytes = col_i64(st, i++, -1);
-	c->peak_bytes = col_i64(st, i++, -1);
+	c->mem_limit = db_col_i64(st, i++, -1);
+	c->param_bytes = db_col_i64(st, i++, -1);
+	c->peak_fwd_bytes = db_col_i64(st, i++, -1);
+	c->peak_bwd_bytes = db_col_i64(st, i++, -1);
+	c->peak_bytes = db_col_i64(st, i++, -1);
 	for (int p = 0; p < PHASE_COUNT; p++)
 		c->flops[p] = col_double(st, i++, 0);
 	for (int p = 0; p < PHASE_COUNT; p++)
 		c->bytes[p] = col_double(st, i++, 0);
-	c->elapsed_ns = col_i64(st, i++, 0);
-	c->grad_bytes = col_i64(st, i++, -1);
-	c->optim_bytes = col_i64(st, i++, -1);
-	c->activation_bytes = col_i64(st, i++, -1);
-	c->workspace_bytes = col_i64(st, i++, -1);
-	c->param_count = col_i64(st, i++, -1);
+	c->elapsed_ns = db_col_i64(st, i++, 0);
+	c->grad_bytes = db_col_i64(st, i++, -1);
+	c->optim_bytes = db_col_i64(st, i++, -1);
+	c->activation_bytes = db_col_i64(st, i++, -1);
+	c->workspace_bytes = db_col_i64(st, i++, -1);
+	c->param_count = db_col_i64(st, i++, -1);
 	c->impl_info = col_strdup(st, i++);
 	c->stop_reason = col_strdup(st, i++);
 	c->cpu_wait = col_double(st, i++, -1);

@@ -8,6 +8,12 @@
 
 #include "db.h"
 
+/* Column i of st's row as an integer, or if_null where it is NULL (db.c, system.c). */
+static inline int64_t db_col_i64(sqlite3_stmt *st, int i, int64_t if_null)
+{
+	return sqlite3_column_type(st, i) == SQLITE_NULL ? if_null : sqlite3_column_int64(st, i);
+}
+
 /* The connection of db (owned by db). */
 sqlite3 *db_sqlite(struct db *db);
 /* The path db was opened with. */

@@ -5,11 +5,6 @@
 
 #include "db_internal.h"
 
-static int64_t col_int(sqlite3_stmt *st, int i, int64_t if_null)
-{
-	return sqlite3_column_type(st, i) == SQLITE_NULL ? if_null : sqlite3_column_int64(st, i);
-}
-
 static void copy_col(sqlite3_stmt *st, int i, char *dst, size_t n)
 {
 	const unsigned char *s = sqlite3_column_text(st, i);
@@ -37,17 +32,17 @@ int db_system_get(struct db *db, int64_t system_id, struct sysinfo *si, struct b
 		copy_col(st, 2, si->kernel, sizeof(si->kernel));
 		copy_col(st, 3, si->arch, sizeof(si->arch));
 		copy_col(st, 4, si->cpu_model, sizeof(si->cpu_model));
-		si->cpu_cores = (int)col_int(st, 5, 0);
-		si->cpu_threads = (int)col_int(st, 6, 0);
+		si->cpu_cores = (int)db_col_i64(st, 5, 0);
+		si->cpu_threads = (int)db_col_i64(st, 6, 0);
 		copy_col(st, 7, si->cpu_flags, sizeof(si->cpu_flags));
-		si->mem_bytes = col_int(st, 8, 0);
+		si->mem_bytes = db_col_i64(st, 8, 0);
 		copy_col(st, 9, si->gpu_name, sizeof(si->gpu_name));
-		si->gpu_count = (int)col_int(st, 10, 0);
-		si->gpu_mem_bytes = col_int(st, 11, 0);
-		si->gpu_sm_count = (int)col_int(st, 12, 0);
+		si->gpu_count = (int)db_col_i64(st, 10, 0);
+		si->gpu_mem_bytes = db_col_i64(st, 11, 0);
+		si->gpu_sm_count = (int)db_col_i64(st, 12, 0);
 		copy_col(st, 13, si->gpu_cc, sizeof(si->gpu_cc));
-		si->gpu_clock_mhz = (int)col_int(st, 14, 0);
-		si->gpu_mem_clock_mhz = (int)col_int(st, 15, 0);
+		si->gpu_clock_mhz = (int)db_col_i64(st, 14, 0);
+		si->gpu_mem_clock_mhz = (int)db_col_i64(st, 15, 0);
 		copy_col(st, 16, si->driver_version, sizeof(si->driver_version));
 		copy_col(st, 17, si->cuda_runtime, sizeof(si->cuda_runtime));
 		copy_col(st, 18, si->cudnn_version, sizeof(si->cudnn_version));

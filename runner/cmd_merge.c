@@ -38,10 +38,12 @@ int cmd_merge(struct cmd_line *cl)
 		"what differs. Each input's line says what was added, skipped and refused. Inputs\n"
 		"from an older benchdb are read through a migrated temporary copy and never written.\n"
 		"Exit status: 0 when every input was imported, 1 when one (or a run of one) could not\n"
-		"be (it is named, and the rest is still imported), 2 for a bad option."};
+		"be (it is named, and the rest is still imported), 2 for a bad option, 130 when a\n"
+		"signal stopped it (the input being merged rolled back, the later ones not started;\n"
+		"a signal after the last input was committed stops nothing, and the status is 0)."};
 	struct db *db = NULL;
 	struct bd_error err;
-	int npos = 0, status, failed = 0, refused = 0;
+	int npos = 0, status, failed = 0, refused = 0, rolled_back = 0;
 	char **argv = NULL;   /* the positional arguments */
 	if ((status = opt_parse_command(cl, specs, &usage, 1, 1 << 20, &argv, &npos)) >= 0 ||
 	    (status = runner_busy_timeout("merge", busy_timeout_s)) >= 0)
@@ -62,6 +64,12 @@ int cmd_merge(struct cmd_line *cl)
 	for (i = 0; i < npos && !merge_stop; i++) {
 		struct db_merge_counts n;
 		if (db_merge(db, argv[i], &merge_stop, &n, &err)) {
+			if (err.code == BD_EINTR) {   /* this input rolled back; the loop ends here */
+				rolled_back = 1;
+				failed++;
+				i++;
+				break;
+			}
 			bd_error_print("runner merge", &err);
 			db_merge_counts_clear(&n);
 			failed++;
@@ -83,13 +91,23 @@ int cmd_merge(struct cmd_line *cl)
 		db_merge_counts_clear(&n);
 	}
 	printf("merged %d of %d databases into %s: added %lld runs, %lld cases; refused %lld runs\n",
-	       npos - failed, npos, db_path, (long long)all.runs, (long long)all.cases,
+	       i - failed, npos, db_path, (long long)all.runs, (long long)all.cases,
 	       (long long)all.runs_refused);
 	db_close(db);
-	if (merge_stop) {
-		fprintf(stderr, "runner merge: interrupted: the input being merged rolled back (its "
-			"temporary copy removed), the %d after it not merged\n", npos - i);
+	/* A signal that came after the last input was committed stopped nothing: every input is in,
+	 * and the status says so (a merge is all of an input or nothing of it, and the exit status
+	 * must tell which). One that came between inputs left the earlier ones merged. */
+	if (merge_stop && (rolled_back || i < npos)) {
+		if (rolled_back)
+			fprintf(stderr, "runner merge: interrupted: %s rolled back (its temporary copy "
+				"removed), the %d after it not merged\n", argv[i - 1], npos - i);
+		else
+			fprintf(stderr, "runner merge: interrupted between inputs: the first %d "
+				"done, the %d after them not started\n", i, npos - i);
 		return EXIT_INTERRUPTED;
 	}
+	if (merge_stop)
+		fprintf(stderr, "runner merge: a stop signal came after the last input was merged: "
+			"nothing was left to stop\n");
 	return failed || refused ? EXIT_FAIL : EXIT_OK;
 }

@@ -632,23 +632,41 @@ int cmd_nodes(struct cmd_line *cl)
 			   "the time (the median case; %.3g%% to %.3g%%); a node off by less can pass "
 			   "(~); more runs per node, at different times, flag less",
 			   100 * med, 100 * lo, 100 * hi);
+	const char *verdict = r.overall == MARK_FAIL	 ? "a node is out of bounds"
+			      : r.overall == MARK_CONTENDED ? "a node's runs waited for a CPU (contended): "
+							      "rerun on a quiet machine"
+			      : r.overall == MARK_UNSURE ? "some comparisons cannot tell"
+			      : unmeasured ? "the noise between runs is not measured (one run per node): "
+					     "cannot tell"
+					   : "no node out of bounds";
 	table_note(&r.per_case, "%zu case key%s on %zu nodes: %s", r.keys, r.keys == 1 ? "" : "s",
-		   nhosts, r.overall == MARK_FAIL	 ? "a node is out of bounds"
-			   : r.overall == MARK_CONTENDED ? "a node's runs waited for a CPU (contended): "
-							   "rerun on a quiet machine"
-			   : r.overall == MARK_UNSURE	 ? "some comparisons cannot tell"
-			   : unmeasured ? "the noise between runs is not measured (one run per node): "
-					  "cannot tell"
-					: "no node out of bounds");
+		   nhosts, verdict);
+	status = r.overall == MARK_FAIL ? EXIT_FAIL
+		 : r.overall == MARK_UNSURE || r.overall == MARK_CONTENDED || unmeasured ? EXIT_USAGE
+											 : EXIT_OK;
 	struct table tables[3];
 	nodes_summary(all, nall, hosts, nhosts, &tables[0]);
 	tables[1] = r.per_node;
 	tables[2] = r.per_case;
-	report_print((enum report_format)fmt, tables, 3);
+	if (format_is((enum report_format)fmt, FORMAT_SHORT)) {
+		/* a CI job's comment: the marker and the verdict (as regress and changes), then the
+		 * per-node lines and the tables */
+		struct report_output out = REPORT_OUTPUT_INIT;
+		format_summary_head("nodes", status,
+				    status == EXIT_FAIL	  ? "OUT OF BOUNDS"
+				    : status == EXIT_USAGE ? "CANNOT TELL"
+							   : "no node out of bounds", &out.text);
+		sb_addf(&out.text, "%zu case key%s on %zu nodes: %s.\n\n", r.keys,
+			r.keys == 1 ? "" : "s", nhosts, verdict);
+		report_output_begin(&out, (enum report_format)fmt);
+		for (size_t i = 0; i < 3; i++)
+			render_table(&tables[i], (enum report_format)fmt, &out.text);
+		report_output_end(&out, 0);
+		report_output_free(&out);
+	} else {
+		report_print((enum report_format)fmt, tables, 3);
+	}
 	table_free(&tables[0]);
-	status = r.overall == MARK_FAIL ? EXIT_FAIL
-		 : r.overall == MARK_UNSURE || r.overall == MARK_CONTENDED || unmeasured ? EXIT_USAGE
-											 : EXIT_OK;
 	if (chart_dir && nodes_chart(chart_dir, all, nall, key_start, nkeys, hosts, nhosts, &err)) {
 		report_error(&err, 0);
 		if (status == EXIT_OK)

@@ -50,6 +50,9 @@ contains "$T/out" "^\| $(hostname) +\| +$ok_cases \| +0 \| " "node 1: none out o
 expect_status 1 "10% slower node (md)" "$REPORT" nodes --db "$T/merged.db"
 contains "$T/out" "a node is out of bounds" "the summary says so"
 contains "$T/out" "throughput spread" "spread column"
+expect_status 1 "10% slower node (summary, a CI comment)" "$REPORT" nodes --db "$T/merged.db" --format summary
+check "summary: the marker, then the verdict" [ "$(sed -n 1,2p "$T/out")" = "$(printf '<!-- benchdb: report nodes -->\n### ❌ OUT OF BOUNDS')" ]
+contains "$T/out" "slow on $ok_cases of $ok_cases cases" "summary: the node named"
 expect_status 0 "a 15% band passes 10%" "$REPORT" nodes --db "$T/merged.db" --throughput-band 15
 contains "$T/out" "noise between runs: within a session measured" "the run-to-run spread is measured from the repeated runs"
 
@@ -72,6 +75,8 @@ NODE1=$T/single.db node2 1.10
 expect_status 2 "one run per node: cannot tell" "$REPORT" nodes --db "$T/merged.db"
 contains "$T/out" "noise between runs is not measured \(one run per node\): cannot tell" "says why"
 contains "$T/out" "with a single run: a node's run-to-run spread needs repeated runs" "says what to do"
+expect_status 2 "one run per node (summary)" "$REPORT" nodes --db "$T/merged.db" --format summary
+check "summary: cannot tell, never a pass" [ "$(sed -n 2p "$T/out")" = "### ⚠️ CANNOT TELL" ]
 
 node2 1.0 "update cases set peak_bytes = cast(peak_bytes * 1.05 as integer)"
 expect_status 1 "5% more memory: exit 1" "$REPORT" nodes --db "$T/merged.db" --format csv

@@ -141,16 +141,40 @@ static int cost_model(const struct progress *pg, struct cost_fit *best)
 	return 0;
 }
 
+/* Beyond the work the seen cases span, cost grows at least as work^PROGRESS_GROWTH_MIN. */
+#define PROGRESS_GROWTH_MIN 0.8
+
+/* A case's cost by the model. The fit is trusted over the work the seen cases span and as far
+ * again beyond the largest (on a log scale, half that span: W x sqrt(W / smallest)); past that
+ * it costs at least the fit's cost there times (work / there)^PROGRESS_GROWTH_MIN. The first
+ * cases of a sweep are small, their time mostly the fixed cost, and a fit of them says the cost
+ * hardly grows: extrapolated 1000-fold in work it predicted ~0 for the rest of the sweep (eta
+ * 0:02 where 1:40 was left), when a larger kernel or model runs nearer the machine's peak, not
+ * for free. docs/performance.md, "ETA". */
+static double case_cost(const struct cost_fit *f, double w, double trusted)
+{
+	double cost = f->fixed + f->scale * pow(w, f->power);
+	if (w <= trusted)
+		return cost;
+	double at = f->fixed + f->scale * pow(trusted, f->power);
+	return fmax(cost, at * pow(w / trusted, PROGRESS_GROWTH_MIN));
+}
+
 int64_t progress_eta_ns(const struct progress *pg, size_t index, double fraction,
 			int64_t elapsed_ns)
 {
 	struct cost_fit f = {0};
 	if (cost_model(pg, &f) == 0) {
-		double left = 0;
+		double left = 0, lo = INFINITY, hi = 0;
+		for (size_t i = 0; i < pg->nfit; i++) {
+			lo = fmin(lo, pg->seen[i][0]);
+			hi = fmax(hi, pg->seen[i][0]);
+		}
+		double trusted = hi * sqrt(hi / lo);
 		for (size_t i = index; i < pg->ncases; i++) {
 			double w = work_of(pg, i);
 			if (w > 0)
-				left += (i == index ? 1 - fraction : 1) * (f.fixed + f.scale * pow(w, f.power));
+				left += (i == index ? 1 - fraction : 1) * case_cost(&f, w, trusted);
 		}
 		return (int64_t)left;
 	}

@@ -105,6 +105,18 @@ static void test_progress__the_fitted_cost_model_predicts_planted_times(void **s
 	assert_in_range(progress_eta_ns(&pg, 3, 0.0, 75 * SECOND), 129 * SECOND - MS, 129 * SECOND + MS);
 	progress_finish(&pg);
 
+	/* small cases that all take their fixed cost (2 s, whatever their work): the fit says the
+	 * cost does not grow, but a case 1000 times larger is not 2 s. The fit holds out to
+	 * 4e9 x sqrt(4) = 8e9; beyond, the cost grows at least as work^0.8: 2 x 500^0.8 = 288.6 s */
+	const struct progress_work flat[] = {{1e9, 1}, {2e9, 1}, {4e9, 1}, {4e12, 1}, {6e9, 1}};
+	progress_init(&pg, ARRAY_LEN(flat), flat);
+	for (size_t i = 0; i < 3; i++)
+		progress_observe(&pg, i, 2 * SECOND);
+	assert_in_range(progress_eta_ns(&pg, 4, 0.0, 6 * SECOND), 2 * SECOND - MS, 2 * SECOND + MS);
+	int64_t big = progress_eta_ns(&pg, 3, 0.0, 6 * SECOND) - 2 * SECOND;   /* less the 6e9 case */
+	assert_in_range(big, 288600 * MS - 100 * MS, 288600 * MS + 100 * MS);
+	progress_finish(&pg);
+
 	/* every case the same work: its mean time each, whatever the work per case says */
 	const struct progress_work same[] = {{1e9, 1}, {1e9, 1}, {1e9, 1}, {1e9, 1}, {1e9, 1}};
 	progress_init(&pg, ARRAY_LEN(same), same);

@@ -56,7 +56,9 @@ void progress_observe(struct progress *pg, size_t index, int64_t ns);
  * case index. From PROGRESS_FIT_MIN observed cases on: the cost model — each case a fixed cost
  * (setup, validation) plus scale x work^power, power from 0.5 to 1 (a larger kernel or model
  * usually runs nearer the machine's peak, so cost grows more slowly than its FLOPs), fitted by
- * least squares on relative errors — summed over the cases left that will run; before that, the
+ * least squares on relative errors, trusted over the work the fitted cases span and half that
+ * span again beyond (past that a case's cost grows at least as work^0.8) — summed over the
+ * cases left that will run; before that, the
  * geometric mean of the elapsed time per unit of work done times the work left and the elapsed
  * time per case done times the cases left. -1 before any work. */
 #define PROGRESS_FIT_MIN 3

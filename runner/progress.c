@@ -55,6 +55,36 @@ static double *work_before(size_t n, const struct progress_work *work, enum prog
 	return NULL;
 }
 
+static int by_kind(const void *a, const void *b)
+{
+	uint64_t x = ((const uint64_t *)a)[0], y = ((const uint64_t *)b)[0];
+	return x < y ? -1 : x > y;
+}
+
+/* Each case's kind as a dense index 0 .. *nkinds - 1 (all 0 without work). */
+static size_t *kinds(size_t n, const struct progress_work *work, size_t *nkinds)
+{
+	size_t *kind_of = xcalloc(n ? n : 1, sizeof(*kind_of));
+	*nkinds = 1;
+	if (!work || !n)
+		return kind_of;
+	uint64_t (*pairs)[2] = xmalloc(n * sizeof(*pairs));   /* (kind, case) sorted by kind */
+	for (size_t i = 0; i < n; i++) {
+		pairs[i][0] = work[i].kind;
+		pairs[i][1] = i;
+	}
+	qsort(pairs, n, sizeof(*pairs), by_kind);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (i && pairs[i][0] != pairs[i - 1][0])
+			k++;
+		kind_of[pairs[i][1]] = k;
+	}
+	*nkinds = k + 1;
+	free(pairs);
+	return kind_of;
+}
+
 static double work_until(const struct progress *pg, size_t index, double fraction)
 {
 	if (!pg->work_before)
@@ -73,10 +103,18 @@ static double work_of(const struct progress *pg, size_t i)
 void progress_observe(struct progress *pg, size_t index, int64_t ns)
 {
 	double w = index < pg->ncases ? work_of(pg, index) : 0, t = (double)ns;
-	if (w <= 0 || t <= 0 || !pg->seen || pg->nfit == pg->ncases)
+	if (t <= 0 || !pg->seen || index >= pg->ncases)
+		return;
+	if (w <= 0) {   /* a case that did not run */
+		pg->idle_ns += t;
+		pg->nidle++;
+		return;
+	}
+	if (pg->nfit == pg->ncases)
 		return;
 	pg->seen[pg->nfit][0] = w;
 	pg->seen[pg->nfit][1] = t;
+	pg->seen_case[pg->nfit] = index;
 	pg->nfit++;
 }
 
@@ -151,13 +189,77 @@ static int cost_model(const struct progress *pg, struct cost_fit *best)
  * hardly grows: extrapolated 1000-fold in work it predicted ~0 for the rest of the sweep (eta
  * 0:02 where 1:40 was left), when a larger kernel or model runs nearer the machine's peak, not
  * for free. docs/performance.md, "ETA". */
-static double case_cost(const struct cost_fit *f, double w, double trusted)
+static double case_cost(const struct cost_fit *f, double scale, double w, double trusted)
 {
-	double cost = f->fixed + f->scale * pow(w, f->power);
+	double cost = f->fixed + scale * pow(w, f->power);
 	if (w <= trusted)
 		return cost;
-	double at = f->fixed + f->scale * pow(trusted, f->power);
+	double at = f->fixed + scale * pow(trusted, f->power);
 	return fmax(cost, at * pow(w / trusted, PROGRESS_GROWTH_MIN));
+}
+
+/* The cost model with a scale per kind, fixed + scale[kind] x work^power, by the same least
+ * squares on relative errors (fixed >= 0, each scale >= 0); scale[k] < 0 for a kind not seen.
+ * Returns the residual. */
+static double kind_fit_power(const struct progress *pg, double power, double *fixed,
+			     double *scale)
+{
+	double (*d)[3] = xcalloc(pg->nkinds, sizeof(*d));   /* per kind: sum q x, q x^2, q x t */
+	double s0 = 0, sy = 0;
+	for (size_t i = 0; i < pg->nfit; i++) {
+		double t = pg->seen[i][1], x = pow(pg->seen[i][0], power), q = 1 / (t * t);
+		double *dk = d[pg->kind_of[pg->seen_case[i]]];
+		dk[0] += q * x;
+		dk[1] += q * x * x;
+		dk[2] += q * x * t;
+		s0 += q;
+		sy += q * t;
+	}
+	double den = s0, num = sy;
+	for (size_t k = 0; k < pg->nkinds; k++)
+		if (d[k][1] > 0) {
+			den -= d[k][0] * d[k][0] / d[k][1];
+			num -= d[k][0] * d[k][2] / d[k][1];
+		}
+	*fixed = den > 1e-12 * s0 ? fmax(num / den, 0) : 0;
+	for (size_t k = 0; k < pg->nkinds; k++)
+		scale[k] = d[k][1] > 0 ? fmax((d[k][2] - *fixed * d[k][0]) / d[k][1], 0) : -1;
+	free(d);
+	double residual = 0;
+	for (size_t i = 0; i < pg->nfit; i++) {
+		double t = pg->seen[i][1], e;
+		e = (*fixed + scale[pg->kind_of[pg->seen_case[i]]] * pow(pg->seen[i][0], power) - t) / t;
+		residual += e * e;
+	}
+	return residual;
+}
+
+/* Kinds (a float32 and a bfloat16 case, say) run at different rates per unit of work: with more
+ * than one kind seen, the model with a scale per kind (one fixed cost and power, fitted
+ * together) in *kf, and the scales (< 0: a kind not seen); with one, all scales < 0. */
+static double *kind_model(const struct progress *pg, struct cost_fit *kf)
+{
+	double *scale = xmalloc(pg->nkinds * sizeof(*scale)), *try = xmalloc(pg->nkinds * sizeof(*try));
+	char *seen = xcalloc(pg->nkinds, 1);
+	size_t nk = 0;
+	for (size_t i = 0; i < pg->nfit; i++) {
+		size_t k = pg->kind_of[pg->seen_case[i]];
+		nk += !seen[k];
+		seen[k] = 1;
+	}
+	free(seen);
+	for (size_t k = 0; k < pg->nkinds; k++)
+		scale[k] = -1;
+	for (int j = 0; nk > 1 && j < POWER_STEPS; j++) {
+		double fixed, power = POWER_MIN + (1 - POWER_MIN) * j / (POWER_STEPS - 1);
+		double r = kind_fit_power(pg, power, &fixed, try);
+		if (j == 0 || r < kf->residual) {
+			*kf = (struct cost_fit){fixed, 0, power, r};
+			memcpy(scale, try, pg->nkinds * sizeof(*scale));
+		}
+	}
+	free(try);
+	return scale;
 }
 
 int64_t progress_eta_ns(const struct progress *pg, size_t index, double fraction,
@@ -171,11 +273,18 @@ int64_t progress_eta_ns(const struct progress *pg, size_t index, double fraction
 			hi = fmax(hi, pg->seen[i][0]);
 		}
 		double trusted = hi * sqrt(hi / lo);
+		/* a scale per kind; a kind not seen yet (scale < 0) costs what the fit of all says */
+		struct cost_fit kf = f;
+		double *scale = kind_model(pg, &kf);
+		double idle = pg->nidle ? pg->idle_ns / (double)pg->nidle : 0;
 		for (size_t i = index; i < pg->ncases; i++) {
-			double w = work_of(pg, i);
-			if (w > 0)
-				left += (i == index ? 1 - fraction : 1) * case_cost(&f, w, trusted);
+			double w = work_of(pg, i), part = i == index ? 1 - fraction : 1;
+			double sk = scale[pg->kind_of[i]];
+			left += part * (w <= 0	 ? idle
+					: sk >= 0 ? case_cost(&kf, sk, w, trusted)
+						  : case_cost(&f, f.scale, w, trusted));
 		}
+		free(scale);
 		return (int64_t)left;
 	}
 	double done = work_until(pg, index, fraction), all = work_until(pg, pg->ncases, 0);
@@ -219,7 +328,11 @@ void progress_init(struct progress *pg, size_t ncases, const struct progress_wor
 	pg->work_before = work_before(ncases, work, &pg->basis);
 	pg->dropped_at = 0;
 	pg->seen = xcalloc(ncases ? ncases : 1, sizeof(*pg->seen));
+	pg->seen_case = xcalloc(ncases ? ncases : 1, sizeof(*pg->seen_case));
 	pg->nfit = 0;
+	pg->idle_ns = 0;
+	pg->nidle = 0;
+	pg->kind_of = kinds(ncases, work, &pg->nkinds);
 }
 
 /* After a write to stderr: a failure (EPIPE from a closed pipe, EIO from a lost terminal) drops
@@ -304,6 +417,10 @@ void progress_finish(struct progress *pg)
 	pg->work_before = NULL;
 	free(pg->seen);
 	pg->seen = NULL;
-	pg->nfit = 0;
+	free(pg->seen_case);
+	pg->seen_case = NULL;
+	free(pg->kind_of);
+	pg->kind_of = NULL;
+	pg->nfit = pg->nidle = 0;
 	pg->basis = PROGRESS_BY_COUNT;
 }

@@ -12,6 +12,11 @@
  * (warm-up included); 0 for a case that will not run here, < 0 when not known. */
 struct progress_work {
 	double flops, bytes;
+	/* Cases of one kind (suite, impl, device, dtype: case_work's hash; 0 for all when not
+	 * known) run at one rate per unit of work; kinds differ (a bfloat16 case does 3x the FLOPs
+	 * per second of a float32 one on AMX), and the ETA scales the cost model by each kind's
+	 * measured ratio to it. */
+	uint64_t kind;
 };
 
 /* What the ETA weighs the cases by: FLOPs when every case states them, else bytes when every
@@ -35,7 +40,14 @@ struct progress {
 	/* The finished cases that ran, for the cost model t = fixed + scale x work^power:
 	 * (work, ns) of each (ncases of room; NULL until progress_init). */
 	double (*seen)[2];
+	size_t *seen_case;   /* the case index of each seen point */
 	size_t nfit;
+	size_t *kind_of;     /* ncases: each case's kind, 0 .. nkinds - 1 */
+	size_t nkinds;
+	/* The finished cases that did not run (work 0: refused, predicted out of memory): their
+	 * time, which a case left that will not run is expected to take on average. */
+	double idle_ns;
+	size_t nidle;
 };
 
 /* work: ncases entries (NULL: weigh by count). */
@@ -49,7 +61,8 @@ void progress_case_end(struct progress *pg, const struct case_result *res);
 void progress_finish(struct progress *pg);
 
 /* Case index took ns (wall time, setup and storing included): one more point of the cost model.
- * progress_case_end calls it; a case that did not run (work 0) is not a point. */
+ * progress_case_end calls it; a case that did not run (work 0) is not a point: its time is what
+ * each case left that will not run is expected to take (their mean). */
 void progress_observe(struct progress *pg, size_t index, int64_t ns);
 
 /* Nanoseconds left when elapsed_ns have gone into the cases before index and fraction (0..1) of
@@ -57,8 +70,10 @@ void progress_observe(struct progress *pg, size_t index, int64_t ns);
  * (setup, validation) plus scale x work^power, power from 0.5 to 1 (a larger kernel or model
  * usually runs nearer the machine's peak, so cost grows more slowly than its FLOPs), fitted by
  * least squares on relative errors, trusted over the work the fitted cases span and half that
- * span again beyond (past that a case's cost grows at least as work^0.8) — summed over the
- * cases left that will run; before that, the
+ * span again beyond (past that a case's cost grows at least as work^0.8), times its kind's
+ * ratio to the model (the geometric mean over the kind's finished cases; 1 for a kind not seen
+ * yet) — summed over the cases left that will run, plus the mean time of a case that did not run
+ * for each case left that will not; before that, the
  * geometric mean of the elapsed time per unit of work done times the work left and the elapsed
  * time per case done times the cases left. -1 before any work. */
 #define PROGRESS_FIT_MIN 3

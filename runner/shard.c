@@ -38,12 +38,32 @@ int case_expect_oom(const struct sweep_case *c)
 	return need > c->params.mem_limit;
 }
 
+/* FNV-1a over n bytes, continuing from h */
+static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
+{
+	const unsigned char *b = data;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 1099511628211ULL;
+	return h;
+}
+
+/* The kind of a case for the ETA: the cases that run the same code at one rate per unit of work
+ * (suite, impl, device, dtype, and an e2e model's attention). */
+static uint64_t case_kind(const struct case_params *p)
+{
+	int ids[3] = {(int)p->suite, (int)p->device, (int)p->dtype};
+	uint64_t h = fnv1a(14695981039346656037ULL, ids, sizeof(ids));
+	h = fnv1a(h, p->impl, strnlen(p->impl, sizeof(p->impl)));
+	return fnv1a(h, p->attention, strnlen(p->attention, sizeof(p->attention)));
+}
+
 void case_work(const struct sweep_case *c, int only_runnable, struct progress_work *work)
 {
 	const struct case_params *p = &c->params;
 	struct wl_figures f = {0};
 	struct wl_status st = {0};
 	work->flops = work->bytes = 0;
+	work->kind = case_kind(p);
 	if (c->peer) {
 		peer_figures(p, &f);
 	} else {

@@ -19,6 +19,8 @@ gcc -O2 -std=gnu11 -I"$repo/runner" -I"$repo/common" -I"$repo/kernels" -I"$repo/
 	"$repo/common/xalloc.c" "$repo/common/vocab.c" -lm -o "$out/eta_replay"
 sqlite3 -separator ' ' "$db" "
 	select case when status = 'ok' then (coalesce(flops_fwd, 0) + coalesce(flops_bwd, 0) +
-		coalesce(flops_opt, 0)) * (warmup + iters) else 0 end, elapsed_ns
+		coalesce(flops_opt, 0)) * (warmup + iters) else 0 end, elapsed_ns,
+		dense_rank() over (order by suite, device, dtype,
+				   '')
 	from cases where run_id = $run
 	order by started_at, ord" | "$out/eta_replay"

@@ -27,11 +27,13 @@ function secs(t,   n, p) { n = split(t, p, ":"); return n == 3 ? p[1] * 3600 + p
 	if (i == n) next
 	r = truth > 0 ? eta / truth : 0
 	printf "case %3d/%d  elapsed %6.0f s  eta %6.0f s  truth %6.0f s  ratio %6.2f\n", i, n, el, eta, truth, r
+	# judged by the ratio while a minute or more is left; in the last minute, by seconds
+	if (truth < 60) { tail++; e = eta - truth; if (e < 0) e = -e; if (e > tail_err) tail_err = e; next }
 	cnt++; if (r > 2 || r < 0.5) { bad++; last_bad = i }
 	if (r > worst_hi) worst_hi = r; if (worst_lo == "" || r < worst_lo) worst_lo = r
 	if (i > 1) { if (r > hi2) hi2 = r; if (lo2 == "" || r < lo2) lo2 = r }
 }
 END {
-	printf "%d estimates: ratio %.2f to %.2f (from case 2 on: %.2f to %.2f); %d outside 0.5-2x%s\n",
-		cnt, worst_lo, worst_hi, lo2, hi2, bad, bad ? sprintf(", the last after case %d", last_bad) : ""
+	printf "%d estimates with a minute or more left: ratio %.2f to %.2f (from case 2 on: %.2f to %.2f); %d outside 0.5-2x%s; %d in the last minute: off by %.0f s at most\n",
+		cnt, worst_lo, worst_hi, lo2, hi2, bad, bad ? sprintf(", the last after case %d", last_bad) : "", tail, tail_err
 }' "$OUT/progress.log"

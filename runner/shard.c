@@ -47,14 +47,14 @@ static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
 	return h;
 }
 
-/* The kind of a case for the ETA: the cases that run the same code at one rate per unit of work
- * (suite, impl, device, dtype, and an e2e model's attention). */
+/* The kind of a case for the ETA: suite, device, dtype — what sets the rate per unit of work
+ * by a constant factor (a bfloat16 case on AMX, a GPU). Not the impl: naive and flash differ by
+ * shape, which the fit's power follows, and a kind per impl made the ETA worse on the shipped
+ * attention sweep (docs/performance.md, "ETA"). */
 static uint64_t case_kind(const struct case_params *p)
 {
 	int ids[3] = {(int)p->suite, (int)p->device, (int)p->dtype};
-	uint64_t h = fnv1a(14695981039346656037ULL, ids, sizeof(ids));
-	h = fnv1a(h, p->impl, strnlen(p->impl, sizeof(p->impl)));
-	return fnv1a(h, p->attention, strnlen(p->attention, sizeof(p->attention)));
+	return fnv1a(14695981039346656037ULL, ids, sizeof(ids));
 }
 
 void case_work(const struct sweep_case *c, int only_runnable, struct progress_work *work)

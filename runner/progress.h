@@ -12,7 +12,7 @@
  * (warm-up included); 0 for a case that will not run here, < 0 when not known. */
 struct progress_work {
 	double flops, bytes;
-	/* Cases of one kind (suite, device, dtype: case_work's hash; 0 for all when not known)
+	/* Cases of one kind (suite, device, dtype: case_work packs them; 0 for all when not known)
 	 * run at one rate per unit of work; kinds differ (a bfloat16 case does 3x the FLOPs per
 	 * second of a float32 one on AMX), and the ETA fits a scale per kind. */
 	uint64_t kind;

@@ -38,23 +38,13 @@ int case_expect_oom(const struct sweep_case *c)
 	return need > c->params.mem_limit;
 }
 
-/* FNV-1a over n bytes, continuing from h */
-static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
-{
-	const unsigned char *b = data;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 1099511628211ULL;
-	return h;
-}
-
 /* The kind of a case for the ETA: suite, device, dtype — what sets the rate per unit of work
  * by a constant factor (a bfloat16 case on AMX, a GPU). Not the impl: naive and flash differ by
  * shape, which the fit's power follows, and a kind per impl made the ETA worse on the shipped
  * attention sweep (docs/performance.md, "ETA"). */
 static uint64_t case_kind(const struct case_params *p)
 {
-	int ids[3] = {(int)p->suite, (int)p->device, (int)p->dtype};
-	return fnv1a(14695981039346656037ULL, ids, sizeof(ids));
+	return (uint64_t)p->suite << 32 | (uint64_t)p->device << 16 | (uint64_t)p->dtype;
 }
 
 void case_work(const struct sweep_case *c, int only_runnable, struct progress_work *work)

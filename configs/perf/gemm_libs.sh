@@ -11,6 +11,11 @@
 #   GEMM_LIBS_CLOCK=cpu OMP_WAIT_POLICY=passive configs/perf/gemm_libs.sh /tmp/gl float32 15
 # for process CPU time (a shared machine), ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2
 # for the AVX2 paths, OMP_NUM_THREADS for the thread count.
+#
+# GEMM_LIBS_B_ROOT=DIR puts the oneDNN in DIR (DIR/include, DIR/lib/libdnnl.so.3; e.g. 3.13.1
+# from configs/perf/build_onednn.sh DIR) in place of Debian's, as contender B beside PyPI's 3.2
+# as A: its library is copied under another soname (patchelf, Debian: apt-get install patchelf)
+# so that the two libdnnl.so.3 load side by side in one process.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 work=${1:?usage: gemm_libs.sh WORK_DIR [float32|bfloat16] [REPS] [ROLE]}
@@ -49,4 +54,15 @@ gcc -O2 -Wall -Wextra -fopenmp $inc -I"$work/mkl/include" "$repo/configs/perf/ge
 	"$work/mkl/lib/libmkl_intel_lp64.so.3" "$work/mkl/lib/libmkl_gnu_thread.so.3" \
 	"$work/mkl/lib/libmkl_core.so.3" -Wl,-rpath,"$work/mkl/lib" -ldl -lm -o "$work/gemm_libs"
 cd "$work"
+if [ -n "${GEMM_LIBS_B_ROOT:-}" ]; then
+	b=$(cd "$GEMM_LIBS_B_ROOT" && pwd)
+	command -v patchelf >/dev/null ||
+		{ echo "gemm_libs: GEMM_LIBS_B_ROOT needs patchelf (apt-get install patchelf)" >&2; exit 1; }
+	mkdir -p "$work/b"
+	cp -L "$b/lib/libdnnl.so.3" "$work/b/libdnnl_b.so"
+	patchelf --set-soname libdnnl_b.so "$work/b/libdnnl_b.so"
+	gcc $cflags -I"$b/include" $inc $src "$work/b/libdnnl_b.so" -lm -Wl,-rpath,"$work/b" \
+		-o "$work/wrap_b.so"
+	exec ./gemm_libs ./wrap_onednn3.so ./wrap_b.so "$dtype" "$reps" ${4:+"$4"}
+fi
 exec ./gemm_libs ./wrap_system.so ./wrap_onednn3.so "$dtype" "$reps" ${4:+"$4"}

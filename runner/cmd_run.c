@@ -247,8 +247,7 @@ static void measure_group(struct measured *m, size_t n, long interleave, const c
 			  struct peer_session *session, struct run_heartbeat *hb)
 {
 	const struct sweep_case *c = m[0].c;
-	if (!c->peer || !c->peer->persistent)   /* no idle peer beside another case */
-		peer_session_end(session);
+	peer_session_yield(session, c->peer);   /* no idle peer beside another case, unless kept */
 	struct gpu_probe *probe = c->params.device == DEVICE_CUDA ? gpu_probe_start() : NULL;
 	for (size_t j = 0; j < n; j++)
 		db_now(m[j].started_at);
@@ -483,6 +482,8 @@ int cmd_run(struct cmd_line *cl)
 	char repeat_id[48] = "";
 	for (size_t i = 0; i < cases.n; i++)
 		order[i] = i;
+	/* the persistent peers' processes; a kept one's live through every repetition */
+	struct peer_session *session = peer_session_new();
 	for (long rep = 0; rep < repeat && !measure_interrupted; rep++) {
 		memset(counts, 0, sizeof(counts));
 		stored = 0;
@@ -507,6 +508,7 @@ int cmd_run(struct cmd_line *cl)
 			bd_error_print("runner run", &err);
 			status = rc == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL;
 			free(order);
+			peer_session_free(session);
 			goto done;
 		}
 		if (resume_run) {
@@ -538,7 +540,6 @@ int cmd_run(struct cmd_line *cl)
 		progress_init(&pg, cases.n, work);
 		free(work);
 		struct run_heartbeat hb = {&pg, db, run_id, now_ns()};
-		struct peer_session *session = peer_session_new();   /* a persistent peer's process */
 		rc = 0;
 		for (size_t k = 0, g; k < cases.n && !rc; k += g) {
 			/* the cases at k..k+g-1: one, or the impls of one shape, interleaved */
@@ -597,7 +598,7 @@ int cmd_run(struct cmd_line *cl)
 			if (interrupted)
 				break;
 		}
-		peer_session_free(session);
+		peer_session_yield(session, NULL);   /* a kept peer's process stays for the next run */
 		progress_finish(&pg);
 		if (measure_take_signals() && strcmp(run_status, "failed")) {
 			run_status = "interrupted";
@@ -628,6 +629,7 @@ int cmd_run(struct cmd_line *cl)
 			printf("see: report --db %s --run %lld\n", db_path, (long long)run_id);
 	}
 	free(order);
+	peer_session_free(session);
 	if (repeat > 1 && repeat_id[0])
 		printf("the runs of this invocation share label and group %s: report --db %s "
 		       "regress --baseline-label %s (or --candidate-label) takes them together\n",

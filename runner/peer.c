@@ -1,7 +1,8 @@
 /* runner/peer.c: a case run by an external implementation (schemas/peer-protocol.md), start to
  * finish: the environment (peer_env.c), the processes (peer_process.c), the output checked
  * against the case (peer_protocol.c), and every outcome a status in struct case_result, as in
- * measure.c. A persistent peer's process lives in a struct peer_session from case to case.
+ * measure.c. A persistent peer's process lives in a struct peer_session from case to case (a
+ * kept one's from its first case to the end of the invocation).
  */
 #include "peer_internal.h"
 
@@ -280,28 +281,72 @@ done:
 
 /* ---- persistent peers ------------------------------------------------------------------------- */
 
-struct peer_session {
+/* One persistent peer's running process. */
+struct peer_slot {
 	const struct sweep_peer *peer;   /* whose process runs; NULL: none */
 	struct peer_proc proc;
 	int version;                     /* of its header, once read; 0 before */
 };
 
+/* The processes of the persistent peers: one per kept peer (persistent: keep), and the one of the
+ * peer whose cases run now. */
+struct peer_session {
+	struct peer_slot *slots;
+	size_t n;
+};
+
 struct peer_session *peer_session_new(void) { return calloc(1, sizeof(struct peer_session)); }
+
+static void slot_end(struct peer_slot *t)
+{
+	if (!t->peer)
+		return;
+	peer_proc_stop(&t->proc, 1);
+	peer_proc_free(&t->proc);
+	t->peer = NULL;
+	t->version = 0;
+}
 
 void peer_session_end(struct peer_session *s)
 {
-	if (!s || !s->peer)
-		return;
-	peer_proc_stop(&s->proc, 1);
-	peer_proc_free(&s->proc);
-	s->peer = NULL;
-	s->version = 0;
+	for (size_t i = 0; s && i < s->n; i++)
+		slot_end(&s->slots[i]);
+}
+
+void peer_session_yield(struct peer_session *s, const struct sweep_peer *next)
+{
+	for (size_t i = 0; s && i < s->n; i++)
+		if (s->slots[i].peer && s->slots[i].peer != next &&
+		    s->slots[i].peer->persistent != PEER_KEPT)
+			slot_end(&s->slots[i]);
 }
 
 void peer_session_free(struct peer_session *s)
 {
 	peer_session_end(s);
+	if (s)
+		free(s->slots);
 	free(s);
+}
+
+/* The slot of peer's process in s, or a free one (NULL: out of memory). */
+static struct peer_slot *slot_for(struct peer_session *s, const struct sweep_peer *peer)
+{
+	struct peer_slot *free_slot = NULL;
+	for (size_t i = 0; i < s->n; i++) {
+		if (s->slots[i].peer == peer)
+			return &s->slots[i];
+		if (!s->slots[i].peer && !free_slot)
+			free_slot = &s->slots[i];
+	}
+	if (free_slot)
+		return free_slot;
+	struct peer_slot *grown = realloc(s->slots, (s->n + 1) * sizeof(*grown));
+	if (!grown)
+		return NULL;
+	s->slots = grown;
+	memset(&s->slots[s->n], 0, sizeof(*s->slots));
+	return &s->slots[s->n++];
 }
 
 /* The `case {JSON}` line of c: its variables (the environment a one-process peer gets, without
@@ -336,7 +381,7 @@ done:
  * on to the next case unless this one crashed, timed out, was interrupted or printed something
  * malformed. */
 static void measure_persistent(const struct sweep_case *c, const char *dir,
-			       struct peer_session *s, struct case_result *res,
+			       struct peer_slot *s, struct case_result *res,
 			       void (*on_iteration)(void *ctx, int64_t iter, int64_t total),
 			       void *ctx)
 {
@@ -349,9 +394,9 @@ static void measure_persistent(const struct sweep_case *c, const char *dir,
 	memset(&po, 0, sizeof(po));
 	figures_unknown(res);   /* protocol 2: the peer's work lines say */
 	if (s->peer == peer && !peer_proc_alive(&s->proc))   /* it exited after its last case */
-		peer_session_end(s);
+		slot_end(s);
 	if (s->peer != peer) {
-		peer_session_end(s);
+		slot_end(s);
 		if (peer_env_build(NULL, peer, 1, 1, &env)) {
 			res->status = STATUS_ERROR;
 			snprintf(res->reason, sizeof(res->reason), "out of memory for peer '%s'", peer->name);
@@ -409,7 +454,7 @@ static void measure_persistent(const struct sweep_case *c, const char *dir,
 		fail_with_stderr(res, &s->proc, how);
 done:
 	if (end)
-		peer_session_end(s);
+		slot_end(s);
 	free(line);
 	peer_output_free(&po);
 	peer_env_free(&env);
@@ -424,10 +469,9 @@ void peer_measure_case(const struct sweep_case *c, const char *sweep_path,
 	const struct case_params *p = &c->params;
 	const struct sweep_peer *peer = c->peer;
 	struct peer_env env = {0};
-	struct peer_session own = {0};
+	struct peer_slot own = {0}, *slot = &own;
 	char *dir = NULL;
-	if (session && session->peer != peer)   /* another peer's process: not this case's time */
-		peer_session_end(session);
+	peer_session_yield(session, peer);   /* another peer's process: not this case's time */
 	int64_t t_start = now_ns();
 
 	memset(res, 0, sizeof(*res));
@@ -457,9 +501,12 @@ void peer_measure_case(const struct sweep_case *c, const char *sweep_path,
 		snprintf(res->reason, sizeof(res->reason), "out of memory for peer '%s'", peer->name);
 		goto done;
 	}
-	if (peer->persistent) {
-		measure_persistent(c, dir, session ? session : &own, res, on_iteration, ctx);
-		peer_session_end(&own);   /* without a session: one process for this case only */
+	if (peer->persistent && session && !(slot = slot_for(session, peer))) {
+		res->status = STATUS_ERROR;
+		snprintf(res->reason, sizeof(res->reason), "out of memory for peer '%s'", peer->name);
+	} else if (peer->persistent) {
+		measure_persistent(c, dir, slot, res, on_iteration, ctx);
+		slot_end(&own);   /* without a session: one process for this case only */
 	} else {
 		measure_one(c, dir, env.vars, res, on_iteration, ctx);
 	}

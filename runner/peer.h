@@ -73,14 +73,18 @@ void peer_output_free(struct peer_output *out);
  * when the suite has no workload in this build. */
 void peer_figures(const struct case_params *p, struct wl_figures *f);
 
-/* The running process of a persistent peer, from one of its cases to the next. */
+/* The running processes of persistent peers, from one of their cases to the next: the one of the
+ * peer whose cases run now, and each kept peer's (`persistent: keep`). */
 struct peer_session;
 
 struct peer_session *peer_session_new(void);   /* NULL when out of memory */
-/* Stop the session's process, if one runs (its stdin closed, 2 s to exit, then stopped as at a
- * timeout). Accepts NULL. Call it before anything else is measured, so that an idle peer holds
- * no memory or threads meanwhile. */
+/* Stop the session's processes (each: its stdin closed, 2 s to exit, then stopped as at a
+ * timeout). Accepts NULL. */
 void peer_session_end(struct peer_session *s);
+/* Before a case of peer next (NULL: a built-in case) is measured: stop the processes that are
+ * neither next's nor kept, so that an idle peer holds no memory or threads meanwhile unless the
+ * sweep asked to keep it. Accepts NULL. */
+void peer_session_yield(struct peer_session *s, const struct sweep_peer *next);
 void peer_session_free(struct peer_session *s);
 
 /* Run case c through its peer (c->peer must be set): `/bin/sh -c COMMAND` in the directory of

@@ -78,7 +78,9 @@ struct sweep_peer {
 	char *command;        /* run as `/bin/sh -c command` in the sweep file's directory */
 	char *suite;          /* attention, e2e or matmul */
 	int64_t timeout_s;    /* per case, wall clock; SWEEP_PEER_TIMEOUT_S unless set */
-	int persistent;       /* `persistent: true`: one process serves its cases (protocol 2) */
+	int persistent;       /* `persistent: true` (PEER_PERSISTENT): one process serves its cases
+			       * in turn (protocol 2); `keep` (PEER_KEPT): and stays idle while
+			       * other cases run, to the end of the invocation */
 	int check_required;   /* `check: required`: an ok case needs a `check` line */
 	struct sweep_peer_param *params;  /* `params:`, in file order */
 	size_t nparams;
@@ -86,6 +88,7 @@ struct sweep_peer {
 };
 
 #define SWEEP_PEER_TIMEOUT_S 3600
+enum { PEER_PERSISTENT = 1, PEER_KEPT = 2 };   /* struct sweep_peer's persistent, when set */
 
 struct sweep {
 	char *path;           /* as given */

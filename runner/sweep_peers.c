@@ -225,7 +225,7 @@ static int load_peer_field(struct loader *L, struct sweep_peer *peer, const yaml
 		return sweep_fail_node(L, fv, "key '%s' of peer '%s' expects %s, got %s", fname, name,
 				 !strcmp(fname, "command") ? "a shell command" :
 				 !strcmp(fname, "suite") ? "a suite name" :
-				 !strcmp(fname, "persistent") ? "true or false" :
+				 !strcmp(fname, "persistent") ? "true, false or keep" :
 				 !strcmp(fname, "check") ? "required or optional" :
 				 "a positive integer (seconds)", node_kind(fv));
 	const char *t = node_text(fv);
@@ -248,10 +248,11 @@ static int load_peer_field(struct loader *L, struct sweep_peer *peer, const yaml
 		}
 		peer->suite = xstrdup(t);
 	} else if (!strcmp(fname, "persistent")) {
-		if (strcmp(t, "true") && strcmp(t, "false"))
-			return sweep_fail_node(L, fv, "key 'persistent' of peer '%s' expects true or false, "
-					       "got '%s'", name, t);
-		peer->persistent = !strcmp(t, "true");
+		if (strcmp(t, "true") && strcmp(t, "false") && strcmp(t, "keep"))
+			return sweep_fail_node(L, fv, "key 'persistent' of peer '%s' expects true, false "
+					       "or keep, got '%s'", name, t);
+		peer->persistent = !strcmp(t, "true") ? PEER_PERSISTENT :
+				   !strcmp(t, "keep") ? PEER_KEPT : 0;
 	} else if (!strcmp(fname, "check")) {
 		if (strcmp(t, "required") && strcmp(t, "optional"))
 			return sweep_fail_node(L, fv, "key 'check' of peer '%s' expects required or "

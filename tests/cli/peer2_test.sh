@@ -144,7 +144,7 @@ no_peer|peers:\n  p: {command: x, suite: attention, params: {backend: {values: [
 bad_type|peers:\n  p: {command: x, suite: attention, params: {rank: {type: float, default: 1}}}\nbenchmarks: [{suite: attention, impl: p, seq_len: 8, head_dim: 8}]\n|bad_type.yaml:2:59: unknown type 'float' of parameter 'rank' of peer 'p' \(valid: bool, int, text\)
 bad_int|peers:\n  p: {command: x, suite: attention, params: {rank: {type: int, default: 1}}}\nbenchmarks: [{suite: attention, impl: p, seq_len: 8, head_dim: 8, rank: -3}]\n|bad_int.yaml:3:73: value '-3' of key 'rank' for peer p: expects an integer >= 0
 no_default|peers:\n  p: {command: x, suite: attention, params: {rank: {type: int}}}\nbenchmarks: [{suite: attention, impl: p, seq_len: 8, head_dim: 8}]\n|no_default.yaml:2:52: parameter 'rank' of peer 'p' needs a 'default'
-persistent|peers:\n  p: {command: x, suite: attention, persistent: yes}\nbenchmarks: [{suite: attention, impl: p, seq_len: 8, head_dim: 8}]\n|persistent.yaml:2:49: key 'persistent' of peer 'p' expects true or false, got 'yes'
+persistent|peers:\n  p: {command: x, suite: attention, persistent: yes}\nbenchmarks: [{suite: attention, impl: p, seq_len: 8, head_dim: 8}]\n|persistent.yaml:2:49: key 'persistent' of peer 'p' expects true, false or keep, got 'yes'
 check_key|peers:\n  p: {command: x, suite: attention, check: always}\nbenchmarks: [{suite: attention, impl: p, seq_len: 8, head_dim: 8}]\n|check_key.yaml:2:44: key 'check' of peer 'p' expects required or optional, got 'always'
 EOF
 check "bad sweeps create no database" [ ! -e "$T/bad.db" ]
@@ -225,6 +225,48 @@ EOF
 else
 	note "no taskset: the contended cpu_wait is not tested"
 fi
+
+# ---- persistent: keep: one process per peer for the whole invocation ----------------------------
+# Two peers' cases alternate with a built-in one's. `true` ends a peer's process when another
+# case comes; `keep` leaves it idle until the end of the invocation, through --repeat's runs, and
+# restarts it only after a crash.
+keep_sweep() {   # keep_sweep PERSISTENT PLANT_OF_KA_S32
+	cat >"$T/keep.yaml" <<EOF
+defaults: {warmup: 1, iters: 2, head_dim: 8, heads: 1, batch_size: 1}
+peers:
+  ka: {command: "sh $PEERS/fake_v2.sh", suite: attention, persistent: $1, params: {plant: {values: [none, crash]}}}
+  kb: {command: "sh $PEERS/fake_v2.sh", suite: attention, persistent: $1}
+benchmarks:
+  - {suite: attention, impl: ka, seq_len: 16}
+  - {suite: attention, impl: kb, seq_len: 16}
+  - {suite: attention, impl: naive, seq_len: 16}
+  - {suite: attention, impl: ka, seq_len: 32, plant: $2}
+  - {suite: attention, impl: kb, seq_len: 32}
+  - {suite: attention, impl: ka, seq_len: 64}
+EOF
+}
+npids() { grep "impl=$1" "$T/keep.log" | sed 's/ .*//' | sort -u | wc -l; }
+keep_sweep true none
+rm -f "$T/keep.log"
+FAKE_PEER_LOG=$T/keep.log expect_status 0 "persistent: true, two peers alternating" "$RUNNER" run "$T/keep.yaml" --db "$T/keep1.db"
+check "persistent: true: a new process each time the peer's turn comes back (ka 3, kb 2)" [ "$(npids ka):$(npids kb)" = "3:2" ]
+keep_sweep keep none
+expect_status 0 "runner list: a kept peer" "$RUNNER" list "$T/keep.yaml"
+contains "$T/out" "^peer ka \(suite attention, timeout 3600 s, persistent, kept, params plant=none" "list says kept"
+rm -f "$T/keep.log"
+FAKE_PEER_LOG=$T/keep.log expect_status 0 "persistent: keep, --repeat 2" "$RUNNER" run "$T/keep.yaml" --db "$T/keep2.db" --repeat 2
+contains "$T/out" "run 2 complete: 6 of 6 cases stored \(6 ok" "both runs complete"
+check "keep: one process per peer through both runs (ka's 6 cases, kb's 4)" [ "$(npids ka):$(npids kb):$(grep -c impl=ka "$T/keep.log"):$(grep -c impl=kb "$T/keep.log")" = "1:1:6:4" ]
+check "keep: the two peers' processes are not the same" [ "$(sed 's/ .*//' "$T/keep.log" | sort -u | wc -l)" = 2 ]
+for pid in $(sed 's/^pid=//; s/ .*//' "$T/keep.log" | sort -u); do
+	check "keep: the kept process $pid is gone after the runner" wait_gone "$pid"
+done
+check "keep: every case's samples stored" [ "$(sql "$T/keep2.db" "select count(*) from cases c where status = 'ok' and (select count(*) from samples s where s.case_id = c.id) = 3 * 2")" = 12 ]
+keep_sweep keep crash
+rm -f "$T/keep.log"
+FAKE_PEER_LOG=$T/keep.log expect_status 1 "persistent: keep, a crash in ka's second case" "$RUNNER" run "$T/keep.yaml" --db "$T/keep3.db"
+check "keep: the crashed case is an error, the others ok" [ "$(sql "$T/keep3.db" "select group_concat(impl || seq_len || ':' || status, ',') from (select * from cases order by ord)")" = "ka16:ok,kb16:ok,naive16:ok,ka32:error,kb32:ok,ka64:ok" ]
+check "keep: a new process for ka after its crash, kb's untouched (ka 2, kb 1)" [ "$(npids ka):$(npids kb)" = "2:1" ]
 
 # ---- terminal escapes from a peer stay off the runner's terminal -------------------------------
 cat >"$T/esc.yaml" <<EOF

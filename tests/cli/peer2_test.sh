@@ -268,6 +268,29 @@ FAKE_PEER_LOG=$T/keep.log expect_status 1 "persistent: keep, a crash in ka's sec
 check "keep: the crashed case is an error, the others ok" [ "$(sql "$T/keep3.db" "select group_concat(impl || seq_len || ':' || status, ',') from (select * from cases order by ord)")" = "ka16:ok,kb16:ok,naive16:ok,ka32:error,kb32:ok,ka64:ok" ]
 check "keep: a new process for ka after its crash, kb's untouched (ka 2, kb 1)" [ "$(npids ka):$(npids kb)" = "2:1" ]
 
+# an interrupt while a kept peer idles beside a built-in case: the peer's case stays stored, the
+# idle process ends with the runner
+cat >"$T/keepint.yaml" <<EOF
+defaults: {warmup: 1, iters: 2, head_dim: 64, heads: 4, batch_size: 1}
+peers:
+  ka: {command: "sh $PEERS/fake_v2.sh", suite: attention, persistent: keep}
+benchmarks:
+  - {suite: attention, impl: ka, seq_len: 16}
+  - {suite: attention, impl: naive, seq_len: 2048, iters: 100000}
+  - {suite: attention, impl: ka, seq_len: 32}
+EOF
+rm -f "$T/keep.log"
+FAKE_PEER_LOG=$T/keep.log "$RUNNER" run "$T/keepint.yaml" --db "$T/keepint.db" >"$T/out" 2>"$T/err" &
+runner_pid=$!
+for _ in $(seq 1 200); do grep -q '^\[1/3\]' "$T/err" && break; sleep 0.05; done
+kept_pid=$(sed -n '1s/^pid=//; 1s/ .*//p' "$T/keep.log")
+check "keep: the idle peer's process runs beside the built-in case" kill -0 "$kept_pid"
+kill -INT "$runner_pid"
+wait "$runner_pid"
+check "keep: an interrupt stops the run (exit 130)" [ $? = 130 ]
+check "keep: the idle peer's process (pid $kept_pid) is gone after the interrupt" wait_gone "$kept_pid"
+check "keep: the peer's finished case is stored" [ "$(sql "$T/keepint.db" "select group_concat(impl || seq_len || ':' || status) from cases")" = "ka16:ok" ]
+
 # ---- terminal escapes from a peer stay off the runner's terminal -------------------------------
 cat >"$T/esc.yaml" <<EOF
 peers:

@@ -197,13 +197,15 @@ check "the peer and its detached process were both seen" [ "$n" = 2 ]
 unset FAKE_DAEMON_PIDS
 
 # ---- cpu_wait over the peer's whole tree -------------------------------------------------------
-# The peer's child spins on CPU 0 for 1.5 s beside two busy loops pinned there too: it gets about
-# a third of the CPU, so its threads wait for one about two thirds of the time.
+# The peer's child spins on CPU 0 for 2 s beside two busy loops pinned there too: it gets about
+# a third of the CPU, so its threads wait for one about two thirds of the time. The spin is one
+# process that forks nothing: a loop that forked `date` spent its time in children too short-lived
+# for the runner's samples of the tree, and read 0.22-0.41 (a flaky failure of CI).
 if command -v taskset >/dev/null && taskset -c 0 true 2>/dev/null; then
 	cat >"$T/spin.sh" <<'EOF'
 #!/bin/sh
 echo "benchdb-peer 2"
-taskset -c 0 sh -c 'end=$(($(date +%s) + 2)); while [ $(date +%s) -lt $end ]; do :; done'
+taskset -c 0 timeout 2 sh -c 'while :; do :; done'
 for i in 0 1; do echo "sample $i fwd 1000"; done
 echo "check output 0 1"
 echo "status ok"
@@ -221,7 +223,7 @@ EOF
 	wait $b1 $b2 2>/dev/null
 	w=$(sql "$T/spin.db" "select cpu_wait from cases")
 	note "cpu_wait of a peer sharing its CPU with two busy loops: $w"
-	check "cpu_wait is measured over the peer's tree (got '$w', want > 0.3)" awk -v w="$w" 'BEGIN { exit !(w != "" && w > 0.3 && w <= 1) }'
+	check "cpu_wait is measured over the peer's tree (got '$w', want > 0.5: about 2/3)" awk -v w="$w" 'BEGIN { exit !(w != "" && w > 0.5 && w <= 1) }'
 else
 	note "no taskset: the contended cpu_wait is not tested"
 fi

@@ -247,7 +247,8 @@ static void measure_group(struct measured *m, size_t n, long interleave, const c
 			  struct peer_session *session, struct run_heartbeat *hb)
 {
 	const struct sweep_case *c = m[0].c;
-	peer_session_yield(session, c->peer);   /* no idle peer beside another case, unless kept */
+	if (!c->peer)   /* no idle peer beside a built-in case, unless kept (a peer's case: its own) */
+		peer_session_yield(session, NULL);
 	struct gpu_probe *probe = c->params.device == DEVICE_CUDA ? gpu_probe_start() : NULL;
 	for (size_t j = 0; j < n; j++)
 		db_now(m[j].started_at);

@@ -307,12 +307,6 @@ static void slot_end(struct peer_slot *t)
 	t->version = 0;
 }
 
-void peer_session_end(struct peer_session *s)
-{
-	for (size_t i = 0; s && i < s->n; i++)
-		slot_end(&s->slots[i]);
-}
-
 void peer_session_yield(struct peer_session *s, const struct sweep_peer *next)
 {
 	for (size_t i = 0; s && i < s->n; i++)
@@ -323,9 +317,11 @@ void peer_session_yield(struct peer_session *s, const struct sweep_peer *next)
 
 void peer_session_free(struct peer_session *s)
 {
-	peer_session_end(s);
-	if (s)
-		free(s->slots);
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n; i++)
+		slot_end(&s->slots[i]);
+	free(s->slots);
 	free(s);
 }
 

@@ -78,13 +78,12 @@ void peer_figures(const struct case_params *p, struct wl_figures *f);
 struct peer_session;
 
 struct peer_session *peer_session_new(void);   /* NULL when out of memory */
-/* Stop the session's processes (each: its stdin closed, 2 s to exit, then stopped as at a
- * timeout). Accepts NULL. */
-void peer_session_end(struct peer_session *s);
 /* Before a case of peer next (NULL: a built-in case) is measured: stop the processes that are
- * neither next's nor kept, so that an idle peer holds no memory or threads meanwhile unless the
- * sweep asked to keep it. Accepts NULL. */
+ * neither next's nor kept (each: its stdin closed, 2 s to exit, then stopped as at a timeout),
+ * so that an idle peer holds no memory or threads meanwhile unless the sweep asked to keep it.
+ * Accepts NULL. */
 void peer_session_yield(struct peer_session *s, const struct sweep_peer *next);
+/* Stop every process of the session, as above, and free it. Accepts NULL. */
 void peer_session_free(struct peer_session *s);
 
 /* Run case c through its peer (c->peer must be set): `/bin/sh -c COMMAND` in the directory of

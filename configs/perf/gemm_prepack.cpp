@@ -10,64 +10,77 @@
 //       .deps/onednn/lib/libdnnl.so.3 -Wl,-rpath,$PWD/.deps/onednn/lib -o /tmp/gemm_prepack
 //   (one command line)
 //   OMP_NUM_THREADS=2 /tmp/gemm_prepack [ROUNDS]
-#include <dnnl.hpp>
-#include <omp.h>
-#include <algorithm>
-#include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <string>
 #include <vector>
+
+#include "gemm_model.hpp"
 using namespace dnnl;
 using dt = memory::data_type;
-using tag = memory::format_tag;
-static engine eng(engine::kind::cpu, 0);
-static double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
-static double median(std::vector<double> v) { std::sort(v.begin(), v.end()); return v[v.size() / 2]; }
-struct layer { const char *name; long cols, k; };
-static const layer layers[] = {{"qkv", 2304, 768}, {"o", 768, 768}, {"w13", 6144, 768}, {"w2", 768, 3072}, {"head", 10000, 768}};
-int main(int argc, char **argv) {
-	int rounds = argc > 1 ? atoi(argv[1]) : 11;
+
+static void run(matmul &p, stream &s, memory &a, memory &b, memory &c)
+{
+	p.execute(s, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}});
+	s.wait();
+}
+
+int main(int argc, char **argv)
+{
+	int rounds = argc > 1 ? atoi(argv[1]) : 11, ok = 1;
 	dt ab = dt::bf16;
 	stream s(eng);
-	double sa = 0, sb = 0, sc = 0;
-	int ok = 1;
+	double sum_plain = 0, sum_reorder = 0, sum_packed = 0;
 	for (const layer &l : layers) {
-		for (int which = 0; which < 2; which++) {   // 0: fwd x W^T, 1: dX = dY W
-			long m = 1024, n = which ? l.k : l.cols, k = which ? l.cols : l.k;
-			int tb = which ? 0 : 1;   // W stored (cols, k) row-major
+		for (int dx = 0; dx < 2; dx++) {   // forward X W^T, then dX = dY W
+			const char *what = dx ? "dX" : "fwd";
+			long m = rows, n = dx ? l.k : l.cols, k = dx ? l.cols : l.k;
 			memory::desc a({m, k}, ab, memory::dims{k, 1});
-			memory::desc bplain({k, n}, ab, tb ? memory::dims{1, k} : memory::dims{n, 1});
-			memory::desc bany({k, n}, ab, tag::any);
+			memory::desc b_plain({k, n}, ab, dx ? memory::dims{n, 1} : memory::dims{1, k});
+			memory::desc b_any({k, n}, ab, memory::format_tag::any);
 			memory::desc c({m, n}, ab, memory::dims{n, 1});
-			matmul::primitive_desc pp(eng, a, bplain, c), pk(eng, a, bany, c);
-			std::vector<uint16_t> A(m * k, 0x3f80), B(k * n, 0x3f00), C(m * n), C2(m * n);
-			for (size_t i = 0; i < A.size(); i++) A[i] = 0x3f80 + (i % 7);
-			for (size_t i = 0; i < B.size(); i++) B[i] = 0x3e80 + (i % 5);
-			memory ma(a, eng, A.data()), mb(bplain, eng, B.data()), mc(c, eng, C.data()), mc2(c, eng, C2.data());
-			memory mbk(pk.weights_desc(), eng);
-			reorder ro(mb, mbk);
-			matmul plain(pp), packed(pk);
-			std::vector<double> va, vb, vc;
-			for (int r = 0; r < rounds + 2; r++) {
+			matmul::primitive_desc pd_plain(eng, a, b_plain, c), pd_packed(eng, a, b_any, c);
+			// bfloat16 operands near 1.0 and 0.25, varied so that a wrong layout shows
+			std::vector<uint16_t> A(m * k), B(k * n), C(m * n), C2(m * n);
+			for (size_t i = 0; i < A.size(); i++)
+				A[i] = (uint16_t)(0x3f80 + i % 7);
+			for (size_t i = 0; i < B.size(); i++)
+				B[i] = (uint16_t)(0x3e80 + i % 5);
+			memory ma(a, eng, A.data()), mb(b_plain, eng, B.data()), mc(c, eng, C.data()),
+				mc2(c, eng, C2.data()), mb_packed(pd_packed.weights_desc(), eng);
+			reorder pack(mb, mb_packed);
+			matmul plain(pd_plain), packed(pd_packed);
+			std::vector<double> t_plain, t_reorder, t_packed;
+			for (int r = 0; r < rounds + 2; r++) {   // 2 untimed
 				double t0 = now();
-				plain.execute(s, {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}}); s.wait();
+				run(plain, s, ma, mb, mc);
 				double t1 = now();
-				ro.execute(s, mb, mbk); s.wait();
+				pack.execute(s, mb, mb_packed);
+				s.wait();
 				double t2 = now();
-				packed.execute(s, {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mbk}, {DNNL_ARG_DST, mc2}}); s.wait();
+				run(packed, s, ma, mb_packed, mc2);
 				double t3 = now();
-				if (r >= 2) { va.push_back(t1 - t0); vb.push_back(t2 - t1); vc.push_back(t3 - t2); }
+				if (r >= 2) {
+					t_plain.push_back(t1 - t0);
+					t_reorder.push_back(t2 - t1);
+					t_packed.push_back(t3 - t2);
+				}
 			}
-			if (C != C2) { fprintf(stderr, "gemm_prepack: %s %s: the results differ\n", l.name, which ? "dX" : "fwd"); ok = 0; }
-			double ta = median(va), tr = median(vb), tp = median(vc);
-			sa += ta; sb += tr; sc += tp;
-			printf("%-4s %-3s %5ld x %5ld x %5ld plain %.2f ms | reorder %.2f + packed %.2f = %.2f ms | ratio plain/(r+p) %.2f plain/p %.2f  [%s | %s]\n",
-			       l.name, which ? "dX" : "fwd", m, n, k, ta * 1e3, tr * 1e3, tp * 1e3, (tr + tp) * 1e3, ta / (tr + tp), ta / tp,
-			       pp.impl_info_str(), pk.impl_info_str());
+			if (C != C2) {
+				fprintf(stderr, "gemm_prepack: %s %s: the results differ\n", l.name, what);
+				ok = 0;
+			}
+			double tp = median(t_plain), tr = median(t_reorder), tk = median(t_packed);
+			sum_plain += tp;
+			sum_reorder += tr;
+			sum_packed += tk;
+			printf("%-4s %-3s %5ld x %5ld x %5ld  plain %.2f ms | reorder %.2f + packed %.2f = "
+			       "%.2f ms | plain/(reorder+packed) %.2f, plain/packed %.2f  [%s | %s]\n",
+			       l.name, what, m, n, k, tp * 1e3, tr * 1e3, tk * 1e3, (tr + tk) * 1e3,
+			       tp / (tr + tk), tp / tk, pd_plain.impl_info_str(), pd_packed.impl_info_str());
 		}
 	}
-	printf("sum: plain %.1f ms, reorder %.1f + packed %.1f = %.1f ms\n", sa * 1e3, sb * 1e3, sc * 1e3, (sb + sc) * 1e3);
+	printf("sum: plain %.1f ms, reorder %.1f + packed %.1f = %.1f ms\n", sum_plain * 1e3,
+	       sum_reorder * 1e3, sum_packed * 1e3, (sum_reorder + sum_packed) * 1e3);
 	return ok ? 0 : 1;
 }

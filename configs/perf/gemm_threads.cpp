@@ -13,24 +13,16 @@
 // float32 takes oneDNN's gemm:jit, as benchdb does (kernels/cpu/dnnl_wrap.c); the operands are
 // constants (the rates do not depend on the values), and each mode checks that its result
 // equals oneDNN's own split's.
-#include <dnnl.hpp>
 #include <omp.h>
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include "gemm_model.hpp"
 using namespace dnnl;
 using dt = memory::data_type;
-
-static engine eng(engine::kind::cpu, 0);
-
-static double now()
-{
-	return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 // C(m, n) = op(A) op(B), row-major; A stored (m, k) or, ta, (k, m); B (k, n) or, tb, (n, k);
 // C's rows ldc apart
@@ -83,12 +75,6 @@ static std::vector<char> operand(size_t n, dt ab, float v)
 	return x;
 }
 
-static double median(std::vector<double> v)
-{
-	std::sort(v.begin(), v.end());
-	return v[v.size() / 2];
-}
-
 // Time a (oneDNN's split) against b (the other way), `rounds` interleaved rounds after 2
 // untimed, every other round b first; medians into *ta, *tb.
 template <class A, class B> static void race(A fa, B fb, int rounds, double *ta, double *tb)
@@ -117,12 +103,6 @@ static int same(const std::vector<float> &x, const std::vector<float> &y, const 
 	fprintf(stderr, "gemm_threads: %s: the results differ\n", what);
 	return 0;
 }
-
-// the small model, context 256, batch 4: 1024 token rows; per linear layer (cols, k)
-struct layer { const char *name; long cols, k; };
-static const layer layers[] = {{"qkv", 2304, 768}, {"o", 768, 768}, {"w13", 6144, 768},
-			       {"w2", 768, 3072}, {"head", 10000, 768}};
-static const long rows = 1024;
 
 int main(int argc, char **argv)
 {

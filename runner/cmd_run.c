@@ -207,7 +207,9 @@ static void case_record_fill(struct case_record *r, const struct sweep_case *c,
  * both built in (a peer runs in a process of its own). */
 static int same_group(const struct sweep_case *a, const struct sweep_case *b)
 {
-	if (a->peer || b->peer || a->benchmark != b->benchmark ||
+	/* a peer that runs one process per case cannot pause between rounds */
+	if ((a->peer && !a->peer->persistent) || (b->peer && !b->peer->persistent) ||
+	    a->benchmark != b->benchmark ||
 	    !strcmp(a->params.impl, b->params.impl))
 		return 0;
 	char *ka = case_key_drop(a->key, "impl"), *kb = case_key_drop(b->key, "impl");
@@ -241,18 +243,54 @@ struct measured {
 	char started_at[32];
 };
 
+/* interleave_ext's calls for the peers' cases of a group (peer_run_*, paced), their wait loops
+ * reading the interrupt flag. */
+struct group_peers {
+	struct measured *m;
+	const char *sweep_path;
+	struct peer_session *session;
+	struct run_heartbeat *hb;
+};
+
+static void *group_peer_begin(void *ctx, size_t k, struct case_result *res)
+{
+	struct group_peers *g = ctx;
+	measure_release_signals();
+	struct peer_run *r = peer_run_begin(g->m[k].c, g->sweep_path, g->session, 1, res,
+					    run_heartbeat_iteration, g->hb);
+	measure_hold_signals();
+	return r;
+}
+
+static int group_peer_step(void *run, int64_t count)
+{
+	measure_release_signals();
+	int done = peer_run_step(run, count);
+	measure_hold_signals();
+	return done;
+}
+
+static void group_peer_end(void *run) { peer_run_end(run); }
+
 /* Measure the n cases of m: one alone (a peer by its command), several in `interleave`
- * alternating rounds (measure_interleaved). */
+ * alternating rounds (measure_interleaved; a persistent peer's cases paced, peer_run_*). */
 static void measure_group(struct measured *m, size_t n, long interleave, const char *sweep_path,
 			  struct peer_session *session, struct run_heartbeat *hb)
 {
 	const struct sweep_case *c = m[0].c;
-	if (!c->peer)   /* no idle peer beside a built-in case, unless kept (a peer's case: its own) */
-		peer_session_yield(session, NULL);
+	const struct sweep_peer **peers = xcalloc(n, sizeof(*peers));
+	size_t npeers = 0;
+	for (size_t j = 0; j < n; j++)
+		if (m[j].c->peer)
+			peers[npeers++] = m[j].c->peer;
+	if (n > 1 || !c->peer)   /* no idle peer beside these cases, unless kept (a peer's case
+				  * alone: its own) */
+		peer_session_yield(session, peers, npeers);
+	free(peers);
 	struct gpu_probe *probe = c->params.device == DEVICE_CUDA ? gpu_probe_start() : NULL;
 	for (size_t j = 0; j < n; j++)
 		db_now(m[j].started_at);
-	if (c->peer) {   /* an external implementation from the sweep's `peers:` */
+	if (n == 1 && c->peer) {   /* an external implementation from the sweep's `peers:` */
 		measure_release_signals();   /* its wait loop reads the flag */
 		peer_measure_case(c, sweep_path, session, &m[0].res, run_heartbeat_iteration, hb);
 		measure_hold_signals();
@@ -264,13 +302,19 @@ static void measure_group(struct measured *m, size_t n, long interleave, const c
 		const struct case_params **p = xcalloc(n, sizeof(*p));
 		struct case_result *res = xcalloc(n, sizeof(*res));
 		void **ctx = xcalloc(n, sizeof(*ctx));
+		unsigned char *mine = xcalloc(n, 1);
+		struct group_peers gp = {m, sweep_path, session, hb};
+		const struct interleave_ext ext = {mine, group_peer_begin, group_peer_step,
+						   group_peer_end, &gp};
 		for (size_t j = 0; j < n; j++) {
 			const struct case_params *pj = &m[j].c->params;
-			w[j] = workload_find(suite_name(pj->suite), pj->impl, pj->device);
+			mine[j] = m[j].c->peer != NULL;
+			w[j] = mine[j] ? NULL : workload_find(suite_name(pj->suite), pj->impl, pj->device);
 			p[j] = pj;
 			ctx[j] = hb;
 		}
-		measure_interleaved(w, p, res, n, (int)interleave, run_heartbeat_iteration, ctx);
+		measure_interleaved_ext(w, p, res, n, (int)interleave, run_heartbeat_iteration, ctx, &ext);
+		free(mine);
 		for (size_t j = 0; j < n; j++)
 			m[j].res = res[j];
 		free(w);
@@ -599,7 +643,7 @@ int cmd_run(struct cmd_line *cl)
 			if (interrupted)
 				break;
 		}
-		peer_session_yield(session, NULL);   /* a kept peer's process stays for the next run */
+		peer_session_yield(session, NULL, 0);   /* a kept peer's process stays for the next run */
 		progress_finish(&pg);
 		if (measure_take_signals() && strcmp(run_status, "failed")) {
 			run_status = "interrupted";

@@ -521,38 +521,73 @@ void measure_interleaved(const struct workload *const *w, const struct case_para
 			 struct case_result *res, size_t n, int rounds,
 			 void (*on_iteration)(void *ctx, int64_t iter, int64_t total), void **ctx)
 {
-	struct case_run **run = xcalloc(n ? n : 1, sizeof(*run));
-	int *started = xcalloc(n ? n : 1, sizeof(*started));
+	measure_interleaved_ext(w, p, res, n, rounds, on_iteration, ctx, NULL);
+}
+
+/* One case of an interleaved group: a built-in one's run, or the caller's (ext). */
+struct turn {
+	struct case_run *cr;
+	void *ext;
+	int started, finished;
+};
+
+static int turn_step(struct turn *t, const struct interleave_ext *ext, int64_t count)
+{
+	t->finished = t->cr ? case_run_step(t->cr, count) : ext->step(t->ext, count);
+	return t->finished;
+}
+
+static void turn_end(struct turn *t, const struct interleave_ext *ext)
+{
+	if (t->cr)
+		case_run_end(t->cr);
+	else if (t->ext)
+		ext->end(t->ext);
+	t->cr = NULL;
+	t->ext = NULL;
+}
+
+void measure_interleaved_ext(const struct workload *const *w, const struct case_params *const *p,
+			     struct case_result *res, size_t n, int rounds,
+			     void (*on_iteration)(void *ctx, int64_t iter, int64_t total), void **ctx,
+			     const struct interleave_ext *ext)
+{
+	struct turn *t = xcalloc(n ? n : 1, sizeof(*t));
 	int64_t alive_bytes = 0;
 	for (size_t k = 0; k < n; k++) {
+		if (ext && ext->mine[k]) {   /* the caller's: its memory is its own */
+			t[k].ext = ext->begin(ext->ctx, k, &res[k]);
+			t[k].finished = !t[k].ext;
+			continue;
+		}
 		/* the states live together: beyond half the memory limit, the ones set up so far are
 		 * measured to the end first (one after the other, as without interleaving) */
 		if (k && p[k]->mem_limit > 0 && alive_bytes > p[k]->mem_limit / 2) {
 			for (size_t j = 0; j < k; j++) {
-				while (run[j] && !case_run_step(run[j], INT64_MAX))
+				while (t[j].cr && !t[j].finished && !turn_step(&t[j], ext, INT64_MAX))
 					;
-				case_run_end(run[j]);
-				run[j] = NULL;
+				if (t[j].cr)
+					turn_end(&t[j], ext);
 			}
 			alive_bytes = 0;
 		}
-		run[k] = case_run_begin(w[k], p[k], &res[k], on_iteration, ctx ? ctx[k] : NULL);
-		if (run[k])
-			alive_bytes += run[k]->mem.peak;
+		t[k].cr = case_run_begin(w[k], p[k], &res[k], on_iteration, ctx ? ctx[k] : NULL);
+		t[k].finished = !t[k].cr;
+		if (t[k].cr)
+			alive_bytes += t[k].cr->mem.peak;
 	}
 	for (int r = 0, left = 1; left; r++) {
 		left = 0;
 		for (size_t j = 0; j < n; j++) {
 			size_t k = r % 2 ? n - 1 - j : j;   /* every other round backwards: A B, B A, ... */
-			if (!run[k] || run[k]->finished)
+			if ((!t[k].cr && !t[k].ext) || t[k].finished)
 				continue;
-			if (!case_run_step(run[k], round_count(p[k], rounds, !started[k])))
+			if (!turn_step(&t[k], ext, round_count(p[k], rounds, !t[k].started)))
 				left = 1;
-			started[k] = 1;
+			t[k].started = 1;
 		}
 	}
 	for (size_t k = 0; k < n; k++)
-		case_run_end(run[k]);
-	free(run);
-	free(started);
+		turn_end(&t[k], ext);
+	free(t);
 }

@@ -77,6 +77,22 @@ void case_run_end(struct case_run *cr);
 void measure_interleaved(const struct workload *const *w, const struct case_params *const *p,
 			 struct case_result *res, size_t n, int rounds,
 			 void (*on_iteration)(void *ctx, int64_t iter, int64_t total), void **ctx);
+/* Cases that the caller runs in steps, beside built-in ones (a persistent peer's: peer_run_*):
+ * those k with mine[k] set. begin(k) starts case k (NULL: it ended there, res[k] complete), step
+ * runs up to count more iterations and returns 1 once it has ended, end completes res[k]. Their
+ * memory is not counted against the limit (it is not the runner's). */
+struct interleave_ext {
+	const unsigned char *mine;
+	void *(*begin)(void *ctx, size_t k, struct case_result *res);
+	int (*step)(void *run, int64_t count);
+	void (*end)(void *run);
+	void *ctx;
+};
+/* measure_interleaved with ext's cases (ext->mine) run by ext; NULL: none. */
+void measure_interleaved_ext(const struct workload *const *w, const struct case_params *const *p,
+			     struct case_result *res, size_t n, int rounds,
+			     void (*on_iteration)(void *ctx, int64_t iter, int64_t total), void **ctx,
+			     const struct interleave_ext *ext);
 
 /* The median's relative standard error over the measured iterations of res (those from warmup
  * on, each one's phases summed; common/median_rse.h); INFINITY when there are too few or no

@@ -288,10 +288,11 @@ struct peer_slot {
 	int version;                     /* of its header, once read; 0 before */
 };
 
-/* The processes of the persistent peers: one per kept peer (persistent: keep), and the one of the
- * peer whose cases run now. */
+/* The processes of the persistent peers: one per kept peer (persistent: keep), and the ones of
+ * the peers whose cases run now (several in an interleaved group). Each slot is allocated on its
+ * own: a paced case holds its slot while others are added. */
 struct peer_session {
-	struct peer_slot *slots;
+	struct peer_slot **slots;
 	size_t n;
 };
 
@@ -307,20 +308,26 @@ static void slot_end(struct peer_slot *t)
 	t->version = 0;
 }
 
-void peer_session_yield(struct peer_session *s, const struct sweep_peer *next)
+void peer_session_yield(struct peer_session *s, const struct sweep_peer *const *next, size_t n)
 {
-	for (size_t i = 0; s && i < s->n; i++)
-		if (s->slots[i].peer && s->slots[i].peer != next &&
-		    s->slots[i].peer->persistent != PEER_KEPT)
-			slot_end(&s->slots[i]);
+	for (size_t i = 0; s && i < s->n; i++) {
+		const struct sweep_peer *peer = s->slots[i]->peer;
+		int wanted = 0;
+		for (size_t j = 0; j < n && !wanted; j++)
+			wanted = next[j] == peer;
+		if (peer && !wanted && peer->persistent != PEER_KEPT)
+			slot_end(s->slots[i]);
+	}
 }
 
 void peer_session_free(struct peer_session *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->n; i++)
-		slot_end(&s->slots[i]);
+	for (size_t i = 0; i < s->n; i++) {
+		slot_end(s->slots[i]);
+		free(s->slots[i]);
+	}
 	free(s->slots);
 	free(s);
 }
@@ -330,25 +337,26 @@ static struct peer_slot *slot_for(struct peer_session *s, const struct sweep_pee
 {
 	struct peer_slot *free_slot = NULL;
 	for (size_t i = 0; i < s->n; i++) {
-		if (s->slots[i].peer == peer)
-			return &s->slots[i];
-		if (!s->slots[i].peer && !free_slot)
-			free_slot = &s->slots[i];
+		if (s->slots[i]->peer == peer)
+			return s->slots[i];
+		if (!s->slots[i]->peer && !free_slot)
+			free_slot = s->slots[i];
 	}
 	if (free_slot)
 		return free_slot;
-	struct peer_slot *grown = realloc(s->slots, (s->n + 1) * sizeof(*grown));
+	struct peer_slot **grown = realloc(s->slots, (s->n + 1) * sizeof(*grown));
 	if (!grown)
 		return NULL;
 	s->slots = grown;
-	memset(&s->slots[s->n], 0, sizeof(*s->slots));
-	return &s->slots[s->n++];
+	if (!(s->slots[s->n] = calloc(1, sizeof(**s->slots))))
+		return NULL;
+	return s->slots[s->n++];
 }
 
 /* The `case {JSON}` line of c: its variables (the environment a one-process peer gets, without
- * the runner's own) as a JSON object of strings, keys sorted; malloc'd, NULL when out of
- * memory. */
-static char *case_line(const struct sweep_case *c)
+ * the runner's own) as a JSON object of strings, keys sorted, and BENCHDB_PACED "true" for a
+ * paced case; malloc'd, NULL when out of memory. */
+static char *case_line(const struct sweep_case *c, int paced)
 {
 	struct peer_env vars = {0};
 	json_t *obj = json_object();
@@ -363,6 +371,8 @@ static char *case_line(const struct sweep_case *c)
 		if (rc)
 			goto done;
 	}
+	if (paced && json_object_set_new(obj, "BENCHDB_PACED", json_string("true")))
+		goto done;
 	if ((json = json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS)) && asprintf(&line, "case %s\n",
 										  json) < 0)
 		line = NULL;
@@ -373,21 +383,127 @@ done:
 	return line;
 }
 
-/* The case through the session's process (started first when it is not the peer's), which goes
- * on to the next case unless this one crashed, timed out, was interrupted or printed something
- * malformed. */
-static void measure_persistent(const struct sweep_case *c, const char *dir,
-			       struct peer_slot *s, struct case_result *res,
-			       void (*on_iteration)(void *ctx, int64_t iter, int64_t total),
-			       void *ctx)
+/* A persistent peer's case in progress: read to its status line at once, or paced — its
+ * iterations in steps that the runner asks for (`go N`), between other cases' steps. */
+struct peer_run {
+	const struct sweep_case *c;
+	struct peer_slot *slot, own;     /* own: the slot when there is no session */
+	struct case_result *res;
+	int paced;
+	int64_t total;                   /* warm-up + measured iterations */
+	int64_t asked;                   /* iterations the go lines asked for so far */
+	int64_t used_ns;                 /* the case's time so far (its timeout), start-up included
+					  * for a process's first case; paused time not */
+	int64_t own_ns;                  /* the runner's time in this case: its elapsed time */
+	int gone;                        /* a line could not be sent: the process is gone */
+	int finished;
+	void (*on_iteration)(void *ctx, int64_t iter, int64_t total);
+	void *ctx;
+};
+
+/* The case ends with res complete: the process goes on to the next case unless end (a crash, a
+ * timeout, an interrupt, something malformed). */
+static void run_conclude(struct peer_run *r, int end)
 {
-	const struct sweep_peer *peer = c->peer;
-	const struct case_params *p = &c->params;
-	struct peer_env env = {0};
+	struct peer_slot *s = r->slot;
+	if (s->peer)
+		r->res->cpu_wait = cpu_wait_tree_share(&s->proc.wait);
+	if (end)
+		slot_end(s);
+	r->finished = 1;
+}
+
+/* A read that stopped at a `ready` line: fine when the case is paced and the peer ran what the
+ * go lines asked for, and has more to run; else the output is malformed (concluded). Returns 1
+ * when concluded. */
+static int run_ready(struct peer_run *r)
+{
+	struct peer_slot *s = r->slot;
+	struct case_result *res = r->res;
 	struct peer_output po;
-	char *line = NULL, how[160];
+	char msg[600];
+	int64_t ran = s->proc.iters_at_ready;
+	if (r->paced && ran == r->asked && r->asked < r->total)
+		return 0;
+	if (!r->paced) {   /* the parse names the line */
+		memset(&po, 0, sizeof(po));
+		peer_parse_case_block(sb_str(&s->proc.out), s->proc.scanned, &r->c->params, s->version, 0,
+				      s->proc.lines_before + 1, &po);
+		snprintf(msg, sizeof(msg), "malformed peer output: %s", po.error);
+		peer_output_free(&po);
+	} else if (r->asked >= r->total) {
+		snprintf(msg, sizeof(msg), "malformed peer output: a 'ready' line after the case's last "
+			 "iteration (%" PRId64 "): its status line was due", r->total);
+	} else {
+		snprintf(msg, sizeof(msg), "malformed peer output: a 'ready' line after %" PRId64
+			 " iterations, where the runner had asked for %" PRId64 " (go lines)", ran, r->asked);
+	}
+	fail_with_stderr(res, &s->proc, msg);
+	run_conclude(r, 1);
+	return 1;
+}
+
+/* Read the case's output on to its status line, a `ready` line or the process's end. Returns 1
+ * when the case is concluded (res complete), 0 at a ready line that asks for the next step. */
+static int run_read(struct peer_run *r)
+{
+	const struct sweep_peer *peer = r->c->peer;
+	const struct case_params *p = &r->c->params;
+	struct peer_slot *s = r->slot;
+	struct case_result *res = r->res;
+	struct peer_output po;
+	char how[160];
 	int end = 1;
 	memset(&po, 0, sizeof(po));
+	int64_t t0 = now_ns();
+	int64_t deadline = r->gone ? t0 + PEER_TERM_GRACE_NS :
+				     t0 + peer->timeout_s * 1000000000LL - r->used_ns;
+	enum peer_read why = peer_proc_read(&s->proc, deadline, 1, r->total, r->on_iteration, r->ctx);
+	r->used_ns += now_ns() - t0;
+	if (why == PEER_READ_READY)
+		return run_ready(r);
+	if (why == PEER_READ_STATUS) {
+		int rc = peer_parse_case_block(sb_str(&s->proc.out), s->proc.case_end, p, s->version,
+					       r->paced, s->proc.lines_before + 1, &po);
+		if (!rc && po.version != 2) {
+			res->status = STATUS_ERROR;
+			snprintf(res->reason, sizeof(res->reason), "malformed peer output: a persistent peer "
+				 "speaks protocol 2, and '%s' printed 'benchdb-peer %d'", peer->name,
+				 po.version);
+		} else {
+			s->version = po.version;
+			end = output_outcome(r->c, &s->proc, rc, "", &po, res);
+		}
+	} else if (why != PEER_READ_ENDED) {
+		res->cpu_wait = cpu_wait_tree_share(&s->proc.wait);
+		peer_proc_stop(&s->proc, 0);
+		read_failed(why, peer, &s->proc, res);
+	} else {
+		peer_proc_stop(&s->proc, 1);   /* it ended before the case's status line */
+		exit_text(s->proc.wstatus, how, sizeof(how));
+		if (!how[0])
+			snprintf(how, sizeof(how), "peer exited with status 0 before the case's status line");
+		int rc = peer_parse_case_block(sb_str(&s->proc.out), s->proc.out.len, p, s->version,
+					       r->paced, s->proc.lines_before + 1, &po);
+		if (!rc)   /* a whole case's output without a line end after its status line: fine */
+			output_take(r->c, &po, res);
+		else
+			fail_with_stderr(res, &s->proc, how);
+	}
+	peer_output_free(&po);
+	run_conclude(r, end);
+	return 1;
+}
+
+/* Send the case's line to the slot's process (started first when it is not the peer's) and read
+ * up to its first `ready` line (paced) or its end. */
+static void run_start(struct peer_run *r, const char *dir)
+{
+	const struct sweep_peer *peer = r->c->peer;
+	struct peer_slot *s = r->slot;
+	struct case_result *res = r->res;
+	struct peer_env env = {0};
+	char *line = NULL;
 	figures_unknown(res);   /* protocol 2: the peer's work lines say */
 	if (s->peer == peer && !peer_proc_alive(&s->proc))   /* it exited after its last case */
 		slot_end(s);
@@ -396,91 +512,51 @@ static void measure_persistent(const struct sweep_case *c, const char *dir,
 		if (peer_env_build(NULL, peer, 1, 1, &env)) {
 			res->status = STATUS_ERROR;
 			snprintf(res->reason, sizeof(res->reason), "out of memory for peer '%s'", peer->name);
-			goto done;
+			goto failed;
 		}
 		s->peer = peer;
 		if (peer_proc_start(&s->proc, peer->command, dir, env.vars, 1)) {
 			res->status = STATUS_ERROR;
 			snprintf(res->reason, sizeof(res->reason), "cannot start peer '%s': %s", peer->name,
 				 s->proc.start_error);
-			goto done;
+			goto failed;
 		}
 	}
 	peer_proc_case_begin(&s->proc);
-	int64_t from = s->proc.ncases == 1 ? s->proc.started_ns : s->proc.case_started_ns;
-	enum peer_read why;
-	if (!(line = case_line(c))) {
+	if (!(line = case_line(r->c, r->paced))) {
 		res->status = STATUS_ERROR;
 		snprintf(res->reason, sizeof(res->reason), "out of memory for peer '%s'", peer->name);
-		goto done;
+		goto failed;
 	}
-	int64_t deadline = from + peer->timeout_s * 1000000000LL;
-	if (peer_proc_send(&s->proc, line, strlen(line)))   /* it is gone: read what it left */
-		deadline = now_ns() + PEER_TERM_GRACE_NS;
-	why = peer_proc_read(&s->proc, deadline, 1, p->warmup + p->iters, on_iteration, ctx);
-	res->cpu_wait = cpu_wait_tree_share(&s->proc.wait);
-	if (why == PEER_READ_STATUS) {
-		int rc = peer_parse_case_block(sb_str(&s->proc.out), s->proc.case_end, p, s->version,
-					       s->proc.lines_before + 1, &po);
-		if (!rc && po.version != 2) {
-			res->status = STATUS_ERROR;
-			snprintf(res->reason, sizeof(res->reason), "malformed peer output: a persistent peer "
-				 "speaks protocol 2, and '%s' printed 'benchdb-peer %d'", peer->name,
-				 po.version);
-			goto done;
-		}
-		s->version = po.version;
-		end = output_outcome(c, &s->proc, rc, "", &po, res);
-		goto done;
-	}
-	if (why != PEER_READ_ENDED) {
-		peer_proc_stop(&s->proc, 0);
-		read_failed(why, peer, &s->proc, res);
-		goto done;
-	}
-	peer_proc_stop(&s->proc, 1);   /* it ended before the case's status line */
-	exit_text(s->proc.wstatus, how, sizeof(how));
-	if (!how[0])
-		snprintf(how, sizeof(how), "peer exited with status 0 before the case's status line");
-	int rc = peer_parse_case_block(sb_str(&s->proc.out), s->proc.out.len, p, s->version,
-				       s->proc.lines_before + 1, &po);
-	if (!rc)   /* a whole case's output without a line end after its status line: fine */
-		output_take(c, &po, res);
-	else
-		fail_with_stderr(res, &s->proc, how);
+	/* a process's first case counts its start-up */
+	r->used_ns = s->proc.ncases == 1 ? now_ns() - s->proc.started_ns : 0;
+	r->gone = peer_proc_send(&s->proc, line, strlen(line)) != 0;   /* gone: read what it left */
+	run_read(r);
+	goto done;
+failed:
+	run_conclude(r, 1);
 done:
-	if (end)
-		slot_end(s);
 	free(line);
-	peer_output_free(&po);
 	peer_env_free(&env);
 }
 
 /* ---- the case --------------------------------------------------------------------------------- */
 
-void peer_measure_case(const struct sweep_case *c, const char *sweep_path,
-		       struct peer_session *session, struct case_result *res,
-		       void (*on_iteration)(void *ctx, int64_t iter, int64_t total), void *ctx)
+/* res as a peer case starts it. Returns 0, or 1 when the case ends here (res complete but for
+ * its elapsed time): no peer, or iters: auto. */
+static int case_init(const struct sweep_case *c, struct case_result *res)
 {
 	const struct case_params *p = &c->params;
-	const struct sweep_peer *peer = c->peer;
-	struct peer_env env = {0};
-	struct peer_slot own = {0}, *slot = &own;
-	char *dir = NULL;
-	peer_session_yield(session, peer);   /* another peer's process: not this case's time */
-	int64_t t_start = now_ns();
-
 	memset(res, 0, sizeof(*res));
 	res->max_diff = res->tolerance = -1;   /* until a check line says */
 	res->peak_fwd_bytes = res->peak_bwd_bytes = res->peak_bytes = -1;
 	res->cpu_wait = -1;
 	res->rse = INFINITY;
 	peer_figures(p, &res->figures);
-
-	if (!peer) {
+	if (!c->peer) {
 		res->status = STATUS_ERROR;
 		snprintf(res->reason, sizeof(res->reason), "case '%s' has no peer", c->name);
-		goto done;
+		return 1;
 	}
 	res->iters = p->iters == ITERS_AUTO ? 0 : p->iters;
 	/* the protocol gives a peer a count to run (schemas/peer-protocol.md); it cannot be told
@@ -489,23 +565,108 @@ void peer_measure_case(const struct sweep_case *c, const char *sweep_path,
 		res->status = STATUS_UNSUPPORTED;
 		snprintf(res->reason, sizeof(res->reason), "iters: auto is not supported for a peer "
 			 "('%s' is run by peer %s, and the peer protocol runs a fixed count of "
-			 "iterations); give this benchmark a fixed iters", c->name, peer->name);
-		goto done;
+			 "iterations); give this benchmark a fixed iters", c->name, c->peer->name);
+		return 1;
 	}
-	if (!(dir = sweep_dir(sweep_path)) || (!peer->persistent && peer_env_build(c, peer, 0, 1, &env))) {
+	return 0;
+}
+
+/* peer.h */
+struct peer_run *peer_run_begin(const struct sweep_case *c, const char *sweep_path,
+				struct peer_session *session, int paced, struct case_result *res,
+				void (*on_iteration)(void *ctx, int64_t iter, int64_t total), void *ctx)
+{
+	int64_t t_start = now_ns();
+	struct peer_run *r = NULL;
+	char *dir = NULL;
+	if (case_init(c, res))
+		goto ended;
+	if (!c->peer->persistent) {
+		res->status = STATUS_ERROR;
+		snprintf(res->reason, sizeof(res->reason), "peer '%s' runs one process per case: its "
+			 "cases cannot be paced", c->peer->name);
+		goto ended;
+	}
+	if (!(r = calloc(1, sizeof(*r))) || !(dir = sweep_dir(sweep_path)) ||
+	    !(r->slot = session ? slot_for(session, c->peer) : &r->own)) {
+		res->status = STATUS_ERROR;
+		snprintf(res->reason, sizeof(res->reason), "out of memory for peer '%s'", c->peer->name);
+		goto ended;
+	}
+	r->c = c;
+	r->res = res;
+	r->paced = paced;
+	r->total = c->params.warmup + c->params.iters;
+	r->on_iteration = on_iteration;
+	r->ctx = ctx;
+	run_start(r, dir);
+	free(dir);
+	r->own_ns = now_ns() - t_start;
+	if (!r->finished)
+		return r;
+	peer_run_end(r);
+	return NULL;
+ended:
+	free(r);
+	free(dir);
+	res->elapsed_ns = now_ns() - t_start;
+	return NULL;
+}
+
+/* peer.h */
+int peer_run_step(struct peer_run *r, int64_t count)
+{
+	if (r->finished)
+		return 1;
+	int64_t t_start = now_ns(), n = r->total - r->asked;
+	char go[48];
+	if (count < n)
+		n = count > 0 ? count : 1;
+	snprintf(go, sizeof(go), "go %" PRId64 "\n", n);
+	r->asked += n;
+	r->slot->proc.ready = 0;   /* answered */
+	if (peer_proc_send(&r->slot->proc, go, strlen(go)))
+		r->gone = 1;
+	run_read(r);
+	r->own_ns += now_ns() - t_start;
+	return r->finished;
+}
+
+/* peer.h */
+void peer_run_end(struct peer_run *r)
+{
+	if (!r)
+		return;
+	if (!r->finished) {   /* left before its last step: nothing of it is stored */
+		r->res->interrupted = 1;
+		run_conclude(r, 1);
+	}
+	slot_end(&r->own);   /* without a session: one process for this case only */
+	r->res->elapsed_ns = r->own_ns;
+	free(r);
+}
+
+void peer_measure_case(const struct sweep_case *c, const char *sweep_path,
+		       struct peer_session *session, struct case_result *res,
+		       void (*on_iteration)(void *ctx, int64_t iter, int64_t total), void *ctx)
+{
+	const struct sweep_peer *peer = c->peer;
+	struct peer_env env = {0};
+	char *dir = NULL;
+	peer_session_yield(session, &peer, 1);   /* another peer's process: not this case's time */
+	if (peer && peer->persistent) {   /* read to its end: never paced */
+		peer_run_end(peer_run_begin(c, sweep_path, session, 0, res, on_iteration, ctx));
+		return;
+	}
+	int64_t t_start = now_ns();
+	if (case_init(c, res))
+		goto done;
+	if (!(dir = sweep_dir(sweep_path)) || peer_env_build(c, peer, 0, 1, &env)) {
 		res->status = STATUS_ERROR;
 		snprintf(res->reason, sizeof(res->reason), "out of memory for peer '%s'", peer->name);
 		goto done;
 	}
-	if (peer->persistent && session && !(slot = slot_for(session, peer))) {
-		res->status = STATUS_ERROR;
-		snprintf(res->reason, sizeof(res->reason), "out of memory for peer '%s'", peer->name);
-	} else if (peer->persistent) {
-		measure_persistent(c, dir, slot, res, on_iteration, ctx);
-		slot_end(&own);   /* without a session: one process for this case only */
-	} else {
-		measure_one(c, dir, env.vars, res, on_iteration, ctx);
-	}
+	measure_one(c, dir, env.vars, res, on_iteration, ctx);
 done:
 	peer_env_free(&env);
 	free(dir);

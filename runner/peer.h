@@ -63,9 +63,10 @@ int peer_parse_output(const char *text, size_t len, const struct case_params *p,
 		      struct peer_output *out);
 /* The same for one case of a persistent peer: text is that case's lines, the process's header
  * already read (version; 0: it is not, the process's first case, and text starts with it); the
- * first of them is line first_line of the process's output (for messages). */
+ * first of them is line first_line of the process's output (for messages). paced: the case was
+ * paced (BENCHDB_PACED), so its `ready` lines are valid (and say nothing to the parse). */
 int peer_parse_case_block(const char *text, size_t len, const struct case_params *p, int version,
-			  size_t first_line, struct peer_output *out);
+			  int paced, size_t first_line, struct peer_output *out);
 void peer_output_free(struct peer_output *out);
 
 /* FLOPs and bytes as the built-in workload of the suite computes them (the first registered one
@@ -73,16 +74,16 @@ void peer_output_free(struct peer_output *out);
  * when the suite has no workload in this build. */
 void peer_figures(const struct case_params *p, struct wl_figures *f);
 
-/* The running processes of persistent peers, from one of their cases to the next: the one of the
- * peer whose cases run now, and each kept peer's (`persistent: keep`). */
+/* The running processes of persistent peers, from one of their cases to the next: the ones of the
+ * peers whose cases run now, and each kept peer's (`persistent: keep`). */
 struct peer_session;
 
 struct peer_session *peer_session_new(void);   /* NULL when out of memory */
-/* Before a case of peer next (NULL: a built-in case) is measured: stop the processes that are
- * neither next's nor kept (each: its stdin closed, 2 s to exit, then stopped as at a timeout),
- * so that an idle peer holds no memory or threads meanwhile unless the sweep asked to keep it.
- * Accepts NULL. */
-void peer_session_yield(struct peer_session *s, const struct sweep_peer *next);
+/* Before the cases of the n peers next (none: built-in cases only) are measured: stop the
+ * processes that are neither next's nor kept (each: its stdin closed, 2 s to exit, then stopped
+ * as at a timeout), so that an idle peer holds no memory or threads meanwhile unless the sweep
+ * asked to keep it. Accepts NULL. */
+void peer_session_yield(struct peer_session *s, const struct sweep_peer *const *next, size_t n);
 /* Stop every process of the session, as above, and free it. Accepts NULL. */
 void peer_session_free(struct peer_session *s);
 
@@ -99,6 +100,22 @@ void peer_session_free(struct peer_session *s);
 void peer_measure_case(const struct sweep_case *c, const char *sweep_path,
 		       struct peer_session *session, struct case_result *res,
 		       void (*on_iteration)(void *ctx, int64_t iter, int64_t total), void *ctx);
+
+/* A persistent peer's case measured in steps, between other cases' steps (interleaving,
+ * cmd_run.c), as case_run_* does for a built-in one. peer_run_begin sends the case — paced:
+ * with BENCHDB_PACED true, so that the peer sets up, validates, prints `ready` and waits — and
+ * returns NULL when the case ended there (*res complete: a failure, or a peer that ran the whole
+ * case without pausing); no other process of the session is stopped. peer_run_step has the peer
+ * run up to count more iterations (`go N`, the warm-up first) and returns 1 once the case has
+ * ended (its status line, a failure or an interrupt: res says which); peer_run_end completes
+ * *res (its elapsed time: the runner's time in the case's calls) and frees the run. The case's
+ * timeout counts its own time, not the pauses. */
+struct peer_run;
+struct peer_run *peer_run_begin(const struct sweep_case *c, const char *sweep_path,
+				struct peer_session *session, int paced, struct case_result *res,
+				void (*on_iteration)(void *ctx, int64_t iter, int64_t total), void *ctx);
+int peer_run_step(struct peer_run *r, int64_t count);
+void peer_run_end(struct peer_run *r);
 
 /* Make text from a peer printable in place: control characters (C0, DEL, C1) and bytes that are
  * not valid UTF-8 become '?', so that no escape sequence reaches a terminal or a report. */

@@ -50,6 +50,9 @@ struct peer_proc {
 	size_t scanned;                     /* out scanned for lines up to here */
 	size_t case_end;                    /* out's bytes up to the case's status line, 0 while it
 					     * has not come */
+	int ready;                          /* a paced case's `ready` line came and has not been
+					     * answered (peer_proc_read stops scanning there) */
+	int64_t iters_at_ready;             /* iters_seen when it came */
 	size_t lines_before;                /* stdout lines before out (persistent: earlier cases) */
 	size_t ncases;                      /* cases begun in this process */
 	char err[PEER_STDERR_TAIL];         /* the last bytes of stderr (since the case began) */
@@ -65,6 +68,7 @@ struct peer_proc {
 enum peer_read {
 	PEER_READ_ENDED,        /* the peer's processes are gone and its output read */
 	PEER_READ_STATUS,       /* until_status: the case's status line came */
+	PEER_READ_READY,        /* until_status: a `ready` line came (a paced case) */
 	PEER_READ_TIMEOUT,      /* the deadline passed */
 	PEER_READ_INTERRUPTED,  /* measure_interrupted was set */
 	PEER_READ_OVERFLOW,     /* more than PEER_STDOUT_MAX in the case's output */
@@ -83,7 +87,8 @@ int peer_proc_send(struct peer_proc *pr, const char *text, size_t len);
  * stderr tail, restarts the progress and the CPU-wait reading. */
 void peer_proc_case_begin(struct peer_proc *pr);
 /* Read stdout and stderr until one of enum peer_read happens; the CPU wait of the peer's tree is
- * sampled meanwhile. total: warm-up + measured iterations, for on_iteration (may be NULL). */
+ * sampled meanwhile. A `ready` line stops the scan of the lines until the caller clears
+ * pr->ready (it answered with `go N`). total: warm-up + measured iterations, for on_iteration (may be NULL). */
 enum peer_read peer_proc_read(struct peer_proc *pr, int64_t deadline, int until_status,
 			      int64_t total,
 			      void (*on_iteration)(void *ctx, int64_t iter, int64_t total), void *ctx);

@@ -12,6 +12,7 @@
  */
 #include "peer_internal.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -300,13 +301,14 @@ static void tail_add(struct peer_proc *pr, const char *buf, size_t n)
 	pr->err_len = keep + n;
 }
 
-/* New complete lines of pr->out: progress from `sample` lines, and whether a `status` line has
- * come, which ends the case: pr->case_end is then the byte after it. */
+/* New complete lines of pr->out: progress from `sample` lines, whether a `status` line has come,
+ * which ends the case (pr->case_end is then the byte after it), and a paced case's `ready` line,
+ * which stops the scan until it is answered (pr->ready). */
 static void scan_lines(struct peer_proc *pr, int64_t total,
 		       void (*on_iteration)(void *ctx, int64_t iter, int64_t total), void *ctx)
 {
 	const char *text = sb_str(&pr->out);
-	while (!pr->case_end) {
+	while (!pr->case_end && !pr->ready) {
 		const char *nl = memchr(text + pr->scanned, '\n', pr->out.len - pr->scanned);
 		if (!nl)
 			break;
@@ -317,6 +319,10 @@ static void scan_lines(struct peer_proc *pr, int64_t total,
 		if (!strncmp(line, "status", 6) &&
 		    (line + 6 == nl || line[6] == ' ' || line[6] == '\t' || line[6] == '\r'))
 			pr->case_end = pr->scanned;
+		if (!strncmp(line, "ready", 5) && (line + 5 == nl || isspace((unsigned char)line[5]))) {
+			pr->ready = 1;
+			pr->iters_at_ready = pr->iters_seen;
+		}
 		if (strncmp(line, "sample ", 7))
 			continue;
 		char *end;
@@ -423,6 +429,7 @@ void peer_proc_case_begin(struct peer_proc *pr)
 	}
 	pr->case_end = 0;
 	pr->scanned = 0;
+	pr->ready = 0;
 	pr->iters_seen = 0;
 	pr->err_len = 0;
 	pr->case_started_ns = now_ns();
@@ -441,6 +448,7 @@ enum peer_read peer_proc_read(struct peer_proc *pr, int64_t deadline, int until_
 	int status_sampled = 0;
 	int fds[2] = {pr->out_fd, pr->err_fd};
 	enum peer_read why;
+	scan_lines(pr, total, on_iteration, ctx);   /* what came after an answered `ready` line */
 	for (;;) {
 		int64_t now = now_ns();
 		if (now - sampled >= PEER_WAIT_SAMPLE_NS) {
@@ -453,6 +461,10 @@ enum peer_read peer_proc_read(struct peer_proc *pr, int64_t deadline, int until_
 		}
 		if (pr->case_end && until_status) {
 			why = PEER_READ_STATUS;
+			break;
+		}
+		if (pr->ready && until_status) {
+			why = PEER_READ_READY;
 			break;
 		}
 		if (measure_interrupted) {

@@ -88,6 +88,7 @@ struct parser {
 	int64_t total;             /* warmup + iters */
 	unsigned phases;           /* pass_phases(p->pass) */
 	int have_header;
+	int paced;                 /* a paced case: `ready` lines are valid */
 	struct slot *slots;        /* total x PHASE_COUNT, iteration-major */
 	size_t mem_line[MEM_COUNT];
 	size_t info_json_line;     /* the `info {...}` line, 0 while there is none */
@@ -396,12 +397,18 @@ static int parse_line(struct parser *P, char *line)
 		rc = parse_check(P, line, tok, ntok, fifth);
 	} else if (!strcmp(tok[0], "work") && out->version >= 2) {
 		rc = parse_work(P, line, tok, ntok);
+	} else if (!strcmp(tok[0], "ready") && out->version >= 2) {
+		if (!P->paced)
+			rc = line_fail(out, P->lineno, line, "a 'ready' line in a case that is not paced "
+				       "(its BENCHDB_PACED is not true)");
+		else if (ntok != 1)
+			rc = line_fail(out, P->lineno, line, "a ready line is 'ready' alone");
 	} else if (!strcmp(tok[0], "benchdb-peer")) {
 		rc = line_fail(out, P->lineno, line, "a second header line");
 	} else {
 		rc = line_fail(out, P->lineno, line, "unknown line kind '%s' (valid: info, sample, "
-			       "memory, %sstatus; '#' starts a comment)", tok[0],
-			       out->version >= 2 ? "check, work, " : "");
+			       "memory, %s%sstatus; '#' starts a comment)", tok[0],
+			       out->version >= 2 ? "check, work, " : "", P->paced ? "ready, " : "");
 	}
 	free(copy);
 	return rc;
@@ -443,9 +450,10 @@ static int collect_samples(struct parser *P)
 
 /* The parse of peer_parse_output and peer_parse_case_block: version 0 expects a header line. */
 static int parse_text(const char *text, size_t len, const struct case_params *p, int version,
-		      size_t first_line, struct peer_output *out)
+		      int paced, size_t first_line, struct peer_output *out)
 {
-	struct parser P = {.out = out, .p = p, .have_header = version > 0, .lineno = first_line - 1};
+	struct parser P = {.out = out, .p = p, .have_header = version > 0, .paced = paced,
+			   .lineno = first_line - 1};
 	char *line = NULL;
 	int rc = 0;
 
@@ -521,13 +529,13 @@ done:
 int peer_parse_output(const char *text, size_t len, const struct case_params *p,
 		      struct peer_output *out)
 {
-	return parse_text(text, len, p, 0, 1, out);
+	return parse_text(text, len, p, 0, 0, 1, out);
 }
 
 int peer_parse_case_block(const char *text, size_t len, const struct case_params *p, int version,
-			  size_t first_line, struct peer_output *out)
+			  int paced, size_t first_line, struct peer_output *out)
 {
-	return parse_text(text, len, p, version, first_line ? first_line : 1, out);
+	return parse_text(text, len, p, version, paced, first_line ? first_line : 1, out);
 }
 
 void peer_output_free(struct peer_output *out)

@@ -475,7 +475,7 @@ static void test_peer__a_persistent_case_block_has_no_header_and_counts_lines_on
 	struct peer_output out;
 	const char *block = "info torch 2.5\nsample 0 fwd 5\nsample 1 fwd 6\nsample 2 fwd 7\n"
 			    "status ok\n";
-	if (peer_parse_case_block(block, strlen(block), &p, 2, 12, &out))
+	if (peer_parse_case_block(block, strlen(block), &p, 2, 0, 12, &out))
 		fail_msg("%s", out.error);
 	assert_int_equal(out.version, 2);
 	assert_int_equal(out.status_line, 16);   /* the process's lines 12..16 */
@@ -483,19 +483,44 @@ static void test_peer__a_persistent_case_block_has_no_header_and_counts_lines_on
 	peer_output_free(&out);
 
 	block = "sample 0 fwd 5\nsample 0 fwd 6\n";
-	assert_int_equal(peer_parse_case_block(block, strlen(block), &p, 2, 40, &out), BD_EINVAL);
+	assert_int_equal(peer_parse_case_block(block, strlen(block), &p, 2, 0, 40, &out), BD_EINVAL);
 	assert_contains(out.error, "line 41: 'sample 0 fwd 6': a second sample of iteration 0 phase "
 			"fwd (the first is on line 40)");
 	peer_output_free(&out);
 	block = "benchdb-peer 2\nstatus unsupported no\n";
-	assert_int_equal(peer_parse_case_block(block, strlen(block), &p, 2, 7, &out), BD_EINVAL);
+	assert_int_equal(peer_parse_case_block(block, strlen(block), &p, 2, 0, 7, &out), BD_EINVAL);
 	assert_contains(out.error, "line 7: 'benchdb-peer 2': a second header line");
 	peer_output_free(&out);
 	/* the first case of a process: its header comes first (version 0: expected) */
 	block = "benchdb-peer 2\nstatus unsupported no gpu\n";
-	assert_int_equal(peer_parse_case_block(block, strlen(block), &p, 0, 1, &out), 0);
+	assert_int_equal(peer_parse_case_block(block, strlen(block), &p, 0, 0, 1, &out), 0);
 	assert_int_equal(out.version, 2);
 	assert_int_equal(out.status, STATUS_UNSUPPORTED);
+	peer_output_free(&out);
+}
+
+static void test_peer__ready_lines_belong_to_a_paced_case_only(void **state)
+{
+	(void)state;
+	struct case_params p = params(PASS_FORWARD);
+	struct peer_output out;
+	const char *block = "ready\nsample 0 fwd 5\nready\nsample 1 fwd 6\nsample 2 fwd 7\nstatus ok\n";
+	if (peer_parse_case_block(block, strlen(block), &p, 2, 1, 3, &out))
+		fail_msg("%s", out.error);
+	assert_int_equal(out.nsamples, 3);
+	assert_int_equal(out.status_line, 8);
+	peer_output_free(&out);
+	assert_int_equal(peer_parse_case_block(block, strlen(block), &p, 2, 0, 3, &out), BD_EINVAL);
+	assert_contains(out.error, "line 3: 'ready': a 'ready' line in a case that is not paced");
+	peer_output_free(&out);
+	block = "ready 2\nstatus ok\n";
+	assert_int_equal(peer_parse_case_block(block, strlen(block), &p, 2, 1, 1, &out), BD_EINVAL);
+	assert_contains(out.error, "line 1: 'ready 2': a ready line is 'ready' alone");
+	peer_output_free(&out);
+	/* version 1 knows no ready line */
+	block = "benchdb-peer 1\nready\nstatus ok\n";
+	assert_int_equal(peer_parse_output(block, strlen(block), &p, &out), BD_EINVAL);
+	assert_contains(out.error, "unknown line kind 'ready'");
 	peer_output_free(&out);
 }
 
@@ -543,6 +568,7 @@ int main(void)
 		cmocka_unit_test(test_peer__bad_check_lines_are_refused),
 		cmocka_unit_test(test_peer__work_lines_give_figures_per_phase_or_benchdbs),
 		cmocka_unit_test(test_peer__a_persistent_case_block_has_no_header_and_counts_lines_on),
+		cmocka_unit_test(test_peer__ready_lines_belong_to_a_paced_case_only),
 		cmocka_unit_test(test_peer__text_from_a_peer_is_made_printable),
 		cmocka_unit_test(test_peer__free_accepts_null_and_errors_leave_nothing_to_free),
 	};

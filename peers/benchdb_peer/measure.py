@@ -12,6 +12,7 @@ statistics, the growth of the process's peak resident set (VmHWM, reset through
 bound on what the case held, Python's own allocations included.
 """
 import os
+import sys
 import time
 
 
@@ -106,14 +107,45 @@ class Clock:
         return False
 
 
+class Pace:
+    """A paced case's steps (peer-protocol.md, "Paced cases"): before an iteration that no `go N`
+    has granted yet, print `ready` (GPU work finished first) and read the next `go N` from stdin.
+    An unpaced case runs through."""
+
+    def __init__(self, case, out, stdin=None):
+        self.case, self.out = case, out
+        self.stdin = stdin or sys.stdin
+        self.granted = 0
+
+    def before_iteration(self):
+        if not self.case.paced:
+            return
+        if self.granted == 0:
+            if self.case.device == "cuda":
+                import torch
+                torch.cuda.synchronize()
+            self.out.ready()
+            line = self.stdin.readline()
+            if not line:   # the runner closed stdin: it ends this process
+                sys.exit(0)
+            words = line.split()
+            if len(words) != 2 or words[0] != "go" or not words[1].isdigit() or int(words[1]) < 1:
+                raise RuntimeError("expected a 'go N' line on stdin, got %r" % line.strip()[:80])
+            self.granted = int(words[1])
+        self.granted -= 1
+
+
 def run_iterations(case, out, step, memory=None):
     """warmup + iters iterations of step: before each, step.prepare() (untimed: reset gradients,
     run a backward pass's forward); then each of the case's phases, step.phase(name)(), timed.
-    Samples are printed per iteration."""
+    Samples are printed per iteration. A paced case waits for the runner's `go N` between its
+    steps (Pace)."""
     clock = Clock(case)
+    pace = Pace(case, out)
     if memory is not None:
         memory.start()
     for it in range(case.iterations):
+        pace.before_iteration()
         step.prepare()
         if memory is not None:
             memory.start_iteration()

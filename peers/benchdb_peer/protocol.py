@@ -49,7 +49,10 @@ class Case:
     (`case.seq_len`, `case.backend`), typed as in the case's params JSON (BENCHDB_PARAMS); the
     protocol's fixed fields have names of their own:
 
-        suite impl device dtype pass_ phases warmup iters seed mem_limit sync tf32 atol rtol
+        suite impl device dtype pass_ phases warmup iters seed mem_limit sync tf32 atol rtol paced
+
+    `paced` (a persistent peer's case in an interleaved group): the runner hands out the
+    iterations in steps — run_iterations (measure.py) prints `ready` and waits for `go N`.
     """
 
     def __init__(self, env):
@@ -71,6 +74,7 @@ class Case:
         self.mem_limit = self._int("mem_limit", 0)
         self.sync = _bool(self.env.get("BENCHDB_SYNC", "true"))
         self.tf32 = _bool(self.env.get("BENCHDB_TF32", "false"))
+        self.paced = _bool(self.env.get("BENCHDB_PACED", "false"))
         # benchdb's tolerance for this suite and dtype (peer-protocol.md "Validation")
         self.atol = float(self.env.get("BENCHDB_CHECK_ATOL") or _default_atol(self))
         self.rtol = float(self.env.get("BENCHDB_CHECK_RTOL") or _default_rtol(self))
@@ -221,6 +225,10 @@ class Output:
         if self.version >= 2:
             self.lines(["work %s %s %s" % (phase, "-" if flops is None else "%d" % flops,
                                            "-" if nbytes is None else "%d" % nbytes)])
+
+    def ready(self):
+        """A paced case (version 2): set up, or done with the iterations asked for; wait."""
+        self.lines(["ready"])
 
     def samples(self, it, times):
         self.lines(["sample %d %s %d" % (it, phase, max(1, int(ns))) for phase, ns in times])

@@ -250,7 +250,7 @@ EOF
 npids() { grep "impl=$1" "$T/keep.log" | sed 's/ .*//' | sort -u | wc -l; }
 keep_sweep true none
 rm -f "$T/keep.log"
-FAKE_PEER_LOG=$T/keep.log expect_status 0 "persistent: true, two peers alternating" "$RUNNER" run "$T/keep.yaml" --db "$T/keep1.db"
+FAKE_PEER_LOG=$T/keep.log expect_status 0 "persistent: true, two peers alternating" "$RUNNER" run "$T/keep.yaml" --db "$T/keep1.db" --interleave 1
 check "persistent: true: a new process each time another case, a peer's or a built-in one, came between (ka 2, kb 2)" [ "$(npids ka):$(npids kb)" = "2:2" ]
 keep_sweep keep none
 expect_status 0 "runner list: a kept peer" "$RUNNER" list "$T/keep.yaml"
@@ -292,6 +292,57 @@ wait "$runner_pid"
 check "keep: an interrupt stops the run (exit 130)" [ $? = 130 ]
 check "keep: the idle peer's process (pid $kept_pid) is gone after the interrupt" wait_gone "$kept_pid"
 check "keep: the peer's finished case is stored" [ "$(sql "$T/keepint.db" "select group_concat(impl || seq_len || ':' || status) from cases")" = "ka16:ok" ]
+
+# ---- paced peers: a persistent peer's cases in the rounds of an interleaved group ---------------
+# pa and pb (tests/peers/fake_paced.sh) plant times of 1 ms and 2 ms (a true ratio of 0.5) under a
+# machine-wide drift of +2% per iteration run by either; naive is the built-in case of the same
+# shape. In 9 rounds of one iteration each the drift reaches both alike; one case after the other
+# (--interleave 1) it does not.
+cat >"$T/paced.yaml" <<EOF
+defaults: {warmup: 0, iters: 9, head_dim: 8, heads: 1, batch_size: 1, seq_len: 16}
+peers:
+  pa: {command: "FAKE_BASE_NS=1000000 sh $PEERS/fake_paced.sh", suite: attention, persistent: keep}
+  pb: {command: "FAKE_BASE_NS=2000000 sh $PEERS/fake_paced.sh", suite: attention, persistent: true}
+benchmarks:
+  - {suite: attention, impl: [pa, naive, pb]}
+EOF
+median() { sql "$1" "select s.ns from samples s join cases c on c.id = s.case_id where c.impl = '$2' and s.phase = 'fwd' order by s.ns limit 1 offset 4"; }
+paced_ratio() {   # paced_ratio DB: pa's median over pb's, against the truth 0.5 (1.0: exact)
+	awk -v a="$(median "$1" pa)" -v b="$(median "$1" pb)" 'BEGIN { printf "%.4f", a / b / 0.5 }'
+}
+gos() { grep go "$T/paced.log" | cut -d' ' -f1 | tr '\n' ' '; }
+rm -f "$T/paced.log" "$T/paced.ctr"
+FAKE_PEER_LOG=$T/paced.log FAKE_COUNTER=$T/paced.ctr FAKE_DRIFT_PCT=2 expect_status 0 "paced: two peers and a built-in case in 9 rounds" "$RUNNER" run "$T/paced.yaml" --db "$T/paced9.db" --interleave 9
+contains "$T/out" "3 of 3 cases stored \(3 ok" "paced: every case ok"
+check "paced: one step per peer and round, in A B, B A order ($(gos))" \
+	[ "$(gos)" = "pa pb pb pa pa pb pb pa pa pb pb pa pa pb pb pa pa pb " ]
+check "paced: the go lines ask for one iteration each" [ "$(grep -c ' go 1$' "$T/paced.log")" = 18 ]
+check "paced: every iteration of the three cases stored" [ "$(sql "$T/paced9.db" "select count(*) from samples")" = 54 ]
+r9=$(paced_ratio "$T/paced9.db")
+check "paced: in rounds the planted drift leaves the ratio within 3% of the truth ($r9)" awk -v r="$r9" 'BEGIN { exit !(r > 0.97 && r < 1.03) }'
+rm -f "$T/paced.log" "$T/paced.ctr"
+FAKE_PEER_LOG=$T/paced.log FAKE_COUNTER=$T/paced.ctr FAKE_DRIFT_PCT=2 expect_status 0 "paced: the same, one case after the other" "$RUNNER" run "$T/paced.yaml" --db "$T/paced1.db" --interleave 1
+r1=$(paced_ratio "$T/paced1.db")
+check "paced: one after the other the drift moves the ratio by more than 10% ($r1)" awk -v r="$r1" 'BEGIN { exit !(r < 0.90) }'
+check "paced: one after the other no case is paced" [ "$(grep -c go "$T/paced.log")" = 0 ]
+# a peer that runs more than it was asked for: its case is an error, the others stand
+sed -i 's/"FAKE_BASE_NS=1000000 /"FAKE_PLANT=overrun FAKE_BASE_NS=1000000 /' "$T/paced.yaml"
+# (5 rounds: 2 iterations a step)
+expect_status 1 "paced: a peer that overruns its step" "$RUNNER" run "$T/paced.yaml" --db "$T/paced2.db"
+check "paced: the overrunning case is an error, the others ok" [ "$(sql "$T/paced2.db" "select group_concat(impl || ':' || status, ',') from (select * from cases order by ord)")" = "pa:error,naive:ok,pb:ok" ]
+sql "$T/paced2.db" "select reason from cases where impl = 'pa'" >"$T/reason"
+contains "$T/reason" "a 'ready' line after 3 iterations, where the runner had asked for 2 \(go lines\)" "paced: the reason says what was asked"
+# a persistent peer that knows nothing of pacing (fake_v2.sh runs a case through) in a group: it
+# runs its whole case when handed it, and is stored as usual
+cat >"$T/unpaced.yaml" <<EOF
+defaults: {warmup: 1, iters: 4, head_dim: 8, heads: 1, batch_size: 1, seq_len: 16}
+peers:
+  kv: {command: "sh $PEERS/fake_v2.sh", suite: attention, persistent: true}
+benchmarks:
+  - {suite: attention, impl: [naive, kv]}
+EOF
+expect_status 0 "an unpaced persistent peer in a group" "$RUNNER" run "$T/unpaced.yaml" --db "$T/unpaced.db"
+check "unpaced: both cases ok with every sample" [ "$(sql "$T/unpaced.db" "select count(*) from samples where phase in ('fwd', 'bwd')")" = 20 ]
 
 # ---- terminal escapes from a peer stay off the runner's terminal -------------------------------
 cat >"$T/esc.yaml" <<EOF

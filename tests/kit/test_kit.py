@@ -116,6 +116,29 @@ class ProtocolTest(unittest.TestCase):
             self.assertTrue(lines[-1].startswith("status " + status))
             self.assertNotIn("\x1b", lines[-1])
 
+    def test_a_paced_case_waits_for_each_go_line(self):
+        from benchdb_peer.measure import Pace
+        out = io.StringIO()
+        case = Case(attention_env(BENCHDB_PACED="true", BENCHDB_WARMUP="1", BENCHDB_ITERS="2"))
+        pace = Pace(case, Output(2, out), io.StringIO("go 2\ngo 1\n"))
+        readies = []   # the ready lines printed before each iteration ran
+        for it in range(case.iterations):
+            pace.before_iteration()
+            readies.append(out.getvalue().count("ready"))
+        self.assertEqual(readies, [1, 1, 2])
+        self.assertTrue(case.paced)
+        # unpaced: never waits, never reads
+        out = io.StringIO()
+        pace = Pace(Case(attention_env()), Output(2, out), io.StringIO(""))
+        for _ in range(3):
+            pace.before_iteration()
+        self.assertEqual(out.getvalue(), "")
+        # a wrong line is an error; the end of stdin ends the process quietly
+        pace = Pace(case, Output(2, io.StringIO()), io.StringIO("go zero\n"))
+        self.assertRaises(RuntimeError, pace.before_iteration)
+        pace = Pace(case, Output(2, io.StringIO()), io.StringIO(""))
+        self.assertRaises(SystemExit, pace.before_iteration)
+
     def test_a_missing_variable_is_an_error_naming_it(self):
         env = attention_env()
         del env["BENCHDB_ITERS"]
@@ -310,6 +333,22 @@ class PersistentTest(unittest.TestCase):
         self.assertEqual(lines.count("benchdb-peer 2"), 1)
         statuses = [l.split()[1] for l in lines_of(lines, "status")]
         self.assertEqual(statuses, ["ok", "ok", "unsupported"])
+
+    def test_a_paced_case_runs_the_iterations_each_go_line_grants(self):
+        case = attention_env(BENCHDB_SEQ_LEN="16", BENCHDB_PACED="true", BENCHDB_WARMUP="1",
+                             BENCHDB_ITERS="3")
+        stdin = "case %s\ngo 2\ngo 1\ngo 5\n" % json.dumps(case)
+        env = dict(os.environ, PYTHONPATH=PEERS, BENCHDB_PEER_MODE="persistent",
+                   BENCHDB_PEER_PROTOCOL="2", BENCHDB_PEER_PROTOCOL_MAX="2")
+        got = subprocess.run([sys.executable, "-m", "benchdb_peer.sdpa"], input=stdin, env=env,
+                             capture_output=True, text=True, timeout=600)
+        self.assertEqual(got.returncode, 0, got.stderr)
+        kinds = [l.split()[0] + ("" if l.split()[0] != "sample" else l.split()[1])
+                 for l in got.stdout.splitlines() if l.split()[0] in ("ready", "sample", "status")]
+        # the checks come before the first ready; 2 iterations, ready, 1, ready, the last; no ready after it
+        self.assertEqual(kinds, ["ready", "sample0", "sample0", "sample1", "sample1", "ready",
+                                 "sample2", "sample2", "ready", "sample3", "sample3", "status"])
+        self.assertTrue(got.stdout.index("check ") < got.stdout.index("ready"))
 
 
 if __name__ == "__main__":

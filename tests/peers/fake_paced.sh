@@ -1,0 +1,48 @@
+#!/bin/sh
+# tests/peers/fake_paced.sh: a persistent protocol-2 peer (schemas/peer-protocol.md) that keeps to
+# a paced case's steps: `ready` once set up and after each step, then the iterations of the next
+# `go N` from stdin. It times nothing: each sample is FAKE_BASE_NS nanoseconds (default 1000000)
+# times a planted machine-wide drift, 1 + FAKE_DRIFT_PCT/100 per iteration run so far by any
+# peer sharing the counter file FAKE_COUNTER (no file: no drift) — a machine that slows down
+# as the run goes on, whichever implementation is measured.
+# FAKE_PLANT=overrun: one iteration more than each go line asks for.
+# When FAKE_PEER_LOG is set, each go line appends "IMPL go N" there, and each case "IMPL case".
+log() { [ -n "${FAKE_PEER_LOG:-}" ] && echo "$BENCHDB_IMPL $*" >>"$FAKE_PEER_LOG"; return 0; }
+iteration() {   # iteration I: its samples, at the drift the counter says
+	ran=0
+	if [ -n "${FAKE_COUNTER:-}" ]; then
+		ran=$(cat "$FAKE_COUNTER" 2>/dev/null || echo 0)
+		echo $((ran + 1)) >"$FAKE_COUNTER"
+	fi
+	ns=$(( ${FAKE_BASE_NS:-1000000} * (100 + ran * ${FAKE_DRIFT_PCT:-0}) / 100 ))
+	for phase in $BENCHDB_PHASES; do
+		echo "sample $1 $phase $ns"
+	done
+}
+echo "benchdb-peer 2"
+while read -r kind json; do
+	for v in BENCHDB_IMPL BENCHDB_WARMUP BENCHDB_ITERS BENCHDB_PHASES BENCHDB_PACED BENCHDB_CHECK_ATOL; do
+		val=$(printf '%s\n' "$json" | sed -n "s/.*\"$v\":\"\([^\"]*\)\".*/\1/p")
+		eval "$v=\$val"
+	done
+	log case
+	total=$((BENCHDB_WARMUP + BENCHDB_ITERS))
+	i=0
+	while [ "$i" -lt "$total" ]; do
+		if [ "$BENCHDB_PACED" = true ]; then
+			echo ready
+			read -r go n || exit 0
+			log "$go $n"
+			[ "${FAKE_PLANT:-}" = overrun ] && n=$((n + 1))
+		else
+			n=$total
+		fi
+		while [ "$n" -gt 0 ] && [ "$i" -lt "$total" ]; do
+			iteration "$i"
+			i=$((i + 1))
+			n=$((n - 1))
+		done
+	done
+	echo "check output 0 $BENCHDB_CHECK_ATOL"
+	echo "status ok"
+done

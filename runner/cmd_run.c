@@ -204,7 +204,8 @@ static void case_record_fill(struct case_record *r, const struct sweep_case *c,
 
 /* Whether two cases are the impls of one shape, measured in alternating rounds: two impls of one
  * benchmark of the sweep (so, the same measurement settings) with the same key but for the impl,
- * both built in (a peer runs in a process of its own). */
+ * each built in or a persistent peer's (paced: peer_run_*). A peer with parameters of its own has
+ * them in its key, so it is grouped only with impls that have the same. */
 static int same_group(const struct sweep_case *a, const struct sweep_case *b)
 {
 	/* a peer that runs one process per case cannot pause between rounds */

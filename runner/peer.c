@@ -470,6 +470,15 @@ static int run_read(struct peer_run *r)
 			snprintf(res->reason, sizeof(res->reason), "malformed peer output: a persistent peer "
 				 "speaks protocol 2, and '%s' printed 'benchdb-peer %d'", peer->name,
 				 po.version);
+		} else if (!rc && po.status == STATUS_OK && r->paced && r->asked > 0 &&
+			   r->asked < r->total) {
+			/* it ran on past a step without the runner's go: its last iterations overlapped
+			 * the other cases' steps */
+			char msg[320];
+			snprintf(msg, sizeof(msg), "malformed peer output: 'status ok' after %" PRId64
+				 " iterations of a paced case, where the runner had asked for %" PRId64
+				 " (go lines) and was waiting for a 'ready' line", s->proc.iters_seen, r->asked);
+			fail_with_stderr(res, &s->proc, msg);
 		} else {
 			s->version = po.version;
 			end = output_outcome(r->c, &s->proc, rc, "", &po, res);
@@ -587,6 +596,10 @@ struct peer_run *peer_run_begin(const struct sweep_case *c, const char *sweep_pa
 			 "cases cannot be paced", c->peer->name);
 		goto ended;
 	}
+	if (measure_interrupted) {   /* nothing started for a run that is stopping */
+		res->interrupted = 1;
+		goto ended;
+	}
 	if (!(r = calloc(1, sizeof(*r))) || !(dir = sweep_dir(sweep_path)) ||
 	    !(r->slot = session ? slot_for(session, c->peer) : &r->own)) {
 		res->status = STATUS_ERROR;
@@ -622,6 +635,13 @@ int peer_run_step(struct peer_run *r, int64_t count)
 	char go[48];
 	if (count < n)
 		n = count > 0 ? count : 1;
+	if (measure_interrupted) {   /* no step for a run that is stopping */
+		peer_proc_stop(&r->slot->proc, 0);
+		r->res->interrupted = 1;
+		run_conclude(r, 1);
+		r->own_ns += now_ns() - t_start;
+		return 1;
+	}
 	snprintf(go, sizeof(go), "go %" PRId64 "\n", n);
 	r->asked += n;
 	r->slot->proc.ready = 0;   /* answered */

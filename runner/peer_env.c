@@ -16,7 +16,9 @@ extern char **environ;
 /* The variables the runner sets besides the parameters' own (param_env_name of every row). */
 static const char *const env_extra[] = {
 	"BENCHDB_PEER_PROTOCOL", "BENCHDB_PEER_PROTOCOL_MAX", "BENCHDB_PEER_MODE", "BENCHDB_PARAMS",
-	"BENCHDB_PHASES", "BENCHDB_CHECK_ATOL", "BENCHDB_CHECK_RTOL", NULL,
+	"BENCHDB_PHASES", "BENCHDB_CHECK_ATOL", "BENCHDB_CHECK_RTOL",
+	"BENCHDB_PACED",   /* a paced case's member of its case line (peer.c), never inherited */
+	NULL,
 };
 
 /* Whether the environment entry var ("NAME=VALUE") is one the runner sets, for any suite;

@@ -87,8 +87,9 @@ int peer_proc_send(struct peer_proc *pr, const char *text, size_t len);
  * stderr tail, restarts the progress and the CPU-wait reading. */
 void peer_proc_case_begin(struct peer_proc *pr);
 /* Read stdout and stderr until one of enum peer_read happens; the CPU wait of the peer's tree is
- * sampled meanwhile. A `ready` line stops the scan of the lines until the caller clears
- * pr->ready (it answered with `go N`). total: warm-up + measured iterations, for on_iteration (may be NULL). */
+ * sampled meanwhile. until_status (a persistent peer's case): stop at its status line, or at a
+ * `ready` line, which also stops the scan of the lines until the caller clears pr->ready (it
+ * answered with `go N`). total: warm-up + measured iterations, for on_iteration (may be NULL). */
 enum peer_read peer_proc_read(struct peer_proc *pr, int64_t deadline, int until_status,
 			      int64_t total,
 			      void (*on_iteration)(void *ctx, int64_t iter, int64_t total), void *ctx);

@@ -302,9 +302,9 @@ static void tail_add(struct peer_proc *pr, const char *buf, size_t n)
 }
 
 /* New complete lines of pr->out: progress from `sample` lines, whether a `status` line has come,
- * which ends the case (pr->case_end is then the byte after it), and a paced case's `ready` line,
- * which stops the scan until it is answered (pr->ready). */
-static void scan_lines(struct peer_proc *pr, int64_t total,
+ * which ends the case (pr->case_end is then the byte after it), and (persistent) a paced case's
+ * `ready` line, which stops the scan until it is answered (pr->ready). */
+static void scan_lines(struct peer_proc *pr, int persistent, int64_t total,
 		       void (*on_iteration)(void *ctx, int64_t iter, int64_t total), void *ctx)
 {
 	const char *text = sb_str(&pr->out);
@@ -319,7 +319,8 @@ static void scan_lines(struct peer_proc *pr, int64_t total,
 		if (!strncmp(line, "status", 6) &&
 		    (line + 6 == nl || line[6] == ' ' || line[6] == '\t' || line[6] == '\r'))
 			pr->case_end = pr->scanned;
-		if (!strncmp(line, "ready", 5) && (line + 5 == nl || isspace((unsigned char)line[5]))) {
+		if (persistent && !strncmp(line, "ready", 5) &&
+		    (line + 5 == nl || isspace((unsigned char)line[5]))) {
 			pr->ready = 1;
 			pr->iters_at_ready = pr->iters_seen;
 		}
@@ -448,7 +449,7 @@ enum peer_read peer_proc_read(struct peer_proc *pr, int64_t deadline, int until_
 	int status_sampled = 0;
 	int fds[2] = {pr->out_fd, pr->err_fd};
 	enum peer_read why;
-	scan_lines(pr, total, on_iteration, ctx);   /* what came after an answered `ready` line */
+	scan_lines(pr, until_status, total, on_iteration, ctx);   /* after an answered `ready` */
 	for (;;) {
 		int64_t now = now_ns();
 		if (now - sampled >= PEER_WAIT_SAMPLE_NS) {
@@ -501,7 +502,7 @@ enum peer_read peer_proc_read(struct peer_proc *pr, int64_t deadline, int until_
 			ssize_t got = read(fds[i], buf, sizeof(buf));
 			if (got > 0 && i == 0) {
 				sb_addn(&pr->out, buf, (size_t)got);
-				scan_lines(pr, total, on_iteration, ctx);
+				scan_lines(pr, until_status, total, on_iteration, ctx);
 			} else if (got > 0) {
 				tail_add(pr, buf, (size_t)got);
 			} else if (got == 0 || (errno != EAGAIN && errno != EINTR)) {

@@ -325,13 +325,48 @@ FAKE_PEER_LOG=$T/paced.log FAKE_COUNTER=$T/paced.ctr FAKE_DRIFT_PCT=2 expect_sta
 r1=$(paced_ratio "$T/paced1.db")
 check "paced: one after the other the drift moves the ratio by more than 10% ($r1)" awk -v r="$r1" 'BEGIN { exit !(r < 0.90) }'
 check "paced: one after the other no case is paced" [ "$(grep -c go "$T/paced.log")" = 0 ]
-# a peer that runs more than it was asked for: its case is an error, the others stand
-sed -i 's/"FAKE_BASE_NS=1000000 /"FAKE_PLANT=overrun FAKE_BASE_NS=1000000 /' "$T/paced.yaml"
-# (5 rounds: 2 iterations a step)
-expect_status 1 "paced: a peer that overruns its step" "$RUNNER" run "$T/paced.yaml" --db "$T/paced2.db"
-check "paced: the overrunning case is an error, the others ok" [ "$(sql "$T/paced2.db" "select group_concat(impl || ':' || status, ',') from (select * from cases order by ord)")" = "pa:error,naive:ok,pb:ok" ]
-sql "$T/paced2.db" "select reason from cases where impl = 'pa'" >"$T/reason"
-contains "$T/reason" "a 'ready' line after 3 iterations, where the runner had asked for 2 \(go lines\)" "paced: the reason says what was asked"
+# a peer that breaks the steps: its case is an error with the reason, the others stand (5 rounds:
+# 2 iterations a step); the next case of the peer gets a new process
+paced_broken() {   # paced_broken PLANT DB REASON
+	sed "s/\"FAKE_BASE_NS=1000000 /\"FAKE_PLANT=$1 FAKE_BASE_NS=1000000 /" "$T/paced.yaml" >"$T/broken.yaml"
+	expect_status 1 "paced: a peer that plants $1" "$RUNNER" run "$T/broken.yaml" --db "$2"
+	check "paced, $1: pa's case is an error, the others ok" [ "$(sql "$2" "select group_concat(impl || ':' || status, ',') from (select * from cases order by ord)")" = "pa:error,naive:ok,pb:ok" ]
+	sql "$2" "select reason from cases where impl = 'pa'" >"$T/reason"
+	contains "$T/reason" "$3" "paced, $1: the reason"
+}
+paced_broken overrun "$T/paced2.db" "a 'ready' line after 3 iterations, where the runner had asked for 2 \(go lines\)"
+paced_broken runahead "$T/paced3.db" "'status ok' after 9 iterations of a paced case, where the runner had asked for 2 \(go lines\)"
+paced_broken quit "$T/paced4.db" "peer exited with status 0 before the case's status line"
+# an interrupt in the middle of a paced group: while the peer waits for its first step (naive's
+# long step comes first), and inside its own step (0.2 s an iteration, 2 a step): exit 130, no
+# case of the group stored, the kept peer's process gone
+paced_interrupt() {   # paced_interrupt WHAT PLANT ITERS GOS: interrupt once GOS go lines came
+	cat >"$T/pacedint.yaml" <<EOF
+defaults: {warmup: 1, head_dim: 64, heads: 4, batch_size: 1, seq_len: 2048}
+peers:
+  pa: {command: "FAKE_PLANT=$2 sh $PEERS/fake_paced.sh", suite: attention, persistent: keep}
+benchmarks:
+  - {suite: attention, impl: [naive, pa], iters: $3}
+EOF
+	rm -f "$T/paced.log" "$T/pacedint.db"
+	FAKE_PEER_LOG=$T/paced.log "$RUNNER" run "$T/pacedint.yaml" --db "$T/pacedint.db" --interleave 50 >"$T/out" 2>"$T/err" &
+	runner_pid=$!
+	for _ in $(seq 1 400); do
+		grep -q "^pa case" "$T/paced.log" 2>/dev/null && [ "$(grep -c go "$T/paced.log")" -ge "$4" ] && break
+		sleep 0.05
+	done
+	[ "$4" = 0 ] && sleep 0.5   # its ready line is read, naive's step runs
+	check "paced, $1: the peer has had $4 steps before the interrupt" [ "$(grep -c go "$T/paced.log")" = "$4" ]
+	paced_pid=$(sed -n "s/^pa case //p" "$T/paced.log" | head -1)
+	kill -INT "$runner_pid"
+	wait "$runner_pid"
+	check "paced, $1: an interrupt stops the run (exit 130)" [ $? = 130 ]
+	check "paced, $1: the paced peer's process is gone after the interrupt" wait_gone "${paced_pid:-0}"
+	check "paced, $1: no unfinished case of the group is stored" [ "$(sql "$T/pacedint.db" "select count(*) from cases")" = 0 ]
+}
+paced_interrupt "waiting" none 1000000 0
+paced_interrupt "in its step" slow 100 2
+
 # a persistent peer that knows nothing of pacing (fake_v2.sh runs a case through) in a group: it
 # runs its whole case when handed it, and is stored as usual
 cat >"$T/unpaced.yaml" <<EOF

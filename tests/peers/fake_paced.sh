@@ -5,8 +5,10 @@
 # times a planted machine-wide drift, 1 + FAKE_DRIFT_PCT/100 per iteration run so far by any
 # peer sharing the counter file FAKE_COUNTER (no file: no drift) — a machine that slows down
 # as the run goes on, whichever implementation is measured.
-# FAKE_PLANT=overrun: one iteration more than each go line asks for.
-# When FAKE_PEER_LOG is set, each go line appends "IMPL go N" there, and each case "IMPL case".
+# FAKE_PLANT plants what the runner must catch or cope with: overrun (one iteration more than each
+# go line asks for), runahead (after its first go line, the rest of the case without waiting),
+# quit (exits, status 0, while it waits after its first step), slow (0.2 s per iteration).
+# When FAKE_PEER_LOG is set, each go line appends "IMPL go N" there, and each case "IMPL case PID".
 log() { [ -n "${FAKE_PEER_LOG:-}" ] && echo "$BENCHDB_IMPL $*" >>"$FAKE_PEER_LOG"; return 0; }
 iteration() {   # iteration I: its samples, at the drift the counter says
 	ran=0
@@ -25,19 +27,24 @@ while read -r kind json; do
 		val=$(printf '%s\n' "$json" | sed -n "s/.*\"$v\":\"\([^\"]*\)\".*/\1/p")
 		eval "$v=\$val"
 	done
-	log case
+	log case $$
 	total=$((BENCHDB_WARMUP + BENCHDB_ITERS))
 	i=0
 	while [ "$i" -lt "$total" ]; do
 		if [ "$BENCHDB_PACED" = true ]; then
 			echo ready
+			[ "${FAKE_PLANT:-}" = quit ] && [ "$i" -gt 0 ] && exit 0
 			read -r go n || exit 0
 			log "$go $n"
-			[ "${FAKE_PLANT:-}" = overrun ] && n=$((n + 1))
+			case "${FAKE_PLANT:-}" in
+			overrun) n=$((n + 1)) ;;
+			runahead) n=$total ;;
+			esac
 		else
 			n=$total
 		fi
 		while [ "$n" -gt 0 ] && [ "$i" -lt "$total" ]; do
+			[ "${FAKE_PLANT:-}" = slow ] && sleep 0.2
 			iteration "$i"
 			i=$((i + 1))
 			n=$((n - 1))

@@ -160,10 +160,11 @@ void print_case_list(const struct sweep *s, const struct sweep_cases *cases)
 	}
 	for (size_t i = 0; i < s->npeers; i++) {
 		const struct sweep_peer *peer = &s->peers[i];
-		sb_addf(&out, "%speer %s (suite %s, timeout %lld s%s%s", i ? "" : "\n", peer->name,
+		sb_addf(&out, "%speer %s (suite %s, timeout %lld s%s%s%s", i ? "" : "\n", peer->name,
 			peer->suite, (long long)peer->timeout_s,
 			peer->persistent == PEER_KEPT ? ", persistent, kept" :
 			peer->persistent ? ", persistent" : "",
+			peer->persistent && peer->whole ? ", not interleaved" : "",
 			peer->check_required ? ", check required" : "");
 		for (size_t k = 0; k < peer->nparams; k++)   /* its own parameters and defaults */
 			sb_addf(&out, "%s%s=%s", k ? " " : ", params ", peer->params[k].name,

@@ -208,8 +208,9 @@ static void case_record_fill(struct case_record *r, const struct sweep_case *c,
  * them in its key, so it is grouped only with impls that have the same. */
 static int same_group(const struct sweep_case *a, const struct sweep_case *b)
 {
-	/* a peer that runs one process per case cannot pause between rounds */
-	if ((a->peer && !a->peer->persistent) || (b->peer && !b->peer->persistent) ||
+	/* a peer that runs one process per case cannot pause between rounds; `interleave: false` */
+	if ((a->peer && (!a->peer->persistent || a->peer->whole)) ||
+	    (b->peer && (!b->peer->persistent || b->peer->whole)) ||
 	    a->benchmark != b->benchmark ||
 	    !strcmp(a->params.impl, b->params.impl))
 		return 0;

@@ -82,6 +82,8 @@ struct sweep_peer {
 			       * in turn (protocol 2); `keep` (PEER_KEPT): and stays idle while
 			       * other cases run, to the end of the invocation */
 	int check_required;   /* `check: required`: an ok case needs a `check` line */
+	int whole;            /* `interleave: false`: a persistent peer's cases are measured whole,
+			       * one after the other, not paced in the rounds of their shape */
 	struct sweep_peer_param *params;  /* `params:`, in file order */
 	size_t nparams;
 	int line, column;     /* of the name */

@@ -204,20 +204,23 @@ static int load_peer_params(struct loader *L, struct sweep_peer *peer, const yam
 
 /* ---- a peer ----------------------------------------------------------------------------------- */
 
-/* One field of a peer entry: command, suite, timeout, persistent, check or params. */
+/* The keys of a peer entry, as messages list them. */
+#define PEER_KEYS "command, suite, timeout, persistent, check, interleave, params"
+
+/* One field of a peer entry: one of PEER_KEYS. */
 static int load_peer_field(struct loader *L, struct sweep_peer *peer, const yaml_node_t *fk,
 			   const yaml_node_t *fv)
 {
 	static const char *const fields[] = {"command", "suite", "timeout", "persistent", "check",
-					     "params", NULL};
+					     "interleave", "params", NULL};
 	const char *fname = node_text(fk), *name = peer->name;
 	if (!name_in(fields, fname)) {
 		const char *hint = suggest(fname, fields);
 		char tail[64] = "";
 		if (hint)
 			snprintf(tail, sizeof(tail), "; did you mean '%s'?", hint);
-		return sweep_fail_node(L, fk, "unknown key '%s' for peer '%s' (valid: command, suite, "
-				       "timeout, persistent, check, params)%s", fname, name, tail);
+		return sweep_fail_node(L, fk, "unknown key '%s' for peer '%s' (valid: " PEER_KEYS ")%s",
+				       fname, name, tail);
 	}
 	if (!strcmp(fname, "params"))
 		return load_peer_params(L, peer, fv);
@@ -227,6 +230,7 @@ static int load_peer_field(struct loader *L, struct sweep_peer *peer, const yaml
 				 !strcmp(fname, "suite") ? "a suite name" :
 				 !strcmp(fname, "persistent") ? "true, false or keep" :
 				 !strcmp(fname, "check") ? "required or optional" :
+				 !strcmp(fname, "interleave") ? "true or false" :
 				 "a positive integer (seconds)", node_kind(fv));
 	const char *t = node_text(fv);
 	if (strlen(t) != fv->data.scalar.length)
@@ -258,6 +262,11 @@ static int load_peer_field(struct loader *L, struct sweep_peer *peer, const yaml
 			return sweep_fail_node(L, fv, "key 'check' of peer '%s' expects required or "
 					       "optional, got '%s'", name, t);
 		peer->check_required = !strcmp(t, "required");
+	} else if (!strcmp(fname, "interleave")) {
+		if (strcmp(t, "true") && strcmp(t, "false"))
+			return sweep_fail_node(L, fv, "key 'interleave' of peer '%s' expects true or false, "
+					       "got '%s'", name, t);
+		peer->whole = !strcmp(t, "false");
 	} else {
 		int64_t v = 0;
 		int rc = parse_digits(t, &v);
@@ -281,8 +290,8 @@ int sweep_load_peers(struct loader *L, const yaml_node_t *node)
 	int rc;
 
 	if (node->type != YAML_MAPPING_NODE)
-		return sweep_fail_node(L, node, "key 'peers' expects a mapping of peer name to {command, suite, "
-				 "timeout, persistent, check, params}, got %s", node_kind(node));
+		return sweep_fail_node(L, node, "key 'peers' expects a mapping of peer name to {" PEER_KEYS
+				       "}, got %s", node_kind(node));
 	if ((rc = sweep_check_keys(L, node)))
 		return rc;
 	size_t n = node_pairs(node);
@@ -311,8 +320,8 @@ int sweep_load_peers(struct loader *L, const yaml_node_t *node)
 			return rc;
 		}
 		if (spec->type != YAML_MAPPING_NODE)
-			return sweep_fail_node(L, spec, "peer '%s' expects a mapping with keys command, suite, "
-					 "timeout, persistent, check, params, got %s", name, node_kind(spec));
+			return sweep_fail_node(L, spec, "peer '%s' expects a mapping with keys " PEER_KEYS
+					       ", got %s", name, node_kind(spec));
 		if ((rc = sweep_check_keys(L, spec)))
 			return rc;
 		peer->name = xstrdup(name);

@@ -1121,6 +1121,7 @@ static void test_sweep__peer_parameters_are_axes_of_their_peers_cases_only(void 
 	const struct sweep_peer *peer = &s->peers[0];
 	assert_true(peer->persistent);
 	assert_true(peer->check_required);
+	assert_false(peer->whole);   /* paced in its shape's rounds unless interleave: false */
 	assert_int_equal(peer->nparams, 3);
 	assert_string_equal(peer->params[0].def, "auto");   /* the first value */
 	assert_int_equal(peer->params[1].type, PEER_PARAM_INT);
@@ -1238,11 +1239,11 @@ static void test_sweep__peer_entries_are_checked(void **state)
 		check_parse_error(text, line, column, __VA_ARGS__, NULL);                          \
 	} while (0)
 	PEER_ERROR("peers: [pytorch]\n", 1, 8,
-		   "key 'peers' expects a mapping of peer name to {command, suite, timeout, persistent, check, params}, got a list");
+		   "key 'peers' expects a mapping of peer name to {command, suite, timeout, persistent, check, interleave, params}, got a list");
 	PEER_ERROR("peers:\n  p: python3 x.py\n", 2, 6,
-		   "peer 'p' expects a mapping with keys command, suite, timeout, persistent, check, params, got a single value");
+		   "peer 'p' expects a mapping with keys command, suite, timeout, persistent, check, interleave, params, got a single value");
 	PEER_ERROR("peers:\n  p: {command: x, suite: e2e, comand: y}\n", 2, 31,
-		   "unknown key 'comand' for peer 'p' (valid: command, suite, timeout, persistent, check, params)",
+		   "unknown key 'comand' for peer 'p' (valid: command, suite, timeout, persistent, check, interleave, params)",
 		   "did you mean 'command'?");
 	PEER_ERROR("peers:\n  p: {suite: e2e}\n", 2, 6,
 		   "peer 'p' is missing required key 'command' (the shell command that runs it)");
@@ -1255,6 +1256,8 @@ static void test_sweep__peer_entries_are_checked(void **state)
 		   "key 'command' of peer 'p' expects a shell command, got a list");
 	PEER_ERROR("peers:\n  p: {command: x, suite: e2d}\n", 2, 26,
 		   "unknown suite 'e2d' for peer 'p' (valid: attention, e2e, matmul)", "did you mean 'e2e'?");
+	PEER_ERROR("peers:\n  p: {command: x, suite: e2e, interleave: maybe}\n", 2, 43,
+		   "key 'interleave' of peer 'p' expects true or false, got 'maybe'");
 	PEER_ERROR("peers:\n  p: {command: x, suite: e2e, timeout: 1.5}\n", 2, 40,
 		   "key 'timeout' of peer 'p' expects a positive integer (seconds), got '1.5'");
 	PEER_ERROR("peers:\n  p: {command: x, suite: e2e, timeout: 0}\n", 2, 40,

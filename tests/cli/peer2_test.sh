@@ -367,6 +367,14 @@ EOF
 paced_interrupt "waiting" none 1000000 0
 paced_interrupt "in its step" slow 100 2
 
+# interleave: false: the peer's cases are measured whole, one after the other, never paced
+sed 's/persistent: keep}/persistent: keep, interleave: false}/' "$T/paced.yaml" >"$T/whole.yaml"
+expect_status 0 "runner list: a peer not interleaved" "$RUNNER" list "$T/whole.yaml"
+contains "$T/out" "^peer pa \(suite attention, timeout 3600 s, persistent, kept, not interleaved, line" "list says not interleaved"
+rm -f "$T/paced.log"
+FAKE_PEER_LOG=$T/paced.log expect_status 0 "interleave: false" "$RUNNER" run "$T/whole.yaml" --db "$T/whole.db" --interleave 9
+check "interleave: false: pa is never paced, pb still is (9 steps)" [ "$(grep -c '^pa go' "$T/paced.log"):$(grep -c '^pb go' "$T/paced.log")" = "0:9" ]
+
 # a persistent peer that knows nothing of pacing (fake_v2.sh runs a case through) in a group: it
 # runs its whole case when handed it, and is stored as usual
 cat >"$T/unpaced.yaml" <<EOF

@@ -40,10 +40,21 @@ static void add_thread(const char *tid, struct cpu_wait *w)
 	fclose(f);
 }
 
+static void (*planted_reader)(struct cpu_wait *w);
+
+void cpu_wait_plant(void (*reader)(struct cpu_wait *w))
+{
+	planted_reader = reader;
+}
+
 void cpu_wait_read(struct cpu_wait *w)
 {
 	w->run_ns = w->wait_ns = 0;
 	w->ok = 0;
+	if (planted_reader) {
+		planted_reader(w);
+		return;
+	}
 	DIR *d = opendir("/proc/self/task");
 	if (!d)
 		return;

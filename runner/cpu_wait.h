@@ -20,6 +20,10 @@ struct cpu_wait {
 
 /* The process's totals now. */
 void cpu_wait_read(struct cpu_wait *w);
+/* For tests of what reads the totals (iters: auto's contention rule, the run's cpu_wait): the
+ * readings come from reader instead of /proc, so that a planted workload on a loaded machine
+ * (ctest -j) reads the waiting the test plants, not the machine's. NULL goes back to /proc. */
+void cpu_wait_plant(void (*reader)(struct cpu_wait *w));
 /* wait / (run + wait) between two readings, in [0, 1]; -1 when unknown (no schedstat, or no
  * time counted in between). */
 double cpu_wait_share(const struct cpu_wait *before, const struct cpu_wait *after);

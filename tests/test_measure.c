@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "checked.h"
+#include "cpu_wait.h"
 #include "log_median.h"
 #include "measure.h"
 #include "mem.h"
@@ -179,12 +180,30 @@ static struct case_params params(enum bd_pass pass, int64_t warmup, int64_t iter
 	return p;
 }
 
+/* The runner's threads' schedstat, planted (cpu_wait_plant): each reading 1 ms more of running
+ * and planted_wait_ns more of waiting for a CPU. Every test reads these, never the machine's, so
+ * that a loaded machine (ctest -j) cannot move iters: auto's contention rule under a planted
+ * workload. */
+static struct cpu_wait planted_sched;
+static int64_t planted_wait_ns;
+
+static void planted_reader(struct cpu_wait *w)
+{
+	planted_sched.run_ns += 1000000;
+	planted_sched.wait_ns += planted_wait_ns;
+	planted_sched.ok = 1;
+	*w = planted_sched;
+}
+
 static int reset(void **state)
 {
 	(void)state;
 	memset(&seen, 0, sizeof(seen));
 	memset(&dev, 0, sizeof(dev));
 	measure_interrupted = 0;
+	memset(&planted_sched, 0, sizeof(planted_sched));
+	planted_wait_ns = 0;   /* a quiet machine */
+	cpu_wait_plant(planted_reader);
 	return 0;
 }
 
@@ -552,6 +571,34 @@ static void test_measure__auto_stops_for_precision_after_few_iterations_when_qui
 		assert_int_equal(res.samples[0].ns, 100000000);
 		free(res.samples);
 	}
+}
+
+/* The same quiet iterations while the runner's threads wait for a CPU a third of the time (the
+ * machine busy): precise by their spread, yet never stopped for precision — the case runs to its
+ * budget and says how much it waited. */
+static void test_measure__auto_does_not_stop_for_precision_while_the_case_waits_for_a_cpu(void **state)
+{
+	(void)state;
+	struct case_params p = auto_params(10, 200, 10, 0.005);
+	struct case_result res;
+	dev.planted = quiet;
+	planted_wait_ns = 500000;   /* 0.5 ms waited per 1 ms run: a share of 1/3 */
+	measure_case(&device, &p, &res, NULL, NULL);
+	assert_int_equal(res.status, STATUS_OK);
+	assert_string_equal(res.stop_reason, "max_iters");
+	assert_int_equal(res.iters, 200);
+	assert_true(fabs(res.cpu_wait - 1.0 / 3) < 1e-9);
+	free(res.samples);
+
+	/* at the contention level itself it still counts as quiet (the rule is "more than") */
+	reset(NULL);
+	dev.planted = quiet;
+	planted_wait_ns = (int64_t)(1000000 * CPU_WAIT_CONTENDED / (1 - CPU_WAIT_CONTENDED)) - 1;
+	measure_case(&device, &p, &res, NULL, NULL);
+	assert_string_equal(res.stop_reason, "precision");
+	assert_int_equal(res.iters, 10 + PRECISION_HOLD);
+	assert_true(res.cpu_wait > 0.04 && res.cpu_wait <= CPU_WAIT_CONTENDED);
+	free(res.samples);
 }
 
 static void test_measure__auto_stops_at_max_time_when_noisy(void **state)
@@ -1008,6 +1055,7 @@ int main(void)
 		T(test_measure__no_sync_keeps_the_host_clock_and_still_drains),
 		T(test_measure__device_failures_become_the_case_error),
 		T(test_measure__auto_stops_for_precision_after_few_iterations_when_quiet),
+		T(test_measure__auto_does_not_stop_for_precision_while_the_case_waits_for_a_cpu),
 		T(test_measure__auto_stops_at_max_time_when_noisy),
 		T(test_measure__auto_caps_at_max_iters_and_keeps_every_sample),
 		T(test_measure__auto_with_bad_settings_is_an_error_case),

@@ -46,13 +46,14 @@ for stage in "$@"; do
 		# the FMA peak per ISA, then float32 rounds against torch eager and torch.compile;
 		# docs/performance.md "CPU end-to-end transformer vs PyTorch". One device call each:
 		# cpue2e, cpubf16 (the bfloat16 rounds), cpuprof (the GEMMs by role). CPUE2E_SECONDS (540) bounds
-		# each of the two round stages (SIGINT: the finished cases stay), CPUE2E_REPEAT (3) its rounds.
+		# each of the two round stages (SIGINT: the finished cases stay), CPUE2E_REPEAT (3) its runs,
+		# each of 15 paced rounds (--interleave 15: one iteration of each impl per round).
 		{ "$A" sysinfo --fma-peak; "$A" sysinfo --fma-peak --isa avx2 | tail -1; } >"$OUT/fma-peak.log" 2>&1
-		run cpue2e-f32 "${CPUE2E_SECONDS:-540}" "$A" run configs/perf/e2e_vs_pytorch_cpu_fb.yaml --repeat "${CPUE2E_REPEAT:-3}" --db "$OUT/cpue2e.db" --label e2e-cpu-fb
+		run cpue2e-f32 "${CPUE2E_SECONDS:-540}" "$A" run configs/perf/e2e_vs_pytorch_cpu_fb.yaml --repeat "${CPUE2E_REPEAT:-3}" --interleave 15 --db "$OUT/cpue2e.db" --label e2e-cpu-fb
 		sqlite3 -header -column "$OUT/cpue2e.db" <configs/perf/e2e_vs_pytorch_cpu_fb.sql >"$OUT/cpue2e-f32.txt" 2>&1
 		"$A" sysinfo --fma-peak | tail -1 >>"$OUT/fma-peak.log" 2>&1 ;;
 	cpubf16)
-		run cpue2e-bf16 "${CPUE2E_SECONDS:-540}" "$A" run configs/perf/e2e_vs_pytorch_cpu_fb_bf16.yaml --repeat "${CPUE2E_REPEAT:-3}" --db "$OUT/cpubf16.db" --label e2e-cpu-fb-bf16
+		run cpue2e-bf16 "${CPUE2E_SECONDS:-540}" "$A" run configs/perf/e2e_vs_pytorch_cpu_fb_bf16.yaml --repeat "${CPUE2E_REPEAT:-3}" --interleave 15 --db "$OUT/cpubf16.db" --label e2e-cpu-fb-bf16
 		sqlite3 -header -column "$OUT/cpubf16.db" <configs/perf/e2e_vs_pytorch_cpu_fb.sql >"$OUT/cpue2e-bf16.txt" 2>&1 ;;
 	cpuprof)
 		DNNL_VERBOSE=1 "$A" run configs/perf/e2e_profile_cpu.yaml --db "$OUT/prof.db" >"$OUT/verbose.log" 2>&1

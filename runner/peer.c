@@ -443,6 +443,21 @@ static int run_ready(struct peer_run *r)
 	return 1;
 }
 
+/* A paced case's 'status ok' before its last step was asked for: it ran on past a step without
+ * the runner's go, and its last iterations overlapped the other cases' steps. Stores the error
+ * (1) or returns 0. */
+static int ran_ahead(struct peer_run *r, const struct peer_output *po)
+{
+	if (po->status != STATUS_OK || !r->paced || r->asked <= 0 || r->asked >= r->total)
+		return 0;
+	char msg[320];
+	snprintf(msg, sizeof(msg), "malformed peer output: 'status ok' after %" PRId64
+		 " iterations of a paced case, where the runner had asked for %" PRId64
+		 " (go lines) and was waiting for a 'ready' line", r->slot->proc.iters_seen, r->asked);
+	fail_with_stderr(r->res, &r->slot->proc, msg);
+	return 1;
+}
+
 /* Read the case's output on to its status line, a `ready` line or the process's end. Returns 1
  * when the case is concluded (res complete), 0 at a ready line that asks for the next step. */
 static int run_read(struct peer_run *r)
@@ -470,16 +485,7 @@ static int run_read(struct peer_run *r)
 			snprintf(res->reason, sizeof(res->reason), "malformed peer output: a persistent peer "
 				 "speaks protocol 2, and '%s' printed 'benchdb-peer %d'", peer->name,
 				 po.version);
-		} else if (!rc && po.status == STATUS_OK && r->paced && r->asked > 0 &&
-			   r->asked < r->total) {
-			/* it ran on past a step without the runner's go: its last iterations overlapped
-			 * the other cases' steps */
-			char msg[320];
-			snprintf(msg, sizeof(msg), "malformed peer output: 'status ok' after %" PRId64
-				 " iterations of a paced case, where the runner had asked for %" PRId64
-				 " (go lines) and was waiting for a 'ready' line", s->proc.iters_seen, r->asked);
-			fail_with_stderr(res, &s->proc, msg);
-		} else {
+		} else if (rc || !ran_ahead(r, &po)) {
 			s->version = po.version;
 			end = output_outcome(r->c, &s->proc, rc, "", &po, res);
 		}
@@ -494,10 +500,11 @@ static int run_read(struct peer_run *r)
 			snprintf(how, sizeof(how), "peer exited with status 0 before the case's status line");
 		int rc = peer_parse_case_block(sb_str(&s->proc.out), s->proc.out.len, p, s->version,
 					       r->paced, s->proc.lines_before + 1, &po);
-		if (!rc)   /* a whole case's output without a line end after its status line: fine */
-			output_take(r->c, &po, res);
-		else
+		if (rc)
 			fail_with_stderr(res, &s->proc, how);
+		else if (!ran_ahead(r, &po))   /* a whole case's output without a line end after its
+						* status line: fine */
+			output_take(r->c, &po, res);
 	}
 	peer_output_free(&po);
 	run_conclude(r, end);
@@ -638,6 +645,14 @@ int peer_run_step(struct peer_run *r, int64_t count)
 	if (measure_interrupted) {   /* no step for a run that is stopping */
 		peer_proc_stop(&r->slot->proc, 0);
 		r->res->interrupted = 1;
+		run_conclude(r, 1);
+		r->own_ns += now_ns() - t_start;
+		return 1;
+	}
+	if (peer_proc_output_waiting(&r->slot->proc)) {   /* it did not wait for this go line */
+		fail_with_stderr(r->res, &r->slot->proc, "malformed peer output: output after its "
+				 "'ready' line before the runner's go line (a paced peer waits for 'go N': "
+				 "this one ran on while other implementations were measured)");
 		run_conclude(r, 1);
 		r->own_ns += now_ns() - t_start;
 		return 1;

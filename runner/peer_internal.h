@@ -81,6 +81,11 @@ int peer_proc_start(struct peer_proc *pr, const char *command, const char *dir, 
 		    int persistent);
 /* Whether the peer still runs (its guardian has not exited). */
 int peer_proc_alive(struct peer_proc *pr);
+/* Whether stdout has output past the scan other than blank and comment lines: after the last
+ * line scanned (a `ready` line stops the scan), what out holds and what the pipe holds now (read
+ * into out). A paced peer waiting for its `go` line prints nothing of substance; output then
+ * means it ran on without waiting. */
+int peer_proc_output_waiting(struct peer_proc *pr);
 /* Write text to the peer's stdin (persistent). BD_EIO when the peer has closed it or is gone. */
 int peer_proc_send(struct peer_proc *pr, const char *text, size_t len);
 /* A new case of a persistent peer: drops the previous case's output (up to its status line) and

@@ -392,6 +392,32 @@ fail:
 int peer_proc_alive(struct peer_proc *pr) { return pr->pid > 0 && !guardian_exited(pr->pid); }
 
 /* peer_internal.h */
+int peer_proc_output_waiting(struct peer_proc *pr)
+{
+	char buf[4096];
+	struct pollfd pfd = {.fd = pr->out_fd, .events = POLLIN};
+	/* what the pipe holds now joins out (the next read scans it as usual) */
+	while (pr->out_fd >= 0 && pr->out.len <= PEER_STDOUT_MAX && poll(&pfd, 1, 0) == 1 &&
+	       (pfd.revents & POLLIN)) {
+		ssize_t got = read(pr->out_fd, buf, sizeof(buf));
+		if (got <= 0)
+			break;
+		sb_addn(&pr->out, buf, (size_t)got);
+	}
+	/* blank and comment lines are allowed anywhere (a partial line too, as far as it goes) */
+	const char *text = sb_str(&pr->out), *end = text + pr->out.len;
+	for (const char *line = text + pr->scanned; line < end;) {
+		while (line < end && (*line == ' ' || *line == '\t' || *line == '\r'))
+			line++;
+		if (line < end && *line != '\n' && *line != '#')
+			return 1;
+		const char *nl = memchr(line, '\n', (size_t)(end - line));
+		line = nl ? nl + 1 : end;
+	}
+	return 0;
+}
+
+/* peer_internal.h */
 int peer_proc_send(struct peer_proc *pr, const char *text, size_t len)
 {
 	/* a peer that is gone must not end the run: SIGPIPE held, and taken if it came */

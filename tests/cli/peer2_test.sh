@@ -337,6 +337,12 @@ paced_broken() {   # paced_broken PLANT DB REASON
 paced_broken overrun "$T/paced2.db" "a 'ready' line after 3 iterations, where the runner had asked for 2 \(go lines\)"
 paced_broken runahead "$T/paced3.db" "'status ok' after 9 iterations of a paced case, where the runner had asked for 2 \(go lines\)"
 paced_broken quit "$T/paced4.db" "peer exited with status 0 before the case's status line"
+paced_broken runahead_eof "$T/paced5.db" "'status ok' after 9 iterations of a paced case, where the runner had asked for 2 \(go lines\)"
+paced_broken stepahead "$T/paced6.db" "output after its 'ready' line before the runner's go line"
+# comment and blank lines after a ready line are allowed (the protocol ignores them anywhere)
+sed "s/\"FAKE_BASE_NS=1000000 /\"FAKE_PLANT=comment FAKE_BASE_NS=1000000 /" "$T/paced.yaml" >"$T/comment.yaml"
+expect_status 0 "paced: a peer that prints a comment while it waits" "$RUNNER" run "$T/comment.yaml" --db "$T/paced7.db"
+check "paced, comment: every case ok, every iteration stored" [ "$(sql "$T/paced7.db" "select count(*) from cases where status = 'ok'") $(sql "$T/paced7.db" "select count(*) from samples")" = "3 54" ]
 # an interrupt in the middle of a paced group: while the peer waits for its first step (naive's
 # long step comes first), and inside its own step (0.2 s an iteration, 2 a step): exit 130, no
 # case of the group stored, the kept peer's process gone

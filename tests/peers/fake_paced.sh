@@ -7,7 +7,10 @@
 # as the run goes on, whichever implementation is measured.
 # FAKE_PLANT plants what the runner must catch or cope with: overrun (one iteration more than each
 # go line asks for), runahead (after its first go line, the rest of the case without waiting),
-# quit (exits, status 0, while it waits after its first step), slow (0.2 s per iteration).
+# runahead_eof (the same, its status line without a line end, then it exits), stepahead (never
+# reads a go line: steps of FAKE_STEP iterations, default 2, each after a `ready` that counts
+# right), comment (a comment and a blank line after each `ready`: allowed), quit (exits,
+# status 0, while it waits after its first step), slow (0.2 s per iteration).
 # When FAKE_PEER_LOG is set, each go line appends "IMPL go N" there, and each case "IMPL case PID".
 log() { [ -n "${FAKE_PEER_LOG:-}" ] && echo "$BENCHDB_IMPL $*" >>"$FAKE_PEER_LOG"; return 0; }
 iteration() {   # iteration I: its samples, at the drift the counter says
@@ -34,11 +37,16 @@ while read -r kind json; do
 		if [ "$BENCHDB_PACED" = true ]; then
 			echo ready
 			[ "${FAKE_PLANT:-}" = quit ] && [ "$i" -gt 0 ] && exit 0
-			read -r go n || exit 0
+			[ "${FAKE_PLANT:-}" = comment ] && printf '# waiting for go\n\n'
+			if [ "${FAKE_PLANT:-}" = stepahead ]; then
+				go=go n=${FAKE_STEP:-2}
+			else
+				read -r go n || exit 0
+			fi
 			log "$go $n"
 			case "${FAKE_PLANT:-}" in
 			overrun) n=$((n + 1)) ;;
-			runahead) n=$total ;;
+			runahead | runahead_eof) n=$total ;;
 			esac
 		else
 			n=$total
@@ -51,5 +59,9 @@ while read -r kind json; do
 		done
 	done
 	echo "check output 0 $BENCHDB_CHECK_ATOL"
+	if [ "${FAKE_PLANT:-}" = runahead_eof ]; then
+		printf 'status ok'
+		exit 0
+	fi
 	echo "status ok"
 done

@@ -35,12 +35,16 @@ while read -r kind json; do
 	i=0
 	while [ "$i" -lt "$total" ]; do
 		if [ "$BENCHDB_PACED" = true ]; then
-			echo ready
-			[ "${FAKE_PLANT:-}" = quit ] && [ "$i" -gt 0 ] && exit 0
-			[ "${FAKE_PLANT:-}" = comment ] && printf '# waiting for go\n\n'
 			if [ "${FAKE_PLANT:-}" = stepahead ]; then
-				go=go n=${FAKE_STEP:-2}
+				# the ready line and the next iteration's samples in one write, so that the
+				# runner has both when it reads the ready line; then the rest of the step
+				printf 'ready\n%s\n' "$(iteration "$i")"
+				i=$((i + 1))
+				go=go n=$((${FAKE_STEP:-2} - 1))
 			else
+				echo ready
+				[ "${FAKE_PLANT:-}" = quit ] && [ "$i" -gt 0 ] && exit 0
+				[ "${FAKE_PLANT:-}" = comment ] && printf '# waiting for go\n\n'
 				read -r go n || exit 0
 			fi
 			log "$go $n"

@@ -404,12 +404,9 @@ int peer_proc_output_waiting(struct peer_proc *pr)
 			break;
 		sb_addn(&pr->out, buf, (size_t)got);
 	}
-	/* blank and comment lines are allowed anywhere (a partial line too, as far as it goes) */
 	const char *text = sb_str(&pr->out), *end = text + pr->out.len;
 	for (const char *line = text + pr->scanned; line < end;) {
-		while (line < end && (*line == ' ' || *line == '\t' || *line == '\r'))
-			line++;
-		if (line < end && *line != '\n' && *line != '#')
+		if (!peer_line_ignored(line, end))
 			return 1;
 		const char *nl = memchr(line, '\n', (size_t)(end - line));
 		line = nl ? nl + 1 : end;

@@ -448,6 +448,14 @@ static int collect_samples(struct parser *P)
 	return 0;
 }
 
+/* peer_internal.h */
+int peer_line_ignored(const char *line, const char *end)
+{
+	while (line < end && *line != '\n' && isspace((unsigned char)*line))
+		line++;
+	return line == end || *line == '\n' || *line == '#';
+}
+
 /* The parse of peer_parse_output and peer_parse_case_block: version 0 expects a header line. */
 static int parse_text(const char *text, size_t len, const struct case_params *p, int version,
 		      int paced, size_t first_line, struct peer_output *out)
@@ -492,11 +500,11 @@ static int parse_text(const char *text, size_t len, const struct case_params *p,
 		}
 		while (n && isspace((unsigned char)line[n - 1]))   /* also a CR of CRLF */
 			line[--n] = '\0';
+		if (peer_line_ignored(line, line + n))
+			continue;
 		char *start = line;
 		while (isspace((unsigned char)*start))
 			start++;
-		if (!*start || *start == '#')
-			continue;
 		if ((rc = parse_line(&P, start)))
 			goto done;
 	}

@@ -590,7 +590,7 @@ static void test_measure__auto_does_not_stop_for_precision_while_the_case_waits_
 	assert_true(fabs(res.cpu_wait - 1.0 / 3) < 1e-9);
 	free(res.samples);
 
-	/* at the contention level itself it still counts as quiet (the rule is "more than") */
+	/* just under the contention level it still counts as quiet */
 	reset(NULL);
 	dev.planted = quiet;
 	planted_wait_ns = (int64_t)(1000000 * CPU_WAIT_CONTENDED / (1 - CPU_WAIT_CONTENDED)) - 1;

@@ -1,6 +1,7 @@
 """benchdb_peer.torchinfo: the PyTorch a case ran on, as the protocol's `info {...}` object (stored
 with the case as cases.impl_info), and the checks every torch peer makes before it runs a case."""
 import os
+import platform
 import re
 import sys
 
@@ -30,6 +31,39 @@ def prepare(case):
     threads = threads_from_env()
     torch.set_num_threads(threads)
     return torch
+
+
+#: The x86-64 level that holds each ATen CPU capability below AVX-512 (ATEN_CPU_CAPABILITY's values).
+MARCH_OF_CAPABILITY = {"avx2": "x86-64-v3", "default": "x86-64"}
+
+
+def compile_isa(torch, environ=None):
+    """torch.compile's C++ for the ISA ATen was capped to, and what inductor compiles for.
+
+    Inductor takes its vector width from ATEN_CPU_CAPABILITY, but its on-disk cache does not tell
+    a capped ATen from an uncapped one: a model compiled without the cap and again under
+    ATEN_CPU_CAPABILITY=avx2 on an AVX-512 CPU returned NaN losses, and the other order crashed
+    the process (PyTorch 2.15; docs/peers.md, "Emulating an older CPU"). Where ATEN_CPU_CAPABILITY
+    caps an x86-64 CPU below AVX-512 and TORCHINDUCTOR_CPP_MARCH is unset (the user's own choice
+    wins), set inductor's march to that capability's level instead of -march=native: the code is
+    then what such a CPU would build, and its cache entries are apart from the uncapped ones.
+    Returns the impl_info keys inductor_march (as set; "native" where nothing set it, "none"
+    where it was set empty) and inductor_vec_isa (None where this torch does not say)."""
+    environ = os.environ if environ is None else environ
+    from torch._inductor import config
+    capped = environ.get("ATEN_CPU_CAPABILITY", "").strip().lower()
+    march = MARCH_OF_CAPABILITY.get(capped)
+    if (march and "TORCHINDUCTOR_CPP_MARCH" not in environ
+            and platform.machine().lower() in ("x86_64", "amd64")):
+        config.cpp.march = march
+    try:
+        from torch._inductor import cpu_vec_isa
+        vec_isa = str(cpu_vec_isa.pick_vec_isa()) or "none"
+    except Exception:   # noqa: BLE001 (an internal module; older torch has it elsewhere)
+        vec_isa = None
+    set_to = config.cpp.march
+    return {"inductor_march": "native" if set_to is None else set_to or "none",
+            "inductor_vec_isa": vec_isa}
 
 
 def info(torch, case, **extra):

@@ -186,6 +186,8 @@ def run_case(factory, case, out, validate_first=True, info_extra=None, compile_m
     optimizer = setup.optimizer
     if optimizer is None and "opt" in case.phases:
         optimizer = torch.optim.AdamW(params, **ADAMW)
+    if compile_model and case.device == "cpu":
+        extra.update(torchinfo.compile_isa(torch))
     unfit = reference_unfit(torch, case, setup.model) if validate_first else "check=False"
     if unfit:
         extra["check_skipped"] = unfit

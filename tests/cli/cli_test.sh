@@ -137,9 +137,10 @@ EOF
 	if "$RUNNER" sysinfo | grep -q '^cpu_bf16 \+native'; then want=ok; else want=unsupported; fi
 	expect_status 0 "a cpu sweep with bfloat16 cases" "$RUNNER" run "$T/bf16.yaml" --db "$T/bf16.db"
 	check "bfloat16 cases are $want here, float32 ok" [ "$(sql "$T/bf16.db" "select group_concat(dtype || ':' || status) from (select dtype, status from cases order by ord)")" = "float32:ok,bfloat16:$want,bfloat16:$want" ]
-	export ONEDNN_MAX_CPU_ISA=AVX2
+	export ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2
 	expect_status 0 "the same sweep, oneDNN capped at AVX2" "$RUNNER" run "$T/bf16.yaml" --db "$T/bf16.db"
-	unset ONEDNN_MAX_CPU_ISA
+	unset ONEDNN_MAX_CPU_ISA ATEN_CPU_CAPABILITY
+	check "the run keeps the caps it ran under, its peers' too" [ "$(sql "$T/bf16.db" "select json_extract(env, '$.ONEDNN_MAX_CPU_ISA') || ' ' || json_extract(env, '$.ATEN_CPU_CAPABILITY') from runs where id = 2")" = "AVX2 avx2" ]
 	check "capped: bfloat16 unsupported, saying what is missing and why" [ "$(sql "$T/bf16.db" "select count(*) from cases where run_id = 2 and dtype = 'bfloat16' and status = 'unsupported' and reason like 'oneDNN % has no bfloat16 matmul on this CPU (isa avx2, capped by ONEDNN_MAX_CPU_ISA=AVX2); it needs avx512_core%'")" = 2 ]
 	contains "$T/out" "run 2 complete: 3 of 3 cases stored \(1 ok, 0 oom, 0 error, 2 unsupported, 0 skipped\)" "capped run summary"
 	expect_status 0 "report --format csv" "$REPORT" --db "$quiet" --run cli-test --format csv

@@ -13,9 +13,11 @@ import io
 import json
 import math
 import os
+import platform
 import subprocess
 import sys
 import unittest
+from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PEERS = os.path.join(HERE, "..", "..", "peers")
@@ -312,6 +314,57 @@ class TrainPeerTest(unittest.TestCase):
         status, lines = self.run_factory(self.factory(), BENCHDB_MEM_LIMIT=1000)
         self.assertEqual(status, "oom")
         self.assertIn("memory limit of 1000 bytes", lines[-1])
+
+
+X86_64 = platform.machine().lower() in ("x86_64", "amd64")
+
+
+@unittest.skipIf(torch is None, "this interpreter has no torch (set BENCHDB_PYTHON to one that has)")
+class CompileIsaTest(unittest.TestCase):
+    """torch.compile's C++ follows ATEN_CPU_CAPABILITY: built for the capped ISA, and so cached apart
+    from the uncapped code (inductor's cache mixed them: NaN losses, a crash; docs/peers.md)."""
+
+    def setUp(self):
+        from torch._inductor import config
+        self.config, self.saved = config, config.cpp.march
+        config.cpp.march = None
+
+    def tearDown(self):
+        self.config.cpp.march = self.saved
+
+    @unittest.skipUnless(X86_64, "the ISA levels are x86-64's")
+    def test_a_capped_aten_caps_the_compiled_code(self):
+        from benchdb_peer import torchinfo
+        got = torchinfo.compile_isa(torch, {"ATEN_CPU_CAPABILITY": "AVX2"})
+        self.assertEqual(self.config.cpp.march, "x86-64-v3")
+        self.assertEqual(got["inductor_march"], "x86-64-v3")
+        self.config.cpp.march = None
+        torchinfo.compile_isa(torch, {"ATEN_CPU_CAPABILITY": "default"})
+        self.assertEqual(self.config.cpp.march, "x86-64")
+
+    def test_no_cap_an_avx512_cap_or_the_users_own_march_are_left_alone(self):
+        from benchdb_peer import torchinfo
+        for environ in ({}, {"ATEN_CPU_CAPABILITY": "avx512"},
+                        {"ATEN_CPU_CAPABILITY": "avx2", "TORCHINDUCTOR_CPP_MARCH": "x86-64-v4"}):
+            got = torchinfo.compile_isa(torch, environ)
+            self.assertIsNone(self.config.cpp.march, environ)
+            self.assertEqual(got["inductor_march"], "native")
+
+    @unittest.skipUnless(X86_64, "the ISA levels are x86-64's")
+    def test_a_compiled_case_under_the_cap_says_what_it_compiled_for(self):
+        from benchdb_peer import train
+
+        def make(case):
+            model = TinyLM(case.vocab_size, case.d_model)
+            x = case.randint(case.vocab_size, (case.batch_size, case.context_length))
+            return model, lambda m: torch.nn.functional.cross_entropy(m(x).flatten(0, 1), x.flatten())
+        with mock.patch.dict(os.environ, {"ATEN_CPU_CAPABILITY": "avx2"}):
+            os.environ.pop("TORCHINDUCTOR_CPP_MARCH", None)
+            status, lines = run_case(lambda case, out: train.run_case(make, case, out, compile_model=True),
+                                     e2e_env(BENCHDB_PASS="forward_backward", BENCHDB_PHASES="fwd bwd"))
+        self.assertEqual(status, "ok", lines[-1])
+        info = json.loads(lines_of(lines, "info")[0][len("info "):])
+        self.assertEqual((info["compile"], info["inductor_march"]), (True, "x86-64-v3"))
 
 
 @unittest.skipIf(torch is None, "this interpreter has no torch (set BENCHDB_PYTHON to one that has)")

@@ -48,12 +48,17 @@ def compile_isa(torch, environ=None):
     wins), set inductor's march to that capability's level instead of -march=native: the code is
     then what such a CPU would build, and its cache entries are apart from the uncapped ones.
     Returns the impl_info keys inductor_march (as set; "native" where nothing set it, "none"
-    where it was set empty) and inductor_vec_isa (None where this torch does not say)."""
+    where it was set empty; None for a torch without that setting) and inductor_vec_isa (None
+    where this torch does not say)."""
     environ = os.environ if environ is None else environ
-    from torch._inductor import config
+    try:
+        from torch._inductor import config
+    except ImportError:   # a torch whose compile is not inductor's: nothing to set or say
+        return {}
     capped = environ.get("ATEN_CPU_CAPABILITY", "").strip().lower()
     march = MARCH_OF_CAPABILITY.get(capped)
-    if (march and "TORCHINDUCTOR_CPP_MARCH" not in environ
+    has_march = hasattr(getattr(config, "cpp", None), "march")   # not in every torch
+    if (march and has_march and "TORCHINDUCTOR_CPP_MARCH" not in environ
             and platform.machine().lower() in ("x86_64", "amd64")):
         config.cpp.march = march
     try:
@@ -61,8 +66,8 @@ def compile_isa(torch, environ=None):
         vec_isa = str(cpu_vec_isa.pick_vec_isa()) or "none"
     except Exception:   # noqa: BLE001 (an internal module; older torch has it elsewhere)
         vec_isa = None
-    set_to = config.cpp.march
-    return {"inductor_march": "native" if set_to is None else set_to or "none",
+    set_to = config.cpp.march if has_march else None
+    return {"inductor_march": ("native" if set_to is None else set_to or "none") if has_march else None,
             "inductor_vec_isa": vec_isa}
 
 

@@ -55,20 +55,19 @@ def compile_isa(torch, environ=None):
         from torch._inductor import config
     except ImportError:   # a torch whose compile is not inductor's: nothing to set or say
         return {}
-    capped = environ.get("ATEN_CPU_CAPABILITY", "").strip().lower()
-    march = MARCH_OF_CAPABILITY.get(capped)
-    has_march = hasattr(getattr(config, "cpp", None), "march")   # not in every torch
-    if (march and has_march and "TORCHINDUCTOR_CPP_MARCH" not in environ
-            and platform.machine().lower() in ("x86_64", "amd64")):
-        config.cpp.march = march
+    said = {"inductor_march": None, "inductor_vec_isa": None}
+    if hasattr(getattr(config, "cpp", None), "march"):   # not in every torch
+        march = MARCH_OF_CAPABILITY.get(environ.get("ATEN_CPU_CAPABILITY", "").strip().lower())
+        if (march and "TORCHINDUCTOR_CPP_MARCH" not in environ
+                and platform.machine().lower() in ("x86_64", "amd64")):
+            config.cpp.march = march
+        said["inductor_march"] = "native" if config.cpp.march is None else config.cpp.march or "none"
     try:
         from torch._inductor import cpu_vec_isa
-        vec_isa = str(cpu_vec_isa.pick_vec_isa()) or "none"
+        said["inductor_vec_isa"] = str(cpu_vec_isa.pick_vec_isa()) or "none"
     except Exception:   # noqa: BLE001 (an internal module; older torch has it elsewhere)
-        vec_isa = None
-    set_to = config.cpp.march if has_march else None
-    return {"inductor_march": ("native" if set_to is None else set_to or "none") if has_march else None,
-            "inductor_vec_isa": vec_isa}
+        pass
+    return said
 
 
 def info(torch, case, **extra):

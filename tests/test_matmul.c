@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <omp.h>
 
 #include "bf16.h"
 #include "dnnl_wrap.h"
@@ -229,6 +230,94 @@ static void test_gemm_bf16_batched_transposed_strided_with_beta(void **state)
 	expect_gemm(3, 19, 23, 31, 0, 1, 5, 0.5f, 1, DTYPE_BFLOAT16, DTYPE_FLOAT32);
 	expect_gemm(2, 21, 13, 34, 1, 0, 3, 1, 0.75f, DTYPE_BFLOAT16, DTYPE_BFLOAT16);
 	expect_gemm(1, 17, 9, 40, 1, 1, 0, 0, 0, DTYPE_BFLOAT16, DTYPE_BFLOAT16);
+}
+
+/* One operand in ab: float32 values (rounded to bfloat16 in place when ab is bfloat16), and
+ * what the GEMM takes (the same array, or its bfloat16 copy in *h, which the caller frees). */
+static void *operand(float *x, int64_t n, enum bd_dtype ab, uint16_t **h)
+{
+	*h = ab == DTYPE_BFLOAT16 ? to_bf16(x, n) : NULL;
+	return *h ? (void *)*h : (void *)x;
+}
+
+/* A layer's backward pair as the model runs it: dW(cols, k) = dYᵀ·X and dX(rows, k) = dY·W,
+ * each made for one thread, run at once (threads 2) or where the pair's region gets one thread
+ * (threads 1: one after the other), each against its float64 product; the shapes are large enough for oneDNN to
+ * split each between two threads when it is not made for one. */
+static void expect_pair(enum bd_dtype ab, int threads)
+{
+	const int64_t rows = 256, cols = 160, k = 96;
+	struct rng r;
+	rng_init(&r, 7 + (uint64_t)ab);
+	float *dy = random_floats(&r, rows * cols), *x = random_floats(&r, rows * k);
+	float *w = random_floats(&r, cols * k);
+	float *dw = calloc((size_t)(cols * k), sizeof(float)), *dx = calloc((size_t)(rows * k), 4);
+	uint16_t *dy16, *x16, *w16;
+	void *dy_in = operand(dy, rows * cols, ab, &dy16), *x_in = operand(x, rows * k, ab, &x16);
+	void *w_in = operand(w, cols * k, ab, &w16);
+	struct onednn_gemm_desc ddw = {.m = cols, .n = k, .k = rows, .trans_a = 1, .ab_dtype = ab,
+				       .c_dtype = DTYPE_FLOAT32, .single_thread = 1};
+	struct onednn_gemm_desc ddx = {.m = rows, .n = k, .k = cols, .ab_dtype = ab,
+				       .c_dtype = DTYPE_FLOAT32, .single_thread = 1};
+	struct onednn_gemm *gw = NULL, *gx = NULL;
+	struct bd_error err = {0};
+	omp_set_num_threads(2);
+	if (onednn_gemm_create(&gw, &ddw, NULL, &err) < 0 ||
+	    onednn_gemm_create(&gx, &ddx, NULL, &err) < 0)
+		fail_msg("create: %s", err.msg);
+	int rc = 0, team = 0;
+	if (threads == 2) {
+		team = 2;
+		rc = onednn_gemm_execute_pair(gw, dy_in, x_in, dw, gx, dy_in, w_in, dx, &err);
+	} else {
+		/* inside an active region (the model's never is) a nested one gets one thread */
+		omp_set_max_active_levels(1);
+#pragma omp parallel num_threads(2)
+#pragma omp single
+		{
+			team = omp_get_active_level() >= omp_get_max_active_levels() ? 1 : 2;
+			rc = onednn_gemm_execute_pair(gw, dy_in, x_in, dw, gx, dy_in, w_in, dx, &err);
+		}
+	}
+	assert_int_equal(team, threads);
+	if (rc)
+		fail_msg("execute_pair: %s", err.msg);
+	struct matrix mdy_t = {dy, 1, cols, 0}, mx = {x, k, 1, 0};
+	struct matrix mdy = {dy, cols, 1, 0}, mw = {w, k, 1, 0};
+	expect_product(&ddw, &mdy_t, &mx, NULL, dw, k, 0, FP32_TOL);
+	expect_product(&ddx, &mdy, &mw, NULL, dx, k, 0, FP32_TOL);
+	onednn_gemm_free(gw);
+	onednn_gemm_free(gx);
+	free(dy), free(x), free(w), free(dw), free(dx), free(dy16), free(x16), free(w16);
+}
+
+static void test_gemm_pair_runs_both_products(void **state)
+{
+	(void)state;
+	for (int threads = 1; threads <= 2; threads++) {
+		expect_pair(DTYPE_FLOAT32, threads);
+		expect_pair(DTYPE_BFLOAT16, threads);
+	}
+}
+
+/* A pair is two distinct products made for one thread each; anything else is refused. */
+static void test_gemm_pair_refuses_shared_or_threaded_products(void **state)
+{
+	(void)state;
+	struct onednn_gemm_desc one = {.m = 8, .n = 8, .k = 8, .single_thread = 1};
+	struct onednn_gemm_desc team = {.m = 8, .n = 8, .k = 8};
+	struct onednn_gemm *g1 = NULL, *g2 = NULL;
+	struct bd_error err = {0};
+	float a[64] = {0}, b[64] = {0}, c[64], d[64];
+	assert_int_equal(onednn_gemm_create(&g1, &one, NULL, &err), 0);
+	assert_int_equal(onednn_gemm_create(&g2, &team, NULL, &err), 0);
+	assert_int_equal(onednn_gemm_execute_pair(g1, a, b, c, g2, a, b, d, &err), BD_EINVAL);
+	assert_non_null(strstr(err.msg, "made for one thread each"));
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(onednn_gemm_execute_pair(g1, a, b, c, g1, a, b, d, &err), BD_EINVAL);
+	assert_non_null(strstr(err.msg, "two distinct products"));
+	onednn_gemm_free(g1);
+	onednn_gemm_free(g2);
 }
 
 static void test_bf16_conversion_rounds_to_nearest_even(void **state)
@@ -453,6 +542,8 @@ int main(void)
 		cmocka_unit_test(test_gemm_bf16_with_bf16_output),
 		cmocka_unit_test(test_gemm_bf16_batched_transposed_strided_with_beta),
 		cmocka_unit_test(test_gemm_bf16_without_native_support_is_unsupported_with_the_isa),
+		cmocka_unit_test(test_gemm_pair_runs_both_products),
+		cmocka_unit_test(test_gemm_pair_refuses_shared_or_threaded_products),
 		cmocka_unit_test(test_bf16_conversion_rounds_to_nearest_even),
 		cmocka_unit_test(test_gemm_rejects_bad_shapes_with_a_message),
 		cmocka_unit_test(test_gemm_scratchpad_is_counted_in_mem),

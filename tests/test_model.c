@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <omp.h>
 
 #include "dnnl_wrap.h"
 #include "model.h"
@@ -149,7 +150,9 @@ static void test_model_ref__gradients_match_finite_differences(void **state)
 
 /* ---- the CPU backend against the reference -------------------------------------------------- */
 
-static void check_against_reference(enum bd_dtype dtype, const char *attention, double tol)
+/* ... and into how (when not NULL) what the backend says of how it ran (dev_ops describe). */
+static void check_against_reference_how(enum bd_dtype dtype, const char *attention, double tol,
+					char *how, size_t how_size)
 {
 	int64_t P = model_param_count(&tiny), n = TINY_B * TINY_T;
 	float *p = malloc((size_t)P * sizeof(float)), *g = malloc((size_t)P * sizeof(float));
@@ -180,12 +183,19 @@ static void check_against_reference(enum bd_dtype dtype, const char *attention, 
 	assert_int_equal(model_backward(r.m), 0);
 	assert_int_equal(model_grads(r.m, g2), 0);
 	assert_memory_equal(g, g2, (size_t)P * sizeof(float));
+	if (how)
+		r.dev.ops->describe(&r.dev, how, how_size);
 	run_close(&r);
 	free(p);
 	free(g);
 	free(g2);
 	free(pd);
 	free(gref);
+}
+
+static void check_against_reference(enum bd_dtype dtype, const char *attention, double tol)
+{
+	check_against_reference_how(dtype, attention, tol, NULL, 0);
 }
 
 static void test_model__float32_naive_matches_reference(void **state)
@@ -210,6 +220,49 @@ static void test_model__bfloat16_flash_close_to_reference(void **state)
 {
 	(void)state;
 	check_against_reference(DTYPE_BFLOAT16, "flash", TOL_BF16);
+}
+
+/* A layer's dW and dX run at once (one thread each) with two threads in bfloat16, or under
+ * BENCHDB_GEMM_PAIRS=on, and one after the other otherwise; the gradients match the reference
+ * either way, and the backend says which ran. */
+static void expect_pairs(const char *setting, int threads, enum bd_dtype dtype, const char *want)
+{
+	char how[256] = "";
+	if (setting)
+		setenv("BENCHDB_GEMM_PAIRS", setting, 1);
+	else
+		unsetenv("BENCHDB_GEMM_PAIRS");
+	omp_set_num_threads(threads);
+	check_against_reference_how(dtype, "naive", dtype == DTYPE_FLOAT32 ? TOL_F32 : TOL_BF16,
+				    how, sizeof(how));
+	print_message("BENCHDB_GEMM_PAIRS=%s, %d threads, %s: %s\n", setting ? setting : "(unset)",
+		      threads, dtype_name(dtype), how);
+	if (!strstr(how, want))
+		fail_msg("pairs ran \"%s\", want \"%s\"", how, want);
+	if (!strstr(how, setting ? setting : "auto"))
+		fail_msg("the setting is missing from \"%s\"", how);
+}
+
+static void test_model__backward_pairs_follow_threads_dtype_and_setting(void **state)
+{
+	(void)state;
+	int threads = omp_get_max_threads();
+	expect_pairs(NULL, 2, DTYPE_BFLOAT16, "\"at once, one thread each\"");
+	expect_pairs("auto", 2, DTYPE_FLOAT32, "\"one after the other\"");
+	expect_pairs(NULL, 3, DTYPE_BFLOAT16, "\"one after the other\"");
+	expect_pairs(NULL, 1, DTYPE_BFLOAT16, "\"one after the other\"");
+	expect_pairs("off", 2, DTYPE_BFLOAT16, "\"one after the other\"");
+	expect_pairs("on", 2, DTYPE_FLOAT32, "\"at once, one thread each\"");
+	/* anything else is refused with the variable and its choices */
+	setenv("BENCHDB_GEMM_PAIRS", "yes", 1);
+	struct mem_arena mem;
+	struct dev dev;
+	struct bd_error err = {0};
+	mem_init(&mem, 0);
+	assert_int_equal(dev_open(&dev, DEVICE_CPU, &mem, &err), BD_EINVAL);
+	assert_non_null(strstr(err.msg, "BENCHDB_GEMM_PAIRS is \"yes\": expected auto, off or on"));
+	unsetenv("BENCHDB_GEMM_PAIRS");
+	omp_set_num_threads(threads);
 }
 
 /* The forward-only model (activations reused layer to layer) gives the loss of the full one. */
@@ -492,6 +545,7 @@ int main(void)
 		cmocka_unit_test(test_model__float32_flash_matches_reference),
 		cmocka_unit_test(test_model__bfloat16_naive_close_to_reference),
 		cmocka_unit_test(test_model__bfloat16_flash_close_to_reference),
+		cmocka_unit_test(test_model__backward_pairs_follow_threads_dtype_and_setting),
 		cmocka_unit_test(test_model__forward_only_gives_the_same_loss),
 		cmocka_unit_test(test_model__loss_at_init_is_ln_vocab),
 		cmocka_unit_test(test_model__adamw_step_float32),

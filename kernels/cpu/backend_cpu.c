@@ -3,7 +3,14 @@
  * Memory is host memory through the case's mem_arena; GEMMs are oneDNN matmul primitives
  * (dnnl_wrap.h) made on first use of a shape and kept until dev_close; attention is the naive or
  * flash CPU kernel (attention_cpu.h); everything else is ops_cpu.c. All calls are synchronous.
+ *
+ * gemm_pair (a layer's dW and dX, which read the same dY): with exactly two OpenMP threads and
+ * bfloat16 operands, the two products run at once, one single-threaded primitive per thread,
+ * instead of one after the other with oneDNN's split of each between the threads (whose uneven
+ * halves leave a thread waiting: docs/performance.md, "dW beside dX"). BENCHDB_GEMM_PAIRS
+ * chooses: auto (unset: as just said), off (never), on (with two threads, float32 too).
  */
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,12 +23,18 @@
 
 struct gemm_entry {
 	struct dev_gemm key;
+	int single_thread;       /* made for one thread, for a pair */
 	struct onednn_gemm *gemm;
 };
+
+enum pairs_mode { PAIRS_AUTO, PAIRS_OFF, PAIRS_ON };
+static const char *const pairs_names[] = {"auto", "off", "on"};
 
 struct cpu_backend {
 	struct gemm_entry *gemms;
 	size_t ngemms, cap;
+	enum pairs_mode pairs;   /* BENCHDB_GEMM_PAIRS */
+	int64_t paired, unpaired; /* gemm_pair calls run at once, and one after the other */
 	float *norm_work;        /* cpu_rmsnorm_bwd workspace */
 	size_t norm_work_floats;
 };
@@ -69,13 +82,14 @@ static int same_gemm(const struct dev_gemm *a, const struct dev_gemm *b)
 	       a->beta == b->beta;
 }
 
-static int cpu_gemm(struct dev *dev, const struct dev_gemm *g, const void *a, const void *b,
-		    void *c)
+/* The plan of g (made for one thread or for OpenMP's), made on first use. */
+static int plan(struct dev *dev, const struct dev_gemm *g, int single_thread,
+		struct onednn_gemm **out)
 {
 	struct cpu_backend *cb = be(dev);
 	struct gemm_entry *e = NULL;
 	for (size_t i = 0; i < cb->ngemms; i++)
-		if (same_gemm(&cb->gemms[i].key, g)) {
+		if (cb->gemms[i].single_thread == single_thread && same_gemm(&cb->gemms[i].key, g)) {
 			e = &cb->gemms[i];
 			break;
 		}
@@ -93,16 +107,71 @@ static int cpu_gemm(struct dev *dev, const struct dev_gemm *g, const void *a, co
 			.trans_b = g->trans_b, .lda = g->lda, .ldb = g->ldb, .ldc = g->ldc,
 			.stride_a = g->stride_a, .stride_b = g->stride_b, .stride_c = g->stride_c,
 			.ab_dtype = g->ab_dtype, .c_dtype = g->c_dtype, .alpha = g->alpha,
-			.beta = g->beta};
+			.beta = g->beta, .single_thread = single_thread};
 		struct onednn_gemm *made = NULL;
 		int rc = onednn_gemm_create(&made, &d, dev->mem, &dev->err);
 		if (rc)
 			return rc;
 		e = &cb->gemms[cb->ngemms++];
 		e->key = *g;
+		e->single_thread = single_thread;
 		e->gemm = made;
 	}
-	return onednn_gemm_execute(e->gemm, a, b, c, &dev->err);
+	*out = e->gemm;
+	return 0;
+}
+
+static int cpu_gemm(struct dev *dev, const struct dev_gemm *g, const void *a, const void *b,
+		    void *c)
+{
+	struct onednn_gemm *p = NULL;
+	int rc = plan(dev, g, 0, &p);
+	return rc ? rc : onednn_gemm_execute(p, a, b, c, &dev->err);
+}
+
+/* Whether g0 and g1 run at once: see the top of the file. Measured on the model's backward
+ * products with two threads: bfloat16 1.05-1.16x, float32 0.96-1.05x; more threads than two
+ * would need a team per product, which oneDNN's OpenMP build cannot be given. */
+static int pair_wanted(const struct cpu_backend *cb, const struct dev_gemm *g0,
+		       const struct dev_gemm *g1)
+{
+	if (cb->pairs == PAIRS_OFF || omp_in_parallel() || omp_get_max_threads() != 2 ||
+	    same_gemm(g0, g1))
+		return 0;
+	return cb->pairs == PAIRS_ON ||
+	       (g0->ab_dtype == DTYPE_BFLOAT16 && g1->ab_dtype == DTYPE_BFLOAT16);
+}
+
+static int cpu_gemm_pair(struct dev *dev, const struct dev_gemm *g0, const void *a0,
+			 const void *b0, void *c0, const struct dev_gemm *g1, const void *a1,
+			 const void *b1, void *c1)
+{
+	struct cpu_backend *cb = be(dev);
+	struct onednn_gemm *p0 = NULL, *p1 = NULL;
+	int rc;
+	if (!pair_wanted(cb, g0, g1)) {
+		cb->unpaired++;
+		if ((rc = cpu_gemm(dev, g0, a0, b0, c0)))
+			return rc;
+		return cpu_gemm(dev, g1, a1, b1, c1);
+	}
+	if ((rc = plan(dev, g0, 1, &p0)) || (rc = plan(dev, g1, 1, &p1)))
+		return rc;
+	cb->paired++;
+	return onednn_gemm_execute_pair(p0, a0, b0, c0, p1, a1, b1, c1, &dev->err);
+}
+
+static void cpu_describe(struct dev *dev, char *buf, size_t n)
+{
+	const struct cpu_backend *cb = be(dev);
+	if (!cb->paired && !cb->unpaired) {
+		snprintf(buf, n, "%s", "");
+		return;
+	}
+	snprintf(buf, n, "\"gemm_pairs\": \"%s\", \"gemm_pairs_setting\": \"%s\"",
+		 cb->paired && cb->unpaired ? "some at once" :
+		 cb->paired ? "at once, one thread each" : "one after the other",
+		 pairs_names[cb->pairs]);
 }
 
 static int cpu_convert_op(struct dev *dev, void *dst, enum bd_dtype dst_dtype, const void *src,
@@ -286,6 +355,8 @@ static const struct dev_ops cpu_ops = {
 	.zero = cpu_zero,
 	.sync = cpu_sync,
 	.gemm = cpu_gemm,
+	.gemm_pair = cpu_gemm_pair,
+	.describe = cpu_describe,
 	.convert = cpu_convert_op,
 	.embedding_fwd = cpu_embedding_fwd_op,
 	.embedding_bwd = cpu_embedding_bwd_op,
@@ -312,6 +383,18 @@ static int cpu_open(struct dev *dev, struct mem_arena *mem, struct bd_error *err
 	struct cpu_backend *cb = calloc(1, sizeof(*cb));
 	if (!cb)
 		return bd_fail(err, BD_ENOMEM, "out of host memory");
+	const char *pairs = getenv("BENCHDB_GEMM_PAIRS");
+	if (pairs && *pairs) {
+		size_t i = 0;
+		while (i < 3 && strcmp(pairs, pairs_names[i]))
+			i++;
+		if (i == 3) {
+			free(cb);
+			return bd_fail(err, BD_EINVAL, "environment variable BENCHDB_GEMM_PAIRS is "
+				       "\"%s\": expected auto, off or on", pairs);
+		}
+		cb->pairs = (enum pairs_mode)i;
+	}
 	dev->ops = &cpu_ops;
 	dev->mem = mem;
 	dev->impl = cb;

@@ -13,6 +13,7 @@
 
 #include "bf16.h"
 
+#include <omp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,17 +60,18 @@ static int bf16_fallback;           /* onednn_allow_bf16_fallback; tests only */
 
 void onednn_allow_bf16_fallback(int allow) { bf16_fallback = allow; }
 
-/* The process-wide CPU engine and stream, made once. */
+/* The process-wide CPU engine and streams, made once: streams[0] for every product, streams[1]
+ * for the second of a pair (a stream is not to be used by two threads at once). */
 static pthread_once_t engine_once = PTHREAD_ONCE_INIT;
 static dnnl_engine_t engine;
-static dnnl_stream_t stream;
+static dnnl_stream_t streams[2];
 static dnnl_status_t engine_status = dnnl_success;
 
 static void engine_init(void)
 {
 	engine_status = dnnl_engine_create(&engine, dnnl_cpu, 0);
-	if (engine_status == dnnl_success)
-		engine_status = dnnl_stream_create(&stream, engine, dnnl_stream_default_flags);
+	for (int i = 0; i < 2 && engine_status == dnnl_success; i++)
+		engine_status = dnnl_stream_create(&streams[i], engine, dnnl_stream_default_flags);
 }
 
 static int engine_get(struct bd_error *err)
@@ -349,6 +351,11 @@ static int make_primitive(struct onednn_gemm *g, const struct onednn_gemm_desc *
 		what = "attributes";
 		s = make_attr(&attr, d->alpha, d->beta);
 	}
+	/* oneDNN sizes a primitive's split of the work (and its kernels' blocking) for the threads
+	 * OpenMP offers when it is made; a single-threaded one is made while one is offered */
+	int threads = omp_get_max_threads();
+	if (d->single_thread)
+		omp_set_num_threads(1);
 	if (s == dnnl_success) {
 		what = "primitive descriptor";
 		s = matmul_pd(&pd, &a_md, &b_md, &c_md, attr, preferred_impl(d));
@@ -357,6 +364,8 @@ static int make_primitive(struct onednn_gemm *g, const struct onednn_gemm_desc *
 		what = "primitive";
 		s = dnnl_primitive_create(&g->primitive, pd);
 	}
+	if (d->single_thread)
+		omp_set_num_threads(threads);
 	if (s == dnnl_success) {
 		what = "memory";
 		s = dnnl_memory_create(&g->a_mem, MD_PTR(a_md), engine, DNNL_MEMORY_NONE);
@@ -488,8 +497,8 @@ static void pack_bf16(uint16_t *dst, const float *src, int64_t batch, struct sto
 				dst[b * m.bs + r * m.ld + c] = bf16_from_float(*src++);
 }
 
-static int execute(struct onednn_gemm *g, const void *a, const void *b, void *c,
-		   struct bd_error *err)
+static int execute(struct onednn_gemm *g, dnnl_stream_t stream, const void *a, const void *b,
+		   void *c, struct bd_error *err)
 {
 	dnnl_status_t s = dnnl_memory_set_data_handle(g->a_mem, (void *)a);
 	if (s == dnnl_success)
@@ -512,23 +521,56 @@ static int execute(struct onednn_gemm *g, const void *a, const void *b, void *c,
 	return 0;
 }
 
-int onednn_gemm_execute(struct onednn_gemm *g, const void *a, const void *b, void *c,
-			struct bd_error *err)
+static int run_on(struct onednn_gemm *g, dnnl_stream_t stream, const void *a, const void *b,
+		  void *c, struct bd_error *err)
 {
 	if (!g->a32)
-		return execute(g, a, b, c, err);
+		return execute(g, stream, a, b, c, err);
 	const struct onednn_gemm_desc *d = &g->desc;
 	struct stored sc = stored_of(d->m, d->n, 0, d->ldc, d->stride_c);
 	unpack_bf16(g->a32, a, d->batch, stored_of(d->m, d->k, d->trans_a, d->lda, d->stride_a));
 	unpack_bf16(g->b32, b, d->batch, stored_of(d->k, d->n, d->trans_b, d->ldb, d->stride_b));
 	if (!g->c32)
-		return execute(g, g->a32, g->b32, c, err);
+		return execute(g, stream, g->a32, g->b32, c, err);
 	if (d->beta != 0.0f)
 		unpack_bf16(g->c32, c, d->batch, sc);
-	int rc = execute(g, g->a32, g->b32, g->c32, err);
+	int rc = execute(g, stream, g->a32, g->b32, g->c32, err);
 	if (!rc)
 		pack_bf16(c, g->c32, d->batch, sc);
 	return rc;
+}
+
+int onednn_gemm_execute(struct onednn_gemm *g, const void *a, const void *b, void *c,
+			struct bd_error *err)
+{
+	return run_on(g, streams[0], a, b, c, err);
+}
+
+int onednn_gemm_execute_pair(struct onednn_gemm *g0, const void *a0, const void *b0, void *c0,
+			     struct onednn_gemm *g1, const void *a1, const void *b1, void *c1,
+			     struct bd_error *err)
+{
+	if (g0 == g1 || !g0->desc.single_thread || !g1->desc.single_thread)
+		return bd_fail(err, BD_EINVAL, "onednn matmul: a pair takes two distinct products "
+			       "made for one thread each");
+	struct onednn_gemm *g[2] = {g0, g1};
+	const void *a[2] = {a0, a1}, *b[2] = {b0, b1};
+	void *c[2] = {c0, c1};
+	struct bd_error errs[2] = {{0}};
+	int rc[2] = {0, 0};
+#pragma omp parallel num_threads(2)
+	{
+		/* inside the region oneDNN runs each primitive on the calling thread alone */
+		for (int i = omp_get_thread_num(); i < 2; i += omp_get_num_threads())
+			rc[i] = run_on(g[i], streams[i], a[i], b[i], c[i], &errs[i]);
+	}
+	for (int i = 0; i < 2; i++)
+		if (rc[i]) {
+			if (err)
+				*err = errs[i];
+			return rc[i];
+		}
+	return 0;
 }
 
 /* The probe's answer per dtype, made once: every case's check asks (runner list, runner run). */

@@ -10,7 +10,8 @@
  *	onednn_gemm_execute(g, q, k, s, err);       // s = alpha·q·k^T for every batch entry
  *	onednn_gemm_free(g);
  *
- * All products run on one CPU engine and stream, created on first use and kept for the process.
+ * All products run on one CPU engine and stream, created on first use and kept for the process
+ * (and a second stream for the second product of a pair: onednn_gemm_execute_pair).
  * Names use the onednn_ prefix so that they never collide with the library's own dnnl_ names.
  */
 #ifndef BENCHDB_DNNL_WRAP_H
@@ -36,6 +37,8 @@ struct onednn_gemm_desc {
 	enum bd_dtype c_dtype;     /* C: DTYPE_FLOAT32 or DTYPE_BFLOAT16 (accumulation is float32) */
 	float alpha;               /* 0 is taken as 1, so that a zeroed desc means a plain product */
 	float beta;                /* 0: C is overwritten and never read */
+	int single_thread;         /* 1: made for one thread, to run beside another product
+				    * (onednn_gemm_execute_pair); 0: for the OpenMP threads */
 };
 
 struct onednn_gemm;
@@ -55,6 +58,14 @@ int onednn_gemm_create(struct onednn_gemm **out, const struct onednn_gemm_desc *
  * once: every gemm runs on the one shared stream, and each owns one scratchpad. */
 int onednn_gemm_execute(struct onednn_gemm *g, const void *a, const void *b, void *c,
 			struct bd_error *err);
+/* Run two independent products at once, one OpenMP thread each, each on its own stream: g0 and
+ * g1 must be distinct gemms made with single_thread (else BD_EINVAL), and their outputs must not
+ * overlap each other's inputs or outputs. Where the team has one thread (called inside a
+ * parallel region, or OMP_NUM_THREADS=1) the two run one after the other. Returns 0, or the first
+ * failure's code with its reason in err. Every product of the pair ran when it returns. */
+int onednn_gemm_execute_pair(struct onednn_gemm *g0, const void *a0, const void *b0, void *c0,
+			     struct onednn_gemm *g1, const void *a1, const void *b1, void *c1,
+			     struct bd_error *err);
 /* Accepts NULL. */
 void onednn_gemm_free(struct onednn_gemm *g);
 /* Bytes of oneDNN scratchpad this gemm holds (already allocated; through mem if one was given),

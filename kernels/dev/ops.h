@@ -73,6 +73,14 @@ struct dev_ops {
 	/* GEMM; the backend builds and caches its plan per distinct dev_gemm (planning is never
 	 * repeated for a shape once done: the model calls each shape once untimed first). */
 	int (*gemm)(struct dev *dev, const struct dev_gemm *g, const void *a, const void *b, void *c);
+	/* Optional (NULL: gemm twice): two independent products, g0's then g1's or at once as the
+	 * backend sees fit; neither's output may overlap the other's inputs or output. */
+	int (*gemm_pair)(struct dev *dev, const struct dev_gemm *g0, const void *a0, const void *b0,
+			 void *c0, const struct dev_gemm *g1, const void *a1, const void *b1,
+			 void *c1);
+	/* Optional (NULL: nothing): how the backend ran what it ran so far, as the members of a JSON
+	 * object without its braces (workload.h describe), into buf (n bytes). */
+	void (*describe)(struct dev *dev, char *buf, size_t n);
 
 	int (*convert)(struct dev *dev, void *dst, enum bd_dtype dst_dtype, const void *src,
 		       enum bd_dtype src_dtype, size_t count);

@@ -526,20 +526,35 @@ static int linear(struct model *m, const void *x, int64_t w_off, void *y, int64_
 }
 
 /* dx(rows, k) = dy(rows, cols) · W, W stored (cols, k) */
-static int linear_dx(struct model *m, const void *dy, int64_t w_off, void *dx, int64_t rows,
-		     int64_t cols, int64_t k, enum bd_dtype c_dtype)
+static struct dev_gemm dx_gemm(const struct model *m, int64_t rows, int64_t cols, int64_t k,
+			       enum bd_dtype c_dtype)
 {
-	struct dev_gemm g = {.m = rows, .n = k, .k = cols, .ab_dtype = m->act, .c_dtype = c_dtype};
-	return m->dev->ops->gemm(m->dev, &g, dy, weight(m, w_off), dx);
+	return (struct dev_gemm){.m = rows, .n = k, .k = cols, .ab_dtype = m->act,
+				 .c_dtype = c_dtype};
 }
 
 /* dW(cols, k) = dy(rows, cols)^T · x(rows, k), float32 into the gradient buffer */
-static int linear_dw(struct model *m, const void *dy, const void *x, int64_t w_off, int64_t rows,
-		     int64_t cols, int64_t k)
+static struct dev_gemm dw_gemm(const struct model *m, int64_t rows, int64_t cols, int64_t k)
 {
-	struct dev_gemm g = {.m = cols, .n = k, .k = rows, .trans_a = 1, .ab_dtype = m->act,
-			     .c_dtype = DTYPE_FLOAT32};
-	return m->dev->ops->gemm(m->dev, &g, dy, x, m->grads + w_off);
+	return (struct dev_gemm){.m = cols, .n = k, .k = rows, .trans_a = 1, .ab_dtype = m->act,
+				 .c_dtype = DTYPE_FLOAT32};
+}
+
+/* Both gradients of a linear layer y = x·W^T from dy: dW into the gradient buffer and dx
+ * (dx_dtype), at once where the backend pairs products (they read the same dy). */
+static int linear_grads(struct model *m, const void *dy, const void *x, int64_t w_off, void *dx,
+			int64_t rows, int64_t cols, int64_t k, enum bd_dtype dx_dtype)
+{
+	struct dev *dev = m->dev;
+	struct dev_gemm gw = dw_gemm(m, rows, cols, k), gx = dx_gemm(m, rows, cols, k, dx_dtype);
+	float *dw = m->grads + w_off;
+	const void *w = weight(m, w_off);
+	int rc;
+	if (dev->ops->gemm_pair)
+		return dev->ops->gemm_pair(dev, &gw, dy, x, dw, &gx, dy, w, dx);
+	if ((rc = dev->ops->gemm(dev, &gw, dy, x, dw)))
+		return rc;
+	return dev->ops->gemm(dev, &gx, dy, w, dx);
 }
 
 /* Byte offset of column col in an act matrix. */
@@ -655,8 +670,8 @@ int model_backward(struct model *m)
 		return bd_fail(&dev->err, BD_EINVAL, "model created for the forward only");
 	if ((rc = op->xent_bwd(dev, m->logits, m->lse_ce, m->targets, m->dlogits, m->act, n, V,
 			       1.0f / (float)n)) ||
-	    (rc = linear_dw(m, m->dlogits, m->hf, lay->lm_head, n, V, d)) ||
-	    (rc = linear_dx(m, m->dlogits, lay->lm_head, m->dnorm, n, V, d, DTYPE_FLOAT32)) ||
+	    (rc = linear_grads(m, m->dlogits, m->hf, lay->lm_head, m->dnorm, n, V, d,
+				 DTYPE_FLOAT32)) ||
 	    (rc = op->zero(dev, m->dx, (size_t)(n * d) * sizeof(float))) ||
 	    (rc = op->rmsnorm_bwd(dev, m->dnorm, m->x_last, m->params + lay->final_norm, m->rstd_f,
 				  m->dx, m->grads + lay->final_norm, n, d)))
@@ -666,16 +681,14 @@ int model_backward(struct model *m)
 		int64_t w = lay->layer0 + l * lay->layer_stride;
 		dev_range_push(dev, "layer %lld backward", (long long)l);
 		if ((rc = dx_to_act(m)) ||
-		    (rc = linear_dw(m, m->dx_act, a->g, w + lay->w_2, n, d, f)) ||
-		    (rc = linear_dx(m, m->dx_act, w + lay->w_2, m->dg, n, d, f, m->act)) ||
+		    (rc = linear_grads(m, m->dx_act, a->g, w + lay->w_2, m->dg, n, d, f, m->act)) ||
 		    (rc = op->swiglu_bwd(dev, a->u, m->dg, m->du, m->act, n, f)) ||
-		    (rc = linear_dw(m, m->du, a->h2, w + lay->w_13, n, 2 * f, d)) ||
-		    (rc = linear_dx(m, m->du, w + lay->w_13, m->dnorm, n, 2 * f, d, DTYPE_FLOAT32)) ||
+		    (rc = linear_grads(m, m->du, a->h2, w + lay->w_13, m->dnorm, n, 2 * f, d,
+					 DTYPE_FLOAT32)) ||
 		    (rc = op->rmsnorm_bwd(dev, m->dnorm, a->x_mid, m->params + w + lay->ffn_norm, a->rstd2,
 					  m->dx, m->grads + w + lay->ffn_norm, n, d)) ||
 		    (rc = dx_to_act(m)) ||
-		    (rc = linear_dw(m, m->dx_act, a->om, w + lay->w_o, n, d, d)) ||
-		    (rc = linear_dx(m, m->dx_act, w + lay->w_o, m->dom, n, d, d, m->act)) ||
+		    (rc = linear_grads(m, m->dx_act, a->om, w + lay->w_o, m->dom, n, d, d, m->act)) ||
 		    (rc = op->heads_split(dev, m->dom, m->act, d, m->d_o, NULL, b, t, m->h, m->dh)) ||
 		    (rc = op->attention_bwd(dev, a->att, a->q, a->k, a->v, a->o, a->lse, m->d_o, m->dq,
 					    m->dk, m->dv)) ||
@@ -685,8 +698,8 @@ int model_backward(struct model *m)
 					  b, t, m->h, m->dh)) ||
 		    (rc = op->heads_merge(dev, m->dv, act_col(m, m->qkv, 2 * d), m->act, 3 * d, NULL,
 					  b, t, m->h, m->dh)) ||
-		    (rc = linear_dw(m, m->qkv, a->h1, w + lay->w_qkv, n, 3 * d, d)) ||
-		    (rc = linear_dx(m, m->qkv, w + lay->w_qkv, m->dnorm, n, 3 * d, d, DTYPE_FLOAT32)) ||
+		    (rc = linear_grads(m, m->qkv, a->h1, w + lay->w_qkv, m->dnorm, n, 3 * d, d,
+					 DTYPE_FLOAT32)) ||
 		    (rc = op->rmsnorm_bwd(dev, m->dnorm, a->x, m->params + w + lay->attn_norm, a->rstd1,
 					  m->dx, m->grads + w + lay->attn_norm, n, d))) {
 			dev_range_pop(dev);

@@ -314,10 +314,10 @@ static void scan_lines(struct peer_proc *pr, int persistent, int64_t total,
 			break;
 		const char *line = text + pr->scanned;
 		pr->scanned = (size_t)(nl - text) + 1;
-		while (line < nl && (*line == ' ' || *line == '\t'))
+		/* leading white space as the parser takes it (peer_line_ignored, parse_text) */
+		while (line < nl && isspace((unsigned char)*line))
 			line++;
-		if (!strncmp(line, "status", 6) &&
-		    (line + 6 == nl || line[6] == ' ' || line[6] == '\t' || line[6] == '\r'))
+		if (!strncmp(line, "status", 6) && (line + 6 == nl || isspace((unsigned char)line[6])))
 			pr->case_end = pr->scanned;
 		if (persistent && !strncmp(line, "ready", 5) &&
 		    (line + 5 == nl || isspace((unsigned char)line[5]))) {

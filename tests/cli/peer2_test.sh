@@ -228,6 +228,22 @@ else
 	note "no taskset: the contended cpu_wait is not tested"
 fi
 
+# ---- white space the protocol ignores, before a line's keyword ---------------------------------
+# A kept process's case ends at its status line: one led by a form feed and a vertical tab ends it
+# as the parser reads it, not at the timeout.
+cat >"$T/indent.yaml" <<EOF
+name: cli-peer2-indent
+defaults: {warmup: 1, iters: 3, seq_len: 16, head_dim: 8, heads: 2, batch_size: 1}
+peers:
+  kept: {command: "sh $PEERS/fake_v2.sh", suite: attention, timeout: 3, persistent: true,
+         params: {plant: {values: [indent]}}}
+  once: {command: "sh $PEERS/fake_v2.sh", suite: attention, timeout: 3, params: {plant: {values: [indent]}}}
+benchmarks:
+  - {suite: attention, impl: [kept, once]}
+EOF
+expect_status 0 "a peer's lines led by a form feed and a vertical tab" "$RUNNER" run "$T/indent.yaml" --db "$T/indent.db"
+check "both peers ok, validated, with every sample" [ "$(sql "$T/indent.db" "select group_concat(c.impl || ':' || c.status || ':' || c.max_diff || ':' || (select count(*) from samples s where s.case_id = c.id), ',') from cases c")" = "kept:ok:1.0e-06:8,once:ok:1.0e-06:8" ]
+
 # ---- persistent: keep: one process per peer for the whole invocation ----------------------------
 # Two peers' cases alternate with a built-in one's (kb's two around naive's alone). `true` ends a
 # peer's process when another case comes; `keep` leaves it idle until the end of the invocation, through --repeat's runs, and

@@ -4,7 +4,8 @@
 # SEQ_LEN * 1000 + ITER nanoseconds. Its peer parameters plant what the runner must catch:
 #   plant: none (checks within the bound), wrong (a check over the bound: a wrong kernel), nan,
 #          nocheck, crash (exits 3 in the middle of the case), hang (past the timeout), garbage
-#          (a malformed line)
+#          (a malformed line), indent (every line after the info line led by a form feed and
+#          a vertical tab: white space the protocol ignores)
 #   work:  none (no work line), benchdb, own (1e6 FLOPs and 2048 bytes per phase)
 # When FAKE_PEER_LOG is set, each case appends "pid=PID impl=IMPL seq_len=S plant=P" there.
 case_run() {
@@ -16,10 +17,12 @@ case_run() {
 	hang) echo "fake_v2: hanging" >&2; sleep 600 ;;
 	garbage) echo "sample zero fwd 5"; echo "status ok"; return ;;
 	esac
+	lead=
+	[ "$BENCHDB_PLANT" = indent ] && lead=$(printf '\f\v')
 	i=0
 	while [ "$i" -lt $((BENCHDB_WARMUP + BENCHDB_ITERS)) ]; do
 		for phase in $BENCHDB_PHASES; do
-			echo "sample $i $phase $((BENCHDB_SEQ_LEN * 1000 + i))"
+			echo "${lead}sample $i $phase $((BENCHDB_SEQ_LEN * 1000 + i))"
 		done
 		i=$((i + 1))
 	done
@@ -27,13 +30,13 @@ case_run() {
 	wrong) echo "check output 0.25 $BENCHDB_CHECK_ATOL O[b=0, h=1, s=3, d=2]" ;;
 	nan) echo "check output nan $BENCHDB_CHECK_ATOL" ;;
 	nocheck) ;;
-	*) echo "check output 0.000001 0.001 O[b=0, h=0, s=1, d=1]"; echo "check dq 0 $BENCHDB_CHECK_ATOL" ;;
+	*) echo "${lead}check output 0.000001 0.001 O[b=0, h=0, s=1, d=1]"; echo "check dq 0 $BENCHDB_CHECK_ATOL" ;;
 	esac
 	case "$BENCHDB_WORK" in
 	benchdb) echo "work benchdb" ;;
 	own) for phase in $BENCHDB_PHASES; do echo "work $phase 1000000 2048"; done ;;
 	esac
-	echo "status ok"
+	echo "${lead}status ok"
 }
 
 echo "benchdb-peer 2"

@@ -314,7 +314,10 @@ static void scan_lines(struct peer_proc *pr, int persistent, int64_t total,
 			break;
 		const char *line = text + pr->scanned;
 		pr->scanned = (size_t)(nl - text) + 1;
-		/* leading white space as the parser takes it (peer_line_ignored, parse_text) */
+		/* leading white space as the parser skips it (peer_line_ignored, parse_text); a
+		 * keyword then ends at any white space, so that a status line the parser refuses
+		 * ("status\fok": an unknown word to it) ends the case with that refusal at once
+		 * instead of at the timeout */
 		while (line < nl && isspace((unsigned char)*line))
 			line++;
 		if (!strncmp(line, "status", 6) && (line + 6 == nl || isspace((unsigned char)line[6])))

@@ -241,10 +241,11 @@ static void *operand(float *x, int64_t n, enum bd_dtype ab, uint16_t **h)
 }
 
 /* A layer's backward pair as the model runs it: dW(cols, k) = dYᵀ·X and dX(rows, k) = dY·W,
- * each made for one thread, run at once (threads 2) or where the pair's region gets one thread
- * (threads 1: one after the other), each against its float64 product; the shapes are large enough for oneDNN to
+ * each made for one thread, run at once (threads 2) or where OpenMP offers one thread (threads
+ * 1) or inside a parallel region (inside: one after the other), each against its float64
+ * product, and on as many threads as that says; the shapes are large enough for oneDNN to
  * split each between two threads when it is not made for one. */
-static void expect_pair(enum bd_dtype ab, int threads)
+static void expect_pair(enum bd_dtype ab, int threads, int inside)
 {
 	const int64_t rows = 256, cols = 160, k = 96;
 	struct rng r;
@@ -261,27 +262,22 @@ static void expect_pair(enum bd_dtype ab, int threads)
 				       .c_dtype = DTYPE_FLOAT32, .single_thread = 1};
 	struct onednn_gemm *gw = NULL, *gx = NULL;
 	struct bd_error err = {0};
-	omp_set_num_threads(2);
 	if (onednn_gemm_create(&gw, &ddw, NULL, &err) < 0 ||
 	    onednn_gemm_create(&gx, &ddx, NULL, &err) < 0)
 		fail_msg("create: %s", err.msg);
-	int rc = 0, team = 0;
-	if (threads == 2) {
-		team = 2;
-		rc = onednn_gemm_execute_pair(gw, dy_in, x_in, dw, gx, dy_in, w_in, dx, &err);
-	} else {
-		/* inside an active region (the model's never is) a nested one gets one thread */
-		omp_set_max_active_levels(1);
+	int before = omp_get_max_threads(), rc = 0;
+	omp_set_num_threads(threads);
+	if (inside) {
 #pragma omp parallel num_threads(2)
 #pragma omp single
-		{
-			team = omp_get_active_level() >= omp_get_max_active_levels() ? 1 : 2;
-			rc = onednn_gemm_execute_pair(gw, dy_in, x_in, dw, gx, dy_in, w_in, dx, &err);
-		}
+		rc = onednn_gemm_execute_pair(gw, dy_in, x_in, dw, gx, dy_in, w_in, dx, &err);
+	} else {
+		rc = onednn_gemm_execute_pair(gw, dy_in, x_in, dw, gx, dy_in, w_in, dx, &err);
 	}
-	assert_int_equal(team, threads);
+	omp_set_num_threads(before);
 	if (rc)
 		fail_msg("execute_pair: %s", err.msg);
+	assert_int_equal(onednn_gemm_pair_threads(), inside ? 1 : threads);
 	struct matrix mdy_t = {dy, 1, cols, 0}, mx = {x, k, 1, 0};
 	struct matrix mdy = {dy, cols, 1, 0}, mw = {w, k, 1, 0};
 	expect_product(&ddw, &mdy_t, &mx, NULL, dw, k, 0, FP32_TOL);
@@ -295,9 +291,11 @@ static void test_gemm_pair_runs_both_products(void **state)
 {
 	(void)state;
 	for (int threads = 1; threads <= 2; threads++) {
-		expect_pair(DTYPE_FLOAT32, threads);
-		expect_pair(DTYPE_BFLOAT16, threads);
+		expect_pair(DTYPE_FLOAT32, threads, 0);
+		expect_pair(DTYPE_BFLOAT16, threads, 0);
 	}
+	/* inside a parallel region: on the calling thread, one after the other */
+	expect_pair(DTYPE_BFLOAT16, 2, 1);
 }
 
 /* A pair is two distinct products made for one thread each; anything else is refused. */

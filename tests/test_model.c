@@ -247,6 +247,8 @@ static void test_model__backward_pairs_follow_threads_dtype_and_setting(void **s
 {
 	(void)state;
 	int threads = omp_get_max_threads();
+	const char *was = getenv("BENCHDB_GEMM_PAIRS");
+	char *caller = was ? strdup(was) : NULL;   /* the caller's setting, put back at the end */
 	expect_pairs(NULL, 2, DTYPE_BFLOAT16, "\"at once, one thread each\"");
 	expect_pairs("auto", 2, DTYPE_FLOAT32, "\"one after the other\"");
 	expect_pairs(NULL, 3, DTYPE_BFLOAT16, "\"one after the other\"");
@@ -261,7 +263,11 @@ static void test_model__backward_pairs_follow_threads_dtype_and_setting(void **s
 	mem_init(&mem, 0);
 	assert_int_equal(dev_open(&dev, DEVICE_CPU, &mem, &err), BD_EINVAL);
 	assert_non_null(strstr(err.msg, "BENCHDB_GEMM_PAIRS is \"yes\": expected auto, off or on"));
-	unsetenv("BENCHDB_GEMM_PAIRS");
+	if (caller)
+		setenv("BENCHDB_GEMM_PAIRS", caller, 1);
+	else
+		unsetenv("BENCHDB_GEMM_PAIRS");
+	free(caller);
 	omp_set_num_threads(threads);
 }
 

@@ -546,6 +546,10 @@ int onednn_gemm_execute(struct onednn_gemm *g, const void *a, const void *b, voi
 	return run_on(g, streams[0], a, b, c, err);
 }
 
+static _Atomic int pair_threads;   /* onednn_gemm_pair_threads */
+
+int onednn_gemm_pair_threads(void) { return pair_threads; }
+
 int onednn_gemm_execute_pair(struct onednn_gemm *g0, const void *a0, const void *b0, void *c0,
 			     struct onednn_gemm *g1, const void *a1, const void *b1, void *c1,
 			     struct bd_error *err)
@@ -558,11 +562,14 @@ int onednn_gemm_execute_pair(struct onednn_gemm *g0, const void *a0, const void 
 	void *c[2] = {c0, c1};
 	struct bd_error errs[2] = {{0}};
 	int rc[2] = {0, 0};
-#pragma omp parallel num_threads(2)
+	int team = omp_in_parallel() || omp_get_max_threads() < 2 ? 1 : 2;
+#pragma omp parallel num_threads(team)
 	{
 		/* inside the region oneDNN runs each primitive on the calling thread alone */
 		for (int i = omp_get_thread_num(); i < 2; i += omp_get_num_threads())
 			rc[i] = run_on(g[i], streams[i], a[i], b[i], c[i], &errs[i]);
+		if (omp_get_thread_num() == 0)
+			pair_threads = omp_get_num_threads();
 	}
 	for (int i = 0; i < 2; i++)
 		if (rc[i]) {

@@ -60,12 +60,14 @@ int onednn_gemm_execute(struct onednn_gemm *g, const void *a, const void *b, voi
 			struct bd_error *err);
 /* Run two independent products at once, one OpenMP thread each, each on its own stream: g0 and
  * g1 must be distinct gemms made with single_thread (else BD_EINVAL), and their outputs must not
- * overlap each other's inputs or outputs. Where the team has one thread (called inside a
- * parallel region, or OMP_NUM_THREADS=1) the two run one after the other. Returns 0, or the first
- * failure's code with its reason in err. Every product of the pair ran when it returns. */
+ * overlap each other's inputs or outputs. Called inside a parallel region, or where OpenMP offers
+ * one thread (OMP_NUM_THREADS=1), the two run one after the other on the calling thread. Returns
+ * 0, or the first failure's code with its reason in err. Every product of the pair ran when it
+ * returns. onednn_gemm_pair_threads: how many threads the last pair ran on (1 or 2). */
 int onednn_gemm_execute_pair(struct onednn_gemm *g0, const void *a0, const void *b0, void *c0,
 			     struct onednn_gemm *g1, const void *a1, const void *b1, void *c1,
 			     struct bd_error *err);
+int onednn_gemm_pair_threads(void);
 /* Accepts NULL. */
 void onednn_gemm_free(struct onednn_gemm *g);
 /* Bytes of oneDNN scratchpad this gemm holds (already allocated; through mem if one was given),

@@ -4,8 +4,8 @@
 # SEQ_LEN * 1000 + ITER nanoseconds. Its peer parameters plant what the runner must catch:
 #   plant: none (checks within the bound), wrong (a check over the bound: a wrong kernel), nan,
 #          nocheck, crash (exits 3 in the middle of the case), hang (past the timeout), garbage
-#          (a malformed line), indent (every line after the info line led by a form feed and
-#          a vertical tab: white space the protocol ignores)
+#          (a malformed line), indent (its sample lines, first check line and status line led
+#          by a form feed and a vertical tab: white space the protocol ignores)
 #   work:  none (no work line), benchdb, own (1e6 FLOPs and 2048 bytes per phase)
 # When FAKE_PEER_LOG is set, each case appends "pid=PID impl=IMPL seq_len=S plant=P" there.
 case_run() {

@@ -265,7 +265,8 @@ static void expect_pair(enum bd_dtype ab, int threads, int inside)
 	if (onednn_gemm_create(&gw, &ddw, NULL, &err) < 0 ||
 	    onednn_gemm_create(&gx, &ddx, NULL, &err) < 0)
 		fail_msg("create: %s", err.msg);
-	int before = omp_get_max_threads(), rc = 0;
+	int before = omp_get_max_threads(), dynamic = omp_get_dynamic(), rc = 0;
+	omp_set_dynamic(0);   /* the teams asked for, whatever OMP_DYNAMIC says */
 	omp_set_num_threads(threads);
 	if (inside) {
 #pragma omp parallel num_threads(2)
@@ -275,6 +276,7 @@ static void expect_pair(enum bd_dtype ab, int threads, int inside)
 		rc = onednn_gemm_execute_pair(gw, dy_in, x_in, dw, gx, dy_in, w_in, dx, &err);
 	}
 	omp_set_num_threads(before);
+	omp_set_dynamic(dynamic);
 	if (rc)
 		fail_msg("execute_pair: %s", err.msg);
 	assert_int_equal(onednn_gemm_pair_threads(), inside ? 1 : threads);

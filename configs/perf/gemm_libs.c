@@ -10,7 +10,9 @@
  * oneDNN's first implementation ("first", onednn_prefer_impl("")) and with the wrapper's own
  * choice (the one runner uses). MKL is cblas_sgemm / cblas_gemm_bf16bf16f32 (batches:
  * cblas_sgemm_batch_strided, or a loop in bfloat16). C is float32. One untimed call of each,
- * then REPS rounds, each calling every contender once in a rotating order.
+ * then REPS rounds, each calling every contender once, in orders that put every contender
+ * right after every other equally often (call_order; a multiple of 2 x contenders for REPS
+ * balances it exactly).
  *
  * Time: CLOCK_MONOTONIC, or with GEMM_LIBS_CLOCK=cpu the process's CPU time (run with
  * OMP_WAIT_POLICY=passive so that waiting threads sleep): on a shared machine a thread that is
@@ -26,6 +28,23 @@
 #include <omp.h>
 
 #include "dnnl_wrap.h"
+
+/* The i-th call of round r among n contenders: the rows of a Williams design, in which every
+ * contender comes right after every other equally often (for odd n over 2n rounds: the n
+ * rows, then the same rows reversed). A plain rotation (i + r) % n put A after MKL in two
+ * rounds of three and B after A: with the slow MKL product before it, a contender ran
+ * about 2% slower, and oneDNN 3.2 read 2% faster than itself (docs/performance.md,
+ * "The GEMM library"). */
+static int call_order(int r, int i, int n)
+{
+	int row = r % (n % 2 ? 2 * n : n);
+	if (row >= n) {                 /* odd n: the rows again, each reversed */
+		row -= n;
+		i = n - 1 - i;
+	}
+	int base = i == 0 ? 0 : i % 2 ? (i + 1) / 2 : n - i / 2;
+	return (base + row) % n;
+}
 
 struct shape {
 	const char *role;
@@ -195,7 +214,7 @@ int main(int argc, char **argv)
 		c_[nc_++].w = NULL;
 		for (int r = -1; r < reps; r++)
 			for (int i = 0; i < nc_; i++) {
-				int k = (i + (r < 0 ? 0 : r)) % nc_;
+				int k = call_order(r < 0 ? 0 : r, i, nc_);
 				struct bd_error err = {0};
 				double t0 = now();
 				if (c_[k].w)

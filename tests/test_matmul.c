@@ -381,6 +381,136 @@ static void test_gemm_fp32_single_products_take_gemm_jit(void **state)
 	}
 }
 
+/* A tuned float32 product (desc.tune) with every layout feature: with the contender kept or
+ * not, C = alpha·A·B + beta·C0 after the first execution (the timing runs on a copy: beta adds
+ * once) and again after a second, the kept implementation is the one the gemm names, the
+ * other's scratchpad is given back, and the tuning says what it timed. contender: a prefix of
+ * oneDNN's implementation names ("ref" exists on every CPU); winner as onednn_tune_contender. */
+static void expect_tuned(const char *contender, int winner, int64_t m, int64_t n, int64_t k,
+			 int trans_a, int trans_b, int64_t pad, float alpha, float beta)
+{
+	int64_t lda = (trans_a ? m : k) + pad, ldb = (trans_b ? k : n) + pad, ldc = n + pad;
+	int64_t sa = (trans_a ? k : m) * lda, sb = (trans_b ? n : k) * ldb, sc = m * ldc;
+	struct rng r;
+	rng_init(&r, (uint64_t)(m + 3 * n + 5 * k + winner));
+	float *a = random_floats(&r, sa), *b = random_floats(&r, sb), *c = random_floats(&r, sc);
+	float *c0 = malloc((size_t)sc * sizeof(float)), *c1 = malloc((size_t)sc * sizeof(float));
+	assert_non_null(c0);
+	assert_non_null(c1);
+	memcpy(c0, c, (size_t)sc * sizeof(float));
+	struct onednn_gemm_desc d = {.m = m, .n = n, .k = k, .trans_a = trans_a, .trans_b = trans_b,
+				     .lda = lda, .ldb = ldb, .ldc = ldc, .alpha = alpha, .beta = beta,
+				     .tune = 1};
+	struct mem_arena mem;
+	mem_init(&mem, 0);
+	struct onednn_gemm *g = NULL;
+	struct bd_error err = {0};
+	onednn_tune_contender(contender, winner);
+	if (onednn_gemm_create(&g, &d, &mem, &err) < 0)
+		fail_msg("create: %s", err.msg);
+	char choice[64];
+	snprintf(choice, sizeof(choice), "%s", onednn_gemm_impl(g));
+	assert_int_equal(onednn_gemm_tuning(g)->tuned, 0);
+	if (onednn_gemm_execute(g, a, b, c, &err) < 0)
+		fail_msg("execute: %s", err.msg);
+	onednn_tune_contender(NULL, 0);
+	const struct onednn_gemm_tuning *t = onednn_gemm_tuning(g);
+	struct matrix ma = {a, trans_a ? 1 : lda, trans_a ? lda : 1, 0};
+	struct matrix mb = {b, trans_b ? 1 : ldb, trans_b ? ldb : 1, 0};
+	expect_product(&d, &ma, &mb, c0, c, ldc, sc, FP32_TOL);
+	for (int64_t i = 0; i < m; i++)       /* C's padding is untouched */
+		for (int64_t j = n; j < ldc; j++)
+			assert_true(c[i * ldc + j] == c0[i * ldc + j]);
+	print_message("tuned %lldx%lldx%lld against %s (winner %d): tuned %d, kept %s (%.3g s), "
+		      "other %s (%.3g s)\n", (long long)m, (long long)n, (long long)k,
+		      contender ? contender : "brg", winner, t->tuned, t->kept, t->kept_s, t->other,
+		      t->other_s);
+	if (t->tuned) {
+		assert_true(t->kept_s > 0 && t->other_s > 0);
+		assert_string_equal(onednn_gemm_impl(g), t->kept);
+		assert_int_equal(!strcmp(t->kept, choice), !t->switched);
+		assert_int_equal(strcmp(t->other, t->kept) != 0, 1);
+		if (winner)
+			assert_int_equal(t->switched, winner > 0);
+		else   /* by time: the contender when it took under 0.95 of the choice's time */
+			assert_int_equal(t->switched, t->switched ? t->kept_s < 0.95 * t->other_s
+								  : t->other_s < 0.95 * t->kept_s);
+		if (contender)
+			assert_memory_equal(t->switched ? t->kept : t->other, contender,
+					    strlen(contender));
+	} else {   /* no contender on this CPU, or the choice is one already (oneDNN has only
+		    * "ref:any" for some strided layouts): the choice, as without tuning */
+		assert_true(!contender || !strncmp(choice, contender, strlen(contender)));
+		assert_string_equal(onednn_gemm_impl(g), choice);
+	}
+	/* only the kept implementation's scratchpad is still held */
+	assert_int_equal(mem.live, (int64_t)onednn_gemm_scratch_bytes(g));
+	/* the kept primitive runs again, on C0 again */
+	memcpy(c1, c0, (size_t)sc * sizeof(float));
+	if (onednn_gemm_execute(g, a, b, c1, &err) < 0)
+		fail_msg("second execute: %s", err.msg);
+	expect_product(&d, &ma, &mb, c0, c1, ldc, sc, FP32_TOL);
+	onednn_gemm_free(g);
+	assert_int_equal(mem.live, 0);
+	free(a), free(b), free(c), free(c0), free(c1);
+}
+
+/* desc.tune keeps a right product whichever implementation wins, whatever the layout (with
+ * "ref", which every CPU has, forced to win and to lose; with the default contender by time,
+ * where this CPU has one). */
+static void test_gemm_fp32_tuned_products_stay_right_with_either_kept(void **state)
+{
+	(void)state;
+	for (int winner = -1; winner <= 1; winner += 2) {
+		expect_tuned("ref", winner, 37, 29, 53, 0, 0, 0, 1, 0);
+		expect_tuned("ref", winner, 21, 13, 34, 1, 0, 0, -0.5f, 0.75f);
+		expect_tuned("ref", winner, 21, 13, 34, 1, 0, 3, -0.5f, 0.75f);
+		expect_tuned("ref", winner, 33, 17, 65, 0, 1, 2, 0.125f, 1);
+	}
+	expect_tuned(NULL, 0, 96, 300, 64, 0, 1, 0, 1, 1);
+	expect_tuned(NULL, 0, 64, 96, 300, 1, 0, 4, 1, 0);
+}
+
+/* Only a float32 product of two matrices made for the OpenMP threads is tuned: batched,
+ * single-threaded and bfloat16 products, an untuned desc and the benchmarks' override keep the
+ * one implementation they are made with. */
+static void test_gemm_tuning_only_where_asked_and_possible(void **state)
+{
+	(void)state;
+	struct onednn_gemm_desc ds[] = {
+		{.m = 16, .n = 24, .k = 32, .tune = 0},
+		{.batch = 3, .m = 16, .n = 24, .k = 32, .tune = 1},
+		{.m = 16, .n = 24, .k = 32, .single_thread = 1, .tune = 1},
+		{.m = 16, .n = 24, .k = 32, .ab_dtype = DTYPE_BFLOAT16, .tune = 1},
+		{.m = 16, .n = 24, .k = 32, .tune = 1},   /* under onednn_prefer_impl */
+	};
+	size_t n = sizeof(ds) / sizeof(ds[0]);
+	float *x = calloc(3 * 24 * 32 * 2, sizeof(float)), *y = calloc(3 * 24 * 32 * 2, sizeof(float));
+	assert_non_null(x);
+	assert_non_null(y);
+	onednn_tune_contender("ref", 1);
+	onednn_allow_bf16_fallback(1);
+	for (size_t i = 0; i < n; i++) {
+		struct onednn_gemm *g = NULL;
+		struct bd_error err = {0};
+		if (i == n - 1)
+			onednn_prefer_impl("");
+		assert_int_equal(onednn_gemm_create(&g, &ds[i], NULL, &err), 0);
+		char made[64];
+		snprintf(made, sizeof(made), "%s", onednn_gemm_impl(g));
+		assert_int_equal(onednn_gemm_execute(g, x, x, y, &err), 0);
+		assert_int_equal(onednn_gemm_tuning(g)->tuned, 0);
+		assert_string_equal(onednn_gemm_impl(g), made);
+		assert_int_equal(strncmp(made, "ref", 3) != 0, 1);
+		onednn_gemm_free(g);
+	}
+	onednn_prefer_impl(NULL);
+	onednn_allow_bf16_fallback(0);
+	onednn_tune_contender(NULL, 0);
+	free(x);
+	free(y);
+}
+
 static void test_onednn_version_names_version_runtime_and_isa(void **state)
 {
 	(void)state;
@@ -538,6 +668,8 @@ int main(void)
 		cmocka_unit_test(test_gemm_fp32_batched_with_leading_dims_and_strides),
 		cmocka_unit_test(test_gemm_alpha_scales_and_beta_accumulates),
 		cmocka_unit_test(test_gemm_fp32_single_products_take_gemm_jit),
+		cmocka_unit_test(test_gemm_fp32_tuned_products_stay_right_with_either_kept),
+		cmocka_unit_test(test_gemm_tuning_only_where_asked_and_possible),
 		cmocka_unit_test(test_gemm_bf16_matches_reference_within_8bit_mantissa),
 		cmocka_unit_test(test_gemm_bf16_with_bf16_output),
 		cmocka_unit_test(test_gemm_bf16_batched_transposed_strided_with_beta),

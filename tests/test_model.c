@@ -271,6 +271,51 @@ static void test_model__backward_pairs_follow_threads_dtype_and_setting(void **s
 	omp_set_num_threads(threads);
 }
 
+/* BENCHDB_GEMM_TUNE: the float32 products are timed against a contender and the faster kept
+ * (auto, unset) or not (off); the gradients match the reference either way, with the contender
+ * kept or not, and the backend says what it kept. The contender is oneDNN's "ref", which every
+ * CPU has, forced to win or to lose (onednn_tune_contender), so that both run here. */
+static void expect_tuning(const char *setting, int winner, const char *want, const char *unwanted)
+{
+	char how[1024] = "";
+	if (setting)
+		setenv("BENCHDB_GEMM_TUNE", setting, 1);
+	else
+		unsetenv("BENCHDB_GEMM_TUNE");
+	onednn_tune_contender("ref", winner);
+	check_against_reference_how(DTYPE_FLOAT32, "naive", TOL_F32, how, sizeof(how));
+	onednn_tune_contender(NULL, 0);
+	print_message("BENCHDB_GEMM_TUNE=%s, ref %s: %s\n", setting ? setting : "(unset)",
+		      winner > 0 ? "wins" : "loses", how);
+	if (want && !strstr(how, want))
+		fail_msg("tuning said \"%s\", want \"%s\"", how, want);
+	if (unwanted && strstr(how, unwanted))
+		fail_msg("tuning said \"%s\", which should not say \"%s\"", how, unwanted);
+}
+
+static void test_model__float32_tuning_keeps_gradients_and_says_what_it_kept(void **state)
+{
+	(void)state;
+	const char *was = getenv("BENCHDB_GEMM_TUNE");
+	char *caller = was ? strdup(was) : NULL;   /* the caller's setting, put back at the end */
+	expect_tuning(NULL, 1, "float32 shapes timed; ref:any kept for ", NULL);
+	expect_tuning("auto", 1, "\"gemm_tuning\": \"auto\"", NULL);
+	expect_tuning("auto", -1, "float32 shapes timed\"", "kept for");
+	expect_tuning("off", 1, NULL, "gemm_tun");
+	setenv("BENCHDB_GEMM_TUNE", "on", 1);
+	struct mem_arena mem;
+	struct dev dev;
+	struct bd_error err = {0};
+	mem_init(&mem, 0);
+	assert_int_equal(dev_open(&dev, DEVICE_CPU, &mem, &err), BD_EINVAL);
+	assert_non_null(strstr(err.msg, "BENCHDB_GEMM_TUNE is \"on\": expected auto or off"));
+	if (caller)
+		setenv("BENCHDB_GEMM_TUNE", caller, 1);
+	else
+		unsetenv("BENCHDB_GEMM_TUNE");
+	free(caller);
+}
+
 /* The forward-only model (activations reused layer to layer) gives the loss of the full one. */
 static void test_model__forward_only_gives_the_same_loss(void **state)
 {
@@ -552,6 +597,7 @@ int main(void)
 		cmocka_unit_test(test_model__bfloat16_naive_close_to_reference),
 		cmocka_unit_test(test_model__bfloat16_flash_close_to_reference),
 		cmocka_unit_test(test_model__backward_pairs_follow_threads_dtype_and_setting),
+		cmocka_unit_test(test_model__float32_tuning_keeps_gradients_and_says_what_it_kept),
 		cmocka_unit_test(test_model__forward_only_gives_the_same_loss),
 		cmocka_unit_test(test_model__loss_at_init_is_ln_vocab),
 		cmocka_unit_test(test_model__adamw_step_float32),

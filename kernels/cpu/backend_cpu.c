@@ -9,6 +9,12 @@
  * instead of one after the other with oneDNN's split of each between the threads (whose uneven
  * halves leave a thread waiting: docs/performance.md, "dW beside dX"). BENCHDB_GEMM_PAIRS
  * chooses: auto (unset: as just said), off (never), on (with two threads, float32 too).
+ *
+ * float32 products (one matrix, not a pair's) are tuned: oneDNN's brgemm matmul is made beside
+ * the wrapper's gemm:jit and the first execution keeps the faster (dnnl_wrap.h, desc.tune),
+ * since which is faster depends on the shape and the CPU (docs/performance.md, "float32: the
+ * faster of two kernels, per shape"). BENCHDB_GEMM_TUNE chooses: auto (unset: tuned), off
+ * (gemm:jit throughout, as before 2026-11-28).
  */
 #include <omp.h>
 #include <stdio.h>
@@ -29,11 +35,13 @@ struct gemm_entry {
 
 enum pairs_mode { PAIRS_AUTO, PAIRS_OFF, PAIRS_ON };
 static const char *const pairs_names[] = {"auto", "off", "on"};
+static const char *const tune_names[] = {"auto", "off"};
 
 struct cpu_backend {
 	struct gemm_entry *gemms;
 	size_t ngemms, cap;
 	enum pairs_mode pairs;   /* BENCHDB_GEMM_PAIRS */
+	int tune_off;            /* BENCHDB_GEMM_TUNE=off */
 	int64_t paired, unpaired; /* gemm_pair calls run at once, and one after the other */
 	float *norm_work;        /* cpu_rmsnorm_bwd workspace */
 	size_t norm_work_floats;
@@ -107,7 +115,7 @@ static int plan(struct dev *dev, const struct dev_gemm *g, int single_thread,
 			.trans_b = g->trans_b, .lda = g->lda, .ldb = g->ldb, .ldc = g->ldc,
 			.stride_a = g->stride_a, .stride_b = g->stride_b, .stride_c = g->stride_c,
 			.ab_dtype = g->ab_dtype, .c_dtype = g->c_dtype, .alpha = g->alpha,
-			.beta = g->beta, .single_thread = single_thread};
+			.beta = g->beta, .single_thread = single_thread, .tune = !cb->tune_off};
 		struct onednn_gemm *made = NULL;
 		int rc = onednn_gemm_create(&made, &d, dev->mem, &dev->err);
 		if (rc)
@@ -161,17 +169,64 @@ static int cpu_gemm_pair(struct dev *dev, const struct dev_gemm *g0, const void 
 	return onednn_gemm_execute_pair(p0, a0, b0, c0, p1, a1, b1, c1, &dev->err);
 }
 
+/* The tuned float32 products (BENCHDB_GEMM_TUNE) as JSON members: how many were timed and
+ * those that kept the contender, each as "m x n x k" with the transposed operands and the
+ * fraction of the other's time it took, e.g. "1024x768x3072 B^T 0.80"; "" when none was
+ * timed. Shapes that do not fit in n are counted, not listed. */
+static void describe_tuning(const struct cpu_backend *cb, char *buf, size_t n)
+{
+	size_t timed = 0, moved = 0, listed = 0;
+	const char *kept = NULL;
+	for (size_t i = 0; i < cb->ngemms; i++) {
+		const struct onednn_gemm_tuning *t = onednn_gemm_tuning(cb->gemms[i].gemm);
+		timed += t->tuned != 0;
+		if (t->switched) {
+			moved++;
+			kept = t->kept;
+		}
+	}
+	buf[0] = '\0';
+	if (!timed || n < 200)
+		return;
+	size_t len = (size_t)snprintf(buf, n, ", \"gemm_tuned\": \"%zu float32 shape%s timed", timed,
+				      timed == 1 ? "" : "s");
+	if (moved)
+		len += (size_t)snprintf(buf + len, n - len, "; %s kept for %zu:", kept, moved);
+	for (size_t i = 0; i < cb->ngemms && moved; i++) {
+		const struct onednn_gemm_tuning *t = onednn_gemm_tuning(cb->gemms[i].gemm);
+		if (!t->switched)
+			continue;
+		const struct dev_gemm *g = &cb->gemms[i].key;
+		char one[96];
+		int w = snprintf(one, sizeof(one), "%s %lldx%lldx%lld%s%s %.2f", listed ? "," : "",
+				 (long long)g->m, (long long)g->n, (long long)g->k,
+				 g->trans_a ? " A^T" : "", g->trans_b ? " B^T" : "",
+				 t->other_s > 0 ? t->kept_s / t->other_s : 0.0);
+		if (len + (size_t)w + 40 >= n)
+			break;
+		memcpy(buf + len, one, (size_t)w + 1);
+		len += (size_t)w;
+		listed++;
+	}
+	if (listed < moved)
+		len += (size_t)snprintf(buf + len, n - len, " and %zu more", moved - listed);
+	snprintf(buf + len, n - len, "\", \"gemm_tuning\": \"%s\"", tune_names[cb->tune_off]);
+}
+
 static void cpu_describe(struct dev *dev, char *buf, size_t n)
 {
 	const struct cpu_backend *cb = be(dev);
+	char tuning[1024];
+	describe_tuning(cb, tuning, sizeof(tuning));
 	if (!cb->paired && !cb->unpaired) {
-		snprintf(buf, n, "%s", "");
+		/* without its leading ", " */
+		snprintf(buf, n, "%s", tuning[0] ? tuning + 2 : "");
 		return;
 	}
-	snprintf(buf, n, "\"gemm_pairs\": \"%s\", \"gemm_pairs_setting\": \"%s\"",
+	snprintf(buf, n, "\"gemm_pairs\": \"%s\", \"gemm_pairs_setting\": \"%s\"%s",
 		 cb->paired && cb->unpaired ? "some at once" :
 		 cb->paired ? "at once, one thread each" : "one after the other",
-		 pairs_names[cb->pairs]);
+		 pairs_names[cb->pairs], tuning);
 }
 
 static int cpu_convert_op(struct dev *dev, void *dst, enum bd_dtype dst_dtype, const void *src,
@@ -394,6 +449,15 @@ static int cpu_open(struct dev *dev, struct mem_arena *mem, struct bd_error *err
 				       "\"%s\": expected auto, off or on", pairs);
 		}
 		cb->pairs = (enum pairs_mode)i;
+	}
+	const char *tune = getenv("BENCHDB_GEMM_TUNE");
+	if (tune && *tune) {
+		if (strcmp(tune, "auto") && strcmp(tune, "off")) {
+			free(cb);
+			return bd_fail(err, BD_EINVAL, "environment variable BENCHDB_GEMM_TUNE is "
+				       "\"%s\": expected auto or off", tune);
+		}
+		cb->tune_off = !strcmp(tune, "off");
 	}
 	dev->ops = &cpu_ops;
 	dev->mem = mem;

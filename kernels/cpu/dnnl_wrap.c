@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
+#include <time.h>
 
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl_debug.h>
@@ -54,6 +56,10 @@ struct onednn_gemm {
 	 * over packed float32 copies of A and B (and of C when C is bfloat16) */
 	float *a32, *b32, *c32;
 	size_t fallback_bytes;
+	/* desc.tune: the contender made beside the wrapper's choice, timed against it on the first
+	 * execution (tune_first); NULL once the faster is kept, or where there is none */
+	struct onednn_gemm *alt;
+	struct onednn_gemm_tuning tuning;
 };
 
 static int bf16_fallback;           /* onednn_allow_bf16_fallback; tests only */
@@ -310,7 +316,10 @@ void onednn_prefer_impl(const char *prefix) { impl_override = prefix; }
  * stored (k, n) with n = 3072 (dY·W2 and dYᵀ·G of the W2 projection) at half the rate of the
  * others, while gemm:jit runs every product of the model at the rate of the 2048³ one, as MKL
  * does (docs/performance.md, "the GEMM library"). Batched products (the attention) and
- * bfloat16 keep oneDNN's first: there brgemm, and on AMX its tiles, are the faster. */
+ * bfloat16 keep oneDNN's first: there brgemm, and on AMX its tiles, are the faster. With
+ * desc.tune the brgemm matmul is made beside gemm:jit and timed against it on the first
+ * execution (make_contender, tune_first): on a Zen 5 it runs the forward W2 product (k = 3072)
+ * in 0.82 of gemm:jit's time, where the Intel AVX-512 host showed no such shape. */
 static const char *preferred_impl(const struct onednn_gemm_desc *d)
 {
 	if (impl_override)
@@ -322,7 +331,7 @@ static const char *preferred_impl(const struct onednn_gemm_desc *d)
 
 /* The primitive for d (its dtypes and layouts), its memories and scratchpad, into g. */
 static int make_primitive(struct onednn_gemm *g, const struct onednn_gemm_desc *d,
-			  struct bd_error *err)
+			  const char *prefer, struct bd_error *err)
 {
 	dnnl_primitive_attr_t attr = NULL;
 	dnnl_primitive_desc_t pd = NULL;
@@ -358,7 +367,7 @@ static int make_primitive(struct onednn_gemm *g, const struct onednn_gemm_desc *
 		omp_set_num_threads(1);
 	if (s == dnnl_success) {
 		what = "primitive descriptor";
-		s = matmul_pd(&pd, &a_md, &b_md, &c_md, attr, preferred_impl(d));
+		s = matmul_pd(&pd, &a_md, &b_md, &c_md, attr, prefer);
 	}
 	if (s == dnnl_success) {
 		what = "primitive";
@@ -447,7 +456,46 @@ static int make_fallback(struct onednn_gemm *g, struct bd_error *err)
 	    (c_n && !(g->c32 = buf_alloc(g, c_n * sizeof(float)))))
 		return bd_fail(err, BD_ENOMEM, "cannot allocate %zu bytes of float32 copies for the "
 			       "bfloat16 fallback", g->fallback_bytes);
-	return make_primitive(g, &f, err);
+	return make_primitive(g, &f, preferred_impl(&f), err);
+}
+
+/* The implementation a tuned gemm is timed against (desc.tune): oneDNN's brgemm matmul, which
+ * runs some float32 products faster than the wrapper's gemm:jit and many slower, by shape and
+ * by CPU (docs/performance.md, "float32: the faster of two kernels, per shape"). */
+#define CONTENDER "brg"
+
+static const char *contender = CONTENDER;   /* onednn_tune_contender; tests only */
+static int tune_winner;                       /* 0: by time; 1: the contender; -1: the choice */
+
+void onednn_tune_contender(const char *prefix, int winner)
+{
+	contender = prefix ? prefix : CONTENDER;
+	tune_winner = winner;
+}
+
+/* desc.tune: make g->alt, the contender, where there is one that differs from g's choice. A
+ * contender that cannot be made (none on this CPU, no memory for its scratchpad) leaves g as
+ * it is, untuned: a choice between two correct products, never a failure. */
+static void make_contender(struct onednn_gemm *g)
+{
+	const struct onednn_gemm_desc *d = &g->desc;
+	if (!d->tune || d->single_thread || d->batch > 1 || d->ab_dtype != DTYPE_FLOAT32 ||
+	    impl_override || g->a32 || !strncmp(g->impl, contender, strlen(contender)))
+		return;
+	struct onednn_gemm *alt = calloc(1, sizeof(*alt));
+	struct bd_error ignored = {0};
+	if (!alt)
+		return;
+	alt->desc = *d;
+	alt->mem = g->mem;
+	if (make_primitive(alt, &alt->desc, contender, &ignored) ||
+	    strncmp(alt->impl, contender, strlen(contender))) {
+		onednn_gemm_free(alt);
+		return;
+	}
+	g->alt = alt;
+	snprintf(g->tuning.kept, sizeof(g->tuning.kept), "%s", g->impl);
+	snprintf(g->tuning.other, sizeof(g->tuning.other), "%s", alt->impl);
 }
 
 int onednn_gemm_create(struct onednn_gemm **out, const struct onednn_gemm_desc *desc,
@@ -469,13 +517,14 @@ int onednn_gemm_create(struct onednn_gemm **out, const struct onednn_gemm_desc *
 		g->desc.batch = 1;
 	if (g->desc.alpha == 0.0f)
 		g->desc.alpha = 1.0f;
-	rc = make_primitive(g, &g->desc, err);
+	rc = make_primitive(g, &g->desc, preferred_impl(&g->desc), err);
 	if (rc == BD_EUNSUPPORTED && bf16_fallback && g->desc.ab_dtype == DTYPE_BFLOAT16)
 		rc = make_fallback(g, err);
 	if (rc < 0) {
 		onednn_gemm_free(g);
 		return rc;
 	}
+	make_contender(g);
 	*out = g;
 	return 0;
 }
@@ -540,10 +589,114 @@ static int run_on(struct onednn_gemm *g, dnnl_stream_t stream, const void *a, co
 	return rc;
 }
 
+static double seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The process's minor page faults so far (every thread's). */
+static long minor_faults(void)
+{
+	struct rusage u;
+	return getrusage(RUSAGE_SELF, &u) ? 0 : u.ru_minflt;
+}
+
+/* The first execution of a gemm with a contender: both run on a, b and a copy of c (so that a
+ * beta != 0 product still adds to c once), TUNE_COLD times each untimed, then in alternating
+ * order until each has TUNE_ROUNDS timed runs without a page fault (at most TUNE_MAX_ROUNDS
+ * rounds: then its fastest, faults or not). A run that faults pays for the kernel's zeroing of
+ * fresh buffers, which the steady state does not: in the model's first pass gemm:jit's
+ * buffers for some shapes faulted for several calls, and with those runs counted the choices
+ * swung from run to run towards brgemm. The contender is kept when its fastest time is below
+ * TUNE_MARGIN of the wrapper's choice's fastest (a margin, so that near ties, which flip from
+ * run to run, keep the choice), and the other is freed. Without memory for the copy, g stays
+ * with its choice, untuned. */
+#define TUNE_COLD 2
+#define TUNE_ROUNDS 4
+#define TUNE_MAX_ROUNDS 12
+#define TUNE_MARGIN 0.95
+static int tune_first(struct onednn_gemm *g, const void *a, const void *b, const void *c,
+		      struct bd_error *err)
+{
+	const struct onednn_gemm_desc *d = &g->desc;
+	struct stored sc = stored_of(d->m, d->n, 0, d->ldc, d->stride_c);
+	size_t bytes = (size_t)(sc.rows * sc.ld) * (d->c_dtype == DTYPE_BFLOAT16 ? 2 : 4);
+	void *scratch_c = malloc(bytes);
+	struct onednn_gemm *alt = g->alt;
+	g->alt = NULL;
+	if (!scratch_c) {
+		onednn_gemm_free(alt);
+		return 0;
+	}
+	struct onednn_gemm *who[2] = {g, alt};
+	double best[2] = {0, 0}, best_any[2] = {0, 0};
+	int clean[2] = {0, 0}, faulted = 0;
+	int rc = 0;
+	for (int r = -TUNE_COLD; !rc && r < TUNE_MAX_ROUNDS &&
+	     (clean[0] < TUNE_ROUNDS || clean[1] < TUNE_ROUNDS); r++)
+		for (int i = 0; i < 2 && !rc; i++) {
+			int k = r % 2 ? 1 - i : i;
+			memcpy(scratch_c, c, bytes);
+			long f0 = minor_faults();
+			double t0 = seconds();
+			rc = execute(who[k], streams[0], a, b, scratch_c, err);
+			double t = seconds() - t0;
+			if (r < 0)
+				continue;
+			if (!best_any[k] || t < best_any[k])
+				best_any[k] = t;
+			if (minor_faults() != f0) {
+				faulted++;
+				continue;
+			}
+			clean[k]++;
+			if (!best[k] || t < best[k])
+				best[k] = t;
+		}
+	for (int k = 0; k < 2; k++)
+		if (!best[k])
+			best[k] = best_any[k];
+	free(scratch_c);
+	if (rc) {
+		onednn_gemm_free(alt);
+		return rc;
+	}
+	g->tuning.tuned = 1;
+	g->tuning.faulted = faulted;
+	g->tuning.kept_s = best[0];
+	g->tuning.other_s = best[1];
+	if (tune_winner ? tune_winner > 0 : best[1] < TUNE_MARGIN * best[0]) {
+		/* the contender's primitive, memories and scratchpad move into g; g's old ones
+		 * into alt, which is freed */
+		struct onednn_gemm mine = *g;
+		*g = *alt;
+		*alt = mine;
+		g->tuning = alt->tuning;
+		snprintf(g->tuning.kept, sizeof(g->tuning.kept), "%s", alt->tuning.other);
+		snprintf(g->tuning.other, sizeof(g->tuning.other), "%s", alt->tuning.kept);
+		g->tuning.kept_s = best[1];
+		g->tuning.other_s = best[0];
+		g->tuning.switched = 1;
+		g->alt = alt->alt = NULL;
+	}
+	onednn_gemm_free(alt);
+	return 0;
+}
+
 int onednn_gemm_execute(struct onednn_gemm *g, const void *a, const void *b, void *c,
 			struct bd_error *err)
 {
+	int rc;
+	if (g->alt && (rc = tune_first(g, a, b, c, err)))
+		return rc;
 	return run_on(g, streams[0], a, b, c, err);
+}
+
+const struct onednn_gemm_tuning *onednn_gemm_tuning(const struct onednn_gemm *g)
+{
+	return &g->tuning;
 }
 
 static _Atomic int pair_threads;   /* onednn_gemm_pair_threads */
@@ -629,6 +782,7 @@ void onednn_gemm_free(struct onednn_gemm *g)
 	buf_free(g, g->a32);
 	buf_free(g, g->b32);
 	buf_free(g, g->c32);
+	onednn_gemm_free(g->alt);
 	free(g);
 }
 

@@ -39,6 +39,20 @@ struct onednn_gemm_desc {
 	float beta;                /* 0: C is overwritten and never read */
 	int single_thread;         /* 1: made for one thread, to run beside another product
 				    * (onednn_gemm_execute_pair); 0: for the OpenMP threads */
+	int tune;                  /* 1: a float32 single product (batch 1, not single_thread)
+				    * also makes oneDNN's brgemm matmul where it differs from the
+				    * wrapper's choice, and its first execution keeps the faster
+				    * of the two (onednn_gemm_tuning); 0: the wrapper's choice */
+};
+
+/* What a gemm made with desc.tune found. tuned 0: not timed (no contender, or not executed
+ * yet); else the implementation kept and the other, with the fastest of each one's timed runs
+ * on the first execution's operands, in seconds; switched 1: the contender was kept; faulted:
+ * the timed runs left out because the process page-faulted during them. */
+struct onednn_gemm_tuning {
+	int tuned, switched, faulted;
+	char kept[64], other[64];
+	double kept_s, other_s;
 };
 
 struct onednn_gemm;
@@ -55,7 +69,9 @@ int onednn_gemm_create(struct onednn_gemm **out, const struct onednn_gemm_desc *
 		       struct mem_arena *mem, struct bd_error *err);
 /* Run the product on a, b, c (element types as in the desc; bfloat16 is uint16_t). Synchronous;
  * oneDNN spreads the work over the OpenMP threads itself. Not to be called from two threads at
- * once: every gemm runs on the one shared stream, and each owns one scratchpad. */
+ * once: every gemm runs on the one shared stream, and each owns one scratchpad. The first
+ * execution of a gemm made with desc.tune may run both implementations a few times first (on a
+ * copy of c, which it takes with malloc) and keep the faster: c is still written once. */
 int onednn_gemm_execute(struct onednn_gemm *g, const void *a, const void *b, void *c,
 			struct bd_error *err);
 /* Run two independent products at once, one OpenMP thread each, each on its own stream: g0 and
@@ -95,6 +111,14 @@ int onednn_gemm_is_fallback(const struct onednn_gemm *g);
 void onednn_prefer_impl(const char *prefix);
 /* oneDNN's name for the implementation it picked, e.g. "brg:avx512_core". Owned by g. */
 const char *onednn_gemm_impl(const struct onednn_gemm *g);
+/* TESTS ONLY — never called by runner: the contender desc.tune makes from now on is the first
+ * of oneDNN's implementations whose name starts with prefix (NULL: "brg", the default; "ref"
+ * exists on every CPU), and winner decides the first execution's choice: 0 by time (the
+ * default), 1 the contender, -1 the wrapper's choice, so that both outcomes are exercised on any
+ * CPU. Not thread-safe. */
+void onednn_tune_contender(const char *prefix, int winner);
+/* desc.tune's outcome for g (see struct onednn_gemm_tuning). Owned by g. */
+const struct onednn_gemm_tuning *onednn_gemm_tuning(const struct onednn_gemm *g);
 
 /* Write e.g. "oneDNN 2.6.3 (cpu runtime: OMP, isa: avx512_core_bf16)" into buf (always
  * NUL-terminated). Returns the length it wanted, like snprintf. */

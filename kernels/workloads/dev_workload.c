@@ -49,6 +49,15 @@ int wl_case_elapsed(void *state, enum bd_phase phase, int64_t *ns, struct wl_sta
 	return rc ? wl_from_dev(st, dev, rc, phase_name(phase)) : STATUS_OK;
 }
 
+void wl_case_describe(void *state, char *buf, size_t n)
+{
+	struct wl_case *c = state;
+	if (n)
+		buf[0] = '\0';
+	if (c && c->dev_open && c->dev.ops->describe)
+		c->dev.ops->describe(&c->dev, buf, n);
+}
+
 int wl_case_drain(void *state, struct wl_status *st)
 {
 	struct dev *dev = &((struct wl_case *)state)->dev;

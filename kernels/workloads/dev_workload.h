@@ -35,6 +35,10 @@ void wl_case_close(struct wl_case *c);
 int wl_case_mark(void *state, int slot, struct wl_status *st);
 int wl_case_elapsed(void *state, enum bd_phase phase, int64_t *ns, struct wl_status *st);
 int wl_case_drain(void *state, struct wl_status *st);
+/* workload.h's describe on a wl_case's device: what its backend says of how it ran the case's
+ * products (the CPU's: whether a layer's dW and dX ran at once, which float32 products kept
+ * which implementation: ops.h, describe); "" when the device says nothing. */
+void wl_case_describe(void *state, char *buf, size_t n);
 
 /* A failed dev call (rc) as the case's status (wl_from_error: oom, unsupported or error) with
  * dev's message, after "what: " unless what is NULL or the message already starts with it. */

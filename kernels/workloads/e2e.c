@@ -310,16 +310,6 @@ static void e2e_teardown(void *state)
 	wl_case_close(state);
 }
 
-/* How the backend ran the model's products (the CPU's: whether dW and dX ran at once). */
-static void e2e_describe(void *state, char *buf, size_t n)
-{
-	struct e2e_case *c = state;
-	if (n)
-		buf[0] = '\0';
-	if (c && c->c.dev_open && c->c.dev.ops->describe)
-		c->c.dev.ops->describe(&c->c.dev, buf, n);
-}
-
 const struct workload e2e_workload = {
 	.suite = "e2e",
 	.check = e2e_check,
@@ -333,5 +323,5 @@ const struct workload e2e_workload = {
 	.mark = wl_case_mark,
 	.elapsed = wl_case_elapsed,
 	.drain = wl_case_drain,
-	.describe = e2e_describe,
+	.describe = wl_case_describe,
 };

@@ -133,6 +133,7 @@ const struct workload matmul_workload = {
 	.validate = mm_validate,
 	.run = mm_run,
 	.teardown = mm_teardown,
+	.describe = wl_case_describe,
 	.mark = wl_case_mark,
 	.elapsed = wl_case_elapsed,
 	.drain = wl_case_drain,

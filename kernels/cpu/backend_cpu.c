@@ -35,7 +35,6 @@ struct gemm_entry {
 
 enum pairs_mode { PAIRS_AUTO, PAIRS_OFF, PAIRS_ON };
 static const char *const pairs_names[] = {"auto", "off", "on"};
-static const char *const tune_names[] = {"auto", "off"};
 
 struct cpu_backend {
 	struct gemm_entry *gemms;
@@ -169,16 +168,19 @@ static int cpu_gemm_pair(struct dev *dev, const struct dev_gemm *g0, const void 
 	return onednn_gemm_execute_pair(p0, a0, b0, c0, p1, a1, b1, c1, &dev->err);
 }
 
-/* The tuned float32 products (BENCHDB_GEMM_TUNE) as JSON members: how many were timed and
- * those that kept the contender, each as "m x n x k" with the transposed operands and the
- * fraction of the other's time it took, e.g. "1024x768x3072 B^T 0.80"; "" when none was
- * timed. Shapes that do not fit in n are counted, not listed. */
+/* The tuned float32 products (BENCHDB_GEMM_TUNE) as JSON members, after ", ": how many were
+ * timed and those that kept the contender, each as "m x n x k" with the transposed operands and
+ * the fraction of the other's time it took, e.g. "1024x768x3072 B^T 0.80", then the setting;
+ * with the setting off, the setting alone where a float32 product of two matrices ran; "" when
+ * none did. Shapes that do not fit in n are counted, not listed. */
 static void describe_tuning(const struct cpu_backend *cb, char *buf, size_t n)
 {
-	size_t timed = 0, moved = 0, listed = 0;
+	size_t timed = 0, moved = 0, listed = 0, singles = 0;
 	const char *kept = NULL;
 	for (size_t i = 0; i < cb->ngemms; i++) {
 		const struct onednn_gemm_tuning *t = onednn_gemm_tuning(cb->gemms[i].gemm);
+		const struct dev_gemm *g = &cb->gemms[i].key;
+		singles += g->ab_dtype == DTYPE_FLOAT32 && g->batch <= 1 && !cb->gemms[i].single_thread;
 		timed += t->tuned != 0;
 		if (t->switched) {
 			moved++;
@@ -186,7 +188,13 @@ static void describe_tuning(const struct cpu_backend *cb, char *buf, size_t n)
 		}
 	}
 	buf[0] = '\0';
-	if (!timed || n < 200)
+	if (n < 200)
+		return;
+	if (cb->tune_off && singles) {
+		snprintf(buf, n, ", \"gemm_tuning\": \"off\"");
+		return;
+	}
+	if (!timed)
 		return;
 	size_t len = (size_t)snprintf(buf, n, ", \"gemm_tuned\": \"%zu float32 shape%s timed", timed,
 				      timed == 1 ? "" : "s");
@@ -202,7 +210,7 @@ static void describe_tuning(const struct cpu_backend *cb, char *buf, size_t n)
 				 (long long)g->m, (long long)g->n, (long long)g->k,
 				 g->trans_a ? " A^T" : "", g->trans_b ? " B^T" : "",
 				 t->other_s > 0 ? t->kept_s / t->other_s : 0.0);
-		if (len + (size_t)w + 40 >= n)
+		if (len + (size_t)w + 80 >= n)   /* room for " and N more" and the setting */
 			break;
 		memcpy(buf + len, one, (size_t)w + 1);
 		len += (size_t)w;
@@ -210,7 +218,7 @@ static void describe_tuning(const struct cpu_backend *cb, char *buf, size_t n)
 	}
 	if (listed < moved)
 		len += (size_t)snprintf(buf + len, n - len, " and %zu more", moved - listed);
-	snprintf(buf + len, n - len, "\", \"gemm_tuning\": \"%s\"", tune_names[cb->tune_off]);
+	snprintf(buf + len, n - len, "\", \"gemm_tuning\": \"auto\"");
 }
 
 static void cpu_describe(struct dev *dev, char *buf, size_t n)

@@ -222,16 +222,38 @@ static void test_model__bfloat16_flash_close_to_reference(void **state)
 	check_against_reference(DTYPE_BFLOAT16, "flash", TOL_BF16);
 }
 
+/* var = value, or var unset where value is NULL. */
+static void put_env(const char *var, const char *value)
+{
+	if (value)
+		setenv(var, value, 1);
+	else
+		unsetenv(var);
+}
+
+/* var = bad makes the CPU device refuse to open, naming the variable, the value and want (the
+ * choices). */
+static void expect_setting_refused(const char *var, const char *bad, const char *want)
+{
+	struct mem_arena mem;
+	struct dev dev;
+	struct bd_error err = {0};
+	char msg[160];
+	setenv(var, bad, 1);
+	mem_init(&mem, 0);
+	assert_int_equal(dev_open(&dev, DEVICE_CPU, &mem, &err), BD_EINVAL);
+	snprintf(msg, sizeof(msg), "%s is \"%s\": %s", var, bad, want);
+	if (!strstr(err.msg, msg))
+		fail_msg("dev_open said \"%s\", want \"%s\"", err.msg, msg);
+}
+
 /* A layer's dW and dX run at once (one thread each) with two threads in bfloat16, or under
  * BENCHDB_GEMM_PAIRS=on, and one after the other otherwise; the gradients match the reference
  * either way, and the backend says which ran. */
 static void expect_pairs(const char *setting, int threads, enum bd_dtype dtype, const char *want)
 {
 	char how[256] = "";
-	if (setting)
-		setenv("BENCHDB_GEMM_PAIRS", setting, 1);
-	else
-		unsetenv("BENCHDB_GEMM_PAIRS");
+	put_env("BENCHDB_GEMM_PAIRS", setting);
 	omp_set_num_threads(threads);
 	check_against_reference_how(dtype, "naive", dtype == DTYPE_FLOAT32 ? TOL_F32 : TOL_BF16,
 				    how, sizeof(how));
@@ -256,17 +278,8 @@ static void test_model__backward_pairs_follow_threads_dtype_and_setting(void **s
 	expect_pairs("off", 2, DTYPE_BFLOAT16, "\"one after the other\"");
 	expect_pairs("on", 2, DTYPE_FLOAT32, "\"at once, one thread each\"");
 	/* anything else is refused with the variable and its choices */
-	setenv("BENCHDB_GEMM_PAIRS", "yes", 1);
-	struct mem_arena mem;
-	struct dev dev;
-	struct bd_error err = {0};
-	mem_init(&mem, 0);
-	assert_int_equal(dev_open(&dev, DEVICE_CPU, &mem, &err), BD_EINVAL);
-	assert_non_null(strstr(err.msg, "BENCHDB_GEMM_PAIRS is \"yes\": expected auto, off or on"));
-	if (caller)
-		setenv("BENCHDB_GEMM_PAIRS", caller, 1);
-	else
-		unsetenv("BENCHDB_GEMM_PAIRS");
+	expect_setting_refused("BENCHDB_GEMM_PAIRS", "yes", "expected auto, off or on");
+	put_env("BENCHDB_GEMM_PAIRS", caller);
 	free(caller);
 	omp_set_num_threads(threads);
 }
@@ -278,10 +291,7 @@ static void test_model__backward_pairs_follow_threads_dtype_and_setting(void **s
 static void expect_tuning(const char *setting, int winner, const char *want, const char *unwanted)
 {
 	char how[1024] = "";
-	if (setting)
-		setenv("BENCHDB_GEMM_TUNE", setting, 1);
-	else
-		unsetenv("BENCHDB_GEMM_TUNE");
+	put_env("BENCHDB_GEMM_TUNE", setting);
 	onednn_tune_contender("ref", winner);
 	check_against_reference_how(DTYPE_FLOAT32, "naive", TOL_F32, how, sizeof(how));
 	onednn_tune_contender(NULL, 0);
@@ -302,17 +312,8 @@ static void test_model__float32_tuning_keeps_gradients_and_says_what_it_kept(voi
 	expect_tuning("auto", 1, "\"gemm_tuning\": \"auto\"", NULL);
 	expect_tuning("auto", -1, "float32 shapes timed\"", "kept for");
 	expect_tuning("off", 1, "\"gemm_tuning\": \"off\"", "gemm_tuned");
-	setenv("BENCHDB_GEMM_TUNE", "on", 1);
-	struct mem_arena mem;
-	struct dev dev;
-	struct bd_error err = {0};
-	mem_init(&mem, 0);
-	assert_int_equal(dev_open(&dev, DEVICE_CPU, &mem, &err), BD_EINVAL);
-	assert_non_null(strstr(err.msg, "BENCHDB_GEMM_TUNE is \"on\": expected auto or off"));
-	if (caller)
-		setenv("BENCHDB_GEMM_TUNE", caller, 1);
-	else
-		unsetenv("BENCHDB_GEMM_TUNE");
+	expect_setting_refused("BENCHDB_GEMM_TUNE", "on", "expected auto or off");
+	put_env("BENCHDB_GEMM_TUNE", caller);
 	free(caller);
 }
 

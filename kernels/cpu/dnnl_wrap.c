@@ -12,6 +12,7 @@
 #include "dnnl_wrap.h"
 
 #include "bf16.h"
+#include "clock.h"
 
 #include <omp.h>
 #include <pthread.h>
@@ -20,7 +21,6 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/resource.h>
-#include <time.h>
 
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl_debug.h>
@@ -590,13 +590,6 @@ static int run_on(struct onednn_gemm *g, dnnl_stream_t stream, const void *a, co
 	return rc;
 }
 
-static double seconds(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* The process's minor page faults so far (every thread's). */
 static long minor_faults(void)
 {
@@ -641,9 +634,9 @@ static int tune_first(struct onednn_gemm *g, const void *a, const void *b, const
 			int k = r % 2 ? 1 - i : i;
 			memcpy(scratch_c, c, bytes);
 			long f0 = minor_faults();
-			double t0 = seconds();
+			double t0 = bd_now_seconds();
 			rc = execute(who[k], streams[0], a, b, scratch_c, err);
-			double t = seconds() - t0;
+			double t = bd_now_seconds() - t0;
 			if (r < 0)
 				continue;
 			if (!best_any[k] || t < best_any[k])

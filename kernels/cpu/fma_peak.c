@@ -2,8 +2,8 @@
 #include <omp.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "fma_peak.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -59,21 +59,14 @@ static int cpu_has(const char *isa)
 
 static volatile float fma_peak_sink;   /* the chains' sums go here, so their work is used */
 
-static double now_seconds(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* Wall seconds for every OpenMP thread to run steps loop steps of fn. */
 static double timed_rep(float (*fn)(long), long steps)
 {
-	double t0 = now_seconds();
+	double t0 = bd_now_seconds();
 	float sum = 0;
 #pragma omp parallel reduction(+ : sum)
 	sum += fn(steps);
-	double dt = now_seconds() - t0;
+	double dt = bd_now_seconds() - t0;
 	fma_peak_sink = sum;
 	return dt;
 }

@@ -284,34 +284,50 @@ static void test_model__backward_pairs_follow_threads_dtype_and_setting(void **s
 	omp_set_num_threads(threads);
 }
 
-/* BENCHDB_GEMM_TUNE: the float32 products are timed against a contender and the faster kept
- * (auto, unset) or not (off); the gradients match the reference either way, with the contender
- * kept or not, and the backend says what it kept. The contender is oneDNN's "ref", which every
- * CPU has, forced to win or to lose (onednn_tune_contender), so that both run here. */
-static void expect_tuning(const char *setting, int winner, const char *want, const char *unwanted)
+/* BENCHDB_GEMM_TUNE: the products of two matrices are timed against a contender and the faster
+ * kept (auto, unset) or not (off); the gradients match the reference either way, with the
+ * contender kept or not, and the backend says what it kept. The contender is oneDNN's "ref",
+ * which every CPU has, forced to win or to lose (onednn_tune_contender), so that both run here.
+ * With two threads, bfloat16's backward products run in pairs, one thread each, and are timed
+ * so; the bfloat16 fallback (no native bfloat16) is never tuned: then "none timed". */
+static void expect_tuning(enum bd_dtype dtype, const char *setting, int winner, const char *want,
+			  const char *unwanted)
 {
 	char how[1024] = "";
+	int threads = omp_get_max_threads();
+	int fallback = dtype == DTYPE_BFLOAT16 && !native_bf16;
 	put_env("BENCHDB_GEMM_TUNE", setting);
 	onednn_tune_contender("ref", winner);
-	check_against_reference_how(DTYPE_FLOAT32, "naive", TOL_F32, how, sizeof(how));
+	omp_set_num_threads(2);
+	check_against_reference_how(dtype, "naive", dtype == DTYPE_FLOAT32 ? TOL_F32 : TOL_BF16,
+				    how, sizeof(how));
+	omp_set_num_threads(threads);
 	onednn_tune_contender(NULL, 0);
-	print_message("BENCHDB_GEMM_TUNE=%s, ref %s: %s\n", setting ? setting : "(unset)",
-		      winner > 0 ? "wins" : "loses", how);
-	if (want && !strstr(how, want))
+	print_message("BENCHDB_GEMM_TUNE=%s, %s, ref %s: %s\n", setting ? setting : "(unset)",
+		      dtype_name(dtype), winner > 0 ? "wins" : "loses", how);
+	if (fallback && setting && !strcmp(setting, "auto") &&
+	    !strstr(how, "\"gemm_tuned\": \"none timed\""))
+		fail_msg("the bfloat16 fallback was tuned: \"%s\"", how);
+	if (want && !fallback && !strstr(how, want))
 		fail_msg("tuning said \"%s\", want \"%s\"", how, want);
 	if (unwanted && strstr(how, unwanted))
 		fail_msg("tuning said \"%s\", which should not say \"%s\"", how, unwanted);
 }
 
-static void test_model__float32_tuning_keeps_gradients_and_says_what_it_kept(void **state)
+static void test_model__tuning_keeps_gradients_and_says_what_it_kept(void **state)
 {
 	(void)state;
 	const char *was = getenv("BENCHDB_GEMM_TUNE");
 	char *caller = was ? strdup(was) : NULL;   /* the caller's setting, put back at the end */
-	expect_tuning(NULL, 1, "float32 shapes timed; ref:any kept for ", NULL);
-	expect_tuning("auto", 1, "\"gemm_tuning\": \"auto\"", NULL);
-	expect_tuning("auto", -1, "float32 shapes timed\"", "kept for");
-	expect_tuning("off", 1, "\"gemm_tuning\": \"off\"", "gemm_tuned");
+	const enum bd_dtype f32 = DTYPE_FLOAT32, b16 = DTYPE_BFLOAT16;
+	expect_tuning(f32, NULL, 1, "float32 shapes timed; ref:any kept for ", NULL);
+	expect_tuning(f32, "auto", 1, "\"gemm_tuning\": \"auto\"", NULL);
+	expect_tuning(f32, "auto", -1, "float32 shapes timed\"", "kept for");
+	expect_tuning(f32, "off", 1, "\"gemm_tuning\": \"off\"", "gemm_tuned");
+	expect_tuning(b16, NULL, 1, "bfloat16 shapes timed; ref:any kept for ", NULL);
+	expect_tuning(b16, "auto", 1, "A^T (1 thread) ", NULL);
+	expect_tuning(b16, "auto", -1, "bfloat16 shapes timed\"", "kept for");
+	expect_tuning(b16, "off", 1, NULL, "gemm_tuned");
 	expect_setting_refused("BENCHDB_GEMM_TUNE", "on", "expected auto or off");
 	put_env("BENCHDB_GEMM_TUNE", caller);
 	free(caller);
@@ -598,7 +614,7 @@ int main(void)
 		cmocka_unit_test(test_model__bfloat16_naive_close_to_reference),
 		cmocka_unit_test(test_model__bfloat16_flash_close_to_reference),
 		cmocka_unit_test(test_model__backward_pairs_follow_threads_dtype_and_setting),
-		cmocka_unit_test(test_model__float32_tuning_keeps_gradients_and_says_what_it_kept),
+		cmocka_unit_test(test_model__tuning_keeps_gradients_and_says_what_it_kept),
 		cmocka_unit_test(test_model__forward_only_gives_the_same_loss),
 		cmocka_unit_test(test_model__loss_at_init_is_ln_vocab),
 		cmocka_unit_test(test_model__adamw_step_float32),

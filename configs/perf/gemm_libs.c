@@ -11,8 +11,10 @@
  * choice (the one runner uses). MKL is cblas_sgemm / cblas_gemm_bf16bf16f32 (batches:
  * cblas_sgemm_batch_strided, or a loop in bfloat16). C is float32. One untimed call of each,
  * then REPS rounds, each calling every contender once, in orders that put every contender
- * right after every other equally often (call_order; a multiple of 2 x contenders for REPS
- * balances it exactly).
+ * right after every other equally often within the rounds (call_order; a multiple of 2 x
+ * contenders for REPS balances it exactly), each round after an untimed call of the first
+ * contender (a spacer: the call before a round's first is then always the same, where the
+ * previous round's last would again favour some).
  *
  * Time: CLOCK_MONOTONIC, or with GEMM_LIBS_CLOCK=cpu the process's CPU time (run with
  * OMP_WAIT_POLICY=passive so that waiting threads sleep): on a shared machine a thread that is
@@ -212,7 +214,9 @@ int main(int argc, char **argv)
 		c_[nc_].lib = "MKL";
 		c_[nc_].impl = bf16 ? "cblas_gemm_bf16bf16f32" : "cblas_sgemm";
 		c_[nc_++].w = NULL;
-		for (int r = -1; r < reps; r++)
+		for (int r = -1; r < reps; r++) {
+			struct bd_error spacer_err = {0};
+			c_[0].w->execute(c_[0].g, a, b, c, &spacer_err);
 			for (int i = 0; i < nc_; i++) {
 				int k = call_order(r < 0 ? 0 : r, i, nc_);
 				struct bd_error err = {0};
@@ -224,6 +228,7 @@ int main(int argc, char **argv)
 				if (r >= 0)
 					t[k][r] = now() - t0;
 			}
+		}
 		double flop = 2.0 * (double)(sh->batch * sh->m * sh->n * sh->k);
 		printf("%-17s %2lld x %5lld x %5lld x %5lld", sh->role, (long long)sh->batch,
 		       (long long)sh->m, (long long)sh->n, (long long)sh->k);

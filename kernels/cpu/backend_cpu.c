@@ -10,11 +10,13 @@
  * halves leave a thread waiting: docs/performance.md, "dW beside dX"). BENCHDB_GEMM_PAIRS
  * chooses: auto (unset: as just said), off (never), on (with two threads, float32 too).
  *
- * float32 products (one matrix, not a pair's) are tuned: oneDNN's brgemm matmul is made beside
- * the wrapper's gemm:jit and the first execution keeps the faster (dnnl_wrap.h, desc.tune),
+ * Products of two matrices (not batched) are tuned: a contender is made beside the wrapper's
+ * choice — float32: oneDNN's brgemm matmul beside gemm:jit; bfloat16: gemm:jit beside
+ * oneDNN's first (brgemm) — and the first execution keeps the faster (dnnl_wrap.h, desc.tune),
  * since which is faster depends on the shape and the CPU (docs/performance.md, "float32: the
- * faster of two kernels, per shape"). BENCHDB_GEMM_TUNE chooses: auto (unset: tuned), off
- * (gemm:jit throughout, as before 2026-11-28).
+ * faster of two kernels, per shape", "bfloat16 too"). A pair's products are timed on one thread
+ * each, as they run. BENCHDB_GEMM_TUNE chooses: auto (unset: tuned), off (each product on the
+ * wrapper's choice, as before the tuning).
  */
 #include <omp.h>
 #include <stdio.h>
@@ -168,24 +170,38 @@ static int cpu_gemm_pair(struct dev *dev, const struct dev_gemm *g0, const void 
 	return onednn_gemm_execute_pair(p0, a0, b0, c0, p1, a1, b1, c1, &dev->err);
 }
 
-/* The tuned float32 products (BENCHDB_GEMM_TUNE) as JSON members, after ", ": how many were
- * timed and those that kept the contender, each as "m x n x k" with the transposed operands and
- * the fraction of the other's time it took, e.g. "1024x768x3072 B^T 0.80", then the setting;
- * with the setting off, the setting alone where a float32 product of two matrices ran; "" when
- * none did. Shapes that do not fit in n are counted, not listed. */
+/* One tuned product that kept the contender, after ", " when listed: "m x n x k" with the
+ * transposed operands, "(1 thread)" for one of a pair, and the fraction of the other's time the
+ * kept one took, e.g. "1024x768x3072 B^T 0.80". */
+static int describe_switched(char *one, size_t n, const struct gemm_entry *e, int listed)
+{
+	const struct dev_gemm *g = &e->key;
+	const struct onednn_gemm_tuning *t = onednn_gemm_tuning(e->gemm);
+	return snprintf(one, n, "%s %lldx%lldx%lld%s%s%s %.2f", listed ? "," : "",
+			(long long)g->m, (long long)g->n, (long long)g->k, g->trans_a ? " A^T" : "",
+			g->trans_b ? " B^T" : "", e->single_thread ? " (1 thread)" : "",
+			t->other_s > 0 ? t->kept_s / t->other_s : 0.0);
+}
+
+/* The tuned products (BENCHDB_GEMM_TUNE) as JSON members, after ", ": how many were timed, in
+ * which dtypes, and per implementation kept over the wrapper's choice the products that kept
+ * it (describe_switched), then the setting; "none timed" where products of two matrices ran
+ * and none had a contender (or the memory limit left no room to time it); with the setting
+ * off, the setting alone where such a product ran; "" when none did. Products that do not fit
+ * in n are counted, not listed. */
 static void describe_tuning(const struct cpu_backend *cb, char *buf, size_t n)
 {
 	size_t timed = 0, moved = 0, listed = 0, singles = 0;
-	const char *kept = NULL;
+	int dtypes = 0;   /* 1: float32 timed, 2: bfloat16 */
 	for (size_t i = 0; i < cb->ngemms; i++) {
 		const struct onednn_gemm_tuning *t = onednn_gemm_tuning(cb->gemms[i].gemm);
 		const struct dev_gemm *g = &cb->gemms[i].key;
-		singles += g->ab_dtype == DTYPE_FLOAT32 && g->batch <= 1 && !cb->gemms[i].single_thread;
-		timed += t->tuned != 0;
-		if (t->switched) {
-			moved++;
-			kept = t->kept;
+		singles += g->batch <= 1;
+		if (t->tuned) {
+			timed++;
+			dtypes |= g->ab_dtype == DTYPE_BFLOAT16 ? 2 : 1;
 		}
+		moved += t->switched != 0;
 	}
 	buf[0] = '\0';
 	if (n < 200)
@@ -194,30 +210,52 @@ static void describe_tuning(const struct cpu_backend *cb, char *buf, size_t n)
 		snprintf(buf, n, ", \"gemm_tuning\": \"off\"");
 		return;
 	}
-	if (!timed)
+	if (!timed) {   /* products ran, none had a contender to time or room to time it */
+		if (singles)
+			snprintf(buf, n, ", \"gemm_tuned\": \"none timed\", \"gemm_tuning\": \"auto\"");
 		return;
-	size_t len = (size_t)snprintf(buf, n, ", \"gemm_tuned\": \"%zu float32 shape%s timed", timed,
-				      timed == 1 ? "" : "s");
-	if (moved)
-		len += (size_t)snprintf(buf + len, n - len, "; %s kept for %zu:", kept, moved);
-	for (size_t i = 0; i < cb->ngemms && moved; i++) {
-		const struct onednn_gemm_tuning *t = onednn_gemm_tuning(cb->gemms[i].gemm);
-		if (!t->switched)
+	}
+	static const char *const dtype_names[] = {"", "float32 ", "bfloat16 ",
+						  "float32 and bfloat16 "};
+	size_t len = (size_t)snprintf(buf, n, ", \"gemm_tuned\": \"%zu %sshape%s timed", timed,
+				      dtype_names[dtypes], timed == 1 ? "" : "s");
+	/* each implementation kept, at its first product that kept it, with all that did */
+	for (size_t i = 0; i < cb->ngemms && listed < moved; i++) {
+		const struct onednn_gemm_tuning *ti = onednn_gemm_tuning(cb->gemms[i].gemm);
+		size_t first = i, count = 0;
+		if (!ti->switched)
 			continue;
-		const struct dev_gemm *g = &cb->gemms[i].key;
-		char one[96];
-		int w = snprintf(one, sizeof(one), "%s %lldx%lldx%lld%s%s %.2f", listed ? "," : "",
-				 (long long)g->m, (long long)g->n, (long long)g->k,
-				 g->trans_a ? " A^T" : "", g->trans_b ? " B^T" : "",
-				 t->other_s > 0 ? t->kept_s / t->other_s : 0.0);
-		if (len + (size_t)w + 80 >= n)   /* room for " and N more" and the setting */
+		for (size_t j = 0; j < cb->ngemms; j++) {
+			const struct onednn_gemm_tuning *tj = onednn_gemm_tuning(cb->gemms[j].gemm);
+			if (tj->switched && !strcmp(tj->kept, ti->kept)) {
+				first = j < first ? j : first;
+				count++;
+			}
+		}
+		if (first != i)   /* listed with its first */
+			continue;
+		if (len + 160 >= n)   /* room for a name, " and N more" and the setting */
 			break;
-		memcpy(buf + len, one, (size_t)w + 1);
-		len += (size_t)w;
-		listed++;
+		len += (size_t)snprintf(buf + len, n - len, "; %s kept for %zu:", ti->kept, count);
+		size_t here = 0;
+		for (size_t j = i; j < cb->ngemms; j++) {
+			const struct onednn_gemm_tuning *tj = onednn_gemm_tuning(cb->gemms[j].gemm);
+			if (!tj->switched || strcmp(tj->kept, ti->kept))
+				continue;
+			char one[128];
+			int w = describe_switched(one, sizeof(one), &cb->gemms[j], here > 0);
+			if (w < 0 || (size_t)w >= sizeof(one) || len + (size_t)w + 120 >= n)
+				break;
+			memcpy(buf + len, one, (size_t)w + 1);
+			len += (size_t)w;
+			here++;
+		}
+		if (here < count)
+			len += (size_t)snprintf(buf + len, n - len, " and %zu more", count - here);
+		listed += count;
 	}
 	if (listed < moved)
-		len += (size_t)snprintf(buf + len, n - len, " and %zu more", moved - listed);
+		len += (size_t)snprintf(buf + len, n - len, "; %zu more kept the other", moved - listed);
 	snprintf(buf + len, n - len, "\", \"gemm_tuning\": \"auto\"");
 }
 

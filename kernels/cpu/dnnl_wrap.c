@@ -291,9 +291,13 @@ static dnnl_status_t matmul_pd(dnnl_primitive_desc_t *pd, const dnnl_memory_desc
 #endif
 }
 
+/* 64-byte aligned, from g's arena (counted, under its limit) or the heap */
 static void *buf_alloc(struct onednn_gemm *g, size_t bytes)
 {
-	return g->mem ? mem_alloc(g->mem, bytes) : malloc(bytes);
+	void *p = NULL;
+	if (g->mem)
+		return mem_alloc(g->mem, bytes);
+	return posix_memalign(&p, 64, bytes ? bytes : 1) ? NULL : p;
 }
 
 static void buf_free(struct onednn_gemm *g, void *p)
@@ -460,18 +464,36 @@ static int make_fallback(struct onednn_gemm *g, struct bd_error *err)
 	return make_primitive(g, &f, preferred_impl(&f), err);
 }
 
-/* The implementation a tuned gemm is timed against (desc.tune): oneDNN's brgemm matmul, which
- * runs some float32 products faster than the wrapper's gemm:jit and many slower, by shape and
- * by CPU (docs/performance.md, "float32: the faster of two kernels, per shape"). */
-#define CONTENDER "brg"
+/* The implementation a tuned gemm is timed against (desc.tune), by the dtype of A and B:
+ * float32, oneDNN's brgemm matmul, which runs some products faster than the wrapper's gemm:jit
+ * and many slower; bfloat16, oneDNN's gemm:jit (its bfloat16 sgemm-style kernels), which on a
+ * Zen 5 without AMX runs the backward products 5-25% faster than oneDNN's first, brgemm, and
+ * the forward ones about as fast. Which wins, by shape, is the CPU's (docs/performance.md,
+ * "float32: the faster of two kernels, per shape" and "bfloat16: the same choice"). */
+static const char *contender_override;   /* onednn_tune_contender; tests only */
+static int tune_winner;                    /* 0: by time; 1: the contender; -1: the choice */
 
-static const char *contender = CONTENDER;   /* onednn_tune_contender; tests only */
-static int tune_winner;                       /* 0: by time; 1: the contender; -1: the choice */
+static const char *contender_for(const struct onednn_gemm_desc *d)
+{
+	if (contender_override)
+		return contender_override;
+	return d->ab_dtype == DTYPE_FLOAT32 ? "brg" : "gemm:jit";
+}
 
 void onednn_tune_contender(const char *prefix, int winner)
 {
-	contender = prefix ? prefix : CONTENDER;
+	contender_override = prefix;
 	tune_winner = winner;
+}
+
+/* The tuning is optional: where the memory limit refused one of its buffers, the arena
+ * forgets the refusal (a case that then runs untuned did not run out of memory). */
+static void forget_refusal(struct mem_arena *mem, const struct mem_arena *before)
+{
+	if (mem) {
+		mem->failed = before->failed;
+		mem->failed_need = before->failed_need;
+	}
 }
 
 /* desc.tune: make g->alt, the contender, where there is one that differs from g's choice. A
@@ -480,8 +502,9 @@ void onednn_tune_contender(const char *prefix, int winner)
 static void make_contender(struct onednn_gemm *g)
 {
 	const struct onednn_gemm_desc *d = &g->desc;
-	if (!d->tune || d->single_thread || d->batch > 1 || d->ab_dtype != DTYPE_FLOAT32 ||
-	    impl_override || g->a32 || !strncmp(g->impl, contender, strlen(contender)))
+	const char *contender = contender_for(d);
+	if (!d->tune || d->batch > 1 || impl_override || g->a32 ||
+	    !strncmp(g->impl, contender, strlen(contender)))
 		return;
 	struct onednn_gemm *alt = calloc(1, sizeof(*alt));
 	struct bd_error ignored = {0};
@@ -489,9 +512,11 @@ static void make_contender(struct onednn_gemm *g)
 		return;
 	alt->desc = *d;
 	alt->mem = g->mem;
+	struct mem_arena before = g->mem ? *g->mem : (struct mem_arena){0};
 	if (make_primitive(alt, &alt->desc, contender, &ignored) ||
 	    strncmp(alt->impl, contender, strlen(contender))) {
 		onednn_gemm_free(alt);
+		forget_refusal(g->mem, &before);
 		return;
 	}
 	g->alt = alt;
@@ -598,15 +623,17 @@ static long minor_faults(void)
 }
 
 /* The first execution of a gemm with a contender: both run on a, b and a copy of c (so that a
- * beta != 0 product still adds to c once), TUNE_COLD times each untimed, then in alternating
- * order until each has TUNE_ROUNDS timed runs without a page fault (at most TUNE_MAX_ROUNDS
- * rounds: then its fastest, faults or not). A run that faults pays for the kernel's zeroing of
- * fresh buffers, which the steady state does not: in the model's first pass gemm:jit's
- * buffers for some shapes faulted for several calls, and with those runs counted the choices
- * swung from run to run towards brgemm. The contender is kept when its fastest time is below
- * TUNE_MARGIN of the wrapper's choice's fastest (a margin, so that near ties, which flip from
- * run to run, keep the choice), and the other is freed. Without memory for the copy, g stays
- * with its choice, untuned. */
+ * beta != 0 product still adds to c once; its extent exactly C's, from g's arena, aligned as
+ * the arena's buffers), TUNE_COLD times each untimed, then in alternating order until each has
+ * TUNE_ROUNDS timed runs without a page fault (at most TUNE_MAX_ROUNDS rounds: then its
+ * fastest, faults or not). A run that faults pays for the kernel's zeroing of fresh buffers,
+ * which the steady state does not: in the model's first pass gemm:jit's buffers for some
+ * shapes faulted for several calls, and with those runs counted the choices swung from run to
+ * run towards brgemm. The contender is kept when its fastest time is below TUNE_MARGIN of the
+ * wrapper's choice's fastest (a margin, so that near ties, which flip from run to run, keep
+ * the choice), and the other is freed. One made for one thread (one of a pair) is timed on
+ * one thread. Without memory for the copy, or where the contender fails to run, g stays with
+ * its choice, untuned; only the choice's own failure fails the product. */
 #define TUNE_COLD 2
 #define TUNE_ROUNDS 4
 #define TUNE_MAX_ROUNDS 12
@@ -616,27 +643,41 @@ static int tune_first(struct onednn_gemm *g, const void *a, const void *b, const
 {
 	const struct onednn_gemm_desc *d = &g->desc;
 	struct stored sc = stored_of(d->m, d->n, 0, d->ldc, d->stride_c);
-	size_t bytes = (size_t)(sc.rows * sc.ld) * (d->c_dtype == DTYPE_BFLOAT16 ? 2 : 4);
-	void *scratch_c = malloc(bytes);
+	size_t bytes = (size_t)((sc.rows - 1) * sc.ld + sc.cols) *
+		       (d->c_dtype == DTYPE_BFLOAT16 ? 2 : 4);
+	struct mem_arena before = g->mem ? *g->mem : (struct mem_arena){0};
+	void *scratch_c = buf_alloc(g, bytes);
 	struct onednn_gemm *alt = g->alt;
 	g->alt = NULL;
 	if (!scratch_c) {
+		forget_refusal(g->mem, &before);
 		onednn_gemm_free(alt);
 		return 0;
 	}
 	struct onednn_gemm *who[2] = {g, alt};
 	double best[2] = {0, 0}, best_any[2] = {0, 0};
 	int clean[2] = {0, 0}, faulted = 0;
-	int rc = 0;
-	for (int r = -TUNE_COLD; !rc && r < TUNE_MAX_ROUNDS &&
+	int rc = 0, alt_failed = 0;
+	struct bd_error alt_err = {0};
+	/* one made for one thread is timed on one, as it runs beside the other of its pair (where
+	 * oneDNN's gemm:jit would otherwise take every thread OpenMP offers) */
+	int threads = omp_get_max_threads();
+	if (d->single_thread)
+		omp_set_num_threads(1);
+	for (int r = -TUNE_COLD; !rc && !alt_failed && r < TUNE_MAX_ROUNDS &&
 	     (clean[0] < TUNE_ROUNDS || clean[1] < TUNE_ROUNDS); r++)
-		for (int i = 0; i < 2 && !rc; i++) {
+		for (int i = 0; i < 2 && !rc && !alt_failed; i++) {
 			int k = r % 2 ? 1 - i : i;
-			memcpy(scratch_c, c, bytes);
+			if (d->beta != 0.0f)   /* with beta 0 C is written, never read */
+				memcpy(scratch_c, c, bytes);
 			long f0 = minor_faults();
 			double t0 = bd_now_seconds();
-			rc = execute(who[k], streams[0], a, b, scratch_c, err);
+			int krc = execute(who[k], streams[0], a, b, scratch_c, k ? &alt_err : err);
 			double t = bd_now_seconds() - t0;
+			if (krc) {
+				*(k ? &alt_failed : &rc) = krc;
+				continue;
+			}
 			if (r < 0)
 				continue;
 			if (!best_any[k] || t < best_any[k])
@@ -649,11 +690,13 @@ static int tune_first(struct onednn_gemm *g, const void *a, const void *b, const
 			if (!best[k] || t < best[k])
 				best[k] = t;
 		}
+	if (d->single_thread)
+		omp_set_num_threads(threads);
 	for (int k = 0; k < 2; k++)
 		if (!best[k])
 			best[k] = best_any[k];
-	free(scratch_c);
-	if (rc) {
+	buf_free(g, scratch_c);
+	if (rc || alt_failed) {
 		onednn_gemm_free(alt);
 		return rc;
 	}
@@ -709,6 +752,11 @@ int onednn_gemm_execute_pair(struct onednn_gemm *g0, const void *a0, const void 
 	void *c[2] = {c0, c1};
 	struct bd_error errs[2] = {{0}};
 	int rc[2] = {0, 0};
+	/* the first execution of a tuned one times its two on one thread, before the pair runs
+	 * (onto copies of C: the pair's products do not read each other's results) */
+	for (int i = 0; i < 2; i++)
+		if (g[i]->alt && (rc[i] = tune_first(g[i], a[i], b[i], c[i], err)))
+			return rc[i];
 	int team = omp_in_parallel() || omp_get_max_threads() < 2 ? 1 : 2;
 #pragma omp parallel num_threads(team)
 	{

@@ -39,10 +39,12 @@ struct onednn_gemm_desc {
 	float beta;                /* 0: C is overwritten and never read */
 	int single_thread;         /* 1: made for one thread, to run beside another product
 				    * (onednn_gemm_execute_pair); 0: for the OpenMP threads */
-	int tune;                  /* 1: a float32 single product (batch 1, not single_thread)
-				    * also makes oneDNN's brgemm matmul where it differs from the
-				    * wrapper's choice, and its first execution keeps the faster
-				    * of the two (onednn_gemm_tuning); 0: the wrapper's choice */
+	int tune;                  /* 1: a product of two matrices (batch 1; not the bfloat16
+				    * fallback) also makes a contender where it differs from the
+				    * wrapper's choice (float32: oneDNN's brgemm matmul; bfloat16:
+				    * its gemm:jit), and its first execution keeps the faster of
+				    * the two, timed on the threads it is made for
+				    * (onednn_gemm_tuning); 0: the wrapper's choice */
 };
 
 /* What a gemm made with desc.tune found. tuned 0: not timed (no contender, or not executed
@@ -71,7 +73,9 @@ int onednn_gemm_create(struct onednn_gemm **out, const struct onednn_gemm_desc *
  * oneDNN spreads the work over the OpenMP threads itself. Not to be called from two threads at
  * once: every gemm runs on the one shared stream, and each owns one scratchpad. The first
  * execution of a gemm made with desc.tune may run both implementations a few times first (on a
- * copy of c, which it takes with malloc) and keep the faster: c is still written once. */
+ * copy of c, from the gemm's arena, counted and under its limit) and keep the faster: c is
+ * still written once. onednn_gemm_execute_pair does the same for each of its two first, before
+ * the pair runs. */
 int onednn_gemm_execute(struct onednn_gemm *g, const void *a, const void *b, void *c,
 			struct bd_error *err);
 /* Run two independent products at once, one OpenMP thread each, each on its own stream: g0 and
@@ -112,8 +116,8 @@ void onednn_prefer_impl(const char *prefix);
 /* oneDNN's name for the implementation it picked, e.g. "brg:avx512_core". Owned by g. */
 const char *onednn_gemm_impl(const struct onednn_gemm *g);
 /* TESTS ONLY — never called by runner: the contender desc.tune makes from now on is the first
- * of oneDNN's implementations whose name starts with prefix (NULL: "brg", the default; "ref"
- * exists on every CPU), and winner decides the first execution's choice: 0 by time (the
+ * of oneDNN's implementations whose name starts with prefix (NULL: the default by dtype, "brg"
+ * for float32 and "gemm:jit" for bfloat16; "ref" exists on every CPU), and winner decides the first execution's choice: 0 by time (the
  * default), 1 the contender, -1 the wrapper's choice, so that both outcomes are exercised on any
  * CPU. Not thread-safe. */
 void onednn_tune_contender(const char *prefix, int winner);

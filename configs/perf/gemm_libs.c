@@ -8,7 +8,9 @@
  * WRAP_*.so are kernels/cpu/dnnl_wrap.c built against two oneDNN versions (dlopen'ed
  * RTLD_LOCAL, so both libdnnl live side by side); each is run twice where the two differ: with
  * oneDNN's first implementation ("first", onednn_prefer_impl("")) and with the wrapper's own
- * choice (the one runner uses). MKL is cblas_sgemm / cblas_gemm_bf16bf16f32 (batches:
+ * choice (the one runner uses before its tuning), or with GEMM_LIBS_PREFER=PREFIX the first
+ * implementation whose name starts with PREFIX (e.g. gemm:jit, the bfloat16 products' tuning
+ * contender) in place of the wrapper's choice. MKL is cblas_sgemm / cblas_gemm_bf16bf16f32 (batches:
  * cblas_sgemm_batch_strided, or a loop in bfloat16). C is float32. One untimed call of each,
  * then REPS rounds, each calling every contender once, in orders that put every contender
  * right after every other equally often within the rounds (call_order; a multiple of 2 x
@@ -197,7 +199,7 @@ int main(int argc, char **argv)
 			for (int first = 1; first >= 0; first--) {
 				struct bd_error err = {0};
 				struct onednn_gemm *g = NULL;
-				w[l].prefer(first ? "" : NULL);
+				w[l].prefer(first ? "" : getenv("GEMM_LIBS_PREFER"));
 				if (w[l].create(&g, &d, NULL, &err)) {
 					fprintf(stderr, "gemm_libs: %s: %s\n", sh->role, err.msg);
 					return 1;

@@ -10,7 +10,8 @@
 # python3 -m pip, gcc and Debian's libdnnl-dev. Runs with the environment it is given: e.g.
 #   GEMM_LIBS_CLOCK=cpu OMP_WAIT_POLICY=passive configs/perf/gemm_libs.sh /tmp/gl float32 15
 # for process CPU time (a shared machine), ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2
-# for the AVX2 paths, OMP_NUM_THREADS for the thread count.
+# for the AVX2 paths, OMP_NUM_THREADS for the thread count, GEMM_LIBS_PREFER=gemm:jit for
+# oneDNN's gemm:jit in place of the wrapper's choice (bfloat16: against brgemm).
 #
 # GEMM_LIBS_B_ROOT=DIR puts the oneDNN in DIR (DIR/include, DIR/lib/libdnnl.so.3; e.g. 3.13.1
 # from configs/perf/build_onednn.sh DIR) in place of Debian's, as contender B beside PyPI's 3.2

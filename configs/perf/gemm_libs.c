@@ -10,8 +10,8 @@
  * oneDNN's first implementation ("first", onednn_prefer_impl("")) and with the wrapper's own
  * choice (the one runner uses before its tuning), or with GEMM_LIBS_PREFER=PREFIX the first
  * implementation whose name starts with PREFIX (e.g. gemm:jit, the bfloat16 products' tuning
- * contender) in place of the wrapper's choice. MKL is cblas_sgemm / cblas_gemm_bf16bf16f32 (batches:
- * cblas_sgemm_batch_strided, or a loop in bfloat16). C is float32. One untimed call of each,
+ * contender) in place of the wrapper's choice. MKL is cblas_sgemm / cblas_gemm_bf16bf16f32
+ * (batches: cblas_sgemm_batch_strided, or a loop in bfloat16). C is float32. One untimed call of each,
  * then REPS rounds, each calling every contender once, in orders that put every contender
  * right after every other equally often within the rounds (call_order; a multiple of 2 x
  * contenders for REPS balances it exactly), each round after an untimed call of the first

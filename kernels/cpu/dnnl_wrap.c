@@ -466,10 +466,11 @@ static int make_fallback(struct onednn_gemm *g, struct bd_error *err)
 
 /* The implementation a tuned gemm is timed against (desc.tune), by the dtype of A and B:
  * float32, oneDNN's brgemm matmul, which runs some products faster than the wrapper's gemm:jit
- * and many slower; bfloat16, oneDNN's gemm:jit (its bfloat16 sgemm-style kernels), which on a
- * Zen 5 without AMX runs the backward products 5-25% faster than oneDNN's first, brgemm, and
- * the forward ones about as fast. Which wins, by shape, is the CPU's (docs/performance.md,
- * "float32: the faster of two kernels, per shape" and "bfloat16: the same choice"). */
+ * and many slower; bfloat16, oneDNN's gemm:jit (its gemm_bf16bf16f32 kernels), which on a
+ * Zen 5 without AMX runs the linear layers' backward products 3-19% faster than oneDNN's
+ * first, brgemm, on one thread, the forward ones about as fast, the batched ones slower. Which
+ * wins, by shape, is the CPU's (docs/performance.md, "float32: the faster of two kernels, per
+ * shape" and "bfloat16 too"). */
 static const char *contender_override;   /* onednn_tune_contender; tests only */
 static int tune_winner;                    /* 0: by time; 1: the contender; -1: the choice */
 

@@ -117,9 +117,9 @@ void onednn_prefer_impl(const char *prefix);
 const char *onednn_gemm_impl(const struct onednn_gemm *g);
 /* TESTS ONLY — never called by runner: the contender desc.tune makes from now on is the first
  * of oneDNN's implementations whose name starts with prefix (NULL: the default by dtype, "brg"
- * for float32 and "gemm:jit" for bfloat16; "ref" exists on every CPU), and winner decides the first execution's choice: 0 by time (the
- * default), 1 the contender, -1 the wrapper's choice, so that both outcomes are exercised on any
- * CPU. Not thread-safe. */
+ * for float32 and "gemm:jit" for bfloat16; "ref" exists on every CPU), and winner decides the
+ * first execution's choice: 0 by time (the default), 1 the contender, -1 the wrapper's choice,
+ * so that both outcomes are exercised on any CPU. Not thread-safe. */
 void onednn_tune_contender(const char *prefix, int winner);
 /* desc.tune's outcome for g (see struct onednn_gemm_tuning). Owned by g. */
 const struct onednn_gemm_tuning *onednn_gemm_tuning(const struct onednn_gemm *g);

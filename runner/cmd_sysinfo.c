@@ -16,7 +16,7 @@ int cmd_sysinfo(struct cmd_line *cl)
 		{"fma-peak", 0, OPT_FLAG, NULL, "also measure the cpu's float32 fma peak with every "
 		 "openmp thread (about 2 s; not stored)", &fma_peak},
 		{"isa", 0, OPT_STRING, "ISA", "the fma peak's vectors: avx512 or avx2 (default: the "
-		 "widest this cpu has)", &isa},
+		 "widest this cpu has), or avx512bf16 for the bfloat16 dot-product peak", &isa},
 		{0}};
 	static const struct cmd_usage usage = {
 		RUNNER_PROG, "sysinfo", "[--fma-peak [--isa ISA]]",
@@ -70,9 +70,9 @@ int cmd_sysinfo(struct cmd_line *cl)
 	printf("%-12s %d physical, %d logical\n", "cpu_cores", si.cpu_cores, si.cpu_threads);
 	printf("%-12s %.1f GiB\n", "memory", (double)si.mem_bytes / (1 << 30));
 	if (fma_peak)
-		printf("%-12s %.1f GFLOP/s float32 (%s, %d-bit fma, %d thread%s; fastest of %d runs of "
-		       "%.2f s, slowest %.1f)\n", "fma_peak", peak.best_gflops, peak.isa,
-		       peak.vector_bits, peak.threads, peak.threads == 1 ? "" : "s", peak.reps, peak.rep_seconds,
+		printf("%-12s %.1f GFLOP/s %s (%s, %d-bit %s, %d thread%s; fastest of %d runs of "
+		       "%.2f s, slowest %.1f)\n", "fma_peak", peak.best_gflops, peak.dtype, peak.isa,
+		       peak.vector_bits, peak.elem_bits == 16 ? "dot product" : "fma", peak.threads, peak.threads == 1 ? "" : "s", peak.reps, peak.rep_seconds,
 		       peak.worst_gflops);
 	sb_free(&env);
 	return EXIT_OK;

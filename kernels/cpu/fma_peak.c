@@ -1,4 +1,5 @@
-/* kernels/cpu/fma_peak.c: the CPU's float32 FMA peak, measured (kernels/fma_peak.h). */
+/* kernels/cpu/fma_peak.c: the CPU's float32 FMA peak and its bfloat16 dot-product peak, measured
+ * (kernels/fma_peak.h). */
 #include <omp.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,50 +12,86 @@
 #define FMA_PEAK_X86 1
 #endif
 
-#define CHAINS 12
-
 #ifdef FMA_PEAK_X86
-/* Twelve independent chains a = a·x + y (they settle at y / (1 - x) = 0.1: no overflow, no
- * subnormals). The empty asm claims to change every chain each step, so that the compiler can
- * neither merge the chains nor shorten them; it emits no instruction. */
-#define CHAIN_INIT(T, SET)                                                                      \
-	T a0 = SET(1.00f), a1 = SET(1.01f), a2 = SET(1.02f), a3 = SET(1.03f), a4 = SET(1.04f),    \
-	  a5 = SET(1.05f), a6 = SET(1.06f), a7 = SET(1.07f), a8 = SET(1.08f), a9 = SET(1.09f),    \
-	  a10 = SET(1.10f), a11 = SET(1.11f), x = SET(0.9999999f), y = SET(1e-8f)
-#define CHAIN_STEP(F)                                                                           \
+/* Twelve independent chains p0..p11, p = p·x + y for an FMA (they settle at y / (1 - x) = 0.1:
+ * no overflow, no subnormals). The empty asm claims to change every chain each step, so that the
+ * compiler can neither merge the chains nor shorten them; it emits no instruction. */
+#define CHAIN_INIT(T, SET, p)                                                                   \
+	T p##0 = SET(1.00f), p##1 = SET(1.01f), p##2 = SET(1.02f), p##3 = SET(1.03f),             \
+	  p##4 = SET(1.04f), p##5 = SET(1.05f), p##6 = SET(1.06f), p##7 = SET(1.07f),             \
+	  p##8 = SET(1.08f), p##9 = SET(1.09f), p##10 = SET(1.10f), p##11 = SET(1.11f)
+#define CHAIN_STEP(F, p)                                                                        \
 	do {                                                                                    \
-		__asm__ volatile("" : "+x"(a0), "+x"(a1), "+x"(a2), "+x"(a3), "+x"(a4),        \
-				 "+x"(a5), "+x"(a6), "+x"(a7), "+x"(a8), "+x"(a9), "+x"(a10),  \
-				 "+x"(a11));                                                    \
-		a0 = F(a0, x, y); a1 = F(a1, x, y); a2 = F(a2, x, y); a3 = F(a3, x, y);         \
-		a4 = F(a4, x, y); a5 = F(a5, x, y); a6 = F(a6, x, y); a7 = F(a7, x, y);         \
-		a8 = F(a8, x, y); a9 = F(a9, x, y); a10 = F(a10, x, y); a11 = F(a11, x, y);     \
+		__asm__ volatile("" : "+v"(p##0), "+v"(p##1), "+v"(p##2), "+v"(p##3),          \
+				 "+v"(p##4), "+v"(p##5), "+v"(p##6), "+v"(p##7), "+v"(p##8),   \
+				 "+v"(p##9), "+v"(p##10), "+v"(p##11));                         \
+		p##0 = F(p##0, x, y); p##1 = F(p##1, x, y); p##2 = F(p##2, x, y);               \
+		p##3 = F(p##3, x, y); p##4 = F(p##4, x, y); p##5 = F(p##5, x, y);               \
+		p##6 = F(p##6, x, y); p##7 = F(p##7, x, y); p##8 = F(p##8, x, y);               \
+		p##9 = F(p##9, x, y); p##10 = F(p##10, x, y); p##11 = F(p##11, x, y);           \
 	} while (0)
-#define CHAIN_SUM(ADD) ADD(ADD(ADD(ADD(a0, a1), ADD(a2, a3)), ADD(ADD(a4, a5), ADD(a6, a7))),     \
-			   ADD(ADD(a8, a9), ADD(a10, a11)))
+#define CHAIN_SUM(ADD, p)                                                                       \
+	ADD(ADD(ADD(ADD(p##0, p##1), ADD(p##2, p##3)), ADD(ADD(p##4, p##5), ADD(p##6, p##7))),     \
+	    ADD(ADD(p##8, p##9), ADD(p##10, p##11)))
 
 __attribute__((target("avx2,fma"))) static float chains_avx2(long steps)
 {
-	CHAIN_INIT(__m256, _mm256_set1_ps);
+	CHAIN_INIT(__m256, _mm256_set1_ps, a);
+	__m256 x = _mm256_set1_ps(0.9999999f), y = _mm256_set1_ps(1e-8f);
 	for (long i = 0; i < steps; i++)
-		CHAIN_STEP(_mm256_fmadd_ps);
-	return _mm256_cvtss_f32(CHAIN_SUM(_mm256_add_ps));
+		CHAIN_STEP(_mm256_fmadd_ps, a);
+	return _mm256_cvtss_f32(CHAIN_SUM(_mm256_add_ps, a));
 }
 
 __attribute__((target("avx512f"))) static float chains_avx512(long steps)
 {
-	CHAIN_INIT(__m512, _mm512_set1_ps);
+	CHAIN_INIT(__m512, _mm512_set1_ps, a);
+	__m512 x = _mm512_set1_ps(0.9999999f), y = _mm512_set1_ps(1e-8f);
 	for (long i = 0; i < steps; i++)
-		CHAIN_STEP(_mm512_fmadd_ps);
-	return _mm512_cvtss_f32(CHAIN_SUM(_mm512_add_ps));
+		CHAIN_STEP(_mm512_fmadd_ps, a);
+	return _mm512_cvtss_f32(CHAIN_SUM(_mm512_add_ps, a));
+}
+
+/* Twenty-four chains on VDPBF16PS (its latency is longer than an FMA's on some cores: twelve
+ * would leave their pipes partly idle). Each step adds to every float32 lane the dot
+ * product of a pair of bfloat16 (0.5 · 2^-30, twice), far below the accumulator's last bit, so
+ * the chains keep their starting values (no overflow, no subnormals) while every instruction
+ * does its 32 multiply-adds. */
+__attribute__((target("avx512f,avx512bf16"))) static float chains_avx512bf16(long steps)
+{
+	CHAIN_INIT(__m512, _mm512_set1_ps, a);
+	CHAIN_INIT(__m512, _mm512_set1_ps, b);
+	__m512bh x = _mm512_cvtne2ps_pbh(_mm512_set1_ps(0.5f), _mm512_set1_ps(0.5f));
+	__m512bh y = _mm512_cvtne2ps_pbh(_mm512_set1_ps(0x1p-30f), _mm512_set1_ps(0x1p-30f));
+	for (long i = 0; i < steps; i++) {
+		CHAIN_STEP(_mm512_dpbf16_ps, a);
+		CHAIN_STEP(_mm512_dpbf16_ps, b);
+	}
+	return _mm512_cvtss_f32(_mm512_add_ps(CHAIN_SUM(_mm512_add_ps, a),
+					      CHAIN_SUM(_mm512_add_ps, b)));
 }
 
 static int cpu_has(const char *isa)
 {
 	__builtin_cpu_init();
+	if (!strcmp(isa, "avx512bf16"))
+		return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16");
 	if (!strcmp(isa, "avx512"))
 		return __builtin_cpu_supports("avx512f");
 	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+
+/* The ISAs this CPU has, for a refusal's "valid here". */
+static void isas_here(char *buf, size_t n)
+{
+	static const char *const all[] = {"avx512", "avx512bf16", "avx2"};
+	size_t len = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		if (cpu_has(all[i]) && len < n)
+			len += (size_t)snprintf(buf + len, n - len, "%s%s", len ? ", " : "", all[i]);
+	if (!buf[0])
+		snprintf(buf, n, "none");
 }
 
 static volatile float fma_peak_sink;   /* the chains' sums go here, so their work is used */
@@ -79,21 +116,29 @@ int fma_peak_measure(const char *isa, int reps, double seconds, struct fma_peak 
 	if (reps < 1 || reps > 1000 || !(seconds >= 0.001 && seconds <= 60))
 		return bd_fail(err, BD_EINVAL, "fma peak: %d repetitions of %g s: want 1 to 1000 "
 			       "repetitions of 0.001 to 60 s", reps, seconds);
-	if (isa && strcmp(isa, "avx512") && strcmp(isa, "avx2"))
-		return bd_fail(err, BD_EINVAL, "unknown isa '%s' (valid: avx512, avx2)", isa);
+	if (isa && strcmp(isa, "avx512") && strcmp(isa, "avx512bf16") && strcmp(isa, "avx2"))
+		return bd_fail(err, BD_EINVAL, "unknown isa '%s' (valid: avx512, avx512bf16, avx2)",
+			       isa);
 #ifndef FMA_PEAK_X86
 	return bd_fail(err, BD_EUNSUPPORTED, "the fma peak probe is x86-64 only");
 #else
 	if (!isa)
 		isa = cpu_has("avx512") ? "avx512" : "avx2";
-	if (!cpu_has(isa))
+	if (!cpu_has(isa)) {
+		char here[64];
+		isas_here(here, sizeof(here));
 		return bd_fail(err, BD_EUNSUPPORTED, "this cpu has no %s (valid here: %s)",
-			       !strcmp(isa, "avx512") ? "avx512f" : "avx2 with fma",
-			       cpu_has("avx2") ? "avx2" : "none");
-	int wide = !strcmp(isa, "avx512");
-	float (*fn)(long) = wide ? chains_avx512 : chains_avx2;
+			       !strcmp(isa, "avx512")	? "avx512f"
+			       : !strcmp(isa, "avx512bf16") ? "avx512_bf16"
+							     : "avx2 with fma",
+			       here);
+	}
+	int bf16 = !strcmp(isa, "avx512bf16"), wide = bf16 || !strcmp(isa, "avx512");
+	float (*fn)(long) = bf16 ? chains_avx512bf16 : wide ? chains_avx512 : chains_avx2;
 	snprintf(out->isa, sizeof(out->isa), "%s", isa);
+	snprintf(out->dtype, sizeof(out->dtype), "%s", bf16 ? "bfloat16" : "float32");
 	out->vector_bits = wide ? 512 : 256;
+	out->elem_bits = bf16 ? 16 : 32;
 	out->threads = omp_get_max_threads();
 	out->reps = reps;
 
@@ -107,7 +152,8 @@ int fma_peak_measure(const char *isa, int reps, double seconds, struct fma_peak 
 	}
 	if (dt > 0 && dt < seconds)
 		steps = (long)((double)steps * seconds / dt) + 1;
-	double flop = 2.0 * CHAINS * (out->vector_bits / 32) * (double)steps * out->threads;
+	int chains = bf16 ? 24 : 12;   /* as the functions above run them */
+	double flop = 2.0 * chains * (out->vector_bits / out->elem_bits) * (double)steps * out->threads;
 	for (int r = 0; r < reps; r++) {
 		dt = timed_rep(fn, steps);
 		double g = flop / dt * 1e-9;

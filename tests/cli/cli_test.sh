@@ -70,8 +70,19 @@ help)
 		expect_status 1 "--isa avx512 without AVX-512" "$RUNNER" sysinfo --fma-peak --isa avx512
 		contains "$T/err" "this cpu has no avx512f \(valid here: avx2\)" "the missing ISA is named"
 	fi
+	# avx512bf16: the bfloat16 dot-product peak where the CPU has AVX512-BF16, else refused by name
+	if grep -qw avx512_bf16 /proc/cpuinfo; then
+		OMP_NUM_THREADS=2 expect_status 0 "runner sysinfo --fma-peak --isa avx512bf16" \
+			"$RUNNER" sysinfo --fma-peak --isa avx512bf16
+		contains "$T/out" "^fma_peak +[0-9]+\.[0-9] GFLOP/s bfloat16 \(avx512bf16, 512-bit dot product, 2 threads; fastest of 7 runs" \
+			"--isa avx512bf16: the bfloat16 dot-product rate"
+	else
+		expect_status 1 "--isa avx512bf16 without AVX512-BF16" "$RUNNER" sysinfo --fma-peak --isa avx512bf16
+		contains "$T/err" "this cpu has no avx512_bf16 \(valid here: ${widest/avx512/avx512, avx2}\)" \
+			"the missing ISA is named, with the ones there are"
+	fi
 	expect_status 2 "--isa unknown" "$RUNNER" sysinfo --fma-peak --isa sse
-	contains "$T/err" "unknown isa 'sse' \(valid: avx512, avx2\)" "the valid ISAs are named"
+	contains "$T/err" "unknown isa 'sse' \(valid: avx512, avx512bf16, avx2\)" "the valid ISAs are named"
 	expect_status 2 "--isa without --fma-peak" "$RUNNER" sysinfo --isa avx2
 	;;
 

@@ -291,6 +291,8 @@ static void expect_pair(enum bd_dtype ab, int threads, int inside, int winner)
 		int tuned = !onednn_gemm_is_fallback(g);
 		assert_int_equal(onednn_gemm_tuning(g)->tuned, tuned);
 		assert_int_equal(!strncmp(onednn_gemm_impl(g), "ref", 3), tuned && winner > 0);
+		if (tuned)   /* timed on one thread, as each runs in the pair */
+			assert_int_equal(onednn_gemm_tuning(g)->threads, 1);
 	}
 	struct matrix mdy_t = {dy, 1, cols, 0}, mx = {x, k, 1, 0};
 	struct matrix mdy = {dy, cols, 1, 0}, mw = {w, k, 1, 0};
@@ -415,7 +417,7 @@ struct tune_case {
  * the kept implementation is the one the gemm names, the other's scratchpad is given back, and
  * the tuning says what it timed. contender: a prefix of oneDNN's implementation names ("ref"
  * exists on every CPU; NULL: the wrapper's own, by dtype); winner as onednn_tune_contender. */
-static void expect_tuned(const char *contender, int winner, const struct tune_case *tc)
+static int expect_tuned(const char *contender, int winner, const struct tune_case *tc)
 {
 	int64_t m = tc->m, n = tc->n, k = tc->k, pad = tc->pad;
 	int trans_a = tc->trans_a, trans_b = tc->trans_b;
@@ -467,6 +469,8 @@ static void expect_tuned(const char *contender, int winner, const struct tune_ca
 		      t->other, t->other_s);
 	if (t->tuned) {
 		assert_true(t->kept_s > 0 && t->other_s > 0);
+		/* timed on the threads it runs with: one for one of a pair */
+		assert_int_equal(t->threads, tc->single_thread ? 1 : omp_get_max_threads());
 		assert_string_equal(onednn_gemm_impl(g), t->kept);
 		assert_int_equal(!strcmp(t->kept, choice), !t->switched);
 		assert_int_equal(strcmp(t->other, t->kept) != 0, 1);
@@ -496,9 +500,11 @@ static void expect_tuned(const char *contender, int winner, const struct tune_ca
 	for (int64_t i = 0; c16 && i < sc; i++)
 		c1[i] = bf16_to_float(c16_1[i]);
 	expect_product(&d, &ma, &mb, c0, c1, ldc, sc, tol);
+	int tuned = t->tuned;
 	onednn_gemm_free(g);
 	assert_int_equal(mem.live, 0);
 	free(a), free(b), free(c), free(c0), free(c1), free(a16), free(b16), free(c16), free(c16_1);
+	return tuned;
 }
 
 /* desc.tune keeps a right product whichever implementation wins, whatever the layout and the
@@ -514,14 +520,25 @@ static void test_gemm_tuned_products_stay_right_with_either_kept(void **state)
 		{21, 13, 34, 1, 0, 3, -0.5f, 0.75f, f32, f32, 0},
 		{33, 17, 65, 0, 1, 2, 0.125f, 1, f32, f32, 0},
 		{33, 17, 65, 0, 1, 2, 0.125f, 1, f32, f32, 1},
+		{33, 17, 65, 0, 1, 0, 0.125f, 1, f32, f32, 1},
+		{21, 13, 34, 1, 0, 0, -0.5f, 0.75f, f32, f32, 1},
+		{37, 29, 53, 0, 0, 0, 1, 0.5f, f32, f32, 1},
 		{37, 29, 53, 0, 1, 0, 1, 0, b16, f32, 0},
 		{21, 13, 34, 1, 0, 0, -0.5f, 0.75f, b16, b16, 0},
 		{33, 17, 65, 0, 0, 2, 1, 1, b16, f32, 1},
 		{33, 17, 65, 1, 0, 0, 1, 0, b16, f32, 1},
 	};
+	/* timed, by dtype and for the threads or one: oneDNN has only "ref:any" for some layouts
+	 * (padded, or transposed with AVX2), which then is the choice and not tuned, but each kind
+	 * of product has a layout that is (bfloat16 where it is native: not the fallback) */
+	int timed_kinds[2][2] = {{0, 0}, {0, 0}};
 	for (int winner = -1; winner <= 1; winner += 2)
 		for (size_t i = 0; i < sizeof(forced) / sizeof(forced[0]); i++)
-			expect_tuned("ref", winner, &forced[i]);
+			timed_kinds[forced[i].ab == b16][forced[i].single_thread] +=
+				expect_tuned("ref", winner, &forced[i]);
+	for (int kind = 0; kind < 4; kind++)
+		if (!(kind / 2) || native_bf16)
+			assert_true(timed_kinds[kind / 2][kind % 2] > 0);
 	const struct tune_case timed[] = {
 		{96, 300, 64, 0, 1, 0, 1, 1, f32, f32, 0},
 		{64, 96, 300, 1, 0, 0, 1, 0, f32, f32, 0},
@@ -572,6 +589,72 @@ static void test_gemm_tuning_refused_by_the_limit_is_not_an_oom(void **state)
 		assert_int_equal(mem.live, 0);
 	}
 	free(a), free(b), free(c);
+}
+
+/* The tuning never leaves a product holding much more memory than untuned: a contender whose
+ * scratchpad exceeds the choice's by more than C's size is not timed (oneDNN's gemm:jit writing
+ * bfloat16 C keeps a float32 C per thread there), so that with the contender forced to win the
+ * case holds at most C's size more, and no case's memory or limit depends on which won. The
+ * model's W2 dX (1024 x 3072 x 768, bfloat16 C, one thread) among them; what the contender
+ * alone would hold is printed beside. */
+static void test_gemm_tuning_keeps_memory_within_c(void **state)
+{
+	(void)state;
+	const enum bd_dtype f32 = DTYPE_FLOAT32, b16 = DTYPE_BFLOAT16;
+	const struct {
+		int64_t m, n, k;
+		enum bd_dtype ab, c;
+		int single_thread;
+	} cases[] = {{256, 384, 192, b16, b16, 0},  {1024, 3072, 768, b16, b16, 1},
+		     {256, 384, 192, b16, f32, 0},  {256, 384, 192, b16, f32, 1},
+		     {256, 384, 192, f32, f32, 0}};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const int64_t m = cases[i].m, n = cases[i].n, k = cases[i].k;
+		struct onednn_gemm_desc d = {.m = m, .n = n, .k = k, .ab_dtype = cases[i].ab,
+					     .c_dtype = cases[i].c,
+					     .single_thread = cases[i].single_thread};
+		struct rng r;
+		rng_init(&r, 13 + i);
+		float *a = random_floats(&r, m * k), *b = random_floats(&r, k * n);
+		float *c = calloc((size_t)(m * n), sizeof(float));
+		assert_non_null(c);
+		uint16_t *a_h, *b_h;
+		void *a_in = operand(a, m * k, d.ab_dtype, &a_h);
+		void *b_in = operand(b, k * n, d.ab_dtype, &b_h);
+		size_t c_bytes = (size_t)(m * n) * (d.c_dtype == b16 ? 2 : 4);
+		struct onednn_gemm *plain = NULL, *alone = NULL, *g = NULL;
+		struct bd_error err = {0};
+		struct mem_arena mem;
+		mem_init(&mem, 0);
+		if (onednn_gemm_create(&plain, &d, NULL, &err) < 0)
+			fail_msg("create: %s", err.msg);
+		onednn_prefer_impl(d.ab_dtype == f32 ? "brg" : "gemm:jit");   /* the contender */
+		int made = onednn_gemm_create(&alone, &d, NULL, &err);
+		onednn_prefer_impl(NULL);
+		if (made < 0)
+			fail_msg("create the contender alone: %s", err.msg);
+		d.tune = 1;
+		onednn_tune_contender(NULL, 1);   /* the wrapper's own contender, kept if timed */
+		if (onednn_gemm_create(&g, &d, &mem, &err) < 0 ||
+		    onednn_gemm_execute(g, a_in, b_in, c, &err) < 0)
+			fail_msg("tuned: %s", err.msg);
+		onednn_tune_contender(NULL, 0);
+		size_t untuned = onednn_gemm_scratch_bytes(plain), held = onednn_gemm_scratch_bytes(g);
+		print_message("%lldx%lldx%lld %s x %s -> %s%s: tuned %d, %s holds %zu bytes of "
+			      "scratchpad (untuned %s %zu; %s alone %zu; C %zu)\n", (long long)m,
+			      (long long)n, (long long)k, dtype_name(d.ab_dtype),
+			      dtype_name(d.ab_dtype), dtype_name(d.c_dtype),
+			      d.single_thread ? " (1 thread)" : "", onednn_gemm_tuning(g)->tuned,
+			      onednn_gemm_impl(g), held, onednn_gemm_impl(plain), untuned,
+			      onednn_gemm_impl(alone), onednn_gemm_scratch_bytes(alone), c_bytes);
+		assert_true(held <= untuned + c_bytes);
+		assert_int_equal(mem.live, (int64_t)held);
+		onednn_gemm_free(plain);
+		onednn_gemm_free(alone);
+		onednn_gemm_free(g);
+		assert_int_equal(mem.live, 0);
+		free(a), free(b), free(c), free(a_h), free(b_h);
+	}
 }
 
 /* Only a product of two matrices is tuned, float32 or bfloat16, for the threads or for one:
@@ -780,6 +863,7 @@ int main(void)
 		cmocka_unit_test(test_gemm_tuned_products_stay_right_with_either_kept),
 		cmocka_unit_test(test_gemm_tuning_only_where_asked_and_possible),
 		cmocka_unit_test(test_gemm_tuning_refused_by_the_limit_is_not_an_oom),
+		cmocka_unit_test(test_gemm_tuning_keeps_memory_within_c),
 		cmocka_unit_test(test_gemm_bf16_matches_reference_within_8bit_mantissa),
 		cmocka_unit_test(test_gemm_bf16_with_bf16_output),
 		cmocka_unit_test(test_gemm_bf16_batched_transposed_strided_with_beta),

@@ -252,7 +252,7 @@ static void expect_setting_refused(const char *var, const char *bad, const char 
  * either way, and the backend says which ran. */
 static void expect_pairs(const char *setting, int threads, enum bd_dtype dtype, const char *want)
 {
-	char how[256] = "";
+	char how[2048] = "";   /* as the runner's impl_info has room for */
 	put_env("BENCHDB_GEMM_PAIRS", setting);
 	omp_set_num_threads(threads);
 	check_against_reference_how(dtype, "naive", dtype == DTYPE_FLOAT32 ? TOL_F32 : TOL_BF16,

@@ -464,6 +464,13 @@ static int make_fallback(struct onednn_gemm *g, struct bd_error *err)
 	return make_primitive(g, &f, preferred_impl(&f), err);
 }
 
+/* C's extent in bytes: from its first element to its last row's n-th */
+static size_t c_extent_bytes(const struct onednn_gemm_desc *d)
+{
+	struct stored sc = stored_of(d->m, d->n, 0, d->ldc, d->stride_c);
+	return (size_t)((sc.rows - 1) * sc.ld + sc.cols) * (d->c_dtype == DTYPE_BFLOAT16 ? 2 : 4);
+}
+
 /* The implementation a tuned gemm is timed against (desc.tune), by the dtype of A and B:
  * float32, oneDNN's brgemm matmul, which runs some products faster than the wrapper's gemm:jit
  * and many slower; bfloat16, oneDNN's gemm:jit (its gemm_bf16bf16f32 kernels), which on a
@@ -499,7 +506,13 @@ static void forget_refusal(struct mem_arena *mem, const struct mem_arena *before
 
 /* desc.tune: make g->alt, the contender, where there is one that differs from g's choice. A
  * contender that cannot be made (none on this CPU, no memory for its scratchpad) leaves g as
- * it is, untuned: a choice between two correct products, never a failure. */
+ * it is, untuned: a choice between two correct products, never a failure. Nor is one timed
+ * whose scratchpad exceeds the choice's by more than C's own size: oneDNN's gemm:jit writing
+ * bfloat16 C accumulates into float32 copies of C in its scratchpad (the model's W2 dX, 1024 x
+ * 3072 x 768 on one thread: 12.6 MB beside brgemm's 0.13 MB; test_matmul prints both), which,
+ * kept, would raise the case's memory by run-to-run chance and, under a memory limit, could
+ * refuse what the untuned case fits. (Where the tuning keeps a contender, the case holds at
+ * most C's size more.) */
 static void make_contender(struct onednn_gemm *g)
 {
 	const struct onednn_gemm_desc *d = &g->desc;
@@ -515,7 +528,8 @@ static void make_contender(struct onednn_gemm *g)
 	alt->mem = g->mem;
 	struct mem_arena before = g->mem ? *g->mem : (struct mem_arena){0};
 	if (make_primitive(alt, &alt->desc, contender, &ignored) ||
-	    strncmp(alt->impl, contender, strlen(contender))) {
+	    strncmp(alt->impl, contender, strlen(contender)) ||
+	    alt->scratch_bytes > g->scratch_bytes + c_extent_bytes(d)) {
 		onednn_gemm_free(alt);
 		forget_refusal(g->mem, &before);
 		return;
@@ -643,9 +657,7 @@ static int tune_first(struct onednn_gemm *g, const void *a, const void *b, const
 		      struct bd_error *err)
 {
 	const struct onednn_gemm_desc *d = &g->desc;
-	struct stored sc = stored_of(d->m, d->n, 0, d->ldc, d->stride_c);
-	size_t bytes = (size_t)((sc.rows - 1) * sc.ld + sc.cols) *
-		       (d->c_dtype == DTYPE_BFLOAT16 ? 2 : 4);
+	size_t bytes = c_extent_bytes(d);
 	struct mem_arena before = g->mem ? *g->mem : (struct mem_arena){0};
 	void *scratch_c = buf_alloc(g, bytes);
 	struct onednn_gemm *alt = g->alt;
@@ -665,6 +677,7 @@ static int tune_first(struct onednn_gemm *g, const void *a, const void *b, const
 	int threads = omp_get_max_threads();
 	if (d->single_thread)
 		omp_set_num_threads(1);
+	int timed_on = omp_get_max_threads();
 	for (int r = -TUNE_COLD; !rc && !alt_failed && r < TUNE_MAX_ROUNDS &&
 	     (clean[0] < TUNE_ROUNDS || clean[1] < TUNE_ROUNDS); r++)
 		for (int i = 0; i < 2 && !rc && !alt_failed; i++) {
@@ -703,6 +716,7 @@ static int tune_first(struct onednn_gemm *g, const void *a, const void *b, const
 	}
 	g->tuning.tuned = 1;
 	g->tuning.faulted = faulted;
+	g->tuning.threads = timed_on;
 	g->tuning.kept_s = best[0];
 	g->tuning.other_s = best[1];
 	if (tune_winner ? tune_winner > 0 : best[1] < TUNE_MARGIN * best[0]) {

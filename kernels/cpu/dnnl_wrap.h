@@ -42,17 +42,19 @@ struct onednn_gemm_desc {
 	int tune;                  /* 1: a product of two matrices (batch 1; not the bfloat16
 				    * fallback) also makes a contender where it differs from the
 				    * wrapper's choice (float32: oneDNN's brgemm matmul; bfloat16:
-				    * its gemm:jit), and its first execution keeps the faster of
-				    * the two, timed on the threads it is made for
+				    * its gemm:jit) and needs no more scratchpad than the choice's
+				    * plus C's own size, and its first execution keeps the faster
+				    * of the two, timed on the threads it is made for
 				    * (onednn_gemm_tuning); 0: the wrapper's choice */
 };
 
 /* What a gemm made with desc.tune found. tuned 0: not timed (no contender, or not executed
  * yet); else the implementation kept and the other, with the fastest of each one's timed runs
  * on the first execution's operands, in seconds; switched 1: the contender was kept; faulted:
- * the timed runs left out because the process page-faulted during them. */
+ * the timed runs left out because the process page-faulted during them; threads: the OpenMP
+ * threads the timing ran with (1 for one made for one thread). */
 struct onednn_gemm_tuning {
-	int tuned, switched, faulted;
+	int tuned, switched, faulted, threads;
 	char kept[64], other[64];
 	double kept_s, other_s;
 };

@@ -416,7 +416,8 @@ struct tune_case {
  * the first execution (the timing runs on a copy: beta adds once) and again after a second,
  * the kept implementation is the one the gemm names, the other's scratchpad is given back, and
  * the tuning says what it timed. contender: a prefix of oneDNN's implementation names ("ref"
- * exists on every CPU; NULL: the wrapper's own, by dtype); winner as onednn_tune_contender. */
+ * exists on every CPU; NULL: the wrapper's own, by dtype); winner as onednn_tune_contender.
+ * Returns whether the product was timed (tuned). */
 static int expect_tuned(const char *contender, int winner, const struct tune_case *tc)
 {
 	int64_t m = tc->m, n = tc->n, k = tc->k, pad = tc->pad;

@@ -16,6 +16,7 @@
 struct fma_peak {
 	char isa[16];          /* "avx512", "avx512bf16" or "avx2" */
 	char dtype[16];        /* the multiplied numbers: "float32", or "bfloat16" (avx512bf16) */
+	char instruction[16];  /* "fma", or "dot product" (avx512bf16) */
 	int vector_bits;       /* 512 or 256 */
 	int elem_bits;         /* 32 or 16: a vector instruction's multiply-adds are
 				  vector_bits / elem_bits */

@@ -72,8 +72,8 @@ int cmd_sysinfo(struct cmd_line *cl)
 	if (fma_peak)
 		printf("%-12s %.1f GFLOP/s %s (%s, %d-bit %s, %d thread%s; fastest of %d runs of "
 		       "%.2f s, slowest %.1f)\n", "fma_peak", peak.best_gflops, peak.dtype, peak.isa,
-		       peak.vector_bits, peak.elem_bits == 16 ? "dot product" : "fma", peak.threads, peak.threads == 1 ? "" : "s", peak.reps, peak.rep_seconds,
-		       peak.worst_gflops);
+		       peak.vector_bits, peak.instruction, peak.threads, peak.threads == 1 ? "" : "s",
+		       peak.reps, peak.rep_seconds, peak.worst_gflops);
 	sb_free(&env);
 	return EXIT_OK;
 }

@@ -594,7 +594,7 @@ static void test_gemm_tuning_refused_by_the_limit_is_not_an_oom(void **state)
 
 /* The tuning never leaves a product holding much more memory than untuned: a contender whose
  * scratchpad exceeds the choice's by more than C's size is not timed (oneDNN's gemm:jit writing
- * bfloat16 C keeps a float32 C per thread there), so that with the contender forced to win the
+ * bfloat16 C keeps float32 copies of C there), so that with the contender forced to win the
  * case holds at most C's size more, and no case's memory or limit depends on which won. The
  * model's W2 dX (1024 x 3072 x 768, bfloat16 C, one thread) among them; what the contender
  * alone would hold is printed beside. */

@@ -52,8 +52,8 @@ __attribute__((target("avx512f"))) static float chains_avx512(long steps)
 	return _mm512_cvtss_f32(CHAIN_SUM(_mm512_add_ps, a));
 }
 
-/* Twenty-four chains on VDPBF16PS (its latency is longer than an FMA's on some cores: twelve
- * would leave their pipes partly idle). Each step adds to every float32 lane the dot
+/* Twenty-four chains on VDPBF16PS, twice the FMA loops' twelve, so that the dot product's
+ * longer latency cannot leave its pipes idle. Each step adds to every float32 lane the dot
  * product of a pair of bfloat16 (0.5 · 2^-30, twice), far below the accumulator's last bit, so
  * the chains keep their starting values (no overflow, no subnormals) while every instruction
  * does its 32 multiply-adds. */
@@ -81,19 +81,6 @@ static int cpu_has(const char *isa)
 	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 }
 
-/* The ISAs this CPU has, for a refusal's "valid here". */
-static void isas_here(char *buf, size_t n)
-{
-	static const char *const all[] = {"avx512", "avx512bf16", "avx2"};
-	size_t len = 0;
-	buf[0] = '\0';
-	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-		if (cpu_has(all[i]) && len < n)
-			len += (size_t)snprintf(buf + len, n - len, "%s%s", len ? ", " : "", all[i]);
-	if (!buf[0])
-		snprintf(buf, n, "none");
-}
-
 static volatile float fma_peak_sink;   /* the chains' sums go here, so their work is used */
 
 /* Wall seconds for every OpenMP thread to run steps loop steps of fn. */
@@ -107,7 +94,53 @@ static double timed_rep(float (*fn)(long), long steps)
 	fma_peak_sink = sum;
 	return dt;
 }
+#define CHAINS_FN(f) f
+#else
+#define CHAINS_FN(f) NULL
 #endif
+
+/* The probes, by --isa name: what the CPU must have (as a refusal names it), the numbers
+ * multiplied, the instruction and its width, and the chains its function runs. */
+static const struct probe {
+	const char *isa, *needs, *dtype, *instruction;
+	int vector_bits, elem_bits, chains;
+	float (*fn)(long);
+} probes[] = {
+	{"avx512", "avx512f", "float32", "fma", 512, 32, 12, CHAINS_FN(chains_avx512)},
+	{"avx512bf16", "avx512_bf16", "bfloat16", "dot product", 512, 16, 24,
+	 CHAINS_FN(chains_avx512bf16)},
+	{"avx2", "avx2 with fma", "float32", "fma", 256, 32, 12, CHAINS_FN(chains_avx2)},
+};
+#define NPROBES (sizeof(probes) / sizeof(probes[0]))
+
+static const struct probe *probe_named(const char *isa)
+{
+	for (size_t i = 0; i < NPROBES; i++)
+		if (!strcmp(probes[i].isa, isa))
+			return &probes[i];
+	return NULL;
+}
+
+/* The probes' names, every one or (here) those this CPU has, comma-separated; "none" */
+static void probe_names(char *buf, size_t n, int here)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < NPROBES; i++) {
+#ifdef FMA_PEAK_X86
+		if (here && !cpu_has(probes[i].isa))
+			continue;
+#else
+		if (here)
+			continue;
+#endif
+		if (len < n)
+			len += (size_t)snprintf(buf + len, n - len, "%s%s", len ? ", " : "",
+						probes[i].isa);
+	}
+	if (!buf[0])
+		snprintf(buf, n, "none");
+}
 
 int fma_peak_measure(const char *isa, int reps, double seconds, struct fma_peak *out,
 		     struct bd_error *err)
@@ -116,29 +149,28 @@ int fma_peak_measure(const char *isa, int reps, double seconds, struct fma_peak 
 	if (reps < 1 || reps > 1000 || !(seconds >= 0.001 && seconds <= 60))
 		return bd_fail(err, BD_EINVAL, "fma peak: %d repetitions of %g s: want 1 to 1000 "
 			       "repetitions of 0.001 to 60 s", reps, seconds);
-	if (isa && strcmp(isa, "avx512") && strcmp(isa, "avx512bf16") && strcmp(isa, "avx2"))
-		return bd_fail(err, BD_EINVAL, "unknown isa '%s' (valid: avx512, avx512bf16, avx2)",
-			       isa);
+	char names[64];
+	if (isa && !probe_named(isa)) {
+		probe_names(names, sizeof(names), 0);
+		return bd_fail(err, BD_EINVAL, "unknown isa '%s' (valid: %s)", isa, names);
+	}
 #ifndef FMA_PEAK_X86
 	return bd_fail(err, BD_EUNSUPPORTED, "the fma peak probe is x86-64 only");
 #else
 	if (!isa)
 		isa = cpu_has("avx512") ? "avx512" : "avx2";
+	const struct probe *p = probe_named(isa);
 	if (!cpu_has(isa)) {
-		char here[64];
-		isas_here(here, sizeof(here));
-		return bd_fail(err, BD_EUNSUPPORTED, "this cpu has no %s (valid here: %s)",
-			       !strcmp(isa, "avx512")	? "avx512f"
-			       : !strcmp(isa, "avx512bf16") ? "avx512_bf16"
-							     : "avx2 with fma",
-			       here);
+		probe_names(names, sizeof(names), 1);
+		return bd_fail(err, BD_EUNSUPPORTED, "this cpu has no %s (valid here: %s)", p->needs,
+			       names);
 	}
-	int bf16 = !strcmp(isa, "avx512bf16"), wide = bf16 || !strcmp(isa, "avx512");
-	float (*fn)(long) = bf16 ? chains_avx512bf16 : wide ? chains_avx512 : chains_avx2;
-	snprintf(out->isa, sizeof(out->isa), "%s", isa);
-	snprintf(out->dtype, sizeof(out->dtype), "%s", bf16 ? "bfloat16" : "float32");
-	out->vector_bits = wide ? 512 : 256;
-	out->elem_bits = bf16 ? 16 : 32;
+	float (*fn)(long) = p->fn;
+	snprintf(out->isa, sizeof(out->isa), "%s", p->isa);
+	snprintf(out->dtype, sizeof(out->dtype), "%s", p->dtype);
+	snprintf(out->instruction, sizeof(out->instruction), "%s", p->instruction);
+	out->vector_bits = p->vector_bits;
+	out->elem_bits = p->elem_bits;
 	out->threads = omp_get_max_threads();
 	out->reps = reps;
 
@@ -152,8 +184,7 @@ int fma_peak_measure(const char *isa, int reps, double seconds, struct fma_peak 
 	}
 	if (dt > 0 && dt < seconds)
 		steps = (long)((double)steps * seconds / dt) + 1;
-	int chains = bf16 ? 24 : 12;   /* as the functions above run them */
-	double flop = 2.0 * chains * (out->vector_bits / out->elem_bits) * (double)steps * out->threads;
+	double flop = 2.0 * p->chains * (p->vector_bits / p->elem_bits) * (double)steps * out->threads;
 	for (int r = 0; r < reps; r++) {
 		dt = timed_rep(fn, steps);
 		double g = flop / dt * 1e-9;

@@ -16,6 +16,7 @@
 
 #include <omp.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -334,9 +335,20 @@ static const char *preferred_impl(const struct onednn_gemm_desc *d)
 	return NULL;
 }
 
-/* The primitive for d (its dtypes and layouts), its memories and scratchpad, into g. */
+/* What a primitive may be, checked on its descriptor before it is made (its kernels generated,
+ * its scratchpad allocated): the implementation prefer names, not the first oneDNN offers in
+ * its place (exact), and a scratchpad of at most max_scratch bytes. */
+struct primitive_terms {
+	int exact;
+	size_t max_scratch;
+};
+
+static const struct primitive_terms ANY_PRIMITIVE = {0, SIZE_MAX};
+
+/* The primitive for d (its dtypes and layouts), its memories and scratchpad, into g; one that
+ * would break terms is not made: BD_EUNSUPPORTED, saying why. */
 static int make_primitive(struct onednn_gemm *g, const struct onednn_gemm_desc *d,
-			  const char *prefer, struct bd_error *err)
+			  const char *prefer, struct primitive_terms terms, struct bd_error *err)
 {
 	dnnl_primitive_attr_t attr = NULL;
 	dnnl_primitive_desc_t pd = NULL;
@@ -375,11 +387,28 @@ static int make_primitive(struct onednn_gemm *g, const struct onednn_gemm_desc *
 		s = matmul_pd(&pd, &a_md, &b_md, &c_md, attr, prefer);
 	}
 	if (s == dnnl_success) {
+		const char *impl = NULL;
+		if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) ==
+			    dnnl_success && impl)
+			snprintf(g->impl, sizeof(g->impl), "%s", impl);
+		/* 2.x returns a pointer to a struct, 3.x a handle: both go straight back into oneDNN */
+		g->scratch_bytes = dnnl_memory_desc_get_size(
+			dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0));
+		if (terms.exact && prefer && strncmp(g->impl, prefer, strlen(prefer)))
+			rc = bd_fail(err, BD_EUNSUPPORTED, "onednn offers no %s for this matmul (its "
+				     "first: %s)", prefer, g->impl);
+		else if (g->scratch_bytes > terms.max_scratch)
+			rc = bd_fail(err, BD_EUNSUPPORTED, "onednn's %s needs %zu bytes of scratchpad, "
+				     "over %zu", g->impl, g->scratch_bytes, terms.max_scratch);
+	}
+	if (s == dnnl_success && !rc) {
 		what = "primitive";
 		s = dnnl_primitive_create(&g->primitive, pd);
 	}
 	if (d->single_thread)
 		omp_set_num_threads(threads);
+	if (rc)
+		goto done;
 	if (s == dnnl_success) {
 		what = "memory";
 		s = dnnl_memory_create(&g->a_mem, MD_PTR(a_md), engine, DNNL_MEMORY_NONE);
@@ -393,14 +422,6 @@ static int make_primitive(struct onednn_gemm *g, const struct onednn_gemm_desc *
 		goto done;
 	}
 
-	const char *impl = NULL;
-	if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success &&
-	    impl)
-		snprintf(g->impl, sizeof(g->impl), "%s", impl);
-
-	/* 2.x returns a pointer to a struct, 3.x a handle: both go straight back into oneDNN */
-	g->scratch_bytes = dnnl_memory_desc_get_size(
-		dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0));
 	if (g->scratch_bytes) {
 		if (!(g->scratch = buf_alloc(g, g->scratch_bytes))) {
 			rc = bd_fail(err, BD_ENOMEM,
@@ -461,7 +482,7 @@ static int make_fallback(struct onednn_gemm *g, struct bd_error *err)
 	    (c_n && !(g->c32 = buf_alloc(g, c_n * sizeof(float)))))
 		return bd_fail(err, BD_ENOMEM, "cannot allocate %zu bytes of float32 copies for the "
 			       "bfloat16 fallback", g->fallback_bytes);
-	return make_primitive(g, &f, preferred_impl(&f), err);
+	return make_primitive(g, &f, preferred_impl(&f), ANY_PRIMITIVE, err);
 }
 
 /* C's extent in bytes: from its first element to its last row's n-th */
@@ -506,13 +527,14 @@ static void forget_refusal(struct mem_arena *mem, const struct mem_arena *before
 
 /* desc.tune: make g->alt, the contender, where there is one that differs from g's choice. A
  * contender that cannot be made (none on this CPU, no memory for its scratchpad) leaves g as
- * it is, untuned: a choice between two correct products, never a failure. Nor is one timed
- * whose scratchpad exceeds the choice's by more than C's own size: oneDNN's gemm:jit writing
- * bfloat16 C accumulates into float32 copies of C in its scratchpad (the model's W2 dX, 1024 x
- * 3072 x 768 on one thread: 12.6 MB beside brgemm's 0.13 MB; test_matmul prints both), which,
- * kept, would raise the case's memory by run-to-run chance and, under a memory limit, could
- * refuse what the untuned case fits. (Where the tuning keeps a contender, the case holds at
- * most C's size more.) */
+ * it is, untuned: a choice between two correct products, never a failure. Nor is one made
+ * whose scratchpad would exceed the choice's by more than C's own size (asked of its
+ * descriptor, before its kernels are generated or its scratchpad allocated): oneDNN's
+ * gemm:jit writing bfloat16 C accumulates into float32 copies of C in its scratchpad (the
+ * model's W2 dX, 1024 x 3072 x 768 on one thread: 12.6 MB beside brgemm's 0.13 MB;
+ * test_matmul prints both), which, kept, would raise the case's memory by run-to-run chance
+ * and, under a memory limit, could refuse what the untuned case fits. (Where the tuning keeps
+ * a contender, the case holds at most C's size more.) */
 static void make_contender(struct onednn_gemm *g)
 {
 	const struct onednn_gemm_desc *d = &g->desc;
@@ -527,9 +549,9 @@ static void make_contender(struct onednn_gemm *g)
 	alt->desc = *d;
 	alt->mem = g->mem;
 	struct mem_arena before = g->mem ? *g->mem : (struct mem_arena){0};
-	if (make_primitive(alt, &alt->desc, contender, &ignored) ||
-	    strncmp(alt->impl, contender, strlen(contender)) ||
-	    alt->scratch_bytes > g->scratch_bytes + c_extent_bytes(d)) {
+	struct primitive_terms terms = {.exact = 1,
+					.max_scratch = g->scratch_bytes + c_extent_bytes(d)};
+	if (make_primitive(alt, &alt->desc, contender, terms, &ignored)) {
 		onednn_gemm_free(alt);
 		forget_refusal(g->mem, &before);
 		return;
@@ -558,7 +580,7 @@ int onednn_gemm_create(struct onednn_gemm **out, const struct onednn_gemm_desc *
 		g->desc.batch = 1;
 	if (g->desc.alpha == 0.0f)
 		g->desc.alpha = 1.0f;
-	rc = make_primitive(g, &g->desc, preferred_impl(&g->desc), err);
+	rc = make_primitive(g, &g->desc, preferred_impl(&g->desc), ANY_PRIMITIVE, err);
 	if (rc == BD_EUNSUPPORTED && bf16_fallback && g->desc.ab_dtype == DTYPE_BFLOAT16)
 		rc = make_fallback(g, err);
 	if (rc < 0) {

@@ -48,7 +48,9 @@ for stage in "$@"; do
 		# cpue2e, cpubf16 (the bfloat16 rounds), cpuprof (the GEMMs by role). CPUE2E_SECONDS (540) bounds
 		# each of the two round stages (SIGINT: the finished cases stay), CPUE2E_REPEAT (3) its runs,
 		# each of 15 paced rounds (--interleave 15: one iteration of each impl per round).
-		{ "$A" sysinfo --fma-peak; "$A" sysinfo --fma-peak --isa avx2 | tail -1; } >"$OUT/fma-peak.log" 2>&1
+		# (avx512bf16: VDPBF16PS's ceiling; a CPU without AVX512-BF16 gets the named refusal)
+		{ "$A" sysinfo --fma-peak; "$A" sysinfo --fma-peak --isa avx2 | tail -1
+		  "$A" sysinfo --fma-peak --isa avx512bf16 2>&1 | tail -1; } >"$OUT/fma-peak.log" 2>&1
 		run cpue2e-f32 "${CPUE2E_SECONDS:-540}" "$A" run configs/perf/e2e_vs_pytorch_cpu_fb.yaml --repeat "${CPUE2E_REPEAT:-3}" --interleave 15 --db "$OUT/cpue2e.db" --label e2e-cpu-fb
 		sqlite3 -header -column "$OUT/cpue2e.db" <configs/perf/e2e_vs_pytorch_cpu_fb.sql >"$OUT/cpue2e-f32.txt" 2>&1
 		"$A" sysinfo --fma-peak | tail -1 >>"$OUT/fma-peak.log" 2>&1 ;;

@@ -301,6 +301,15 @@ static void tail_add(struct peer_proc *pr, const char *buf, size_t n)
 	pr->err_len = keep + n;
 }
 
+/* Whether the line [line, nl) starts with the keyword kw, ended by white space or the line's end
+ * (the parser's tokens: peer_protocol.c splits at spaces and tabs) */
+static int keyword_at(const char *line, const char *nl, const char *kw)
+{
+	size_t n = strlen(kw);
+	return (size_t)(nl - line) >= n && !strncmp(line, kw, n) &&
+	       (line + n == nl || isspace((unsigned char)line[n]));
+}
+
 /* New complete lines of pr->out: progress from `sample` lines, whether a `status` line has come,
  * which ends the case (pr->case_end is then the byte after it), and (persistent) a paced case's
  * `ready` line, which stops the scan until it is answered (pr->ready). */
@@ -320,18 +329,24 @@ static void scan_lines(struct peer_proc *pr, int persistent, int64_t total,
 		 * instead of at the timeout */
 		while (line < nl && isspace((unsigned char)*line))
 			line++;
-		if (!strncmp(line, "status", 6) && (line + 6 == nl || isspace((unsigned char)line[6])))
+		if (keyword_at(line, nl, "status"))
 			pr->case_end = pr->scanned;
-		if (persistent && !strncmp(line, "ready", 5) &&
-		    (line + 5 == nl || isspace((unsigned char)line[5]))) {
+		if (persistent && keyword_at(line, nl, "ready")) {
 			pr->ready = 1;
 			pr->iters_at_ready = pr->iters_seen;
 		}
-		if (strncmp(line, "sample ", 7))
+		if (!keyword_at(line, nl, "sample"))
+			continue;
+		/* the iteration, after any white space within the line (a paced case's step count
+		 * rests on it: a sample line the parser takes must count here too) */
+		const char *num = line + 6;
+		while (num < nl && isspace((unsigned char)*num))
+			num++;
+		if (num == nl || !isdigit((unsigned char)*num))
 			continue;
 		char *end;
-		long long it = strtoll(line + 7, &end, 10);
-		if (end != line + 7 && it >= 0 && it < total && it + 1 > pr->iters_seen) {
+		long long it = strtoll(num, &end, 10);
+		if (end != num && it >= 0 && it < total && it + 1 > pr->iters_seen) {
 			pr->iters_seen = it + 1;
 			if (on_iteration)
 				on_iteration(ctx, pr->iters_seen, total);

@@ -80,12 +80,13 @@ static int check_refused(const char *text, enum bd_pass pass, ...)
 static void test_peer__good_output_gives_every_sample_iteration_major(void **state)
 {
 	(void)state;
-	/* phases of one iteration in any order, comments, blank lines, CRLF and info are fine */
+	/* phases of one iteration in any order, comments, blank lines, CRLF, info and fields
+	 * separated by tabs or several spaces are fine */
 	struct peer_output out = parse_ok("# a fake peer\n\n"
 					  HEADER
 					  "info torch 1.13.1\ninfo device cpu (2 threads)\n"
 					  "sample 0 bwd 101\r\nsample 0 fwd 100\n"
-					  "  sample 1 fwd 200\nsample 1 bwd 201\n"
+					  "  sample 1 fwd 200\nsample\t1 \tbwd  201\n"
 					  "sample 2 fwd 300\nsample 2 bwd 301\n"
 					  "memory param 4096\nmemory peak_fwd 1000\nmemory peak_bwd 3000\n"
 					  "status ok\n# done\n\n",

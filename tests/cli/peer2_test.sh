@@ -359,6 +359,10 @@ paced_broken stepahead "$T/paced6.db" "output after its 'ready' line before the 
 sed "s/\"FAKE_BASE_NS=1000000 /\"FAKE_PLANT=comment FAKE_BASE_NS=1000000 /" "$T/paced.yaml" >"$T/comment.yaml"
 expect_status 0 "paced: a peer that prints a comment while it waits" "$RUNNER" run "$T/comment.yaml" --db "$T/paced7.db"
 check "paced, comment: every case ok, every iteration stored" [ "$(sql "$T/paced7.db" "select count(*) from cases where status = 'ok'") $(sql "$T/paced7.db" "select count(*) from samples")" = "3 54" ]
+# sample lines whose fields are separated by tabs: the parser takes them, so must the steps' count
+sed "s/\"FAKE_BASE_NS=1000000 /\"FAKE_PLANT=tabs FAKE_BASE_NS=1000000 /" "$T/paced.yaml" >"$T/tabs.yaml"
+expect_status 0 "paced: a peer that separates its sample fields by tabs" "$RUNNER" run "$T/tabs.yaml" --db "$T/paced8.db"
+check "paced, tabs: every case ok, every iteration stored" [ "$(sql "$T/paced8.db" "select count(*) from cases where status = 'ok'") $(sql "$T/paced8.db" "select count(*) from samples")" = "3 54" ]
 # an interrupt in the middle of a paced group: while the peer waits for its first step (naive's
 # long step comes first), and inside its own step (0.2 s an iteration, 2 a step): exit 130, no
 # case of the group stored, the kept peer's process gone

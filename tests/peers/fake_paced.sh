@@ -10,7 +10,8 @@
 # runahead_eof (the same, its status line without a line end, then it exits), stepahead (never
 # reads a go line: steps of FAKE_STEP iterations, default 2, each after a `ready` that counts
 # right), comment (a comment and a blank line after each `ready`: allowed), quit (exits,
-# status 0, while it waits after its first step), slow (0.2 s per iteration).
+# status 0, while it waits after its first step), slow (0.2 s per iteration), tabs (its sample
+# lines' fields separated by tabs, two after `sample`: the parser's white space, allowed).
 # When FAKE_PEER_LOG is set, each go line appends "IMPL go N" there, and each case "IMPL case PID".
 log() { [ -n "${FAKE_PEER_LOG:-}" ] && echo "$BENCHDB_IMPL $*" >>"$FAKE_PEER_LOG"; return 0; }
 iteration() {   # iteration I: its samples, at the drift the counter says
@@ -21,7 +22,11 @@ iteration() {   # iteration I: its samples, at the drift the counter says
 	fi
 	ns=$(( ${FAKE_BASE_NS:-1000000} * (100 + ran * ${FAKE_DRIFT_PCT:-0}) / 100 ))
 	for phase in $BENCHDB_PHASES; do
-		echo "sample $1 $phase $ns"
+		if [ "${FAKE_PLANT:-}" = tabs ]; then
+			printf 'sample\t\t%s\t%s\t%s\n' "$1" "$phase" "$ns"
+		else
+			echo "sample $1 $phase $ns"
+		fi
 	done
 }
 echo "benchdb-peer 2"

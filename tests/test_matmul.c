@@ -638,11 +638,12 @@ static void test_gemm_tuning_keeps_memory_within_c(void **state)
 		onednn_tune_contender(NULL, 1);   /* the wrapper's own contender, kept if timed */
 		if (onednn_gemm_create(&g, &d, &mem, &err) < 0)
 			fail_msg("tuned: %s", err.msg);
-		/* a contender over the bound was never made: not even for a moment did the case
-		 * hold its scratchpad */
+		/* nothing of the tuning is held before the first execution, and there a contender
+		 * over the bound is never made: not even for a moment does the case hold its
+		 * scratchpad */
 		size_t untuned = onednn_gemm_scratch_bytes(plain);
 		int64_t made_peak = mem.peak;
-		assert_true(made_peak <= (int64_t)(2 * untuned + c_bytes));
+		assert_int_equal(made_peak, (int64_t)untuned);
 		if (onednn_gemm_execute(g, a_in, b_in, c, &err) < 0)
 			fail_msg("tuned: %s", err.msg);
 		onednn_tune_contender(NULL, 0);
@@ -657,6 +658,7 @@ static void test_gemm_tuning_keeps_memory_within_c(void **state)
 			      onednn_gemm_impl(alone), onednn_gemm_scratch_bytes(alone), c_bytes,
 			      (long long)made_peak);
 		assert_true(held <= untuned + c_bytes);
+		assert_true(mem.peak <= (int64_t)(2 * untuned + 2 * c_bytes));
 		assert_int_equal(mem.live, (int64_t)held);
 		onednn_gemm_free(plain);
 		onednn_gemm_free(alone);
@@ -664,6 +666,90 @@ static void test_gemm_tuning_keeps_memory_within_c(void **state)
 		assert_int_equal(mem.live, 0);
 		free(a), free(b), free(c), free(a_h), free(b_h);
 	}
+}
+
+/* Two tuned gemms made before either runs, as a pair's are (the CPU backend makes both, then
+ * runs them): until its first execution each holds its choice's memory alone, so under any
+ * limit the untuned pair fits, the tuned pair is made and runs, right, and never reports
+ * running out of memory (where the tuning finds no room, it runs untuned). The products: a
+ * float32 one with A transposed, whose contender (brgemm, where the CPU has it) has a
+ * scratchpad, and a bfloat16 one writing float32 (float32 without native bfloat16), whose
+ * choice has one; the limits: the untuned pair's need plus each of the tuning's buffers, one
+ * byte short and exactly. */
+static void test_gemm_tuned_pair_fits_wherever_the_untuned_pair_fits(void **state)
+{
+	(void)state;
+	struct bd_error err = {0};
+	enum bd_dtype ab1 = onednn_gemm_supported(DTYPE_BFLOAT16, &err) ? DTYPE_FLOAT32 :
+									  DTYPE_BFLOAT16;
+	struct onednn_gemm_desc d[2] = {
+		{.m = 512, .n = 512, .k = 512, .trans_a = 1, .single_thread = 1},
+		{.m = 256, .n = 96, .k = 160, .ab_dtype = ab1, .c_dtype = DTYPE_FLOAT32,
+		 .single_thread = 1},
+	};
+	struct rng r;
+	rng_init(&r, 29);
+	float *a[2], *b[2], *c[2];
+	uint16_t *ah[2], *bh[2];
+	void *ain[2], *bin[2];
+	int64_t need = 0, own[2], cbytes[2];
+	for (int i = 0; i < 2; i++) {
+		a[i] = random_floats(&r, d[i].m * d[i].k);
+		b[i] = random_floats(&r, d[i].k * d[i].n);
+		c[i] = calloc((size_t)(d[i].m * d[i].n), sizeof(float));
+		assert_non_null(c[i]);
+		ain[i] = operand(a[i], d[i].m * d[i].k, d[i].ab_dtype, &ah[i]);
+		bin[i] = operand(b[i], d[i].k * d[i].n, d[i].ab_dtype, &bh[i]);
+		cbytes[i] = d[i].m * d[i].n * (int64_t)sizeof(float);
+		struct onednn_gemm *g = NULL;
+		if (onednn_gemm_create(&g, &d[i], NULL, &err) < 0)
+			fail_msg("create: %s", err.msg);
+		need += (int64_t)onednn_gemm_scratch_bytes(g);
+		onednn_gemm_free(g);
+		/* the default contender alone (where oneDNN has none, its first) */
+		onednn_prefer_impl(d[i].ab_dtype == DTYPE_FLOAT32 ? "brg" : "gemm:jit");
+		int made = onednn_gemm_create(&g, &d[i], NULL, &err);
+		onednn_prefer_impl(NULL);
+		if (made < 0)
+			fail_msg("create the contender alone: %s", err.msg);
+		own[i] = (int64_t)onednn_gemm_scratch_bytes(g);
+		onednn_gemm_free(g);
+	}
+	print_message("untuned pair %lld bytes; contenders' scratchpads %lld and %lld; C %lld and "
+		      "%lld\n", (long long)need, (long long)own[0], (long long)own[1],
+		      (long long)cbytes[0], (long long)cbytes[1]);
+	int64_t extra[] = {0, own[0], own[1], cbytes[0], cbytes[1], own[0] + cbytes[0],
+			   own[1] + cbytes[1], own[0] + own[1] + cbytes[0] + cbytes[1]};
+	for (size_t li = 0; li < 2 * sizeof(extra) / sizeof(extra[0]); li++) {
+		int64_t limit = need + extra[li / 2] - (int64_t)(li % 2);
+		if (limit < need)
+			continue;
+		struct mem_arena mem;
+		mem_init(&mem, limit);
+		struct onednn_gemm *g[2] = {NULL, NULL};
+		for (int i = 0; i < 2; i++) {
+			d[i].tune = 1;
+			memset(c[i], 0, (size_t)cbytes[i]);
+			if (onednn_gemm_create(&g[i], &d[i], &mem, &err) < 0)
+				fail_msg("limit %lld (the untuned pair's %lld): create product %d: %s",
+					 (long long)limit, (long long)need, i, err.msg);
+		}
+		if (onednn_gemm_execute_pair(g[0], ain[0], bin[0], c[0], g[1], ain[1], bin[1], c[1],
+					     &err) < 0)
+			fail_msg("limit %lld (the untuned pair's %lld): the pair: %s", (long long)limit,
+				 (long long)need, err.msg);
+		assert_int_equal(mem.failed, 0);
+		assert_true(mem.peak <= limit);
+		for (int i = 0; i < 2; i++) {
+			struct matrix ma = {a[i], d[i].trans_a ? 1 : d[i].k, d[i].trans_a ? d[i].m : 1, 0};
+			struct matrix mb = {b[i], d[i].n, 1, 0};
+			expect_product(&d[i], &ma, &mb, NULL, c[i], d[i].n, 0, FP32_TOL);
+			onednn_gemm_free(g[i]);
+		}
+		assert_int_equal(mem.live, 0);
+	}
+	for (int i = 0; i < 2; i++)
+		free(a[i]), free(b[i]), free(c[i]), free(ah[i]), free(bh[i]);
 }
 
 /* Only a product of two matrices is tuned, float32 or bfloat16, for the threads or for one:
@@ -873,6 +959,7 @@ int main(void)
 		cmocka_unit_test(test_gemm_tuning_only_where_asked_and_possible),
 		cmocka_unit_test(test_gemm_tuning_refused_by_the_limit_is_not_an_oom),
 		cmocka_unit_test(test_gemm_tuning_keeps_memory_within_c),
+		cmocka_unit_test(test_gemm_tuned_pair_fits_wherever_the_untuned_pair_fits),
 		cmocka_unit_test(test_gemm_bf16_matches_reference_within_8bit_mantissa),
 		cmocka_unit_test(test_gemm_bf16_with_bf16_output),
 		cmocka_unit_test(test_gemm_bf16_batched_transposed_strided_with_beta),

@@ -57,9 +57,10 @@ struct onednn_gemm {
 	 * over packed float32 copies of A and B (and of C when C is bfloat16) */
 	float *a32, *b32, *c32;
 	size_t fallback_bytes;
-	/* desc.tune: the contender made beside the wrapper's choice, timed against it on the first
-	 * execution (tune_first); NULL once the faster is kept, or where there is none */
-	struct onednn_gemm *alt;
+	/* desc.tune: the implementation to time against the wrapper's choice, made and timed on
+	 * the first execution (tune_first), so that nothing of the tuning is held before it; NULL
+	 * once timed, or where there is none */
+	const char *contender;
 	struct onednn_gemm_tuning tuning;
 };
 
@@ -323,7 +324,7 @@ void onednn_prefer_impl(const char *prefix) { impl_override = prefix; }
  * does (docs/performance.md, "the GEMM library"). Batched products (the attention) and
  * bfloat16 keep oneDNN's first: there brgemm, and on AMX its tiles, are the faster. With
  * desc.tune the brgemm matmul is made beside gemm:jit and timed against it on the first
- * execution (make_contender, tune_first): on a Zen 5 it runs the forward W2 product (k = 3072)
+ * execution (tune_first, make_contender): on a Zen 5 it runs the forward W2 product (k = 3072)
  * in 0.82 of gemm:jit's time (the Intel AVX-512 host: 0.94), and which shapes brgemm wins, and
  * by how much, differs from CPU to CPU. */
 static const char *preferred_impl(const struct onednn_gemm_desc *d)
@@ -525,27 +526,25 @@ static void forget_refusal(struct mem_arena *mem, const struct mem_arena *before
 	}
 }
 
-/* desc.tune: make g->alt, the contender, where there is one that differs from g's choice. A
- * contender that cannot be made (none on this CPU, no memory for its scratchpad) leaves g as
- * it is, untuned: a choice between two correct products, never a failure. Nor is one made
- * whose scratchpad would exceed the choice's by more than C's own size (asked of its
- * descriptor, before its kernels are generated or its scratchpad allocated): oneDNN's
+/* desc.tune, at the first execution (tune_first): the contender g->contender names, made beside
+ * g's choice; NULL where it cannot be made (none on this CPU, no memory for its scratchpad),
+ * which leaves g as it is, untuned: a choice between two correct products, never a failure.
+ * Nor is one made whose scratchpad would exceed the choice's by more than C's own size (asked
+ * of its descriptor, before its kernels are generated or its scratchpad allocated): oneDNN's
  * gemm:jit writing bfloat16 C accumulates into float32 copies of C in its scratchpad (the
  * model's W2 dX, 1024 x 3072 x 768 on one thread: 12.6 MB beside brgemm's 0.13 MB;
  * test_matmul prints both), which, kept, would raise the case's memory by run-to-run chance
  * and, under a memory limit, could refuse what the untuned case fits. (Where the tuning keeps
- * a contender, the case holds at most C's size more.) */
-static void make_contender(struct onednn_gemm *g)
+ * a contender, the case holds at most C's size more.) It is made here rather than with g, so
+ * that gemms made before any runs (the two of a pair) hold only their choices' memory: each
+ * one's tuning then has the room the others leave, and never takes it from their choices. */
+static struct onednn_gemm *make_contender(struct onednn_gemm *g, const char *contender)
 {
 	const struct onednn_gemm_desc *d = &g->desc;
-	const char *contender = contender_for(d);
-	if (!d->tune || d->batch > 1 || impl_override || g->a32 ||
-	    !strncmp(g->impl, contender, strlen(contender)))
-		return;
 	struct onednn_gemm *alt = calloc(1, sizeof(*alt));
 	struct bd_error ignored = {0};
 	if (!alt)
-		return;
+		return NULL;
 	alt->desc = *d;
 	alt->mem = g->mem;
 	struct mem_arena before = g->mem ? *g->mem : (struct mem_arena){0};
@@ -554,11 +553,23 @@ static void make_contender(struct onednn_gemm *g)
 	if (make_primitive(alt, &alt->desc, contender, terms, &ignored)) {
 		onednn_gemm_free(alt);
 		forget_refusal(g->mem, &before);
-		return;
+		return NULL;
 	}
-	g->alt = alt;
 	snprintf(g->tuning.kept, sizeof(g->tuning.kept), "%s", g->impl);
 	snprintf(g->tuning.other, sizeof(g->tuning.other), "%s", alt->impl);
+	return alt;
+}
+
+/* The contender g is to be timed against at its first execution, named when g is made (the
+ * tests' overrides then in force); NULL: g is not tuned */
+static const char *contender_wanted(const struct onednn_gemm *g)
+{
+	const struct onednn_gemm_desc *d = &g->desc;
+	const char *contender = contender_for(d);
+	if (!d->tune || d->batch > 1 || impl_override || g->a32 ||
+	    !strncmp(g->impl, contender, strlen(contender)))
+		return NULL;
+	return contender;
 }
 
 int onednn_gemm_create(struct onednn_gemm **out, const struct onednn_gemm_desc *desc,
@@ -587,7 +598,7 @@ int onednn_gemm_create(struct onednn_gemm **out, const struct onednn_gemm_desc *
 		onednn_gemm_free(g);
 		return rc;
 	}
-	make_contender(g);
+	g->contender = contender_wanted(g);
 	*out = g;
 	return 0;
 }
@@ -659,9 +670,10 @@ static long minor_faults(void)
 	return getrusage(RUSAGE_SELF, &u) ? 0 : u.ru_minflt;
 }
 
-/* The first execution of a gemm with a contender: both run on a, b and a copy of c (so that a
- * beta != 0 product still adds to c once; its extent exactly C's, from g's arena, aligned as
- * the arena's buffers), TUNE_COLD times each untimed, then in alternating order until each has
+/* The first execution of a gemm with a contender to time: the contender is made
+ * (make_contender), then both run on a, b and a copy of c (so that a beta != 0 product still
+ * adds to c once; its extent exactly C's, from g's arena, aligned as the arena's buffers),
+ * TUNE_COLD times each untimed, then in alternating order until each has
  * TUNE_ROUNDS timed runs without a page fault (at most TUNE_MAX_ROUNDS rounds: then its
  * fastest, faults or not). A run that faults pays for the kernel's zeroing of fresh buffers,
  * which the steady state does not: in the model's first pass gemm:jit's buffers for some
@@ -669,8 +681,9 @@ static long minor_faults(void)
  * run towards brgemm. The contender is kept when its fastest time is below TUNE_MARGIN of the
  * wrapper's choice's fastest (a margin, so that near ties, which flip from run to run, keep
  * the choice), and the other is freed. One made for one thread (one of a pair) is timed on
- * one thread. Without memory for the copy, or where the contender fails to run, g stays with
- * its choice, untuned; only the choice's own failure fails the product. */
+ * one thread. Where the contender cannot be made, without memory for the copy, or where the
+ * contender fails to run, g stays with its choice, untuned; only the choice's own failure
+ * fails the product. */
 #define TUNE_COLD 2
 #define TUNE_ROUNDS 4
 #define TUNE_MAX_ROUNDS 12
@@ -679,11 +692,13 @@ static int tune_first(struct onednn_gemm *g, const void *a, const void *b, const
 		      struct bd_error *err)
 {
 	const struct onednn_gemm_desc *d = &g->desc;
+	struct onednn_gemm *alt = make_contender(g, g->contender);
+	g->contender = NULL;
+	if (!alt)
+		return 0;
 	size_t bytes = c_extent_bytes(d);
 	struct mem_arena before = g->mem ? *g->mem : (struct mem_arena){0};
 	void *scratch_c = buf_alloc(g, bytes);
-	struct onednn_gemm *alt = g->alt;
-	g->alt = NULL;
 	if (!scratch_c) {
 		forget_refusal(g->mem, &before);
 		onednn_gemm_free(alt);
@@ -753,7 +768,6 @@ static int tune_first(struct onednn_gemm *g, const void *a, const void *b, const
 		g->tuning.kept_s = best[1];
 		g->tuning.other_s = best[0];
 		g->tuning.switched = 1;
-		g->alt = alt->alt = NULL;
 	}
 	onednn_gemm_free(alt);
 	return 0;
@@ -763,7 +777,7 @@ int onednn_gemm_execute(struct onednn_gemm *g, const void *a, const void *b, voi
 			struct bd_error *err)
 {
 	int rc;
-	if (g->alt && (rc = tune_first(g, a, b, c, err)))
+	if (g->contender && (rc = tune_first(g, a, b, c, err)))
 		return rc;
 	return run_on(g, streams[0], a, b, c, err);
 }
@@ -792,7 +806,7 @@ int onednn_gemm_execute_pair(struct onednn_gemm *g0, const void *a0, const void 
 	/* the first execution of a tuned one times its two on one thread, before the pair runs
 	 * (onto copies of C: the pair's products do not read each other's results) */
 	for (int i = 0; i < 2; i++)
-		if (g[i]->alt && (rc[i] = tune_first(g[i], a[i], b[i], c[i], err)))
+		if (g[i]->contender && (rc[i] = tune_first(g[i], a[i], b[i], c[i], err)))
 			return rc[i];
 	int team = omp_in_parallel() || omp_get_max_threads() < 2 ? 1 : 2;
 #pragma omp parallel num_threads(team)
@@ -861,7 +875,6 @@ void onednn_gemm_free(struct onednn_gemm *g)
 	buf_free(g, g->a32);
 	buf_free(g, g->b32);
 	buf_free(g, g->c32);
-	onednn_gemm_free(g->alt);
 	free(g);
 }
 

@@ -40,12 +40,14 @@ struct onednn_gemm_desc {
 	int single_thread;         /* 1: made for one thread, to run beside another product
 				    * (onednn_gemm_execute_pair); 0: for the OpenMP threads */
 	int tune;                  /* 1: a product of two matrices (batch 1; not the bfloat16
-				    * fallback) also makes a contender where it differs from the
-				    * wrapper's choice (float32: oneDNN's brgemm matmul; bfloat16:
-				    * its gemm:jit) and needs no more scratchpad than the choice's
-				    * plus C's own size, and its first execution keeps the faster
-				    * of the two, timed on the threads it is made for
-				    * (onednn_gemm_tuning); 0: the wrapper's choice */
+				    * fallback) is timed on its first execution against a
+				    * contender, made then, where one differs from the wrapper's
+				    * choice (float32: oneDNN's brgemm matmul; bfloat16: its
+				    * gemm:jit) and needs no more scratchpad than the choice's
+				    * plus C's own size; the faster of the two, timed on the
+				    * threads it is made for, is kept (onednn_gemm_tuning); until
+				    * then the gemm holds its choice's memory alone. 0: the
+				    * wrapper's choice */
 };
 
 /* What a gemm made with desc.tune found. tuned 0: not timed (no contender, or not executed
@@ -117,11 +119,12 @@ int onednn_gemm_is_fallback(const struct onednn_gemm *g);
 void onednn_prefer_impl(const char *prefix);
 /* oneDNN's name for the implementation it picked, e.g. "brg:avx512_core". Owned by g. */
 const char *onednn_gemm_impl(const struct onednn_gemm *g);
-/* TESTS ONLY — never called by runner: the contender desc.tune makes from now on is the first
- * of oneDNN's implementations whose name starts with prefix (NULL: the default by dtype, "brg"
- * for float32 and "gemm:jit" for bfloat16; "ref" exists on every CPU), and winner decides the
- * first execution's choice: 0 by time (the default), 1 the contender, -1 the wrapper's choice,
- * so that both outcomes are exercised on any CPU. Not thread-safe. */
+/* TESTS ONLY — never called by runner: the contender of each gemm made with desc.tune from now
+ * on (named when the gemm is made, made at its first execution) is the first of oneDNN's
+ * implementations whose name starts with prefix (NULL: the default by dtype, "brg" for float32
+ * and "gemm:jit" for bfloat16; "ref" exists on every CPU; prefix must outlive those gemms),
+ * and winner decides the first execution's choice: 0 by time (the default), 1 the contender,
+ * -1 the wrapper's choice, so that both outcomes are exercised on any CPU. Not thread-safe. */
 void onednn_tune_contender(const char *prefix, int winner);
 /* desc.tune's outcome for g (see struct onednn_gemm_tuning). Owned by g. */
 const struct onednn_gemm_tuning *onednn_gemm_tuning(const struct onednn_gemm *g);

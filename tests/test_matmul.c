@@ -15,6 +15,7 @@
 
 #include "bf16.h"
 #include "dnnl_wrap.h"
+#include "planted_wait.h"
 #include "rng.h"
 #include "workload.h"
 
@@ -752,6 +753,50 @@ static void test_gemm_tuned_pair_fits_wherever_the_untuned_pair_fits(void **stat
 		free(a[i]), free(b[i]), free(c[i]), free(ah[i]), free(bh[i]);
 }
 
+/* A tuning timed while the process waited for a CPU (planted: a share of 0.5) keeps the
+ * wrapper's choice even where the contender was found faster (forced), says so, and the
+ * product is right; the same without the wait keeps the contender. */
+static void test_gemm_tuning_under_contention_keeps_the_choice(void **state)
+{
+	(void)state;
+	const int64_t m = 48, n = 40, k = 56;
+	struct rng r;
+	rng_init(&r, 31);
+	float *a = random_floats(&r, m * k), *b = random_floats(&r, k * n);
+	float *c = calloc((size_t)(m * n), sizeof(float));
+	assert_non_null(c);
+	for (int contended = 1; contended >= 0; contended--) {
+		struct onednn_gemm_desc d = {.m = m, .n = n, .k = k, .tune = 1};
+		struct onednn_gemm *g = NULL;
+		struct bd_error err = {0};
+		onednn_tune_contender("ref", 1);
+		planted_contention = contended;
+		if (onednn_gemm_create(&g, &d, NULL, &err) < 0)
+			fail_msg("create: %s", err.msg);
+		char choice[64];
+		snprintf(choice, sizeof(choice), "%s", onednn_gemm_impl(g));
+		int rc = onednn_gemm_execute(g, a, b, c, &err);
+		planted_contention = 0;
+		onednn_tune_contender(NULL, 0);
+		if (rc < 0)
+			fail_msg("execute: %s", err.msg);
+		const struct onednn_gemm_tuning *t = onednn_gemm_tuning(g);
+		print_message("contended %d: tuned %d, cpu_wait %.2f, kept %s (choice %s)\n", contended,
+			      t->tuned, t->cpu_wait, onednn_gemm_impl(g), choice);
+		assert_int_equal(t->tuned, 1);
+		assert_int_equal(t->contended, contended);
+		assert_true(contended ? t->cpu_wait > 0.4 : t->cpu_wait == 0.0);
+		assert_int_equal(t->switched, !contended);
+		assert_int_equal(!strncmp(onednn_gemm_impl(g), "ref", 3), !contended);
+		if (contended)
+			assert_string_equal(onednn_gemm_impl(g), choice);
+		struct matrix ma = {a, k, 1, 0}, mb = {b, n, 1, 0};
+		expect_product(&d, &ma, &mb, NULL, c, n, 0, FP32_TOL);
+		onednn_gemm_free(g);
+	}
+	free(a), free(b), free(c);
+}
+
 /* Only a product of two matrices is tuned, float32 or bfloat16, for the threads or for one:
  * batched products, an untuned desc, the benchmarks' override and the bfloat16 fallback keep
  * the one implementation they are made with. */
@@ -942,6 +987,7 @@ int main(void)
 	struct bd_error err = {0};
 	native_bf16 = onednn_gemm_supported(DTYPE_BFLOAT16, &err) == 0;
 	onednn_version(onednn_isa, sizeof(onednn_isa));
+	cpu_wait_plant(planted_wait_reader);   /* the tuning's outcome is the test's, not the load's */
 	if (!native_bf16) {
 		/* the bfloat16 GEMM tests then check the fallback (dnnl_wrap.h), which holds the
 		 * same contract; the workload test checks the refusal */
@@ -960,6 +1006,7 @@ int main(void)
 		cmocka_unit_test(test_gemm_tuning_refused_by_the_limit_is_not_an_oom),
 		cmocka_unit_test(test_gemm_tuning_keeps_memory_within_c),
 		cmocka_unit_test(test_gemm_tuned_pair_fits_wherever_the_untuned_pair_fits),
+		cmocka_unit_test(test_gemm_tuning_under_contention_keeps_the_choice),
 		cmocka_unit_test(test_gemm_bf16_matches_reference_within_8bit_mantissa),
 		cmocka_unit_test(test_gemm_bf16_with_bf16_output),
 		cmocka_unit_test(test_gemm_bf16_batched_transposed_strided_with_beta),

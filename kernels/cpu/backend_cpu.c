@@ -184,14 +184,15 @@ static int describe_switched(char *one, size_t n, const struct gemm_entry *e, in
 }
 
 /* The tuned products (BENCHDB_GEMM_TUNE) as JSON members, after ", ": how many were timed, in
- * which dtypes, and per implementation kept over the wrapper's choice the products that kept
- * it (describe_switched), then the setting; "none timed" where products of two matrices ran
+ * which dtypes, how many of them while the process waited for a CPU (the choice kept), and
+ * per implementation kept over the wrapper's choice the products that kept it
+ * (describe_switched), then the setting; "none timed" where products of two matrices ran
  * and none had a contender (or the memory limit left no room to time it); with the setting
  * off, the setting alone where such a product ran; "" when none did. Products that do not fit
  * in n are counted, not listed. */
 static void describe_tuning(const struct cpu_backend *cb, char *buf, size_t n)
 {
-	size_t timed = 0, moved = 0, listed = 0, singles = 0;
+	size_t timed = 0, moved = 0, listed = 0, singles = 0, contended = 0;
 	int dtypes = 0;   /* 1: float32 timed, 2: bfloat16 */
 	for (size_t i = 0; i < cb->ngemms; i++) {
 		const struct onednn_gemm_tuning *t = onednn_gemm_tuning(cb->gemms[i].gemm);
@@ -199,6 +200,7 @@ static void describe_tuning(const struct cpu_backend *cb, char *buf, size_t n)
 		singles += g->batch <= 1;
 		if (t->tuned) {
 			timed++;
+			contended += t->contended != 0;
 			dtypes |= g->ab_dtype == DTYPE_BFLOAT16 ? 2 : 1;
 		}
 		moved += t->switched != 0;
@@ -219,6 +221,9 @@ static void describe_tuning(const struct cpu_backend *cb, char *buf, size_t n)
 						  "float32 and bfloat16 "};
 	size_t len = (size_t)snprintf(buf, n, ", \"gemm_tuned\": \"%zu %sshape%s timed", timed,
 				      dtype_names[dtypes], timed == 1 ? "" : "s");
+	if (contended)   /* n >= 200: room for it */
+		len += (size_t)snprintf(buf + len, n - len, ", %zu while the process waited for a "
+					"CPU (the choice kept)", contended);
 	/* each implementation kept, at its first product that kept it, with all that did */
 	for (size_t i = 0; i < cb->ngemms && listed < moved; i++) {
 		const struct onednn_gemm_tuning *ti = onednn_gemm_tuning(cb->gemms[i].gemm);

@@ -13,6 +13,7 @@
 
 #include "bf16.h"
 #include "clock.h"
+#include "proc_wait.h"
 
 #include <omp.h>
 #include <pthread.h>
@@ -680,7 +681,12 @@ static long minor_faults(void)
  * shapes faulted for several calls, and with those runs counted the choices swung from run to
  * run towards brgemm. The contender is kept when its fastest time is below TUNE_MARGIN of the
  * wrapper's choice's fastest (a margin, so that near ties, which flip from run to run, keep
- * the choice), and the other is freed. One made for one thread (one of a pair) is timed on
+ * the choice), and the other is freed — unless the process's threads waited for a CPU for
+ * more than CPU_WAIT_CONTENDED of the timing (another process's load, which slows the two
+ * kernels unequally and for no reason of theirs): then the choice is kept and the tuning says
+ * so (`contended`). The case's own cpu_wait covers its measured iterations, not this timing,
+ * which runs in validation: without the rule a burst of load there changed the kernels the
+ * case then ran, and nothing said so. One made for one thread (one of a pair) is timed on
  * one thread. Where the contender cannot be made, without memory for the copy, or where the
  * contender fails to run, g stays with its choice, untuned; only the choice's own failure
  * fails the product. */
@@ -715,6 +721,8 @@ static int tune_first(struct onednn_gemm *g, const void *a, const void *b, const
 	if (d->single_thread)
 		omp_set_num_threads(1);
 	int timed_on = omp_get_max_threads();
+	struct cpu_wait wait0, wait1;
+	cpu_wait_read(&wait0);
 	for (int r = -TUNE_COLD; !rc && !alt_failed && r < TUNE_MAX_ROUNDS &&
 	     (clean[0] < TUNE_ROUNDS || clean[1] < TUNE_ROUNDS); r++)
 		for (int i = 0; i < 2 && !rc && !alt_failed; i++) {
@@ -741,6 +749,7 @@ static int tune_first(struct onednn_gemm *g, const void *a, const void *b, const
 			if (!best[k] || t < best[k])
 				best[k] = t;
 		}
+	cpu_wait_read(&wait1);
 	if (d->single_thread)
 		omp_set_num_threads(threads);
 	for (int k = 0; k < 2; k++)
@@ -756,7 +765,10 @@ static int tune_first(struct onednn_gemm *g, const void *a, const void *b, const
 	g->tuning.threads = timed_on;
 	g->tuning.kept_s = best[0];
 	g->tuning.other_s = best[1];
-	if (tune_winner ? tune_winner > 0 : best[1] < TUNE_MARGIN * best[0]) {
+	g->tuning.cpu_wait = cpu_wait_share(&wait0, &wait1);
+	g->tuning.contended = g->tuning.cpu_wait > CPU_WAIT_CONTENDED;
+	int faster = tune_winner ? tune_winner > 0 : best[1] < TUNE_MARGIN * best[0];
+	if (faster && !g->tuning.contended) {
 		/* the contender's primitive, memories and scratchpad move into g; g's old ones
 		 * into alt, which is freed */
 		struct onednn_gemm mine = *g;

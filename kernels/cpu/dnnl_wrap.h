@@ -54,11 +54,14 @@ struct onednn_gemm_desc {
  * yet); else the implementation kept and the other, with the fastest of each one's timed runs
  * on the first execution's operands, in seconds; switched 1: the contender was kept; faulted:
  * the timed runs left out because the process page-faulted during them; threads: the OpenMP
- * threads the timing ran with (1 for one made for one thread). */
+ * threads the timing ran with (1 for one made for one thread); cpu_wait: the share of the
+ * timing's time the process's threads waited for a CPU (common/proc_wait.h; -1 unknown);
+ * contended 1: it was above CPU_WAIT_CONTENDED, so the wrapper's choice was kept whatever the
+ * times said (another process's load is not a slower kernel). */
 struct onednn_gemm_tuning {
-	int tuned, switched, faulted, threads;
+	int tuned, switched, faulted, threads, contended;
 	char kept[64], other[64];
-	double kept_s, other_s;
+	double kept_s, other_s, cpu_wait;
 };
 
 struct onednn_gemm;
@@ -123,8 +126,10 @@ const char *onednn_gemm_impl(const struct onednn_gemm *g);
  * on (named when the gemm is made, made at its first execution) is the first of oneDNN's
  * implementations whose name starts with prefix (NULL: the default by dtype, "brg" for float32
  * and "gemm:jit" for bfloat16; "ref" exists on every CPU; prefix must outlive those gemms),
- * and winner decides the first execution's choice: 0 by time (the default), 1 the contender,
- * -1 the wrapper's choice, so that both outcomes are exercised on any CPU. Not thread-safe. */
+ * and winner decides which the first execution's timing found faster: 0 by time (the
+ * default), 1 the contender, -1 the wrapper's choice, so that both outcomes are exercised on
+ * any CPU (the contention rule still applies: tests that force a winner plant a quiet
+ * cpu_wait reader, common/proc_wait.h). Not thread-safe. */
 void onednn_tune_contender(const char *prefix, int winner);
 /* desc.tune's outcome for g (see struct onednn_gemm_tuning). Owned by g. */
 const struct onednn_gemm_tuning *onednn_gemm_tuning(const struct onednn_gemm *g);

@@ -1,0 +1,69 @@
+/* common/proc_wait.c: this process's threads' time on a CPU and waiting for one.
+ *
+ * Linux keeps, per thread, the time it ran and the time it sat runnable on a run queue waiting for
+ * a CPU (/proc/self/task/TID/schedstat: "on-cpu-ns wait-ns timeslices"; the scheduler's
+ * sched_info, present on Debian's and most distributions' kernels). A thread that waits was
+ * ready to work and another process had its CPU: what it timed is inflated by that much.
+ */
+#include "proc_wait.h"
+
+#include <dirent.h>
+#include <stdio.h>
+
+/* Add one thread's figures; a thread that ended between the listing and the read is skipped. */
+static void add_thread(const char *tid, struct cpu_wait *w)
+{
+	char path[300];
+	snprintf(path, sizeof(path), "/proc/self/task/%s/schedstat", tid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return;
+	unsigned long long run, wait;
+	if (fscanf(f, "%llu %llu", &run, &wait) == 2) {
+		w->run_ns += (int64_t)run;
+		w->wait_ns += (int64_t)wait;
+		w->ok = 1;
+	}
+	fclose(f);
+}
+
+static void (*planted_reader)(struct cpu_wait *w);
+
+void cpu_wait_plant(void (*reader)(struct cpu_wait *w))
+{
+	planted_reader = reader;
+}
+
+void cpu_wait_read(struct cpu_wait *w)
+{
+	w->run_ns = w->wait_ns = 0;
+	w->ok = 0;
+	if (planted_reader) {
+		planted_reader(w);
+		return;
+	}
+	DIR *d = opendir("/proc/self/task");
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			add_thread(e->d_name, w);
+	closedir(d);
+}
+
+double cpu_wait_share(const struct cpu_wait *before, const struct cpu_wait *after)
+{
+	if (!before->ok || !after->ok)
+		return -1;
+	/* A thread that ended in between takes its figures with it: a negative delta is clamped,
+	 * and the share stays within [0, 1]. */
+	int64_t run = after->run_ns - before->run_ns, wait = after->wait_ns - before->wait_ns;
+	if (run < 0)
+		run = 0;
+	if (wait < 0)
+		wait = 0;
+	if (run + wait <= 0)   /* a kernel without sched_info: every thread reads 0 0 */
+		return -1;
+	return (double)wait / (double)(run + wait);
+}

@@ -77,6 +77,8 @@ struct model {
 	const char *what;         /* what model_create is allocating now, for messages */
 	const char *refused;      /* the first allocation refused (then the rest is only counted) */
 	int broken;               /* that refusal was a device error, not a lack of memory */
+	int64_t live_before;      /* the arena's bytes in use when model_create began (another
+				   * model's: the e2e case's beside its validation model) */
 };
 
 /* ---- layout, init, figures ---------------------------------------------------------------- */
@@ -257,19 +259,26 @@ static void free_layer(struct model *m, struct layer_acts *a, int with_x)
 
 #define GIB(x) ((double)(x) / (1024.0 * 1024 * 1024))
 
-/* The oom message: what was refused, and what the whole model needs. The total is also stored
- * as the arena's failed_need, which the runner records as the case's peak. */
+/* The oom message: what was refused, and what the whole model needs, with what the arena held
+ * before the model (the case's own model, for its validation model): that sum is also stored as
+ * the arena's failed_need, which the runner records as the case's peak, and is what a limit
+ * must at least give. */
 static int fail_oom(struct model *m)
 {
 	struct mem_arena *mem = m->dev->mem;
 	const struct model_memory *mm = &m->mem;
 	int64_t total = mm->params + mm->grads + mm->optim + mm->activations + mm->workspace;
+	int64_t need = m->live_before + total;
 	/* the limit refused, or the device itself (whose message the backend left in err) */
 	int by_limit = mem->limit > 0 && mem->failed_need > mem->limit;
 	char device_said[sizeof(m->dev->err.msg)];
 	snprintf(device_said, sizeof(device_said), "%s", m->dev->err.msg);
-	if (total > mem->failed_need)
-		mem->failed_need = total;
+	if (need > mem->failed_need)
+		mem->failed_need = need;
+	char others[128] = "";
+	if (m->live_before > 0)
+		snprintf(others, sizeof(others), "; %lld in all with the %lld already allocated",
+			 (long long)need, (long long)m->live_before);
 	char where[256];
 	if (by_limit)
 		snprintf(where, sizeof(where), "over the memory limit of %lld bytes (%.2f GiB)",
@@ -279,10 +288,11 @@ static int fail_oom(struct model *m)
 			 m->dev->backend->host_memory ? "host" : "GPU");
 	return bd_fail(&m->dev->err, BD_ENOMEM,
 		       "needs %lld bytes (%.2f GiB: parameters %.2f, gradients %.2f, AdamW state %.2f, "
-		       "activations %.2f, scratch %.2f; attention workspace not counted), %s; the %s "
+		       "activations %.2f, scratch %.2f; attention workspace not counted%s), %s; the %s "
 		       "did not fit%s%.400s", (long long)total, GIB(total), GIB(mm->params),
-		       GIB(mm->grads), GIB(mm->optim), GIB(mm->activations), GIB(mm->workspace), where,
-		       m->refused, by_limit || !device_said[0] ? "" : ": ", by_limit ? "" : device_said);
+		       GIB(mm->grads), GIB(mm->optim), GIB(mm->activations), GIB(mm->workspace),
+		       others, where, m->refused, by_limit || !device_said[0] ? "" : ": ",
+		       by_limit ? "" : device_said);
 }
 
 /* m's sizes from s. */
@@ -407,6 +417,7 @@ int model_create(struct model **out, struct dev *dev, const struct model_shape *
 	if (!m)
 		return bd_fail(&dev->err, BD_ENOMEM, "out of host memory");
 	m->dev = dev;
+	m->live_before = dev->mem->live;
 	model_dims(m, s);
 	int64_t P = m->lay.total, n = m->n;
 	const size_t f32 = sizeof(float);

@@ -234,8 +234,18 @@ static int check_problem(struct dev *dev, const struct problem *pr, int full,
 			rc = attention_check_rows(c, d, &tol, h, rows, nrows, q, x[T_K], x[T_V], o, l,
 						  ref_mem);
 		}
-		if (rc == BD_ENOMEM) {
-			code = wl_set(st, STATUS_OOM, "out of memory for the float64 attention reference");
+		if (rc == BD_ENOMEM) {   /* the sizes, as every other oom reason gives them */
+			if (ref_mem && ref_mem->failed && ref_mem->limit > 0)
+				code = wl_set(st, STATUS_OOM, "the float64 attention reference (head %lld) "
+					      "needs %lld bytes (%lld in all with the %lld already "
+					      "allocated), over the memory limit of %lld bytes",
+					      (long long)h, (long long)ref_mem->failed,
+					      (long long)ref_mem->failed_need,
+					      (long long)(ref_mem->failed_need - ref_mem->failed),
+					      (long long)ref_mem->limit);
+			else
+				code = wl_set(st, STATUS_OOM, "out of host memory for the float64 attention "
+					      "reference (head %lld)", (long long)h);
 			goto done;
 		}
 	}

@@ -108,6 +108,27 @@ run_report)
 	check "sdpa on cpu is unsupported with a reason" [ "$(sql "$db" "select count(*) from cases where impl = 'sdpa' and status = 'unsupported' and reason like '%sdpa%cpu%'")" = 2 ]
 	check "memory limit gives oom with the bytes" [ "$(sql "$db" "select count(*) from cases where status = 'oom' and reason like '%needs 16777216 bytes (%over the memory limit of 1048576 bytes' and peak_bytes > 16777216")" = 1 ]
 	check "every ok case has a peak" [ "$(sql "$db" "select count(*) from cases where status = 'ok' and peak_bytes > 0")" = 4 ]
+	# peak_bytes is the case's memory while it is measured; validation's buffers (the e2e case's
+	# small validation model beside its own, the float64 attention reference) come on top, so
+	# under a limit of exactly that peak the case is oom in validation, and its reason and
+	# peak_bytes give what it needed in all, above the limit
+	printf '%s\n' 'defaults: {device: cpu, warmup: 1, iters: 2}' 'models:' \
+		'  tiny: {d_model: 32, d_ff: 64, num_layers: 1, num_heads: 2, vocab_size: 64}' \
+		'benchmarks:' '  - {suite: e2e, model: tiny, context_length: 8, batch_size: 1, pass: train_step}' \
+		'  - {suite: attention, impl: naive, seq_len: 64, head_dim: 32, batch_size: 2, heads: 2}' \
+		>"$T/val.yaml"
+	expect_status 0 "validation's memory: the cases without a limit" "$RUNNER" run "$T/val.yaml" --db "$T/val.db"
+	for what in "e2e:validation model: needs [0-9]+ bytes \\(.*; [0-9]+ in all with the [0-9]+ already allocated\\)" \
+		"attention:the float64 attention reference \\(head 0\\) needs [0-9]+ bytes \\([0-9]+ in all with the [0-9]+ already allocated\\)"; do
+		suite=${what%%:*}
+		peak=$(sql "$T/val.db" "select peak_bytes from cases where suite = '$suite' order by id limit 1")
+		"$RUNNER" run "$T/val.yaml" --db "$T/val.db" --mem-limit "$peak" --label "val-$suite" >"$T/out" 2>&1
+		sql "$T/val.db" "select c.status || ': ' || c.reason from cases c join runs r on r.id = c.run_id where r.label = 'val-$suite' and c.suite = '$suite'" >"$T/reason"
+		contains "$T/reason" "^oom: ${what#*:}, over the memory limit of $peak bytes" "$suite under a limit of its measured peak: oom in validation, the sizes named"
+		in_all=$(sed -E 's/.*[ (]([0-9]+) in all with.*/\1/' "$T/reason")
+		check "$suite: needed in all ($in_all) above the limit ($peak), stored as its peak" [ "$in_all" -gt "$peak" ] && \
+			[ "$(sql "$T/val.db" "select c.peak_bytes from cases c join runs r on r.id = c.run_id where r.label = 'val-$suite' and c.suite = '$suite'")" = "$in_all" ]
+	done
 	check "validated against the reference" [ "$(sql "$db" "select count(*) from cases where status = 'ok' and max_diff >= 0 and max_diff <= tolerance")" = 4 ]
 	# memory, as it holds on any machine: naive counts its (B, H, S, S) float32 P; flash's figure
 	# depends on the thread count (per-thread tiles, dQ partials), so it is only required above 0

@@ -980,6 +980,29 @@ static void test_matmul_figures_and_oom_under_limit(void **state)
 	assert_non_null(strstr(st.reason, "50000"));
 	matmul()->teardown(s);
 	assert_int_equal(mem.live, 0);
+	/* a oneDNN scratchpad the limit refuses: its size, the total and the limit */
+	struct onednn_gemm_desc d = {.m = 256, .n = 384, .k = 192, .ab_dtype = DTYPE_BFLOAT16,
+				     .c_dtype = DTYPE_FLOAT32};
+	struct onednn_gemm *g = NULL;
+	struct bd_error err = {0};
+	assert_int_equal(onednn_gemm_create(&g, &d, NULL, &err), 0);
+	size_t need = onednn_gemm_scratch_bytes(g);
+	int fallback = onednn_gemm_is_fallback(g);
+	onednn_gemm_free(g);
+	if (need == 0 || fallback)   /* nothing to refuse with this library and CPU */
+		return;
+	void *held = mem_alloc(&mem, 1000);
+	assert_non_null(held);
+	mem.limit = (int64_t)need + 999;
+	assert_int_equal(onednn_gemm_create(&g, &d, &mem, &err), BD_ENOMEM);
+	char want[200];
+	snprintf(want, sizeof(want), "needs %zu bytes (%zu in all with the 1000 already allocated), "
+		 "over the memory limit of %zu bytes", need, need + 1000, need + 999);
+	print_message("%s\n", err.msg);
+	assert_non_null(strstr(err.msg, "onednn's scratchpad ("));
+	assert_non_null(strstr(err.msg, want));
+	mem_free(&mem, held);
+	assert_int_equal(mem.live, 0);
 }
 
 int main(void)

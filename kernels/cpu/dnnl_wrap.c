@@ -425,10 +425,14 @@ static int make_primitive(struct onednn_gemm *g, const struct onednn_gemm_desc *
 	}
 
 	if (g->scratch_bytes) {
-		if (!(g->scratch = buf_alloc(g, g->scratch_bytes))) {
-			rc = bd_fail(err, BD_ENOMEM,
-				     "cannot allocate %zu bytes of onednn scratchpad%s", g->scratch_bytes,
-				     g->mem && g->mem->limit ? " within the memory limit" : "");
+		/* refused by the arena: the sizes, as every oom reason gives them (mem_vfail) */
+		g->scratch = g->mem ? mem_alloc_for(g->mem, (double)g->scratch_bytes, err,
+						    "onednn's scratchpad (%s)", g->impl) :
+				      buf_alloc(g, g->scratch_bytes);
+		if (!g->scratch) {
+			rc = g->mem ? BD_ENOMEM :
+				      bd_fail(err, BD_ENOMEM, "cannot allocate %zu bytes of onednn "
+					      "scratchpad: out of host memory", g->scratch_bytes);
 			goto done;
 		}
 		s = dnnl_memory_create(&g->scratch_mem,

@@ -396,6 +396,7 @@ struct peer_run {
 					  * for a process's first case; paused time not */
 	int64_t own_ns;                  /* the runner's time in this case: its elapsed time */
 	int gone;                        /* a line could not be sent: the process is gone */
+	int resent;                      /* the case line went to a new process once already */
 	int finished;
 	void (*on_iteration)(void *ctx, int64_t iter, int64_t total);
 	void *ctx;
@@ -458,8 +459,32 @@ static int ran_ahead(struct peer_run *r, const struct peer_output *po)
 	return 1;
 }
 
+/* Whether the process, now ended, ended between its last case and this one: it had served a
+ * case, printed nothing for this one but blank and comment lines, and could not be sent its case
+ * line or exited with status 0. A process on its way out after its last case may still take the
+ * next case's line (the check before sending it saw it alive), and its exit is not this case's.
+ * Once per case: a new process that does the same is the case's error. */
+static int ended_before_case(const struct peer_run *r)
+{
+	const struct peer_proc *pr = &r->slot->proc;
+	const char *text = sb_str(&pr->out), *end = text + pr->out.len;
+	if (r->resent || r->asked || pr->ncases < 2)
+		return 0;
+	if (!r->gone && !(WIFEXITED(pr->wstatus) && WEXITSTATUS(pr->wstatus) == 0))
+		return 0;
+	for (const char *line = text; line < end;) {
+		if (!peer_line_ignored(line, end))
+			return 0;
+		const char *nl = memchr(line, '\n', (size_t)(end - line));
+		line = nl ? nl + 1 : end;
+	}
+	return 1;
+}
+
 /* Read the case's output on to its status line, a `ready` line or the process's end. Returns 1
- * when the case is concluded (res complete), 0 at a ready line that asks for the next step. */
+ * when the case is concluded (res complete), 0 at a ready line that asks for the next step, 2
+ * when the process had ended before the case (ended_before_case: nothing concluded, the process
+ * stopped; the caller starts a new one and sends the case line again). */
 static int run_read(struct peer_run *r)
 {
 	const struct sweep_peer *peer = r->c->peer;
@@ -495,6 +520,8 @@ static int run_read(struct peer_run *r)
 		read_failed(why, peer, &s->proc, res);
 	} else {
 		peer_proc_stop(&s->proc, 1);   /* it ended before the case's status line */
+		if (ended_before_case(r))
+			return 2;
 		exit_text(s->proc.wstatus, how, sizeof(how));
 		if (!how[0])
 			snprintf(how, sizeof(how), "peer exited with status 0 before the case's status line");
@@ -521,6 +548,7 @@ static void run_start(struct peer_run *r, const char *dir)
 	struct peer_env env = {0};
 	char *line = NULL;
 	figures_unknown(res);   /* protocol 2: the peer's work lines say */
+again:
 	if (s->peer == peer && !peer_proc_alive(&s->proc))   /* it exited after its last case */
 		slot_end(s);
 	if (s->peer != peer) {
@@ -547,7 +575,16 @@ static void run_start(struct peer_run *r, const char *dir)
 	/* a process's first case counts its start-up */
 	r->used_ns = s->proc.ncases == 1 ? now_ns() - s->proc.started_ns : 0;
 	r->gone = peer_proc_send(&s->proc, line, strlen(line)) != 0;   /* gone: read what it left */
-	run_read(r);
+	if (run_read(r) == 2) {   /* it was on its way out: the case goes to a new process */
+		slot_end(s);
+		r->resent = 1;
+		r->gone = 0;
+		free(line);
+		line = NULL;
+		peer_env_free(&env);
+		env = (struct peer_env){0};
+		goto again;
+	}
 	goto done;
 failed:
 	run_conclude(r, 1);

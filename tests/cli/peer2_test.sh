@@ -425,4 +425,24 @@ check "no ESC, BEL or 8-bit CSI on the runner's stderr" [ "$(LC_ALL=C grep -c $'
 contains "$T/err" "error: the peer says \?\[31mred\?\[0m and \?\]0;title\?" "the reason, made printable"
 check "nor in the stored reason" [ "$(sql "$T/esc.db" "select count(*) from cases where instr(reason, char(27)) or instr(reason, char(7)) or instr(reason, char(155))")" = 0 ]
 
+# ---- a persistent peer's process that exits on its own between two cases -----------------------
+# It serves one case and exits, status 0, half a second later: the runner may already have sent
+# the next case's line to the process on its way out. "A process that exits on its own between two
+# cases is started anew" (schemas/peer-protocol.md): every case ok, each in a process of its own,
+# read to its end and paced alike.
+cat >"$T/quits.yaml" <<EOF
+defaults: {warmup: 1, iters: 3, head_dim: 8, heads: 1, batch_size: 1}
+peers:
+  pq: {command: "FAKE_CASES=1 sh $PEERS/fake_paced.sh", suite: attention, timeout: 20, persistent: keep}
+benchmarks:
+  - {suite: attention, impl: [pq, naive], seq_len: [16, 32, 64]}
+EOF
+for il in 1 2; do
+	rm -f "$T/quits.log"
+	FAKE_PEER_LOG=$T/quits.log expect_status 0 "a peer that quits after each case (--interleave $il)" "$RUNNER" run "$T/quits.yaml" --db "$T/quits$il.db" --interleave $il
+	check "quits after each case (--interleave $il): every case ok" [ "$(sql "$T/quits$il.db" "select group_concat(impl || ':' || status || coalesce(reason, ''), ',') from (select * from cases where impl = 'pq' order by ord)")" = "pq:ok,pq:ok,pq:ok" ]
+	check "quits after each case (--interleave $il): a process per case" [ "$(grep ' case ' "$T/quits.log" | cut -d' ' -f3 | sort -u | wc -l)" = 3 ]
+done
+check "quits after each case: paced with --interleave 2" [ "$(grep -c ' go ' "$T/quits.log")" -gt 0 ]
+
 finish peer2

@@ -503,8 +503,12 @@ static int run_read(struct peer_run *r)
 	if (why == PEER_READ_READY)
 		return run_ready(r);
 	if (why == PEER_READ_STATUS) {
-		int rc = peer_parse_case_block(sb_str(&s->proc.out), s->proc.case_end, p, s->version,
-					       r->paced, s->proc.lines_before + 1, &po);
+		/* nothing may follow a case's status line but blank and comment lines, as for a
+		 * one-process peer: output that came with it (or waits in the pipe) is parsed with
+		 * the case, whose parse then names the line */
+		size_t len = peer_proc_output_waiting(&s->proc) ? s->proc.out.len : s->proc.case_end;
+		int rc = peer_parse_case_block(sb_str(&s->proc.out), len, p, s->version, r->paced,
+					       s->proc.lines_before + 1, &po);
 		if (!rc && po.version != 2) {
 			res->status = STATUS_ERROR;
 			snprintf(res->reason, sizeof(res->reason), "malformed peer output: a persistent peer "
@@ -550,6 +554,10 @@ static void run_start(struct peer_run *r, const char *dir)
 	figures_unknown(res);   /* protocol 2: the peer's work lines say */
 again:
 	if (s->peer == peer && !peer_proc_alive(&s->proc))   /* it exited after its last case */
+		slot_end(s);
+	/* output after its last case's status line, come since that case was stored: the process
+	 * is not to be trusted, and the output is not this case's (a new process for it) */
+	if (s->peer == peer && peer_proc_output_waiting(&s->proc))
 		slot_end(s);
 	if (s->peer != peer) {
 		slot_end(s);

@@ -445,4 +445,40 @@ for il in 1 2; do
 done
 check "quits after each case: paced with --interleave 2" [ "$(grep -c ' go ' "$T/quits.log")" -gt 0 ]
 
+# ---- output after a case's status line -----------------------------------------------------------
+# Nothing may follow the status line. What comes with it is that case's malformed output, for a
+# one-process peer and a persistent one alike (trailer: in the same write); what comes after the
+# case was stored (late: 0.05 s later, while a longer naive case runs) ends the process, and the
+# peer's next case, not to blame, runs in a new one. Paced: a `ready` line after the status line.
+cat >"$T/trail.yaml" <<EOF
+defaults: {warmup: 1, iters: 3, head_dim: 8, heads: 1, batch_size: 1}
+peers:
+  once: {command: "sh $PEERS/fake_v2.sh", suite: attention, timeout: 20, params: {plant: {values: [none, trailer, late]}}}
+  kept: {command: "sh $PEERS/fake_v2.sh", suite: attention, timeout: 20, persistent: keep, params: {plant: {values: [none, trailer, late]}}}
+benchmarks:
+  - {suite: attention, impl: [once, kept], seq_len: 16, plant: trailer}
+  - {suite: attention, impl: kept, seq_len: 32}
+  - {suite: attention, impl: kept, seq_len: 64, plant: late}
+  - {suite: attention, impl: naive, seq_len: 512, iters: 50}
+  - {suite: attention, impl: kept, seq_len: 128}
+EOF
+rm -f "$T/trail.log"
+FAKE_PEER_LOG=$T/trail.log expect_status 1 "output after the status line" "$RUNNER" run "$T/trail.yaml" --db "$T/trail.db" --interleave 1
+tr_case() { sql "$T/trail.db" "select status || '|' || coalesce(reason, '') from cases where impl = '$1' and seq_len = $2"; }
+for impl in once kept; do
+	contains <(tr_case "$impl" 16) "^error\|malformed peer output: line [0-9]+: 'sample 0 fwd 5': nothing may follow the status line" "$impl: a line that came with the status line is the case's malformed output"
+done
+check "kept: its next case, in a new process, ok" [ "$(tr_case kept 32)" = "ok|" ]
+check "kept: the case after a late line is not blamed for it" [ "$(tr_case kept 128)" = "ok|" ]
+check "kept: a process after the trailer, another after the late line (3)" [ "$(grep impl=kept "$T/trail.log" | sed 's/ .*//' | sort -u | wc -l)" = 3 ]
+cat >"$T/rdy.yaml" <<EOF
+defaults: {warmup: 0, iters: 4, head_dim: 8, heads: 1, batch_size: 1}
+peers:
+  kp: {command: "FAKE_PLANT=readyafter sh $PEERS/fake_paced.sh", suite: attention, timeout: 20, persistent: keep}
+benchmarks:
+  - {suite: attention, impl: [naive, kp], seq_len: [16, 32]}
+EOF
+expect_status 1 "paced: a ready line after the status line" "$RUNNER" run "$T/rdy.yaml" --db "$T/rdy.db" --interleave 2
+check "paced: each case's ready after its status line is that case's error, never the next one's" [ "$(sql "$T/rdy.db" "select group_concat(status || ':' || (reason like 'malformed peer output: line %: ''ready'': nothing may follow the status line%'), ',') from (select * from cases where impl = 'kp' order by ord)")" = "error:1,error:1" ]
+
 finish peer2

@@ -11,7 +11,8 @@
 # reads a go line: steps of FAKE_STEP iterations, default 2, each after a `ready` that counts
 # right), comment (a comment and a blank line after each `ready`: allowed), quit (exits,
 # status 0, while it waits after its first step), slow (0.2 s per iteration), tabs (its sample
-# lines' fields separated by tabs, two after `sample`: the parser's white space, allowed).
+# lines' fields separated by tabs, two after `sample`: the parser's white space, allowed),
+# readyafter (a `ready` line after its status line, in the same write).
 # FAKE_CASES: it serves that many cases and then exits on its own, status 0, after a clean-up of
 # FAKE_CLEANUP seconds (default 0.5; an interpreter's teardown), while the runner may already send
 # the next case's line.
@@ -77,7 +78,11 @@ while [ -z "${FAKE_CASES:-}" ] || [ "$served" -lt "$FAKE_CASES" ]; do
 		printf 'status ok'
 		exit 0
 	fi
-	echo "status ok"
+	if [ "${FAKE_PLANT:-}" = readyafter ]; then
+		printf 'status ok\nready\n'
+	else
+		echo "status ok"
+	fi
 	served=$((served + 1))
 done
 [ -n "${FAKE_CASES:-}" ] && sleep "${FAKE_CLEANUP:-0.5}"

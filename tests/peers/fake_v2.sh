@@ -5,7 +5,9 @@
 #   plant: none (checks within the bound), wrong (a check over the bound: a wrong kernel), nan,
 #          nocheck, crash (exits 3 in the middle of the case), hang (past the timeout), garbage
 #          (a malformed line), indent (its sample lines, first check line and status line led
-#          by a form feed and a vertical tab: white space the protocol ignores)
+#          by a form feed and a vertical tab: white space the protocol ignores), trailer (a
+#          sample line after its status line, in the same write), late (the same line 0.05 s
+#          after its status line)
 #   work:  none (no work line), benchdb, own (1e6 FLOPs and 2048 bytes per phase)
 # When FAKE_PEER_LOG is set, each case appends "pid=PID impl=IMPL seq_len=S plant=P" there.
 case_run() {
@@ -36,7 +38,11 @@ case_run() {
 	benchdb) echo "work benchdb" ;;
 	own) for phase in $BENCHDB_PHASES; do echo "work $phase 1000000 2048"; done ;;
 	esac
-	echo "${lead}status ok"
+	case "$BENCHDB_PLANT" in
+	trailer) printf 'status ok\nsample 0 fwd 5\n' ;;
+	late) echo "status ok"; sleep 0.05; echo "sample 0 fwd 5" ;;
+	*) echo "${lead}status ok" ;;
+	esac
 }
 
 echo "benchdb-peer 2"

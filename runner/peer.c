@@ -518,6 +518,12 @@ static int run_read(struct peer_run *r)
 			s->version = po.version;
 			end = output_outcome(r->c, &s->proc, rc, "", &po, res);
 		}
+	} else if (why == PEER_READ_CLOSED) {   /* still running: stopped, its status ours */
+		char msg[320];
+		peer_proc_stop(&s->proc, 1);
+		snprintf(msg, sizeof(msg), "peer '%s' closed its stdout before the case's status line",
+			 peer->name);
+		fail_with_stderr(res, &s->proc, msg);
 	} else if (why != PEER_READ_ENDED) {
 		res->cpu_wait = cpu_wait_tree_share(&s->proc.wait);
 		peer_proc_stop(&s->proc, 0);

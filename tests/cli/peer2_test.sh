@@ -448,8 +448,9 @@ check "quits after each case: paced with --interleave 2" [ "$(grep -c ' go ' "$T
 # ---- output after a case's status line -----------------------------------------------------------
 # Nothing may follow the status line. What comes with it is that case's malformed output, for a
 # one-process peer and a persistent one alike (trailer: in the same write); what comes after the
-# case was stored (late: 0.05 s later, while a longer naive case runs) ends the process, and the
-# peer's next case, not to blame, runs in a new one. Paced: a `ready` line after the status line.
+# case was stored (late: 0.02 s later, while a longer naive case runs) ends the process, and the
+# peer's next case, not to blame, runs in a new one (read with the status line or after it, the
+# late line is never the next case's). Paced: a `ready` line after the status line.
 cat >"$T/trail.yaml" <<EOF
 defaults: {warmup: 1, iters: 3, head_dim: 8, heads: 1, batch_size: 1}
 peers:
@@ -459,7 +460,7 @@ benchmarks:
   - {suite: attention, impl: [once, kept], seq_len: 16, plant: trailer}
   - {suite: attention, impl: kept, seq_len: 32}
   - {suite: attention, impl: kept, seq_len: 64, plant: late}
-  - {suite: attention, impl: naive, seq_len: 512, iters: 50}
+  - {suite: attention, impl: naive, seq_len: 1024, iters: 20}
   - {suite: attention, impl: kept, seq_len: 128}
 EOF
 rm -f "$T/trail.log"
@@ -480,5 +481,20 @@ benchmarks:
 EOF
 expect_status 1 "paced: a ready line after the status line" "$RUNNER" run "$T/rdy.yaml" --db "$T/rdy.db" --interleave 2
 check "paced: each case's ready after its status line is that case's error, never the next one's" [ "$(sql "$T/rdy.db" "select group_concat(status || ':' || (reason like 'malformed peer output: line %: ''ready'': nothing may follow the status line%'), ',') from (select * from cases where impl = 'kp' order by ord)")" = "error:1,error:1" ]
+
+# ---- a persistent peer that closes its stdout and stays -----------------------------------------
+# A crash (schemas/peer-protocol.md), reported as such, not a wait to its timeout (timed out
+# after 10 s); its next case runs in a new process. (exec: the shell that runs the command must
+# not hold the pipe too; with it waiting on its child, stdout ends only when the shell does.)
+cat >"$T/closeout.yaml" <<EOF
+defaults: {warmup: 1, iters: 3, head_dim: 8, heads: 1, batch_size: 1}
+peers:
+  kept: {command: "exec sh $PEERS/fake_v2.sh", suite: attention, timeout: 10, persistent: true, params: {plant: {values: [none, closeout]}}}
+benchmarks:
+  - {suite: attention, impl: kept, seq_len: 16, plant: closeout}
+  - {suite: attention, impl: kept, seq_len: 32}
+EOF
+expect_status 1 "a persistent peer closes its stdout" "$RUNNER" run "$T/closeout.yaml" --db "$T/closeout.db"
+check "closed stdout: the case's error says so, the next case ok" [ "$(sql "$T/closeout.db" "select group_concat(status || '|' || coalesce(reason, ''), ',') from (select * from cases order by ord)")" = "error|peer 'kept' closed its stdout before the case's status line; stderr: fake_v2: stdout closed,ok|" ]
 
 finish peer2

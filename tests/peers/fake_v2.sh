@@ -6,8 +6,9 @@
 #          nocheck, crash (exits 3 in the middle of the case), hang (past the timeout), garbage
 #          (a malformed line), indent (its sample lines, first check line and status line led
 #          by a form feed and a vertical tab: white space the protocol ignores), trailer (a
-#          sample line after its status line, in the same write), late (the same line 0.05 s
-#          after its status line)
+#          sample line after its status line, in the same write), late (the same line 0.02 s
+#          after its status line), closeout (persistent: closes its stdout in the middle of the
+#          case and waits on stdin)
 #   work:  none (no work line), benchdb, own (1e6 FLOPs and 2048 bytes per phase)
 # When FAKE_PEER_LOG is set, each case appends "pid=PID impl=IMPL seq_len=S plant=P" there.
 case_run() {
@@ -17,6 +18,7 @@ case_run() {
 	case "$BENCHDB_PLANT" in
 	crash) echo "sample 0 fwd 5"; echo "fake_v2: crashing" >&2; exit 3 ;;
 	hang) echo "fake_v2: hanging" >&2; sleep 600 ;;
+	closeout) echo "sample 0 fwd 5"; exec 1>&-; echo "fake_v2: stdout closed" >&2; read -r _; exit 0 ;;
 	garbage) echo "sample zero fwd 5"; echo "status ok"; return ;;
 	esac
 	lead=
@@ -40,7 +42,7 @@ case_run() {
 	esac
 	case "$BENCHDB_PLANT" in
 	trailer) printf 'status ok\nsample 0 fwd 5\n' ;;
-	late) echo "status ok"; sleep 0.05; echo "sample 0 fwd 5" ;;
+	late) echo "status ok"; sleep 0.02; echo "sample 0 fwd 5" ;;
 	*) echo "${lead}status ok" ;;
 	esac
 }

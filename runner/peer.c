@@ -481,6 +481,19 @@ static int ended_before_case(const struct peer_run *r)
 	return 1;
 }
 
+/* A persistent peer's valid output (po) under a header other than version 2's: the case's error
+ * (1), or 0. */
+static int not_version_2(const struct sweep_peer *peer, const struct peer_output *po,
+			 struct case_result *res)
+{
+	if (po->version == 2)
+		return 0;
+	res->status = STATUS_ERROR;
+	snprintf(res->reason, sizeof(res->reason), "malformed peer output: a persistent peer speaks "
+		 "protocol 2, and '%s' printed 'benchdb-peer %d'", peer->name, po->version);
+	return 1;
+}
+
 /* Read the case's output on to its status line, a `ready` line or the process's end. Returns 1
  * when the case is concluded (res complete), 0 at a ready line that asks for the next step, 2
  * when the process had ended before the case (ended_before_case: nothing concluded, the process
@@ -509,12 +522,7 @@ static int run_read(struct peer_run *r)
 		size_t len = peer_proc_output_waiting(&s->proc) ? s->proc.out.len : s->proc.case_end;
 		int rc = peer_parse_case_block(sb_str(&s->proc.out), len, p, s->version, r->paced,
 					       s->proc.lines_before + 1, &po);
-		if (!rc && po.version != 2) {
-			res->status = STATUS_ERROR;
-			snprintf(res->reason, sizeof(res->reason), "malformed peer output: a persistent peer "
-				 "speaks protocol 2, and '%s' printed 'benchdb-peer %d'", peer->name,
-				 po.version);
-		} else if (rc || !ran_ahead(r, &po)) {
+		if (rc || (!not_version_2(peer, &po, res) && !ran_ahead(r, &po))) {
 			s->version = po.version;
 			end = output_outcome(r->c, &s->proc, rc, "", &po, res);
 		}
@@ -533,15 +541,15 @@ static int run_read(struct peer_run *r)
 		if (ended_before_case(r))
 			return 2;
 		exit_text(s->proc.wstatus, how, sizeof(how));
-		if (!how[0])
-			snprintf(how, sizeof(how), "peer exited with status 0 before the case's status line");
 		int rc = peer_parse_case_block(sb_str(&s->proc.out), s->proc.out.len, p, s->version,
 					       r->paced, s->proc.lines_before + 1, &po);
-		if (rc)
-			fail_with_stderr(res, &s->proc, how);
-		else if (!ran_ahead(r, &po))   /* a whole case's output without a line end after its
-						* status line: fine */
-			output_take(r->c, &po, res);
+		/* as for a one-process peer (output_outcome): a malformed line is named, a whole
+		 * case's output without a line end after its status line is fine */
+		if (rc && po.truncated && !how[0])
+			fail_with_stderr(res, &s->proc, "peer exited with status 0 before the case's "
+					 "status line");
+		else if (rc || (!not_version_2(peer, &po, res) && !ran_ahead(r, &po)))
+			output_outcome(r->c, &s->proc, rc, how, &po, res);
 	}
 	peer_output_free(&po);
 	run_conclude(r, end);

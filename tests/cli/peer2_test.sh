@@ -497,4 +497,28 @@ EOF
 expect_status 1 "a persistent peer closes its stdout" "$RUNNER" run "$T/closeout.yaml" --db "$T/closeout.db"
 check "closed stdout: the case's error says so, the next case ok" [ "$(sql "$T/closeout.db" "select group_concat(status || '|' || coalesce(reason, ''), ',') from (select * from cases order by ord)")" = "error|peer 'kept' closed its stdout before the case's status line; stderr: fake_v2: stdout closed,ok|" ]
 
+# ---- a case's output that ends with its process: as for a one-process peer ---------------------
+# A malformed line before the end is named, whichever way the process ends (badcrash: exit 3;
+# badnoeol: a status line without a line end, exit 0); a version-1 header is refused from a
+# persistent peer with or without a line end after its status line (h1: FAKE_HEADER=1).
+cat >"$T/ends.yaml" <<EOF
+defaults: {warmup: 1, iters: 3, seq_len: 16, head_dim: 8, heads: 1, batch_size: 1}
+peers:
+  once: {command: "sh $PEERS/fake_v2.sh", suite: attention, timeout: 10, params: {plant: {values: [none, badcrash, badnoeol]}}}
+  kept: {command: "sh $PEERS/fake_v2.sh", suite: attention, timeout: 10, persistent: true, params: {plant: {values: [none, badcrash, badnoeol]}}}
+  h1: {command: "FAKE_HEADER=1 sh $PEERS/fake_v2.sh", suite: attention, timeout: 10, persistent: true, params: {plant: {values: [nocheck, noeol]}}}
+benchmarks:
+  - {suite: attention, impl: [once, kept], plant: [badcrash, badnoeol]}
+  - {suite: attention, impl: h1, plant: [nocheck, noeol]}
+EOF
+expect_status 1 "outputs that end with their process" "$RUNNER" run "$T/ends.yaml" --db "$T/ends.db"
+ends_case() { sql "$T/ends.db" "select status || '|' || reason from cases where impl = '$1' and json_extract(params, '$.plant') = '$2'"; }
+for impl in once kept; do
+	contains <(ends_case "$impl" badcrash) "^error\|malformed peer output: line [0-9]+: 'sample zero fwd 5': .*; peer exited with status 3; stderr: fake_v2: crashing$" "$impl: a malformed line, then exit 3"
+	contains <(ends_case "$impl" badnoeol) "^error\|malformed peer output: line [0-9]+: 'sample zero fwd 5': [^;]*$" "$impl: a malformed line, then a status line without a line end and exit 0"
+done
+for plant in nocheck noeol; do
+	check "h1 ($plant): a version-1 header refused from a persistent peer" [ "$(ends_case h1 $plant)" = "error|malformed peer output: a persistent peer speaks protocol 2, and 'h1' printed 'benchdb-peer 1'" ]
+done
+
 finish peer2

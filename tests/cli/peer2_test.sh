@@ -521,4 +521,15 @@ for plant in nocheck noeol; do
 	check "h1 ($plant): a version-1 header refused from a persistent peer" [ "$(ends_case h1 $plant)" = "error|malformed peer output: a persistent peer speaks protocol 2, and 'h1' printed 'benchdb-peer 1'" ]
 done
 
+# ---- a persistent peer without a header: told the header it must print ------------------------
+cat >"$T/nohdr.yaml" <<EOF
+defaults: {warmup: 1, iters: 3, seq_len: 16, head_dim: 8, heads: 1, batch_size: 1}
+peers:
+  nh: {command: "read -r kind json; echo 'status ok'; read -r kind json", suite: attention, timeout: 10, persistent: true}
+benchmarks:
+  - {suite: attention, impl: nh}
+EOF
+expect_status 1 "a persistent peer without a header" "$RUNNER" run "$T/nohdr.yaml" --db "$T/nohdr.db"
+check "no header: the reason asks for 'benchdb-peer 2'" [ "$(sql "$T/nohdr.db" "select status || '|' || reason from cases")" = "error|malformed peer output: line 1: 'status ok': expected 'benchdb-peer 2' as the first line" ]
+
 finish peer2

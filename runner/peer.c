@@ -489,8 +489,8 @@ static int not_version_2(const struct sweep_peer *peer, const struct peer_output
 	if (po->version == 2)
 		return 0;
 	res->status = STATUS_ERROR;
-	snprintf(res->reason, sizeof(res->reason), "malformed peer output: a persistent peer speaks "
-		 "protocol 2, and '%s' printed 'benchdb-peer %d'", peer->name, po->version);
+	snprintf(res->reason, sizeof(res->reason), "malformed peer output: a persistent peer "
+		 "speaks protocol 2, and '%s' printed 'benchdb-peer %d'", peer->name, po->version);
 	return 1;
 }
 
@@ -519,7 +519,8 @@ static int run_read(struct peer_run *r)
 		/* nothing may follow a case's status line but blank and comment lines, as for a
 		 * one-process peer: output that came with it (or waits in the pipe) is parsed with
 		 * the case, whose parse then names the line */
-		size_t len = peer_proc_output_waiting(&s->proc) ? s->proc.out.len : s->proc.case_end;
+		size_t len = peer_proc_output_waiting(&s->proc) ? s->proc.out.len :
+								  s->proc.case_end;
 		int rc = peer_parse_case_block(sb_str(&s->proc.out), len, p, s->version, r->paced,
 					       s->proc.lines_before + 1, &po);
 		if (rc || (!not_version_2(peer, &po, res) && !ran_ahead(r, &po))) {
@@ -529,8 +530,8 @@ static int run_read(struct peer_run *r)
 	} else if (why == PEER_READ_CLOSED) {   /* still running: stopped, its status ours */
 		char msg[320];
 		peer_proc_stop(&s->proc, 1);
-		snprintf(msg, sizeof(msg), "peer '%s' closed its stdout before the case's status line",
-			 peer->name);
+		snprintf(msg, sizeof(msg), "peer '%s' closed its stdout before the case's status "
+			 "line", peer->name);
 		fail_with_stderr(res, &s->proc, msg);
 	} else if (why != PEER_READ_ENDED) {
 		res->cpu_wait = cpu_wait_tree_share(&s->proc.wait);
@@ -546,8 +547,8 @@ static int run_read(struct peer_run *r)
 		/* as for a one-process peer (output_outcome): a malformed line is named, a whole
 		 * case's output without a line end after its status line is fine */
 		if (rc && po.truncated && !how[0])
-			fail_with_stderr(res, &s->proc, "peer exited with status 0 before the case's "
-					 "status line");
+			fail_with_stderr(res, &s->proc, "peer exited with status 0 before the "
+					 "case's status line");
 		else if (rc || (!not_version_2(peer, &po, res) && !ran_ahead(r, &po)))
 			output_outcome(r->c, &s->proc, rc, how, &po, res);
 	}

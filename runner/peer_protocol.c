@@ -463,7 +463,8 @@ static int parse_text(const char *text, size_t len, const struct case_params *p,
 		      int header_version, int paced, size_t first_line, struct peer_output *out)
 {
 	struct parser P = {.out = out, .p = p, .have_header = version > 0,
-			   .header_version = header_version, .paced = paced, .lineno = first_line - 1};
+			   .header_version = header_version, .paced = paced,
+			   .lineno = first_line - 1};
 	char *line = NULL;
 	int rc = 0;
 

@@ -448,19 +448,21 @@ check "quits after each case: paced with --interleave 2" [ "$(grep -c ' go ' "$T
 # ---- output after a case's status line -----------------------------------------------------------
 # Nothing may follow the status line. What comes with it is that case's malformed output, for a
 # one-process peer and a persistent one alike (trailer: in the same write); what comes after the
-# case was stored (late: 0.02 s later, while a longer naive case runs) ends the process, and the
-# peer's next case, not to blame, runs in a new one (read with the status line or after it, the
-# late line is never the next case's). Paced: a `ready` line after the status line.
+# case was stored (late: 0.02 s later, while another peer's case takes a second) ends the
+# process, and the peer's next case, not to blame, runs in a new one (read with the status line
+# or after it, the late line is never the next case's). Paced: a `ready` line after the status
+# line.
 cat >"$T/trail.yaml" <<EOF
 defaults: {warmup: 1, iters: 3, head_dim: 8, heads: 1, batch_size: 1}
 peers:
   once: {command: "sh $PEERS/fake_v2.sh", suite: attention, timeout: 20, params: {plant: {values: [none, trailer, late]}}}
   kept: {command: "sh $PEERS/fake_v2.sh", suite: attention, timeout: 20, persistent: keep, params: {plant: {values: [none, trailer, late]}}}
+  pause: {command: "sleep 1; exec sh $PEERS/fake_v2.sh", suite: attention, timeout: 20}
 benchmarks:
   - {suite: attention, impl: [once, kept], seq_len: 16, plant: trailer}
   - {suite: attention, impl: kept, seq_len: 32}
   - {suite: attention, impl: kept, seq_len: 64, plant: late}
-  - {suite: attention, impl: naive, seq_len: 1024, iters: 20}
+  - {suite: attention, impl: pause, seq_len: 16}
   - {suite: attention, impl: kept, seq_len: 128}
 EOF
 rm -f "$T/trail.log"

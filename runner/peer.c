@@ -396,6 +396,7 @@ struct peer_run {
 					  * for a process's first case; paused time not */
 	int64_t own_ns;                  /* the runner's time in this case: its elapsed time */
 	int gone;                        /* a line could not be sent: the process is gone */
+	int resent;                      /* the case line went to a new process once already */
 	int finished;
 	void (*on_iteration)(void *ctx, int64_t iter, int64_t total);
 	void *ctx;
@@ -458,8 +459,45 @@ static int ran_ahead(struct peer_run *r, const struct peer_output *po)
 	return 1;
 }
 
+/* Whether the process, now ended, ended between its last case and this one: it had served a
+ * case, printed nothing for this one but blank and comment lines, and could not be sent its case
+ * line or exited with status 0. A process on its way out after its last case may still take the
+ * next case's line (the check before sending it saw it alive), and its exit is not this case's.
+ * Once per case: a new process that does the same is the case's error. */
+static int ended_before_case(const struct peer_run *r)
+{
+	const struct peer_proc *pr = &r->slot->proc;
+	const char *text = sb_str(&pr->out), *end = text + pr->out.len;
+	if (r->resent || r->asked || pr->ncases < 2)
+		return 0;
+	if (!r->gone && !(WIFEXITED(pr->wstatus) && WEXITSTATUS(pr->wstatus) == 0))
+		return 0;
+	for (const char *line = text; line < end;) {
+		if (!peer_line_ignored(line, end))
+			return 0;
+		const char *nl = memchr(line, '\n', (size_t)(end - line));
+		line = nl ? nl + 1 : end;
+	}
+	return 1;
+}
+
+/* A persistent peer's valid output (po) under a header other than version 2's: the case's error
+ * (1), or 0. */
+static int not_version_2(const struct sweep_peer *peer, const struct peer_output *po,
+			 struct case_result *res)
+{
+	if (po->version == 2)
+		return 0;
+	res->status = STATUS_ERROR;
+	snprintf(res->reason, sizeof(res->reason), "malformed peer output: a persistent peer "
+		 "speaks protocol 2, and '%s' printed 'benchdb-peer %d'", peer->name, po->version);
+	return 1;
+}
+
 /* Read the case's output on to its status line, a `ready` line or the process's end. Returns 1
- * when the case is concluded (res complete), 0 at a ready line that asks for the next step. */
+ * when the case is concluded (res complete), 0 at a ready line that asks for the next step, 2
+ * when the process had ended before the case (ended_before_case: nothing concluded, the process
+ * stopped; the caller starts a new one and sends the case line again). */
 static int run_read(struct peer_run *r)
 {
 	const struct sweep_peer *peer = r->c->peer;
@@ -478,33 +516,41 @@ static int run_read(struct peer_run *r)
 	if (why == PEER_READ_READY)
 		return run_ready(r);
 	if (why == PEER_READ_STATUS) {
-		int rc = peer_parse_case_block(sb_str(&s->proc.out), s->proc.case_end, p, s->version,
-					       r->paced, s->proc.lines_before + 1, &po);
-		if (!rc && po.version != 2) {
-			res->status = STATUS_ERROR;
-			snprintf(res->reason, sizeof(res->reason), "malformed peer output: a persistent peer "
-				 "speaks protocol 2, and '%s' printed 'benchdb-peer %d'", peer->name,
-				 po.version);
-		} else if (rc || !ran_ahead(r, &po)) {
+		/* nothing may follow a case's status line but blank and comment lines, as for a
+		 * one-process peer: output that came with it (or waits in the pipe) is parsed with
+		 * the case, whose parse then names the line */
+		size_t len = peer_proc_output_waiting(&s->proc) ? s->proc.out.len :
+								  s->proc.case_end;
+		int rc = peer_parse_case_block(sb_str(&s->proc.out), len, p, s->version, r->paced,
+					       s->proc.lines_before + 1, &po);
+		if (rc || (!not_version_2(peer, &po, res) && !ran_ahead(r, &po))) {
 			s->version = po.version;
 			end = output_outcome(r->c, &s->proc, rc, "", &po, res);
 		}
+	} else if (why == PEER_READ_CLOSED) {   /* still running: stopped, its status ours */
+		char msg[320];
+		peer_proc_stop(&s->proc, 1);
+		snprintf(msg, sizeof(msg), "peer '%s' closed its stdout before the case's status "
+			 "line", peer->name);
+		fail_with_stderr(res, &s->proc, msg);
 	} else if (why != PEER_READ_ENDED) {
 		res->cpu_wait = cpu_wait_tree_share(&s->proc.wait);
 		peer_proc_stop(&s->proc, 0);
 		read_failed(why, peer, &s->proc, res);
 	} else {
 		peer_proc_stop(&s->proc, 1);   /* it ended before the case's status line */
+		if (ended_before_case(r))
+			return 2;
 		exit_text(s->proc.wstatus, how, sizeof(how));
-		if (!how[0])
-			snprintf(how, sizeof(how), "peer exited with status 0 before the case's status line");
 		int rc = peer_parse_case_block(sb_str(&s->proc.out), s->proc.out.len, p, s->version,
 					       r->paced, s->proc.lines_before + 1, &po);
-		if (rc)
-			fail_with_stderr(res, &s->proc, how);
-		else if (!ran_ahead(r, &po))   /* a whole case's output without a line end after its
-						* status line: fine */
-			output_take(r->c, &po, res);
+		/* as for a one-process peer (output_outcome): a malformed line is named, a whole
+		 * case's output without a line end after its status line is fine */
+		if (rc && po.truncated && !how[0])
+			fail_with_stderr(res, &s->proc, "peer exited with status 0 before the "
+					 "case's status line");
+		else if (rc || (!not_version_2(peer, &po, res) && !ran_ahead(r, &po)))
+			output_outcome(r->c, &s->proc, rc, how, &po, res);
 	}
 	peer_output_free(&po);
 	run_conclude(r, end);
@@ -521,7 +567,12 @@ static void run_start(struct peer_run *r, const char *dir)
 	struct peer_env env = {0};
 	char *line = NULL;
 	figures_unknown(res);   /* protocol 2: the peer's work lines say */
+again:
 	if (s->peer == peer && !peer_proc_alive(&s->proc))   /* it exited after its last case */
+		slot_end(s);
+	/* output after its last case's status line, come since that case was stored: the process
+	 * is not to be trusted, and the output is not this case's (a new process for it) */
+	if (s->peer == peer && peer_proc_output_waiting(&s->proc))
 		slot_end(s);
 	if (s->peer != peer) {
 		slot_end(s);
@@ -547,7 +598,16 @@ static void run_start(struct peer_run *r, const char *dir)
 	/* a process's first case counts its start-up */
 	r->used_ns = s->proc.ncases == 1 ? now_ns() - s->proc.started_ns : 0;
 	r->gone = peer_proc_send(&s->proc, line, strlen(line)) != 0;   /* gone: read what it left */
-	run_read(r);
+	if (run_read(r) == 2) {   /* it was on its way out: the case goes to a new process */
+		slot_end(s);
+		r->resent = 1;
+		r->gone = 0;
+		free(line);
+		line = NULL;
+		peer_env_free(&env);
+		env = (struct peer_env){0};
+		goto again;
+	}
 	goto done;
 failed:
 	run_conclude(r, 1);

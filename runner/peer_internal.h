@@ -72,6 +72,8 @@ enum peer_read {
 	PEER_READ_TIMEOUT,      /* the deadline passed */
 	PEER_READ_INTERRUPTED,  /* measure_interrupted was set */
 	PEER_READ_OVERFLOW,     /* more than PEER_STDOUT_MAX in the case's output */
+	PEER_READ_CLOSED,       /* until_status: stdout closed before the status line, and the
+				 * peer still ran a drain period later (a crash, not an exit) */
 };
 
 /* Start `/bin/sh -c command` in dir with environment envp, below a new guardian; stdin a pipe

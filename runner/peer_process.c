@@ -486,7 +486,7 @@ enum peer_read peer_proc_read(struct peer_proc *pr, int64_t deadline, int until_
 			      void (*on_iteration)(void *ctx, int64_t iter, int64_t total), void *ctx)
 {
 	char buf[65536];
-	int64_t exit_seen = 0, sampled = now_ns();
+	int64_t exit_seen = 0, closed_seen = 0, sampled = now_ns();
 	int status_sampled = 0;
 	int fds[2] = {pr->out_fd, pr->err_fd};
 	enum peer_read why;
@@ -519,6 +519,14 @@ enum peer_read peer_proc_read(struct peer_proc *pr, int64_t deadline, int until_
 		}
 		if (!exit_seen && guardian_exited(pr->pid))
 			exit_seen = now;
+		/* no status line can come: a peer that exits now is read as any that exits (its
+		 * status says how it ended); one that stays is not waited for to its timeout */
+		if (until_status && fds[0] < 0 && !exit_seen && !closed_seen)
+			closed_seen = now;
+		if (closed_seen && !exit_seen && now - closed_seen > PEER_DRAIN_NS) {
+			why = PEER_READ_CLOSED;
+			break;
+		}
 		if ((fds[0] < 0 && fds[1] < 0 && exit_seen) || (exit_seen && now - exit_seen > PEER_DRAIN_NS)) {
 			why = PEER_READ_ENDED;
 			break;

@@ -88,6 +88,8 @@ struct parser {
 	int64_t total;             /* warmup + iters */
 	unsigned phases;           /* pass_phases(p->pass) */
 	int have_header;
+	int header_version;        /* the header a missing one's message asks for: a persistent
+				    * peer's is 2, a one-process peer's the oldest one read */
 	int paced;                 /* a paced case: `ready` lines are valid */
 	struct slot *slots;        /* total x PHASE_COUNT, iteration-major */
 	size_t mem_line[MEM_COUNT];
@@ -368,7 +370,7 @@ static int parse_line(struct parser *P, char *line)
 		int64_t version;
 		if (strcmp(tok[0], "benchdb-peer") || ntok != 2)
 			rc = line_fail(out, P->lineno, line, "expected 'benchdb-peer %d' as the first line",
-				       PEER_PROTOCOL_VERSION);
+				       P->header_version);
 		else if (parse_digits(tok[1], &version))
 			rc = line_fail(out, P->lineno, line, "the protocol version must be an integer");
 		else if (version < PEER_PROTOCOL_VERSION || version > PEER_PROTOCOL_MAX)
@@ -458,9 +460,10 @@ int peer_line_ignored(const char *line, const char *end)
 
 /* The parse of peer_parse_output and peer_parse_case_block: version 0 expects a header line. */
 static int parse_text(const char *text, size_t len, const struct case_params *p, int version,
-		      int paced, size_t first_line, struct peer_output *out)
+		      int header_version, int paced, size_t first_line, struct peer_output *out)
 {
-	struct parser P = {.out = out, .p = p, .have_header = version > 0, .paced = paced,
+	struct parser P = {.out = out, .p = p, .have_header = version > 0,
+			   .header_version = header_version, .paced = paced,
 			   .lineno = first_line - 1};
 	char *line = NULL;
 	int rc = 0;
@@ -511,7 +514,7 @@ static int parse_text(const char *text, size_t len, const struct case_params *p,
 	if (!P.have_header) {
 		out->truncated = 1;
 		snprintf(out->error, sizeof(out->error), "no output (expected 'benchdb-peer %d' as the "
-			 "first line)", PEER_PROTOCOL_VERSION);
+			 "first line)", header_version);
 		rc = BD_EINVAL;
 	} else if (!out->status_line) {
 		out->truncated = 1;
@@ -537,13 +540,15 @@ done:
 int peer_parse_output(const char *text, size_t len, const struct case_params *p,
 		      struct peer_output *out)
 {
-	return parse_text(text, len, p, 0, 0, 1, out);
+	return parse_text(text, len, p, 0, PEER_PROTOCOL_VERSION, 0, 1, out);
 }
 
 int peer_parse_case_block(const char *text, size_t len, const struct case_params *p, int version,
 			  int paced, size_t first_line, struct peer_output *out)
 {
-	return parse_text(text, len, p, version, paced, first_line ? first_line : 1, out);
+	/* a persistent peer's: it speaks protocol 2 (a header of 1 is refused by peer.c) */
+	return parse_text(text, len, p, version, PEER_PROTOCOL_MAX, paced,
+			  first_line ? first_line : 1, out);
 }
 
 void peer_output_free(struct peer_output *out)

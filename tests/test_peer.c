@@ -498,6 +498,15 @@ static void test_peer__a_persistent_case_block_has_no_header_and_counts_lines_on
 	assert_int_equal(out.version, 2);
 	assert_int_equal(out.status, STATUS_UNSUPPORTED);
 	peer_output_free(&out);
+	/* without it: the header a persistent peer must print is version 2's, not 1 */
+	block = "status ok\n";
+	assert_int_equal(peer_parse_case_block(block, strlen(block), &p, 0, 0, 1, &out), BD_EINVAL);
+	assert_contains(out.error, "line 1: 'status ok': expected 'benchdb-peer 2' as the first "
+			"line");
+	peer_output_free(&out);
+	assert_int_equal(peer_parse_case_block("", 0, &p, 0, 0, 1, &out), BD_EINVAL);
+	assert_contains(out.error, "no output (expected 'benchdb-peer 2' as the first line)");
+	peer_output_free(&out);
 }
 
 static void test_peer__ready_lines_belong_to_a_paced_case_only(void **state)

@@ -425,4 +425,113 @@ check "no ESC, BEL or 8-bit CSI on the runner's stderr" [ "$(LC_ALL=C grep -c $'
 contains "$T/err" "error: the peer says \?\[31mred\?\[0m and \?\]0;title\?" "the reason, made printable"
 check "nor in the stored reason" [ "$(sql "$T/esc.db" "select count(*) from cases where instr(reason, char(27)) or instr(reason, char(7)) or instr(reason, char(155))")" = 0 ]
 
+# ---- a persistent peer's process that exits on its own between two cases -----------------------
+# It serves one case and exits, status 0, half a second later: the runner may already have sent
+# the next case's line to the process on its way out. "A process that exits on its own between two
+# cases is started anew" (schemas/peer-protocol.md): every case ok, each in a process of its own,
+# read to its end and paced alike.
+cat >"$T/quits.yaml" <<EOF
+defaults: {warmup: 1, iters: 3, head_dim: 8, heads: 1, batch_size: 1}
+peers:
+  pq: {command: "FAKE_CASES=1 sh $PEERS/fake_paced.sh", suite: attention, timeout: 20, persistent: keep}
+benchmarks:
+  - {suite: attention, impl: [pq, naive], seq_len: [16, 32, 64]}
+EOF
+for il in 1 2; do
+	rm -f "$T/quits.log"
+	FAKE_PEER_LOG=$T/quits.log expect_status 0 "a peer that quits after each case (--interleave $il)" "$RUNNER" run "$T/quits.yaml" --db "$T/quits$il.db" --interleave $il
+	check "quits after each case (--interleave $il): every case ok" [ "$(sql "$T/quits$il.db" "select group_concat(impl || ':' || status || coalesce(reason, ''), ',') from (select * from cases where impl = 'pq' order by ord)")" = "pq:ok,pq:ok,pq:ok" ]
+	check "quits after each case (--interleave $il): a process per case" [ "$(grep ' case ' "$T/quits.log" | cut -d' ' -f3 | sort -u | wc -l)" = 3 ]
+done
+check "quits after each case: paced with --interleave 2" [ "$(grep -c ' go ' "$T/quits.log")" -gt 0 ]
+
+# ---- output after a case's status line -----------------------------------------------------------
+# Nothing may follow the status line. What comes with it is that case's malformed output, for a
+# one-process peer and a persistent one alike (trailer: in the same write); what comes after the
+# case was stored (late: 0.02 s later, while another peer's case takes a second) ends the
+# process, and the peer's next case, not to blame, runs in a new one (read with the status line
+# or after it, the late line is never the next case's). Paced: a `ready` line after the status
+# line.
+cat >"$T/trail.yaml" <<EOF
+defaults: {warmup: 1, iters: 3, head_dim: 8, heads: 1, batch_size: 1}
+peers:
+  once: {command: "sh $PEERS/fake_v2.sh", suite: attention, timeout: 20, params: {plant: {values: [none, trailer, late]}}}
+  kept: {command: "sh $PEERS/fake_v2.sh", suite: attention, timeout: 20, persistent: keep, params: {plant: {values: [none, trailer, late]}}}
+  pause: {command: "sleep 1; exec sh $PEERS/fake_v2.sh", suite: attention, timeout: 20}
+benchmarks:
+  - {suite: attention, impl: [once, kept], seq_len: 16, plant: trailer}
+  - {suite: attention, impl: kept, seq_len: 32}
+  - {suite: attention, impl: kept, seq_len: 64, plant: late}
+  - {suite: attention, impl: pause, seq_len: 16}
+  - {suite: attention, impl: kept, seq_len: 128}
+EOF
+rm -f "$T/trail.log"
+FAKE_PEER_LOG=$T/trail.log expect_status 1 "output after the status line" "$RUNNER" run "$T/trail.yaml" --db "$T/trail.db" --interleave 1
+tr_case() { sql "$T/trail.db" "select status || '|' || coalesce(reason, '') from cases where impl = '$1' and seq_len = $2"; }
+for impl in once kept; do
+	contains <(tr_case "$impl" 16) "^error\|malformed peer output: line [0-9]+: 'sample 0 fwd 5': nothing may follow the status line" "$impl: a line that came with the status line is the case's malformed output"
+done
+check "kept: its next case, in a new process, ok" [ "$(tr_case kept 32)" = "ok|" ]
+check "kept: the case after a late line is not blamed for it" [ "$(tr_case kept 128)" = "ok|" ]
+check "kept: a process after the trailer, another after the late line (3)" [ "$(grep impl=kept "$T/trail.log" | sed 's/ .*//' | sort -u | wc -l)" = 3 ]
+cat >"$T/rdy.yaml" <<EOF
+defaults: {warmup: 0, iters: 4, head_dim: 8, heads: 1, batch_size: 1}
+peers:
+  kp: {command: "FAKE_PLANT=readyafter sh $PEERS/fake_paced.sh", suite: attention, timeout: 20, persistent: keep}
+benchmarks:
+  - {suite: attention, impl: [naive, kp], seq_len: [16, 32]}
+EOF
+expect_status 1 "paced: a ready line after the status line" "$RUNNER" run "$T/rdy.yaml" --db "$T/rdy.db" --interleave 2
+check "paced: each case's ready after its status line is that case's error, never the next one's" [ "$(sql "$T/rdy.db" "select group_concat(status || ':' || (reason like 'malformed peer output: line %: ''ready'': nothing may follow the status line%'), ',') from (select * from cases where impl = 'kp' order by ord)")" = "error:1,error:1" ]
+
+# ---- a persistent peer that closes its stdout and stays -----------------------------------------
+# A crash (schemas/peer-protocol.md), reported as such, not a wait to its timeout (timed out
+# after 10 s); its next case runs in a new process. (exec: the shell that runs the command must
+# not hold the pipe too; with it waiting on its child, stdout ends only when the shell does.)
+cat >"$T/closeout.yaml" <<EOF
+defaults: {warmup: 1, iters: 3, head_dim: 8, heads: 1, batch_size: 1}
+peers:
+  kept: {command: "exec sh $PEERS/fake_v2.sh", suite: attention, timeout: 10, persistent: true, params: {plant: {values: [none, closeout]}}}
+benchmarks:
+  - {suite: attention, impl: kept, seq_len: 16, plant: closeout}
+  - {suite: attention, impl: kept, seq_len: 32}
+EOF
+expect_status 1 "a persistent peer closes its stdout" "$RUNNER" run "$T/closeout.yaml" --db "$T/closeout.db"
+check "closed stdout: the case's error says so, the next case ok" [ "$(sql "$T/closeout.db" "select group_concat(status || '|' || coalesce(reason, ''), ',') from (select * from cases order by ord)")" = "error|peer 'kept' closed its stdout before the case's status line; stderr: fake_v2: stdout closed,ok|" ]
+
+# ---- a case's output that ends with its process: as for a one-process peer ---------------------
+# A malformed line before the end is named, whichever way the process ends (badcrash: exit 3;
+# badnoeol: a status line without a line end, exit 0); a version-1 header is refused from a
+# persistent peer with or without a line end after its status line (h1: FAKE_HEADER=1).
+cat >"$T/ends.yaml" <<EOF
+defaults: {warmup: 1, iters: 3, seq_len: 16, head_dim: 8, heads: 1, batch_size: 1}
+peers:
+  once: {command: "sh $PEERS/fake_v2.sh", suite: attention, timeout: 10, params: {plant: {values: [none, badcrash, badnoeol]}}}
+  kept: {command: "sh $PEERS/fake_v2.sh", suite: attention, timeout: 10, persistent: true, params: {plant: {values: [none, badcrash, badnoeol]}}}
+  h1: {command: "FAKE_HEADER=1 sh $PEERS/fake_v2.sh", suite: attention, timeout: 10, persistent: true, params: {plant: {values: [nocheck, noeol]}}}
+benchmarks:
+  - {suite: attention, impl: [once, kept], plant: [badcrash, badnoeol]}
+  - {suite: attention, impl: h1, plant: [nocheck, noeol]}
+EOF
+expect_status 1 "outputs that end with their process" "$RUNNER" run "$T/ends.yaml" --db "$T/ends.db"
+ends_case() { sql "$T/ends.db" "select status || '|' || reason from cases where impl = '$1' and json_extract(params, '$.plant') = '$2'"; }
+for impl in once kept; do
+	contains <(ends_case "$impl" badcrash) "^error\|malformed peer output: line [0-9]+: 'sample zero fwd 5': .*; peer exited with status 3; stderr: fake_v2: crashing$" "$impl: a malformed line, then exit 3"
+	contains <(ends_case "$impl" badnoeol) "^error\|malformed peer output: line [0-9]+: 'sample zero fwd 5': [^;]*$" "$impl: a malformed line, then a status line without a line end and exit 0"
+done
+for plant in nocheck noeol; do
+	check "h1 ($plant): a version-1 header refused from a persistent peer" [ "$(ends_case h1 $plant)" = "error|malformed peer output: a persistent peer speaks protocol 2, and 'h1' printed 'benchdb-peer 1'" ]
+done
+
+# ---- a persistent peer without a header: told the header it must print ------------------------
+cat >"$T/nohdr.yaml" <<EOF
+defaults: {warmup: 1, iters: 3, seq_len: 16, head_dim: 8, heads: 1, batch_size: 1}
+peers:
+  nh: {command: "read -r kind json; echo 'status ok'; read -r kind json", suite: attention, timeout: 10, persistent: true}
+benchmarks:
+  - {suite: attention, impl: nh}
+EOF
+expect_status 1 "a persistent peer without a header" "$RUNNER" run "$T/nohdr.yaml" --db "$T/nohdr.db"
+check "no header: the reason asks for 'benchdb-peer 2'" [ "$(sql "$T/nohdr.db" "select status || '|' || reason from cases")" = "error|malformed peer output: line 1: 'status ok': expected 'benchdb-peer 2' as the first line" ]
+
 finish peer2

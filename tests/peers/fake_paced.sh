@@ -11,7 +11,11 @@
 # reads a go line: steps of FAKE_STEP iterations, default 2, each after a `ready` that counts
 # right), comment (a comment and a blank line after each `ready`: allowed), quit (exits,
 # status 0, while it waits after its first step), slow (0.2 s per iteration), tabs (its sample
-# lines' fields separated by tabs, two after `sample`: the parser's white space, allowed).
+# lines' fields separated by tabs, two after `sample`: the parser's white space, allowed),
+# readyafter (a `ready` line after its status line, in the same write).
+# FAKE_CASES: it serves that many cases and then exits on its own, status 0, after a clean-up of
+# FAKE_CLEANUP seconds (default 0.5; an interpreter's teardown), while the runner may already send
+# the next case's line.
 # When FAKE_PEER_LOG is set, each go line appends "IMPL go N" there, and each case "IMPL case PID".
 log() { [ -n "${FAKE_PEER_LOG:-}" ] && echo "$BENCHDB_IMPL $*" >>"$FAKE_PEER_LOG"; return 0; }
 iteration() {   # iteration I: its samples, at the drift the counter says
@@ -30,7 +34,9 @@ iteration() {   # iteration I: its samples, at the drift the counter says
 	done
 }
 echo "benchdb-peer 2"
-while read -r kind json; do
+served=0
+while [ -z "${FAKE_CASES:-}" ] || [ "$served" -lt "$FAKE_CASES" ]; do
+	read -r kind json || break
 	for v in BENCHDB_IMPL BENCHDB_WARMUP BENCHDB_ITERS BENCHDB_PHASES BENCHDB_PACED BENCHDB_CHECK_ATOL; do
 		val=$(printf '%s\n' "$json" | sed -n "s/.*\"$v\":\"\([^\"]*\)\".*/\1/p")
 		eval "$v=\$val"
@@ -72,5 +78,12 @@ while read -r kind json; do
 		printf 'status ok'
 		exit 0
 	fi
-	echo "status ok"
+	if [ "${FAKE_PLANT:-}" = readyafter ]; then
+		printf 'status ok\nready\n'
+	else
+		echo "status ok"
+	fi
+	served=$((served + 1))
 done
+[ -n "${FAKE_CASES:-}" ] && sleep "${FAKE_CLEANUP:-0.5}"
+exit 0

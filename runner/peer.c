@@ -472,13 +472,7 @@ static int ended_before_case(const struct peer_run *r)
 		return 0;
 	if (!r->gone && !(WIFEXITED(pr->wstatus) && WEXITSTATUS(pr->wstatus) == 0))
 		return 0;
-	for (const char *line = text; line < end;) {
-		if (!peer_line_ignored(line, end))
-			return 0;
-		const char *nl = memchr(line, '\n', (size_t)(end - line));
-		line = nl ? nl + 1 : end;
-	}
-	return 1;
+	return peer_text_ignored(text, end);
 }
 
 /* A persistent peer's valid output (po) under a header other than version 2's: the case's error

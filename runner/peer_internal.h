@@ -86,6 +86,8 @@ int peer_proc_alive(struct peer_proc *pr);
 /* Whether the line from line (up to its '\n' or end) is one the protocol ignores anywhere: blank
  * or a comment ('#' after leading white space). A partial line counts as far as it goes. */
 int peer_line_ignored(const char *line, const char *end);
+/* Whether every line of [text, end) is one peer_line_ignored ignores (1 for no text). */
+int peer_text_ignored(const char *text, const char *end);
 /* Whether stdout has output past the scan other than blank and comment lines: after the last
  * line scanned (a `ready` line stops the scan), what out holds and what the pipe holds now (read
  * into out). A paced peer waiting for its `go` line prints nothing of substance; output then

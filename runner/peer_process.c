@@ -422,14 +422,8 @@ int peer_proc_output_waiting(struct peer_proc *pr)
 			break;
 		sb_addn(&pr->out, buf, (size_t)got);
 	}
-	const char *text = sb_str(&pr->out), *end = text + pr->out.len;
-	for (const char *line = text + pr->scanned; line < end;) {
-		if (!peer_line_ignored(line, end))
-			return 1;
-		const char *nl = memchr(line, '\n', (size_t)(end - line));
-		line = nl ? nl + 1 : end;
-	}
-	return 0;
+	const char *text = sb_str(&pr->out);
+	return !peer_text_ignored(text + pr->scanned, text + pr->out.len);
 }
 
 /* peer_internal.h */

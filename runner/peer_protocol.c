@@ -458,6 +458,18 @@ int peer_line_ignored(const char *line, const char *end)
 	return line == end || *line == '\n' || *line == '#';
 }
 
+/* peer_internal.h */
+int peer_text_ignored(const char *text, const char *end)
+{
+	for (const char *line = text; line < end;) {
+		if (!peer_line_ignored(line, end))
+			return 0;
+		const char *nl = memchr(line, '\n', (size_t)(end - line));
+		line = nl ? nl + 1 : end;
+	}
+	return 1;
+}
+
 /* The parse of peer_parse_output and peer_parse_case_block: version 0 expects a header line. */
 static int parse_text(const char *text, size_t len, const struct case_params *p, int version,
 		      int header_version, int paced, size_t first_line, struct peer_output *out)

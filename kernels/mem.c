@@ -87,6 +87,16 @@ int mem_vfail(struct bd_error *err, const struct mem_arena *m, double bytes, con
 	return bd_fail(err, BD_ENOMEM, "%s needs %.0f bytes: %s", name, bytes, why);
 }
 
+int mem_fail(struct bd_error *err, const struct mem_arena *m, double bytes, const char *why,
+	     const char *what, ...)
+{
+	va_list ap;
+	va_start(ap, what);
+	int rc = mem_vfail(err, m, bytes, why, what, ap);
+	va_end(ap);
+	return rc;
+}
+
 void *mem_alloc_for(struct mem_arena *m, double bytes, struct bd_error *err, const char *what,
 		    ...)
 {

@@ -44,6 +44,9 @@ void mem_uncharge(struct mem_arena *m, size_t bytes);
  * Returns BD_ENOMEM. */
 int mem_vfail(struct bd_error *err, const struct mem_arena *m, double bytes, const char *why,
 	      const char *what, va_list ap) __attribute__((format(printf, 5, 0)));
+/* mem_vfail with its arguments, for a refusal already recorded (m->failed bytes, say). */
+int mem_fail(struct bd_error *err, const struct mem_arena *m, double bytes, const char *why,
+	     const char *what, ...) __attribute__((format(printf, 5, 6)));
 /* mem_alloc of bytes (a double, so that a size computed beyond SIZE_MAX is refused, not wrapped)
  * for the buffer named by what; NULL with err filled by mem_vfail when refused. */
 void *mem_alloc_for(struct mem_arena *m, double bytes, struct bd_error *err, const char *what,

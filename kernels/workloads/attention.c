@@ -235,17 +235,14 @@ static int check_problem(struct dev *dev, const struct problem *pr, int full,
 						  ref_mem);
 		}
 		if (rc == BD_ENOMEM) {   /* the sizes, as every other oom reason gives them */
-			if (ref_mem && ref_mem->failed && ref_mem->limit > 0)
-				code = wl_set(st, STATUS_OOM, "the float64 attention reference (head %lld) "
-					      "needs %lld bytes (%lld in all with the %lld already "
-					      "allocated), over the memory limit of %lld bytes",
-					      (long long)h, (long long)ref_mem->failed,
-					      (long long)ref_mem->failed_need,
-					      (long long)(ref_mem->failed_need - ref_mem->failed),
-					      (long long)ref_mem->limit);
+			struct bd_error why = {0};
+			if (ref_mem && ref_mem->failed)   /* the arena as it was when it refused */
+				mem_fail(&why, ref_mem, (double)ref_mem->failed, "out of host memory",
+					 "the float64 attention reference (head %lld)", (long long)h);
 			else
-				code = wl_set(st, STATUS_OOM, "out of host memory for the float64 attention "
-					      "reference (head %lld)", (long long)h);
+				snprintf(why.msg, sizeof(why.msg), "out of host memory for the float64 "
+					 "attention reference (head %lld)", (long long)h);
+			code = wl_set(st, STATUS_OOM, "%s", why.msg);
 			goto done;
 		}
 	}

@@ -770,13 +770,13 @@ static void test_gemm_tuning_under_contention_keeps_the_choice(void **state)
 		struct onednn_gemm *g = NULL;
 		struct bd_error err = {0};
 		onednn_tune_contender("ref", 1);
-		planted_contention = contended;
+		planted_wait_ns = contended ? 1000000 : 0;   /* a share of 0.5, or none */
 		if (onednn_gemm_create(&g, &d, NULL, &err) < 0)
 			fail_msg("create: %s", err.msg);
 		char choice[64];
 		snprintf(choice, sizeof(choice), "%s", onednn_gemm_impl(g));
 		int rc = onednn_gemm_execute(g, a, b, c, &err);
-		planted_contention = 0;
+		planted_wait_ns = 0;
 		onednn_tune_contender(NULL, 0);
 		if (rc < 0)
 			fail_msg("execute: %s", err.msg);
@@ -1010,7 +1010,7 @@ int main(void)
 	struct bd_error err = {0};
 	native_bf16 = onednn_gemm_supported(DTYPE_BFLOAT16, &err) == 0;
 	onednn_version(onednn_isa, sizeof(onednn_isa));
-	cpu_wait_plant(planted_wait_reader);   /* the tuning's outcome is the test's, not the load's */
+	cpu_wait_plant(planted_reader);   /* the tuning's outcome is the test's, not the load's */
 	if (!native_bf16) {
 		/* the bfloat16 GEMM tests then check the fallback (dnnl_wrap.h), which holds the
 		 * same contract; the workload test checks the refusal */

@@ -16,6 +16,7 @@
 #include "cpu_wait.h"
 #include "log_median.h"
 #include "measure.h"
+#include "planted_wait.h"
 #include "mem.h"
 #include "precision.h"
 
@@ -180,20 +181,9 @@ static struct case_params params(enum bd_pass pass, int64_t warmup, int64_t iter
 	return p;
 }
 
-/* The runner's threads' schedstat, planted (cpu_wait_plant): each reading 1 ms more of running
- * and planted_wait_ns more of waiting for a CPU. Every test reads these, never the machine's, so
- * that a loaded machine (ctest -j) cannot move iters: auto's contention rule under a planted
- * workload. */
-static struct cpu_wait planted_sched;
-static int64_t planted_wait_ns;
-
-static void planted_reader(struct cpu_wait *w)
-{
-	planted_sched.run_ns += 1000000;
-	planted_sched.wait_ns += planted_wait_ns;
-	planted_sched.ok = 1;
-	*w = planted_sched;
-}
+/* The runner's threads' schedstat, planted (planted_wait.h): every test reads it, never the
+ * machine's, so that a loaded machine (ctest -j) cannot move iters: auto's contention rule under
+ * a planted workload. */
 
 static int reset(void **state)
 {

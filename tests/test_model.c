@@ -326,12 +326,12 @@ static void test_model__tuning_keeps_gradients_and_says_what_it_kept(void **stat
 	expect_tuning(f32, "auto", -1, "float32 shapes timed\"", "kept for");
 	expect_tuning(f32, "off", 1, "\"gemm_tuning\": \"off\"", "gemm_tuned");
 	/* the process waited for a CPU while it timed: the contender, faster or not, is not kept */
-	planted_contention = 1;
+	planted_wait_ns = 1000000;   /* a share of 0.5 */
 	expect_tuning(f32, "auto", 1, "while the process waited for a CPU (the choice kept)\"",
 		      "kept for");
 	expect_tuning(b16, "auto", 1, "while the process waited for a CPU (the choice kept)\"",
 		      "kept for");
-	planted_contention = 0;
+	planted_wait_ns = 0;
 	expect_tuning(b16, NULL, 1, "bfloat16 shapes timed; ref:any kept for ", NULL);
 	expect_tuning(b16, "auto", 1, "A^T (1 thread) ", NULL);
 	expect_tuning(b16, "auto", -1, "bfloat16 shapes timed\"", "kept for");
@@ -610,7 +610,7 @@ int main(void)
 {
 	struct bd_error err = {0};
 	native_bf16 = onednn_gemm_supported(DTYPE_BFLOAT16, &err) == 0;
-	cpu_wait_plant(planted_wait_reader);   /* the tuning's outcome is the test's, not the load's */
+	cpu_wait_plant(planted_reader);   /* the tuning's outcome is the test's, not the load's */
 	if (!native_bf16) {
 		printf("no native bfloat16 matmul: %s; the bfloat16 model tests use the float32 "
 		       "GEMM fallback\n", err.msg);

@@ -570,11 +570,13 @@ int cmd_run(struct cmd_line *cl)
 			cli_stdout_pipe_may_close();
 		fprintf(stderr, "run %lld (%.8s) of %s: %zu cases into %s\n", (long long)run_id, run.uuid,
 			sweep->path, cases.n, db_path);
+		struct contention_count waited = {.level = CPU_WAIT_CONTENDED};
 		struct machine_load load;
 		if (!rep && (machine_load_probe(LOAD_PROBE_NS, &load),
-			     machine_load_busy(&load, CPU_WAIT_CONTENDED)))
+			     machine_load_busy(&load, CPU_WAIT_CONTENDED))) {
 			contention_warn_before(stderr, &load);
-		struct contention_count waited = {.level = CPU_WAIT_CONTENDED};
+			waited.busy_before = 1;
+		}
 		if (shard_text)
 			fprintf(stderr, "shard %d/%d of group %s: %zu of the sweep's %zu cases\n", shard.index,
 				shard.count, group_id, cases.n, whole.n);

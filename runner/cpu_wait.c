@@ -69,8 +69,10 @@ int machine_load_busy(const struct machine_load *m, double wait_level)
 
 void contention_add(struct contention_count *c, double cpu_wait)
 {
-	if (!(cpu_wait >= 0))
+	if (!(cpu_wait >= 0)) {
+		c->unmeasured++;
 		return;
+	}
 	c->measured++;
 	if (cpu_wait > c->level)
 		c->contended++;
@@ -98,13 +100,21 @@ void contention_warn_before(FILE *f, const struct machine_load *m)
 
 void contention_warn_after(FILE *f, const struct contention_count *c)
 {
-	if (!c->contended)
+	if (!c->contended && !(c->busy_before && c->unmeasured))
 		return;
-	fprintf(f, "warning: %zu of %zu cases waited for a CPU more than %.0f%% of their measured "
-		   "time (up to %.0f%%): their times include that wait and say more about the machine's "
-		   "load than about the code; the reports mark them (cases.cpu_wait): " CONTENTION_ADVICE
-		   ".\n",
-		c->contended, c->measured, 100 * c->level, 100 * c->worst);
+	if (c->contended)
+		fprintf(f, "warning: %zu of %zu cases waited for a CPU more than %.0f%% of their "
+			   "measured time (up to %.0f%%): their times include that wait and say more about "
+			   "the machine's load than about the code; the reports mark them (cases.cpu_wait)",
+			c->contended, c->measured, 100 * c->level, 100 * c->worst);
+	else
+		fprintf(f, "warning: the machine was busy before the first case");
+	if (c->unmeasured)
+		fprintf(f, "%s%zu ok case%s had no wait to count (too short for the kernel's counters, "
+			   "or no sched_info): %s times may include waiting that no report marks",
+			c->contended ? "; " : ", and ", c->unmeasured, c->unmeasured == 1 ? "" : "s",
+			c->unmeasured == 1 ? "its" : "their");
+	fprintf(f, ": " CONTENTION_ADVICE ".\n");
 }
 
 /* ---- a process tree (a peer's) ---------------------------------------------------------------- */

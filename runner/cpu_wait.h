@@ -27,10 +27,13 @@ int machine_load_busy(const struct machine_load *m, double wait_level);
 struct contention_count {
 	double level, worst;
 	size_t measured, contended;   /* ok cases with a known share; those above level */
+	size_t unmeasured;            /* ok cases whose share is unknown (cpu_wait NULL) */
+	int busy_before;              /* the machine was busy before the first case */
 };
 void contention_add(struct contention_count *c, double cpu_wait);
 /* The warnings runner run prints (to f): before the first case when the machine is busy, and
- * after a run whose cases waited; nothing when there is nothing to say. */
+ * after a run whose cases waited, or that started busy with cases whose wait no reading could
+ * count (the reports cannot mark those); nothing when there is nothing to say. */
 void contention_warn_before(FILE *f, const struct machine_load *m);
 void contention_warn_after(FILE *f, const struct contention_count *c);
 

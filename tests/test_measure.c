@@ -1028,6 +1028,45 @@ static void test_precision__windows_of_a_long_run_agree_within_the_target_under_
 		fail_msg("%d of %d runs kept their windows within 1.5x the target", within, total);
 }
 
+/* The warning runner run prints after a run (runner/cpu_wait.c): the cases that waited, and the
+ * ok cases whose wait nothing could count (too short for the kernel's counters), which no report
+ * can mark: on a machine busy before the first case they are said, never passed over. */
+static char *run_end_warning(const double *waits, size_t n, int busy_before)
+{
+	struct contention_count c = {.level = CPU_WAIT_CONTENDED, .busy_before = busy_before};
+	for (size_t i = 0; i < n; i++)
+		contention_add(&c, waits[i]);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	assert_non_null(f);
+	contention_warn_after(f, &c);
+	fclose(f);
+	return text;
+}
+
+static void test_contention__the_run_end_warning_counts_the_cases_whose_wait_is_unknown(void **state)
+{
+	(void)state;
+	const double quiet[] = {0.01, 0.0}, unknown[] = {-1, -1, 0.01},
+		     mixed[] = {0.40, 0.01, -1};
+	char *w = run_end_warning(quiet, 2, 1);
+	assert_string_equal(w, "");   /* busy before, yet every case measured and none waited */
+	free(w);
+	w = run_end_warning(unknown, 3, 0);
+	assert_string_equal(w, "");   /* a quiet machine: short cases are nothing to warn of */
+	free(w);
+	w = run_end_warning(unknown, 3, 1);
+	assert_non_null(strstr(w, "warning: the machine was busy before the first case, and 2 ok "
+				  "cases had no wait to count"));
+	assert_non_null(strstr(w, "no report marks"));
+	free(w);
+	w = run_end_warning(mixed, 3, 0);
+	assert_non_null(strstr(w, "warning: 1 of 2 cases waited for a CPU more than 5%"));
+	assert_non_null(strstr(w, "; 1 ok case had no wait to count"));
+	free(w);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup(f, reset)
@@ -1054,6 +1093,7 @@ int main(void)
 		T(test_precision__auto_reaches_its_target_on_planted_autocorrelated_series),
 		T(test_precision__windows_of_a_long_run_agree_within_the_target_under_drift),
 		T(test_measure__interleaved_rounds_cancel_a_drift_that_one_after_the_other_sees),
+		T(test_contention__the_run_end_warning_counts_the_cases_whose_wait_is_unknown),
 	};
 #undef T
 	return cmocka_run_group_tests(tests, NULL, NULL);

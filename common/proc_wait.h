@@ -1,6 +1,7 @@
-/* common/proc_wait.h: how long this process's threads waited for a CPU (Linux's schedstat),
- * read by the runner around a case's measured iterations (runner/cpu_wait.h) and by the CPU
- * backend around the timing that chooses a GEMM kernel (kernels/cpu/dnnl_wrap.c). */
+/* common/proc_wait.h: how long this process's threads ran (their CPU clocks) and waited for a
+ * CPU (Linux's schedstat), read by the runner around a case's measured iterations
+ * (runner/cpu_wait.h) and by the CPU backend around the timing that chooses a GEMM kernel
+ * (kernels/cpu/dnnl_wrap.c). */
 #ifndef BENCHDB_PROC_WAIT_H
 #define BENCHDB_PROC_WAIT_H
 

@@ -110,8 +110,9 @@ void contention_warn_after(FILE *f, const struct contention_count *c)
 	else
 		fprintf(f, "warning: the machine was busy before the first case");
 	if (c->unmeasured)
-		fprintf(f, "%s%zu ok case%s had no wait to count (too short for the kernel's counters, "
-			   "or no sched_info): %s times may include waiting that no report marks",
+		fprintf(f, "%s%zu ok case%s had no wait to count (a kernel without sched_info, or a peer "
+			   "too short for the kernel's counters): %s times may include waiting that no "
+			   "report marks",
 			c->contended ? "; " : ", and ", c->unmeasured, c->unmeasured == 1 ? "" : "s",
 			c->unmeasured == 1 ? "its" : "their");
 	fprintf(f, ": " CONTENTION_ADVICE ".\n");

@@ -1028,6 +1028,38 @@ static void test_precision__windows_of_a_long_run_agree_within_the_target_under_
 		fail_msg("%d of %d runs kept their windows within 1.5x the target", within, total);
 }
 
+/* The reading itself (common/proc_wait.c), not a planted one: a stretch far shorter than the
+ * scheduler's tick is counted (schedstat alone left a running thread's figure at its last tick,
+ * so a case of a few hundred microseconds read "0 ns ran" and its wait was unknown, or all of its
+ * time when it had waited). Each stretch spins 200 us of wall time: what the thread ran and waited
+ * adds up to at least that, however loaded the machine. */
+static void test_cpu_wait__a_stretch_shorter_than_a_tick_is_counted(void **state)
+{
+	(void)state;
+	cpu_wait_plant(NULL);
+	struct cpu_wait a, b;
+	cpu_wait_read(&a);
+	for (int64_t t0 = now_ns(); now_ns() - t0 < 50000000;)   /* 50 ms: several ticks */
+		;
+	cpu_wait_read(&b);
+	if (!a.ok || cpu_wait_share(&a, &b) < 0)
+		skip();   /* no sched_info on this kernel: nothing is counted, the share unknown */
+	for (int k = 0; k < 5; k++) {
+		cpu_wait_read(&a);
+		int64_t t0 = now_ns(), wall;
+		while ((wall = now_ns() - t0) < 200000)
+			;
+		cpu_wait_read(&b);
+		double share = cpu_wait_share(&a, &b);
+		int64_t counted = (b.run_ns - a.run_ns) + (b.wait_ns - a.wait_ns);
+		print_message("stretch %d: %lld ns of wall time, %lld ran, %lld waited, share %.3f\n", k,
+			      (long long)wall, (long long)(b.run_ns - a.run_ns),
+			      (long long)(b.wait_ns - a.wait_ns), share);
+		assert_true(share >= 0 && share <= 1);
+		assert_true(counted >= wall * 9 / 10);
+	}
+}
+
 /* The warning runner run prints after a run (runner/cpu_wait.c): the cases that waited, and the
  * ok cases whose wait nothing could count (too short for the kernel's counters), which no report
  * can mark: on a machine busy before the first case they are said, never passed over. */
@@ -1094,6 +1126,7 @@ int main(void)
 		T(test_precision__windows_of_a_long_run_agree_within_the_target_under_drift),
 		T(test_measure__interleaved_rounds_cancel_a_drift_that_one_after_the_other_sees),
 		T(test_contention__the_run_end_warning_counts_the_cases_whose_wait_is_unknown),
+		T(test_cpu_wait__a_stretch_shorter_than_a_tick_is_counted),
 	};
 #undef T
 	return cmocka_run_group_tests(tests, NULL, NULL);

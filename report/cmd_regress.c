@@ -386,7 +386,7 @@ int cmd_regress(struct cmd_line *cl)
 		for (size_t k = 0; k < base.sets[r0].n; k++) {
 			const struct case_row *row = &base.sets[r0].rows[k];
 			find_case(&base, row->case_key, at_b);
-			int seen = 0;
+			int seen = at_b[r0] != (long)k;   /* a later copy of the key in this run */
 			for (size_t r = 0; r < r0 && !seen; r++)
 				seen = at_b[r] >= 0;
 			if (seen)

@@ -165,6 +165,7 @@ int run_groups_noise(struct db *db, const struct run_group *const *sides, size_t
 				const struct case_row *row = &g->sets[r].rows[k];
 				double y, wv;
 				if (row->status != STATUS_OK || !key_in(row->case_key, &set) ||
+				    case_index_find(&g->index[r], row->case_key, NULL) != (long)k ||
 				    noise_run_y(&g->sets[r].series[k], pick, &y, &wv))
 					continue;
 				noise_data_add_run(d, row->case_key, (int)s + 1, g->sessions[r], "",

@@ -4,10 +4,11 @@
 # damaged or unusual database is — samples missing, a case key measured twice in one run. Each
 # check states what the data is and the verdict and exit status it must get; none depends on
 # timings.
-#   verdict_data_test.sh REPORT MAKE_PLANTED
+#   verdict_data_test.sh REPORT MAKE_PLANTED RUNNER
 set -u
 REPORT=$1
 PLANTED=$2
+RUNNER=$3
 source "$(dirname "$0")/lib.sh"
 planted() { local db=$1; shift; rm -f "$db"; "$PLANTED" "$db" "$@" >/dev/null; }
 
@@ -31,5 +32,66 @@ sql "$T/nodes2.db" "delete from samples where case_id in (select c.id from cases
 expect_status 2 "two nodes, one without samples of a case: cannot tell" \
 	"$REPORT" nodes --db "$T/nodes2.db" --format csv
 check "both nodes of that case are ? (not compared)" [ "$(grep -c ',[?],' "$T/out")" = 2 ]
+
+# ---- a case key measured twice in one run is one run's evidence --------------------------------
+# A sweep may list a case twice (two benchmarks that overlap): the run stores it twice, under one
+# case key. The run is still one run: its copies must not count as runs of a session (which made
+# the noise between runs 0% and every CI a point), as points of a history (one slow run stored
+# three times made a segment of three, a change point), or as a node's runs.
+# copies DB RUN_IDS FACTOR SHIFT: store every case of those runs once more at ord + SHIFT, its
+# samples times FACTOR (the run measured the case again)
+copies() {
+	sql "$1" "create temp table src as select * from cases where run_id in ($2);
+		insert into cases (run_id, ord, suite, impl, device, dtype, pass, batch_size, heads,
+			seq_len, head_dim, causal, model, params, case_key, name, warmup, iters, status,
+			reason, started_at, elapsed_ns, cpu_wait)
+		select run_id, ord + $4, suite, impl, device, dtype, pass, batch_size, heads, seq_len,
+			head_dim, causal, model, params, case_key, name, warmup, iters, status, reason,
+			started_at, elapsed_ns, cpu_wait from src;
+		insert into samples select c2.id, s.phase, s.iter, cast(s.ns * $3 as integer) from src c1
+			join cases c2 on c2.run_id = c1.run_id and c2.ord = c1.ord + $4
+			join samples s on s.case_id = c1.id"
+}
+# regress, one run a side, no history: the noise between runs cannot be measured, so these runs
+# cannot tell (exit 2) — with the cases stored twice as without
+planted "$T/dup.db" --cases 4 --between 0.03 --seed 3 base:1:1 cand:1:1.0
+expect_status 2 "one run a side: cannot tell" "$REPORT" regress --db "$T/dup.db" --baseline-label base --candidate-label cand
+copies "$T/dup.db" 1,2 1 100
+expect_status 2 "one run a side, each case stored twice: still cannot tell (not a pass)" \
+	"$REPORT" regress --db "$T/dup.db" --baseline-label base --candidate-label cand
+contains "$T/out" "noise between runs NOT measured \(one run a side" "the copies are not a measured noise"
+contains "$T/out" "^- 4 cases compared" "each case compared once"
+expect_status 0 "compare across the two runs" "$REPORT" compare --db "$T/dup.db" --baseline 1 --run 2
+check "compare: each case once" [ "$(grep -c '^| flash' "$T/out")" = 4 ]
+contains "$T/out" "noise between runs NOT measured" "compare: the copies are not a measured noise"
+# the same folded into the stored noise (`runner noise`): an older run of the system, its cases
+# stored twice, is one run of its session, not two that agree exactly
+planted "$T/fold.db" --cases 4 --between 0.03 --seed 3 old:1:1 base:1:1 cand:1:1.0
+copies "$T/fold.db" 1 1 100
+expect_status 0 "runner noise folds the runs" "$RUNNER" noise --db "$T/fold.db"
+check "folded: one run in the older run's session" [ "$(sql "$T/fold.db" "select distinct runs from noise_sessions where session like 'run:%1'")" = 1 ]
+expect_status 2 "one run a side over a folded history of copies: still cannot tell" \
+	"$REPORT" regress --db "$T/fold.db" --baseline-label base --candidate-label cand
+# changes: a steady history whose newest run is 30% slower, that run storing each case three
+# times: one run is never a change point (exit 0), and the series counts it once
+planted "$T/spike.db" --cases 2 --between 0.03 --seed 7 nightly:30t:1 nightly:1t:1.3
+copies "$T/spike.db" 31 1 100
+copies "$T/spike.db" 31 1 200
+expect_status 0 "changes: one slow run stored three times is not a slower segment" \
+	"$REPORT" changes --db "$T/spike.db" --label nightly
+lacks "$T/out" "\| slower" "no slower change point"
+check "changes: each series has 31 runs" [ "$(grep -cE '^\| flash .* \| planted-host \| +31 \|' "$T/out")" = 2 ]
+# history: a run's second measurement of a case is no step against its first
+planted "$T/hist.db" --cases 2 --between 0.02 --seed 4 nightly:6t:1
+copies "$T/hist.db" 6 1.3 100
+expect_status 0 "history of a run that measured the case twice" \
+	"$REPORT" history --db "$T/hist.db" --where seq_len=256
+lacks "$T/out" "slower \+|\? \+2|\? \+3" "no step between the run's two measurements"
+contains "$T/out" "run 6 measured the case more than once" "the notes say so"
+# nodes: three alike nodes of 3 runs, every case stored twice: 3 runs a node, as without copies
+planted "$T/nodes3.db" --cases 3 --between 0.02 --seed 11 --one-system n@h1:3:1 n@h2:3:1 n@h3:3:1
+copies "$T/nodes3.db" 1,2,3,4,5,6,7,8,9 1 100
+expect_status 0 "nodes, every case stored twice: no node out of bounds" "$REPORT" nodes --db "$T/nodes3.db" --format csv
+check "nodes: 3 runs a node-case, not 6" [ "$(grep -c ',h[123],3,' "$T/out")" = 9 ]
 
 finish cli_verdict_data

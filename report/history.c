@@ -223,16 +223,18 @@ void history_free(struct history_set *s)
 	memset(s, 0, sizeof(*s));
 }
 
-/* Mean cpu_wait of points [a, b); -1 when any is unknown. */
+/* Mean cpu_wait of the points of [a, b) whose wait is known (as regress averages a side's runs);
+ * -1 when none is: a run that did not record it hides nothing the others recorded. */
 static double mean_wait(const struct history_series *s, size_t a, size_t b)
 {
 	double sum = 0;
-	for (size_t i = a; i < b; i++) {
-		if (s->points[i].wait < 0)
-			return -1;
-		sum += s->points[i].wait;
-	}
-	return b > a ? sum / (double)(b - a) : -1;
+	size_t known = 0;
+	for (size_t i = a; i < b; i++)
+		if (s->points[i].wait >= 0) {
+			sum += s->points[i].wait;
+			known++;
+		}
+	return known ? sum / (double)known : -1;
 }
 
 /* z of the two-sided 95% normal interval: a run's own standard error from its median's interval */

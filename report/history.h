@@ -78,7 +78,7 @@ extern const char *const history_verdict_names[3];
 struct history_change {
 	struct cp_point cp;
 	enum history_verdict verdict;
-	double wait_before, wait_after;   /* -1 unknown */
+	double wait_before, wait_after;   /* mean over the runs that recorded it; -1: none did */
 };
 
 /* What the newest runs of a series say. */

@@ -94,4 +94,17 @@ copies "$T/nodes3.db" 1,2,3,4,5,6,7,8,9 1 100
 expect_status 0 "nodes, every case stored twice: no node out of bounds" "$REPORT" nodes --db "$T/nodes3.db" --format csv
 check "nodes: 3 runs a node-case, not 6" [ "$(grep -c ',h[123],3,' "$T/out")" = 9 ]
 
+# ---- changes: a run that did not record its CPU wait hides nothing the others recorded ---------
+# 30 quiet runs, then 6 runs 30% slower whose runner waited for a CPU 40% of the time: contended
+# (exit 2). One of those 6 with cpu_wait NULL (not recorded: an older runner, a merged run) leaves
+# 5 that say the machine was busy: still contended, not slower (exit 1).
+planted "$T/wait.db" --cases 2 --between 0.03 --seed 8 nightly:30t:1:0.01 nightly:6t:1.3:0.4
+expect_status 2 "changes: a slower segment that waited for a CPU is contended" \
+	"$REPORT" changes --db "$T/wait.db" --label nightly
+sql "$T/wait.db" "update cases set cpu_wait = NULL where run_id = 33"
+expect_status 2 "... with one of its runs' waits not recorded: still contended, not slower" \
+	"$REPORT" changes --db "$T/wait.db" --label nightly
+contains "$T/out" "a contended change in 2;" "both series contended"
+lacks "$T/out" "\| slower" "no slower change point"
+
 finish cli_verdict_data

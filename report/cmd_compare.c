@@ -225,6 +225,13 @@ int cmd_compare(struct cmd_line *cl)
 			status = EXIT_USAGE;
 			goto done;
 		}
+		if (base_run == run_id) {   /* compared with itself, a run tells nothing */
+			fprintf(stderr, "report: baseline '%s' is run %lld, the candidate run itself: "
+					"a run is no baseline for itself (--run selects the candidate)\n",
+				baseline, (long long)run_id);
+			status = EXIT_USAGE;
+			goto done;
+		}
 		char base_sel[32], cand_sel[32];
 		snprintf(base_sel, sizeof(base_sel), "%lld", (long long)base_run);
 		snprintf(cand_sel, sizeof(cand_sel), "%lld", (long long)run_id);

@@ -264,8 +264,8 @@ int cmd_regress(struct cmd_line *cl)
 		"     (cases.cpu_wait); a case has fewer than " REPORT_STR(REPORT_MIN_ITERS)
 		" measured iterations in a run;\n"
 		"     the runs share no case key, or a case could not be compared; and usage errors\n"
-		"     (a bad option, a missing database or run, runs from different systems without\n"
-		"     --any-system)."};
+		"     (a bad option, a missing database or run, a run selected on both sides, runs\n"
+		"     from different systems without --any-system)."};
 	struct db *db = NULL;
 	struct run_group base = {0}, cand = {0};
 	struct regress_case *cases = NULL;

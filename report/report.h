@@ -256,7 +256,8 @@ struct run_group {
 	struct case_index *index;         /* (n) by case key */
 };
 /* Select the runs of spec, leaving out those of exclude (may be NULL). BD_ENOTFOUND when nothing
- * matches (or a selector's own error), BD_EINVAL beyond RUN_GROUP_MAX runs. */
+ * matches (or a selector's own error), BD_EINVAL beyond RUN_GROUP_MAX runs or when one of spec's
+ * selectors names a run of exclude (a run is never compared with itself). */
 int run_group_select(struct db *db, const struct run_group_spec *spec,
 		     const struct run_group *exclude, struct run_group *g, struct bd_error *err);
 /* Load and index every run's cases that pass f. */

@@ -37,6 +37,12 @@ int run_group_select(struct db *db, const struct run_group_spec *spec,
 		int64_t id;
 		if ((rc = db_run_resolve(db, spec->sels[i], &id, err)))
 			goto done;
+		if (has_id(exclude, id)) {   /* compared with itself, a run tells nothing */
+			rc = bd_fail(err, BD_EINVAL, "--%s %s selects run %lld, which is a candidate run "
+				     "too: a run is no baseline for itself", spec->side, spec->sels[i],
+				     (long long)id);
+			goto done;
+		}
 		if (!has_id(g, id))
 			g->ids[g->n++] = id;
 	}

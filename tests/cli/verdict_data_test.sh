@@ -107,4 +107,20 @@ expect_status 2 "... with one of its runs' waits not recorded: still contended, 
 contains "$T/out" "a contended change in 2;" "both series contended"
 lacks "$T/out" "\| slower" "no slower change point"
 
+# ---- a run is no baseline for itself -------------------------------------------------------
+# 3 baseline runs, 3 candidate runs 25% slower. `--baseline cand` names the latest run labelled
+# cand, which is the default candidate (latest): the run against itself showed no change and
+# passed (exit 0). Nothing was compared: a usage error (exit 2) that says so.
+planted "$T/self.db" --cases 2 --between 0.03 --seed 5 base:3t:1 cand:3t:1.25
+expect_status 1 "the candidate runs against the baseline runs: slower" \
+	"$REPORT" regress --db "$T/self.db" --baseline-label base --candidate-label cand
+expect_status 2 "regress --baseline naming the candidate run: not a pass" \
+	"$REPORT" regress --db "$T/self.db" --baseline cand
+contains "$T/err" "selects run 6, which is a candidate run too" "says which run is on both sides"
+expect_status 2 "regress, one run named on both sides" "$REPORT" regress --db "$T/self.db" --baseline 4 --candidate 4
+expect_status 2 "regress, the candidate run among the baseline runs" \
+	"$REPORT" regress --db "$T/self.db" --baseline 1 --baseline 4 --candidate-label cand
+expect_status 2 "compare --baseline naming the candidate run" "$REPORT" compare --db "$T/self.db" --baseline latest
+contains "$T/err" "is run 6, the candidate run itself" "compare says so"
+
 finish cli_verdict_data

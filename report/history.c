@@ -240,6 +240,43 @@ static double mean_wait(const struct history_series *s, size_t a, size_t b)
 /* z of the two-sided 95% normal interval: a run's own standard error from its median's interval */
 #define Z_95 1.959964
 
+/* Mean of log medians of points [a, b). */
+static double mean_y(const struct history_series *s, size_t a, size_t b)
+{
+	double sum = 0;
+	for (size_t i = a; i < b; i++)
+		sum += log(s->points[i].median);
+	return b > a ? sum / (double)(b - a) : 0;
+}
+
+/* When the newest `recent` runs hold several change points and the newest is not slower (a
+ * slowdown, then a partial recovery): the newest segment against the segment before the first of
+ * them — the level the window started from. Beyond min_change slower with its 95% interval above
+ * 0 (the noise of the change points' intervals), the newest runs began a slower segment after
+ * all: NEWEST_SLOWER (or contended, by the two segments' waits) since that first change, the net
+ * change in newest_net. */
+static void newest_net_slower(struct history_series *s, const struct cp_options *o,
+			      const struct verdict_rule *rule, size_t recent)
+{
+	size_t last = s->cp.n - 1, first = last;
+	while (first > 0 && s->cp.points[first - 1].index + recent >= s->n)
+		first--;
+	if (first == last || !(s->cp.noise >= 0) || !(s->cp.noise_df > 0))
+		return;
+	size_t a = first ? s->cp.points[first - 1].index : 0, b = s->cp.points[first].index,
+	       c = s->cp.points[last].index;
+	double net = mean_y(s, c, s->n) - mean_y(s, a, b);
+	double half = student_t_quantile(0.975, s->cp.noise_df) * s->cp.noise *
+		      sqrt(1.0 / (double)(b - a) + 1.0 / (double)(s->n - c));
+	if (!(net > log1p(o->min_change)) || !(net - half > 0))
+		return;
+	s->newest_change = first;
+	s->newest_net = expm1(net);
+	s->newest = verdict_contended(mean_wait(s, c, s->n), mean_wait(s, a, b), rule)
+			    ? NEWEST_CONTENDED
+			    : NEWEST_SLOWER;
+}
+
 static int series_detect(struct history_series *s, const struct cp_options *o,
 			 const struct verdict_rule *rule, size_t recent)
 {
@@ -285,9 +322,12 @@ static int series_detect(struct history_series *s, const struct cp_options *o,
 		s->newest = NEWEST_TOO_FEW;
 	else if (s->cp.n && s->cp.points[s->cp.n - 1].index + recent >= s->n) {
 		s->newest_change = s->cp.n - 1;
+		s->newest_net = s->changes[s->cp.n - 1].cp.change;
 		static const enum history_newest of_verdict[] = {NEWEST_SLOWER, NEWEST_FASTER,
 								 NEWEST_CONTENDED};
 		s->newest = of_verdict[s->changes[s->cp.n - 1].verdict];
+		if (s->newest != NEWEST_SLOWER)
+			newest_net_slower(s, o, rule, recent);
 	}
 	return 0;
 }

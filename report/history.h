@@ -104,7 +104,12 @@ struct history_series {
 	struct cp_result cp;                  /* after history_detect */
 	struct history_change *changes;       /* (cp.n) */
 	enum history_newest newest;
-	size_t newest_change;                 /* index into changes of the newest segment's start */
+	size_t newest_change;                 /* index into changes of the newest segment's start: the
+						 newest change, or, when the window's changes add up to
+						 a slower one, the first of them */
+	double newest_net;                    /* the change the newest runs show: newest_change's, or
+						 the newest segment against the one before the window's
+						 first change (exp(mean y - mean y) - 1) */
 	double newest_off;                    /* the newest run against the rest of its segment,
 						 exp(y - mean) - 1, when beyond 3 run-to-run sd (a
 						 lone slow run, or the first of a change to come); 0

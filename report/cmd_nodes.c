@@ -462,8 +462,8 @@ int cmd_nodes(struct cmd_line *cl)
 		return status;
 	if ((fmt = report_format_arg(o.format, 0)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
 		return EXIT_USAGE;
-	if (memory_band < 0 || temp_band < 0) {
-		fprintf(stderr, "report nodes: --memory-band and --temp-band must not be negative\n");
+	if (!(memory_band >= 0 && temp_band >= 0)) {   /* written so that a NaN fails too */
+		fprintf(stderr, "report nodes: --memory-band and --temp-band must be numbers, 0 or more\n");
 		return EXIT_USAGE;
 	}
 	if ((status = prices_load_options(price, prices_path, "nodes", &prices)) >= 0)

@@ -26,6 +26,11 @@ expect_status 2 "... (md)" "$REPORT" nodes --db "$T/nodes.db"
 contains "$T/out" "1 node-case not compared \(\?\): no run of the node" "the notes say why"
 contains "$T/out" "some comparisons cannot tell" "the verdict says it cannot tell"
 lacks "$T/out" "^\| h3 .*slow on" "h3 is not called slow"
+# a band that is not a number is a usage error (2), never every node out of bounds (1)
+sql "$T/nodes.db" "update cases set peak_bytes = 1000000"
+expect_status 2 "nodes --memory-band nan: a usage error" "$REPORT" nodes --db "$T/nodes.db" --memory-band nan
+contains "$T/err" "--memory-band and --temp-band must be numbers, 0 or more" "says which options"
+expect_status 2 "nodes --temp-band nan: a usage error" "$REPORT" nodes --db "$T/nodes.db" --temp-band nan
 # two nodes, one of them without samples of the case: nothing to compare it with either
 planted "$T/nodes2.db" --cases 3 --between 0.02 --seed 12 --one-system n@h1:3:1 n@h2:3:1
 sql "$T/nodes2.db" "delete from samples where case_id in (select c.id from cases c join runs r on r.id = c.run_id join systems s on s.id = r.system_id where s.hostname = 'h2' and c.ord = 0)"

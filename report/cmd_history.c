@@ -355,6 +355,7 @@ int cmd_history(struct cmd_line *cl)
 	}
 	size_t left_out = 0;   /* rows of runs the run filters refused */
 	n = history_rows_select(runs, nruns, rows, n, &runs_filter, &left_out);
+	history_rows_order(runs, nruns, rows, n);   /* oldest run first, by time */
 	if (h.last > 0)
 		n = last_per_key(rows, n, (size_t)h.last);
 	struct strbuf what = STRBUF_INIT;

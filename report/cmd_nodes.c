@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "cost.h"
+#include "history.h"
 #include "opt.h"
 #include "plot.h"
 #include "report.h"
@@ -478,6 +479,7 @@ int cmd_nodes(struct cmd_line *cl)
 		status = report_error(&err, err.code == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL);
 		goto done;
 	}
+	history_rows_order(runs, nruns, rows, nrows);   /* a node's latest run is its newest in time */
 	all = xcalloc(nrows + 1, sizeof(*all));
 	key_start = xcalloc(nrows + 1, sizeof(*key_start));
 	hosts = xcalloc(nrows + 1, sizeof(*hosts));

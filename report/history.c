@@ -140,6 +140,40 @@ size_t history_rows_select(const struct run_row *runs, size_t nruns, struct case
 	return kept;
 }
 
+struct time_entry {
+	size_t key;             /* the block of its case key, in the order the keys came */
+	const char *at;         /* its run's started_at ("" when unknown) */
+	struct case_row row;
+};
+
+static int cmp_time_entry(const void *a, const void *b)
+{
+	const struct time_entry *x = a, *y = b;
+	if (x->key != y->key)
+		return (x->key > y->key) - (x->key < y->key);
+	int c = strcmp(x->at, y->at);
+	if (c)
+		return c;
+	if (x->row.run_id != y->row.run_id)
+		return (x->row.run_id > y->row.run_id) - (x->row.run_id < y->row.run_id);
+	return (x->row.ord > y->row.ord) - (x->row.ord < y->row.ord);
+}
+
+void history_rows_order(const struct run_row *runs, size_t nruns, struct case_row *rows, size_t n)
+{
+	struct time_entry *e = xmalloc((n ? n : 1) * sizeof(*e));
+	size_t key = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct run_row *run = run_find(runs, nruns, rows[i].run_id);
+		key += i > 0 && strcmp(rows[i].case_key, rows[i - 1].case_key) != 0;
+		e[i] = (struct time_entry){key, run && run->started_at ? run->started_at : "", rows[i]};
+	}
+	qsort(e, n, sizeof(*e), cmp_time_entry);
+	for (size_t i = 0; i < n; i++)
+		rows[i] = e[i].row;
+	free(e);
+}
+
 /* Order of the series that moved first: slower, contended, faster, steady, too few runs. */
 static int newest_rank(enum history_newest n)
 {
@@ -190,6 +224,7 @@ int history_load(struct db *db, const struct history_filter *f, struct history_s
 	if (rc)
 		return rc;
 	n = history_rows_select(out->runs, out->nruns, out->rows, n, f, &out->runs_left_out);
+	history_rows_order(out->runs, out->nruns, out->rows, n);
 	/* at most one series per row: enough room whatever the hosts */
 	out->series = xcalloc(n ? n : 1, sizeof(*out->series));
 	for (size_t i = 0, end; i < n && !rc; i = end) {

@@ -139,6 +139,12 @@ void history_free(struct history_set *s);
  * kept; adds the refused to *left_out. */
 size_t history_rows_select(const struct run_row *runs, size_t nruns, struct case_row *rows, size_t n,
 			   const struct history_filter *f, size_t *left_out);
+/* Order rows[0..n-1] (grouped by case key, as db_cases_by_key gives them) by time within each key:
+ * by their runs' started_at, then run id and ord. Run ids follow the order runs were stored in, and
+ * `runner merge` stores a database's runs after those already there: a history merged out of
+ * order would otherwise be read out of order (its newest runs taken for old ones). The keys keep
+ * their order. */
+void history_rows_order(const struct run_row *runs, size_t nruns, struct case_row *rows, size_t n);
 /* The indices of s's series, those whose newest runs moved first (slower, contended, faster,
  * steady, too few runs), in load order within each; the caller frees it. After history_detect. */
 size_t *history_order(const struct history_set *s);

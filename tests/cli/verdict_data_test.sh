@@ -128,4 +128,37 @@ expect_status 2 "regress, the candidate run among the baseline runs" \
 expect_status 2 "compare --baseline naming the candidate run" "$REPORT" compare --db "$T/self.db" --baseline latest
 contains "$T/err" "is run 6, the candidate run itself" "compare says so"
 
+# ---- a history merged out of order is read in time order -----------------------------------
+# `runner merge` stores a database's runs after those already there, so merging February's
+# nightly runs before January's gives February's the lower ids. The history is oldest run first
+# by time: 30 quiet January runs, then 6 February runs 30% slower, is a slower segment at the
+# newest runs (exit 1) however the files were merged.
+# move_runs DB DATE C: move every run of DB (planted on 2026-01-01) to DATE, its uuids begun with C
+move_runs() {
+	sql "$1" "update runs set started_at = replace(started_at, '2026-01-01', '$2'),
+		ended_at = replace(ended_at, '2026-01-01', '$2'), uuid = '$3' || substr(uuid, 2);
+		update cases set started_at = replace(started_at, '2026-01-01', '$2')"
+}
+planted "$T/jan.db" --cases 2 --between 0.02 --seed 8 --one-system nightly:30t:1
+planted "$T/feb.db" --cases 2 --between 0.02 --seed 9 --one-system nightly:6t:1.3
+move_runs "$T/feb.db" 2026-02-01 b
+"$RUNNER" merge --db "$T/merged.db" "$T/feb.db" "$T/jan.db" >/dev/null
+check "merged out of order: February's runs have the lower ids" \
+	[ "$(sql "$T/merged.db" "select started_at from runs where id = 1")" = "2026-02-01T00:01:00.000Z" ]
+expect_status 1 "changes: the newest (February) runs began a slower segment" \
+	"$REPORT" changes --db "$T/merged.db" --label nightly
+contains "$T/err" "slower: 'flash float32 fwd B8 H1 S256 D64' on planted-host, \+[0-9.]+% since run 1$" "since the first February run"
+expect_status 0 "history of the merged runs" "$REPORT" history --db "$T/merged.db" --where seq_len=256 --format csv
+check "history: January first" [ "$(csv_cols "$T/out" run | head -1)" = 7 ]
+check "history: the step at the first February run" grep -q '^1,slower +' <(csv_cols "$T/out" run step)
+# nodes: node h2's runs of its newest code are its newest in time, not its highest ids (older,
+# 30% slower runs of an earlier commit merged after them)
+planted "$T/now.db" --cases 2 --between 0.02 --seed 21 --one-system n@h1:3:1 n@h2:3:1
+planted "$T/before.db" --cases 2 --between 0.02 --seed 22 --one-system old@h2:3:1.3
+move_runs "$T/before.db" 2025-12-01 c
+"$RUNNER" merge --db "$T/nodes_merged.db" "$T/now.db" "$T/before.db" >/dev/null
+expect_status 0 "nodes: h2 judged by its newest runs (as fast as h1), not its older slow ones" \
+	"$REPORT" nodes --db "$T/nodes_merged.db" --format csv
+lacks "$T/out" "✗" "no node out of bounds"
+
 finish cli_verdict_data

@@ -209,7 +209,8 @@ int cmd_regress(struct cmd_line *cl)
 		 &cand_sels},
 		{"candidate-label", 0, OPT_STRING, "LABEL", "every run with this label is a candidate run",
 		 &cand_label},
-		{"candidate-last", 0, OPT_INT, "K", "only the last K candidate runs", &cand_last},
+		{"candidate-last", 0, OPT_INT, "K", "only the last K candidate runs (alone: the last K runs)",
+		 &cand_last},
 		REPORT_OPT_DB(&o),
 		REPORT_OPT_THRESHOLD(&o, "slowdown that counts as a regression"),
 		REPORT_OPT_ALPHA(&o),
@@ -301,7 +302,9 @@ int cmd_regress(struct cmd_line *cl)
 		return status;
 	if ((fmt = report_format_arg(o.format, 0)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
 		return EXIT_USAGE;
-	if (cand_sels.n == 0 && !cand_label)
+	/* --candidate-last K alone: the last K runs (as --baseline-last K alone takes the K before
+	 * them); with no candidate option at all, the latest run */
+	if (cand_sels.n == 0 && !cand_label && cand_last <= 0)
 		cand_sels.items[cand_sels.n++] = "latest";
 	/* A missing database or a selector that matches nothing is a usage error here (2): CI must
 	 * not read it as a regression (1). So is a database that cannot be read: it cannot tell. */

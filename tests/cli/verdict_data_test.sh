@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/cli/verdict_data_test.sh: the verdicts CI gates on (regress, changes, nodes) on partial and
-# damaged data of known truth: planted runs (tests/make_planted.c) edited with sqlite3 the way a
-# damaged or unusual database is — samples missing, a case key measured twice in one run. Each
+# damaged data of known truth, and the runs their selectors pick: planted runs
+# (tests/make_planted.c) edited with sqlite3 the way a damaged or unusual database is — samples
+# missing, a case key measured twice in one run, files merged out of order. Each
 # check states what the data is and the verdict and exit status it must get; none depends on
 # timings.
 #   verdict_data_test.sh REPORT MAKE_PLANTED RUNNER
@@ -160,5 +161,17 @@ move_runs "$T/before.db" 2025-12-01 c
 expect_status 0 "nodes: h2 judged by its newest runs (as fast as h1), not its older slow ones" \
 	"$REPORT" nodes --db "$T/nodes_merged.db" --format csv
 lacks "$T/out" "✗" "no node out of bounds"
+
+# ---- --candidate-last K alone: the last K runs -------------------------------------------------
+# 8 runs, then 3 runs 25% slower, no labels to tell them apart: `--baseline-last 5
+# --candidate-last 3` is the last 3 against the 5 before. It took the latest run alone as the
+# candidate and the 5 before it — two of them the slower code's — as the baseline.
+planted "$T/last.db" --cases 4 --between 0.02 --seed 5 nightly:8t:1 slow:3t:1.25
+sql "$T/last.db" "update runs set label = 'nightly'"
+expect_status 1 "the last 3 runs against the 5 before: slower" \
+	"$REPORT" regress --db "$T/last.db" --baseline-last 5 --candidate-last 3
+contains "$T/out" "^### regressions: runs 9, 10, 11 vs baseline runs 4, 5, 6, 7, 8 " "the runs each side"
+"$REPORT" regress --db "$T/last.db" --baseline-last 5 >"$T/out" 2>&1
+contains "$T/out" "^### regressions: run 11 vs baseline runs 6, 7, 8, 9, 10 " "the latest and the 5 before it"
 
 finish cli_verdict_data

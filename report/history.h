@@ -156,7 +156,8 @@ int history_noise(struct db *db, struct history_set *s, enum series_pick pick,
 		  const struct verdict_rule *rule, struct bd_error *err);
 
 /* Find the change points of every series (on all cores; the answer does not depend on how many)
- * and their verdicts; the newest segment's status with `recent` runs counted as newest. The
+ * and their verdicts (contended: the side that looks slower waited, whatever
+ * rule->either_contended says); the newest segment's status with `recent` runs counted as newest. The
  * intervals and the band use the larger of the series' own run-to-run noise and its run_noise. */
 int history_detect(struct history_set *s, const struct cp_options *o,
 		   const struct verdict_rule *rule, size_t recent);

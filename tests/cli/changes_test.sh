@@ -69,6 +69,11 @@ check "every change contended" [ "$(grep -c ',contended$' "$T/out")" = 4 ]
 check "no case slower" [ "$(grep -c 'slower' "$T/out")" = 0 ]
 check "the same slowdown without the wait" planted "$T/nowait.db" --seed 8 nightly:30t:1:0.01 nightly:6t:1.3:0.01
 expect_status 1 "without the wait: exit 1" "$REPORT" changes --db "$T/nowait.db"
+# The older runs waited for a CPU 10% of their time, the newest 6 (30% slower) did not: the side
+# that looks slower was quiet, so it is a slowdown (exit 1), not contended.
+check "the older runs busy, the slower newest quiet" planted "$T/oldwait.db" --seed 8 nightly:30t:1:0.10 nightly:6t:1.3:0
+expect_status 1 "a quiet slower segment after busy runs: slower, exit 1" "$REPORT" changes --db "$T/oldwait.db" --format csv
+check "every change slower, none contended" [ "$(grep -c ',slower$' "$T/out")" = 4 ] && [ "$(grep -c 'contended' "$T/out")" = 0 ]
 
 # Two change points among the newest runs: 60% slower, then back by a quarter — the newest runs
 # are still about 20% slower than before the window (--recent 20 holds both). The newest change

@@ -115,7 +115,7 @@ static void newest_table(const struct history_set *hs, int with_key, size_t rece
 			if (s->newest == NEWEST_SLOWER || s->newest == NEWEST_FASTER ||
 			    s->newest == NEWEST_CONTENDED)
 				snprintf(status, sizeof(status), "%s %+.1f%%", history_newest_names[s->newest],
-					 100 * s->changes[s->newest_change].cp.change);
+					 100 * s->newest_net);
 			else if (s->newest == NEWEST_STEADY && s->n >= recent)
 				snprintf(status, sizeof(status), "steady (no change in %zu runs)", recent);
 			if (s->newest_off != 0) {
@@ -269,7 +269,7 @@ int cmd_changes(struct cmd_line *cl)
 		if (hs.series[i].newest == NEWEST_SLOWER)
 			fprintf(stderr, "report changes: slower: '%s' on %s, %+.1f%% since run %lld\n",
 				hs.series[i].name, hs.series[i].host,
-				100 * hs.series[i].changes[hs.series[i].newest_change].cp.change,
+				100 * hs.series[i].newest_net,
 				(long long)hs.series[i]
 					.points[hs.series[i].changes[hs.series[i].newest_change].cp.index]
 					.run->id);

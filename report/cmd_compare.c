@@ -75,8 +75,9 @@ static int compare_runs_modeled(struct db *db, struct run_group *base, struct ru
 	for (size_t i = 0; i < cs->n && !rc; i++) {
 		long at_c = (long)i, at_b = case_index_find(&base->index[0], cs->rows[i].case_key, NULL);
 		struct case_pair *p = &(*pairs)[*n];
-		if (at_b < 0 || !is_ok(&cs->rows[i]) || !is_ok(&base->sets[0].rows[at_b]))
-			continue;
+		if (at_b < 0 || !is_ok(&cs->rows[i]) || !is_ok(&base->sets[0].rows[at_b]) ||
+		    case_index_find(&cand->index[0], cs->rows[i].case_key, NULL) != at_c)
+			continue;   /* not ok, or a later copy of the key in the run */
 		if (run_groups_compare_case(&m, &d, cs->rows[i].case_key, base, &at_b, cand, &at_c,
 					    pick, rule, &p->result))
 			continue;
@@ -221,6 +222,13 @@ int cmd_compare(struct cmd_line *cl)
 			fprintf(stderr,
 				"report: baseline '%s' is neither an impl of run %lld's cases nor a run (%s)\n",
 				baseline, (long long)run_id, rerr.msg);
+			status = EXIT_USAGE;
+			goto done;
+		}
+		if (base_run == run_id) {   /* compared with itself, a run tells nothing */
+			fprintf(stderr, "report: baseline '%s' is run %lld, the candidate run itself: "
+					"a run is no baseline for itself (--run selects the candidate)\n",
+				baseline, (long long)run_id);
 			status = EXIT_USAGE;
 			goto done;
 		}

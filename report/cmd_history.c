@@ -172,6 +172,12 @@ static int key_table(struct db *db, const struct case_row *rows, size_t n,
 		if (c->cpu_wait >= 0)
 			table_number(t, r, c_wait, 100 * c->cpu_wait);
 		const struct run_session *here = session_of(h, c->run_id);
+		if (prev && here && prev->id == here->id) {
+			/* the run measured the case again: one run, no step (the run is the unit) */
+			table_note(t, "run %lld measured the case more than once: one run, its first "
+				      "case is its step", (long long)c->run_id);
+			continue;
+		}
 		if (prev && here) {
 			long mi = model_of(h, here->system_id);
 			char sb[80], sc[80];
@@ -349,6 +355,7 @@ int cmd_history(struct cmd_line *cl)
 	}
 	size_t left_out = 0;   /* rows of runs the run filters refused */
 	n = history_rows_select(runs, nruns, rows, n, &runs_filter, &left_out);
+	history_rows_order(runs, nruns, rows, n);   /* oldest run first, by time */
 	if (h.last > 0)
 		n = last_per_key(rows, n, (size_t)h.last);
 	struct strbuf what = STRBUF_INIT;

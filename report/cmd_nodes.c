@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "cost.h"
+#include "history.h"
 #include "opt.h"
 #include "plot.h"
 #include "report.h"
@@ -157,7 +158,7 @@ static void judge(struct node_case *nc, size_t n, const struct pair_result *resu
 		double thr_med = others_median(thr, has_thr, n, i);
 		double mem_med = others_median(mem, has_mem, n, i);
 		double temp_med = others_median(temp, has_temp, n, i);
-		c->delta = thr_med > 0 ? c->samples_s / thr_med - 1 : 0;
+		c->delta = c->samples_s > 0 && thr_med > 0 ? c->samples_s / thr_med - 1 : 0;
 		/* slower than the rest is out of bounds; faster too where there is a rest to be
 		 * faster than (3 nodes or more): of two nodes that differ, the slower one is flagged */
 		if (pr->verdict == VERDICT_SLOWER || (pr->verdict == VERDICT_FASTER && n >= 3))
@@ -265,7 +266,8 @@ static void report_key(struct nodes_report *r, struct node_case *nc, size_t n)
 				table_number(t, row, r->c_clock, c->gpu.sm_clock_mhz);
 			table_text(t, row, r->c_throttle, c->gpu.throttle[0] ? c->gpu.throttle : "none");
 		}
-		table_number(t, row, r->c_delta, 100 * c->delta);
+		if (c->samples_s > 0)
+			table_number(t, row, r->c_delta, 100 * c->delta);
 		table_text(t, row, r->c_thr, mark_text[c->throughput]);
 		table_text(t, row, r->c_mem, mark_text[c->memory]);
 		table_text(t, row, r->c_tmp, mark_text[c->temp]);
@@ -372,7 +374,7 @@ static int nodes_chart(const char *dir, struct node_case *all, size_t nall, cons
 			y[h * ncat + k] = NAN;
 		for (size_t i = key_start[k]; i < end; i++)
 			for (size_t h = 0; h < nhosts; h++)
-				if (!strcmp(all[i].host, hosts[h]))
+				if (!strcmp(all[i].host, hosts[h]) && all[i].samples_s > 0)
 					y[h * ncat + k] = 100 * (1 + all[i].delta);
 	}
 	for (size_t h = 0; h < nhosts; h++)
@@ -461,8 +463,8 @@ int cmd_nodes(struct cmd_line *cl)
 		return status;
 	if ((fmt = report_format_arg(o.format, 0)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
 		return EXIT_USAGE;
-	if (memory_band < 0 || temp_band < 0) {
-		fprintf(stderr, "report nodes: --memory-band and --temp-band must not be negative\n");
+	if (!(memory_band >= 0 && temp_band >= 0)) {   /* written so that a NaN fails too */
+		fprintf(stderr, "report nodes: --memory-band and --temp-band must be numbers, 0 or more\n");
 		return EXIT_USAGE;
 	}
 	if ((status = prices_load_options(price, prices_path, "nodes", &prices)) >= 0)
@@ -477,6 +479,7 @@ int cmd_nodes(struct cmd_line *cl)
 		status = report_error(&err, err.code == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL);
 		goto done;
 	}
+	history_rows_order(runs, nruns, rows, nrows);   /* a node's latest run is its newest in time */
 	all = xcalloc(nrows + 1, sizeof(*all));
 	key_start = xcalloc(nrows + 1, sizeof(*key_start));
 	hosts = xcalloc(nrows + 1, sizeof(*hosts));
@@ -507,6 +510,14 @@ int cmd_nodes(struct cmd_line *cl)
 			struct node_case *c = &all[h];
 			const struct run_row *latest =
 				bsearch(&c->row->run_id, runs, nruns, sizeof(*runs), by_run_id);
+			if (c->nruns && c->runs[c->nruns - 1]->run_id == rows[k].run_id) {
+				/* a run that measured the key twice is one run: its first ok case (rows
+				 * of a run come in ord order, walked backwards here) */
+				if (c->row == c->runs[c->nruns - 1])
+					c->row = &rows[k];
+				c->runs[c->nruns - 1] = &rows[k];
+				continue;
+			}
 			if (c->nruns >= NODES_RUNS_MAX || !same_code(latest, run))
 				continue;
 			c->runs[c->nruns++] = &rows[k];
@@ -578,12 +589,21 @@ int cmd_nodes(struct cmd_line *cl)
 	/* throughput: every node of every case key against its others, one family (BH) */
 	results = xcalloc(nall + 1, sizeof(*results));
 	family = xcalloc(nall + 1, sizeof(*family));
-	size_t nfamily = 0;
+	size_t nfamily = 0, unmeasured_cases = 0;
 	for (size_t k = 0; k < nkeys; k++) {
 		size_t end = k + 1 < nkeys ? key_start[k + 1] : nall;
+		size_t with_runs = 0;
+		for (size_t i = key_start[k]; i < end; i++)
+			with_runs += all[i].nruns > 0;
 		for (size_t i = key_start[k]; i < end; i++) {
-			if (!all[i].nruns)
+			/* a node with no run whose samples could be read, or no other node with one:
+			 * nothing was compared, so it cannot tell (never a verdict from no data) */
+			if (!all[i].nruns || with_runs < 2) {
+				results[i].insufficient = 1;
+				results[i].verdict = VERDICT_INSUFFICIENT;
+				unmeasured_cases++;
 				continue;
+			}
 			judge_throughput(all + key_start[k], end - key_start[k], i - key_start[k], &model,
 					 &noise, &o.rule, &results[i]);
 			family[nfamily++] = &results[i];
@@ -615,6 +635,10 @@ int cmd_nodes(struct cmd_line *cl)
 	table_note(&r.per_node, "%s", sb_str(&nl));
 	sb_free(&nl);
 	int unmeasured = model.basis == NOISE_ASSUMED;
+	if (unmeasured_cases)
+		table_note(&r.per_node, "%zu node-case%s not compared (?): no run of the node, or of "
+			   "no other node, has measured samples of the phase (%s) that can be read",
+			   unmeasured_cases, unmeasured_cases == 1 ? "" : "s", series_pick_names[pick]);
 	if (single)
 		table_note(&r.per_node, "%zu node-case%s with a single run: a node's run-to-run spread "
 			   "needs repeated runs (`runner run --repeat 3` on every node)",

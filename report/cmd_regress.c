@@ -209,7 +209,8 @@ int cmd_regress(struct cmd_line *cl)
 		 &cand_sels},
 		{"candidate-label", 0, OPT_STRING, "LABEL", "every run with this label is a candidate run",
 		 &cand_label},
-		{"candidate-last", 0, OPT_INT, "K", "only the last K candidate runs", &cand_last},
+		{"candidate-last", 0, OPT_INT, "K", "only the last K candidate runs (alone: the last K runs)",
+		 &cand_last},
 		REPORT_OPT_DB(&o),
 		REPORT_OPT_THRESHOLD(&o, "slowdown that counts as a regression"),
 		REPORT_OPT_ALPHA(&o),
@@ -264,8 +265,8 @@ int cmd_regress(struct cmd_line *cl)
 		"     (cases.cpu_wait); a case has fewer than " REPORT_STR(REPORT_MIN_ITERS)
 		" measured iterations in a run;\n"
 		"     the runs share no case key, or a case could not be compared; and usage errors\n"
-		"     (a bad option, a missing database or run, runs from different systems without\n"
-		"     --any-system)."};
+		"     (a bad option, a missing database or run, a run selected on both sides, runs\n"
+		"     from different systems without --any-system)."};
 	struct db *db = NULL;
 	struct run_group base = {0}, cand = {0};
 	struct regress_case *cases = NULL;
@@ -301,7 +302,9 @@ int cmd_regress(struct cmd_line *cl)
 		return status;
 	if ((fmt = report_format_arg(o.format, 0)) < 0 || (pick = series_pick_arg(o.phase)) < 0)
 		return EXIT_USAGE;
-	if (cand_sels.n == 0 && !cand_label)
+	/* --candidate-last K alone: the last K runs (as --baseline-last K alone takes the K before
+	 * them); with no candidate option at all, the latest run */
+	if (cand_sels.n == 0 && !cand_label && cand_last <= 0)
 		cand_sels.items[cand_sels.n++] = "latest";
 	/* A missing database or a selector that matches nothing is a usage error here (2): CI must
 	 * not read it as a regression (1). So is a database that cannot be read: it cannot tell. */
@@ -386,7 +389,7 @@ int cmd_regress(struct cmd_line *cl)
 		for (size_t k = 0; k < base.sets[r0].n; k++) {
 			const struct case_row *row = &base.sets[r0].rows[k];
 			find_case(&base, row->case_key, at_b);
-			int seen = 0;
+			int seen = at_b[r0] != (long)k;   /* a later copy of the key in this run */
 			for (size_t r = 0; r < r0 && !seen; r++)
 				seen = at_b[r] >= 0;
 			if (seen)

@@ -145,7 +145,7 @@ static void newest_text(const struct history_series *s, char *out, size_t n)
 {
 	if (s->newest == NEWEST_SLOWER || s->newest == NEWEST_FASTER || s->newest == NEWEST_CONTENDED)
 		snprintf(out, n, "%s %+.1f%% since run %lld", history_newest_names[s->newest],
-			 100 * s->changes[s->newest_change].cp.change,
+			 100 * s->newest_net,
 			 (long long)s->points[s->changes[s->newest_change].cp.index].run->id);
 	else
 		snprintf(out, n, "%s", history_newest_names[s->newest]);

@@ -89,6 +89,10 @@ static int series_add(struct db *db, struct history_set *s, const struct history
 		const struct run_row *run = run_of(s, rows[i].run_id);
 		if (!run || strcmp(run->hostname, host))
 			continue;
+		/* rows come by run, then ord: a run that measured the key twice is one point, its
+		 * first case (the run is the unit of evidence) */
+		if (i > 0 && rows[i - 1].run_id == rows[i].run_id)
+			continue;
 		if (rows[i].status != STATUS_OK) {
 			hs->not_ok++;
 			continue;
@@ -134,6 +138,40 @@ size_t history_rows_select(const struct run_row *runs, size_t nruns, struct case
 		rows[kept++] = keep;
 	}
 	return kept;
+}
+
+struct time_entry {
+	size_t key;             /* the block of its case key, in the order the keys came */
+	const char *at;         /* its run's started_at ("" when unknown) */
+	struct case_row row;
+};
+
+static int cmp_time_entry(const void *a, const void *b)
+{
+	const struct time_entry *x = a, *y = b;
+	if (x->key != y->key)
+		return (x->key > y->key) - (x->key < y->key);
+	int c = strcmp(x->at, y->at);
+	if (c)
+		return c;
+	if (x->row.run_id != y->row.run_id)
+		return (x->row.run_id > y->row.run_id) - (x->row.run_id < y->row.run_id);
+	return (x->row.ord > y->row.ord) - (x->row.ord < y->row.ord);
+}
+
+void history_rows_order(const struct run_row *runs, size_t nruns, struct case_row *rows, size_t n)
+{
+	struct time_entry *e = xmalloc((n ? n : 1) * sizeof(*e));
+	size_t key = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct run_row *run = run_find(runs, nruns, rows[i].run_id);
+		key += i > 0 && strcmp(rows[i].case_key, rows[i - 1].case_key) != 0;
+		e[i] = (struct time_entry){key, run && run->started_at ? run->started_at : "", rows[i]};
+	}
+	qsort(e, n, sizeof(*e), cmp_time_entry);
+	for (size_t i = 0; i < n; i++)
+		rows[i] = e[i].row;
+	free(e);
 }
 
 /* Order of the series that moved first: slower, contended, faster, steady, too few runs. */
@@ -186,6 +224,7 @@ int history_load(struct db *db, const struct history_filter *f, struct history_s
 	if (rc)
 		return rc;
 	n = history_rows_select(out->runs, out->nruns, out->rows, n, f, &out->runs_left_out);
+	history_rows_order(out->runs, out->nruns, out->rows, n);
 	/* at most one series per row: enough room whatever the hosts */
 	out->series = xcalloc(n ? n : 1, sizeof(*out->series));
 	for (size_t i = 0, end; i < n && !rc; i = end) {
@@ -219,20 +258,59 @@ void history_free(struct history_set *s)
 	memset(s, 0, sizeof(*s));
 }
 
-/* Mean cpu_wait of points [a, b); -1 when any is unknown. */
+/* Mean cpu_wait of the points of [a, b) whose wait is known (as regress averages a side's runs);
+ * -1 when none is: a run that did not record it hides nothing the others recorded. */
 static double mean_wait(const struct history_series *s, size_t a, size_t b)
 {
 	double sum = 0;
-	for (size_t i = a; i < b; i++) {
-		if (s->points[i].wait < 0)
-			return -1;
-		sum += s->points[i].wait;
-	}
-	return b > a ? sum / (double)(b - a) : -1;
+	size_t known = 0;
+	for (size_t i = a; i < b; i++)
+		if (s->points[i].wait >= 0) {
+			sum += s->points[i].wait;
+			known++;
+		}
+	return known ? sum / (double)known : -1;
 }
 
 /* z of the two-sided 95% normal interval: a run's own standard error from its median's interval */
 #define Z_95 1.959964
+
+/* Mean of log medians of points [a, b). */
+static double mean_y(const struct history_series *s, size_t a, size_t b)
+{
+	double sum = 0;
+	for (size_t i = a; i < b; i++)
+		sum += log(s->points[i].median);
+	return b > a ? sum / (double)(b - a) : 0;
+}
+
+/* When the newest `recent` runs hold several change points and the newest is not slower (a
+ * slowdown, then a partial recovery): the newest segment against the segment before the first of
+ * them — the level the window started from. Beyond min_change slower with its 95% interval above
+ * 0 (the noise of the change points' intervals), the newest runs began a slower segment after
+ * all: NEWEST_SLOWER (or contended, by the two segments' waits) since that first change, the net
+ * change in newest_net. */
+static void newest_net_slower(struct history_series *s, const struct cp_options *o,
+			      const struct verdict_rule *rule, size_t recent)
+{
+	size_t last = s->cp.n - 1, first = last;
+	while (first > 0 && s->cp.points[first - 1].index + recent >= s->n)
+		first--;
+	if (first == last || !(s->cp.noise >= 0) || !(s->cp.noise_df > 0))
+		return;
+	size_t a = first ? s->cp.points[first - 1].index : 0, b = s->cp.points[first].index,
+	       c = s->cp.points[last].index;
+	double net = mean_y(s, c, s->n) - mean_y(s, a, b);
+	double half = student_t_quantile(0.975, s->cp.noise_df) * s->cp.noise *
+		      sqrt(1.0 / (double)(b - a) + 1.0 / (double)(s->n - c));
+	if (!(net > log1p(o->min_change)) || !(net - half > 0))
+		return;
+	s->newest_change = first;
+	s->newest_net = expm1(net);
+	s->newest = verdict_contended(mean_wait(s, c, s->n), mean_wait(s, a, b), rule)
+			    ? NEWEST_CONTENDED
+			    : NEWEST_SLOWER;
+}
 
 static int series_detect(struct history_series *s, const struct cp_options *o,
 			 const struct verdict_rule *rule, size_t recent)
@@ -279,9 +357,12 @@ static int series_detect(struct history_series *s, const struct cp_options *o,
 		s->newest = NEWEST_TOO_FEW;
 	else if (s->cp.n && s->cp.points[s->cp.n - 1].index + recent >= s->n) {
 		s->newest_change = s->cp.n - 1;
+		s->newest_net = s->changes[s->cp.n - 1].cp.change;
 		static const enum history_newest of_verdict[] = {NEWEST_SLOWER, NEWEST_FASTER,
 								 NEWEST_CONTENDED};
 		s->newest = of_verdict[s->changes[s->cp.n - 1].verdict];
+		if (s->newest != NEWEST_SLOWER)
+			newest_net_slower(s, o, rule, recent);
 	}
 	return 0;
 }
@@ -332,9 +413,13 @@ int history_detect(struct history_set *s, const struct cp_options *o,
 		   const struct verdict_rule *rule, size_t recent)
 {
 	int rc = 0;
+	/* contended is about the side that looks slower (regress's rule): a slowdown after runs that
+	 * waited for a CPU is still one, the quiet newer runs being slower all the same */
+	struct verdict_rule slower_side = *rule;
+	slower_side.either_contended = 0;
 #pragma omp parallel for schedule(dynamic) reduction(| : rc)
 	for (size_t i = 0; i < s->n; i++)
-		rc |= series_detect(&s->series[i], o, rule, recent);
+		rc |= series_detect(&s->series[i], o, &slower_side, recent);
 	return rc ? BD_EINVAL : 0;
 }
 

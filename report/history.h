@@ -78,7 +78,7 @@ extern const char *const history_verdict_names[3];
 struct history_change {
 	struct cp_point cp;
 	enum history_verdict verdict;
-	double wait_before, wait_after;   /* -1 unknown */
+	double wait_before, wait_after;   /* mean over the runs that recorded it; -1: none did */
 };
 
 /* What the newest runs of a series say. */
@@ -104,7 +104,12 @@ struct history_series {
 	struct cp_result cp;                  /* after history_detect */
 	struct history_change *changes;       /* (cp.n) */
 	enum history_newest newest;
-	size_t newest_change;                 /* index into changes of the newest segment's start */
+	size_t newest_change;                 /* index into changes of the newest segment's start: the
+						 newest change, or, when the window's changes add up to
+						 a slower one, the first of them */
+	double newest_net;                    /* the change the newest runs show: newest_change's, or
+						 the newest segment against the one before the window's
+						 first change (exp(mean y - mean y) - 1) */
 	double newest_off;                    /* the newest run against the rest of its segment,
 						 exp(y - mean) - 1, when beyond 3 run-to-run sd (a
 						 lone slow run, or the first of a change to come); 0
@@ -134,6 +139,12 @@ void history_free(struct history_set *s);
  * kept; adds the refused to *left_out. */
 size_t history_rows_select(const struct run_row *runs, size_t nruns, struct case_row *rows, size_t n,
 			   const struct history_filter *f, size_t *left_out);
+/* Order rows[0..n-1] (grouped by case key, as db_cases_by_key gives them) by time within each key:
+ * by their runs' started_at, then run id and ord. Run ids follow the order runs were stored in, and
+ * `runner merge` stores a database's runs after those already there: a history merged out of
+ * order would otherwise be read out of order (its newest runs taken for old ones). The keys keep
+ * their order. */
+void history_rows_order(const struct run_row *runs, size_t nruns, struct case_row *rows, size_t n);
 /* The indices of s's series, those whose newest runs moved first (slower, contended, faster,
  * steady, too few runs), in load order within each; the caller frees it. After history_detect. */
 size_t *history_order(const struct history_set *s);
@@ -145,7 +156,8 @@ int history_noise(struct db *db, struct history_set *s, enum series_pick pick,
 		  const struct verdict_rule *rule, struct bd_error *err);
 
 /* Find the change points of every series (on all cores; the answer does not depend on how many)
- * and their verdicts; the newest segment's status with `recent` runs counted as newest. The
+ * and their verdicts (contended: the side that looks slower waited, whatever
+ * rule->either_contended says); the newest segment's status with `recent` runs counted as newest. The
  * intervals and the band use the larger of the series' own run-to-run noise and its run_noise. */
 int history_detect(struct history_set *s, const struct cp_options *o,
 		   const struct verdict_rule *rule, size_t recent);

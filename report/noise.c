@@ -576,8 +576,10 @@ static int add_run_cases(struct db *db, const struct run_session *run, int pick,
 	int rc = db_cases_list(db, run->id, NULL, &rows, &n, err);
 	char session[80];
 	noise_session_key(run->group_id, run->uuid, session);
+	unsigned char *first = case_rows_first_of_key(rows, n);   /* a run's copies count once */
 	for (size_t i = 0; i < n && !rc; i++) {
-		if (rows[i].status != STATUS_OK || (accept && !accept(rows[i].case_key, ctx)))
+		if (rows[i].status != STATUS_OK || !first[i] ||
+		    (accept && !accept(rows[i].case_key, ctx)))
 			continue;
 		struct case_series s;
 		if ((rc = case_series_load(db, &rows[i], &s, err)))
@@ -588,6 +590,7 @@ static int add_run_cases(struct db *db, const struct run_session *run, int pick,
 					   run->started_at, y);
 		case_series_free(&s);
 	}
+	free(first);
 	db_case_rows_free(rows, n);
 	return rc;
 }
@@ -642,6 +645,7 @@ int noise_fold_run(struct db *db, int64_t run_id, int *folded, struct bd_error *
 	struct run_session *run = NULL;
 	struct case_row *rows = NULL;
 	struct noise_fold_entry *entries = NULL;
+	unsigned char *first = NULL;
 	size_t nrun = 0, n = 0, count = 0;
 	*folded = 0;
 	int rc = db_run_sessions(db, 0, run_id, &run, &nrun, err);
@@ -652,8 +656,9 @@ int noise_fold_run(struct db *db, int64_t run_id, int *folded, struct bd_error *
 	char session[80];
 	noise_session_key(run->group_id, run->uuid, session);
 	entries = xcalloc(4 * n + 1, sizeof(*entries));
+	first = case_rows_first_of_key(rows, n);   /* a run's copies of a case count once */
 	for (size_t i = 0; i < n && !rc; i++) {
-		if (rows[i].status != STATUS_OK)
+		if (rows[i].status != STATUS_OK || !first[i])
 			continue;
 		struct case_series s;
 		if ((rc = case_series_load(db, &rows[i], &s, err)))
@@ -672,6 +677,7 @@ int noise_fold_run(struct db *db, int64_t run_id, int *folded, struct bd_error *
 		rc = db_noise_fold(db, run_id, entries, count, folded, err);
 done:
 	free(entries);
+	free(first);
 	db_case_rows_free(rows, n);
 	free(run);
 	return rc;

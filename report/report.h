@@ -215,8 +215,13 @@ struct case_index {
 	size_t n;
 };
 void case_index_build(const struct case_set *set, int without_impl, struct case_index *idx);
-/* Index into set of the case with key (and impl, when not NULL), or -1. */
+/* Index into set of the case with key (and impl, when not NULL), or -1. A key a run measured
+ * more than once (a sweep that lists a case twice) gives its first case (lowest index): the run is
+ * the unit of evidence, so a run's copies of a case count once, as its first. */
 long case_index_find(const struct case_index *idx, const char *key, const char *impl);
+/* first[i] = 1 when rows[i] is the first of rows[0..n-1] (one run's) with its case key, else 0
+ * (case_index_find's rule, for rows without an index); malloc'd, n + 1 bytes. */
+unsigned char *case_rows_first_of_key(const struct case_row *rows, size_t n);
 void case_index_free(struct case_index *idx);
 /* The case key without its impl=... (or param=...) token, e.g. "seq_len" or "dtype" (malloc'd). */
 char *case_key_without_impl(const char *key);
@@ -251,7 +256,8 @@ struct run_group {
 	struct case_index *index;         /* (n) by case key */
 };
 /* Select the runs of spec, leaving out those of exclude (may be NULL). BD_ENOTFOUND when nothing
- * matches (or a selector's own error), BD_EINVAL beyond RUN_GROUP_MAX runs. */
+ * matches (or a selector's own error), BD_EINVAL beyond RUN_GROUP_MAX runs or when one of spec's
+ * selectors names a run of exclude (a run is never compared with itself). */
 int run_group_select(struct db *db, const struct run_group_spec *spec,
 		     const struct run_group *exclude, struct run_group *g, struct bd_error *err);
 /* Load and index every run's cases that pass f. */

@@ -407,7 +407,10 @@ static int entry_cmp(const void *a, const void *b)
 {
 	const struct case_index_entry *x = a, *y = b;
 	int c = strcmp(x->key, y->key);
-	return c ? c : strcmp(x->impl, y->impl);
+	if (!c)
+		c = strcmp(x->impl, y->impl);
+	/* copies of a key in one run: the first case first (case_index_find returns it) */
+	return c ? c : (x->index > y->index) - (x->index < y->index);
 }
 
 void case_index_build(const struct case_set *set, int without_impl, struct case_index *idx)
@@ -437,6 +440,31 @@ long case_index_find(const struct case_index *idx, const char *key, const char *
 		if (!impl || !strcmp(idx->entries[i].impl, impl))
 			return (long)idx->entries[i].index;
 	return -1;
+}
+
+struct first_of_key {
+	const char *key;
+	size_t index;
+};
+
+static int first_of_key_cmp(const void *a, const void *b)
+{
+	const struct first_of_key *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+	return c ? c : (x->index > y->index) - (x->index < y->index);
+}
+
+unsigned char *case_rows_first_of_key(const struct case_row *rows, size_t n)
+{
+	unsigned char *first = xcalloc(n + 1, 1);
+	struct first_of_key *e = xcalloc(n + 1, sizeof(*e));
+	for (size_t i = 0; i < n; i++)
+		e[i] = (struct first_of_key){rows[i].case_key, i};
+	qsort(e, n, sizeof(*e), first_of_key_cmp);
+	for (size_t i = 0; i < n; i++)
+		first[e[i].index] = i == 0 || strcmp(e[i].key, e[i - 1].key) != 0;
+	free(e);
+	return first;
 }
 
 void case_index_free(struct case_index *idx)

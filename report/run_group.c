@@ -37,6 +37,12 @@ int run_group_select(struct db *db, const struct run_group_spec *spec,
 		int64_t id;
 		if ((rc = db_run_resolve(db, spec->sels[i], &id, err)))
 			goto done;
+		if (has_id(exclude, id)) {   /* compared with itself, a run tells nothing */
+			rc = bd_fail(err, BD_EINVAL, "--%s %s selects run %lld, which is a candidate run "
+				     "too: a run is no baseline for itself", spec->side, spec->sels[i],
+				     (long long)id);
+			goto done;
+		}
 		if (!has_id(g, id))
 			g->ids[g->n++] = id;
 	}
@@ -165,6 +171,7 @@ int run_groups_noise(struct db *db, const struct run_group *const *sides, size_t
 				const struct case_row *row = &g->sets[r].rows[k];
 				double y, wv;
 				if (row->status != STATUS_OK || !key_in(row->case_key, &set) ||
+				    case_index_find(&g->index[r], row->case_key, NULL) != (long)k ||
 				    noise_run_y(&g->sets[r].series[k], pick, &y, &wv))
 					continue;
 				noise_data_add_run(d, row->case_key, (int)s + 1, g->sessions[r], "",

@@ -69,6 +69,25 @@ check "every change contended" [ "$(grep -c ',contended$' "$T/out")" = 4 ]
 check "no case slower" [ "$(grep -c 'slower' "$T/out")" = 0 ]
 check "the same slowdown without the wait" planted "$T/nowait.db" --seed 8 nightly:30t:1:0.01 nightly:6t:1.3:0.01
 expect_status 1 "without the wait: exit 1" "$REPORT" changes --db "$T/nowait.db"
+# The older runs waited for a CPU 10% of their time, the newest 6 (30% slower) did not: the side
+# that looks slower was quiet, so it is a slowdown (exit 1), not contended.
+check "the older runs busy, the slower newest quiet" planted "$T/oldwait.db" --seed 8 nightly:30t:1:0.10 nightly:6t:1.3:0
+expect_status 1 "a quiet slower segment after busy runs: slower, exit 1" "$REPORT" changes --db "$T/oldwait.db" --format csv
+check "every change slower, none contended" [ "$(grep -c ',slower$' "$T/out")" = 4 ] && [ "$(grep -c 'contended' "$T/out")" = 0 ]
+
+# Two change points among the newest runs: 60% slower, then back by a quarter — the newest runs
+# are still about 20% slower than before the window (--recent 20 holds both). The newest change
+# alone says faster; the window began a slower segment: exit 1, with the net change, since the
+# first slow run. A full recovery (back to 1.0) is no slower segment; a net slowdown whose newest
+# runs waited for a CPU is contended.
+check "slower, then partly back" planted "$T/back.db" --between 0.01 --seed 1 nightly:30t:1 nightly:10t:1.6 nightly:10t:1.2
+expect_status 1 "a slowdown partly undone within the window: exit 1" "$REPORT" changes --db "$T/back.db" --recent 20
+contains "$T/err" "slower: 'flash float32 fwd B8 H1 S256 D64' on planted-host, \+(1[5-9]|2[0-5])\.[0-9]% since run 31" "the net change since the first slow run"
+check "every case slower by the net change" [ "$(grep -cE '\| slower \+(1[5-9]|2[0-5])\.[0-9]% \|' "$T/out")" = 4 ]
+check "slower, then fully back" planted "$T/undone.db" --between 0.01 --seed 1 nightly:30t:1 nightly:10t:1.6 nightly:10t:1.0
+expect_status 0 "a slowdown undone within the window: no new slower segment" "$REPORT" changes --db "$T/undone.db" --recent 20
+check "slower, then partly back, waiting for a CPU" planted "$T/backwait.db" --between 0.01 --seed 1 nightly:30t:1:0.01 nightly:10t:1.6:0.01 nightly:10t:1.2:0.4
+expect_status 2 "... whose newest runs waited for a CPU: contended" "$REPORT" changes --db "$T/backwait.db" --recent 20
 
 # Too short to tell: 4 runs (a change point needs 3 on each side).
 check "short history" planted "$T/short.db" --seed 9 nightly:4t:1

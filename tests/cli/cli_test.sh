@@ -372,7 +372,8 @@ report_fixture)
 	check "exactly one case slower" [ "$(grep -c ',slower$' "$T/out")" = 1 ]
 	check "the slower case is flash at S2048" grep -q '^flash float32 fwd+bwd B8 H1 S2048 D64,.*,slower$' "$T/out"
 	check "the planted no-change is not flagged" grep -q '^naive float32 fwd+bwd B8 H1 S1024 D64,.*,same$' "$T/out"
-	expect_status 0 "regress of a run against itself, --lenient, exits 0" "$REPORT" regress --db "$db" --baseline base --candidate base --lenient
+	expect_status 2 "regress of a run against itself: nothing compared, a usage error even --lenient" "$REPORT" regress --db "$db" --baseline base --candidate base --lenient
+	contains "$T/err" "which is a candidate run too: a run is no baseline for itself" "says the run is on both sides"
 	expect_status 0 "regress without the slowed case, --lenient, exits 0" "$REPORT" regress --db "$db" --baseline base --candidate cand --where impl=naive --lenient
 	expect_status 0 "regress without the slowed case, --run-noise 0, exits 0" "$REPORT" regress --db "$db" --baseline base --candidate cand --where impl=naive --run-noise 0
 	expect_status 2 "regress without --baseline" "$REPORT" regress --db "$db"

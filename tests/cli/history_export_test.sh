@@ -55,11 +55,12 @@ expect_status 0 "history --where, --phase fwd, --threshold 20" "$REPORT" history
 check "a 10% change is no step at a 20% threshold" [ "$(grep -c ',slower\|,? ' "$T/out")" = 0 ]
 expect_status 0 "history tex" "$REPORT" history --db "$db" --case "$flash2048" --format tex
 contains "$T/out" '\? \+[0-9.]+\\%' "tex escapes the percent sign"
-# A second run of each commit (0.2% apart: runs of one code repeat) measures the noise between
-# runs: then the planted 10% is a step, slower, and so is the way back (faster) and forth.
+# A second run of each commit (0.2% apart: runs of one code repeat), made after both (the history
+# is in time order), measures the noise between runs: then the planted 10% is a step, slower, and
+# so is the way back (faster) and forth.
 hdb=$T/h.db
 cp "$db" "$hdb"
-for pair in "base:1.002:2026-01-01T12:00:00.000Z" "cand:0.998:2026-01-02T12:00:00.000Z"; do
+for pair in "base:1.002:2026-01-04T12:00:00.000Z" "cand:0.998:2026-01-05T12:00:00.000Z"; do
 	IFS=: read -r label factor at <<<"$pair"
 	sql "$hdb" "
 	INSERT INTO runs (uuid, system_id, started_at, status, tool_version, command_line, label, git_commit, git_dirty, sweep_hash)

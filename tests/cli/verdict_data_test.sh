@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# tests/cli/verdict_data_test.sh: the verdicts CI gates on (regress, changes, nodes) on partial and
+# damaged data of known truth, and the runs their selectors pick: planted runs
+# (tests/make_planted.c) edited with sqlite3 the way a damaged or unusual database is — samples
+# missing, a case key measured twice in one run, files merged out of order. Each
+# check states what the data is and the verdict and exit status it must get; none depends on
+# timings.
+#   verdict_data_test.sh REPORT MAKE_PLANTED RUNNER
+set -u
+REPORT=$1
+PLANTED=$2
+RUNNER=$3
+source "$(dirname "$0")/lib.sh"
+planted() { local db=$1; shift; rm -f "$db"; "$PLANTED" "$db" "$@" >/dev/null; }
+
+# ---- nodes: a node without a readable run of a case is not compared, never judged -------------
+# Three nodes alike (3 runs each); node h3's runs of one case lost their samples: that node-case
+# cannot be compared. It must not read as slow (out of bounds, exit 1): exit 2, and said why.
+planted "$T/nodes.db" --cases 3 --between 0.02 --seed 11 --one-system n@h1:3:1 n@h2:3:1 n@h3:3:1
+expect_status 0 "three nodes alike: no node out of bounds" "$REPORT" nodes --db "$T/nodes.db"
+sql "$T/nodes.db" "delete from samples where case_id in (select c.id from cases c join runs r on r.id = c.run_id join systems s on s.id = r.system_id where s.hostname = 'h3' and c.ord = 0)"
+expect_status 2 "a node-case without samples: cannot tell (exit 2), not out of bounds" \
+	"$REPORT" nodes --db "$T/nodes.db" --format csv
+lacks "$T/out" ',h3,0,.*✗' "the node without samples is not marked out of bounds"
+contains "$T/out" ',h3,0,.*,\?,' "it is marked ? (not compared)"
+expect_status 2 "... (md)" "$REPORT" nodes --db "$T/nodes.db"
+contains "$T/out" "1 node-case not compared \(\?\): no run of the node" "the notes say why"
+contains "$T/out" "some comparisons cannot tell" "the verdict says it cannot tell"
+lacks "$T/out" "^\| h3 .*slow on" "h3 is not called slow"
+# a band that is not a number is a usage error (2), never every node out of bounds (1)
+sql "$T/nodes.db" "update cases set peak_bytes = 1000000"
+expect_status 2 "nodes --memory-band nan: a usage error" "$REPORT" nodes --db "$T/nodes.db" --memory-band nan
+contains "$T/err" "--memory-band and --temp-band must be numbers, 0 or more" "says which options"
+expect_status 2 "nodes --temp-band nan: a usage error" "$REPORT" nodes --db "$T/nodes.db" --temp-band nan
+# two nodes, one of them without samples of the case: nothing to compare it with either
+planted "$T/nodes2.db" --cases 3 --between 0.02 --seed 12 --one-system n@h1:3:1 n@h2:3:1
+sql "$T/nodes2.db" "delete from samples where case_id in (select c.id from cases c join runs r on r.id = c.run_id join systems s on s.id = r.system_id where s.hostname = 'h2' and c.ord = 0)"
+expect_status 2 "two nodes, one without samples of a case: cannot tell" \
+	"$REPORT" nodes --db "$T/nodes2.db" --format csv
+check "both nodes of that case are ? (not compared)" [ "$(grep -c ',[?],' "$T/out")" = 2 ]
+
+# ---- a case key measured twice in one run is one run's evidence --------------------------------
+# A sweep may list a case twice (two benchmarks that overlap): the run stores it twice, under one
+# case key. The run is still one run: its copies must not count as runs of a session (which made
+# the noise between runs 0% and every CI a point), as points of a history (one slow run stored
+# three times made a segment of three, a change point), or as a node's runs.
+# copies DB RUN_IDS FACTOR SHIFT: store every case of those runs once more at ord + SHIFT, its
+# samples times FACTOR (the run measured the case again)
+copies() {
+	sql "$1" "create temp table src as select * from cases where run_id in ($2);
+		insert into cases (run_id, ord, suite, impl, device, dtype, pass, batch_size, heads,
+			seq_len, head_dim, causal, model, params, case_key, name, warmup, iters, status,
+			reason, started_at, elapsed_ns, cpu_wait)
+		select run_id, ord + $4, suite, impl, device, dtype, pass, batch_size, heads, seq_len,
+			head_dim, causal, model, params, case_key, name, warmup, iters, status, reason,
+			started_at, elapsed_ns, cpu_wait from src;
+		insert into samples select c2.id, s.phase, s.iter, cast(s.ns * $3 as integer) from src c1
+			join cases c2 on c2.run_id = c1.run_id and c2.ord = c1.ord + $4
+			join samples s on s.case_id = c1.id"
+}
+# regress, one run a side, no history: the noise between runs cannot be measured, so these runs
+# cannot tell (exit 2) — with the cases stored twice as without
+planted "$T/dup.db" --cases 4 --between 0.03 --seed 3 base:1:1 cand:1:1.0
+expect_status 2 "one run a side: cannot tell" "$REPORT" regress --db "$T/dup.db" --baseline-label base --candidate-label cand
+copies "$T/dup.db" 1,2 1 100
+expect_status 2 "one run a side, each case stored twice: still cannot tell (not a pass)" \
+	"$REPORT" regress --db "$T/dup.db" --baseline-label base --candidate-label cand
+contains "$T/out" "noise between runs NOT measured \(one run a side" "the copies are not a measured noise"
+contains "$T/out" "^- 4 cases compared" "each case compared once"
+expect_status 0 "compare across the two runs" "$REPORT" compare --db "$T/dup.db" --baseline 1 --run 2
+check "compare: each case once" [ "$(grep -c '^| flash' "$T/out")" = 4 ]
+contains "$T/out" "noise between runs NOT measured" "compare: the copies are not a measured noise"
+# the same folded into the stored noise (`runner noise`): an older run of the system, its cases
+# stored twice, is one run of its session, not two that agree exactly
+planted "$T/fold.db" --cases 4 --between 0.03 --seed 3 old:1:1 base:1:1 cand:1:1.0
+copies "$T/fold.db" 1 1 100
+expect_status 0 "runner noise folds the runs" "$RUNNER" noise --db "$T/fold.db"
+check "folded: one run in the older run's session" [ "$(sql "$T/fold.db" "select distinct runs from noise_sessions where session like 'run:%1'")" = 1 ]
+expect_status 2 "one run a side over a folded history of copies: still cannot tell" \
+	"$REPORT" regress --db "$T/fold.db" --baseline-label base --candidate-label cand
+# changes: a steady history whose newest run is 30% slower, that run storing each case three
+# times: one run is never a change point (exit 0), and the series counts it once
+planted "$T/spike.db" --cases 2 --between 0.03 --seed 7 nightly:30t:1 nightly:1t:1.3
+copies "$T/spike.db" 31 1 100
+copies "$T/spike.db" 31 1 200
+expect_status 0 "changes: one slow run stored three times is not a slower segment" \
+	"$REPORT" changes --db "$T/spike.db" --label nightly
+lacks "$T/out" "\| slower" "no slower change point"
+check "changes: each series has 31 runs" [ "$(grep -cE '^\| flash .* \| planted-host \| +31 \|' "$T/out")" = 2 ]
+# history: a run's second measurement of a case is no step against its first
+planted "$T/hist.db" --cases 2 --between 0.02 --seed 4 nightly:6t:1
+copies "$T/hist.db" 6 1.3 100
+expect_status 0 "history of a run that measured the case twice" \
+	"$REPORT" history --db "$T/hist.db" --where seq_len=256
+lacks "$T/out" "slower \+|\? \+2|\? \+3" "no step between the run's two measurements"
+contains "$T/out" "run 6 measured the case more than once" "the notes say so"
+# nodes: three alike nodes of 3 runs, every case stored twice: 3 runs a node, as without copies
+planted "$T/nodes3.db" --cases 3 --between 0.02 --seed 11 --one-system n@h1:3:1 n@h2:3:1 n@h3:3:1
+copies "$T/nodes3.db" 1,2,3,4,5,6,7,8,9 1 100
+expect_status 0 "nodes, every case stored twice: no node out of bounds" "$REPORT" nodes --db "$T/nodes3.db" --format csv
+check "nodes: 3 runs a node-case, not 6" [ "$(grep -c ',h[123],3,' "$T/out")" = 9 ]
+
+# ---- changes: a run that did not record its CPU wait hides nothing the others recorded ---------
+# 30 quiet runs, then 6 runs 30% slower whose runner waited for a CPU 40% of the time: contended
+# (exit 2). One of those 6 with cpu_wait NULL (not recorded: an older runner, a merged run) leaves
+# 5 that say the machine was busy: still contended, not slower (exit 1).
+planted "$T/wait.db" --cases 2 --between 0.03 --seed 8 nightly:30t:1:0.01 nightly:6t:1.3:0.4
+expect_status 2 "changes: a slower segment that waited for a CPU is contended" \
+	"$REPORT" changes --db "$T/wait.db" --label nightly
+sql "$T/wait.db" "update cases set cpu_wait = NULL where run_id = 33"
+expect_status 2 "... with one of its runs' waits not recorded: still contended, not slower" \
+	"$REPORT" changes --db "$T/wait.db" --label nightly
+contains "$T/out" "a contended change in 2;" "both series contended"
+lacks "$T/out" "\| slower" "no slower change point"
+
+# ---- a run is no baseline for itself -------------------------------------------------------
+# 3 baseline runs, 3 candidate runs 25% slower. `--baseline cand` names the latest run labelled
+# cand, which is the default candidate (latest): the run against itself showed no change and
+# passed (exit 0). Nothing was compared: a usage error (exit 2) that says so.
+planted "$T/self.db" --cases 2 --between 0.03 --seed 5 base:3t:1 cand:3t:1.25
+expect_status 1 "the candidate runs against the baseline runs: slower" \
+	"$REPORT" regress --db "$T/self.db" --baseline-label base --candidate-label cand
+expect_status 2 "regress --baseline naming the candidate run: not a pass" \
+	"$REPORT" regress --db "$T/self.db" --baseline cand
+contains "$T/err" "selects run 6, which is a candidate run too" "says which run is on both sides"
+expect_status 2 "regress, one run named on both sides" "$REPORT" regress --db "$T/self.db" --baseline 4 --candidate 4
+expect_status 2 "regress, the candidate run among the baseline runs" \
+	"$REPORT" regress --db "$T/self.db" --baseline 1 --baseline 4 --candidate-label cand
+expect_status 2 "compare --baseline naming the candidate run" "$REPORT" compare --db "$T/self.db" --baseline latest
+contains "$T/err" "is run 6, the candidate run itself" "compare says so"
+
+# ---- a history merged out of order is read in time order -----------------------------------
+# `runner merge` stores a database's runs after those already there, so merging February's
+# nightly runs before January's gives February's the lower ids. The history is oldest run first
+# by time: 30 quiet January runs, then 6 February runs 30% slower, is a slower segment at the
+# newest runs (exit 1) however the files were merged.
+# move_runs DB DATE C: move every run of DB (planted on 2026-01-01) to DATE, its uuids begun with C
+move_runs() {
+	sql "$1" "update runs set started_at = replace(started_at, '2026-01-01', '$2'),
+		ended_at = replace(ended_at, '2026-01-01', '$2'), uuid = '$3' || substr(uuid, 2);
+		update cases set started_at = replace(started_at, '2026-01-01', '$2')"
+}
+planted "$T/jan.db" --cases 2 --between 0.02 --seed 8 --one-system nightly:30t:1
+planted "$T/feb.db" --cases 2 --between 0.02 --seed 9 --one-system nightly:6t:1.3
+move_runs "$T/feb.db" 2026-02-01 b
+"$RUNNER" merge --db "$T/merged.db" "$T/feb.db" "$T/jan.db" >/dev/null
+check "merged out of order: February's runs have the lower ids" \
+	[ "$(sql "$T/merged.db" "select started_at from runs where id = 1")" = "2026-02-01T00:01:00.000Z" ]
+expect_status 1 "changes: the newest (February) runs began a slower segment" \
+	"$REPORT" changes --db "$T/merged.db" --label nightly
+contains "$T/err" "slower: 'flash float32 fwd B8 H1 S256 D64' on planted-host, \+[0-9.]+% since run 1$" "since the first February run"
+expect_status 0 "history of the merged runs" "$REPORT" history --db "$T/merged.db" --where seq_len=256 --format csv
+check "history: January first" [ "$(csv_cols "$T/out" run | head -1)" = 7 ]
+check "history: the step at the first February run" grep -q '^1,slower +' <(csv_cols "$T/out" run step)
+# nodes: node h2's runs of its newest code are its newest in time, not its highest ids (older,
+# 30% slower runs of an earlier commit merged after them)
+planted "$T/now.db" --cases 2 --between 0.02 --seed 21 --one-system n@h1:3:1 n@h2:3:1
+planted "$T/before.db" --cases 2 --between 0.02 --seed 22 --one-system old@h2:3:1.3
+move_runs "$T/before.db" 2025-12-01 c
+"$RUNNER" merge --db "$T/nodes_merged.db" "$T/now.db" "$T/before.db" >/dev/null
+expect_status 0 "nodes: h2 judged by its newest runs (as fast as h1), not its older slow ones" \
+	"$REPORT" nodes --db "$T/nodes_merged.db" --format csv
+lacks "$T/out" "✗" "no node out of bounds"
+
+# ---- --candidate-last K alone: the last K runs -------------------------------------------------
+# 8 runs, then 3 runs 25% slower, no labels to tell them apart: `--baseline-last 5
+# --candidate-last 3` is the last 3 against the 5 before. It took the latest run alone as the
+# candidate and the 5 before it — two of them the slower code's — as the baseline.
+planted "$T/last.db" --cases 4 --between 0.02 --seed 5 nightly:8t:1 slow:3t:1.25
+sql "$T/last.db" "update runs set label = 'nightly'"
+expect_status 1 "the last 3 runs against the 5 before: slower" \
+	"$REPORT" regress --db "$T/last.db" --baseline-last 5 --candidate-last 3
+contains "$T/out" "^### regressions: runs 9, 10, 11 vs baseline runs 4, 5, 6, 7, 8 " "the runs each side"
+"$REPORT" regress --db "$T/last.db" --baseline-last 5 >"$T/out" 2>&1
+contains "$T/out" "^### regressions: run 11 vs baseline runs 6, 7, 8, 9, 10 " "the latest and the 5 before it"
+
+finish cli_verdict_data

@@ -128,6 +128,37 @@ static void newest_table(const struct history_set *hs, int with_key, size_t rece
 	}
 }
 
+/* The cases not ok in their host's newest run though ok before: exit 1, as regress fails a case
+ * ok in the baseline and not in the candidate. */
+static void broken_table(const struct history_set *hs, int with_key, struct table *t)
+{
+	series_columns(t, "Cases not ok in their newest run", with_key);
+	size_t c_run = table_column(t, "run", "", 0), c_when = table_column(t, "started", "", 0),
+	       c_status = table_column(t, "status", "", 0),
+	       c_ok = table_column(t, "last ok run", "", 0),
+	       c_reason = table_column(t, "reason", "", 0);
+	for (size_t i = 0; i < hs->n; i++) {
+		const struct history_series *s = &hs->series[i];
+		if (!s->broken_run)
+			continue;
+		size_t r = table_row(t);
+		char when[32], status[96];
+		series_cells(t, r, s, with_key);
+		table_number(t, r, c_run, (double)s->broken_run->id);
+		history_date(s->broken_run->started_at, when, sizeof(when));
+		table_text(t, r, c_when, when);
+		if (s->broken_row)
+			snprintf(status, sizeof(status), "%s", status_name(s->broken_row->status));
+		else
+			snprintf(status, sizeof(status), "missing (the run is %s)",
+				 s->broken_run->status ? s->broken_run->status : "of unknown status");
+		table_text(t, r, c_status, status);
+		table_number(t, r, c_ok, (double)s->points[s->n - 1].run->id);
+		if (s->broken_row && s->broken_row->reason)
+			table_text(t, r, c_reason, s->broken_row->reason);
+	}
+}
+
 int cmd_changes(struct cmd_line *cl)
 {
 	struct report_options o = REPORT_OPTIONS_INIT;
@@ -160,8 +191,10 @@ int cmd_changes(struct cmd_line *cl)
 		"time, or --cpu-wait-gap points more than the other side, is contended. Give --label\n"
 		"(or --branch) so that other runs (a pull request's) do not enter a nightly history.\n"
 		"Exit status: 1 when the newest runs of a case began a slower\n"
-		"segment (within --recent runs); 2 when it cannot tell (a contended newest change, no\n"
-		"case with 2 x --min-segment runs, no case matches) and on usage errors; 0 otherwise."};
+		"segment (within --recent runs), or a case ok before is error, oom, unsupported or\n"
+		"skipped in the newest run that has it, or missing from its host's newest run where\n"
+		"that run is not complete; 2 when it cannot tell (a contended newest change, no case\n"
+		"with 2 x --min-segment runs, no case matches) and on usage errors; 0 otherwise."};
 	struct db *db = NULL;
 	struct history_set hs = {0};
 	struct bd_error err;
@@ -203,15 +236,18 @@ int cmd_changes(struct cmd_line *cl)
 		status = EXIT_FAIL;
 		goto done;
 	}
-	size_t count[NEWEST_COUNT] = {0}, changes = 0;
+	size_t count[NEWEST_COUNT] = {0}, changes = 0, broken = 0;
 	for (size_t i = 0; i < hs.n; i++) {
 		count[hs.series[i].newest]++;
 		changes += hs.series[i].cp.n;
+		broken += hs.series[i].broken_run != NULL;
 	}
-	status = count[NEWEST_SLOWER]                                          ? EXIT_SLOWER
+	status = count[NEWEST_SLOWER] || broken                               ? EXIT_SLOWER
 		 : count[NEWEST_CONTENDED] || count[NEWEST_TOO_FEW] == hs.n ? EXIT_CANNOT_TELL
 									      : EXIT_OK;
-	const char *verdict = status == EXIT_SLOWER	 ? "SLOWER"
+	const char *verdict = count[NEWEST_SLOWER] && broken ? "SLOWER, AND NOT OK"
+			      : count[NEWEST_SLOWER]	       ? "SLOWER"
+			      : broken		       ? "NOT OK"
 			      : status == EXIT_CANNOT_TELL ? "CANNOT TELL"
 							   : "no new slower segment";
 	struct report_output out = REPORT_OUTPUT_INIT;
@@ -222,9 +258,11 @@ int cmd_changes(struct cmd_line *cl)
 	if (brief || format_is((enum report_format)fmt, FORMAT_TERMINAL))
 		sb_addf(&out.text, "**%s**: %zu series; the newest %ld runs began a slower segment in %zu, "
 				   "a faster one in %zu, a contended change in %zu; %zu steady, %zu with "
-				   "too few runs; %zu change points in all\n\n",
+				   "too few runs; %zu change points in all; %zu not ok in their newest "
+				   "run\n\n",
 			verdict, hs.n, h.recent, count[NEWEST_SLOWER], count[NEWEST_FASTER],
-			count[NEWEST_CONTENDED], count[NEWEST_STEADY], count[NEWEST_TOO_FEW], changes);
+			count[NEWEST_CONTENDED], count[NEWEST_STEADY], count[NEWEST_TOO_FEW], changes,
+			broken);
 	report_output_begin(&out, (enum report_format)fmt);
 	struct table t, newest;
 	changes_table(&hs, untitled, &t);
@@ -245,9 +283,18 @@ int cmd_changes(struct cmd_line *cl)
 	/* a summary: the series whose newest runs say something, then every change point folded */
 	newest_table(&hs, untitled, (size_t)h.recent, brief, &newest);
 	table_note(&newest, "verdict: %s; exit 1 when a slower segment began within the newest %ld "
-			    "runs, 2 when a contended change did, or when no series has %zu runs",
+			    "runs or a case is not ok in its newest run, 2 when a contended change "
+			    "did, or when no series has %zu runs",
 		   verdict, h.recent, 2 * cpo.min_segment);
 	int rc = 0;
+	if (broken) {   /* what fails first */
+		struct table bt;
+		broken_table(&hs, untitled, &bt);
+		table_note(&bt, "ok in earlier runs, not in the newest run that has the case (or missing "
+				"from its host's newest run, which is not complete); the series' change "
+				"points are of its ok runs");
+		rc = report_output_table(&out, &bt, rc, NULL);
+	}
 	if (brief) {
 		if (newest.nrows)
 			rc = report_output_table(&out, &newest, rc, NULL);
@@ -265,6 +312,21 @@ int cmd_changes(struct cmd_line *cl)
 	report_output_free(&out);
 	if (written != EXIT_OK)
 		status = written;
+	for (size_t i = 0; i < hs.n && status == EXIT_SLOWER; i++) {
+		const struct history_series *s = &hs.series[i];
+		if (s->broken_row)
+			fprintf(stderr, "report changes: %s: '%s' on %s in run %lld (ok in run %lld)%s%s\n",
+				status_name(s->broken_row->status), s->name, s->host,
+				(long long)s->broken_run->id, (long long)s->points[s->n - 1].run->id,
+				s->broken_row->reason ? ": " : "",
+				s->broken_row->reason ? s->broken_row->reason : "");
+		else if (s->broken_run)
+			fprintf(stderr, "report changes: missing: '%s' on %s from run %lld, which is %s "
+					"(ok in run %lld)\n",
+				s->name, s->host, (long long)s->broken_run->id,
+				s->broken_run->status ? s->broken_run->status : "of unknown status",
+				(long long)s->points[s->n - 1].run->id);
+	}
 	for (size_t i = 0; i < hs.n && status == EXIT_SLOWER; i++)
 		if (hs.series[i].newest == NEWEST_SLOWER)
 			fprintf(stderr, "report changes: slower: '%s' on %s, %+.1f%% since run %lld\n",

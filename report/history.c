@@ -85,6 +85,7 @@ static int series_add(struct db *db, struct history_set *s, const struct history
 	hs->host = host;
 	hs->points = xcalloc(n, sizeof(*hs->points));
 	int rc = 0;
+	const struct case_row *newest = NULL;   /* the key's row in its newest run on host */
 	for (size_t i = 0; i < n && !rc; i++) {
 		const struct run_row *run = run_of(s, rows[i].run_id);
 		if (!run || strcmp(run->hostname, host))
@@ -93,6 +94,7 @@ static int series_add(struct db *db, struct history_set *s, const struct history
 		 * first case (the run is the unit of evidence) */
 		if (i > 0 && rows[i - 1].run_id == rows[i].run_id)
 			continue;
+		newest = &rows[i];
 		if (rows[i].status != STATUS_OK) {
 			hs->not_ok++;
 			continue;
@@ -112,6 +114,10 @@ static int series_add(struct db *db, struct history_set *s, const struct history
 			hs->n++;
 		}
 		case_series_free(&cs);
+	}
+	if (hs->n && newest && newest->status != STATUS_OK) {   /* ok before, not ok now */
+		hs->broken_row = newest;
+		hs->broken_run = run_of(s, newest->run_id);
 	}
 	if (f->last > 0 && hs->n > (size_t)f->last) {
 		size_t drop = hs->n - (size_t)f->last;
@@ -209,6 +215,61 @@ size_t *history_order(const struct history_set *s)
 	return order;
 }
 
+/* Is run a newer than b (started later; the later id on a tie)? */
+static int run_newer(const struct run_row *a, const struct run_row *b)
+{
+	int c = strcmp(a->started_at ? a->started_at : "", b->started_at ? b->started_at : "");
+	return c > 0 || (c == 0 && a->id > b->id);
+}
+
+static int cmp_text(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A host's newest run that is not complete (interrupted, failed, still running) did not measure
+ * what it lacks: each series of that host with ok points and no row in it is broken there, as
+ * regress fails a candidate run that is not complete. rows[0..n-1]: the kept rows. */
+static void incomplete_newest(struct history_set *s, size_t n)
+{
+	struct host_newest {
+		const char *host;
+		const struct run_row *run;
+	} *hosts = xcalloc(n ? n : 1, sizeof(*hosts));
+	size_t nhosts = 0;
+	for (size_t k = 0; k < n; k++) {
+		const struct run_row *run = run_of(s, s->rows[k].run_id);
+		if (!run)
+			continue;
+		size_t h = 0;
+		while (h < nhosts && strcmp(hosts[h].host, run->hostname))
+			h++;
+		if (h == nhosts)
+			hosts[nhosts++] = (struct host_newest){run->hostname, run};
+		else if (run_newer(run, hosts[h].run))
+			hosts[h].run = run;
+	}
+	const char **keys = xcalloc(n ? n : 1, sizeof(*keys));
+	for (size_t h = 0; h < nhosts; h++) {
+		const struct run_row *run = hosts[h].run;
+		if (run->status && !strcmp(run->status, "complete"))
+			continue;
+		size_t nkeys = 0;   /* the keys the run has */
+		for (size_t k = 0; k < n; k++)
+			if (s->rows[k].run_id == run->id)
+				keys[nkeys++] = s->rows[k].case_key;
+		qsort(keys, nkeys, sizeof(*keys), cmp_text);
+		for (size_t i = 0; i < s->n; i++) {
+			struct history_series *hs = &s->series[i];
+			if (hs->n && !hs->broken_run && !strcmp(hs->host, run->hostname) &&
+			    !bsearch(&hs->case_key, keys, nkeys, sizeof(*keys), cmp_text))
+				hs->broken_run = run;
+		}
+	}
+	free(keys);
+	free(hosts);
+}
+
 int history_load(struct db *db, const struct history_filter *f, struct history_set *out,
 		 struct bd_error *err)
 {
@@ -240,6 +301,8 @@ int history_load(struct db *db, const struct history_filter *f, struct history_s
 				rc = series_add(db, out, f, &out->rows[i], end - i, run->hostname, err);
 		}
 	}
+	if (!rc)
+		incomplete_newest(out, n);
 	return rc;
 }
 

@@ -110,6 +110,12 @@ struct history_series {
 	double newest_net;                    /* the change the newest runs show: newest_change's, or
 						 the newest segment against the one before the window's
 						 first change (exp(mean y - mean y) - 1) */
+	/* Where the case is not ok in its host's newest run though ok before (its points): the
+	 * newest run that has the key, where it is error, oom, unsupported or skipped (broken_row,
+	 * its status and reason); or the host's newest run, when that run is not complete
+	 * (interrupted, failed, still running) and lacks the key (broken_row NULL). NULL otherwise. */
+	const struct run_row *broken_run;
+	const struct case_row *broken_row;
 	double newest_off;                    /* the newest run against the rest of its segment,
 						 exp(y - mean) - 1, when beyond 3 run-to-run sd (a
 						 lone slow run, or the first of a change to come); 0

@@ -174,4 +174,52 @@ contains "$T/out" "^### regressions: runs 9, 10, 11 vs baseline runs 4, 5, 6, 7,
 "$REPORT" regress --db "$T/last.db" --baseline-last 5 >"$T/out" 2>&1
 contains "$T/out" "^### regressions: run 11 vs baseline runs 6, 7, 8, 9, 10 " "the latest and the 5 before it"
 
+# ---- changes: a case that fails in the newest run fails the gate -------------------------------
+# 12 steady nightly runs of 2 cases; in the newest run one case is error (the kernel broke). Its
+# series has no new point, so its ok runs alone read steady: the gate must still fail (exit 1), as
+# regress fails a case ok in the baseline and error in the candidate — and go on failing while
+# the case does (a second failing run), and pass again once it is ok.
+planted "$T/broken.db" --cases 2 --between 0.02 --seed 31 nightly:12t:1
+expect_status 0 "changes: 12 steady runs" "$REPORT" changes --db "$T/broken.db" --label nightly
+sql "$T/broken.db" "update cases set status = 'error', reason = 'planted: the kernel broke' where run_id = 12 and ord = 0"
+sql "$T/broken.db" "delete from samples where case_id in (select id from cases where run_id = 12 and ord = 0)"
+expect_status 1 "changes: a case error in the newest run fails the gate (not steady)" \
+	"$REPORT" changes --db "$T/broken.db" --label nightly
+contains "$T/err" "^report changes: error: '.*' on planted-host in run 12 \(ok in run 11\): planted: the kernel broke$" "stderr names the case, the run and the reason"
+contains "$T/out" "\*\*NOT OK\*\*" "the verdict says so"
+contains "$T/out" "Cases not ok in their newest run" "a table of them"
+expect_status 1 "... the summary format too" "$REPORT" changes --db "$T/broken.db" --label nightly --format summary
+# another run of the newest one, a day later: run SRC of DB stored again as a new run started at
+# WHEN, its cases with STATUS at ord 0 (ok: as they were)
+rerun() {
+	sql "$1" "create temp table r as select * from runs where id = $2;
+		update r set id = (select max(id) + 1 from runs), uuid = uuid || '-$3', started_at = '$3';
+		insert into runs select * from r;
+		create temp table o as select max(id) as off from cases;
+		create temp table c as select * from cases where run_id = $2;
+		update c set run_id = (select id from r), id = id + (select off from o);
+		insert into cases select * from c;
+		insert into samples select s.case_id + (select off from o), s.phase, s.iter, s.ns from samples s where s.case_id in (select id from cases where run_id = $2);
+		update cases set status = '$4' where run_id = (select id from r) and ord = 0"
+}
+# a 13th run where it is still not ok (oom): still failing (not only the night it broke)
+rerun "$T/broken.db" 11 2030-01-01T00:00:00.000Z oom
+sql "$T/broken.db" "delete from samples where case_id in (select id from cases where run_id = 13 and ord = 0)"
+expect_status 1 "changes: still not ok in the next run: still failing" \
+	"$REPORT" changes --db "$T/broken.db" --label nightly
+contains "$T/err" "^report changes: oom: '.*' on planted-host in run 13 \(ok in run 11\)" "the newest run that has it"
+# ok again in a 14th run: the gate passes
+rerun "$T/broken.db" 11 2030-01-02T00:00:00.000Z ok
+expect_status 0 "changes: ok again in the newest run: passes" "$REPORT" changes --db "$T/broken.db" --label nightly
+# the newest run interrupted before a case: the case was not measured (exit 1); a complete newest
+# run without a case (the sweep dropped it) is no failure
+planted "$T/cut.db" --cases 2 --between 0.02 --seed 34 nightly:12t:1
+sql "$T/cut.db" "delete from samples where case_id in (select id from cases where run_id = 12 and ord = 1); delete from cases where run_id = 12 and ord = 1"
+expect_status 0 "changes: a complete newest run without a case (dropped from the sweep): passes" \
+	"$REPORT" changes --db "$T/cut.db" --label nightly
+sql "$T/cut.db" "update runs set status = 'interrupted' where id = 12"
+expect_status 1 "changes: an interrupted newest run without a case: fails" \
+	"$REPORT" changes --db "$T/cut.db" --label nightly
+contains "$T/err" "^report changes: missing: '.*' on planted-host from run 12, which is interrupted \(ok in run 11\)$" "says the run is interrupted"
+
 finish cli_verdict_data

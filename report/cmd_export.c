@@ -162,24 +162,18 @@ static void stats_rows(const struct case_row *c, const struct case_series *s,
 	}
 }
 
-/* Write out to path, or to stdout when path is NULL; prints what failed. */
+/* Write out to path (whole or not at all: the old file kept on failure), or to stdout when path
+ * is NULL; prints what failed. */
 static int write_output(const char *path, const struct strbuf *out)
 {
-	FILE *f = path ? fopen(path, "w") : stdout;
-	if (!f) {
-		fprintf(stderr, "report export: cannot write '%s': %s\n", path, strerror(errno));
-		return EXIT_FAIL;
-	}
-	size_t wrote = fwrite(sb_str(out), 1, out->len, f);
-	int bad = wrote != out->len || fflush(f) != 0;
-	int saved = errno;
-	if (path && fclose(f) != 0 && !bad) {
-		bad = 1;
-		saved = errno;
-	}
+	int bad;
+	if (path)
+		bad = file_replace(path, sb_str(out), out->len) != 0;
+	else
+		bad = fwrite(sb_str(out), 1, out->len, stdout) != out->len || fflush(stdout) != 0;
 	if (bad) {
 		fprintf(stderr, "report export: cannot write '%s': %s\n", path ? path : "standard output",
-			strerror(saved));
+			strerror(errno));
 		return EXIT_FAIL;
 	}
 	return EXIT_OK;

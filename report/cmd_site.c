@@ -43,17 +43,15 @@ struct site {
 	size_t files;                   /* pages and charts written */
 };
 
-/* Write text to DIR/name; BD_EIO with the path and errno's text when it cannot be written whole. */
+/* Write text to DIR/name, whole or not at all (a failed rewrite keeps the old page); BD_EIO with
+ * the path and errno's text when it cannot be written. */
 static int page_write(struct site *site, const char *name, const struct strbuf *text,
 		      struct bd_error *err)
 {
 	struct strbuf path = STRBUF_INIT;
 	sb_addf(&path, "%s/%s", site->dir, name);
-	FILE *f = fopen(sb_str(&path), "w");
 	int rc = 0;
-	if (!f || fwrite(sb_str(text), 1, text->len, f) != text->len || fflush(f) || ferror(f))
-		rc = bd_fail(err, BD_EIO, "cannot write '%s': %s", sb_str(&path), strerror(errno));
-	if (f && fclose(f) && !rc)
+	if (file_replace(sb_str(&path), sb_str(text), text->len))
 		rc = bd_fail(err, BD_EIO, "cannot write '%s': %s", sb_str(&path), strerror(errno));
 	sb_free(&path);
 	site->files += !rc;

@@ -7,6 +7,8 @@
 #   busy_open        one busy-wait policy, at open time too, for every command (item 6)
 #   small_items      item 8: interrupted merge, full TMPDIR, #SBATCH injection, "not an error",
 #                    SIGXFSZ, a newline in a label
+#   rewrites         a failed rewrite of an output file keeps the old file whole, leaves no
+#                    partial one (export -o, writeup, site, runner kube -o, runner slurm)
 #   damage_test.sh SCENARIO RUNNER REPORT MAKE_FIXTURE
 set -u
 scenario=$1
@@ -414,6 +416,56 @@ lines|pipe'
 	cmdline=$(sql "$T/label.db" "select command_line from runs")
 	eval "set -- $cmdline"
 	check "the stored command line gives the label back to a shell" [ "${*: -1}" = "$label" ]
+	;;
+rewrites)
+	db=$T/fixture.db
+	check "fixture" "$FIXTURE" "$db" --cases 60 --iters 100
+	export GNUPLOT=$T/no-gnuplot   # pages and documents alone, no charts
+	# limited KIB COMMAND...: COMMAND under a file-size limit (EFBIG; SIGXFSZ ignored)
+	limited() { bash -c 'trap "" XFSZ; ulimit -f "$0"; exec "$@"' "$@"; }
+	state() { (cd "$1" && find . -type f | sort | xargs md5sum); }
+	mkdir -p "$T/o"
+	# report export -o: 430 KB of statistics, rewritten under a 64 KiB limit
+	expect_status 0 "export -o" "$REPORT" export --what stats --db "$db" -o "$T/o/stats.csv"
+	sum=$(md5sum <"$T/o/stats.csv")
+	expect_status 1 "export -o over a file-size limit" limited 64 "$REPORT" export --what stats --db "$db" -o "$T/o/stats.csv"
+	contains "$T/err" "cannot write '$T/o/stats.csv': File too large" "export -o says why"
+	check "a failed export -o keeps the old file whole" [ "$(md5sum <"$T/o/stats.csv")" = "$sum" ]
+	check "a failed export -o leaves no other file" [ "$(ls -A "$T/o")" = stats.csv ]
+	# what -o writes through: a link (the file replaced, the link kept), /dev/stdout
+	ln -s stats.csv "$T/o/link.csv"
+	expect_status 0 "export -o a link" "$REPORT" export --what stats --run 1 --db "$db" -o "$T/o/link.csv"
+	check "export -o a link keeps the link" [ -L "$T/o/link.csv" ]
+	check "export -o a link writes the file it names" [ "$(md5sum <"$T/o/stats.csv")" != "$sum" ]
+	expect_status 0 "export -o /dev/stdout" "$REPORT" export --what stats --run 1 --db "$db" -o /dev/stdout
+	check "export -o /dev/stdout writes standard output" cmp -s "$T/out" "$T/o/stats.csv"
+	rm "$T/o/link.csv"
+	# report writeup: a 120 KB README.md
+	expect_status 0 "writeup" "$REPORT" writeup --db "$db" -o "$T/w"
+	before=$(state "$T/w")
+	expect_status 1 "writeup over a file-size limit" limited 64 "$REPORT" writeup --db "$db" -o "$T/w"
+	contains "$T/err" "cannot write '$T/w/README.md': File too large" "writeup says why"
+	check "a failed writeup keeps the old README.md whole, no partial file" [ "$(state "$T/w")" = "$before" ]
+	# report site: run pages of 90 KB
+	expect_status 0 "site" "$REPORT" site --db "$db" -o "$T/site"
+	before=$(state "$T/site")
+	expect_status 1 "site over a file-size limit" limited 64 "$REPORT" site --db "$db" -o "$T/site"
+	contains "$T/err" "cannot write '$T/site/run-2.html': File too large" "site says why"
+	check "a failed site keeps the old pages whole, no partial file" [ "$(state "$T/site")" = "$before" ]
+	# runner kube -o and runner slurm: scripts of 1 to 3 KB under a 1 KiB limit
+	expect_status 0 "kube -o" "$RUNNER" kube "$SWEEP" --shards 2 --image img -o "$T/o/job.yaml"
+	sum=$(md5sum <"$T/o/job.yaml")
+	expect_status 1 "kube -o over a file-size limit" limited 1 "$RUNNER" kube "$SWEEP" --shards 3 --image img -o "$T/o/job.yaml"
+	contains "$T/err" "cannot write '$T/o/job.yaml': File too large" "kube -o says why"
+	check "a failed kube -o keeps the old manifest whole" [ "$(md5sum <"$T/o/job.yaml")" = "$sum" ]
+	expect_status 0 "slurm" "$RUNNER" slurm "$SWEEP" --shards 2 --results "$T/res"
+	before=$(state "$T/res")
+	expect_status 1 "slurm over a file-size limit" limited 1 "$RUNNER" slurm "$SWEEP" --shards 3 --results "$T/res"
+	contains "$T/err" "File too large" "slurm says why"
+	check "a failed slurm keeps the old script whole, no partial file" [ "$(state "$T/res")" = "$before" ]
+	check "the script stays executable" [ -x "$T/res/cli-resume.sbatch" ]
+	check "nothing else left beside them" [ "$(ls -A "$T/o")" = "job.yaml
+stats.csv" ]
 	;;
 *)
 	echo "unknown scenario '$scenario'" >&2

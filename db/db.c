@@ -251,6 +251,29 @@ static int set_wal_mode(struct db *db, struct bd_error *err)
 	}
 }
 
+/* Why path cannot be opened for writing, when its modes or its file system say so: " (...)", or
+ * "" (a WAL database needs its -wal and -shm files beside it, so its directory must be writable
+ * too; `report` reads it through a private copy instead). */
+static const char *unwritable_why(const char *path)
+{
+	static char why[256];
+	struct stat st;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return " (it is a directory)";
+	if (access(path, W_OK) != 0) {
+		snprintf(why, sizeof(why), " (the file is read-only: %s)", strerror(errno));
+		return why;
+	}
+	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
+	if (slash)
+		slash[slash == dir] = '\0';   /* "/x.db": "/" */
+	int dir_ok = access(slash ? dir : ".", W_OK) == 0;
+	snprintf(why, sizeof(why), " (its directory is read-only: %s; the -wal and -shm files of a "
+		 "database in WAL mode go beside it)", strerror(errno));
+	free(dir);
+	return dir_ok ? "" : why;
+}
+
 int db_open(const char *path, unsigned flags, struct db **out, struct bd_error *err)
 {
 	int rc = 0;
@@ -281,9 +304,12 @@ int db_open(const char *path, unsigned flags, struct db **out, struct bd_error *
 			rc = bd_fail_at(err, BD_EDB, path, 0, 0, "cannot read it: another process has "
 					"held its lock for the whole busy timeout (%d s; --busy-timeout)",
 					busy_timeout_ms / 1000);
-		else
+		else if (code == SQLITE_NOTADB || code == SQLITE_CORRUPT || (flags & DB_READONLY))
 			rc = bd_fail_at(err, BD_EDB, path, 0, 0, "not a benchdb database: %s",
 					sqlite3_errmsg(db->handle));
+		else   /* a database it cannot open for writing is no foreign file: say why */
+			rc = bd_fail_at(err, BD_EDB, path, 0, 0, "cannot open it for writing: %s%s",
+					sqlite3_errmsg(db->handle), unwritable_why(path));
 		goto done;
 	}
 	if (db->version < 0 || (db->version == 0 && (flags & DB_READONLY))) {

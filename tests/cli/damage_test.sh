@@ -260,6 +260,13 @@ readonly_foreign)
 		check "merged: both runs, every case" [ "$(sql "$T/out_dir/m.db" "select count(*) from runs")" = 2 ] && \
 			[ "$(sql "$T/out_dir/m.db" "select count(*) from cases")" = $((12 + ncases)) ]
 		check "merged: the -wal's change" [ "$(sql "$T/out_dir/m.db" "select count(*) from runs where label = 'only-in-the-wal'")" = 1 ]
+		# the runner's writers refuse it as read-only, not as another application's file
+		for cmd in "run $SWEEP" "migrate" "close 1"; do
+			# shellcheck disable=SC2086
+			expect_status 1 "runner ${cmd%% *} on read-only media" on_readonly "$T/ro" "$RUNNER" $cmd --db "$T/ro/plain.db"
+			contains "$T/err" "plain.db: (cannot open it for writing: .*read-only|.*readonly database)" "runner ${cmd%% *} says the database is read-only"
+			lacks "$T/err" "not a benchdb database" "runner ${cmd%% *} does not call it a foreign file"
+		done
 		check "read-only media unchanged" [ "$(state "$T/ro")" = "$before" ]
 		check "no copy left in TMPDIR" [ -z "$(ls -A "$TMPDIR")" ]
 	else

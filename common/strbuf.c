@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,13 +179,35 @@ int file_replace(const char *path, const char *buf, size_t len)
 	base = base ? base + 1 : target;
 	struct strbuf tmp = STRBUF_INIT;
 	sb_addf(&tmp, "%.*s.%s.tmpXXXXXX", (int)(base - target), target, base);
+	/* An interrupt (or SIGXFSZ, a file-size limit's) waits until the temporary file is renamed or
+	 * removed: none is left behind */
+	sigset_t stops, old_mask;
+	sigemptyset(&stops);
+	sigaddset(&stops, SIGINT);
+	sigaddset(&stops, SIGTERM);
+	sigaddset(&stops, SIGHUP);
+	sigaddset(&stops, SIGQUIT);
+	sigaddset(&stops, SIGXFSZ);
+	int masked = pthread_sigmask(SIG_BLOCK, &stops, &old_mask) == 0;
 	int rc = -1, saved = 0, fd = mkstemp(tmp.buf);
+	if (fd < 0 && (errno == EACCES || errno == EPERM) && exists && access(target, W_OK) == 0) {
+		/* a file this user may write in a directory it may not: in place, as it always was */
+		if (masked)
+			pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
+		sb_free(&tmp);
+		free(real);
+		return write_in_place(path, buf, len);
+	}
 	if (fd < 0) {
 		saved = errno;
 		goto done;
 	}
 	mode_t mask = umask(0);
 	umask(mask);
+	if (exists && (st.st_uid != geteuid() || st.st_gid != getegid()) &&
+	    fchown(fd, st.st_uid, st.st_gid) != 0) {
+		/* not ours to give away (only root may): the new file is this user's */
+	}
 	if (fchmod(fd, exists ? st.st_mode & 07777 : 0666 & ~mask) || write_all(fd, buf, len)) {
 		saved = errno;
 		close(fd);
@@ -198,6 +221,8 @@ int file_replace(const char *path, const char *buf, size_t len)
 	}
 	rc = 0;
 done:
+	if (masked)
+		pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
 	sb_free(&tmp);
 	free(real);
 	errno = saved;

@@ -439,6 +439,19 @@ rewrites)
 	contains "$T/err" "cannot write '$T/o/stats.csv': File too large" "export -o says why"
 	check "a failed export -o keeps the old file whole" [ "$(md5sum <"$T/o/stats.csv")" = "$sum" ]
 	check "a failed export -o leaves no other file" [ "$(ls -A "$T/o")" = stats.csv ]
+	# the default SIGXFSZ of a file-size limit kills it, but only once its temporary file is gone
+	expect_status 153 "export -o killed by SIGXFSZ" bash -c 'ulimit -f 64; "$@"; exit $?' sh "$REPORT" export --what stats --db "$db" -o "$T/o/stats.csv"
+	check "killed by SIGXFSZ: the old export kept whole" [ "$(md5sum <"$T/o/stats.csv")" = "$sum" ]
+	check "killed by SIGXFSZ: no temporary file left" [ "$(ls -A "$T/o")" = stats.csv ]
+	# a file this user may write in a directory it may not (as an unprivileged user): in place
+	if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
+		mkdir -p "$T/shared" && chmod 755 "$T" "$T/shared" && chmod a+r "$db"
+		echo old >"$T/shared/theirs.csv" && chmod 666 "$T/shared/theirs.csv"
+		expect_status 0 "export -o a writable file in a read-only directory" setpriv --reuid="$(id -u nobody)" --regid="$(id -g nobody)" --clear-groups "$REPORT" export --what stats --run 1 --db "$db" -o "$T/shared/theirs.csv"
+		check "the writable file in a read-only directory is written" grep -q '^run_id,' "$T/shared/theirs.csv"
+	else
+		note "not root or no setpriv: the read-only directory's writable file not tried"
+	fi
 	# what -o writes through: a link (the file replaced, the link kept), /dev/stdout
 	ln -s stats.csv "$T/o/link.csv"
 	expect_status 0 "export -o a link" "$REPORT" export --what stats --run 1 --db "$db" -o "$T/o/link.csv"

@@ -190,8 +190,10 @@ int file_replace(const char *path, const char *buf, size_t len)
 	sigaddset(&stops, SIGXFSZ);
 	int masked = pthread_sigmask(SIG_BLOCK, &stops, &old_mask) == 0;
 	int rc = -1, saved = 0, fd = mkstemp(tmp.buf);
-	if (fd < 0 && (errno == EACCES || errno == EPERM) && exists && access(target, W_OK) == 0) {
-		/* a file this user may write in a directory it may not: in place, as it always was */
+	if (fd < 0 && (errno == ENAMETOOLONG ||
+		       ((errno == EACCES || errno == EPERM) && exists && access(target, W_OK) == 0))) {
+		/* a name too long for the temporary one's, or a file this user may write in a
+		 * directory it may not: in place, as it always was */
 		if (masked)
 			pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
 		sb_free(&tmp);

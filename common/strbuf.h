@@ -36,8 +36,9 @@ char *read_file(const char *path, size_t *len);
  * 0666 less the umask, or the old file's mode and, where allowed, owner), renamed over path once
  * written and closed, so that a failure (a full disk, a file-size limit) leaves the old file as
  * it was and no partial one at path. A link to a file replaces the file; what is no regular file
- * (a device, /dev/stdout, a FIFO), and a writable file in a directory this user may not write,
- * are written in place. 0, or -1 with errno set. */
+ * (a device, /dev/stdout, a FIFO), a writable file in a directory this user may not write, and
+ * a name too long to take the temporary name's 11 more bytes, are written in place. 0, or -1
+ * with errno set. */
 int file_replace(const char *path, const char *buf, size_t len);
 
 #endif

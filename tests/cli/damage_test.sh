@@ -460,6 +460,11 @@ rewrites)
 	expect_status 0 "export -o /dev/stdout" "$REPORT" export --what stats --run 1 --db "$db" -o /dev/stdout
 	check "export -o /dev/stdout writes standard output" cmp -s "$T/out" "$T/o/stats.csv"
 	rm "$T/o/link.csv"
+	# a name of 250 bytes (NAME_MAX 255 leaves no room for a temporary name's 11 more): in place
+	long=$(printf 'n%.0s' $(seq 250)).csv
+	expect_status 0 "export -o a 254-byte name" "$REPORT" export --what stats --run 1 --db "$db" -o "$T/o/$long"
+	check "the 254-byte name written" grep -q '^run_id,' "$T/o/$long"
+	rm -f "$T/o/$long"
 	# report writeup: a 120 KB README.md
 	expect_status 0 "writeup" "$REPORT" writeup --db "$db" -o "$T/w"
 	before=$(state "$T/w")

@@ -465,6 +465,15 @@ rewrites)
 	expect_status 0 "export -o a 254-byte name" "$REPORT" export --what stats --run 1 --db "$db" -o "$T/o/$long"
 	check "the 254-byte name written" grep -q '^run_id,' "$T/o/$long"
 	rm -f "$T/o/$long"
+	# -o naming the database exported (by another spelling), or another database: refused
+	cp "$db" "$T/o/copy.db"
+	dbsum=$(md5sum <"$T/o/copy.db")
+	expect_status 2 "export -o the database it reads" "$REPORT" export --db "$T/o/copy.db" -o "$T/o/./copy.db"
+	contains "$T/err" "copy.db' is an SQLite database \(the one exported\): not overwritten" "export -o the database says why"
+	check "export -o the database: the database kept" [ "$(md5sum <"$T/o/copy.db")" = "$dbsum" ]
+	expect_status 2 "export -o another database" "$REPORT" export --db "$db" -o "$T/o/copy.db"
+	check "export -o another database: that database kept" [ "$(md5sum <"$T/o/copy.db")" = "$dbsum" ]
+	rm "$T/o/copy.db"
 	# report writeup: a 120 KB README.md
 	expect_status 0 "writeup" "$REPORT" writeup --db "$db" -o "$T/w"
 	before=$(state "$T/w")

@@ -230,30 +230,9 @@ static int check_benchdb_tables(struct db *db, struct bd_error *err)
 	return 0;
 }
 
-/* WAL mode, foreign keys, NORMAL sync. Two processes that open a rollback-journal file at once
- * both hold a read lock and want the write lock to switch it: SQLite answers one of them BUSY at
- * once, without its busy handler (the other would deadlock), so retry that within the busy
- * timeout. */
-static int set_wal_mode(struct db *db, struct bd_error *err)
-{
-	int waited_ms = 0, pause_ms = 5;
-	for (;;) {
-		int rc = sqlite3_exec(db->handle, "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; "
-					"PRAGMA synchronous = NORMAL;", NULL, NULL, NULL);
-		if (rc == SQLITE_OK)
-			return 0;
-		if ((rc & 0xff) != SQLITE_BUSY || waited_ms >= busy_timeout_ms)
-			return sql_fail(db, err, "cannot switch it to WAL mode", rc);
-		struct timespec ts = {0, pause_ms * 1000000L};
-		nanosleep(&ts, NULL);
-		waited_ms += pause_ms;
-		pause_ms = pause_ms < 100 ? 2 * pause_ms : 100;
-	}
-}
-
 /* Why path cannot be opened for writing, when its modes or its file system say so: " (...)", or
- * "" (a WAL database needs its -wal and -shm files beside it, so its directory must be writable
- * too; `report` reads it through a private copy instead). */
+ * "" (SQLite writes a journal, or the -wal and -shm files, beside the database, so its directory
+ * must be writable too; `report` reads it through a private copy instead). */
 static const char *unwritable_why(const char *path)
 {
 	static char why[256];
@@ -268,10 +247,34 @@ static const char *unwritable_why(const char *path)
 	if (slash)
 		slash[slash == dir] = '\0';   /* "/x.db": "/" */
 	int dir_ok = access(slash ? dir : ".", W_OK) == 0;
-	snprintf(why, sizeof(why), " (its directory is read-only: %s; the -wal and -shm files of a "
-		 "database in WAL mode go beside it)", strerror(errno));
+	snprintf(why, sizeof(why), " (its directory is read-only: %s; SQLite writes its journal, "
+		 "-wal and -shm files beside the database)", strerror(errno));
 	free(dir);
 	return dir_ok ? "" : why;
+}
+
+/* WAL mode, foreign keys, NORMAL sync. Two processes that open a rollback-journal file at once
+ * both hold a read lock and want the write lock to switch it: SQLite answers one of them BUSY at
+ * once, without its busy handler (the other would deadlock), so retry that within the busy
+ * timeout. */
+static int set_wal_mode(struct db *db, struct bd_error *err)
+{
+	int waited_ms = 0, pause_ms = 5;
+	for (;;) {
+		int rc = sqlite3_exec(db->handle, "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; "
+					"PRAGMA synchronous = NORMAL;", NULL, NULL, NULL);
+		if (rc == SQLITE_OK)
+			return 0;
+		if ((rc & 0xff) == SQLITE_READONLY || (rc & 0xff) == SQLITE_CANTOPEN)
+			return bd_fail_at(err, BD_EDB, db->path, 0, 0, "cannot switch it to WAL mode: %s%s",
+					  sqlite3_errmsg(db->handle), unwritable_why(db->path));
+		if ((rc & 0xff) != SQLITE_BUSY || waited_ms >= busy_timeout_ms)
+			return sql_fail(db, err, "cannot switch it to WAL mode", rc);
+		struct timespec ts = {0, pause_ms * 1000000L};
+		nanosleep(&ts, NULL);
+		waited_ms += pause_ms;
+		pause_ms = pause_ms < 100 ? 2 * pause_ms : 100;
+	}
 }
 
 int db_open(const char *path, unsigned flags, struct db **out, struct bd_error *err)

@@ -272,6 +272,24 @@ readonly_foreign)
 	else
 		note "neither a user namespace nor setpriv: the read-only media checks skipped"
 	fi
+	# a writable rollback-journal database in a directory its user may not write (no journal):
+	# the directory is named as the reason
+	if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
+		mkdir -p "$T/jdir"
+		cp "$T/ro/plain.db" "$T/jdir/j.db"
+		sql "$T/jdir/j.db" "PRAGMA journal_mode = DELETE" >/dev/null
+		chmod 755 "$T" && chmod 666 "$T/jdir/j.db" && chmod 555 "$T/jdir"
+		sum=$(md5sum <"$T/jdir/j.db")
+		for cmd in "run $SWEEP" "migrate" "close 1"; do
+			# shellcheck disable=SC2086
+			expect_status 1 "runner ${cmd%% *} in a read-only directory" setpriv --reuid="$(id -u nobody)" --regid="$(id -g nobody)" --clear-groups "$RUNNER" $cmd --db "$T/jdir/j.db"
+			contains "$T/err" "j.db: .*\(its directory is read-only: Permission denied; SQLite writes its journal" "runner ${cmd%% *} names the read-only directory"
+		done
+		check "the database in the read-only directory unchanged" [ "$(md5sum <"$T/jdir/j.db")" = "$sum" ]
+		chmod 755 "$T/jdir"
+	else
+		note "not root or no setpriv: the read-only directory's database not tried"
+	fi
 
 	# ---- a FIFO: refused at once, not read forever ---------------------------------------------
 	mkfifo "$T/fifo.db"

@@ -32,4 +32,13 @@ void sb_free(struct strbuf *sb);
 /* Read a whole file into a malloc'd NUL-terminated string; NULL on failure (errno set). */
 char *read_file(const char *path, size_t *len);
 
+/* Write len bytes of buf to path whole or not at all: into a temporary file beside it (mode
+ * 0666 less the umask, or the old file's mode and, where allowed, owner), renamed over path once
+ * written and closed, so that a failure (a full disk, a file-size limit) leaves the old file as
+ * it was and no partial one at path. A link to a file replaces the file; what is no regular file
+ * (a device, /dev/stdout, a FIFO), a writable file in a directory this user may not write, and
+ * a name too long to take the temporary name's 11 more bytes, are written in place. 0, or -1
+ * with errno set. */
+int file_replace(const char *path, const char *buf, size_t len);
+
 #endif

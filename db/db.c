@@ -230,6 +230,29 @@ static int check_benchdb_tables(struct db *db, struct bd_error *err)
 	return 0;
 }
 
+/* Why path cannot be opened for writing, when its modes or its file system say so: " (...)", or
+ * "" (SQLite writes a journal, or the -wal and -shm files, beside the database, so its directory
+ * must be writable too; `report` reads it through a private copy instead). */
+static const char *unwritable_why(const char *path)
+{
+	static char why[256];
+	struct stat st;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return " (it is a directory)";
+	if (access(path, W_OK) != 0) {
+		snprintf(why, sizeof(why), " (the file is read-only: %s)", strerror(errno));
+		return why;
+	}
+	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
+	if (slash)
+		slash[slash == dir] = '\0';   /* "/x.db": "/" */
+	int dir_ok = access(slash ? dir : ".", W_OK) == 0;
+	snprintf(why, sizeof(why), " (its directory is read-only: %s; SQLite writes its journal, "
+		 "-wal and -shm files beside the database)", strerror(errno));
+	free(dir);
+	return dir_ok ? "" : why;
+}
+
 /* WAL mode, foreign keys, NORMAL sync. Two processes that open a rollback-journal file at once
  * both hold a read lock and want the write lock to switch it: SQLite answers one of them BUSY at
  * once, without its busy handler (the other would deadlock), so retry that within the busy
@@ -242,6 +265,9 @@ static int set_wal_mode(struct db *db, struct bd_error *err)
 					"PRAGMA synchronous = NORMAL;", NULL, NULL, NULL);
 		if (rc == SQLITE_OK)
 			return 0;
+		if ((rc & 0xff) == SQLITE_READONLY || (rc & 0xff) == SQLITE_CANTOPEN)
+			return bd_fail_at(err, BD_EDB, db->path, 0, 0, "cannot switch it to WAL mode: %s%s",
+					  sqlite3_errmsg(db->handle), unwritable_why(db->path));
 		if ((rc & 0xff) != SQLITE_BUSY || waited_ms >= busy_timeout_ms)
 			return sql_fail(db, err, "cannot switch it to WAL mode", rc);
 		struct timespec ts = {0, pause_ms * 1000000L};
@@ -281,9 +307,12 @@ int db_open(const char *path, unsigned flags, struct db **out, struct bd_error *
 			rc = bd_fail_at(err, BD_EDB, path, 0, 0, "cannot read it: another process has "
 					"held its lock for the whole busy timeout (%d s; --busy-timeout)",
 					busy_timeout_ms / 1000);
-		else
+		else if (code == SQLITE_NOTADB || code == SQLITE_CORRUPT || (flags & DB_READONLY))
 			rc = bd_fail_at(err, BD_EDB, path, 0, 0, "not a benchdb database: %s",
 					sqlite3_errmsg(db->handle));
+		else   /* a database it cannot open for writing is no foreign file: say why */
+			rc = bd_fail_at(err, BD_EDB, path, 0, 0, "cannot open it for writing: %s%s",
+					sqlite3_errmsg(db->handle), unwritable_why(path));
 		goto done;
 	}
 	if (db->version < 0 || (db->version == 0 && (flags & DB_READONLY))) {

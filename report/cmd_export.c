@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "opt.h"
 #include "report.h"
@@ -162,27 +163,42 @@ static void stats_rows(const struct case_row *c, const struct case_series *s,
 	}
 }
 
-/* Write out to path, or to stdout when path is NULL; prints what failed. */
+/* Write out to path (whole or not at all: the old file kept on failure), or to stdout when path
+ * is NULL; prints what failed. */
 static int write_output(const char *path, const struct strbuf *out)
 {
-	FILE *f = path ? fopen(path, "w") : stdout;
-	if (!f) {
-		fprintf(stderr, "report export: cannot write '%s': %s\n", path, strerror(errno));
-		return EXIT_FAIL;
-	}
-	size_t wrote = fwrite(sb_str(out), 1, out->len, f);
-	int bad = wrote != out->len || fflush(f) != 0;
-	int saved = errno;
-	if (path && fclose(f) != 0 && !bad) {
-		bad = 1;
-		saved = errno;
-	}
+	int bad;
+	if (path)
+		bad = file_replace(path, sb_str(out), out->len) != 0;
+	else
+		bad = fwrite(sb_str(out), 1, out->len, stdout) != out->len || fflush(stdout) != 0;
 	if (bad) {
 		fprintf(stderr, "report export: cannot write '%s': %s\n", path ? path : "standard output",
-			strerror(saved));
+			strerror(errno));
 		return EXIT_FAIL;
 	}
 	return EXIT_OK;
+}
+
+/* Whether path is an SQLite database (its header): the database exported, or another. An export
+ * written over it would lose every run it holds. */
+static int is_sqlite_file(const char *path)
+{
+	static const char header[16] = "SQLite format 3";   /* and its NUL */
+	char head[sizeof(header)];
+	FILE *f = fopen(path, "rb");
+	int yes = f && fread(head, 1, sizeof(head), f) == sizeof(head) &&
+		  !memcmp(head, header, sizeof(header));
+	if (f)
+		fclose(f);
+	return yes;
+}
+
+static int same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
 }
 
 int cmd_export(struct cmd_line *cl)
@@ -247,6 +263,12 @@ int cmd_export(struct cmd_line *cl)
 				"`report table --format %s` gives a run's tables)\n",
 			o.format, sb_str(&valid), o.format);
 		sb_free(&valid);
+		return EXIT_USAGE;
+	}
+	if (out_path && is_sqlite_file(out_path)) {
+		fprintf(stderr, "report export: '%s' is an SQLite database%s: not overwritten with the "
+				"export (give -o another file)\n", out_path,
+			same_file(out_path, o.db_path) ? " (the one exported)" : "");
 		return EXIT_USAGE;
 	}
 	int all = !strcmp(o.run_sel, "all");

@@ -41,19 +41,29 @@ struct site {
 	enum series_pick pick;
 	const struct verdict_rule *rule;
 	size_t files;                   /* pages and charts written */
+	size_t charts_failed;           /* charts gnuplot could not draw (chart_failed) */
 };
 
-/* Write text to DIR/name; BD_EIO with the path and errno's text when it cannot be written whole. */
+/* A chart that gnuplot failed to draw (it crashed, reported an error, a full disk): the page
+ * says why; this says so on stderr too and counts it for the summary. A chart with nothing to
+ * draw (BD_EINVAL) is no failure. */
+static void chart_failed(struct site *site, int rc, const struct bd_error *cerr)
+{
+	if (rc == BD_EINVAL)
+		return;
+	fprintf(stderr, "report site: chart not drawn: %s\n", cerr->msg);
+	site->charts_failed++;
+}
+
+/* Write text to DIR/name, whole or not at all (a failed rewrite keeps the old page); BD_EIO with
+ * the path and errno's text when it cannot be written. */
 static int page_write(struct site *site, const char *name, const struct strbuf *text,
 		      struct bd_error *err)
 {
 	struct strbuf path = STRBUF_INIT;
 	sb_addf(&path, "%s/%s", site->dir, name);
-	FILE *f = fopen(sb_str(&path), "w");
 	int rc = 0;
-	if (!f || fwrite(sb_str(text), 1, text->len, f) != text->len || fflush(f) || ferror(f))
-		rc = bd_fail(err, BD_EIO, "cannot write '%s': %s", sb_str(&path), strerror(errno));
-	if (f && fclose(f) && !rc)
+	if (file_replace(sb_str(&path), sb_str(text), text->len))
 		rc = bd_fail(err, BD_EIO, "cannot write '%s': %s", sb_str(&path), strerror(errno));
 	sb_free(&path);
 	site->files += !rc;
@@ -178,6 +188,8 @@ static int case_page(struct site *site, size_t k, struct bd_error *err)
 		rc = chart_history_write(one, 1, sb_str(&title), sb_str(&path), &notes, &cerr);
 		sb_free(&path);
 		site->files += rc == 0;
+		if (rc)
+			chart_failed(site, rc, &cerr);
 	}
 	chart_img(&sb, sb_str(&name), sb_str(&title), site->charts && s->n && rc == 0,
 		  !site->charts ? "gnuplot is not installed (gnuplot-nox)" : s->n ? cerr.msg : "no ok run");
@@ -263,6 +275,10 @@ static int run_tables(struct site *site, int64_t run_id, struct strbuf *sb, int 
 			sb_addf(&base, "run-%lld/latency", (long long)run_id);
 			sb_add(sb, "<h3>Latency</h3>\n");
 			chart_img(sb, sb_str(&base), "latency against sequence length", 1, NULL);
+		} else if (crc != BD_EINVAL) {   /* drawn but failed: the page says why */
+			sb_add(sb, "<h3>Latency</h3>\n");
+			chart_img(sb, NULL, NULL, 0, cerr.msg);
+			chart_failed(site, crc, &cerr);
 		}   /* a run with nothing to draw (no attention or e2e case) has no chart */
 		sb_free(&dir);
 		sb_free(&notes);
@@ -415,6 +431,8 @@ static int index_page(struct site *site, const char *title, const char *db_path,
 		int crc = chart_history_write(all, drawn, "every case across its runs (ms)", sb_str(&path),
 					      &notes, &cerr);
 		site->files += crc == 0;
+		if (crc)
+			chart_failed(site, crc, &cerr);
 		sb_add(&sb, "<h2>History</h2>\n");
 		chart_img(&sb, "history", "every case's history as small multiples", crc == 0, cerr.msg);
 		if (crc == 0) {
@@ -595,9 +613,13 @@ int cmd_site(struct cmd_line *cl)
 		report_error(&err, EXIT_FAIL);
 		goto done;
 	}
-	printf("report site: %zu files in %s (%zu runs, %zu case series%s); open %s/index.html\n",
+	char failed[96] = "";
+	if (site.charts_failed)
+		snprintf(failed, sizeof(failed), "; %zu chart%s not drawn (above)", site.charts_failed,
+			 site.charts_failed == 1 ? "" : "s");
+	printf("report site: %zu files in %s (%zu runs, %zu case series%s%s); open %s/index.html\n",
 	       site.files, dir, site.nruns, hs.n,
-	       site.charts ? "" : "; no charts: gnuplot is not installed", dir);
+	       site.charts ? "" : "; no charts: gnuplot is not installed", failed, dir);
 	status = EXIT_OK;
 done:
 	free(site.runs);

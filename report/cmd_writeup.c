@@ -763,15 +763,10 @@ static void section_method(struct writeup *w)
 
 /* ---- the command ---------------------------------------------------------------------------- */
 
+/* Whole or not at all: a failed rewrite keeps the old file. */
 static int write_file(const char *path, const struct strbuf *text, struct bd_error *err)
 {
-	FILE *f = fopen(path, "w");
-	if (!f)
-		return bd_fail(err, BD_EIO, "cannot write '%s': %s", path, strerror(errno));
-	size_t len = text->len;
-	int bad = fwrite(sb_str(text), 1, len, f) != len;
-	bad |= fclose(f) != 0;
-	if (bad)
+	if (file_replace(path, sb_str(text), text->len))
 		return bd_fail(err, BD_EIO, "cannot write '%s': %s", path, strerror(errno));
 	return 0;
 }

@@ -715,17 +715,34 @@ static int plot_check(const struct plot *p, const char *path_base, struct bd_err
 	return BD_OK;
 }
 
-/* Run script (which writes path_base.png and .svg) and check that gnuplot wrote both. */
-static int plot_run_checked(const struct strbuf *script, const char *path_base, struct bd_error *err)
+/* Where gnuplot writes the chart path_base before it is whole: TMP.png and TMP.svg beside it,
+ * TMP being ".NAME.tmpPID-N" (NAME path_base's last component). */
+static void temp_base(struct strbuf *tmp, const char *path_base)
+{
+	static unsigned long counter;
+	const char *name = strrchr(path_base, '/');
+	name = name ? name + 1 : path_base;
+	sb_addf(tmp, "%.*s.%s.tmp%ld-%lu", (int)(name - path_base), path_base, name, (long)getpid(),
+		counter++);
+}
+
+/* Run script (which writes tmp_base.png and .svg), check that gnuplot wrote both whole, then
+ * rename them to path_base.png and .svg. On failure neither is renamed and both are removed:
+ * the old chart stays as it was, and no partial one is left. */
+static int plot_run_checked(const struct strbuf *script, const char *path_base,
+			    const char *tmp_base, struct bd_error *err)
 {
 	struct strbuf errout = STRBUF_INIT, summary = STRBUF_INIT;
-	struct strbuf png = STRBUF_INIT, svg = STRBUF_INIT;
+	struct strbuf png = STRBUF_INIT, svg = STRBUF_INIT, tmp_png = STRBUF_INIT,
+		      tmp_svg = STRBUF_INIT;
 	int rc;
 	sb_addf(&png, "%s.png", path_base);
 	sb_addf(&svg, "%s.svg", path_base);
-	/* Old charts must not pass for new ones if gnuplot fails to write. */
-	unlink(sb_str(&png));
-	unlink(sb_str(&svg));
+	sb_addf(&tmp_png, "%s.png", tmp_base);
+	sb_addf(&tmp_svg, "%s.svg", tmp_base);
+	/* Nothing left over must pass for what gnuplot writes. */
+	unlink(sb_str(&tmp_png));
+	unlink(sb_str(&tmp_svg));
 
 	int status = 0;
 	rc = gnuplot_run(script->buf, script->len, &errout, &status, err);
@@ -747,16 +764,23 @@ static int plot_run_checked(const struct strbuf *script, const char *path_base, 
 	}
 	/* a PNG ends with its IEND chunk (empty, with its CRC), an SVG with its closing tag */
 	static const char png_end[] = "\0\0\0\0IEND\xae\x42\x60\x82", svg_end[] = "</svg>";
-	const char *missing = !file_complete(sb_str(&png), png_end, sizeof(png_end) - 1) ? sb_str(&png)
-			      : !file_complete(sb_str(&svg), svg_end, sizeof(svg_end) - 1) ? sb_str(&svg)
-			      : NULL;
+	const char *missing =
+		!file_complete(sb_str(&tmp_png), png_end, sizeof(png_end) - 1) ? sb_str(&png)
+		: !file_complete(sb_str(&tmp_svg), svg_end, sizeof(svg_end) - 1) ? sb_str(&svg)
+		: NULL;
 	if (missing) {
 		rc = bd_fail(err, BD_EIO, "gnuplot left chart '%s' missing, empty or cut short (a "
 			     "full disk?)%s%s", missing, summary.len ? ": " : "", sb_str(&summary));
 		goto done;
 	}
+	if (rename(sb_str(&tmp_png), sb_str(&png)) || rename(sb_str(&tmp_svg), sb_str(&svg)))
+		rc = bd_fail(err, BD_EIO, "cannot write chart '%s': %s", path_base, strerror(errno));
 
 done:
+	unlink(sb_str(&tmp_png));   /* what was not renamed: cut short, or of a failed chart */
+	unlink(sb_str(&tmp_svg));
+	sb_free(&tmp_png);
+	sb_free(&tmp_svg);
 	sb_free(&errout);
 	sb_free(&summary);
 	sb_free(&png);
@@ -766,7 +790,7 @@ done:
 
 int plot_write(const struct plot *p, const char *path_base, struct bd_error *err)
 {
-	struct strbuf script = STRBUF_INIT;
+	struct strbuf script = STRBUF_INIT, tmp = STRBUF_INIT;
 	int rc = plot_check(p, path_base, err);
 	if (rc)
 		goto done;
@@ -777,11 +801,13 @@ int plot_write(const struct plot *p, const char *path_base, struct bd_error *err
 
 	int width = p->width ? p->width : PLOT_DEFAULT_WIDTH;
 	int height = p->height ? p->height : PLOT_DEFAULT_HEIGHT;
-	build_script(&script, p, path_base, width, height);
-	rc = plot_run_checked(&script, path_base, err);
+	temp_base(&tmp, path_base);
+	build_script(&script, p, sb_str(&tmp), width, height);
+	rc = plot_run_checked(&script, path_base, sb_str(&tmp), err);
 
 done:
 	sb_free(&script);
+	sb_free(&tmp);
 	return rc;
 }
 
@@ -793,7 +819,7 @@ void plot_add_str(struct strbuf *sb, const char *s)
 int plot_write_script(const char *setup, const char *draw, const char *path_base, int width,
 		      int height, struct bd_error *err)
 {
-	struct strbuf script = STRBUF_INIT;
+	struct strbuf script = STRBUF_INIT, tmp = STRBUF_INIT;
 	int rc = 0;
 	if (!path_base || !*path_base || has_control_chars(path_base))
 		return bd_fail(err, BD_EINVAL, "chart path '%s' is empty or contains control characters",
@@ -803,20 +829,22 @@ int plot_write_script(const char *setup, const char *draw, const char *path_base
 			       height, PLOT_MAX_SIDE);
 	if (!plot_available())
 		return bd_fail(err, BD_ENOTFOUND, "%s", gnuplot_missing);
+	temp_base(&tmp, path_base);
 	sb_add(&script, "set encoding utf8\n");
 	sb_add(&script, setup);
 	sb_addf(&script, "set terminal pngcairo size %d,%d enhanced font 'sans,10'\nset output ", width,
 		height);
-	sb_add_output_path(&script, path_base, ".png");
+	sb_add_output_path(&script, sb_str(&tmp), ".png");
 	sb_addc(&script, '\n');
 	sb_add(&script, draw);
 	sb_addf(&script, "unset output\nset terminal svg size %d,%d enhanced font 'sans,10'\n"
 			 "set output ", width, height);
-	sb_add_output_path(&script, path_base, ".svg");
+	sb_add_output_path(&script, sb_str(&tmp), ".svg");
 	sb_addc(&script, '\n');
 	sb_add(&script, draw);
 	sb_add(&script, "unset output\n");
-	rc = plot_run_checked(&script, path_base, err);
+	rc = plot_run_checked(&script, path_base, sb_str(&tmp), err);
 	sb_free(&script);
+	sb_free(&tmp);
 	return rc;
 }

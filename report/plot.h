@@ -40,7 +40,9 @@ struct plot {
 int plot_available(void);
 /* Write path_base.png and path_base.svg. BD_ENOTFOUND without gnuplot ("gnuplot is not
  * installed: install gnuplot-nox (Debian/Ubuntu) to get charts"), BD_EIO with gnuplot's stderr
- * when it fails or a file is missing/empty afterwards, BD_EINVAL for an empty plot. */
+ * when it fails or a file is missing/empty/cut short afterwards, BD_EINVAL for an empty plot.
+ * gnuplot writes both into temporary files beside them, renamed over the old chart only once
+ * both are whole: on failure the old chart is kept and no partial file is left. */
 int plot_write(const struct plot *p, const char *path_base, struct bd_error *err);
 
 /* A chart whose gnuplot script the caller writes (report/chart_history.c: bands, markers, text

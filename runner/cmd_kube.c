@@ -292,10 +292,9 @@ int cmd_kube(struct cmd_line *cl)
 		sb_add(&manifest, "---\n");
 		write_job(&j, &manifest);
 	}
-	FILE *f = out_path ? fopen(out_path, "w") : stdout;
-	int written = f && fputs(sb_str(&manifest), f) >= 0;
-	if (f && out_path && fclose(f))
-		written = 0;
+	/* -o FILE whole or not at all: a failed rewrite keeps the old manifest */
+	int written = out_path ? !file_replace(out_path, sb_str(&manifest), manifest.len)
+			       : fputs(sb_str(&manifest), stdout) >= 0;
 	if (!written) {
 		fprintf(stderr, "runner kube: cannot write '%s': %s\n", out_path ? out_path : "stdout",
 			strerror(errno));

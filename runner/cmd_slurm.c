@@ -351,7 +351,6 @@ int cmd_slurm(struct cmd_line *cl)
 	char runner_path[PATH_MAX], sweep_path[PATH_MAX], results_path[PATH_MAX];
 	char script_default[PATH_MAX + 64], job_name[64];
 	int npos = 0, status;
-	FILE *f;
 
 	char **argv = NULL;   /* the positional arguments */
 	if ((status = opt_parse_command(cl, specs, &usage, 1, 1, &argv, &npos)) >= 0)
@@ -417,10 +416,8 @@ int cmd_slurm(struct cmd_line *cl)
 		slurm_nodes_script(&j, &script);
 	else
 		slurm_script(&j, &script);
-	int written = (f = fopen(script_path, "w")) && fputs(sb_str(&script), f) >= 0;
-	if (f && fclose(f))
-		written = 0;
-	if (!written) {
+	/* whole or not at all: a failed rewrite keeps the old script */
+	if (file_replace(script_path, sb_str(&script), script.len)) {
 		fprintf(stderr, "runner slurm: cannot write '%s': %s\n", script_path, strerror(errno));
 		status = EXIT_FAIL;
 		goto done;

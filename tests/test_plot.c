@@ -335,7 +335,32 @@ static void test_plot__gnuplot_that_writes_no_files_is_eio(void **state)
 	free(fake);
 }
 
-/* gnuplot exits 0 when the disk fills under it: a chart cut short is a failure, not a chart. */
+/* dir's entries but . and .., sorted, one a line (malloc'd). */
+static char *dir_listing(const struct fixture *fx)
+{
+	struct dirent **names;
+	int n = scandir(fx->dir, &names, NULL, alphasort);
+	assert_true(n >= 0);
+	struct strbuf sb = STRBUF_INIT;
+	for (int i = 0; i < n; i++) {
+		if (strcmp(names[i]->d_name, ".") && strcmp(names[i]->d_name, ".."))
+			sb_addf(&sb, "%s\n", names[i]->d_name);
+		free(names[i]);
+	}
+	free(names);
+	return sb_detach(&sb);
+}
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* gnuplot exits 0 when the disk fills under it: a chart cut short is a failure, not a chart. The
+ * chart it would have replaced stays as it was, and nothing of the cut one is left. */
 static void test_plot__chart_cut_short_is_eio(void **state)
 {
 	struct fixture *fx = *state;
@@ -346,19 +371,47 @@ static void test_plot__chart_cut_short_is_eio(void **state)
 				  "done\nexit 0\n");
 	setenv("GNUPLOT", fake, 1);
 	char *base = path_in(fx, "cut");
+	char *png = path_in(fx, "cut.png"), *svg = path_in(fx, "cut.svg");
+	write_text(png, "the old png");
+	write_text(svg, "the old svg");
 	const struct plot_series series[] = {{.title = "a", .x = seq_len, .y = naive_ms, .n = 4}};
 	const struct plot p = {.kind = PLOT_LINES, .series = series, .nseries = 1};
 	struct bd_error err = {0};
 	assert_int_equal(plot_write(&p, base, &err), BD_EIO);
 	assert_non_null(strstr(err.msg, "cut short"));
 	assert_non_null(strstr(err.msg, "cut.png"));
-	char *png = path_in(fx, "cut.png");
-	struct stat st;
-	assert_int_equal(stat(png, &st), 0);   /* there, not empty: cut short */
-	assert_true(st.st_size > 0);
+	char *old_png = read_file(png, NULL), *old_svg = read_file(svg, NULL);
+	assert_string_equal(old_png, "the old png");
+	assert_string_equal(old_svg, "the old svg");
+	char *listing = dir_listing(fx);
+	assert_string_equal(listing, "cut.png\ncut.svg\nfull-disk-gnuplot\n");
+	free(listing);
+	free(old_png);
+	free(old_svg);
 	free(png);
+	free(svg);
 	free(base);
 	free(fake);
+}
+
+/* A chart rewritten whole replaces the old one, and leaves nothing else beside it. */
+static void test_plot__rewritten_chart_replaces_the_old_one(void **state)
+{
+	struct fixture *fx = *state;
+	char *base = path_in(fx, "again");
+	char *png = path_in(fx, "again.png");
+	write_text(png, "the old png");
+	const struct plot_series series[] = {{.title = "a", .x = seq_len, .y = naive_ms, .n = 4}};
+	const struct plot p = {.kind = PLOT_LINES, .series = series, .nseries = 1};
+	struct bd_error err = {0};
+	assert_int_equal(plot_write(&p, base, &err), BD_OK);
+	char *svg = read_chart(base, 1000);
+	free(svg);
+	char *listing = dir_listing(fx);
+	assert_string_equal(listing, "again.png\nagain.svg\n");
+	free(listing);
+	free(png);
+	free(base);
 }
 
 static void test_plot__empty_plot_is_einval(void **state)
@@ -409,6 +462,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			test_plot__gnuplot_that_writes_no_files_is_eio, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_plot__chart_cut_short_is_eio, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_plot__rewritten_chart_replaces_the_old_one, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_plot__empty_plot_is_einval, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,6 +7,8 @@
 #   busy_open        one busy-wait policy, at open time too, for every command (item 6)
 #   small_items      item 8: interrupted merge, full TMPDIR, #SBATCH injection, "not an error",
 #                    SIGXFSZ, a newline in a label
+#   rewrites         a failed rewrite of an output file keeps the old file whole, leaves no
+#                    partial one (export -o, writeup, site, runner kube -o, runner slurm)
 #   damage_test.sh SCENARIO RUNNER REPORT MAKE_FIXTURE
 set -u
 scenario=$1
@@ -258,10 +260,35 @@ readonly_foreign)
 		check "merged: both runs, every case" [ "$(sql "$T/out_dir/m.db" "select count(*) from runs")" = 2 ] && \
 			[ "$(sql "$T/out_dir/m.db" "select count(*) from cases")" = $((12 + ncases)) ]
 		check "merged: the -wal's change" [ "$(sql "$T/out_dir/m.db" "select count(*) from runs where label = 'only-in-the-wal'")" = 1 ]
+		# the runner's writers refuse it as read-only, not as another application's file
+		for cmd in "run $SWEEP" "migrate" "close 1"; do
+			# shellcheck disable=SC2086
+			expect_status 1 "runner ${cmd%% *} on read-only media" on_readonly "$T/ro" "$RUNNER" $cmd --db "$T/ro/plain.db"
+			contains "$T/err" "plain.db: (cannot open it for writing: .*read-only|.*readonly database)" "runner ${cmd%% *} says the database is read-only"
+			lacks "$T/err" "not a benchdb database" "runner ${cmd%% *} does not call it a foreign file"
+		done
 		check "read-only media unchanged" [ "$(state "$T/ro")" = "$before" ]
 		check "no copy left in TMPDIR" [ -z "$(ls -A "$TMPDIR")" ]
 	else
 		note "neither a user namespace nor setpriv: the read-only media checks skipped"
+	fi
+	# a writable rollback-journal database in a directory its user may not write (no journal):
+	# the directory is named as the reason
+	if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
+		mkdir -p "$T/jdir"
+		cp "$T/ro/plain.db" "$T/jdir/j.db"
+		sql "$T/jdir/j.db" "PRAGMA journal_mode = DELETE" >/dev/null
+		chmod 755 "$T" && chmod 666 "$T/jdir/j.db" && chmod 555 "$T/jdir"
+		sum=$(md5sum <"$T/jdir/j.db")
+		for cmd in "run $SWEEP" "migrate" "close 1"; do
+			# shellcheck disable=SC2086
+			expect_status 1 "runner ${cmd%% *} in a read-only directory" setpriv --reuid="$(id -u nobody)" --regid="$(id -g nobody)" --clear-groups "$RUNNER" $cmd --db "$T/jdir/j.db"
+			contains "$T/err" "j.db: .*\(its directory is read-only: Permission denied; SQLite writes its journal" "runner ${cmd%% *} names the read-only directory"
+		done
+		check "the database in the read-only directory unchanged" [ "$(md5sum <"$T/jdir/j.db")" = "$sum" ]
+		chmod 755 "$T/jdir"
+	else
+		note "not root or no setpriv: the read-only directory's database not tried"
 	fi
 
 	# ---- a FIFO: refused at once, not read forever ---------------------------------------------
@@ -414,6 +441,83 @@ lines|pipe'
 	cmdline=$(sql "$T/label.db" "select command_line from runs")
 	eval "set -- $cmdline"
 	check "the stored command line gives the label back to a shell" [ "${*: -1}" = "$label" ]
+	;;
+rewrites)
+	db=$T/fixture.db
+	check "fixture" "$FIXTURE" "$db" --cases 60 --iters 100
+	export GNUPLOT=$T/no-gnuplot   # pages and documents alone, no charts
+	# limited KIB COMMAND...: COMMAND under a file-size limit (EFBIG; SIGXFSZ ignored)
+	limited() { bash -c 'trap "" XFSZ; ulimit -f "$0"; exec "$@"' "$@"; }
+	state() { (cd "$1" && find . -type f | sort | xargs md5sum); }
+	mkdir -p "$T/o"
+	# report export -o: 430 KB of statistics, rewritten under a 64 KiB limit
+	expect_status 0 "export -o" "$REPORT" export --what stats --db "$db" -o "$T/o/stats.csv"
+	sum=$(md5sum <"$T/o/stats.csv")
+	expect_status 1 "export -o over a file-size limit" limited 64 "$REPORT" export --what stats --db "$db" -o "$T/o/stats.csv"
+	contains "$T/err" "cannot write '$T/o/stats.csv': File too large" "export -o says why"
+	check "a failed export -o keeps the old file whole" [ "$(md5sum <"$T/o/stats.csv")" = "$sum" ]
+	check "a failed export -o leaves no other file" [ "$(ls -A "$T/o")" = stats.csv ]
+	# the default SIGXFSZ of a file-size limit kills it, but only once its temporary file is gone
+	expect_status 153 "export -o killed by SIGXFSZ" bash -c 'ulimit -f 64; "$@"; exit $?' sh "$REPORT" export --what stats --db "$db" -o "$T/o/stats.csv"
+	check "killed by SIGXFSZ: the old export kept whole" [ "$(md5sum <"$T/o/stats.csv")" = "$sum" ]
+	check "killed by SIGXFSZ: no temporary file left" [ "$(ls -A "$T/o")" = stats.csv ]
+	# a file this user may write in a directory it may not (as an unprivileged user): in place
+	if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
+		mkdir -p "$T/shared" && chmod 755 "$T" "$T/shared" && chmod a+r "$db"
+		echo old >"$T/shared/theirs.csv" && chmod 666 "$T/shared/theirs.csv"
+		expect_status 0 "export -o a writable file in a read-only directory" setpriv --reuid="$(id -u nobody)" --regid="$(id -g nobody)" --clear-groups "$REPORT" export --what stats --run 1 --db "$db" -o "$T/shared/theirs.csv"
+		check "the writable file in a read-only directory is written" grep -q '^run_id,' "$T/shared/theirs.csv"
+	else
+		note "not root or no setpriv: the read-only directory's writable file not tried"
+	fi
+	# what -o writes through: a link (the file replaced, the link kept), /dev/stdout
+	ln -s stats.csv "$T/o/link.csv"
+	expect_status 0 "export -o a link" "$REPORT" export --what stats --run 1 --db "$db" -o "$T/o/link.csv"
+	check "export -o a link keeps the link" [ -L "$T/o/link.csv" ]
+	check "export -o a link writes the file it names" [ "$(md5sum <"$T/o/stats.csv")" != "$sum" ]
+	expect_status 0 "export -o /dev/stdout" "$REPORT" export --what stats --run 1 --db "$db" -o /dev/stdout
+	check "export -o /dev/stdout writes standard output" cmp -s "$T/out" "$T/o/stats.csv"
+	rm "$T/o/link.csv"
+	# a name of 250 bytes (NAME_MAX 255 leaves no room for a temporary name's 11 more): in place
+	long=$(printf 'n%.0s' $(seq 250)).csv
+	expect_status 0 "export -o a 254-byte name" "$REPORT" export --what stats --run 1 --db "$db" -o "$T/o/$long"
+	check "the 254-byte name written" grep -q '^run_id,' "$T/o/$long"
+	rm -f "$T/o/$long"
+	# -o naming the database exported (by another spelling), or another database: refused
+	cp "$db" "$T/o/copy.db"
+	dbsum=$(md5sum <"$T/o/copy.db")
+	expect_status 2 "export -o the database it reads" "$REPORT" export --db "$T/o/copy.db" -o "$T/o/./copy.db"
+	contains "$T/err" "copy.db' is an SQLite database \(the one exported\): not overwritten" "export -o the database says why"
+	check "export -o the database: the database kept" [ "$(md5sum <"$T/o/copy.db")" = "$dbsum" ]
+	expect_status 2 "export -o another database" "$REPORT" export --db "$db" -o "$T/o/copy.db"
+	check "export -o another database: that database kept" [ "$(md5sum <"$T/o/copy.db")" = "$dbsum" ]
+	rm "$T/o/copy.db"
+	# report writeup: a 120 KB README.md
+	expect_status 0 "writeup" "$REPORT" writeup --db "$db" -o "$T/w"
+	before=$(state "$T/w")
+	expect_status 1 "writeup over a file-size limit" limited 64 "$REPORT" writeup --db "$db" -o "$T/w"
+	contains "$T/err" "cannot write '$T/w/README.md': File too large" "writeup says why"
+	check "a failed writeup keeps the old README.md whole, no partial file" [ "$(state "$T/w")" = "$before" ]
+	# report site: run pages of 90 KB
+	expect_status 0 "site" "$REPORT" site --db "$db" -o "$T/site"
+	before=$(state "$T/site")
+	expect_status 1 "site over a file-size limit" limited 64 "$REPORT" site --db "$db" -o "$T/site"
+	contains "$T/err" "cannot write '$T/site/run-2.html': File too large" "site says why"
+	check "a failed site keeps the old pages whole, no partial file" [ "$(state "$T/site")" = "$before" ]
+	# runner kube -o and runner slurm: scripts of 1 to 3 KB under a 1 KiB limit
+	expect_status 0 "kube -o" "$RUNNER" kube "$SWEEP" --shards 2 --image img -o "$T/o/job.yaml"
+	sum=$(md5sum <"$T/o/job.yaml")
+	expect_status 1 "kube -o over a file-size limit" limited 1 "$RUNNER" kube "$SWEEP" --shards 3 --image img -o "$T/o/job.yaml"
+	contains "$T/err" "cannot write '$T/o/job.yaml': File too large" "kube -o says why"
+	check "a failed kube -o keeps the old manifest whole" [ "$(md5sum <"$T/o/job.yaml")" = "$sum" ]
+	expect_status 0 "slurm" "$RUNNER" slurm "$SWEEP" --shards 2 --results "$T/res"
+	before=$(state "$T/res")
+	expect_status 1 "slurm over a file-size limit" limited 1 "$RUNNER" slurm "$SWEEP" --shards 3 --results "$T/res"
+	contains "$T/err" "File too large" "slurm says why"
+	check "a failed slurm keeps the old script whole, no partial file" [ "$(state "$T/res")" = "$before" ]
+	check "the script stays executable" [ -x "$T/res/cli-resume.sbatch" ]
+	check "nothing else left beside them" [ "$(ls -A "$T/o")" = "job.yaml
+stats.csv" ]
 	;;
 *)
 	echo "unknown scenario '$scenario'" >&2

@@ -43,6 +43,15 @@ if [ "$MODE" = static ]; then
 	contains "$T/out" "no charts: gnuplot is not installed" "the summary says so"
 	contains "$T/nochart/$s256.html" "no chart: gnuplot is not installed" "the page says so"
 	expect_status 0 "no gnuplot: links still resolve" python3 "$CHECK" --static "$T/nochart"
+	# a gnuplot that crashes: every page without its chart says why, and so does stderr
+	printf '#!/bin/sh\ncat >/dev/null\nkill -SEGV $$\n' >"$T/crash-gnuplot"
+	chmod +x "$T/crash-gnuplot"
+	GNUPLOT=$T/crash-gnuplot expect_status 0 "a crashing gnuplot: still a site" "$REPORT" site --db "$db" -o "$T/crashed" --label nightly
+	contains "$T/err" "chart not drawn: gnuplot was killed by signal 11 writing chart '.*/run-$real/latency'" "stderr names the run's chart that failed"
+	contains "$T/out" "; [0-9]+ charts not drawn \(above\)" "the summary counts the charts not drawn"
+	contains "$T/crashed/run-$real.html" "no chart: gnuplot was killed by signal 11" "the run page says why its latency chart is missing"
+	contains "$T/crashed/$s256.html" "no chart: gnuplot was killed by signal 11" "the case page says why"
+	expect_status 0 "a crashing gnuplot: links still resolve" python3 "$CHECK" --static "$T/crashed"
 	# usage and failures
 	expect_status 2 "no -o" "$REPORT" site --db "$db"
 	contains "$T/err" "give the folder to write: -o DIR" "says what is missing"

@@ -145,20 +145,30 @@ static void chart_img(struct strbuf *sb, const char *base, const char *alt, int 
 
 /* ---- pages ------------------------------------------------------------------------------- */
 
-static const char *newest_class(enum history_newest n)
+/* The class of a series' "newest runs" cell: a case not ok in its newest run (which fails
+ * `report changes` as a slower one does) is marked as slower. */
+static const char *newest_class(const struct history_series *s)
 {
-	return n == NEWEST_SLOWER ? "slower" : n == NEWEST_FASTER ? "faster"
-					       : n == NEWEST_CONTENDED ? "contended" : "";
+	enum history_newest n = s->newest;
+	return s->broken_run || n == NEWEST_SLOWER ? "slower"
+	       : n == NEWEST_FASTER		    ? "faster"
+	       : n == NEWEST_CONTENDED		    ? "contended"
+						    : "";
 }
 
 static void newest_text(const struct history_series *s, char *out, size_t n)
 {
+	int len;
 	if (s->newest == NEWEST_SLOWER || s->newest == NEWEST_FASTER || s->newest == NEWEST_CONTENDED)
-		snprintf(out, n, "%s %+.1f%% since run %lld", history_newest_names[s->newest],
-			 100 * s->newest_net,
-			 (long long)s->points[s->changes[s->newest_change].cp.index].run->id);
+		len = snprintf(out, n, "%s %+.1f%% since run %lld", history_newest_names[s->newest],
+			       100 * s->newest_net,
+			       (long long)s->points[s->changes[s->newest_change].cp.index].run->id);
 	else
-		snprintf(out, n, "%s", history_newest_names[s->newest]);
+		len = snprintf(out, n, "%s", history_newest_names[s->newest]);
+	if (s->broken_run && len >= 0 && (size_t)len < n)
+		snprintf(out + len, n - (size_t)len, "; not ok in run %lld: %s",
+			 (long long)s->broken_run->id,
+			 s->broken_row ? status_name(s->broken_row->status) : "missing, the run not complete");
 }
 
 /* case-K.html: the history of series k. */
@@ -174,7 +184,7 @@ static int case_page(struct site *site, size_t k, struct bd_error *err)
 	newest_text(s, newest, sizeof(newest));
 	sb_addf(&sb, "</code></p>\n<p class=\"verdict\">%zu runs, %zu change point%s; newest runs: "
 		     "<span class=\"%s\">",
-		s->n, s->cp.n, s->cp.n == 1 ? "" : "s", newest_class(s->newest));
+		s->n, s->cp.n, s->cp.n == 1 ? "" : "s", newest_class(s));
 	sb_add_html(&sb, newest);
 	sb_addf(&sb, "</span>; run-to-run noise %.1f%%%s</p>\n", 100 * s->cp.noise,
 		s->cp.noise_estimated ? " (the series' own)" : "");
@@ -373,9 +383,11 @@ static int index_page(struct site *site, const char *title, const char *db_path,
 {
 	const struct history_set *hs = site->hs;
 	struct strbuf sb = STRBUF_INIT, notes = STRBUF_INIT;
-	size_t *order = history_order(hs), count[NEWEST_COUNT] = {0};   /* slower first */
-	for (size_t i = 0; i < hs->n; i++)
+	size_t *order = history_order(hs), count[NEWEST_COUNT] = {0}, broken = 0;   /* slower first */
+	for (size_t i = 0; i < hs->n; i++) {
 		count[hs->series[i].newest]++;
+		broken += hs->series[i].broken_run != NULL;
+	}
 	html_page_begin(&sb, title, 1);
 	char now[32], when[32];
 	db_now(now);
@@ -386,9 +398,14 @@ static int index_page(struct site *site, const char *title, const char *db_path,
 		site->nruns, hs->n);
 	sb_addf(&sb, "<p class=\"verdict\">Newest runs: <span class=\"slower\">%zu slower</span>, "
 		     "<span class=\"contended\">%zu contended</span>, <span class=\"faster\">%zu "
-		     "faster</span>, %zu steady, %zu with too few runs to tell.</p>\n",
+		     "faster</span>, %zu steady, %zu with too few runs to tell",
 		count[NEWEST_SLOWER], count[NEWEST_CONTENDED], count[NEWEST_FASTER],
 		count[NEWEST_STEADY], count[NEWEST_TOO_FEW]);
+	if (broken)   /* what fails `report changes` as a slower segment does */
+		sb_addf(&sb, "; <span class=\"slower\">%zu not ok in their newest run</span> (error, "
+			     "oom, unsupported or skipped there, or missing from a run not complete)",
+			broken);
+	sb_add(&sb, ".</p>\n");
 	sb_add(&sb, "<h2>Cases</h2>\n<table>\n<thead><tr><th>case</th><th>host</th><th>runs</th>"
 		    "<th>change points</th><th>newest runs</th><th>newest median (ms)</th>"
 		    "<th>run noise (%)</th></tr></thead>\n<tbody>\n");
@@ -402,7 +419,7 @@ static int index_page(struct site *site, const char *title, const char *db_path,
 		sb_add(&sb, "</a></td>");
 		cell(&sb, s->host);
 		sb_addf(&sb, "<td class=\"num\">%zu</td><td class=\"num\">%zu</td><td class=\"%s\">", s->n,
-			s->cp.n, newest_class(s->newest));
+			s->cp.n, newest_class(s));
 		sb_add_html(&sb, newest);
 		sb_add(&sb, "</td>");
 		if (s->n)

@@ -207,7 +207,9 @@ size_t *history_order(const struct history_set *s)
 	struct order_entry *e = xmalloc((s->n ? s->n : 1) * sizeof(*e));
 	size_t *order = xmalloc((s->n ? s->n : 1) * sizeof(*order));
 	for (size_t i = 0; i < s->n; i++)
-		e[i] = (struct order_entry){newest_rank(s->series[i].newest), i};
+		e[i] = (struct order_entry){s->series[i].broken_run ? -1   /* not ok: first */
+								   : newest_rank(s->series[i].newest),
+					    i};
 	qsort(e, s->n, sizeof(*e), cmp_order);
 	for (size_t i = 0; i < s->n; i++)
 		order[i] = e[i].series;

@@ -151,8 +151,9 @@ size_t history_rows_select(const struct run_row *runs, size_t nruns, struct case
  * order would otherwise be read out of order (its newest runs taken for old ones). The keys keep
  * their order. */
 void history_rows_order(const struct run_row *runs, size_t nruns, struct case_row *rows, size_t n);
-/* The indices of s's series, those whose newest runs moved first (slower, contended, faster,
- * steady, too few runs), in load order within each; the caller frees it. After history_detect. */
+/* The indices of s's series, those not ok in their newest run first, then those whose newest
+ * runs moved (slower, contended, faster, steady, too few runs), in load order within each; the
+ * caller frees it. After history_detect. */
 size_t *history_order(const struct history_set *s);
 
 /* Each series' run_noise from the noise model of its system (noise.h: the system's stored runs,

@@ -189,6 +189,10 @@ contains "$T/err" "^report changes: error: '.*' on planted-host in run 12 \(ok i
 contains "$T/out" "\*\*NOT OK\*\*" "the verdict says so"
 contains "$T/out" "Cases not ok in their newest run" "a table of them"
 expect_status 1 "... the summary format too" "$REPORT" changes --db "$T/broken.db" --label nightly --format summary
+# the site says what the gate said: the case first, not ok in run 12
+expect_status 0 "report site of that history" "$REPORT" site --db "$T/broken.db" --label nightly -o "$T/site"
+contains "$T/site/index.html" "1 not ok in their newest run" "the site's index counts it"
+contains "$T/site/index.html" "steady; not ok in run 12: error" "and marks its case"
 # another run of the newest one, a day later: run SRC of DB stored again as a new run started at
 # WHEN, its cases with STATUS at ord 0 (ok: as they were)
 rerun() {

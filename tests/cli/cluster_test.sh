@@ -115,6 +115,23 @@ check "node-local copies removed" [ -z "$(ls "$T/tmp")" ]
 expect_status 0 "merge the tasks' databases" "$RUNNER" merge --db "$T/res/all.db" "$T/res"/shard-9-*.db
 check "group slurm-9 is the whole sweep" [ "$(keys "$T/res/all.db" "where run_id in (select id from runs where group_id = 'slurm-9')")" = "$(keys "$T/whole.db" "")" ]
 check "the label reached every shard" [ "$(sql "$T/res/all.db" "select count(*) from runs where label = 'night ly'")" = 3 ]
+# task 1 requeued (scontrol requeue: the same job and task ids) after an attempt whose runner was
+# killed: that attempt's database lies in the results with a -wal beside it. The new attempt's
+# database, closed cleanly, has no -wal: the old one must not stay beside it (SQLite would read
+# the earlier attempt's pages into the new file, and its run would be lost)
+expect_status 0 "an earlier attempt of task 1" "$RUNNER" run "$SWEEP" --db "$T/attempt.db" --shard 1/3
+sqlite3 -batch "$T/attempt.db" "PRAGMA wal_autocheckpoint = 0; UPDATE runs SET label = 'earlier attempt';" \
+	".shell cp '$T/attempt.db' '$T/res/shard-9-1.db'; cp '$T/attempt.db-wal' '$T/res/shard-9-1.db-wal'" >/dev/null
+check "the earlier attempt's file has its -wal" [ -s "$T/res/shard-9-1.db-wal" ]
+check "array task 1 requeued" env SLURM_ARRAY_JOB_ID=9 SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_MIN=0 \
+	SLURM_ARRAY_TASK_COUNT=3 TMPDIR="$T/tmp" bash "$script"
+check "no -wal of the earlier attempt beside the requeued task's file" [ ! -e "$T/res/shard-9-1.db-wal" ]
+expect_status 0 "merge the requeued task's database" "$RUNNER" merge --db "$T/requeued.db" "$T/res/shard-9-1.db"
+check "the requeued task's run, not the earlier attempt's" \
+	[ "$(sql "$T/requeued.db" "select count(*) || ' ' || label || ' ' || (command_line like '%--shard auto%') from runs")" = "1 night ly 1" ]
+check "the requeued task's cases and samples" \
+	[ "$(sql "$T/requeued.db" "select (select count(*) from cases) || ' ' || (select count(*) from samples)")" = \
+	  "$(sql "$T/attempt.db" "select (select count(*) from cases) || ' ' || (select count(*) from samples)")" ]
 expect_status 2 "runner slurm without --shards" "$RUNNER" slurm "$SWEEP"
 contains "$T/err" "give --shards N \(cut the sweep into N slices\) or --nodes N" "--shards or --nodes is required"
 expect_status 2 "runner slurm with --shards and --nodes" "$RUNNER" slurm "$SWEEP" --shards 2 --nodes 2

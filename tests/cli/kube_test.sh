@@ -74,6 +74,13 @@ for mode in shards nodes; do
 	pod_script "$T/$mode.yaml" | sed -e "s#/sweep/#$V/sweep/#g" -e "s#/results/#$V/results/#g" \
 		-e "s#/scratch/#$V/scratch-\${JOB_COMPLETION_INDEX}/#g" >"$V/pod.sh"
 	pod_script "$T/$mode-merge.yaml" | sed -e "s#/results/#$V/results/#g" >"$V/merge.sh"
+	# an earlier Job of this name left pod 1's database with a -wal beside it on the volume (its
+	# runner was killed); this Job's pod 1 closes its database cleanly, without a -wal: the old
+	# one must not stay beside the new file (SQLite would read its pages into it)
+	expect_status 0 "$mode: an earlier Job's pod 1" "$RUNNER" run "$SWEEP" --db "$T/$mode-earlier.db"
+	sqlite3 -batch "$T/$mode-earlier.db" "PRAGMA wal_autocheckpoint = 0; UPDATE runs SET label = 'earlier Job';" \
+		".shell cp '$T/$mode-earlier.db' '$V/results/benchdb-smoke-${mode%s}-1.db'; cp '$T/$mode-earlier.db-wal' '$V/results/benchdb-smoke-${mode%s}-1.db-wal'" >/dev/null
+	check "$mode: the earlier Job's file has its -wal" [ -s "$V/results/benchdb-smoke-${mode%s}-1.db-wal" ]
 	for i in 0 1 2; do
 		mkdir -p "$V/scratch-$i"
 		(cd "$V" && JOB_COMPLETION_INDEX=$i BENCHDB_RUNNER=$RUNNER BENCHDB_NODE=node-$i \
@@ -89,6 +96,10 @@ for mode in shards nodes; do
 		[ "$(sql "$merged" "select count(distinct id) || ' ' || count(distinct group_id) from runs")" = "3 1" ]
 	check "$mode: the label reached every run" \
 		[ "$(sql "$merged" "select count(*) from runs where label = 'it''s $mode'")" = 3 ]
+	check "$mode: no -wal of the earlier Job beside pod 1's file" \
+		[ ! -e "$V/results/benchdb-smoke-${mode%s}-1.db-wal" ]
+	check "$mode: nothing of the earlier Job merged" \
+		[ "$(sql "$merged" "select count(*) from runs where label = 'earlier Job'")" = 0 ]
 done
 merged=$T/shards-volumes/results/benchdb-smoke.db
 check "shards: the three slices hold exactly the sweep's cases" [ "$(keys "$merged" "")" = "$(keys "$T/whole.db" "")" ]

@@ -5,8 +5,9 @@
  * samples. A uuid is not trusted alone: a run of the input whose uuid the output holds must be
  * the same run — same sweep, start, machine, shard, group, label, and every case both hold with
  * the same key, status, iterations and samples — or it is refused with what differs (two copies
- * of one database, each resumed, hold two runs under one uuid). The input is never written: it is copied with SQLite's backup API, the copy is migrated to
- * this build's schema by db_open, attached, and deleted afterwards. */
+ * of one database, each resumed, hold two runs under one uuid). The input is never written: it is copied with SQLite's backup API, the copy is checked
+ * (PRAGMA integrity_check: a damaged input is refused whole), migrated to this build's schema by
+ * db_open, attached, and deleted afterwards. */
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -36,6 +37,46 @@ static int64_t query_i64(sqlite3 *h, const char *sql, int64_t fallback)
 	return v;
 }
 
+/* SQLite's progress callback: a non-zero return interrupts the statement (an import stopped by a
+ * signal rolls back). */
+static int stop_requested(void *stop)
+{
+	return *(const volatile sig_atomic_t *)stop != 0;
+}
+
+/* The copy's pages, checked before anything is read from them: a damaged input (a torn page, a
+ * row its constraints forbid, an index that lost rows) would otherwise give an import that looks
+ * whole and is not — rows SQLite cannot reach are skipped, a case whose status a CHECK refuses is
+ * ignored with its samples — and exit 0. */
+static int check_copy(sqlite3 *copy, const char *in_path, const volatile sig_atomic_t *stop,
+		      struct bd_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	char first[256] = "", why[256] = "";
+	sqlite3_progress_handler(copy, 1000, stop_requested, (void *)stop);
+	int s = sqlite3_prepare_v2(copy, "PRAGMA integrity_check(1)", -1, &st, NULL);
+	if (s == SQLITE_OK && (s = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *text = (const char *)sqlite3_column_text(st, 0);
+		snprintf(first, sizeof(first), "%s", text ? text : "");
+		s = SQLITE_OK;
+	}
+	if (s != SQLITE_OK)
+		snprintf(why, sizeof(why), "%s", sqlite3_errmsg(copy));
+	sqlite3_finalize(st);
+	sqlite3_progress_handler(copy, 0, NULL, NULL);
+	if (*stop)
+		return bd_fail_at(err, BD_EINTR, in_path, 0, 0, "interrupted while checking it");
+	if (s != SQLITE_OK)
+		return bd_fail_at(err, BD_EDB, in_path, 0, 0, "damaged: %s; nothing of it merged", why);
+	if (!strcmp(first, "ok"))
+		return 0;
+	for (char *c = first; *c; c++)   /* one line: SQLite's report may span several */
+		if (*c == '\n' || *c == '\r' || *c == '\t')
+			*c = ' ';
+	return bd_fail_at(err, BD_EDB, in_path, 0, 0, "damaged (PRAGMA integrity_check: %s); nothing "
+			  "of it merged", first);
+}
+
 /* Check that in_path is a benchdb database this build can read, and copy it to copy_path (a new
  * file). It is read as report reads (db_open DB_READONLY): never written, a read-only file or
  * medium is fine, and a file that is not a benchdb database, or not a regular file (a FIFO
@@ -59,25 +100,22 @@ static int copy_input(const char *in_path, const char *copy_path, const char *tm
 	do   /* a few pages at a time, so that an interrupt is seen */
 		s = sqlite3_backup_step(b, 256);
 	while ((s == SQLITE_OK || s == SQLITE_BUSY || s == SQLITE_LOCKED) && !*stop);
+	sqlite3_backup_finish(b);   /* the copy is complete (or abandoned) before it is read */
+	b = NULL;
 	if (*stop)
 		rc = bd_fail_at(err, BD_EINTR, in_path, 0, 0, "interrupted while copying it");
 	else if (s != SQLITE_DONE)
 		rc = bd_fail_at(err, BD_EIO, in_path, 0, 0, "cannot copy it into the temporary "
 				"directory '%s': %s (free space there, or point TMPDIR elsewhere)",
 				tmpdir, sqlite3_errstr(s));
+	else
+		rc = check_copy(copy, in_path, stop, err);
 done:
 	if (b)
 		sqlite3_backup_finish(b);
 	sqlite3_close(copy);
 	db_close(in);
 	return rc;
-}
-
-/* SQLite's progress callback: a non-zero return interrupts the statement (an import stopped by a
- * signal rolls back). */
-static int stop_requested(void *stop)
-{
-	return *(const volatile sig_atomic_t *)stop != 0;
 }
 
 /* The columns of main's table, but id, as "a, b, c" (prefix before each name) into sb; the

@@ -154,6 +154,17 @@ merge_content)
 	expect_status 0 "another run" "$RUNNER" run "$SWEEP" --db "$T/extra.db"
 	expect_status 1 "merge a refused run and a new one" "$RUNNER" merge --db "$T/m.db" "$T/extra.db"
 	contains "$T/out" "added 1 runs, 12 cases, 144 samples, 0 systems; skipped 0 runs and 0 cases already present; 0 runs ended since; refused 1 runs" "the new run added beside the refusal"
+	# a damaged input — here rows its constraints forbid, as a hand edit with CHECK constraints
+	# off or another tool leaves them; a torn page reads alike — is refused by name, nothing of it
+	# merged (the import used to drop such a case with its samples, or such a run with all of its
+	# cases, and exit 0 with the rest)
+	plant badcase "PRAGMA ignore_check_constraints = ON; UPDATE cases SET status = 'fine' WHERE ord = 5"
+	plant badrun "PRAGMA ignore_check_constraints = ON; UPDATE runs SET status = 'done'"
+	for name in badcase badrun; do
+		expect_status 1 "merge of a damaged input ($name)" "$RUNNER" merge --db "$T/m3.db" "$T/$name.db"
+		contains "$T/err" "$name.db: damaged \(PRAGMA integrity_check: CHECK constraint failed in (cases|runs)\); nothing of it merged" "the damaged $name input is named, with the reason"
+		check "nothing of the damaged $name merged" [ "$(sql "$T/m3.db" "select count(*) from runs")" = 0 ]
+	done
 	;;
 write_errors)
 	db=$T/fixture.db

@@ -166,6 +166,25 @@ int db_run_close(struct db *db, int64_t run_id, struct bd_error *err)
 	return rc == SQLITE_OK ? 0 : fail(db, err, "cannot close the run");
 }
 
+int db_run_takeover_begin(struct db *db, struct bd_error *err)
+{
+	if (sqlite3_exec(db_sqlite(db), "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+		return fail(db, err, "cannot lock the database to take the run over");
+	return 0;
+}
+
+int db_run_takeover_end(struct db *db, int commit, struct bd_error *err)
+{
+	if (commit && sqlite3_exec(db_sqlite(db), "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+		int rc = fail(db, err, "cannot commit taking the run over");
+		sqlite3_exec(db_sqlite(db), "ROLLBACK", NULL, NULL, NULL);
+		return rc;
+	}
+	if (!commit)
+		sqlite3_exec(db_sqlite(db), "ROLLBACK", NULL, NULL, NULL);
+	return 0;
+}
+
 int db_run_reopen(struct db *db, int64_t run_id, struct bd_error *err)
 {
 	int rc = exec_run(db, "UPDATE runs SET status = 'running', ended_at = NULL WHERE id = ?1",

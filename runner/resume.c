@@ -61,10 +61,16 @@ int run_resume_begin(struct db *db, const char *selector, const struct run_recor
 	struct run_row r = {0};
 	struct strbuf diff = STRBUF_INIT, note = STRBUF_INIT;
 	char why[300];
-	int rc;
+	int rc, locked = 0;
 	memset(out, 0, sizeof(*out));
-	if ((rc = db_run_resolve(db, selector, &out->run_id, err)) ||
-	    (rc = db_run_get(db, out->run_id, &r, err)) ||
+	if ((rc = db_run_resolve(db, selector, &out->run_id, err)))
+		goto done;
+	/* from the look at the run to its taking over, one transaction: another resume waits, then
+	 * finds this process the run's live runner */
+	if ((rc = db_run_takeover_begin(db, err)))
+		goto done;
+	locked = 1;
+	if ((rc = db_run_get(db, out->run_id, &r, err)) ||
 	    (rc = db_run_identity_get(db, out->run_id, &out->id, err)))
 		goto done;
 	snprintf(out->uuid, sizeof(out->uuid), "%s", r.uuid ? r.uuid : "");
@@ -120,6 +126,10 @@ int run_resume_begin(struct db *db, const char *selector, const struct run_recor
 	    (rc = db_run_resume_record(db, out->run_id, &out->id, sb_str(&note), err)))
 		goto done;
 done:
+	if (locked) {
+		int end = db_run_takeover_end(db, !rc, rc ? NULL : err);
+		rc = rc ? rc : end;
+	}
 	if (rc)
 		run_resume_free(out);
 	db_run_row_clear(&r);

@@ -6,7 +6,7 @@
  * the same run — same sweep, start, machine, shard, group, label, and every case both hold with
  * the same key, status, iterations and samples — or it is refused with what differs (two copies
  * of one database, each resumed, hold two runs under one uuid). The input is never written: it is copied with SQLite's backup API, the copy is checked
- * (PRAGMA integrity_check: a damaged input is refused whole), migrated to this build's schema by
+ * (PRAGMA integrity_check and foreign_key_check: a damaged input is refused whole), migrated to this build's schema by
  * db_open, attached, and deleted afterwards. */
 #include <errno.h>
 #include <limits.h>
@@ -44,6 +44,41 @@ static int stop_requested(void *stop)
 	return *(const volatile sig_atomic_t *)stop != 0;
 }
 
+/* A row of the tables the merge imports whose parent is missing (a run without its system, a case
+ * without its run, samples without their case: foreign keys off while the file was edited) would
+ * be dropped by the import — a run's system id mapped to NULL — and the rest merged with exit 0:
+ * such an input is refused. */
+static int check_references(sqlite3 *copy, const char *in_path, struct bd_error *err)
+{
+	static const char *const tables[] = {"runs", "cases", "samples"};
+	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
+		sqlite3_stmt *st = NULL;
+		char sql[64];
+		int rc = 0;
+		snprintf(sql, sizeof(sql), "PRAGMA foreign_key_check(%s)", tables[t]);
+		int s = sqlite3_prepare_v2(copy, sql, -1, &st, NULL);
+		if (s == SQLITE_OK && (s = sqlite3_step(st)) == SQLITE_ROW) {
+			const char *parent = (const char *)sqlite3_column_text(st, 2);
+			if (sqlite3_column_type(st, 1) == SQLITE_NULL)
+				rc = bd_fail_at(err, BD_EDB, in_path, 0, 0, "damaged: a row of %s refers "
+						"to a %s row it does not hold; nothing of it merged",
+						tables[t], parent ? parent : "?");
+			else
+				rc = bd_fail_at(err, BD_EDB, in_path, 0, 0, "damaged: %s row %lld refers "
+						"to a %s row it does not hold; nothing of it merged",
+						tables[t], (long long)sqlite3_column_int64(st, 1),
+						parent ? parent : "?");
+		} else if (s != SQLITE_DONE) {
+			rc = bd_fail_at(err, BD_EDB, in_path, 0, 0, "damaged: cannot check its %s: %s",
+					tables[t], sqlite3_errmsg(copy));
+		}
+		sqlite3_finalize(st);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 /* The copy's pages, checked before anything is read from them: a damaged input (a torn page, a
  * row its constraints forbid, an index that lost rows) would otherwise give an import that looks
  * whole and is not — rows SQLite cannot reach are skipped, a case whose status a CHECK refuses is
@@ -68,13 +103,14 @@ static int check_copy(sqlite3 *copy, const char *in_path, const volatile sig_ato
 		return bd_fail_at(err, BD_EINTR, in_path, 0, 0, "interrupted while checking it");
 	if (s != SQLITE_OK)
 		return bd_fail_at(err, BD_EDB, in_path, 0, 0, "damaged: %s; nothing of it merged", why);
-	if (!strcmp(first, "ok"))
-		return 0;
-	for (char *c = first; *c; c++)   /* one line: SQLite's report may span several */
-		if (*c == '\n' || *c == '\r' || *c == '\t')
-			*c = ' ';
-	return bd_fail_at(err, BD_EDB, in_path, 0, 0, "damaged (PRAGMA integrity_check: %s); nothing "
-			  "of it merged", first);
+	if (strcmp(first, "ok")) {
+		for (char *c = first; *c; c++)   /* one line: SQLite's report may span several */
+			if (*c == '\n' || *c == '\r' || *c == '\t')
+				*c = ' ';
+		return bd_fail_at(err, BD_EDB, in_path, 0, 0, "damaged (PRAGMA integrity_check: %s); "
+				  "nothing of it merged", first);
+	}
+	return check_references(copy, in_path, err);
 }
 
 /* Check that in_path is a benchdb database this build can read, and copy it to copy_path (a new

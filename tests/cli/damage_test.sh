@@ -165,6 +165,17 @@ merge_content)
 		contains "$T/err" "$name.db: damaged \(PRAGMA integrity_check: CHECK constraint failed in (cases|runs)\); nothing of it merged" "the damaged $name input is named, with the reason"
 		check "nothing of the damaged $name merged" [ "$(sql "$T/m3.db" "select count(*) from runs")" = 0 ]
 	done
+	# a run whose system row is gone, a case whose run is (foreign keys off while the file was
+	# edited): the import dropped that run with its cases, or that case, and exit 0 said
+	# "skipped 1 runs ... already present"
+	plant nosystem "PRAGMA foreign_keys = OFF; DELETE FROM systems"
+	plant norun "PRAGMA foreign_keys = OFF; DELETE FROM runs"
+	for want in "nosystem|runs row 1 refers to a systems row" "norun|cases row [0-9]+ refers to a runs row"; do
+		name=${want%%|*}
+		expect_status 1 "merge of a damaged input ($name)" "$RUNNER" merge --db "$T/m3.db" "$T/$name.db"
+		contains "$T/err" "$name.db: damaged: ${want#*|} it does not hold; nothing of it merged" "the damaged $name input is named, with the reason"
+		check "nothing of the damaged $name merged" [ "$(sql "$T/m3.db" "select count(*) from runs")" = 0 ]
+	done
 	;;
 write_errors)
 	db=$T/fixture.db

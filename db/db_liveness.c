@@ -99,10 +99,13 @@ static double age_s(const char *iso)
 	return difftime(time(NULL), timegm(&tm));
 }
 
-/* A process pid on this host that is a runner (a pid reused by another program is not). */
+/* A process pid on this host that is a runner (a pid reused by another program is not; nor is
+ * this process: a container with a fixed host name starts its runner with the same pid each
+ * time, so a resume or close there met its own pid and took itself for the run's runner). */
 static int runner_alive(int64_t pid)
 {
-	if (pid <= 0 || pid > INT32_MAX || (kill((pid_t)pid, 0) != 0 && errno != EPERM))
+	if (pid <= 0 || pid > INT32_MAX || pid == (int64_t)getpid() ||
+	    (kill((pid_t)pid, 0) != 0 && errno != EPERM))
 		return 0;
 	char path[64], comm[64] = "";
 	snprintf(path, sizeof(path), "/proc/%lld/comm", (long long)pid);

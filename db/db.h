@@ -167,6 +167,7 @@ struct run_identity {
 	int shard_index, shard_count;    /* shard_count 0: not a shard */
 	int64_t mem_limit;               /* bytes; 0: not recorded (stored before schema 11) */
 	int mem_limit_all;               /* 1: every case (--mem-limit); 0: the default share */
+	char *env;                       /* runs.env, the settings it ran under; read, never written */
 };
 /* Fill *out (free with db_run_identity_clear). */
 int db_run_identity_get(struct db *db, int64_t run_id, struct run_identity *out,

@@ -105,6 +105,11 @@ int run_resume_begin(struct db *db, const char *selector, const struct run_recor
 	if (!same(r.tool_version, current->tool_version))
 		sb_addf(&diff, "%sbenchdb %s ran it, this is %s", diff.len ? "; " : "", r.tool_version,
 			current->tool_version);
+	/* thread counts, ISA caps, GEMM choices: cases measured under other settings are another
+	 * measurement, even of the same code on the same machine */
+	if (current->env_json && !same(out->id.env, current->env_json))
+		sb_addf(&diff, "%sthe environment differs (the run's: %s, now: %s)", diff.len ? "; " : "",
+			out->id.env ? out->id.env : "none", current->env_json);
 	if (r.system_id != system_id)
 		sb_addf(&diff, "%sthe machine or its build flags differ (system %lld, now %lld)",
 			diff.len ? "; " : "", (long long)r.system_id, (long long)system_id);

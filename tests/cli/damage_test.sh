@@ -96,6 +96,20 @@ resume_identity)
 	check "the resumed cases get the run's default share" [ "$(sql "$T/w.db" "select count(*) from cases where ord >= 9 and mem_limit = 123456789")" = 3 ]
 	check "unsharded resume: the whole sweep once" [ "$(sql "$T/w.db" "select count(*) || ' ' || count(distinct ord) from cases")" = "12 12" ]
 
+	# the settings it ran under (runs.env: thread count, ISA cap, GEMM choices): a resume under
+	# others is refused, naming both, and with --force recorded; under the same ones it goes on
+	expect_status 0 "a run on 2 threads" env OMP_NUM_THREADS=2 "$RUNNER" run "$SWEEP" --db "$T/env.db"
+	interrupt "$T/env.db" 3
+	cp "$T/env.db" "$T/env2.db"
+	before=$(sql "$T/env.db" "select count(*) || runs.status from cases, runs")
+	expect_status 2 "resume on 1 thread" env OMP_NUM_THREADS=1 "$RUNNER" run "$SWEEP" --db "$T/env.db" --resume latest
+	contains "$T/err" "cannot resume run 1: the environment differs \(the run's: \{\"OMP_NUM_THREADS\":\"2\",[^}]*\}, now: \{\"OMP_NUM_THREADS\":\"1\",[^}]*\}\); pass --force" "the refusal names both environments"
+	check "nothing stored by the refused resume" [ "$(sql "$T/env.db" "select count(*) || runs.status from cases, runs")" = "$before" ]
+	expect_status 0 "resume on 1 thread with --force" env OMP_NUM_THREADS=1 "$RUNNER" run "$SWEEP" --db "$T/env.db" --resume latest --force
+	check "--force: the other environment is recorded" [ "$(sql "$T/env.db" "select count(*) from runs where resumes like '%with --force: the environment differs%OMP_NUM_THREADS\":\"1\"%'")" = 1 ]
+	expect_status 0 "resume on the run's 2 threads" env OMP_NUM_THREADS=2 "$RUNNER" run "$SWEEP" --db "$T/env2.db" --resume latest
+	check "the same environment: resumed to 12 cases" [ "$(sql "$T/env2.db" "select status || ' ' || (select count(*) from cases) from runs")" = "complete 12" ]
+
 	# a missing database is not created by a resume
 	expect_status 1 "--resume into a missing database" "$RUNNER" run "$SWEEP" --db "$T/missing.db" --resume 1
 	contains "$T/err" "missing.db: no such database" "the refusal names the file"

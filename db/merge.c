@@ -3,8 +3,9 @@
  * matched by fingerprint; a case is matched by (run, ord), so an input that has grown since it
  * was last merged (a run that was still going) adds only its new cases, each with all of its
  * samples. A uuid is not trusted alone: a run of the input whose uuid the output holds must be
- * the same run — same sweep, start, machine, shard, group, label, and every case both hold with
- * the same key, status, iterations and samples — or it is refused with what differs (two copies
+ * the same run — same sweep, start, machine, shard, group, label, one record of resumes extending
+ * the other, and every case both hold with the same key, status, iterations and samples — or it
+ * is refused with what differs (two copies
  * of one database, each resumed, hold two runs under one uuid). The input is never written: it is copied with SQLite's backup API, the copy is checked
  * (PRAGMA integrity_check and foreign_key_check: a damaged input is refused whole), migrated to this build's schema by
  * db_open, attached, and deleted afterwards. */
@@ -234,7 +235,7 @@ static int find_conflicts(sqlite3 *h)
 {
 	static const char *const run_fields[] = {
 		"the sweep text", "the start time", "the machine", "the shard", "the group", "the label",
-		"the build"};
+		"the build", "the resumes"};
 	sqlite3_stmt *st = NULL;
 	struct strbuf why = STRBUF_INIT;
 	char uuid[40] = "";
@@ -243,7 +244,13 @@ static int find_conflicts(sqlite3 *h)
 		"ss.fingerprint IS NOT ms.fingerprint, "
 		"s.shard_index IS NOT m.shard_index OR s.shard_count IS NOT m.shard_count, "
 		"s.group_id IS NOT m.group_id, s.label IS NOT m.label, "
-		"s.git_commit IS NOT m.git_commit OR s.git_dirty IS NOT m.git_dirty "
+		"s.git_commit IS NOT m.git_commit OR s.git_dirty IS NOT m.git_dirty, "
+		/* one record of resumes extends the other (a line each), or the two copies were
+		 * resumed apart: their cases are two continuations, even where none overlaps */
+		"NOT (coalesce(s.resumes, '') = coalesce(m.resumes, '') OR s.resumes IS NULL "
+		"OR m.resumes IS NULL "
+		"OR substr(m.resumes, 1, length(s.resumes) + 1) = s.resumes || char(10) "
+		"OR substr(s.resumes, 1, length(m.resumes) + 1) = m.resumes || char(10)) "
 		"FROM src.runs s JOIN main.runs m ON m.uuid = s.uuid "
 		"LEFT JOIN src.systems ss ON ss.id = s.system_id "
 		"LEFT JOIN main.systems ms ON ms.id = m.system_id", -1, &st, NULL);
@@ -408,6 +415,16 @@ static int import_all(sqlite3 *h, struct db_merge_counts *n)
 			"AND s.uuid NOT IN (SELECT uuid FROM temp.merge_refused) "
 			"AND (main.runs.status = 'running' OR s.ended_at > main.runs.ended_at)",
 			&n->runs_updated);
+	/* the record of resumes follows the cases: an input whose run was resumed since (its
+	 * record extends the output's) brings that resume's cases, whether or not the run has
+	 * ended, and its record with them */
+	if (rc == SQLITE_OK)
+		rc = exec_changes(h,
+			"UPDATE main.runs SET resumes = s.resumes FROM src.runs s "
+			"WHERE s.uuid = main.runs.uuid "
+			"AND s.uuid NOT IN (SELECT uuid FROM temp.merge_refused) "
+			"AND length(coalesce(s.resumes, '')) > length(coalesce(main.runs.resumes, ''))",
+			NULL);
 	if (rc == SQLITE_OK) {
 		list_refusals(h, n);
 		n->runs_present = query_i64(h, "SELECT count(*) FROM src.runs", 0) - n->runs -

@@ -134,7 +134,7 @@ merge_content)
 	check "the run grew: 12 cases, complete" [ "$(sql "$T/m.db" "select (select count(*) from cases) || ' ' || status from runs")" = "12 complete" ]
 	# the other copy: another run under the same uuid, refused with what differs
 	expect_status 1 "merge the copy resumed apart" "$RUNNER" merge --db "$T/m.db" "$T/b.db"
-	contains "$T/err" "b.db: refused run $uuid, a different run under a uuid the output holds: case 8 \(flash float32 fwd\+bwd B2 H2 S102 D16\): other times" "the refusal names the file, the run and the case"
+	contains "$T/err" "b.db: refused run $uuid, a different run under a uuid the output holds: the resumes differ; case 8 \(flash float32 fwd\+bwd B2 H2 S102 D16\): other times" "the refusal names the file, the run and the case"
 	contains "$T/out" "refused 1 runs" "the summary counts the refusal"
 	check "no sample of the other copy added" [ "$(samples "$T/m.db")" = "$(samples "$T/a.db")" ]
 	check "every ok case has warmup + iters samples per phase" [ "$(sql "$T/m.db" "select count(*) from cases c where (select count(*) from samples s where s.case_id = c.id) != 2 * (c.warmup + c.iters)")" = 0 ]
@@ -145,6 +145,28 @@ merge_content)
 	expect_status 1 "merge the copies the other way round" "$RUNNER" merge --db "$T/m2.db" "$T/b.db" "$T/a.db"
 	contains "$T/err" "a.db: refused run $uuid" "the second copy is refused, whichever it is"
 	check "the first copy's samples" [ "$(times "$T/m2.db" 8)" = "$(times "$T/b.db" 8)" ]
+	# two copies resumed apart whose new cases do not overlap: resumed in another order
+	# (--interleave 1: sweep order; the default: each shape's impls together), each killed after
+	# its first new case. No case differs, but they are two continuations: the second is refused
+	# (it used to be merged, the run holding cases of both resumes and the record of one)
+	expect_status 0 "a run to cut" "$RUNNER" run "$SWEEP" --db "$T/c.db"
+	sql "$T/c.db" "PRAGMA foreign_keys = ON; DELETE FROM cases WHERE ord >= 1; UPDATE runs SET status = 'interrupted'"
+	cp "$T/c.db" "$T/d.db"
+	expect_status 0 "resume copy c in sweep order" "$RUNNER" run "$SWEEP" --db "$T/c.db" --resume latest --interleave 1
+	sql "$T/c.db" "PRAGMA foreign_keys = ON; DELETE FROM cases WHERE ord NOT IN (0, 1); UPDATE runs SET status = 'interrupted'"
+	expect_status 0 "resume copy d by shape" "$RUNNER" run "$SWEEP" --db "$T/d.db" --resume latest
+	sql "$T/d.db" "PRAGMA foreign_keys = ON; DELETE FROM cases WHERE ord NOT IN (0, 6); UPDATE runs SET status = 'interrupted'"
+	cuuid=$(sql "$T/c.db" "select uuid from runs")
+	expect_status 1 "merge copies resumed apart, no case in common but the first" "$RUNNER" merge --db "$T/m4.db" "$T/c.db" "$T/d.db"
+	contains "$T/err" "d.db: refused run $cuuid, a different run under a uuid the output holds: the resumes differ" "the refusal says the copies were resumed apart"
+	check "the merged run holds the first copy's cases only" [ "$(ords "$T/m4.db")" = "0,1" ]
+	check "and the first copy's record of resumes" [ "$(sql "$T/m4.db" "select resumes from runs")" = "$(sql "$T/c.db" "select resumes from runs")" ]
+	# a resume still going when it is merged over the early copy: its record comes with its cases
+	cp "$T/a.db" "$T/going.db"
+	sql "$T/going.db" "UPDATE runs SET status = 'running', ended_at = NULL"
+	expect_status 0 "merge the early copy, then the resume still going" "$RUNNER" merge --db "$T/m5.db" "$T/early.db" "$T/going.db"
+	check "the going resume's cases and its record of resumes" \
+		[ "$(ords "$T/m5.db") $(sql "$T/m5.db" "select resumes from runs")" = "$(ords "$T/a.db") $(sql "$T/a.db" "select resumes from runs")" ]
 	# an identical copy: nothing new, exit 0 (idempotent)
 	cp "$T/a.db" "$T/a2.db"
 	before=$(sql "$T/m.db" "select (select count(*) from runs) || (select count(*) from cases) || (select count(*) from samples) || (select count(*) from systems)")

@@ -246,11 +246,20 @@ static int find_conflicts(sqlite3 *h)
 		"s.group_id IS NOT m.group_id, s.label IS NOT m.label, "
 		"s.git_commit IS NOT m.git_commit OR s.git_dirty IS NOT m.git_dirty, "
 		/* one record of resumes extends the other (a line each), or the two copies were
-		 * resumed apart: their cases are two continuations, even where none overlaps */
+		 * resumed apart: their cases are two continuations, even where none overlaps; and
+		 * the copy with the shorter record holds no case the other lacks, or it went on
+		 * after the other was resumed (a runner still going when its database was copied
+		 * and resumed elsewhere) */
 		"NOT (coalesce(s.resumes, '') = coalesce(m.resumes, '') OR s.resumes IS NULL "
 		"OR m.resumes IS NULL "
 		"OR substr(m.resumes, 1, length(s.resumes) + 1) = s.resumes || char(10) "
 		"OR substr(s.resumes, 1, length(m.resumes) + 1) = m.resumes || char(10)) "
+		"OR (length(coalesce(s.resumes, '')) < length(coalesce(m.resumes, '')) AND EXISTS "
+		"(SELECT 1 FROM src.cases sc WHERE sc.run_id = s.id AND NOT EXISTS (SELECT 1 FROM "
+		"main.cases mc WHERE mc.run_id = m.id AND mc.ord = sc.ord))) "
+		"OR (length(coalesce(m.resumes, '')) < length(coalesce(s.resumes, '')) AND EXISTS "
+		"(SELECT 1 FROM main.cases mc WHERE mc.run_id = m.id AND NOT EXISTS (SELECT 1 FROM "
+		"src.cases sc WHERE sc.run_id = s.id AND sc.ord = mc.ord))) "
 		"FROM src.runs s JOIN main.runs m ON m.uuid = s.uuid "
 		"LEFT JOIN src.systems ss ON ss.id = s.system_id "
 		"LEFT JOIN main.systems ms ON ms.id = m.system_id", -1, &st, NULL);

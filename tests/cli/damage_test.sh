@@ -161,6 +161,19 @@ merge_content)
 	contains "$T/err" "d.db: refused run $cuuid, a different run under a uuid the output holds: the resumes differ" "the refusal says the copies were resumed apart"
 	check "the merged run holds the first copy's cases only" [ "$(ords "$T/m4.db")" = "0,1" ]
 	check "and the first copy's record of resumes" [ "$(sql "$T/m4.db" "select resumes from runs")" = "$(sql "$T/c.db" "select resumes from runs")" ]
+	# the database copied while its runner still went on (a node that only looked lost), the copy
+	# resumed elsewhere: the original's later cases are not the resumed run's
+	expect_status 0 "the original run" "$RUNNER" run "$SWEEP" --db "$T/orig.db"
+	sql "$T/orig.db" "PRAGMA foreign_keys = ON; DELETE FROM cases WHERE ord >= 4; UPDATE runs SET status = 'interrupted'"
+	cp "$T/orig.db" "$T/copy.db"
+	expect_status 0 "the copy resumed elsewhere" "$RUNNER" run "$SWEEP" --db "$T/copy.db" --resume latest
+	sql "$T/copy.db" "PRAGMA foreign_keys = ON; DELETE FROM cases WHERE ord IN (4, 5) OR ord > 6; UPDATE runs SET status = 'interrupted'"
+	expect_status 0 "the original goes on" "$RUNNER" run "$SWEEP" --db "$T/orig.db" --resume latest
+	sql "$T/orig.db" "PRAGMA foreign_keys = ON; DELETE FROM cases WHERE ord >= 6; UPDATE runs SET status = 'interrupted', resumes = NULL"
+	ouuid=$(sql "$T/orig.db" "select uuid from runs")
+	expect_status 1 "merge the resumed copy, then the original that went on" "$RUNNER" merge --db "$T/m6.db" "$T/copy.db" "$T/orig.db"
+	contains "$T/err" "orig.db: refused run $ouuid, a different run under a uuid the output holds: the resumes differ" "the original's later cases refused"
+	check "the merged run holds the resumed copy's cases only" [ "$(ords "$T/m6.db")" = "0,1,2,3,6" ]
 	# a resume still going when it is merged over the early copy: its record comes with its cases
 	cp "$T/a.db" "$T/going.db"
 	sql "$T/going.db" "UPDATE runs SET status = 'running', ended_at = NULL"

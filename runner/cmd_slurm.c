@@ -180,12 +180,13 @@ static void slurm_local(struct strbuf *sb, const char *id, const char *db)
 		    "mkdir -p \"$LOCAL\" || exit 1\n", id, db);
 }
 
-/* The lines that copy $LOCAL/DB to $out when the run ends, and set status. */
+/* The lines that copy $LOCAL/DB to $out when the run ends, and set status. No single quote: the
+ * --nodes task script is single-quoted. */
 static const char copy_back[] =
 	"# an interrupted or failed run still keeps its finished cases: copy it either way\n"
 	"if [ -f \"$LOCAL/$DB\" ]; then\n"
-	"\t# a -wal or -shm left beside $out by an earlier attempt of this task (a requeue) is\n"
-	"\t# another file's: SQLite would read its pages into this one\n"
+	"\t# a -wal or -shm left beside $out by an earlier attempt of this task (a requeue)\n"
+	"\t# belongs to another file: SQLite would read its pages into this one\n"
 	"\trm -f \"$out-wal\" \"$out-shm\"\n"
 	"\tcp \"$LOCAL/$DB\" \"$out.part\" && mv \"$out.part\" \"$out\" || status=1\n"
 	"\t# a WAL the runner could not fold into the file holds cases too: keep it beside\n"

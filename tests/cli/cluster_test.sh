@@ -132,6 +132,27 @@ check "the requeued task's run, not the earlier attempt's" \
 check "the requeued task's cases and samples" \
 	[ "$(sql "$T/requeued.db" "select (select count(*) from cases) || ' ' || (select count(*) from samples)")" = \
 	  "$(sql "$T/attempt.db" "select (select count(*) from cases) || ' ' || (select count(*) from samples)")" ]
+# ---- runner slurm --nodes: its job by hand, srun a stand-in that runs the step's command once per
+# task (as task i of node ni), then the job's own merge -------------------------------------------
+mkdir -p "$T/bin"
+cat >"$T/bin/srun" <<'EOF'
+#!/bin/bash
+n=1
+while [ $# -gt 0 ]; do
+	case $1 in --ntasks=*) n=${1#--ntasks=}; shift ;; --*) shift ;; *) break ;; esac
+done
+status=0
+for ((i = 0; i < n; i++)); do SLURM_PROCID=$i SLURMD_NODENAME=n$i "$@" || status=$?; done
+exit $status
+EOF
+chmod +x "$T/bin/srun"
+expect_status 0 "runner slurm --nodes 2" "$RUNNER" slurm "$SWEEP" --nodes 2 --results "$T/resn" --label "it's"
+check "the --nodes script is valid bash" bash -n "$T/resn/cli-tiny.sbatch"
+check "the --nodes job by hand" env PATH="$T/bin:$PATH" SLURM_JOB_ID=12 TMPDIR="$T/tmp" \
+	bash "$T/resn/cli-tiny.sbatch"
+check "each node's database in the results" [ "$(ls "$T/resn" | grep -c '^node-12-[01]\.db$')" = 2 ]
+check "the job merged both nodes' runs, labelled" \
+	[ "$(sql "$T/resn/nodes-12.db" "select count(*) || ' ' || group_concat(distinct label) || ' ' || count(distinct system_id) from runs")" = "2 it's 2" ]
 expect_status 2 "runner slurm without --shards" "$RUNNER" slurm "$SWEEP"
 contains "$T/err" "give --shards N \(cut the sweep into N slices\) or --nodes N" "--shards or --nodes is required"
 expect_status 2 "runner slurm with --shards and --nodes" "$RUNNER" slurm "$SWEEP" --shards 2 --nodes 2

@@ -132,6 +132,22 @@ check "the requeued task's run, not the earlier attempt's" \
 check "the requeued task's cases and samples" \
 	[ "$(sql "$T/requeued.db" "select (select count(*) from cases) || ' ' || (select count(*) from samples)")" = \
 	  "$(sql "$T/attempt.db" "select (select count(*) from cases) || ' ' || (select count(*) from samples)")" ]
+# an array task stopped by Slurm (the time limit, scancel: SIGTERM to every process of the job,
+# the script's shell too): the run ends interrupted and the script still copies its database
+expect_status 0 "runner slurm of a slower sweep" "$RUNNER" slurm "$SRC/tests/cli/slow.yaml" --shards 1 --results "$T/ress"
+env SLURM_ARRAY_JOB_ID=7 SLURM_ARRAY_TASK_ID=0 SLURM_ARRAY_TASK_MIN=0 SLURM_ARRAY_TASK_COUNT=1 \
+	TMPDIR="$T/tmp" setsid bash "$T/ress/cli-slow.sbatch" >"$T/out" 2>"$T/err" &
+task=$!
+for _ in $(seq 600); do   # until its second case is stored (at most a minute)
+	[ "$(sql "$T/tmp/benchdb-7-0/shard.db" "select count(*) from cases" 2>/dev/null)" -ge 2 ] 2>/dev/null && break
+	sleep 0.1
+done
+kill -TERM -- -"$task"
+wait "$task"
+check "the stopped task exits as its run did (130; got $?)" [ $? = 130 ]
+check "the stopped task's database copied, its run interrupted with its cases" \
+	[ "$(sql "$T/ress/shard-7-0.db" "select status || ' ' || ((select count(*) from cases) >= 2) from runs")" = "interrupted 1" ]
+check "the stopped task's node-local copy removed" [ ! -e "$T/tmp/benchdb-7-0" ]
 # ---- runner slurm --nodes: its job by hand, srun a stand-in that runs the step's command once per
 # task (as task i of node ni), then the job's own merge -------------------------------------------
 mkdir -p "$T/bin"

@@ -114,6 +114,29 @@ for i in 0 1 2; do
 	contains "$T/out" "^\| node-$i +\| +$ncases \| +[0-9]+ \| .* on [0-9]+ of $ncases cases" "report nodes: a line for node-$i"
 done
 
+# a pod stopped (deleted, evicted, preempted): Kubernetes sends SIGTERM to the container's first
+# process alone, the pod's shell; the runner must hear it, end its run interrupted, and the shell
+# still copy its database (the shell used to ignore it as PID 1, or die of it, and the runner was
+# killed with the pod at the end of the grace period, its cases lost with the scratch volume)
+V=$T/stop-volumes
+mkdir -p "$V/sweep" "$V/results" "$V/scratch-0"
+expect_status 0 "runner kube of a slower sweep" "$RUNNER" kube "$SRC/tests/cli/slow.yaml" --shards 1 \
+	--image example.org/benchdb:1 -o "$T/stop.yaml"
+sweep_text "$T/stop.yaml" >"$V/sweep/sweep.yaml"
+pod_script "$T/stop.yaml" | sed -e "s#/sweep/#$V/sweep/#g" -e "s#/results/#$V/results/#g" \
+	-e "s#/scratch/#$V/scratch-0/#g" >"$V/pod.sh"
+(cd "$V" && JOB_COMPLETION_INDEX=0 BENCHDB_RUNNER=$RUNNER exec sh "$V/pod.sh") >"$T/out" 2>"$T/err" &
+pod=$!
+for _ in $(seq 600); do   # until its second case is stored (at most a minute)
+	[ "$(sql "$V/scratch-0/run.db" "select count(*) from cases" 2>/dev/null)" -ge 2 ] 2>/dev/null && break
+	sleep 0.1
+done
+kill -TERM "$pod"
+wait "$pod"
+check "the stopped pod exits as its run did (130; got $?)" [ $? = 130 ]
+check "the stopped pod's database copied, its run interrupted with its cases" \
+	[ "$(sql "$V/results/benchdb-cli-slow-shard-0.db" "select status || ' ' || ((select count(*) from cases) >= 2) from runs")" = "interrupted 1" ]
+
 expect_status 2 "runner kube without --image" "$RUNNER" kube "$SWEEP" --nodes 2
 contains "$T/err" "--image IMAGE is required" "the image is asked for"
 expect_status 2 "runner kube with --shards and --nodes" "$RUNNER" kube "$SWEEP" --nodes 2 --shards 2 --image x

@@ -5,10 +5,10 @@
  * samples. A uuid is not trusted alone: a run of the input whose uuid the output holds must be
  * the same run — same sweep, start, machine, shard, group, label, one record of resumes extending
  * the other, and every case both hold with the same key, status, iterations and samples — or it
- * is refused with what differs (two copies
- * of one database, each resumed, hold two runs under one uuid). The input is never written: it is copied with SQLite's backup API, the copy is checked
- * (PRAGMA integrity_check and foreign_key_check: a damaged input is refused whole), migrated to this build's schema by
- * db_open, attached, and deleted afterwards. */
+ * is refused with what differs (two copies of one database, each resumed, hold two runs under one
+ * uuid). The input is never written: it is copied with SQLite's backup API, the copy is checked
+ * (PRAGMA integrity_check and foreign_key_check: a damaged input is refused whole), migrated to
+ * this build's schema by db_open, attached, and deleted afterwards. */
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -47,8 +47,8 @@ static int stop_requested(void *stop)
 
 /* A row of the tables the merge imports whose parent is missing (a run without its system, a case
  * without its run, samples without their case: foreign keys off while the file was edited) would
- * be dropped by the import — a run's system id mapped to NULL — and the rest merged with exit 0:
- * such an input is refused. */
+ * be dropped by the import — a run's system id mapped to NULL — and the rest merged with exit
+ * 0: such an input is refused. */
 static int check_references(sqlite3 *copy, const char *in_path, struct bd_error *err)
 {
 	static const char *const tables[] = {"runs", "cases", "samples"};

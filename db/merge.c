@@ -69,6 +69,8 @@ static int check_references(sqlite3 *copy, const char *in_path, struct bd_error 
 						"to a %s row it does not hold; nothing of it merged",
 						tables[t], (long long)sqlite3_column_int64(st, 1),
 						parent ? parent : "?");
+		} else if ((s & 0xff) == SQLITE_INTERRUPT) {
+			rc = bd_fail_at(err, BD_EINTR, in_path, 0, 0, "interrupted while checking it");
 		} else if (s != SQLITE_DONE) {
 			rc = bd_fail_at(err, BD_EDB, in_path, 0, 0, "damaged: cannot check its %s: %s",
 					tables[t], sqlite3_errmsg(copy));
@@ -111,7 +113,10 @@ static int check_copy(sqlite3 *copy, const char *in_path, const volatile sig_ato
 		return bd_fail_at(err, BD_EDB, in_path, 0, 0, "damaged (PRAGMA integrity_check: %s); "
 				  "nothing of it merged", first);
 	}
-	return check_references(copy, in_path, err);
+	sqlite3_progress_handler(copy, 1000, stop_requested, (void *)stop);
+	int rc = check_references(copy, in_path, err);
+	sqlite3_progress_handler(copy, 0, NULL, NULL);
+	return rc;
 }
 
 /* Check that in_path is a benchdb database this build can read, and copy it to copy_path (a new

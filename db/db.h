@@ -146,6 +146,12 @@ enum run_liveness {
 int db_run_liveness(struct db *db, int64_t run_id, char *why, size_t n);
 /* End a running run as 'interrupted' at its last heartbeat (runner close). */
 int db_run_close(struct db *db, int64_t run_id, struct bd_error *err);
+/* One write transaction (BEGIN IMMEDIATE, within the busy timeout) around a look at a run's
+ * liveness and what is done on it — a resume taking it over, a close ending it — so that two
+ * processes cannot both find it dead and both act (two resumes of one run both measured its
+ * missing cases). db_run_takeover_end commits when commit is non-zero, else rolls back. */
+int db_run_takeover_begin(struct db *db, struct bd_error *err);
+int db_run_takeover_end(struct db *db, int commit, struct bd_error *err);
 /* Set a run 'running' again with this process as its runner (runner run --resume). */
 int db_run_reopen(struct db *db, int64_t run_id, struct bd_error *err);
 /* stored[ord] = 1 for each case the run has stored (ords 0..n-1); *count of them, counts[status]
@@ -161,6 +167,7 @@ struct run_identity {
 	int shard_index, shard_count;    /* shard_count 0: not a shard */
 	int64_t mem_limit;               /* bytes; 0: not recorded (stored before schema 11) */
 	int mem_limit_all;               /* 1: every case (--mem-limit); 0: the default share */
+	char *env;                       /* runs.env, the settings it ran under; read, never written */
 };
 /* Fill *out (free with db_run_identity_clear). */
 int db_run_identity_get(struct db *db, int64_t run_id, struct run_identity *out,

@@ -99,10 +99,13 @@ static double age_s(const char *iso)
 	return difftime(time(NULL), timegm(&tm));
 }
 
-/* A process pid on this host that is a runner (a pid reused by another program is not). */
+/* A process pid on this host that is a runner (a pid reused by another program is not; nor is
+ * this process: a container with a fixed host name starts its runner with the same pid each
+ * time, so a resume or close there met its own pid and took itself for the run's runner). */
 static int runner_alive(int64_t pid)
 {
-	if (pid <= 0 || pid > INT32_MAX || (kill((pid_t)pid, 0) != 0 && errno != EPERM))
+	if (pid <= 0 || pid > INT32_MAX || pid == (int64_t)getpid() ||
+	    (kill((pid_t)pid, 0) != 0 && errno != EPERM))
 		return 0;
 	char path[64], comm[64] = "";
 	snprintf(path, sizeof(path), "/proc/%lld/comm", (long long)pid);
@@ -164,6 +167,25 @@ int db_run_close(struct db *db, int64_t run_id, struct bd_error *err)
 			  "WHERE id = ?1 AND status = 'running'",
 			  run_id, now);
 	return rc == SQLITE_OK ? 0 : fail(db, err, "cannot close the run");
+}
+
+int db_run_takeover_begin(struct db *db, struct bd_error *err)
+{
+	if (sqlite3_exec(db_sqlite(db), "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+		return fail(db, err, "cannot lock the database to take the run over");
+	return 0;
+}
+
+int db_run_takeover_end(struct db *db, int commit, struct bd_error *err)
+{
+	if (commit && sqlite3_exec(db_sqlite(db), "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+		int rc = fail(db, err, "cannot commit taking the run over");
+		sqlite3_exec(db_sqlite(db), "ROLLBACK", NULL, NULL, NULL);
+		return rc;
+	}
+	if (!commit)
+		sqlite3_exec(db_sqlite(db), "ROLLBACK", NULL, NULL, NULL);
+	return 0;
 }
 
 int db_run_reopen(struct db *db, int64_t run_id, struct bd_error *err)

@@ -3,9 +3,11 @@
  * matched by fingerprint; a case is matched by (run, ord), so an input that has grown since it
  * was last merged (a run that was still going) adds only its new cases, each with all of its
  * samples. A uuid is not trusted alone: a run of the input whose uuid the output holds must be
- * the same run — same sweep, start, machine, shard, group, label, and every case both hold with
- * the same key, status, iterations and samples — or it is refused with what differs (two copies
- * of one database, each resumed, hold two runs under one uuid). The input is never written: it is copied with SQLite's backup API, the copy is migrated to
+ * the same run — same sweep, start, machine, shard, group, label, one record of resumes extending
+ * the other, and every case both hold with the same key, status, iterations and samples — or it
+ * is refused with what differs (two copies of one database, each resumed, hold two runs under one
+ * uuid). The input is never written: it is copied with SQLite's backup API, the copy is checked
+ * (PRAGMA integrity_check and foreign_key_check: a damaged input is refused whole), migrated to
  * this build's schema by db_open, attached, and deleted afterwards. */
 #include <errno.h>
 #include <limits.h>
@@ -36,6 +38,87 @@ static int64_t query_i64(sqlite3 *h, const char *sql, int64_t fallback)
 	return v;
 }
 
+/* SQLite's progress callback: a non-zero return interrupts the statement (an import stopped by a
+ * signal rolls back). */
+static int stop_requested(void *stop)
+{
+	return *(const volatile sig_atomic_t *)stop != 0;
+}
+
+/* A row of the tables the merge imports whose parent is missing (a run without its system, a case
+ * without its run, samples without their case: foreign keys off while the file was edited) would
+ * be dropped by the import — a run's system id mapped to NULL — and the rest merged with exit
+ * 0: such an input is refused. */
+static int check_references(sqlite3 *copy, const char *in_path, struct bd_error *err)
+{
+	static const char *const tables[] = {"runs", "cases", "samples"};
+	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
+		sqlite3_stmt *st = NULL;
+		char sql[64];
+		int rc = 0;
+		snprintf(sql, sizeof(sql), "PRAGMA foreign_key_check(%s)", tables[t]);
+		int s = sqlite3_prepare_v2(copy, sql, -1, &st, NULL);
+		if (s == SQLITE_OK && (s = sqlite3_step(st)) == SQLITE_ROW) {
+			const char *parent = (const char *)sqlite3_column_text(st, 2);
+			if (sqlite3_column_type(st, 1) == SQLITE_NULL)
+				rc = bd_fail_at(err, BD_EDB, in_path, 0, 0, "damaged: a row of %s refers "
+						"to a %s row it does not hold; nothing of it merged",
+						tables[t], parent ? parent : "?");
+			else
+				rc = bd_fail_at(err, BD_EDB, in_path, 0, 0, "damaged: %s row %lld refers "
+						"to a %s row it does not hold; nothing of it merged",
+						tables[t], (long long)sqlite3_column_int64(st, 1),
+						parent ? parent : "?");
+		} else if ((s & 0xff) == SQLITE_INTERRUPT) {
+			rc = bd_fail_at(err, BD_EINTR, in_path, 0, 0, "interrupted while checking it");
+		} else if (s != SQLITE_DONE) {
+			rc = bd_fail_at(err, BD_EDB, in_path, 0, 0, "damaged: cannot check its %s: %s",
+					tables[t], sqlite3_errmsg(copy));
+		}
+		sqlite3_finalize(st);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* The copy's pages, checked before anything is read from them: a damaged input (a torn page, a
+ * row its constraints forbid, an index that lost rows) would otherwise give an import that looks
+ * whole and is not — rows SQLite cannot reach are skipped, a case whose status a CHECK refuses is
+ * ignored with its samples — and exit 0. */
+static int check_copy(sqlite3 *copy, const char *in_path, const volatile sig_atomic_t *stop,
+		      struct bd_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	char first[256] = "", why[256] = "";
+	sqlite3_progress_handler(copy, 1000, stop_requested, (void *)stop);
+	int s = sqlite3_prepare_v2(copy, "PRAGMA integrity_check(1)", -1, &st, NULL);
+	if (s == SQLITE_OK && (s = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *text = (const char *)sqlite3_column_text(st, 0);
+		snprintf(first, sizeof(first), "%s", text ? text : "");
+		s = SQLITE_OK;
+	}
+	if (s != SQLITE_OK)
+		snprintf(why, sizeof(why), "%s", sqlite3_errmsg(copy));
+	sqlite3_finalize(st);
+	sqlite3_progress_handler(copy, 0, NULL, NULL);
+	if (*stop)
+		return bd_fail_at(err, BD_EINTR, in_path, 0, 0, "interrupted while checking it");
+	if (s != SQLITE_OK)
+		return bd_fail_at(err, BD_EDB, in_path, 0, 0, "damaged: %s; nothing of it merged", why);
+	if (strcmp(first, "ok")) {
+		for (char *c = first; *c; c++)   /* one line: SQLite's report may span several */
+			if (*c == '\n' || *c == '\r' || *c == '\t')
+				*c = ' ';
+		return bd_fail_at(err, BD_EDB, in_path, 0, 0, "damaged (PRAGMA integrity_check: %s); "
+				  "nothing of it merged", first);
+	}
+	sqlite3_progress_handler(copy, 1000, stop_requested, (void *)stop);
+	int rc = check_references(copy, in_path, err);
+	sqlite3_progress_handler(copy, 0, NULL, NULL);
+	return rc;
+}
+
 /* Check that in_path is a benchdb database this build can read, and copy it to copy_path (a new
  * file). It is read as report reads (db_open DB_READONLY): never written, a read-only file or
  * medium is fine, and a file that is not a benchdb database, or not a regular file (a FIFO
@@ -59,25 +142,22 @@ static int copy_input(const char *in_path, const char *copy_path, const char *tm
 	do   /* a few pages at a time, so that an interrupt is seen */
 		s = sqlite3_backup_step(b, 256);
 	while ((s == SQLITE_OK || s == SQLITE_BUSY || s == SQLITE_LOCKED) && !*stop);
+	sqlite3_backup_finish(b);   /* the copy is complete (or abandoned) before it is read */
+	b = NULL;
 	if (*stop)
 		rc = bd_fail_at(err, BD_EINTR, in_path, 0, 0, "interrupted while copying it");
 	else if (s != SQLITE_DONE)
 		rc = bd_fail_at(err, BD_EIO, in_path, 0, 0, "cannot copy it into the temporary "
 				"directory '%s': %s (free space there, or point TMPDIR elsewhere)",
 				tmpdir, sqlite3_errstr(s));
+	else
+		rc = check_copy(copy, in_path, stop, err);
 done:
 	if (b)
 		sqlite3_backup_finish(b);
 	sqlite3_close(copy);
 	db_close(in);
 	return rc;
-}
-
-/* SQLite's progress callback: a non-zero return interrupts the statement (an import stopped by a
- * signal rolls back). */
-static int stop_requested(void *stop)
-{
-	return *(const volatile sig_atomic_t *)stop != 0;
 }
 
 /* The columns of main's table, but id, as "a, b, c" (prefix before each name) into sb; the
@@ -160,7 +240,7 @@ static int find_conflicts(sqlite3 *h)
 {
 	static const char *const run_fields[] = {
 		"the sweep text", "the start time", "the machine", "the shard", "the group", "the label",
-		"the build"};
+		"the build", "the resumes"};
 	sqlite3_stmt *st = NULL;
 	struct strbuf why = STRBUF_INIT;
 	char uuid[40] = "";
@@ -169,7 +249,22 @@ static int find_conflicts(sqlite3 *h)
 		"ss.fingerprint IS NOT ms.fingerprint, "
 		"s.shard_index IS NOT m.shard_index OR s.shard_count IS NOT m.shard_count, "
 		"s.group_id IS NOT m.group_id, s.label IS NOT m.label, "
-		"s.git_commit IS NOT m.git_commit OR s.git_dirty IS NOT m.git_dirty "
+		"s.git_commit IS NOT m.git_commit OR s.git_dirty IS NOT m.git_dirty, "
+		/* one record of resumes extends the other (a line each), or the two copies were
+		 * resumed apart: their cases are two continuations, even where none overlaps; and
+		 * the copy with the shorter record holds no case the other lacks, or it went on
+		 * after the other was resumed (a runner still going when its database was copied
+		 * and resumed elsewhere) */
+		"NOT (coalesce(s.resumes, '') = coalesce(m.resumes, '') OR s.resumes IS NULL "
+		"OR m.resumes IS NULL "
+		"OR substr(m.resumes, 1, length(s.resumes) + 1) = s.resumes || char(10) "
+		"OR substr(s.resumes, 1, length(m.resumes) + 1) = m.resumes || char(10)) "
+		"OR (length(coalesce(s.resumes, '')) < length(coalesce(m.resumes, '')) AND EXISTS "
+		"(SELECT 1 FROM src.cases sc WHERE sc.run_id = s.id AND NOT EXISTS (SELECT 1 FROM "
+		"main.cases mc WHERE mc.run_id = m.id AND mc.ord = sc.ord))) "
+		"OR (length(coalesce(m.resumes, '')) < length(coalesce(s.resumes, '')) AND EXISTS "
+		"(SELECT 1 FROM main.cases mc WHERE mc.run_id = m.id AND NOT EXISTS (SELECT 1 FROM "
+		"src.cases sc WHERE sc.run_id = s.id AND sc.ord = mc.ord))) "
 		"FROM src.runs s JOIN main.runs m ON m.uuid = s.uuid "
 		"LEFT JOIN src.systems ss ON ss.id = s.system_id "
 		"LEFT JOIN main.systems ms ON ms.id = m.system_id", -1, &st, NULL);
@@ -334,6 +429,16 @@ static int import_all(sqlite3 *h, struct db_merge_counts *n)
 			"AND s.uuid NOT IN (SELECT uuid FROM temp.merge_refused) "
 			"AND (main.runs.status = 'running' OR s.ended_at > main.runs.ended_at)",
 			&n->runs_updated);
+	/* the record of resumes follows the cases: an input whose run was resumed since (its
+	 * record extends the output's) brings that resume's cases, whether or not the run has
+	 * ended, and its record with them */
+	if (rc == SQLITE_OK)
+		rc = exec_changes(h,
+			"UPDATE main.runs SET resumes = s.resumes FROM src.runs s "
+			"WHERE s.uuid = main.runs.uuid "
+			"AND s.uuid NOT IN (SELECT uuid FROM temp.merge_refused) "
+			"AND length(coalesce(s.resumes, '')) > length(coalesce(main.runs.resumes, ''))",
+			NULL);
 	if (rc == SQLITE_OK) {
 		list_refusals(h, n);
 		n->runs_present = query_i64(h, "SELECT count(*) FROM src.runs", 0) - n->runs -

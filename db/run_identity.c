@@ -49,7 +49,7 @@ int db_run_identity_get(struct db *db, int64_t run_id, struct run_identity *out,
 	memset(out, 0, sizeof(*out));
 	int rc = sqlite3_prepare_v2(db_sqlite(db),
 				    "SELECT label, group_id, shard_index, shard_count, mem_limit, "
-				    "mem_limit_source FROM runs WHERE id = ?1", -1, &st, NULL);
+				    "mem_limit_source, env FROM runs WHERE id = ?1", -1, &st, NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_bind_int64(st, 1, run_id);
 	if (rc == SQLITE_OK) {
@@ -65,6 +65,7 @@ int db_run_identity_get(struct db *db, int64_t run_id, struct run_identity *out,
 			out->mem_limit = sqlite3_column_int64(st, 4) > 0 ? sqlite3_column_int64(st, 4) : 0;
 			const char *source = (const char *)sqlite3_column_text(st, 5);
 			out->mem_limit_all = source && !strcmp(source, "option");
+			out->env = column_dup(st, 6);
 		} else {
 			rc = s == SQLITE_DONE ? SQLITE_NOTFOUND : s;
 		}
@@ -79,6 +80,7 @@ void db_run_identity_clear(struct run_identity *id)
 {
 	free(id->label);
 	free(id->group_id);
+	free(id->env);
 	memset(id, 0, sizeof(*id));
 }
 

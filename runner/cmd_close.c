@@ -31,6 +31,7 @@ int cmd_close(struct cmd_line *cl)
 	struct db *db = NULL;
 	struct bd_error err;
 	int64_t run_id = 0;
+	int locked = 0;
 	char why[300];
 	status = EXIT_OK;
 	if (db_open(db_path, 0, &db, &err) || db_run_resolve(db, argv[0], &run_id, &err)) {
@@ -38,23 +39,34 @@ int cmd_close(struct cmd_line *cl)
 		status = err.code == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL;
 		goto done;
 	}
-	int live = db_run_liveness(db, run_id, why, sizeof(why));
-	if (live == RUN_LIVENESS_ENDED) {
-		fprintf(stderr, "runner close: run %lld is not running: nothing to close\n",
-			(long long)run_id);
-		status = EXIT_FAIL;
-		goto done;
+	/* looked at twice: without a lock (a refusal waits for no one), then again inside the
+	 * transaction that closes it, so that a resume taking the run over meanwhile is not ended
+	 * under it */
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass && db_run_takeover_begin(db, &err)) {
+			bd_error_print(RUNNER_PROG " close", &err);
+			status = EXIT_FAIL;
+			goto done;
+		}
+		locked = pass;
+		int live = db_run_liveness(db, run_id, why, sizeof(why));
+		if (live == RUN_LIVENESS_ENDED) {
+			fprintf(stderr, "runner close: run %lld is not running: nothing to close\n",
+				(long long)run_id);
+			status = EXIT_FAIL;
+			goto done;
+		}
+		if (!force && live != RUN_LIVENESS_DEAD) {
+			fprintf(stderr, "runner close: run %lld %s; pass --force to close it anyway\n",
+				(long long)run_id, live == RUN_LIVENESS_ALIVE ? "is alive"
+				: "has no runner on record (before schema 7)");
+			if (why[0])
+				fprintf(stderr, "runner close: %s\n", why);
+			status = EXIT_FAIL;
+			goto done;
+		}
 	}
-	if (!force && live != RUN_LIVENESS_DEAD) {
-		fprintf(stderr, "runner close: run %lld %s; pass --force to close it anyway\n",
-			(long long)run_id,
-			live == RUN_LIVENESS_ALIVE ? "is alive" : "has no runner on record (before schema 7)");
-		if (why[0])
-			fprintf(stderr, "runner close: %s\n", why);
-		status = EXIT_FAIL;
-		goto done;
-	}
-	if (db_run_close(db, run_id, &err)) {
+	if (db_run_close(db, run_id, &err) || (locked = 0, db_run_takeover_end(db, 1, &err))) {
 		bd_error_print(RUNNER_PROG " close", &err);
 		status = EXIT_FAIL;
 		goto done;
@@ -62,6 +74,8 @@ int cmd_close(struct cmd_line *cl)
 	printf("run %lld closed: interrupted%s%s%s\n", (long long)run_id, why[0] ? " (" : "", why,
 	       why[0] ? ")" : "");
 done:
+	if (locked)
+		db_run_takeover_end(db, 0, NULL);
 	db_close(db);
 	return status;
 }

@@ -64,10 +64,25 @@ static void pod_script(const struct kube_job *j, struct strbuf *sb)
 	if (j->shards)
 		sb_addf(sb, " --shard auto/%ld", j->shards);
 	cluster_run_options(sb, j->label, j->mem_limit);
-	sb_addf(sb, "\nstatus=$?\n"
+	/* the runner in the background, this shell waiting: a pod is stopped with SIGTERM to its
+	 * first process alone, this shell, which as PID 1 ignored it — the runner heard nothing and
+	 * was killed at the end of the grace period, its database lost with the scratch volume */
+	sb_addf(sb, " &\nrunner=$!\n"
+		    "# Kubernetes stops a pod (deleted, evicted, preempted) with SIGTERM to this shell\n"
+		    "# alone: pass it on, so that the run ends interrupted at its next iteration and its\n"
+		    "# database is still copied below\n"
+		    "trap 'kill -TERM \"$runner\" 2>/dev/null' TERM INT HUP\n"
+		    "while :; do\n"
+		    "  wait \"$runner\"\n"
+		    "  status=$?\n"
+		    "  kill -0 \"$runner\" 2>/dev/null || break\n"
+		    "done\n"
 		    "out=\"/results/%s-%s-${JOB_COMPLETION_INDEX}.db\"\n"
 		    "# an interrupted or failed run still keeps its finished cases: copy it either way\n"
 		    "if [ -f /scratch/run.db ]; then\n"
+		    "  # a -wal or -shm left beside $out by an earlier Job of this name is another\n"
+		    "  # file's: SQLite would read its pages into this one\n"
+		    "  rm -f \"$out-wal\" \"$out-shm\"\n"
 		    "  cp /scratch/run.db \"$out.part\" && mv \"$out.part\" \"$out\" || exit 1\n"
 		    "  if [ -s /scratch/run.db-wal ]; then cp /scratch/run.db-wal \"$out-wal\" || exit 1; fi\n"
 		    "fi\n"

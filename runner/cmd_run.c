@@ -334,17 +334,24 @@ static int resume_open(const char *db_path, const char *selector, const char *sw
 		       struct sysinfo *si, int64_t *system_id, struct run_resume *resume,
 		       struct bd_error *err)
 {
+	struct strbuf env = STRBUF_INIT;
+	sysinfo_env_json(&env);
 	const struct run_record current = {.git_commit = build_git_commit,
 					   .git_dirty = build_git_dirty,
 					   .tool_version = BENCHDB_VERSION,
-					   .sweep_hash = sweep_hash};
+					   .sweep_hash = sweep_hash,
+					   .env_json = sb_str(&env)};
 	int rc = db_open(db_path, 0, db, err);
-	if (rc)
+	if (rc) {
+		sb_free(&env);
 		return rc;
+	}
 	sysinfo_collect(si);
-	if ((rc = db_system_put(*db, si, system_id, err)))
-		return rc;
-	return run_resume_begin(*db, selector, &current, *system_id, ords, force, asked, resume, err);
+	if (!(rc = db_system_put(*db, si, system_id, err)))
+		rc = run_resume_begin(*db, selector, &current, *system_id, ords, force, asked, resume,
+				      err);
+	sb_free(&env);
+	return rc;
 }
 
 int cmd_run(struct cmd_line *cl)
@@ -369,7 +376,8 @@ int cmd_run(struct cmd_line *cl)
 		{"resume", 0, OPT_STRING, "RUN",
 		 "continue a run that did not complete: same run, only the cases it lacks", &resume_run},
 		{"force", 0, OPT_FLAG, NULL,
-		 "with --resume: resume although the sweep, build, machine, label, group or limit differ",
+		 "with --resume: resume although the sweep, build, machine, environment, label, group or "
+		 "limit differ",
 		 &force},
 		{"repeat", 0, OPT_INT, "N",
 		 "run the sweep N times: N runs of one label and group, cases reshuffled each time "

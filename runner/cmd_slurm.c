@@ -171,19 +171,34 @@ static void slurm_paths(const struct slurm_job *j, const char *prefix, struct st
 	sb_addc(sb, '\n');
 }
 
+/* Slurm's time limit and scancel send SIGTERM to every process of the job, the script's shell
+ * too, which died at once: the runner ended its run interrupted, and nothing copied it to the
+ * results. With a trap the shell waits for the runner and goes on to the copy. No single quote:
+ * the --nodes task script is itself single-quoted. */
+static const char stop_trap[] =
+	"# Slurm stops a job (time limit, scancel) with SIGTERM to every process, this shell too:\n"
+	"# it waits for the runner, which ends the run interrupted at the next iteration, then copies\n"
+	"trap \"echo benchdb: stop signal: the database is copied once the runner has stopped >&2\" "
+	"TERM INT HUP\n";
+
 /* The task's directory on its node's disk, LOCAL (named by id, shell text), and its database
- * file's name there, DB. */
+ * file's name there, DB; and the trap that keeps the task's shell to its copy. */
 static void slurm_local(struct strbuf *sb, const char *id, const char *db)
 {
 	sb_addf(sb, "LOCAL=\"${SLURM_TMPDIR:-${TMPDIR:-/tmp}}/benchdb-%s\"\n"
 		    "DB=%s\n"
 		    "mkdir -p \"$LOCAL\" || exit 1\n", id, db);
+	sb_add(sb, stop_trap);
 }
 
-/* The lines that copy $LOCAL/DB to $out when the run ends, and set status. */
+/* The lines that copy $LOCAL/DB to $out when the run ends, and set status. No single quote: the
+ * --nodes task script is single-quoted. */
 static const char copy_back[] =
 	"# an interrupted or failed run still keeps its finished cases: copy it either way\n"
 	"if [ -f \"$LOCAL/$DB\" ]; then\n"
+	"\t# a -wal or -shm left beside $out by an earlier attempt of this task (a requeue)\n"
+	"\t# belongs to another file: SQLite would read its pages into this one\n"
+	"\trm -f \"$out-wal\" \"$out-shm\"\n"
 	"\tcp \"$LOCAL/$DB\" \"$out.part\" && mv \"$out.part\" \"$out\" || status=1\n"
 	"\t# a WAL the runner could not fold into the file holds cases too: keep it beside\n"
 	"\tif [ -s \"$LOCAL/$DB-wal\" ]; then\n"
@@ -207,6 +222,8 @@ static void slurm_nodes_script(const struct slurm_job *j, struct strbuf *sb)
 	slurm_output(j, "slurm-%j.out", sb);
 	slurm_resources(j, sb);
 	slurm_paths(j, "export ", sb);
+	sb_add(sb, "# a stop signal leaves the step to copy the nodes' databases, then merges them\n"
+		   "trap \"echo benchdb: stop signal: merging what the nodes copied >&2\" TERM INT HUP\n");
 	sb_addf(sb, "# each node's database lives on its own disk while it runs (SQLite on a network\n"
 		    "# filesystem is slow and its locks are unreliable) and is copied when the run "
 		    "ends\n"

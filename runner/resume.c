@@ -61,10 +61,16 @@ int run_resume_begin(struct db *db, const char *selector, const struct run_recor
 	struct run_row r = {0};
 	struct strbuf diff = STRBUF_INIT, note = STRBUF_INIT;
 	char why[300];
-	int rc;
+	int rc, locked = 0;
 	memset(out, 0, sizeof(*out));
-	if ((rc = db_run_resolve(db, selector, &out->run_id, err)) ||
-	    (rc = db_run_get(db, out->run_id, &r, err)) ||
+	if ((rc = db_run_resolve(db, selector, &out->run_id, err)))
+		goto done;
+	/* from the look at the run to its taking over, one transaction: another resume waits, then
+	 * finds this process the run's live runner */
+	if ((rc = db_run_takeover_begin(db, err)))
+		goto done;
+	locked = 1;
+	if ((rc = db_run_get(db, out->run_id, &r, err)) ||
 	    (rc = db_run_identity_get(db, out->run_id, &out->id, err)))
 		goto done;
 	snprintf(out->uuid, sizeof(out->uuid), "%s", r.uuid ? r.uuid : "");
@@ -99,6 +105,11 @@ int run_resume_begin(struct db *db, const char *selector, const struct run_recor
 	if (!same(r.tool_version, current->tool_version))
 		sb_addf(&diff, "%sbenchdb %s ran it, this is %s", diff.len ? "; " : "", r.tool_version,
 			current->tool_version);
+	/* thread counts, ISA caps, GEMM choices: cases measured under other settings are another
+	 * measurement, even of the same code on the same machine */
+	if (current->env_json && !same(out->id.env, current->env_json))
+		sb_addf(&diff, "%sthe environment differs (the run's: %s, now: %s)", diff.len ? "; " : "",
+			out->id.env ? out->id.env : "none", current->env_json);
 	if (r.system_id != system_id)
 		sb_addf(&diff, "%sthe machine or its build flags differ (system %lld, now %lld)",
 			diff.len ? "; " : "", (long long)r.system_id, (long long)system_id);
@@ -120,6 +131,10 @@ int run_resume_begin(struct db *db, const char *selector, const struct run_recor
 	    (rc = db_run_resume_record(db, out->run_id, &out->id, sb_str(&note), err)))
 		goto done;
 done:
+	if (locked) {
+		int end = db_run_takeover_end(db, !rc, rc ? NULL : err);
+		rc = rc ? rc : end;
+	}
 	if (rc)
 		run_resume_free(out);
 	db_run_row_clear(&r);

@@ -30,11 +30,14 @@ struct run_resume_asked {
 
 /* Take over run `selector` for this sweep: refused when it is complete, when its runner is alive,
  * when asked for another shard than the run's (even with force: a run stores only its own
- * slice), or (unless force) when the sweep text, the build, the machine, the label, the group or
- * the memory limit differ from the run's (the message says which). On success the run is
+ * slice), or (unless force) when the sweep text, the build, the machine, the environment
+ * (runs.env: thread counts, ISA caps, ...), the label, the group or the memory limit differ from
+ * the run's (the message says which). On success the run is
  * 'running' again with this process as its runner, out->id holds what the rest of it must run
- * with, and the resume is recorded in runs.resumes (what force accepted, too).
- * current: this process's run record (git, version, sweep hash); system_id: this machine's. */
+ * with, and the resume is recorded in runs.resumes (what force accepted, too). The look at the
+ * run and its taking over are one write transaction: of two resumes at once, the second finds
+ * the first alive.
+ * current: this process's run record (git, version, sweep hash, env); system_id: this machine's. */
 int run_resume_begin(struct db *db, const char *selector, const struct run_record *current,
 		     int64_t system_id, size_t ncases, int force,
 		     const struct run_resume_asked *asked, struct run_resume *out,

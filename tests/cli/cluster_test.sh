@@ -115,6 +115,60 @@ check "node-local copies removed" [ -z "$(ls "$T/tmp")" ]
 expect_status 0 "merge the tasks' databases" "$RUNNER" merge --db "$T/res/all.db" "$T/res"/shard-9-*.db
 check "group slurm-9 is the whole sweep" [ "$(keys "$T/res/all.db" "where run_id in (select id from runs where group_id = 'slurm-9')")" = "$(keys "$T/whole.db" "")" ]
 check "the label reached every shard" [ "$(sql "$T/res/all.db" "select count(*) from runs where label = 'night ly'")" = 3 ]
+# task 1 requeued (scontrol requeue: the same job and task ids) after an attempt whose runner was
+# killed: that attempt's database lies in the results with a -wal beside it. The new attempt's
+# database, closed cleanly, has no -wal: the old one must not stay beside it (SQLite would read
+# the earlier attempt's pages into the new file, and its run would be lost)
+expect_status 0 "an earlier attempt of task 1" "$RUNNER" run "$SWEEP" --db "$T/attempt.db" --shard 1/3
+sqlite3 -batch "$T/attempt.db" "PRAGMA wal_autocheckpoint = 0; UPDATE runs SET label = 'earlier attempt';" \
+	".shell cp '$T/attempt.db' '$T/res/shard-9-1.db'; cp '$T/attempt.db-wal' '$T/res/shard-9-1.db-wal'" >/dev/null
+check "the earlier attempt's file has its -wal" [ -s "$T/res/shard-9-1.db-wal" ]
+check "array task 1 requeued" env SLURM_ARRAY_JOB_ID=9 SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_MIN=0 \
+	SLURM_ARRAY_TASK_COUNT=3 TMPDIR="$T/tmp" bash "$script"
+check "no -wal of the earlier attempt beside the requeued task's file" [ ! -e "$T/res/shard-9-1.db-wal" ]
+expect_status 0 "merge the requeued task's database" "$RUNNER" merge --db "$T/requeued.db" "$T/res/shard-9-1.db"
+check "the requeued task's run, not the earlier attempt's" \
+	[ "$(sql "$T/requeued.db" "select count(*) || ' ' || label || ' ' || (command_line like '%--shard auto%') from runs")" = "1 night ly 1" ]
+check "the requeued task's cases and samples" \
+	[ "$(sql "$T/requeued.db" "select (select count(*) from cases) || ' ' || (select count(*) from samples)")" = \
+	  "$(sql "$T/attempt.db" "select (select count(*) from cases) || ' ' || (select count(*) from samples)")" ]
+# an array task stopped by Slurm (the time limit, scancel: SIGTERM to every process of the job,
+# the script's shell too): the run ends interrupted and the script still copies its database
+expect_status 0 "runner slurm of a slower sweep" "$RUNNER" slurm "$SRC/tests/cli/slow.yaml" --shards 1 --results "$T/ress"
+env SLURM_ARRAY_JOB_ID=7 SLURM_ARRAY_TASK_ID=0 SLURM_ARRAY_TASK_MIN=0 SLURM_ARRAY_TASK_COUNT=1 \
+	TMPDIR="$T/tmp" setsid bash "$T/ress/cli-slow.sbatch" >"$T/out" 2>"$T/err" &
+task=$!
+for _ in $(seq 600); do   # until its second case is stored (at most a minute)
+	[ "$(sql "$T/tmp/benchdb-7-0/shard.db" "select count(*) from cases" 2>/dev/null)" -ge 2 ] 2>/dev/null && break
+	sleep 0.1
+done
+kill -TERM -- -"$task"
+wait "$task"
+check "the stopped task exits as its run did (130; got $?)" [ $? = 130 ]
+check "the stopped task's database copied, its run interrupted with its cases" \
+	[ "$(sql "$T/ress/shard-7-0.db" "select status || ' ' || ((select count(*) from cases) >= 2) from runs")" = "interrupted 1" ]
+check "the stopped task's node-local copy removed" [ ! -e "$T/tmp/benchdb-7-0" ]
+# ---- runner slurm --nodes: its job by hand, srun a stand-in that runs the step's command once per
+# task (as task i of node ni), then the job's own merge -------------------------------------------
+mkdir -p "$T/bin"
+cat >"$T/bin/srun" <<'EOF'
+#!/bin/bash
+n=1
+while [ $# -gt 0 ]; do
+	case $1 in --ntasks=*) n=${1#--ntasks=}; shift ;; --*) shift ;; *) break ;; esac
+done
+status=0
+for ((i = 0; i < n; i++)); do SLURM_PROCID=$i SLURMD_NODENAME=n$i "$@" || status=$?; done
+exit $status
+EOF
+chmod +x "$T/bin/srun"
+expect_status 0 "runner slurm --nodes 2" "$RUNNER" slurm "$SWEEP" --nodes 2 --results "$T/resn" --label "it's"
+check "the --nodes script is valid bash" bash -n "$T/resn/cli-tiny.sbatch"
+check "the --nodes job by hand" env PATH="$T/bin:$PATH" SLURM_JOB_ID=12 TMPDIR="$T/tmp" \
+	bash "$T/resn/cli-tiny.sbatch"
+check "each node's database in the results" [ "$(ls "$T/resn" | grep -c '^node-12-[01]\.db$')" = 2 ]
+check "the job merged both nodes' runs, labelled" \
+	[ "$(sql "$T/resn/nodes-12.db" "select count(*) || ' ' || group_concat(distinct label) || ' ' || count(distinct system_id) from runs")" = "2 it's 2" ]
 expect_status 2 "runner slurm without --shards" "$RUNNER" slurm "$SWEEP"
 contains "$T/err" "give --shards N \(cut the sweep into N slices\) or --nodes N" "--shards or --nodes is required"
 expect_status 2 "runner slurm with --shards and --nodes" "$RUNNER" slurm "$SWEEP" --shards 2 --nodes 2

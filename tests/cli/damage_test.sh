@@ -98,6 +98,20 @@ resume_identity)
 	check "the resumed cases get the run's default share" [ "$(sql "$T/w.db" "select count(*) from cases where ord >= 9 and mem_limit = 123456789")" = 3 ]
 	check "unsharded resume: the whole sweep once" [ "$(sql "$T/w.db" "select count(*) || ' ' || count(distinct ord) from cases")" = "12 12" ]
 
+	# the settings it ran under (runs.env: thread count, ISA cap, GEMM choices): a resume under
+	# others is refused, naming both, and with --force recorded; under the same ones it goes on
+	expect_status 0 "a run on 2 threads" env OMP_NUM_THREADS=2 "$RUNNER" run "$SWEEP" --db "$T/env.db"
+	interrupt "$T/env.db" 3
+	cp "$T/env.db" "$T/env2.db"
+	before=$(sql "$T/env.db" "select count(*) || runs.status from cases, runs")
+	expect_status 2 "resume on 1 thread" env OMP_NUM_THREADS=1 "$RUNNER" run "$SWEEP" --db "$T/env.db" --resume latest
+	contains "$T/err" "cannot resume run 1: the environment differs \(the run's: \{\"OMP_NUM_THREADS\":\"2\",[^}]*\}, now: \{\"OMP_NUM_THREADS\":\"1\",[^}]*\}\); pass --force" "the refusal names both environments"
+	check "nothing stored by the refused resume" [ "$(sql "$T/env.db" "select count(*) || runs.status from cases, runs")" = "$before" ]
+	expect_status 0 "resume on 1 thread with --force" env OMP_NUM_THREADS=1 "$RUNNER" run "$SWEEP" --db "$T/env.db" --resume latest --force
+	check "--force: the other environment is recorded" [ "$(sql "$T/env.db" "select count(*) from runs where resumes like '%with --force: the environment differs%OMP_NUM_THREADS\":\"1\"%'")" = 1 ]
+	expect_status 0 "resume on the run's 2 threads" env OMP_NUM_THREADS=2 "$RUNNER" run "$SWEEP" --db "$T/env2.db" --resume latest
+	check "the same environment: resumed to 12 cases" [ "$(sql "$T/env2.db" "select status || ' ' || (select count(*) from cases) from runs")" = "complete 12" ]
+
 	# a missing database is not created by a resume
 	expect_status 1 "--resume into a missing database" "$RUNNER" run "$SWEEP" --db "$T/missing.db" --resume 1
 	contains "$T/err" "missing.db: no such database" "the refusal names the file"
@@ -122,7 +136,7 @@ merge_content)
 	check "the run grew: 12 cases, complete" [ "$(sql "$T/m.db" "select (select count(*) from cases) || ' ' || status from runs")" = "12 complete" ]
 	# the other copy: another run under the same uuid, refused with what differs
 	expect_status 1 "merge the copy resumed apart" "$RUNNER" merge --db "$T/m.db" "$T/b.db"
-	contains "$T/err" "b.db: refused run $uuid, a different run under a uuid the output holds: case 8 \(flash float32 fwd\+bwd B2 H2 S102 D16\): other times" "the refusal names the file, the run and the case"
+	contains "$T/err" "b.db: refused run $uuid, a different run under a uuid the output holds: the resumes differ; case 8 \(flash float32 fwd\+bwd B2 H2 S102 D16\): other times" "the refusal names the file, the run and the case"
 	contains "$T/out" "refused 1 runs" "the summary counts the refusal"
 	check "no sample of the other copy added" [ "$(samples "$T/m.db")" = "$(samples "$T/a.db")" ]
 	check "every ok case has warmup + iters samples per phase" [ "$(sql "$T/m.db" "select count(*) from cases c where (select count(*) from samples s where s.case_id = c.id) != 2 * (c.warmup + c.iters)")" = 0 ]
@@ -133,6 +147,41 @@ merge_content)
 	expect_status 1 "merge the copies the other way round" "$RUNNER" merge --db "$T/m2.db" "$T/b.db" "$T/a.db"
 	contains "$T/err" "a.db: refused run $uuid" "the second copy is refused, whichever it is"
 	check "the first copy's samples" [ "$(times "$T/m2.db" 8)" = "$(times "$T/b.db" 8)" ]
+	# two copies resumed apart whose new cases do not overlap: resumed in another order
+	# (--interleave 1: sweep order; the default: each shape's impls together), each killed after
+	# its first new case. No case differs, but they are two continuations: the second is refused
+	# (it used to be merged, the run holding cases of both resumes and the record of one)
+	expect_status 0 "a run to cut" "$RUNNER" run "$SWEEP" --db "$T/c.db"
+	sql "$T/c.db" "PRAGMA foreign_keys = ON; DELETE FROM cases WHERE ord >= 1; UPDATE runs SET status = 'interrupted'"
+	cp "$T/c.db" "$T/d.db"
+	expect_status 0 "resume copy c in sweep order" "$RUNNER" run "$SWEEP" --db "$T/c.db" --resume latest --interleave 1
+	sql "$T/c.db" "PRAGMA foreign_keys = ON; DELETE FROM cases WHERE ord NOT IN (0, 1); UPDATE runs SET status = 'interrupted'"
+	expect_status 0 "resume copy d by shape" "$RUNNER" run "$SWEEP" --db "$T/d.db" --resume latest
+	sql "$T/d.db" "PRAGMA foreign_keys = ON; DELETE FROM cases WHERE ord NOT IN (0, 6); UPDATE runs SET status = 'interrupted'"
+	cuuid=$(sql "$T/c.db" "select uuid from runs")
+	expect_status 1 "merge copies resumed apart, no case in common but the first" "$RUNNER" merge --db "$T/m4.db" "$T/c.db" "$T/d.db"
+	contains "$T/err" "d.db: refused run $cuuid, a different run under a uuid the output holds: the resumes differ" "the refusal says the copies were resumed apart"
+	check "the merged run holds the first copy's cases only" [ "$(ords "$T/m4.db")" = "0,1" ]
+	check "and the first copy's record of resumes" [ "$(sql "$T/m4.db" "select resumes from runs")" = "$(sql "$T/c.db" "select resumes from runs")" ]
+	# the database copied while its runner still went on (a node that only looked lost), the copy
+	# resumed elsewhere: the original's later cases are not the resumed run's
+	expect_status 0 "the original run" "$RUNNER" run "$SWEEP" --db "$T/orig.db"
+	sql "$T/orig.db" "PRAGMA foreign_keys = ON; DELETE FROM cases WHERE ord >= 4; UPDATE runs SET status = 'interrupted'"
+	cp "$T/orig.db" "$T/copy.db"
+	expect_status 0 "the copy resumed elsewhere" "$RUNNER" run "$SWEEP" --db "$T/copy.db" --resume latest
+	sql "$T/copy.db" "PRAGMA foreign_keys = ON; DELETE FROM cases WHERE ord IN (4, 5) OR ord > 6; UPDATE runs SET status = 'interrupted'"
+	expect_status 0 "the original goes on" "$RUNNER" run "$SWEEP" --db "$T/orig.db" --resume latest
+	sql "$T/orig.db" "PRAGMA foreign_keys = ON; DELETE FROM cases WHERE ord >= 6; UPDATE runs SET status = 'interrupted', resumes = NULL"
+	ouuid=$(sql "$T/orig.db" "select uuid from runs")
+	expect_status 1 "merge the resumed copy, then the original that went on" "$RUNNER" merge --db "$T/m6.db" "$T/copy.db" "$T/orig.db"
+	contains "$T/err" "orig.db: refused run $ouuid, a different run under a uuid the output holds: the resumes differ" "the original's later cases refused"
+	check "the merged run holds the resumed copy's cases only" [ "$(ords "$T/m6.db")" = "0,1,2,3,6" ]
+	# a resume still going when it is merged over the early copy: its record comes with its cases
+	cp "$T/a.db" "$T/going.db"
+	sql "$T/going.db" "UPDATE runs SET status = 'running', ended_at = NULL"
+	expect_status 0 "merge the early copy, then the resume still going" "$RUNNER" merge --db "$T/m5.db" "$T/early.db" "$T/going.db"
+	check "the going resume's cases and its record of resumes" \
+		[ "$(ords "$T/m5.db") $(sql "$T/m5.db" "select resumes from runs")" = "$(ords "$T/a.db") $(sql "$T/a.db" "select resumes from runs")" ]
 	# an identical copy: nothing new, exit 0 (idempotent)
 	cp "$T/a.db" "$T/a2.db"
 	before=$(sql "$T/m.db" "select (select count(*) from runs) || (select count(*) from cases) || (select count(*) from samples) || (select count(*) from systems)")
@@ -156,6 +205,28 @@ merge_content)
 	expect_status 0 "another run" "$RUNNER" run "$SWEEP" --db "$T/extra.db"
 	expect_status 1 "merge a refused run and a new one" "$RUNNER" merge --db "$T/m.db" "$T/extra.db"
 	contains "$T/out" "added 1 runs, 12 cases, 144 samples, 0 systems; skipped 0 runs and 0 cases already present; 0 runs ended since; refused 1 runs" "the new run added beside the refusal"
+	# a damaged input — here rows its constraints forbid, as a hand edit with CHECK constraints
+	# off or another tool leaves them; a torn page reads alike — is refused by name, nothing of it
+	# merged (the import used to drop such a case with its samples, or such a run with all of its
+	# cases, and exit 0 with the rest)
+	plant badcase "PRAGMA ignore_check_constraints = ON; UPDATE cases SET status = 'fine' WHERE ord = 5"
+	plant badrun "PRAGMA ignore_check_constraints = ON; UPDATE runs SET status = 'done'"
+	for name in badcase badrun; do
+		expect_status 1 "merge of a damaged input ($name)" "$RUNNER" merge --db "$T/m3.db" "$T/$name.db"
+		contains "$T/err" "$name.db: damaged \(PRAGMA integrity_check: CHECK constraint failed in (cases|runs)\); nothing of it merged" "the damaged $name input is named, with the reason"
+		check "nothing of the damaged $name merged" [ "$(sql "$T/m3.db" "select count(*) from runs")" = 0 ]
+	done
+	# a run whose system row is gone, a case whose run is (foreign keys off while the file was
+	# edited): the import dropped that run with its cases, or that case, and exit 0 said
+	# "skipped 1 runs ... already present"
+	plant nosystem "PRAGMA foreign_keys = OFF; DELETE FROM systems"
+	plant norun "PRAGMA foreign_keys = OFF; DELETE FROM runs"
+	for want in "nosystem|runs row 1 refers to a systems row" "norun|cases row [0-9]+ refers to a runs row"; do
+		name=${want%%|*}
+		expect_status 1 "merge of a damaged input ($name)" "$RUNNER" merge --db "$T/m3.db" "$T/$name.db"
+		contains "$T/err" "$name.db: damaged: ${want#*|} it does not hold; nothing of it merged" "the damaged $name input is named, with the reason"
+		check "nothing of the damaged $name merged" [ "$(sql "$T/m3.db" "select count(*) from runs")" = 0 ]
+	done
 	;;
 write_errors)
 	db=$T/fixture.db

@@ -74,6 +74,13 @@ for mode in shards nodes; do
 	pod_script "$T/$mode.yaml" | sed -e "s#/sweep/#$V/sweep/#g" -e "s#/results/#$V/results/#g" \
 		-e "s#/scratch/#$V/scratch-\${JOB_COMPLETION_INDEX}/#g" >"$V/pod.sh"
 	pod_script "$T/$mode-merge.yaml" | sed -e "s#/results/#$V/results/#g" >"$V/merge.sh"
+	# an earlier Job of this name left pod 1's database with a -wal beside it on the volume (its
+	# runner was killed); this Job's pod 1 closes its database cleanly, without a -wal: the old
+	# one must not stay beside the new file (SQLite would read its pages into it)
+	expect_status 0 "$mode: an earlier Job's pod 1" "$RUNNER" run "$SWEEP" --db "$T/$mode-earlier.db"
+	sqlite3 -batch "$T/$mode-earlier.db" "PRAGMA wal_autocheckpoint = 0; UPDATE runs SET label = 'earlier Job';" \
+		".shell cp '$T/$mode-earlier.db' '$V/results/benchdb-smoke-${mode%s}-1.db'; cp '$T/$mode-earlier.db-wal' '$V/results/benchdb-smoke-${mode%s}-1.db-wal'" >/dev/null
+	check "$mode: the earlier Job's file has its -wal" [ -s "$V/results/benchdb-smoke-${mode%s}-1.db-wal" ]
 	for i in 0 1 2; do
 		mkdir -p "$V/scratch-$i"
 		(cd "$V" && JOB_COMPLETION_INDEX=$i BENCHDB_RUNNER=$RUNNER BENCHDB_NODE=node-$i \
@@ -89,6 +96,10 @@ for mode in shards nodes; do
 		[ "$(sql "$merged" "select count(distinct id) || ' ' || count(distinct group_id) from runs")" = "3 1" ]
 	check "$mode: the label reached every run" \
 		[ "$(sql "$merged" "select count(*) from runs where label = 'it''s $mode'")" = 3 ]
+	check "$mode: no -wal of the earlier Job beside pod 1's file" \
+		[ ! -e "$V/results/benchdb-smoke-${mode%s}-1.db-wal" ]
+	check "$mode: nothing of the earlier Job merged" \
+		[ "$(sql "$merged" "select count(*) from runs where label = 'earlier Job'")" = 0 ]
 done
 merged=$T/shards-volumes/results/benchdb-smoke.db
 check "shards: the three slices hold exactly the sweep's cases" [ "$(keys "$merged" "")" = "$(keys "$T/whole.db" "")" ]
@@ -102,6 +113,29 @@ ncases=$(sql "$T/whole.db" "select count(*) from cases where status = 'ok'")
 for i in 0 1 2; do
 	contains "$T/out" "^\| node-$i +\| +$ncases \| +[0-9]+ \| .* on [0-9]+ of $ncases cases" "report nodes: a line for node-$i"
 done
+
+# a pod stopped (deleted, evicted, preempted): Kubernetes sends SIGTERM to the container's first
+# process alone, the pod's shell; the runner must hear it, end its run interrupted, and the shell
+# still copy its database (the shell used to ignore it as PID 1, or die of it, and the runner was
+# killed with the pod at the end of the grace period, its cases lost with the scratch volume)
+V=$T/stop-volumes
+mkdir -p "$V/sweep" "$V/results" "$V/scratch-0"
+expect_status 0 "runner kube of a slower sweep" "$RUNNER" kube "$SRC/tests/cli/slow.yaml" --shards 1 \
+	--image example.org/benchdb:1 -o "$T/stop.yaml"
+sweep_text "$T/stop.yaml" >"$V/sweep/sweep.yaml"
+pod_script "$T/stop.yaml" | sed -e "s#/sweep/#$V/sweep/#g" -e "s#/results/#$V/results/#g" \
+	-e "s#/scratch/#$V/scratch-0/#g" >"$V/pod.sh"
+(cd "$V" && JOB_COMPLETION_INDEX=0 BENCHDB_RUNNER=$RUNNER exec sh "$V/pod.sh") >"$T/out" 2>"$T/err" &
+pod=$!
+for _ in $(seq 600); do   # until its second case is stored (at most a minute)
+	[ "$(sql "$V/scratch-0/run.db" "select count(*) from cases" 2>/dev/null)" -ge 2 ] 2>/dev/null && break
+	sleep 0.1
+done
+kill -TERM "$pod"
+wait "$pod"
+check "the stopped pod exits as its run did (130; got $?)" [ $? = 130 ]
+check "the stopped pod's database copied, its run interrupted with its cases" \
+	[ "$(sql "$V/results/benchdb-cli-slow-shard-0.db" "select status || ' ' || ((select count(*) from cases) >= 2) from runs")" = "interrupted 1" ]
 
 expect_status 2 "runner kube without --image" "$RUNNER" kube "$SWEEP" --nodes 2
 contains "$T/err" "--image IMAGE is required" "the image is asked for"

@@ -88,6 +88,53 @@ check "resumed closed run complete" [ "$(sql "$db" "select runs.status || count(
 expect_status 2 "a complete run is not resumed" "$RUNNER" run "$slow" --db "$db" --resume 1
 contains "$T/err" "run 1 is complete: nothing to resume" "complete run message"
 
+# ---- a runner with the pid of the one that died (a container with a fixed host name starts its
+# runner with the same pid each time): close and resume are not refused by their own pid ---------
+db=$T/samepid.db
+"$RUNNER" run "$sweep" --db "$db" >/dev/null 2>&1
+sql "$db" "PRAGMA foreign_keys = ON; DELETE FROM cases WHERE ord >= 4; UPDATE runs SET status = 'running'"
+# exec keeps the shell's pid: the run's recorded runner is the process that looks at it
+expect_status 0 "close a run whose dead runner had this pid" \
+	sh -c 'sqlite3 "$1" "UPDATE runs SET pid = $$"; exec "$2" close 1 --db "$1"' sh "$db" "$RUNNER"
+contains "$T/out" "run 1 closed: interrupted \(its runner \(pid [0-9]+ on .*\) is gone\)" "close: the runner is gone"
+sql "$db" "UPDATE runs SET status = 'running', ended_at = NULL"
+expect_status 0 "resume a run whose dead runner had this pid" \
+	sh -c 'sqlite3 "$1" "UPDATE runs SET pid = $$"; exec "$2" run "$3" --db "$1" --resume latest' sh "$db" "$RUNNER" "$sweep"
+check "the run resumed to complete" [ "$(sql "$db" "select status || ' ' || (select count(*) from cases) from runs")" = "complete 12" ]
+
+# ---- several resumes of one run at once: one takes it over, the others find it running -----------
+# Four resumers start while another process holds the write lock, so that they reach the run
+# together; each once looked at the run, found it not running and took it over, so that two or
+# more measured its missing cases (one failing on a UNIQUE constraint, a `failed` end written over
+# the run, two resumes recorded). The interleaving is the scheduler's: 8 rounds, where without the
+# look and the takeover in one transaction about half the rounds had two resumers.
+for round in $(seq 1 8); do
+	db=$T/together$round.db
+	"$RUNNER" run "$sweep" --db "$db" >/dev/null 2>&1
+	sql "$db" "PRAGMA foreign_keys = ON; DELETE FROM cases WHERE ord >= 4; UPDATE runs SET status = 'interrupted'"
+	sqlite3 -batch "$db" "BEGIN IMMEDIATE; SELECT 1;" ".shell sleep 1" "COMMIT;" >/dev/null &
+	holder=$!
+	sleep 0.3
+	pids=()
+	for k in 1 2 3 4; do
+		"$RUNNER" run "$sweep" --db "$db" --resume latest >"$T/together$k.out" 2>"$T/together$k.err" &
+		pids+=($!)
+	done
+	statuses=""
+	for pid in "${pids[@]}"; do
+		wait "$pid"
+		statuses="$statuses $?"
+	done
+	wait "$holder"
+	check "round $round: one resume exits 0, three are refused with 2 (got$statuses)" \
+		[ "$(echo $statuses | tr ' ' '\n' | sort | paste -sd' ')" = "0 2 2 2" ]
+	check "round $round: one resume recorded" [ "$(sql "$db" "select length(resumes) - length(replace(resumes, char(10), '')) from runs")" = 0 ]
+	check "round $round: the run complete with its 12 cases" \
+		[ "$(sql "$db" "select status || ' ' || (select count(*) from cases) from runs")" = "complete 12" ]
+done
+cat "$T"/together[1-4].err >"$T/err"
+contains "$T/err" "run 1 is still running \(its runner \(pid [0-9]+ on .*\) is alive\); pass --force" "a refused resume says who runs it"
+
 # ---- the sweep must match ---------------------------------------------------------------------
 db=$T/differ.db
 start_held "$db" "$slow"

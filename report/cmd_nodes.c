@@ -202,6 +202,10 @@ struct nodes_report {
 	size_t s_case, s_nodes, s_thr, s_mem, s_temp, s_verdict;
 	enum mark overall;
 	size_t keys, failed_nodes;
+	/* throughput marks ~ (these runs cannot tell a difference of the band), and those of them
+	 * whose difference lies beyond the band (--lenient passes the others) */
+	size_t noise, noise_beyond;
+	double band;
 	const struct prices *prices;
 };
 
@@ -277,6 +281,10 @@ static void report_key(struct nodes_report *r, struct node_case *nc, size_t n)
 		enum mark m = worst(worst(c->throughput, c->memory), c->temp);
 		if (m == MARK_FAIL)
 			r->failed_nodes++;
+		if (c->throughput == MARK_NOISE) {
+			r->noise++;
+			r->noise_beyond += !(fabs(c->delta) <= r->band);
+		}
 		key_mark = worst(key_mark, m);
 		thr[i] = c->samples_s;
 	}
@@ -399,6 +407,7 @@ int cmd_nodes(struct cmd_line *cl)
 	double memory_band = NODES_MEMORY_BAND_PCT / 100.0, temp_band = NODES_TEMP_BAND_C;
 	const char *chart_dir = NULL, *prices_path = NULL;
 	double price = -1;
+	int lenient = 0;
 	o.rule.threshold = NODES_THROUGHPUT_BAND_PCT / 100.0;
 	const struct opt_spec specs[] = {
 		REPORT_OPT_DB(&o),
@@ -420,6 +429,9 @@ int cmd_nodes(struct cmd_line *cl)
 		REPORT_OPT_PHASE(&o),
 		REPORT_OPT_SUITE(&o),
 		REPORT_OPT_WHERE(&o),
+		{"lenient", 0, OPT_FLAG, NULL,
+		 "pass a throughput these runs cannot tell (~) when its difference is within the band "
+		 "(exit 0, not 2)", &lenient},
 		{"chart", 0, OPT_STRING, "DIR", "also write DIR/nodes_throughput.png and .svg", &chart_dir},
 		REPORT_OPT_PRICE(&price),
 		REPORT_OPT_PRICES(&prices_path),
@@ -438,8 +450,9 @@ int cmd_nodes(struct cmd_line *cl)
 		"within (✓) when its 95% interval lies inside the band; ~ when neither; contended when\n"
 		"the node's runs waited for a CPU. Memory and temperature against the nodes' median.\n"
 		"Exit status: 1 when a node is out of bounds, 2 when nothing could be compared, the\n"
-		"noise between runs is not measured (one run per node) or a node's runs were\n"
-		"contended, 0 otherwise."};
+		"noise between runs is not measured (one run per node), a node's runs were\n"
+		"contended, or a throughput is ~ (--lenient: ~ with a difference beyond the band),\n"
+		"0 otherwise."};
 	struct db *db = NULL;
 	struct run_row *runs = NULL;
 	struct case_row *rows = NULL;
@@ -611,6 +624,7 @@ int cmd_nodes(struct cmd_line *cl)
 	}
 	verdicts_decide(family, nfamily, &o.rule);
 	report_init(&r, prices);
+	r.band = o.rule.threshold;
 	for (size_t k = 0; k < nkeys; k++) {
 		size_t end = k + 1 < nkeys ? key_start[k + 1] : nall;
 		judge(all + key_start[k], end - key_start[k], results + key_start[k],
@@ -656,18 +670,27 @@ int cmd_nodes(struct cmd_line *cl)
 			   "the time (the median case; %.3g%% to %.3g%%); a node off by less can pass "
 			   "(~); more runs per node, at different times, flag less",
 			   100 * med, 100 * lo, 100 * hi);
+	size_t undecided = lenient ? r.noise_beyond : r.noise;   /* ~ that cannot pass */
+	if (r.noise)
+		table_note(&r.per_case, "~: %zu node-case throughput%s these runs cannot tell from the "
+			   "band (%zu with a difference beyond it): cannot tell (exit 2)%s; more runs per "
+			   "node, at different times, tell",
+			   r.noise, r.noise == 1 ? "" : "s", r.noise_beyond,
+			   lenient ? ", --lenient passing those within it" : "");
 	const char *verdict = r.overall == MARK_FAIL	 ? "a node is out of bounds"
 			      : r.overall == MARK_CONTENDED ? "a node's runs waited for a CPU (contended): "
 							      "rerun on a quiet machine"
 			      : r.overall == MARK_UNSURE ? "some comparisons cannot tell"
 			      : unmeasured ? "the noise between runs is not measured (one run per node): "
 					     "cannot tell"
+			      : undecided ? "these runs cannot tell whether a node is within the band (~)"
 					   : "no node out of bounds";
 	table_note(&r.per_case, "%zu case key%s on %zu nodes: %s", r.keys, r.keys == 1 ? "" : "s",
 		   nhosts, verdict);
 	status = r.overall == MARK_FAIL ? EXIT_FAIL
-		 : r.overall == MARK_UNSURE || r.overall == MARK_CONTENDED || unmeasured ? EXIT_USAGE
-											 : EXIT_OK;
+		 : r.overall == MARK_UNSURE || r.overall == MARK_CONTENDED || unmeasured || undecided
+			 ? EXIT_USAGE
+			 : EXIT_OK;
 	struct table tables[3];
 	nodes_summary(all, nall, hosts, nhosts, &tables[0]);
 	tables[1] = r.per_node;

@@ -172,24 +172,37 @@ expect_status 0 "history with a contended run" "$REPORT" history --db "$T/steps_
 check "the contended run's step is contended, not slower" awk -F, '$2 == 5 && $12 ~ /^contended/ { ok = 1 } END { exit !ok }' "$T/out"
 check "its cpu wait shown" awk -F, '$2 == 5 && $11 > 39.9 && $11 < 40.1 { ok = 1 } END { exit !ok }' "$T/out"
 
-# ---- nodes: a healthy cluster passes, a slow node is found -------------------------------------
-# nodes_rate NOISE FACTOR TRIALS: one database per trial (nodes compares every host of a file):
-# two nodes with 3 runs each at different times, node B's times FACTOR. Sets pass, flagged.
+# ---- nodes: a slow node is found, never passed for want of runs; a healthy cluster is vouched for
+# where the runs can -----------------------------------------------------------------------------
+# nodes_rate NOISE FACTOR TRIALS [nodes options]: one database per trial (nodes compares every host
+# of a file): two nodes with 3 runs each at different times, node B's times FACTOR. Sets pass,
+# out (exit 1), flagged (node B flagged), cannot (exit 2).
 nodes_rate() {
-	local k e
-	pass=0
-	flagged=0
-	for ((k = 0; k < $3; k++)); do
-		"$PLANTED" "$T/nodes.db" --seed $((100 + k)) --between "$1" a@nodeA:3t:1 b@nodeB:3t:"$2" >/dev/null
-		"$REPORT" nodes --db "$T/nodes.db" --format csv >"$T/nodes.csv" 2>/dev/null
+	local k e noise=$1 factor=$2 n=$3
+	shift 3
+	pass=0 out=0 flagged=0 cannot=0
+	for ((k = 0; k < n; k++)); do
+		"$PLANTED" "$T/nodes.db" --seed $((100 + k)) --between "$noise" a@nodeA:3t:1 b@nodeB:3t:"$factor" >/dev/null
+		"$REPORT" nodes --db "$T/nodes.db" --format csv "$@" >"$T/nodes.csv" 2>/dev/null
 		e=$?
 		[ "$e" = 0 ] && pass=$((pass + 1))
+		[ "$e" = 1 ] && out=$((out + 1))
+		[ "$e" = 2 ] && cannot=$((cannot + 1))
 		[ "$e" = 1 ] && grep -q ',nodeB,3,.*,✗,' "$T/nodes.csv" && flagged=$((flagged + 1))
 	done
-	note "nodes at $1, node B x$2: exit 0 in $pass, node B flagged in $flagged of $3 trials"
+	note "nodes at $noise, node B x$factor${*:+ ($*)}: exit 0 in $pass, 1 in $out (node B flagged in $flagged), 2 in $cannot of $n trials"
 }
 nodes_rate 0.04 1 $n_nodes
-check "a healthy cluster at 4%, 3 runs per node: passes in >= 95% of $n_nodes trials ($pass)" [ "$pass" -ge "$(at_least 95 $n_nodes)" ]
+check "a healthy cluster at 4%, 3 runs per node: out of bounds (exit 1) in <= 5% of $n_nodes trials ($out)" [ "$out" -le "$(at_most 5 $n_nodes)" ]
+# A node 7% slower, beyond the 5% band, at 4% run noise: 3 runs per node cannot show it (the notes
+# say these runs flag a node 12% off) — cannot tell (exit 2), never a pass (exit 0 used to be the
+# answer in most trials: ~ was "not a failure")
+nodes_rate 0.04 1.07 $n_nodes
+check "a node 7% slower at 4%, 3 runs per node: never passed (exit 0 in $pass of $n_nodes)" [ "$pass" = 0 ]
+nodes_rate 0.04 1.07 $n_nodes --lenient
+check "... nor with --lenient (exit 0 in $pass)" [ "$pass" = 0 ]
+nodes_rate 0.02 1 $n_nodes --lenient
+check "a healthy cluster at 2%, 3 runs per node, --lenient: passes in >= 90% of $n_nodes trials ($pass)" [ "$pass" -ge "$(at_least 90 $n_nodes)" ]
 nodes_rate 0.02 1.10 $n_nodes
 check "a node 10% slower at 2%: flagged in >= 95% of $n_nodes trials ($flagged)" [ "$flagged" -ge "$(at_least 95 $n_nodes)" ]
 finish planted

@@ -275,9 +275,10 @@ int cmd_regress(struct cmd_line *cl)
 	struct findings found = {STRBUF_INIT, STRBUF_INIT};
 	struct strbuf who_b = STRBUF_INIT, who_c = STRBUF_INIT;
 	const char **missing = NULL, **broken = NULL, **not_run = NULL, **uncompared = NULL,
+		   **partial = NULL,
 		   **insufficient = NULL, **slower = NULL, **contended = NULL, **unsure = NULL,
 		   **keys = NULL;
-	size_t nmissing = 0, nbroken = 0, nnot_run = 0, nuncompared = 0, ninsufficient = 0,
+	size_t nmissing = 0, nbroken = 0, nnot_run = 0, nuncompared = 0, npartial = 0, ninsufficient = 0,
 	       nslower = 0, ncontended = 0, nunsure = 0, shared = 0, ncases = 0, nkeys_distinct = 0,
 	       nsorted = 0;
 	struct noise_data noise = {0};
@@ -368,6 +369,7 @@ int cmd_regress(struct cmd_line *cl)
 	broken = xcalloc(cap, sizeof(*broken));
 	not_run = xcalloc(cap, sizeof(*not_run));
 	uncompared = xcalloc(cap, sizeof(*uncompared));
+	partial = xcalloc(cap, sizeof(*partial));
 	insufficient = xcalloc(cap, sizeof(*insufficient));
 	slower = xcalloc(cap, sizeof(*slower));
 	contended = xcalloc(cap, sizeof(*contended));
@@ -433,19 +435,23 @@ int cmd_regress(struct cmd_line *cl)
 			rc->name = row->name;
 			rc->key = row->case_key;
 			rc->equal_b = rc->equal_c = 1;
-			size_t first_b = 0, first_c = 0, n;
+			size_t first_b = 0, first_c = 0, n, empty = 0;
 			for (size_t r = 0; r < base.n; r++) {
 				if (at_b[r] < 0)
 					continue;
 				case_series_pick(&base.sets[r].series[at_b[r]], (enum series_pick)pick, &n);
 				rc->equal_b &= !first_b || n == first_b;
 				first_b = first_b ? first_b : n;
+				empty += n == 0 && base.sets[r].rows[at_b[r]].status == STATUS_OK;
 			}
 			for (size_t r = 0; r < cand.n; r++) {
 				case_series_pick(&cand.sets[r].series[at_c[r]], (enum series_pick)pick, &n);
 				rc->equal_c &= !first_c || n == first_c;
 				first_c = first_c ? first_c : n;
+				empty += n == 0;
 			}
+			if (empty)   /* compared on the other runs: said, not passed over */
+				partial[npartial++] = row->name;
 			family[ncases++] = &rc->result;
 		}
 	}
@@ -591,6 +597,15 @@ int cmd_regress(struct cmd_line *cl)
 	findings_print(&found.fail, "regression", &t, &reasons);
 	if (!sb_str(&found.fail)[0])
 		findings_print(&found.unsure, "cannot tell", &t, &reasons);
+	if (npartial) {
+		struct strbuf names = STRBUF_INIT;
+		for (size_t i = 0; i < npartial; i++)
+			sb_addf(&names, "%s%s", i ? ", " : "", partial[i]);
+		table_note(&t, "compared on fewer runs than the side has (column n): %zu case%s ok in a "
+			       "run without samples of the phase (a damaged run?), left out of that run: %s",
+			   npartial, npartial == 1 ? "" : "s", sb_str(&names));
+		sb_free(&names);
+	}
 	if (lenient && counts[VERDICT_UNSURE] > nunsure)
 		table_note(&t, "--lenient: %zu unsure case%s with a change within the threshold "
 			       "passed", counts[VERDICT_UNSURE] - nunsure,
@@ -662,6 +677,7 @@ done:
 	free(broken);
 	free(not_run);
 	free(uncompared);
+	free(partial);
 	free(insufficient);
 	free(slower);
 	free(contended);

@@ -226,4 +226,12 @@ expect_status 1 "changes: an interrupted newest run without a case: fails" \
 	"$REPORT" changes --db "$T/cut.db" --label nightly
 contains "$T/err" "^report changes: missing: '.*' on planted-host from run 12, which is interrupted \(ok in run 11\)$" "says the run is interrupted"
 
+# ---- regress: a candidate run whose ok case lost its samples is said, not passed over -----------
+# 4 baseline runs, 3 candidate runs alike; candidate run 6's samples of one case are gone (a
+# damaged file): the case is compared on the two runs that have them, and the notes say so
+planted "$T/partial.db" --cases 3 --between 0.02 --seed 5 base:4t:1 cand:3t:1
+sql "$T/partial.db" "delete from samples where case_id in (select id from cases where run_id = 6 and ord = 0)"
+"$REPORT" regress --db "$T/partial.db" --baseline-label base --candidate-label cand --lenient >"$T/out" 2>&1
+contains "$T/out" "compared on fewer runs than the side has \(column n\): 1 case ok in a run without samples of the phase \(a damaged run\?\), left out of that run: flash float32 fwd B8 H1 S256 D64$" "the case left out of the damaged run is named"
+
 finish cli_verdict_data

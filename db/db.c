@@ -782,7 +782,8 @@ int db_run_resolve(struct db *db, const char *sel, int64_t *run_id, struct bd_er
 	int64_t ids[2];
 	int n = 0, rc = SQLITE_OK;
 	if (!strcmp(sel, "latest")) {
-		rc = ids_for(db, "SELECT id FROM runs ORDER BY id DESC LIMIT 1", NULL, ids, &n);
+		rc = ids_for(db, "SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT 1", NULL,
+			     ids, &n);
 		if (rc == SQLITE_OK && n == 0)
 			return bd_fail_at(err, BD_ENOTFOUND, db->path, 0, 0, "the database holds no runs");
 		goto found;
@@ -794,8 +795,11 @@ int db_run_resolve(struct db *db, const char *sel, int64_t *run_id, struct bd_er
 		if (rc != SQLITE_OK || n)
 			goto found;
 	}
-	/* A label is matched exactly; the latest run carrying it wins. */
-	rc = ids_for(db, "SELECT id FROM runs WHERE label = ?1 ORDER BY id DESC LIMIT 1", sel, ids, &n);
+	/* A label is matched exactly; the latest run carrying it wins. Latest is by start time (then
+	 * id): `runner merge` stores a database's runs after those already there, so ids follow
+	 * the order databases were merged in, not the order the runs were made. */
+	rc = ids_for(db, "SELECT id FROM runs WHERE label = ?1 ORDER BY started_at DESC, id DESC LIMIT 1",
+		     sel, ids, &n);
 	if (rc != SQLITE_OK || n)
 		goto found;
 	/* A group id: its latest run stands for all of its shards (group.c) */
@@ -808,7 +812,7 @@ int db_run_resolve(struct db *db, const char *sel, int64_t *run_id, struct bd_er
 		/* Commit prefix: several runs of one commit are not ambiguous; take the latest. */
 		rc = ids_for(db,
 			     "SELECT id FROM runs WHERE git_commit IN (SELECT DISTINCT git_commit FROM runs "
-			     "WHERE git_commit LIKE ?1 || '%') ORDER BY id DESC",
+			     "WHERE git_commit LIKE ?1 || '%') ORDER BY started_at DESC, id DESC",
 			     sel, ids, &n);
 		if (rc == SQLITE_OK && n > 1) {
 			int64_t commit_ids[2];

@@ -17,10 +17,33 @@ static int has_id(const struct run_group *g, int64_t id)
 	return 0;
 }
 
-static int cmp_id(const void *a, const void *b)
+/* A run's place in time: its start (ISO, so that text order is time order), then its id. Run ids
+ * follow the order runs were stored in, and `runner merge` stores a database's runs after those
+ * already there: a file merged out of order would otherwise have its older runs taken for the
+ * last ones. */
+struct run_when {
+	const char *at;
+	int64_t id;
+};
+
+static int cmp_run_id(const void *key, const void *elem)
 {
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return (x > y) - (x < y);
+	int64_t id = *(const int64_t *)key, have = ((const struct run_row *)elem)->id;
+	return (id > have) - (id < have);
+}
+
+/* runs: db_runs_list's, by id */
+static struct run_when run_when(const struct run_row *runs, size_t nruns, int64_t id)
+{
+	const struct run_row *r = runs ? bsearch(&id, runs, nruns, sizeof(*runs), cmp_run_id) : NULL;
+	return (struct run_when){r && r->started_at ? r->started_at : "", id};
+}
+
+static int cmp_when(const void *a, const void *b)
+{
+	const struct run_when *x = a, *y = b;
+	int c = strcmp(x->at, y->at);
+	return c ? c : (x->id > y->id) - (x->id < y->id);
 }
 
 int run_group_select(struct db *db, const struct run_group_spec *spec,
@@ -46,17 +69,29 @@ int run_group_select(struct db *db, const struct run_group_spec *spec,
 		if (!has_id(g, id))
 			g->ids[g->n++] = id;
 	}
-	int64_t before = INT64_MAX;   /* --last alone: the runs before the first excluded one */
-	for (size_t i = 0; exclude && i < exclude->n; i++)
-		before = exclude->ids[i] < before ? exclude->ids[i] : before;
+	/* --last alone: the runs started before the first excluded one */
+	struct run_when before = {NULL, 0}, *when = NULL;
+	for (size_t i = 0; exclude && i < exclude->n; i++) {
+		struct run_when w = run_when(runs, nruns, exclude->ids[i]);
+		if (!before.at || cmp_when(&w, &before) < 0)
+			before = w;
+	}
 	for (size_t i = 0; i < nruns; i++) {
 		const struct run_row *r = &runs[i];
+		struct run_when w = {r->started_at ? r->started_at : "", r->id};
 		int by_label = spec->label && r->label && !strcmp(r->label, spec->label);
-		int by_last = !spec->label && spec->nsels == 0 && spec->last > 0 && r->id < before;
+		int by_last = !spec->label && spec->nsels == 0 && spec->last > 0 &&
+			      (!before.at || cmp_when(&w, &before) < 0);
 		if ((by_label || by_last) && !has_id(g, r->id) && !has_id(exclude, r->id))
 			g->ids[g->n++] = r->id;
 	}
-	qsort(g->ids, g->n, sizeof(*g->ids), cmp_id);
+	when = xcalloc(g->n ? g->n : 1, sizeof(*when));   /* oldest first */
+	for (size_t i = 0; i < g->n; i++)
+		when[i] = run_when(runs, nruns, g->ids[i]);
+	qsort(when, g->n, sizeof(*when), cmp_when);
+	for (size_t i = 0; i < g->n; i++)
+		g->ids[i] = when[i].id;
+	free(when);
 	if (spec->last > 0 && g->n > (size_t)spec->last) {
 		memmove(g->ids, g->ids + g->n - (size_t)spec->last, (size_t)spec->last * sizeof(*g->ids));
 		g->n = (size_t)spec->last;

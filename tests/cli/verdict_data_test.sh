@@ -152,6 +152,15 @@ contains "$T/err" "slower: 'flash float32 fwd B8 H1 S256 D64' on planted-host, \
 expect_status 0 "history of the merged runs" "$REPORT" history --db "$T/merged.db" --where seq_len=256 --format csv
 check "history: January first" [ "$(csv_cols "$T/out" run | head -1)" = 7 ]
 check "history: the step at the first February run" grep -q '^1,slower +' <(csv_cols "$T/out" run step)
+# regress and report pick the latest runs by time too: the newest February run is the latest,
+# the runs before it are the ones started before it (the last January ones, then February's)
+"$REPORT" regress --db "$T/merged.db" --baseline-last 5 --candidate-last 3 >"$T/out" 2>&1
+contains "$T/out" "^### regressions: runs 4, 5, 6 vs baseline runs 35, 36, 1, 2, 3 " "--candidate-last 3 --baseline-last 5 by time"
+"$REPORT" regress --db "$T/merged.db" --baseline-last 5 >"$T/out" 2>&1
+contains "$T/out" "^### regressions: run 6 vs baseline runs 1, 2, 3, 4, 5 " "the latest run is the newest in time"
+"$REPORT" --db "$T/merged.db" >"$T/out" 2>&1
+contains "$T/out" "^## run 6: " "report's default run is the newest in time"
+check "the label selects its newest run in time" grep -q 'selects run 6, which is a candidate' 	<("$REPORT" regress --db "$T/merged.db" --baseline nightly 2>&1)
 # nodes: node h2's runs of its newest code are its newest in time, not its highest ids (older,
 # 30% slower runs of an earlier commit merged after them)
 planted "$T/now.db" --cases 2 --between 0.02 --seed 21 --one-system n@h1:3:1 n@h2:3:1

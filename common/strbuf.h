@@ -41,4 +41,7 @@ char *read_file(const char *path, size_t *len);
  * with errno set. */
 int file_replace(const char *path, const char *buf, size_t len);
 
+/* Whether a and b name one existing file (however spelled: links, relative paths). */
+int file_same(const char *a, const char *b);
+
 #endif

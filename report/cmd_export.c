@@ -194,13 +194,6 @@ static int is_sqlite_file(const char *path)
 	return yes;
 }
 
-static int same_file(const char *a, const char *b)
-{
-	struct stat sa, sb;
-	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-	       sa.st_ino == sb.st_ino;
-}
-
 int cmd_export(struct cmd_line *cl)
 {
 	struct report_options o = REPORT_OPTIONS_INIT;
@@ -268,7 +261,7 @@ int cmd_export(struct cmd_line *cl)
 	if (out_path && is_sqlite_file(out_path)) {
 		fprintf(stderr, "report export: '%s' is an SQLite database%s: not overwritten with the "
 				"export (give -o another file)\n", out_path,
-			same_file(out_path, o.db_path) ? " (the one exported)" : "");
+			file_same(out_path, o.db_path) ? " (the one exported)" : "");
 		return EXIT_USAGE;
 	}
 	int all = !strcmp(o.run_sel, "all");

@@ -307,6 +307,12 @@ int cmd_kube(struct cmd_line *cl)
 		sb_add(&manifest, "---\n");
 		write_job(&j, &manifest);
 	}
+	if (out_path && file_same(out_path, sweep->path)) {   /* the manifest over its sweep */
+		fprintf(stderr, "runner kube: -o %s is the sweep file %s: the manifest would replace "
+				"it; name another file\n", out_path, sweep->path);
+		status = EXIT_USAGE;
+		goto done;
+	}
 	/* -o FILE whole or not at all: a failed rewrite keeps the old manifest */
 	int written = out_path ? !file_replace(out_path, sb_str(&manifest), manifest.len)
 			       : fputs(sb_str(&manifest), stdout) >= 0;

@@ -433,6 +433,12 @@ int cmd_slurm(struct cmd_line *cl)
 		slurm_nodes_script(&j, &script);
 	else
 		slurm_script(&j, &script);
+	if (file_same(script_path, sweep_path)) {   /* the script over the sweep it runs */
+		fprintf(stderr, "runner slurm: -o %s is the sweep file %s: the script would replace "
+				"it; name another file\n", script_path, argv[0]);
+		status = EXIT_USAGE;
+		goto done;
+	}
 	/* whole or not at all: a failed rewrite keeps the old script */
 	if (file_replace(script_path, sb_str(&script), script.len)) {
 		fprintf(stderr, "runner slurm: cannot write '%s': %s\n", script_path, strerror(errno));

@@ -563,6 +563,18 @@ rewrites)
 	expect_status 2 "export -o another database" "$REPORT" export --db "$db" -o "$T/o/copy.db"
 	check "export -o another database: that database kept" [ "$(md5sum <"$T/o/copy.db")" = "$dbsum" ]
 	rm "$T/o/copy.db"
+	# runner slurm -o / runner kube -o naming the sweep file (by another spelling): refused, the
+	# sweep kept
+	cp "$SWEEP" "$T/o/sweep.yaml"
+	ln -s sweep.yaml "$T/o/sweep-link.yaml"
+	sweepsum=$(md5sum <"$T/o/sweep.yaml")
+	expect_status 2 "slurm -o the sweep file" "$RUNNER" slurm "$T/o/sweep.yaml" --shards 2 -o "$T/o/./sweep.yaml"
+	contains "$T/err" "is the sweep file .*: the script would replace it" "slurm says why"
+	expect_status 2 "kube -o a link to the sweep file" "$RUNNER" kube "$T/o/sweep.yaml" --shards 2 --image x -o "$T/o/sweep-link.yaml"
+	contains "$T/err" "is the sweep file .*: the manifest would replace it" "kube says why"
+	check "slurm, kube -o the sweep: the sweep kept" [ "$(md5sum <"$T/o/sweep.yaml")" = "$sweepsum" ]
+	expect_status 0 "slurm -o another file" "$RUNNER" slurm "$T/o/sweep.yaml" --shards 2 -o "$T/o/job.sbatch"
+	rm "$T/o/sweep.yaml" "$T/o/sweep-link.yaml" "$T/o/job.sbatch"
 	# report writeup: a 120 KB README.md
 	expect_status 0 "writeup" "$REPORT" writeup --db "$db" -o "$T/w"
 	before=$(state "$T/w")

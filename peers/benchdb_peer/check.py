@@ -118,3 +118,28 @@ def scalar(out, stage, value, ref, atol):
     diff = abs(value - ref) if math.isfinite(value) else float("nan")
     bound = atol * abs(ref) if ref != 0 else atol
     out.check(stage, diff, bound, "%s %.9g vs reference %.9g" % (stage, value, ref))
+
+
+def gradients(out, stage, grads, refs, atol, rtol=0.0):
+    """Every parameter's gradient against its reference, element by element, as benchdb checks its
+    own model (kernels/workloads/e2e.c): scale max |ref| of that parameter's gradient (1 where it
+    is 0 everywhere). grads and refs: [(name, tensor or None)] in the same order (None: the
+    backward left no gradient, i.e. zeros). One check line, the worst element of all."""
+    import torch
+    best = None
+    for (name, g), (_, ref) in zip(grads, refs):
+        if (g is None and ref is None) or (ref if g is None else g).numel() == 0:
+            continue
+        ref = torch.zeros_like(g, dtype=torch.float64) if ref is None else ref.detach().double()
+        g = torch.zeros_like(ref) if g is None else g.detach().to(ref.device)
+        if tuple(g.shape) != tuple(ref.shape):
+            raise ValueError("the gradient of %s has shape %s, the reference's %s"
+                             % (name, tuple(g.shape), tuple(ref.shape)))
+        scale = ref.abs().max()
+        scale = scale if scale > 0 else ref.new_ones(())
+        ratio, diff, bound, idx = worst(g, ref, atol, rtol, scale)
+        if best is None or ratio > best[0]:
+            where = "%s[%s]" % (name, ", ".join(str(i) for i in idx)) if idx else name
+            best = (ratio, diff, bound, where)
+    if best is not None:
+        out.check(stage, best[1], best[2], "gradient of " + best[3])

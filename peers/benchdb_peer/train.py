@@ -21,8 +21,9 @@ sweep declares it, runs the loss through torch.compile(model); a dynamo or induc
 first iteration (where it compiles) makes the case unsupported with the reason.
 
 Validation, before anything is timed: the loss, and for a pass with a backward the gradients'
-global norm, against a float64 copy of the model on the same inputs (e2e rule: |x − ref| <=
-atol·|ref|). The copy needs 8 (16 with gradients) bytes per parameter; when that is over a quarter
+global norm and every parameter's gradient, element by element, against a float64 copy of the
+model on the same inputs (e2e rule: |x − ref| <= atol·|ref| for the scalars, <= atol·max |ref| of
+the parameter's gradient for each element, as benchdb checks its own model's gradients). The copy needs 8 (16 with gradients) bytes per parameter; when that is over a quarter
 of the device's memory (the GPU's, else the case's mem_limit or the host's available memory) the
 check is skipped and the case stays unvalidated (`check_skipped` in impl_info says why).
 
@@ -75,6 +76,11 @@ def _grad_norm(torch, model):
     return total ** 0.5
 
 
+def _grads(model):
+    """name -> gradient of each parameter that takes one (None where the backward left none)."""
+    return [(name, p.grad) for name, p in model.named_parameters() if p.requires_grad]
+
+
 def reference_unfit(torch, case, model):
     """Why the float64 reference of model does not fit (a reason), or None."""
     n = sum(p.numel() for p in model.parameters())
@@ -96,6 +102,7 @@ def validate(torch, case, setup, autocast, out):
         if backward:
             ref_loss.backward()
     ref_norm = _grad_norm(torch, reference) if backward else None
+    ref_grads = _grads(reference) if backward else None
     ref_loss = float(ref_loss.item())
     del reference
     torch.manual_seed(seed)
@@ -105,10 +112,12 @@ def validate(torch, case, setup, autocast, out):
         loss.backward()
     value = float(loss.float().item())
     norm = _grad_norm(torch, setup.model) if backward else None
+    grads = _grads(setup.model) if backward else None
     setup.model.zero_grad(set_to_none=True)
     chk.scalar(out, "loss", value, ref_loss, case.atol)
     if backward:
         chk.scalar(out, "grad_norm", norm, ref_norm, case.atol)
+        chk.gradients(out, "grad", grads, ref_grads, case.atol, case.rtol)
 
 
 class _Step:

@@ -295,7 +295,7 @@ class TrainPeerTest(unittest.TestCase):
             status, lines = self.run_factory(self.factory(), BENCHDB_PASS=pass_, BENCHDB_PHASES=phases)
             self.assertEqual(status, "ok", lines[-1])
             stages = [l.split()[1] for l in lines_of(lines, "check")]
-            self.assertEqual(stages, ["loss"] if pass_ == "forward" else ["loss", "grad_norm"])
+            self.assertEqual(stages, ["loss"] if pass_ == "forward" else ["loss", "grad_norm", "grad"])
             self.assertEqual(len(lines_of(lines, "sample")), 3 * len(phases.split()))
             self.assertTrue(any(l.startswith("memory param ") for l in lines))
             self.assertEqual(lines_of(lines, "work"), [])   # the user's model: no FLOPs claimed
@@ -304,6 +304,29 @@ class TrainPeerTest(unittest.TestCase):
         status, lines = self.run_factory(self.factory(wrong=True))
         self.assertEqual(status, "error")
         self.assertIn("peer check failed: grad_norm differs", lines[-1])
+        self.assertEqual(lines_of(lines, "sample"), [])
+
+    def test_a_backward_wrong_in_sign_is_caught_though_its_norm_is_right(self):
+        # -grad through the fast path: every gradient below it has the right norm and the wrong
+        # sign (the optimizer would climb the loss); benchdb checks its own model's gradients
+        # tensor by tensor, element by element, and so does the kit
+        class Flip(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.view_as(x)
+
+            @staticmethod
+            def backward(ctx, grad):
+                return -grad
+
+        with mock.patch.object(WrongDK, "backward", Flip.backward):
+            status, lines = self.run_factory(self.factory(wrong=True))
+        self.assertEqual(status, "error", lines[-1])
+        checks = {l.split()[1]: l for l in lines_of(lines, "check")}
+        diff, bound = (float(x) for x in checks["grad_norm"].split()[2:4])
+        self.assertLessEqual(diff, bound)   # the norm alone cannot see it
+        self.assertIn("peer check failed: grad differs", lines[-1])
+        self.assertRegex(lines[-1], r"gradient of (embed|lin)\.(weight|bias)\[")
         self.assertEqual(lines_of(lines, "sample"), [])
 
     def test_bfloat16_is_autocast_within_its_tolerance(self):

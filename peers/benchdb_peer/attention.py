@@ -90,17 +90,25 @@ def validate(torch, fn, case, q, k, v, do, out):
             ref_o, _ = chk.attention_reference(q, k, v, case.causal)
             chk.check_attention_tensors(out, ("output",), (o,), (ref_o,), case)
         return
-    # Sampled: the forward's rows of spread heads at the case's shape ...
+    # Sampled: the forward's rows of every head (the CPU's; a GPU's: spread heads) at the case's
+    # shape, SAMPLE_HEADS heads at a time (their float64 K and V are what the check holds) ...
     with torch.no_grad():
         o = fn(q.detach(), k.detach(), v.detach(), case.causal)
     _shape(o, q)
-    rows, heads = chk.sample_rows(S), chk.sample_heads(B, H)
-    idx_b = torch.tensor([b for b, _ in heads], device=q.device)
-    idx_h = torch.tensor([h for _, h in heads], device=q.device)
-    pick = lambda t: t.detach()[idx_b, idx_h].unsqueeze(0)   # (1, heads, S, D)
-    ref_o, _ = chk.attention_reference(pick(q), pick(k), pick(v), case.causal, rows=rows)
-    mine = pick(o)[:, :, rows, :]
-    chk.check_attention_tensors(out, ("output",), (mine,), (ref_o,), case, rows=rows, heads=heads)
+    rows, heads = chk.sample_rows(S), chk.sample_heads(B, H, every=case.device == "cpu")
+    found = None
+    for start in range(0, len(heads), chk.SAMPLE_HEADS):
+        part = heads[start:start + chk.SAMPLE_HEADS]
+        idx_b = torch.tensor([b for b, _ in part], device=q.device)
+        idx_h = torch.tensor([h for _, h in part], device=q.device)
+        pick = lambda t: t.detach()[idx_b, idx_h].unsqueeze(0)   # (1, heads, S, D)
+        ref_o, _ = chk.attention_reference(pick(q), pick(k), pick(v), case.causal, rows=rows)
+        mine = pick(o)[:, :, rows, :]
+        this = chk.attention_worst("output", mine, ref_o, case, rows=rows, heads=part)
+        if found is None or this[0] > found[0]:
+            found = this
+        del ref_o, mine
+    out.check("output", found[1], found[2], found[3])
     del o
     if not backward:
         return

@@ -9,8 +9,8 @@ reported, with where it is.
 
 Attention is checked as benchdb checks its own kernels: the whole problem when the float64
 reference costs at most FULL_CHECK_MADDS multiply-adds; above that, the forward on SAMPLE_ROWS
-spread query rows (plus the first and the last) of up to SAMPLE_HEADS spread (batch, head)
-pairs at the case's shape, and the backward on a problem of batch = heads = 1 and
+spread query rows (plus the first and the last) of every (batch, head) pair on the CPU (of up to
+SAMPLE_HEADS spread pairs on a GPU) at the case's shape, and the backward on a problem of batch = heads = 1 and
 seq_len = REDUCED_SEQ with the case's head_dim and causal flag, through the same function.
 """
 import math
@@ -77,26 +77,34 @@ def _slice_scale(ref):
     return ref.abs().amax(dim=(-2, -1), keepdim=True)
 
 
+def attention_worst(name, x, ref, case, rows=None, heads=None, scale=None):
+    """(ratio, diff, bound, where) of the worst element of one attention tensor x (B, H, S, D)
+    against ref; scale: max |ref| per (batch, head) slice (default: ref's own). rows: the query
+    positions the tensors hold along dimension 2, heads: the (batch, head) pairs along dimension 1
+    (batch 1), when sampled."""
+    import torch
+    scale = _slice_scale(ref) if scale is None else scale
+    scale = torch.where(scale > 0, scale, torch.ones_like(scale))
+    ratio, diff, bound, idx = worst(x, ref, case.atol, case.rtol, scale)
+    b, h, s, d = idx
+    if heads is not None:   # the tensors hold the sampled heads along dimension 1
+        b, h = heads[h]
+    if rows is not None:
+        s = rows[s]
+    letter = {"output": "O", "output_reduced": "O", "dq": "dQ", "dk": "dK", "dv": "dV"}.get(name, name)
+    return ratio, diff, bound, "%s[b=%d, h=%d, s=%d, d=%d]" % (letter, b, h, s, d)
+
+
 def check_attention_tensors(out, stage_names, results, refs, case, rows=None, heads=None):
     """Print one check line per tensor (worst element, where); CheckFailed on the first failure."""
-    import torch
     zero_grad = False
     if len(refs) == 4:   # O, dQ, dK, dV: dQ or dK exactly 0 everywhere -> scale by dV's slices
         zero_grad = bool((refs[1] == 0).all()) or bool((refs[2] == 0).all())
     dv_scale = _slice_scale(refs[3]) if len(refs) == 4 else None
     for i, (name, x, ref) in enumerate(zip(stage_names, results, refs)):
-        scale = _slice_scale(ref)
-        if zero_grad and i in (1, 2):
-            scale = dv_scale
-        scale = torch.where(scale > 0, scale, torch.ones_like(scale))
-        ratio, diff, bound, idx = worst(x, ref, case.atol, case.rtol, scale)
-        b, h, s, d = idx
-        if heads is not None:   # the tensors hold the sampled heads along dimension 1
-            b, h = heads[h]
-        if rows is not None:
-            s = rows[s]
-        letter = {"output": "O", "output_reduced": "O", "dq": "dQ", "dk": "dK", "dv": "dV"}.get(name, name)
-        out.check(name, diff, bound, "%s[b=%d, h=%d, s=%d, d=%d]" % (letter, b, h, s, d))
+        scale = dv_scale if zero_grad and i in (1, 2) else None
+        _, diff, bound, where = attention_worst(name, x, ref, case, rows, heads, scale)
+        out.check(name, diff, bound, where)
 
 
 def sample_rows(S):
@@ -104,13 +112,15 @@ def sample_rows(S):
     return sorted(set(rows))
 
 
-def sample_heads(B, H):
+def sample_heads(B, H, every=False):
+    """The (batch, head) pairs a sampled check compares: every one where every (the CPU, whose
+    memory is the host's, as benchdb's own check there), else SAMPLE_HEADS spread ones, the first
+    and the last included (kernels/workloads/attention.c)."""
     pairs = [(b, h) for b in range(B) for h in range(H)]
-    if len(pairs) <= SAMPLE_HEADS:
-        return pairs
     n = len(pairs)
-    picks = sorted(set(round(i * (n - 1) / (SAMPLE_HEADS - 1)) for i in range(SAMPLE_HEADS)))
-    return [pairs[i] for i in picks]
+    if every or n <= SAMPLE_HEADS:
+        return pairs
+    return [pairs[i * (n - 1) // (SAMPLE_HEADS - 1)] for i in range(SAMPLE_HEADS)]
 
 
 def scalar(out, stage, value, ref, atol):

@@ -244,6 +244,25 @@ class AttentionPeerTest(unittest.TestCase):
         self.assertEqual(status, "error")
         self.assertIn("s=2047", lines[-1])
 
+    def test_a_long_sequence_on_the_cpu_is_checked_on_every_head(self):
+        # 16 (batch, head) pairs, sampled rows: benchdb's own CPU check compares every head's, so
+        # a kernel wrong on one head (an offset bug in batch 0, head 1) cannot pass; a spread
+        # sample of 8 heads skipped this one and the case was timed
+        def wrong_one_head(q, k, v, c):
+            o = sdpa(q, k, v, c).clone()
+            o[0, 1] *= 1.5
+            return o
+        env = dict(BENCHDB_SEQ_LEN=512, BENCHDB_HEAD_DIM=64, BENCHDB_BATCH_SIZE=2, BENCHDB_HEADS=8,
+                   BENCHDB_PASS="forward", BENCHDB_PHASES="fwd", BENCHDB_ITERS=1, BENCHDB_WARMUP=0)
+        status, lines = self.run_fn(sdpa, **env)
+        self.assertEqual(status, "ok", lines[-1])
+        self.assertEqual([l.split()[1] for l in lines_of(lines, "check")], ["output"])
+        status, lines = self.run_fn(wrong_one_head, **env)
+        self.assertEqual(status, "error", lines[-1])
+        self.assertIn("peer check failed: output differs", lines[-1])
+        self.assertIn("O[b=0, h=1, ", lines[-1])
+        self.assertEqual(lines_of(lines, "sample"), [])
+
     def test_pass_backward_times_only_the_backward(self):
         status, lines = self.run_fn(sdpa, BENCHDB_PASS="backward", BENCHDB_PHASES="bwd")
         self.assertEqual(status, "ok", lines[-1])

@@ -4,9 +4,10 @@
     attention_peer(my_attention)          # my_attention(q, k, v, causal) -> o
 
 q, k, v are (batch_size, heads, seq_len, head_dim) tensors of the case's dtype on its device,
-uniform in [-1, 1) from the case's seed; the function returns o of the same shape, softmax(q kᵀ /
-sqrt(head_dim)) v with the causal mask when causal is true. The kit validates it against the
-float64 attention (check.py) before anything is timed, then times the case's pass:
+uniform in [-1, 1) from the case's seed; the function returns o of the same shape, dtype and
+device, softmax(q kᵀ / sqrt(head_dim)) v with the causal mask when causal is true. The kit
+validates it against the float64 attention (check.py) before anything is timed — an output of
+another dtype or device is an error — then times the case's pass:
 
     forward           fwd: o = f(q, k, v, causal) under torch.no_grad()
     backward          bwd: o.backward(dO), after an untimed forward with autograd (from saved state)
@@ -60,17 +61,30 @@ def _inputs(case, B, H, S, D, grad, offset=0):
 
 def _run_with_grads(torch, fn, q, k, v, do, causal):
     o = fn(q, k, v, causal)
-    _shape(o, q)
+    _output(o, q)
     o.backward(do)
     grads = (q.grad, k.grad, v.grad)
     q.grad = k.grad = v.grad = None
     return o.detach(), grads
 
 
-def _shape(o, q):
-    if tuple(o.shape) != tuple(q.shape):
+def _forward(torch, fn, q, k, v, causal):
+    """fn's output under no_grad."""
+    with torch.no_grad():
+        o = fn(q, k, v, causal)
+    _output(o, q)
+    return o
+
+
+def _output(o, q):
+    """o is what the kit times: a tensor of q's shape, dtype and device."""
+    if not hasattr(o, "shape") or tuple(o.shape) != tuple(q.shape):
         raise ValueError("the attention function returned shape %s for inputs of shape %s"
-                         % (tuple(o.shape), tuple(q.shape)))
+                         % (tuple(getattr(o, "shape", ())) or type(o).__name__, tuple(q.shape)))
+    if o.dtype != q.dtype or o.device != q.device:
+        raise ValueError("the attention function returned %s on %s for inputs of %s on %s: the "
+                         "case's output is in its dtype, on its device"
+                         % (o.dtype, o.device, q.dtype, q.device))
 
 
 def validate(torch, fn, case, q, k, v, do, out):
@@ -84,17 +98,13 @@ def validate(torch, fn, case, q, k, v, do, out):
             chk.check_attention_tensors(out, ("output", "dq", "dk", "dv"), (o,) + grads,
                                         (ref_o,) + ref_grads, case)
         else:
-            with torch.no_grad():
-                o = fn(q, k, v, case.causal)
-            _shape(o, q)
+            o = _forward(torch, fn, q, k, v, case.causal)
             ref_o, _ = chk.attention_reference(q, k, v, case.causal)
             chk.check_attention_tensors(out, ("output",), (o,), (ref_o,), case)
         return
     # Sampled: the forward's rows of every head (the CPU's; a GPU's: spread heads) at the case's
     # shape, SAMPLE_HEADS heads at a time (their float64 K and V are what the check holds) ...
-    with torch.no_grad():
-        o = fn(q.detach(), k.detach(), v.detach(), case.causal)
-    _shape(o, q)
+    o = _forward(torch, fn, q.detach(), k.detach(), v.detach(), case.causal)
     rows, heads = chk.sample_rows(S), chk.sample_heads(B, H, every=case.device == "cpu")
     found = None
     for start in range(0, len(heads), chk.SAMPLE_HEADS):

@@ -263,6 +263,16 @@ class AttentionPeerTest(unittest.TestCase):
         self.assertIn("O[b=0, h=1, ", lines[-1])
         self.assertEqual(lines_of(lines, "sample"), [])
 
+    def test_an_output_of_another_dtype_is_an_error_never_timed(self):
+        # float32 from bfloat16 inputs: within bfloat16's tolerance, but not the case's kernel
+        def in_float32(q, k, v, c):
+            return sdpa(q.float(), k.float(), v.float(), c)
+        status, lines = self.run_fn(in_float32, BENCHDB_DTYPE="bfloat16", BENCHDB_CHECK_ATOL="1.6e-2",
+                                    BENCHDB_CHECK_RTOL="1.6e-2")
+        self.assertEqual(status, "error", lines[-1])
+        self.assertIn("returned torch.float32 on cpu for inputs of torch.bfloat16 on cpu", lines[-1])
+        self.assertEqual(lines_of(lines, "sample"), [])
+
     def test_pass_backward_times_only_the_backward(self):
         status, lines = self.run_fn(sdpa, BENCHDB_PASS="backward", BENCHDB_PHASES="bwd")
         self.assertEqual(status, "ok", lines[-1])

@@ -5,9 +5,10 @@
 
 q, k, v are (batch_size, heads, seq_len, head_dim) tensors of the case's dtype on its device,
 uniform in [-1, 1) from the case's seed; the function returns o of the same shape, dtype and
-device, softmax(q kᵀ / sqrt(head_dim)) v with the causal mask when causal is true. The kit
-validates it against the float64 attention (check.py) before anything is timed — an output of
-another dtype or device is an error — then times the case's pass:
+device, softmax(q kᵀ / sqrt(head_dim)) v with the causal mask when causal is true, and leaves its
+inputs as they were (the same q, k, v are given to every iteration). The kit validates it against
+the float64 attention (check.py) before anything is timed — an output of another dtype or device,
+or inputs changed by the call, are an error — then times the case's pass:
 
     forward           fwd: o = f(q, k, v, causal) under torch.no_grad()
     backward          bwd: o.backward(dO), after an untimed forward with autograd (from saved state)
@@ -60,19 +61,23 @@ def _inputs(case, B, H, S, D, grad, offset=0):
 
 
 def _run_with_grads(torch, fn, q, k, v, do, causal):
+    saved = _saved(q, k, v, do)
     o = fn(q, k, v, causal)
     _output(o, q)
     o.backward(do)
+    _unchanged(torch, saved, (q, k, v, do))
     grads = (q.grad, k.grad, v.grad)
     q.grad = k.grad = v.grad = None
     return o.detach(), grads
 
 
 def _forward(torch, fn, q, k, v, causal):
-    """fn's output under no_grad."""
+    """fn's output under no_grad, its inputs checked unchanged after it."""
+    saved = _saved(q, k, v)
     with torch.no_grad():
         o = fn(q, k, v, causal)
     _output(o, q)
+    _unchanged(torch, saved, (q, k, v))
     return o
 
 
@@ -85,6 +90,23 @@ def _output(o, q):
         raise ValueError("the attention function returned %s on %s for inputs of %s on %s: the "
                          "case's output is in its dtype, on its device"
                          % (o.dtype, o.device, q.dtype, q.device))
+
+
+_NAMES = ("q", "k", "v", "dO")
+
+
+def _saved(*tensors):
+    return [t.detach().clone() for t in tensors]
+
+
+def _unchanged(torch, saved, tensors):
+    """The inputs as they were before the call: a function that writes into them would be
+    checked against a reference of other inputs than it was given, and timed on those."""
+    for name, before, t in zip(_NAMES, saved, tensors):
+        if not torch.equal(before, t.detach()):
+            raise ValueError("the attention function changed its input %s (an in-place operation "
+                             "on it): the output must not depend on overwriting q, k, v or dO"
+                             % name)
 
 
 def validate(torch, fn, case, q, k, v, do, out):

@@ -273,6 +273,38 @@ class AttentionPeerTest(unittest.TestCase):
         self.assertIn("returned torch.float32 on cpu for inputs of torch.bfloat16 on cpu", lines[-1])
         self.assertEqual(lines_of(lines, "sample"), [])
 
+    def test_a_function_that_overwrites_its_inputs_is_an_error_never_timed(self):
+        # q zeroed in place: its output is the mean of V, what a float64 reference of the zeroed
+        # q gives too; it must be held to the inputs it was given
+        def zero_q(q, k, v, c):
+            with torch.no_grad():
+                q.zero_()
+            return sdpa(q, k, v, c)
+
+        def scale_do(q, k, v, c):   # the backward writes into dO
+            class Hook(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x):
+                    return x.view_as(x)
+
+                @staticmethod
+                def backward(ctx, grad):
+                    grad.mul_(1.0)
+                    grad[0, 0, 0, 0] = 0.0
+                    return grad
+            return Hook.apply(sdpa(q, k, v, c))
+        for name, fn, passes, word in (("zero q", zero_q, ("forward", "forward_backward"), "q"),
+                                        ("dO", scale_do, ("forward_backward",), "dO")):
+            for pass_ in passes:
+                phases = "fwd" if pass_ == "forward" else "fwd bwd"
+                status, lines = self.run_fn(fn, BENCHDB_PASS=pass_, BENCHDB_PHASES=phases)
+                self.assertEqual(status, "error", (name, pass_, lines[-1]))
+                self.assertIn("changed its input %s" % word, lines[-1], (name, pass_))
+                self.assertEqual(lines_of(lines, "sample"), [], (name, pass_))
+        status, lines = self.run_fn(zero_q, BENCHDB_PASS="forward", BENCHDB_PHASES="fwd", BENCHDB_SEQ_LEN=2048,
+                                    BENCHDB_HEAD_DIM=64, BENCHDB_ITERS=1, BENCHDB_WARMUP=0)
+        self.assertIn("changed its input q", lines[-1], "sampled")
+
     def test_pass_backward_times_only_the_backward(self):
         status, lines = self.run_fn(sdpa, BENCHDB_PASS="backward", BENCHDB_PHASES="bwd")
         self.assertEqual(status, "ok", lines[-1])

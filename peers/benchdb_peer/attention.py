@@ -71,14 +71,15 @@ def _run_with_grads(torch, fn, q, k, v, do, causal):
     return o.detach(), grads
 
 
-def _forward(torch, fn, q, k, v, causal):
-    """fn's output under no_grad, its inputs checked unchanged after it."""
+def _forward(torch, fn, q, k, v, causal, grad=False):
+    """fn's output as the case times its forward (under no_grad, or with autograd when grad: a
+    pass with a backward), detached; its inputs checked unchanged after it."""
     saved = _saved(q, k, v)
-    with torch.no_grad():
+    with torch.set_grad_enabled(grad):
         o = fn(q, k, v, causal)
     _output(o, q)
     _unchanged(torch, saved, (q, k, v))
-    return o
+    return o.detach()
 
 
 def _output(o, q):
@@ -125,8 +126,10 @@ def validate(torch, fn, case, q, k, v, do, out):
             chk.check_attention_tensors(out, ("output",), (o,), (ref_o,), case)
         return
     # Sampled: the forward's rows of every head (the CPU's; a GPU's: spread heads) at the case's
-    # shape, SAMPLE_HEADS heads at a time (their float64 K and V are what the check holds) ...
-    o = _forward(torch, fn, q.detach(), k.detach(), v.detach(), case.causal)
+    # shape, SAMPLE_HEADS heads at a time (their float64 K and V are what the check holds), of
+    # the forward as it is timed (with autograd for a pass with a backward: a function may take
+    # another path then) ...
+    o = _forward(torch, fn, q, k, v, case.causal, grad=backward)
     rows, heads = chk.sample_rows(S), chk.sample_heads(B, H, every=case.device == "cpu")
     found = None
     for start in range(0, len(heads), chk.SAMPLE_HEADS):

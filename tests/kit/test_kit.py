@@ -305,6 +305,25 @@ class AttentionPeerTest(unittest.TestCase):
                                     BENCHDB_HEAD_DIM=64, BENCHDB_ITERS=1, BENCHDB_WARMUP=0)
         self.assertIn("changed its input q", lines[-1], "sampled")
 
+    def test_a_sampled_check_runs_the_forward_that_is_timed(self):
+        # right without autograd, wrong with it (past a 256-row tile): a pass with a backward
+        # times the forward with autograd, so that is the forward the sampled rows must come from
+        def wrong_when_training(q, k, v, c):
+            o = sdpa(q, k, v, c)
+            if torch.is_grad_enabled() and q.requires_grad:
+                o = torch.cat([o[..., :256, :], o[..., 256:, :] * 0.5], dim=-2)
+            return o
+        for pass_, phases in (("forward_backward", "fwd bwd"), ("backward", "bwd")):
+            status, lines = self.run_fn(wrong_when_training, BENCHDB_PASS=pass_, BENCHDB_PHASES=phases,
+                                        BENCHDB_SEQ_LEN=2048, BENCHDB_HEAD_DIM=64, BENCHDB_ITERS=1,
+                                        BENCHDB_WARMUP=0)
+            self.assertEqual(status, "error", (pass_, lines[-1]))
+            self.assertIn("peer check failed: output differs", lines[-1], pass_)
+            self.assertEqual(lines_of(lines, "sample"), [], pass_)
+        status, lines = self.run_fn(wrong_when_training, BENCHDB_PASS="forward", BENCHDB_PHASES="fwd",
+                                    BENCHDB_SEQ_LEN=2048, BENCHDB_HEAD_DIM=64, BENCHDB_ITERS=1, BENCHDB_WARMUP=0)
+        self.assertEqual(status, "ok", lines[-1])   # forward alone runs (and is timed) without autograd
+
     def test_pass_backward_times_only_the_backward(self):
         status, lines = self.run_fn(sdpa, BENCHDB_PASS="backward", BENCHDB_PHASES="bwd")
         self.assertEqual(status, "ok", lines[-1])

@@ -86,6 +86,14 @@ class ProtocolTest(unittest.TestCase):
         with self.assertRaisesRegex(AttributeError, "its parameters: backend, causal, lora_rank"):
             case.nope
 
+    def test_the_tolerance_without_the_runner_s_is_benchdb_s(self):
+        # an older runner or a hand-made case: the values of kernels/ref/check_rule.c
+        for dtype, tf32, want in (("float32", "false", 1e-4), ("float32", "true", 1e-2),
+                                  ("bfloat16", "false", 4e-2), ("float16", "false", 2e-2)):
+            env = e2e_env(BENCHDB_DTYPE=dtype, BENCHDB_TF32=tf32)
+            del env["BENCHDB_CHECK_ATOL"]
+            self.assertEqual(Case(env).atol, want, dtype)
+
     def test_version_1_output_has_no_version_2_lines(self):
         for version, want in ((1, []), (2, ["check out 0.5 1", "work benchdb", "work fwd 10 -"])):
             stream = io.StringIO()

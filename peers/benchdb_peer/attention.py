@@ -114,7 +114,7 @@ def validate(torch, fn, case, q, k, v, do, out):
     """Check fn against the float64 reference (check.py's policy); CheckFailed on a failure."""
     B, H, S, D = q.shape
     backward = do is not None
-    if chk.attention_madds(B, H, S, D, backward) <= chk.FULL_CHECK_MADDS:
+    if chk.attention_madds(B, H, S, D, backward, case.causal) <= chk.FULL_CHECK_MADDS:
         if backward:
             o, grads = _run_with_grads(torch, fn, q, k, v, do, case.causal)
             ref_o, ref_grads = chk.attention_reference(q.detach(), k.detach(), v.detach(), case.causal, do)

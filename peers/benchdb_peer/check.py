@@ -21,9 +21,13 @@ SAMPLE_HEADS = 8
 REDUCED_SEQ = 193
 
 
-def attention_madds(B, H, S, D, backward):
+def attention_madds(B, H, S, D, backward, causal=False):
+    """The float64 reference's multiply-adds, as benchdb counts them (kernels/ref/attention_ref.c):
+    the forward 2·S²·D per head (QKᵀ and PV), halved when causal; the backward 3 times that."""
     forward = 2.0 * B * H * S * S * D
-    return forward * (3.5 if backward else 1.0)
+    if causal:
+        forward /= 2
+    return forward * (4.0 if backward else 1.0)
 
 
 def attention_reference(q, k, v, causal, do=None, rows=None):

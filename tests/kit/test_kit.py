@@ -332,6 +332,20 @@ class AttentionPeerTest(unittest.TestCase):
                                     BENCHDB_SEQ_LEN=2048, BENCHDB_HEAD_DIM=64, BENCHDB_ITERS=1, BENCHDB_WARMUP=0)
         self.assertEqual(status, "ok", lines[-1])   # forward alone runs (and is timed) without autograd
 
+    def test_the_whole_problem_is_checked_where_benchdb_checks_its_own_whole(self):
+        # causal, B=1, H=8, S=512, D=64: 1.3e8 reference multiply-adds as benchdb counts them (the
+        # causal half), under its 2e8 budget, so every row is compared; row 5 is no sampled row
+        def wrong_row_5(q, k, v, c):
+            o = sdpa(q, k, v, c).clone()
+            o[..., 5, :] *= 1.5
+            return o
+        status, lines = self.run_fn(wrong_row_5, BENCHDB_SEQ_LEN=512, BENCHDB_HEAD_DIM=64, BENCHDB_BATCH_SIZE=1,
+                                    BENCHDB_HEADS=8, BENCHDB_PASS="forward", BENCHDB_PHASES="fwd",
+                                    BENCHDB_ITERS=1, BENCHDB_WARMUP=0)
+        self.assertEqual(status, "error", lines[-1])
+        self.assertRegex(lines[-1], r"output differs .* at O\[b=0, h=\d, s=5, ")
+        self.assertEqual(lines_of(lines, "sample"), [])
+
     def test_pass_backward_times_only_the_backward(self):
         status, lines = self.run_fn(sdpa, BENCHDB_PASS="backward", BENCHDB_PHASES="bwd")
         self.assertEqual(status, "ok", lines[-1])

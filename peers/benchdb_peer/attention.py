@@ -8,7 +8,8 @@ uniform in [-1, 1) from the case's seed; the function returns o of the same shap
 device, softmax(q kᵀ / sqrt(head_dim)) v with the causal mask when causal is true, and leaves its
 inputs as they were (the same q, k, v are given to every iteration). The kit validates it against
 the float64 attention (check.py) before anything is timed — an output of another dtype or device,
-or inputs changed by the call, are an error — then times the case's pass:
+or inputs changed by the call, are an error; it is called once more on new values in the same
+tensors, so that a result kept from an earlier call fails — then times the case's pass:
 
     forward           fwd: o = f(q, k, v, causal) under torch.no_grad()
     backward          bwd: o.backward(dO), after an untimed forward with autograd (from saved state)
@@ -111,7 +112,40 @@ def _unchanged(torch, saved, tensors):
 
 
 def validate(torch, fn, case, q, k, v, do, out):
-    """Check fn against the float64 reference (check.py's policy); CheckFailed on a failure."""
+    """Check fn against the float64 reference (check.py's policy), then once more on new values in
+    the same tensors; CheckFailed on a failure."""
+    _validate(torch, fn, case, q, k, v, do, out)
+    _again(torch, fn, case, q, k, v, do is not None, out)
+
+
+def _again(torch, fn, case, q, k, v, grad, out):
+    """fn once more, on new values in q, k, v themselves (what a training step does to its
+    buffers), compared on the sampled rows of up to SAMPLE_HEADS spread heads (check
+    output_again): a result kept from an earlier call — a cache keyed by the tensors' shape or
+    storage — is stale here. The case's values are put back for the timing."""
+    B, H, S, D = q.shape
+    saved = _saved(q, k, v)
+    with torch.no_grad():
+        for i, t in enumerate((q, k, v)):
+            t.copy_(case.uniform(B, H, S, D, offset=24 + i))
+    try:
+        o = _forward(torch, fn, q, k, v, case.causal, grad=grad)
+        rows, heads = chk.sample_rows(S), chk.sample_heads(B, H)
+        idx_b = torch.tensor([b for b, _ in heads], device=q.device)
+        idx_h = torch.tensor([h for _, h in heads], device=q.device)
+        pick = lambda t: t.detach()[idx_b, idx_h].unsqueeze(0)   # (1, heads, S, D)
+        ref_o, _ = chk.attention_reference(pick(q), pick(k), pick(v), case.causal, rows=rows)
+        _, diff, bound, where = chk.attention_worst("output_again", pick(o)[:, :, rows, :], ref_o,
+                                                    case, rows=rows, heads=heads)
+        del o, ref_o
+        out.check("output_again", diff, bound, where)
+    finally:
+        with torch.no_grad():
+            for t, before in zip((q, k, v), saved):
+                t.copy_(before)
+
+
+def _validate(torch, fn, case, q, k, v, do, out):
     B, H, S, D = q.shape
     backward = do is not None
     if chk.attention_madds(B, H, S, D, backward, case.causal) <= chk.FULL_CHECK_MADDS:

@@ -95,7 +95,8 @@ def attention_worst(name, x, ref, case, rows=None, heads=None, scale=None):
         b, h = heads[h]
     if rows is not None:
         s = rows[s]
-    letter = {"output": "O", "output_reduced": "O", "dq": "dQ", "dk": "dK", "dv": "dV"}.get(name, name)
+    letter = {"output": "O", "output_reduced": "O", "output_again": "O", "dq": "dQ", "dk": "dK",
+              "dv": "dV"}.get(name, name)
     return ratio, diff, bound, "%s[b=%d, h=%d, s=%d, d=%d]" % (letter, b, h, s, d)
 
 

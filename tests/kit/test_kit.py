@@ -219,7 +219,8 @@ class AttentionPeerTest(unittest.TestCase):
         for dtype, atol in (("float32", "2e-5"), ("bfloat16", "1.6e-2")):
             status, lines = self.run_fn(sdpa, BENCHDB_DTYPE=dtype, BENCHDB_CHECK_ATOL=atol, BENCHDB_CHECK_RTOL=atol)
             self.assertEqual(status, "ok", lines)
-            self.assertEqual([l.split()[1] for l in lines_of(lines, "check")], ["output", "dq", "dk", "dv"])
+            self.assertEqual([l.split()[1] for l in lines_of(lines, "check")],
+                             ["output", "dq", "dk", "dv", "output_again"])
             self.assertEqual(len(lines_of(lines, "sample")), 3 * 2)
             self.assertIn("work benchdb", lines)
             info = json.loads(lines_of(lines, "info")[0][5:])
@@ -247,7 +248,7 @@ class AttentionPeerTest(unittest.TestCase):
         status, lines = self.run_fn(sdpa, **env)
         self.assertEqual(status, "ok", lines[-1])
         self.assertEqual([l.split()[1] for l in lines_of(lines, "check")],
-                         ["output", "output_reduced", "dq", "dk", "dv"])
+                         ["output", "output_reduced", "dq", "dk", "dv", "output_again"])
         status, lines = self.run_fn(wrong_last_row, **env)
         self.assertEqual(status, "error")
         self.assertIn("s=2047", lines[-1])
@@ -264,7 +265,7 @@ class AttentionPeerTest(unittest.TestCase):
                    BENCHDB_PASS="forward", BENCHDB_PHASES="fwd", BENCHDB_ITERS=1, BENCHDB_WARMUP=0)
         status, lines = self.run_fn(sdpa, **env)
         self.assertEqual(status, "ok", lines[-1])
-        self.assertEqual([l.split()[1] for l in lines_of(lines, "check")], ["output"])
+        self.assertEqual([l.split()[1] for l in lines_of(lines, "check")], ["output", "output_again"])
         status, lines = self.run_fn(wrong_one_head, **env)
         self.assertEqual(status, "error", lines[-1])
         self.assertIn("peer check failed: output differs", lines[-1])
@@ -345,6 +346,33 @@ class AttentionPeerTest(unittest.TestCase):
         self.assertEqual(status, "error", lines[-1])
         self.assertRegex(lines[-1], r"output differs .* at O\[b=0, h=\d, s=5, ")
         self.assertEqual(lines_of(lines, "sample"), [])
+
+    def test_a_result_kept_from_an_earlier_call_is_caught(self):
+        # K "packed" once per buffer and reused: right on the first call, stale as soon as the
+        # buffer holds new values (every training step); the kit calls it again on new values in
+        # the same tensors (check output_again) and times it on the case's values
+        for seq_len, head_dim in ((37, 16), (2048, 64)):   # the whole check, the sampled one
+            packed = {}
+
+            def cached_k(q, k, v, c):
+                key = (k.data_ptr(), tuple(k.shape))
+                if key not in packed:
+                    packed[key] = k.detach().clone()
+                return sdpa(q, packed[key] + (k - k.detach()), v, c)
+            status, lines = self.run_fn(cached_k, BENCHDB_SEQ_LEN=seq_len, BENCHDB_HEAD_DIM=head_dim)
+            self.assertEqual(status, "error", lines[-1])
+            self.assertIn("peer check failed: output_again differs", lines[-1])
+            self.assertEqual(lines_of(lines, "sample"), [])
+        from benchdb_peer import attention
+        seen = []
+
+        def recording(q, k, v, c):   # the timed calls get the case's values back
+            seen.append(float(q.detach().double().sum()))
+            return sdpa(q, k, v, c)
+        status, lines = self.run_fn(recording)
+        self.assertEqual(status, "ok", lines[-1])
+        self.assertEqual(len(set(seen[:1] + seen[2:])), 1, seen)
+        self.assertNotEqual(seen[0], seen[1])
 
     def test_pass_backward_times_only_the_backward(self):
         status, lines = self.run_fn(sdpa, BENCHDB_PASS="backward", BENCHDB_PHASES="bwd")

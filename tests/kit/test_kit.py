@@ -462,6 +462,8 @@ class TrainPeerTest(unittest.TestCase):
     def test_bfloat16_is_autocast_within_its_tolerance(self):
         status, lines = self.run_factory(self.factory(), BENCHDB_DTYPE="bfloat16", BENCHDB_CHECK_ATOL="4e-2")
         self.assertEqual(status, "ok", lines[-1])
+        # autocast's rounding at a model's full size comes near the per-tensor bound: the norm only
+        self.assertEqual([l.split()[1] for l in lines_of(lines, "check")], ["loss", "grad_norm"])
 
     def test_a_memory_limit_below_the_weights_is_oom(self):
         status, lines = self.run_factory(self.factory(), BENCHDB_MEM_LIMIT=1000)

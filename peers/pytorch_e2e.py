@@ -30,8 +30,8 @@ torch.nn.functional.scaled_dot_product_attention(is_causal=True) (on CUDA, flash
 the FlashAttention backend).
 
 What each pass times, how bfloat16 (autocast over float32 master weights) and float16 (CUDA only)
-run, the validation (loss and gradient norm against a float64 copy of the model), memory and
-statuses: benchdb_peer/train.py. Every case prints an `info {...}` object (torch, its BLAS, MKL,
+run, the validation (loss, gradient norm and, in float32, each parameter's gradient against a
+float64 copy of the model), memory and statuses: benchdb_peer/train.py. Every case prints an `info {...}` object (torch, its BLAS, MKL,
 oneDNN, CPU capability, threads; benchdb_peer/torchinfo.py), stored as cases.impl_info.
 """
 import importlib

@@ -4,9 +4,12 @@
     attention_peer(my_attention)          # my_attention(q, k, v, causal) -> o
 
 q, k, v are (batch_size, heads, seq_len, head_dim) tensors of the case's dtype on its device,
-uniform in [-1, 1) from the case's seed; the function returns o of the same shape, softmax(q kᵀ /
-sqrt(head_dim)) v with the causal mask when causal is true. The kit validates it against the
-float64 attention (check.py) before anything is timed, then times the case's pass:
+uniform in [-1, 1) from the case's seed; the function returns o of the same shape, dtype and
+device, softmax(q kᵀ / sqrt(head_dim)) v with the causal mask when causal is true, and leaves its
+inputs as they were (the same q, k, v are given to every iteration). The kit validates it against
+the float64 attention (check.py) before anything is timed — an output of another dtype or device,
+or inputs changed by the call, are an error; it is called once more on new values in the same
+tensors, so that a result kept from an earlier call fails — then times the case's pass:
 
     forward           fwd: o = f(q, k, v, causal) under torch.no_grad()
     backward          bwd: o.backward(dO), after an untimed forward with autograd (from saved state)
@@ -59,48 +62,122 @@ def _inputs(case, B, H, S, D, grad, offset=0):
 
 
 def _run_with_grads(torch, fn, q, k, v, do, causal):
+    saved = _saved(q, k, v, do)
     o = fn(q, k, v, causal)
-    _shape(o, q)
+    _output(o, q)
     o.backward(do)
+    _unchanged(torch, saved, (q, k, v, do))
     grads = (q.grad, k.grad, v.grad)
     q.grad = k.grad = v.grad = None
     return o.detach(), grads
 
 
-def _shape(o, q):
-    if tuple(o.shape) != tuple(q.shape):
+def _forward(torch, fn, q, k, v, causal, grad=False):
+    """fn's output as the case times its forward (under no_grad, or with autograd when grad: a
+    pass with a backward), detached; its inputs checked unchanged after it."""
+    saved = _saved(q, k, v)
+    with torch.set_grad_enabled(grad):
+        o = fn(q, k, v, causal)
+    _output(o, q)
+    _unchanged(torch, saved, (q, k, v))
+    return o.detach()
+
+
+def _output(o, q):
+    """o is what the kit times: a tensor of q's shape, dtype and device."""
+    if not hasattr(o, "shape") or tuple(o.shape) != tuple(q.shape):
         raise ValueError("the attention function returned shape %s for inputs of shape %s"
-                         % (tuple(o.shape), tuple(q.shape)))
+                         % (tuple(getattr(o, "shape", ())) or type(o).__name__, tuple(q.shape)))
+    if o.dtype != q.dtype or o.device != q.device:
+        raise ValueError("the attention function returned %s on %s for inputs of %s on %s: the "
+                         "case's output is in its dtype, on its device"
+                         % (o.dtype, o.device, q.dtype, q.device))
+
+
+_NAMES = ("q", "k", "v", "dO")
+
+
+def _saved(*tensors):
+    return [t.detach().clone() for t in tensors]
+
+
+def _unchanged(torch, saved, tensors):
+    """The inputs as they were before the call: a function that writes into them would be
+    checked against a reference of other inputs than it was given, and timed on those."""
+    for name, before, t in zip(_NAMES, saved, tensors):
+        if not torch.equal(before, t.detach()):
+            raise ValueError("the attention function changed its input %s (an in-place operation "
+                             "on it): the output must not depend on overwriting q, k, v or dO"
+                             % name)
 
 
 def validate(torch, fn, case, q, k, v, do, out):
-    """Check fn against the float64 reference (check.py's policy); CheckFailed on a failure."""
+    """Check fn against the float64 reference (check.py's policy), then once more on new values in
+    the same tensors; CheckFailed on a failure."""
+    _validate(torch, fn, case, q, k, v, do, out)
+    _again(torch, fn, case, q, k, v, do is not None, out)
+
+
+def _again(torch, fn, case, q, k, v, grad, out):
+    """fn once more, on new values in q, k, v themselves (what a training step does to its
+    buffers), compared on the sampled rows of up to SAMPLE_HEADS spread heads (check
+    output_again): a result kept from an earlier call — a cache keyed by the tensors' shape or
+    storage — is stale here. The case's values are put back for the timing."""
+    B, H, S, D = q.shape
+    saved = _saved(q, k, v)
+    with torch.no_grad():
+        for i, t in enumerate((q, k, v)):
+            t.copy_(case.uniform(B, H, S, D, offset=24 + i))
+    try:
+        o = _forward(torch, fn, q, k, v, case.causal, grad=grad)
+        rows, heads = chk.sample_rows(S), chk.sample_heads(B, H)
+        idx_b = torch.tensor([b for b, _ in heads], device=q.device)
+        idx_h = torch.tensor([h for _, h in heads], device=q.device)
+        pick = lambda t: t.detach()[idx_b, idx_h].unsqueeze(0)   # (1, heads, S, D)
+        ref_o, _ = chk.attention_reference(pick(q), pick(k), pick(v), case.causal, rows=rows)
+        _, diff, bound, where = chk.attention_worst("output_again", pick(o)[:, :, rows, :], ref_o,
+                                                    case, rows=rows, heads=heads)
+        del o, ref_o
+        out.check("output_again", diff, bound, where)
+    finally:
+        with torch.no_grad():
+            for t, before in zip((q, k, v), saved):
+                t.copy_(before)
+
+
+def _validate(torch, fn, case, q, k, v, do, out):
     B, H, S, D = q.shape
     backward = do is not None
-    if chk.attention_madds(B, H, S, D, backward) <= chk.FULL_CHECK_MADDS:
+    if chk.attention_madds(B, H, S, D, backward, case.causal) <= chk.FULL_CHECK_MADDS:
         if backward:
             o, grads = _run_with_grads(torch, fn, q, k, v, do, case.causal)
             ref_o, ref_grads = chk.attention_reference(q.detach(), k.detach(), v.detach(), case.causal, do)
             chk.check_attention_tensors(out, ("output", "dq", "dk", "dv"), (o,) + grads,
                                         (ref_o,) + ref_grads, case)
         else:
-            with torch.no_grad():
-                o = fn(q, k, v, case.causal)
-            _shape(o, q)
+            o = _forward(torch, fn, q, k, v, case.causal)
             ref_o, _ = chk.attention_reference(q, k, v, case.causal)
             chk.check_attention_tensors(out, ("output",), (o,), (ref_o,), case)
         return
-    # Sampled: the forward's rows of spread heads at the case's shape ...
-    with torch.no_grad():
-        o = fn(q.detach(), k.detach(), v.detach(), case.causal)
-    _shape(o, q)
-    rows, heads = chk.sample_rows(S), chk.sample_heads(B, H)
-    idx_b = torch.tensor([b for b, _ in heads], device=q.device)
-    idx_h = torch.tensor([h for _, h in heads], device=q.device)
-    pick = lambda t: t.detach()[idx_b, idx_h].unsqueeze(0)   # (1, heads, S, D)
-    ref_o, _ = chk.attention_reference(pick(q), pick(k), pick(v), case.causal, rows=rows)
-    mine = pick(o)[:, :, rows, :]
-    chk.check_attention_tensors(out, ("output",), (mine,), (ref_o,), case, rows=rows, heads=heads)
+    # Sampled: the forward's rows of every head (the CPU's; a GPU's: spread heads) at the case's
+    # shape, SAMPLE_HEADS heads at a time (their float64 K and V are what the check holds), of
+    # the forward as it is timed (with autograd for a pass with a backward: a function may take
+    # another path then) ...
+    o = _forward(torch, fn, q, k, v, case.causal, grad=backward)
+    rows, heads = chk.sample_rows(S), chk.sample_heads(B, H, every=case.device == "cpu")
+    found = None
+    for start in range(0, len(heads), chk.SAMPLE_HEADS):
+        part = heads[start:start + chk.SAMPLE_HEADS]
+        idx_b = torch.tensor([b for b, _ in part], device=q.device)
+        idx_h = torch.tensor([h for _, h in part], device=q.device)
+        pick = lambda t: t.detach()[idx_b, idx_h].unsqueeze(0)   # (1, heads, S, D)
+        ref_o, _ = chk.attention_reference(pick(q), pick(k), pick(v), case.causal, rows=rows)
+        mine = pick(o)[:, :, rows, :]
+        this = chk.attention_worst("output", mine, ref_o, case, rows=rows, heads=part)
+        if found is None or this[0] > found[0]:
+            found = this
+        del ref_o, mine
+    out.check("output", found[1], found[2], found[3])
     del o
     if not backward:
         return

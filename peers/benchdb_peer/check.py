@@ -9,8 +9,8 @@ reported, with where it is.
 
 Attention is checked as benchdb checks its own kernels: the whole problem when the float64
 reference costs at most FULL_CHECK_MADDS multiply-adds; above that, the forward on SAMPLE_ROWS
-spread query rows (plus the first and the last) of up to SAMPLE_HEADS spread (batch, head)
-pairs at the case's shape, and the backward on a problem of batch = heads = 1 and
+spread query rows (plus the first and the last) of every (batch, head) pair on the CPU (of up to
+SAMPLE_HEADS spread pairs on a GPU) at the case's shape, and the backward on a problem of batch = heads = 1 and
 seq_len = REDUCED_SEQ with the case's head_dim and causal flag, through the same function.
 """
 import math
@@ -21,9 +21,13 @@ SAMPLE_HEADS = 8
 REDUCED_SEQ = 193
 
 
-def attention_madds(B, H, S, D, backward):
+def attention_madds(B, H, S, D, backward, causal=False):
+    """The float64 reference's multiply-adds, as benchdb counts them (kernels/ref/attention_ref.c):
+    the forward 2·S²·D per head (QKᵀ and PV), halved when causal; the backward 3 times that."""
     forward = 2.0 * B * H * S * S * D
-    return forward * (3.5 if backward else 1.0)
+    if causal:
+        forward /= 2
+    return forward * (4.0 if backward else 1.0)
 
 
 def attention_reference(q, k, v, causal, do=None, rows=None):
@@ -77,26 +81,35 @@ def _slice_scale(ref):
     return ref.abs().amax(dim=(-2, -1), keepdim=True)
 
 
+def attention_worst(name, x, ref, case, rows=None, heads=None, scale=None):
+    """(ratio, diff, bound, where) of the worst element of one attention tensor x (B, H, S, D)
+    against ref; scale: max |ref| per (batch, head) slice (default: ref's own). rows: the query
+    positions the tensors hold along dimension 2, heads: the (batch, head) pairs along dimension 1
+    (batch 1), when sampled."""
+    import torch
+    scale = _slice_scale(ref) if scale is None else scale
+    scale = torch.where(scale > 0, scale, torch.ones_like(scale))
+    ratio, diff, bound, idx = worst(x, ref, case.atol, case.rtol, scale)
+    b, h, s, d = idx
+    if heads is not None:   # the tensors hold the sampled heads along dimension 1
+        b, h = heads[h]
+    if rows is not None:
+        s = rows[s]
+    letter = {"output": "O", "output_reduced": "O", "output_again": "O", "dq": "dQ", "dk": "dK",
+              "dv": "dV"}.get(name, name)
+    return ratio, diff, bound, "%s[b=%d, h=%d, s=%d, d=%d]" % (letter, b, h, s, d)
+
+
 def check_attention_tensors(out, stage_names, results, refs, case, rows=None, heads=None):
     """Print one check line per tensor (worst element, where); CheckFailed on the first failure."""
-    import torch
     zero_grad = False
     if len(refs) == 4:   # O, dQ, dK, dV: dQ or dK exactly 0 everywhere -> scale by dV's slices
         zero_grad = bool((refs[1] == 0).all()) or bool((refs[2] == 0).all())
     dv_scale = _slice_scale(refs[3]) if len(refs) == 4 else None
     for i, (name, x, ref) in enumerate(zip(stage_names, results, refs)):
-        scale = _slice_scale(ref)
-        if zero_grad and i in (1, 2):
-            scale = dv_scale
-        scale = torch.where(scale > 0, scale, torch.ones_like(scale))
-        ratio, diff, bound, idx = worst(x, ref, case.atol, case.rtol, scale)
-        b, h, s, d = idx
-        if heads is not None:   # the tensors hold the sampled heads along dimension 1
-            b, h = heads[h]
-        if rows is not None:
-            s = rows[s]
-        letter = {"output": "O", "output_reduced": "O", "dq": "dQ", "dk": "dK", "dv": "dV"}.get(name, name)
-        out.check(name, diff, bound, "%s[b=%d, h=%d, s=%d, d=%d]" % (letter, b, h, s, d))
+        scale = dv_scale if zero_grad and i in (1, 2) else None
+        _, diff, bound, where = attention_worst(name, x, ref, case, rows, heads, scale)
+        out.check(name, diff, bound, where)
 
 
 def sample_rows(S):
@@ -104,13 +117,15 @@ def sample_rows(S):
     return sorted(set(rows))
 
 
-def sample_heads(B, H):
+def sample_heads(B, H, every=False):
+    """The (batch, head) pairs a sampled check compares: every one where every (the CPU, whose
+    memory is the host's, as benchdb's own check there), else SAMPLE_HEADS spread ones, the first
+    and the last included (kernels/workloads/attention.c)."""
     pairs = [(b, h) for b in range(B) for h in range(H)]
-    if len(pairs) <= SAMPLE_HEADS:
-        return pairs
     n = len(pairs)
-    picks = sorted(set(round(i * (n - 1) / (SAMPLE_HEADS - 1)) for i in range(SAMPLE_HEADS)))
-    return [pairs[i] for i in picks]
+    if every or n <= SAMPLE_HEADS:
+        return pairs
+    return [pairs[i * (n - 1) // (SAMPLE_HEADS - 1)] for i in range(SAMPLE_HEADS)]
 
 
 def scalar(out, stage, value, ref, atol):
@@ -118,3 +133,28 @@ def scalar(out, stage, value, ref, atol):
     diff = abs(value - ref) if math.isfinite(value) else float("nan")
     bound = atol * abs(ref) if ref != 0 else atol
     out.check(stage, diff, bound, "%s %.9g vs reference %.9g" % (stage, value, ref))
+
+
+def gradients(out, stage, grads, refs, atol, rtol=0.0):
+    """Every parameter's gradient against its reference, element by element, as benchdb checks its
+    own model (kernels/workloads/e2e.c): scale max |ref| of that parameter's gradient (1 where it
+    is 0 everywhere). grads and refs: [(name, tensor or None)] in the same order (None: the
+    backward left no gradient, i.e. zeros). One check line, the worst element of all."""
+    import torch
+    best = None
+    for (name, g), (_, ref) in zip(grads, refs):
+        if (g is None and ref is None) or (ref if g is None else g).numel() == 0:
+            continue
+        ref = torch.zeros_like(g, dtype=torch.float64) if ref is None else ref.detach().double()
+        g = torch.zeros_like(ref) if g is None else g.detach().to(ref.device)
+        if tuple(g.shape) != tuple(ref.shape):
+            raise ValueError("the gradient of %s has shape %s, the reference's %s"
+                             % (name, tuple(g.shape), tuple(ref.shape)))
+        scale = ref.abs().max()
+        scale = scale if scale > 0 else ref.new_ones(())
+        ratio, diff, bound, idx = worst(g, ref, atol, rtol, scale)
+        if best is None or ratio > best[0]:
+            where = "%s[%s]" % (name, ", ".join(str(i) for i in idx)) if idx else name
+            best = (ratio, diff, bound, where)
+    if best is not None:
+        out.check(stage, best[1], best[2], "gradient of " + best[3])

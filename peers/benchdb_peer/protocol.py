@@ -152,7 +152,7 @@ def _default_atol(case):
     if case.suite == "attention":
         return {"float16": 2e-3, "bfloat16": 1.6e-2}.get(case.dtype, 2e-5)
     if case.suite == "e2e":
-        return 4e-2 if case.dtype != "float32" else (1e-2 if case.tf32 else 1e-4)
+        return {"bfloat16": 4e-2, "float16": 2e-2}.get(case.dtype, 1e-2 if case.tf32 else 1e-4)
     return 2e-3 if case.tf32 else 1e-5
 
 

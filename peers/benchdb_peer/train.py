@@ -22,7 +22,12 @@ first iteration (where it compiles) makes the case unsupported with the reason.
 
 Validation, before anything is timed: the loss, and for a pass with a backward the gradients'
 global norm, against a float64 copy of the model on the same inputs (e2e rule: |x − ref| <=
-atol·|ref|). The copy needs 8 (16 with gradients) bytes per parameter; when that is over a quarter
+atol·|ref|); in float32 (without TF32) also every parameter's gradient, element by element
+(<= atol·max |ref| of that parameter's gradient, as benchdb checks its own model's), which
+catches a backward of the right norm and the wrong sign. Not under autocast or TF32: benchdb
+holds its own model to that rule on a 2-layer model of d_model 64, while the kit checks the
+case's own; at d_model 256-512, 4 layers, bfloat16 autocast's worst gradient tensor was already
+1.4-1.8e-2 of its largest value (bound 4e-2) and float16's 2.3-4.3e-2 (the Q and K weights). The copy needs 8 (16 with gradients) bytes per parameter; when that is over a quarter
 of the device's memory (the GPU's, else the case's mem_limit or the host's available memory) the
 check is skipped and the case stays unvalidated (`check_skipped` in impl_info says why).
 
@@ -75,6 +80,11 @@ def _grad_norm(torch, model):
     return total ** 0.5
 
 
+def _grads(model):
+    """name -> gradient of each parameter that takes one (None where the backward left none)."""
+    return [(name, p.grad) for name, p in model.named_parameters() if p.requires_grad]
+
+
 def reference_unfit(torch, case, model):
     """Why the float64 reference of model does not fit (a reason), or None."""
     n = sum(p.numel() for p in model.parameters())
@@ -96,6 +106,8 @@ def validate(torch, case, setup, autocast, out):
         if backward:
             ref_loss.backward()
     ref_norm = _grad_norm(torch, reference) if backward else None
+    per_tensor = backward and case.dtype == "float32" and not case.tf32
+    ref_grads = _grads(reference) if per_tensor else None
     ref_loss = float(ref_loss.item())
     del reference
     torch.manual_seed(seed)
@@ -105,10 +117,13 @@ def validate(torch, case, setup, autocast, out):
         loss.backward()
     value = float(loss.float().item())
     norm = _grad_norm(torch, setup.model) if backward else None
+    grads = _grads(setup.model) if per_tensor else None
     setup.model.zero_grad(set_to_none=True)
     chk.scalar(out, "loss", value, ref_loss, case.atol)
     if backward:
         chk.scalar(out, "grad_norm", norm, ref_norm, case.atol)
+    if per_tensor:
+        chk.gradients(out, "grad", grads, ref_grads, case.atol, case.rtol)
 
 
 class _Step:

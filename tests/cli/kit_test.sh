@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # tests/cli/kit_test.sh: the peer kit (peers/benchdb_peer, docs/peers.md) through `runner run`:
 # the docs' examples are the files that run; a user's attention function and a planted wrong one
-# (stored as error, never timed) beside PyTorch SDPA and benchdb's flash; a user's nn.Module; the
-# team's fine-tuning job in six configurations as axes; a student's model on the coursework grid
-# with `report warmup`; the shipped CPU torch-SDPA sweep with every torch backend.
+# (stored as error, never timed) beside PyTorch SDPA and benchdb's flash; kernels wrong on one head,
+# on one row, and a backward of the wrong sign, each where a looser check would not look; a user's
+# nn.Module; the team's fine-tuning job in six configurations as axes; a student's model on the
+# coursework grid with `report warmup`; the shipped CPU torch-SDPA sweep with every torch backend.
 #   kit_test.sh RUNNER REPORT
 # Exit 77 (skipped) when no python3 here has torch >= 2.3 (BENCHDB_PYTHON first, then python3).
 set -u
@@ -73,6 +74,84 @@ check "one process served each persistent peer's cases" [ "$(sql "$db" "select c
 expect_status 0 "compare against flash" "$REPORT" --db "$db" --compare flash --format csv
 contains "$T/out" "torch_sdpa backend=math" "the compare pairs each torch backend with flash"
 contains "$T/out" "mine" "the compare pairs the user's kernel with flash"
+
+# ---- wrong only where a looser check would not look: stored error, never timed --------------------
+# a function wrong on one (batch, head) of 16 at a sampled shape (benchdb's CPU check compares every
+# head's rows), one wrong on query row 5 of a causal case benchdb checks whole, and a training step
+# whose backward has the right gradient norm and the wrong sign
+cat >"$T/planted.py" <<'PY'
+import sys
+import torch
+from benchdb_peer import attention_peer, train_peer
+
+
+def sdpa(q, k, v, causal):
+    return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+
+def one_head(q, k, v, causal):
+    o = sdpa(q, k, v, causal).clone()
+    o[0, 1] *= 1.5
+    return o
+
+
+def row_5(q, k, v, causal):
+    o = sdpa(q, k, v, causal).clone()
+    o[..., 5, :] *= 1.5
+    return o
+
+
+class Flip(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return -grad
+
+
+class LM(torch.nn.Module):
+    def __init__(self, vocab, d):
+        super().__init__()
+        self.embed, self.lin = torch.nn.Embedding(vocab, d), torch.nn.Linear(d, d)
+        self.head = torch.nn.Linear(d, vocab)
+
+    def forward(self, x):
+        h = self.lin(self.embed(x))
+        return self.head(torch.tanh(Flip.apply(h) if h.dtype != torch.float64 else h))
+
+
+def make(case):
+    x = case.randint(case.vocab_size, (case.batch_size, case.context_length))
+    y = case.randint(case.vocab_size, (case.batch_size, case.context_length), offset=1)
+    return (LM(case.vocab_size, case.d_model),
+            lambda m: torch.nn.functional.cross_entropy(m(x).flatten(0, 1), y.flatten()))
+
+
+if sys.argv[1] == "flip":
+    train_peer(make)
+attention_peer({"one_head": one_head, "row_5": row_5}[sys.argv[1]])
+PY
+cat >"$T/planted.yaml" <<EOF
+models:
+  tiny: {d_model: 64, d_ff: 256, num_layers: 2, num_heads: 4, vocab_size: 1000}
+peers:
+  one_head: {command: 'PYTHONPATH=$SRC/peers "$py" $T/planted.py one_head', suite: attention, persistent: true}
+  row_5: {command: 'PYTHONPATH=$SRC/peers "$py" $T/planted.py row_5', suite: attention, persistent: true}
+  flip: {command: 'PYTHONPATH=$SRC/peers "$py" $T/planted.py flip', suite: e2e, persistent: true}
+defaults: {warmup: 1, iters: 2}
+benchmarks:
+  - {suite: attention, impl: one_head, batch_size: 2, heads: 8, seq_len: 512, head_dim: 64, pass: forward}
+  - {suite: attention, impl: row_5, batch_size: 1, heads: 8, seq_len: 512, head_dim: 64, causal: true, pass: forward}
+  - {suite: e2e, impl: flip, model: tiny, context_length: 32, batch_size: 4, pass: train_step}
+EOF
+db=$T/planted.db
+expect_status 1 "planted wrong kernels and a wrong-signed backward fail the run" "$RUNNER" run "$T/planted.yaml" --db "$db"
+check "wrong on one head of 16: error at that head" [ "$(sql "$db" "select count(*) from cases where impl = 'one_head' and status = 'error' and reason like 'peer check failed: output differs % at O[b=0, h=1, %'")" = 1 ]
+check "wrong on row 5 of a causal case checked whole: error at that row" [ "$(sql "$db" "select count(*) from cases where impl = 'row_5' and status = 'error' and reason like 'peer check failed: output differs % at O[b=0, h=_, s=5, %'")" = 1 ]
+check "a backward of the right norm and the wrong sign: error naming the gradient" [ "$(sql "$db" "select count(*) from cases where impl = 'flip' and status = 'error' and reason like 'peer check failed: grad differs % at gradient of %'")" = 1 ]
+check "none of them is timed" [ "$(sql "$db" "select count(*) from samples")" = 0 ]
 
 # ---- a user's nn.Module (the shipped example sweep) -----------------------------------------------
 db=$T/model.db

@@ -130,6 +130,13 @@ for var in BENCHDB_PEER_PROTOCOL=1 BENCHDB_PEER_PROTOCOL_MAX=2 BENCHDB_PEER_MODE
 	contains "$T/env.log" "^$var$" "environment has $var"
 done
 check "an inherited variable of a peer parameter is replaced, not passed twice" [ "$(grep -c '^BENCHDB_OPTIMIZER=' "$T/env.log")" = 1 ]
+# e2e in float16 (a peer's torch.autocast; benchdb's model has none): its own bound, not float32's
+# 1e-4, which autocast's gradients are 50x over
+sed 's/dtype: bfloat16/dtype: float16/' "$T/env.yaml" >"$T/env16.yaml"
+export ENV_LOG=$T/env16.log
+expect_status 0 "a float16 e2e peer's environment" "$RUNNER" run "$T/env16.yaml" --db "$T/env16.db"
+unset ENV_LOG
+contains "$T/env16.log" "^BENCHDB_CHECK_ATOL=0.02$" "e2e float16: BENCHDB_CHECK_ATOL=0.02"
 
 # bad peer parameters: file:line:col and the valid choices
 while IFS='|' read -r name yaml want; do

@@ -86,6 +86,14 @@ class ProtocolTest(unittest.TestCase):
         with self.assertRaisesRegex(AttributeError, "its parameters: backend, causal, lora_rank"):
             case.nope
 
+    def test_the_tolerance_without_the_runner_s_is_benchdb_s(self):
+        # an older runner or a hand-made case: the values of kernels/ref/check_rule.c
+        for dtype, tf32, want in (("float32", "false", 1e-4), ("float32", "true", 1e-2),
+                                  ("bfloat16", "false", 4e-2), ("float16", "false", 2e-2)):
+            env = e2e_env(BENCHDB_DTYPE=dtype, BENCHDB_TF32=tf32)
+            del env["BENCHDB_CHECK_ATOL"]
+            self.assertEqual(Case(env).atol, want, dtype)
+
     def test_version_1_output_has_no_version_2_lines(self):
         for version, want in ((1, []), (2, ["check out 0.5 1", "work benchdb", "work fwd 10 -"])):
             stream = io.StringIO()
@@ -211,7 +219,8 @@ class AttentionPeerTest(unittest.TestCase):
         for dtype, atol in (("float32", "2e-5"), ("bfloat16", "1.6e-2")):
             status, lines = self.run_fn(sdpa, BENCHDB_DTYPE=dtype, BENCHDB_CHECK_ATOL=atol, BENCHDB_CHECK_RTOL=atol)
             self.assertEqual(status, "ok", lines)
-            self.assertEqual([l.split()[1] for l in lines_of(lines, "check")], ["output", "dq", "dk", "dv"])
+            self.assertEqual([l.split()[1] for l in lines_of(lines, "check")],
+                             ["output", "dq", "dk", "dv", "output_again"])
             self.assertEqual(len(lines_of(lines, "sample")), 3 * 2)
             self.assertIn("work benchdb", lines)
             info = json.loads(lines_of(lines, "info")[0][5:])
@@ -239,10 +248,131 @@ class AttentionPeerTest(unittest.TestCase):
         status, lines = self.run_fn(sdpa, **env)
         self.assertEqual(status, "ok", lines[-1])
         self.assertEqual([l.split()[1] for l in lines_of(lines, "check")],
-                         ["output", "output_reduced", "dq", "dk", "dv"])
+                         ["output", "output_reduced", "dq", "dk", "dv", "output_again"])
         status, lines = self.run_fn(wrong_last_row, **env)
         self.assertEqual(status, "error")
         self.assertIn("s=2047", lines[-1])
+
+    def test_a_long_sequence_on_the_cpu_is_checked_on_every_head(self):
+        # 16 (batch, head) pairs, sampled rows: benchdb's own CPU check compares every head's, so
+        # a kernel wrong on one head (an offset bug in batch 0, head 1) cannot pass; a spread
+        # sample of 8 heads skipped this one and the case was timed
+        def wrong_one_head(q, k, v, c):
+            o = sdpa(q, k, v, c).clone()
+            o[0, 1] *= 1.5
+            return o
+        env = dict(BENCHDB_SEQ_LEN=512, BENCHDB_HEAD_DIM=64, BENCHDB_BATCH_SIZE=2, BENCHDB_HEADS=8,
+                   BENCHDB_PASS="forward", BENCHDB_PHASES="fwd", BENCHDB_ITERS=1, BENCHDB_WARMUP=0)
+        status, lines = self.run_fn(sdpa, **env)
+        self.assertEqual(status, "ok", lines[-1])
+        self.assertEqual([l.split()[1] for l in lines_of(lines, "check")], ["output", "output_again"])
+        status, lines = self.run_fn(wrong_one_head, **env)
+        self.assertEqual(status, "error", lines[-1])
+        self.assertIn("peer check failed: output differs", lines[-1])
+        self.assertIn("O[b=0, h=1, ", lines[-1])
+        self.assertEqual(lines_of(lines, "sample"), [])
+
+    def test_an_output_of_another_dtype_is_an_error_never_timed(self):
+        # float32 from bfloat16 inputs: within bfloat16's tolerance, but not the case's kernel
+        def in_float32(q, k, v, c):
+            return sdpa(q.float(), k.float(), v.float(), c)
+        status, lines = self.run_fn(in_float32, BENCHDB_DTYPE="bfloat16", BENCHDB_CHECK_ATOL="1.6e-2",
+                                    BENCHDB_CHECK_RTOL="1.6e-2")
+        self.assertEqual(status, "error", lines[-1])
+        self.assertIn("returned torch.float32 on cpu for inputs of torch.bfloat16 on cpu", lines[-1])
+        self.assertEqual(lines_of(lines, "sample"), [])
+
+    def test_a_function_that_overwrites_its_inputs_is_an_error_never_timed(self):
+        # q zeroed in place: its output is the mean of V, what a float64 reference of the zeroed
+        # q gives too; it must be held to the inputs it was given
+        def zero_q(q, k, v, c):
+            with torch.no_grad():
+                q.zero_()
+            return sdpa(q, k, v, c)
+
+        def scale_do(q, k, v, c):   # the backward writes into dO
+            class Hook(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x):
+                    return x.view_as(x)
+
+                @staticmethod
+                def backward(ctx, grad):
+                    grad.mul_(1.0)
+                    grad[0, 0, 0, 0] = 0.0
+                    return grad
+            return Hook.apply(sdpa(q, k, v, c))
+        for name, fn, passes, word in (("zero q", zero_q, ("forward", "forward_backward"), "q"),
+                                        ("dO", scale_do, ("forward_backward",), "dO")):
+            for pass_ in passes:
+                phases = "fwd" if pass_ == "forward" else "fwd bwd"
+                status, lines = self.run_fn(fn, BENCHDB_PASS=pass_, BENCHDB_PHASES=phases)
+                self.assertEqual(status, "error", (name, pass_, lines[-1]))
+                self.assertIn("changed its input %s" % word, lines[-1], (name, pass_))
+                self.assertEqual(lines_of(lines, "sample"), [], (name, pass_))
+        status, lines = self.run_fn(zero_q, BENCHDB_PASS="forward", BENCHDB_PHASES="fwd", BENCHDB_SEQ_LEN=2048,
+                                    BENCHDB_HEAD_DIM=64, BENCHDB_ITERS=1, BENCHDB_WARMUP=0)
+        self.assertIn("changed its input q", lines[-1], "sampled")
+
+    def test_a_sampled_check_runs_the_forward_that_is_timed(self):
+        # right without autograd, wrong with it (past a 256-row tile): a pass with a backward
+        # times the forward with autograd, so that is the forward the sampled rows must come from
+        def wrong_when_training(q, k, v, c):
+            o = sdpa(q, k, v, c)
+            if torch.is_grad_enabled() and q.requires_grad:
+                o = torch.cat([o[..., :256, :], o[..., 256:, :] * 0.5], dim=-2)
+            return o
+        for pass_, phases in (("forward_backward", "fwd bwd"), ("backward", "bwd")):
+            status, lines = self.run_fn(wrong_when_training, BENCHDB_PASS=pass_, BENCHDB_PHASES=phases,
+                                        BENCHDB_SEQ_LEN=2048, BENCHDB_HEAD_DIM=64, BENCHDB_ITERS=1,
+                                        BENCHDB_WARMUP=0)
+            self.assertEqual(status, "error", (pass_, lines[-1]))
+            self.assertIn("peer check failed: output differs", lines[-1], pass_)
+            self.assertEqual(lines_of(lines, "sample"), [], pass_)
+        status, lines = self.run_fn(wrong_when_training, BENCHDB_PASS="forward", BENCHDB_PHASES="fwd",
+                                    BENCHDB_SEQ_LEN=2048, BENCHDB_HEAD_DIM=64, BENCHDB_ITERS=1, BENCHDB_WARMUP=0)
+        self.assertEqual(status, "ok", lines[-1])   # forward alone runs (and is timed) without autograd
+
+    def test_the_whole_problem_is_checked_where_benchdb_checks_its_own_whole(self):
+        # causal, B=1, H=8, S=512, D=64: 1.3e8 reference multiply-adds as benchdb counts them (the
+        # causal half), under its 2e8 budget, so every row is compared; row 5 is no sampled row
+        def wrong_row_5(q, k, v, c):
+            o = sdpa(q, k, v, c).clone()
+            o[..., 5, :] *= 1.5
+            return o
+        status, lines = self.run_fn(wrong_row_5, BENCHDB_SEQ_LEN=512, BENCHDB_HEAD_DIM=64, BENCHDB_BATCH_SIZE=1,
+                                    BENCHDB_HEADS=8, BENCHDB_PASS="forward", BENCHDB_PHASES="fwd",
+                                    BENCHDB_ITERS=1, BENCHDB_WARMUP=0)
+        self.assertEqual(status, "error", lines[-1])
+        self.assertRegex(lines[-1], r"output differs .* at O\[b=0, h=\d, s=5, ")
+        self.assertEqual(lines_of(lines, "sample"), [])
+
+    def test_a_result_kept_from_an_earlier_call_is_caught(self):
+        # K "packed" once per buffer and reused: right on the first call, stale as soon as the
+        # buffer holds new values (every training step); the kit calls it again on new values in
+        # the same tensors (check output_again) and times it on the case's values
+        for seq_len, head_dim in ((37, 16), (2048, 64)):   # the whole check, the sampled one
+            packed = {}
+
+            def cached_k(q, k, v, c):
+                key = (k.data_ptr(), tuple(k.shape))
+                if key not in packed:
+                    packed[key] = k.detach().clone()
+                return sdpa(q, packed[key] + (k - k.detach()), v, c)
+            status, lines = self.run_fn(cached_k, BENCHDB_SEQ_LEN=seq_len, BENCHDB_HEAD_DIM=head_dim)
+            self.assertEqual(status, "error", lines[-1])
+            self.assertIn("peer check failed: output_again differs", lines[-1])
+            self.assertEqual(lines_of(lines, "sample"), [])
+        from benchdb_peer import attention
+        seen = []
+
+        def recording(q, k, v, c):   # the timed calls get the case's values back
+            seen.append(float(q.detach().double().sum()))
+            return sdpa(q, k, v, c)
+        status, lines = self.run_fn(recording)
+        self.assertEqual(status, "ok", lines[-1])
+        self.assertEqual(len(set(seen[:1] + seen[2:])), 1, seen)
+        self.assertNotEqual(seen[0], seen[1])
 
     def test_pass_backward_times_only_the_backward(self):
         status, lines = self.run_fn(sdpa, BENCHDB_PASS="backward", BENCHDB_PHASES="bwd")
@@ -295,7 +425,7 @@ class TrainPeerTest(unittest.TestCase):
             status, lines = self.run_factory(self.factory(), BENCHDB_PASS=pass_, BENCHDB_PHASES=phases)
             self.assertEqual(status, "ok", lines[-1])
             stages = [l.split()[1] for l in lines_of(lines, "check")]
-            self.assertEqual(stages, ["loss"] if pass_ == "forward" else ["loss", "grad_norm"])
+            self.assertEqual(stages, ["loss"] if pass_ == "forward" else ["loss", "grad_norm", "grad"])
             self.assertEqual(len(lines_of(lines, "sample")), 3 * len(phases.split()))
             self.assertTrue(any(l.startswith("memory param ") for l in lines))
             self.assertEqual(lines_of(lines, "work"), [])   # the user's model: no FLOPs claimed
@@ -306,9 +436,34 @@ class TrainPeerTest(unittest.TestCase):
         self.assertIn("peer check failed: grad_norm differs", lines[-1])
         self.assertEqual(lines_of(lines, "sample"), [])
 
+    def test_a_backward_wrong_in_sign_is_caught_though_its_norm_is_right(self):
+        # -grad through the fast path: every gradient below it has the right norm and the wrong
+        # sign (the optimizer would climb the loss); benchdb checks its own model's gradients
+        # tensor by tensor, element by element, and so does the kit
+        class Flip(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.view_as(x)
+
+            @staticmethod
+            def backward(ctx, grad):
+                return -grad
+
+        with mock.patch.object(WrongDK, "backward", Flip.backward):
+            status, lines = self.run_factory(self.factory(wrong=True))
+        self.assertEqual(status, "error", lines[-1])
+        checks = {l.split()[1]: l for l in lines_of(lines, "check")}
+        diff, bound = (float(x) for x in checks["grad_norm"].split()[2:4])
+        self.assertLessEqual(diff, bound)   # the norm alone cannot see it
+        self.assertIn("peer check failed: grad differs", lines[-1])
+        self.assertRegex(lines[-1], r"gradient of (embed|lin)\.(weight|bias)\[")
+        self.assertEqual(lines_of(lines, "sample"), [])
+
     def test_bfloat16_is_autocast_within_its_tolerance(self):
         status, lines = self.run_factory(self.factory(), BENCHDB_DTYPE="bfloat16", BENCHDB_CHECK_ATOL="4e-2")
         self.assertEqual(status, "ok", lines[-1])
+        # autocast's rounding at a model's full size comes near the per-tensor bound: the norm only
+        self.assertEqual([l.split()[1] for l in lines_of(lines, "check")], ["loss", "grad_norm"])
 
     def test_a_memory_limit_below_the_weights_is_oom(self):
         status, lines = self.run_factory(self.factory(), BENCHDB_MEM_LIMIT=1000)

@@ -139,6 +139,20 @@ static int precision_due(const struct auto_state *a)
 struct case_run;
 static double run_wait_share(const struct case_run *cr);
 
+/* Estimate the median's precision over the a->n measured iterations so far: a->rse, and whether
+ * it is precise (at most the target, the case's wait for a CPU at most
+ * PRECISION_MAX_CPU_WAIT) since a->precise_since. */
+static void auto_estimate(struct auto_state *a, const struct case_params *p,
+			  const struct case_run *cr)
+{
+	double rse = a->rse = median_rse(a->times, (size_t)a->n, a->scratch);
+	int precise = rse <= p->target_rse;
+	if (precise)   /* only then: reading every thread's schedstat costs ~10 us each */
+		precise = !(run_wait_share(cr) > PRECISION_MAX_CPU_WAIT);
+	a->precise_since = !precise ? 0 : a->precise_since ? a->precise_since : a->n;
+	a->checked_at = a->n;
+}
+
 static const char *auto_after(struct auto_state *a, const struct case_params *p, int64_t ns,
 			      const struct case_run *cr, int *oom)
 {
@@ -150,15 +164,16 @@ static const char *auto_after(struct auto_state *a, const struct case_params *p,
 	}
 	a->times[a->n++] = ns;
 	ck_add(a->measured_ns, ns, &a->measured_ns);
-	if (a->n >= p->min_iters && precision_due(a)) {
-		double rse = a->rse = median_rse(a->times, (size_t)a->n, a->scratch);
-		int precise = rse <= p->target_rse;
-		if (precise)   /* only then: reading every thread's schedstat costs ~10 us each */
-			precise = !(run_wait_share(cr) > PRECISION_MAX_CPU_WAIT);
-		a->precise_since = !precise ? 0 : a->precise_since ? a->precise_since : a->n;
-		a->checked_at = a->n;
+	if (a->n >= p->min_iters && precision_due(a))
+		auto_estimate(a, p, cr);
+	const char *stop = precision_stop(p, a->n, a->measured_ns, a->precise_since);
+	/* The hold can end between two estimates (past 200 iterations): a stop for precision is
+	 * made on the estimate and the wait of the iterations it stops at, never on older ones. */
+	if (stop && !strcmp(stop, "precision") && a->checked_at != a->n) {
+		auto_estimate(a, p, cr);
+		stop = precision_stop(p, a->n, a->measured_ns, a->precise_since);
 	}
-	return precision_stop(p, a->n, a->measured_ns, a->precise_since);
+	return stop;
 }
 
 /* Iterations the case is expected to take, for the progress line: the fixed count, or for auto

@@ -591,6 +591,45 @@ static void test_measure__auto_does_not_stop_for_precision_while_the_case_waits_
 	free(res.samples);
 }
 
+/* From the iteration after n measured ones on, each reading of the wait adds a second of
+ * waiting (the machine became busy). */
+static int64_t busy_from;
+static void busy_after(void *ctx, int64_t iter, int64_t total)
+{
+	(void)ctx;
+	(void)total;
+	if (iter - 2 == busy_from)   /* 2 warm-up iterations */
+		planted_wait_ns = 1000000000;
+}
+
+/* Past 200 iterations the estimate is made each time n has grown by 2%, and the hold can end
+ * between two estimates: the stop for precision must still see the wait and the estimate of the
+ * iterations it stops at. min_iters 300: estimates at 300, 306, ..., 356, 362, 368, 375; precise
+ * from 300, held to 374 (300 + 374 / 5). The machine turns busy after 370: the case waited most
+ * of its time by 374, so it never stops for precision, and goes on to max_iters. */
+static void test_measure__auto_does_not_stop_for_precision_after_a_wait_between_estimates(void **state)
+{
+	(void)state;
+	struct case_params p = auto_params(300, 450, 1000, 0.005);
+	struct case_result res;
+	dev.planted = quiet;
+	busy_from = 10000;   /* quiet throughout: the stop for precision, at 374 */
+	measure_case(&device, &p, &res, busy_after, NULL);
+	assert_string_equal(res.stop_reason, "precision");
+	assert_int_equal(res.iters, 374);
+	free(res.samples);
+
+	reset(NULL);
+	dev.planted = quiet;
+	busy_from = 370;
+	measure_case(&device, &p, &res, busy_after, NULL);
+	assert_int_equal(res.status, STATUS_OK);
+	assert_true(res.cpu_wait > 0.5);
+	assert_string_equal(res.stop_reason, "max_iters");
+	assert_int_equal(res.iters, 450);
+	free(res.samples);
+}
+
 static void test_measure__auto_stops_at_max_time_when_noisy(void **state)
 {
 	(void)state;
@@ -900,13 +939,22 @@ static int64_t auto_stop_at(const int64_t *x, int64_t n, const struct case_param
 {
 	int64_t since = 0, checked = 0;
 	for (int64_t k = 1; k <= n; k++) {
-		if (k >= p->min_iters && (k < 200 || k - checked >= checked / 50)) {
-			double rse = est(x, (size_t)k, scratch);
-			since = rse > p->target_rse ? 0 : since ? since : k;
-			checked = k;
+		int due = k >= p->min_iters && (k < 200 || k - checked >= checked / 50);
+		for (int again = 0; again < 2; again++) {
+			if (due) {
+				double rse = est(x, (size_t)k, scratch);
+				since = rse > p->target_rse ? 0 : since ? since : k;
+				checked = k;
+			}
+			const char *stop = precision_stop(p, k, 0, since);
+			if (stop && !strcmp(stop, "precision") && checked != k) {
+				due = 1;   /* a stop for precision is made on the estimate at k */
+				continue;
+			}
+			if (stop)
+				return k;
+			break;
 		}
-		if (precision_stop(p, k, 0, since))
-			return k;
 	}
 	return 0;
 }
@@ -1117,6 +1165,7 @@ int main(void)
 		T(test_measure__device_failures_become_the_case_error),
 		T(test_measure__auto_stops_for_precision_after_few_iterations_when_quiet),
 		T(test_measure__auto_does_not_stop_for_precision_while_the_case_waits_for_a_cpu),
+		T(test_measure__auto_does_not_stop_for_precision_after_a_wait_between_estimates),
 		T(test_measure__auto_stops_at_max_time_when_noisy),
 		T(test_measure__auto_caps_at_max_iters_and_keeps_every_sample),
 		T(test_measure__auto_with_bad_settings_is_an_error_case),

@@ -570,14 +570,10 @@ void measure_interleaved_ext(const struct workload *const *w, const struct case_
 	struct turn *t = xcalloc(n ? n : 1, sizeof(*t));
 	int64_t alive_bytes = 0;
 	for (size_t k = 0; k < n; k++) {
-		if (ext && ext->mine[k]) {   /* the caller's: its memory is its own */
-			t[k].ext = ext->begin(ext->ctx, k, &res[k]);
-			t[k].finished = !t[k].ext;
-			continue;
-		}
+		int mine = ext && ext->mine[k];   /* the caller's: its memory is its own */
 		/* the states live together: beyond half the memory limit, the ones set up so far are
 		 * measured to the end first (one after the other, as without interleaving) */
-		if (k && p[k]->mem_limit > 0 && alive_bytes > p[k]->mem_limit / 2) {
+		if (!mine && k && p[k]->mem_limit > 0 && alive_bytes > p[k]->mem_limit / 2) {
 			for (size_t j = 0; j < k; j++) {
 				while (t[j].cr && !t[j].finished && !turn_step(&t[j], ext, INT64_MAX))
 					;
@@ -585,6 +581,18 @@ void measure_interleaved_ext(const struct workload *const *w, const struct case_
 					turn_end(&t[j], ext);
 			}
 			alive_bytes = 0;
+		}
+		/* an interrupt stops at the next iteration boundary: a case not set up yet never is */
+		if (measure_take_signals()) {
+			memset(&res[k], 0, sizeof(res[k]));
+			res[k].interrupted = 1;
+			t[k].finished = 1;
+			continue;
+		}
+		if (mine) {
+			t[k].ext = ext->begin(ext->ctx, k, &res[k]);
+			t[k].finished = !t[k].ext;
+			continue;
 		}
 		t[k].cr = case_run_begin(w[k], p[k], &res[k], on_iteration, ctx ? ctx[k] : NULL);
 		t[k].finished = !t[k].cr;

@@ -924,6 +924,100 @@ static void test_measure__interleaved_rounds_cancel_a_drift_that_one_after_the_o
 	}
 }
 
+/* ---- interleaving: what each case keeps ---------------------------------------------------------
+ * A fake CPU workload with one state per case: it holds its params' batch_size bytes of the case's
+ * arena, counts its own runs, and fails its run number seed (1-based; 0: never). */
+struct held {
+	struct mem_arena *mem;
+	void *buf;
+	int64_t runs, fail_at;
+};
+static int held_setups, held_interrupt_in_setup;   /* setups; a Ctrl-C in each setup */
+
+static int held_setup(const struct case_params *p, struct mem_arena *mem, void **state,
+		      struct wl_status *st)
+{
+	(void)st;
+	struct held *h = calloc(1, sizeof(*h));
+	if (!h)
+		return STATUS_OOM;
+	held_setups++;
+	if (held_interrupt_in_setup)
+		measure_interrupted = 1;
+	h->mem = mem;
+	h->fail_at = (int64_t)p->seed;
+	h->buf = mem_alloc(mem, (size_t)p->batch_size);
+	*state = h;
+	return h->buf ? STATUS_OK : STATUS_OOM;
+}
+
+static int held_run(void *state, enum bd_phase phase, struct wl_status *st)
+{
+	struct held *h = state;
+	(void)phase;
+	if (++h->runs == h->fail_at)
+		return wl_set(st, STATUS_ERROR, "fake kernel failed at run %lld", (long long)h->runs);
+	return STATUS_OK;
+}
+
+static void held_teardown(void *state)
+{
+	struct held *h = state;
+	if (h)
+		mem_free(h->mem, h->buf);
+	free(h);
+}
+
+static const struct workload held = {
+	.suite = "attention", .device = DEVICE_CPU, .check = ok_check, .figures = fake_figures,
+	.setup = held_setup, .validate = good_validate, .run = held_run, .teardown = held_teardown};
+
+static int64_t iterations_seen, interrupt_at;
+static void interrupt_at_count(void *ctx, int64_t iter, int64_t total)
+{
+	(void)ctx;
+	(void)iter;
+	(void)total;
+	if (++iterations_seen == interrupt_at)
+		measure_interrupted = 1;
+}
+
+/* Ctrl-C stops at the next iteration boundary: the cases of a group not set up yet when it
+ * comes are never set up (an e2e case's setup and validation take seconds), whether it comes in
+ * a case's iterations measured to the end under the memory rule (each holds 3000 of a 5000
+ * limit) or in a case's setup (rounds); every case of the group is then interrupted, none is
+ * stored. */
+static void test_measure__interleaved_cases_are_not_set_up_after_an_interrupt(void **state)
+{
+	(void)state;
+	struct case_params p[3];
+	const struct workload *ws[3] = {&held, &held, &held};
+	const struct case_params *ps[3] = {&p[0], &p[1], &p[2]};
+	struct case_result res[3];
+	void *ctx[3] = {0};
+	for (int memory_rule = 1; memory_rule >= 0; memory_rule--) {
+		reset(NULL);
+		held_setups = 0;
+		held_interrupt_in_setup = !memory_rule;
+		iterations_seen = 0;
+		interrupt_at = 1;   /* in case 0's warm-up iteration */
+		for (int k = 0; k < 3; k++) {
+			p[k] = params(PASS_FORWARD, 1, 10);
+			p[k].batch_size = 3000;
+			p[k].mem_limit = memory_rule ? 5000 : 0;
+		}
+		measure_interleaved(ws, ps, res, 3, 5, interrupt_at_count, ctx);
+		assert_int_equal(held_setups, 1);
+		assert_int_equal(iterations_seen, memory_rule ? 1 : 0);
+		for (int k = 0; k < 3; k++) {
+			assert_true(res[k].interrupted);
+			assert_int_equal(res[k].nsamples, k ? 0 : memory_rule);
+			free(res[k].samples);
+		}
+	}
+	held_interrupt_in_setup = 0;
+}
+
 /* ---- iters: auto against drift: windows of one long run ------------------------------------
  * A long planted series is cut into the windows iters: auto would have measured one after the
  * other (the rule applied from each window's start, estimates on measure.c's schedule); the
@@ -1176,6 +1270,7 @@ int main(void)
 		T(test_measure__interleaved_rounds_cancel_a_drift_that_one_after_the_other_sees),
 		T(test_contention__the_run_end_warning_counts_the_cases_whose_wait_is_unknown),
 		T(test_cpu_wait__a_stretch_shorter_than_a_tick_is_counted),
+		T(test_measure__interleaved_cases_are_not_set_up_after_an_interrupt),
 	};
 #undef T
 	return cmocka_run_group_tests(tests, NULL, NULL);

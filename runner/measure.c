@@ -462,8 +462,10 @@ int case_run_step(struct case_run *cr, int64_t count)
 		for (size_t i = first; !failed && cr->device_timed && i < res->nsamples; i++) {
 			struct sample *s = &res->samples[i];
 			if (take(res, w->elapsed(cr->state, (enum bd_phase)s->phase, &s->ns, st), st,
-				 phase_name((enum bd_phase)s->phase)))
+				 phase_name((enum bd_phase)s->phase))) {
 				failed = 1;
+				res->nsamples = i;   /* the rest hold the host's clock, not device times */
+			}
 		}
 		if (failed) {
 			done = finished(cr);

@@ -452,6 +452,11 @@ static void test_measure__device_failures_become_the_case_error(void **state)
 	assert_int_equal(dev.elapsed, 6);
 	assert_int_equal(seen.runs[PHASE_FWD], 3);   /* stopped in iteration 2 */
 	assert_int_equal(seen.teardowns, 1);
+	/* what is stored is the device's times: iterations 0 and 1, and iteration 2's fwd (its bwd
+	 * has no device time to store) */
+	assert_int_equal(res.nsamples, 5);
+	for (size_t i = 0; i < res.nsamples; i++)
+		assert_int_equal(res.samples[i].ns, device_ns[res.samples[i].phase]);
 	free(res.samples);
 
 	/* drain fails after a clean timed loop */

@@ -987,6 +987,37 @@ static void interrupt_at_count(void *ctx, int64_t iter, int64_t total)
 		measure_interrupted = 1;
 }
 
+/* Three cases in 5 rounds of 2 (warm-up 1 in the first), the second failing in its third round:
+ * it is an error with its reason and the 5 iterations it ran; the others are whole, each with its
+ * own iterations and its own memory. */
+static void test_measure__a_case_failing_in_a_round_leaves_the_others_whole(void **state)
+{
+	(void)state;
+	struct case_params p[3];
+	const struct workload *ws[3] = {&held, &held, &held};
+	const struct case_params *ps[3] = {&p[0], &p[1], &p[2]};
+	struct case_result res[3];
+	held_setups = 0;
+	for (int k = 0; k < 3; k++) {
+		p[k] = params(PASS_FORWARD, 1, 10);
+		p[k].batch_size = 1000 * (k + 1);
+	}
+	p[1].seed = 6;   /* held_run fails its 6th run: round 3 */
+	measure_interleaved(ws, ps, res, 3, 5, NULL, NULL);
+	for (int k = 0; k < 3; k++) {
+		assert_int_equal(res[k].status, k == 1 ? STATUS_ERROR : STATUS_OK);
+		assert_int_equal(res[k].nsamples, k == 1 ? 5 : 11);
+		for (size_t i = 0; i < res[k].nsamples; i++)
+			assert_int_equal(res[k].samples[i].iter, (int)i);
+		assert_int_equal(res[k].peak_bytes, 1000 * (k + 1));
+		free(res[k].samples);
+	}
+	assert_string_equal(res[1].reason, "fake kernel failed at run 6");
+	assert_null(res[1].stop_reason);
+	assert_string_equal(res[0].stop_reason, "iters");
+	assert_int_equal(held_setups, 3);
+}
+
 /* Ctrl-C stops at the next iteration boundary: the cases of a group not set up yet when it
  * comes are never set up (an e2e case's setup and validation take seconds), whether it comes in
  * a case's iterations measured to the end under the memory rule (each holds 3000 of a 5000
@@ -1275,6 +1306,7 @@ int main(void)
 		T(test_measure__interleaved_rounds_cancel_a_drift_that_one_after_the_other_sees),
 		T(test_contention__the_run_end_warning_counts_the_cases_whose_wait_is_unknown),
 		T(test_cpu_wait__a_stretch_shorter_than_a_tick_is_counted),
+		T(test_measure__a_case_failing_in_a_round_leaves_the_others_whole),
 		T(test_measure__interleaved_cases_are_not_set_up_after_an_interrupt),
 	};
 #undef T

@@ -139,6 +139,20 @@ static int precision_due(const struct auto_state *a)
 struct case_run;
 static double run_wait_share(const struct case_run *cr);
 
+/* Estimate the median's precision over the a->n measured iterations so far: a->rse, and whether
+ * it is precise (at most the target, the case's wait for a CPU at most
+ * PRECISION_MAX_CPU_WAIT) since a->precise_since. */
+static void auto_estimate(struct auto_state *a, const struct case_params *p,
+			  const struct case_run *cr)
+{
+	double rse = a->rse = median_rse(a->times, (size_t)a->n, a->scratch);
+	int precise = rse <= p->target_rse;
+	if (precise)   /* only then: reading every thread's schedstat costs ~10 us each */
+		precise = !(run_wait_share(cr) > PRECISION_MAX_CPU_WAIT);
+	a->precise_since = !precise ? 0 : a->precise_since ? a->precise_since : a->n;
+	a->checked_at = a->n;
+}
+
 static const char *auto_after(struct auto_state *a, const struct case_params *p, int64_t ns,
 			      const struct case_run *cr, int *oom)
 {
@@ -150,15 +164,16 @@ static const char *auto_after(struct auto_state *a, const struct case_params *p,
 	}
 	a->times[a->n++] = ns;
 	ck_add(a->measured_ns, ns, &a->measured_ns);
-	if (a->n >= p->min_iters && precision_due(a)) {
-		double rse = a->rse = median_rse(a->times, (size_t)a->n, a->scratch);
-		int precise = rse <= p->target_rse;
-		if (precise)   /* only then: reading every thread's schedstat costs ~10 us each */
-			precise = !(run_wait_share(cr) > PRECISION_MAX_CPU_WAIT);
-		a->precise_since = !precise ? 0 : a->precise_since ? a->precise_since : a->n;
-		a->checked_at = a->n;
+	if (a->n >= p->min_iters && precision_due(a))
+		auto_estimate(a, p, cr);
+	const char *stop = precision_stop(p, a->n, a->measured_ns, a->precise_since);
+	/* The hold can end between two estimates (past 200 iterations): a stop for precision is
+	 * made on the estimate and the wait of the iterations it stops at, never on older ones. */
+	if (stop && !strcmp(stop, "precision") && a->checked_at != a->n) {
+		auto_estimate(a, p, cr);
+		stop = precision_stop(p, a->n, a->measured_ns, a->precise_since);
 	}
-	return precision_stop(p, a->n, a->measured_ns, a->precise_since);
+	return stop;
 }
 
 /* Iterations the case is expected to take, for the progress line: the fixed count, or for auto
@@ -447,8 +462,10 @@ int case_run_step(struct case_run *cr, int64_t count)
 		for (size_t i = first; !failed && cr->device_timed && i < res->nsamples; i++) {
 			struct sample *s = &res->samples[i];
 			if (take(res, w->elapsed(cr->state, (enum bd_phase)s->phase, &s->ns, st), st,
-				 phase_name((enum bd_phase)s->phase)))
+				 phase_name((enum bd_phase)s->phase))) {
 				failed = 1;
+				res->nsamples = i;   /* the rest hold the host's clock, not device times */
+			}
 		}
 		if (failed) {
 			done = finished(cr);
@@ -555,14 +572,10 @@ void measure_interleaved_ext(const struct workload *const *w, const struct case_
 	struct turn *t = xcalloc(n ? n : 1, sizeof(*t));
 	int64_t alive_bytes = 0;
 	for (size_t k = 0; k < n; k++) {
-		if (ext && ext->mine[k]) {   /* the caller's: its memory is its own */
-			t[k].ext = ext->begin(ext->ctx, k, &res[k]);
-			t[k].finished = !t[k].ext;
-			continue;
-		}
+		int mine = ext && ext->mine[k];   /* the caller's: its memory is its own */
 		/* the states live together: beyond half the memory limit, the ones set up so far are
 		 * measured to the end first (one after the other, as without interleaving) */
-		if (k && p[k]->mem_limit > 0 && alive_bytes > p[k]->mem_limit / 2) {
+		if (!mine && k && p[k]->mem_limit > 0 && alive_bytes > p[k]->mem_limit / 2) {
 			for (size_t j = 0; j < k; j++) {
 				while (t[j].cr && !t[j].finished && !turn_step(&t[j], ext, INT64_MAX))
 					;
@@ -570,6 +583,18 @@ void measure_interleaved_ext(const struct workload *const *w, const struct case_
 					turn_end(&t[j], ext);
 			}
 			alive_bytes = 0;
+		}
+		/* an interrupt stops at the next iteration boundary: a case not set up yet never is */
+		if (measure_take_signals()) {
+			memset(&res[k], 0, sizeof(res[k]));
+			res[k].interrupted = 1;
+			t[k].finished = 1;
+			continue;
+		}
+		if (mine) {
+			t[k].ext = ext->begin(ext->ctx, k, &res[k]);
+			t[k].finished = !t[k].ext;
+			continue;
 		}
 		t[k].cr = case_run_begin(w[k], p[k], &res[k], on_iteration, ctx ? ctx[k] : NULL);
 		t[k].finished = !t[k].cr;

@@ -72,8 +72,9 @@ void case_run_end(struct case_run *cr);
  * then the next case's, ..., every other round in reverse order (A B, B A, A B, ...), so that a
  * drift of the machine during the rounds reaches each case alike (docs/performance.md,
  * "Interleaving"). The states live together; once those set up take more than half the memory
- * limit, they are measured to the end before the next is set up. ctx: one on_iteration context
- * per case (may be NULL). */
+ * limit, they are measured to the end before the next is set up. An interrupt stops every case
+ * at its next iteration boundary, and a case not set up when it comes is never set up (res[k]
+ * only says interrupted). ctx: one on_iteration context per case (may be NULL). */
 void measure_interleaved(const struct workload *const *w, const struct case_params *const *p,
 			 struct case_result *res, size_t n, int rounds,
 			 void (*on_iteration)(void *ctx, int64_t iter, int64_t total), void **ctx);

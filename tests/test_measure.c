@@ -452,6 +452,11 @@ static void test_measure__device_failures_become_the_case_error(void **state)
 	assert_int_equal(dev.elapsed, 6);
 	assert_int_equal(seen.runs[PHASE_FWD], 3);   /* stopped in iteration 2 */
 	assert_int_equal(seen.teardowns, 1);
+	/* what is stored is the device's times: iterations 0 and 1, and iteration 2's fwd (its bwd
+	 * has no device time to store) */
+	assert_int_equal(res.nsamples, 5);
+	for (size_t i = 0; i < res.nsamples; i++)
+		assert_int_equal(res.samples[i].ns, device_ns[res.samples[i].phase]);
 	free(res.samples);
 
 	/* drain fails after a clean timed loop */
@@ -588,6 +593,45 @@ static void test_measure__auto_does_not_stop_for_precision_while_the_case_waits_
 	assert_string_equal(res.stop_reason, "precision");
 	assert_int_equal(res.iters, 10 + PRECISION_HOLD);
 	assert_true(res.cpu_wait > 0.04 && res.cpu_wait <= CPU_WAIT_CONTENDED);
+	free(res.samples);
+}
+
+/* From the iteration after n measured ones on, each reading of the wait adds a second of
+ * waiting (the machine became busy). */
+static int64_t busy_from;
+static void busy_after(void *ctx, int64_t iter, int64_t total)
+{
+	(void)ctx;
+	(void)total;
+	if (iter - 2 == busy_from)   /* 2 warm-up iterations */
+		planted_wait_ns = 1000000000;
+}
+
+/* Past 200 iterations the estimate is made each time n has grown by 2%, and the hold can end
+ * between two estimates: the stop for precision must still see the wait and the estimate of the
+ * iterations it stops at. min_iters 300: estimates at 300, 306, ..., 356, 362, 368, 375; precise
+ * from 300, held to 374 (300 + 374 / 5). The machine turns busy after 370: the case waited most
+ * of its time by 374, so it never stops for precision, and goes on to max_iters. */
+static void test_measure__auto_does_not_stop_for_precision_after_a_wait_between_estimates(void **state)
+{
+	(void)state;
+	struct case_params p = auto_params(300, 450, 1000, 0.005);
+	struct case_result res;
+	dev.planted = quiet;
+	busy_from = 10000;   /* quiet throughout: the stop for precision, at 374 */
+	measure_case(&device, &p, &res, busy_after, NULL);
+	assert_string_equal(res.stop_reason, "precision");
+	assert_int_equal(res.iters, 374);
+	free(res.samples);
+
+	reset(NULL);
+	dev.planted = quiet;
+	busy_from = 370;
+	measure_case(&device, &p, &res, busy_after, NULL);
+	assert_int_equal(res.status, STATUS_OK);
+	assert_true(res.cpu_wait > 0.5);
+	assert_string_equal(res.stop_reason, "max_iters");
+	assert_int_equal(res.iters, 450);
 	free(res.samples);
 }
 
@@ -885,6 +929,131 @@ static void test_measure__interleaved_rounds_cancel_a_drift_that_one_after_the_o
 	}
 }
 
+/* ---- interleaving: what each case keeps ---------------------------------------------------------
+ * A fake CPU workload with one state per case: it holds its params' batch_size bytes of the case's
+ * arena, counts its own runs, and fails its run number seed (1-based; 0: never). */
+struct held {
+	struct mem_arena *mem;
+	void *buf;
+	int64_t runs, fail_at;
+};
+static int held_setups, held_interrupt_in_setup;   /* setups; a Ctrl-C in each setup */
+
+static int held_setup(const struct case_params *p, struct mem_arena *mem, void **state,
+		      struct wl_status *st)
+{
+	(void)st;
+	struct held *h = calloc(1, sizeof(*h));
+	if (!h)
+		return STATUS_OOM;
+	held_setups++;
+	if (held_interrupt_in_setup)
+		measure_interrupted = 1;
+	h->mem = mem;
+	h->fail_at = (int64_t)p->seed;
+	h->buf = mem_alloc(mem, (size_t)p->batch_size);
+	*state = h;
+	return h->buf ? STATUS_OK : STATUS_OOM;
+}
+
+static int held_run(void *state, enum bd_phase phase, struct wl_status *st)
+{
+	struct held *h = state;
+	(void)phase;
+	if (++h->runs == h->fail_at)
+		return wl_set(st, STATUS_ERROR, "fake kernel failed at run %lld", (long long)h->runs);
+	return STATUS_OK;
+}
+
+static void held_teardown(void *state)
+{
+	struct held *h = state;
+	if (h)
+		mem_free(h->mem, h->buf);
+	free(h);
+}
+
+static const struct workload held = {
+	.suite = "attention", .device = DEVICE_CPU, .check = ok_check, .figures = fake_figures,
+	.setup = held_setup, .validate = good_validate, .run = held_run, .teardown = held_teardown};
+
+static int64_t iterations_seen, interrupt_at;
+static void interrupt_at_count(void *ctx, int64_t iter, int64_t total)
+{
+	(void)ctx;
+	(void)iter;
+	(void)total;
+	if (++iterations_seen == interrupt_at)
+		measure_interrupted = 1;
+}
+
+/* Three cases in 5 rounds of 2 (warm-up 1 in the first), the second failing in its third round:
+ * it is an error with its reason and the 5 iterations it ran; the others are whole, each with its
+ * own iterations and its own memory. */
+static void test_measure__a_case_failing_in_a_round_leaves_the_others_whole(void **state)
+{
+	(void)state;
+	struct case_params p[3];
+	const struct workload *ws[3] = {&held, &held, &held};
+	const struct case_params *ps[3] = {&p[0], &p[1], &p[2]};
+	struct case_result res[3];
+	held_setups = 0;
+	for (int k = 0; k < 3; k++) {
+		p[k] = params(PASS_FORWARD, 1, 10);
+		p[k].batch_size = 1000 * (k + 1);
+	}
+	p[1].seed = 6;   /* held_run fails its 6th run: round 3 */
+	measure_interleaved(ws, ps, res, 3, 5, NULL, NULL);
+	for (int k = 0; k < 3; k++) {
+		assert_int_equal(res[k].status, k == 1 ? STATUS_ERROR : STATUS_OK);
+		assert_int_equal(res[k].nsamples, k == 1 ? 5 : 11);
+		for (size_t i = 0; i < res[k].nsamples; i++)
+			assert_int_equal(res[k].samples[i].iter, (int)i);
+		assert_int_equal(res[k].peak_bytes, 1000 * (k + 1));
+		free(res[k].samples);
+	}
+	assert_string_equal(res[1].reason, "fake kernel failed at run 6");
+	assert_null(res[1].stop_reason);
+	assert_string_equal(res[0].stop_reason, "iters");
+	assert_int_equal(held_setups, 3);
+}
+
+/* Ctrl-C stops at the next iteration boundary: the cases of a group not set up yet when it
+ * comes are never set up (an e2e case's setup and validation take seconds), whether it comes in
+ * a case's iterations measured to the end under the memory rule (each holds 3000 of a 5000
+ * limit) or in a case's setup (rounds); every case of the group is then interrupted, none is
+ * stored. */
+static void test_measure__interleaved_cases_are_not_set_up_after_an_interrupt(void **state)
+{
+	(void)state;
+	struct case_params p[3];
+	const struct workload *ws[3] = {&held, &held, &held};
+	const struct case_params *ps[3] = {&p[0], &p[1], &p[2]};
+	struct case_result res[3];
+	void *ctx[3] = {0};
+	for (int memory_rule = 1; memory_rule >= 0; memory_rule--) {
+		reset(NULL);
+		held_setups = 0;
+		held_interrupt_in_setup = !memory_rule;
+		iterations_seen = 0;
+		interrupt_at = 1;   /* in case 0's warm-up iteration */
+		for (int k = 0; k < 3; k++) {
+			p[k] = params(PASS_FORWARD, 1, 10);
+			p[k].batch_size = 3000;
+			p[k].mem_limit = memory_rule ? 5000 : 0;
+		}
+		measure_interleaved(ws, ps, res, 3, 5, interrupt_at_count, ctx);
+		assert_int_equal(held_setups, 1);
+		assert_int_equal(iterations_seen, memory_rule ? 1 : 0);
+		for (int k = 0; k < 3; k++) {
+			assert_true(res[k].interrupted);
+			assert_int_equal(res[k].nsamples, k ? 0 : memory_rule);
+			free(res[k].samples);
+		}
+	}
+	held_interrupt_in_setup = 0;
+}
+
 /* ---- iters: auto against drift: windows of one long run ------------------------------------
  * A long planted series is cut into the windows iters: auto would have measured one after the
  * other (the rule applied from each window's start, estimates on measure.c's schedule); the
@@ -900,13 +1069,22 @@ static int64_t auto_stop_at(const int64_t *x, int64_t n, const struct case_param
 {
 	int64_t since = 0, checked = 0;
 	for (int64_t k = 1; k <= n; k++) {
-		if (k >= p->min_iters && (k < 200 || k - checked >= checked / 50)) {
-			double rse = est(x, (size_t)k, scratch);
-			since = rse > p->target_rse ? 0 : since ? since : k;
-			checked = k;
+		int due = k >= p->min_iters && (k < 200 || k - checked >= checked / 50);
+		for (int again = 0; again < 2; again++) {
+			if (due) {
+				double rse = est(x, (size_t)k, scratch);
+				since = rse > p->target_rse ? 0 : since ? since : k;
+				checked = k;
+			}
+			const char *stop = precision_stop(p, k, 0, since);
+			if (stop && !strcmp(stop, "precision") && checked != k) {
+				due = 1;   /* a stop for precision is made on the estimate at k */
+				continue;
+			}
+			if (stop)
+				return k;
+			break;
 		}
-		if (precision_stop(p, k, 0, since))
-			return k;
 	}
 	return 0;
 }
@@ -1117,6 +1295,7 @@ int main(void)
 		T(test_measure__device_failures_become_the_case_error),
 		T(test_measure__auto_stops_for_precision_after_few_iterations_when_quiet),
 		T(test_measure__auto_does_not_stop_for_precision_while_the_case_waits_for_a_cpu),
+		T(test_measure__auto_does_not_stop_for_precision_after_a_wait_between_estimates),
 		T(test_measure__auto_stops_at_max_time_when_noisy),
 		T(test_measure__auto_caps_at_max_iters_and_keeps_every_sample),
 		T(test_measure__auto_with_bad_settings_is_an_error_case),
@@ -1127,6 +1306,8 @@ int main(void)
 		T(test_measure__interleaved_rounds_cancel_a_drift_that_one_after_the_other_sees),
 		T(test_contention__the_run_end_warning_counts_the_cases_whose_wait_is_unknown),
 		T(test_cpu_wait__a_stretch_shorter_than_a_tick_is_counted),
+		T(test_measure__a_case_failing_in_a_round_leaves_the_others_whole),
+		T(test_measure__interleaved_cases_are_not_set_up_after_an_interrupt),
 	};
 #undef T
 	return cmocka_run_group_tests(tests, NULL, NULL);

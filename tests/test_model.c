@@ -108,15 +108,13 @@ static double worst_tensor_error(const struct model_config *c, const float *g, c
 
 /* ---- the reference ------------------------------------------------------------------------ */
 
-static void test_model_ref__gradients_match_finite_differences(void **state)
+static void ref_matches_finite_differences(const struct model_config *cfg, int64_t b, int64_t t)
 {
-	(void)state;
-	const struct model_config c = {.d_model = 16, .d_ff = 24, .num_layers = 2, .num_heads = 2,
-					.vocab_size = 11};
-	int64_t b = 2, t = 5, n = b * t, P = model_param_count(&c);
+	const struct model_config c = *cfg;
+	int64_t n = b * t, P = model_param_count(&c);
 	float *pf = malloc((size_t)P * sizeof(float));
 	double *p = malloc((size_t)P * sizeof(double)), *g = malloc((size_t)P * sizeof(double));
-	int32_t tok[2 * 10];
+	int32_t *tok = malloc((size_t)(2 * n) * sizeof(int32_t));
 	tiny_params(&c, pf);
 	model_init_tokens(&c, n, 3, tok, tok + n);
 	/* weights 10× the initial scale, so that attention and SwiGLU are far from linear */
@@ -147,6 +145,29 @@ static void test_model_ref__gradients_match_finite_differences(void **state)
 	free(pf);
 	free(p);
 	free(g);
+	free(tok);
+}
+
+static void test_model_ref__gradients_match_finite_differences(void **state)
+{
+	(void)state;
+	const struct model_config c = {.d_model = 16, .d_ff = 24, .num_layers = 2, .num_heads = 2,
+					.vocab_size = 11};
+	ref_matches_finite_differences(&c, 2, 5);
+}
+
+/* d_ff below d_model (the backward's scratch for the attention output's gradient is (n, d), not
+ * (n, d_ff)), one head of the smallest even width, and a sequence of one token */
+static void test_model_ref__narrow_ffn_matches_finite_differences(void **state)
+{
+	(void)state;
+	const struct model_config narrow = {.d_model = 16, .d_ff = 6, .num_layers = 2,
+					     .num_heads = 2, .vocab_size = 7};
+	const struct model_config pairs = {.d_model = 6, .d_ff = 3, .num_layers = 1,
+					    .num_heads = 3, .vocab_size = 5};
+	ref_matches_finite_differences(&narrow, 2, 5);
+	ref_matches_finite_differences(&pairs, 1, 17);
+	ref_matches_finite_differences(&pairs, 3, 1);
 }
 
 /* ---- the CPU backend against the reference -------------------------------------------------- */
@@ -618,6 +639,7 @@ int main(void)
 	}
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_model_ref__gradients_match_finite_differences),
+		cmocka_unit_test(test_model_ref__narrow_ffn_matches_finite_differences),
 		cmocka_unit_test(test_model__float32_naive_matches_reference),
 		cmocka_unit_test(test_model__float32_flash_matches_reference),
 		cmocka_unit_test(test_model__bfloat16_naive_close_to_reference),

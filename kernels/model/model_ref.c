@@ -169,14 +169,15 @@ void model_ref_loss_grad(const struct model_config *c, int64_t b, int64_t t,
 	if (!grads)
 		goto done;
 
-	/* backward; scratch holds dx (n, d), dnorm (n, d), dbig (n, max(3d, 2f, V)) */
+	/* backward; scratch holds dx (n, d), dnorm (n, d), dbig (n, max(3d, 2f, V)) for dlogits,
+	 * du and dqkv, dsmall (n, max(f, d)) for dg and dom, dP (t) */
 	memset(grads, 0, (size_t)lay.total * sizeof(double));
-	int64_t wide = V > 3 * d ? V : 3 * d;
+	int64_t wide = V > 3 * d ? V : 3 * d, narrow = f > d ? f : d;
 	if (2 * f > wide)
 		wide = 2 * f;
-	double *dx = calloc((size_t)(2 * n * d + n * wide + n * f + b * h * t * t), sizeof(double));
+	double *dx = calloc((size_t)(2 * n * d + n * wide + n * narrow + t), sizeof(double));
 	double *dnorm = dx + n * d, *dbig = dnorm + n * d, *dsmall = dbig + n * wide,
-	       *dP = dsmall + n * f;
+	       *dP = dsmall + n * narrow;
 	for (int64_t i = 0; i < n; i++)
 		for (int64_t j = 0; j < V; j++)
 			dbig[i * V + j] = (logits[i * V + j] - (j == targets[i])) / (double)n;

@@ -244,6 +244,56 @@ static void test_model__bfloat16_flash_close_to_reference(void **state)
 	check_against_reference(DTYPE_BFLOAT16, "flash", TOL_BF16);
 }
 
+/* Each projection's gradient is held to its own scale. At initialisation attention is nearly
+ * uniform, so the gradients of Wq and Wk are a small part of the fused w_qkv's largest (Wv's):
+ * an error of 5% of Wq's own scale — a RoPE backward that rotates the wrong way is off by more
+ * than 100% of it — must fail bfloat16's bound (4e-2), which it passed when w_qkv was compared
+ * as one tensor (0.05 times the ratio below). */
+static void test_model__each_projection_is_compared_on_its_own_scale(void **state)
+{
+	(void)state;
+	int64_t P = model_param_count(&tiny), n = TINY_B * TINY_T, d = tiny.d_model;
+	float *p = malloc((size_t)P * sizeof(float)), *g = malloc((size_t)P * sizeof(float));
+	double *pd = malloc((size_t)P * sizeof(double)), *gref = malloc((size_t)P * sizeof(double));
+	int32_t tok[2 * TINY_B * TINY_T];
+	tiny_params(&tiny, p);
+	for (int64_t i = 0; i < P; i++)
+		pd[i] = p[i];
+	model_init_tokens(&tiny, n, 7, tok, tok + n);
+	double loss;
+	model_ref_loss_grad(&tiny, TINY_B, TINY_T, tok, tok + n, pd, &loss, gref);
+	struct model_layout lay;
+	model_layout(&tiny, &lay);
+	int64_t wq = lay.layer0 + lay.w_qkv;   /* layer 0's Wq: the first d·d of w_qkv */
+	double q_scale = 0, qkv_scale = 0;
+	for (int64_t j = wq; j < wq + 3 * d * d; j++) {
+		qkv_scale = fmax(qkv_scale, fabs(gref[j]));
+		if (j < wq + d * d)
+			q_scale = fmax(q_scale, fabs(gref[j]));
+	}
+	print_message("max |dWq| is %.3g of max |dW_qkv|\n", q_scale / qkv_scale);
+	for (int64_t i = 0; i < P; i++)
+		g[i] = (float)gref[i];
+	for (int64_t j = wq; j < wq + d * d; j++)
+		g[j] = (float)(gref[j] + 0.05 * q_scale);
+	char worst[48] = "";
+	double err = worst_tensor_error(&tiny, g, gref, worst);
+	if (!(err > TOL_BF16))
+		fail_msg("an error of 5%% of Wq's scale reads %.3g (%s), within bfloat16's %g", err,
+			 worst, TOL_BF16);
+	assert_string_equal(worst, "layer0.w_q");
+	/* the tensors still tile the buffer in order */
+	struct tensors ts;
+	tensors_of(&tiny, &ts);
+	assert_int_equal(ts.n, 9 * tiny.num_layers + 3);
+	for (int i = 1; i < ts.n; i++)
+		assert_int_equal(ts.t[i].offset, ts.t[i - 1].offset + ts.t[i - 1].count);
+	free(p);
+	free(g);
+	free(pd);
+	free(gref);
+}
+
 /* var = value, or var unset where value is NULL. */
 static void put_env(const char *var, const char *value)
 {
@@ -491,9 +541,9 @@ static void test_model__param_counts_of_design_presets(void **state)
 		assert_int_equal(model_param_count(c), presets[i].params);
 		assert_int_equal(lay.total, presets[i].params);
 		/* the named tensors tile the buffer exactly, in order */
-		struct model_tensor t[2 + 6 * 48 + 2];
+		struct model_tensor t[2 + 9 * 48 + 2];
 		int n = model_tensors(c, t, (int)(sizeof(t) / sizeof(t[0])));
-		assert_int_equal(n, 6 * c->num_layers + 3);
+		assert_int_equal(n, 9 * c->num_layers + 3);
 		int64_t next = 0;
 		for (int k = 0; k < n; k++) {
 			assert_int_equal(t[k].offset, next);
@@ -644,6 +694,7 @@ int main(void)
 		cmocka_unit_test(test_model__float32_flash_matches_reference),
 		cmocka_unit_test(test_model__bfloat16_naive_close_to_reference),
 		cmocka_unit_test(test_model__bfloat16_flash_close_to_reference),
+		cmocka_unit_test(test_model__each_projection_is_compared_on_its_own_scale),
 		cmocka_unit_test(test_model__backward_pairs_follow_threads_dtype_and_setting),
 		cmocka_unit_test(test_model__tuning_keeps_gradients_and_says_what_it_kept),
 		cmocka_unit_test(test_model__forward_only_gives_the_same_loss),

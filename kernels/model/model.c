@@ -119,10 +119,13 @@ int model_tensors(const struct model_config *c, struct model_tensor *out, int ma
 	for (int64_t l = 0; l < c->num_layers; l++) {
 		int64_t w = lay.layer0 + l * lay.layer_stride;
 		TENSOR(w + lay.attn_norm, d, "layer%lld.attn_norm", (long long)l);
-		TENSOR(w + lay.w_qkv, 3 * d * d, "layer%lld.w_qkv", (long long)l);
+		TENSOR(w + lay.w_qkv, d * d, "layer%lld.w_q", (long long)l);
+		TENSOR(w + lay.w_qkv + d * d, d * d, "layer%lld.w_k", (long long)l);
+		TENSOR(w + lay.w_qkv + 2 * d * d, d * d, "layer%lld.w_v", (long long)l);
 		TENSOR(w + lay.w_o, d * d, "layer%lld.w_o", (long long)l);
 		TENSOR(w + lay.ffn_norm, d, "layer%lld.ffn_norm", (long long)l);
-		TENSOR(w + lay.w_13, 2 * f * d, "layer%lld.w_13", (long long)l);
+		TENSOR(w + lay.w_13, f * d, "layer%lld.w_1", (long long)l);
+		TENSOR(w + lay.w_13 + f * d, f * d, "layer%lld.w_3", (long long)l);
 		TENSOR(w + lay.w_2, d * f, "layer%lld.w_2", (long long)l);
 	}
 	TENSOR(lay.final_norm, d, "final_norm");

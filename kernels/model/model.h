@@ -70,8 +70,11 @@ struct model_layout {
 	int64_t final_norm, lm_head, total;
 };
 void model_layout(const struct model_config *c, struct model_layout *lay);
-/* The parameter tensors in layout order: name ("embedding", "layer3.w_qkv", ...), offset and
- * length in floats. Fills at most max entries; returns how many there are (6·L + 3). */
+/* The parameter tensors in layout order: name ("embedding", "layer3.w_q", ...), offset and
+ * length in floats. Fills at most max entries; returns how many there are (9·L + 3). The fused
+ * w_qkv and w_13 are listed as the projections they hold (w_q, w_k, w_v; w_1, w_3), so that a
+ * comparison per tensor holds each to its own scale: at initialisation the gradients of Wq and
+ * Wk are a few percent of Wv's, and an error in them would hide under Wv's scale. */
 struct model_tensor {
 	char name[48];
 	int64_t offset, count;

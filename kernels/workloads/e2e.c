@@ -3,8 +3,9 @@
  *
  * Validation, before anything is timed:
  *  1. a tiny model (VALIDATE_CFG) with the case's dtype, attention and backend runs forward,
- *     backward and one AdamW step; its loss and every gradient tensor are compared with the
- *     float64 reference (model_ref.c), and the step with a float64 AdamW of its own gradients;
+ *     backward and one AdamW step; its loss and every gradient tensor (model_tensors: Wq, Wk,
+ *     Wv, W1 and W3 each on its own scale) are compared with the float64 reference
+ *     (model_ref.c), and the step with a float64 AdamW of its own gradients;
  *  2. the case's model runs every phase of its pass once at full size (which also builds the
  *     GEMM plans, so that no timed iteration, warm-up included, pays for them): the loss must be
  *     finite and near ln(vocab), as it is for these small initial weights.
@@ -130,7 +131,7 @@ static int e2e_setup(const struct case_params *p, struct mem_arena *mem, void **
 static double grad_error(const struct model_config *cfg, const float *g, const double *ref,
 			 char *worst, size_t size)
 {
-	struct model_tensor t[6 * 2 + 3];
+	struct model_tensor t[9 * 2 + 3];
 	int max = (int)(sizeof(t) / sizeof(t[0]));
 	int nt = model_tensors(cfg, t, max);
 	if (nt > max)

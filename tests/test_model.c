@@ -675,6 +675,16 @@ static void test_e2e_workload__figures_follow_the_model_flops(void **state)
 	assert_float_equal(f.flops[PHASE_FWD], gemm + att, 1);
 	assert_float_equal(f.flops[PHASE_BWD], 2 * gemm + 2.5 * att, 1);
 	assert_int_equal(f.param_bytes, 4 * 128625408LL);
+	/* bfloat16: the float32 master weights and their bfloat16 shadow, as model_create allocates
+	 * them (schemas/README.md) — what a case that stops before its setup (oom) stores */
+	p.dtype = DTYPE_BFLOAT16;
+	w->figures(&p, &f);
+	assert_int_equal(f.param_bytes, (4 + 2) * 128625408LL);
+	assert_int_equal(f.param_count, 128625408LL);
+	struct wl_memory m;
+	struct wl_status st;
+	assert_int_equal(w->estimate(&p, &m, &st), STATUS_OK);
+	assert_int_equal(f.param_bytes, m.params);
 }
 
 int main(void)

@@ -84,26 +84,20 @@ static void run_close(struct run *r)
 	assert_int_equal(r->mem.live, 0);
 }
 
-/* max over tensors of max |g − ref| / max |ref|; worst gets that tensor's name */
+/* max over tensors of max |g − ref| / max |ref| (the validation's model_grad_error); worst gets
+ * that tensor's name */
 static double worst_tensor_error(const struct model_config *c, const float *g, const double *ref,
 				 char worst[48])
 {
 	struct tensors ts;
 	tensors_of(c, &ts);
-	double w = 0;
 	for (int i = 0; i < ts.n; i++) {
-		double e = 0, s = 0;
-		for (int64_t j = ts.t[i].offset; j < ts.t[i].offset + ts.t[i].count; j++) {
-			e = fmax(e, fabs(g[j] - ref[j]));
+		double s = 0;
+		for (int64_t j = ts.t[i].offset; j < ts.t[i].offset + ts.t[i].count; j++)
 			s = fmax(s, fabs(ref[j]));
-		}
 		assert_true(s > 0);   /* every tensor gets a gradient */
-		if (e / s >= w) {
-			w = e / s;
-			snprintf(worst, 48, "%.47s", ts.t[i].name);
-		}
 	}
-	return w;
+	return model_grad_error(c, g, ref, worst, 48);
 }
 
 /* ---- the reference ------------------------------------------------------------------------ */
@@ -292,6 +286,56 @@ static void test_model__each_projection_is_compared_on_its_own_scale(void **stat
 	free(g);
 	free(pd);
 	free(gref);
+}
+
+/* A gradient or a stepped weight that is NaN fails the validation's comparisons, whether one
+ * element of a tensor or all of it is NaN (fmax, which they used, passes over a NaN: a backward
+ * whose every norm gain gradient was NaN validated ok, float32 and bfloat16). */
+static void test_model__nan_gradients_and_steps_fail_the_comparison(void **state)
+{
+	(void)state;
+	int64_t P = model_param_count(&tiny);
+	float *g = malloc((size_t)P * sizeof(float)), *p0 = malloc((size_t)P * sizeof(float)),
+	      *p1 = malloc((size_t)P * sizeof(float));
+	double *ref = malloc((size_t)P * sizeof(double));
+	struct model_layout lay;
+	model_layout(&tiny, &lay);
+	tiny_params(&tiny, p0);
+	for (int64_t i = 0; i < P; i++) {
+		ref[i] = 1e-3 * sin((double)i);
+		g[i] = (float)ref[i];
+	}
+	char worst[48] = "";
+	assert_true(model_grad_error(&tiny, g, ref, worst, sizeof(worst)) < 1e-6);
+	/* one element NaN, then the whole tensor: final_norm's gradient */
+	g[lay.final_norm + 3] = NAN;
+	double err = model_grad_error(&tiny, g, ref, worst, sizeof(worst));
+	if (!(err > TOL_BF16))
+		fail_msg("one NaN gradient reads %g (%s)", err, worst);
+	assert_string_equal(worst, "final_norm");
+	for (int64_t j = 0; j < tiny.d_model; j++)
+		g[lay.final_norm + j] = NAN;
+	err = model_grad_error(&tiny, g, ref, worst, sizeof(worst));
+	if (!(err > TOL_BF16))
+		fail_msg("an all-NaN gradient tensor reads %g (%s)", err, worst);
+	assert_string_equal(worst, "final_norm");
+	g[lay.final_norm + 5] = INFINITY;
+	assert_true(model_grad_error(&tiny, g, ref, NULL, 0) > TOL_BF16);
+	/* the AdamW step: exact float64 steps pass; a NaN weight does not */
+	for (int64_t i = 0; i < P; i++)
+		g[i] = (float)ref[i];
+	const struct adamw_params *hp = &model_adamw;
+	for (int64_t i = 0; i < P; i++)
+		p1[i] = (float)((double)p0[i] * (1 - (double)hp->lr * hp->weight_decay) -
+				(double)hp->lr * (g[i] > 0 ? 1 : -1) * fabs((double)g[i]) /
+					(fabs((double)g[i]) + hp->eps));
+	assert_true(model_adamw_first_step_error(p0, g, p1, P) <= 1e-6);
+	p1[lay.lm_head] = NAN;
+	assert_true(!(model_adamw_first_step_error(p0, g, p1, P) <= 1e-6));
+	free(g);
+	free(p0);
+	free(p1);
+	free(ref);
 }
 
 /* var = value, or var unset where value is NULL. */
@@ -705,6 +749,7 @@ int main(void)
 		cmocka_unit_test(test_model__bfloat16_naive_close_to_reference),
 		cmocka_unit_test(test_model__bfloat16_flash_close_to_reference),
 		cmocka_unit_test(test_model__each_projection_is_compared_on_its_own_scale),
+		cmocka_unit_test(test_model__nan_gradients_and_steps_fail_the_comparison),
 		cmocka_unit_test(test_model__backward_pairs_follow_threads_dtype_and_setting),
 		cmocka_unit_test(test_model__tuning_keeps_gradients_and_says_what_it_kept),
 		cmocka_unit_test(test_model__forward_only_gives_the_same_loss),

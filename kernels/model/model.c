@@ -134,6 +134,57 @@ int model_tensors(const struct model_config *c, struct model_tensor *out, int ma
 	return nt;
 }
 
+/* *worst = x where x is larger, NaN or infinite (then infinity): a NaN is never passed over */
+static void keep_worst(double *worst, double x)
+{
+	if (!(x <= *worst))
+		*worst = isfinite(x) ? x : INFINITY;
+}
+
+double model_grad_error(const struct model_config *c, const float *g, const double *ref,
+			char *worst, size_t size)
+{
+	int nt = model_tensors(c, NULL, 0);
+	struct model_tensor *t = malloc((size_t)nt * sizeof(*t));
+	if (!t) {
+		if (worst && size)
+			snprintf(worst, size, "(out of host memory)");
+		return INFINITY;
+	}
+	model_tensors(c, t, nt);
+	double w = 0;
+	for (int i = 0; i < nt; i++) {
+		double e = 0, s = 0;
+		for (int64_t j = t[i].offset; j < t[i].offset + t[i].count; j++) {
+			keep_worst(&e, fabs((double)g[j] - ref[j]));
+			s = fmax(s, fabs(ref[j]));
+		}
+		double rel = e / (s > 0 ? s : 1);
+		if (rel >= w) {
+			w = rel;
+			if (worst && size)
+				snprintf(worst, size, "%.47s", t[i].name);
+		}
+	}
+	free(t);
+	return w;
+}
+
+double model_adamw_first_step_error(const float *p0, const float *g, const float *p1,
+				    int64_t count)
+{
+	const struct adamw_params *hp = &model_adamw;
+	double worst = 0;
+	for (int64_t i = 0; i < count; i++) {
+		double p = (double)p0[i] * (1 - (double)hp->lr * hp->weight_decay);
+		double m1 = (1 - (double)hp->beta1) * g[i], v1 = (1 - (double)hp->beta2) * g[i] * g[i];
+		double upd = (double)hp->lr / (1 - hp->beta1) * m1 /
+			     (sqrt(v1) / sqrt(1 - (double)hp->beta2) + hp->eps);
+		keep_worst(&worst, fabs((p - upd) - p1[i]));
+	}
+	return worst;
+}
+
 void model_init_params(const struct model_config *c, uint64_t seed, float *params)
 {
 	struct model_layout lay;

@@ -25,6 +25,7 @@
 #ifndef BENCHDB_MODEL_H
 #define BENCHDB_MODEL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ops.h"
@@ -80,6 +81,16 @@ struct model_tensor {
 	int64_t offset, count;
 };
 int model_tensors(const struct model_config *c, struct model_tensor *out, int max);
+/* The validation's comparison of gradients g with a reference: the largest over the tensors of
+ * max |g − ref| / max |ref| (max |g − ref| where ref is all zero); worst (size bytes, may be
+ * NULL) names the tensor where it is largest. A gradient that is NaN or infinite counts as an
+ * infinite error, so that it fails every bound (fmax would pass over a NaN). */
+double model_grad_error(const struct model_config *c, const float *g, const double *ref,
+			char *worst, size_t size);
+/* The largest |p1 − formula| over count parameters after the first AdamW step (model_adamw, from
+ * m = v = 0) from p0 with gradients g, in float64; infinite where p1 is NaN or infinite. */
+double model_adamw_first_step_error(const float *p0, const float *g, const float *p1,
+				    int64_t count);
 /* Initial parameters (float32 host array of model_param_count): norms 1, every matrix uniform
  * with standard deviation MODEL_INIT_STD, from seed. */
 void model_init_params(const struct model_config *c, uint64_t seed, float *params);

@@ -129,31 +129,6 @@ static int e2e_setup(const struct case_params *p, struct mem_arena *mem, void **
 	return wl_set(st, STATUS_OK, "%s", "");
 }
 
-/* max over tensors of max |x − ref| / max |ref|; worst names the tensor where it is largest. */
-static double grad_error(const struct model_config *cfg, const float *g, const double *ref,
-			 char *worst, size_t size)
-{
-	struct model_tensor t[9 * 2 + 3];
-	int max = (int)(sizeof(t) / sizeof(t[0]));
-	int nt = model_tensors(cfg, t, max);
-	if (nt > max)
-		nt = max;   /* validate_cfg has 2 layers: never */
-	double worst_err = 0;
-	for (int i = 0; i < nt; i++) {
-		double e = 0, s = 0;
-		for (int64_t j = t[i].offset; j < t[i].offset + t[i].count; j++) {
-			e = fmax(e, fabs(g[j] - ref[j]));
-			s = fmax(s, fabs(ref[j]));
-		}
-		double rel = e / (s > 0 ? s : 1);
-		if (rel >= worst_err) {
-			worst_err = rel;
-			snprintf(worst, size, "%.47s", t[i].name);
-		}
-	}
-	return worst_err;
-}
-
 /* Step 1 of the validation (see the file comment); a separate device state on the same arena. */
 static int validate_tiny(const struct wl_case *c, struct wl_status *st)
 {
@@ -206,7 +181,7 @@ static int validate_tiny(const struct wl_case *c, struct wl_status *st)
 	}
 	model_ref_loss_grad(cfg, VALIDATE_BATCH, VALIDATE_CTX, tok, tok + n, pd, &loss_ref, gref);
 	char worst[48] = "";
-	double err = grad_error(cfg, g, gref, worst, sizeof(worst));
+	double err = model_grad_error(cfg, g, gref, worst, sizeof(worst));
 	double loss_err = fabs(loss - loss_ref) / fabs(loss_ref);
 	st->max_diff = fmax(err, loss_err);
 	if (!(loss_err <= tol))
@@ -220,14 +195,7 @@ static int validate_tiny(const struct wl_case *c, struct wl_status *st)
 	/* the AdamW step, from the backend's own gradients, in float64 (step 1: m = (1-b1) g,
 	 * v = (1-b2) g², so the update is lr · g / (|g| + eps') with the bias corrections) */
 	const struct adamw_params *hp = &model_adamw;
-	double worst_step = 0;
-	for (int64_t i = 0; i < P; i++) {
-		double p = (double)p0[i] * (1 - (double)hp->lr * hp->weight_decay);
-		double m1 = (1 - (double)hp->beta1) * g[i], v1 = (1 - (double)hp->beta2) * g[i] * g[i];
-		double upd = (double)hp->lr / (1 - hp->beta1) * m1 /
-			     (sqrt(v1) / sqrt(1 - (double)hp->beta2) + hp->eps);
-		worst_step = fmax(worst_step, fabs((p - upd) - p1[i]));
-	}
+	double worst_step = model_adamw_first_step_error(p0, g, p1, P);
 	/* float32 rounding of p (|p| < 1) and of the update (≤ lr) */
 	if (!(worst_step <= 1e-6 + 1e-3 * hp->lr))
 		code = wl_set(st, STATUS_ERROR, "AdamW step differs from the float64 formula by %.3g",

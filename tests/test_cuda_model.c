@@ -86,24 +86,11 @@ static void params_of(float *p)
 				p[t[i].offset + j] = 1.0f + 0.5f * sinf((float)(3 * j + i));
 }
 
-/* the largest per-tensor error relative to the tensor's scale; its tensor's name into worst */
+/* the largest per-tensor error relative to the tensor's scale (the validation's comparison: a NaN
+ * is an infinite error); its tensor's name into worst */
 static double worst_error(const float *g, const double *ref, char worst[48])
 {
-	struct model_tensor t[64];
-	int n = model_tensors(&tiny, t, 64);
-	double w = 0;
-	for (int i = 0; i < n; i++) {
-		double e = 0, s = 0;
-		for (int64_t j = t[i].offset; j < t[i].offset + t[i].count; j++) {
-			e = fmax(e, fabs(g[j] - ref[j]));
-			s = fmax(s, fabs(ref[j]));
-		}
-		if (!(e / s < w) || isnan(e)) {
-			w = isnan(e) ? INFINITY : e / s;
-			snprintf(worst, 48, "%.47s", t[i].name);
-		}
-	}
-	return w;
+	return model_grad_error(&tiny, g, ref, worst, 48);
 }
 
 /* loss and gradients of one backend on the tiny model into *loss and g; 0, or the error code

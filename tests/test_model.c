@@ -30,7 +30,8 @@ static const struct model_config tiny = {
 #define TINY_B 2
 #define TINY_T 13
 
-/* Errors measured: float32 5e-7 of the largest gradient of a tensor; bfloat16 8e-3. */
+/* Errors measured (each projection a tensor): float32 6e-7 of the largest gradient of a tensor;
+ * bfloat16 9.5e-3 (up to 1.7e-2 over odd shapes: d_model 16-528, d_ff 17-200, seq_len 1-300). */
 #define TOL_F32 1e-4
 #define TOL_BF16 4e-2
 

@@ -141,4 +141,17 @@ expect_status 0 "matmul table" "$REPORT" --db "$T/mm.db" --format csv
 check "matmul: n is the size, iters the count" \
 	[ "$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } NR == 2 { print $c["n"] "/" $c["iters"] }' "$T/out")" = "32/3" ]
 
+# ---- report warmup: no standard deviation from a single iteration -----------------------------------
+cat >"$T/one.yaml" <<'YAML'
+name: one-iteration
+defaults: {warmup: 5, iters: 1}
+benchmarks:
+  - {suite: attention, impl: naive, seq_len: 17, head_dim: 16, batch_size: 1, heads: 2, causal: true}
+YAML
+expect_status 0 "a run of one measured iteration" "$RUNNER" run "$T/one.yaml" --db "$T/one.db"
+expect_status 0 "warmup csv of one iteration per k" "$REPORT" --db "$T/one.db" warmup --format csv
+check "k=1 mean: iteration 1 alone (fwd+bwd), in ms" close "$(csv_cols "$T/out" k=1_mean_ms)" \
+	"$(sql "$T/one.db" "select sum(ns) / 1e6 from samples where iter = 1")" 1e-9
+check "k=0..5: one iteration each, no std" [ "$(csv_cols "$T/out" k=0_std_ms k=1_std_ms k=2_std_ms k=5_std_ms)" = ",,," ]
+
 finish tables

@@ -154,4 +154,23 @@ check "k=1 mean: iteration 1 alone (fwd+bwd), in ms" close "$(csv_cols "$T/out" 
 	"$(sql "$T/one.db" "select sum(ns) / 1e6 from samples where iter = 1")" 1e-9
 check "k=0..5: one iteration each, no std" [ "$(csv_cols "$T/out" k=0_std_ms k=1_std_ms k=2_std_ms k=5_std_ms)" = ",,," ]
 
+# ---- compare within a run: a case key measured twice is one case, its first copy ------------------
+cat >"$T/dup.yaml" <<'YAML'
+name: twice
+defaults: {warmup: 1, iters: 6}
+benchmarks:
+  - {suite: attention, impl: [naive, flash], seq_len: 17, head_dim: 16, batch_size: 1, heads: 2, causal: true}
+  - {suite: attention, impl: flash, seq_len: 17, head_dim: 16, batch_size: 1, heads: 2, causal: true}
+YAML
+expect_status 0 "a run that measures flash twice" "$RUNNER" run "$T/dup.yaml" --db "$T/dup.db"
+first_flash=$(sql "$T/dup.db" "select avg(t) / 1e6 from (select t, row_number() over (order by t) k from
+	(select sum(s.ns) t from samples s join cases c on c.id = s.case_id where c.ord = 1
+	 and s.iter >= c.warmup group by s.iter)) where k in (3, 4)")
+for how in "--compare naive" "compare --baseline impl=naive"; do
+	expect_status 0 "$how, flash twice" "$REPORT" --db "$T/dup.db" $how --format csv
+	check "$how: one pair" [ "$(csv_cols "$T/out" verdict | wc -l)" = 1 ]
+	check "$how: the first flash case's median" close "$(csv_cols "$T/out" candidate_ms)" "$first_flash" 1e-9
+	check "$how: the summary counts one pair" [ "$(awk -F, '$1 == "flash" && NF > 10 { print $2 }' "$T/out")" = 1 ]
+done
+
 finish tables

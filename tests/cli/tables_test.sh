@@ -153,6 +153,12 @@ expect_status 0 "warmup csv of one iteration per k" "$REPORT" --db "$T/one.db" w
 check "k=1 mean: iteration 1 alone (fwd+bwd), in ms" close "$(csv_cols "$T/out" k=1_mean_ms)" \
 	"$(sql "$T/one.db" "select sum(ns) / 1e6 from samples where iter = 1")" 1e-9
 check "k=0..5: one iteration each, no std" [ "$(csv_cols "$T/out" k=0_std_ms k=1_std_ms k=2_std_ms k=5_std_ms)" = ",,," ]
+expect_status 0 "export stats of one measured iteration" "$REPORT" --db "$T/one.db" export --what stats
+check "export stats: n = 1, its mean, no std or cv" [ "$(csv_cols "$T/out" phase n mean_ns std_ns cv | sort | tr '\n' ' ')" = \
+	"$(sql "$T/one.db" "select phase, 1, ns, '', '' from samples where iter = 5 union all
+		select 'total', 1, sum(ns), '', '' from samples where iter = 5" | tr '|' , | sort | tr '\n' ' ')" ]
+expect_status 0 "export stats json of one measured iteration" "$REPORT" --db "$T/one.db" export --what stats --format json
+contains "$T/out" '"n": 1, "mean_ns": [0-9]+, "std_ns": null, ' "export stats json: std null from one sample"
 
 # ---- compare within a run: a case key measured twice is one case, its first copy ------------------
 cat >"$T/dup.yaml" <<'YAML'

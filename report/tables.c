@@ -409,6 +409,16 @@ int pivot_table(struct db *db, const char *suite, const struct case_row *cases, 
 	}
 	for (size_t i = 0; i < n && !rc; i++) {
 		struct case_series series;
+		/* a cell measured twice (a case key listed in two benchmarks): its first case counts */
+		size_t j = 0;
+		while (j < i && (row_of[j] != row_of[i] || col_of[j] != col_of[i]))
+			j++;
+		if (j < i) {
+			table_note(t, "case %lld (%s): measured again in the run; the first, case %lld, "
+				      "is shown", (long long)cases[i].ord + 1, cases[i].name,
+				   (long long)cases[j].ord + 1);
+			continue;
+		}
 		if (cases[i].status != STATUS_OK) {
 			table_text(t, row_of[i], col_of[i], status_name(cases[i].status));
 			continue;

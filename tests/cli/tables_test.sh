@@ -178,5 +178,10 @@ for how in "--compare naive" "compare --baseline impl=naive"; do
 	check "$how: the first flash case's median" close "$(csv_cols "$T/out" candidate_ms)" "$first_flash" 1e-9
 	check "$how: the summary counts one pair" [ "$(awk -F, '$1 == "flash" && NF > 10 { print $2 }' "$T/out")" = 1 ]
 done
+# the pivot's cell is the first case's too, not the later copy's
+expect_status 0 "pivot by impl, flash twice" "$REPORT" --db "$T/dup.db" --pivot impl --format csv
+check "pivot: flash's cell is the first flash case's mean" close "$(csv_cols "$T/out" impl=flash_ms)" \
+	"$(sql "$T/dup.db" "select avg(t) / 1e6 from (select sum(s.ns) t from samples s join cases c on
+		c.id = s.case_id where c.ord = 1 and s.iter >= c.warmup group by s.iter)")" 1e-9
 
 finish tables

@@ -289,7 +289,9 @@ int table_of_cases_opts(struct db *db, const char *suite, const struct case_row 
 			const double *x = NULL;
 			if (k < PHASE_COUNT && (series[i].phases & (1u << k)))
 				x = case_series_pick(&series[i], (enum series_pick)k, &m);
-			else if (k == SUM_TOTAL)
+			else if (k == SUM_TOTAL && series[i].phases == phases)
+				/* the sum its heading names: a forward case's total is no fwd+bwd, nor is
+				 * a forward_backward case's a fwd+bwd+opt */
 				x = case_series_pick(&series[i], PICK_TOTAL, &m);
 			else if (k > SUM_TOTAL) {
 				int last = k == SUM_FWD_BWD ? 1 : 2;

@@ -184,4 +184,24 @@ check "pivot: flash's cell is the first flash case's mean" close "$(csv_cols "$T
 	"$(sql "$T/dup.db" "select avg(t) / 1e6 from (select sum(s.ns) t from samples s join cases c on
 		c.id = s.case_id where c.ord = 1 and s.iter >= c.warmup group by s.iter)")" 1e-9
 
+# ---- the per-iteration total's column holds the sum it names ------------------------------------------
+cat >"$T/mix.yaml" <<'YAML'
+name: passes
+defaults: {warmup: 1, iters: 4}
+benchmarks:
+  - {suite: attention, impl: naive, pass: [forward, forward_backward], seq_len: 17, head_dim: 16, batch_size: 1, heads: 2, causal: true}
+YAML
+expect_status 0 "a forward and a forward_backward case" "$RUNNER" run "$T/mix.yaml" --db "$T/mix.db"
+expect_status 0 "table of both passes" "$REPORT" --db "$T/mix.db" --format csv
+check "fwd+bwd mean: none for the forward case" [ "$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i }
+	NR > 1 && $c["pass"] == "forward" { print "[" $c["fwd_bwd_mean_ms"] "]" }' "$T/out")" = "[]" ]
+check "fwd+bwd mean: the forward_backward case's fwd + bwd" close "$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i }
+	NR > 1 && $c["pass"] == "forward_backward" { print $c["fwd_bwd_mean_ms"] }' "$T/out")" \
+	"$(sql "$T/mix.db" "select sum(s.ns) / 4.0 / 1e6 from samples s join cases c on c.id = s.case_id
+		where c.pass = 'forward_backward' and s.iter >= c.warmup")" 1e-9
+expect_status 0 "e2e table: forward, forward_backward and train_step" "$REPORT" --db "$e2e" --format csv \
+	--where model=small --where context_length=128 --where dtype=float32 --where impl=benchdb
+check "fwd+bwd+opt mean: only the train_step case has one" [ "$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i }
+	NR > 1 && $c["fwd_bwd_opt_mean_ms"] != "" { print $c["pass"] }' "$T/out")" = train_step ]
+
 finish tables

@@ -326,7 +326,8 @@ int table_of_cases_opts(struct db *db, const char *suite, const struct case_row 
 				double per_s = 1e9 / s.mean;
 				table_number(t, r, col_tok, per_s * (double)c->batch_size * (double)c->seq_len);
 				table_number(t, r, col_smp, per_s * (double)c->batch_size);
-				table_number(t, r, col_cv, 100 * s.cv);
+				if (nt > 1)   /* no spread from one sample */
+					table_number(t, r, col_cv, 100 * s.cv);
 			}
 		}
 		if (c->peak_bytes >= 0)

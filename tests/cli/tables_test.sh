@@ -153,6 +153,10 @@ expect_status 0 "warmup csv of one iteration per k" "$REPORT" --db "$T/one.db" w
 check "k=1 mean: iteration 1 alone (fwd+bwd), in ms" close "$(csv_cols "$T/out" k=1_mean_ms)" \
 	"$(sql "$T/one.db" "select sum(ns) / 1e6 from samples where iter = 1")" 1e-9
 check "k=0..5: one iteration each, no std" [ "$(csv_cols "$T/out" k=0_std_ms k=1_std_ms k=2_std_ms k=5_std_ms)" = ",,," ]
+expect_status 0 "derived table of one measured iteration" "$REPORT" --db "$T/one.db" --derived --format csv
+check "derived: samples/s from the one iteration, no CV" [ "$(csv_cols "$T/out" iters CV_%)" = "1," ]
+check "derived: samples/s = 1e9 / the iteration's fwd+bwd ns" close "$(csv_cols "$T/out" samples_s)" \
+	"$(sql "$T/one.db" "select 1e9 / sum(ns) from samples where iter = 5")" 1e-9
 expect_status 0 "export stats of one measured iteration" "$REPORT" --db "$T/one.db" export --what stats
 check "export stats: n = 1, its mean, no std or cv" [ "$(csv_cols "$T/out" phase n mean_ns std_ns cv | sort | tr '\n' ' ')" = \
 	"$(sql "$T/one.db" "select phase, 1, ns, '', '' from samples where iter = 5 union all

@@ -410,7 +410,7 @@ int report_tables(struct db *db, struct case_row *rows, size_t n, const struct t
 											 : 0),
 			.warmup = rq->warmup};
 		rc = rq->pivot ? pivot_table(db, rows[i].suite, group, m, rq->pivot,
-					     (enum series_pick)rq->pick, t, err)
+					     (enum series_pick)rq->pick, rq->warmup, t, err)
 			       : table_of_cases_opts(db, rows[i].suite, group, m, &opt, t, err);
 		if (!rc && (rq->group_by || rq->title)) {
 			free(t->title);

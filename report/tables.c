@@ -359,7 +359,8 @@ done:
 }
 
 int pivot_table(struct db *db, const char *suite, const struct case_row *cases, size_t n,
-		       const char *key, enum series_pick pick, struct table *t, struct bd_error *err)
+		const char *key, enum series_pick pick, int64_t warmup, struct table *t,
+		struct bd_error *err)
 {
 	const char *columns[9];
 	const char *const *params = params_of(suite, columns);
@@ -426,7 +427,7 @@ int pivot_table(struct db *db, const char *suite, const struct case_row *cases, 
 			table_text(t, row_of[i], col_of[i], status_name(cases[i].status));
 			continue;
 		}
-		if ((rc = case_series_load(db, &cases[i], &series, err)))
+		if ((rc = case_series_load_from(db, &cases[i], warmup, &series, err)))
 			break;
 		size_t m;
 		const double *x = case_series_pick(&series, pick, &m);
@@ -444,6 +445,11 @@ int pivot_table(struct db *db, const char *suite, const struct case_row *cases, 
 		}
 		case_series_free(&series);
 	}
+	if (warmup != TABLE_OWN_WARMUP)
+		table_note(t, "times as if %lld warm-up iteration%s had been run: the stored iterations "
+			      "after the first %lld, as many as each case measured (the run's warm-up ones "
+			      "included; nothing was re-run)", (long long)warmup, warmup == 1 ? "" : "s",
+			   (long long)warmup);
 	case_mark_note(t, marked);
 	for (size_t i = 0; i < n; i++)
 		free(row_key[i]);

@@ -182,6 +182,11 @@ for how in "--compare naive" "compare --baseline impl=naive"; do
 	check "$how: the first flash case's median" close "$(csv_cols "$T/out" candidate_ms)" "$first_flash" 1e-9
 	check "$how: the summary counts one pair" [ "$(awk -F, '$1 == "flash" && NF > 10 { print $2 }' "$T/out")" = 1 ]
 done
+# the pivot honours --warmup K: the iters iterations after the first K stored
+expect_status 0 "pivot by impl --warmup 0" "$REPORT" --db "$T/dup.db" --pivot impl --warmup 0 --format csv
+check "pivot --warmup 0: naive's mean over stored iterations 0..5" close "$(csv_cols "$T/out" impl=naive_ms)" \
+	"$(sql "$T/dup.db" "select avg(t) / 1e6 from (select sum(s.ns) t from samples s join cases c on
+		c.id = s.case_id where c.ord = 0 and s.iter < 6 group by s.iter)")" 1e-9
 # the pivot's cell is the first case's too, not the later copy's
 expect_status 0 "pivot by impl, flash twice" "$REPORT" --db "$T/dup.db" --pivot impl --format csv
 check "pivot: flash's cell is the first flash case's mean" close "$(csv_cols "$T/out" impl=flash_ms)" \

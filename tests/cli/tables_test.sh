@@ -213,4 +213,18 @@ expect_status 0 "e2e table: forward, forward_backward and train_step" "$REPORT" 
 check "fwd+bwd+opt mean: only the train_step case has one" [ "$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i }
 	NR > 1 && $c["fwd_bwd_opt_mean_ms"] != "" { print $c["pass"] }' "$T/out")" = train_step ]
 
+# ---- writeup's mixed precision: a float32 case measured twice is one row, its first copy's ---------
+cp "$e2e" "$T/e2e_twice.db"
+sql "$T/e2e_twice.db" "create temp table copy as select * from cases where model = 'small' and seq_len = 128
+	and dtype = 'float32' and pass = 'forward' and impl = 'benchdb';
+	update copy set id = (select max(id) + 1 from cases), ord = (select max(ord) + 1 from cases);
+	insert into cases select * from copy;
+	insert into samples select (select id from copy), s.phase, s.iter, 2 * s.ns from samples s
+		join cases c on c.id = s.case_id where c.model = 'small' and c.seq_len = 128 and
+		c.dtype = 'float32' and c.pass = 'forward' and c.impl = 'benchdb' and c.id < (select id from copy)"
+expect_status 0 "writeup of a run that measured a float32 case twice" "$REPORT" --db "$T/e2e_twice.db" writeup -o "$T/wu2"
+check "mixed precision: one row for small forward ctx128" \
+	[ "$(awk '/^### mixed precision/ { on = 1 } on && /^- n: / { on = 0 }
+		on && /^\| small +\| forward +\| 128 / { n++ } END { print n + 0 }' "$T/wu2/README.md")" = 1 ]
+
 finish tables

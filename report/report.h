@@ -90,6 +90,7 @@ void report_print(enum report_format fmt, const struct table *tables, size_t n);
  * sum of all phases of iteration i (fwd+bwd(+opt)) over iterations that have every phase. */
 struct case_series {
 	double *ns[PHASE_COUNT];
+	size_t *at[PHASE_COUNT];   /* the measured iteration (0-based) of each ns[p][k] */
 	size_t n[PHASE_COUNT];
 	double *total;
 	size_t ntotal;

@@ -67,17 +67,27 @@ static void json_keys(const char *json, char **keys, size_t *n, size_t max)
 /* Which timed series a column group shows: a phase, or a per-iteration sum of phases. */
 enum { SUM_TOTAL = PHASE_COUNT, SUM_FWD_BWD, SUM_FWD_BWD_OPT, SERIES_KINDS };
 
-/* The per-iteration sum of phases 0..last (fwd+bwd: 1, fwd+bwd+opt: 2) of s, into x (malloc'd);
- * the iterations that have each of them. */
+/* The per-iteration sum of phases 0..last (fwd+bwd: 1, fwd+bwd+opt: 2) of s, into x (malloc'd):
+ * of the iterations that have each of them, each phase's time of that same iteration. */
 static size_t phase_sum(const struct case_series *s, int last, double **x)
 {
-	size_t n = SIZE_MAX;
+	size_t window = 0;
 	for (int p = 0; p <= last; p++)
-		n = s->n[p] < n ? s->n[p] : n;
-	*x = xcalloc(n ? n : 1, sizeof(**x));
-	for (size_t i = 0; i < n; i++)
-		for (int p = 0; p <= last; p++)
-			(*x)[i] += s->ns[p][i];
+		for (size_t k = 0; k < s->n[p]; k++)
+			window = s->at[p][k] + 1 > window ? s->at[p][k] + 1 : window;
+	double *sum = xcalloc(window ? window : 1, sizeof(*sum));
+	unsigned *have = xcalloc(window ? window : 1, sizeof(*have));
+	for (int p = 0; p <= last; p++)
+		for (size_t k = 0; k < s->n[p]; k++) {
+			sum[s->at[p][k]] += s->ns[p][k];
+			have[s->at[p][k]] |= 1u << p;
+		}
+	size_t n = 0;
+	for (size_t i = 0; i < window; i++)
+		if (have[i] == (2u << last) - 1)
+			sum[n++] = sum[i];
+	free(have);
+	*x = sum;
 	return n;
 }
 

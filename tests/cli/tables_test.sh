@@ -208,6 +208,19 @@ check "fwd+bwd mean: the forward_backward case's fwd + bwd" close "$(awk -F, 'NR
 	NR > 1 && $c["pass"] == "forward_backward" { print $c["fwd_bwd_mean_ms"] }' "$T/out")" \
 	"$(sql "$T/mix.db" "select sum(s.ns) / 4.0 / 1e6 from samples s join cases c on c.id = s.case_id
 		where c.pass = 'forward_backward' and s.iter >= c.warmup")" 1e-9
+# an iteration whose bwd was not stored: fwd+bwd sums each phase of the same iteration
+cp "$T/mix.db" "$T/hole.db"
+sql "$T/hole.db" "delete from samples where phase = 'bwd' and iter = 2 and case_id =
+	(select id from cases where pass = 'forward_backward')"
+expect_status 0 "fwd+bwd of a case missing one bwd sample" "$REPORT" --db "$T/hole.db" \
+	--where pass=forward_backward --columns 'pass,fwd+bwd mean,fwd+bwd median' --format csv
+check "fwd+bwd mean and median: over the 3 iterations with both phases" \
+	[ "$(csv_cols "$T/out" fwd_bwd_mean_ms fwd_bwd_median_ms | awk -F, '{ printf "%.9g,%.9g", $1, $2 }')" = \
+	"$(sql "$T/hole.db" "select avg(t) / 1e6, (select t from (select sum(s.ns) t, count(*) k from samples s
+		join cases c on c.id = s.case_id where c.pass = 'forward_backward' and s.iter >= 1 group by s.iter)
+		where k = 2 order by t limit 1 offset 1) / 1e6 from (select sum(s.ns) t, count(*) k from samples s
+		join cases c on c.id = s.case_id where c.pass = 'forward_backward' and s.iter >= 1
+		group by s.iter) where k = 2" | awk -F'|' '{ printf "%.9g,%.9g", $1, $2 }')" ]
 expect_status 0 "e2e table: forward, forward_backward and train_step" "$REPORT" --db "$e2e" --format csv \
 	--where model=small --where context_length=128 --where dtype=float32 --where impl=benchdb
 check "fwd+bwd+opt mean: only the train_step case has one" [ "$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i }

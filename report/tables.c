@@ -334,8 +334,12 @@ int table_of_cases_opts(struct db *db, const char *suite, const struct case_row 
 			summarize(tot, nt, &s);
 			if (nt && s.mean > 0) {
 				double per_s = 1e9 / s.mean;
-				table_number(t, r, col_tok, per_s * (double)c->batch_size * (double)c->seq_len);
-				table_number(t, r, col_smp, per_s * (double)c->batch_size);
+				/* none where the suite has no batch or sequence (matmul): not 0 per second */
+				if (c->batch_size > 0 && c->seq_len > 0)
+					table_number(t, r, col_tok,
+						     per_s * (double)c->batch_size * (double)c->seq_len);
+				if (c->batch_size > 0)
+					table_number(t, r, col_smp, per_s * (double)c->batch_size);
 				if (nt > 1)   /* no spread from one sample */
 					table_number(t, r, col_cv, 100 * s.cv);
 			}

@@ -140,6 +140,12 @@ expect_status 0 "a matmul run" "$RUNNER" run "$T/mm.yaml" --db "$T/mm.db"
 expect_status 0 "matmul table" "$REPORT" --db "$T/mm.db" --format csv
 check "matmul: n is the size, iters the count" \
 	[ "$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } NR == 2 { print $c["n"] "/" $c["iters"] }' "$T/out")" = "32/3" ]
+expect_status 0 "matmul derived table" "$REPORT" --db "$T/mm.db" --derived --format csv
+check "matmul: no tokens/s or samples/s (no batch, no sequence), GFLOP/s from its FLOPs" \
+	[ "$(csv_cols "$T/out" tokens_s samples_s | tr -d '\n')" = "," ]
+check "matmul: fwd GFLOP/s = flops_fwd / mean ns" close "$(csv_cols "$T/out" fwd_GFLOP_s)" \
+	"$(sql "$T/mm.db" "select c.flops_fwd / avg(s.ns) from cases c join samples s on s.case_id = c.id
+		where s.iter >= c.warmup")" 1e-9
 
 # ---- report warmup: no standard deviation from a single iteration -----------------------------------
 cat >"$T/one.yaml" <<'YAML'

@@ -246,4 +246,20 @@ check "mixed precision: one row for small forward ctx128" \
 	[ "$(awk '/^### mixed precision/ { on = 1 } on && /^- n: / { on = 0 }
 		on && /^\| small +\| forward +\| 128 / { n++ } END { print n + 0 }' "$T/wu2/README.md")" = 1 ]
 
+# ---- --prefer: only cases that have a preferred alternative give way ---------------------------------
+cat >"$T/prefer.yaml" <<'YAML'
+name: prefer
+defaults: {warmup: 1, iters: 3}
+benchmarks:
+  - {suite: matmul, m: 64, n: 32, k: 16}
+  - {suite: attention, impl: naive, pass: [forward, forward_backward], seq_len: 17, head_dim: 16, batch_size: 1, heads: 2, causal: true}
+  - {suite: attention, impl: naive, pass: forward, seq_len: 64, head_dim: 16, batch_size: 1, heads: 2, causal: true}
+YAML
+expect_status 0 "a run with and without a preferred alternative" "$RUNNER" run "$T/prefer.yaml" --db "$T/prefer.db"
+expect_status 0 "--prefer pass=forward_backward" "$REPORT" --db "$T/prefer.db" --prefer pass=forward_backward --format csv
+check "--prefer: S17's forward gives way, S64's forward (no alternative) and the matmul case stay" \
+	[ "$(awk -F, 'NF == 0 { head = 1; next } NR == 1 || head { head = 0; delete c; for (i = 1; i <= NF; i++) c[$i] = i; next }
+		"pass" in c { print $c["pass"] "/" $c["seq_len"]; next } { print $c["impl"] }' "$T/out" | sort | tr '\n' ' ')" = \
+	"forward/64 forward_backward/17 onednn " ]
+
 finish tables

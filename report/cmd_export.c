@@ -151,11 +151,13 @@ static void stats_rows(const struct case_row *c, const struct case_series *s,
 		struct summary sum;
 		summarize(x, n, &sum);
 		table_number(t, r, T_MEAN, sum.mean);
-		table_number(t, r, T_STD, sum.std);
+		if (n > 1) {   /* no spread from one sample */
+			table_number(t, r, T_STD, sum.std);
+			table_number(t, r, T_CV, sum.cv);
+		}
 		table_number(t, r, T_MEDIAN, sum.median);
 		table_number(t, r, T_MIN, sum.min);
 		table_number(t, r, T_MAX, sum.max);
-		table_number(t, r, T_CV, sum.cv);
 		double p5, p95;
 		quantiles(x, n, 0.05, 0.95, &p5, &p95);   /* n > 0: no error */
 		table_number(t, r, T_P5, p5);
@@ -352,8 +354,9 @@ int cmd_export(struct cmd_line *cl)
 	}
 	if (what == EXPORT_STATS) {
 		table_note(&t, "over the measured iterations (warm-up excluded); total: the per-iteration "
-			       "sum of the phases; std: sample (n - 1); p5, p95: linear interpolation "
-			       "between order statistics; a case without samples (not ok) has n = 0");
+			       "sum of the phases; std: sample (n - 1), none (and no cv) from one sample; "
+			       "p5, p95: linear interpolation between order statistics; a case without "
+			       "samples (not ok) has n = 0");
 		render_table(&t, (enum report_format)fmt, &out);
 	} else if (nrendered == 0) {
 		/* nothing matched: still one table, so that CSV has its header and JSON one element */

@@ -11,7 +11,7 @@
 #include "xalloc.h"
 
 /* Markdown heading with the run's provenance. */
-static void run_header(struct db *db, const struct run_row *r, struct strbuf *out)
+static void run_header(struct db *db, const struct run_row *r, long warmup, struct strbuf *out)
 {
 	struct sysinfo si;
 	struct bd_error err;
@@ -29,9 +29,14 @@ static void run_header(struct db *db, const struct run_row *r, struct strbuf *ou
 			r->git_branch ? r->git_branch : "?");
 	else
 		sb_add(out, "- git commit unknown (built outside a git checkout)\n");
-	sb_addf(out, "- %lld cases, %lld ok; times are means over measured iterations (warm-up "
-		     "excluded)\n\n",
-		(long long)r->ncases, (long long)r->nok);
+	if (warmup == TABLE_OWN_WARMUP)
+		sb_addf(out, "- %lld cases, %lld ok; times are means over measured iterations (warm-up "
+			     "excluded)\n\n",
+			(long long)r->ncases, (long long)r->nok);
+	else   /* --warmup K: the stored iterations after the first K, the run's warm-up included */
+		sb_addf(out, "- %lld cases, %lld ok; times are means over the stored iterations after "
+			     "the first %ld (--warmup %ld)\n\n",
+			(long long)r->ncases, (long long)r->nok, warmup, warmup);
 }
 
 int cmd_table(struct cmd_line *cl)
@@ -151,7 +156,7 @@ int cmd_table(struct cmd_line *cl)
 		goto done;
 	}
 	if (format_is((enum report_format)fmt, FORMAT_TERMINAL))
-		run_header(db, &run, &out.text);
+		run_header(db, &run, warmup, &out.text);
 	report_output_begin(&out, (enum report_format)fmt);
 	if (ntables == 0) {
 		struct table t;

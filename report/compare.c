@@ -68,10 +68,12 @@ void compare_match(const struct case_set *base, const struct case_set *cand, con
 	struct case_index index = {0};
 	case_index_build(base, impl != NULL, &index);
 	struct case_pair *out = xcalloc(cand->n, sizeof(*out));
+	/* a case key measured twice in the run is one case: its first copy counts */
+	unsigned char *first = case_rows_first_of_key(cand->rows, cand->n);
 	size_t m = 0;
 	for (size_t i = 0; i < cand->n; i++) {
 		const struct case_row *c = &cand->rows[i];
-		if (impl && !strcmp(c->impl, impl))
+		if ((impl && !strcmp(c->impl, impl)) || !first[i])
 			continue;
 		char *stripped = impl ? case_key_without_impl(c->case_key) : NULL;
 		long j = case_index_find(&index, impl ? stripped : c->case_key, impl);
@@ -85,6 +87,7 @@ void compare_match(const struct case_set *base, const struct case_set *cand, con
 			out[m++] = (struct case_pair){.base = (size_t)j, .cand = i};
 	}
 	case_index_free(&index);
+	free(first);
 	compare_pairs(base, cand, out, m, pick, rule);
 	*pairs = out;
 	*n = m;
@@ -97,16 +100,20 @@ void compare_match_param(const struct case_set *set, const char *key, const char
 	char (*have)[128] = xcalloc(set->n, sizeof(*have));
 	char **rest = xcalloc(set->n, sizeof(*rest));   /* the key without key= */
 	struct case_pair *out = xcalloc(set->n, sizeof(*out));
+	/* a case key measured twice in the run is one case: its first copy counts (the first
+	 * baseline's too) */
+	unsigned char *first = case_rows_first_of_key(set->rows, set->n);
 	size_t m = 0;
 	for (size_t i = 0; i < set->n; i++) {
 		json_field(set->rows[i].params_json, key, have[i], sizeof(have[i]));
 		rest[i] = case_key_without(set->rows[i].case_key, key);
 	}
 	for (size_t i = 0; i < set->n; i++) {   /* O(n^2) string compares: a run's few thousand */
-		if (!is_ok(&set->rows[i]) || !have[i][0] || !strcmp(have[i], value))
+		if (!first[i] || !is_ok(&set->rows[i]) || !have[i][0] || !strcmp(have[i], value))
 			continue;
 		for (size_t j = 0; j < set->n; j++)
-			if (is_ok(&set->rows[j]) && !strcmp(have[j], value) && !strcmp(rest[j], rest[i])) {
+			if (first[j] && is_ok(&set->rows[j]) && !strcmp(have[j], value) &&
+			    !strcmp(rest[j], rest[i])) {
 				out[m++] = (struct case_pair){.base = j, .cand = i};
 				break;
 			}
@@ -115,6 +122,7 @@ void compare_match_param(const struct case_set *set, const char *key, const char
 		free(rest[i]);
 	free(rest);
 	free(have);
+	free(first);
 	compare_pairs(set, set, out, m, pick, rule);
 	*pairs = out;
 	*n = m;

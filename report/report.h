@@ -90,6 +90,7 @@ void report_print(enum report_format fmt, const struct table *tables, size_t n);
  * sum of all phases of iteration i (fwd+bwd(+opt)) over iterations that have every phase. */
 struct case_series {
 	double *ns[PHASE_COUNT];
+	size_t *at[PHASE_COUNT];   /* the measured iteration (0-based) of each ns[p][k] */
 	size_t n[PHASE_COUNT];
 	double *total;
 	size_t ntotal;
@@ -418,9 +419,11 @@ int table_of_cases_opts(struct db *db, const char *suite, const struct case_row 
  * one, else a word "compile" in its impl's name (pytorch_compile). */
 int case_compiled(const struct case_row *c);
 /* `report table --pivot KEY`: one row per case that differs only in KEY, one column per value of
- * KEY holding the mean time of pick. */
+ * KEY holding the mean time of pick; warmup as in struct table_options (TABLE_OWN_WARMUP: each
+ * case's own). */
 int pivot_table(struct db *db, const char *suite, const struct case_row *cases, size_t n,
-		const char *key, enum series_pick pick, struct table *t, struct bd_error *err);
+		const char *key, enum series_pick pick, int64_t warmup, struct table *t,
+		struct bd_error *err);
 
 /* Per-iteration times of one case, warm-up included (index = iteration), in nanoseconds, for pick;
  * *x is malloc'd. Iterations missing a phase of the pick are dropped from the end. */

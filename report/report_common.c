@@ -128,8 +128,10 @@ int case_series_load_from(struct db *db, const struct case_row *c, int64_t warmu
 	if (rc)
 		return rc;
 	size_t iters = c->iters > 0 ? (size_t)c->iters : 0;
-	for (int p = 0; p < PHASE_COUNT; p++)
+	for (int p = 0; p < PHASE_COUNT; p++) {
 		s->ns[p] = xcalloc(iters, sizeof(double));
+		s->at[p] = xcalloc(iters ? iters : 1, sizeof(size_t));
+	}
 	s->total = xcalloc(iters, sizeof(double));
 	unsigned *have = xcalloc(iters, sizeof(unsigned));
 	for (size_t i = 0; i < n; i++) {
@@ -137,6 +139,7 @@ int case_series_load_from(struct db *db, const struct case_row *c, int64_t warmu
 		int p = samples[i].phase;
 		if (it < 0 || (size_t)it >= iters || s->n[p] >= iters)
 			continue;
+		s->at[p][s->n[p]] = (size_t)it;
 		s->ns[p][s->n[p]++] = (double)samples[i].ns;
 		s->total[it] += (double)samples[i].ns;
 		have[it] |= 1u << p;
@@ -152,8 +155,10 @@ int case_series_load_from(struct db *db, const struct case_row *c, int64_t warmu
 
 void case_series_free(struct case_series *s)
 {
-	for (int p = 0; p < PHASE_COUNT; p++)
+	for (int p = 0; p < PHASE_COUNT; p++) {
 		free(s->ns[p]);
+		free(s->at[p]);
+	}
 	free(s->total);
 	memset(s, 0, sizeof(*s));
 }

@@ -321,11 +321,14 @@ int case_rows_prefer(struct case_row *rows, size_t *n, const char *prefer, struc
 	}
 	size_t kept = 0;
 	int *keep = xcalloc(m, sizeof(*keep));
+	/* a case whose value is not listed gives way to any that is; where none of the cases that
+	 * differ only in KEY has a listed value (a suite without KEY), there is nothing to prefer
+	 * and they stay */
 	for (size_t i = 0; i < m; i++) {
-		keep[i] = rank[i] >= 0;
+		keep[i] = 1;
 		for (size_t j = 0; j < m && keep[i]; j++)
 			if (j != i && rank[j] >= 0 && !strcmp(rest[i], rest[j]) &&
-			    (rank[j] < rank[i] || (rank[j] == rank[i] && j < i)))
+			    (rank[i] < 0 || rank[j] < rank[i] || (rank[j] == rank[i] && j < i)))
 				keep[i] = 0;
 	}
 	for (size_t i = 0; i < m; i++) {
@@ -410,7 +413,7 @@ int report_tables(struct db *db, struct case_row *rows, size_t n, const struct t
 											 : 0),
 			.warmup = rq->warmup};
 		rc = rq->pivot ? pivot_table(db, rows[i].suite, group, m, rq->pivot,
-					     (enum series_pick)rq->pick, t, err)
+					     (enum series_pick)rq->pick, rq->warmup, t, err)
 			       : table_of_cases_opts(db, rows[i].suite, group, m, &opt, t, err);
 		if (!rc && (rq->group_by || rq->title)) {
 			free(t->title);

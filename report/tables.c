@@ -67,17 +67,27 @@ static void json_keys(const char *json, char **keys, size_t *n, size_t max)
 /* Which timed series a column group shows: a phase, or a per-iteration sum of phases. */
 enum { SUM_TOTAL = PHASE_COUNT, SUM_FWD_BWD, SUM_FWD_BWD_OPT, SERIES_KINDS };
 
-/* The per-iteration sum of phases 0..last (fwd+bwd: 1, fwd+bwd+opt: 2) of s, into x (malloc'd);
- * the iterations that have each of them. */
+/* The per-iteration sum of phases 0..last (fwd+bwd: 1, fwd+bwd+opt: 2) of s, into x (malloc'd):
+ * of the iterations that have each of them, each phase's time of that same iteration. */
 static size_t phase_sum(const struct case_series *s, int last, double **x)
 {
-	size_t n = SIZE_MAX;
+	size_t window = 0;
 	for (int p = 0; p <= last; p++)
-		n = s->n[p] < n ? s->n[p] : n;
-	*x = xcalloc(n ? n : 1, sizeof(**x));
-	for (size_t i = 0; i < n; i++)
-		for (int p = 0; p <= last; p++)
-			(*x)[i] += s->ns[p][i];
+		for (size_t k = 0; k < s->n[p]; k++)
+			window = s->at[p][k] + 1 > window ? s->at[p][k] + 1 : window;
+	double *sum = xcalloc(window ? window : 1, sizeof(*sum));
+	unsigned *have = xcalloc(window ? window : 1, sizeof(*have));
+	for (int p = 0; p <= last; p++)
+		for (size_t k = 0; k < s->n[p]; k++) {
+			sum[s->at[p][k]] += s->ns[p][k];
+			have[s->at[p][k]] |= 1u << p;
+		}
+	size_t n = 0;
+	for (size_t i = 0; i < window; i++)
+		if (have[i] == (2u << last) - 1)
+			sum[n++] = sum[i];
+	free(have);
+	*x = sum;
 	return n;
 }
 
@@ -289,7 +299,9 @@ int table_of_cases_opts(struct db *db, const char *suite, const struct case_row 
 			const double *x = NULL;
 			if (k < PHASE_COUNT && (series[i].phases & (1u << k)))
 				x = case_series_pick(&series[i], (enum series_pick)k, &m);
-			else if (k == SUM_TOTAL)
+			else if (k == SUM_TOTAL && series[i].phases == phases)
+				/* the sum its heading names: a forward case's total is no fwd+bwd, nor is
+				 * a forward_backward case's a fwd+bwd+opt */
 				x = case_series_pick(&series[i], PICK_TOTAL, &m);
 			else if (k > SUM_TOTAL) {
 				int last = k == SUM_FWD_BWD ? 1 : 2;
@@ -322,9 +334,14 @@ int table_of_cases_opts(struct db *db, const char *suite, const struct case_row 
 			summarize(tot, nt, &s);
 			if (nt && s.mean > 0) {
 				double per_s = 1e9 / s.mean;
-				table_number(t, r, col_tok, per_s * (double)c->batch_size * (double)c->seq_len);
-				table_number(t, r, col_smp, per_s * (double)c->batch_size);
-				table_number(t, r, col_cv, 100 * s.cv);
+				/* none where the suite has no batch or sequence (matmul): not 0 per second */
+				if (c->batch_size > 0 && c->seq_len > 0)
+					table_number(t, r, col_tok,
+						     per_s * (double)c->batch_size * (double)c->seq_len);
+				if (c->batch_size > 0)
+					table_number(t, r, col_smp, per_s * (double)c->batch_size);
+				if (nt > 1)   /* no spread from one sample */
+					table_number(t, r, col_cv, 100 * s.cv);
 			}
 		}
 		if (c->peak_bytes >= 0)
@@ -356,7 +373,8 @@ done:
 }
 
 int pivot_table(struct db *db, const char *suite, const struct case_row *cases, size_t n,
-		       const char *key, enum series_pick pick, struct table *t, struct bd_error *err)
+		const char *key, enum series_pick pick, int64_t warmup, struct table *t,
+		struct bd_error *err)
 {
 	const char *columns[9];
 	const char *const *params = params_of(suite, columns);
@@ -409,11 +427,21 @@ int pivot_table(struct db *db, const char *suite, const struct case_row *cases, 
 	}
 	for (size_t i = 0; i < n && !rc; i++) {
 		struct case_series series;
+		/* a cell measured twice (a case key listed in two benchmarks): its first case counts */
+		size_t j = 0;
+		while (j < i && (row_of[j] != row_of[i] || col_of[j] != col_of[i]))
+			j++;
+		if (j < i) {
+			table_note(t, "case %lld (%s): measured again in the run; the first, case %lld, "
+				      "is shown", (long long)cases[i].ord + 1, cases[i].name,
+				   (long long)cases[j].ord + 1);
+			continue;
+		}
 		if (cases[i].status != STATUS_OK) {
 			table_text(t, row_of[i], col_of[i], status_name(cases[i].status));
 			continue;
 		}
-		if ((rc = case_series_load(db, &cases[i], &series, err)))
+		if ((rc = case_series_load_from(db, &cases[i], warmup, &series, err)))
 			break;
 		size_t m;
 		const double *x = case_series_pick(&series, pick, &m);
@@ -431,6 +459,11 @@ int pivot_table(struct db *db, const char *suite, const struct case_row *cases, 
 		}
 		case_series_free(&series);
 	}
+	if (warmup != TABLE_OWN_WARMUP)
+		table_note(t, "times as if %lld warm-up iteration%s had been run: the stored iterations "
+			      "after the first %lld, as many as each case measured (the run's warm-up ones "
+			      "included; nothing was re-run)", (long long)warmup, warmup == 1 ? "" : "s",
+			   (long long)warmup);
 	case_mark_note(t, marked);
 	for (size_t i = 0; i < n; i++)
 		free(row_key[i]);

@@ -104,7 +104,8 @@ int warmup_table(struct db *db, int64_t run_id, const struct case_set *set, cons
 			struct summary s;
 			summarize(x + from, to - from, &s);
 			table_number(t, r, c_mean[j], s.mean / 1e6);
-			table_number(t, r, c_std[j], s.std / 1e6);
+			if (s.n > 1)   /* no spread from one sample */
+				table_number(t, r, c_std[j], s.std / 1e6);
 		}
 		if (n >= 2) {
 			size_t half = n / 2;

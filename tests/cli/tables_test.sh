@@ -140,5 +140,126 @@ expect_status 0 "a matmul run" "$RUNNER" run "$T/mm.yaml" --db "$T/mm.db"
 expect_status 0 "matmul table" "$REPORT" --db "$T/mm.db" --format csv
 check "matmul: n is the size, iters the count" \
 	[ "$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } NR == 2 { print $c["n"] "/" $c["iters"] }' "$T/out")" = "32/3" ]
+expect_status 0 "matmul derived table" "$REPORT" --db "$T/mm.db" --derived --format csv
+check "matmul: no tokens/s or samples/s (no batch, no sequence), GFLOP/s from its FLOPs" \
+	[ "$(csv_cols "$T/out" tokens_s samples_s | tr -d '\n')" = "," ]
+check "matmul: fwd GFLOP/s = flops_fwd / mean ns" close "$(csv_cols "$T/out" fwd_GFLOP_s)" \
+	"$(sql "$T/mm.db" "select c.flops_fwd / avg(s.ns) from cases c join samples s on s.case_id = c.id
+		where s.iter >= c.warmup")" 1e-9
+
+# ---- report warmup: no standard deviation from a single iteration -----------------------------------
+cat >"$T/one.yaml" <<'YAML'
+name: one-iteration
+defaults: {warmup: 5, iters: 1}
+benchmarks:
+  - {suite: attention, impl: naive, seq_len: 17, head_dim: 16, batch_size: 1, heads: 2, causal: true}
+YAML
+expect_status 0 "a run of one measured iteration" "$RUNNER" run "$T/one.yaml" --db "$T/one.db"
+expect_status 0 "warmup csv of one iteration per k" "$REPORT" --db "$T/one.db" warmup --format csv
+check "k=1 mean: iteration 1 alone (fwd+bwd), in ms" close "$(csv_cols "$T/out" k=1_mean_ms)" \
+	"$(sql "$T/one.db" "select sum(ns) / 1e6 from samples where iter = 1")" 1e-9
+check "k=0..5: one iteration each, no std" [ "$(csv_cols "$T/out" k=0_std_ms k=1_std_ms k=2_std_ms k=5_std_ms)" = ",,," ]
+expect_status 0 "derived table of one measured iteration" "$REPORT" --db "$T/one.db" --derived --format csv
+check "derived: samples/s from the one iteration, no CV" [ "$(csv_cols "$T/out" iters CV_%)" = "1," ]
+check "derived: samples/s = 1e9 / the iteration's fwd+bwd ns" close "$(csv_cols "$T/out" samples_s)" \
+	"$(sql "$T/one.db" "select 1e9 / sum(ns) from samples where iter = 5")" 1e-9
+expect_status 0 "export stats of one measured iteration" "$REPORT" --db "$T/one.db" export --what stats
+check "export stats: n = 1, its mean, no std or cv" [ "$(csv_cols "$T/out" phase n mean_ns std_ns cv | sort | tr '\n' ' ')" = \
+	"$(sql "$T/one.db" "select phase, 1, ns, '', '' from samples where iter = 5 union all
+		select 'total', 1, sum(ns), '', '' from samples where iter = 5" | tr '|' , | sort | tr '\n' ' ')" ]
+expect_status 0 "export stats json of one measured iteration" "$REPORT" --db "$T/one.db" export --what stats --format json
+contains "$T/out" '"n": 1, "mean_ns": [0-9]+, "std_ns": null, ' "export stats json: std null from one sample"
+
+# ---- compare within a run: a case key measured twice is one case, its first copy ------------------
+cat >"$T/dup.yaml" <<'YAML'
+name: twice
+defaults: {warmup: 1, iters: 6}
+benchmarks:
+  - {suite: attention, impl: [naive, flash], seq_len: 17, head_dim: 16, batch_size: 1, heads: 2, causal: true}
+  - {suite: attention, impl: flash, seq_len: 17, head_dim: 16, batch_size: 1, heads: 2, causal: true}
+YAML
+expect_status 0 "a run that measures flash twice" "$RUNNER" run "$T/dup.yaml" --db "$T/dup.db"
+first_flash=$(sql "$T/dup.db" "select avg(t) / 1e6 from (select t, row_number() over (order by t) k from
+	(select sum(s.ns) t from samples s join cases c on c.id = s.case_id where c.ord = 1
+	 and s.iter >= c.warmup group by s.iter)) where k in (3, 4)")
+for how in "--compare naive" "compare --baseline impl=naive"; do
+	expect_status 0 "$how, flash twice" "$REPORT" --db "$T/dup.db" $how --format csv
+	check "$how: one pair" [ "$(csv_cols "$T/out" verdict | wc -l)" = 1 ]
+	check "$how: the first flash case's median" close "$(csv_cols "$T/out" candidate_ms)" "$first_flash" 1e-9
+	check "$how: the summary counts one pair" [ "$(awk -F, '$1 == "flash" && NF > 10 { print $2 }' "$T/out")" = 1 ]
+done
+# the pivot honours --warmup K: the iters iterations after the first K stored
+expect_status 0 "pivot by impl --warmup 0" "$REPORT" --db "$T/dup.db" --pivot impl --warmup 0 --format csv
+check "pivot --warmup 0: naive's mean over stored iterations 0..5" close "$(csv_cols "$T/out" impl=naive_ms)" \
+	"$(sql "$T/dup.db" "select avg(t) / 1e6 from (select sum(s.ns) t from samples s join cases c on
+		c.id = s.case_id where c.ord = 0 and s.iter < 6 group by s.iter)")" 1e-9
+# the pivot's cell is the first case's too, not the later copy's
+expect_status 0 "pivot by impl, flash twice" "$REPORT" --db "$T/dup.db" --pivot impl --format csv
+check "pivot: flash's cell is the first flash case's mean" close "$(csv_cols "$T/out" impl=flash_ms)" \
+	"$(sql "$T/dup.db" "select avg(t) / 1e6 from (select sum(s.ns) t from samples s join cases c on
+		c.id = s.case_id where c.ord = 1 and s.iter >= c.warmup group by s.iter)")" 1e-9
+
+# ---- the per-iteration total's column holds the sum it names ------------------------------------------
+cat >"$T/mix.yaml" <<'YAML'
+name: passes
+defaults: {warmup: 1, iters: 4}
+benchmarks:
+  - {suite: attention, impl: naive, pass: [forward, forward_backward], seq_len: 17, head_dim: 16, batch_size: 1, heads: 2, causal: true}
+YAML
+expect_status 0 "a forward and a forward_backward case" "$RUNNER" run "$T/mix.yaml" --db "$T/mix.db"
+expect_status 0 "table of both passes" "$REPORT" --db "$T/mix.db" --format csv
+check "fwd+bwd mean: none for the forward case" [ "$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i }
+	NR > 1 && $c["pass"] == "forward" { print "[" $c["fwd_bwd_mean_ms"] "]" }' "$T/out")" = "[]" ]
+check "fwd+bwd mean: the forward_backward case's fwd + bwd" close "$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i }
+	NR > 1 && $c["pass"] == "forward_backward" { print $c["fwd_bwd_mean_ms"] }' "$T/out")" \
+	"$(sql "$T/mix.db" "select sum(s.ns) / 4.0 / 1e6 from samples s join cases c on c.id = s.case_id
+		where c.pass = 'forward_backward' and s.iter >= c.warmup")" 1e-9
+# an iteration whose bwd was not stored: fwd+bwd sums each phase of the same iteration
+cp "$T/mix.db" "$T/hole.db"
+sql "$T/hole.db" "delete from samples where phase = 'bwd' and iter = 2 and case_id =
+	(select id from cases where pass = 'forward_backward')"
+expect_status 0 "fwd+bwd of a case missing one bwd sample" "$REPORT" --db "$T/hole.db" \
+	--where pass=forward_backward --columns 'pass,fwd+bwd mean,fwd+bwd median' --format csv
+check "fwd+bwd mean and median: over the 3 iterations with both phases" \
+	[ "$(csv_cols "$T/out" fwd_bwd_mean_ms fwd_bwd_median_ms | awk -F, '{ printf "%.9g,%.9g", $1, $2 }')" = \
+	"$(sql "$T/hole.db" "select avg(t) / 1e6, (select t from (select sum(s.ns) t, count(*) k from samples s
+		join cases c on c.id = s.case_id where c.pass = 'forward_backward' and s.iter >= 1 group by s.iter)
+		where k = 2 order by t limit 1 offset 1) / 1e6 from (select sum(s.ns) t, count(*) k from samples s
+		join cases c on c.id = s.case_id where c.pass = 'forward_backward' and s.iter >= 1
+		group by s.iter) where k = 2" | awk -F'|' '{ printf "%.9g,%.9g", $1, $2 }')" ]
+expect_status 0 "e2e table: forward, forward_backward and train_step" "$REPORT" --db "$e2e" --format csv \
+	--where model=small --where context_length=128 --where dtype=float32 --where impl=benchdb
+check "fwd+bwd+opt mean: only the train_step case has one" [ "$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i }
+	NR > 1 && $c["fwd_bwd_opt_mean_ms"] != "" { print $c["pass"] }' "$T/out")" = train_step ]
+
+# ---- writeup's mixed precision: a float32 case measured twice is one row, its first copy's ---------
+cp "$e2e" "$T/e2e_twice.db"
+sql "$T/e2e_twice.db" "create temp table copy as select * from cases where model = 'small' and seq_len = 128
+	and dtype = 'float32' and pass = 'forward' and impl = 'benchdb';
+	update copy set id = (select max(id) + 1 from cases), ord = (select max(ord) + 1 from cases);
+	insert into cases select * from copy;
+	insert into samples select (select id from copy), s.phase, s.iter, 2 * s.ns from samples s
+		join cases c on c.id = s.case_id where c.model = 'small' and c.seq_len = 128 and
+		c.dtype = 'float32' and c.pass = 'forward' and c.impl = 'benchdb' and c.id < (select id from copy)"
+expect_status 0 "writeup of a run that measured a float32 case twice" "$REPORT" --db "$T/e2e_twice.db" writeup -o "$T/wu2"
+check "mixed precision: one row for small forward ctx128" \
+	[ "$(awk '/^### mixed precision/ { on = 1 } on && /^- n: / { on = 0 }
+		on && /^\| small +\| forward +\| 128 / { n++ } END { print n + 0 }' "$T/wu2/README.md")" = 1 ]
+
+# ---- --prefer: only cases that have a preferred alternative give way ---------------------------------
+cat >"$T/prefer.yaml" <<'YAML'
+name: prefer
+defaults: {warmup: 1, iters: 3}
+benchmarks:
+  - {suite: matmul, m: 64, n: 32, k: 16}
+  - {suite: attention, impl: naive, pass: [forward, forward_backward], seq_len: 17, head_dim: 16, batch_size: 1, heads: 2, causal: true}
+  - {suite: attention, impl: naive, pass: forward, seq_len: 64, head_dim: 16, batch_size: 1, heads: 2, causal: true}
+YAML
+expect_status 0 "a run with and without a preferred alternative" "$RUNNER" run "$T/prefer.yaml" --db "$T/prefer.db"
+expect_status 0 "--prefer pass=forward_backward" "$REPORT" --db "$T/prefer.db" --prefer pass=forward_backward --format csv
+check "--prefer: S17's forward gives way, S64's forward (no alternative) and the matmul case stay" \
+	[ "$(awk -F, 'NF == 0 { head = 1; next } NR == 1 || head { head = 0; delete c; for (i = 1; i <= NF; i++) c[$i] = i; next }
+		"pass" in c { print $c["pass"] "/" $c["seq_len"]; next } { print $c["impl"] }' "$T/out" | sort | tr '\n' ' ')" = \
+	"forward/64 forward_backward/17 onednn " ]
 
 finish tables

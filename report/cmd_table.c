@@ -70,7 +70,8 @@ int cmd_table(struct cmd_line *cl)
 		{"fold", 0, OPT_FLAG, NULL,
 		 "columns with one value on every row go into the title (formats with titles)", &fold},
 		{"prefer", 0, OPT_STRING, "KEY=V,V",
-		 "of cases that differ only in KEY, only the one whose value is listed first", &prefer},
+		 "of cases that differ only in KEY, the one whose value is listed first (where none "
+		 "of them has a listed value, they stay)", &prefer},
 		{"warmup", 0, OPT_INT, "K",
 		 "times as if the first K stored iterations were the warm-up (nothing re-run)", &warmup},
 		{0},

@@ -718,6 +718,23 @@ void db_run_rows_free(struct run_row *rows, size_t n)
 	free(rows);
 }
 
+static int cmp_run_id(const void *key, const void *elem)
+{
+	int64_t id = *(const int64_t *)key, have = ((const struct run_row *)elem)->id;
+	return (id > have) - (id < have);
+}
+
+const struct run_row *db_run_find(const struct run_row *runs, size_t n, int64_t id)
+{
+	return runs ? bsearch(&id, runs, n, sizeof(*runs), cmp_run_id) : NULL;
+}
+
+int db_run_time_cmp(const struct run_row *a, const struct run_row *b)
+{
+	int c = strcmp(a->started_at ? a->started_at : "", b->started_at ? b->started_at : "");
+	return c ? c : (a->id > b->id) - (a->id < b->id);
+}
+
 int db_runs_list(struct db *db, struct run_row **rows, size_t *n, struct bd_error *err)
 {
 	int rc = SQLITE_OK;

@@ -55,9 +55,15 @@ int db_run_resolve(struct db *db, const char *selector, int64_t *run_id, struct 
 /* Fill *out (free its strings with db_run_row_clear). */
 int db_run_get(struct db *db, int64_t run_id, struct run_row *out, struct bd_error *err);
 void db_run_row_clear(struct run_row *r);
-/* All runs, oldest first. */
+/* All runs, by id (the order they were stored in). */
 int db_runs_list(struct db *db, struct run_row **rows, size_t *n, struct bd_error *err);
 void db_run_rows_free(struct run_row *rows, size_t n);
+/* The run of this id in runs[0..n-1] (db_runs_list's, by id), or NULL. */
+const struct run_row *db_run_find(const struct run_row *runs, size_t n, int64_t id);
+/* Two runs in time order: by started_at (ISO, so that text order is time order), then id; < 0,
+ * 0, > 0. Ids follow the order runs were stored in, and `runner merge` stores a database's runs
+ * after those already there, so a database merged out of order has ids out of time order. */
+int db_run_time_cmp(const struct run_row *a, const struct run_row *b);
 /* A run's sweep text (malloc'd) — for provenance in reports. */
 int db_run_sweep_text(struct db *db, int64_t run_id, char **text, struct bd_error *err);
 /* A system row by id. */

@@ -56,17 +56,6 @@ static size_t last_per_key(struct case_row *rows, size_t n, size_t last)
 	return kept;
 }
 
-static int cmp_run_id(const void *key, const void *elem)
-{
-	int64_t id = *(const int64_t *)key, have = ((const struct run_row *)elem)->id;
-	return (id > have) - (id < have);
-}
-
-/* The run with this id in runs[0..nruns-1] (db_runs_list: ordered by id), or NULL. */
-static const struct run_row *run_of(const struct run_row *runs, size_t nruns, int64_t id)
-{
-	return runs ? bsearch(&id, runs, nruns, sizeof(*runs), cmp_run_id) : NULL;
-}
 
 /* What the steps are judged with: every run's session and system, and one noise model per
  * system (its stored runs, pooled over the report's case keys). */
@@ -130,7 +119,7 @@ static int key_table(struct db *db, const struct case_row *rows, size_t n,
 	       c_step = table_column(t, "step", "", 0);
 	for (size_t i = 0; i < n; i++) {
 		const struct case_row *c = &rows[i];
-		const struct run_row *run = run_of(runs, nruns, c->run_id);
+		const struct run_row *run = db_run_find(runs, nruns, c->run_id);
 		size_t r = table_row(t);
 		if (with_key)
 			table_text(t, r, c_key, c->case_key);

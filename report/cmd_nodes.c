@@ -59,12 +59,6 @@ struct node_case {
 	double delta;                /* throughput / the nodes' median throughput - 1 */
 };
 
-static int by_run_id(const void *key, const void *elem)
-{
-	int64_t id = *(const int64_t *)key, have = ((const struct run_row *)elem)->id;
-	return (id > have) - (id < have);
-}
-
 static int by_session_id(const void *a, const void *b)
 {
 	int64_t x = ((const struct run_session *)a)->id, y = ((const struct run_session *)b)->id;
@@ -508,8 +502,7 @@ int cmd_nodes(struct cmd_line *cl)
 		while (end < nrows && !strcmp(rows[end].case_key, rows[i].case_key))
 			end++;
 		for (size_t k = end; k-- > i;) {
-			const struct run_row *run =
-				bsearch(&rows[k].run_id, runs, nruns, sizeof(*runs), by_run_id);
+			const struct run_row *run = db_run_find(runs, nruns, rows[k].run_id);
 			if (!run || rows[k].status != STATUS_OK)
 				continue;
 			size_t h = start;
@@ -521,8 +514,7 @@ int cmd_nodes(struct cmd_line *cl)
 				all[nall++] = (struct node_case){.row = &rows[k], .host = run->hostname};
 			}
 			struct node_case *c = &all[h];
-			const struct run_row *latest =
-				bsearch(&c->row->run_id, runs, nruns, sizeof(*runs), by_run_id);
+			const struct run_row *latest = db_run_find(runs, nruns, c->row->run_id);
 			if (c->nruns && c->runs[c->nruns - 1]->run_id == rows[k].run_id) {
 				/* a run that measured the key twice is one run: its first ok case (rows
 				 * of a run come in ord order, walked backwards here) */

@@ -53,20 +53,9 @@ void history_filter_describe(const struct history_filter *f, struct strbuf *sb)
 			sb_addf(sb, " %s %s", names[i], values[i]);
 }
 
-static int cmp_run_id(const void *key, const void *elem)
-{
-	int64_t id = *(const int64_t *)key, have = ((const struct run_row *)elem)->id;
-	return (id > have) - (id < have);
-}
-
-static const struct run_row *run_find(const struct run_row *runs, size_t nruns, int64_t id)
-{
-	return runs ? bsearch(&id, runs, nruns, sizeof(*runs), cmp_run_id) : NULL;
-}
-
 static const struct run_row *run_of(const struct history_set *s, int64_t id)
 {
-	return run_find(s->runs, s->nruns, id);
+	return db_run_find(s->runs, s->nruns, id);
 }
 
 static int text_is(const char *have, const char *want)
@@ -133,7 +122,7 @@ size_t history_rows_select(const struct run_row *runs, size_t nruns, struct case
 {
 	size_t kept = 0;
 	for (size_t i = 0; i < n; i++) {
-		const struct run_row *run = run_find(runs, nruns, rows[i].run_id);
+		const struct run_row *run = db_run_find(runs, nruns, rows[i].run_id);
 		if (!run || !text_is(run->label, f->label) || !text_is(run->git_branch, f->branch) ||
 		    !text_is(run->hostname, f->host)) {
 			++*left_out;
@@ -148,7 +137,7 @@ size_t history_rows_select(const struct run_row *runs, size_t nruns, struct case
 
 struct time_entry {
 	size_t key;             /* the block of its case key, in the order the keys came */
-	const char *at;         /* its run's started_at ("" when unknown) */
+	struct run_row when;    /* its run's id and started_at (NULL when the run is unknown) */
 	struct case_row row;
 };
 
@@ -157,12 +146,8 @@ static int cmp_time_entry(const void *a, const void *b)
 	const struct time_entry *x = a, *y = b;
 	if (x->key != y->key)
 		return (x->key > y->key) - (x->key < y->key);
-	int c = strcmp(x->at, y->at);
-	if (c)
-		return c;
-	if (x->row.run_id != y->row.run_id)
-		return (x->row.run_id > y->row.run_id) - (x->row.run_id < y->row.run_id);
-	return (x->row.ord > y->row.ord) - (x->row.ord < y->row.ord);
+	int c = db_run_time_cmp(&x->when, &y->when);
+	return c ? c : (x->row.ord > y->row.ord) - (x->row.ord < y->row.ord);
 }
 
 void history_rows_order(const struct run_row *runs, size_t nruns, struct case_row *rows, size_t n)
@@ -170,9 +155,10 @@ void history_rows_order(const struct run_row *runs, size_t nruns, struct case_ro
 	struct time_entry *e = xmalloc((n ? n : 1) * sizeof(*e));
 	size_t key = 0;
 	for (size_t i = 0; i < n; i++) {
-		const struct run_row *run = run_find(runs, nruns, rows[i].run_id);
+		const struct run_row *run = db_run_find(runs, nruns, rows[i].run_id);
 		key += i > 0 && strcmp(rows[i].case_key, rows[i - 1].case_key) != 0;
-		e[i] = (struct time_entry){key, run && run->started_at ? run->started_at : "", rows[i]};
+		e[i] = (struct time_entry){key, {.id = rows[i].run_id}, rows[i]};
+		e[i].when.started_at = run ? run->started_at : NULL;
 	}
 	qsort(e, n, sizeof(*e), cmp_time_entry);
 	for (size_t i = 0; i < n; i++)
@@ -217,13 +203,6 @@ size_t *history_order(const struct history_set *s)
 	return order;
 }
 
-/* Is run a newer than b (started later; the later id on a tie)? */
-static int run_newer(const struct run_row *a, const struct run_row *b)
-{
-	int c = strcmp(a->started_at ? a->started_at : "", b->started_at ? b->started_at : "");
-	return c > 0 || (c == 0 && a->id > b->id);
-}
-
 static int cmp_text(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -248,7 +227,7 @@ static void incomplete_newest(struct history_set *s, size_t n)
 			h++;
 		if (h == nhosts)
 			hosts[nhosts++] = (struct host_newest){run->hostname, run};
-		else if (run_newer(run, hosts[h].run))
+		else if (db_run_time_cmp(run, hosts[h].run) > 0)
 			hosts[h].run = run;
 	}
 	const char **keys = xcalloc(n ? n : 1, sizeof(*keys));

@@ -17,33 +17,17 @@ static int has_id(const struct run_group *g, int64_t id)
 	return 0;
 }
 
-/* A run's place in time: its start (ISO, so that text order is time order), then its id. Run ids
- * follow the order runs were stored in, and `runner merge` stores a database's runs after those
- * already there: a file merged out of order would otherwise have its older runs taken for the
- * last ones. */
-struct run_when {
-	const char *at;
-	int64_t id;
-};
-
-static int cmp_run_id(const void *key, const void *elem)
+/* Runs in time order (db_run_time_cmp: a database merged out of order has its ids out of time
+ * order); runs: db_runs_list's. A run not among them (none is) stands with its id alone. */
+static struct run_row run_when(const struct run_row *runs, size_t nruns, int64_t id)
 {
-	int64_t id = *(const int64_t *)key, have = ((const struct run_row *)elem)->id;
-	return (id > have) - (id < have);
-}
-
-/* runs: db_runs_list's, by id */
-static struct run_when run_when(const struct run_row *runs, size_t nruns, int64_t id)
-{
-	const struct run_row *r = runs ? bsearch(&id, runs, nruns, sizeof(*runs), cmp_run_id) : NULL;
-	return (struct run_when){r && r->started_at ? r->started_at : "", id};
+	const struct run_row *r = db_run_find(runs, nruns, id);
+	return (struct run_row){.id = id, .started_at = r ? r->started_at : NULL};
 }
 
 static int cmp_when(const void *a, const void *b)
 {
-	const struct run_when *x = a, *y = b;
-	int c = strcmp(x->at, y->at);
-	return c ? c : (x->id > y->id) - (x->id < y->id);
+	return db_run_time_cmp(a, b);
 }
 
 int run_group_select(struct db *db, const struct run_group_spec *spec,
@@ -70,18 +54,17 @@ int run_group_select(struct db *db, const struct run_group_spec *spec,
 			g->ids[g->n++] = id;
 	}
 	/* --last alone: the runs started before the first excluded one */
-	struct run_when before = {NULL, 0}, *when = NULL;
+	struct run_row before = {0}, *when = NULL;
 	for (size_t i = 0; exclude && i < exclude->n; i++) {
-		struct run_when w = run_when(runs, nruns, exclude->ids[i]);
-		if (!before.at || cmp_when(&w, &before) < 0)
+		struct run_row w = run_when(runs, nruns, exclude->ids[i]);
+		if (!before.id || db_run_time_cmp(&w, &before) < 0)
 			before = w;
 	}
 	for (size_t i = 0; i < nruns; i++) {
 		const struct run_row *r = &runs[i];
-		struct run_when w = {r->started_at ? r->started_at : "", r->id};
 		int by_label = spec->label && r->label && !strcmp(r->label, spec->label);
 		int by_last = !spec->label && spec->nsels == 0 && spec->last > 0 &&
-			      (!before.at || cmp_when(&w, &before) < 0);
+			      (!before.id || db_run_time_cmp(r, &before) < 0);
 		if ((by_label || by_last) && !has_id(g, r->id) && !has_id(exclude, r->id))
 			g->ids[g->n++] = r->id;
 	}

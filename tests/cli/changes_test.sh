@@ -83,7 +83,7 @@ check "every change slower, none contended" [ "$(grep -c ',slower$' "$T/out")" =
 check "slower, then partly back" planted "$T/back.db" --between 0.01 --seed 1 nightly:30t:1 nightly:10t:1.6 nightly:10t:1.2
 expect_status 1 "a slowdown partly undone within the window: exit 1" "$REPORT" changes --db "$T/back.db" --recent 20
 contains "$T/err" "slower: 'flash float32 fwd B8 H1 S256 D64' on planted-host, \+(1[5-9]|2[0-5])\.[0-9]% since run 31" "the net change since the first slow run"
-check "every case slower by the net change" [ "$(grep -cE '\| slower \+(1[5-9]|2[0-5])\.[0-9]% \|' "$T/out")" = 4 ]
+check "every case slower by the net change" [ "$(grep -cE '\| slower \+(1[5-9]|2[0-5])\.[0-9]% *\|' "$T/out")" = 4 ]
 check "slower, then fully back" planted "$T/undone.db" --between 0.01 --seed 1 nightly:30t:1 nightly:10t:1.6 nightly:10t:1.0
 expect_status 0 "a slowdown undone within the window: no new slower segment" "$REPORT" changes --db "$T/undone.db" --recent 20
 check "slower, then partly back, waiting for a CPU" planted "$T/backwait.db" --between 0.01 --seed 1 nightly:30t:1:0.01 nightly:10t:1.6:0.01 nightly:10t:1.2:0.4

@@ -1,9 +1,16 @@
-/* report/cmd_runs.c: `report runs` — every run in the database, oldest first. */
+/* report/cmd_runs.c: `report runs` — every run in the database, oldest first (by start time, as
+ * `latest` and the histories go: a merged database's ids need not follow time). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "opt.h"
 #include "report.h"
+
+static int run_time_cmp(const void *a, const void *b)
+{
+	return db_run_time_cmp(a, b);
+}
 
 int cmd_runs(struct cmd_line *cl)
 {
@@ -11,7 +18,7 @@ int cmd_runs(struct cmd_line *cl)
 	const struct opt_spec specs[] = {REPORT_OPT_DB(&o), REPORT_OPT_FORMAT(&o, 0), {0}};
 	static const struct cmd_usage usage = {
 		REPORT_PROG, "runs", "[options]",
-		"List the runs in the database with their status, sweep, machine, git commit, label and\n"
+		"List the runs in the database, oldest first by start time, with their status, sweep, machine, git commit, label and\n"
 		"case counts. Any column that identifies a run can be given to --run elsewhere."};
 	struct db *db = NULL;
 	struct run_row *runs = NULL;
@@ -31,6 +38,7 @@ int cmd_runs(struct cmd_line *cl)
 		status = report_error(&err, EXIT_FAIL);
 		goto done;
 	}
+	qsort(runs, n, sizeof(*runs), run_time_cmp);
 	table_init(&t, "runs");
 	size_t c_id = table_column(&t, "id", "", 0), c_uuid = table_column(&t, "uuid", "", 0),
 	       c_start = table_column(&t, "started", "", 0), c_status = table_column(&t, "status", "", 0),

@@ -17,6 +17,8 @@ static int parse_ks(const char *text, int *ks, int *nk)
 		if (end == p || k < 0 || k > 1000000 || *nk >= WARMUP_MAX_K || (*end && *end != ','))
 			return -1;
 		ks[(*nk)++] = (int)k;
+		if (*end == ',' && !end[1])
+			return -1; /* "0,1,": a trailing comma, not a list of two */
 		p = *end ? end + 1 : end;
 	}
 	return *nk ? 0 : -1;

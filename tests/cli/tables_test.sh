@@ -79,6 +79,10 @@ contains "$T/err" "unknown layout 'cs999' \(valid: coursework\)" "the layouts ar
 expect_status 2 "a bad time unit" "$REPORT" --db "$e2e" --time-unit fortnight
 contains "$T/err" "unknown unit 'fortnight' \(valid: ns, us, ms, s or sec\)" "the units are listed"
 expect_status 2 "a negative --warmup" "$REPORT" --db "$e2e" --warmup -2
+expect_status 2 "warmup --k with a trailing comma (an unfinished list, not 0,1)" \
+	"$REPORT" warmup --db "$e2e" --k 0,1,
+contains "$T/err" "--k expects a list such as 0,1,2,5, got '0,1,'" "the list is quoted"
+expect_status 0 "warmup --k 0,1" "$REPORT" warmup --db "$e2e" --k 0,1
 expect_status 2 "a column listed twice" "$REPORT" --db "$e2e" --columns "model,fwd mean,fwd_mean=x"
 contains "$T/err" "'fwd_mean' is listed twice" "the repeated column is named"
 

@@ -160,6 +160,9 @@ contains "$T/out" "^### regressions: runs 4, 5, 6 vs baseline runs 35, 36, 1, 2,
 contains "$T/out" "^### regressions: run 6 vs baseline runs 1, 2, 3, 4, 5 " "the latest run is the newest in time"
 "$REPORT" --db "$T/merged.db" >"$T/out" 2>&1
 contains "$T/out" "^## run 6: " "report's default run is the newest in time"
+"$REPORT" runs --db "$T/merged.db" --format csv >"$T/out" 2>&1
+check "report runs: oldest first by time (January's first run, then ... February's last)" \
+	[ "$(csv_cols "$T/out" id | head -1),$(csv_cols "$T/out" id | tail -1)" = "7,6" ]
 check "the label selects its newest run in time" grep -q 'selects run 6, which is a candidate' 	<("$REPORT" regress --db "$T/merged.db" --baseline nightly 2>&1)
 # nodes: node h2's runs of its newest code are its newest in time, not its highest ids (older,
 # 30% slower runs of an earlier commit merged after them)

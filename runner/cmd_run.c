@@ -668,7 +668,9 @@ int cmd_run(struct cmd_line *cl)
 		int folded;   /* the run into the noise between runs (report/noise.h): not fatal */
 		if (!strcmp(run_status, "complete") && noise_fold_run(db, run_id, &folded, &err))
 			bd_error_print("runner run: warning", &err);
-		if (counts[STATUS_ERROR] && status == EXIT_OK)
+		/* a resumed run's error cases stored before count too: the invocation that stored
+		 * them was killed before it could exit 1 */
+		if ((counts[STATUS_ERROR] || resume.counts[STATUS_ERROR]) && status == EXIT_OK)
 			status = EXIT_FAIL;
 		if (!strcmp(run_status, "failed"))
 			rep = repeat;   /* the database could not be written: no further repetition */

@@ -5,7 +5,8 @@
 # regress_real, report_fixture (needs MAKE_FIXTURE: tests/make_fixture.c), global_options
 # (options written before the command), e2e_params (the model's parameter count in the database
 # and tables), cuda_unsupported (asserts the no-GPU behaviour: exits 77, skipped, where a GPU is
-# visible), repeat (--repeat), iters_auto (iters: auto: stop reasons, counts, resume, repeat).
+# visible), repeat (--repeat), iters_auto (iters: auto: stop reasons, counts, resume, repeat),
+# run_flow (exit statuses and listings of a run outside its measurements: resume, shards).
 # Golden files live in tests/golden/; UPDATE_GOLDEN=1 rewrites them from the current output.
 set -u
 scenario=$1
@@ -685,6 +686,17 @@ repeat)
 	contains "$T/err" "--repeat expects a count from 1 to 1000, got 0" "the valid range named"
 	expect_status 2 "--repeat with --resume is refused" "$RUNNER" run "$SRC/tests/cli/tiny.yaml" --db "$db" --repeat 2 --resume 1
 	contains "$T/err" "does not combine with --resume" "the combination named"
+	;;
+
+run_flow)
+	# The exit status and the listings of a run's flow outside its measurements.
+	# A resumed run whose earlier part stored an error case (validation failed before the runner
+	# was killed) is a run with an error: exit 1, as the same run uninterrupted would, not 0.
+	db=$T/flow.db
+	expect_status 0 "a run to cut" "$RUNNER" run "$SRC/tests/cli/resume.yaml" --db "$db"
+	sql "$db" "PRAGMA foreign_keys = ON; DELETE FROM cases WHERE ord >= 4; UPDATE cases SET status = 'error', reason = 'planted' WHERE ord = 1; UPDATE runs SET status = 'interrupted'"
+	expect_status 1 "a resumed run with an error case stored before exits 1" "$RUNNER" run "$SRC/tests/cli/resume.yaml" --db "$db" --resume latest
+	contains "$T/out" "run 1 complete: 12 of 12 cases stored \(11 ok, 0 oom, 1 error" "the summary counts the error"
 	;;
 
 contended)

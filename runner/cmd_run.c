@@ -503,7 +503,7 @@ int cmd_run(struct cmd_line *cl)
 	}
 	cases_limit_memory(&cases, mem_limit, mem_limit_all);
 	if (dry_run) {   /* the cases with the limits the run would give them */
-		print_case_list(sweep, &cases);
+		print_case_list(sweep, &cases, whole.items ? &whole : NULL);
 		goto done;
 	}
 

@@ -697,6 +697,23 @@ run_flow)
 	sql "$db" "PRAGMA foreign_keys = ON; DELETE FROM cases WHERE ord >= 4; UPDATE cases SET status = 'error', reason = 'planted' WHERE ord = 1; UPDATE runs SET status = 'interrupted'"
 	expect_status 1 "a resumed run with an error case stored before exits 1" "$RUNNER" run "$SRC/tests/cli/resume.yaml" --db "$db" --resume latest
 	contains "$T/out" "run 1 complete: 12 of 12 cases stored \(11 ok, 0 oom, 1 error" "the summary counts the error"
+	# runner run -n --shard I/N lists the slice: each case by its number in the sweep (the
+	# numbers of the N slices together are the sweep's, each once), the counts said of the
+	# sweep; the cases of other slices are not "excluded by exclude entries" (it said 47 of 60)
+	sweep=$SRC/tests/sweeps/design_example.yaml
+	total=$("$RUNNER" list "$sweep" | sed -n '1s/.*: \([0-9]*\) cases$/\1/p')
+	check "the sweep has cases ($total)" [ "${total:-0}" -gt 100 ]
+	for n in 1 3 7; do
+		: >"$T/numbers"
+		for i in $(seq 0 $((n - 1))); do
+			expect_status 0 "run -n --shard $i/$n" "$RUNNER" run -n "$sweep" --shard "$i/$n"
+			contains "$T/out" "^sweep .*: [0-9]+ of its $total cases in this shard$" "shard $i/$n: the header says of how many"
+			contains "$T/out" "^  60 combinations, 20 excluded by 1 exclude entries$" "shard $i/$n: the sweep's exclusions"
+			awk '/^ +[0-9]+  / { print $1 }' "$T/out" >>"$T/numbers"
+		done
+		check "$n shards: every case of the sweep listed once, by its number" \
+			[ "$(sort -n "$T/numbers" | paste -sd' ')" = "$(seq 1 "$total" | paste -sd' ')" ]
+	done
 	;;
 
 contended)

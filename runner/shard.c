@@ -128,8 +128,9 @@ int shard_parse(const char *text, struct shard *out, struct bd_error *err)
 	const char *slash = strchr(text, '/');
 	long count = slash ? whole_number(slash + 1) : -1;
 	if (slash && count < 1)
-		return bd_fail(err, BD_EINVAL, "--shard '%s': the count after '/' must be 1 or more",
-			       text);
+		return bd_fail(err, BD_EINVAL,
+			       "--shard '%s': the count after '/' must be a whole number from 1 to %d, "
+			       "got '%s'", text, INT32_MAX, slash + 1);
 	if (!strncmp(text, "auto", 4) && (text[4] == '\0' || text[4] == '/')) {
 		int rc = shard_from_env(out, err);
 		if (rc)

@@ -195,6 +195,16 @@ static void test_shard__parse_text_and_launcher_environment(void **state)
 		if (shard_parse(bad[i], &s, &err) != BD_EINVAL)
 			fail_msg("--shard '%s' was accepted", bad[i]);
 	assert_non_null(strstr(err.msg, "SLURM_ARRAY_TASK_ID"));
+	/* a count that is not a number, or too large, is named as such (it said "must be 1 or
+	 * more" of 3x and of 2147483648) */
+	const char *bad_count[] = {"1/3x", "0/2147483648", "0/99999999999999999999", "1/0"};
+	for (size_t i = 0; i < ARRAY_LEN(bad_count); i++) {
+		assert_int_equal(shard_parse(bad_count[i], &s, &err), BD_EINVAL);
+		if (!strstr(err.msg, "must be a whole number from 1 to 2147483647, got '") ||
+		    !strstr(err.msg, strchr(bad_count[i], '/') + 1))
+			fail_msg("--shard '%s': %s", bad_count[i], err.msg);
+	}
+	assert_int_equal(shard_parse("0/2147483647", &s, &err), 0);
 
 	/* Slurm: --array=1-4 numbers tasks 1..4; the shard is the offset from the first */
 	setenv("SLURM_ARRAY_TASK_ID", "3", 1);

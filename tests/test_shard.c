@@ -1,6 +1,7 @@
 /* tests/test_shard.c: `runner run --shard I/N` (runner/shard.c). The slices of a sweep are
  * disjoint and cover it, for every shipped and test sweep and many N (more shards than cases
- * included); they are a function of the sweep alone; they balance estimated work, not counts;
+ * included), and keep the impls of one shape together; they are a function of the sweep alone;
+ * they balance estimated work, not counts;
  * and --shard's text and the launchers' environment parse as documented. */
 #include <dirent.h>
 #include <setjmp.h>
@@ -13,13 +14,14 @@
 
 #include <cmocka.h>
 
+#include "params.h"
 #include "shard.h"
 #include "sweep.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
-/* Every case of the sweep at path lands in exactly one of the count slices, in sweep order, and
- * slicing twice gives the same slices. Returns the number of cases (0 when the sweep is one of
+/* Every case of the sweep at path lands in exactly one of the count slices, in sweep order, the
+ * cases that differ only in impl in the same one, and slicing twice gives the same slices. Returns the number of cases (0 when the sweep is one of
  * the deliberately bad fixtures). */
 static size_t check_slices(const char *path, int count)
 {
@@ -30,8 +32,9 @@ static size_t check_slices(const char *path, int count)
 		sweep_free(s);
 		return 0;
 	}
-	int *seen = calloc(all.n + 1, sizeof(*seen));
+	int *seen = calloc(all.n + 1, sizeof(*seen)), *slice_of = calloc(all.n + 1, sizeof(*slice_of));
 	assert_non_null(seen);
+	assert_non_null(slice_of);
 	for (int i = 0; i < count; i++) {
 		struct shard sh = {i, count};
 		struct sweep_cases slice, again;
@@ -46,6 +49,7 @@ static size_t check_slices(const char *path, int count)
 			if (k)
 				assert_true(index > slice.items[k - 1].index);
 			seen[index]++;
+			slice_of[index] = i;
 		}
 		free(slice.items);
 		free(again.items);
@@ -53,7 +57,22 @@ static size_t check_slices(const char *path, int count)
 	for (size_t i = 0; i < all.n; i++)
 		if (seen[i] != 1)
 			fail_msg("%s, %d shards: case %zu is in %d slices", path, count, i, seen[i]);
+	/* the impls of one shape (cases that differ only in impl) are in one slice: compared on
+	 * one machine, in alternating rounds */
+	char **shape = calloc(all.n + 1, sizeof(*shape));
+	assert_non_null(shape);
+	for (size_t i = 0; i < all.n; i++)
+		shape[i] = case_key_drop(all.items[i].key, "impl");
+	for (size_t i = 0; i < all.n; i++)
+		for (size_t j = i + 1; j < all.n; j++)
+			if (slice_of[i] != slice_of[j] && !strcmp(shape[i], shape[j]))
+				fail_msg("%s, %d shards: %s in slice %d, %s in slice %d", path, count,
+					 all.items[i].key, slice_of[i], all.items[j].key, slice_of[j]);
+	for (size_t i = 0; i < all.n; i++)
+		free(shape[i]);
+	free(shape);
 	free(seen);
+	free(slice_of);
 	size_t n = all.n;
 	sweep_cases_free(&all);
 	sweep_free(s);

@@ -509,7 +509,7 @@ int cmd_run(struct cmd_line *cl)
 
 	if (!db && (rc = db_open(db_path, DB_CREATE, &db, &err))) {
 		bd_error_print("runner run", &err);
-		status = EXIT_FAIL;
+		status = rc == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL;   /* BD_EINVAL: --db names no file */
 		goto done;
 	}
 	if (!resume_run)

@@ -697,6 +697,16 @@ run_flow)
 	sql "$db" "PRAGMA foreign_keys = ON; DELETE FROM cases WHERE ord >= 4; UPDATE cases SET status = 'error', reason = 'planted' WHERE ord = 1; UPDATE runs SET status = 'interrupted'"
 	expect_status 1 "a resumed run with an error case stored before exits 1" "$RUNNER" run "$SRC/tests/cli/resume.yaml" --db "$db" --resume latest
 	contains "$T/out" "run 1 complete: 12 of 12 cases stored \(11 ok, 0 oom, 1 error" "the summary counts the error"
+	# --db "" (a CI script's "$DB" unset) or :memory: is SQLite's private temporary database,
+	# deleted at exit: the run was measured, "stored" there and lost, exit 0
+	for path in "" ":memory:"; do
+		expect_status 2 "run --db '$path' is refused" "$RUNNER" run "$SRC/tests/cli/tiny.yaml" --db "$path"
+		contains "$T/err" "database path '$path' names no file" "run --db '$path': the reason"
+		lacks "$T/out" "cases stored" "run --db '$path': nothing run"
+		expect_status 1 "merge --db '$path' is refused" "$RUNNER" merge --db "$path" "$db"
+		lacks "$T/out" "merged 1 of 1" "merge --db '$path': nothing merged"
+	done
+	expect_status 2 "run --db= is refused too" "$RUNNER" run "$SRC/tests/cli/tiny.yaml" --db=
 	# runner run -n --shard I/N lists the slice: each case by its number in the sweep (the
 	# numbers of the N slices together are the sweep's, each once), the counts said of the
 	# sweep; the cases of other slices are not "excluded by exclude entries" (it said 47 of 60)

@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "opt.h"
+#include "shard.h"
 #include "sweep.h"
 #include "workload.h"
 
@@ -125,7 +126,7 @@ void print_case_list(const struct sweep *s, const struct sweep_cases *cases,
 		     const struct sweep_cases *all)
 {
 	struct strbuf out = STRBUF_INIT;
-	size_t runnable = 0;
+	size_t runnable = 0, expect_oom = 0;
 	int models = 0;
 	char why[600];
 	if (all)
@@ -137,6 +138,8 @@ void print_case_list(const struct sweep *s, const struct sweep_cases *cases,
 		const struct sweep_case *c = &cases->items[i];
 		would_run(c, why, sizeof(why));
 		runnable += !why[0];
+		/* stored oom in its setup, as its model line says: not one the run will measure */
+		expect_oom += !why[0] && case_expect_oom(c);
 		if (!why[0] && c->peer)
 			snprintf(why, sizeof(why), "run by peer %s", c->peer->name);
 		/* its number in the sweep (a shard's cases are a subset) */
@@ -151,7 +154,11 @@ void print_case_list(const struct sweep *s, const struct sweep_cases *cases,
 			     "(+ their bfloat16 copy in bfloat16), float32 gradients (passes with a backward),\n"
 			     "AdamW m and v (train_step), the activations the forward keeps, and scratch; not\n"
 			     "the attention workspace (naive: the score matrix)\n");
-	sb_addf(&out, "\n%zu to run, %zu unsupported here\n", runnable, cases->n - runnable);
+	if (expect_oom)
+		sb_addf(&out, "\n%zu to run, %zu expected oom (over their mem_limit), %zu unsupported here\n",
+			runnable - expect_oom, expect_oom, cases->n - runnable);
+	else
+		sb_addf(&out, "\n%zu to run, %zu unsupported here\n", runnable, cases->n - runnable);
 	for (size_t b = 0; b < s->nbenchmarks; b++) {
 		const struct sweep_benchmark *bm = &s->benchmarks[b];
 		size_t in_bench = benchmark_cases(all ? all : cases, b), product = 1;

@@ -215,6 +215,8 @@ list)
 		expect_status 0 "runner $cmd --mem-limit 4GiB" "$RUNNER" $cmd --mem-limit 4GiB "$T/e2e.yaml"
 		check "$cmd: 2.7B over 4 GiB, small's train_step not" \
 			[ "$(grep -c 'over its mem_limit of 4.00 GiB: expect oom' "$T/out")" = 2 ]
+		# the counts say so too (they said "4 to run" of the cases it flagged)
+		contains "$T/out" "^2 to run, 2 expected oom \(over their mem_limit\), 0 unsupported here$" "$cmd: the count of cases to run leaves out those expected oom"
 		expect_status 2 "runner $cmd --mem-limit lots" "$RUNNER" $cmd --mem-limit lots "$T/e2e.yaml"
 		contains "$T/err" "--mem-limit expects a size such as 512MiB or 8GiB, got 'lots'" "$cmd: a bad size"
 	done

@@ -709,6 +709,16 @@ run_flow)
 		lacks "$T/out" "merged 1 of 1" "merge --db '$path': nothing merged"
 	done
 	expect_status 2 "run --db= is refused too" "$RUNNER" run "$SRC/tests/cli/tiny.yaml" --db=
+	# runner slurm and kube pass --mem-limit to every shard's runner run: a size it refuses is
+	# refused here, before a job whose every task would fail at once (after the queue) is written
+	expect_status 2 "slurm --mem-limit 8XB is refused" "$RUNNER" slurm "$SRC/configs/smoke.yaml" --shards 2 --mem-limit 8XB --results "$T/slurm_res"
+	contains "$T/err" "runner slurm: --mem-limit expects a size such as 512MiB or 8GiB, got '8XB'" "slurm: the bad size named"
+	check "slurm: nothing written" [ ! -e "$T/slurm_res" ]
+	expect_status 2 "kube --mem-limit 8XB is refused" "$RUNNER" kube "$SRC/configs/smoke.yaml" --shards 2 --image img --mem-limit 8XB
+	contains "$T/err" "runner kube: --mem-limit expects a size such as 512MiB or 8GiB, got '8XB'" "kube: the bad size named"
+	lacks "$T/out" "kind:" "kube: no manifest"
+	expect_status 0 "slurm --mem-limit 8GiB is written" "$RUNNER" slurm "$SRC/configs/smoke.yaml" --shards 2 --mem-limit 8GiB --results "$T/slurm_res"
+	contains "$T/slurm_res/smoke.sbatch" "--mem-limit '?8GiB'?" "slurm: the size passed on"
 	# runner run -n --shard I/N lists the slice: each case by its number in the sweep (the
 	# numbers of the N slices together are the sweep's, each once), the counts said of the
 	# sweep; the cases of other slices are not "excluded by exclude entries" (it said 47 of 60)

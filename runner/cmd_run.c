@@ -404,8 +404,7 @@ int cmd_run(struct cmd_line *cl)
 		"s = 4%, D = 10%. Runs of one --repeat group share the machine's state and agree more\n"
 		"closely than runs made at different times, so spread them (one --repeat group a day, or\n"
 		"history of the same commit) to reach D when a new session moves the median too."};
-	measure_hold_signals();   /* before any thread exists: see measure.h */
-	char *cmdline = command_line(cl);
+	char *cmdline = NULL;
 	struct sweep *sweep = NULL;
 	struct sweep_cases cases = {0};
 	struct sweep_cases whole = {0};   /* with --shard: the whole sweep; cases borrows its slice */
@@ -423,6 +422,11 @@ int cmd_run(struct cmd_line *cl)
 	char **argv = NULL;   /* the positional arguments */
 	if ((status = opt_parse_command(cl, specs, &usage, 1, 1, &argv, &npos)) >= 0)
 		goto done;
+	/* Only once the line is this command's: when its word was an option's value (`runner
+	 * --db run merge IN.db`), opt_dispatch goes on to the command it names, which held signals
+	 * would leave deaf to Ctrl-C (merge ran to the end, exit 0) and pass on to what it starts. */
+	measure_hold_signals();   /* before any thread exists: see measure.h */
+	cmdline = command_line(cl);
 	status = EXIT_OK;
 	if ((status = runner_busy_timeout("run", busy_timeout_s)) >= 0)
 		goto done;

@@ -719,6 +719,21 @@ run_flow)
 	lacks "$T/out" "kind:" "kube: no manifest"
 	expect_status 0 "slurm --mem-limit 8GiB is written" "$RUNNER" slurm "$SRC/configs/smoke.yaml" --shards 2 --mem-limit 8GiB --results "$T/slurm_res"
 	contains "$T/slurm_res/smoke.sbatch" "--mem-limit '?8GiB'?" "slurm: the size passed on"
+	# Options written before the command whose value is the word `run` (`runner --label run
+	# slurm ...`, `runner --db run merge IN.db`): run is tried first and finds the word an
+	# option's value; it had already blocked the stop signals, so the command that ran instead
+	# ignored Ctrl-C (merge went on to the end, exit 0) and passed the mask to what it started.
+	# The sbatch a --submit starts says which signals its runner blocked, either way round.
+	printf '%s\n' '#!/bin/sh' 'sed -n "s/^SigBlk:[[:space:]]*//p" "/proc/$PPID/status" >"$SIGBLK_OUT"' \
+		'echo "Submitted batch job 42"' >"$T/sbatch"
+	chmod +x "$T/sbatch"
+	if [ -r /proc/self/status ]; then
+		SIGBLK_OUT=$T/blk_after expect_status 0 "slurm --label run, options after" "$RUNNER" slurm "$SRC/configs/smoke.yaml" --label run --shards 1 --submit --sbatch "$T/sbatch" --results "$T/blk1"
+		SIGBLK_OUT=$T/blk_before expect_status 0 "slurm --label run, options before" "$RUNNER" --label run slurm "$SRC/configs/smoke.yaml" --shards 1 --submit --sbatch "$T/sbatch" --results "$T/blk2"
+		check "sbatch read its runner's blocked signals" [ -s "$T/blk_after" ]
+		check "the same signals blocked either way ($(cat "$T/blk_after") / $(cat "$T/blk_before"))" \
+			[ "$(cat "$T/blk_after")" = "$(cat "$T/blk_before")" ]
+	fi
 	# runner run -n --shard I/N lists the slice: each case by its number in the sweep (the
 	# numbers of the N slices together are the sweep's, each once), the counts said of the
 	# sweep; the cases of other slices are not "excluded by exclude entries" (it said 47 of 60)

@@ -20,18 +20,12 @@
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
-/* Every case of the sweep at path lands in exactly one of the count slices, in sweep order, the
- * cases that differ only in impl in the same one, and slicing twice gives the same slices. Returns the number of cases (0 when the sweep is one of
- * the deliberately bad fixtures). */
-static size_t check_slices(const char *path, int count)
+/* Every case of all lands in exactly one of the count slices, in sweep order, the cases that
+ * differ only in impl in the same one, and slicing twice gives the same slices (path: what to
+ * name in a failure). */
+static void check_cut(const char *path, const struct sweep_cases *src, int count)
 {
-	struct sweep *s = NULL;
-	struct sweep_cases all = {0};
-	struct bd_error err;
-	if (sweep_load(path, &s, &err) || sweep_expand(s, &all, &err)) {
-		sweep_free(s);
-		return 0;
-	}
+	const struct sweep_cases all = *src;
 	int *seen = calloc(all.n + 1, sizeof(*seen)), *slice_of = calloc(all.n + 1, sizeof(*slice_of));
 	assert_non_null(seen);
 	assert_non_null(slice_of);
@@ -73,6 +67,20 @@ static size_t check_slices(const char *path, int count)
 	free(shape);
 	free(seen);
 	free(slice_of);
+}
+
+/* check_cut of the sweep at path. Returns the number of cases (0 when the sweep is one of the
+ * deliberately bad fixtures). */
+static size_t check_slices(const char *path, int count)
+{
+	struct sweep *s = NULL;
+	struct sweep_cases all = {0};
+	struct bd_error err;
+	if (sweep_load(path, &s, &err) || sweep_expand(s, &all, &err)) {
+		sweep_free(s);
+		return 0;
+	}
+	check_cut(path, &all, count);
 	size_t n = all.n;
 	sweep_cases_free(&all);
 	sweep_free(s);
@@ -119,6 +127,39 @@ static void test_shard__slices_are_disjoint_and_cover_every_sweep(void **state)
 
 /* Random costs spanning six orders of magnitude: every case has one owner, the same on a second
  * call, and no slice carries more than the mean load plus the largest case (the greedy bound). */
+/* Sweeps of every size from 1 to 60 cases, shapes of one to three impls (and a benchmark
+ * without impls beside), cut into every count from 1 to two more than the cases: the slices are
+ * the sweep, each case once, a shape's impls together. */
+static void test_shard__every_size_and_count(void **state)
+{
+	(void)state;
+	static const char *const impls[] = {"[naive]", "[naive, flash]", "[naive, flash, sdpa]"};
+	for (int shapes = 1; shapes <= 12; shapes++)
+		for (int m = 0; m < 3; m++)
+			for (int matmul = 0; matmul < 2; matmul++) {
+				char text[1024], seqs[256] = "";
+				for (int k = 0; k < shapes; k++)
+					snprintf(seqs + strlen(seqs), sizeof(seqs) - strlen(seqs), "%s%d",
+						 k ? ", " : "", 16 + 8 * k);
+				snprintf(text, sizeof(text),
+					 "benchmarks:\n"
+					 "  - {suite: attention, impl: %s, seq_len: [%s], head_dim: 16}\n%s",
+					 impls[m], seqs,
+					 matmul ? "  - {suite: matmul, size: [32, 64, 128]}\n" : "");
+				struct sweep *s = NULL;
+				struct sweep_cases all = {0};
+				struct bd_error err;
+				if (sweep_parse("sizes.yaml", text, &s, &err) ||
+				    sweep_expand(s, &all, &err))
+					fail_msg("%s: %s", text, err.msg);
+				assert_int_equal(all.n, (size_t)(shapes * (m + 1) + 3 * matmul));
+				for (int count = 1; count <= (int)all.n + 2; count++)
+					check_cut(text, &all, count);
+				sweep_cases_free(&all);
+				sweep_free(s);
+			}
+}
+
 static void test_shard__assign_balances_by_cost(void **state)
 {
 	(void)state;
@@ -261,6 +302,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_shard__slices_are_disjoint_and_cover_every_sweep),
+		cmocka_unit_test(test_shard__every_size_and_count),
 		cmocka_unit_test(test_shard__assign_balances_by_cost),
 		cmocka_unit_test(test_shard__weighs_work_not_count),
 		cmocka_unit_test(test_shard__auto_cases_weigh_their_min_iters),

@@ -284,6 +284,13 @@ int db_open(const char *path, unsigned flags, struct db **out, struct bd_error *
 	*out = NULL;
 	db->path = xstrdup(path);
 	struct stat sb;
+	/* SQLite takes "" for a private temporary database and ":memory:" for one in memory, both
+	 * gone when closed: a run or a merge written there (`--db "$UNSET"`) would be lost whole */
+	if (!*path || !strcmp(path, ":memory:")) {
+		rc = bd_fail(err, BD_EINVAL, "database path '%s' names no file (SQLite would keep that "
+			     "database only until the command ends): give a file's path", path);
+		goto done;
+	}
 	if (flags & DB_READONLY) {
 		if ((rc = db_readonly_open(path, &db->handle, err)))
 			goto done;

@@ -283,6 +283,10 @@ int cmd_kube(struct cmd_line *cl)
 		fprintf(stderr, "runner kube: --gpus expects a count >= 0, got %ld\n", j.gpus);
 		return EXIT_USAGE;
 	}
+	int64_t mem_limit;   /* every pod would refuse it at once */
+	if ((status = mem_limit_option(j.mem_limit, "runner kube", &mem_limit)) >= 0)
+		return status;
+	status = EXIT_OK;
 	if (sweep_load(argv[0], &sweep, &err) || sweep_expand(sweep, &cases, &err)) {
 		bd_error_print("runner kube", &err);
 		status = EXIT_USAGE;

@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "opt.h"
+#include "shard.h"
 #include "sweep.h"
 #include "workload.h"
 
@@ -112,20 +113,37 @@ static void add_auto_rule(struct strbuf *out, const struct case_params *p)
 		(long long)p->min_iters, (long long)p->max_iters, rse, secs);
 }
 
-void print_case_list(const struct sweep *s, const struct sweep_cases *cases)
+/* How many cases of benchmark b are in cases. */
+static size_t benchmark_cases(const struct sweep_cases *cases, size_t b)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < cases->n; i++)
+		n += cases->items[i].benchmark == b;
+	return n;
+}
+
+void print_case_list(const struct sweep *s, const struct sweep_cases *cases,
+		     const struct sweep_cases *all)
 {
 	struct strbuf out = STRBUF_INIT;
-	size_t runnable = 0;
+	size_t runnable = 0, expect_oom = 0;
 	int models = 0;
 	char why[600];
-	sb_addf(&out, "sweep %s (%s): %zu cases\n\n", s->name, s->path, cases->n);
+	if (all)
+		sb_addf(&out, "sweep %s (%s): %zu of its %zu cases in this shard\n\n", s->name, s->path,
+			cases->n, all->n);
+	else
+		sb_addf(&out, "sweep %s (%s): %zu cases\n\n", s->name, s->path, cases->n);
 	for (size_t i = 0; i < cases->n; i++) {
 		const struct sweep_case *c = &cases->items[i];
 		would_run(c, why, sizeof(why));
 		runnable += !why[0];
+		/* stored oom in its setup, as its model line says: not one the run will measure */
+		expect_oom += !why[0] && case_expect_oom(c);
 		if (!why[0] && c->peer)
 			snprintf(why, sizeof(why), "run by peer %s", c->peer->name);
-		sb_addf(&out, "%5zu  %-52s %s", i + 1, c->name, why[0] ? why : "run");
+		/* its number in the sweep (a shard's cases are a subset) */
+		sb_addf(&out, "%5zu  %-52s %s", (all ? c->index : i) + 1, c->name, why[0] ? why : "run");
 		if (!why[0])
 			add_auto_rule(&out, &c->params);
 		sb_addc(&out, '\n');
@@ -136,14 +154,20 @@ void print_case_list(const struct sweep *s, const struct sweep_cases *cases)
 			     "(+ their bfloat16 copy in bfloat16), float32 gradients (passes with a backward),\n"
 			     "AdamW m and v (train_step), the activations the forward keeps, and scratch; not\n"
 			     "the attention workspace (naive: the score matrix)\n");
-	sb_addf(&out, "\n%zu to run, %zu unsupported here\n", runnable, cases->n - runnable);
+	if (expect_oom)
+		sb_addf(&out, "\n%zu to run, %zu expected oom (over their mem_limit), %zu unsupported here\n",
+			runnable - expect_oom, expect_oom, cases->n - runnable);
+	else
+		sb_addf(&out, "\n%zu to run, %zu unsupported here\n", runnable, cases->n - runnable);
 	for (size_t b = 0; b < s->nbenchmarks; b++) {
 		const struct sweep_benchmark *bm = &s->benchmarks[b];
-		size_t in_bench = 0, product = 1;
-		for (size_t i = 0; i < cases->n; i++)
-			in_bench += cases->items[i].benchmark == b;
-		sb_addf(&out, "\nbenchmark %zu (suite %s, line %d): %zu cases\n", b + 1, suite_name(bm->suite),
-			bm->line, in_bench);
+		size_t in_bench = benchmark_cases(all ? all : cases, b), product = 1;
+		if (all)   /* the exclusions below are of the whole sweep's */
+			sb_addf(&out, "\nbenchmark %zu (suite %s, line %d): %zu of its %zu cases\n", b + 1,
+				suite_name(bm->suite), bm->line, benchmark_cases(cases, b), in_bench);
+		else
+			sb_addf(&out, "\nbenchmark %zu (suite %s, line %d): %zu cases\n", b + 1,
+				suite_name(bm->suite), bm->line, in_bench);
 		for (size_t k = 0; k < bm->nsettings; k++) {
 			const struct sweep_setting *st = &bm->settings[k];
 			if (!st->is_axis)
@@ -233,7 +257,7 @@ int cmd_list(struct cmd_line *cl)
 		goto done;
 	}
 	cases_limit_memory(&cases, mem_limit, 1);
-	print_case_list(sweep, &cases);
+	print_case_list(sweep, &cases, NULL);
 done:
 	sweep_cases_free(&cases);
 	sweep_free(sweep);

@@ -404,8 +404,7 @@ int cmd_run(struct cmd_line *cl)
 		"s = 4%, D = 10%. Runs of one --repeat group share the machine's state and agree more\n"
 		"closely than runs made at different times, so spread them (one --repeat group a day, or\n"
 		"history of the same commit) to reach D when a new session moves the median too."};
-	measure_hold_signals();   /* before any thread exists: see measure.h */
-	char *cmdline = command_line(cl);
+	char *cmdline = NULL;
 	struct sweep *sweep = NULL;
 	struct sweep_cases cases = {0};
 	struct sweep_cases whole = {0};   /* with --shard: the whole sweep; cases borrows its slice */
@@ -423,6 +422,11 @@ int cmd_run(struct cmd_line *cl)
 	char **argv = NULL;   /* the positional arguments */
 	if ((status = opt_parse_command(cl, specs, &usage, 1, 1, &argv, &npos)) >= 0)
 		goto done;
+	/* Only once the line is this command's: when its word was an option's value (`runner
+	 * --db run merge IN.db`), opt_dispatch goes on to the command it names, which held signals
+	 * would leave deaf to Ctrl-C (merge ran to the end, exit 0) and pass on to what it starts. */
+	measure_hold_signals();   /* before any thread exists: see measure.h */
+	cmdline = command_line(cl);
 	status = EXIT_OK;
 	if ((status = runner_busy_timeout("run", busy_timeout_s)) >= 0)
 		goto done;
@@ -503,13 +507,13 @@ int cmd_run(struct cmd_line *cl)
 	}
 	cases_limit_memory(&cases, mem_limit, mem_limit_all);
 	if (dry_run) {   /* the cases with the limits the run would give them */
-		print_case_list(sweep, &cases);
+		print_case_list(sweep, &cases, whole.items ? &whole : NULL);
 		goto done;
 	}
 
 	if (!db && (rc = db_open(db_path, DB_CREATE, &db, &err))) {
 		bd_error_print("runner run", &err);
-		status = EXIT_FAIL;
+		status = rc == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL;   /* BD_EINVAL: --db names no file */
 		goto done;
 	}
 	if (!resume_run)
@@ -668,7 +672,9 @@ int cmd_run(struct cmd_line *cl)
 		int folded;   /* the run into the noise between runs (report/noise.h): not fatal */
 		if (!strcmp(run_status, "complete") && noise_fold_run(db, run_id, &folded, &err))
 			bd_error_print("runner run: warning", &err);
-		if (counts[STATUS_ERROR] && status == EXIT_OK)
+		/* a resumed run's error cases stored before count too: the invocation that stored
+		 * them was killed before it could exit 1 */
+		if ((counts[STATUS_ERROR] || resume.counts[STATUS_ERROR]) && status == EXIT_OK)
 			status = EXIT_FAIL;
 		if (!strcmp(run_status, "failed"))
 			rep = repeat;   /* the database could not be written: no further repetition */

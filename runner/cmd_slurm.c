@@ -375,6 +375,10 @@ int cmd_slurm(struct cmd_line *cl)
 	status = EXIT_OK;
 	if (!sbatch_values_ok(&j, results))   /* before anything is made */
 		return EXIT_USAGE;
+	int64_t mem_limit;   /* every task would refuse it at once, after the queue */
+	if ((status = mem_limit_option(j.mem_limit, "runner slurm", &mem_limit)) >= 0)
+		return status;
+	status = EXIT_OK;
 	if ((j.shards != 0) == (j.nodes != 0)) {
 		fprintf(stderr, "runner slurm: give --shards N (cut the sweep into N slices) or --nodes N "
 				"(the whole sweep on each of N nodes)%s\n", j.shards ? ", not both" : "");

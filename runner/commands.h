@@ -20,10 +20,13 @@
 /* Apply --busy-timeout: -1 when fine, else the usage exit status (the message printed). */
 int runner_busy_timeout(const char *command, long seconds);
 
-/* Shared by run --dry-run and list: print what the sweep expands to. */
+/* Shared by run --dry-run and list: print what the sweep expands to. cases: those to list; all:
+ * the whole sweep's when cases are a shard's slice of it (each case numbered by its place in
+ * all, the counts said of all), else NULL. */
 struct sweep;
 struct sweep_cases;
-void print_case_list(const struct sweep *s, const struct sweep_cases *cases);
+void print_case_list(const struct sweep *s, const struct sweep_cases *cases,
+		     const struct sweep_cases *all);
 /* --mem-limit of run and list: text (NULL: not given, *limit 0) as bytes; prints the error for
  * command and returns EXIT_USAGE when it is not a size, else -1. */
 #include <stdint.h>

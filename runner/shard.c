@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "params.h"
 #include "peer.h"
 #include "sweep.h"
 #include "workload.h"
@@ -128,8 +129,9 @@ int shard_parse(const char *text, struct shard *out, struct bd_error *err)
 	const char *slash = strchr(text, '/');
 	long count = slash ? whole_number(slash + 1) : -1;
 	if (slash && count < 1)
-		return bd_fail(err, BD_EINVAL, "--shard '%s': the count after '/' must be 1 or more",
-			       text);
+		return bd_fail(err, BD_EINVAL,
+			       "--shard '%s': the count after '/' must be a whole number from 1 to %d, "
+			       "got '%s'", text, INT32_MAX, slash + 1);
 	if (!strncmp(text, "auto", 4) && (text[4] == '\0' || text[4] == '/')) {
 		int rc = shard_from_env(out, err);
 		if (rc)
@@ -248,18 +250,67 @@ static void sweep_costs(const struct sweep_cases *cases, double *cost)
 	free(work);
 }
 
+/* A case's key without its impl, and its index: the impls of one shape share the key. */
+struct shape {
+	char *key;
+	size_t index;
+};
+
+static int by_shape(const void *a, const void *b)
+{
+	const struct shape *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+	return c ? c : x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* unit[i]: the lowest index of the cases that differ from case i only in their impl (case i's
+ * own when none does). */
+static void shape_units(const struct sweep_cases *cases, size_t *unit)
+{
+	struct shape *shapes = xcalloc(cases->n, sizeof(*shapes));
+	for (size_t i = 0; i < cases->n; i++)
+		shapes[i] = (struct shape){case_key_drop(cases->items[i].key, "impl"), i};
+	qsort(shapes, cases->n, sizeof(*shapes), by_shape);
+	for (size_t k = 0, first = 0; k < cases->n; k++) {
+		if (k && strcmp(shapes[k].key, shapes[k - 1].key))
+			first = k;
+		unit[shapes[k].index] = shapes[first].index;   /* sorted by index within a key */
+	}
+	for (size_t k = 0; k < cases->n; k++)
+		free(shapes[k].key);
+	free(shapes);
+}
+
 int shard_select(const struct sweep_cases *all, const struct shard *s, struct sweep_cases *slice)
 {
 	double *cost = xcalloc(all->n, sizeof(*cost));
+	size_t *unit = xcalloc(all->n, sizeof(*unit)), *unit_at = xcalloc(all->n, sizeof(*unit_at));
+	double *unit_cost = xcalloc(all->n, sizeof(*unit_cost));
 	int *owner = xcalloc(all->n, sizeof(*owner));
+	size_t nunits = 0;
+	double total = 0;
 	int rc = 0;
 	slice->items = xcalloc(all->n, sizeof(*all->items));
 	slice->n = 0;
 	sweep_costs(all, cost);
-	if ((rc = shard_assign(cost, all->n, s->count, owner)))
+	/* The impls of one shape go to one slice, as one unit weighing all of them: compared on one
+	 * machine (a merged group's `report --compare` pairs them) and measured in alternating
+	 * rounds there. Cut case by case, two impls of equal work went one to each of two slices,
+	 * every shape alike: all of one impl on one node, all of the other on the next. */
+	shape_units(all, unit);
+	for (size_t i = 0; i < all->n; i++)
+		total += cost[i];
+	for (size_t i = 0; i < all->n; i++) {
+		if (unit[i] == i)   /* units numbered by their first case, in sweep order */
+			unit_at[i] = nunits++;
+		/* each case of a unit weighs its own share of the setup (shard_assign's, per unit) */
+		unit_cost[unit_at[unit[i]]] += cost[i] + (total > 0 ? SHARD_SETUP_SHARE * total /
+								 (double)all->n : 1);
+	}
+	if ((rc = shard_assign(unit_cost, nunits, s->count, owner)))
 		goto done;
 	for (size_t i = 0; i < all->n; i++)
-		if (owner[i] == s->index)
+		if (owner[unit_at[unit[i]]] == s->index)
 			slice->items[slice->n++] = all->items[i];
 done:
 	if (rc) {
@@ -267,6 +318,9 @@ done:
 		slice->items = NULL;
 	}
 	free(cost);
+	free(unit);
+	free(unit_at);
+	free(unit_cost);
 	free(owner);
 	return rc;
 }

@@ -52,7 +52,8 @@ int shard_assign(const double *cost, size_t n, int count, int *owner);
 
 /* The cases of slice s of all, in sweep order, into slice: slice->items is a malloc'd array of
  * shallow copies that borrow all's strings, so free only slice->items (never sweep_cases_free
- * it). Case indices, and so the stored `ord`, stay those of the whole sweep. Cases weigh
+ * it). Case indices, and so the stored `ord`, stay those of the whole sweep. The cases that
+ * differ only in impl (one shape's impls) are in one slice, assigned as one unit. Cases weigh
  * case_work(c, 0)'s FLOPs where any case states them, else its bytes, else one each; a case
  * without a figure weighs the mean of those with one. 0, or BD_EINVAL (s->count < 1). */
 int shard_select(const struct sweep_cases *all, const struct shard *s, struct sweep_cases *slice);

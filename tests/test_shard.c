@@ -1,6 +1,7 @@
 /* tests/test_shard.c: `runner run --shard I/N` (runner/shard.c). The slices of a sweep are
  * disjoint and cover it, for every shipped and test sweep and many N (more shards than cases
- * included); they are a function of the sweep alone; they balance estimated work, not counts;
+ * included), and keep the impls of one shape together; they are a function of the sweep alone;
+ * they balance estimated work, not counts;
  * and --shard's text and the launchers' environment parse as documented. */
 #include <dirent.h>
 #include <setjmp.h>
@@ -13,25 +14,21 @@
 
 #include <cmocka.h>
 
+#include "params.h"
 #include "shard.h"
 #include "sweep.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
-/* Every case of the sweep at path lands in exactly one of the count slices, in sweep order, and
- * slicing twice gives the same slices. Returns the number of cases (0 when the sweep is one of
- * the deliberately bad fixtures). */
-static size_t check_slices(const char *path, int count)
+/* Every case of all lands in exactly one of the count slices, in sweep order, the cases that
+ * differ only in impl in the same one, and slicing twice gives the same slices (path: what to
+ * name in a failure). */
+static void check_cut(const char *path, const struct sweep_cases *src, int count)
 {
-	struct sweep *s = NULL;
-	struct sweep_cases all = {0};
-	struct bd_error err;
-	if (sweep_load(path, &s, &err) || sweep_expand(s, &all, &err)) {
-		sweep_free(s);
-		return 0;
-	}
-	int *seen = calloc(all.n + 1, sizeof(*seen));
+	const struct sweep_cases all = *src;
+	int *seen = calloc(all.n + 1, sizeof(*seen)), *slice_of = calloc(all.n + 1, sizeof(*slice_of));
 	assert_non_null(seen);
+	assert_non_null(slice_of);
 	for (int i = 0; i < count; i++) {
 		struct shard sh = {i, count};
 		struct sweep_cases slice, again;
@@ -46,6 +43,7 @@ static size_t check_slices(const char *path, int count)
 			if (k)
 				assert_true(index > slice.items[k - 1].index);
 			seen[index]++;
+			slice_of[index] = i;
 		}
 		free(slice.items);
 		free(again.items);
@@ -53,7 +51,36 @@ static size_t check_slices(const char *path, int count)
 	for (size_t i = 0; i < all.n; i++)
 		if (seen[i] != 1)
 			fail_msg("%s, %d shards: case %zu is in %d slices", path, count, i, seen[i]);
+	/* the impls of one shape (cases that differ only in impl) are in one slice: compared on
+	 * one machine, in alternating rounds */
+	char **shape = calloc(all.n + 1, sizeof(*shape));
+	assert_non_null(shape);
+	for (size_t i = 0; i < all.n; i++)
+		shape[i] = case_key_drop(all.items[i].key, "impl");
+	for (size_t i = 0; i < all.n; i++)
+		for (size_t j = i + 1; j < all.n; j++)
+			if (slice_of[i] != slice_of[j] && !strcmp(shape[i], shape[j]))
+				fail_msg("%s, %d shards: %s in slice %d, %s in slice %d", path, count,
+					 all.items[i].key, slice_of[i], all.items[j].key, slice_of[j]);
+	for (size_t i = 0; i < all.n; i++)
+		free(shape[i]);
+	free(shape);
 	free(seen);
+	free(slice_of);
+}
+
+/* check_cut of the sweep at path. Returns the number of cases (0 when the sweep is one of the
+ * deliberately bad fixtures). */
+static size_t check_slices(const char *path, int count)
+{
+	struct sweep *s = NULL;
+	struct sweep_cases all = {0};
+	struct bd_error err;
+	if (sweep_load(path, &s, &err) || sweep_expand(s, &all, &err)) {
+		sweep_free(s);
+		return 0;
+	}
+	check_cut(path, &all, count);
 	size_t n = all.n;
 	sweep_cases_free(&all);
 	sweep_free(s);
@@ -100,6 +127,39 @@ static void test_shard__slices_are_disjoint_and_cover_every_sweep(void **state)
 
 /* Random costs spanning six orders of magnitude: every case has one owner, the same on a second
  * call, and no slice carries more than the mean load plus the largest case (the greedy bound). */
+/* Sweeps of every size from 1 to 60 cases, shapes of one to three impls (and a benchmark
+ * without impls beside), cut into every count from 1 to two more than the cases: the slices are
+ * the sweep, each case once, a shape's impls together. */
+static void test_shard__every_size_and_count(void **state)
+{
+	(void)state;
+	static const char *const impls[] = {"[naive]", "[naive, flash]", "[naive, flash, sdpa]"};
+	for (int shapes = 1; shapes <= 12; shapes++)
+		for (int m = 0; m < 3; m++)
+			for (int matmul = 0; matmul < 2; matmul++) {
+				char text[1024], seqs[256] = "";
+				for (int k = 0; k < shapes; k++)
+					snprintf(seqs + strlen(seqs), sizeof(seqs) - strlen(seqs), "%s%d",
+						 k ? ", " : "", 16 + 8 * k);
+				snprintf(text, sizeof(text),
+					 "benchmarks:\n"
+					 "  - {suite: attention, impl: %s, seq_len: [%s], head_dim: 16}\n%s",
+					 impls[m], seqs,
+					 matmul ? "  - {suite: matmul, size: [32, 64, 128]}\n" : "");
+				struct sweep *s = NULL;
+				struct sweep_cases all = {0};
+				struct bd_error err;
+				if (sweep_parse("sizes.yaml", text, &s, &err) ||
+				    sweep_expand(s, &all, &err))
+					fail_msg("%s: %s", text, err.msg);
+				assert_int_equal(all.n, (size_t)(shapes * (m + 1) + 3 * matmul));
+				for (int count = 1; count <= (int)all.n + 2; count++)
+					check_cut(text, &all, count);
+				sweep_cases_free(&all);
+				sweep_free(s);
+			}
+}
+
 static void test_shard__assign_balances_by_cost(void **state)
 {
 	(void)state;
@@ -195,6 +255,16 @@ static void test_shard__parse_text_and_launcher_environment(void **state)
 		if (shard_parse(bad[i], &s, &err) != BD_EINVAL)
 			fail_msg("--shard '%s' was accepted", bad[i]);
 	assert_non_null(strstr(err.msg, "SLURM_ARRAY_TASK_ID"));
+	/* a count that is not a number, or too large, is named as such (it said "must be 1 or
+	 * more" of 3x and of 2147483648) */
+	const char *bad_count[] = {"1/3x", "0/2147483648", "0/99999999999999999999", "1/0"};
+	for (size_t i = 0; i < ARRAY_LEN(bad_count); i++) {
+		assert_int_equal(shard_parse(bad_count[i], &s, &err), BD_EINVAL);
+		if (!strstr(err.msg, "must be a whole number from 1 to 2147483647, got '") ||
+		    !strstr(err.msg, strchr(bad_count[i], '/') + 1))
+			fail_msg("--shard '%s': %s", bad_count[i], err.msg);
+	}
+	assert_int_equal(shard_parse("0/2147483647", &s, &err), 0);
 
 	/* Slurm: --array=1-4 numbers tasks 1..4; the shard is the offset from the first */
 	setenv("SLURM_ARRAY_TASK_ID", "3", 1);
@@ -232,6 +302,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_shard__slices_are_disjoint_and_cover_every_sweep),
+		cmocka_unit_test(test_shard__every_size_and_count),
 		cmocka_unit_test(test_shard__assign_balances_by_cost),
 		cmocka_unit_test(test_shard__weighs_work_not_count),
 		cmocka_unit_test(test_shard__auto_cases_weigh_their_min_iters),

@@ -5,7 +5,8 @@
 # regress_real, report_fixture (needs MAKE_FIXTURE: tests/make_fixture.c), global_options
 # (options written before the command), e2e_params (the model's parameter count in the database
 # and tables), cuda_unsupported (asserts the no-GPU behaviour: exits 77, skipped, where a GPU is
-# visible), repeat (--repeat), iters_auto (iters: auto: stop reasons, counts, resume, repeat).
+# visible), repeat (--repeat), iters_auto (iters: auto: stop reasons, counts, resume, repeat),
+# run_flow (exit statuses and listings of a run outside its measurements: resume, shards).
 # Golden files live in tests/golden/; UPDATE_GOLDEN=1 rewrites them from the current output.
 set -u
 scenario=$1
@@ -214,6 +215,8 @@ list)
 		expect_status 0 "runner $cmd --mem-limit 4GiB" "$RUNNER" $cmd --mem-limit 4GiB "$T/e2e.yaml"
 		check "$cmd: 2.7B over 4 GiB, small's train_step not" \
 			[ "$(grep -c 'over its mem_limit of 4.00 GiB: expect oom' "$T/out")" = 2 ]
+		# the counts say so too (they said "4 to run" of the cases it flagged)
+		contains "$T/out" "^2 to run, 2 expected oom \(over their mem_limit\), 0 unsupported here$" "$cmd: the count of cases to run leaves out those expected oom"
 		expect_status 2 "runner $cmd --mem-limit lots" "$RUNNER" $cmd --mem-limit lots "$T/e2e.yaml"
 		contains "$T/err" "--mem-limit expects a size such as 512MiB or 8GiB, got 'lots'" "$cmd: a bad size"
 	done
@@ -678,13 +681,77 @@ repeat)
 	# the verdict is not the point here (cli_planted and cli_contended hold those); the grouping is
 	"$REPORT" regress --db "$db" --baseline-label "$label" --candidate-label cand --threshold 1000 --lenient >"$T/out" 2>"$T/err"
 	got=$?
-	check "regress takes each group together: compared (exit $got; $(head -c 300 "$T/err"))" [ "$got" -le 2 ] && [ -s "$T/out" ]
+	check "regress takes each group together: compared (exit $got; $(head -c 300 "$T/err"))" [ "$got" -le 2 ]
+	check "regress takes each group together: a table" [ -s "$T/out" ]
 	contains "$T/out" "runs [0-9]+, [0-9]+, [0-9]+ \\(total\\)" "three candidate or baseline runs named"
 	contains "$T/out" "x3" "regress counts the runs (n = iterations x runs)"
 	expect_status 2 "--repeat 0 is refused" "$RUNNER" run "$SRC/tests/cli/tiny.yaml" --db "$db" --repeat 0
 	contains "$T/err" "--repeat expects a count from 1 to 1000, got 0" "the valid range named"
 	expect_status 2 "--repeat with --resume is refused" "$RUNNER" run "$SRC/tests/cli/tiny.yaml" --db "$db" --repeat 2 --resume 1
 	contains "$T/err" "does not combine with --resume" "the combination named"
+	;;
+
+run_flow)
+	# The exit status and the listings of a run's flow outside its measurements.
+	# A resumed run whose earlier part stored an error case (validation failed before the runner
+	# was killed) is a run with an error: exit 1, as the same run uninterrupted would, not 0.
+	db=$T/flow.db
+	expect_status 0 "a run to cut" "$RUNNER" run "$SRC/tests/cli/resume.yaml" --db "$db"
+	sql "$db" "PRAGMA foreign_keys = ON; DELETE FROM cases WHERE ord >= 4; UPDATE cases SET status = 'error', reason = 'planted' WHERE ord = 1; UPDATE runs SET status = 'interrupted'"
+	expect_status 1 "a resumed run with an error case stored before exits 1" "$RUNNER" run "$SRC/tests/cli/resume.yaml" --db "$db" --resume latest
+	contains "$T/out" "run 1 complete: 12 of 12 cases stored \(11 ok, 0 oom, 1 error" "the summary counts the error"
+	# --db "" (a CI script's "$DB" unset) or :memory: is SQLite's private temporary database,
+	# deleted at exit: the run was measured, "stored" there and lost, exit 0
+	for path in "" ":memory:"; do
+		expect_status 2 "run --db '$path' is refused" "$RUNNER" run "$SRC/tests/cli/tiny.yaml" --db "$path"
+		contains "$T/err" "database path '$path' names no file" "run --db '$path': the reason"
+		lacks "$T/out" "cases stored" "run --db '$path': nothing run"
+		expect_status 1 "merge --db '$path' is refused" "$RUNNER" merge --db "$path" "$db"
+		lacks "$T/out" "merged 1 of 1" "merge --db '$path': nothing merged"
+	done
+	expect_status 2 "run --db= is refused too" "$RUNNER" run "$SRC/tests/cli/tiny.yaml" --db=
+	# runner slurm and kube pass --mem-limit to every shard's runner run: a size it refuses is
+	# refused here, before a job whose every task would fail at once (after the queue) is written
+	expect_status 2 "slurm --mem-limit 8XB is refused" "$RUNNER" slurm "$SRC/configs/smoke.yaml" --shards 2 --mem-limit 8XB --results "$T/slurm_res"
+	contains "$T/err" "runner slurm: --mem-limit expects a size such as 512MiB or 8GiB, got '8XB'" "slurm: the bad size named"
+	check "slurm: nothing written" [ ! -e "$T/slurm_res" ]
+	expect_status 2 "kube --mem-limit 8XB is refused" "$RUNNER" kube "$SRC/configs/smoke.yaml" --shards 2 --image img --mem-limit 8XB
+	contains "$T/err" "runner kube: --mem-limit expects a size such as 512MiB or 8GiB, got '8XB'" "kube: the bad size named"
+	lacks "$T/out" "kind:" "kube: no manifest"
+	expect_status 0 "slurm --mem-limit 8GiB is written" "$RUNNER" slurm "$SRC/configs/smoke.yaml" --shards 2 --mem-limit 8GiB --results "$T/slurm_res"
+	contains "$T/slurm_res/smoke.sbatch" "--mem-limit '?8GiB'?" "slurm: the size passed on"
+	# Options written before the command whose value is the word `run` (`runner --label run
+	# slurm ...`, `runner --db run merge IN.db`): run is tried first and finds the word an
+	# option's value; it had already blocked the stop signals, so the command that ran instead
+	# ignored Ctrl-C (merge went on to the end, exit 0) and passed the mask to what it started.
+	# The sbatch a --submit starts says which signals its runner blocked, either way round.
+	printf '%s\n' '#!/bin/sh' 'sed -n "s/^SigBlk:[[:space:]]*//p" "/proc/$PPID/status" >"$SIGBLK_OUT"' \
+		'echo "Submitted batch job 42"' >"$T/sbatch"
+	chmod +x "$T/sbatch"
+	if [ -r /proc/self/status ]; then
+		SIGBLK_OUT=$T/blk_after expect_status 0 "slurm --label run, options after" "$RUNNER" slurm "$SRC/configs/smoke.yaml" --label run --shards 1 --submit --sbatch "$T/sbatch" --results "$T/blk1"
+		SIGBLK_OUT=$T/blk_before expect_status 0 "slurm --label run, options before" "$RUNNER" --label run slurm "$SRC/configs/smoke.yaml" --shards 1 --submit --sbatch "$T/sbatch" --results "$T/blk2"
+		check "sbatch read its runner's blocked signals" [ -s "$T/blk_after" ]
+		check "the same signals blocked either way ($(cat "$T/blk_after") / $(cat "$T/blk_before"))" \
+			[ "$(cat "$T/blk_after")" = "$(cat "$T/blk_before")" ]
+	fi
+	# runner run -n --shard I/N lists the slice: each case by its number in the sweep (the
+	# numbers of the N slices together are the sweep's, each once), the counts said of the
+	# sweep; the cases of other slices are not "excluded by exclude entries" (it said 47 of 60)
+	sweep=$SRC/tests/sweeps/design_example.yaml
+	total=$("$RUNNER" list "$sweep" | sed -n '1s/.*: \([0-9]*\) cases$/\1/p')
+	check "the sweep has cases ($total)" [ "${total:-0}" -gt 100 ]
+	for n in 1 3 7; do
+		: >"$T/numbers"
+		for i in $(seq 0 $((n - 1))); do
+			expect_status 0 "run -n --shard $i/$n" "$RUNNER" run -n "$sweep" --shard "$i/$n"
+			contains "$T/out" "^sweep .*: [0-9]+ of its $total cases in this shard$" "shard $i/$n: the header says of how many"
+			contains "$T/out" "^  60 combinations, 20 excluded by 1 exclude entries$" "shard $i/$n: the sweep's exclusions"
+			awk '/^ +[0-9]+  / { print $1 }' "$T/out" >>"$T/numbers"
+		done
+		check "$n shards: every case of the sweep listed once, by its number" \
+			[ "$(sort -n "$T/numbers" | paste -sd' ')" = "$(seq 1 "$total" | paste -sd' ')" ]
+	done
 	;;
 
 contended)

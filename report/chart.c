@@ -2,9 +2,9 @@
  * (plot.h): chart_write(), which `report plot` and `report writeup` call.
  *
  *   latency  median time vs sequence length, log-log, one line per group of cases that differ only
- *            in seq_len (attention; context_length for e2e); error bars: the distribution-free 95%
- *            confidence interval of the median (order statistics); cases that did not run (oom,
- *            ...) are gaps in their line.
+ *            in seq_len (attention; context_length for e2e), and per warm-up where the run varies
+ *            it; error bars: the distribution-free 95% confidence interval of the median (order
+ *            statistics); cases that did not run (oom, ...) are gaps in their line.
  *   speedup  clustered bars: one category per shape, one bar per candidate impl, speedup vs the
  *            baseline impl (compare_match, the pairs of `report compare`) with its 95% bootstrap
  *            CI, and the 1.0 reference line.
@@ -354,6 +354,15 @@ static int chart_vs_seq(const struct chart_request *rq, int memory, struct plot 
 	unsigned phases = 0;
 	size_t other_suites = 0, nmissing = 0;
 	struct strbuf missing = STRBUF_INIT;
+	/* The key leaves warm-up out: where a sweep varies it (warmup: [0, 5]), the cases of one key
+	 * are different measurements, each a line of its own ("naive warmup=0"), not one line
+	 * that zigzags between them at every x. */
+	int warmup_varies = 0;
+	for (size_t i = 0, seen = 0; i < set->n; i++)
+		if (!strcmp(set->rows[i].suite, suite)) {
+			warmup_varies |= seen && set->rows[i].warmup != set->rows[seen - 1].warmup;
+			seen = i + 1;
+		}
 	for (size_t i = 0; i < set->n; i++) {
 		const struct case_row *c = &set->rows[i];
 		if (strcmp(c->suite, suite)) {
@@ -361,7 +370,12 @@ static int chart_vs_seq(const struct chart_request *rq, int memory, struct plot 
 			continue;
 		}
 		char *group = case_key_without(c->case_key, x_token);
-		struct line *l = lines_get(ls, group);
+		struct strbuf with_warmup = STRBUF_INIT;
+		sb_add(&with_warmup, group);
+		if (warmup_varies)
+			sb_addf(&with_warmup, " warmup=%lld", (long long)c->warmup);
+		struct line *l = lines_get(ls, sb_str(&with_warmup));
+		sb_free(&with_warmup);
 		free(group);
 		double y = NAN, lo = NAN, hi = NAN;
 		if (!is_ok(c)) {

@@ -84,6 +84,24 @@ plot history --where impl=flash --where seq_len=16 --where head_dim=8 --where ba
 svg "$T/charts/history.svg" 2 "history: the runs' medians and the band of run-to-run noise"
 contains "$T/svg.out" "^4 x tic labels" "history: a label per run"
 
+# a warm-up axis (the coursework's "with and without warm-up"): the key leaves warm-up out, yet
+# the cases of one key are different measurements, a line each, not one line zigzagging between
+# them at every sequence length
+cat >"$T/warmup_axis.yaml" <<'YAML'
+name: cli-charts-warmup-axis
+defaults: {iters: 5, device: cpu}
+benchmarks:
+  - {suite: attention, impl: [naive, flash], seq_len: [16, 32], head_dim: 8, batch_size: 1, heads: 2, warmup: [0, 2]}
+YAML
+expect_status 0 "a sweep with a warm-up axis" "$RUNNER" run "$T/warmup_axis.yaml" --db "$T/warmup_axis.db"
+expect_status 0 "plot latency of the warm-up axis" "$REPORT" --db "$T/warmup_axis.db" plot latency -o "$T/wa"
+svg "$T/wa/latency.svg" 4 "latency: a line per impl and warm-up"
+for line in "naive warmup=0" "naive warmup=2" "flash warmup=0" "flash warmup=2"; do
+	contains "$T/wa/latency.svg" "<title>$line</title>" "latency: the line '$line'"
+done
+expect_status 0 "plot memory of the warm-up axis" "$REPORT" --db "$T/warmup_axis.db" plot memory -o "$T/wa"
+svg "$T/wa/memory.svg" 4 "memory: a line per impl and warm-up"
+
 # report nodes --chart: one bar series per node (three runs of one case under three node names)
 for node in alpha beta gamma; do
 	BENCHDB_NODE=$node "$RUNNER" run "$T/one.yaml" --db "$T/nodes.db" >/dev/null 2>&1 || fail "run on $node"

@@ -132,6 +132,18 @@ static void pick_label(enum series_pick pick, unsigned phases, char *out, size_t
 		snprintf(out, n, "total");
 }
 
+/* pick_label for cases whose phases together are phases and in common are shared: where they
+ * differ (forward cases beside forward_backward ones), a total is not one quantity, so it is
+ * called a total of all phases rather than "fwd+bwd", which the forward cases are not. */
+static void pick_label_of(enum series_pick pick, unsigned phases, unsigned shared, char *out,
+			  size_t n)
+{
+	if (pick == PICK_TOTAL && phases && phases != shared)
+		snprintf(out, n, "total (all phases)");
+	else
+		pick_label(pick, phases, out, n);
+}
+
 /* ---- lines: a growable set of x-y series ------------------------------------------------------ */
 
 struct line {
@@ -351,7 +363,7 @@ static int chart_vs_seq(const struct chart_request *rq, int memory, struct plot 
 	if (!suite)
 		return bd_fail(err, BD_EINVAL, "run %lld has no attention or e2e case to chart against "
 					       "sequence length", (long long)rq->run_id);
-	unsigned phases = 0;
+	unsigned phases = 0, phases_shared = ~0u;
 	size_t other_suites = 0, nmissing = 0;
 	struct strbuf missing = STRBUF_INIT;
 	/* The key leaves warm-up out: where a sweep varies it (warmup: [0, 5]), the cases of one key
@@ -391,6 +403,7 @@ static int chart_vs_seq(const struct chart_request *rq, int memory, struct plot 
 			size_t n;
 			const double *x = case_series_pick(&set->series[i], rq->pick, &n);
 			phases |= set->series[i].phases;
+			phases_shared &= set->series[i].phases;
 			if (median_ci(x, n, &y, &lo, &hi) == 0) {
 				y /= NS_PER_MS;
 				lo /= NS_PER_MS;
@@ -453,7 +466,7 @@ static int chart_vs_seq(const struct chart_request *rq, int memory, struct plot 
 		snprintf(ylabel, nylabel, "peak memory (MiB)");
 	} else {
 		char phase[32];
-		pick_label(rq->pick, phases, phase, sizeof(phase));
+		pick_label_of(rq->pick, phases, phases_shared, phase, sizeof(phase));
 		snprintf(ylabel, nylabel, "median %s time (ms), error bars: 95%% CI of the median", phase);
 		sb_add(notes, "error bars: distribution-free 95% confidence interval of the median "
 			      "(order statistics of the measured iterations)\n");
@@ -495,7 +508,7 @@ static int chart_speedup(const struct chart_request *rq, struct plot *p, struct 
 	char **shapes = xcalloc(npairs, sizeof(*shapes));
 	size_t nshapes = 0;
 	int rc = 0;
-	unsigned phases = 0;
+	unsigned phases = 0, phases_shared = ~0u;
 	for (size_t k = 0; k < npairs; k++) {
 		if (!pairs[k].ok)
 			continue;
@@ -534,6 +547,7 @@ static int chart_speedup(const struct chart_request *rq, struct plot *p, struct 
 		l->lo[s] = pairs[k].result.speedup.lo;
 		l->hi[s] = pairs[k].result.speedup.hi;
 		phases |= set->series[pairs[k].cand].phases;
+		phases_shared &= set->series[pairs[k].cand].phases;
 	}
 	for (size_t j = 0; j < ls->n; j++)
 		ls->v[j].title = xstrdup(ls->v[j].group);
@@ -550,7 +564,7 @@ static int chart_speedup(const struct chart_request *rq, struct plot *p, struct 
 	}
 	char *common = key_label(shapes[0], &v, 0);
 	char phase[32];
-	pick_label(rq->pick, phases, phase, sizeof(phase));
+	pick_label_of(rq->pick, phases, phases_shared, phase, sizeof(phase));
 	snprintf(title, ntitle, "run %lld: speedup vs %s (%s)%s%s", (long long)rq->run_id, baseline,
 		 phase, common[0] ? " — " : "", common);
 	free(common);

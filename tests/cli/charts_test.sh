@@ -102,6 +102,23 @@ done
 expect_status 0 "plot memory of the warm-up axis" "$REPORT" --db "$T/warmup_axis.db" plot memory -o "$T/wa"
 svg "$T/wa/memory.svg" 4 "memory: a line per impl and warm-up"
 
+# forward cases beside forward_backward ones: the total of each case is not "fwd+bwd" time, and
+# the axis must not say so of the forward lines
+cat >"$T/passes.yaml" <<'YAML'
+name: cli-charts-passes
+defaults: {warmup: 1, iters: 5, device: cpu}
+benchmarks:
+  - {suite: attention, impl: [naive, flash], seq_len: [16, 32], head_dim: 8, batch_size: 1, heads: 2, pass: [forward, forward_backward]}
+YAML
+expect_status 0 "a sweep of two passes" "$RUNNER" run "$T/passes.yaml" --db "$T/passes.db"
+expect_status 0 "plot latency of two passes" "$REPORT" --db "$T/passes.db" plot latency -o "$T/passes"
+lacks "$T/passes/latency.svg" "fwd\+bwd" "latency: the forward lines are not called fwd+bwd time"
+contains "$T/passes/latency.svg" "median total \(all phases\) time \(ms\)" "latency: the axis says each case's total"
+expect_status 0 "plot speedup of two passes" "$REPORT" --db "$T/passes.db" plot speedup -o "$T/passes"
+lacks "$T/passes/speedup.svg" "fwd\+bwd" "speedup: the forward bars are not called fwd+bwd"
+expect_status 0 "plot latency of the forward pass alone" "$REPORT" --db "$T/passes.db" plot latency --where pass=forward -o "$T/passes"
+contains "$T/passes/latency.svg" "median fwd time \(ms\)" "latency: one pass keeps its phases' name"
+
 # report nodes --chart: one bar series per node (three runs of one case under three node names)
 for node in alpha beta gamma; do
 	BENCHDB_NODE=$node "$RUNNER" run "$T/one.yaml" --db "$T/nodes.db" >/dev/null 2>&1 || fail "run on $node"

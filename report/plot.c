@@ -226,7 +226,7 @@ static void add_datablocks(struct strbuf *sb, const struct plot *p)
 	visible = 0;
 	for (size_t j = 0; j < p->nseries; j++) {
 		const struct plot_series *s = &p->series[j];
-		if (s->n == 0)
+		if (!series_shown(p, j))   /* counted as the bars' datablocks count them */
 			continue;
 		for (size_t i = 0; s->marked && i < s->n; i++) {
 			if (!s->marked[i] || !point_plottable(p, s, i))

@@ -152,7 +152,8 @@ struct line {
 	double *x, *y, *lo, *hi;
 	unsigned char *marked;       /* per point: measured under contention, or unstable */
 	size_t n, alloc;
-	size_t unmeasured;           /* memory: ok cases that stored no peak */
+	size_t unmeasured;           /* ok cases with nothing to draw: memory, no peak stored;
+					latency, no iteration of the picked phase */
 };
 
 struct lines {
@@ -408,6 +409,8 @@ static int chart_vs_seq(const struct chart_request *rq, int memory, struct plot 
 				y /= NS_PER_MS;
 				lo /= NS_PER_MS;
 				hi /= NS_PER_MS;
+			} else {
+				l->unmeasured++;   /* --phase bwd of a forward case */
 			}
 		}
 		line_add(l, (double)c->seq_len, y, lo, hi);
@@ -441,7 +444,8 @@ static int chart_vs_seq(const struct chart_request *rq, int memory, struct plot 
 		line_sort(&ls->v[i]);
 	note_many_lines(notes, ls);
 	note_coinciding(notes, ls);
-	/* a peer's memory is what it reports (`memory` lines): say whose is not on the chart */
+	/* a peer's memory is what it reports (`memory` lines), a forward case has no bwd
+	 * iterations: say whose points are not on the chart */
 	size_t unmeasured = 0, cases_unmeasured = 0;
 	struct strbuf which = STRBUF_INIT;
 	for (size_t i = 0; i < ls->n; i++) {
@@ -451,12 +455,33 @@ static int chart_vs_seq(const struct chart_request *rq, int memory, struct plot 
 		if (++unmeasured <= 3)
 			sb_addf(&which, "%s%s", unmeasured > 1 ? ", " : "", ls->v[i].title);
 	}
-	if (unmeasured)
+	size_t nok = 0;
+	for (size_t i = 0; i < set->n; i++)
+		nok += !strcmp(set->rows[i].suite, suite) && is_ok(&set->rows[i]);
+	int rc = 0;
+	if (nok && cases_unmeasured == nok && memory)   /* not a chart with nothing on it */
+		rc = bd_fail(err, BD_EINVAL, "no ok %s case of run %lld stored its peak memory", suite,
+			     (long long)rq->run_id);
+	else if (nok && cases_unmeasured == nok)
+		rc = bd_fail(err, BD_EINVAL, "no ok %s case of run %lld measured %s iterations%s", suite,
+			     (long long)rq->run_id,
+			     rq->pick == PICK_TOTAL ? "complete" : series_pick_names[rq->pick],
+			     rq->pick == PICK_TOTAL ? "" : " (choose another with --phase)");
+	else if (unmeasured && memory)
 		sb_addf(notes, "%zu ok case%s stored no peak memory, not drawn (%s%s; a peer's memory is "
 			       "what it prints on `memory` lines: schemas/peer-protocol.md)\n",
 			cases_unmeasured, cases_unmeasured == 1 ? "" : "s", sb_str(&which),
 			unmeasured > 3 ? ", ..." : "");
+	else if (unmeasured)
+		sb_addf(notes, "%zu ok case%s measured no %s iterations, not drawn (%s%s)\n",
+			cases_unmeasured, cases_unmeasured == 1 ? "" : "s",
+			rq->pick == PICK_TOTAL ? "complete" : series_pick_names[rq->pick],
+			sb_str(&which), unmeasured > 3 ? ", ..." : "");
 	sb_free(&which);
+	if (rc) {
+		free(common);
+		return rc;
+	}
 	const char *what = memory ? "peak memory" : "time";
 	snprintf(title, ntitle, "run %lld: %s %s vs %s%s%s", (long long)rq->run_id, suite, what,
 		 strcmp(x_token, "seq_len") ? "context length" : "sequence length",

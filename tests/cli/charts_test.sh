@@ -118,6 +118,11 @@ expect_status 0 "plot speedup of two passes" "$REPORT" --db "$T/passes.db" plot 
 lacks "$T/passes/speedup.svg" "fwd\+bwd" "speedup: the forward bars are not called fwd+bwd"
 expect_status 0 "plot latency of the forward pass alone" "$REPORT" --db "$T/passes.db" plot latency --where pass=forward -o "$T/passes"
 contains "$T/passes/latency.svg" "median fwd time \(ms\)" "latency: one pass keeps its phases' name"
+# --phase bwd: the forward cases have no point to draw, and the notes say so
+expect_status 0 "plot latency --phase bwd of two passes" "$REPORT" --db "$T/passes.db" plot latency --phase bwd -o "$T/passes"
+contains "$T/out" "note: 4 ok cases measured no bwd iterations, not drawn \(naive forward, flash forward\)" "latency: the lines without bwd are named"
+expect_status 1 "plot latency --phase opt of attention" "$REPORT" --db "$T/passes.db" plot latency --phase opt -o "$T/passes"
+contains "$T/err" "no ok attention case of run 1 measured opt iterations \(choose another with --phase\)" "latency: a phase no case has is named"
 
 # report nodes --chart: one bar series per node (three runs of one case under three node names)
 for node in alpha beta gamma; do

@@ -7,7 +7,7 @@
  *            statistics); cases that did not run (oom, ...) are gaps in their line.
  *   speedup  clustered bars: one category per shape, one bar per candidate impl, speedup vs the
  *            baseline impl (compare_match, the pairs of `report compare`) with its 95% bootstrap
- *            CI, and the 1.0 reference line.
+ *            CI, and the 1.0 reference line; the notes name the cases without a bar, and why.
  *   warmup   per-iteration time, warm-up iterations included, of up to 8 ok cases (evenly spread
  *            over the run when it has more); log y when the times span more than 10x.
  *   memory   peak memory (MiB) vs sequence length per group, log-log, ok cases only.
@@ -502,6 +502,61 @@ static int chart_vs_seq(const struct chart_request *rq, int memory, struct plot 
 	return 0;
 }
 
+/* The cases of other impls than the baseline, in a suite that has the baseline, that have no
+ * bar, and why: not ok, no ok baseline case of their shape, nothing to compare (no iteration of the picked phase), or a later copy of
+ * a key measured twice (a warm-up axis), of which, as in `report compare`, the first counts. */
+static void note_no_bar(const struct chart_request *rq, const struct case_pair *pairs,
+			size_t npairs, struct strbuf *notes)
+{
+	const struct case_set *set = rq->set;
+	const char *baseline = rq->baseline ? rq->baseline : "naive";
+	unsigned char *first = case_rows_first_of_key(set->rows, set->n);
+	size_t *pair_of = xcalloc(set->n + 1, sizeof(*pair_of));   /* pair index + 1 */
+	for (size_t k = 0; k < npairs; k++)
+		pair_of[pairs[k].cand] = k + 1;
+	size_t nobar = 0, later = 0;
+	struct strbuf which = STRBUF_INIT;
+	for (size_t i = 0; i < set->n; i++) {
+		const struct case_row *c = &set->rows[i];
+		if (!strcmp(c->impl, baseline))
+			continue;
+		if (pair_of[i] && pairs[pair_of[i] - 1].ok)
+			continue;
+		int suite_has_baseline = 0;   /* no naive matmul: no bar was ever to be had */
+		for (size_t j = 0; j < set->n && !suite_has_baseline; j++)
+			suite_has_baseline = !strcmp(set->rows[j].impl, baseline) &&
+					     !strcmp(set->rows[j].suite, c->suite);
+		if (!suite_has_baseline)
+			continue;
+		if (!first[i]) {
+			later++;
+			continue;
+		}
+		if (++nobar > MISSING_LISTED || rq->gaps_counted)
+			continue;
+		sb_addf(&which, "%s%s (", which.len ? "; " : "", c->name);
+		if (!is_ok(c))
+			sb_add(&which, status_name(c->status));
+		else if (pair_of[i])
+			sb_addf(&which, "no %s iterations on a side",
+				rq->pick == PICK_TOTAL ? "complete" : series_pick_names[rq->pick]);
+		else
+			sb_addf(&which, "no ok %s case of its shape", baseline);
+		sb_addc(&which, ')');
+	}
+	if (nobar)
+		sb_addf(notes, "%zu case%s of other impls than %s %s no bar%s%s%s\n", nobar,
+			nobar == 1 ? "" : "s", baseline, nobar == 1 ? "has" : "have",
+			which.len ? ": " : "", sb_str(&which), nobar > MISSING_LISTED && which.len ? "; ..." : "");
+	if (later)
+		sb_addf(notes, "%zu case%s repeat%s the key of an earlier case of the run (a warm-up axis?) "
+			       "and %s no bar: the first case of a key counts, as in `report compare`\n",
+			later, later == 1 ? "" : "s", later == 1 ? "s" : "", later == 1 ? "has" : "have");
+	sb_free(&which);
+	free(pair_of);
+	free(first);
+}
+
 static int chart_speedup(const struct chart_request *rq, struct plot *p, struct lines *ls,
 			 char ***categories, size_t *ncat, char *title, size_t ntitle, char *ylabel,
 			 size_t nylabel, struct strbuf *notes, struct bd_error *err)
@@ -574,6 +629,7 @@ static int chart_speedup(const struct chart_request *rq, struct plot *p, struct 
 		phases |= set->series[pairs[k].cand].phases;
 		phases_shared &= set->series[pairs[k].cand].phases;
 	}
+	note_no_bar(rq, pairs, npairs, notes);
 	for (size_t j = 0; j < ls->n; j++)
 		ls->v[j].title = xstrdup(ls->v[j].group);
 	struct varying v;

@@ -92,6 +92,7 @@ name: cli-charts-warmup-axis
 defaults: {iters: 5, device: cpu}
 benchmarks:
   - {suite: attention, impl: [naive, flash], seq_len: [16, 32], head_dim: 8, batch_size: 1, heads: 2, warmup: [0, 2]}
+  - {suite: matmul, impl: onednn, size: 16, warmup: 0}
 YAML
 expect_status 0 "a sweep with a warm-up axis" "$RUNNER" run "$T/warmup_axis.yaml" --db "$T/warmup_axis.db"
 expect_status 0 "plot latency of the warm-up axis" "$REPORT" --db "$T/warmup_axis.db" plot latency -o "$T/wa"
@@ -101,6 +102,11 @@ for line in "naive warmup=0" "naive warmup=2" "flash warmup=0" "flash warmup=2";
 done
 expect_status 0 "plot memory of the warm-up axis" "$REPORT" --db "$T/warmup_axis.db" plot memory -o "$T/wa"
 svg "$T/wa/memory.svg" 4 "memory: a line per impl and warm-up"
+# the speedup bars pair cases as `report compare` does, the first of a key: the notes say that
+# the other warm-up has no bar
+expect_status 0 "plot speedup of the warm-up axis" "$REPORT" --db "$T/warmup_axis.db" plot speedup -o "$T/wa"
+contains "$T/out" "note: 2 cases repeat the key of an earlier case of the run \(a warm-up axis\?\) and have no bar" "speedup: the cases without a bar are counted"
+lacks "$T/out" "other impls than naive" "speedup: a suite without naive (matmul) is no case without a bar"
 
 # forward cases beside forward_backward ones: the total of each case is not "fwd+bwd" time, and
 # the axis must not say so of the forward lines
@@ -116,6 +122,9 @@ lacks "$T/passes/latency.svg" "fwd\+bwd" "latency: the forward lines are not cal
 contains "$T/passes/latency.svg" "median total \(all phases\) time \(ms\)" "latency: the axis says each case's total"
 expect_status 0 "plot speedup of two passes" "$REPORT" --db "$T/passes.db" plot speedup -o "$T/passes"
 lacks "$T/passes/speedup.svg" "fwd\+bwd" "speedup: the forward bars are not called fwd+bwd"
+lacks "$T/out" "no bar" "speedup: every flash case has its bar"
+expect_status 0 "plot speedup --phase bwd of two passes" "$REPORT" --db "$T/passes.db" plot speedup --phase bwd -o "$T/passes"
+contains "$T/out" "note: 2 cases of other impls than naive have no bar: flash float32 fwd B1 H2 S16 D8 \(no bwd iterations on a side\); flash float32 fwd B1 H2 S32 D8 " "speedup: the forward cases without a bwd bar are named"
 expect_status 0 "plot latency of the forward pass alone" "$REPORT" --db "$T/passes.db" plot latency --where pass=forward -o "$T/passes"
 contains "$T/passes/latency.svg" "median fwd time \(ms\)" "latency: one pass keeps its phases' name"
 # --phase bwd: the forward cases have no point to draw, and the notes say so

@@ -93,6 +93,17 @@ if [ $have_gnuplot = 1 ]; then
 	contains "$T/one/speedup.svg" ">naive<" "vs sdpa, naive has bars"
 	expect_status 0 "plot into a new nested directory" "$REPORT" plot memory --db "$db" -o "$T/a/b/c"
 	check "nested directory made" png_ok "$T/a/b/c/memory.png"
+	# a case ok in run 1 and out of memory in its newest run: `report changes` fails it, and the
+	# history chart, whose last point is run 1's, says so instead of reading steady
+	if command -v sqlite3 >/dev/null 2>&1; then
+		cp "$db" "$T/broken.db"
+		check "the newest S2048 flash case made an oom" sql "$T/broken.db" "update cases set status = 'oom', reason = 'needs 9 GiB' where run_id = 2 and name = '$case2048'"
+		expect_status 0 "history of a case out of memory in its newest run" "$REPORT" plot history --db "$T/broken.db" --case "$case2048" -o "$T/broken"
+		contains "$T/broken/history.svg" ">not ok in run 2: oom<" "the chart says the newest run is not ok"
+		contains "$T/out" "note: ${case2048//+/\\+} on fixture-host: not ok in run 2: oom — needs 9 GiB \(ok in run 1, its last point\)" "the notes say so, with the reason"
+		expect_status 0 "small multiples with a case out of memory in its newest run" "$REPORT" plot history --db "$T/broken.db" -o "$T/broken"
+		contains "$T/broken/history.svg" ">not ok in run 2: oom<" "its panel says so"
+	fi
 fi
 
 # ---- report plot: errors -----------------------------------------------------------------------

@@ -492,6 +492,36 @@ static void test_plot__bar_rings_sit_on_their_bars_past_a_series_with_nothing_to
 	free(base);
 }
 
+static void test_plot__text_that_is_not_utf8_keeps_the_svg_well_formed(void **state)
+{
+	struct fixture *fx = *state;
+	char *base = path_in(fx, "bytes\xe9");   /* a file name keeps its bytes */
+	/* a Latin-1 byte, a UTF-16 surrogate, a sequence cut short, beside good UTF-8 */
+	const struct plot_series series[] = {
+		{.title = "caf\xc3\xa9 \xff \xed\xa0\x80 \xe2\x82 \xf0\x9d\x84\x9e", .x = seq_len,
+		 .y = naive_ms, .n = 4},
+		{.title = "S\xe9q \xe2\x80\x94 ok", .x = seq_len, .y = flash_ms, .n = 4},
+	};
+	const struct plot p = {.kind = PLOT_LINES, .title = "caf\xe9", .series = series, .nseries = 2};
+	struct bd_error err = {0};
+	assert_int_equal(plot_write(&p, base, &err), BD_OK);
+	char *svg = read_chart(base, 1000);
+	/* every byte of the SVG is well-formed UTF-8: a bad one stood in for by '?' */
+	for (const unsigned char *c = (const unsigned char *)svg; *c; c++) {
+		size_t len = *c < 0x80 ? 1 : *c >= 0xC2 && *c <= 0xDF ? 2 : *c >= 0xE0 && *c <= 0xEF ? 3
+			   : *c >= 0xF0 && *c <= 0xF4 ? 4 : 0;
+		assert_true(len > 0);
+		for (size_t k = 1; k < len; k++)
+			assert_int_equal(c[k] & 0xC0, 0x80);
+		c += len - 1;
+	}
+	assert_non_null(strstr(svg, "<text>caf\xc3\xa9 ? ??? ?? \xf0\x9d\x84\x9e</text>"));
+	assert_non_null(strstr(svg, "<text>S?q \xe2\x80\x94 ok</text>"));
+	assert_non_null(strstr(svg, "<text>caf?</text>"));
+	free(svg);
+	free(base);
+}
+
 int main(void)
 {
 	if (!plot_available()) {
@@ -518,6 +548,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			test_plot__bar_rings_sit_on_their_bars_past_a_series_with_nothing_to_draw, setup,
 			teardown),
+		cmocka_unit_test_setup_teardown(
+			test_plot__text_that_is_not_utf8_keeps_the_svg_well_formed, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,7 +4,8 @@
  *   latency  median time vs sequence length, log-log, one line per group of cases that differ only
  *            in seq_len (attention; context_length for e2e), and per warm-up where the run varies
  *            it; error bars: the distribution-free 95% confidence interval of the median (order
- *            statistics); cases that did not run (oom, ...) are gaps in their line.
+ *            statistics); cases that did not run (oom, ...) are gaps in their line; of a key
+ *            measured twice at one warm-up, the first case (as `report compare`).
  *   speedup  clustered bars: one category per shape, one bar per candidate impl, speedup vs the
  *            baseline impl (compare_match, the pairs of `report compare`) with its 95% bootstrap
  *            CI, and the 1.0 reference line; the notes name the cases without a bar, and why.
@@ -376,10 +377,22 @@ static int chart_vs_seq(const struct chart_request *rq, int memory, struct plot 
 			warmup_varies |= seen && set->rows[i].warmup != set->rows[seen - 1].warmup;
 			seen = i + 1;
 		}
+	/* A key measured twice at one warm-up (a benchmark listed twice, overlapping seq_len lists)
+	 * is one case: its first copy counts, as in the tables' pivots and `report compare`, rather
+	 * than two points at one x that the line zigzags between. */
+	unsigned char *first = case_rows_first_of_key(set->rows, set->n);
+	size_t repeats = 0;
 	for (size_t i = 0; i < set->n; i++) {
 		const struct case_row *c = &set->rows[i];
 		if (strcmp(c->suite, suite)) {
 			other_suites++;
+			continue;
+		}
+		int repeat = 0;
+		for (size_t j = 0; j < i && !first[i] && !repeat; j++)
+			repeat = set->rows[j].warmup == c->warmup && !strcmp(set->rows[j].case_key, c->case_key);
+		if (repeat) {
+			repeats++;
 			continue;
 		}
 		char *group = case_key_without(c->case_key, x_token);
@@ -435,6 +448,11 @@ static int chart_vs_seq(const struct chart_request *rq, int memory, struct plot 
 		sb_add(notes, ")\n");
 	}
 	sb_free(&missing);
+	free(first);
+	if (repeats)
+		sb_addf(notes, "%zu case%s repeat%s the key of an earlier case of the run and %s not "
+			       "drawn: the first case of a key counts, as in `report compare`\n",
+			repeats, repeats == 1 ? "" : "s", repeats == 1 ? "s" : "", repeats == 1 ? "is" : "are");
 	if (other_suites)
 		sb_addf(notes, "%zu case%s of other suites left out (choose one with --suite)\n",
 			other_suites, other_suites == 1 ? "" : "s");

@@ -108,6 +108,19 @@ expect_status 0 "plot speedup of the warm-up axis" "$REPORT" --db "$T/warmup_axi
 contains "$T/out" "note: 2 cases repeat the key of an earlier case of the run \(a warm-up axis\?\) and have no bar" "speedup: the cases without a bar are counted"
 lacks "$T/out" "other impls than naive" "speedup: a suite without naive (matmul) is no case without a bar"
 
+# a key measured twice at one warm-up (two benchmarks whose seq_len lists overlap) is one case,
+# its first copy, as in `report compare`: not a second point at the same x
+cat >"$T/overlap.yaml" <<'YAML'
+name: cli-charts-overlap
+defaults: {warmup: 1, iters: 5, device: cpu}
+benchmarks:
+  - {suite: attention, impl: naive, seq_len: [16, 32], head_dim: 8, batch_size: 1, heads: 2}
+  - {suite: attention, impl: naive, seq_len: [32, 64], head_dim: 8, batch_size: 1, heads: 2}
+YAML
+expect_status 0 "a sweep whose benchmarks overlap" "$RUNNER" run "$T/overlap.yaml" --db "$T/overlap.db"
+expect_status 0 "plot latency of the overlap" "$REPORT" --db "$T/overlap.db" plot latency -o "$T/overlap"
+contains "$T/out" "note: 1 case repeats the key of an earlier case of the run and is not drawn: the first case of a key counts" "latency: the second S32 case is left out, and said to be"
+
 # forward cases beside forward_backward ones: the total of each case is not "fwd+bwd" time, and
 # the axis must not say so of the forward lines
 cat >"$T/passes.yaml" <<'YAML'

@@ -160,7 +160,8 @@ static void add_panel(struct strbuf *sb, const struct history_series *s, size_t 
 }
 
 int chart_history_write(const struct history_series *const *series, size_t n, const char *title,
-			const char *path_base, struct strbuf *notes, struct bd_error *err)
+			const char *path_base, enum series_pick pick, struct strbuf *notes,
+			struct bd_error *err)
 {
 	struct strbuf setup = STRBUF_INIT, draw = STRBUF_INIT;
 	size_t shown = 0;
@@ -177,7 +178,12 @@ int chart_history_write(const struct history_series *const *series, size_t n, co
 	size_t cols = shown < PANEL_COLUMNS ? shown : PANEL_COLUMNS, rows = (shown + cols - 1) / cols;
 	int width = small ? (int)cols * PANEL_WIDTH : 900, height = small ? (int)rows * PANEL_HEIGHT + 40 : 540;
 	sb_add(&setup, "set grid lt 1 lc rgb '#e0e0e0' lw 1\nset border lw 1\n"
-		       "set offsets 0, 0, graph 0.08, graph 0.12\nset ylabel 'ms'\n");
+		       "set offsets 0, 0, graph 0.08, graph 0.12\n");
+	/* a case's name says its pass ("fwd+bwd"): a --phase picks part of it, which the axis says */
+	if (pick == PICK_TOTAL)
+		sb_add(&setup, "set ylabel 'ms'\n");
+	else
+		sb_addf(&setup, "set ylabel 'median %s time (ms)'\n", series_pick_names[pick]);
 	if (small)
 		sb_add(&setup, "unset key\nset tics font 'sans,8'\nset title font 'sans,9'\n");
 	else

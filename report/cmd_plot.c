@@ -57,7 +57,7 @@ static int plot_history(struct db *db, const struct case_set *set, struct histor
 	else
 		sb_addf(&title, "%zu case series across their runs: median per run (ms)", n);
 	sb_addf(&path, "%s/history", dir);
-	rc = chart_history_write(drawn, n, sb_str(&title), sb_str(&path), notes, err);
+	rc = chart_history_write(drawn, n, sb_str(&title), sb_str(&path), f->pick, notes, err);
 	if (!rc && hs.runs_left_out) {
 		struct strbuf what = STRBUF_INIT;
 		history_filter_describe(&(struct history_filter){.label = f->label, .branch = f->branch,

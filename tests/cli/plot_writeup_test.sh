@@ -91,6 +91,11 @@ if [ $have_gnuplot = 1 ]; then
 	lacks "$T/sdpa/history.svg" ">naive float32" "no panel of another impl"
 	expect_status 0 "speedup vs another baseline" "$REPORT" plot speedup --db "$db" --baseline sdpa -o "$T/one"
 	contains "$T/one/speedup.svg" ">naive<" "vs sdpa, naive has bars"
+	# --phase fwd: the points are the forward time of a case whose name says fwd+bwd; the axis
+	# says which
+	expect_status 0 "history of the forward phase" "$REPORT" plot history --db "$db" --case "$case2048" --phase fwd -o "$T/fwd"
+	contains "$T/fwd/history.svg" ">median fwd time \(ms\)<" "history --phase fwd: the y axis names the phase"
+	lacks "$T/charts/history.svg" "median (fwd|total) time" "history of the total: the case's pass is its name's"
 	expect_status 0 "plot into a new nested directory" "$REPORT" plot memory --db "$db" -o "$T/a/b/c"
 	check "nested directory made" png_ok "$T/a/b/c/memory.png"
 	# a case ok in run 1 and out of memory in its newest run: `report changes` fails it, and the

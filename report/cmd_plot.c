@@ -160,6 +160,14 @@ int cmd_plot(struct cmd_line *cl)
 		status = report_error(&err, EXIT_FAIL);
 		goto done;
 	}
+	if (kind != CHART_HISTORY) {   /* a run cut short: its chart lacks the cases it never reached */
+		struct run_row run = {0};
+		if (db_run_get(db, run_id, &run, &err) == 0 && run.status &&
+		    strcmp(run.status, "complete"))
+			sb_addf(&notes, "run %lld is %s: cases it did not reach are not in the chart\n",
+				(long long)run_id, run.status);
+		db_run_row_clear(&run);
+	}
 	printf("wrote %s/%s.png\nwrote %s/%s.svg\n", dir, argv[0], dir, argv[0]);
 	/* What was left out, and how to read the chart. */
 	const char *line = sb_str(&notes);

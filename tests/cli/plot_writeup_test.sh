@@ -108,6 +108,13 @@ if [ $have_gnuplot = 1 ]; then
 		contains "$T/out" "note: ${case2048//+/\\+} on fixture-host: not ok in run 2: oom — needs 9 GiB \(ok in run 1, its last point\)" "the notes say so, with the reason"
 		expect_status 0 "small multiples with a case out of memory in its newest run" "$REPORT" plot history --db "$T/broken.db" -o "$T/broken"
 		contains "$T/broken/history.svg" ">not ok in run 2: oom<" "its panel says so"
+		# a run cut short: its chart lacks what it never reached, and says so
+		cp "$db" "$T/cut.db"
+		check "run 2 made an interrupted one" sql "$T/cut.db" "update runs set status = 'interrupted' where id = 2"
+		expect_status 0 "plot latency of an interrupted run" "$REPORT" plot latency --db "$T/cut.db" -o "$T/cut"
+		contains "$T/out" "note: run 2 is interrupted: cases it did not reach are not in the chart" "the notes say the run was cut short"
+		expect_status 0 "plot latency of a complete run" "$REPORT" plot latency --db "$db" -o "$T/cut"
+		lacks "$T/out" "cases it did not reach" "a complete run has no such note"
 	fi
 fi
 

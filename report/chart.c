@@ -2,12 +2,13 @@
  * (plot.h): chart_write(), which `report plot` and `report writeup` call.
  *
  *   latency  median time vs sequence length, log-log, one line per group of cases that differ only
- *            in seq_len (attention; context_length for e2e); error bars: the distribution-free 95%
- *            confidence interval of the median (order statistics); cases that did not run (oom,
- *            ...) are gaps in their line.
+ *            in seq_len (attention; context_length for e2e), and per warm-up where the run varies
+ *            it; error bars: the distribution-free 95% confidence interval of the median (order
+ *            statistics); cases that did not run (oom, ...) are gaps in their line; of a key
+ *            measured twice at one warm-up, the first case (as `report compare`).
  *   speedup  clustered bars: one category per shape, one bar per candidate impl, speedup vs the
  *            baseline impl (compare_match, the pairs of `report compare`) with its 95% bootstrap
- *            CI, and the 1.0 reference line.
+ *            CI, and the 1.0 reference line; the notes name the cases without a bar, and why.
  *   warmup   per-iteration time, warm-up iterations included, of up to 8 ok cases (evenly spread
  *            over the run when it has more); log y when the times span more than 10x.
  *   memory   peak memory (MiB) vs sequence length per group, log-log, ok cases only.
@@ -132,6 +133,18 @@ static void pick_label(enum series_pick pick, unsigned phases, char *out, size_t
 		snprintf(out, n, "total");
 }
 
+/* pick_label for cases whose phases together are phases and in common are shared: where they
+ * differ (forward cases beside forward_backward ones), a total is not one quantity, so it is
+ * called a total of all phases rather than "fwd+bwd", which the forward cases are not. */
+static void pick_label_of(enum series_pick pick, unsigned phases, unsigned shared, char *out,
+			  size_t n)
+{
+	if (pick == PICK_TOTAL && phases && phases != shared)
+		snprintf(out, n, "total (all phases)");
+	else
+		pick_label(pick, phases, out, n);
+}
+
 /* ---- lines: a growable set of x-y series ------------------------------------------------------ */
 
 struct line {
@@ -140,7 +153,8 @@ struct line {
 	double *x, *y, *lo, *hi;
 	unsigned char *marked;       /* per point: measured under contention, or unstable */
 	size_t n, alloc;
-	size_t unmeasured;           /* memory: ok cases that stored no peak */
+	size_t unmeasured;           /* ok cases with nothing to draw: memory, no peak stored;
+					latency, no iteration of the picked phase */
 };
 
 struct lines {
@@ -351,17 +365,43 @@ static int chart_vs_seq(const struct chart_request *rq, int memory, struct plot 
 	if (!suite)
 		return bd_fail(err, BD_EINVAL, "run %lld has no attention or e2e case to chart against "
 					       "sequence length", (long long)rq->run_id);
-	unsigned phases = 0;
+	unsigned phases = 0, phases_shared = ~0u;
 	size_t other_suites = 0, nmissing = 0;
 	struct strbuf missing = STRBUF_INIT;
+	/* The key leaves warm-up out: where a sweep varies it (warmup: [0, 5]), the cases of one key
+	 * are different measurements, each a line of its own ("naive warmup=0"), not one line
+	 * that zigzags between them at every x. */
+	int warmup_varies = 0;
+	for (size_t i = 0, seen = 0; i < set->n; i++)
+		if (!strcmp(set->rows[i].suite, suite)) {
+			warmup_varies |= seen && set->rows[i].warmup != set->rows[seen - 1].warmup;
+			seen = i + 1;
+		}
+	/* A key measured twice at one warm-up (a benchmark listed twice, overlapping seq_len lists)
+	 * is one case: its first copy counts, as in the tables' pivots and `report compare`, rather
+	 * than two points at one x that the line zigzags between. */
+	unsigned char *first = case_rows_first_of_key(set->rows, set->n);
+	size_t repeats = 0;
 	for (size_t i = 0; i < set->n; i++) {
 		const struct case_row *c = &set->rows[i];
 		if (strcmp(c->suite, suite)) {
 			other_suites++;
 			continue;
 		}
+		int repeat = 0;
+		for (size_t j = 0; j < i && !first[i] && !repeat; j++)
+			repeat = set->rows[j].warmup == c->warmup && !strcmp(set->rows[j].case_key, c->case_key);
+		if (repeat) {
+			repeats++;
+			continue;
+		}
 		char *group = case_key_without(c->case_key, x_token);
-		struct line *l = lines_get(ls, group);
+		struct strbuf with_warmup = STRBUF_INIT;
+		sb_add(&with_warmup, group);
+		if (warmup_varies)
+			sb_addf(&with_warmup, " warmup=%lld", (long long)c->warmup);
+		struct line *l = lines_get(ls, sb_str(&with_warmup));
+		sb_free(&with_warmup);
 		free(group);
 		double y = NAN, lo = NAN, hi = NAN;
 		if (!is_ok(c)) {
@@ -377,10 +417,13 @@ static int chart_vs_seq(const struct chart_request *rq, int memory, struct plot 
 			size_t n;
 			const double *x = case_series_pick(&set->series[i], rq->pick, &n);
 			phases |= set->series[i].phases;
+			phases_shared &= set->series[i].phases;
 			if (median_ci(x, n, &y, &lo, &hi) == 0) {
 				y /= NS_PER_MS;
 				lo /= NS_PER_MS;
 				hi /= NS_PER_MS;
+			} else {
+				l->unmeasured++;   /* --phase bwd of a forward case */
 			}
 		}
 		line_add(l, (double)c->seq_len, y, lo, hi);
@@ -405,6 +448,11 @@ static int chart_vs_seq(const struct chart_request *rq, int memory, struct plot 
 		sb_add(notes, ")\n");
 	}
 	sb_free(&missing);
+	free(first);
+	if (repeats)
+		sb_addf(notes, "%zu case%s repeat%s the key of an earlier case of the run and %s not "
+			       "drawn: the first case of a key counts, as in `report compare`\n",
+			repeats, repeats == 1 ? "" : "s", repeats == 1 ? "s" : "", repeats == 1 ? "is" : "are");
 	if (other_suites)
 		sb_addf(notes, "%zu case%s of other suites left out (choose one with --suite)\n",
 			other_suites, other_suites == 1 ? "" : "s");
@@ -414,7 +462,8 @@ static int chart_vs_seq(const struct chart_request *rq, int memory, struct plot 
 		line_sort(&ls->v[i]);
 	note_many_lines(notes, ls);
 	note_coinciding(notes, ls);
-	/* a peer's memory is what it reports (`memory` lines): say whose is not on the chart */
+	/* a peer's memory is what it reports (`memory` lines), a forward case has no bwd
+	 * iterations: say whose points are not on the chart */
 	size_t unmeasured = 0, cases_unmeasured = 0;
 	struct strbuf which = STRBUF_INIT;
 	for (size_t i = 0; i < ls->n; i++) {
@@ -424,12 +473,33 @@ static int chart_vs_seq(const struct chart_request *rq, int memory, struct plot 
 		if (++unmeasured <= 3)
 			sb_addf(&which, "%s%s", unmeasured > 1 ? ", " : "", ls->v[i].title);
 	}
-	if (unmeasured)
+	size_t nok = 0;
+	for (size_t i = 0; i < set->n; i++)
+		nok += !strcmp(set->rows[i].suite, suite) && is_ok(&set->rows[i]);
+	int rc = 0;
+	if (nok && cases_unmeasured == nok && memory)   /* not a chart with nothing on it */
+		rc = bd_fail(err, BD_EINVAL, "no ok %s case of run %lld stored its peak memory", suite,
+			     (long long)rq->run_id);
+	else if (nok && cases_unmeasured == nok)
+		rc = bd_fail(err, BD_EINVAL, "no ok %s case of run %lld measured %s iterations%s", suite,
+			     (long long)rq->run_id,
+			     rq->pick == PICK_TOTAL ? "complete" : series_pick_names[rq->pick],
+			     rq->pick == PICK_TOTAL ? "" : " (choose another with --phase)");
+	else if (unmeasured && memory)
 		sb_addf(notes, "%zu ok case%s stored no peak memory, not drawn (%s%s; a peer's memory is "
 			       "what it prints on `memory` lines: schemas/peer-protocol.md)\n",
 			cases_unmeasured, cases_unmeasured == 1 ? "" : "s", sb_str(&which),
 			unmeasured > 3 ? ", ..." : "");
+	else if (unmeasured)
+		sb_addf(notes, "%zu ok case%s measured no %s iterations, not drawn (%s%s)\n",
+			cases_unmeasured, cases_unmeasured == 1 ? "" : "s",
+			rq->pick == PICK_TOTAL ? "complete" : series_pick_names[rq->pick],
+			sb_str(&which), unmeasured > 3 ? ", ..." : "");
 	sb_free(&which);
+	if (rc) {
+		free(common);
+		return rc;
+	}
 	const char *what = memory ? "peak memory" : "time";
 	snprintf(title, ntitle, "run %lld: %s %s vs %s%s%s", (long long)rq->run_id, suite, what,
 		 strcmp(x_token, "seq_len") ? "context length" : "sequence length",
@@ -439,7 +509,7 @@ static int chart_vs_seq(const struct chart_request *rq, int memory, struct plot 
 		snprintf(ylabel, nylabel, "peak memory (MiB)");
 	} else {
 		char phase[32];
-		pick_label(rq->pick, phases, phase, sizeof(phase));
+		pick_label_of(rq->pick, phases, phases_shared, phase, sizeof(phase));
 		snprintf(ylabel, nylabel, "median %s time (ms), error bars: 95%% CI of the median", phase);
 		sb_add(notes, "error bars: distribution-free 95% confidence interval of the median "
 			      "(order statistics of the measured iterations)\n");
@@ -448,6 +518,61 @@ static int chart_vs_seq(const struct chart_request *rq, int memory, struct plot 
 	p->xlabel = strcmp(x_token, "seq_len") ? "context length (tokens)" : "sequence length";
 	p->logx = p->logy = 1;
 	return 0;
+}
+
+/* The cases of other impls than the baseline, in a suite that has the baseline, that have no
+ * bar, and why: not ok, no ok baseline case of their shape, nothing to compare (no iteration of the picked phase), or a later copy of
+ * a key measured twice (a warm-up axis), of which, as in `report compare`, the first counts. */
+static void note_no_bar(const struct chart_request *rq, const struct case_pair *pairs,
+			size_t npairs, struct strbuf *notes)
+{
+	const struct case_set *set = rq->set;
+	const char *baseline = rq->baseline ? rq->baseline : "naive";
+	unsigned char *first = case_rows_first_of_key(set->rows, set->n);
+	size_t *pair_of = xcalloc(set->n + 1, sizeof(*pair_of));   /* pair index + 1 */
+	for (size_t k = 0; k < npairs; k++)
+		pair_of[pairs[k].cand] = k + 1;
+	size_t nobar = 0, later = 0;
+	struct strbuf which = STRBUF_INIT;
+	for (size_t i = 0; i < set->n; i++) {
+		const struct case_row *c = &set->rows[i];
+		if (!strcmp(c->impl, baseline))
+			continue;
+		if (pair_of[i] && pairs[pair_of[i] - 1].ok)
+			continue;
+		int suite_has_baseline = 0;   /* no naive matmul: no bar was ever to be had */
+		for (size_t j = 0; j < set->n && !suite_has_baseline; j++)
+			suite_has_baseline = !strcmp(set->rows[j].impl, baseline) &&
+					     !strcmp(set->rows[j].suite, c->suite);
+		if (!suite_has_baseline)
+			continue;
+		if (!first[i]) {
+			later++;
+			continue;
+		}
+		if (++nobar > MISSING_LISTED || rq->gaps_counted)
+			continue;
+		sb_addf(&which, "%s%s (", which.len ? "; " : "", c->name);
+		if (!is_ok(c))
+			sb_add(&which, status_name(c->status));
+		else if (pair_of[i])
+			sb_addf(&which, "no %s iterations on a side",
+				rq->pick == PICK_TOTAL ? "complete" : series_pick_names[rq->pick]);
+		else
+			sb_addf(&which, "no ok %s case of its shape", baseline);
+		sb_addc(&which, ')');
+	}
+	if (nobar)
+		sb_addf(notes, "%zu case%s of other impls than %s %s no bar%s%s%s\n", nobar,
+			nobar == 1 ? "" : "s", baseline, nobar == 1 ? "has" : "have",
+			which.len ? ": " : "", sb_str(&which), nobar > MISSING_LISTED && which.len ? "; ..." : "");
+	if (later)
+		sb_addf(notes, "%zu case%s repeat%s the key of an earlier case of the run (a warm-up axis?) "
+			       "and %s no bar: the first case of a key counts, as in `report compare`\n",
+			later, later == 1 ? "" : "s", later == 1 ? "s" : "", later == 1 ? "has" : "have");
+	sb_free(&which);
+	free(pair_of);
+	free(first);
 }
 
 static int chart_speedup(const struct chart_request *rq, struct plot *p, struct lines *ls,
@@ -481,7 +606,7 @@ static int chart_speedup(const struct chart_request *rq, struct plot *p, struct 
 	char **shapes = xcalloc(npairs, sizeof(*shapes));
 	size_t nshapes = 0;
 	int rc = 0;
-	unsigned phases = 0;
+	unsigned phases = 0, phases_shared = ~0u;
 	for (size_t k = 0; k < npairs; k++) {
 		if (!pairs[k].ok)
 			continue;
@@ -520,7 +645,9 @@ static int chart_speedup(const struct chart_request *rq, struct plot *p, struct 
 		l->lo[s] = pairs[k].result.speedup.lo;
 		l->hi[s] = pairs[k].result.speedup.hi;
 		phases |= set->series[pairs[k].cand].phases;
+		phases_shared &= set->series[pairs[k].cand].phases;
 	}
+	note_no_bar(rq, pairs, npairs, notes);
 	for (size_t j = 0; j < ls->n; j++)
 		ls->v[j].title = xstrdup(ls->v[j].group);
 	struct varying v;
@@ -536,7 +663,7 @@ static int chart_speedup(const struct chart_request *rq, struct plot *p, struct 
 	}
 	char *common = key_label(shapes[0], &v, 0);
 	char phase[32];
-	pick_label(rq->pick, phases, phase, sizeof(phase));
+	pick_label_of(rq->pick, phases, phases_shared, phase, sizeof(phase));
 	snprintf(title, ntitle, "run %lld: speedup vs %s (%s)%s%s", (long long)rq->run_id, baseline,
 		 phase, common[0] ? " — " : "", common);
 	free(common);

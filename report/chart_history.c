@@ -61,6 +61,18 @@ static void add_data(struct strbuf *sb, const struct history_series *s, size_t k
 	}
 }
 
+/* "not ok in run 12: oom" or "missing from run 12 (interrupted)": why the newest run of s, one
+ * its case was ok before, has no point (history.h broken_run). */
+static void history_broken_text(const struct history_series *s, char *out, size_t n)
+{
+	if (s->broken_row)
+		snprintf(out, n, "not ok in run %lld: %s", (long long)s->broken_run->id,
+			 status_name(s->broken_row->status));
+	else
+		snprintf(out, n, "missing from run %lld (%s)", (long long)s->broken_run->id,
+			 s->broken_run->status ? s->broken_run->status : "of unknown status");
+}
+
 /* The settings and plot command of one panel (series k). */
 static void add_panel(struct strbuf *sb, const struct history_series *s, size_t k, int small,
 		      const char *title)
@@ -119,6 +131,14 @@ static void add_panel(struct strbuf *sb, const struct history_series *s, size_t 
 		sb_addf(sb, " at %.3f, graph %.2f left tc rgb '%s' front noenhanced\n", x,
 			c % 2 ? 0.88 : 0.95, change_colour(ch->verdict));
 	}
+	if (s->broken_run) {   /* the newest run has no point: say why where the point would be */
+		char text[160];
+		history_broken_text(s, text, sizeof(text));
+		sb_addf(sb, "set label %zu ", s->cp.n + 1);
+		plot_add_str(sb, text);
+		sb_addf(sb, " at graph 0.98, graph 0.05 right tc rgb '%s' front noenhanced\n",
+			colour_slower);
+	}
 	const char *sep = "plot ";
 	for (size_t seg = 0; seg <= s->cp.n; seg++) {
 		size_t a = seg ? s->cp.points[seg - 1].index : 0,
@@ -140,7 +160,8 @@ static void add_panel(struct strbuf *sb, const struct history_series *s, size_t 
 }
 
 int chart_history_write(const struct history_series *const *series, size_t n, const char *title,
-			const char *path_base, struct strbuf *notes, struct bd_error *err)
+			const char *path_base, enum series_pick pick, struct strbuf *notes,
+			struct bd_error *err)
 {
 	struct strbuf setup = STRBUF_INIT, draw = STRBUF_INIT;
 	size_t shown = 0;
@@ -157,7 +178,12 @@ int chart_history_write(const struct history_series *const *series, size_t n, co
 	size_t cols = shown < PANEL_COLUMNS ? shown : PANEL_COLUMNS, rows = (shown + cols - 1) / cols;
 	int width = small ? (int)cols * PANEL_WIDTH : 900, height = small ? (int)rows * PANEL_HEIGHT + 40 : 540;
 	sb_add(&setup, "set grid lt 1 lc rgb '#e0e0e0' lw 1\nset border lw 1\n"
-		       "set offsets 0, 0, graph 0.08, graph 0.12\nset ylabel 'ms'\n");
+		       "set offsets 0, 0, graph 0.08, graph 0.12\n");
+	/* a case's name says its pass ("fwd+bwd"): a --phase picks part of it, which the axis says */
+	if (pick == PICK_TOTAL)
+		sb_add(&setup, "set ylabel 'ms'\n");
+	else
+		sb_addf(&setup, "set ylabel 'median %s time (ms)'\n", series_pick_names[pick]);
 	if (small)
 		sb_add(&setup, "unset key\nset tics font 'sans,8'\nset title font 'sans,9'\n");
 	else
@@ -188,6 +214,27 @@ int chart_history_write(const struct history_series *const *series, size_t n, co
 	sb_addf(notes, "band: each segment's mean (dotted) x exp(+-%.0f x the run-to-run sd of the "
 		       "series); dashed lines: change points (red slower, green faster, amber contended)\n",
 		BAND_SDS);
+	/* what the points do not show: a newest run where the case is no longer ok (as `report
+	 * changes` fails it), and the runs left out of a series */
+	size_t not_ok = 0;
+	for (size_t k = 0, drawn = 0; k < n && drawn < shown; k++) {
+		const struct history_series *s = series[k];
+		if (!s->n)
+			continue;
+		drawn++;
+		not_ok += s->not_ok;
+		if (s->broken_run) {
+			char text[160];
+			history_broken_text(s, text, sizeof(text));
+			sb_addf(notes, "%s on %s: %s%s%s (ok in run %lld, its last point)\n", s->name,
+				s->host, text, s->broken_row && s->broken_row->reason ? " — " : "",
+				s->broken_row && s->broken_row->reason ? s->broken_row->reason : "",
+				(long long)s->points[s->n - 1].run->id);
+		}
+	}
+	if (not_ok)
+		sb_addf(notes, "not drawn: %zu case%s of these series' runs that %s not ok or had no "
+			       "samples\n", not_ok, not_ok == 1 ? "" : "s", not_ok == 1 ? "was" : "were");
 	int rc = plot_write_script(sb_str(&setup), sb_str(&draw), path_base, width, height, err);
 	sb_free(&setup);
 	sb_free(&draw);

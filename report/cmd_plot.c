@@ -57,7 +57,7 @@ static int plot_history(struct db *db, const struct case_set *set, struct histor
 	else
 		sb_addf(&title, "%zu case series across their runs: median per run (ms)", n);
 	sb_addf(&path, "%s/history", dir);
-	rc = chart_history_write(drawn, n, sb_str(&title), sb_str(&path), notes, err);
+	rc = chart_history_write(drawn, n, sb_str(&title), sb_str(&path), f->pick, notes, err);
 	if (!rc && hs.runs_left_out) {
 		struct strbuf what = STRBUF_INIT;
 		history_filter_describe(&(struct history_filter){.label = f->label, .branch = f->branch,
@@ -159,6 +159,14 @@ int cmd_plot(struct cmd_line *cl)
 				   : chart_write(db, &rq, &notes, &err))) {
 		status = report_error(&err, EXIT_FAIL);
 		goto done;
+	}
+	if (kind != CHART_HISTORY) {   /* a run cut short: its chart lacks the cases it never reached */
+		struct run_row run = {0};
+		if (db_run_get(db, run_id, &run, &err) == 0 && run.status &&
+		    strcmp(run.status, "complete"))
+			sb_addf(&notes, "run %lld is %s: cases it did not reach are not in the chart\n",
+				(long long)run_id, run.status);
+		db_run_row_clear(&run);
 	}
 	printf("wrote %s/%s.png\nwrote %s/%s.svg\n", dir, argv[0], dir, argv[0]);
 	/* What was left out, and how to read the chart. */

@@ -195,7 +195,8 @@ static int case_page(struct site *site, size_t k, struct bd_error *err)
 		struct strbuf path = STRBUF_INIT;
 		sb_addf(&path, "%s/charts/case-%zu", site->dir, k);
 		const struct history_series *one[] = {s};
-		rc = chart_history_write(one, 1, sb_str(&title), sb_str(&path), &notes, &cerr);
+		rc = chart_history_write(one, 1, sb_str(&title), sb_str(&path), site->pick, &notes,
+					 &cerr);
 		sb_free(&path);
 		site->files += rc == 0;
 		if (rc)
@@ -446,7 +447,7 @@ static int index_page(struct site *site, const char *title, const char *db_path,
 		sb_addf(&path, "%s/charts/history", site->dir);
 		struct bd_error cerr;
 		int crc = chart_history_write(all, drawn, "every case across its runs (ms)", sb_str(&path),
-					      &notes, &cerr);
+					      site->pick, &notes, &cerr);
 		site->files += crc == 0;
 		if (crc)
 			chart_failed(site, crc, &cerr);

@@ -181,10 +181,13 @@ void history_date(const char *iso, char *out, size_t n);
 #define HISTORY_PANELS_MAX 24
 /* path_base.png and .svg of series[0..n-1] after history_detect: one chart for one series (title
  * its title), small multiples for several (title over the grid), at most HISTORY_PANELS_MAX
- * panels. notes gets lines about reading it and what was left out. BD_EINVAL when no series has
- * a run to draw; plot_write_script's errors (BD_ENOTFOUND without gnuplot). */
+ * panels. pick: the phase the medians are of (history_filter.pick), named on the y axis unless
+ * it is the total, which the case's name says. notes gets lines about reading it and what was
+ * left out. BD_EINVAL when no series has a run to draw; plot_write_script's errors (BD_ENOTFOUND
+ * without gnuplot). */
 struct strbuf;
 int chart_history_write(const struct history_series *const *series, size_t n, const char *title,
-			const char *path_base, struct strbuf *notes, struct bd_error *err);
+			const char *path_base, enum series_pick pick, struct strbuf *notes,
+			struct bd_error *err);
 
 #endif

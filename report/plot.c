@@ -10,7 +10,8 @@
  *
  * User text (titles, labels, series and category names) goes into single-quoted gnuplot
  * strings, which do no backslash, backquote (shell command) or @macro substitution; a quote is
- * written as '' and control characters become spaces. Every such string is drawn `noenhanced`,
+ * written as '' and control characters become spaces, bytes that are not well-formed UTF-8 '?'
+ * (the SVG must stay well-formed XML). Every such string is drawn `noenhanced`,
  * so "flash_fwd" is not set as "flash" with a subscript. Output paths get a "./" in front when
  * relative, so that a name starting with '|' (a pipe to gnuplot) or '~' stays a plain file. */
 #include "plot.h"
@@ -111,19 +112,52 @@ int plot_available(void)
 
 /* ---- the script ------------------------------------------------------------------------- */
 
-/* Append s as a single-quoted gnuplot string: '' for a quote, control characters as spaces. */
-static void sb_add_gp_str(struct strbuf *sb, const char *s)
+/* Length of the well-formed UTF-8 sequence at c of a character XML allows (not a surrogate,
+ * an overlong form, past U+10FFFF, or U+FFFE/U+FFFF), 0 when there is none. c[0] >= 0x80. */
+static size_t utf8_char_len(const unsigned char *c)
+{
+	size_t len = c[0] >= 0xC2 && c[0] <= 0xDF ? 2 : c[0] >= 0xE0 && c[0] <= 0xEF ? 3
+		   : c[0] >= 0xF0 && c[0] <= 0xF4 ? 4 : 0;
+	unsigned long cp = len == 2 ? c[0] & 0x1Fu : len == 3 ? c[0] & 0x0Fu : c[0] & 0x07u;
+	for (size_t k = 1; k < len; k++) {
+		if ((c[k] & 0xC0) != 0x80)   /* also stops at the terminating NUL */
+			return 0;
+		cp = cp << 6 | (c[k] & 0x3Fu);
+	}
+	if ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF) || cp >= 0xFFFE)) ||
+	    (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
+		return 0;
+	return len;
+}
+
+/* Append s as a single-quoted gnuplot string: '' for a quote, control characters as spaces, and
+ * unless s is a file name (is_path: its bytes are the file's), a byte that is not part of
+ * well-formed UTF-8 as '?' (gnuplot copies text into the SVG as it is, and one such byte makes
+ * the whole file unreadable XML). */
+static void sb_add_gp_text(struct strbuf *sb, const char *s, int is_path)
 {
 	sb_addc(sb, '\'');
 	for (const unsigned char *c = (const unsigned char *)(s ? s : ""); *c; c++) {
+		size_t len;
 		if (*c == '\'')
 			sb_add(sb, "''");
 		else if (*c < 0x20 || *c == 0x7f)
 			sb_addc(sb, ' ');
-		else
+		else if (*c < 0x80 || is_path)
 			sb_addc(sb, (char)*c);
+		else if ((len = utf8_char_len(c)) == 0)
+			sb_addc(sb, '?');
+		else {
+			sb_addn(sb, (const char *)c, len);
+			c += len - 1;
+		}
 	}
 	sb_addc(sb, '\'');
+}
+
+static void sb_add_gp_str(struct strbuf *sb, const char *s)
+{
+	sb_add_gp_text(sb, s, 0);
 }
 
 static int has_control_chars(const char *s)
@@ -226,7 +260,7 @@ static void add_datablocks(struct strbuf *sb, const struct plot *p)
 	visible = 0;
 	for (size_t j = 0; j < p->nseries; j++) {
 		const struct plot_series *s = &p->series[j];
-		if (s->n == 0)
+		if (!series_shown(p, j))   /* counted as the bars' datablocks count them */
 			continue;
 		for (size_t i = 0; s->marked && i < s->n; i++) {
 			if (!s->marked[i] || !point_plottable(p, s, i))
@@ -457,7 +491,7 @@ static void sb_add_output_path(struct strbuf *sb, const char *path_base, const c
 		sb_add(&path, "./");
 	sb_add(&path, path_base);
 	sb_add(&path, ext);
-	sb_add_gp_str(sb, sb_str(&path));
+	sb_add_gp_text(sb, sb_str(&path), 1);
 	sb_free(&path);
 }
 

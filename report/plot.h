@@ -50,7 +50,8 @@ int plot_write(const struct plot *p, const char *path_base, struct bd_error *err
  * commands) once for pngcairo and once for svg, with the checks of plot_write. */
 int plot_write_script(const char *setup, const char *draw, const char *path_base, int width,
 		      int height, struct bd_error *err);
-/* Append s as a single-quoted gnuplot string ('' for a quote, control characters as spaces):
+/* Append s as a single-quoted gnuplot string ('' for a quote, control characters as spaces,
+ * bytes that are not well-formed UTF-8 as '?'):
  * the only way user text may enter such a script, and then drawn noenhanced. */
 struct strbuf;
 void plot_add_str(struct strbuf *sb, const char *s);

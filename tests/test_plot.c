@@ -442,6 +442,86 @@ static void test_plot__empty_plot_is_einval(void **state)
 	free(base);
 }
 
+/* The x of the first row of datablock name ("$s1", "$marked") in a gnuplot script; NAN if none. */
+static double datablock_first_x(const char *script, const char *name)
+{
+	struct strbuf head = STRBUF_INIT;
+	sb_addf(&head, "%s << EOD\n", name);
+	const char *p = strstr(script, head.buf);
+	double x = NAN;
+	if (p)
+		x = strtod(p + head.len, NULL);
+	sb_free(&head);
+	return x;
+}
+
+static void test_plot__bar_rings_sit_on_their_bars_past_a_series_with_nothing_to_draw(void **state)
+{
+	struct fixture *fx = *state;
+	char *base = path_in(fx, "rings");
+	char *script = path_in(fx, "rings.gp");
+	/* a stand-in gnuplot that keeps the script it is sent and draws it with the real one */
+	const char *real = fx->saved_gnuplot ? fx->saved_gnuplot : "gnuplot";
+	struct strbuf body = STRBUF_INIT;
+	sb_addf(&body, "#!/bin/sh\ntee '%s' | exec '%s'\n", script, real);
+	char *tee = write_script(fx, "tee-gnuplot", body.buf);
+	setenv("GNUPLOT", tee, 1);
+	/* series 0 has bars but none that can be drawn (a speedup over a zero time): it is left
+	 * out, so series 1's bars take the first slot, and its ringed bar must be ringed there */
+	const double nothing[] = {INFINITY, NAN};
+	const double speedup[] = {1.5, 2.0};
+	const unsigned char marked[] = {1, 0};
+	const char *const two[] = {"S16", "S32"};
+	const struct plot_series series[] = {
+		{.title = "undrawable", .y = nothing, .n = 2},
+		{.title = "flash", .y = speedup, .n = 2, .marked = marked},
+	};
+	const struct plot p = {.kind = PLOT_BARS, .series = series, .nseries = 2, .categories = two};
+	struct bd_error err = {0};
+	assert_int_equal(plot_write(&p, base, &err), BD_OK);
+	size_t len = 0;
+	char *text = read_file(script, &len);
+	assert_non_null(text);
+	double bar = datablock_first_x(text, "$s1"), ring = datablock_first_x(text, "$marked");
+	assert_true(isfinite(bar));
+	assert_true(fabs(ring - bar) < 1e-9);
+	free(text);
+	free(tee);
+	sb_free(&body);
+	free(script);
+	free(base);
+}
+
+static void test_plot__text_that_is_not_utf8_keeps_the_svg_well_formed(void **state)
+{
+	struct fixture *fx = *state;
+	char *base = path_in(fx, "bytes\xe9");   /* a file name keeps its bytes */
+	/* a Latin-1 byte, a UTF-16 surrogate, a sequence cut short, beside good UTF-8 */
+	const struct plot_series series[] = {
+		{.title = "caf\xc3\xa9 \xff \xed\xa0\x80 \xe2\x82 \xf0\x9d\x84\x9e", .x = seq_len,
+		 .y = naive_ms, .n = 4},
+		{.title = "S\xe9q \xe2\x80\x94 ok", .x = seq_len, .y = flash_ms, .n = 4},
+	};
+	const struct plot p = {.kind = PLOT_LINES, .title = "caf\xe9", .series = series, .nseries = 2};
+	struct bd_error err = {0};
+	assert_int_equal(plot_write(&p, base, &err), BD_OK);
+	char *svg = read_chart(base, 1000);
+	/* every byte of the SVG is well-formed UTF-8: a bad one stood in for by '?' */
+	for (const unsigned char *c = (const unsigned char *)svg; *c; c++) {
+		size_t len = *c < 0x80 ? 1 : *c >= 0xC2 && *c <= 0xDF ? 2 : *c >= 0xE0 && *c <= 0xEF ? 3
+			   : *c >= 0xF0 && *c <= 0xF4 ? 4 : 0;
+		assert_true(len > 0);
+		for (size_t k = 1; k < len; k++)
+			assert_int_equal(c[k] & 0xC0, 0x80);
+		c += len - 1;
+	}
+	assert_non_null(strstr(svg, "<text>caf\xc3\xa9 ? ??? ?? \xf0\x9d\x84\x9e</text>"));
+	assert_non_null(strstr(svg, "<text>S?q \xe2\x80\x94 ok</text>"));
+	assert_non_null(strstr(svg, "<text>caf?</text>"));
+	free(svg);
+	free(base);
+}
+
 int main(void)
 {
 	if (!plot_available()) {
@@ -465,6 +545,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_plot__rewritten_chart_replaces_the_old_one, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_plot__empty_plot_is_einval, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_plot__bar_rings_sit_on_their_bars_past_a_series_with_nothing_to_draw, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			test_plot__text_that_is_not_utf8_keeps_the_svg_well_formed, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

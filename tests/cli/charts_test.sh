@@ -84,6 +84,68 @@ plot history --where impl=flash --where seq_len=16 --where head_dim=8 --where ba
 svg "$T/charts/history.svg" 2 "history: the runs' medians and the band of run-to-run noise"
 contains "$T/svg.out" "^4 x tic labels" "history: a label per run"
 
+# a warm-up axis (the coursework's "with and without warm-up"): the key leaves warm-up out, yet
+# the cases of one key are different measurements, a line each, not one line zigzagging between
+# them at every sequence length
+cat >"$T/warmup_axis.yaml" <<'YAML'
+name: cli-charts-warmup-axis
+defaults: {iters: 5, device: cpu}
+benchmarks:
+  - {suite: attention, impl: [naive, flash], seq_len: [16, 32], head_dim: 8, batch_size: 1, heads: 2, warmup: [0, 2]}
+  - {suite: matmul, impl: onednn, size: 16, warmup: 0}
+YAML
+expect_status 0 "a sweep with a warm-up axis" "$RUNNER" run "$T/warmup_axis.yaml" --db "$T/warmup_axis.db"
+expect_status 0 "plot latency of the warm-up axis" "$REPORT" --db "$T/warmup_axis.db" plot latency -o "$T/wa"
+svg "$T/wa/latency.svg" 4 "latency: a line per impl and warm-up"
+for line in "naive warmup=0" "naive warmup=2" "flash warmup=0" "flash warmup=2"; do
+	contains "$T/wa/latency.svg" "<title>$line</title>" "latency: the line '$line'"
+done
+expect_status 0 "plot memory of the warm-up axis" "$REPORT" --db "$T/warmup_axis.db" plot memory -o "$T/wa"
+svg "$T/wa/memory.svg" 4 "memory: a line per impl and warm-up"
+# the speedup bars pair cases as `report compare` does, the first of a key: the notes say that
+# the other warm-up has no bar
+expect_status 0 "plot speedup of the warm-up axis" "$REPORT" --db "$T/warmup_axis.db" plot speedup -o "$T/wa"
+contains "$T/out" "note: 2 cases repeat the key of an earlier case of the run \(a warm-up axis\?\) and have no bar" "speedup: the cases without a bar are counted"
+lacks "$T/out" "other impls than naive" "speedup: a suite without naive (matmul) is no case without a bar"
+
+# a key measured twice at one warm-up (two benchmarks whose seq_len lists overlap) is one case,
+# its first copy, as in `report compare`: not a second point at the same x
+cat >"$T/overlap.yaml" <<'YAML'
+name: cli-charts-overlap
+defaults: {warmup: 1, iters: 5, device: cpu}
+benchmarks:
+  - {suite: attention, impl: naive, seq_len: [16, 32], head_dim: 8, batch_size: 1, heads: 2}
+  - {suite: attention, impl: naive, seq_len: [32, 64], head_dim: 8, batch_size: 1, heads: 2}
+YAML
+expect_status 0 "a sweep whose benchmarks overlap" "$RUNNER" run "$T/overlap.yaml" --db "$T/overlap.db"
+expect_status 0 "plot latency of the overlap" "$REPORT" --db "$T/overlap.db" plot latency -o "$T/overlap"
+contains "$T/out" "note: 1 case repeats the key of an earlier case of the run and is not drawn: the first case of a key counts" "latency: the second S32 case is left out, and said to be"
+
+# forward cases beside forward_backward ones: the total of each case is not "fwd+bwd" time, and
+# the axis must not say so of the forward lines
+cat >"$T/passes.yaml" <<'YAML'
+name: cli-charts-passes
+defaults: {warmup: 1, iters: 5, device: cpu}
+benchmarks:
+  - {suite: attention, impl: [naive, flash], seq_len: [16, 32], head_dim: 8, batch_size: 1, heads: 2, pass: [forward, forward_backward]}
+YAML
+expect_status 0 "a sweep of two passes" "$RUNNER" run "$T/passes.yaml" --db "$T/passes.db"
+expect_status 0 "plot latency of two passes" "$REPORT" --db "$T/passes.db" plot latency -o "$T/passes"
+lacks "$T/passes/latency.svg" "fwd\+bwd" "latency: the forward lines are not called fwd+bwd time"
+contains "$T/passes/latency.svg" "median total \(all phases\) time \(ms\)" "latency: the axis says each case's total"
+expect_status 0 "plot speedup of two passes" "$REPORT" --db "$T/passes.db" plot speedup -o "$T/passes"
+lacks "$T/passes/speedup.svg" "fwd\+bwd" "speedup: the forward bars are not called fwd+bwd"
+lacks "$T/out" "no bar" "speedup: every flash case has its bar"
+expect_status 0 "plot speedup --phase bwd of two passes" "$REPORT" --db "$T/passes.db" plot speedup --phase bwd -o "$T/passes"
+contains "$T/out" "note: 2 cases of other impls than naive have no bar: flash float32 fwd B1 H2 S16 D8 \(no bwd iterations on a side\); flash float32 fwd B1 H2 S32 D8 " "speedup: the forward cases without a bwd bar are named"
+expect_status 0 "plot latency of the forward pass alone" "$REPORT" --db "$T/passes.db" plot latency --where pass=forward -o "$T/passes"
+contains "$T/passes/latency.svg" "median fwd time \(ms\)" "latency: one pass keeps its phases' name"
+# --phase bwd: the forward cases have no point to draw, and the notes say so
+expect_status 0 "plot latency --phase bwd of two passes" "$REPORT" --db "$T/passes.db" plot latency --phase bwd -o "$T/passes"
+contains "$T/out" "note: 4 ok cases measured no bwd iterations, not drawn \(naive forward, flash forward\)" "latency: the lines without bwd are named"
+expect_status 1 "plot latency --phase opt of attention" "$REPORT" --db "$T/passes.db" plot latency --phase opt -o "$T/passes"
+contains "$T/err" "no ok attention case of run 1 measured opt iterations \(choose another with --phase\)" "latency: a phase no case has is named"
+
 # report nodes --chart: one bar series per node (three runs of one case under three node names)
 for node in alpha beta gamma; do
 	BENCHDB_NODE=$node "$RUNNER" run "$T/one.yaml" --db "$T/nodes.db" >/dev/null 2>&1 || fail "run on $node"

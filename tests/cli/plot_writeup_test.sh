@@ -91,8 +91,31 @@ if [ $have_gnuplot = 1 ]; then
 	lacks "$T/sdpa/history.svg" ">naive float32" "no panel of another impl"
 	expect_status 0 "speedup vs another baseline" "$REPORT" plot speedup --db "$db" --baseline sdpa -o "$T/one"
 	contains "$T/one/speedup.svg" ">naive<" "vs sdpa, naive has bars"
+	# --phase fwd: the points are the forward time of a case whose name says fwd+bwd; the axis
+	# says which
+	expect_status 0 "history of the forward phase" "$REPORT" plot history --db "$db" --case "$case2048" --phase fwd -o "$T/fwd"
+	contains "$T/fwd/history.svg" ">median fwd time \(ms\)<" "history --phase fwd: the y axis names the phase"
+	lacks "$T/charts/history.svg" "median (fwd|total) time" "history of the total: the case's pass is its name's"
 	expect_status 0 "plot into a new nested directory" "$REPORT" plot memory --db "$db" -o "$T/a/b/c"
 	check "nested directory made" png_ok "$T/a/b/c/memory.png"
+	# a case ok in run 1 and out of memory in its newest run: `report changes` fails it, and the
+	# history chart, whose last point is run 1's, says so instead of reading steady
+	if command -v sqlite3 >/dev/null 2>&1; then
+		cp "$db" "$T/broken.db"
+		check "the newest S2048 flash case made an oom" sql "$T/broken.db" "update cases set status = 'oom', reason = 'needs 9 GiB' where run_id = 2 and name = '$case2048'"
+		expect_status 0 "history of a case out of memory in its newest run" "$REPORT" plot history --db "$T/broken.db" --case "$case2048" -o "$T/broken"
+		contains "$T/broken/history.svg" ">not ok in run 2: oom<" "the chart says the newest run is not ok"
+		contains "$T/out" "note: ${case2048//+/\\+} on fixture-host: not ok in run 2: oom — needs 9 GiB \(ok in run 1, its last point\)" "the notes say so, with the reason"
+		expect_status 0 "small multiples with a case out of memory in its newest run" "$REPORT" plot history --db "$T/broken.db" -o "$T/broken"
+		contains "$T/broken/history.svg" ">not ok in run 2: oom<" "its panel says so"
+		# a run cut short: its chart lacks what it never reached, and says so
+		cp "$db" "$T/cut.db"
+		check "run 2 made an interrupted one" sql "$T/cut.db" "update runs set status = 'interrupted' where id = 2"
+		expect_status 0 "plot latency of an interrupted run" "$REPORT" plot latency --db "$T/cut.db" -o "$T/cut"
+		contains "$T/out" "note: run 2 is interrupted: cases it did not reach are not in the chart" "the notes say the run was cut short"
+		expect_status 0 "plot latency of a complete run" "$REPORT" plot latency --db "$db" -o "$T/cut"
+		lacks "$T/out" "cases it did not reach" "a complete run has no such note"
+	fi
 fi
 
 # ---- report plot: errors -----------------------------------------------------------------------

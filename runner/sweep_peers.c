@@ -476,6 +476,59 @@ int sweep_peer_params_check(struct loader *L, const struct sweep_benchmark *b, s
 			free(canon);
 		}
 	}
+	/* an exclude's peer parameter: each value one that some peer of b taking the key accepts
+	 * (a typo would match no case, and the exclusion would silently do nothing) */
+	for (size_t e = 0; e < b->nexcludes && !rc; e++) {
+		for (size_t i = 0; i < b->excludes[e].npairs && !rc; i++) {
+			const struct sweep_setting *st = &b->excludes[e].pairs[i];
+			if (!st->peer_param)
+				continue;
+			size_t np = declaring_peers(L, b, st->key, peers);
+			if (!np) {
+				rc = sweep_fail_at(&L->ck, st->line, st->column, "exclude key '%s' is a "
+						   "parameter of no peer that benchmark %zu (suite %s) runs "
+						   "(add the peer to 'impl')", st->key, number,
+						   suite_name(b->suite));
+				break;
+			}
+			char (*canon)[64] = xcalloc(st->nvalues, sizeof(*canon));
+			for (size_t v = 0; v < st->nvalues && !rc; v++) {
+				const struct sweep_scalar *sc = &st->values[v];
+				char why[128] = "";
+				size_t p = 0;
+				while (p < np && sweep_peer_param_value(sweep_peer_param_find(peers[p], st->key),
+									sc->text, canon[v], why, sizeof(why)))
+					p++;
+				if (p == np) {
+					struct strbuf sb = STRBUF_INIT;
+					for (p = 0; p < np; p++) {
+						const struct sweep_peer_param *d =
+							sweep_peer_param_find(peers[p], st->key);
+						sb_addf(&sb, "%s%s", p ? "; " : "", peers[p]->name);
+						if (d->type == PEER_PARAM_CHOICE) {
+							sb_add(&sb, ": ");
+							sb_add_list(&sb, (const char *const *)d->values);
+						} else {
+							sb_addf(&sb, ": %s", d->type == PEER_PARAM_BOOL ? "true or false" :
+							       d->type == PEER_PARAM_INT ? "an integer >= 0" : "a name");
+						}
+					}
+					rc = sweep_fail_at(&L->ck, sc->line, sc->column, "exclude value '%s' of key "
+							   "'%s' is not a value of it for any peer of benchmark %zu "
+							   "(valid: %s)", sc->text, st->key, number, sb_str(&sb));
+					sb_free(&sb);
+					break;
+				}
+				for (size_t w = 0; w < v && !rc; w++)
+					if (!strcmp(canon[w], canon[v]))
+						rc = sweep_fail_at(&L->ck, sc->line, sc->column, "key '%s' lists "
+								   "the value %s twice (first at line %d, "
+								   "column %d)", st->key, canon[v],
+								   st->values[w].line, st->values[w].column);
+			}
+			free(canon);
+		}
+	}
 	free(peers);
 	return rc;
 }

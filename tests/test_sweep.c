@@ -1165,6 +1165,41 @@ static void test_sweep__peer_parameters_are_axes_of_their_peers_cases_only(void 
 			  "math)", NULL);
 }
 
+/* An exclude's value of a peer parameter is checked like a built-in one's: a typo would match no
+ * case, and the cases it was meant to drop would run. */
+static void test_sweep__peer_parameter_excludes_are_checked(void **state)
+{
+	(void)state;
+	const char *head = "peers:\n"
+			   "  a: {command: x, suite: attention, params: {backend: {values: [flash, math]}, "
+			   "rank: {type: int, default: 0}}}\n"
+			   "  b: {command: x, suite: attention, params: {backend: {values: [auto]}}}\n"
+			   "benchmarks:\n"
+			   "  - {suite: attention, impl: [a, b], seq_len: 8, head_dim: 8,\n"
+			   "     exclude: ";
+	check_parse_error(fmt("%s{backend: mth}}\n", head), 6, 25, "exclude value 'mth' of key "
+			  "'backend' is not a value of it for any peer of benchmark 1 (valid: a: flash, "
+			  "math; b: auto)", NULL);
+	check_parse_error(fmt("%s{rank: x1}}\n", head), 6, 22, "exclude value 'x1' of key 'rank'",
+			  "a: an integer >= 0", NULL);
+	check_parse_error(fmt("%s{rank: [1, 01]}}\n", head), 6, 26, "key 'rank' lists the value 1 "
+			  "twice (first at line 6, column 23)", NULL);
+	check_parse_error("peers:\n"
+			  "  a: {command: x, suite: attention, params: {backend: {values: [flash]}}}\n"
+			  "benchmarks:\n"
+			  "  - {suite: attention, impl: naive, seq_len: 8, head_dim: 8, "
+			  "exclude: {backend: flash}}\n",
+			  4, 72, "exclude key 'backend' is a parameter of no peer that benchmark 1 "
+			  "(suite attention) runs", NULL);
+	/* a value of one of the benchmark's peers is fine, and drops that peer's cases */
+	struct sweep_cases cases;
+	struct sweep *s = expand_ok(fmt("%s{backend: flash}}\n", head), &cases);
+	assert_int_equal(cases.n, 1);   /* a's case (backend flash, its default) is dropped */
+	assert_string_equal(cases.items[0].params.impl, "b");
+	sweep_cases_free(&cases);
+	sweep_free(s);
+}
+
 static void test_sweep__peers_become_impls_of_their_suite(void **state)
 {
 	(void)state;
@@ -1474,6 +1509,7 @@ int main(void)
 		cmocka_unit_test(test_sweep__duplicate_keys_are_errors),
 		cmocka_unit_test(test_sweep__defaults_are_checked),
 		cmocka_unit_test(test_sweep__every_case_excluded_is_an_expand_error),
+		cmocka_unit_test(test_sweep__peer_parameter_excludes_are_checked),
 		cmocka_unit_test(test_sweep__peers_become_impls_of_their_suite),
 		cmocka_unit_test(test_sweep__peer_parameters_are_axes_of_their_peers_cases_only),
 		cmocka_unit_test(test_sweep__peer_entries_are_checked),

@@ -479,6 +479,8 @@ static int check_auto_keys(struct loader *L, const struct sweep_benchmark *b, si
  * iters: auto goes only to a benchmark whose iters may be auto. */
 static int apply_defaults(struct loader *L, struct sweep_benchmark *b, int suite, size_t number)
 {
+	size_t first = b->nsettings;   /* the applied defaults start here */
+	size_t *from = xcalloc(L->ndefaults + 1, sizeof(*from));   /* default index of each */
 	int has_shape = 0;
 	int may_be_auto = setting_has(iters_setting(L, b), "auto");
 	for (size_t i = 0; i < b->nsettings; i++)
@@ -498,10 +500,12 @@ static int apply_defaults(struct loader *L, struct sweep_benchmark *b, int suite
 			int rc = sweep_value_parse(&L->ck, def, suite, &d->values[j], &v);
 			if (rc) {
 				L->ck.where = NULL;
+				free(from);
 				return rc;
 			}
 		}
 		L->ck.where = NULL;
+		from[b->nsettings - first] = i;
 		setting_copy(&b->settings[b->nsettings++], d);
 		L->default_applied[i] = 1;
 	}
@@ -510,10 +514,23 @@ static int apply_defaults(struct loader *L, struct sweep_benchmark *b, int suite
 		const struct sweep_setting *d = &L->defaults[i];
 		if (d->peer_param && sweep_setting_index(b, d->key) < 0 &&
 		    sweep_peer_param_taken(L, b, d->key)) {
+			from[b->nsettings - first] = i;
 			setting_copy(&b->settings[b->nsettings++], d);
 			L->default_applied[i] = 1;
 		}
 	}
+	/* in the order of the defaults mapping, peer parameters among the others: that order is the
+	 * product's (a later default varies faster) */
+	for (size_t i = first + 1; i < b->nsettings; i++)
+		for (size_t j = i; j > first && from[j - first - 1] > from[j - first]; j--) {
+			struct sweep_setting t = b->settings[j];
+			size_t f = from[j - first];
+			b->settings[j] = b->settings[j - 1];
+			b->settings[j - 1] = t;
+			from[j - first] = from[j - first - 1];
+			from[j - first - 1] = f;
+		}
+	free(from);
 	return 0;
 }
 

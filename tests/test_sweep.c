@@ -324,6 +324,35 @@ static void test_sweep__default_axis_multiplies_every_benchmark(void **state)
 	sweep_free(s);
 }
 
+/* A peer parameter's default axis takes its place in the defaults mapping like any other: the
+ * later default varies faster. */
+static void test_sweep__peer_parameter_defaults_keep_the_mapping_order(void **state)
+{
+	(void)state;
+	struct sweep_cases cases;
+	struct sweep *s = expand_ok("peers:\n"
+				    "  p: {command: x, suite: attention, params: {opt: {values: [a, b]}}}\n"
+				    "defaults:\n"
+				    "  opt: [a, b]\n"
+				    "  seed: [1, 2]\n"
+				    "  impl: p\n"
+				    "benchmarks:\n"
+				    "  - {suite: attention, seq_len: 8, head_dim: 8}\n", &cases);
+	assert_int_equal(cases.n, 4);
+	const struct sweep_benchmark *b = &s->benchmarks[0];
+	assert_string_equal(b->settings[2].key, "opt");
+	assert_string_equal(b->settings[3].key, "seed");
+	assert_string_equal(b->settings[4].key, "impl");
+	static const char *const opt[] = {"a", "a", "b", "b"};
+	for (size_t i = 0; i < cases.n; i++) {
+		assert_int_equal(cases.items[i].npeer_params, 1);
+		assert_string_equal(cases.items[i].peer_params[0].value, opt[i]);
+		assert_int_equal(cases.items[i].params.seed, 1 + (int64_t)(i % 2));
+	}
+	sweep_cases_free(&cases);
+	sweep_free(s);
+}
+
 static void test_sweep__axes_mapping_equals_inline_lists(void **state)
 {
 	(void)state;
@@ -1475,6 +1504,7 @@ int main(void)
 		cmocka_unit_test(test_sweep__builtin_defaults_fill_unset_params),
 		cmocka_unit_test(test_sweep__sweep_defaults_apply_and_benchmark_values_override_them),
 		cmocka_unit_test(test_sweep__default_axis_multiplies_every_benchmark),
+		cmocka_unit_test(test_sweep__peer_parameter_defaults_keep_the_mapping_order),
 		cmocka_unit_test(test_sweep__axes_mapping_equals_inline_lists),
 		cmocka_unit_test(test_sweep__design_example_expands_to_160_cases),
 		cmocka_unit_test(test_sweep__documented_example_expands_as_documented),

@@ -674,6 +674,12 @@ static int load_sweep(struct loader *L, yaml_node_t *root)
 			return rc;
 		if (!*node_text(n))
 			return sweep_fail_node(L, n, "key 'name' is empty");
+		/* the name is printed (runner list, progress, reports) and names jobs: no byte of it
+		 * may move a terminal's cursor or end a line */
+		for (const unsigned char *c = (const unsigned char *)node_text(n); *c; c++)
+			if (*c < 0x20 || *c == 0x7f)
+				return sweep_fail_node(L, n, "key 'name' contains the control character 0x%02x "
+						       "(a name is one line of printable text)", *c);
 		s->name = xstrdup(node_text(n));
 	}
 	if ((n = map_get(L, root, "description")) && (rc = load_string(L, "description", n)))

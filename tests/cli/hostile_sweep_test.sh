@@ -90,9 +90,14 @@ sweep anchors.yaml 'a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a
 refuse anchors.yaml 2 "."
 sweep two_docs.yaml "$att}\n---\n$att}\n"; refuse two_docs.yaml 2 "."
 sweep empty.yaml ''; refuse empty.yaml 2 "."
-sweep escape_name.yaml 'name: "\\e]0;pwned\\a\\e[31m"\nbenchmarks:\n  - {suite: attention, impl: "\\e[2J", head_dim: 8, seq_len: 8}\n'
+# (an impl quoted in the message; a control character in the name is refused itself, below)
+sweep escape_name.yaml 'name: escape\nbenchmarks:\n  - {suite: attention, impl: "\\e[2J", head_dim: 8, seq_len: 8}\n'
 refuse escape_name.yaml 2 "\\\\x1b\\[2J"
 lacks "$T/err" $'\033' "escape_name: no raw escape byte on the terminal"
+# a name that is valid but for its control characters: runner list would print it raw
+sweep escape_valid_name.yaml 'name: "\\e]0;pwned\\a\\e[2J"\nbenchmarks:\n  - {suite: matmul, size: 8}\n'
+refuse escape_valid_name.yaml 2 "key 'name' contains the control character 0x1b"
+lacks "$T/out" $'\033' "escape_valid_name: no raw escape byte on the terminal"
 
 check "the database is unchanged by every refused sweep" [ "$(md5sum <"$db")" = "$sum" ]
 note "hostile sweeps: $n (each through runner list and runner run)"

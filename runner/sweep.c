@@ -110,6 +110,11 @@ int sweep_check_keys(const struct loader *L, const yaml_node_t *map)
 			return sweep_fail_node(L, k, "a mapping key must be a name, got %s", node_kind(k));
 		if (strlen(node_text(k)) != k->data.scalar.length)
 			return sweep_fail_node(L, k, "a mapping key contains a nul character");
+		/* checked before any other key: a benchmark whose suite comes from the merge would
+		 * otherwise be reported as missing it */
+		if (k->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !strcmp(node_text(k), "<<"))
+			return sweep_fail_node(L, k, "merge keys ('<<') are not supported; write the keys "
+					       "out, or use an alias of a whole value (- *name)");
 		for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < pair; q++) {
 			yaml_node_t *prev = node_get(L, q->key);
 			if (!strcmp(node_text(prev), node_text(k)))

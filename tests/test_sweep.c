@@ -1086,6 +1086,23 @@ static void test_sweep__duplicate_keys_are_errors(void **state)
 			  2, 60, "duplicate key 'd_ff'", NULL);
 }
 
+/* A merge key is refused where it is, not reported as the keys it would have brought. */
+static void test_sweep__merge_keys_are_errors(void **state)
+{
+	(void)state;
+	check_parse_error("benchmarks:\n"
+			  "  - &b {suite: attention, impl: naive, seq_len: 8, head_dim: 8}\n"
+			  "  - {<<: *b, seq_len: 16}\n",
+			  3, 6, "merge keys ('<<') are not supported", NULL);
+	check_parse_error("defaults: &d {warmup: 1}\n"
+			  "benchmarks:\n"
+			  "  - {suite: matmul, size: 8, <<: *d}\n",
+			  3, 30, "merge keys ('<<') are not supported", NULL);
+	/* a quoted '<<' is a key like any other */
+	check_parse_error("benchmarks: [{suite: matmul, size: 8, '<<': 1}]\n", 1, 39,
+			  "unknown key '<<' for suite matmul", NULL);
+}
+
 static void test_sweep__defaults_are_checked(void **state)
 {
 	(void)state;
@@ -1537,6 +1554,7 @@ int main(void)
 		cmocka_unit_test(test_sweep__benchmarks_must_be_a_non_empty_list_of_mappings),
 		cmocka_unit_test(test_sweep__exclude_keys_must_be_parameters_of_the_suite),
 		cmocka_unit_test(test_sweep__duplicate_keys_are_errors),
+		cmocka_unit_test(test_sweep__merge_keys_are_errors),
 		cmocka_unit_test(test_sweep__defaults_are_checked),
 		cmocka_unit_test(test_sweep__every_case_excluded_is_an_expand_error),
 		cmocka_unit_test(test_sweep__peer_parameter_excludes_are_checked),

@@ -303,6 +303,9 @@ int sweep_load_peers(struct loader *L, const yaml_node_t *node)
 		yaml_node_t *k = node_get(L, pair->key), *spec = node_get(L, pair->value);
 		const char *name = node_text(k);
 		struct sweep_peer *peer = &s->peers[s->npeers];
+		if (!*name)
+			return sweep_fail_node(L, k, "a peer name is empty (give it letters, digits, '.', "
+					       "'_' or '-')");
 		if (strlen(name) >= sizeof(((struct case_params *)0)->impl))
 			return sweep_fail_node(L, k, "peer name '%s' is too long (at most %zu characters)", name,
 					 sizeof(((struct case_params *)0)->impl) - 1);

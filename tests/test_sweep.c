@@ -991,6 +991,15 @@ static void test_sweep__model_definitions_are_checked(void **state)
 			  "  my model: {d_model: 8, d_ff: 8, num_layers: 1, num_heads: 2}\n"
 			  "benchmarks: [{suite: matmul, size: 8}]\n",
 			  2, 3, "model name 'my model' may only contain", NULL);
+	/* a quoted empty name: its cases would have 'model=' in their key */
+	check_parse_error("models:\n"
+			  "  \"\": {d_model: 8, d_ff: 8, num_layers: 1, num_heads: 2}\n"
+			  "benchmarks: [{suite: e2e, model: \"\", context_length: 8}]\n",
+			  2, 3, "a model name is empty", NULL);
+	check_parse_error("peers:\n"
+			  "  '': {command: x, suite: matmul}\n"
+			  "benchmarks: [{suite: matmul, impl: '', size: 8}]\n",
+			  2, 3, "a peer name is empty", NULL);
 }
 
 static void test_sweep__missing_required_key_names_benchmark_and_suite(void **state)

@@ -104,25 +104,36 @@ int sweep_fail_node(const struct loader *L, const yaml_node_t *n, const char *fm
 /* sweep_loader.h */
 int sweep_check_keys(const struct loader *L, const yaml_node_t *map)
 {
+	struct sweep_seen seen;
+	int rc = 0;
+	sweep_seen_init(&seen, node_pairs(map));
 	FOR_PAIRS(pair, map) {
 		yaml_node_t *k = node_get(L, pair->key);
-		if (k->type != YAML_SCALAR_NODE || node_is_null(k))
-			return sweep_fail_node(L, k, "a mapping key must be a name, got %s", node_kind(k));
-		if (strlen(node_text(k)) != k->data.scalar.length)
-			return sweep_fail_node(L, k, "a mapping key contains a nul character");
+		if (k->type != YAML_SCALAR_NODE || node_is_null(k)) {
+			rc = sweep_fail_node(L, k, "a mapping key must be a name, got %s", node_kind(k));
+			break;
+		}
+		if (strlen(node_text(k)) != k->data.scalar.length) {
+			rc = sweep_fail_node(L, k, "a mapping key contains a nul character");
+			break;
+		}
 		/* checked before any other key: a benchmark whose suite comes from the merge would
 		 * otherwise be reported as missing it */
-		if (k->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !strcmp(node_text(k), "<<"))
-			return sweep_fail_node(L, k, "merge keys ('<<') are not supported; write the keys "
-					       "out, or use an alias of a whole value (- *name)");
-		for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < pair; q++) {
-			yaml_node_t *prev = node_get(L, q->key);
-			if (!strcmp(node_text(prev), node_text(k)))
-				return sweep_fail_node(L, k, "duplicate key '%s' (first given at line %d, column %d)",
-						 node_text(k), node_line(prev), node_column(prev));
+		if (k->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !strcmp(node_text(k), "<<")) {
+			rc = sweep_fail_node(L, k, "merge keys ('<<') are not supported; write the keys "
+					     "out, or use an alias of a whole value (- *name)");
+			break;
+		}
+		long first = sweep_seen_add(&seen, node_text(k), (size_t)(pair - map->data.mapping.pairs.start));
+		if (first >= 0) {
+			yaml_node_t *prev = node_get(L, map->data.mapping.pairs.start[first].key);
+			rc = sweep_fail_node(L, k, "duplicate key '%s' (first given at line %d, column %d)",
+					     node_text(k), node_line(prev), node_column(prev));
+			break;
 		}
 	}
-	return 0;
+	sweep_seen_free(&seen);
+	return rc;
 }
 
 /* The value of key in map (a mapping whose keys passed check_keys), or NULL. */
@@ -151,6 +162,7 @@ static int setting_load(struct loader *L, const yaml_node_t *key, yaml_node_t *v
 			const struct param_def *p, int suite, int force_axis, struct sweep_setting *out)
 {
 	char (*canon)[64] = NULL;
+	struct sweep_seen seen = {NULL, NULL, 0};
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -181,6 +193,7 @@ static int setting_load(struct loader *L, const yaml_node_t *key, yaml_node_t *v
 	}
 	out->values = xcalloc(n, sizeof(*out->values));
 	canon = xcalloc(n, sizeof(*canon));
+	sweep_seen_init(&seen, n);
 	for (size_t i = 0; i < n; i++) {
 		yaml_node_t *item = items ? node_get(L, items[i]) : val;
 		if (item->type != YAML_SCALAR_NODE) {
@@ -204,16 +217,16 @@ static int setting_load(struct loader *L, const yaml_node_t *key, yaml_node_t *v
 		struct value v;
 		if ((rc = sweep_value_parse(&L->ck, p, suite, sc, &v)))
 			goto done;
-		for (size_t j = 0; j < i; j++) {
-			if (strcmp(canon[j], v.canon))
-				continue;
+		memcpy(canon[i], v.canon, sizeof(v.canon));
+		long j = sweep_seen_add(&seen, canon[i], i);
+		if (j >= 0) {
 			rc = sweep_fail_node(L, item, "key '%s' lists the value %s twice (first at line %d, column %d)",
 				       p->key, v.canon, out->values[j].line, out->values[j].column);
 			goto done;
 		}
-		memcpy(canon[i], v.canon, sizeof(v.canon));
 	}
 done:
+	sweep_seen_free(&seen);
 	free(canon);
 	return rc;
 }

@@ -141,21 +141,29 @@ static int load_peer_param(struct loader *L, const struct sweep_peer *peer, cons
 					       values->type == YAML_SEQUENCE_NODE ? "an empty list" :
 					       node_kind(values));
 		d->values = xcalloc(node_items(values) + 1, sizeof(*d->values));   /* NULL-ended */
+		struct sweep_seen seen;
+		sweep_seen_init(&seen, node_items(values));
 		for (size_t i = 0; i < node_items(values); i++) {
 			const yaml_node_t *item = node_get(L, values->data.sequence.items.start[i]);
 			const char *t = param_scalar(L, item, "a value", name, peer->name);
-			if (!t)
+			if (!t) {
+				sweep_seen_free(&seen);
 				return BD_EINVAL;
-			if (!is_value_name(t, 64))
+			}
+			if (!is_value_name(t, 64)) {
+				sweep_seen_free(&seen);
 				return sweep_fail_node(L, item, "value '%s' of parameter '%s' of peer '%s' must "
 						       "be a name of at most 63 letters, digits, '_', '.', '+' "
 						       "and '-'", t, name, peer->name);
-			for (size_t j = 0; j < d->nvalues; j++)
-				if (!strcmp(d->values[j], t))
-					return sweep_fail_node(L, item, "parameter '%s' of peer '%s' lists the "
-							       "value %s twice", name, peer->name, t);
+			}
 			d->values[d->nvalues++] = xstrdup(t);
+			if (sweep_seen_add(&seen, d->values[d->nvalues - 1], i) >= 0) {
+				sweep_seen_free(&seen);
+				return sweep_fail_node(L, item, "parameter '%s' of peer '%s' lists the "
+						       "value %s twice", name, peer->name, t);
+			}
 		}
+		sweep_seen_free(&seen);
 	} else {
 		const char *t = param_scalar(L, type, "'type'", name, peer->name);
 		if (!t)
@@ -453,6 +461,8 @@ int sweep_peer_params_check(struct loader *L, const struct sweep_benchmark *b, s
 		for (size_t p = 0; p < np && !rc; p++) {
 			const struct sweep_peer_param *d = sweep_peer_param_find(peers[p], st->key);
 			char (*canon)[64] = xcalloc(st->nvalues, sizeof(*canon));
+			struct sweep_seen seen;
+			sweep_seen_init(&seen, st->nvalues);
 			for (size_t v = 0; v < st->nvalues && !rc; v++) {
 				const struct sweep_scalar *sc = &st->values[v];
 				char why[128];
@@ -469,13 +479,14 @@ int sweep_peer_params_check(struct loader *L, const struct sweep_benchmark *b, s
 					sb_free(&sb);
 					break;
 				}
-				for (size_t w = 0; w < v && !rc; w++)
-					if (!strcmp(canon[w], canon[v]))
-						rc = sweep_fail_at(&L->ck, sc->line, sc->column, "key '%s' lists "
-								   "the value %s twice (first at line %d, "
-								   "column %d)", st->key, canon[v],
-								   st->values[w].line, st->values[w].column);
+				long w = sweep_seen_add(&seen, canon[v], v);
+				if (w >= 0)
+					rc = sweep_fail_at(&L->ck, sc->line, sc->column, "key '%s' lists "
+							   "the value %s twice (first at line %d, "
+							   "column %d)", st->key, canon[v],
+							   st->values[w].line, st->values[w].column);
 			}
+			sweep_seen_free(&seen);
 			free(canon);
 		}
 	}
@@ -495,6 +506,8 @@ int sweep_peer_params_check(struct loader *L, const struct sweep_benchmark *b, s
 				break;
 			}
 			char (*canon)[64] = xcalloc(st->nvalues, sizeof(*canon));
+			struct sweep_seen seen;
+			sweep_seen_init(&seen, st->nvalues);
 			for (size_t v = 0; v < st->nvalues && !rc; v++) {
 				const struct sweep_scalar *sc = &st->values[v];
 				char why[128] = "";
@@ -522,13 +535,14 @@ int sweep_peer_params_check(struct loader *L, const struct sweep_benchmark *b, s
 					sb_free(&sb);
 					break;
 				}
-				for (size_t w = 0; w < v && !rc; w++)
-					if (!strcmp(canon[w], canon[v]))
-						rc = sweep_fail_at(&L->ck, sc->line, sc->column, "key '%s' lists "
-								   "the value %s twice (first at line %d, "
-								   "column %d)", st->key, canon[v],
-								   st->values[w].line, st->values[w].column);
+				long w = sweep_seen_add(&seen, canon[v], v);
+				if (w >= 0)
+					rc = sweep_fail_at(&L->ck, sc->line, sc->column, "key '%s' lists "
+							   "the value %s twice (first at line %d, "
+							   "column %d)", st->key, canon[v],
+							   st->values[w].line, st->values[w].column);
 			}
+			sweep_seen_free(&seen);
 			free(canon);
 		}
 	}

@@ -30,6 +30,41 @@ int sweep_is_matmul_shape(const struct param_def *d)
 		     !strcmp(d->key, "size"));
 }
 
+/* sweep_internal.h */
+void sweep_seen_init(struct sweep_seen *set, size_t n)
+{
+	size_t cap = 16;
+	while (cap < 2 * n)
+		cap *= 2;
+	set->texts = xcalloc(cap, sizeof(*set->texts));
+	set->index = xcalloc(cap, sizeof(*set->index));
+	set->mask = cap - 1;
+}
+
+/* sweep_internal.h */
+long sweep_seen_add(struct sweep_seen *set, const char *text, size_t index)
+{
+	uint64_t h = 14695981039346656037ULL;   /* FNV-1a */
+	for (const unsigned char *c = (const unsigned char *)text; *c; c++)
+		h = (h ^ *c) * 1099511628211ULL;
+	size_t at = (size_t)h & set->mask;
+	for (; set->texts[at]; at = (at + 1) & set->mask)
+		if (!strcmp(set->texts[at], text))
+			return (long)set->index[at];
+	set->texts[at] = text;
+	set->index[at] = index;
+	return -1;
+}
+
+/* sweep_internal.h */
+void sweep_seen_free(struct sweep_seen *set)
+{
+	free(set->texts);
+	free(set->index);
+	set->texts = NULL;
+	set->index = NULL;
+}
+
 /* The row of a key a sweep may set (in some suite), or NULL. */
 const struct param_def *sweep_param(const char *key)
 {

@@ -63,6 +63,19 @@ python3 -c "
 print('benchmarks:')
 for i in range(40): print('  ' * (i + 1) + 'k%d:' % i)" >"$dir/block_maps.yaml"; refuse block_maps.yaml 2 "more than 32 deep"
 python3 -c "print('benchmarks: ' + '[' * 100000)" >"$dir/flow_unclosed.yaml"; refuse flow_unclosed.yaml 2 "more than 32 deep"
+# -- long lists and mappings, the repeat at the end: each entry compared with every earlier one
+# took a minute for a 1 MiB file
+python3 -c "
+print('models: {' + ', '.join('m%d: 1' % i for i in range(95000)) + ', m0: 1}')
+print('benchmarks: [{suite: matmul, size: 8}]')" >"$dir/many_keys.yaml"
+refuse many_keys.yaml 2 "duplicate key 'm0' .first given at line 1, column 10"
+python3 -c "
+print('benchmarks: [{suite: matmul, m: 1, n: 1, seed: [' + ', '.join(str(i) for i in range(120000)) + ', 0]}]')" >"$dir/many_values.yaml"
+refuse many_values.yaml 2 "key 'seed' lists the value 0 twice"
+python3 -c "
+print('peers: {p: {command: x, suite: matmul, params: {o: {values: [' + ', '.join('v%d' % i for i in range(100000)) + ', v0]}}}}')
+print('benchmarks: [{suite: matmul, size: 8}]')" >"$dir/many_peer_values.yaml"
+refuse many_peer_values.yaml 2 "parameter 'o' of peer 'p' lists the value v0 twice"
 # -- sizes whose arithmetic would wrap (item 3)
 sweep iters_wrap.yaml "$att, iters: 6148914691236517204}\n"; refuse iters_wrap.yaml 2 "key 'iters' value 6148914691236517204 is too large"
 sweep iters_max.yaml "$att, iters: 9223372036854775807}\n"; refuse iters_max.yaml 2 "too large"

@@ -391,6 +391,10 @@ int sweep_value_parse(const struct checker *ck, const struct param_def *p, int s
 			return sweep_fail_at(ck, v->line, v->column,
 				       "key '%s' expects a byte size (an integer, or a number with B, KB, MB, GB, "
 				       "TB, KiB, MiB, GiB or TiB, e.g. '512MiB'), got '%s'", p->key, t);
+		if (!out->num && strpbrk(t, "123456789"))   /* rounded down to nothing: no limit */
+			return sweep_fail_at(ck, v->line, v->column, "key '%s' value %s rounds down to 0 "
+					     "bytes, which means no limit (give 0 for no limit, or at least 1B)",
+					     p->key, t);
 		snprintf(out->canon, sizeof(out->canon), "%" PRId64, out->num);
 		return 0;
 	default:

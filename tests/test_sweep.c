@@ -946,6 +946,16 @@ static void test_sweep__impossible_values_are_errors(void **state)
 			  2, 67, "key 'head_dim' lists the value 8 twice (first at line 2, column 60)", NULL);
 	check_parse_error("benchmarks:\n  - {suite: matmul, size: [1000, 1024], mem_limit: [1KiB, 1024]}\n",
 			  2, 59, "key 'mem_limit' lists the value 1024 twice", NULL);
+	/* a limit that rounds down to 0 bytes would be no limit at all */
+	check_parse_error("benchmarks:\n  - {suite: matmul, size: 8, mem_limit: 0.0004KB}\n",
+			  2, 41, "key 'mem_limit' value 0.0004KB rounds down to 0 bytes, which means no "
+			  "limit", NULL);
+	struct sweep_cases cases;
+	struct sweep *s = expand_ok("benchmarks:\n  - {suite: matmul, size: 8, mem_limit: 0.0KiB}\n",
+				    &cases);
+	assert_int_equal(cases.items[0].params.mem_limit, 0);   /* a zero written as zero */
+	sweep_cases_free(&cases);
+	sweep_free(s);
 }
 
 static void test_sweep__model_heads_must_divide_d_model(void **state)

@@ -76,6 +76,8 @@ struct sweep_seen {
 void sweep_seen_init(struct sweep_seen *set, size_t n);
 /* The index given with an equal string added before, or -1 after adding text at index. */
 long sweep_seen_add(struct sweep_seen *set, const char *text, size_t index);
+/* The index given with an equal string, or -1 when there is none. */
+long sweep_seen_find(const struct sweep_seen *set, const char *text);
 void sweep_seen_free(struct sweep_seen *set);
 
 /* Position of setting key in b, or -1. */

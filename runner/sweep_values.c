@@ -41,19 +41,34 @@ void sweep_seen_init(struct sweep_seen *set, size_t n)
 	set->mask = cap - 1;
 }
 
-/* sweep_internal.h */
-long sweep_seen_add(struct sweep_seen *set, const char *text, size_t index)
+/* The slot of text in set, or the empty slot where it would go. */
+static size_t seen_slot(const struct sweep_seen *set, const char *text)
 {
 	uint64_t h = 14695981039346656037ULL;   /* FNV-1a */
 	for (const unsigned char *c = (const unsigned char *)text; *c; c++)
 		h = (h ^ *c) * 1099511628211ULL;
 	size_t at = (size_t)h & set->mask;
-	for (; set->texts[at]; at = (at + 1) & set->mask)
-		if (!strcmp(set->texts[at], text))
-			return (long)set->index[at];
+	while (set->texts[at] && strcmp(set->texts[at], text))
+		at = (at + 1) & set->mask;
+	return at;
+}
+
+/* sweep_internal.h */
+long sweep_seen_add(struct sweep_seen *set, const char *text, size_t index)
+{
+	size_t at = seen_slot(set, text);
+	if (set->texts[at])
+		return (long)set->index[at];
 	set->texts[at] = text;
 	set->index[at] = index;
 	return -1;
+}
+
+/* sweep_internal.h */
+long sweep_seen_find(const struct sweep_seen *set, const char *text)
+{
+	size_t at = seen_slot(set, text);
+	return set->texts[at] ? (long)set->index[at] : -1;
 }
 
 /* sweep_internal.h */

@@ -1263,6 +1263,12 @@ static void test_sweep__peer_parameter_excludes_are_checked(void **state)
 	assert_string_equal(cases.items[0].params.impl, "b");
 	sweep_cases_free(&cases);
 	sweep_free(s);
+	/* an int is compared as an int: 00 is a's rank 0 (b has no rank, so it stays) */
+	s = expand_ok(fmt("%s{rank: [5, 00]}}\n", head), &cases);
+	assert_int_equal(cases.n, 1);
+	assert_string_equal(cases.items[0].params.impl, "b");
+	sweep_cases_free(&cases);
+	sweep_free(s);
 }
 
 static void test_sweep__peers_become_impls_of_their_suite(void **state)

@@ -76,6 +76,11 @@ python3 -c "
 print('peers: {p: {command: x, suite: matmul, params: {o: {values: [' + ', '.join('v%d' % i for i in range(100000)) + ', v0]}}}}')
 print('benchmarks: [{suite: matmul, size: 8}]')" >"$dir/many_peer_values.yaml"
 refuse many_peer_values.yaml 2 "parameter 'o' of peer 'p' lists the value v0 twice"
+# 40,000 cases against an exclude of 40,000 values: each case typed every value (minutes)
+python3 -c "
+ks = ', '.join(str(i + 1) for i in range(40000))
+print('benchmarks: [{suite: matmul, m: 1, n: 1, k: [%s], exclude: {k: [%s]}}]' % (ks, ks))" >"$dir/long_exclude.yaml"
+refuse long_exclude.yaml 2 "every case is excluded"
 # -- sizes whose arithmetic would wrap (item 3)
 sweep iters_wrap.yaml "$att, iters: 6148914691236517204}\n"; refuse iters_wrap.yaml 2 "key 'iters' value 6148914691236517204 is too large"
 sweep iters_max.yaml "$att, iters: 9223372036854775807}\n"; refuse iters_max.yaml 2 "too large"

@@ -76,6 +76,11 @@ python3 -c "
 print('peers: {p: {command: x, suite: matmul, params: {o: {values: [' + ', '.join('v%d' % i for i in range(100000)) + ', v0]}}}}')
 print('benchmarks: [{suite: matmul, size: 8}]')" >"$dir/many_peer_values.yaml"
 refuse many_peer_values.yaml 2 "parameter 'o' of peer 'p' lists the value v0 twice"
+# anchors: libyaml's loader compares each with every one before it
+python3 -c "
+print('x: [' + ', '.join('&a%d 1' % i for i in range(80000)) + ']')
+print('benchmarks: [{suite: matmul, size: 8}]')" >"$dir/many_anchors.yaml"
+refuse many_anchors.yaml 2 "more than 1000 anchors"
 # 40,000 cases against an exclude of 40,000 values: each case typed every value (minutes)
 python3 -c "
 ks = ', '.join(str(i + 1) for i in range(40000))

@@ -104,20 +104,36 @@ int sweep_fail_node(const struct loader *L, const yaml_node_t *n, const char *fm
 /* sweep_loader.h */
 int sweep_check_keys(const struct loader *L, const yaml_node_t *map)
 {
+	struct sweep_seen seen;
+	int rc = 0;
+	sweep_seen_init(&seen, node_pairs(map));
 	FOR_PAIRS(pair, map) {
 		yaml_node_t *k = node_get(L, pair->key);
-		if (k->type != YAML_SCALAR_NODE || node_is_null(k))
-			return sweep_fail_node(L, k, "a mapping key must be a name, got %s", node_kind(k));
-		if (strlen(node_text(k)) != k->data.scalar.length)
-			return sweep_fail_node(L, k, "a mapping key contains a nul character");
-		for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < pair; q++) {
-			yaml_node_t *prev = node_get(L, q->key);
-			if (!strcmp(node_text(prev), node_text(k)))
-				return sweep_fail_node(L, k, "duplicate key '%s' (first given at line %d, column %d)",
-						 node_text(k), node_line(prev), node_column(prev));
+		if (k->type != YAML_SCALAR_NODE || node_is_null(k)) {
+			rc = sweep_fail_node(L, k, "a mapping key must be a name, got %s", node_kind(k));
+			break;
+		}
+		if (strlen(node_text(k)) != k->data.scalar.length) {
+			rc = sweep_fail_node(L, k, "a mapping key contains a nul character");
+			break;
+		}
+		/* checked before any other key: a benchmark whose suite comes from the merge would
+		 * otherwise be reported as missing it */
+		if (k->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !strcmp(node_text(k), "<<")) {
+			rc = sweep_fail_node(L, k, "merge keys ('<<') are not supported; write the keys "
+					     "out, or use an alias of a whole value (- *name)");
+			break;
+		}
+		long first = sweep_seen_add(&seen, node_text(k), (size_t)(pair - map->data.mapping.pairs.start));
+		if (first >= 0) {
+			yaml_node_t *prev = node_get(L, map->data.mapping.pairs.start[first].key);
+			rc = sweep_fail_node(L, k, "duplicate key '%s' (first given at line %d, column %d)",
+					     node_text(k), node_line(prev), node_column(prev));
+			break;
 		}
 	}
-	return 0;
+	sweep_seen_free(&seen);
+	return rc;
 }
 
 /* The value of key in map (a mapping whose keys passed check_keys), or NULL. */
@@ -146,6 +162,7 @@ static int setting_load(struct loader *L, const yaml_node_t *key, yaml_node_t *v
 			const struct param_def *p, int suite, int force_axis, struct sweep_setting *out)
 {
 	char (*canon)[64] = NULL;
+	struct sweep_seen seen = {NULL, NULL, 0};
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -176,6 +193,7 @@ static int setting_load(struct loader *L, const yaml_node_t *key, yaml_node_t *v
 	}
 	out->values = xcalloc(n, sizeof(*out->values));
 	canon = xcalloc(n, sizeof(*canon));
+	sweep_seen_init(&seen, n);
 	for (size_t i = 0; i < n; i++) {
 		yaml_node_t *item = items ? node_get(L, items[i]) : val;
 		if (item->type != YAML_SCALAR_NODE) {
@@ -199,16 +217,16 @@ static int setting_load(struct loader *L, const yaml_node_t *key, yaml_node_t *v
 		struct value v;
 		if ((rc = sweep_value_parse(&L->ck, p, suite, sc, &v)))
 			goto done;
-		for (size_t j = 0; j < i; j++) {
-			if (strcmp(canon[j], v.canon))
-				continue;
+		memcpy(canon[i], v.canon, sizeof(v.canon));
+		long j = sweep_seen_add(&seen, canon[i], i);
+		if (j >= 0) {
 			rc = sweep_fail_node(L, item, "key '%s' lists the value %s twice (first at line %d, column %d)",
 				       p->key, v.canon, out->values[j].line, out->values[j].column);
 			goto done;
 		}
-		memcpy(canon[i], v.canon, sizeof(v.canon));
 	}
 done:
+	sweep_seen_free(&seen);
 	free(canon);
 	return rc;
 }
@@ -479,6 +497,8 @@ static int check_auto_keys(struct loader *L, const struct sweep_benchmark *b, si
  * iters: auto goes only to a benchmark whose iters may be auto. */
 static int apply_defaults(struct loader *L, struct sweep_benchmark *b, int suite, size_t number)
 {
+	size_t first = b->nsettings;   /* the applied defaults start here */
+	size_t *from = xcalloc(L->ndefaults + 1, sizeof(*from));   /* default index of each */
 	int has_shape = 0;
 	int may_be_auto = setting_has(iters_setting(L, b), "auto");
 	for (size_t i = 0; i < b->nsettings; i++)
@@ -498,10 +518,12 @@ static int apply_defaults(struct loader *L, struct sweep_benchmark *b, int suite
 			int rc = sweep_value_parse(&L->ck, def, suite, &d->values[j], &v);
 			if (rc) {
 				L->ck.where = NULL;
+				free(from);
 				return rc;
 			}
 		}
 		L->ck.where = NULL;
+		from[b->nsettings - first] = i;
 		setting_copy(&b->settings[b->nsettings++], d);
 		L->default_applied[i] = 1;
 	}
@@ -510,10 +532,23 @@ static int apply_defaults(struct loader *L, struct sweep_benchmark *b, int suite
 		const struct sweep_setting *d = &L->defaults[i];
 		if (d->peer_param && sweep_setting_index(b, d->key) < 0 &&
 		    sweep_peer_param_taken(L, b, d->key)) {
+			from[b->nsettings - first] = i;
 			setting_copy(&b->settings[b->nsettings++], d);
 			L->default_applied[i] = 1;
 		}
 	}
+	/* in the order of the defaults mapping, peer parameters among the others: that order is the
+	 * product's (a later default varies faster) */
+	for (size_t i = first + 1; i < b->nsettings; i++)
+		for (size_t j = i; j > first && from[j - first - 1] > from[j - first]; j--) {
+			struct sweep_setting t = b->settings[j];
+			size_t f = from[j - first];
+			b->settings[j] = b->settings[j - 1];
+			b->settings[j - 1] = t;
+			from[j - first] = from[j - first - 1];
+			from[j - first - 1] = f;
+		}
+	free(from);
 	return 0;
 }
 
@@ -657,6 +692,12 @@ static int load_sweep(struct loader *L, yaml_node_t *root)
 			return rc;
 		if (!*node_text(n))
 			return sweep_fail_node(L, n, "key 'name' is empty");
+		/* the name is printed (runner list, progress, reports) and names jobs: no byte of it
+		 * may move a terminal's cursor or end a line */
+		for (const unsigned char *c = (const unsigned char *)node_text(n); *c; c++)
+			if (*c < 0x20 || *c == 0x7f)
+				return sweep_fail_node(L, n, "key 'name' contains the control character 0x%02x "
+						       "(a name is one line of printable text)", *c);
 		s->name = xstrdup(node_text(n));
 	}
 	if ((n = map_get(L, root, "description")) && (rc = load_string(L, "description", n)))

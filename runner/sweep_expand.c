@@ -56,47 +56,86 @@ static const char *peer_param_of(const struct sweep_case *c, const char *key)
 	return NULL;
 }
 
-/* Whether pair (a peer parameter's exclude) matches case c: c has the parameter, at one of
- * pair's values. */
-static int peer_pair_matches(const struct sweep_setting *pair, const struct sweep_case *c)
+/* One exclude pair's values, typed once for the whole benchmark: a set of their canonical texts
+ * (a peer parameter's: as written, and those that are integers as integers, for a peer that
+ * types it int), so that matching a case is a lookup, not a parse of every value. */
+struct pair_values {
+	char (*canon)[64];
+	struct sweep_seen set;
+	char (*ints)[64];
+	struct sweep_seen int_set;
+};
+
+static void pair_values_free(struct pair_values *v)
 {
-	const char *have = peer_param_of(c, pair->key);
-	const struct sweep_peer_param *d = sweep_peer_param_find(c->peer, pair->key);
-	for (size_t j = 0; have && j < pair->nvalues; j++) {
-		char canon[64], why[128];
-		if (!sweep_peer_param_value(d, pair->values[j].text, canon, why, sizeof(why)) &&
-		    !strcmp(canon, have))
-			return 1;
+	free(v->canon);
+	free(v->ints);
+	sweep_seen_free(&v->set);
+	sweep_seen_free(&v->int_set);
+}
+
+static int pair_values_build(const struct checker *ck, int suite, const struct sweep_setting *pair,
+			     struct pair_values *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->canon = xcalloc(pair->nvalues, sizeof(*out->canon));
+	sweep_seen_init(&out->set, pair->nvalues);
+	if (pair->peer_param) {
+		out->ints = xcalloc(pair->nvalues, sizeof(*out->ints));
+		sweep_seen_init(&out->int_set, pair->nvalues);
+	}
+	const struct param_def *d = pair->peer_param ? NULL : sweep_param(pair->key);
+	if (!pair->peer_param && !d)
+		return sweep_fail_at(ck, pair->line, pair->column, "unknown exclude key '%s'", pair->key);
+	for (size_t j = 0; j < pair->nvalues; j++) {
+		if (pair->peer_param) {
+			int64_t n;
+			snprintf(out->canon[j], sizeof(out->canon[j]), "%s", pair->values[j].text);
+			if (!parse_digits(pair->values[j].text, &n)) {
+				snprintf(out->ints[j], sizeof(out->ints[j]), "%" PRId64, n);
+				sweep_seen_add(&out->int_set, out->ints[j], j);
+			}
+		} else {
+			struct value v;
+			int rc = sweep_value_parse(ck, d, suite, &pair->values[j], &v);
+			if (rc)
+				return rc;
+			memcpy(out->canon[j], v.canon, sizeof(v.canon));
+		}
+		sweep_seen_add(&out->set, out->canon[j], j);
 	}
 	return 0;
 }
 
-static int case_excluded(const struct checker *ck, const struct sweep_benchmark *b, int suite,
+/* Whether pair (a peer parameter's exclude) matches case c: c has the parameter, at one of
+ * pair's values. */
+static int peer_pair_matches(const struct sweep_setting *pair, const struct pair_values *values,
+			     const struct sweep_case *c)
+{
+	const char *have = peer_param_of(c, pair->key);
+	const struct sweep_peer_param *d = sweep_peer_param_find(c->peer, pair->key);
+	if (!have || !d)
+		return 0;
+	/* have is canonical for d: an int's digits; otherwise the value as written */
+	return sweep_seen_find(d->type == PEER_PARAM_INT ? &values->int_set : &values->set, have) >= 0;
+}
+
+/* values: the typed values of each pair of each exclude of b, in order. */
+static int case_excluded(const struct sweep_benchmark *b, const struct pair_values *values,
 			 const struct case_params *p, const struct sweep_case *c, int *excluded)
 {
 	*excluded = 0;
-	for (size_t e = 0; e < b->nexcludes; e++) {
+	for (size_t e = 0, at = 0; e < b->nexcludes; at += b->excludes[e].npairs, e++) {
 		int all = 1;
 		for (size_t i = 0; i < b->excludes[e].npairs && all; i++) {
 			const struct sweep_setting *pair = &b->excludes[e].pairs[i];
 			if (pair->peer_param) {
-				all = peer_pair_matches(pair, c);
+				all = peer_pair_matches(pair, &values[at + i], c);
 				continue;
 			}
-			const struct param_def *d = sweep_param(pair->key);
-			if (!d)
-				return sweep_fail_at(ck, pair->line, pair->column, "unknown exclude key '%s'", pair->key);
 			char have[64];
-			param_canon(p, d, have);
-			int any = 0;
-			for (size_t j = 0; j < pair->nvalues && !any; j++) {
-				struct value v;
-				int rc = sweep_value_parse(ck, d, suite, &pair->values[j], &v);
-				if (rc)
-					return rc;
-				any = !strcmp(have, v.canon);
-			}
-			all = any;
+			param_canon(p, sweep_param(pair->key), have);
+			all = sweep_seen_find(&values[at + i].set, have) >= 0;
 		}
 		if (all) {
 			*excluded = 1;
@@ -333,6 +372,15 @@ static int expand_benchmark(const struct checker *ck, const struct sweep *s, siz
 	int rc = 0;
 
 	enum suite_id suite = b->suite;
+	size_t npairs = 0;
+	for (size_t e = 0; e < b->nexcludes; e++)
+		npairs += b->excludes[e].npairs;
+	struct pair_values *values = xcalloc(npairs + 1, sizeof(*values));
+	size_t nvalues = 0;
+	for (size_t e = 0; e < b->nexcludes; e++)
+		for (size_t i = 0; i < b->excludes[e].npairs; i++)
+			if ((rc = pair_values_build(ck, suite, &b->excludes[e].pairs[i], &values[nvalues++])))
+				goto done;
 	pos = xcalloc(b->nsettings + 1, sizeof(*pos));
 	for (size_t i = 0; i < b->nsettings; i++) {
 		if (!b->settings[i].nvalues) {
@@ -349,10 +397,8 @@ static int expand_benchmark(const struct checker *ck, const struct sweep *s, siz
 			goto done;
 		draft_case.params = d.p;
 		int repeats = peer_params_build(s, b, pos, &draft_case);
-		if (!repeats && (rc = case_excluded(ck, b, suite, &d.p, &draft_case, &excluded))) {
-			free(draft_case.peer_params);
-			goto done;
-		}
+		if (!repeats)
+			case_excluded(b, values, &d.p, &draft_case, &excluded);
 		if (repeats || excluded)
 			free(draft_case.peer_params);
 		if (!repeats && !excluded) {
@@ -396,6 +442,9 @@ static int expand_benchmark(const struct checker *ck, const struct sweep *s, siz
 		rc = sweep_fail_at(ck, b->line, b->column, "benchmark %zu (suite %s): every case is excluded",
 			     index + 1, suite_name((enum suite_id)suite));
 done:
+	for (size_t i = 0; i < nvalues; i++)
+		pair_values_free(&values[i]);
+	free(values);
 	free(pos);
 	return rc;
 }

@@ -65,6 +65,21 @@ int sweep_peer_param_value(const struct sweep_peer_param *d, const char *text, c
 const struct sweep_peer_param *sweep_peer_param_find(const struct sweep_peer *peer,
 						     const char *name);
 
+/* Strings seen so far, to find a repeat among n of them in linear time (a list or mapping of a
+ * 1 MiB sweep holds 100,000 entries: comparing each with every earlier one took a minute). The
+ * strings are the caller's and must outlive the set. */
+struct sweep_seen {
+	const char **texts;   /* open addressing, NULL: empty */
+	size_t *index;
+	size_t mask;
+};
+void sweep_seen_init(struct sweep_seen *set, size_t n);
+/* The index given with an equal string added before, or -1 after adding text at index. */
+long sweep_seen_add(struct sweep_seen *set, const char *text, size_t index);
+/* The index given with an equal string, or -1 when there is none. */
+long sweep_seen_find(const struct sweep_seen *set, const char *text);
+void sweep_seen_free(struct sweep_seen *set);
+
 /* Position of setting key in b, or -1. */
 int sweep_setting_index(const struct sweep_benchmark *b, const char *key);
 

@@ -170,7 +170,7 @@ int sweep_text_depth_check(const char *path, const char *text, struct bd_error *
 {
 	yaml_parser_t parser;
 	yaml_event_t ev;
-	int rc = 0, depth = 0;
+	int rc = 0, depth = 0, anchors = 0;
 	if (!yaml_parser_initialize(&parser))
 		return bd_fail(err, BD_ENOMEM, "out of memory");
 	yaml_parser_set_input_string(&parser, (const unsigned char *)text, strlen(text));
@@ -180,6 +180,16 @@ int sweep_text_depth_check(const char *path, const char *text, struct bd_error *
 		if (!yaml_parser_parse(&parser, &ev))
 			break;   /* a syntax error: the real parse reports it with its position */
 		int type = ev.type;
+		const yaml_char_t *anchor = type == YAML_SCALAR_EVENT ? ev.data.scalar.anchor :
+					    type == YAML_SEQUENCE_START_EVENT ? ev.data.sequence_start.anchor :
+					    type == YAML_MAPPING_START_EVENT ? ev.data.mapping_start.anchor : NULL;
+		if (anchor && ++anchors > SWEEP_MAX_ANCHORS) {
+			rc = bd_fail_at(err, BD_EINVAL, path, (int)ev.start_mark.line + 1,
+					(int)ev.start_mark.column + 1,
+					"the sweep defines more than %d anchors (&name)", SWEEP_MAX_ANCHORS);
+			yaml_event_delete(&ev);
+			break;
+		}
 		if (type == YAML_SEQUENCE_START_EVENT || type == YAML_MAPPING_START_EVENT) {
 			if (++depth > SWEEP_MAX_DEPTH) {
 				rc = bd_fail_at(err, BD_EINVAL, path, (int)ev.start_mark.line + 1,

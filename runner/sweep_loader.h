@@ -82,7 +82,8 @@ int sweep_peer_setting_load(struct loader *L, const yaml_node_t *key, const yaml
 /* Whether a peer among b's impls declares key. */
 int sweep_peer_param_taken(const struct loader *L, const struct sweep_benchmark *b, const char *key);
 /* Every peer parameter b sets is declared by a peer among its impls, and each value is valid for
- * each such peer (else BD_EINVAL at the value). number: b's 1-based number for messages. */
+ * each such peer, and each value of an exclude's peer parameter is valid for one of them (else
+ * BD_EINVAL at the value). number: b's 1-based number for messages. */
 int sweep_peer_params_check(struct loader *L, const struct sweep_benchmark *b, size_t number);
 
 #endif

@@ -29,6 +29,9 @@ int sweep_load_models(struct loader *L, const yaml_node_t *node)
 		yaml_node_t *k = node_get(L, pair->key), *spec = node_get(L, pair->value);
 		const char *name = node_text(k);
 		struct model_config *m = &s->models[s->nmodels];
+		if (!*name)
+			return sweep_fail_node(L, k, "a model name is empty (give it letters, digits, '.', "
+					       "'_' or '-')");
 		if (strlen(name) >= sizeof(m->name))
 			return sweep_fail_node(L, k, "model name '%s' is too long (at most %zu characters)", name,
 					 sizeof(m->name) - 1);

@@ -141,21 +141,29 @@ static int load_peer_param(struct loader *L, const struct sweep_peer *peer, cons
 					       values->type == YAML_SEQUENCE_NODE ? "an empty list" :
 					       node_kind(values));
 		d->values = xcalloc(node_items(values) + 1, sizeof(*d->values));   /* NULL-ended */
+		struct sweep_seen seen;
+		sweep_seen_init(&seen, node_items(values));
 		for (size_t i = 0; i < node_items(values); i++) {
 			const yaml_node_t *item = node_get(L, values->data.sequence.items.start[i]);
 			const char *t = param_scalar(L, item, "a value", name, peer->name);
-			if (!t)
+			if (!t) {
+				sweep_seen_free(&seen);
 				return BD_EINVAL;
-			if (!is_value_name(t, 64))
+			}
+			if (!is_value_name(t, 64)) {
+				sweep_seen_free(&seen);
 				return sweep_fail_node(L, item, "value '%s' of parameter '%s' of peer '%s' must "
 						       "be a name of at most 63 letters, digits, '_', '.', '+' "
 						       "and '-'", t, name, peer->name);
-			for (size_t j = 0; j < d->nvalues; j++)
-				if (!strcmp(d->values[j], t))
-					return sweep_fail_node(L, item, "parameter '%s' of peer '%s' lists the "
-							       "value %s twice", name, peer->name, t);
+			}
 			d->values[d->nvalues++] = xstrdup(t);
+			if (sweep_seen_add(&seen, d->values[d->nvalues - 1], i) >= 0) {
+				sweep_seen_free(&seen);
+				return sweep_fail_node(L, item, "parameter '%s' of peer '%s' lists the "
+						       "value %s twice", name, peer->name, t);
+			}
 		}
+		sweep_seen_free(&seen);
 	} else {
 		const char *t = param_scalar(L, type, "'type'", name, peer->name);
 		if (!t)
@@ -303,6 +311,9 @@ int sweep_load_peers(struct loader *L, const yaml_node_t *node)
 		yaml_node_t *k = node_get(L, pair->key), *spec = node_get(L, pair->value);
 		const char *name = node_text(k);
 		struct sweep_peer *peer = &s->peers[s->npeers];
+		if (!*name)
+			return sweep_fail_node(L, k, "a peer name is empty (give it letters, digits, '.', "
+					       "'_' or '-')");
 		if (strlen(name) >= sizeof(((struct case_params *)0)->impl))
 			return sweep_fail_node(L, k, "peer name '%s' is too long (at most %zu characters)", name,
 					 sizeof(((struct case_params *)0)->impl) - 1);
@@ -450,6 +461,8 @@ int sweep_peer_params_check(struct loader *L, const struct sweep_benchmark *b, s
 		for (size_t p = 0; p < np && !rc; p++) {
 			const struct sweep_peer_param *d = sweep_peer_param_find(peers[p], st->key);
 			char (*canon)[64] = xcalloc(st->nvalues, sizeof(*canon));
+			struct sweep_seen seen;
+			sweep_seen_init(&seen, st->nvalues);
 			for (size_t v = 0; v < st->nvalues && !rc; v++) {
 				const struct sweep_scalar *sc = &st->values[v];
 				char why[128];
@@ -466,13 +479,70 @@ int sweep_peer_params_check(struct loader *L, const struct sweep_benchmark *b, s
 					sb_free(&sb);
 					break;
 				}
-				for (size_t w = 0; w < v && !rc; w++)
-					if (!strcmp(canon[w], canon[v]))
-						rc = sweep_fail_at(&L->ck, sc->line, sc->column, "key '%s' lists "
-								   "the value %s twice (first at line %d, "
-								   "column %d)", st->key, canon[v],
-								   st->values[w].line, st->values[w].column);
+				long w = sweep_seen_add(&seen, canon[v], v);
+				if (w >= 0)
+					rc = sweep_fail_at(&L->ck, sc->line, sc->column, "key '%s' lists "
+							   "the value %s twice (first at line %d, "
+							   "column %d)", st->key, canon[v],
+							   st->values[w].line, st->values[w].column);
 			}
+			sweep_seen_free(&seen);
+			free(canon);
+		}
+	}
+	/* an exclude's peer parameter: each value one that some peer of b taking the key accepts
+	 * (a typo would match no case, and the exclusion would silently do nothing) */
+	for (size_t e = 0; e < b->nexcludes && !rc; e++) {
+		for (size_t i = 0; i < b->excludes[e].npairs && !rc; i++) {
+			const struct sweep_setting *st = &b->excludes[e].pairs[i];
+			if (!st->peer_param)
+				continue;
+			size_t np = declaring_peers(L, b, st->key, peers);
+			if (!np) {
+				rc = sweep_fail_at(&L->ck, st->line, st->column, "exclude key '%s' is a "
+						   "parameter of no peer that benchmark %zu (suite %s) runs "
+						   "(add the peer to 'impl')", st->key, number,
+						   suite_name(b->suite));
+				break;
+			}
+			char (*canon)[64] = xcalloc(st->nvalues, sizeof(*canon));
+			struct sweep_seen seen;
+			sweep_seen_init(&seen, st->nvalues);
+			for (size_t v = 0; v < st->nvalues && !rc; v++) {
+				const struct sweep_scalar *sc = &st->values[v];
+				char why[128] = "";
+				size_t p = 0;
+				while (p < np && sweep_peer_param_value(sweep_peer_param_find(peers[p], st->key),
+									sc->text, canon[v], why, sizeof(why)))
+					p++;
+				if (p == np) {
+					struct strbuf sb = STRBUF_INIT;
+					for (p = 0; p < np; p++) {
+						const struct sweep_peer_param *d =
+							sweep_peer_param_find(peers[p], st->key);
+						sb_addf(&sb, "%s%s", p ? "; " : "", peers[p]->name);
+						if (d->type == PEER_PARAM_CHOICE) {
+							sb_add(&sb, ": ");
+							sb_add_list(&sb, (const char *const *)d->values);
+						} else {
+							sb_addf(&sb, ": %s", d->type == PEER_PARAM_BOOL ? "true or false" :
+							       d->type == PEER_PARAM_INT ? "an integer >= 0" : "a name");
+						}
+					}
+					rc = sweep_fail_at(&L->ck, sc->line, sc->column, "exclude value '%s' of key "
+							   "'%s' is not a value of it for any peer of benchmark %zu "
+							   "(valid: %s)", sc->text, st->key, number, sb_str(&sb));
+					sb_free(&sb);
+					break;
+				}
+				long w = sweep_seen_add(&seen, canon[v], v);
+				if (w >= 0)
+					rc = sweep_fail_at(&L->ck, sc->line, sc->column, "key '%s' lists "
+							   "the value %s twice (first at line %d, "
+							   "column %d)", st->key, canon[v],
+							   st->values[w].line, st->values[w].column);
+			}
+			sweep_seen_free(&seen);
 			free(canon);
 		}
 	}

@@ -30,6 +30,56 @@ int sweep_is_matmul_shape(const struct param_def *d)
 		     !strcmp(d->key, "size"));
 }
 
+/* sweep_internal.h */
+void sweep_seen_init(struct sweep_seen *set, size_t n)
+{
+	size_t cap = 16;
+	while (cap < 2 * n)
+		cap *= 2;
+	set->texts = xcalloc(cap, sizeof(*set->texts));
+	set->index = xcalloc(cap, sizeof(*set->index));
+	set->mask = cap - 1;
+}
+
+/* The slot of text in set, or the empty slot where it would go. */
+static size_t seen_slot(const struct sweep_seen *set, const char *text)
+{
+	uint64_t h = 14695981039346656037ULL;   /* FNV-1a */
+	for (const unsigned char *c = (const unsigned char *)text; *c; c++)
+		h = (h ^ *c) * 1099511628211ULL;
+	size_t at = (size_t)h & set->mask;
+	while (set->texts[at] && strcmp(set->texts[at], text))
+		at = (at + 1) & set->mask;
+	return at;
+}
+
+/* sweep_internal.h */
+long sweep_seen_add(struct sweep_seen *set, const char *text, size_t index)
+{
+	size_t at = seen_slot(set, text);
+	if (set->texts[at])
+		return (long)set->index[at];
+	set->texts[at] = text;
+	set->index[at] = index;
+	return -1;
+}
+
+/* sweep_internal.h */
+long sweep_seen_find(const struct sweep_seen *set, const char *text)
+{
+	size_t at = seen_slot(set, text);
+	return set->texts[at] ? (long)set->index[at] : -1;
+}
+
+/* sweep_internal.h */
+void sweep_seen_free(struct sweep_seen *set)
+{
+	free(set->texts);
+	free(set->index);
+	set->texts = NULL;
+	set->index = NULL;
+}
+
 /* The row of a key a sweep may set (in some suite), or NULL. */
 const struct param_def *sweep_param(const char *key)
 {
@@ -356,6 +406,10 @@ int sweep_value_parse(const struct checker *ck, const struct param_def *p, int s
 			return sweep_fail_at(ck, v->line, v->column,
 				       "key '%s' expects a byte size (an integer, or a number with B, KB, MB, GB, "
 				       "TB, KiB, MiB, GiB or TiB, e.g. '512MiB'), got '%s'", p->key, t);
+		if (!out->num && strpbrk(t, "123456789"))   /* rounded down to nothing: no limit */
+			return sweep_fail_at(ck, v->line, v->column, "key '%s' value %s rounds down to 0 "
+					     "bytes, which means no limit (give 0 for no limit, or at least 1B)",
+					     p->key, t);
 		snprintf(out->canon, sizeof(out->canon), "%" PRId64, out->num);
 		return 0;
 	default:

@@ -324,6 +324,35 @@ static void test_sweep__default_axis_multiplies_every_benchmark(void **state)
 	sweep_free(s);
 }
 
+/* A peer parameter's default axis takes its place in the defaults mapping like any other: the
+ * later default varies faster. */
+static void test_sweep__peer_parameter_defaults_keep_the_mapping_order(void **state)
+{
+	(void)state;
+	struct sweep_cases cases;
+	struct sweep *s = expand_ok("peers:\n"
+				    "  p: {command: x, suite: attention, params: {opt: {values: [a, b]}}}\n"
+				    "defaults:\n"
+				    "  opt: [a, b]\n"
+				    "  seed: [1, 2]\n"
+				    "  impl: p\n"
+				    "benchmarks:\n"
+				    "  - {suite: attention, seq_len: 8, head_dim: 8}\n", &cases);
+	assert_int_equal(cases.n, 4);
+	const struct sweep_benchmark *b = &s->benchmarks[0];
+	assert_string_equal(b->settings[2].key, "opt");
+	assert_string_equal(b->settings[3].key, "seed");
+	assert_string_equal(b->settings[4].key, "impl");
+	static const char *const opt[] = {"a", "a", "b", "b"};
+	for (size_t i = 0; i < cases.n; i++) {
+		assert_int_equal(cases.items[i].npeer_params, 1);
+		assert_string_equal(cases.items[i].peer_params[0].value, opt[i]);
+		assert_int_equal(cases.items[i].params.seed, 1 + (int64_t)(i % 2));
+	}
+	sweep_cases_free(&cases);
+	sweep_free(s);
+}
+
 static void test_sweep__axes_mapping_equals_inline_lists(void **state)
 {
 	(void)state;
@@ -917,6 +946,16 @@ static void test_sweep__impossible_values_are_errors(void **state)
 			  2, 67, "key 'head_dim' lists the value 8 twice (first at line 2, column 60)", NULL);
 	check_parse_error("benchmarks:\n  - {suite: matmul, size: [1000, 1024], mem_limit: [1KiB, 1024]}\n",
 			  2, 59, "key 'mem_limit' lists the value 1024 twice", NULL);
+	/* a limit that rounds down to 0 bytes would be no limit at all */
+	check_parse_error("benchmarks:\n  - {suite: matmul, size: 8, mem_limit: 0.0004KB}\n",
+			  2, 41, "key 'mem_limit' value 0.0004KB rounds down to 0 bytes, which means no "
+			  "limit", NULL);
+	struct sweep_cases cases;
+	struct sweep *s = expand_ok("benchmarks:\n  - {suite: matmul, size: 8, mem_limit: 0.0KiB}\n",
+				    &cases);
+	assert_int_equal(cases.items[0].params.mem_limit, 0);   /* a zero written as zero */
+	sweep_cases_free(&cases);
+	sweep_free(s);
 }
 
 static void test_sweep__model_heads_must_divide_d_model(void **state)
@@ -962,6 +1001,15 @@ static void test_sweep__model_definitions_are_checked(void **state)
 			  "  my model: {d_model: 8, d_ff: 8, num_layers: 1, num_heads: 2}\n"
 			  "benchmarks: [{suite: matmul, size: 8}]\n",
 			  2, 3, "model name 'my model' may only contain", NULL);
+	/* a quoted empty name: its cases would have 'model=' in their key */
+	check_parse_error("models:\n"
+			  "  \"\": {d_model: 8, d_ff: 8, num_layers: 1, num_heads: 2}\n"
+			  "benchmarks: [{suite: e2e, model: \"\", context_length: 8}]\n",
+			  2, 3, "a model name is empty", NULL);
+	check_parse_error("peers:\n"
+			  "  '': {command: x, suite: matmul}\n"
+			  "benchmarks: [{suite: matmul, impl: '', size: 8}]\n",
+			  2, 3, "a peer name is empty", NULL);
 }
 
 static void test_sweep__missing_required_key_names_benchmark_and_suite(void **state)
@@ -1055,6 +1103,23 @@ static void test_sweep__duplicate_keys_are_errors(void **state)
 			  "  mini: {d_model: 8, d_ff: 8, num_layers: 1, num_heads: 2, d_ff: 9}\n"
 			  "benchmarks: [{suite: matmul, size: 8}]\n",
 			  2, 60, "duplicate key 'd_ff'", NULL);
+}
+
+/* A merge key is refused where it is, not reported as the keys it would have brought. */
+static void test_sweep__merge_keys_are_errors(void **state)
+{
+	(void)state;
+	check_parse_error("benchmarks:\n"
+			  "  - &b {suite: attention, impl: naive, seq_len: 8, head_dim: 8}\n"
+			  "  - {<<: *b, seq_len: 16}\n",
+			  3, 6, "merge keys ('<<') are not supported", NULL);
+	check_parse_error("defaults: &d {warmup: 1}\n"
+			  "benchmarks:\n"
+			  "  - {suite: matmul, size: 8, <<: *d}\n",
+			  3, 30, "merge keys ('<<') are not supported", NULL);
+	/* a quoted '<<' is a key like any other */
+	check_parse_error("benchmarks: [{suite: matmul, size: 8, '<<': 1}]\n", 1, 39,
+			  "unknown key '<<' for suite matmul", NULL);
 }
 
 static void test_sweep__defaults_are_checked(void **state)
@@ -1163,6 +1228,47 @@ static void test_sweep__peer_parameters_are_axes_of_their_peers_cases_only(void 
 			  "head_dim: 8}]\n",
 			  4, 56, "value 'flash' of key 'backend' for peer b: not one of its values (valid: "
 			  "math)", NULL);
+}
+
+/* An exclude's value of a peer parameter is checked like a built-in one's: a typo would match no
+ * case, and the cases it was meant to drop would run. */
+static void test_sweep__peer_parameter_excludes_are_checked(void **state)
+{
+	(void)state;
+	const char *head = "peers:\n"
+			   "  a: {command: x, suite: attention, params: {backend: {values: [flash, math]}, "
+			   "rank: {type: int, default: 0}}}\n"
+			   "  b: {command: x, suite: attention, params: {backend: {values: [auto]}}}\n"
+			   "benchmarks:\n"
+			   "  - {suite: attention, impl: [a, b], seq_len: 8, head_dim: 8,\n"
+			   "     exclude: ";
+	check_parse_error(fmt("%s{backend: mth}}\n", head), 6, 25, "exclude value 'mth' of key "
+			  "'backend' is not a value of it for any peer of benchmark 1 (valid: a: flash, "
+			  "math; b: auto)", NULL);
+	check_parse_error(fmt("%s{rank: x1}}\n", head), 6, 22, "exclude value 'x1' of key 'rank'",
+			  "a: an integer >= 0", NULL);
+	check_parse_error(fmt("%s{rank: [1, 01]}}\n", head), 6, 26, "key 'rank' lists the value 1 "
+			  "twice (first at line 6, column 23)", NULL);
+	check_parse_error("peers:\n"
+			  "  a: {command: x, suite: attention, params: {backend: {values: [flash]}}}\n"
+			  "benchmarks:\n"
+			  "  - {suite: attention, impl: naive, seq_len: 8, head_dim: 8, "
+			  "exclude: {backend: flash}}\n",
+			  4, 72, "exclude key 'backend' is a parameter of no peer that benchmark 1 "
+			  "(suite attention) runs", NULL);
+	/* a value of one of the benchmark's peers is fine, and drops that peer's cases */
+	struct sweep_cases cases;
+	struct sweep *s = expand_ok(fmt("%s{backend: flash}}\n", head), &cases);
+	assert_int_equal(cases.n, 1);   /* a's case (backend flash, its default) is dropped */
+	assert_string_equal(cases.items[0].params.impl, "b");
+	sweep_cases_free(&cases);
+	sweep_free(s);
+	/* an int is compared as an int: 00 is a's rank 0 (b has no rank, so it stays) */
+	s = expand_ok(fmt("%s{rank: [5, 00]}}\n", head), &cases);
+	assert_int_equal(cases.n, 1);
+	assert_string_equal(cases.items[0].params.impl, "b");
+	sweep_cases_free(&cases);
+	sweep_free(s);
 }
 
 static void test_sweep__peers_become_impls_of_their_suite(void **state)
@@ -1440,6 +1546,7 @@ int main(void)
 		cmocka_unit_test(test_sweep__builtin_defaults_fill_unset_params),
 		cmocka_unit_test(test_sweep__sweep_defaults_apply_and_benchmark_values_override_them),
 		cmocka_unit_test(test_sweep__default_axis_multiplies_every_benchmark),
+		cmocka_unit_test(test_sweep__peer_parameter_defaults_keep_the_mapping_order),
 		cmocka_unit_test(test_sweep__axes_mapping_equals_inline_lists),
 		cmocka_unit_test(test_sweep__design_example_expands_to_160_cases),
 		cmocka_unit_test(test_sweep__documented_example_expands_as_documented),
@@ -1472,8 +1579,10 @@ int main(void)
 		cmocka_unit_test(test_sweep__benchmarks_must_be_a_non_empty_list_of_mappings),
 		cmocka_unit_test(test_sweep__exclude_keys_must_be_parameters_of_the_suite),
 		cmocka_unit_test(test_sweep__duplicate_keys_are_errors),
+		cmocka_unit_test(test_sweep__merge_keys_are_errors),
 		cmocka_unit_test(test_sweep__defaults_are_checked),
 		cmocka_unit_test(test_sweep__every_case_excluded_is_an_expand_error),
+		cmocka_unit_test(test_sweep__peer_parameter_excludes_are_checked),
 		cmocka_unit_test(test_sweep__peers_become_impls_of_their_suite),
 		cmocka_unit_test(test_sweep__peer_parameters_are_axes_of_their_peers_cases_only),
 		cmocka_unit_test(test_sweep__peer_entries_are_checked),

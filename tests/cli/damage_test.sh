@@ -461,7 +461,12 @@ small_items)
 	expect_status 2 "runner slurm --results with a newline" "$RUNNER" slurm "$SWEEP" --shards 2 --results "$T/sl
 #SBATCH --exclusive"
 	check "nothing written for a refused #SBATCH value" [ ! -e "$T/sl" ]
-	printf 'name: "evil\\n#SBATCH --exclusive"\nbenchmarks: [{suite: attention, impl: naive, seq_len: 8, head_dim: 8}]\n' >"$T/evil.yaml"
+	# a sweep name cannot hold a newline (the loader refuses control characters), ...
+	printf 'name: "evil\\n#SBATCH --exclusive"\nbenchmarks: [{suite: attention, impl: naive, seq_len: 8, head_dim: 8}]\n' >"$T/evil_nl.yaml"
+	expect_status 2 "runner slurm with a newline in the sweep's name" "$RUNNER" slurm "$T/evil_nl.yaml" --shards 2 --results "$T/sl%x"
+	contains "$T/err" "key 'name' contains the control character 0x0a" "the newline in the name is refused"
+	# ... and what else it may hold is made one word
+	printf 'name: "evil #SBATCH --exclusive"\nbenchmarks: [{suite: attention, impl: naive, seq_len: 8, head_dim: 8}]\n' >"$T/evil.yaml"
 	expect_status 0 "runner slurm with valid values" "$RUNNER" slurm "$T/evil.yaml" --shards 2 --results "$T/sl%x" \
 		--partition gpu,debug --account proj_1 --time 2-12:30:00
 	script=$(ls "$T"/sl%x/*.sbatch)

@@ -63,6 +63,29 @@ python3 -c "
 print('benchmarks:')
 for i in range(40): print('  ' * (i + 1) + 'k%d:' % i)" >"$dir/block_maps.yaml"; refuse block_maps.yaml 2 "more than 32 deep"
 python3 -c "print('benchmarks: ' + '[' * 100000)" >"$dir/flow_unclosed.yaml"; refuse flow_unclosed.yaml 2 "more than 32 deep"
+# -- long lists and mappings, the repeat at the end: each entry compared with every earlier one
+# took a minute for a 1 MiB file
+python3 -c "
+print('models: {' + ', '.join('m%d: 1' % i for i in range(95000)) + ', m0: 1}')
+print('benchmarks: [{suite: matmul, size: 8}]')" >"$dir/many_keys.yaml"
+refuse many_keys.yaml 2 "duplicate key 'm0' .first given at line 1, column 10"
+python3 -c "
+print('benchmarks: [{suite: matmul, m: 1, n: 1, seed: [' + ', '.join(str(i) for i in range(120000)) + ', 0]}]')" >"$dir/many_values.yaml"
+refuse many_values.yaml 2 "key 'seed' lists the value 0 twice"
+python3 -c "
+print('peers: {p: {command: x, suite: matmul, params: {o: {values: [' + ', '.join('v%d' % i for i in range(100000)) + ', v0]}}}}')
+print('benchmarks: [{suite: matmul, size: 8}]')" >"$dir/many_peer_values.yaml"
+refuse many_peer_values.yaml 2 "parameter 'o' of peer 'p' lists the value v0 twice"
+# anchors: libyaml's loader compares each with every one before it
+python3 -c "
+print('x: [' + ', '.join('&a%d 1' % i for i in range(80000)) + ']')
+print('benchmarks: [{suite: matmul, size: 8}]')" >"$dir/many_anchors.yaml"
+refuse many_anchors.yaml 2 "more than 1000 anchors"
+# 40,000 cases against an exclude of 40,000 values: each case typed every value (minutes)
+python3 -c "
+ks = ', '.join(str(i + 1) for i in range(40000))
+print('benchmarks: [{suite: matmul, m: 1, n: 1, k: [%s], exclude: {k: [%s]}}]' % (ks, ks))" >"$dir/long_exclude.yaml"
+refuse long_exclude.yaml 2 "every case is excluded"
 # -- sizes whose arithmetic would wrap (item 3)
 sweep iters_wrap.yaml "$att, iters: 6148914691236517204}\n"; refuse iters_wrap.yaml 2 "key 'iters' value 6148914691236517204 is too large"
 sweep iters_max.yaml "$att, iters: 9223372036854775807}\n"; refuse iters_max.yaml 2 "too large"
@@ -90,9 +113,14 @@ sweep anchors.yaml 'a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a
 refuse anchors.yaml 2 "."
 sweep two_docs.yaml "$att}\n---\n$att}\n"; refuse two_docs.yaml 2 "."
 sweep empty.yaml ''; refuse empty.yaml 2 "."
-sweep escape_name.yaml 'name: "\\e]0;pwned\\a\\e[31m"\nbenchmarks:\n  - {suite: attention, impl: "\\e[2J", head_dim: 8, seq_len: 8}\n'
+# (an impl quoted in the message; a control character in the name is refused itself, below)
+sweep escape_name.yaml 'name: escape\nbenchmarks:\n  - {suite: attention, impl: "\\e[2J", head_dim: 8, seq_len: 8}\n'
 refuse escape_name.yaml 2 "\\\\x1b\\[2J"
 lacks "$T/err" $'\033' "escape_name: no raw escape byte on the terminal"
+# a name that is valid but for its control characters: runner list would print it raw
+sweep escape_valid_name.yaml 'name: "\\e]0;pwned\\a\\e[2J"\nbenchmarks:\n  - {suite: matmul, size: 8}\n'
+refuse escape_valid_name.yaml 2 "key 'name' contains the control character 0x1b"
+lacks "$T/out" $'\033' "escape_valid_name: no raw escape byte on the terminal"
 
 check "the database is unchanged by every refused sweep" [ "$(md5sum <"$db")" = "$sum" ]
 note "hostile sweeps: $n (each through runner list and runner run)"

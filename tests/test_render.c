@@ -455,6 +455,55 @@ static void test_render__json_keys_are_identifiers_and_unique(void **state)
 	table_free(&t);
 }
 
+/* ---- markdown ------------------------------------------------------------------------------ */
+
+/* The cells of a GitHub table row: '|' splits them unless a backslash escapes it. */
+static size_t md_row_cells(const char *line, size_t len)
+{
+	size_t pipes = 0;
+	for (size_t i = 0; i < len; i++)
+		pipes += line[i] == '|' && (i == 0 || line[i - 1] != '\\');
+	return pipes ? pipes - 1 : 0;
+}
+
+/* Any text a user gives (a --columns heading, a pivot's value, a label, a stored reason) keeps a
+ * table a table: every line from the header to the last row has one cell per column, and no line
+ * break in a title or a note starts a line of its own. */
+static void test_render__md_keeps_its_table_whole_whatever_the_text(void **state)
+{
+	(void)state;
+	const enum report_format fmts[] = {FORMAT_MD, FORMAT_SUMMARY};
+	for (size_t f = 0; f < sizeof(fmts) / sizeof(fmts[0]); f++) {
+		struct table t;
+		table_init(&t, "title\n| x | y |\n| - | - |");
+		table_column(&t, "a|b", "", 0);
+		table_column(&t, "fwd\nmean", "m|s", 3);
+		table_column(&t, "c", "", 0);
+		size_t r = table_row(&t);
+		table_text(&t, r, 0, "x|y\nz");
+		table_number(&t, r, 1, 1.5);
+		table_text(&t, r, 2, "\\|");
+		table_note(&t, "reason one\n| injected | row |");
+		char *text = render_one(&t, fmts[f]);
+		size_t rows = 0;
+		for (const char *line = text; *line;) {
+			size_t len = strcspn(line, "\n");
+			if (*line == '|') {
+				if (md_row_cells(line, len) != 3)
+					fail_msg("a table line of %zu cells, not 3: %.*s\nin:\n%s",
+						 md_row_cells(line, len), (int)len, line, text);
+				rows++;
+			}
+			line += len + (line[len] == '\n');
+		}
+		assert_int_equal(rows, 3);   /* header, delimiter, the row: nothing else starts with | */
+		assert_non_null(strstr(text, "a\\|b"));
+		assert_non_null(strstr(text, "fwd\\nmean (m\\|s)"));
+		free(text);
+		table_free(&t);
+	}
+}
+
 /* ---- LaTeX --------------------------------------------------------------------------------- */
 
 static void test_render__tex_escapes_every_special_character(void **state)
@@ -537,6 +586,7 @@ int main(void)
 		cmocka_unit_test(test_render__json_table_without_rows_columns_or_notes_is_valid),
 		cmocka_unit_test(test_render__json_numbers_read_back_exactly_and_non_finite_are_null),
 		cmocka_unit_test(test_render__json_keys_are_identifiers_and_unique),
+		cmocka_unit_test(test_render__md_keeps_its_table_whole_whatever_the_text),
 		cmocka_unit_test(test_render__tex_escapes_every_special_character),
 		cmocka_unit_test(test_render__tex_without_title_has_no_caption),
 		cmocka_unit_test(test_render__begin_end_add_nothing_for_text_formats),

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 
 #include "render.h"
+#include "report.h"
 
 /* Every feature a renderer must handle: a title with specials, text and number columns, units
  * (one with a LaTeX special), decimals, a negative number, empty cells, a text cell with every
@@ -504,6 +505,37 @@ static void test_render__md_keeps_its_table_whole_whatever_the_text(void **state
 	}
 }
 
+/* ---- reading a stored params JSON ---------------------------------------------------------- */
+
+/* json_field gives a text value whole and decoded (it used to stop at the first quote, escaped or
+ * not, and keep escapes as written), matches keys only where they are keys, and reads non-text
+ * values as written. */
+static void test_render__json_field_reads_text_values_whole(void **state)
+{
+	(void)state;
+	const char *json = "{\"a\":\"say \\\"hi\\\", x\\\\y\",\"note\":\"\\\"b\\\":1\",\"b\":2,"
+			   "\"u\":\"\\u00e9\\ud83d\\ude00\\n\",\"o\":{\"b\":3},\"t\":true}";
+	char v[64];
+	json_field(json, "a", v, sizeof(v));
+	assert_string_equal(v, "say \"hi\", x\\y");
+	json_field(json, "b", v, sizeof(v));   /* not the "b": inside the note's text */
+	assert_string_equal(v, "2");
+	json_field(json, "u", v, sizeof(v));
+	assert_string_equal(v, "\xc3\xa9\xf0\x9f\x98\x80\n");
+	json_field(json, "o", v, sizeof(v));
+	assert_string_equal(v, "{\"b\":3}");
+	json_field(json, "t", v, sizeof(v));
+	assert_string_equal(v, "true");
+	json_field(json, "missing", v, sizeof(v));
+	assert_string_equal(v, "");
+	json_field("{\"a\": \"x\" , \"c\" : 5 }", "c", v, sizeof(v));
+	assert_string_equal(v, "5");
+	json_field("{\"a\":\"unterminated", "a", v, sizeof(v));
+	assert_string_equal(v, "");
+	json_field(NULL, "a", v, sizeof(v));
+	assert_string_equal(v, "");
+}
+
 /* ---- LaTeX --------------------------------------------------------------------------------- */
 
 static void test_render__tex_escapes_every_special_character(void **state)
@@ -587,6 +619,7 @@ int main(void)
 		cmocka_unit_test(test_render__json_numbers_read_back_exactly_and_non_finite_are_null),
 		cmocka_unit_test(test_render__json_keys_are_identifiers_and_unique),
 		cmocka_unit_test(test_render__md_keeps_its_table_whole_whatever_the_text),
+		cmocka_unit_test(test_render__json_field_reads_text_values_whole),
 		cmocka_unit_test(test_render__tex_escapes_every_special_character),
 		cmocka_unit_test(test_render__tex_without_title_has_no_caption),
 		cmocka_unit_test(test_render__begin_end_add_nothing_for_text_formats),

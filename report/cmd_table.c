@@ -150,7 +150,8 @@ int cmd_table(struct cmd_line *cl)
 		.group_by = group_by, .pivot = pivot, .prefer = prefer, .pick = pick,
 		.flags = derived ? TABLE_DERIVED : 0, .warmup = warmup, .shape = shaped ? &shape : NULL,
 		.title = layout ? layout->title : NULL,
-		.titled = !format_is((enum report_format)fmt, FORMAT_UNTITLED)};
+		.titled = !format_is((enum report_format)fmt, FORMAT_UNTITLED),
+		.exact = format_is((enum report_format)fmt, FORMAT_DATA)};
 	int rc = report_tables(db, cases, n, &rq, &tables, &ntables, &err);
 	if (rc) {
 		status = report_error(&err, rc == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL);

@@ -22,7 +22,8 @@
  * sign is a math minus ("$-$1.5"). The header is "name (unit)". Every text that comes from the
  * table (title, names, units, cells, notes) is escaped: the ten LaTeX specials, plus < > | (which
  * print other glyphs in the default OT1 encoding) and [ ] * (which the \\ or \midrule before a
- * row would read as its optional argument or star); line breaks become spaces. */
+ * row would read as its optional argument or star); line breaks become spaces, other control
+ * characters \xHH in text ("\textbackslash{}x1b"). */
 #include "renderers.h"
 
 static void tex_escape(const char *s, struct strbuf *out)
@@ -45,7 +46,14 @@ static void tex_escape(const char *s, struct strbuf *out)
 			sb_addc(out, '}');
 			break;
 		case '\n': case '\r': case '\t': sb_addc(out, ' '); break;
-		default: sb_addc(out, *s);
+		default:
+			/* any other control character is shown as escape_controls shows it, \xHH:
+			 * raw, it is an invalid character to TeX, and the \x1b escape_controls
+			 * would make of it an undefined control sequence */
+			if ((unsigned char)*s < 0x20 || *s == 0x7f)
+				sb_addf(out, "\\textbackslash{}x%02x", (unsigned char)*s);
+			else
+				sb_addc(out, *s);
 		}
 	}
 }

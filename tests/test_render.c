@@ -555,6 +555,27 @@ static void test_render__tex_escapes_every_special_character(void **state)
 	table_free(&t);
 }
 
+/* A control character (a stored label's escape sequence) is written as visible text, never raw:
+ * TeX rejects it as an invalid character, and the report's terminal escaping would turn it into
+ * \x1b, an undefined control sequence. */
+static void test_render__tex_shows_control_characters_as_text(void **state)
+{
+	(void)state;
+	struct table t;
+	table_init(&t, "run \x1b]0;title\x07");
+	table_column(&t, "label", "", 0);
+	table_text(&t, table_row(&t), 0, "a\x1b[31mb\x7f\x01");
+	char *text = render_one(&t, FORMAT_TEX);
+	for (const char *p = text; *p; p++)
+		if ((unsigned char)*p < 0x20 && *p != '\n')
+			fail_msg("raw control character 0x%02x in:\n%s", (unsigned char)*p, text);
+	assert_non_null(strstr(text, "\\caption{run \\textbackslash{}x1b{]}0;title\\textbackslash{}x07}"));
+	assert_non_null(strstr(text, "a\\textbackslash{}x1b{[}31mb\\textbackslash{}x7f"
+				     "\\textbackslash{}x01 \\\\\n"));
+	free(text);
+	table_free(&t);
+}
+
 static void test_render__tex_without_title_has_no_caption(void **state)
 {
 	(void)state;
@@ -621,6 +642,7 @@ int main(void)
 		cmocka_unit_test(test_render__md_keeps_its_table_whole_whatever_the_text),
 		cmocka_unit_test(test_render__json_field_reads_text_values_whole),
 		cmocka_unit_test(test_render__tex_escapes_every_special_character),
+		cmocka_unit_test(test_render__tex_shows_control_characters_as_text),
 		cmocka_unit_test(test_render__tex_without_title_has_no_caption),
 		cmocka_unit_test(test_render__begin_end_add_nothing_for_text_formats),
 		cmocka_unit_test(test_render__format_parse_accepts_every_format_name),

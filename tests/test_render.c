@@ -456,6 +456,29 @@ static void test_render__json_keys_are_identifiers_and_unique(void **state)
 	table_free(&t);
 }
 
+/* A note quotes a stored reason whole: a failing peer's reason with its stderr tail runs to 2 KiB
+ * of text, non-ASCII included; cut at 2047 bytes (as it was), the note lost its end and, cut
+ * inside a UTF-8 character, made the JSON output unreadable. */
+static void test_render__notes_are_kept_whole(void **state)
+{
+	(void)state;
+	struct strbuf reason = STRBUF_INIT;
+	for (int i = 0; i < 1500; i++)
+		sb_add(&reason, "\xc3\xa9");   /* é: 3000 bytes */
+	sb_add(&reason, " END");
+	struct table t;
+	table_init(&t, NULL);
+	table_note(&t, "case 1 (x): error \xe2\x80\x94 %s", sb_str(&reason));
+	assert_int_equal(t.nnotes, 1);
+	assert_int_equal(strlen(t.notes[0]), strlen("case 1 (x): error \xe2\x80\x94 ") + reason.len);
+	assert_non_null(strstr(t.notes[0], " END"));
+	char *text = render_one(&t, FORMAT_JSON);
+	assert_python_json(text, "d[0][\"notes\"][0].endswith(\"\\u00e9 END\")");
+	free(text);
+	table_free(&t);
+	sb_free(&reason);
+}
+
 /* ---- markdown ------------------------------------------------------------------------------ */
 
 /* The cells of a GitHub table row: '|' splits them unless a backslash escapes it. */
@@ -639,6 +662,7 @@ int main(void)
 		cmocka_unit_test(test_render__json_table_without_rows_columns_or_notes_is_valid),
 		cmocka_unit_test(test_render__json_numbers_read_back_exactly_and_non_finite_are_null),
 		cmocka_unit_test(test_render__json_keys_are_identifiers_and_unique),
+		cmocka_unit_test(test_render__notes_are_kept_whole),
 		cmocka_unit_test(test_render__md_keeps_its_table_whole_whatever_the_text),
 		cmocka_unit_test(test_render__json_field_reads_text_values_whole),
 		cmocka_unit_test(test_render__tex_escapes_every_special_character),

@@ -432,6 +432,36 @@ static void test_render__json_numbers_read_back_exactly_and_non_finite_are_null(
 	table_free(&t);
 }
 
+/* JSON is UTF-8: stored text that is not (a label typed in Latin-1, a cut multibyte character)
+ * made the whole document unreadable; each such byte is now U+FFFD, valid text stays as it is. */
+static void test_render__json_is_utf8_whatever_the_stored_text(void **state)
+{
+	(void)state;
+	const char *texts[] = {
+		"caf\xe9",                          /* Latin-1 */
+		"cut \xc3",                         /* a lead byte at the end */
+		"\xc0\xaf overlong",                /* an overlong '/' */
+		"\xed\xa0\x80 surrogate",           /* U+D800 */
+		"\xf4\x90\x80\x80 too high",        /* above U+10FFFF */
+		"\x80 stray",                       /* a lone continuation byte */
+		"ok \xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80",   /* é € 😀 */
+	};
+	struct table t;
+	table_init(&t, "title \xff");
+	table_column(&t, "text", "\xb5s", 0);
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
+		table_text(&t, table_row(&t), 0, texts[i]);
+	table_note(&t, "note \xfe");
+	char *text = render_one(&t, FORMAT_JSON);
+	assert_python_json(text, "[r[\"text_\\ufffds\"] for r in d[0][\"rows\"]] == [\"caf\\ufffd\","
+				 " \"cut \\ufffd\", \"\\ufffd\\ufffd overlong\","
+				 " \"\\ufffd\\ufffd\\ufffd surrogate\", \"\\ufffd\\ufffd\\ufffd\\ufffd too high\","
+				 " \"\\ufffd stray\", \"ok \\u00e9\\u20ac\\U0001f600\"] and"
+				 " d[0][\"title\"] == \"title \\ufffd\" and d[0][\"notes\"] == [\"note \\ufffd\"]");
+	free(text);
+	table_free(&t);
+}
+
 static void test_render__json_keys_are_identifiers_and_unique(void **state)
 {
 	(void)state;
@@ -661,6 +691,7 @@ int main(void)
 		cmocka_unit_test(test_render__json_begin_end_without_tables_is_an_empty_array),
 		cmocka_unit_test(test_render__json_table_without_rows_columns_or_notes_is_valid),
 		cmocka_unit_test(test_render__json_numbers_read_back_exactly_and_non_finite_are_null),
+		cmocka_unit_test(test_render__json_is_utf8_whatever_the_stored_text),
 		cmocka_unit_test(test_render__json_keys_are_identifiers_and_unique),
 		cmocka_unit_test(test_render__notes_are_kept_whole),
 		cmocka_unit_test(test_render__md_keeps_its_table_whole_whatever_the_text),

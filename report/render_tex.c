@@ -23,12 +23,22 @@
  * table (title, names, units, cells, notes) is escaped: the ten LaTeX specials, plus < > | (which
  * print other glyphs in the default OT1 encoding) and [ ] * (which the \\ or \midrule before a
  * row would read as its optional argument or star); line breaks become spaces, other control
- * characters \xHH in text ("\textbackslash{}x1b"). */
+ * characters \xHH in text ("\textbackslash{}x1b"); the marks ✓ and ✗ (`report nodes`), which
+ * no font has without a package, are the math symbols \surd and \times. */
+#include <string.h>
+
 #include "renderers.h"
 
 static void tex_escape(const char *s, struct strbuf *out)
 {
 	for (; *s; s++) {
+		/* the check and cross marks of `report nodes`: no LaTeX font has them without a
+		 * package (pdflatex stops on them), so the math symbols \surd and \times */
+		if (!strncmp(s, "\u2713", 3) || !strncmp(s, "\u2717", 3)) {
+			sb_add(out, s[2] == '\x93' ? "\\ensuremath{\\surd}" : "\\ensuremath{\\times}");
+			s += 2;
+			continue;
+		}
 		switch (*s) {
 		case '&': case '%': case '$': case '#': case '_': case '{': case '}':
 			sb_addc(out, '\\');

@@ -629,6 +629,28 @@ static void test_render__tex_shows_control_characters_as_text(void **state)
 	table_free(&t);
 }
 
+/* `report nodes` marks a case within bounds ✓ and out of bounds ✗: glyphs no LaTeX font has
+ * without a package (pdflatex stops: "Unicode character ✓ (U+2713) not set up for use with
+ * LaTeX"); they are math symbols, other text (é, °, —, which LaTeX has) stays as it is. */
+static void test_render__tex_marks_are_math_symbols(void **state)
+{
+	(void)state;
+	struct table t;
+	table_init(&t, NULL);
+	table_column(&t, "memory", "", 0);
+	table_column(&t, "temp", "\xc2\xb0" "C", 0);
+	size_t r = table_row(&t);
+	table_text(&t, r, 0, "\xe2\x9c\x93");
+	table_text(&t, r, 1, "\xe2\x9c\x97 caf\xc3\xa9 \xe2\x80\x94");
+	char *text = render_one(&t, FORMAT_TEX);
+	assert_null(strstr(text, "\xe2\x9c\x93"));
+	assert_null(strstr(text, "\xe2\x9c\x97"));
+	assert_non_null(strstr(text, "memory & temp (\xc2\xb0" "C) \\\\\n\\midrule\n"
+				     "\\ensuremath{\\surd} & \\ensuremath{\\times} caf\xc3\xa9 \xe2\x80\x94 \\\\\n"));
+	free(text);
+	table_free(&t);
+}
+
 static void test_render__tex_without_title_has_no_caption(void **state)
 {
 	(void)state;
@@ -698,6 +720,7 @@ int main(void)
 		cmocka_unit_test(test_render__json_field_reads_text_values_whole),
 		cmocka_unit_test(test_render__tex_escapes_every_special_character),
 		cmocka_unit_test(test_render__tex_shows_control_characters_as_text),
+		cmocka_unit_test(test_render__tex_marks_are_math_symbols),
 		cmocka_unit_test(test_render__tex_without_title_has_no_caption),
 		cmocka_unit_test(test_render__begin_end_add_nothing_for_text_formats),
 		cmocka_unit_test(test_render__format_parse_accepts_every_format_name),

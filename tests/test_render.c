@@ -534,7 +534,7 @@ static void test_render__md_keeps_its_table_whole_whatever_the_text(void **state
 		table_column(&t, "fwd\nmean", "m|s", 3);
 		table_column(&t, "c", "", 0);
 		size_t r = table_row(&t);
-		table_text(&t, r, 0, "x|y\nz");
+		table_text(&t, r, 0, "x|y\nz\r| w |");   /* a lone CR ends a line to markdown */
 		table_number(&t, r, 1, 1.5);
 		table_text(&t, r, 2, "\\|");
 		table_note(&t, "reason one\n| injected | row |");
@@ -551,6 +551,7 @@ static void test_render__md_keeps_its_table_whole_whatever_the_text(void **state
 			line += len + (line[len] == '\n');
 		}
 		assert_int_equal(rows, 3);   /* header, delimiter, the row: nothing else starts with | */
+		assert_null(strchr(text, '\r'));
 		assert_non_null(strstr(text, "a\\|b"));
 		assert_non_null(strstr(text, "fwd\\nmean (m\\|s)"));
 		free(text);

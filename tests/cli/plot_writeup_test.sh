@@ -262,7 +262,8 @@ fi
 # ---- stored text that is markdown of its own ---------------------------------------------------
 # A sweep name with a line break (it ended the heading: what followed became the document's own
 # markdown, here a table), a label and a branch with backticks (they ended their code spans), a
-# host name with a line break: each stays on its line and reads back as stored, \n for a break.
+# host name with a line break and a carriage return (each a line ending to markdown: the second
+# split the system table's row): each stays on its line and reads back as stored, \n and \r.
 cat >"$T/odd.yaml" <<'EOF'
 name: "odd\n| a | b |\n|---|---|"
 benchmarks:
@@ -273,13 +274,13 @@ expect_status 0 "a run with odd text" "$RUNNER" run "$T/odd.yaml" --db "$odd" --
 line 2'
 if command -v sqlite3 >/dev/null; then
 	sql "$odd" "UPDATE runs SET git_commit = 'c0ffee', git_branch = 'feat-\`tick\`';
-		UPDATE systems SET hostname = 'node
-## not a heading'" >/dev/null
+		UPDATE systems SET hostname = 'node' || char(10) || '## not a heading' || char(13) || '| x |'" \
+		>/dev/null
 fi
 expect_status 0 "writeup of the odd run" env GNUPLOT=/nonexistent "$REPORT" writeup --db "$odd" -o "$T/odd"
 check "stored text reads back from the markdown" python3 - "$T/odd/README.md" "$(command -v sqlite3)" <<'EOF'
 import re, sys
-doc = open(sys.argv[1]).read()
+doc = open(sys.argv[1], newline="").read()   # a CR kept as it is
 lines = doc.split("\n")
 
 def spans(line):
@@ -307,8 +308,11 @@ assert spans(uuid)[1] == r"fix `x`` y\nline 2", spans(uuid)
 if sys.argv[2]:
     git = next(l for l in lines if l.startswith("- git commit "))
     assert spans(git) == ["c0ffee", "feat-`tick`"], spans(git)
-    assert r" on node\n## not a heading, started " in lines[2], lines[2]
+    assert r" on node\n## not a heading\r| x |, started " in lines[2], lines[2]
     assert not any(l.startswith("## not a heading") for l in lines)
+    assert "\r" not in doc, "a raw carriage return, a line ending to markdown"
+    host = next(l for l in lines if l.startswith("| host "))
+    assert len(re.findall(r"(?<!\\)\|", host)) == 3, host
 EOF
 
 finish plot_writeup

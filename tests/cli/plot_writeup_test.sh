@@ -314,5 +314,10 @@ if sys.argv[2]:
     host = next(l for l in lines if l.startswith("| host "))
     assert len(re.findall(r"(?<!\\)\|", host)) == 3, host
 EOF
+# report table's heading over the same run (markdown too)
+expect_status 0 "report table of the odd run" "$REPORT" table --db "$odd"
+check "its heading is one line" [ "$(head -1 "$T/out")" = '## run 1: odd\n| a | b |\n|---|---| (complete)' ]
+lacks "$T/out" "^\\| a \\| b \\|" "the sweep's name made no table"
+lacks "$T/out" "^## not a heading" "the host's name made no heading"
 
 finish plot_writeup

@@ -215,5 +215,28 @@ import json, sys
 labels = [r["label"] for r in json.load(open(sys.argv[1]))[0]["rows"]]
 assert "\x1b]0;title\x07\x7f" in labels, labels' "$T/out"
 check "no raw escape byte in report table" [ "$(tr -cd '\033\007' <"$T/out" | wc -c)" = 0 ]
+# report export: exact to a file or a pipe (data for other tools), escaped on a terminal (it wrote
+# the escape sequence raw there, where the table commands never did).
+expect_status 0 "export of a case name with an escape sequence" "$REPORT" export --db "$hdir/control_chars.db"
+check "export to a pipe keeps the name exact" grep -q "$(printf '\033')\[31mred" "$T/out"
+check "export to a terminal escapes it" python3 - "$REPORT" "$hdir/control_chars.db" <<'EOF'
+import os, pty, sys
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], [sys.argv[1], "export", "--db", sys.argv[2]])
+out = b""
+while True:
+    try:
+        chunk = os.read(fd, 65536)
+    except OSError:   # EIO: the child closed the terminal
+        break
+    if not chunk:
+        break
+    out += chunk
+_, status = os.waitpid(pid, 0)
+assert os.waitstatus_to_exitcode(status) == 0, status
+assert b"\x1b" not in out and b"\x07" not in out, "a raw escape byte on the terminal"
+assert b"\\x1b[31mred\\x07" in out, out[:300]
+EOF
 note "hostile databases: $n_hostile, report invocations on them: $n_runs"
 finish hostile_db

@@ -37,6 +37,8 @@ void sb_add_inline(struct strbuf *sb, const char *s, int table_cell)
 	for (; s && *s; s++) {
 		if (*s == '\n')
 			sb_add(sb, "\\n");
+		else if (*s == '\r')   /* a line ending of its own to markdown, alone */
+			sb_add(sb, "\\r");
 		else if (*s == '|' && table_cell)
 			sb_add(sb, "\\|");
 		else

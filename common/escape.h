@@ -9,7 +9,8 @@ char *escape_controls(const char *s);
 
 struct strbuf;
 /* Append s kept on one line, for a markdown table cell or list item: a newline as the two
- * characters \n, and (with table_cell) '|' as \| — a label with either no longer breaks a table. */
+ * characters \n, a carriage return (a line ending to markdown too) as \r, and (with table_cell)
+ * '|' as \| — a label with any of them no longer breaks a table. */
 void sb_add_inline(struct strbuf *sb, const char *s, int table_cell);
 
 #endif

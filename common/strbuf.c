@@ -73,7 +73,7 @@ void sb_add_json_str(struct strbuf *sb, const char *s)
 		case '\r': sb_add(sb, "\\r"); break;
 		case '\t': sb_add(sb, "\\t"); break;
 		default:
-			if (*p < 0x20)
+			if (*p < 0x20 || *p == 0x7f)   /* DEL too: raw, escape_controls makes it \x7f */
 				sb_addf(sb, "\\u%04x", *p);
 			else
 				sb_addc(sb, (char)*p);

@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "escape.h"
 #include "opt.h"
 #include "report.h"
 #include "shape.h"
@@ -166,14 +168,20 @@ static void stats_rows(const struct case_row *c, const struct case_series *s,
 }
 
 /* Write out to path (whole or not at all: the old file kept on failure), or to stdout when path
- * is NULL; prints what failed. */
+ * is NULL; prints what failed. Stored text goes out exact, but to a terminal with its control
+ * characters escaped (escape_controls): a case name's escape sequence is not run by it. */
 static int write_output(const char *path, const struct strbuf *out)
 {
 	int bad;
-	if (path)
+	if (path) {
 		bad = file_replace(path, sb_str(out), out->len) != 0;
-	else
+	} else if (isatty(STDOUT_FILENO)) {
+		char *shown = escape_controls(sb_str(out));
+		bad = fputs(shown, stdout) == EOF || fflush(stdout) != 0;
+		free(shown);
+	} else {
 		bad = fwrite(sb_str(out), 1, out->len, stdout) != out->len || fflush(stdout) != 0;
+	}
 	if (bad) {
 		fprintf(stderr, "report export: cannot write '%s': %s\n", path ? path : "standard output",
 			strerror(errno));

@@ -17,17 +17,25 @@ static void run_header(struct db *db, const struct run_row *r, long warmup, stru
 	struct bd_error err;
 	if (db_system_get(db, r->system_id, &si, &err))
 		memset(&si, 0, sizeof(si));
-	sb_addf(out, "## run %lld: %s (%s)\n\n", (long long)r->id,
-		r->sweep_name ? r->sweep_name : "?", r->status);
+	/* stored text, each kept on its line: a line break in a sweep's name ended the heading, and
+	 * what followed it was markdown of its own */
+	sb_addf(out, "## run %lld: ", (long long)r->id);
+	sb_add_inline(out, r->sweep_name ? r->sweep_name : "?", 0);
+	sb_addf(out, " (%s)\n\n", r->status);
 	sb_addf(out, "- started %s, uuid %s%s", r->started_at, r->uuid, r->label ? ", label " : "");
 	sb_add_inline(out, r->label, 0);
+	sb_add(out, "\n- host ");
+	sb_add_inline(out, si.hostname, 0);
+	sb_add(out, ": ");
+	sb_add_inline(out, si.cpu_model[0] ? si.cpu_model : "?", 0);
+	sb_addf(out, ", %d cores, ", si.cpu_cores);
+	sb_add_inline(out, si.blas[0] ? si.blas : "no BLAS recorded", 0);
 	sb_addc(out, '\n');
-	sb_addf(out, "- host %s: %s, %d cores, %s\n", si.hostname, si.cpu_model[0] ? si.cpu_model : "?",
-		si.cpu_cores, si.blas[0] ? si.blas : "no BLAS recorded");
-	if (r->git_commit)
-		sb_addf(out, "- git %.12s%s on %s\n", r->git_commit, r->git_dirty == 1 ? " (dirty)" : "",
-			r->git_branch ? r->git_branch : "?");
-	else
+	if (r->git_commit) {
+		sb_addf(out, "- git %.12s%s on ", r->git_commit, r->git_dirty == 1 ? " (dirty)" : "");
+		sb_add_inline(out, r->git_branch ? r->git_branch : "?", 0);
+		sb_addc(out, '\n');
+	} else
 		sb_add(out, "- git commit unknown (built outside a git checkout)\n");
 	if (warmup == TABLE_OWN_WARMUP)
 		sb_addf(out, "- %lld cases, %lld ok; times are means over measured iterations (warm-up "
@@ -150,7 +158,8 @@ int cmd_table(struct cmd_line *cl)
 		.group_by = group_by, .pivot = pivot, .prefer = prefer, .pick = pick,
 		.flags = derived ? TABLE_DERIVED : 0, .warmup = warmup, .shape = shaped ? &shape : NULL,
 		.title = layout ? layout->title : NULL,
-		.titled = !format_is((enum report_format)fmt, FORMAT_UNTITLED)};
+		.titled = !format_is((enum report_format)fmt, FORMAT_UNTITLED),
+		.exact = format_is((enum report_format)fmt, FORMAT_DATA)};
 	int rc = report_tables(db, cases, n, &rq, &tables, &ntables, &err);
 	if (rc) {
 		status = report_error(&err, rc == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL);

@@ -92,13 +92,26 @@ static void add_shell_word(struct strbuf *sb, const char *s)
 	sb_addc(sb, '\'');
 }
 
-/* Inline code that survives backticks in the text. */
+/* Inline code of s, whatever it holds: between backtick runs longer than any inside it (and a
+ * space, which CommonMark strips, where s has a backtick); a line break as \n, which would
+ * otherwise end a list item or, twice, the paragraph. */
 static void add_code(struct strbuf *doc, const char *s)
 {
-	int ticks = strchr(s, '`') != NULL;
-	sb_add(doc, ticks ? "`` " : "`");
-	sb_add(doc, s);
-	sb_add(doc, ticks ? " ``" : "`");
+	size_t longest = 0, run = 0;
+	for (const char *p = s; *p; p++) {
+		run = *p == '`' ? run + 1 : 0;
+		if (run > longest)
+			longest = run;
+	}
+	for (size_t i = 0; i <= longest; i++)
+		sb_addc(doc, '`');
+	if (longest)
+		sb_addc(doc, ' ');
+	sb_add_inline(doc, s, 0);
+	if (longest)
+		sb_addc(doc, ' ');
+	for (size_t i = 0; i <= longest; i++)
+		sb_addc(doc, '`');
 }
 
 /* ---- charts --------------------------------------------------------------------------------- */
@@ -157,10 +170,15 @@ static void section_title(struct writeup *w, const char *command)
 	db_now(now_iso);
 	human_time(now_iso, now, sizeof(now));
 	human_time(r->started_at, started, sizeof(started));
-	sb_addf(&w->doc, "# Benchmark report: %s\n\n", r->sweep_name ? r->sweep_name : "unnamed sweep");
-	sb_addf(&w->doc, "Run %lld of ", (long long)r->id);
+	/* the sweep's name and the host's are stored text: a line break in either would end the
+	 * heading or the paragraph and start markdown of its own */
+	sb_add(&w->doc, "# Benchmark report: ");
+	sb_add_inline(&w->doc, r->sweep_name ? r->sweep_name : "unnamed sweep", 0);
+	sb_addf(&w->doc, "\n\nRun %lld of ", (long long)r->id);
 	add_code(&w->doc, r->sweep_path ? r->sweep_path : "(sweep file not recorded)");
-	sb_addf(&w->doc, " on %s, started %s", r->hostname ? r->hostname : "an unknown host", started);
+	sb_add(&w->doc, " on ");
+	sb_add_inline(&w->doc, r->hostname ? r->hostname : "an unknown host", 0);
+	sb_addf(&w->doc, ", started %s", started);
 	if (r->ended_at) {
 		char ended[64];
 		human_time(r->ended_at, ended, sizeof(ended));
@@ -240,25 +258,36 @@ static void section_provenance(struct writeup *w)
 	table_free(&t);
 
 	sb_add(&w->doc, "### Source and run\n\n");
-	if (r->git_commit) {
-		sb_addf(&w->doc, "- git commit `%s`%s, branch `%s`\n", r->git_commit,
-			r->git_dirty == 1   ? " with uncommitted changes (dirty)"
-			: r->git_dirty == 0 ? " (clean)"
-					    : " (dirty state unknown)",
-			r->git_branch ? r->git_branch : "unknown");
+	if (r->git_commit) {   /* a branch name may hold a backtick */
+		sb_add(&w->doc, "- git commit ");
+		add_code(&w->doc, r->git_commit);
+		sb_addf(&w->doc, "%s, branch ", r->git_dirty == 1   ? " with uncommitted changes (dirty)"
+						 : r->git_dirty == 0 ? " (clean)"
+								     : " (dirty state unknown)");
+		add_code(&w->doc, r->git_branch ? r->git_branch : "unknown");
+		sb_addc(&w->doc, '\n');
 	} else {
 		sb_add(&w->doc, "- git commit unknown (the runner was built outside a git checkout)\n");
 	}
-	sb_addf(&w->doc, "- runner version `%s`\n", r->tool_version ? r->tool_version : "unknown");
-	sb_addf(&w->doc, "- run uuid `%s`%s", r->uuid, r->label ? ", label `" : "");
-	sb_add_inline(&w->doc, r->label, 0);
-	sb_addf(&w->doc, "%s, status %s\n", r->label ? "`" : "", r->status);
+	sb_add(&w->doc, "- runner version ");
+	add_code(&w->doc, r->tool_version ? r->tool_version : "unknown");
+	sb_add(&w->doc, "\n- run uuid ");
+	add_code(&w->doc, r->uuid);
+	if (r->label) {
+		sb_add(&w->doc, ", label ");
+		add_code(&w->doc, r->label);
+	}
+	sb_add(&w->doc, ", status ");
+	sb_add_inline(&w->doc, r->status, 0);
+	sb_addc(&w->doc, '\n');
 	sb_add(&w->doc, "- command line:\n\n");
 	add_fenced(&w->doc, "sh", r->command_line ? r->command_line : "(not recorded)");
 
 	sb_add(&w->doc, "### Sweep\n\n");
 	add_code(&w->doc, r->sweep_path ? r->sweep_path : "(path not recorded)");
-	sb_addf(&w->doc, ", sha256 `%s`, exactly as run:\n\n", r->sweep_hash ? r->sweep_hash : "unknown");
+	sb_add(&w->doc, ", sha256 ");
+	add_code(&w->doc, r->sweep_hash ? r->sweep_hash : "unknown");
+	sb_add(&w->doc, ", exactly as run:\n\n");
 	add_fenced(&w->doc, "yaml", w->sweep_text ? w->sweep_text : "# (sweep text not recorded)");
 	sb_free(&v);
 }

@@ -111,13 +111,21 @@ void table_number(struct table *t, size_t row, size_t col, double value)
 
 void table_note(struct table *t, const char *fmt, ...)
 {
-	va_list ap;
+	/* sized to fit: a note quotes a stored reason (up to 2 KiB of a peer's stderr) whole, never
+	 * cut (a cut could split a UTF-8 character, which no JSON parser reads) */
+	va_list ap, again;
 	va_start(ap, fmt);
-	char buf[2048];
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_copy(again, ap);
+	int len = vsnprintf(NULL, 0, fmt, ap);
 	va_end(ap);
+	char *note = xmalloc(len > 0 ? (size_t)len + 1 : 1);
+	if (len > 0)
+		vsnprintf(note, (size_t)len + 1, fmt, again);
+	else
+		note[0] = '\0';
+	va_end(again);
 	t->notes = xrealloc(t->notes, (t->nnotes + 1) * sizeof(*t->notes));
-	t->notes[t->nnotes++] = xstrdup(buf);
+	t->notes[t->nnotes++] = note;
 }
 
 void table_free(struct table *t)

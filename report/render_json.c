@@ -28,7 +28,8 @@
  * an earlier column's gets "_2", "_3", ... so keys are unique. Every row has every key, in column
  * order. Values: numbers as JSON numbers in the column's unit, written with the fewest digits
  * that read back as the same double (nothing is rounded away), non-finite numbers as null; text
- * as strings; empty cells as null. A column's decimals (a display hint) are not used. */
+ * as strings (UTF-8, as JSON must be: a byte of stored text that is not valid UTF-8, a label typed
+ * in Latin-1, is U+FFFD); empty cells as null. A column's decimals (a display hint) are not used. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,53 @@ static void json_number(double v, struct strbuf *out)
 			break;
 	}
 	sb_add(out, text);   /* 17 significant digits always read back exactly */
+}
+
+/* Length of the valid UTF-8 sequence at s (1 to 4), or 0 when s does not start one: a stray
+ * continuation byte, a lead byte without its continuations, an overlong form, a surrogate or a
+ * code point above U+10FFFF. */
+static size_t utf8_sequence(const unsigned char *s)
+{
+	if (s[0] < 0x80)
+		return 1;
+	size_t n = s[0] >= 0xC2 && s[0] <= 0xDF	  ? 2
+		   : s[0] >= 0xE0 && s[0] <= 0xEF ? 3
+		   : s[0] >= 0xF0 && s[0] <= 0xF4 ? 4
+						  : 0;
+	for (size_t i = 1; i < n; i++)
+		if ((s[i] & 0xC0) != 0x80)
+			return 0;
+	if ((s[0] == 0xE0 && s[1] < 0xA0) || (s[0] == 0xED && s[1] >= 0xA0) ||
+	    (s[0] == 0xF0 && s[1] < 0x90) || (s[0] == 0xF4 && s[1] >= 0x90))
+		return 0;
+	return n;
+}
+
+/* s as a JSON string. JSON is UTF-8, so a byte of s that is not part of valid UTF-8 (a label
+ * typed in Latin-1) is written as U+FFFD, the replacement character, rather than raw, which
+ * would make the whole document unreadable to a JSON parser. */
+static void json_text(struct strbuf *out, const char *s)
+{
+	const unsigned char *end = (const unsigned char *)s;
+	for (size_t len; *end && (len = utf8_sequence(end)); end += len)
+		;
+	if (!*end) {   /* all valid: as it is, no copy (samples exports write millions) */
+		sb_add_json_str(out, s);
+		return;
+	}
+	struct strbuf valid = STRBUF_INIT;
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		size_t len = utf8_sequence(p);
+		if (len) {
+			sb_addn(&valid, (const char *)p, len);
+			p += len;
+		} else {
+			sb_add(&valid, "\xef\xbf\xbd");
+			p++;
+		}
+	}
+	sb_add_json_str(out, sb_str(&valid));
+	sb_free(&valid);
 }
 
 /* keys[c] for every column of t (see the file comment); the caller frees each. */
@@ -109,21 +157,21 @@ static void json_table(const struct table *t, struct strbuf *out)
 	}
 	sb_add(out, "  {\n    \"title\": ");
 	if (t->title)
-		sb_add_json_str(out, t->title);
+		json_text(out, t->title);
 	else
 		sb_add(out, "null");
 
 	sb_add(out, ",\n    \"columns\": [");
 	for (size_t c = 0; c < t->ncols; c++) {
 		sb_add(out, c ? ",\n      {\"name\": " : "\n      {\"name\": ");
-		sb_add_json_str(out, t->cols[c].name);
+		json_text(out, t->cols[c].name);
 		sb_add(out, ", \"unit\": ");
 		if (t->cols[c].unit[0])
-			sb_add_json_str(out, t->cols[c].unit);
+			json_text(out, t->cols[c].unit);
 		else
 			sb_add(out, "null");
 		sb_add(out, ", \"key\": ");
-		sb_add_json_str(out, sb_str(&keys[c]));
+		json_text(out, sb_str(&keys[c]));
 		sb_addc(out, '}');
 	}
 	sb_add(out, t->ncols ? "\n    ],\n    \"rows\": [" : "],\n    \"rows\": [");
@@ -134,10 +182,10 @@ static void json_table(const struct table *t, struct strbuf *out)
 			const struct cell *cl = &t->cells[r * t->ncols + c];
 			if (c)
 				sb_add(out, ", ");
-			sb_add_json_str(out, sb_str(&keys[c]));
+			json_text(out, sb_str(&keys[c]));
 			sb_add(out, ": ");
 			if (cl->kind == CELL_TEXT)
-				sb_add_json_str(out, cl->text);
+				json_text(out, cl->text);
 			else if (cl->kind == CELL_NUMBER)
 				json_number(cl->value, out);
 			else
@@ -149,7 +197,7 @@ static void json_table(const struct table *t, struct strbuf *out)
 
 	for (size_t i = 0; i < t->nnotes; i++) {
 		sb_add(out, i ? ",\n      " : "\n      ");
-		sb_add_json_str(out, t->notes[i]);
+		json_text(out, t->notes[i]);
 	}
 	sb_add(out, t->nnotes ? "\n    ]\n  }\n" : "]\n  }\n");
 

@@ -31,7 +31,10 @@ static void md_table(const struct table *t, struct strbuf *out)
 	size_t *width = xcalloc(nc, sizeof(*width));
 	int *right = xcalloc(nc, sizeof(*right));
 	for (size_t c = 0; c < nc; c++) {
-		column_header(&t->cols[c], &text[c]);
+		struct strbuf head = STRBUF_INIT;   /* a renamed column or a pivot's value: any text */
+		column_header(&t->cols[c], &head);
+		sb_add_inline(&text[c], sb_str(&head), 1);
+		sb_free(&head);
 		width[c] = display_width(&text[c]) < 3 ? 3 : display_width(&text[c]);
 	}
 	for (size_t r = 0; r < t->nrows; r++)
@@ -43,8 +46,11 @@ static void md_table(const struct table *t, struct strbuf *out)
 				width[c] = display_width(sb);
 			right[c] |= cl->kind == CELL_NUMBER;
 		}
-	if (t->title)
-		sb_addf(out, "### %s\n\n", t->title);
+	if (t->title) {
+		sb_add(out, "### ");
+		sb_add_inline(out, t->title, 0);
+		sb_add(out, "\n\n");
+	}
 	for (size_t r = 0; r <= t->nrows; r++) {
 		sb_add(out, "|");
 		for (size_t c = 0; c < nc; c++)
@@ -65,8 +71,11 @@ static void md_table(const struct table *t, struct strbuf *out)
 	}
 	if (t->nnotes)
 		sb_addc(out, '\n');
-	for (size_t i = 0; i < t->nnotes; i++)
-		sb_addf(out, "- %s\n", t->notes[i]);
+	for (size_t i = 0; i < t->nnotes; i++) {
+		sb_add(out, "- ");
+		sb_add_inline(out, t->notes[i], 0);   /* a stored reason may hold a line break */
+		sb_addc(out, '\n');
+	}
 	sb_addc(out, '\n');
 	for (size_t i = 0; i < nc * (t->nrows + 1); i++)
 		sb_free(&text[i]);

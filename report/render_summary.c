@@ -1,6 +1,7 @@
 /* report/render_summary.c: markdown for a pull-request comment or a CI job summary (GitHub,
  * GitLab): each table as markdown, its notes folded in a <details> block under it, so that what
  * leads (the verdict the command puts first) stays short. */
+#include "escape.h"
 #include "renderers.h"
 
 static void summary_table(const struct table *t, struct strbuf *out)
@@ -11,8 +12,11 @@ static void summary_table(const struct table *t, struct strbuf *out)
 	if (!t->nnotes)
 		return;
 	sb_add(out, "<details><summary>notes</summary>\n\n");
-	for (size_t i = 0; i < t->nnotes; i++)
-		sb_addf(out, "- %s\n", t->notes[i]);
+	for (size_t i = 0; i < t->nnotes; i++) {
+		sb_add(out, "- ");
+		sb_add_inline(out, t->notes[i], 0);
+		sb_addc(out, '\n');
+	}
 	sb_add(out, "\n</details>\n\n");
 }
 

@@ -22,12 +22,23 @@
  * sign is a math minus ("$-$1.5"). The header is "name (unit)". Every text that comes from the
  * table (title, names, units, cells, notes) is escaped: the ten LaTeX specials, plus < > | (which
  * print other glyphs in the default OT1 encoding) and [ ] * (which the \\ or \midrule before a
- * row would read as its optional argument or star); line breaks become spaces. */
+ * row would read as its optional argument or star); line breaks become spaces, other control
+ * characters \xHH in text ("\textbackslash{}x1b"); the marks ✓ and ✗ (`report nodes`), which
+ * no font has without a package, are the math symbols \surd and \times. */
+#include <string.h>
+
 #include "renderers.h"
 
 static void tex_escape(const char *s, struct strbuf *out)
 {
 	for (; *s; s++) {
+		/* the check and cross marks of `report nodes`: no LaTeX font has them without a
+		 * package (pdflatex stops on them), so the math symbols \surd and \times */
+		if (!strncmp(s, "\u2713", 3) || !strncmp(s, "\u2717", 3)) {
+			sb_add(out, s[2] == '\x93' ? "\\ensuremath{\\surd}" : "\\ensuremath{\\times}");
+			s += 2;
+			continue;
+		}
 		switch (*s) {
 		case '&': case '%': case '$': case '#': case '_': case '{': case '}':
 			sb_addc(out, '\\');
@@ -45,7 +56,14 @@ static void tex_escape(const char *s, struct strbuf *out)
 			sb_addc(out, '}');
 			break;
 		case '\n': case '\r': case '\t': sb_addc(out, ' '); break;
-		default: sb_addc(out, *s);
+		default:
+			/* any other control character is shown as escape_controls shows it, \xHH:
+			 * raw, it is an invalid character to TeX, and the \x1b escape_controls
+			 * would make of it an undefined control sequence */
+			if ((unsigned char)*s < 0x20 || *s == 0x7f)
+				sb_addf(out, "\\textbackslash{}x%02x", (unsigned char)*s);
+			else
+				sb_addc(out, *s);
 		}
 	}
 }

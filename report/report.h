@@ -389,8 +389,9 @@ void compare_pairs_decide(struct case_pair *pairs, size_t n, const struct verdic
 #define REPORT_BOOTSTRAP_SEED 20261121u
 #define REPORT_CI_LEVEL 0.95
 
-/* Value of a top-level key of a flat JSON object as text ("" if absent); strings unquoted.
- * Enough for our canonical params JSON. */
+/* Value of a top-level key of a JSON object as text, at most n - 1 bytes ("" if absent or the
+ * object is malformed before it): a string decoded (escapes, \uXXXX as UTF-8), any other value
+ * as written. */
 void json_field(const char *json, const char *key, char *out, size_t n);
 
 /* ---- the tables of table (tables.c), warmup (warmup.c) and compare (compare.c), shared with

@@ -205,25 +205,141 @@ void case_mark_note(struct table *t, unsigned bits)
 			   (double)REPORT_UNSTABLE_RSE_PCT, 2 * REPORT_UNSTABLE_RSE_PCT);
 }
 
+static const char *json_skip_ws(const char *p)
+{
+	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+		p++;
+	return p;
+}
+
+/* Append code point cp to out as UTF-8. */
+static void utf8_add(struct strbuf *out, unsigned long cp)
+{
+	if (cp < 0x80) {
+		sb_addc(out, (char)cp);
+	} else if (cp < 0x800) {
+		sb_addc(out, (char)(0xC0 | cp >> 6));
+		sb_addc(out, (char)(0x80 | (cp & 0x3F)));
+	} else if (cp < 0x10000) {
+		sb_addc(out, (char)(0xE0 | cp >> 12));
+		sb_addc(out, (char)(0x80 | (cp >> 6 & 0x3F)));
+		sb_addc(out, (char)(0x80 | (cp & 0x3F)));
+	} else {
+		sb_addc(out, (char)(0xF0 | cp >> 18));
+		sb_addc(out, (char)(0x80 | (cp >> 12 & 0x3F)));
+		sb_addc(out, (char)(0x80 | (cp >> 6 & 0x3F)));
+		sb_addc(out, (char)(0x80 | (cp & 0x3F)));
+	}
+}
+
+/* The four hex digits at p as a number; -1 when they are not. */
+static long hex4(const char *p)
+{
+	char digits[5] = {0}, *end;
+	for (int i = 0; i < 4; i++)
+		if (!(digits[i] = p[i]) || !strchr("0123456789abcdefABCDEF", p[i]))
+			return -1;
+	return strtol(digits, &end, 16);
+}
+
+/* The JSON string at p (its opening quote) decoded into out (NULL: skipped); returns the
+ * character after its closing quote, or NULL when the string is malformed. */
+static const char *json_string_read(const char *p, struct strbuf *out)
+{
+	for (p++; *p != '"'; p++) {
+		if (!*p)
+			return NULL;
+		char c = *p;
+		if (c == '\\') {
+			switch (*++p) {
+			case '"': case '\\': case '/': c = *p; break;
+			case 'b': c = '\b'; break;
+			case 'f': c = '\f'; break;
+			case 'n': c = '\n'; break;
+			case 'r': c = '\r'; break;
+			case 't': c = '\t'; break;
+			case 'u': {
+				long cp = hex4(p + 1), low;
+				if (cp < 0)
+					return NULL;
+				p += 4;
+				if (cp >= 0xD800 && cp < 0xDC00 && p[1] == '\\' && p[2] == 'u' &&
+				    (low = hex4(p + 3)) >= 0xDC00 && low < 0xE000) {   /* a surrogate pair */
+					cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+					p += 6;
+				}
+				if (out && cp)
+					utf8_add(out, (unsigned long)cp);
+				continue;
+			}
+			default: return NULL;
+			}
+		}
+		if (out)
+			sb_addc(out, c);
+	}
+	return p + 1;
+}
+
+/* The JSON value at p skipped (a nested object or array whole); NULL when malformed. */
+static const char *json_value_skip(const char *p)
+{
+	if (*p == '"')
+		return json_string_read(p, NULL);
+	if (*p != '{' && *p != '[')
+		return p + strcspn(p, ",}] \t\n\r");
+	for (int depth = 0;;) {
+		if (*p == '"') {
+			if (!(p = json_string_read(p, NULL)))
+				return NULL;
+			continue;
+		}
+		if (!*p)
+			return NULL;
+		depth += (*p == '{' || *p == '[') - (*p == '}' || *p == ']');
+		p++;
+		if (depth == 0)
+			return p;
+	}
+}
+
 void json_field(const char *json, const char *key, char *out, size_t n)
 {
-	char pat[128];
+	struct strbuf name = STRBUF_INIT, value = STRBUF_INIT;
 	out[0] = '\0';
-	snprintf(pat, sizeof(pat), "\"%s\":", key);
-	const char *p = json ? strstr(json, pat) : NULL;
-	if (!p)
+	const char *p = json ? json_skip_ws(json) : NULL;
+	if (!p || *p != '{')
 		return;
-	p += strlen(pat);
-	while (*p == ' ')
-		p++;
-	if (*p == '"') {
-		p++;
-		size_t len = strcspn(p, "\"");
-		snprintf(out, n, "%.*s", (int)len, p);
-	} else {
-		size_t len = strcspn(p, ",}");
-		snprintf(out, n, "%.*s", (int)len, p);
+	p = json_skip_ws(p + 1);
+	/* the top-level members in turn: a key's text is matched decoded, never inside a value */
+	while (*p == '"') {
+		sb_reset(&name);
+		if (!(p = json_string_read(p, &name)))
+			break;
+		p = json_skip_ws(p);
+		if (*p != ':')
+			break;
+		p = json_skip_ws(p + 1);
+		if (!strcmp(sb_str(&name), key)) {
+			if (*p == '"') {
+				if (json_string_read(p, &value))
+					snprintf(out, n, "%s", sb_str(&value));
+			} else {
+				const char *end = json_value_skip(p);
+				if (end)
+					snprintf(out, n, "%.*s", (int)(end - p), p);
+			}
+			break;
+		}
+		if (!(p = json_value_skip(p)))
+			break;
+		p = json_skip_ws(p);
+		if (*p != ',')
+			break;
+		p = json_skip_ws(p + 1);
 	}
+	sb_free(&name);
+	sb_free(&value);
 }
 
 const char *const series_pick_names[4] = {"fwd", "bwd", "opt", "total"};

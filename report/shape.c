@@ -186,7 +186,7 @@ static void column_names(const struct table *t, struct strbuf *out)
 		sb_addf(out, "%s%s", c ? ", " : "", t->cols[c].name);
 }
 
-int table_shape_apply(const struct table_shape *s, int titled, struct table *t,
+int table_shape_apply(const struct table_shape *s, int titled, int exact, struct table *t,
 		      struct bd_error *err)
 {
 	size_t ncols = s->ncols ? s->ncols : t->ncols;
@@ -240,7 +240,8 @@ int table_shape_apply(const struct table_shape *s, int titled, struct table *t,
 			decimals += (int)lround(log10(to_ns / unit_ns));
 			decimals = decimals < 0 ? 0 : decimals > 9 ? 9 : decimals;
 		}
-		if (s->fold && titled && column_constant(t, from[k])) {
+		if (s->fold && titled && column_constant(t, from[k]) &&
+		    !(exact && t->cells[from[k]].kind == CELL_NUMBER)) {
 			const struct cell *v = &t->cells[from[k]];
 			sb_addf(&caption, "%s%s ", caption.len ? ", " : "", name);
 			if (v->kind == CELL_TEXT)
@@ -420,7 +421,7 @@ int report_tables(struct db *db, struct case_row *rows, size_t n, const struct t
 			t->title = rq->title ? layout_title(rq, group, m) : xstrdup(gi);
 		}
 		if (!rc && rq->shape)
-			rc = table_shape_apply(rq->shape, rq->titled, t, err);
+			rc = table_shape_apply(rq->shape, rq->titled, rq->exact, t, err);
 		free(group);
 	}
 	return rc;

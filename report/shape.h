@@ -41,9 +41,11 @@ int table_shape_parse(const char *columns, const char *time_unit, int fold,
 void table_shape_free(struct table_shape *s);
 
 /* Reshape t in place. titled: the output format shows titles (FORMAT_UNTITLED formats do not,
- * so there nothing is folded: a folded column would be lost). BD_EINVAL, t unchanged, when a
- * column of s is not in t; the message lists t's columns. */
-int table_shape_apply(const struct table_shape *s, int titled, struct table *t,
+ * so there nothing is folded: a folded column would be lost). exact: the format promises numbers
+ * at full precision (FORMAT_DATA), so a column of numbers is not folded either: the title would
+ * show it rounded to its decimals. BD_EINVAL, t unchanged, when a column of s is not in t; the
+ * message lists t's columns. */
+int table_shape_apply(const struct table_shape *s, int titled, int exact, struct table *t,
 		      struct bd_error *err);
 
 /* --prefer KEY=V1,V2,...: among rows that differ only in KEY (their case keys without it), keep
@@ -94,6 +96,7 @@ struct table_request {
 	const struct table_shape *shape; /* NULL: the tables as built */
 	const char *title;               /* NULL: the suite (", KEY=VALUE" with group_by) */
 	int titled;                      /* the output shows titles (folding needs them) */
+	int exact;                       /* numbers at full precision: no number column folds */
 };
 /* Build the tables of rows[0..n-1] (reordered by prefer; the caller frees them by the count it
  * had) into *tables (malloc'd, *ntables of them, each to table_free). BD_EINVAL from prefer or a

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 
 #include "render.h"
+#include "report.h"
 
 /* Every feature a renderer must handle: a title with specials, text and number columns, units
  * (one with a LaTeX special), decimals, a negative number, empty cells, a text cell with every
@@ -431,6 +432,36 @@ static void test_render__json_numbers_read_back_exactly_and_non_finite_are_null(
 	table_free(&t);
 }
 
+/* JSON is UTF-8: stored text that is not (a label typed in Latin-1, a cut multibyte character)
+ * made the whole document unreadable; each such byte is now U+FFFD, valid text stays as it is. */
+static void test_render__json_is_utf8_whatever_the_stored_text(void **state)
+{
+	(void)state;
+	const char *texts[] = {
+		"caf\xe9",                          /* Latin-1 */
+		"cut \xc3",                         /* a lead byte at the end */
+		"\xc0\xaf overlong",                /* an overlong '/' */
+		"\xed\xa0\x80 surrogate",           /* U+D800 */
+		"\xf4\x90\x80\x80 too high",        /* above U+10FFFF */
+		"\x80 stray",                       /* a lone continuation byte */
+		"ok \xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80",   /* é € 😀 */
+	};
+	struct table t;
+	table_init(&t, "title \xff");
+	table_column(&t, "text", "\xb5s", 0);
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
+		table_text(&t, table_row(&t), 0, texts[i]);
+	table_note(&t, "note \xfe");
+	char *text = render_one(&t, FORMAT_JSON);
+	assert_python_json(text, "[r[\"text_\\ufffds\"] for r in d[0][\"rows\"]] == [\"caf\\ufffd\","
+				 " \"cut \\ufffd\", \"\\ufffd\\ufffd overlong\","
+				 " \"\\ufffd\\ufffd\\ufffd surrogate\", \"\\ufffd\\ufffd\\ufffd\\ufffd too high\","
+				 " \"\\ufffd stray\", \"ok \\u00e9\\u20ac\\U0001f600\"] and"
+				 " d[0][\"title\"] == \"title \\ufffd\" and d[0][\"notes\"] == [\"note \\ufffd\"]");
+	free(text);
+	table_free(&t);
+}
+
 static void test_render__json_keys_are_identifiers_and_unique(void **state)
 {
 	(void)state;
@@ -455,6 +486,110 @@ static void test_render__json_keys_are_identifiers_and_unique(void **state)
 	table_free(&t);
 }
 
+/* A note quotes a stored reason whole: a failing peer's reason with its stderr tail runs to 2 KiB
+ * of text, non-ASCII included; cut at 2047 bytes (as it was), the note lost its end and, cut
+ * inside a UTF-8 character, made the JSON output unreadable. */
+static void test_render__notes_are_kept_whole(void **state)
+{
+	(void)state;
+	struct strbuf reason = STRBUF_INIT;
+	for (int i = 0; i < 1500; i++)
+		sb_add(&reason, "\xc3\xa9");   /* é: 3000 bytes */
+	sb_add(&reason, " END");
+	struct table t;
+	table_init(&t, NULL);
+	table_note(&t, "case 1 (x): error \xe2\x80\x94 %s", sb_str(&reason));
+	assert_int_equal(t.nnotes, 1);
+	assert_int_equal(strlen(t.notes[0]), strlen("case 1 (x): error \xe2\x80\x94 ") + reason.len);
+	assert_non_null(strstr(t.notes[0], " END"));
+	char *text = render_one(&t, FORMAT_JSON);
+	assert_python_json(text, "d[0][\"notes\"][0].endswith(\"\\u00e9 END\")");
+	free(text);
+	table_free(&t);
+	sb_free(&reason);
+}
+
+/* ---- markdown ------------------------------------------------------------------------------ */
+
+/* The cells of a GitHub table row: '|' splits them unless a backslash escapes it. */
+static size_t md_row_cells(const char *line, size_t len)
+{
+	size_t pipes = 0;
+	for (size_t i = 0; i < len; i++)
+		pipes += line[i] == '|' && (i == 0 || line[i - 1] != '\\');
+	return pipes ? pipes - 1 : 0;
+}
+
+/* Any text a user gives (a --columns heading, a pivot's value, a label, a stored reason) keeps a
+ * table a table: every line from the header to the last row has one cell per column, and no line
+ * break in a title or a note starts a line of its own. */
+static void test_render__md_keeps_its_table_whole_whatever_the_text(void **state)
+{
+	(void)state;
+	const enum report_format fmts[] = {FORMAT_MD, FORMAT_SUMMARY};
+	for (size_t f = 0; f < sizeof(fmts) / sizeof(fmts[0]); f++) {
+		struct table t;
+		table_init(&t, "title\n| x | y |\n| - | - |");
+		table_column(&t, "a|b", "", 0);
+		table_column(&t, "fwd\nmean", "m|s", 3);
+		table_column(&t, "c", "", 0);
+		size_t r = table_row(&t);
+		table_text(&t, r, 0, "x|y\nz\r| w |");   /* a lone CR ends a line to markdown */
+		table_number(&t, r, 1, 1.5);
+		table_text(&t, r, 2, "\\|");
+		table_note(&t, "reason one\n| injected | row |");
+		char *text = render_one(&t, fmts[f]);
+		size_t rows = 0;
+		for (const char *line = text; *line;) {
+			size_t len = strcspn(line, "\n");
+			if (*line == '|') {
+				if (md_row_cells(line, len) != 3)
+					fail_msg("a table line of %zu cells, not 3: %.*s\nin:\n%s",
+						 md_row_cells(line, len), (int)len, line, text);
+				rows++;
+			}
+			line += len + (line[len] == '\n');
+		}
+		assert_int_equal(rows, 3);   /* header, delimiter, the row: nothing else starts with | */
+		assert_null(strchr(text, '\r'));
+		assert_non_null(strstr(text, "a\\|b"));
+		assert_non_null(strstr(text, "fwd\\nmean (m\\|s)"));
+		free(text);
+		table_free(&t);
+	}
+}
+
+/* ---- reading a stored params JSON ---------------------------------------------------------- */
+
+/* json_field gives a text value whole and decoded (it used to stop at the first quote, escaped or
+ * not, and keep escapes as written), matches keys only where they are keys, and reads non-text
+ * values as written. */
+static void test_render__json_field_reads_text_values_whole(void **state)
+{
+	(void)state;
+	const char *json = "{\"a\":\"say \\\"hi\\\", x\\\\y\",\"note\":\"\\\"b\\\":1\",\"b\":2,"
+			   "\"u\":\"\\u00e9\\ud83d\\ude00\\n\",\"o\":{\"b\":3},\"t\":true}";
+	char v[64];
+	json_field(json, "a", v, sizeof(v));
+	assert_string_equal(v, "say \"hi\", x\\y");
+	json_field(json, "b", v, sizeof(v));   /* not the "b": inside the note's text */
+	assert_string_equal(v, "2");
+	json_field(json, "u", v, sizeof(v));
+	assert_string_equal(v, "\xc3\xa9\xf0\x9f\x98\x80\n");
+	json_field(json, "o", v, sizeof(v));
+	assert_string_equal(v, "{\"b\":3}");
+	json_field(json, "t", v, sizeof(v));
+	assert_string_equal(v, "true");
+	json_field(json, "missing", v, sizeof(v));
+	assert_string_equal(v, "");
+	json_field("{\"a\": \"x\" , \"c\" : 5 }", "c", v, sizeof(v));
+	assert_string_equal(v, "5");
+	json_field("{\"a\":\"unterminated", "a", v, sizeof(v));
+	assert_string_equal(v, "");
+	json_field(NULL, "a", v, sizeof(v));
+	assert_string_equal(v, "");
+}
+
 /* ---- LaTeX --------------------------------------------------------------------------------- */
 
 static void test_render__tex_escapes_every_special_character(void **state)
@@ -470,6 +605,49 @@ static void test_render__tex_escapes_every_special_character(void **state)
 	assert_non_null(strstr(text, "\\midrule\n\\& \\% \\$ \\# \\_ \\{ \\} \\textasciitilde{} "
 				     "\\textasciicircum{} \\textbackslash{} \\textless{} \\textgreater{} "
 				     "\\textbar{} {[}a{]} {*}b c \\\\\n\\bottomrule\n"));
+	free(text);
+	table_free(&t);
+}
+
+/* A control character (a stored label's escape sequence) is written as visible text, never raw:
+ * TeX rejects it as an invalid character, and the report's terminal escaping would turn it into
+ * \x1b, an undefined control sequence. */
+static void test_render__tex_shows_control_characters_as_text(void **state)
+{
+	(void)state;
+	struct table t;
+	table_init(&t, "run \x1b]0;title\x07");
+	table_column(&t, "label", "", 0);
+	table_text(&t, table_row(&t), 0, "a\x1b[31mb\x7f\x01");
+	char *text = render_one(&t, FORMAT_TEX);
+	for (const char *p = text; *p; p++)
+		if ((unsigned char)*p < 0x20 && *p != '\n')
+			fail_msg("raw control character 0x%02x in:\n%s", (unsigned char)*p, text);
+	assert_non_null(strstr(text, "\\caption{run \\textbackslash{}x1b{]}0;title\\textbackslash{}x07}"));
+	assert_non_null(strstr(text, "a\\textbackslash{}x1b{[}31mb\\textbackslash{}x7f"
+				     "\\textbackslash{}x01 \\\\\n"));
+	free(text);
+	table_free(&t);
+}
+
+/* `report nodes` marks a case within bounds ✓ and out of bounds ✗: glyphs no LaTeX font has
+ * without a package (pdflatex stops: "Unicode character ✓ (U+2713) not set up for use with
+ * LaTeX"); they are math symbols, other text (é, °, —, which LaTeX has) stays as it is. */
+static void test_render__tex_marks_are_math_symbols(void **state)
+{
+	(void)state;
+	struct table t;
+	table_init(&t, NULL);
+	table_column(&t, "memory", "", 0);
+	table_column(&t, "temp", "\xc2\xb0" "C", 0);
+	size_t r = table_row(&t);
+	table_text(&t, r, 0, "\xe2\x9c\x93");
+	table_text(&t, r, 1, "\xe2\x9c\x97 caf\xc3\xa9 \xe2\x80\x94");
+	char *text = render_one(&t, FORMAT_TEX);
+	assert_null(strstr(text, "\xe2\x9c\x93"));
+	assert_null(strstr(text, "\xe2\x9c\x97"));
+	assert_non_null(strstr(text, "memory & temp (\xc2\xb0" "C) \\\\\n\\midrule\n"
+				     "\\ensuremath{\\surd} & \\ensuremath{\\times} caf\xc3\xa9 \xe2\x80\x94 \\\\\n"));
 	free(text);
 	table_free(&t);
 }
@@ -536,8 +714,14 @@ int main(void)
 		cmocka_unit_test(test_render__json_begin_end_without_tables_is_an_empty_array),
 		cmocka_unit_test(test_render__json_table_without_rows_columns_or_notes_is_valid),
 		cmocka_unit_test(test_render__json_numbers_read_back_exactly_and_non_finite_are_null),
+		cmocka_unit_test(test_render__json_is_utf8_whatever_the_stored_text),
 		cmocka_unit_test(test_render__json_keys_are_identifiers_and_unique),
+		cmocka_unit_test(test_render__notes_are_kept_whole),
+		cmocka_unit_test(test_render__md_keeps_its_table_whole_whatever_the_text),
+		cmocka_unit_test(test_render__json_field_reads_text_values_whole),
 		cmocka_unit_test(test_render__tex_escapes_every_special_character),
+		cmocka_unit_test(test_render__tex_shows_control_characters_as_text),
+		cmocka_unit_test(test_render__tex_marks_are_math_symbols),
 		cmocka_unit_test(test_render__tex_without_title_has_no_caption),
 		cmocka_unit_test(test_render__begin_end_add_nothing_for_text_formats),
 		cmocka_unit_test(test_render__format_parse_accepts_every_format_name),

@@ -164,7 +164,7 @@ hostile no_samples "DELETE FROM samples;"
 hostile duplicate_ord "UPDATE cases SET ord = 0, case_key = 'k';"
 hostile huge_bytes "UPDATE cases SET peak_bytes = 9223372036854775807, param_bytes = -1, mem_limit = -9223372036854775808, flops_fwd = 1e308, flops_bwd = -1e308, bytes_fwd = 0.0/0.0;"
 hostile long_text "UPDATE cases SET name = hex(zeroblob(50000)), reason = hex(zeroblob(50000)); UPDATE runs SET label = hex(zeroblob(20000));"
-hostile control_chars "UPDATE cases SET name = char(27) || '[31mred' || char(7); UPDATE runs SET label = char(27) || ']0;title' || char(7);"
+hostile control_chars "UPDATE cases SET name = char(27) || '[31mred' || char(7); UPDATE runs SET label = char(27) || ']0;title' || char(7) || char(127);"
 hostile no_cases_table "DROP TABLE cases;"
 hostile no_runs_table "DROP TABLE runs;"
 
@@ -207,6 +207,36 @@ expect_status 0 "runs with an escape sequence in a label" "$REPORT" runs --db "$
 check "no raw escape byte in report runs" [ "$(tr -cd '\033\007' <"$T/out" | wc -c)" = 0 ]
 contains "$T/out" '\\x1b\]0;title\\x07' "the label's escape shown as \\x1b"
 expect_status 0 "table with an escape sequence in a case name" "$REPORT" table --db "$hdir/control_chars.db"
+# In JSON they are \u escapes (DEL too: the report's \x7f for it was an invalid JSON escape).
+expect_status 0 "runs as json with control characters in a label" "$REPORT" runs --format json \
+	--db "$hdir/control_chars.db"
+check "that json reads back, the label exact" python3 -c '
+import json, sys
+labels = [r["label"] for r in json.load(open(sys.argv[1]))[0]["rows"]]
+assert "\x1b]0;title\x07\x7f" in labels, labels' "$T/out"
 check "no raw escape byte in report table" [ "$(tr -cd '\033\007' <"$T/out" | wc -c)" = 0 ]
+# report export: exact to a file or a pipe (data for other tools), escaped on a terminal (it wrote
+# the escape sequence raw there, where the table commands never did).
+expect_status 0 "export of a case name with an escape sequence" "$REPORT" export --db "$hdir/control_chars.db"
+check "export to a pipe keeps the name exact" grep -q "$(printf '\033')\[31mred" "$T/out"
+check "export to a terminal escapes it" python3 - "$REPORT" "$hdir/control_chars.db" <<'EOF'
+import os, pty, sys
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], [sys.argv[1], "export", "--db", sys.argv[2]])
+out = b""
+while True:
+    try:
+        chunk = os.read(fd, 65536)
+    except OSError:   # EIO: the child closed the terminal
+        break
+    if not chunk:
+        break
+    out += chunk
+_, status = os.waitpid(pid, 0)
+assert os.waitstatus_to_exitcode(status) == 0, status
+assert b"\x1b" not in out and b"\x07" not in out, "a raw escape byte on the terminal"
+assert b"\\x1b[31mred\\x07" in out, out[:300]
+EOF
 note "hostile databases: $n_hostile, report invocations on them: $n_runs"
 finish hostile_db

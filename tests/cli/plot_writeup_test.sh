@@ -282,4 +282,65 @@ if [ $have_gnuplot = 1 ]; then
 	done
 fi
 
+# ---- stored text that is markdown of its own ---------------------------------------------------
+# A sweep name with a line break (it ended the heading: what followed became the document's own
+# markdown, here a table), a label and a branch with backticks (they ended their code spans), a
+# host name with a line break and a carriage return (each a line ending to markdown: the second
+# split the system table's row): each stays on its line and reads back as stored, \n and \r.
+cat >"$T/odd.yaml" <<'EOF'
+name: "odd\n| a | b |\n|---|---|"
+benchmarks:
+  - {suite: attention, impl: naive, seq_len: 16, head_dim: 8, batch_size: 1, heads: 1, warmup: 1, iters: 2}
+EOF
+odd=$T/odd.db
+expect_status 0 "a run with odd text" "$RUNNER" run "$T/odd.yaml" --db "$odd" --label 'fix `x`` y
+line 2'
+if command -v sqlite3 >/dev/null; then
+	sql "$odd" "UPDATE runs SET git_commit = 'c0ffee', git_branch = 'feat-\`tick\`';
+		UPDATE systems SET hostname = 'node' || char(10) || '## not a heading' || char(13) || '| x |'" \
+		>/dev/null
+fi
+expect_status 0 "writeup of the odd run" env GNUPLOT=/nonexistent "$REPORT" writeup --db "$odd" -o "$T/odd"
+check "stored text reads back from the markdown" python3 - "$T/odd/README.md" "$(command -v sqlite3)" <<'EOF'
+import re, sys
+doc = open(sys.argv[1], newline="").read()   # a CR kept as it is
+lines = doc.split("\n")
+
+def spans(line):
+    # CommonMark code spans: a backtick run closes at the next run of the same length; one space
+    # each side is stripped when both are there
+    out, i = [], 0
+    while True:
+        m = re.compile(r"`+").search(line, i)
+        if not m:
+            return out
+        n = len(m.group())
+        close = next((c for c in re.finditer(r"`+", line[m.end():]) if len(c.group()) == n), None)
+        if not close:
+            return out
+        text = line[m.end():m.end() + close.start()]
+        if len(text) > 1 and text[0] == " " and text[-1] == " " and text.strip():
+            text = text[1:-1]
+        out.append(text)
+        i = m.end() + close.end()
+
+assert lines[0] == r"# Benchmark report: odd\n| a | b |\n|---|---|" and lines[1] == "", lines[:2]
+assert not any(l.startswith("| a ") for l in lines), "the sweep name made a table"
+uuid = next(l for l in lines if l.startswith("- run uuid "))
+assert spans(uuid)[1] == r"fix `x`` y\nline 2", spans(uuid)
+if sys.argv[2]:
+    git = next(l for l in lines if l.startswith("- git commit "))
+    assert spans(git) == ["c0ffee", "feat-`tick`"], spans(git)
+    assert r" on node\n## not a heading\r| x |, started " in lines[2], lines[2]
+    assert not any(l.startswith("## not a heading") for l in lines)
+    assert "\r" not in doc, "a raw carriage return, a line ending to markdown"
+    host = next(l for l in lines if l.startswith("| host "))
+    assert len(re.findall(r"(?<!\\)\|", host)) == 3, host
+EOF
+# report table's heading over the same run (markdown too)
+expect_status 0 "report table of the odd run" "$REPORT" table --db "$odd"
+check "its heading is one line" [ "$(head -1 "$T/out")" = '## run 1: odd\n| a | b |\n|---|---| (complete)' ]
+lacks "$T/out" "^\\| a \\| b \\|" "the sweep's name made no table"
+lacks "$T/out" "^## not a heading" "the host's name made no heading"
+
 finish plot_writeup

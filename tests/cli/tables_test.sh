@@ -97,6 +97,19 @@ contains "$T/out" "^\| 512 +\| sdpa +\| +$(printf %.0f "$ms") \|" "the mean in m
 expect_status 0 "csv does not fold (it has no title)" "$REPORT" --db "$fx" --format csv \
 	--columns "seq_len,impl,dtype" --fold
 check "csv keeps the constant column" [ "$(head -1 "$T/out")" = "seq_len,impl,dtype" ]
+# JSON has titles but promises numbers at full precision: a constant number column stays a column
+# (folded, the title showed it rounded to its decimals: "peak mem 4.0 MiB"); text still folds.
+expect_status 0 "json folds text, not numbers" "$REPORT" --db "$fx" --format json \
+	--where impl=flash,sdpa --where seq_len=256 --columns "impl,dtype,peak mem" --fold
+check "json: the constant number stays in the rows, exact" python3 -c '
+import json, sys
+t = json.load(open(sys.argv[1]))[0]
+assert t["title"] == "attention (dtype float32)", t["title"]
+assert [c["key"] for c in t["columns"]] == ["impl", "peak_mem_MiB"], t["columns"]
+assert [r["peak_mem_MiB"] for r in t["rows"]] == [4, 4], t["rows"]' "$T/out"
+expect_status 0 "markdown folds the constant number" "$REPORT" --db "$fx" \
+	--where impl=flash,sdpa --where seq_len=256 --columns "impl,dtype,peak mem" --fold
+contains "$T/out" "^### attention \(dtype float32, peak mem 4.0 MiB\)$" "markdown: both folded"
 
 # ---- --where alternatives -------------------------------------------------------------------------
 expect_status 0 "--where KEY=A,B" "$REPORT" --db "$fx" --where impl=flash,sdpa --format csv --columns impl,seq_len

@@ -321,20 +321,33 @@ int db_open(const char *path, unsigned flags, struct db **out, struct bd_error *
 				db->version == 0 ? " (no benchdb schema)" : "");
 		goto done;
 	}
-	/* Version 0 is a new file; one that already has tables belongs to someone else. */
+	/* Version 0 is a new file; one that already has tables belongs to someone else. The version
+	 * is read again with the count, in one snapshot: another runner that created the file
+	 * meanwhile committed its tables together with their version, and is no foreign file. */
 	if (db->version == 0) {
-		int64_t objects[2];
-		int n = 0;
-		rc = ids_for(db, "SELECT count(*) FROM sqlite_master", NULL, objects, &n);
-		if (rc != SQLITE_OK) {
-			rc = sql_fail(db, err, "cannot read the schema", rc);
+		int64_t objects = 0;
+		int s = SQLITE_OK;
+		sqlite3_stmt *st = prepare(db, &s, "SELECT (SELECT user_version FROM pragma_user_version), "
+						   "(SELECT count(*) FROM sqlite_master)");
+		if (s == SQLITE_OK) {
+			int step = sqlite3_step(st);
+			if (step == SQLITE_ROW) {
+				db->version = sqlite3_column_int(st, 0);
+				objects = sqlite3_column_int64(st, 1);
+			} else if (step != SQLITE_DONE) {
+				s = step;
+			}
+		}
+		finalize(st, &s);
+		if (s != SQLITE_OK) {
+			rc = sql_fail(db, err, "cannot read the schema", s);
 			goto done;
 		}
-		if (n && objects[0] > 0) {
+		if (db->version == 0 && objects > 0) {
 			rc = bd_fail_at(err, BD_EDB, path, 0, 0,
 					"not a benchdb database: it holds %lld other objects and no benchdb "
 					"schema version",
-					(long long)objects[0]);
+					(long long)objects);
 			goto done;
 		}
 	}

@@ -5,6 +5,7 @@
 #   write_errors     a failed write to stdout or a file is exit 1 with the reason (item 3)
 #   readonly_foreign read-only and foreign files are only read (items 5 and 7; FIFO, corrupt file)
 #   busy_open        one busy-wait policy, at open time too, for every command (item 6)
+#   concurrent       runners started together on one database, new or not: each run whole
 #   small_items      item 8: interrupted merge, full TMPDIR, #SBATCH injection, "not an error",
 #                    SIGXFSZ, a newline in a label
 #   rewrites         a failed rewrite of an output file keeps the old file whole, leaves no
@@ -601,6 +602,28 @@ rewrites)
 	check "the script stays executable" [ -x "$T/res/cli-resume.sbatch" ]
 	check "nothing else left beside them" [ "$(ls -A "$T/o")" = "job.yaml
 stats.csv" ]
+	;;
+concurrent)
+	# Four runners started together on a file that does not exist yet: one creates it, the others
+	# wait for it and use it (one used to read the version, 0, before another's first migration
+	# committed and the tables after it, and refused the file as another application's; the
+	# moment itself is test_db's open_of_a_new_file_another_runner_creates_meanwhile_succeeds).
+	for k in 1 2 3 4; do
+		"$RUNNER" run "$SRC/tests/cli/tiny.yaml" --db "$T/new.db" >/dev/null 2>"$T/new$k.err" &
+	done
+	st=0
+	for k in 1 2 3 4; do wait -n || st=$?; done
+	check "four runners on a new database all exit 0 ($st: $(grep -hv '^\[' "$T"/new?.err | grep runner | head -c 300))" [ "$st" = 0 ]
+	check "four complete runs of 7 cases" \
+		[ "$(sql "$T/new.db" "select count(*) || ' ' || sum(status = 'complete') from runs")" = "4 4" ] && \
+		[ "$(sql "$T/new.db" "select count(*) from cases")" = 28 ]
+	# four runners into one existing file, twelve cases each: every case stored, in its own run
+	for k in 1 2 3 4; do "$RUNNER" run "$SWEEP" --db "$T/new.db" --label "c$k" >/dev/null 2>&1 & done
+	st=0
+	for k in 1 2 3 4; do wait -n || st=$?; done
+	check "four runners at once on one file all exit 0" [ "$st" = 0 ]
+	check "each of them stored its twelve cases" [ "$(sql "$T/new.db" "select group_concat(n) from (select count(c.id) n from runs r left join cases c on c.run_id = r.id where r.label like 'c_' and r.status = 'complete' group by r.id)")" = "12,12,12,12" ]
+	check "integrity" [ "$(sql "$T/new.db" "PRAGMA integrity_check")" = ok ]
 	;;
 *)
 	echo "unknown scenario '$scenario'" >&2

@@ -53,6 +53,18 @@ sleep 0.5
 expect_status 0 "report runs beside an open writer" "$REPORT" runs --db "$d/live.db"
 wait "$writer"
 
+# A database copied with its -wal but not its -shm, into a writable directory: report reads what
+# the -wal holds and creates no -shm beside it (SQLite made one there, owned by whoever ran report).
+mkdir -p "$d/copy"
+sqlite3 -batch "$d/live.db" "PRAGMA wal_autocheckpoint = 0; UPDATE runs SET label = 'only-in-the-wal' WHERE id = 2;" \
+	".shell cp '$d/live.db' '$d/copy/c.db'; cp '$d/live.db-wal' '$d/copy/c.db-wal'" >/dev/null
+before=$(state "$d/copy")
+check "the copy has its -wal and no -shm" [ -s "$d/copy/c.db-wal" ] && [ ! -e "$d/copy/c.db-shm" ]
+expect_status 0 "report runs on a copy with its -wal and no -shm" "$REPORT" runs --db "$d/copy/c.db" --format csv
+contains "$T/out" ",only-in-the-wal," "report reads what only the copied -wal holds"
+check "no -shm created beside the copy, no file changed" [ "$(state "$d/copy")" = "$before" ]
+rm -rf "$d/copy" "$d/live.db"*
+
 # A read-only file in a read-only directory (as root, whom modes do not bind, through an
 # unprivileged user when setpriv can switch to one). Main said "attempt to write a readonly
 # database" here.

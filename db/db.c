@@ -967,18 +967,20 @@ void db_case_rows_free(struct case_row *rows, size_t n)
 	free(rows);
 }
 
-int db_cases_list(struct db *db, int64_t run_id, const char *suite, struct case_row **rows,
-		  size_t *n, struct bd_error *err)
+/* The cases of run_id (with its group's members where scoped) of suite (NULL: all), by ord. */
+static int cases_list(struct db *db, int64_t run_id, const char *suite, int scoped,
+		      struct case_row **rows, size_t *n, struct bd_error *err)
 {
 	int rc = SQLITE_OK;
 	struct case_row *out = NULL;
 	size_t count = 0;
 	sqlite3_stmt *st = prepare(db, &rc,
-		"SELECT " CASE_ROW_COLUMNS " FROM cases WHERE (run_id = ?1 OR run_id IN "
-		"(SELECT member FROM temp.run_scope WHERE rep = ?1)) AND (?2 IS NULL OR suite = ?2) "
+		"SELECT " CASE_ROW_COLUMNS " FROM cases WHERE (run_id = ?1 OR (?3 AND run_id IN "
+		"(SELECT member FROM temp.run_scope WHERE rep = ?1))) AND (?2 IS NULL OR suite = ?2) "
 		"ORDER BY ord");
 	bind_i64(st, &rc, 1, run_id);
 	bind_text(st, &rc, 2, suite);
+	bind_i64(st, &rc, 3, scoped);
 	collect(st, &rc, (void **)&out, &count, sizeof(*out), case_row_read_any);
 	finalize(st, &rc);
 	if (rc != SQLITE_OK) {
@@ -988,6 +990,18 @@ int db_cases_list(struct db *db, int64_t run_id, const char *suite, struct case_
 	*rows = out;
 	*n = count;
 	return 0;
+}
+
+int db_cases_list(struct db *db, int64_t run_id, const char *suite, struct case_row **rows,
+		  size_t *n, struct bd_error *err)
+{
+	return cases_list(db, run_id, suite, 1, rows, n, err);
+}
+
+int db_run_own_cases(struct db *db, int64_t run_id, struct case_row **rows, size_t *n,
+		     struct bd_error *err)
+{
+	return cases_list(db, run_id, NULL, 0, rows, n, err);
 }
 
 static void sample_read_any(sqlite3_stmt *st, void *item)

@@ -69,9 +69,14 @@ int db_run_sweep_text(struct db *db, int64_t run_id, char **text, struct bd_erro
 /* A system row by id. */
 int db_system_get(struct db *db, int64_t system_id, struct sysinfo *out, struct bd_error *err);
 
-/* Cases of a run in order; suite NULL for all. */
+/* Cases of a run in order; suite NULL for all. A run that stands for its group (a group selector
+ * resolved by db_run_resolve on this connection: group.c) lists its members' cases too. */
 int db_cases_list(struct db *db, int64_t run_id, const char *suite, struct case_row **rows,
 		  size_t *n, struct bd_error *err);
+/* The cases that run run_id itself stored, in order, whatever it stands for (the noise between
+ * runs counts each run once, by itself). */
+int db_run_own_cases(struct db *db, int64_t run_id, struct case_row **rows, size_t *n,
+		     struct bd_error *err);
 void db_case_rows_free(struct case_row *rows, size_t n);
 /* All samples of a case, ordered by phase then iter (caller frees *samples). */
 int db_samples_get(struct db *db, int64_t case_id, struct sample **samples, size_t *n,

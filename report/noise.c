@@ -573,7 +573,7 @@ static int add_run_cases(struct db *db, const struct run_session *run, int pick,
 {
 	struct case_row *rows = NULL;
 	size_t n = 0;
-	int rc = db_cases_list(db, run->id, NULL, &rows, &n, err);
+	int rc = db_run_own_cases(db, run->id, &rows, &n, err);
 	char session[80];
 	noise_session_key(run->group_id, run->uuid, session);
 	unsigned char *first = case_rows_first_of_key(rows, n);   /* a run's copies count once */
@@ -651,7 +651,7 @@ int noise_fold_run(struct db *db, int64_t run_id, int *folded, struct bd_error *
 	int rc = db_run_sessions(db, 0, run_id, &run, &nrun, err);
 	if (rc || nrun != 1 || run->folded || strcmp(run->status, "complete"))
 		goto done;
-	if ((rc = db_cases_list(db, run_id, NULL, &rows, &n, err)))
+	if ((rc = db_run_own_cases(db, run_id, &rows, &n, err)))
 		goto done;
 	char session[80];
 	noise_session_key(run->group_id, run->uuid, session);

@@ -113,6 +113,20 @@ resume_identity)
 	expect_status 0 "resume on the run's 2 threads" env OMP_NUM_THREADS=2 "$RUNNER" run "$SWEEP" --db "$T/env2.db" --resume latest
 	check "the same environment: resumed to 12 cases" [ "$(sql "$T/env2.db" "select status || ' ' || (select count(*) from cases) from runs")" = "complete 12" ]
 
+	# a shard resumed by its group's id folds only its own cases into the noise between runs:
+	# the group selector made the run stand for the whole group, and the other shard's cases,
+	# folded by their own run already, were folded again (a second, identical run of each)
+	expect_status 0 "group shard 0/2" "$RUNNER" run "$SWEEP" --shard 0/2 --group grp --db "$T/g.db"
+	expect_status 0 "group shard 1/2" "$RUNNER" run "$SWEEP" --shard 1/2 --group grp --db "$T/g.db"
+	sql "$T/g.db" "PRAGMA foreign_keys = ON; DELETE FROM noise_sessions; DELETE FROM noise_runs;
+		DELETE FROM cases WHERE run_id = 2 AND ord = (SELECT max(ord) FROM cases WHERE run_id = 2);
+		UPDATE runs SET status = 'interrupted' WHERE id = 2"
+	expect_status 0 "runner noise folds shard 0/2 again" "$RUNNER" noise --db "$T/g.db"
+	expect_status 0 "resume shard 1/2 by the group's id" "$RUNNER" run "$SWEEP" --db "$T/g.db" --resume grp
+	contains "$T/out" "run 2 complete" "the group's latest run was resumed"
+	check "every case key folded once, by its own run" [ "$(sql "$T/g.db" "select count(*) || ' ' || sum(runs) || ' ' || max(runs) from noise_sessions where phase = 'total'")" = "12 12 1" ]
+	check "both runs folded" [ "$(sql "$T/g.db" "select group_concat(run_id) from (select run_id from noise_runs order by 1)")" = "1,2" ]
+
 	# a missing database is not created by a resume
 	expect_status 1 "--resume into a missing database" "$RUNNER" run "$SWEEP" --db "$T/missing.db" --resume 1
 	contains "$T/err" "missing.db: no such database" "the refusal names the file"

@@ -307,6 +307,11 @@ int db_open(const char *path, unsigned flags, struct db **out, struct bd_error *
 			rc = bd_fail_at(err, BD_EDB, path, 0, 0, "cannot read it: another process has "
 					"held its lock for the whole busy timeout (%d s; --busy-timeout)",
 					busy_timeout_ms / 1000);
+		else if (sqlite3_extended_errcode(db->handle) == SQLITE_READONLY_ROLLBACK)
+			rc = bd_fail_at(err, BD_EDB, path, 0, 0, "a writer stopped in the middle of a "
+					"transaction left its rollback journal (%s-journal), which only a "
+					"writer may roll back: open it once with `runner migrate --db %s`, "
+					"then read it", path, path);
 		else if (code == SQLITE_NOTADB || code == SQLITE_CORRUPT || (flags & DB_READONLY))
 			rc = bd_fail_at(err, BD_EDB, path, 0, 0, "not a benchdb database: %s",
 					sqlite3_errmsg(db->handle));

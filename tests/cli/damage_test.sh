@@ -127,6 +127,13 @@ resume_identity)
 	check "every case key folded once, by its own run" [ "$(sql "$T/g.db" "select count(*) || ' ' || sum(runs) || ' ' || max(runs) from noise_sessions where phase = 'total'")" = "12 12 1" ]
 	check "both runs folded" [ "$(sql "$T/g.db" "select group_concat(run_id) from (select run_id from noise_runs order by 1)")" = "1,2" ]
 
+	# two groups whose ids (the runner takes up to 127 bytes) differ only past their 79th byte
+	# are two sessions of the noise between runs, not one session of two runs
+	long=$(printf 'nightly-%.0s' {1..10})
+	expect_status 0 "a run of group ...A" "$RUNNER" run "$SWEEP" --group "${long}A" --db "$T/long.db"
+	expect_status 0 "a run of group ...B" "$RUNNER" run "$SWEEP" --group "${long}B" --db "$T/long.db"
+	check "two sessions of one run each, keyed by the whole group id" [ "$(sql "$T/long.db" "select count(distinct session) || ' ' || max(runs) || ' ' || max(length(session)) from noise_sessions")" = "2 1 81" ]
+
 	# a missing database is not created by a resume
 	expect_status 1 "--resume into a missing database" "$RUNNER" run "$SWEEP" --db "$T/missing.db" --resume 1
 	contains "$T/err" "missing.db: no such database" "the refusal names the file"

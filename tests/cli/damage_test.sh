@@ -645,6 +645,22 @@ concurrent)
 	check "four runners at once on one file all exit 0" [ "$st" = 0 ]
 	check "each of them stored its twelve cases" [ "$(sql "$T/new.db" "select group_concat(n) from (select count(c.id) n from runs r left join cases c on c.run_id = r.id where r.label like 'c_' and r.status = 'complete' group by r.id)")" = "12,12,12,12" ]
 	check "integrity" [ "$(sql "$T/new.db" "PRAGMA integrity_check")" = ok ]
+	# a run of another host whose clock is a few seconds ahead of this one's: its heartbeat is in
+	# the future, and its runner alive (it was "no runner on record (before schema 7)", "alive -5 s
+	# ago", and a resume took it over)
+	ahead=$(date -u -d '+5 sec' +%Y-%m-%dT%H:%M:%S.000Z)
+	sql "$T/new.db" "UPDATE runs SET status = 'running', host = 'another-node', heartbeat_at = '$ahead' WHERE label = 'c1'"
+	c1=$(sql "$T/new.db" "select id from runs where label = 'c1'")
+	expect_status 1 "close of a run whose host's clock is ahead" "$RUNNER" close "$c1" --db "$T/new.db"
+	contains "$T/err" "run $c1 is alive; pass --force" "it is alive"
+	contains "$T/err" "said it was alive at $ahead, [0-9]+ s ahead of this host's clock" "the clocks are named"
+	expect_status 2 "resume of a run whose host's clock is ahead" "$RUNNER" run "$SWEEP" --db "$T/new.db" --resume c1
+	contains "$T/err" "is still running" "the resume is refused"
+	sql "$T/new.db" "UPDATE runs SET heartbeat_at = 'garbage' WHERE label = 'c1'"
+	expect_status 1 "close of a run with an unreadable heartbeat" "$RUNNER" close "$c1" --db "$T/new.db"
+	contains "$T/err" "run $c1 cannot be told alive or gone; pass --force" "it cannot be told"
+	contains "$T/err" "left no heartbeat this host can use \(garbage\)" "the unreadable heartbeat named"
+	lacks "$T/err" "before schema 7" "not called a run from before schema 7"
 	;;
 *)
 	echo "unknown scenario '$scenario'" >&2

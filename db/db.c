@@ -149,32 +149,30 @@ static int read_version(struct db *db, int *version, struct bd_error *err)
 	return rc == SQLITE_OK ? 0 : sql_fail(db, err, "cannot read the schema version", rc);
 }
 
-/* Apply migrations version+1..latest, each in its own transaction with its user_version (the
- * number in its file name; a number no file has is skipped: db/embed_sql.cmake). */
+/* Apply migrations version+1..latest, each with its user_version (the number in its file name; a
+ * number no file has is skipped: db/embed_sql.cmake), all in one transaction: a step that fails,
+ * or an interruption, leaves the file as it was, at the version an older benchdb still reads. */
 static int migrate(struct db *db, struct bd_error *err)
 {
-	int rc = 0, target = 0;
-	for (int v = db->version; v < schema_migration_count; v++) {
+	int rc = 0, target = 0, now = 0;
+	if (db->version >= schema_migration_count)
+		return 0;
+	if ((rc = exec(db, "BEGIN IMMEDIATE", err)))
+		return rc;
+	/* Re-read inside the write lock: another process may have migrated meanwhile. */
+	if ((rc = read_version(db, &now, err)))
+		goto fail;
+	for (int v = now; v < schema_migration_count; v++) {
 		if (!schema_migrations[v])
 			continue;
 		target = v + 1;
 		char pragma[64];
 		snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d;", v + 1);
-		if ((rc = exec(db, "BEGIN IMMEDIATE", err)))
-			return rc;
-		/* Re-read inside the write lock: another process may have migrated meanwhile. */
-		int now = 0;
-		if ((rc = read_version(db, &now, err)))
-			goto fail;
-		if (now > v) {
-			exec(db, "ROLLBACK", NULL);
-			v = now - 1;
-			continue;
-		}
-		if ((rc = exec(db, schema_migrations[v], err)) || (rc = exec(db, pragma, err)) ||
-		    (rc = exec(db, "COMMIT", err)))
+		if ((rc = exec(db, schema_migrations[v], err)) || (rc = exec(db, pragma, err)))
 			goto fail;
 	}
+	if ((rc = exec(db, "COMMIT", err)))
+		goto fail;
 	db->version = schema_migration_count;
 	return 0;
 fail:
@@ -182,8 +180,10 @@ fail:
 	{
 		char msg[sizeof(err->msg)];
 		snprintf(msg, sizeof(msg), "%s", err ? err->msg : "");
-		return bd_fail_at(err, BD_EDB, db->path, 0, 0, "migration to schema %d failed: %s",
-				  target, msg);
+		if (!target)   /* the lock or the version, before any step */
+			return bd_fail_at(err, BD_EDB, db->path, 0, 0, "cannot migrate it: %s", msg);
+		return bd_fail_at(err, BD_EDB, db->path, 0, 0, "migration to schema %d failed: %s; "
+				  "the file is left at schema %d, as it was", target, msg, now);
 	}
 }
 

@@ -838,6 +838,34 @@ static void test_db__failed_migration_is_rolled_back_and_keeps_the_file_at_its_v
 	sqlite3_close(h);
 }
 
+static void test_db__migration_failing_at_a_later_step_leaves_the_file_as_it_was(void **state)
+{
+	struct fixture *fx = *state;
+	make_version_1_file(fx->path);
+	/* A column that 009_cpu_wait.sql adds is there already: 002 to 008 apply, 009 fails. */
+	sqlite3 *h = raw_open(fx->path);
+	raw_exec(h, "ALTER TABLE cases ADD COLUMN cpu_wait REAL");
+	sqlite3_close(h);
+
+	struct db *db = (struct db *)&db;
+	struct bd_error err = {0};
+	assert_int_equal(db_open(fx->path, 0, &db, &err), BD_EDB);
+	assert_null(db);
+	assert_contains(err.msg, "schema 9");
+	assert_contains(err.msg, "cpu_wait");
+
+	/* version 1 still, as the benchdb that made it reads it: no step of 002 to 008 stayed (each
+	 * used to commit alone, leaving a file at 8 that neither that benchdb nor this one opens) */
+	h = raw_open(fx->path);
+	assert_int_equal(raw_int(h, "PRAGMA user_version"), 1);
+	assert_int_equal(raw_int(h, "SELECT count(*) FROM sqlite_master WHERE name IN "
+				    "('cases_by_key', 'run_view', 'runs_by_group')"), 0);
+	assert_int_equal(raw_int(h, "SELECT count(*) FROM pragma_table_info('cases') WHERE name IN "
+				    "('grad_bytes', 'param_count', 'impl_info')"), 0);
+	assert_int_equal(raw_int(h, "SELECT count(*) FROM samples"), 8);
+	sqlite3_close(h);
+}
+
 static void test_db__migration_failing_at_its_second_step_names_schema_2(void **state)
 {
 	struct fixture *fx = *state;
@@ -1509,6 +1537,7 @@ int main(void)
 		T(test_db__open_refuses_a_newer_file_and_leaves_it_unchanged),
 		T(test_db__failed_migration_is_rolled_back_and_keeps_the_file_at_its_version),
 		T(test_db__migration_failing_at_its_second_step_names_schema_2),
+		T(test_db__migration_failing_at_a_later_step_leaves_the_file_as_it_was),
 		T(test_db__open_refuses_a_foreign_sqlite_file_and_leaves_it_unchanged),
 		T(test_db__system_put_of_the_same_info_gives_the_same_id),
 		T(test_db__system_put_with_any_changed_field_gives_a_new_id),

@@ -149,32 +149,30 @@ static int read_version(struct db *db, int *version, struct bd_error *err)
 	return rc == SQLITE_OK ? 0 : sql_fail(db, err, "cannot read the schema version", rc);
 }
 
-/* Apply migrations version+1..latest, each in its own transaction with its user_version (the
- * number in its file name; a number no file has is skipped: db/embed_sql.cmake). */
+/* Apply migrations version+1..latest, each with its user_version (the number in its file name; a
+ * number no file has is skipped: db/embed_sql.cmake), all in one transaction: a step that fails,
+ * or an interruption, leaves the file as it was, at the version an older benchdb still reads. */
 static int migrate(struct db *db, struct bd_error *err)
 {
-	int rc = 0, target = 0;
-	for (int v = db->version; v < schema_migration_count; v++) {
+	int rc = 0, target = 0, now = 0;
+	if (db->version >= schema_migration_count)
+		return 0;
+	if ((rc = exec(db, "BEGIN IMMEDIATE", err)))
+		return rc;
+	/* Re-read inside the write lock: another process may have migrated meanwhile. */
+	if ((rc = read_version(db, &now, err)))
+		goto fail;
+	for (int v = now; v < schema_migration_count; v++) {
 		if (!schema_migrations[v])
 			continue;
 		target = v + 1;
 		char pragma[64];
 		snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d;", v + 1);
-		if ((rc = exec(db, "BEGIN IMMEDIATE", err)))
-			return rc;
-		/* Re-read inside the write lock: another process may have migrated meanwhile. */
-		int now = 0;
-		if ((rc = read_version(db, &now, err)))
-			goto fail;
-		if (now > v) {
-			exec(db, "ROLLBACK", NULL);
-			v = now - 1;
-			continue;
-		}
-		if ((rc = exec(db, schema_migrations[v], err)) || (rc = exec(db, pragma, err)) ||
-		    (rc = exec(db, "COMMIT", err)))
+		if ((rc = exec(db, schema_migrations[v], err)) || (rc = exec(db, pragma, err)))
 			goto fail;
 	}
+	if ((rc = exec(db, "COMMIT", err)))
+		goto fail;
 	db->version = schema_migration_count;
 	return 0;
 fail:
@@ -182,8 +180,10 @@ fail:
 	{
 		char msg[sizeof(err->msg)];
 		snprintf(msg, sizeof(msg), "%s", err ? err->msg : "");
-		return bd_fail_at(err, BD_EDB, db->path, 0, 0, "migration to schema %d failed: %s",
-				  target, msg);
+		if (!target)   /* the lock or the version, before any step */
+			return bd_fail_at(err, BD_EDB, db->path, 0, 0, "cannot migrate it: %s", msg);
+		return bd_fail_at(err, BD_EDB, db->path, 0, 0, "migration to schema %d failed: %s; "
+				  "the file is left at schema %d, as it was", target, msg, now);
 	}
 }
 
@@ -314,6 +314,11 @@ int db_open(const char *path, unsigned flags, struct db **out, struct bd_error *
 			rc = bd_fail_at(err, BD_EDB, path, 0, 0, "cannot read it: another process has "
 					"held its lock for the whole busy timeout (%d s; --busy-timeout)",
 					busy_timeout_ms / 1000);
+		else if (sqlite3_extended_errcode(db->handle) == SQLITE_READONLY_ROLLBACK)
+			rc = bd_fail_at(err, BD_EDB, path, 0, 0, "a writer stopped in the middle of a "
+					"transaction left its rollback journal (%s-journal), which only a "
+					"writer may roll back: open it once with `runner migrate --db %s`, "
+					"then read it", path, path);
 		else if (code == SQLITE_NOTADB || code == SQLITE_CORRUPT || (flags & DB_READONLY))
 			rc = bd_fail_at(err, BD_EDB, path, 0, 0, "not a benchdb database: %s",
 					sqlite3_errmsg(db->handle));
@@ -328,20 +333,33 @@ int db_open(const char *path, unsigned flags, struct db **out, struct bd_error *
 				db->version == 0 ? " (no benchdb schema)" : "");
 		goto done;
 	}
-	/* Version 0 is a new file; one that already has tables belongs to someone else. */
+	/* Version 0 is a new file; one that already has tables belongs to someone else. The version
+	 * is read again with the count, in one snapshot: another runner that created the file
+	 * meanwhile committed its tables together with their version, and is no foreign file. */
 	if (db->version == 0) {
-		int64_t objects[2];
-		int n = 0;
-		rc = ids_for(db, "SELECT count(*) FROM sqlite_master", NULL, objects, &n);
-		if (rc != SQLITE_OK) {
-			rc = sql_fail(db, err, "cannot read the schema", rc);
+		int64_t objects = 0;
+		int s = SQLITE_OK;
+		sqlite3_stmt *st = prepare(db, &s, "SELECT (SELECT user_version FROM pragma_user_version), "
+						   "(SELECT count(*) FROM sqlite_master)");
+		if (s == SQLITE_OK) {
+			int step = sqlite3_step(st);
+			if (step == SQLITE_ROW) {
+				db->version = sqlite3_column_int(st, 0);
+				objects = sqlite3_column_int64(st, 1);
+			} else if (step != SQLITE_DONE) {
+				s = step;
+			}
+		}
+		finalize(st, &s);
+		if (s != SQLITE_OK) {
+			rc = sql_fail(db, err, "cannot read the schema", s);
 			goto done;
 		}
-		if (n && objects[0] > 0) {
+		if (db->version == 0 && objects > 0) {
 			rc = bd_fail_at(err, BD_EDB, path, 0, 0,
 					"not a benchdb database: it holds %lld other objects and no benchdb "
 					"schema version",
-					(long long)objects[0]);
+					(long long)objects);
 			goto done;
 		}
 	}
@@ -961,18 +979,20 @@ void db_case_rows_free(struct case_row *rows, size_t n)
 	free(rows);
 }
 
-int db_cases_list(struct db *db, int64_t run_id, const char *suite, struct case_row **rows,
-		  size_t *n, struct bd_error *err)
+/* The cases of run_id (with its group's members where scoped) of suite (NULL: all), by ord. */
+static int cases_list(struct db *db, int64_t run_id, const char *suite, int scoped,
+		      struct case_row **rows, size_t *n, struct bd_error *err)
 {
 	int rc = SQLITE_OK;
 	struct case_row *out = NULL;
 	size_t count = 0;
 	sqlite3_stmt *st = prepare(db, &rc,
-		"SELECT " CASE_ROW_COLUMNS " FROM cases WHERE (run_id = ?1 OR run_id IN "
-		"(SELECT member FROM temp.run_scope WHERE rep = ?1)) AND (?2 IS NULL OR suite = ?2) "
+		"SELECT " CASE_ROW_COLUMNS " FROM cases WHERE (run_id = ?1 OR (?3 AND run_id IN "
+		"(SELECT member FROM temp.run_scope WHERE rep = ?1))) AND (?2 IS NULL OR suite = ?2) "
 		"ORDER BY ord");
 	bind_i64(st, &rc, 1, run_id);
 	bind_text(st, &rc, 2, suite);
+	bind_i64(st, &rc, 3, scoped);
 	collect(st, &rc, (void **)&out, &count, sizeof(*out), case_row_read_any);
 	finalize(st, &rc);
 	if (rc != SQLITE_OK) {
@@ -982,6 +1002,18 @@ int db_cases_list(struct db *db, int64_t run_id, const char *suite, struct case_
 	*rows = out;
 	*n = count;
 	return 0;
+}
+
+int db_cases_list(struct db *db, int64_t run_id, const char *suite, struct case_row **rows,
+		  size_t *n, struct bd_error *err)
+{
+	return cases_list(db, run_id, suite, 1, rows, n, err);
+}
+
+int db_run_own_cases(struct db *db, int64_t run_id, struct case_row **rows, size_t *n,
+		     struct bd_error *err)
+{
+	return cases_list(db, run_id, NULL, 0, rows, n, err);
 }
 
 static void sample_read_any(sqlite3_stmt *st, void *item)

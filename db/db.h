@@ -69,9 +69,14 @@ int db_run_sweep_text(struct db *db, int64_t run_id, char **text, struct bd_erro
 /* A system row by id. */
 int db_system_get(struct db *db, int64_t system_id, struct sysinfo *out, struct bd_error *err);
 
-/* Cases of a run in order; suite NULL for all. */
+/* Cases of a run in order; suite NULL for all. A run that stands for its group (a group selector
+ * resolved by db_run_resolve on this connection: group.c) lists its members' cases too. */
 int db_cases_list(struct db *db, int64_t run_id, const char *suite, struct case_row **rows,
 		  size_t *n, struct bd_error *err);
+/* The cases that run run_id itself stored, in order, whatever it stands for (the noise between
+ * runs counts each run once, by itself). */
+int db_run_own_cases(struct db *db, int64_t run_id, struct case_row **rows, size_t *n,
+		     struct bd_error *err);
 void db_case_rows_free(struct case_row *rows, size_t n);
 /* All samples of a case, ordered by phase then iter (caller frees *samples). */
 int db_samples_get(struct db *db, int64_t case_id, struct sample **samples, size_t *n,
@@ -188,10 +193,14 @@ int db_run_resume_record(struct db *db, int64_t run_id, const struct run_identit
 
 /* 1 when the file has the noise tables (schema 10 or later). */
 int db_noise_stored(struct db *db);
+/* Bytes of a noise session's key with its NUL: a run's group id (`runner run --group` takes up to
+ * 127 bytes; a key cut shorter made groups that differ only past the cut one session) or "run:"
+ * and its uuid. */
+#define DB_SESSION_MAX 128
 /* A run with what places it in time and in a session. */
 struct run_session {
 	int64_t id, system_id;
-	char uuid[40], group_id[80], started_at[32], status[16];
+	char uuid[40], group_id[DB_SESSION_MAX], started_at[32], status[16];
 	char code[128];   /* what ran: git commit, +dirty, and the sweep's hash (db_run_code) */
 	int folded;       /* already in noise_sessions */
 };
@@ -204,7 +213,7 @@ int db_run_sessions(struct db *db, int64_t system_id, int64_t run_id, struct run
 /* One stored row of noise_sessions (strings valid during the callback only). */
 struct noise_session_row {
 	const char *case_key;
-	char session[80], code[128], first_at[32], last_at[32];
+	char session[DB_SESSION_MAX], code[128], first_at[32], last_at[32];
 	int64_t runs;
 	double mean_log, ss_log;
 };

@@ -1,6 +1,7 @@
 /* db/db_liveness.c: whether a run's runner is still alive (schemas/007_liveness.sql), and the
  * writes that resume and close a run. */
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,13 +90,14 @@ int db_run_heartbeat(struct db *db, int64_t run_id)
 	return exec_run(db, "UPDATE runs SET heartbeat_at = ?2 WHERE id = ?1", run_id, now);
 }
 
-/* Seconds since an ISO 8601 UTC time ("2026-11-21T13:45:01.123Z"); -1 when it does not parse. */
+/* Seconds since an ISO 8601 UTC time ("2026-11-21T13:45:01.123Z"), negative for a time ahead of
+ * this host's clock; -INFINITY when it does not parse. */
 static double age_s(const char *iso)
 {
 	struct tm tm;
 	memset(&tm, 0, sizeof(tm));
 	if (!iso || !strptime(iso, "%Y-%m-%dT%H:%M:%S", &tm))
-		return -1;
+		return -INFINITY;
 	return difftime(time(NULL), timegm(&tm));
 }
 
@@ -146,11 +148,20 @@ int db_run_liveness(struct db *db, int64_t run_id, char *why, size_t n)
 			snprintf(why, n, "its runner (pid %lld on %s) is gone", (long long)pid, host);
 		else if (why)
 			snprintf(why, n, "its runner (pid %lld on %s) is alive", (long long)pid, host);
-	} else {
-		double age = age_s(beat);
-		live = age < 0 ? RUN_LIVENESS_UNKNOWN
-		       : age > HEARTBEAT_STALE_S ? RUN_LIVENESS_DEAD : RUN_LIVENESS_ALIVE;
+	} else if (!beat || age_s(beat) < -HEARTBEAT_STALE_S) {
+		/* unreadable, or further ahead than any clock of a cluster should be */
 		if (why)
+			snprintf(why, n, "its runner on %s left no heartbeat this host can use (%s)",
+				 host, beat ? beat : "none");
+	} else {
+		/* a heartbeat a little in the future: that host's clock is ahead of this one's, and
+		 * the runner beat just now */
+		double age = age_s(beat);
+		live = age > HEARTBEAT_STALE_S ? RUN_LIVENESS_DEAD : RUN_LIVENESS_ALIVE;
+		if (why && age < 0)
+			snprintf(why, n, "its runner on %s said it was alive at %s, %.0f s ahead of this "
+				 "host's clock", host, beat, -age);
+		else if (why)
 			snprintf(why, n, "its runner on %s last said it was alive %.0f s ago", host, age);
 	}
 done:

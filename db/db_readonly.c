@@ -8,10 +8,9 @@
  * directory. So: a WAL database with no -wal file (no writer has it open, nothing uncheckpointed)
  * is opened `immutable=1` — no locks, no side files; one with a -wal file (a runner is writing,
  * or was killed) is opened read-only through the existing side files, which is the only way to
- * see what the -wal holds. Where SQLite cannot do that (a read-only directory or medium, the
- * -wal copied there without its -shm, which SQLite would have to create), the file and its -wal
- * are copied into a private temporary directory, read there into memory, and the copies deleted
- * at once. */
+ * see what the -wal holds. Where SQLite cannot do that (a read-only directory or medium), or
+ * would have to create the -shm (a -wal copied without it), the file and its -wal are copied into
+ * a private temporary directory, read there into memory, and the copies deleted at once. */
 #include "db_readonly.h"
 
 #include <errno.h>
@@ -205,6 +204,12 @@ int db_readonly_open(const char *path, sqlite3 **out, struct bd_error *err)
 	/* Bytes 18 and 19: file format read/write versions, 2 = WAL. */
 	int wal = header[18] == 2 || header[19] == 2;
 	int flags = SQLITE_OPEN_READONLY;
+	if (wal && exists(path, "-wal") && !exists(path, "-shm")) {
+		/* a -wal without its -shm (copied alone): SQLite would create the -shm beside it,
+		 * where a writable directory lets it */
+		rc = read_through_copy(path, &h, err);
+		goto opened;
+	}
 	if (wal && !exists(path, "-wal")) {
 		immutable_uri(path, &uri);
 		flags |= SQLITE_OPEN_URI;
@@ -224,10 +229,12 @@ int db_readonly_open(const char *path, sqlite3 **out, struct bd_error *err)
 		if (primary == SQLITE_CANTOPEN || primary == SQLITE_READONLY || primary == SQLITE_IOERR) {
 			sqlite3_close(h);
 			h = NULL;
-			if ((rc = read_through_copy(path, &h, err)))
-				goto done;
+			rc = read_through_copy(path, &h, err);
 		}
 	}
+opened:
+	if (rc)
+		goto done;
 	sqlite3_exec(h, "PRAGMA temp_store = MEMORY", NULL, NULL, NULL);
 	*out = h;
 	h = NULL;

@@ -169,7 +169,7 @@ static int key_table(struct db *db, const struct case_row *rows, size_t n,
 		}
 		if (prev && here) {
 			long mi = model_of(h, here->system_id);
-			char sb[80], sc[80];
+			char sb[DB_SESSION_MAX], sc[DB_SESSION_MAX];
 			noise_session_key(prev->group_id, prev->uuid, sb);
 			noise_session_key(here->group_id, here->uuid, sc);
 			const char *bs[] = {sb}, *cs[] = {sc};

@@ -49,7 +49,7 @@ struct node_case {
 	size_t nruns;
 	double y;                    /* mean over the runs of log(median time) */
 	double wait;                 /* mean cases.cpu_wait of the runs; -1 unknown */
-	char sessions[NODES_RUNS_MAX][80];
+	char sessions[NODES_RUNS_MAX][DB_SESSION_MAX];
 	const char *host;
 	char device[256];            /* what it is priced by: its GPU's name, or cpu */
 	double median_ns;            /* of the picked series */

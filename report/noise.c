@@ -518,12 +518,12 @@ int noise_run_y(const struct case_series *s, int pick, double *y, double *within
 	return 0;
 }
 
-void noise_session_key(const char *group_id, const char *uuid, char out[80])
+void noise_session_key(const char *group_id, const char *uuid, char out[DB_SESSION_MAX])
 {
 	if (group_id && group_id[0])
-		snprintf(out, 80, "%s", group_id);
+		snprintf(out, DB_SESSION_MAX, "%s", group_id);
 	else
-		snprintf(out, 80, "run:%s", uuid ? uuid : "");
+		snprintf(out, DB_SESSION_MAX, "run:%s", uuid ? uuid : "");
 }
 
 static int has_id(const int64_t *ids, size_t n, int64_t id)
@@ -537,7 +537,7 @@ static int has_id(const int64_t *ids, size_t n, int64_t id)
 /* The sessions history takes from one system: keys of the most recent NOISE_HISTORY_SESSIONS
  * sessions of complete runs, none that holds an excluded run. */
 struct history_pick {
-	char (*keys)[80];
+	char (*keys)[DB_SESSION_MAX];
 	size_t n;
 	int (*accept)(const char *case_key, void *ctx);
 	void *ctx;
@@ -573,8 +573,8 @@ static int add_run_cases(struct db *db, const struct run_session *run, int pick,
 {
 	struct case_row *rows = NULL;
 	size_t n = 0;
-	int rc = db_cases_list(db, run->id, NULL, &rows, &n, err);
-	char session[80];
+	int rc = db_run_own_cases(db, run->id, &rows, &n, err);
+	char session[DB_SESSION_MAX];
 	noise_session_key(run->group_id, run->uuid, session);
 	unsigned char *first = case_rows_first_of_key(rows, n);   /* a run's copies count once */
 	for (size_t i = 0; i < n && !rc; i++) {
@@ -608,13 +608,13 @@ int noise_history_load(struct db *db, const int64_t *systems, size_t nsystems, i
 		size_t nruns = 0;
 		if ((rc = db_run_sessions(db, systems[sys], 0, &runs, &nruns, err)))
 			break;
-		char (*session)[80] = xcalloc(nruns ? nruns : 1, sizeof(*session));
-		char (*excluded)[80] = xcalloc(nruns ? nruns : 1, sizeof(*excluded));
+		char (*session)[DB_SESSION_MAX] = xcalloc(nruns ? nruns : 1, sizeof(*session));
+		char (*excluded)[DB_SESSION_MAX] = xcalloc(nruns ? nruns : 1, sizeof(*excluded));
 		size_t nexcl = 0;
 		for (size_t i = 0; i < nruns; i++) {
 			noise_session_key(runs[i].group_id, runs[i].uuid, session[i]);
 			if (has_id(exclude, nexclude, runs[i].id))
-				snprintf(excluded[nexcl++], 80, "%s", session[i]);
+				snprintf(excluded[nexcl++], DB_SESSION_MAX, "%s", session[i]);
 		}
 		/* the most recent sessions first: walk the runs from the newest */
 		struct history_pick h = {xcalloc(NOISE_HISTORY_SESSIONS, sizeof(*h.keys)), 0, keys, ctx,
@@ -624,7 +624,7 @@ int noise_history_load(struct db *db, const int64_t *systems, size_t nsystems, i
 			for (size_t e = 0; e < nexcl && !skip; e++)
 				skip = !strcmp(excluded[e], session[i]);
 			if (!skip && !chosen(&h, session[i]))
-				snprintf(h.keys[h.n++], 80, "%s", session[i]);
+				snprintf(h.keys[h.n++], DB_SESSION_MAX, "%s", session[i]);
 		}
 		rc = db_noise_sessions_list(db, systems[sys], series_pick_names[pick], stored_row, &h,
 					    err);
@@ -651,9 +651,9 @@ int noise_fold_run(struct db *db, int64_t run_id, int *folded, struct bd_error *
 	int rc = db_run_sessions(db, 0, run_id, &run, &nrun, err);
 	if (rc || nrun != 1 || run->folded || strcmp(run->status, "complete"))
 		goto done;
-	if ((rc = db_cases_list(db, run_id, NULL, &rows, &n, err)))
+	if ((rc = db_run_own_cases(db, run_id, &rows, &n, err)))
 		goto done;
-	char session[80];
+	char session[DB_SESSION_MAX];
 	noise_session_key(run->group_id, run->uuid, session);
 	entries = xcalloc(4 * n + 1, sizeof(*entries));
 	first = case_rows_first_of_key(rows, n);   /* a run's copies of a case count once */

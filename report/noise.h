@@ -44,7 +44,7 @@ struct case_row;
 struct noise_session {
 	int source;          /* which set of runs: 0 history, 1.. the sides (or the nodes) of a
 				comparison; sessions are differenced only within one source */
-	char key[80];        /* the session: the runs' group id, or "run:" and the run's uuid */
+	char key[DB_SESSION_MAX];        /* the session: the runs' group id, or "run:" and the run's uuid */
 	char code[128];      /* history: what ran (db_run_code); consecutive sessions are
 				differenced only when equal. "" for the sides of a comparison, which
 				are each one population by the user's choice */
@@ -149,7 +149,7 @@ void noise_model_describe(const struct noise_model *m, struct strbuf *sb);
 int noise_run_y(const struct case_series *s, int pick, double *y, double *within_var);
 
 /* The session key of a run: its group id, or "run:" and its uuid. */
-void noise_session_key(const char *group_id, const char *uuid, char out[80]);
+void noise_session_key(const char *group_id, const char *uuid, char out[DB_SESSION_MAX]);
 
 /* Add the history of the systems systems[0..nsystems-1] for pick as source 0: every complete run
  * of those systems except the runs in exclude[0..nexclude-1] and the sessions they belong to,

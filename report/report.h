@@ -252,7 +252,7 @@ struct run_group {
 	int64_t *ids;                     /* ascending */
 	size_t n;
 	struct run_row *rows;             /* (n) */
-	char (*sessions)[80];             /* (n) each run's session (noise_session_key) */
+	char (*sessions)[DB_SESSION_MAX]; /* (n) each run's session (noise_session_key) */
 	struct case_set *sets;            /* (n) after run_group_load */
 	struct case_index *index;         /* (n) by case key */
 };

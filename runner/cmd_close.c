@@ -59,6 +59,7 @@ int cmd_close(struct cmd_line *cl)
 		if (!force && live != RUN_LIVENESS_DEAD) {
 			fprintf(stderr, "runner close: run %lld %s; pass --force to close it anyway\n",
 				(long long)run_id, live == RUN_LIVENESS_ALIVE ? "is alive"
+				: why[0] ? "cannot be told alive or gone"
 				: "has no runner on record (before schema 7)");
 			if (why[0])
 				fprintf(stderr, "runner close: %s\n", why);

@@ -17,8 +17,9 @@ int cmd_migrate(struct cmd_line *cl)
 		{0}};
 	static const struct cmd_usage usage = {
 		RUNNER_PROG, "migrate", "[--db PATH] [--busy-timeout SECONDS]",
-		"Upgrade a database made by an older benchdb to this build's schema, in place (each "
-		"step in its own transaction). A file that is missing is not created."};
+		"Upgrade a database made by an older benchdb to this build's schema, in place, in one "
+		"transaction: a step that fails leaves the file as it was. A file that is missing is "
+		"not created."};
 	int npos = 0;
 	int status = opt_parse_command(cl, specs, &usage, 0, 0, NULL, &npos);
 	if (status >= 0 || (status = runner_busy_timeout("migrate", busy_timeout_s)) >= 0)

@@ -509,6 +509,51 @@ static void test_db__two_connections_to_one_file_both_write(void **state)
 	close_db(b);
 }
 
+/* Another runner that creates the same new file at the worst moment: after this open read the
+ * version (0, an empty file) and before it looks at the file's tables. The hook is an SQLite
+ * auto extension, so it is on the connection db_open makes; it fires once. */
+static const char *racing_path;
+static int racing_fired;
+
+static int create_before_the_schema_look(unsigned type, void *ctx, void *stmt, void *x)
+{
+	(void)type, (void)ctx, (void)x;
+	const char *sql = sqlite3_sql(stmt);
+	if (racing_fired || !sql || !strstr(sql, "sqlite_master"))
+		return 0;
+	racing_fired = 1;
+	struct db *other = NULL;
+	struct bd_error err = {0};
+	if (db_open(racing_path, DB_CREATE, &other, &err) == 0)
+		db_close(other);
+	return 0;
+}
+
+static int trace_each_connection(sqlite3 *h, const char **msg, const void *api)
+{
+	(void)msg, (void)api;
+	sqlite3_trace_v2(h, SQLITE_TRACE_STMT, create_before_the_schema_look, NULL);
+	return SQLITE_OK;
+}
+
+static void test_db__open_of_a_new_file_another_runner_creates_meanwhile_succeeds(void **state)
+{
+	struct fixture *fx = *state;
+	racing_path = fx->path;
+	racing_fired = 0;
+	sqlite3_auto_extension((void (*)(void))trace_each_connection);
+	struct db *db = NULL;
+	struct bd_error err = {0};
+	int rc = db_open(fx->path, DB_CREATE, &db, &err);
+	sqlite3_cancel_auto_extension((void (*)(void))trace_each_connection);
+	assert_true(racing_fired);
+	if (rc)
+		fail_msg("the open beside another runner's creation failed: %s", err.msg);
+	track(db);
+	assert_int_equal(db_schema_version(db), db_schema_latest());
+	close_db(db);
+}
+
 struct lock_holder {
 	const char *path;
 	int ready_fd;   /* one byte is written here once the write lock is held (or failed) */
@@ -789,6 +834,34 @@ static void test_db__failed_migration_is_rolled_back_and_keeps_the_file_at_its_v
 	/* 002 is all or nothing: its first statement (an index) was rolled back too. */
 	assert_int_equal(raw_int(h, "SELECT count(*) FROM sqlite_master WHERE name IN "
 				    "('cases_by_key', 'runs_by_commit', 'sample_view', 'run_view')"), 0);
+	assert_int_equal(raw_int(h, "SELECT count(*) FROM samples"), 8);
+	sqlite3_close(h);
+}
+
+static void test_db__migration_failing_at_a_later_step_leaves_the_file_as_it_was(void **state)
+{
+	struct fixture *fx = *state;
+	make_version_1_file(fx->path);
+	/* A column that 009_cpu_wait.sql adds is there already: 002 to 008 apply, 009 fails. */
+	sqlite3 *h = raw_open(fx->path);
+	raw_exec(h, "ALTER TABLE cases ADD COLUMN cpu_wait REAL");
+	sqlite3_close(h);
+
+	struct db *db = (struct db *)&db;
+	struct bd_error err = {0};
+	assert_int_equal(db_open(fx->path, 0, &db, &err), BD_EDB);
+	assert_null(db);
+	assert_contains(err.msg, "schema 9");
+	assert_contains(err.msg, "cpu_wait");
+
+	/* version 1 still, as the benchdb that made it reads it: no step of 002 to 008 stayed (each
+	 * used to commit alone, leaving a file at 8 that neither that benchdb nor this one opens) */
+	h = raw_open(fx->path);
+	assert_int_equal(raw_int(h, "PRAGMA user_version"), 1);
+	assert_int_equal(raw_int(h, "SELECT count(*) FROM sqlite_master WHERE name IN "
+				    "('cases_by_key', 'run_view', 'runs_by_group')"), 0);
+	assert_int_equal(raw_int(h, "SELECT count(*) FROM pragma_table_info('cases') WHERE name IN "
+				    "('grad_bytes', 'param_count', 'impl_info')"), 0);
 	assert_int_equal(raw_int(h, "SELECT count(*) FROM samples"), 8);
 	sqlite3_close(h);
 }
@@ -1456,6 +1529,7 @@ int main(void)
 		T(test_db__connection_enforces_foreign_keys),
 		T(test_db__deleting_a_run_cascades_to_its_cases_and_samples),
 		T(test_db__two_connections_to_one_file_both_write),
+		T(test_db__open_of_a_new_file_another_runner_creates_meanwhile_succeeds),
 		T(test_db__write_waits_for_another_writer_instead_of_failing_busy),
 		T(test_db__open_without_create_on_a_missing_file_is_not_found),
 		T(test_db__open_of_a_text_file_fails_with_a_clear_message),
@@ -1463,6 +1537,7 @@ int main(void)
 		T(test_db__open_refuses_a_newer_file_and_leaves_it_unchanged),
 		T(test_db__failed_migration_is_rolled_back_and_keeps_the_file_at_its_version),
 		T(test_db__migration_failing_at_its_second_step_names_schema_2),
+		T(test_db__migration_failing_at_a_later_step_leaves_the_file_as_it_was),
 		T(test_db__open_refuses_a_foreign_sqlite_file_and_leaves_it_unchanged),
 		T(test_db__system_put_of_the_same_info_gives_the_same_id),
 		T(test_db__system_put_with_any_changed_field_gives_a_new_id),

@@ -5,6 +5,7 @@
 #   write_errors     a failed write to stdout or a file is exit 1 with the reason (item 3)
 #   readonly_foreign read-only and foreign files are only read (items 5 and 7; FIFO, corrupt file)
 #   busy_open        one busy-wait policy, at open time too, for every command (item 6)
+#   concurrent       runners started together on one database, new or not: each run whole
 #   small_items      item 8: interrupted merge, full TMPDIR, #SBATCH injection, "not an error",
 #                    SIGXFSZ, a newline in a label
 #   rewrites         a failed rewrite of an output file keeps the old file whole, leaves no
@@ -111,6 +112,27 @@ resume_identity)
 	check "--force: the other environment is recorded" [ "$(sql "$T/env.db" "select count(*) from runs where resumes like '%with --force: the environment differs%OMP_NUM_THREADS\":\"1\"%'")" = 1 ]
 	expect_status 0 "resume on the run's 2 threads" env OMP_NUM_THREADS=2 "$RUNNER" run "$SWEEP" --db "$T/env2.db" --resume latest
 	check "the same environment: resumed to 12 cases" [ "$(sql "$T/env2.db" "select status || ' ' || (select count(*) from cases) from runs")" = "complete 12" ]
+
+	# a shard resumed by its group's id folds only its own cases into the noise between runs:
+	# the group selector made the run stand for the whole group, and the other shard's cases,
+	# folded by their own run already, were folded again (a second, identical run of each)
+	expect_status 0 "group shard 0/2" "$RUNNER" run "$SWEEP" --shard 0/2 --group grp --db "$T/g.db"
+	expect_status 0 "group shard 1/2" "$RUNNER" run "$SWEEP" --shard 1/2 --group grp --db "$T/g.db"
+	sql "$T/g.db" "PRAGMA foreign_keys = ON; DELETE FROM noise_sessions; DELETE FROM noise_runs;
+		DELETE FROM cases WHERE run_id = 2 AND ord = (SELECT max(ord) FROM cases WHERE run_id = 2);
+		UPDATE runs SET status = 'interrupted' WHERE id = 2"
+	expect_status 0 "runner noise folds shard 0/2 again" "$RUNNER" noise --db "$T/g.db"
+	expect_status 0 "resume shard 1/2 by the group's id" "$RUNNER" run "$SWEEP" --db "$T/g.db" --resume grp
+	contains "$T/out" "run 2 complete" "the group's latest run was resumed"
+	check "every case key folded once, by its own run" [ "$(sql "$T/g.db" "select count(*) || ' ' || sum(runs) || ' ' || max(runs) from noise_sessions where phase = 'total'")" = "12 12 1" ]
+	check "both runs folded" [ "$(sql "$T/g.db" "select group_concat(run_id) from (select run_id from noise_runs order by 1)")" = "1,2" ]
+
+	# two groups whose ids (the runner takes up to 127 bytes) differ only past their 79th byte
+	# are two sessions of the noise between runs, not one session of two runs
+	long=$(printf 'nightly-%.0s' {1..10})
+	expect_status 0 "a run of group ...A" "$RUNNER" run "$SWEEP" --group "${long}A" --db "$T/long.db"
+	expect_status 0 "a run of group ...B" "$RUNNER" run "$SWEEP" --group "${long}B" --db "$T/long.db"
+	check "two sessions of one run each, keyed by the whole group id" [ "$(sql "$T/long.db" "select count(distinct session) || ' ' || max(runs) || ' ' || max(length(session)) from noise_sessions")" = "2 1 81" ]
 
 	# a missing database is not created by a resume
 	expect_status 1 "--resume into a missing database" "$RUNNER" run "$SWEEP" --db "$T/missing.db" --resume 1
@@ -606,6 +628,44 @@ rewrites)
 	check "the script stays executable" [ -x "$T/res/cli-resume.sbatch" ]
 	check "nothing else left beside them" [ "$(ls -A "$T/o")" = "job.yaml
 stats.csv" ]
+	;;
+concurrent)
+	# Four runners started together on a file that does not exist yet: one creates it, the others
+	# wait for it and use it (one used to read the version, 0, before another's first migration
+	# committed and the tables after it, and refused the file as another application's; the
+	# moment itself is test_db's open_of_a_new_file_another_runner_creates_meanwhile_succeeds).
+	for k in 1 2 3 4; do
+		"$RUNNER" run "$SRC/tests/cli/tiny.yaml" --db "$T/new.db" >/dev/null 2>"$T/new$k.err" &
+	done
+	st=0
+	for k in 1 2 3 4; do wait -n || st=$?; done
+	check "four runners on a new database all exit 0 ($st: $(grep -hv '^\[' "$T"/new?.err | grep runner | head -c 300))" [ "$st" = 0 ]
+	check "four complete runs of 7 cases" \
+		[ "$(sql "$T/new.db" "select count(*) || ' ' || sum(status = 'complete') from runs")" = "4 4" ] && \
+		[ "$(sql "$T/new.db" "select count(*) from cases")" = 28 ]
+	# four runners into one existing file, twelve cases each: every case stored, in its own run
+	for k in 1 2 3 4; do "$RUNNER" run "$SWEEP" --db "$T/new.db" --label "c$k" >/dev/null 2>&1 & done
+	st=0
+	for k in 1 2 3 4; do wait -n || st=$?; done
+	check "four runners at once on one file all exit 0" [ "$st" = 0 ]
+	check "each of them stored its twelve cases" [ "$(sql "$T/new.db" "select group_concat(n) from (select count(c.id) n from runs r left join cases c on c.run_id = r.id where r.label like 'c_' and r.status = 'complete' group by r.id)")" = "12,12,12,12" ]
+	check "integrity" [ "$(sql "$T/new.db" "PRAGMA integrity_check")" = ok ]
+	# a run of another host whose clock is a few seconds ahead of this one's: its heartbeat is in
+	# the future, and its runner alive (it was "no runner on record (before schema 7)", "alive -5 s
+	# ago", and a resume took it over)
+	ahead=$(date -u -d '+5 sec' +%Y-%m-%dT%H:%M:%S.000Z)
+	sql "$T/new.db" "UPDATE runs SET status = 'running', host = 'another-node', heartbeat_at = '$ahead' WHERE label = 'c1'"
+	c1=$(sql "$T/new.db" "select id from runs where label = 'c1'")
+	expect_status 1 "close of a run whose host's clock is ahead" "$RUNNER" close "$c1" --db "$T/new.db"
+	contains "$T/err" "run $c1 is alive; pass --force" "it is alive"
+	contains "$T/err" "said it was alive at $ahead, [0-9]+ s ahead of this host's clock" "the clocks are named"
+	expect_status 2 "resume of a run whose host's clock is ahead" "$RUNNER" run "$SWEEP" --db "$T/new.db" --resume c1
+	contains "$T/err" "is still running" "the resume is refused"
+	sql "$T/new.db" "UPDATE runs SET heartbeat_at = 'garbage' WHERE label = 'c1'"
+	expect_status 1 "close of a run with an unreadable heartbeat" "$RUNNER" close "$c1" --db "$T/new.db"
+	contains "$T/err" "run $c1 cannot be told alive or gone; pass --force" "it cannot be told"
+	contains "$T/err" "left no heartbeat this host can use \(garbage\)" "the unreadable heartbeat named"
+	lacks "$T/err" "before schema 7" "not called a run from before schema 7"
 	;;
 *)
 	echo "unknown scenario '$scenario'" >&2

@@ -42,7 +42,22 @@ sum=$(md5sum <"$d/delete.db")
 expect_status 0 "report on a rollback-journal database" "$REPORT" table --db "$d/delete.db"
 check "journal mode is still delete" [ "$(sql "$d/delete.db" "PRAGMA journal_mode")" = delete ]
 check "rollback-journal database unchanged" [ "$(md5sum <"$d/delete.db")" = "$sum" ]
-rm -f "$d/delete.db"
+
+# A writer killed inside a transaction of a rollback-journal database leaves a hot journal, which
+# only a writer may roll back: report says so and what to run (it said "not a benchdb database:
+# attempt to write a readonly database"), touching neither file; runner migrate rolls it back.
+sqlite3 -batch "$d/delete.db" "PRAGMA cache_size = 1; BEGIN; UPDATE samples SET ns = ns + 1; UPDATE runs SET label = 'torn';" \
+	'.shell kill -9 $PPID' >/dev/null 2>&1
+check "the killed writer left its journal" [ -s "$d/delete.db-journal" ]
+sums=$(md5sum "$d/delete.db" "$d/delete.db-journal")
+expect_status 1 "report on a database with a hot journal" "$REPORT" runs --db "$d/delete.db"
+contains "$T/err" "delete.db: a writer stopped in the middle of a transaction left its rollback journal \(.*delete.db-journal\).*runner migrate --db" "the hot journal is the reason, with what to run"
+lacks "$T/err" "not a benchdb database" "a hot journal is not called a foreign file"
+check "report touched neither the file nor its journal" [ "$(md5sum "$d/delete.db" "$d/delete.db-journal")" = "$sums" ]
+expect_status 0 "runner migrate rolls the journal back" "$RUNNER" migrate --db "$d/delete.db"
+expect_status 0 "then report reads it" "$REPORT" runs --db "$d/delete.db" --format csv
+lacks "$T/out" "torn" "the killed transaction is not there"
+rm -f "$d/delete.db"*
 
 # While a writer holds the database open (its -wal exists), report reads through it and adds no file.
 cp "$fixture" "$d/live.db"
@@ -52,6 +67,18 @@ writer=$!
 sleep 0.5
 expect_status 0 "report runs beside an open writer" "$REPORT" runs --db "$d/live.db"
 wait "$writer"
+
+# A database copied with its -wal but not its -shm, into a writable directory: report reads what
+# the -wal holds and creates no -shm beside it (SQLite made one there, owned by whoever ran report).
+mkdir -p "$d/copy"
+sqlite3 -batch "$d/live.db" "PRAGMA wal_autocheckpoint = 0; UPDATE runs SET label = 'only-in-the-wal' WHERE id = 2;" \
+	".shell cp '$d/live.db' '$d/copy/c.db'; cp '$d/live.db-wal' '$d/copy/c.db-wal'" >/dev/null
+before=$(state "$d/copy")
+check "the copy has its -wal and no -shm" [ -s "$d/copy/c.db-wal" ] && [ ! -e "$d/copy/c.db-shm" ]
+expect_status 0 "report runs on a copy with its -wal and no -shm" "$REPORT" runs --db "$d/copy/c.db" --format csv
+contains "$T/out" ",only-in-the-wal," "report reads what only the copied -wal holds"
+check "no -shm created beside the copy, no file changed" [ "$(state "$d/copy")" = "$before" ]
+rm -rf "$d/copy" "$d/live.db"*
 
 # A read-only file in a read-only directory (as root, whom modes do not bind, through an
 # unprivileged user when setpriv can switch to one). Main said "attempt to write a readonly

@@ -58,9 +58,15 @@ void peer_text_clean(char *s)
 		while (k < len && (u[k] & 0xc0) == 0x80)
 			k++;
 		int c1 = len == 2 && u[0] == 0xc2 && u[1] < 0xa0;   /* U+0080..U+009F: C1 controls */
+		/* what RFC 3629 refuses in a well-formed sequence: overlong forms (C0, C1, E0 under
+		 * A0, F0 under 90), UTF-16 surrogates (ED from A0) and beyond U+10FFFF (F4 from 90,
+		 * F5 on) */
+		int refused = k == len && ((len == 2 && u[0] < 0xc2) || (u[0] == 0xe0 && u[1] < 0xa0) ||
+					   (u[0] == 0xed && u[1] >= 0xa0) || (u[0] == 0xf0 && u[1] < 0x90) ||
+					   (u[0] == 0xf4 && u[1] >= 0x90) || u[0] >= 0xf5);
 		if (len == 1 && (*u < 0x20 || *u == 0x7f)) {
 			*u++ = '?';
-		} else if (!len || k < len || c1 || (len == 2 && u[0] < 0xc2)) {
+		} else if (!len || k < len || c1 || refused) {
 			*u++ = '?';   /* a byte that starts no valid sequence: each alike */
 		} else {
 			u += len;

@@ -310,9 +310,29 @@ static int keyword_at(const char *line, const char *nl, const char *kw)
 	       (line + n == nl || isspace((unsigned char)line[n]));
 }
 
+/* Whether the line [line, nl), leading white space skipped, is one no output may hold: a nul
+ * byte anywhere, or a first word that is no line kind of the protocol ("status: ok", "STATUS
+ * OK"). The parse refuses such a line whatever follows it. */
+static int line_refused(const char *line, const char *nl)
+{
+	static const char *const kinds[] = {"benchdb-peer", "info", "sample", "memory", "check",
+					    "work", "ready", "status", NULL};
+	if (memchr(line, '\0', (size_t)(nl - line)))
+		return 1;
+	if (peer_line_ignored(line, nl))
+		return 0;
+	for (size_t i = 0; kinds[i]; i++)
+		if (keyword_at(line, nl, kinds[i]))
+			return 0;
+	return 1;
+}
+
 /* New complete lines of pr->out: progress from `sample` lines, whether a `status` line has come,
  * which ends the case (pr->case_end is then the byte after it), and (persistent) a paced case's
- * `ready` line, which stops the scan until it is answered (pr->ready). */
+ * `ready` line, which stops the scan until it is answered (pr->ready). A persistent peer's line
+ * that line_refused() finds ends the case too, at once: such a peer waits for its next case line
+ * after a status line the runner cannot see, and the case would end only at its timeout (an hour
+ * by default) with a reason that hides the line; its parse names the line instead. */
 static void scan_lines(struct peer_proc *pr, int persistent, int64_t total,
 		       void (*on_iteration)(void *ctx, int64_t iter, int64_t total), void *ctx)
 {
@@ -329,7 +349,7 @@ static void scan_lines(struct peer_proc *pr, int persistent, int64_t total,
 		 * instead of at the timeout */
 		while (line < nl && isspace((unsigned char)*line))
 			line++;
-		if (keyword_at(line, nl, "status"))
+		if (keyword_at(line, nl, "status") || (persistent && line_refused(line, nl)))
 			pr->case_end = pr->scanned;
 		if (persistent && keyword_at(line, nl, "ready")) {
 			pr->ready = 1;

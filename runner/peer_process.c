@@ -501,6 +501,7 @@ enum peer_read peer_proc_read(struct peer_proc *pr, int64_t deadline, int until_
 {
 	char buf[65536];
 	int64_t exit_seen = 0, closed_seen = 0, sampled = now_ns();
+	int64_t idle_ms = 1;   /* the wait for the guardian once both pipes closed (doubling) */
 	int status_sampled = 0;
 	int fds[2] = {pr->out_fd, pr->err_fd};
 	enum peer_read why;
@@ -553,8 +554,10 @@ enum peer_read peer_proc_read(struct peer_proc *pr, int64_t deadline, int until_
 		int64_t wait_ms = (deadline - now) / 1000000 + 1;
 		if (wait_ms > PEER_POLL_MS || exit_seen)
 			wait_ms = exit_seen ? 10 : PEER_POLL_MS;
-		if (n == 0) {
-			sleep_ns(wait_ms * 1000000);
+		if (n == 0) {   /* nothing to poll: the guardian's exit, due now that the pipes
+				 * closed, is looked for soon (a peer that stays: less often) */
+			sleep_ns((idle_ms < wait_ms ? idle_ms : wait_ms) * 1000000);
+			idle_ms = idle_ms * 2 < PEER_POLL_MS ? idle_ms * 2 : PEER_POLL_MS;
 			continue;
 		}
 		if (poll(pfd, n, (int)wait_ms) < 0 && errno != EINTR)

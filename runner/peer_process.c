@@ -583,6 +583,24 @@ enum peer_read peer_proc_read(struct peer_proc *pr, int64_t deadline, int until_
 	return why;
 }
 
+/* What the peer wrote to stderr until its end joins the tail: after a timeout or an interrupt,
+ * what its SIGTERM handler said (where it hung) comes only then. Once the guardian is reaped its
+ * processes, the pipe's writers, are gone; the descriptor does not block, and a writer that
+ * escaped the group is read no further than a few reads. */
+static void stderr_drain(struct peer_proc *pr)
+{
+	char buf[65536];
+	for (int reads = 0; pr->err_fd >= 0 && reads < 64;) {
+		ssize_t got = read(pr->err_fd, buf, sizeof(buf));
+		if (got > 0) {
+			tail_add(pr, buf, (size_t)got);
+			reads++;
+		} else if (got == 0 || errno != EINTR) {
+			break;
+		}
+	}
+}
+
 /* peer_internal.h */
 void peer_proc_stop(struct peer_proc *pr, int gently)
 {
@@ -612,6 +630,7 @@ void peer_proc_stop(struct peer_proc *pr, int gently)
 		;
 	pr->pid = -1;
 	pr->exited = 1;
+	stderr_drain(pr);
 }
 
 /* peer_internal.h */

@@ -199,7 +199,9 @@ static void __attribute__((noreturn)) peer_exec(const char *command, const char 
  * ended), SIGUSR1 (the runner stops the peer) or SIGHUP (the runner died). Once the peer has
  * ended, or on SIGUSR1 or SIGHUP, it kills everything below it and ends as the peer ended (same
  * exit status or signal). SIGINT and SIGTERM, sent to the whole group by a terminal or by the
- * runner, are for the peer: the guardian ignores them.
+ * runner, are for the peer; SIGTERM (a stop) gives everything below the guardian its grace: it
+ * waits, up to PEER_TERM_GRACE_NS, until all of it has ended, not only the peer's main process
+ * (the shell of `sh -c COMMAND`, which SIGTERM ends at once).
  */
 static void __attribute__((noreturn)) guardian(const char *command, const char *dir, char **envp,
 					       int in_fd, int out_fd, int err_fd, pid_t runner)
@@ -238,9 +240,23 @@ static void __attribute__((noreturn)) guardian(const char *command, const char *
 	}
 	close_from(0);                      /* the pipes close when the peer's ends do */
 	int status = 0, done = 0;
+	int64_t term_at = 0;                /* when SIGTERM came to the group (a stop), 0: none */
 	for (;;) {
 		siginfo_t si;
-		int sig = sigwaitinfo(&set, &si);
+		int sig;
+		if (done) {   /* stopped, the peer's main process gone: the rest of the grace for
+			       * what is left below (until it has ended, or 2 s from the SIGTERM) */
+			struct timespec now;
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			int64_t rest = term_at + PEER_TERM_GRACE_NS -
+				       ((int64_t)now.tv_sec * 1000000000 + now.tv_nsec);
+			if (rest <= 0)
+				break;
+			struct timespec wait = {(time_t)(rest / 1000000000), (long)(rest % 1000000000)};
+			sig = sigtimedwait(&set, &si, &wait);
+		} else {
+			sig = sigwaitinfo(&set, &si);
+		}
 		if (sig == SIGCHLD) {
 			pid_t got;
 			int st;
@@ -249,8 +265,17 @@ static void __attribute__((noreturn)) guardian(const char *command, const char *
 					status = st;
 					done = 1;
 				}
-			if (done)
+			/* the peer's main process has ended; in a stop, the rest have their grace
+			 * too: the shell of `sh -c COMMAND` dies of SIGTERM at once, and the peer
+			 * it runs must still have its 2 s (its handler's last words on stderr) */
+			if (done && (!term_at || (got < 0 && errno == ECHILD)))
 				break;
+		} else if (sig == SIGTERM && !term_at) {
+			struct timespec now;
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			term_at = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+			if (!term_at)
+				term_at = 1;
 		} else if (sig == SIGUSR1 || sig == SIGHUP) {
 			break;
 		}

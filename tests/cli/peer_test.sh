@@ -167,15 +167,20 @@ check "after a timeout the peer's child is gone too" wait_gone "$sleep_pid"
 check "the sweep went on after the timeouts" [ "$(sql "$T/slow.db" "select group_concat(impl || ':' || status, ',') from (select impl, status from cases order by ord)")" = "slow:error,slow:error,naive:ok,naive:ok" ]
 
 # What a stopped peer says on stderr when it gets its SIGTERM (where it hung) is part of the
-# timeout's reason: it comes after the timeout, while the runner stops the peer.
+# timeout's reason: it comes after the timeout, while the runner stops the peer. The peer has its
+# grace also when the shell that runs its command stays between (wrapped: the shell dies of the
+# SIGTERM at once; the peer below it must not be killed with it).
 cat >"$T/term.yaml" <<EOF
 peers:
   term: {command: "exec sh $SRC/tests/peers/fake_term.sh", suite: attention, timeout: 1}
+  wrapped: {command: "sh $SRC/tests/peers/fake_term.sh; exit \$?", suite: attention, timeout: 1}
 benchmarks:
-  - {suite: attention, impl: term, seq_len: 16, head_dim: 8, batch_size: 1}
+  - {suite: attention, impl: [term, wrapped], seq_len: 16, head_dim: 8, batch_size: 1}
 EOF
 expect_status 1 "a peer that says where it hung" "$RUNNER" run "$T/term.yaml" --db "$T/term.db"
-check "timeout: the peer's last words on stderr in the reason" [ "$(sql "$T/term.db" "select group_concat(impl || ':' || status || ':' || reason) from cases")" = "term:error:peer 'term' timed out after 1 s; stderr: fake_term: started | fake_term: stopped while waiting on step 7" ]
+for impl in term wrapped; do
+	check "timeout ($impl): the peer's last words on stderr in the reason" [ "$(sql "$T/term.db" "select status || ':' || reason from cases where impl = '$impl'")" = "error:peer '$impl' timed out after 1 s; stderr: fake_term: started | fake_term: stopped while waiting on step 7" ]
+done
 
 sed -i 's/timeout: 1}/timeout: 600}/' "$T/slow.yaml"
 rm -f "$T/pids"

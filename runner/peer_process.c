@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -286,6 +287,8 @@ static void __attribute__((noreturn)) guardian(const char *command, const char *
 	if (WIFEXITED(status))
 		_exit(WEXITSTATUS(status));
 	int sig = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
+	struct rlimit no_core = {0, 0};     /* the peer's end, told on: no core of the runner's */
+	setrlimit(RLIMIT_CORE, &no_core);
 	signal(sig, SIG_DFL);
 	sigset_t one;
 	sigemptyset(&one);

@@ -147,6 +147,26 @@ EOF
 expect_status 0 "a quick peer" "$RUNNER" run "$T/fast.yaml" --db "$T/fast.db"
 check "a quick peer's elapsed time is its own, not the runner's poll interval ($(sql "$T/fast.db" "select group_concat(elapsed_ns / 1000000, ' ') from cases") ms)" [ "$(sql "$T/fast.db" "select count(*) = 10 and sum(elapsed_ns < 100000000) > 5 from cases where status = 'ok'")" = 1 ]
 
+# ---- a peer killed by a signal --------------------------------------------------------------------
+# Its guardian ends by the same signal to tell the runner, and must not dump a core of its own (a
+# copy of the runner's memory, as 'core' in the runner's directory, or a crash report of the
+# runner where cores go to a handler) for a peer's crash.
+mkdir -p "$T/crashrun"
+cat >"$T/crash.yaml" <<'EOF'
+peers:
+  crash: {command: "echo benchdb-peer 1; kill -SEGV $$", suite: attention}
+benchmarks:
+  - {suite: attention, impl: crash, seq_len: 16, head_dim: 8, batch_size: 1}
+EOF
+if (ulimit -c unlimited) 2>/dev/null; then
+	(cd "$T/crashrun" && ulimit -c unlimited && exec "$RUNNER" run "$T/crash.yaml" --db "$T/crash.db") >"$T/out" 2>"$T/err"
+	check "a crashed peer: exit 1 (got $?)" [ $? = 1 ]
+	check "a crashed peer: its signal in the reason" [ "$(sql "$T/crash.db" "select status || '|' || reason from cases")" = "error|peer killed by signal 11 (Segmentation fault)" ]
+	check "a crashed peer: no core file in the runner's directory ($(ls -A "$T/crashrun"))" [ -z "$(ls -A "$T/crashrun")" ]
+else
+	note "core files cannot be allowed here (ulimit -c): a crashed peer's core is not tested"
+fi
+
 # ---- the peer dies with its case: timeout and interrupt stop the whole process group --------------
 # gone PID: no such process, or a zombie (whose parent is gone; a container's init may not reap it)
 gone() { ! kill -0 "$1" 2>/dev/null || ps -o stat= -p "$1" | grep -q Z; }

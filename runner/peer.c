@@ -533,6 +533,19 @@ static int run_read(struct peer_run *r)
 		snprintf(msg, sizeof(msg), "peer '%s' closed its stdout before the case's status "
 			 "line", peer->name);
 		fail_with_stderr(res, &s->proc, msg);
+	} else if (why == PEER_READ_TIMEOUT && r->gone) {
+		/* a line could not be sent (its stdin is closed), and in the grace after it the
+		 * process neither ended nor printed its status line: no timeout of the case's, a
+		 * process that no longer reads, on its way out (a new one for the case, once) or
+		 * not */
+		char msg[320];
+		res->cpu_wait = cpu_wait_tree_share(&s->proc.wait);
+		peer_proc_stop(&s->proc, 0);
+		if (ended_before_case(r))
+			return 2;
+		snprintf(msg, sizeof(msg), "peer '%s' closed its stdin before the case's status line",
+			 peer->name);
+		fail_with_stderr(res, &s->proc, msg);
 	} else if (why != PEER_READ_ENDED) {
 		res->cpu_wait = cpu_wait_tree_share(&s->proc.wait);
 		peer_proc_stop(&s->proc, 0);

@@ -8,6 +8,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,7 +133,14 @@ static void fail_with_stderr(struct case_result *res, const struct peer_proc *pr
 static void exit_text(int wstatus, char *out, size_t size)
 {
 	out[0] = '\0';
-	if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus)) {
+	if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) > 128 && WEXITSTATUS(wstatus) - 128 < NSIG) {
+		/* the shell of `sh -c COMMAND` (dash does not exec the command) tells a command
+		 * killed by signal S (the OOM killer's SIGKILL: 137) as its exit status 128 + S */
+		int code = WEXITSTATUS(wstatus);
+		snprintf(out, size, "peer exited with status %d (128 + %d: how a shell reports a "
+			 "command killed by signal %d, %s)", code, code - 128, code - 128,
+			 strsignal(code - 128));
+	} else if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus)) {
 		int code = WEXITSTATUS(wstatus);
 		snprintf(out, size, "peer exited with status %d%s", code,
 			 code == 127 ? " (command not found)" :

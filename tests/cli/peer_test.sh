@@ -158,6 +158,16 @@ peers:
 benchmarks:
   - {suite: attention, impl: crash, seq_len: 16, head_dim: 8, batch_size: 1}
 EOF
+# A command killed by a signal below the shell that runs it: the shell's exit status 128 + S is
+# told as such (the OOM killer's SIGKILL: 137).
+cat >"$T/killed.yaml" <<'EOF'
+peers:
+  killed: {command: "echo benchdb-peer 1; sh -c 'kill -KILL $$'; exit $?", suite: attention}
+benchmarks:
+  - {suite: attention, impl: killed, seq_len: 16, head_dim: 8, batch_size: 1}
+EOF
+expect_status 1 "a command killed below the peer's shell" "$RUNNER" run "$T/killed.yaml" --db "$T/killed.db"
+contains <(sql "$T/killed.db" "select status || '|' || reason from cases") "^error\|peer exited with status 137 \(128 \+ 9: how a shell reports a command killed by signal 9, Killed\)" "status 137 told as a shell's report of signal 9"
 if (ulimit -c unlimited) 2>/dev/null; then
 	(cd "$T/crashrun" && ulimit -c unlimited && exec "$RUNNER" run "$T/crash.yaml" --db "$T/crash.db") >"$T/out" 2>"$T/err"
 	check "a crashed peer: exit 1 (got $?)" [ $? = 1 ]

@@ -358,9 +358,10 @@ static int line_refused(const char *line, const char *nl)
 /* New complete lines of pr->out: progress from `sample` lines, whether a `status` line has come,
  * which ends the case (pr->case_end is then the byte after it), and (persistent) a paced case's
  * `ready` line, which stops the scan until it is answered (pr->ready). A persistent peer's line
- * that line_refused() finds ends the case too, at once: such a peer waits for its next case line
- * after a status line the runner cannot see, and the case would end only at its timeout (an hour
- * by default) with a reason that hides the line; its parse names the line instead. */
+ * that line_refused() finds ends the case too (pr->case_refused; peer_proc_read waits a moment
+ * for a process that exits after it): such a peer waits for its next case line after a status
+ * line the runner cannot see, and the case would end only at its timeout (an hour by default)
+ * with a reason that hides the line; its parse names the line instead. */
 static void scan_lines(struct peer_proc *pr, int persistent, int64_t total,
 		       void (*on_iteration)(void *ctx, int64_t iter, int64_t total), void *ctx)
 {
@@ -377,8 +378,12 @@ static void scan_lines(struct peer_proc *pr, int persistent, int64_t total,
 		 * instead of at the timeout */
 		while (line < nl && isspace((unsigned char)*line))
 			line++;
-		if (keyword_at(line, nl, "status") || (persistent && line_refused(line, nl)))
+		if (keyword_at(line, nl, "status"))
 			pr->case_end = pr->scanned;
+		else if (persistent && line_refused(line, nl)) {
+			pr->case_end = pr->scanned;
+			pr->case_refused = 1;
+		}
 		if (persistent && keyword_at(line, nl, "ready")) {
 			pr->ready = 1;
 			pr->iters_at_ready = pr->iters_seen;
@@ -512,6 +517,7 @@ void peer_proc_case_begin(struct peer_proc *pr)
 		pr->out.len -= used;
 	}
 	pr->case_end = 0;
+	pr->case_refused = 0;
 	pr->scanned = 0;
 	pr->ready = 0;
 	pr->iters_seen = 0;
@@ -528,7 +534,7 @@ enum peer_read peer_proc_read(struct peer_proc *pr, int64_t deadline, int until_
 			      void (*on_iteration)(void *ctx, int64_t iter, int64_t total), void *ctx)
 {
 	char buf[65536];
-	int64_t exit_seen = 0, closed_seen = 0, sampled = now_ns();
+	int64_t exit_seen = 0, closed_seen = 0, refused_seen = 0, sampled = now_ns();
 	int64_t idle_ms = 1;   /* the wait for the guardian once both pipes closed (doubling) */
 	int status_sampled = 0;
 	int fds[2] = {pr->out_fd, pr->err_fd};
@@ -544,7 +550,12 @@ enum peer_read peer_proc_read(struct peer_proc *pr, int64_t deadline, int until_
 			cpu_wait_tree_sample(&pr->wait, pr->pid);
 			status_sampled = 1;
 		}
-		if (pr->case_end && until_status) {
+		/* a refused line ends the case too; a process that exits meanwhile (a message on
+		 * stdout, then exit 1) ends it as any that exits, its exit status told */
+		if (pr->case_end && pr->case_refused && !refused_seen)
+			refused_seen = now;
+		if (pr->case_end && until_status &&
+		    (!pr->case_refused || (!exit_seen && now - refused_seen > PEER_DRAIN_NS))) {
 			why = PEER_READ_STATUS;
 			break;
 		}

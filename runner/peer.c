@@ -8,6 +8,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,9 +59,15 @@ void peer_text_clean(char *s)
 		while (k < len && (u[k] & 0xc0) == 0x80)
 			k++;
 		int c1 = len == 2 && u[0] == 0xc2 && u[1] < 0xa0;   /* U+0080..U+009F: C1 controls */
+		/* what RFC 3629 refuses in a well-formed sequence: overlong forms (C0, C1, E0 under
+		 * A0, F0 under 90), UTF-16 surrogates (ED from A0) and beyond U+10FFFF (F4 from 90,
+		 * F5 on) */
+		int refused = k == len && ((len == 2 && u[0] < 0xc2) || (u[0] == 0xe0 && u[1] < 0xa0) ||
+					   (u[0] == 0xed && u[1] >= 0xa0) || (u[0] == 0xf0 && u[1] < 0x90) ||
+					   (u[0] == 0xf4 && u[1] >= 0x90) || u[0] >= 0xf5);
 		if (len == 1 && (*u < 0x20 || *u == 0x7f)) {
 			*u++ = '?';
-		} else if (!len || k < len || c1 || (len == 2 && u[0] < 0xc2)) {
+		} else if (!len || k < len || c1 || refused) {
 			*u++ = '?';   /* a byte that starts no valid sequence: each alike */
 		} else {
 			u += len;
@@ -126,7 +133,14 @@ static void fail_with_stderr(struct case_result *res, const struct peer_proc *pr
 static void exit_text(int wstatus, char *out, size_t size)
 {
 	out[0] = '\0';
-	if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus)) {
+	if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) > 128 && WEXITSTATUS(wstatus) - 128 < NSIG) {
+		/* the shell of `sh -c COMMAND` (dash does not exec the command) tells a command
+		 * killed by signal S (the OOM killer's SIGKILL: 137) as its exit status 128 + S */
+		int code = WEXITSTATUS(wstatus);
+		snprintf(out, size, "peer exited with status %d (128 + %d: how a shell reports a "
+			 "command killed by signal %d, %s)", code, code - 128, code - 128,
+			 strsignal(code - 128));
+	} else if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus)) {
 		int code = WEXITSTATUS(wstatus);
 		snprintf(out, size, "peer exited with status %d%s", code,
 			 code == 127 ? " (command not found)" :
@@ -526,6 +540,19 @@ static int run_read(struct peer_run *r)
 		peer_proc_stop(&s->proc, 1);
 		snprintf(msg, sizeof(msg), "peer '%s' closed its stdout before the case's status "
 			 "line", peer->name);
+		fail_with_stderr(res, &s->proc, msg);
+	} else if (why == PEER_READ_TIMEOUT && r->gone) {
+		/* a line could not be sent (its stdin is closed), and in the grace after it the
+		 * process neither ended nor printed its status line: no timeout of the case's, a
+		 * process that no longer reads, on its way out (a new one for the case, once) or
+		 * not */
+		char msg[320];
+		res->cpu_wait = cpu_wait_tree_share(&s->proc.wait);
+		peer_proc_stop(&s->proc, 0);
+		if (ended_before_case(r))
+			return 2;
+		snprintf(msg, sizeof(msg), "peer '%s' closed its stdin before the case's status line",
+			 peer->name);
 		fail_with_stderr(res, &s->proc, msg);
 	} else if (why != PEER_READ_ENDED) {
 		res->cpu_wait = cpu_wait_tree_share(&s->proc.wait);

@@ -50,6 +50,8 @@ struct peer_proc {
 	size_t scanned;                     /* out scanned for lines up to here */
 	size_t case_end;                    /* out's bytes up to the case's status line, 0 while it
 					     * has not come */
+	int case_refused;                   /* persistent: case_end is at a line no output may hold
+					     * (a nul byte, no line kind), not at a status line */
 	int ready;                          /* a paced case's `ready` line came and has not been
 					     * answered (peer_proc_read stops scanning there) */
 	int64_t iters_at_ready;             /* iters_seen when it came */

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -199,7 +200,9 @@ static void __attribute__((noreturn)) peer_exec(const char *command, const char 
  * ended), SIGUSR1 (the runner stops the peer) or SIGHUP (the runner died). Once the peer has
  * ended, or on SIGUSR1 or SIGHUP, it kills everything below it and ends as the peer ended (same
  * exit status or signal). SIGINT and SIGTERM, sent to the whole group by a terminal or by the
- * runner, are for the peer: the guardian ignores them.
+ * runner, are for the peer; SIGTERM (a stop) gives everything below the guardian its grace: it
+ * waits, up to PEER_TERM_GRACE_NS, until all of it has ended, not only the peer's main process
+ * (the shell of `sh -c COMMAND`, which SIGTERM ends at once).
  */
 static void __attribute__((noreturn)) guardian(const char *command, const char *dir, char **envp,
 					       int in_fd, int out_fd, int err_fd, pid_t runner)
@@ -238,9 +241,23 @@ static void __attribute__((noreturn)) guardian(const char *command, const char *
 	}
 	close_from(0);                      /* the pipes close when the peer's ends do */
 	int status = 0, done = 0;
+	int64_t term_at = 0;                /* when SIGTERM came to the group (a stop), 0: none */
 	for (;;) {
 		siginfo_t si;
-		int sig = sigwaitinfo(&set, &si);
+		int sig;
+		if (done) {   /* stopped, the peer's main process gone: the rest of the grace for
+			       * what is left below (until it has ended, or 2 s from the SIGTERM) */
+			struct timespec now;
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			int64_t rest = term_at + PEER_TERM_GRACE_NS -
+				       ((int64_t)now.tv_sec * 1000000000 + now.tv_nsec);
+			if (rest <= 0)
+				break;
+			struct timespec wait = {(time_t)(rest / 1000000000), (long)(rest % 1000000000)};
+			sig = sigtimedwait(&set, &si, &wait);
+		} else {
+			sig = sigwaitinfo(&set, &si);
+		}
 		if (sig == SIGCHLD) {
 			pid_t got;
 			int st;
@@ -249,8 +266,17 @@ static void __attribute__((noreturn)) guardian(const char *command, const char *
 					status = st;
 					done = 1;
 				}
-			if (done)
+			/* the peer's main process has ended; in a stop, the rest have their grace
+			 * too: the shell of `sh -c COMMAND` dies of SIGTERM at once, and the peer
+			 * it runs must still have its 2 s (its handler's last words on stderr) */
+			if (done && (!term_at || (got < 0 && errno == ECHILD)))
 				break;
+		} else if (sig == SIGTERM && !term_at) {
+			struct timespec now;
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			term_at = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+			if (!term_at)
+				term_at = 1;
 		} else if (sig == SIGUSR1 || sig == SIGHUP) {
 			break;
 		}
@@ -261,6 +287,8 @@ static void __attribute__((noreturn)) guardian(const char *command, const char *
 	if (WIFEXITED(status))
 		_exit(WEXITSTATUS(status));
 	int sig = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
+	struct rlimit no_core = {0, 0};     /* the peer's end, told on: no core of the runner's */
+	setrlimit(RLIMIT_CORE, &no_core);
 	signal(sig, SIG_DFL);
 	sigset_t one;
 	sigemptyset(&one);
@@ -310,9 +338,30 @@ static int keyword_at(const char *line, const char *nl, const char *kw)
 	       (line + n == nl || isspace((unsigned char)line[n]));
 }
 
+/* Whether the line [line, nl), leading white space skipped, is one no output may hold: a nul
+ * byte anywhere, or a first word that is no line kind of the protocol ("status: ok", "STATUS
+ * OK"). The parse refuses such a line whatever follows it. */
+static int line_refused(const char *line, const char *nl)
+{
+	static const char *const kinds[] = {"benchdb-peer", "info", "sample", "memory", "check",
+					    "work", "ready", "status", NULL};
+	if (memchr(line, '\0', (size_t)(nl - line)))
+		return 1;
+	if (peer_line_ignored(line, nl))
+		return 0;
+	for (size_t i = 0; kinds[i]; i++)
+		if (keyword_at(line, nl, kinds[i]))
+			return 0;
+	return 1;
+}
+
 /* New complete lines of pr->out: progress from `sample` lines, whether a `status` line has come,
  * which ends the case (pr->case_end is then the byte after it), and (persistent) a paced case's
- * `ready` line, which stops the scan until it is answered (pr->ready). */
+ * `ready` line, which stops the scan until it is answered (pr->ready). A persistent peer's line
+ * that line_refused() finds ends the case too (pr->case_refused; peer_proc_read waits a moment
+ * for a process that exits after it): such a peer waits for its next case line after a status
+ * line the runner cannot see, and the case would end only at its timeout (an hour by default)
+ * with a reason that hides the line; its parse names the line instead. */
 static void scan_lines(struct peer_proc *pr, int persistent, int64_t total,
 		       void (*on_iteration)(void *ctx, int64_t iter, int64_t total), void *ctx)
 {
@@ -331,6 +380,10 @@ static void scan_lines(struct peer_proc *pr, int persistent, int64_t total,
 			line++;
 		if (keyword_at(line, nl, "status"))
 			pr->case_end = pr->scanned;
+		else if (persistent && line_refused(line, nl)) {
+			pr->case_end = pr->scanned;
+			pr->case_refused = 1;
+		}
 		if (persistent && keyword_at(line, nl, "ready")) {
 			pr->ready = 1;
 			pr->iters_at_ready = pr->iters_seen;
@@ -464,6 +517,7 @@ void peer_proc_case_begin(struct peer_proc *pr)
 		pr->out.len -= used;
 	}
 	pr->case_end = 0;
+	pr->case_refused = 0;
 	pr->scanned = 0;
 	pr->ready = 0;
 	pr->iters_seen = 0;
@@ -480,7 +534,8 @@ enum peer_read peer_proc_read(struct peer_proc *pr, int64_t deadline, int until_
 			      void (*on_iteration)(void *ctx, int64_t iter, int64_t total), void *ctx)
 {
 	char buf[65536];
-	int64_t exit_seen = 0, closed_seen = 0, sampled = now_ns();
+	int64_t exit_seen = 0, closed_seen = 0, refused_seen = 0, sampled = now_ns();
+	int64_t idle_ms = 1;   /* the wait for the guardian once both pipes closed (doubling) */
 	int status_sampled = 0;
 	int fds[2] = {pr->out_fd, pr->err_fd};
 	enum peer_read why;
@@ -495,7 +550,12 @@ enum peer_read peer_proc_read(struct peer_proc *pr, int64_t deadline, int until_
 			cpu_wait_tree_sample(&pr->wait, pr->pid);
 			status_sampled = 1;
 		}
-		if (pr->case_end && until_status) {
+		/* a refused line ends the case too; a process that exits meanwhile (a message on
+		 * stdout, then exit 1) ends it as any that exits, its exit status told */
+		if (pr->case_end && pr->case_refused && !refused_seen)
+			refused_seen = now;
+		if (pr->case_end && until_status &&
+		    (!pr->case_refused || (!exit_seen && now - refused_seen > PEER_DRAIN_NS))) {
 			why = PEER_READ_STATUS;
 			break;
 		}
@@ -533,8 +593,10 @@ enum peer_read peer_proc_read(struct peer_proc *pr, int64_t deadline, int until_
 		int64_t wait_ms = (deadline - now) / 1000000 + 1;
 		if (wait_ms > PEER_POLL_MS || exit_seen)
 			wait_ms = exit_seen ? 10 : PEER_POLL_MS;
-		if (n == 0) {
-			sleep_ns(wait_ms * 1000000);
+		if (n == 0) {   /* nothing to poll: the guardian's exit, due now that the pipes
+				 * closed, is looked for soon (a peer that stays: less often) */
+			sleep_ns((idle_ms < wait_ms ? idle_ms : wait_ms) * 1000000);
+			idle_ms = idle_ms * 2 < PEER_POLL_MS ? idle_ms * 2 : PEER_POLL_MS;
 			continue;
 		}
 		if (poll(pfd, n, (int)wait_ms) < 0 && errno != EINTR)
@@ -558,6 +620,24 @@ enum peer_read peer_proc_read(struct peer_proc *pr, int64_t deadline, int until_
 		}
 	}
 	return why;
+}
+
+/* What the peer wrote to stderr until its end joins the tail: after a timeout or an interrupt,
+ * what its SIGTERM handler said (where it hung) comes only then. Once the guardian is reaped its
+ * processes, the pipe's writers, are gone; the descriptor does not block, and a writer that
+ * escaped the group is read no further than a few reads. */
+static void stderr_drain(struct peer_proc *pr)
+{
+	char buf[65536];
+	for (int reads = 0; pr->err_fd >= 0 && reads < 64;) {
+		ssize_t got = read(pr->err_fd, buf, sizeof(buf));
+		if (got > 0) {
+			tail_add(pr, buf, (size_t)got);
+			reads++;
+		} else if (got == 0 || errno != EINTR) {
+			break;
+		}
+	}
 }
 
 /* peer_internal.h */
@@ -589,6 +669,7 @@ void peer_proc_stop(struct peer_proc *pr, int gently)
 		;
 	pr->pid = -1;
 	pr->exited = 1;
+	stderr_drain(pr);
 }
 
 /* peer_internal.h */

@@ -542,6 +542,13 @@ static void test_peer__text_from_a_peer_is_made_printable(void **state)
 	peer_text_clean(s);
 	/* ESC, BEL, the C1 CSI (two bytes, one '?' each), 0xff and a broken sequence: all '?' */
 	assert_string_equal(s, "red ?[31mtext? ??2J caf\xc3\xa9 ?" "?(");   /* (no trigraph) */
+	/* well-formed in shape but refused by RFC 3629 (a JSON reader or a database's UTF-8 check
+	 * would fail on them): a UTF-16 surrogate, overlong forms of '/', a code point beyond
+	 * U+10FFFF, an F5 lead; the largest 3- and 4-byte code points stay */
+	snprintf(s, sizeof(s), "a\xed\xa0\x80 b\xe0\x80\xaf c\xf0\x80\x80\xaf d\xf4\x90\x80\x80 "
+		 "e\xf5\x80\x80\x80 \xef\xbf\xbd\xf4\x8f\xbf\xbf");
+	peer_text_clean(s);
+	assert_string_equal(s, "a??? b??? c???" "? d???" "? e???" "? \xef\xbf\xbd\xf4\x8f\xbf\xbf");
 }
 
 static void test_peer__free_accepts_null_and_errors_leave_nothing_to_free(void **state)

@@ -506,6 +506,54 @@ EOF
 expect_status 1 "a persistent peer closes its stdout" "$RUNNER" run "$T/closeout.yaml" --db "$T/closeout.db"
 check "closed stdout: the case's error says so, the next case ok" [ "$(sql "$T/closeout.db" "select group_concat(status || '|' || coalesce(reason, ''), ',') from (select * from cases order by ord)")" = "error|peer 'kept' closed its stdout before the case's status line; stderr: fake_v2: stdout closed,ok|" ]
 
+# ---- a persistent peer that closes its stdin and stays -------------------------------------------
+# It served its case (closing its stdin first, so that the next case line cannot be sent) and is
+# on its way out, slowly: the next case goes to a new process (schemas/peer-protocol.md), and is
+# not stored as 'timed out after 20 s' two seconds after its line could not be sent.
+cat >"$T/closein.sh" <<'EOF'
+echo "benchdb-peer 2"
+read -r kind json
+exec 0<&-
+printf 'sample 0 fwd 5\nstatus ok\n'
+sleep 30
+EOF
+cat >"$T/closein.yaml" <<EOF
+defaults: {warmup: 0, iters: 1, head_dim: 8, heads: 1, batch_size: 1, pass: forward}
+peers:
+  kept: {command: "exec sh $T/closein.sh", suite: attention, timeout: 20, persistent: true}
+benchmarks:
+  - {suite: attention, impl: kept, seq_len: [16, 32]}
+EOF
+expect_status 0 "a persistent peer closes its stdin after its case" "$RUNNER" run "$T/closein.yaml" --db "$T/closein.db"
+check "closed stdin: the next case runs in a new process" [ "$(sql "$T/closein.db" "select group_concat(status || '|' || coalesce(reason, ''), ',') from (select * from cases order by ord)")" = "ok|,ok|" ]
+
+# ---- a persistent peer's line that no output may hold: named at once ----------------------------
+# A status line the runner cannot see as one ("status: ok", a nul byte before "status") leaves the
+# peer waiting for its next case line and the runner for the status line: the case ends there,
+# with the line named, not at its timeout (timed out after 10 s); the next case, in a new
+# process, is the peer's own error and nothing else. A process that exits after such a line (a
+# message on stdout, then exit 1) has its exit status told as for a one-process peer.
+cat >"$T/refused.sh" <<'EOF'
+echo "benchdb-peer 2"
+while read -r kind json; do
+	case "$json" in
+	*'"BENCHDB_SEQ_LEN":"16"'*) echo "status: ok" ;;
+	*'"BENCHDB_SEQ_LEN":"32"'*) printf '\000status ok\n' ;;
+	*'"BENCHDB_SEQ_LEN":"64"'*) echo "Error: no GPU"; exit 1 ;;
+	*) echo "status error fine" ;;
+	esac
+done
+EOF
+cat >"$T/refused.yaml" <<EOF
+defaults: {warmup: 0, iters: 1, head_dim: 8, heads: 1, batch_size: 1}
+peers:
+  kept: {command: "exec sh $T/refused.sh", suite: attention, timeout: 10, persistent: true}
+benchmarks:
+  - {suite: attention, impl: kept, seq_len: [16, 32, 64, 128]}
+EOF
+expect_status 1 "a persistent peer prints a line of no kind" "$RUNNER" run "$T/refused.yaml" --db "$T/refused.db"
+check "refused lines: named as malformed, not timed out; the next case runs" [ "$(sql "$T/refused.db" "select group_concat(status || '|' || reason, ',') from (select * from cases order by ord)")" = "error|malformed peer output: line 2: 'status: ok': unknown line kind 'status:' (valid: info, sample, memory, check, work, status; '#' starts a comment),error|malformed peer output: line 2: '': the line contains a nul byte,error|malformed peer output: line 2: 'Error: no GPU': unknown line kind 'Error:' (valid: info, sample, memory, check, work, status; '#' starts a comment); peer exited with status 1,error|fine" ]
+
 # ---- a case's output that ends with its process: as for a one-process peer ---------------------
 # A malformed line before the end is named, whichever way the process ends (badcrash: exit 3;
 # badnoeol: a status line without a line end, exit 0); a version-1 header is refused from a

@@ -131,6 +131,52 @@ expect_status 0 "report table" "$REPORT" --db "$db"
 contains "$T/out" "^\| fake_fail +\|.*\| error +\|" "error cases in the table"
 contains "$T/out" "^- case 10 \(fake_fail .*\): error — peer exited with status 3" "error reasons under the table"
 
+# ---- the elapsed time is the peer's ------------------------------------------------------------
+# A peer that prints its output and exits at once takes a few milliseconds; its pipes close just
+# before its guardian exits, and the runner must not then sleep a whole poll interval (100 ms)
+# before it looks again: the stored elapsed time was 100-110 ms for nearly each of these cases
+# (it lost the race with the guardian's exit). Most of 10 must take less (a printf), so that a
+# loaded machine, which may slow a few, does not make it fail.
+cat >"$T/fast.yaml" <<'EOF'
+defaults: {warmup: 0, iters: 1}
+peers:
+  quick: {command: "printf 'benchdb-peer 1\\nsample 0 fwd 5\\nstatus ok\\n'", suite: attention}
+benchmarks:
+  - {suite: attention, impl: quick, seq_len: 16, head_dim: 8, pass: forward, seed: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}
+EOF
+expect_status 0 "a quick peer" "$RUNNER" run "$T/fast.yaml" --db "$T/fast.db"
+check "a quick peer's elapsed time is its own, not the runner's poll interval ($(sql "$T/fast.db" "select group_concat(elapsed_ns / 1000000, ' ') from cases") ms)" [ "$(sql "$T/fast.db" "select count(*) = 10 and sum(elapsed_ns < 100000000) > 5 from cases where status = 'ok'")" = 1 ]
+
+# ---- a peer killed by a signal --------------------------------------------------------------------
+# Its guardian ends by the same signal to tell the runner, and must not dump a core of its own (a
+# copy of the runner's memory, as 'core' in the runner's directory, or a crash report of the
+# runner where cores go to a handler) for a peer's crash.
+mkdir -p "$T/crashrun"
+cat >"$T/crash.yaml" <<'EOF'
+peers:
+  crash: {command: "echo benchdb-peer 1; kill -SEGV $$", suite: attention}
+benchmarks:
+  - {suite: attention, impl: crash, seq_len: 16, head_dim: 8, batch_size: 1}
+EOF
+# A command killed by a signal below the shell that runs it: the shell's exit status 128 + S is
+# told as such (the OOM killer's SIGKILL: 137).
+cat >"$T/killed.yaml" <<'EOF'
+peers:
+  killed: {command: "echo benchdb-peer 1; sh -c 'kill -KILL $$'; exit $?", suite: attention}
+benchmarks:
+  - {suite: attention, impl: killed, seq_len: 16, head_dim: 8, batch_size: 1}
+EOF
+expect_status 1 "a command killed below the peer's shell" "$RUNNER" run "$T/killed.yaml" --db "$T/killed.db"
+contains <(sql "$T/killed.db" "select status || '|' || reason from cases") "^error\|peer exited with status 137 \(128 \+ 9: how a shell reports a command killed by signal 9, Killed\)" "status 137 told as a shell's report of signal 9"
+if (ulimit -c unlimited) 2>/dev/null; then
+	(cd "$T/crashrun" && ulimit -c unlimited && exec "$RUNNER" run "$T/crash.yaml" --db "$T/crash.db") >"$T/out" 2>"$T/err"
+	check "a crashed peer: exit 1 (got $?)" [ $? = 1 ]
+	check "a crashed peer: its signal in the reason" [ "$(sql "$T/crash.db" "select status || '|' || reason from cases")" = "error|peer killed by signal 11 (Segmentation fault)" ]
+	check "a crashed peer: no core file in the runner's directory ($(ls -A "$T/crashrun"))" [ -z "$(ls -A "$T/crashrun")" ]
+else
+	note "core files cannot be allowed here (ulimit -c): a crashed peer's core is not tested"
+fi
+
 # ---- the peer dies with its case: timeout and interrupt stop the whole process group --------------
 # gone PID: no such process, or a zombie (whose parent is gone; a container's init may not reap it)
 gone() { ! kill -0 "$1" 2>/dev/null || ps -o stat= -p "$1" | grep -q Z; }
@@ -149,6 +195,22 @@ read -r sh_pid sleep_pid <"$T/pids"
 check "after a timeout the peer's shell is gone" wait_gone "$sh_pid"
 check "after a timeout the peer's child is gone too" wait_gone "$sleep_pid"
 check "the sweep went on after the timeouts" [ "$(sql "$T/slow.db" "select group_concat(impl || ':' || status, ',') from (select impl, status from cases order by ord)")" = "slow:error,slow:error,naive:ok,naive:ok" ]
+
+# What a stopped peer says on stderr when it gets its SIGTERM (where it hung) is part of the
+# timeout's reason: it comes after the timeout, while the runner stops the peer. The peer has its
+# grace also when the shell that runs its command stays between (wrapped: the shell dies of the
+# SIGTERM at once; the peer below it must not be killed with it).
+cat >"$T/term.yaml" <<EOF
+peers:
+  term: {command: "exec sh $SRC/tests/peers/fake_term.sh", suite: attention, timeout: 1}
+  wrapped: {command: "sh $SRC/tests/peers/fake_term.sh; exit \$?", suite: attention, timeout: 1}
+benchmarks:
+  - {suite: attention, impl: [term, wrapped], seq_len: 16, head_dim: 8, batch_size: 1}
+EOF
+expect_status 1 "a peer that says where it hung" "$RUNNER" run "$T/term.yaml" --db "$T/term.db"
+for impl in term wrapped; do
+	check "timeout ($impl): the peer's last words on stderr in the reason" [ "$(sql "$T/term.db" "select status || ':' || reason from cases where impl = '$impl'")" = "error:peer '$impl' timed out after 1 s; stderr: fake_term: started | fake_term: stopped while waiting on step 7" ]
+done
 
 sed -i 's/timeout: 1}/timeout: 600}/' "$T/slow.yaml"
 rm -f "$T/pids"

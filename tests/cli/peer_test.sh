@@ -131,22 +131,6 @@ expect_status 0 "report table" "$REPORT" --db "$db"
 contains "$T/out" "^\| fake_fail +\|.*\| error +\|" "error cases in the table"
 contains "$T/out" "^- case 10 \(fake_fail .*\): error — peer exited with status 3" "error reasons under the table"
 
-# ---- the elapsed time is the peer's ------------------------------------------------------------
-# A peer that prints its output and exits at once takes a few milliseconds; its pipes close just
-# before its guardian exits, and the runner must not then sleep a whole poll interval (100 ms)
-# before it looks again: the stored elapsed time was 100-110 ms for nearly each of these cases
-# (it lost the race with the guardian's exit). Most of 10 must take less (a printf), so that a
-# loaded machine, which may slow a few, does not make it fail.
-cat >"$T/fast.yaml" <<'EOF'
-defaults: {warmup: 0, iters: 1}
-peers:
-  quick: {command: "printf 'benchdb-peer 1\\nsample 0 fwd 5\\nstatus ok\\n'", suite: attention}
-benchmarks:
-  - {suite: attention, impl: quick, seq_len: 16, head_dim: 8, pass: forward, seed: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}
-EOF
-expect_status 0 "a quick peer" "$RUNNER" run "$T/fast.yaml" --db "$T/fast.db"
-check "a quick peer's elapsed time is its own, not the runner's poll interval ($(sql "$T/fast.db" "select group_concat(elapsed_ns / 1000000, ' ') from cases") ms)" [ "$(sql "$T/fast.db" "select count(*) = 10 and sum(elapsed_ns < 100000000) > 5 from cases where status = 'ok'")" = 1 ]
-
 # ---- a peer killed by a signal --------------------------------------------------------------------
 # Its guardian ends by the same signal to tell the runner, and must not dump a core of its own (a
 # copy of the runner's memory, as 'core' in the runner's directory, or a crash report of the

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,8 @@ struct db {
 	char *path;
 	int version;
 	sqlite3_stmt *samples_stmt;   /* db_samples_get's query, prepared once (reports read thousands) */
+	int busy_ms;                  /* how long a lock wait may last (busy_wait) */
+	int64_t busy_since_ms;        /* when the current lock wait began */
 };
 
 /* Milliseconds a connection waits, retrying, for another process's lock — at open too — before
@@ -41,7 +44,66 @@ sqlite3 *db_sqlite(struct db *db) { return db->handle; }
 
 const char *db_file(struct db *db) { return db->path; }
 
-void db_set_busy_timeout(struct db *db, int ms) { sqlite3_busy_timeout(db->handle, ms); }
+void db_set_busy_timeout(struct db *db, int ms) { db->busy_ms = ms; }
+
+/* Lock waits a pending stop signal ends (db_busy_interruptible), and whether one did. */
+static int busy_interruptible;
+static volatile sig_atomic_t busy_stopped;
+
+void db_busy_interruptible(int on)
+{
+	busy_interruptible = on;
+	if (on)
+		busy_stopped = 0;
+}
+
+int db_busy_stopped(void) { return busy_stopped; }
+
+static int64_t monotonic_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A stop signal (interrupt, terminate, hang-up) that this process holds pending: `runner run`
+ * blocks them from its start and takes them at its own points (measure_hold_signals), so while
+ * it waits for a lock they are pending, not handled. */
+static int stop_signal_pending(void)
+{
+	sigset_t set;
+	if (!busy_interruptible || sigpending(&set))
+		return 0;
+	if (sigismember(&set, SIGINT) == 1 || sigismember(&set, SIGTERM) == 1 ||
+	    sigismember(&set, SIGHUP) == 1)
+		busy_stopped = 1;
+	return busy_stopped;
+}
+
+/* SQLite's busy handler: wait for another process's lock, up to db->busy_ms from the wait's
+ * first retry, in sleeps of 1 ms growing to 100 ms — and give up at once on a pending stop signal
+ * where db_busy_interruptible allows it (before a run has stored anything: Ctrl-C while another
+ * process held the lock was ignored for the whole busy timeout, an hour by default). */
+static int busy_wait(void *arg, int count)
+{
+	struct db *db = arg;
+	int64_t now = monotonic_ms();
+	if (count == 0)
+		db->busy_since_ms = now;
+	if (stop_signal_pending())
+		return 0;
+	int64_t left = db->busy_since_ms + db->busy_ms - now;
+	if (left <= 0)
+		return 0;
+	int64_t pause = count < 7 ? (int64_t)1 << count : 100;   /* 1, 2, 4 ... 64, then 100 ms */
+	if (pause > 100)
+		pause = 100;
+	if (pause > left)
+		pause = left;
+	struct timespec ts = {(time_t)(pause / 1000), (long)(pause % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+	return 1;
+}
 
 int db_set_default_busy_timeout(long seconds)
 {
@@ -268,7 +330,7 @@ static int set_wal_mode(struct db *db, struct bd_error *err)
 		if ((rc & 0xff) == SQLITE_READONLY || (rc & 0xff) == SQLITE_CANTOPEN)
 			return bd_fail_at(err, BD_EDB, db->path, 0, 0, "cannot switch it to WAL mode: %s%s",
 					  sqlite3_errmsg(db->handle), unwritable_why(db->path));
-		if ((rc & 0xff) != SQLITE_BUSY || waited_ms >= busy_timeout_ms)
+		if ((rc & 0xff) != SQLITE_BUSY || waited_ms >= db->busy_ms || stop_signal_pending())
 			return sql_fail(db, err, "cannot switch it to WAL mode", rc);
 		struct timespec ts = {0, pause_ms * 1000000L};
 		nanosleep(&ts, NULL);
@@ -305,12 +367,16 @@ int db_open(const char *path, unsigned flags, struct db **out, struct bd_error *
 				db->handle ? sqlite3_errmsg(db->handle) : "out of memory");
 		goto done;
 	}
-	sqlite3_busy_timeout(db->handle, busy_timeout_ms);
+	db->busy_ms = busy_timeout_ms;
+	sqlite3_busy_handler(db->handle, busy_wait, db);
 	sqlite3_extended_result_codes(db->handle, 1);
 	/* A file that is not a database fails on its first read: say so plainly. */
 	if ((rc = read_version(db, &db->version, err))) {
 		int code = sqlite3_errcode(db->handle) & 0xff;
-		if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
+		if ((code == SQLITE_BUSY || code == SQLITE_LOCKED) && busy_stopped)
+			rc = bd_fail_at(err, BD_EINTR, path, 0, 0, "stopped by a signal while waiting "
+					"for another process's lock on it; nothing was written");
+		else if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
 			rc = bd_fail_at(err, BD_EDB, path, 0, 0, "cannot read it: another process has "
 					"held its lock for the whole busy timeout (%d s; --busy-timeout)",
 					busy_timeout_ms / 1000);

@@ -130,6 +130,13 @@ int db_cases_by_key(struct db *db, const char *case_key, const char *suite, stru
 
 /* How long a writer waits, retrying with backoff, for another's lock (runner --busy-timeout). */
 void db_set_busy_timeout(struct db *db, int ms);
+/* on: from now on a lock wait ends at once when this process holds a stop signal (SIGINT,
+ * SIGTERM, SIGHUP) pending — for `runner run` before its run stores anything, where giving up
+ * loses nothing; off (the default): a wait runs its whole busy timeout, so that a finished case
+ * is still stored after Ctrl-C. Turning it on clears db_busy_stopped. */
+void db_busy_interruptible(int on);
+/* Whether a lock wait ended on a stop signal since db_busy_interruptible was last called. */
+int db_busy_stopped(void);
 /* The one busy-wait policy: every database this process opens from now on waits up to seconds
  * for another process's lock, from its open on (reading the schema, migrating, every write).
  * BD_EINVAL outside 0..DB_BUSY_TIMEOUT_MAX_S. */

@@ -327,6 +327,19 @@ static void measure_group(struct measured *m, size_t n, long interleave, const c
 	gpu_probe_stop(probe, &m[0].gpu);
 }
 
+/* A failure to open the database or begin the run: its exit status, said. A lock wait that a
+ * stop signal ended (db_busy_interruptible) is an interruption before anything was stored. */
+static int stopped_waiting(int rc, struct bd_error *err)
+{
+	if (db_busy_stopped()) {
+		fprintf(stderr, "runner run: stopped while waiting for another process's lock on the "
+				"database; no run was stored\n");
+		return EXIT_INTERRUPTED;
+	}
+	bd_error_print("runner run", err);
+	return rc == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL;
+}
+
 /* --resume: open the existing database (never creating one), store this machine and take over
  * the run (run_resume_begin). */
 static int resume_open(const char *db_path, const char *selector, const char *sweep_hash,
@@ -471,10 +484,12 @@ int cmd_run(struct cmd_line *cl)
 		/* the run's shard, group, label and limit, not this command line's (resume.h) */
 		const struct run_resume_asked asked = {shard_text ? &shard : NULL, label, group,
 						       mem_limit_text ? mem_limit : 0, cmdline};
-		if ((rc = resume_open(db_path, resume_run, sweep->hash, ords, force, &asked, &db, &si,
-				      &system_id, &resume, &err))) {
-			bd_error_print("runner run", &err);
-			status = rc == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL;
+		db_busy_interruptible(1);   /* nothing is taken over until resume_open returns */
+		rc = resume_open(db_path, resume_run, sweep->hash, ords, force, &asked, &db, &si,
+				 &system_id, &resume, &err);
+		db_busy_interruptible(0);
+		if (rc) {
+			status = stopped_waiting(rc, &err);
 			goto done;
 		}
 		shard.index = resume.id.shard_index;
@@ -511,9 +526,10 @@ int cmd_run(struct cmd_line *cl)
 		goto done;
 	}
 
+	db_busy_interruptible(1);   /* Ctrl-C while another process holds the lock: nothing stored */
 	if (!db && (rc = db_open(db_path, DB_CREATE, &db, &err))) {
-		bd_error_print("runner run", &err);
-		status = rc == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL;   /* BD_EINVAL: --db names no file */
+		db_busy_interruptible(0);
+		status = stopped_waiting(rc, &err);   /* BD_EINVAL: --db names no file */
 		goto done;
 	}
 	if (!resume_run)
@@ -543,7 +559,9 @@ int cmd_run(struct cmd_line *cl)
 		order[i] = i;
 	/* the persistent peers' processes; a kept one's live through every repetition */
 	struct peer_session *session = peer_session_new();
-	for (long rep = 0; rep < repeat && !measure_interrupted; rep++) {
+	/* a stop signal held since the last case of the previous run: no new, empty run */
+	for (long rep = 0; rep < repeat && !(rep ? measure_take_signals() : measure_interrupted);
+	     rep++) {
 		memset(counts, 0, sizeof(counts));
 		stored = 0;
 		run_status = "complete";
@@ -562,14 +580,16 @@ int cmd_run(struct cmd_line *cl)
 		}
 		if (interleave > 1)   /* each shape's impls together, measured in rounds */
 			group_order(&cases, order);
+		db_busy_interruptible(1);   /* until the run is begun, a lock wait yields to Ctrl-C */
 		if (!resume_run && ((!rep && (rc = db_system_put(db, &si, &system_id, &err))) ||
 				    (rc = db_run_begin_live(db, system_id, &run, &run_id, &err)))) {
-			bd_error_print("runner run", &err);
-			status = rc == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL;
+			db_busy_interruptible(0);
+			status = stopped_waiting(rc, &err);
 			free(order);
 			peer_session_free(session);
 			goto done;
 		}
+		db_busy_interruptible(0);   /* from here every finished case is stored, however long */
 		if (resume_run) {
 			run_id = resume.run_id;
 			memcpy(run.uuid, resume.uuid, sizeof(run.uuid));

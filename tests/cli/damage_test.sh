@@ -428,13 +428,30 @@ busy_open)
 	contains "$T/err" "out.db: cannot read it: another process has held its lock" "merge's refusal names the lock"
 	expect_status 1 "runner close --busy-timeout 1 on a held lock" "$RUNNER" close 1 --db "$T/out.db" --busy-timeout 1
 	expect_status 2 "a negative --busy-timeout" "$RUNNER" merge --db "$T/x.db" "$T/short.db" --busy-timeout -1
+	# a stop signal while `runner run` waits for the lock ends the wait at once: exit 130, no run
+	# stored (it was ignored for the whole busy timeout, an hour by default, and then left an
+	# empty interrupted run). The signal is sent once the runner holds its stop signals (SigBlk:
+	# SIGTERM is bit 15), after which it can only reach the runner through the lock wait.
+	"$RUNNER" run "$SWEEP" --db "$T/out.db" >"$T/stopped.out" 2>&1 & p_stopped=$!
+	for _ in $(seq 1 400); do
+		blk=$(awk '/^SigBlk:/ {print $2}' "/proc/$p_stopped/status" 2>/dev/null)
+		[ -n "$blk" ] && [ $((0x$blk & 0x4000)) != 0 ] && break
+		sleep 0.025
+	done
+	kill -TERM "$p_stopped"
+	wait "$p_stopped"
+	st=$?
+	check "runner run stopped while waiting for the lock: exit 130 (got $st: $(tail -n 1 "$T/stopped.out"))" [ "$st" = 130 ]
+	contains "$T/stopped.out" "stopped while waiting for another process's lock on the database; no run was stored" "the stop is said"
+	locked() { ! sqlite3 -batch "$1" "select count(*) from runs" >/dev/null 2>&1; }
+	check "... while the lock was still held (it did not wait it out)" locked "$T/out.db"
 	for p in report merge_in merge_out migrate run; do
 		eval "wait \$p_$p"
 		st=$?
 		check "$p waited for the lock and succeeded (exit $st: $(tail -n 1 "$T/$p.out"))" [ "$st" = 0 ]
 	done
 	check "the run after the lock: 2 runs" [ "$(sql "$T/locked.db" "select count(*) from runs")" = 2 ]
-	check "the merge into the held output: its run added" [ "$(sql "$T/out.db" "select count(*) from runs")" = 2 ]
+	check "the merge into the held output: its run added (and none by the stopped runner)" [ "$(sql "$T/out.db" "select count(*) from runs")" = 2 ]
 	check "the merge of the held input: its run" [ "$(sql "$T/merged.db" "select count(*) from runs")" -ge 1 ]
 	wait
 	;;

@@ -70,7 +70,10 @@ int db_group_resolve(struct db *db, const char *group, int64_t *rep, int *found)
 	sqlite3 *h = db_sqlite(db);
 	int64_t latest = 0;
 	*found = 0;
-	int rc = group_step(h, "SELECT max(id) FROM runs WHERE group_id = ?1", group, 0, &latest);
+	/* latest by start time, then id (db_run_time_cmp): a database merged out of order has its
+	 * ids out of time order, and an older run of a slice merged after a newer one stood for it */
+	int rc = group_step(h, "SELECT id FROM runs WHERE group_id = ?1 "
+			    "ORDER BY started_at DESC, id DESC LIMIT 1", group, 0, &latest);
 	if (rc == SQLITE_OK && latest > 0)
 		rc = group_step(h, "DELETE FROM temp.run_scope WHERE rep = ?2", group,
 				latest, NULL);
@@ -78,8 +81,9 @@ int db_group_resolve(struct db *db, const char *group, int64_t *rep, int *found)
 	if (rc == SQLITE_OK && latest > 0)
 		rc = group_step(h,
 			"INSERT INTO temp.run_scope (rep, member) SELECT ?2, id FROM runs r "
-			"WHERE group_id = ?1 AND id = (SELECT max(o.id) FROM runs o "
-			"WHERE o.group_id = r.group_id AND o.shard_index IS r.shard_index)",
+			"WHERE group_id = ?1 AND id = (SELECT o.id FROM runs o "
+			"WHERE o.group_id = r.group_id AND o.shard_index IS r.shard_index "
+			"ORDER BY o.started_at DESC, o.id DESC LIMIT 1)",
 			group, latest, NULL);
 	if (rc != SQLITE_OK)
 		return BD_EDB;

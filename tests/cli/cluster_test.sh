@@ -63,6 +63,17 @@ check "merged: runs keep their uuid" [ "$(sql "$T/merged.db" "select group_conca
 check "merged: one system (same machine)" [ "$(sql "$T/merged.db" "select count(*) from systems")" = 1 ]
 expect_status 0 "report --run g1 on the merged db" "$REPORT" --db "$T/merged.db" --run g1 --format csv
 check "the merged group is the whole sweep" [ "$(grep -c ',cpu,' "$T/out")" = "$(sql "$T/whole.db" "select count(*) from cases")" ]
+# a slice run again stands for the group, however the files were merged: shard 1 run last year
+# (its cases planted as errors) and again now, the files merged newest first, so that last
+# year's run has the higher id: the group is this year's runs (it was last year's shard 1)
+for i in 0 2; do "$RUNNER" run "$SWEEP" --db "$T/g2.db" --shard $i/3 --group g2 2>/dev/null; done
+"$RUNNER" run "$SWEEP" --db "$T/g2old.db" --shard 1/3 --group g2 2>/dev/null
+"$RUNNER" run "$SWEEP" --db "$T/g2new.db" --shard 1/3 --group g2 2>/dev/null
+sql "$T/g2old.db" "update runs set started_at = '2025-01-01T00:00:00.000Z'; update cases set status = 'error', reason = 'last year'"
+"$RUNNER" merge --db "$T/g2m.db" "$T/g2new.db" "$T/g2old.db" "$T/g2.db" >/dev/null 2>&1
+expect_status 0 "report --run g2: a re-run slice merged before its older run" "$REPORT" --db "$T/g2m.db" --run g2 --format csv
+check "the group is the sweep once, of this year's runs ($(csv_cols "$T/out" status | sort | uniq -c | tr '\n' ' '))" \
+	[ "$(csv_cols "$T/out" status | sort | paste -sd,)" = "$(sql "$T/whole.db" "select group_concat(status) from (select status from cases order by status)")" ]
 before=$(sql "$T/merged.db" "select count(*) from runs) || (select count(*) from cases) || (select count(*) from samples")
 expect_status 0 "merge again" "$RUNNER" merge --db "$T/merged.db" "$T/node1.db"
 contains "$T/out" "added 0 runs, 0 cases, 0 samples, 0 systems; skipped 1 runs" "a second import is a no-op"

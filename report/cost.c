@@ -1,6 +1,7 @@
 /* report/cost.c: prices per device-hour and what benchmarks cost (cost.h). */
 #include "cost.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,10 +90,12 @@ static int prices_parse(yaml_parser_t *parser, const char *path, struct prices *
 		char *end = NULL;
 		double usd = v->type == YAML_SCALAR_NODE
 				     ? strtod((char *)v->data.scalar.value, &end) : -1;
-		if (k->type != YAML_SCALAR_NODE || !end || *end || usd < 0) {
+		/* strtod takes nan and inf: no price */
+		if (k->type != YAML_SCALAR_NODE || !end || end == (char *)v->data.scalar.value ||
+		    *end || !(usd >= 0) || !isfinite(usd)) {
 			rc = bd_fail_at(err, BD_EINVAL, path, (int)v->start_mark.line + 1,
 					(int)v->start_mark.column + 1,
-					"prices: '%s' needs a price in USD per hour (a number >= 0)",
+					"prices: '%s' needs a price in USD per hour (a finite number >= 0)",
 					k->type == YAML_SCALAR_NODE ? (char *)k->data.scalar.value : "?");
 			goto done;
 		}
@@ -123,6 +126,12 @@ int prices_load_options(double price, const char *path, const char *command, str
 {
 	struct bd_error err;
 	*out = NULL;
+	/* -1: no --price (the commands' default); any other value must be a price */
+	if (price != -1 && !(price >= 0 && isfinite(price))) {
+		fprintf(stderr, "report %s: --price expects USD per device-hour, a finite number >= 0, "
+			"got %g\n", command, price);
+		return 2;
+	}
 	if (price < 0 && !path)
 		return -1;
 	struct prices *p = xcalloc(1, sizeof(*p));

@@ -152,8 +152,9 @@ void print_case_list(const struct sweep *s, const struct sweep_cases *cases,
 	if (models)
 		sb_add(&out, "\nmemory: what the case allocates for its pass and dtype: float32 parameters\n"
 			     "(+ their bfloat16 copy in bfloat16), float32 gradients (passes with a backward),\n"
-			     "AdamW m and v (train_step), the activations the forward keeps, and scratch; not\n"
-			     "the attention workspace (naive: the score matrix)\n");
+			     "AdamW m and v (train_step), the activations the forward keeps (naive attention:\n"
+			     "its score matrices, at the least every device keeps), and scratch; not the other\n"
+			     "attention workspaces (flash, sdpa: O(context), the device's)\n");
 	if (expect_oom)
 		sb_addf(&out, "\n%zu to run, %zu expected oom (over their mem_limit), %zu unsupported here\n",
 			runnable - expect_oom, expect_oom, cases->n - runnable);

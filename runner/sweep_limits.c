@@ -47,6 +47,38 @@ static int tensor_fits(const int64_t *dims, size_t n)
 	       bytes <= BD_MAX_TENSOR_BYTES;
 }
 
+/* Whether what the e2e model allocates in all (kernels/model/model.c: take_state, take_scratch,
+ * the naive attention's score matrices), summed over its layers, fits: counted generously in
+ * elements (the bfloat16 shadow as a whole element, every layer with a backward's buffers), so
+ * that no per-category sum or total the model, the estimate or the runner makes leaves int64.
+ * params: L (4 d^2 + 3 d d_ff + 2 d) + 2 V d, already checked. */
+static int model_memory_fits(const struct case_params *p, int64_t params)
+{
+	const struct model_config *m = &p->model;
+	int64_t b = p->batch_size, t = p->context_length, d = m->d_model, f = m->d_ff;
+	int64_t L = m->num_layers, h = m->num_heads, V = m->vocab_size, n = b * t;
+	int naive = !p->attention[0] || !strcmp(p->attention, "naive");
+	/* each term a product of six factors */
+	const int64_t terms[][6] = {
+		{5, params, 1, 1, 1, 1},       /* parameters (+ shadow), gradients, AdamW m and v */
+		{10, L, n, d, 1, 1},           /* per layer: x, h1, q, k, v, o, om, x_mid, h2 (+1) */
+		{3, L, n, f, 1, 1},            /* per layer: u (2 f), g */
+		{2, L, n, 1, 1, 1},            /* per layer: rstd1, rstd2 */
+		{1, L, b, h, t, 1},            /* per layer: lse */
+		{13, n, d, 1, 1, 1},           /* final activations and the shared scratch */
+		{3, n, f, 1, 1, 1},
+		{2, n, V, 1, 1, 1},            /* logits, dlogits */
+		{4, n, 1, 1, 1, 1},
+		{1, t, d, 1, 1, 1},            /* RoPE */
+		{naive ? 2 : 0, L + 1, b, h, t, t},   /* naive: P and dP per layer, one shared */
+	};
+	int64_t total = 0, x;
+	for (size_t i = 0; i < sizeof(terms) / sizeof(terms[0]); i++)
+		if (ck_product(terms[i], 6, &x) || ck_add(total, x, &total))
+			return 0;
+	return tensor_fits(&total, 1);
+}
+
 int sweep_case_sizes_check(const struct case_params *p, char *msg, size_t size)
 {
 	const struct model_config *m = &p->model;
@@ -81,6 +113,9 @@ int sweep_case_sizes_check(const struct case_params *p, char *msg, size_t size)
 			what = "the logits (batch_size x context_length x vocab_size)";
 		else if (!tensor_fits(scores, 4))
 			what = "the attention scores (batch_size x num_heads x context_length^2)";
+		else if (!model_memory_fits(p, params))
+			what = "the model's memory (parameters, gradients, AdamW state and every "
+			       "layer's activations)";
 		break;
 	}
 	case SUITE_MATMUL: {

@@ -720,12 +720,22 @@ static void test_e2e_workload__figures_follow_the_model_flops(void **state)
 	assert_float_equal(f.flops[PHASE_FWD], gemm + att, 1);
 	assert_float_equal(f.flops[PHASE_BWD], 2 * gemm + 2.5 * att, 1);
 	assert_int_equal(f.param_bytes, 4 * 128625408LL);
+	/* least traffic, hand-computed: forward reads every weight (4 bytes), backward reads them
+	 * again for dX and writes every float32 gradient, AdamW reads p, g, m, v, writes p, m, v */
+	assert_float_equal(f.bytes[PHASE_FWD], 4 * 128625408.0, 1);
+	assert_float_equal(f.bytes[PHASE_BWD], 8 * 128625408.0, 1);
+	assert_float_equal(f.bytes[PHASE_OPT], 28 * 128625408.0, 1);
 	/* bfloat16: the float32 master weights and their bfloat16 shadow, as model_create allocates
 	 * them (schemas/README.md) — what a case that stops before its setup (oom) stores */
 	p.dtype = DTYPE_BFLOAT16;
 	w->figures(&p, &f);
 	assert_int_equal(f.param_bytes, (4 + 2) * 128625408LL);
 	assert_int_equal(f.param_count, 128625408LL);
+	/* bfloat16: the GEMMs read the 2-byte shadow; gradients stay float32; AdamW also writes
+	 * the shadow */
+	assert_float_equal(f.bytes[PHASE_FWD], 2 * 128625408.0, 1);
+	assert_float_equal(f.bytes[PHASE_BWD], (2 + 4) * 128625408.0, 1);
+	assert_float_equal(f.bytes[PHASE_OPT], 30 * 128625408.0, 1);
 	struct wl_memory m;
 	struct wl_status st;
 	assert_int_equal(w->estimate(&p, &m, &st), STATUS_OK);

@@ -112,6 +112,54 @@ static void test_model_memory__estimate_is_what_model_create_allocates(void **st
 		}
 }
 
+/* The naive attention keeps its score matrices, O(t²): the estimate counts them (before, it left
+ * them out, and `runner list` said "run" for a case whose P alone was over its mem_limit).
+ * Hand-computed: each attention instance (one per layer with a backward, one in a forward) holds
+ * P (b, h, t, t) in the compute dtype, and a backward or a bfloat16 compute one float32
+ * (b, h, t, t) more; and the estimate never exceeds what model_create takes on the CPU. */
+static void test_model_memory__estimate_counts_naive_score_matrices(void **state)
+{
+	(void)state;
+	static const struct model_config tiny = {"tiny", 64, 144, 2, 4, 101};
+	static const struct {
+		enum bd_dtype dtype;
+		enum model_mode mode;
+		int64_t batch, ctx, extra;
+	} cases[] = {
+		/* 2·4·16² = 2048 scores; 2 layers × 2048 × 4 + 2048 × 4 */
+		{DTYPE_FLOAT32, MODEL_TRAIN, 2, 16, 2 * 2048 * 4 + 2048 * 4},
+		/* 3·4·40² = 19200 scores; one instance × 19200 × 4, no backward */
+		{DTYPE_FLOAT32, MODEL_INFER, 3, 40, 19200 * 4},
+		/* 1·4·24² = 2304 scores; 2 layers × 2304 × 2 (bfloat16 P) + 2304 × 4 */
+		{DTYPE_BFLOAT16, MODEL_GRAD, 1, 24, 2 * 2304 * 2 + 2304 * 4},
+	};
+	for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+		struct model_shape s = {.cfg = tiny, .batch = cases[i].batch, .ctx = cases[i].ctx,
+					.dtype = cases[i].dtype, .mode = cases[i].mode};
+		struct model_memory flash, naive, got;
+		struct bd_error err = {0};
+		snprintf(s.attention, sizeof(s.attention), "flash");
+		assert_int_equal(model_memory_estimate(&s, &flash, &err), 0);
+		snprintf(s.attention, sizeof(s.attention), "naive");
+		assert_int_equal(model_memory_estimate(&s, &naive, &err), 0);
+		assert_int_equal(naive.activations - flash.activations, cases[i].extra);
+		assert_int_equal(naive.params + naive.grads + naive.optim + naive.workspace,
+				 flash.params + flash.grads + flash.optim + flash.workspace);
+		struct mem_arena mem;
+		struct dev dev;
+		struct model *m = NULL;
+		mem_init(&mem, 0);
+		if (dev_open(&dev, DEVICE_CPU, &mem, &err))
+			fail_msg("dev_open: %s", err.msg);
+		if (model_create(&m, &dev, &s, 7, NULL))
+			fail_msg("model_create: %s", dev.err.msg);
+		model_memory(m, &got);
+		assert_true(naive.activations <= got.activations);
+		model_free(m);
+		dev_close(&dev);
+	}
+}
+
 static void test_model_memory__estimate_refuses_what_check_refuses(void **state)
 {
 	(void)state;
@@ -129,6 +177,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_model_memory__param_count_of_the_design_presets),
 		cmocka_unit_test(test_model_memory__estimate_is_what_model_create_allocates),
+		cmocka_unit_test(test_model_memory__estimate_counts_naive_score_matrices),
 		cmocka_unit_test(test_model_memory__estimate_refuses_what_check_refuses),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

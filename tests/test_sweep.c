@@ -908,6 +908,14 @@ static void test_sweep__sizes_beyond_the_limits_are_errors(void **state)
 			   2, 5, "the case is too large: the activations", NULL);
 	check_expand_error("benchmarks:\n  - {suite: matmul, m: 2147483647, n: 2147483647, k: 1}\n",
 			   2, 5, "the case is too large: a matrix", NULL);
+	/* every tensor within the limit, the layers' activations together not: the memory sums
+	 * wrapped (runner list: "memory -4762926105419055100 B", no expect oom; the oom reason
+	 * "needs -4762926105419055100 bytes") */
+	check_expand_error("models:\n  huge: {d_model: 65536, d_ff: 65536, num_layers: 1000000, "
+			   "num_heads: 512, vocab_size: 1000}\n"
+			   "benchmarks:\n  - {suite: e2e, model: huge, context_length: 65536, "
+			   "batch_size: 64, attention: flash}\n",
+			   4, 5, "the case is too large: the model's memory", NULL);
 	/* the limits themselves are accepted */
 	struct sweep_cases cases;
 	struct sweep *s = expand_ok("benchmarks:\n  - {suite: matmul, size: 8, warmup: 1000000, "

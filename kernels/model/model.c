@@ -438,6 +438,35 @@ static void take_scratch(struct model *m)
 	}
 }
 
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+	return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
+/* The least the naive attention's workspace holds on every backend: each attention instance
+ * (one per layer with a backward, one shared by the layers without) keeps its P (b, h, t, t) in
+ * the compute dtype, and a backward or a 16-bit compute adds one float32 (b, h, t, t) of scores
+ * or dP (the CPU keeps one per instance, CUDA one shared). The score matrices are O(t²) and
+ * dominate a naive model's memory at long contexts; other workspaces (flash's tiles, cuDNN's)
+ * are O(t) and the backend's, and are not counted. Saturates at INT64_MAX. */
+static int64_t naive_scores_bytes(const struct model_shape *s)
+{
+	if (strcmp(s->attention, "naive"))
+		return 0;
+	int train = s->mode != MODEL_INFER;
+	int64_t scores, p, extra = 0, n = train ? s->cfg.num_layers : 1;
+	if (__builtin_mul_overflow(s->batch, s->cfg.num_heads, &scores) ||
+	    __builtin_mul_overflow(scores, s->ctx, &scores) ||
+	    __builtin_mul_overflow(scores, s->ctx, &scores) ||
+	    __builtin_mul_overflow(scores, (int64_t)dtype_size(s->dtype), &p) ||
+	    __builtin_mul_overflow(p, n, &p) ||
+	    ((train || s->dtype != DTYPE_FLOAT32) &&
+	     __builtin_mul_overflow(scores, (int64_t)sizeof(float), &extra)))
+		return INT64_MAX;
+	return sat_add(p, extra);
+}
+
 int model_memory_estimate(const struct model_shape *s, struct model_memory *mm,
 			  struct bd_error *err)
 {
@@ -455,6 +484,7 @@ int model_memory_estimate(const struct model_shape *s, struct model_memory *mm,
 	take_scratch(&m);
 	free(m.layers);
 	*mm = m.mem;
+	mm->activations = sat_add(mm->activations, naive_scores_bytes(s));
 	return 0;
 }
 

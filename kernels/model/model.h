@@ -107,8 +107,10 @@ int model_check(const struct model_shape *s, struct bd_error *err);
 int model_create(struct model **out, struct dev *dev, const struct model_shape *s, uint64_t seed,
 		 const float *host_params);
 /* What model_create would allocate for s, by what it holds (the same sizes, counted without
- * allocating anything), except the attention workspaces, which are the backend's (the naive
- * attention's score matrix among them). Returns 0, or model_check's BD_EINVAL, or BD_ENOMEM. */
+ * allocating anything). The attention workspaces are the backend's: of them only the naive
+ * attention's score matrices are counted (in activations, as model_create counts them), at the
+ * least every backend holds; flash's and cuDNN's O(t) workspaces are not. Returns 0, or
+ * model_check's BD_EINVAL, or BD_ENOMEM. */
 int model_memory_estimate(const struct model_shape *s, struct model_memory *mm,
 			  struct bd_error *err);
 /* Accepts NULL. */

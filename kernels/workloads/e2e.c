@@ -87,10 +87,11 @@ static void e2e_figures(const struct case_params *p, struct wl_figures *f)
 	f->flops[PHASE_BWD] = model_flops_bwd(&p->model, p->batch_size, p->context_length);
 	/* AdamW: about a dozen operations per parameter */
 	f->flops[PHASE_OPT] = 12.0 * (double)P;
-	/* minimum traffic: every weight read once in the GEMMs' dtype per pass, the backward also
-	 * writes every float32 gradient; AdamW reads p, g, m, v and writes p, m, v (+ the shadow) */
+	/* minimum traffic: every weight read once in the GEMMs' dtype per pass (the backward's
+	 * dX = dY·W; dW = dY^T·X reads no weight), the backward also writes every float32 gradient
+	 * (overwritten, not accumulated); AdamW reads p, g, m, v and writes p, m, v (+ the shadow) */
 	f->bytes[PHASE_FWD] = w;
-	f->bytes[PHASE_BWD] = 2 * w + 4.0 * (double)P;
+	f->bytes[PHASE_BWD] = w + 4.0 * (double)P;
 	f->bytes[PHASE_OPT] = (double)P * (7 * 4 + (p->dtype == DTYPE_BFLOAT16 ? 2 : 0));
 }
 

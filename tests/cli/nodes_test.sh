@@ -107,6 +107,15 @@ contains "$T/wu/README.md" "cost of the run: " "writeup: the run's cost"
 printf 'prices: [1, 2]\n' >"$T/bad_prices.yaml"
 expect_status 2 "a bad prices file" "$REPORT" nodes --db "$T/merged.db" --prices "$T/bad_prices.yaml"
 contains "$T/err" "bad_prices.yaml:1:1: expected .prices:. a mapping" "names the file"
+# a price that is no price (strtod takes nan and inf; a negative --price was taken as none):
+# refused, not a cost table of nan or inf, nor silently no cost table
+printf 'prices:\n  cpu: nan\n' >"$T/nan_prices.yaml"
+expect_status 2 "a nan price in the prices file" "$REPORT" --db "$T/node1.db" --compare naive --prices "$T/nan_prices.yaml"
+contains "$T/err" "nan_prices.yaml:2:8: prices: 'cpu' needs a price in USD per hour" "names the file, line and key"
+for bad in nan inf -3; do
+	expect_status 2 "--price $bad" "$REPORT" --db "$T/node1.db" --compare naive --price "$bad"
+	contains "$T/err" "--price expects USD per device-hour, a finite number >= 0" "--price $bad: says why"
+done
 
 if command -v gnuplot >/dev/null; then
 	expect_status 0 "chart" "$REPORT" nodes --db "$T/merged.db" --temp-band 20 --chart "$T"

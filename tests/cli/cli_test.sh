@@ -67,6 +67,11 @@ help)
 	OMP_NUM_THREADS=1 expect_status 0 "runner sysinfo --fma-peak --isa avx2, one thread" \
 		"$RUNNER" sysinfo --fma-peak --isa avx2
 	contains "$T/out" "\(avx2, 256-bit fma, 1 thread;" "--isa avx2 and OMP_NUM_THREADS are followed"
+	# the threads counted are those that ran: OMP_THREAD_LIMIT=1 leaves omp_get_max_threads() at 2
+	# but runs a team of one, whose FLOPs counted twice would double the peak
+	OMP_NUM_THREADS=2 OMP_THREAD_LIMIT=1 expect_status 0 "runner sysinfo --fma-peak, OMP_THREAD_LIMIT=1" \
+		"$RUNNER" sysinfo --fma-peak --isa avx2
+	contains "$T/out" "\(avx2, 256-bit fma, 1 thread;" "--fma-peak counts the team's threads, not OMP_NUM_THREADS"
 	if [ "$widest" = avx2 ]; then
 		expect_status 1 "--isa avx512 without AVX-512" "$RUNNER" sysinfo --fma-peak --isa avx512
 		contains "$T/err" "this cpu has no avx512f \(valid here: avx2\)" "the missing ISA is named"

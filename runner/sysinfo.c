@@ -19,7 +19,8 @@
 
 /* Environment variables that change what a benchmark measures. */
 static const char *const env_vars[] = {
-	"OMP_NUM_THREADS", "OMP_PROC_BIND", "OMP_PLACES", "OMP_DYNAMIC", "GOMP_CPU_AFFINITY",
+	"OMP_NUM_THREADS", "OMP_THREAD_LIMIT", "OMP_PROC_BIND", "OMP_PLACES", "OMP_DYNAMIC",
+	"GOMP_CPU_AFFINITY",
 	"KMP_AFFINITY", "OMP_WAIT_POLICY", "ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA", "ONEDNN_VERBOSE",
 	"DNNL_VERBOSE",
 	/* the peers': PyTorch's CPU kernels, MKL's, torch.compile's code (docs/peers.md) */
@@ -183,5 +184,7 @@ void sysinfo_env_json(struct strbuf *sb)
 		sb_addc(sb, ':');
 		sb_add_json_str(sb, v);
 	}
-	sb_addf(sb, "%s\"omp_max_threads\":%d}", first ? "" : ",", omp_get_max_threads());
+	/* a parallel region's team: OMP_THREAD_LIMIT caps it below omp_get_max_threads() */
+	int threads = omp_get_max_threads(), limit = omp_get_thread_limit();
+	sb_addf(sb, "%s\"omp_max_threads\":%d}", first ? "" : ",", limit < threads ? limit : threads);
 }

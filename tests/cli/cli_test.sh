@@ -55,6 +55,10 @@ help)
 	contains "$T/out" "^hostname +$(hostname)" "sysinfo shows the hostname"
 	contains "$T/out" "^blas +oneDNN" "sysinfo shows the BLAS"
 	lacks "$T/out" "^fma_peak" "sysinfo measures no fma peak unasked"
+	# the env a run records: OMP_THREAD_LIMIT, and the thread count it leaves the kernels
+	OMP_NUM_THREADS=2 OMP_THREAD_LIMIT=1 expect_status 0 "runner sysinfo, OMP_THREAD_LIMIT=1" "$RUNNER" sysinfo
+	contains "$T/out" '^env .*"OMP_THREAD_LIMIT":"1".*"omp_max_threads":1}$' \
+		"sysinfo's env records OMP_THREAD_LIMIT and the one thread it leaves"
 	# --fma-peak: the widest ISA the CPU has, asked at run time; the other one refused by name.
 	if grep -qw avx512f /proc/cpuinfo; then widest=avx512 bits=512; else widest=avx2 bits=256; fi
 	OMP_NUM_THREADS=2 expect_status 0 "runner sysinfo --fma-peak" "$RUNNER" sysinfo --fma-peak

@@ -6,7 +6,8 @@
 # (options written before the command), e2e_params (the model's parameter count in the database
 # and tables), cuda_unsupported (asserts the no-GPU behaviour: exits 77, skipped, where a GPU is
 # visible), repeat (--repeat), iters_auto (iters: auto: stop reasons, counts, resume, repeat),
-# run_flow (exit statuses and listings of a run outside its measurements: resume, shards).
+# run_flow (exit statuses and listings of a run outside its measurements: resume, shards),
+# git_info (the git commit and dirty flag a build records; needs git, else exits 77).
 # Golden files live in tests/golden/; UPDATE_GOLDEN=1 rewrites them from the current output.
 set -u
 scenario=$1
@@ -822,6 +823,32 @@ contended)
 	# compare across the two runs: a contended side never reads faster or slower
 	expect_status 0 "compare the busy run against the quiet one" "$REPORT" compare --db "$db" --run busy --baseline quiet --format csv
 	check "compare: no plain faster/slower with a contended side" [ "$(csv_cols "$T/out" verdict | grep -cE '^(faster|slower|\?)$')" = 0 ]
+	;;
+
+git_info)
+	# The git provenance a build records (runner/git_info.cmake), on scratch checkouts: the
+	# script run as the build runs it (CMAKE: that cmake).
+	command -v git >/dev/null || { echo "git_info: no git, skipped"; exit 77; }
+	cmake=${CMAKE:-cmake}
+	gitc() { git -C "$1" -c user.name=t -c user.email=t@t -c commit.gpgsign=false "${@:2}"; }
+	# gi DIR: the commit, branch and dirty flag the build of the source in DIR would record
+	gi() {
+		"$cmake" -DSRC="$1" -DOUT="$T/gi.c" -P "$SRC/runner/git_info.cmake" &&
+			sed -n 's/^const [a-z *]*build_git_\([a-z]*\) = "*\([^";]*\)"*;$/\1=\2/p' "$T/gi.c" | paste -sd' '
+	}
+	outer=$T/outer
+	mkdir -p "$outer" && gitc "$outer" init -q && gitc "$outer" commit -q --allow-empty -m outer
+	# a source tarball unpacked inside another checkout, which does not track it
+	mkdir -p "$outer/benchdb/schemas" && cp "$SRC/CMakeLists.txt" "$outer/benchdb/"
+	check "an untracked source tree records no commit (the enclosing checkout's is not its)" \
+		[ "$(gi "$outer/benchdb")" = "commit= branch= dirty=-1" ]
+	# once that checkout tracks it, its commit is the source's
+	gitc "$outer" add benchdb && gitc "$outer" commit -q -m vendored
+	head=$(gitc "$outer" rev-parse HEAD) branch=$(gitc "$outer" rev-parse --abbrev-ref HEAD)
+	check "a tracked source tree records its checkout's commit, clean" \
+		[ "$(gi "$outer/benchdb")" = "commit=$head branch=$branch dirty=0" ]
+	echo "# changed" >>"$outer/benchdb/CMakeLists.txt"
+	check "a changed tracked file makes it dirty" [ "$(gi "$outer/benchdb")" = "commit=$head branch=$branch dirty=1" ]
 	;;
 
 *)

@@ -19,6 +19,11 @@ if(GIT)
                     OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
     execute_process(COMMAND ${GIT} -C ${SRC} status --porcelain --untracked-files=no
                     OUTPUT_VARIABLE st OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+    # untracked files the build takes in all the same (the file(GLOB)s of db/ and report/)
+    execute_process(COMMAND ${GIT} -C ${SRC} status --porcelain --untracked-files=all --
+                            "schemas/[0-9][0-9][0-9]_*.sql" "report/cmd_*.c" "report/render_*.c"
+                    OUTPUT_VARIABLE globbed OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+    string(APPEND st "${globbed}")
     if(st STREQUAL "")
       set(dirty 0)
     else()

@@ -849,6 +849,14 @@ git_info)
 		[ "$(gi "$outer/benchdb")" = "commit=$head branch=$branch dirty=0" ]
 	echo "# changed" >>"$outer/benchdb/CMakeLists.txt"
 	check "a changed tracked file makes it dirty" [ "$(gi "$outer/benchdb")" = "commit=$head branch=$branch dirty=1" ]
+	gitc "$outer" checkout -q -- benchdb/CMakeLists.txt
+	# untracked files: a stray one changes nothing built; a migration the build globs in does
+	echo notes >"$outer/benchdb/notes.txt"
+	check "an untracked file the build does not take leaves it clean" \
+		[ "$(gi "$outer/benchdb")" = "commit=$head branch=$branch dirty=0" ]
+	echo "-- new" >"$outer/benchdb/schemas/099_new.sql"
+	check "an untracked migration (schemas/NNN_*.sql, built in) makes it dirty" \
+		[ "$(gi "$outer/benchdb")" = "commit=$head branch=$branch dirty=1" ]
 	;;
 
 *)

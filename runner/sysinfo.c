@@ -37,6 +37,69 @@ static const char *const simd_flags[] = {
 	"avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8", "asimd", "sve", NULL,
 };
 
+/* The SIMD flags of simd_flags that the compiler targeted, in their spelling there: what
+ * -march=native resolved to on the build machine, which the kernels' vectors follow
+ * (kernels/cpu/simd.h) whatever the machine that runs them has. "none" when none. */
+static void target_flags(char *out, size_t n)
+{
+	size_t used = 0;
+	out[0] = '\0';
+#define TARGET_FLAG(name)                                                                       \
+	if (used < n)                                                                           \
+		used += (size_t)snprintf(out + used, n - used, "%s%s", used ? " " : "", name)
+#ifdef __SSE4_2__
+	TARGET_FLAG("sse4_2");
+#endif
+#ifdef __AVX__
+	TARGET_FLAG("avx");
+#endif
+#ifdef __AVX2__
+	TARGET_FLAG("avx2");
+#endif
+#ifdef __FMA__
+	TARGET_FLAG("fma");
+#endif
+#ifdef __F16C__
+	TARGET_FLAG("f16c");
+#endif
+#ifdef __AVX512F__
+	TARGET_FLAG("avx512f");
+#endif
+#ifdef __AVX512BW__
+	TARGET_FLAG("avx512bw");
+#endif
+#ifdef __AVX512VL__
+	TARGET_FLAG("avx512vl");
+#endif
+#ifdef __AVX512VNNI__
+	TARGET_FLAG("avx512_vnni");
+#endif
+#ifdef __AVX512BF16__
+	TARGET_FLAG("avx512_bf16");
+#endif
+#ifdef __AVX512FP16__
+	TARGET_FLAG("avx512_fp16");
+#endif
+#ifdef __AMX_TILE__
+	TARGET_FLAG("amx_tile");
+#endif
+#ifdef __AMX_BF16__
+	TARGET_FLAG("amx_bf16");
+#endif
+#ifdef __AMX_INT8__
+	TARGET_FLAG("amx_int8");
+#endif
+#ifdef __ARM_NEON
+	TARGET_FLAG("asimd");
+#endif
+#ifdef __ARM_FEATURE_SVE
+	TARGET_FLAG("sve");
+#endif
+#undef TARGET_FLAG
+	if (!out[0])
+		snprintf(out, n, "none");
+}
+
 /* Value of "key : value" lines in a /proc-style file; "" if absent. */
 static void proc_field(const char *path, const char *key, char *out, size_t n)
 {
@@ -166,7 +229,14 @@ void sysinfo_collect(struct sysinfo *si)
 	snprintf(si->cublas_version, sizeof(si->cublas_version), "%s", gi.cublas);
 	snprintf(si->cudnn_version, sizeof(si->cudnn_version), "%s", gi.cudnn);
 	snprintf(si->compiler, sizeof(si->compiler), "%s", BENCHDB_COMPILER);
-	snprintf(si->build_flags, sizeof(si->build_flags), "%s", BENCHDB_BUILD_FLAGS);
+	/* -march=native names no ISA: the build machine's, which need not be this one's */
+	char native[256] = "";
+	if (strstr(BENCHDB_BUILD_FLAGS, "-march=native")) {
+		char flags[200];
+		target_flags(flags, sizeof(flags));
+		snprintf(native, sizeof(native), " (native: %s)", flags);
+	}
+	snprintf(si->build_flags, sizeof(si->build_flags), "%s%s", BENCHDB_BUILD_FLAGS, native);
 }
 
 void sysinfo_env_json(struct strbuf *sb)

@@ -56,6 +56,12 @@ help)
 	contains "$T/out" "^hostname +$(hostname)" "sysinfo shows the hostname"
 	contains "$T/out" "^blas +oneDNN" "sysinfo shows the BLAS"
 	lacks "$T/out" "^fma_peak" "sysinfo measures no fma peak unasked"
+	# -march=native names no ISA: the build flags say what it resolved to, which the kernels follow
+	if grep -q '^build_flags .*-march=native' "$T/out"; then
+		contains "$T/out" '^build_flags .*-march=native.* \(native: [a-z0-9_ ]+\)$' "sysinfo: what -march=native built for"
+	else
+		lacks "$T/out" '\(native: ' "sysinfo: no native ISA without -march=native"
+	fi
 	# the env a run records: OMP_THREAD_LIMIT, and the thread count it leaves the kernels
 	OMP_NUM_THREADS=2 OMP_THREAD_LIMIT=1 expect_status 0 "runner sysinfo, OMP_THREAD_LIMIT=1" "$RUNNER" sysinfo
 	contains "$T/out" '^env .*"OMP_THREAD_LIMIT":"1".*"omp_max_threads":1}$' \

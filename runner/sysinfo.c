@@ -2,6 +2,7 @@
 #include "sysinfo.h"
 
 #include <omp.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -253,6 +254,14 @@ void sysinfo_env_json(struct strbuf *sb)
 		sb_add_json_str(sb, *name);
 		sb_addc(sb, ':');
 		sb_add_json_str(sb, v);
+	}
+	/* the CPUs this process may run on, where fewer than the machine's (taskset, a cpuset):
+	 * cpu_threads counts the machine's, and OMP_NUM_THREADS may ask for more than these */
+	cpu_set_t allowed;
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0 && CPU_COUNT(&allowed) < online) {
+		sb_addf(sb, "%s\"cpus_allowed\":%d", first ? "" : ",", CPU_COUNT(&allowed));
+		first = 0;
 	}
 	/* a parallel region's team: OMP_THREAD_LIMIT caps it below omp_get_max_threads() */
 	int threads = omp_get_max_threads(), limit = omp_get_thread_limit();

@@ -66,6 +66,12 @@ help)
 	OMP_NUM_THREADS=2 OMP_THREAD_LIMIT=1 expect_status 0 "runner sysinfo, OMP_THREAD_LIMIT=1" "$RUNNER" sysinfo
 	contains "$T/out" '^env .*"OMP_THREAD_LIMIT":"1".*"omp_max_threads":1}$' \
 		"sysinfo's env records OMP_THREAD_LIMIT and the one thread it leaves"
+	# and an affinity mask narrower than the machine: OMP_NUM_THREADS=2 on one allowed CPU
+	if command -v taskset >/dev/null && [ "$(getconf _NPROCESSORS_ONLN)" -gt 1 ]; then
+		cpu=$(awk '/^Cpus_allowed_list/ { split($2, a, /[-,]/); print a[1] }' /proc/self/status)
+		OMP_NUM_THREADS=2 expect_status 0 "runner sysinfo on one CPU" taskset -c "$cpu" "$RUNNER" sysinfo
+		contains "$T/out" '^env .*"cpus_allowed":1,' "sysinfo's env records the CPUs the affinity mask allows"
+	fi
 	# --fma-peak: the widest ISA the CPU has, asked at run time; the other one refused by name.
 	if grep -qw avx512f /proc/cpuinfo; then widest=avx512 bits=512; else widest=avx2 bits=256; fi
 	OMP_NUM_THREADS=2 expect_status 0 "runner sysinfo --fma-peak" "$RUNNER" sysinfo --fma-peak

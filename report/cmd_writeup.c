@@ -32,6 +32,7 @@ struct writeup {
 	struct run_row run;
 	struct sysinfo si;
 	char *sweep_text;
+	struct run_identity id;        /* its env: the variables and thread count it ran under */
 	struct case_set set;           /* every case of the run */
 	struct verdict_rule rule;      /* the defaults: writeup has no options for them */
 	struct strbuf doc;
@@ -269,6 +270,14 @@ static void section_provenance(struct writeup *w)
 	} else {
 		sb_add(&w->doc, "- git commit unknown (the runner was built outside a git checkout)\n");
 	}
+	/* what the system table cannot say: the threads and ISA caps this run had */
+	sb_add(&w->doc, "- environment (the variables that change what is measured, and the OpenMP "
+		   "threads): ");
+	if (w->id.env)
+		add_code(&w->doc, w->id.env);
+	else
+		sb_add(&w->doc, "not recorded");
+	sb_addc(&w->doc, '\n');
 	sb_add(&w->doc, "- runner version ");
 	add_code(&w->doc, r->tool_version ? r->tool_version : "unknown");
 	sb_add(&w->doc, "\n- run uuid ");
@@ -864,6 +873,7 @@ int cmd_writeup(struct cmd_line *cl)
 	if (db_run_get(w.db, run_id, &w.run, &err) ||
 	    db_system_get(w.db, w.run.system_id, &w.si, &err) ||
 	    db_run_sweep_text(w.db, run_id, &w.sweep_text, &err) ||
+	    db_run_identity_get(w.db, run_id, &w.id, &err) ||
 	    case_set_load(w.db, run_id, &all, &w.set, &err)) {
 		status = report_error(&err, EXIT_FAIL);
 		goto done;
@@ -925,6 +935,7 @@ done:
 	sb_free(&w.doc);
 	sb_free(&w.written);
 	free(w.sweep_text);
+	db_run_identity_clear(&w.id);
 	case_set_free(&w.set);
 	db_run_row_clear(&w.run);
 	db_close(w.db);

@@ -1,5 +1,6 @@
 # Write the git provenance of the source tree into a C file, rewriting it only when it changes.
-# Inputs: SRC (source dir), OUT (file to write). Outside a git checkout everything is unknown.
+# Inputs: SRC (source dir), OUT (file to write). Outside a git checkout that tracks SRC everything
+# is unknown.
 set(commit "")
 set(branch "")
 set(dirty -1)
@@ -7,11 +8,22 @@ find_program(GIT git)
 if(GIT)
   execute_process(COMMAND ${GIT} -C ${SRC} rev-parse HEAD OUTPUT_VARIABLE commit
                   RESULT_VARIABLE r1 OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+  # a source tree git does not track (a tarball unpacked inside some other checkout) is outside
+  # any checkout of its own: that checkout's commit is not the source's
+  if(r1 EQUAL 0)
+    execute_process(COMMAND ${GIT} -C ${SRC} ls-files --error-unmatch -- CMakeLists.txt
+                    RESULT_VARIABLE r1 OUTPUT_QUIET ERROR_QUIET)
+  endif()
   if(r1 EQUAL 0)
     execute_process(COMMAND ${GIT} -C ${SRC} rev-parse --abbrev-ref HEAD OUTPUT_VARIABLE branch
                     OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
     execute_process(COMMAND ${GIT} -C ${SRC} status --porcelain --untracked-files=no
                     OUTPUT_VARIABLE st OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+    # untracked files the build takes in all the same (the file(GLOB)s of db/ and report/)
+    execute_process(COMMAND ${GIT} -C ${SRC} status --porcelain --untracked-files=all --
+                            "schemas/[0-9][0-9][0-9]_*.sql" "report/cmd_*.c" "report/render_*.c"
+                    OUTPUT_VARIABLE globbed OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+    string(APPEND st "${globbed}")
     if(st STREQUAL "")
       set(dirty 0)
     else()

@@ -20,6 +20,8 @@ struct nvml {
 	void *lib;
 	int (*init)(void);
 	int (*handle_by_index)(unsigned int, nvml_device *);
+	int (*handle_by_uuid)(const char *, nvml_device *);              /* NULL: not exported */
+	int (*mig_parent)(nvml_device, nvml_device *);                   /* NULL: not exported */
 	int (*temperature)(nvml_device, int, unsigned int *);        /* sensor 0: the GPU die */
 	int (*clock)(nvml_device, int, unsigned int *);              /* clock 1: SM */
 	int (*throttle)(nvml_device, unsigned long long *);
@@ -100,6 +102,8 @@ static int nvml_open(struct nvml *n)
 		return -1;
 	*(void **)&n->init = dlsym(n->lib, "nvmlInit_v2");
 	*(void **)&n->handle_by_index = dlsym(n->lib, "nvmlDeviceGetHandleByIndex_v2");
+	*(void **)&n->handle_by_uuid = dlsym(n->lib, "nvmlDeviceGetHandleByUUID");
+	*(void **)&n->mig_parent = dlsym(n->lib, "nvmlDeviceGetDeviceHandleFromMigDeviceHandle");
 	*(void **)&n->temperature = dlsym(n->lib, "nvmlDeviceGetTemperature");
 	*(void **)&n->clock = dlsym(n->lib, "nvmlDeviceGetClockInfo");
 	*(void **)&n->throttle = dlsym(n->lib, "nvmlDeviceGetCurrentClocksThrottleReasons");
@@ -135,11 +139,22 @@ struct gpu_probe *gpu_probe_start(void)
 	p->nvml = *nvml;
 	unsigned int index = 0;
 	const char *visible = getenv("CUDA_VISIBLE_DEVICES");
+	/* the first entry: an index, or a UUID (GPU-..., MIG-...: NVML's own spelling), which names
+	 * no index, so NVML is asked for that device; a MIG instance's figures are its GPU's */
+	char uuid[96] = "";
 	if (visible && *visible >= '0' && *visible <= '9')
 		index = (unsigned int)strtoul(visible, NULL, 10);
+	else if (visible && (!strncmp(visible, "GPU-", 4) || !strncmp(visible, "MIG-", 4)))
+		snprintf(uuid, sizeof(uuid), "%.*s", (int)strcspn(visible, ","), visible);
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->wake, NULL);
-	if (p->nvml.handle_by_index(index, &p->device) ||
+	int found = uuid[0] ? p->nvml.handle_by_uuid && !p->nvml.handle_by_uuid(uuid, &p->device)
+			    : !p->nvml.handle_by_index(index, &p->device);
+	nvml_device parent;
+	if (found && !strncmp(uuid, "MIG-", 4) && p->nvml.mig_parent &&
+	    !p->nvml.mig_parent(p->device, &parent))
+		p->device = parent;
+	if (!found ||
 	    pthread_create(&p->thread, NULL, probe_loop, p)) {
 		pthread_mutex_destroy(&p->lock);
 		pthread_cond_destroy(&p->wake);

@@ -10,8 +10,9 @@
 
 struct gpu_probe;
 
-/* Start sampling the GPU the case runs on (the first of CUDA_VISIBLE_DEVICES when it is an index,
- * else NVML's device 0). NULL when there is nothing to read. */
+/* Start sampling the GPU the case runs on: the first of CUDA_VISIBLE_DEVICES, an index or a
+ * GPU-/MIG- UUID (a MIG instance: its GPU); without it NVML's device 0. NULL when there is
+ * nothing to read (that device not found). */
 struct gpu_probe *gpu_probe_start(void);
 /* Stop and fill *out (hottest temperature, lowest SM clock, every throttle reason seen but idle);
  * out->known 0 when nothing was read. Accepts NULL (then out->known is 0). */

@@ -2,6 +2,7 @@
 #include "sysinfo.h"
 
 #include <omp.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,8 @@
 
 /* Environment variables that change what a benchmark measures. */
 static const char *const env_vars[] = {
-	"OMP_NUM_THREADS", "OMP_PROC_BIND", "OMP_PLACES", "OMP_DYNAMIC", "GOMP_CPU_AFFINITY",
+	"OMP_NUM_THREADS", "OMP_THREAD_LIMIT", "OMP_PROC_BIND", "OMP_PLACES", "OMP_DYNAMIC",
+	"GOMP_CPU_AFFINITY",
 	"KMP_AFFINITY", "OMP_WAIT_POLICY", "ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA", "ONEDNN_VERBOSE",
 	"DNNL_VERBOSE",
 	/* the peers': PyTorch's CPU kernels, MKL's, torch.compile's code (docs/peers.md) */
@@ -35,6 +37,69 @@ static const char *const simd_flags[] = {
 	"sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl", "avx512_vnni",
 	"avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8", "asimd", "sve", NULL,
 };
+
+/* The SIMD flags of simd_flags that the compiler targeted, in their spelling there: what
+ * -march=native resolved to on the build machine, which the kernels' vectors follow
+ * (kernels/cpu/simd.h) whatever the machine that runs them has. "none" when none. */
+static void target_flags(char *out, size_t n)
+{
+	size_t used = 0;
+	out[0] = '\0';
+#define TARGET_FLAG(name)                                                                       \
+	if (used < n)                                                                           \
+		used += (size_t)snprintf(out + used, n - used, "%s%s", used ? " " : "", name)
+#ifdef __SSE4_2__
+	TARGET_FLAG("sse4_2");
+#endif
+#ifdef __AVX__
+	TARGET_FLAG("avx");
+#endif
+#ifdef __AVX2__
+	TARGET_FLAG("avx2");
+#endif
+#ifdef __FMA__
+	TARGET_FLAG("fma");
+#endif
+#ifdef __F16C__
+	TARGET_FLAG("f16c");
+#endif
+#ifdef __AVX512F__
+	TARGET_FLAG("avx512f");
+#endif
+#ifdef __AVX512BW__
+	TARGET_FLAG("avx512bw");
+#endif
+#ifdef __AVX512VL__
+	TARGET_FLAG("avx512vl");
+#endif
+#ifdef __AVX512VNNI__
+	TARGET_FLAG("avx512_vnni");
+#endif
+#ifdef __AVX512BF16__
+	TARGET_FLAG("avx512_bf16");
+#endif
+#ifdef __AVX512FP16__
+	TARGET_FLAG("avx512_fp16");
+#endif
+#ifdef __AMX_TILE__
+	TARGET_FLAG("amx_tile");
+#endif
+#ifdef __AMX_BF16__
+	TARGET_FLAG("amx_bf16");
+#endif
+#ifdef __AMX_INT8__
+	TARGET_FLAG("amx_int8");
+#endif
+#ifdef __ARM_NEON
+	TARGET_FLAG("asimd");
+#endif
+#ifdef __ARM_FEATURE_SVE
+	TARGET_FLAG("sve");
+#endif
+#undef TARGET_FLAG
+	if (!out[0])
+		snprintf(out, n, "none");
+}
 
 /* Value of "key : value" lines in a /proc-style file; "" if absent. */
 static void proc_field(const char *path, const char *key, char *out, size_t n)
@@ -165,7 +230,14 @@ void sysinfo_collect(struct sysinfo *si)
 	snprintf(si->cublas_version, sizeof(si->cublas_version), "%s", gi.cublas);
 	snprintf(si->cudnn_version, sizeof(si->cudnn_version), "%s", gi.cudnn);
 	snprintf(si->compiler, sizeof(si->compiler), "%s", BENCHDB_COMPILER);
-	snprintf(si->build_flags, sizeof(si->build_flags), "%s", BENCHDB_BUILD_FLAGS);
+	/* -march=native names no ISA: the build machine's, which need not be this one's */
+	char native[256] = "";
+	if (strstr(BENCHDB_BUILD_FLAGS, "-march=native")) {
+		char flags[200];
+		target_flags(flags, sizeof(flags));
+		snprintf(native, sizeof(native), " (native: %s)", flags);
+	}
+	snprintf(si->build_flags, sizeof(si->build_flags), "%s%s", BENCHDB_BUILD_FLAGS, native);
 }
 
 void sysinfo_env_json(struct strbuf *sb)
@@ -183,5 +255,15 @@ void sysinfo_env_json(struct strbuf *sb)
 		sb_addc(sb, ':');
 		sb_add_json_str(sb, v);
 	}
-	sb_addf(sb, "%s\"omp_max_threads\":%d}", first ? "" : ",", omp_get_max_threads());
+	/* the CPUs this process may run on, where fewer than the machine's (taskset, a cpuset):
+	 * cpu_threads counts the machine's, and OMP_NUM_THREADS may ask for more than these */
+	cpu_set_t allowed;
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0 && CPU_COUNT(&allowed) < online) {
+		sb_addf(sb, "%s\"cpus_allowed\":%d", first ? "" : ",", CPU_COUNT(&allowed));
+		first = 0;
+	}
+	/* a parallel region's team: OMP_THREAD_LIMIT caps it below omp_get_max_threads() */
+	int threads = omp_get_max_threads(), limit = omp_get_thread_limit();
+	sb_addf(sb, "%s\"omp_max_threads\":%d}", first ? "" : ",", limit < threads ? limit : threads);
 }

@@ -13,7 +13,9 @@ extern const int build_git_dirty;
 /* Fill si from the running machine. Never fails: what cannot be read stays "" / 0. */
 void sysinfo_collect(struct sysinfo *si);
 /* Append a JSON object of the environment variables that matter to measurements (set ones only)
- * plus "omp_max_threads", the OpenMP thread count the kernels will use. */
+ * plus "cpus_allowed", the CPUs this process may run on, where its affinity mask allows fewer
+ * than the machine has online, and "omp_max_threads", the OpenMP thread count the kernels will
+ * use (OMP_THREAD_LIMIT counted). */
 void sysinfo_env_json(struct strbuf *sb);
 /* Total and available memory of the machine in bytes (0 when unknown). */
 void sysinfo_memory(int64_t *total, int64_t *available);

@@ -83,15 +83,22 @@ static int cpu_has(const char *isa)
 
 static volatile float fma_peak_sink;   /* the chains' sums go here, so their work is used */
 
-/* Wall seconds for every OpenMP thread to run steps loop steps of fn. */
-static double timed_rep(float (*fn)(long), long steps)
+/* Wall seconds for every thread of an OpenMP team to run steps loop steps of fn; *team: the
+ * threads that ran (fewer than omp_get_max_threads() under OMP_THREAD_LIMIT or OMP_DYNAMIC). */
+static double timed_rep(float (*fn)(long), long steps, int *team)
 {
 	double t0 = bd_now_seconds();
 	float sum = 0;
+	int n = 1;
 #pragma omp parallel reduction(+ : sum)
-	sum += fn(steps);
+	{
+#pragma omp master
+		n = omp_get_num_threads();
+		sum += fn(steps);
+	}
 	double dt = bd_now_seconds() - t0;
 	fma_peak_sink = sum;
+	*team = n;
 	return dt;
 }
 #define CHAINS_FN(f) f
@@ -171,25 +178,28 @@ int fma_peak_measure(const char *isa, int reps, double seconds, struct fma_peak 
 	snprintf(out->instruction, sizeof(out->instruction), "%s", p->instruction);
 	out->vector_bits = p->vector_bits;
 	out->elem_bits = p->elem_bits;
-	out->threads = omp_get_max_threads();
 	out->reps = reps;
 
 	/* calibrate: grow the step count until one repetition lasts about `seconds` */
 	long steps = 1 << 14;
-	double dt = timed_rep(fn, steps);
+	int team;
+	double dt = timed_rep(fn, steps, &team);
 	while (dt < seconds * 0.5 && steps < (1L << 40)) {
 		double scale = dt > 0 ? seconds / dt : 16;
 		steps = (long)((double)steps * (scale < 16 ? scale : 16)) + 1;
-		dt = timed_rep(fn, steps);
+		dt = timed_rep(fn, steps, &team);
 	}
 	if (dt > 0 && dt < seconds)
 		steps = (long)((double)steps * seconds / dt) + 1;
-	double flop = 2.0 * p->chains * (p->vector_bits / p->elem_bits) * (double)steps * out->threads;
+	/* per thread: the threads counted are the team's that ran, each repetition's own */
+	double flop = 2.0 * p->chains * (p->vector_bits / p->elem_bits) * (double)steps;
 	for (int r = 0; r < reps; r++) {
-		dt = timed_rep(fn, steps);
-		double g = flop / dt * 1e-9;
-		if (g > out->best_gflops)
+		dt = timed_rep(fn, steps, &team);
+		double g = flop * team / dt * 1e-9;
+		if (g > out->best_gflops) {
 			out->best_gflops = g;
+			out->threads = team;
+		}
 		if (r == 0 || g < out->worst_gflops)
 			out->worst_gflops = g;
 	}

@@ -6,7 +6,8 @@
 # (options written before the command), e2e_params (the model's parameter count in the database
 # and tables), cuda_unsupported (asserts the no-GPU behaviour: exits 77, skipped, where a GPU is
 # visible), repeat (--repeat), iters_auto (iters: auto: stop reasons, counts, resume, repeat),
-# run_flow (exit statuses and listings of a run outside its measurements: resume, shards).
+# run_flow (exit statuses and listings of a run outside its measurements: resume, shards),
+# git_info (the git commit and dirty flag a build records; needs git, else exits 77).
 # Golden files live in tests/golden/; UPDATE_GOLDEN=1 rewrites them from the current output.
 set -u
 scenario=$1
@@ -55,6 +56,22 @@ help)
 	contains "$T/out" "^hostname +$(hostname)" "sysinfo shows the hostname"
 	contains "$T/out" "^blas +oneDNN" "sysinfo shows the BLAS"
 	lacks "$T/out" "^fma_peak" "sysinfo measures no fma peak unasked"
+	# -march=native names no ISA: the build flags say what it resolved to, which the kernels follow
+	if grep -q '^build_flags .*-march=native' "$T/out"; then
+		contains "$T/out" '^build_flags .*-march=native.* \(native: [a-z0-9_ ]+\)$' "sysinfo: what -march=native built for"
+	else
+		lacks "$T/out" '\(native: ' "sysinfo: no native ISA without -march=native"
+	fi
+	# the env a run records: OMP_THREAD_LIMIT, and the thread count it leaves the kernels
+	OMP_NUM_THREADS=2 OMP_THREAD_LIMIT=1 expect_status 0 "runner sysinfo, OMP_THREAD_LIMIT=1" "$RUNNER" sysinfo
+	contains "$T/out" '^env .*"OMP_THREAD_LIMIT":"1".*"omp_max_threads":1}$' \
+		"sysinfo's env records OMP_THREAD_LIMIT and the one thread it leaves"
+	# and an affinity mask narrower than the machine: OMP_NUM_THREADS=2 on one allowed CPU
+	if command -v taskset >/dev/null && [ "$(getconf _NPROCESSORS_ONLN)" -gt 1 ]; then
+		cpu=$(awk '/^Cpus_allowed_list/ { split($2, a, /[-,]/); print a[1] }' /proc/self/status)
+		OMP_NUM_THREADS=2 expect_status 0 "runner sysinfo on one CPU" taskset -c "$cpu" "$RUNNER" sysinfo
+		contains "$T/out" '^env .*"cpus_allowed":1,' "sysinfo's env records the CPUs the affinity mask allows"
+	fi
 	# --fma-peak: the widest ISA the CPU has, asked at run time; the other one refused by name.
 	if grep -qw avx512f /proc/cpuinfo; then widest=avx512 bits=512; else widest=avx2 bits=256; fi
 	OMP_NUM_THREADS=2 expect_status 0 "runner sysinfo --fma-peak" "$RUNNER" sysinfo --fma-peak
@@ -67,6 +84,11 @@ help)
 	OMP_NUM_THREADS=1 expect_status 0 "runner sysinfo --fma-peak --isa avx2, one thread" \
 		"$RUNNER" sysinfo --fma-peak --isa avx2
 	contains "$T/out" "\(avx2, 256-bit fma, 1 thread;" "--isa avx2 and OMP_NUM_THREADS are followed"
+	# the threads counted are those that ran: OMP_THREAD_LIMIT=1 leaves omp_get_max_threads() at 2
+	# but runs a team of one, whose FLOPs counted twice would double the peak
+	OMP_NUM_THREADS=2 OMP_THREAD_LIMIT=1 expect_status 0 "runner sysinfo --fma-peak, OMP_THREAD_LIMIT=1" \
+		"$RUNNER" sysinfo --fma-peak --isa avx2
+	contains "$T/out" "\(avx2, 256-bit fma, 1 thread;" "--fma-peak counts the team's threads, not OMP_NUM_THREADS"
 	if [ "$widest" = avx2 ]; then
 		expect_status 1 "--isa avx512 without AVX-512" "$RUNNER" sysinfo --fma-peak --isa avx512
 		contains "$T/err" "this cpu has no avx512f \(valid here: avx2\)" "the missing ISA is named"
@@ -813,6 +835,40 @@ contended)
 	# compare across the two runs: a contended side never reads faster or slower
 	expect_status 0 "compare the busy run against the quiet one" "$REPORT" compare --db "$db" --run busy --baseline quiet --format csv
 	check "compare: no plain faster/slower with a contended side" [ "$(csv_cols "$T/out" verdict | grep -cE '^(faster|slower|\?)$')" = 0 ]
+	;;
+
+git_info)
+	# The git provenance a build records (runner/git_info.cmake), on scratch checkouts: the
+	# script run as the build runs it (CMAKE: that cmake).
+	command -v git >/dev/null || { echo "git_info: no git, skipped"; exit 77; }
+	cmake=${CMAKE:-cmake}
+	gitc() { git -C "$1" -c user.name=t -c user.email=t@t -c commit.gpgsign=false "${@:2}"; }
+	# gi DIR: the commit, branch and dirty flag the build of the source in DIR would record
+	gi() {
+		"$cmake" -DSRC="$1" -DOUT="$T/gi.c" -P "$SRC/runner/git_info.cmake" &&
+			sed -n 's/^const [a-z *]*build_git_\([a-z]*\) = "*\([^";]*\)"*;$/\1=\2/p' "$T/gi.c" | paste -sd' '
+	}
+	outer=$T/outer
+	mkdir -p "$outer" && gitc "$outer" init -q && gitc "$outer" commit -q --allow-empty -m outer
+	# a source tarball unpacked inside another checkout, which does not track it
+	mkdir -p "$outer/benchdb/schemas" && cp "$SRC/CMakeLists.txt" "$outer/benchdb/"
+	check "an untracked source tree records no commit (the enclosing checkout's is not its)" \
+		[ "$(gi "$outer/benchdb")" = "commit= branch= dirty=-1" ]
+	# once that checkout tracks it, its commit is the source's
+	gitc "$outer" add benchdb && gitc "$outer" commit -q -m vendored
+	head=$(gitc "$outer" rev-parse HEAD) branch=$(gitc "$outer" rev-parse --abbrev-ref HEAD)
+	check "a tracked source tree records its checkout's commit, clean" \
+		[ "$(gi "$outer/benchdb")" = "commit=$head branch=$branch dirty=0" ]
+	echo "# changed" >>"$outer/benchdb/CMakeLists.txt"
+	check "a changed tracked file makes it dirty" [ "$(gi "$outer/benchdb")" = "commit=$head branch=$branch dirty=1" ]
+	gitc "$outer" checkout -q -- benchdb/CMakeLists.txt
+	# untracked files: a stray one changes nothing built; a migration the build globs in does
+	echo notes >"$outer/benchdb/notes.txt"
+	check "an untracked file the build does not take leaves it clean" \
+		[ "$(gi "$outer/benchdb")" = "commit=$head branch=$branch dirty=0" ]
+	echo "-- new" >"$outer/benchdb/schemas/099_new.sql"
+	check "an untracked migration (schemas/NNN_*.sql, built in) makes it dirty" \
+		[ "$(gi "$outer/benchdb")" = "commit=$head branch=$branch dirty=1" ]
 	;;
 
 *)

@@ -162,6 +162,8 @@ contains "$readme" "^\| CPU +\| Synthetic CPU, 2 cores, 2 threads +\|" "system: 
 contains "$readme" "^\| BLAS +\| none +\|" "system: BLAS"
 contains "$readme" "git commit \`b{40}\` \(clean\), branch \`main\`" "git provenance"
 contains "$readme" "^- runner version \`fixture\`$" "runner version"
+contains "$readme" '^- environment \(the variables that change what is measured, and the OpenMP threads\): `\{\}`$' \
+	"the run's env (runs.env: thread count, ISA caps), which the system table cannot say"
 contains "$readme" "^make_fixture$" "command line in a fenced block"
 check "sweep text in a yaml block" [ "$(awk '/^```yaml$/ { on = 1; next } /^```$/ { on = 0 } on' "$readme")" = "name: fixture" ]
 contains "$readme" "^runner run fixture.yaml --db $db$" "reproduce: runner run"

@@ -6,8 +6,9 @@
  * ATTENTION_FULL_CHECK_MADDS. Above that, the forward is compared on ATTENTION_SAMPLE_ROWS spread
  * query rows plus the first and last of every (batch, head) at the case's shape (on a device
  * whose memory is not the host's, CUDA: of at most 8 spread heads, workloads/attention.c), and the
- * backward on a problem of B = H = 1 and ATTENTION_REDUCED_SEQ (not a multiple of any tile) with
- * the case's head_dim and causal flag, through the same kernel code.
+ * backward on a problem of B = min(batch, 2), H = min(heads, 2) and ATTENTION_REDUCED_SEQ (not a
+ * multiple of any tile) with the case's head_dim and causal flag, through the same kernel code
+ * (more than one head, so that a backward right only for the first head fails).
  *
  * Tolerance: |x - ref| <= tol.abs·max|ref| + tol.rel·|ref| per element, where max|ref| is taken
  * over the compared values of that tensor and (batch, head) (of dV when dQ or dK is exactly 0

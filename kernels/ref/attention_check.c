@@ -80,7 +80,8 @@ static double max_abs(const double *x, int64_t n)
 /* Compare nrows rows of ncols values: row r of x is at query position rows[r] (r when rows is
  * NULL); x and ref are packed (nrows, ncols). The absolute part of the bound scales with
  * max |ref|, or with zero_scale when ref is 0 everywhere (dQ and dK of a single key: rounding
- * noise around an exact 0 is no error). */
+ * noise around an exact 0 is no error), and with at least ATTENTION_GRAD_FLOOR·zero_scale (dQ
+ * and dK of two keys, whose two terms cancel: see attention_check.h). */
 static void check_rows(struct attention_check *c, const struct attention_tol *tol,
 		       const char *stage, const char *tensor, const struct attention_dims *d,
 		       int64_t head, const int64_t *rows, int64_t nrows, int64_t ncols,
@@ -89,6 +90,8 @@ static void check_rows(struct attention_check *c, const struct attention_tol *to
 	double scale = max_abs(ref, nrows * ncols);
 	if (scale == 0)
 		scale = zero_scale;
+	else if (scale < ATTENTION_GRAD_FLOOR * zero_scale)
+		scale = ATTENTION_GRAD_FLOOR * zero_scale;
 	for (int64_t r = 0; r < nrows; r++) {
 		int64_t s = rows ? rows[r] : r;
 		for (int64_t j = 0; j < ncols; j++) {
@@ -143,7 +146,8 @@ int attention_check_head(struct attention_check *c, const struct attention_dims 
 		rc = attention_ref_backward_head(S, D, d->causal, q, k, v, d_o, dq, dk, dv);
 		if (rc == 0) {
 			/* dQ and dK are sums of P·(dP − Delta) terms, dV of P·dO ones: dV's scale
-			 * stands in for an identically zero dQ or dK */
+			 * stands in for an identically zero dQ or dK, and a fraction of it for a
+			 * nearly zero one */
 			double dv_scale = max_abs(dv, n);
 			check_rows(c, tol, "backward dQ", "dQ", d, head, NULL, S, D, x->dq, dq,
 				   dv_scale);

@@ -40,8 +40,25 @@ static double *scratch_copy(const double *x, size_t n)
 	return copy;
 }
 
-/* z of the two-sided 95% normal interval */
-#define Z_95 1.959964
+/* The 1-based rank k of the lower end of the median's 95% interval over n samples: the largest k
+ * with P(Binomial(n, 1/2) <= k - 1) <= 0.025, so that [x_(k), x_(n+1-k)] holds the median with
+ * probability 1 - 2 P(B <= k - 1) >= 95%, as close to 95% as whole ranks allow; 1 (the whole
+ * range) when even that falls short (n < 6). The binomial terms are summed from 8 standard
+ * deviations below n/2 (what lies below is under 1e-15), each from the last, the first through
+ * lgamma, so that no 2^-n underflows: O(sqrt(n)). */
+static size_t median_ci_rank(size_t n)
+{
+	double dn = (double)n, from = floor(dn / 2 - 4 * sqrt(dn));
+	size_t j = from > 0 ? (size_t)from : 0, k = 1;
+	double term = exp(lgamma(dn + 1) - lgamma((double)j + 1) - lgamma(dn - (double)j + 1) -
+			  dn * log(2.0));
+	for (double cdf = term; j + 1 <= n / 2 && cdf <= 0.025; j++) {
+		k = j + 1;   /* P(B <= k - 1) = cdf <= 0.025 */
+		term *= (dn - (double)j) / ((double)j + 1);
+		cdf += term;
+	}
+	return k;
+}
 
 int median_ci(const double *x, size_t n, double *median, double *lo, double *hi)
 {
@@ -49,9 +66,7 @@ int median_ci(const double *x, size_t n, double *median, double *lo, double *hi)
 		return BD_EINVAL;
 	double *sorted = scratch_copy(x, n);
 	*median = median_inplace(sorted, n);
-	double half = Z_95 * sqrt((double)n) / 2;
-	double rank = floor((double)n / 2 - half);
-	size_t k = rank < 1 ? 1 : (size_t)rank;   /* 1-based; the upper end is its mirror */
+	size_t k = median_ci_rank(n);   /* 1-based; the upper end is its mirror */
 	*lo = sorted[k - 1];
 	*hi = sorted[n - k];
 	free(sorted);

@@ -920,8 +920,11 @@ size_t steady_state_index(const double *x, size_t n, double band)
 	if (n < 4)
 		return 0;
 	double *y = xmalloc(2 * n * sizeof(*y)), *scratch = y + n;
-	for (size_t i = 0; i < n; i++)   /* a time that is not > 0 is as fast as can be */
-		y[i] = x[i] > 0 ? log(x[i]) : -HUGE_VAL;
+	/* a time under 1 ns (0: below the clock's resolution) is 1 ns, as fast as a time can be,
+	 * and finite: as -infinity, a quarter of the last half at 0 made the level or the spread
+	 * infinite or NaN, and every iteration warm-up ("never" steady) */
+	for (size_t i = 0; i < n; i++)
+		y[i] = x[i] > 1 ? log(x[i]) : 0;
 	/* the steady state is judged on y[from..n): first the last half, then what follows the
 	 * warm-up found (more iterations where it is short, the steady ones where it is long) */
 	size_t from = n / 2, d = 0;

@@ -891,6 +891,16 @@ static void test_stats__warmup_end_of_simple_series(void **state)
 	for (size_t i = 0; i < 100; i++)
 		x[i] = 100 * exp(0.01 * normal(&seed)) * (i == 10 || i == 11 ? 2 : 1);
 	assert_int_equal(steady_state_index(x, 100, 0), 0);
+	/* steady at 500 ns with every fourth iteration measured as 0 ns (below the clock's
+	 * resolution): no warm-up; it said never steady (40) once a quarter of the last half was 0 */
+	for (size_t i = 0; i < 40; i++)
+		x[i] = i % 4 == 1 ? 0 : 500 * exp(0.01 * normal(&seed));
+	assert_int_equal(steady_state_index(x, 40, 0), 0);
+	/* ... and a slow start before such iterations is still found: 3 */
+	x[0] = 5000;
+	x[1] = 2500;
+	x[2] = 1300;
+	assert_int_equal(steady_state_index(x, 40, 0), 3);
 }
 
 /* Planted series: a 3x, 2x, 1.5x warm-up, then steady with 2% noise, and on top of that

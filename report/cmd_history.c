@@ -104,6 +104,7 @@ static int key_table(struct db *db, const struct case_row *rows, size_t n,
 	struct pair_result **family = xcalloc(n + 1, sizeof(*family));
 	size_t *step_row = xcalloc(n + 1, sizeof(*step_row)), nsteps = 0, claimed = 0;
 	int rc = 0, host_changed = 0;
+	size_t fewest = 0;   /* the fewest iterations (2..5) of a run whose interval is below 95% */
 	double prev_y = 0, prev_within = 0, prev_wait = -1;
 	const struct run_session *prev = NULL;
 	char title[2048];
@@ -156,6 +157,8 @@ static int key_table(struct db *db, const struct case_row *rows, size_t n,
 		if (m > 1) {   /* no interval from one sample */
 			table_number(t, r, c_lo, lo / 1e6);
 			table_number(t, r, c_hi, hi / 1e6);
+			if (m < 6 && (!fewest || m < fewest))
+				fewest = m;
 		}
 		table_number(t, r, c_n, (double)m);
 		if (c->cpu_wait >= 0)
@@ -219,6 +222,11 @@ static int key_table(struct db *db, const struct case_row *rows, size_t n,
 		      "points more; n: measured iterations",
 		   rule->alpha, 100 * rule->threshold, 100 * rule->cpu_wait_level,
 		   100 * rule->cpu_wait_gap);
+	if (fewest)
+		table_note(t, "below 6 iterations no interval from order statistics is 95%%: a run's "
+			      "interval is then its whole range, which holds the median with probability "
+			      "1 - 2^(1-n) (%.4g%% at the fewest here, n = %zu)",
+			   100 * (1 - ldexp(1.0, 1 - (int)fewest)), fewest);
 	if (host_changed)
 		table_note(t, "the host changes between some runs: a step there compares machines, "
 			      "with the noise of the later run's system");

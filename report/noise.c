@@ -412,13 +412,25 @@ int noise_model_fit(const struct noise_data *d, const struct noise_assumed *a,
 	for (size_t k = 0; k < d->n; k++)
 		m->scale[k] = 1;
 	/* noisier cases found against the pool of all, then the pool made again without them (so
-	 * that they do not inflate the others' spread) and every case judged against that */
-	if (m->basis != NOISE_ASSUMED && mark_noisier(d, diffs, ndiffs, m)) {
-		for (size_t k = 0; k < d->n; k++)
+	 * that they do not inflate the others' spread) and every case judged against that. When
+	 * every case is noisier (one case, whose differences the pool's own scale calls changes
+	 * too often to be changes), no pool is left to make again: the first one stays, and each
+	 * case its own spread against it (made again from nothing, the pool was the assumed run
+	 * noise, called "assumed" with the data there, and the scales stayed those of the first) */
+	size_t noisier;
+	if (m->basis != NOISE_ASSUMED && (noisier = mark_noisier(d, diffs, ndiffs, m))) {
+		size_t left = 0;
+		for (size_t k = 0; k < d->n; k++) {
 			skip[k] = m->scale[k] > 1;
-		fit_pool(d, diffs, ndiffs, skip, a, m);
-		if (m->basis != NOISE_ASSUMED)
-			m->noisier = mark_noisier(d, diffs, ndiffs, m);
+			left += !skip[k];
+		}
+		if (left) {
+			fit_pool(d, diffs, ndiffs, skip, a, m);
+			if (m->basis != NOISE_ASSUMED)
+				m->noisier = mark_noisier(d, diffs, ndiffs, m);
+		} else {
+			m->noisier = noisier;
+		}
 	}
 	free(skip);
 	free(diffs);

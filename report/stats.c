@@ -40,8 +40,25 @@ static double *scratch_copy(const double *x, size_t n)
 	return copy;
 }
 
-/* z of the two-sided 95% normal interval */
-#define Z_95 1.959964
+/* The 1-based rank k of the lower end of the median's 95% interval over n samples: the largest k
+ * with P(Binomial(n, 1/2) <= k - 1) <= 0.025, so that [x_(k), x_(n+1-k)] holds the median with
+ * probability 1 - 2 P(B <= k - 1) >= 95%, as close to 95% as whole ranks allow; 1 (the whole
+ * range) when even that falls short (n < 6). The binomial terms are summed from 8 standard
+ * deviations below n/2 (what lies below is under 1e-15), each from the last, the first through
+ * lgamma, so that no 2^-n underflows: O(sqrt(n)). */
+static size_t median_ci_rank(size_t n)
+{
+	double dn = (double)n, from = floor(dn / 2 - 4 * sqrt(dn));
+	size_t j = from > 0 ? (size_t)from : 0, k = 1;
+	double term = exp(lgamma(dn + 1) - lgamma((double)j + 1) - lgamma(dn - (double)j + 1) -
+			  dn * log(2.0));
+	for (double cdf = term; j + 1 <= n / 2 && cdf <= 0.025; j++) {
+		k = j + 1;   /* P(B <= k - 1) = cdf <= 0.025 */
+		term *= (dn - (double)j) / ((double)j + 1);
+		cdf += term;
+	}
+	return k;
+}
 
 int median_ci(const double *x, size_t n, double *median, double *lo, double *hi)
 {
@@ -49,9 +66,7 @@ int median_ci(const double *x, size_t n, double *median, double *lo, double *hi)
 		return BD_EINVAL;
 	double *sorted = scratch_copy(x, n);
 	*median = median_inplace(sorted, n);
-	double half = Z_95 * sqrt((double)n) / 2;
-	double rank = floor((double)n / 2 - half);
-	size_t k = rank < 1 ? 1 : (size_t)rank;   /* 1-based; the upper end is its mirror */
+	size_t k = median_ci_rank(n);   /* 1-based; the upper end is its mirror */
 	*lo = sorted[k - 1];
 	*hi = sorted[n - k];
 	free(sorted);
@@ -905,8 +920,11 @@ size_t steady_state_index(const double *x, size_t n, double band)
 	if (n < 4)
 		return 0;
 	double *y = xmalloc(2 * n * sizeof(*y)), *scratch = y + n;
-	for (size_t i = 0; i < n; i++)   /* a time that is not > 0 is as fast as can be */
-		y[i] = x[i] > 0 ? log(x[i]) : -HUGE_VAL;
+	/* a time under 1 ns (0: below the clock's resolution) is 1 ns, as fast as a time can be,
+	 * and finite: as -infinity, a quarter of the last half at 0 made the level or the spread
+	 * infinite or NaN, and every iteration warm-up ("never" steady) */
+	for (size_t i = 0; i < n; i++)
+		y[i] = x[i] > 1 ? log(x[i]) : 0;
 	/* the steady state is judged on y[from..n): first the last half, then what follows the
 	 * warm-up found (more iterations where it is short, the steady ones where it is long) */
 	size_t from = n / 2, d = 0;

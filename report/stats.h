@@ -20,11 +20,13 @@ double median_inplace(double *x, size_t n);
 void sort_doubles(double *x, size_t n);
 
 /* The median of x[0..n-1] with its distribution-free 95% confidence interval (x is not
- * modified): the order statistics of 1-based ranks k and n + 1 - k, k = floor(n/2 - 1.96 sqrt(n)/2)
- * clamped to >= 1 (the count of samples below the median is Binomial(n, 1/2), normal
- * approximation), which enclose the median with at least about 95% probability whatever the
- * distribution; the whole range for n < 6. The interval every table and chart of the report
- * shows around a median. Returns 0, BD_EINVAL when n is 0. */
+ * modified): the order statistics of 1-based ranks k and n + 1 - k, k the largest rank with
+ * P(Binomial(n, 1/2) <= k - 1) <= 0.025 (the count of samples below the median is Binomial(n, 1/2),
+ * exactly, as scipy.stats.binom), which enclose the median with probability
+ * 1 - 2 P(B <= k - 1) >= 95% whatever the distribution, as close to 95% as whole ranks allow;
+ * the whole range for n < 6, which no pair of order statistics makes 95% (it holds the median
+ * with probability 1 - 2^(1-n): 75% at 3 samples, 87.5% at 4, 93.75% at 5). The interval every
+ * table and chart of the report shows around a median. Returns 0, BD_EINVAL when n is 0. */
 int median_ci(const double *x, size_t n, double *median, double *lo, double *hi);
 
 /* The p_lo- and p_hi-quantiles (0 <= p_lo <= p_hi <= 1) of x[0..n-1] (x is not modified),

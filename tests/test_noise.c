@@ -272,6 +272,34 @@ static double unit(void)
 }
 static double normal(void) { return sqrt(-2 * log(unit())) * cos(6.283185307179586 * unit()); }
 
+/* A system of one case whose history steps up and back down three times (3 of its 9 differences
+ * are 0.2, the others 0.002 or 0): more than a quarter beyond, so they are not changes but its
+ * noise, and the case is noisier than the pool it forms alone. No pool is left without it: the
+ * model stays measured, with the case's own spread (about 0.08 here). It said "assumed", with the
+ * assumed 6% run noise times the case's scale against the first pool: a run spread of 292%. */
+static void test_noise__a_lone_noisier_case_keeps_the_measured_pool(void **state)
+{
+	(void)state;
+	struct noise_data d = {0};
+	const double means[10] = {0, 0.002, 0, 0.2, 0, 0.002, 0, 0.2, 0.2, 0.2};
+	for (int s = 0; s < 10; s++) {
+		char session[16], at[32];
+		snprintf(session, sizeof(session), "g%d", s);
+		snprintf(at, sizeof(at), "2026-01-%02d", s + 1);
+		noise_data_add_run(&d, "only", 0, session, "", at, means[s] - 0.001);
+		noise_data_add_run(&d, "only", 0, session, "", at, means[s] + 0.001);
+	}
+	struct noise_model m;
+	assert_int_equal(noise_model_fit(&d, &assumed, &m), 0);
+	assert_int_equal(m.basis, NOISE_MEASURED);
+	assert_int_equal(m.noisier, 1);
+	double sd = noise_run_sd(&m, 0);
+	if (!(sd > 0.05 && sd < 0.12))
+		fail_msg("run spread %g, the case's own is about 0.08", sd);
+	noise_model_free(&m);
+	noise_data_free(&d);
+}
+
 /* The level on runs drawn from the model itself: 8 cases, 3 history sessions of 2 runs, a
  * baseline session of 4 runs and a candidate run of another session; s_w = 3%, s_b = 2%, nothing
  * changed. The one-sided t test of the model at 5% rejects in 3% to 7% of 2000 trials (per case,
@@ -335,6 +363,7 @@ int main(void)
 		cmocka_unit_test(test_noise__what_is_not_measured_is_assumed),
 		cmocka_unit_test(test_noise__comparison_variance_follows_the_sessions),
 		cmocka_unit_test(test_noise__a_noisier_case_keeps_its_own_spread),
+		cmocka_unit_test(test_noise__a_lone_noisier_case_keeps_the_measured_pool),
 		cmocka_unit_test(test_noise__the_t_test_on_the_model_holds_its_level),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -60,9 +60,10 @@ static void symmetric_series(double *x, size_t n, double center, double spread, 
 
 /* ---- median_ci and quantiles ------------------------------------------------------------------ */
 
-/* 1..30 shuffled (the fixture's 30 measured iterations): k = floor(15 - 1.96 sqrt(30) / 2) = 9, so
- * the interval is ranks 9 and 22 around the median 15.5; the input is left as it was. */
-static void test_stats__median_ci_of_30_values_is_ranks_9_and_22(void **state)
+/* 1..30 shuffled (the fixture's 30 measured iterations): P(Binomial(30, 1/2) <= 9) = 0.0214 <=
+ * 0.025 < P(B <= 10) = 0.0494, so k = 10 and the interval is ranks 10 and 21 around the median
+ * 15.5 (coverage 95.7%); the input is left as it was. */
+static void test_stats__median_ci_of_30_values_is_ranks_10_and_21(void **state)
 {
 	(void)state;
 	double x[30], before[30];
@@ -71,8 +72,8 @@ static void test_stats__median_ci_of_30_values_is_ranks_9_and_22(void **state)
 	double median, lo, hi;
 	assert_int_equal(median_ci(x, 30, &median, &lo, &hi), 0);
 	assert_close(median, 15.5, 1e-12);
-	assert_close(lo, 9, 1e-12);
-	assert_close(hi, 22, 1e-12);
+	assert_close(lo, 10, 1e-12);
+	assert_close(hi, 21, 1e-12);
 	assert_memory_equal(x, before, sizeof(x));
 }
 
@@ -94,6 +95,42 @@ static void test_stats__median_ci_ends_are_mirror_ranks_around_the_median(void *
 	}
 	double median, lo, hi;
 	assert_int_equal(median_ci(x, 0, &median, &lo, &hi), BD_EINVAL);
+}
+
+/* The interval is 95%, not more: its exact coverage 1 - 2 P(Binomial(n, 1/2) <= k - 1) is at least
+ * 0.95 and one rank narrower it would not be (n >= 6; below, no pair of order statistics reaches
+ * 95%). The normal approximation k = floor(n/2 - 1.96 sqrt(n)/2) it replaced gave the whole range
+ * at n = 9 and 10 (coverage 99.6% and 99.8%) and about 98.5% at n = 20..30, so that the run's
+ * standard error read off the interval (history's change points, noise_run_y) was up to twice the
+ * true one. Also the ranks scipy.stats.binom gives at large n. */
+static void test_stats__median_ci_is_the_narrowest_interval_covering_95_percent(void **state)
+{
+	(void)state;
+	static double x[100000];
+	for (size_t i = 0; i < 100000; i++)
+		x[i] = (double)(i + 1);
+	for (size_t n = 6; n <= 300; n++) {
+		double pmf = ldexp(1.0, -(int)n), cdf[301];   /* 2^-300 is a normal double */
+		for (size_t j = 0; j <= n / 2; j++) {
+			cdf[j] = (j ? cdf[j - 1] : 0) + pmf;
+			pmf *= (double)(n - j) / (double)(j + 1);
+		}
+		double median, lo, hi;
+		assert_int_equal(median_ci(x, n, &median, &lo, &hi), 0);
+		size_t k = (size_t)lo;
+		double covered = 1 - 2 * cdf[k - 1], narrower = 1 - 2 * cdf[k];
+		if (!(covered >= 0.95) || !(k + 1 > (n + 1) / 2 || narrower < 0.95))
+			fail_msg("n=%zu: ranks %zu..%zu cover %.4f, one narrower %.4f", n, k, n + 1 - k,
+				 covered, narrower);
+	}
+	/* scipy: max k with binom.cdf(k - 1, n, 0.5) <= 0.025 */
+	static const size_t ns[] = {1000, 3000, 10000, 100000}, ks[] = {469, 1446, 4902, 49690};
+	for (size_t i = 0; i < 4; i++) {
+		double median, lo, hi;
+		assert_int_equal(median_ci(x, ns[i], &median, &lo, &hi), 0);
+		if (lo != (double)ks[i])
+			fail_msg("n=%zu: lower rank %g, scipy %zu", ns[i], lo, ks[i]);
+	}
 }
 
 /* Type 7: h = p (n - 1), interpolated between the order statistics around h. */
@@ -854,6 +891,16 @@ static void test_stats__warmup_end_of_simple_series(void **state)
 	for (size_t i = 0; i < 100; i++)
 		x[i] = 100 * exp(0.01 * normal(&seed)) * (i == 10 || i == 11 ? 2 : 1);
 	assert_int_equal(steady_state_index(x, 100, 0), 0);
+	/* steady at 500 ns with every fourth iteration measured as 0 ns (below the clock's
+	 * resolution): no warm-up; it said never steady (40) once a quarter of the last half was 0 */
+	for (size_t i = 0; i < 40; i++)
+		x[i] = i % 4 == 1 ? 0 : 500 * exp(0.01 * normal(&seed));
+	assert_int_equal(steady_state_index(x, 40, 0), 0);
+	/* ... and a slow start before such iterations is still found: 3 */
+	x[0] = 5000;
+	x[1] = 2500;
+	x[2] = 1300;
+	assert_int_equal(steady_state_index(x, 40, 0), 3);
 }
 
 /* Planted series: a 3x, 2x, 1.5x warm-up, then steady with 2% noise, and on top of that
@@ -896,7 +943,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stats__summarize_gives_sample_std_and_median),
-		cmocka_unit_test(test_stats__median_ci_of_30_values_is_ranks_9_and_22),
+		cmocka_unit_test(test_stats__median_ci_of_30_values_is_ranks_10_and_21),
+		cmocka_unit_test(test_stats__median_ci_is_the_narrowest_interval_covering_95_percent),
 		cmocka_unit_test(test_stats__median_ci_ends_are_mirror_ranks_around_the_median),
 		cmocka_unit_test(test_stats__quantiles_interpolate_between_order_statistics),
 		cmocka_unit_test(test_stats__bootstrap_known_10_percent_difference_lies_in_a_narrow_interval),

@@ -112,6 +112,17 @@ expect_status 2 "history unknown phase" "$REPORT" history --db "$db" --case "$fl
 expect_status 2 "history unknown format" "$REPORT" history --db "$db" --case "$flash2048" --format xml
 expect_status 1 "history on a missing database" "$REPORT" history --db "$T/none.db" --case "$flash2048"
 
+# A run of 3 measured iterations: its interval is the whole range, which holds the median 75% of
+# the time, not 95% — the table says so instead of calling it a 95% interval unqualified.
+few=$T/few.db
+cp "$db" "$few"
+sql "$few" "DELETE FROM samples WHERE case_id = (SELECT id FROM cases WHERE run_id = 2 AND case_key = '$flash2048') AND iter >= (SELECT warmup FROM cases WHERE run_id = 2 AND case_key = '$flash2048') + 3; UPDATE cases SET iters = 3 WHERE run_id = 2 AND case_key = '$flash2048'"
+expect_status 0 "history with a run of 3 iterations" "$REPORT" history --db "$few" --case "$flash2048"
+check "n of the short run is 3" grep -q '| *3 | *0 |' "$T/out"
+check "history: a 3-iteration interval is said to be 75%" grep -qF "whole range, which holds the median with probability 1 - 2^(1-n) (75% at the fewest here, n = 3)" "$T/out"
+expect_status 0 "history with 30 iterations a run" "$REPORT" history --db "$db" --case "$flash2048"
+check "history: no such note when every run has 6 iterations or more" sh -c '! grep -qF "whole range" "$1"' sh "$T/out"
+
 # ---- export -------------------------------------------------------------------------------------
 nsamples=$(sql "$db" "select count(*) from samples")
 expect_status 0 "export samples (csv)" "$REPORT" export --db "$db"

@@ -181,8 +181,9 @@ def _validate(torch, fn, case, q, k, v, do, out):
     del o
     if not backward:
         return
-    # ... and the whole backward at batch = heads = 1, seq_len = REDUCED_SEQ.
-    rq, rk, rv, rdo = _inputs(case, 1, 1, chk.REDUCED_SEQ, D, True, offset=16)
+    # ... and the whole backward at batch = min(B, 2), heads = min(H, 2), seq_len = REDUCED_SEQ.
+    rq, rk, rv, rdo = _inputs(case, min(B, chk.REDUCED_PAIRS), min(H, chk.REDUCED_PAIRS),
+                              chk.REDUCED_SEQ, D, True, offset=16)
     o, grads = _run_with_grads(torch, fn, rq, rk, rv, rdo, case.causal)
     ref_o, ref_grads = chk.attention_reference(rq.detach(), rk.detach(), rv.detach(), case.causal, rdo)
     chk.check_attention_tensors(out, ("output_reduced", "dq", "dk", "dv"), (o,) + grads,

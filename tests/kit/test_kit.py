@@ -253,6 +253,38 @@ class AttentionPeerTest(unittest.TestCase):
         self.assertEqual(status, "error")
         self.assertIn("s=2047", lines[-1])
 
+    def test_a_reduced_backward_holds_two_heads(self):
+        # a backward right for the first head only (its dV wrong past head 0): the reduced
+        # problem of a sampled case has min(heads, 2) heads, as benchdb's own check (at one head,
+        # the case was timed)
+        class WrongPastHead0(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.view_as(x)
+
+            @staticmethod
+            def backward(ctx, grad):
+                grad = grad.clone()
+                grad[:, 1:] *= 1.5
+                return grad
+        env = dict(BENCHDB_SEQ_LEN=2048, BENCHDB_HEAD_DIM=64, BENCHDB_BATCH_SIZE=1, BENCHDB_HEADS=2,
+                   BENCHDB_ITERS=1, BENCHDB_WARMUP=0)
+        status, lines = self.run_fn(lambda q, k, v, c: sdpa(q, k, WrongPastHead0.apply(v), c), **env)
+        self.assertEqual(status, "error", lines[-1])
+        self.assertIn("peer check failed: dv differs", lines[-1])
+        self.assertIn("dV[b=0, h=1, ", lines[-1])
+        self.assertEqual(lines_of(lines, "sample"), [])
+
+    def test_two_keys_over_many_heads_pass(self):
+        # with two keys a row's dS is (x, -x): some head's largest dQ or dK is by chance ~1e-5 of
+        # its largest dV, and held to its own max it was held below float32's rounding noise (a
+        # correct kernel failed); the floor at GRAD_FLOOR of dV's, as benchdb's own check
+        for causal in ("false", "true"):
+            status, lines = self.run_fn(sdpa, BENCHDB_SEQ_LEN=2, BENCHDB_HEAD_DIM=24, BENCHDB_BATCH_SIZE=50,
+                                        BENCHDB_HEADS=4, BENCHDB_CAUSAL=causal, BENCHDB_ITERS=1,
+                                        BENCHDB_WARMUP=0)
+            self.assertEqual(status, "ok", (causal, lines[-1]))
+
     def test_a_long_sequence_on_the_cpu_is_checked_on_every_head(self):
         # 16 (batch, head) pairs, sampled rows: benchdb's own CPU check compares every head's, so
         # a kernel wrong on one head (an offset bug in batch 0, head 1) cannot pass; a spread

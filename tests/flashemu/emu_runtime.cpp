@@ -129,6 +129,9 @@ cudaError_t launch_check(const char *name, dim3 grid, dim3 block, size_t smem,
 {
 	if (!stream_ok(stream))
 		return set_error(cudaErrorInvalidResourceHandle);
+	const char *no_image = getenv("BENCHDB_EMU_NO_KERNEL_IMAGE");
+	if (no_image && *no_image)
+		return set_error(cudaErrorNoKernelImageForDevice);
 	unsigned long threads = (unsigned long)block.x * block.y * block.z;
 	if (threads == 0 || threads > 1024 || block.z > 64 || grid.x == 0 || grid.y == 0 ||
 	    grid.z == 0 || grid.x > 0x7fffffffu || grid.y > 65535 || grid.z > 65535) {
@@ -236,10 +239,11 @@ cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int dev
 		return set_error(cudaErrorInvalidValue);
 	if (device != 0)
 		return set_error(cudaErrorInvalidDevice);
-	// the SM clock of cuda_emu.h's clock64 (1 GHz), the shared memory opt-in; the rest: unknown
-	// on the emulated device
+	// the SM clock of cuda_emu.h's clock64 (1 GHz), the shared memory opt-in, compute capability
+	// 9.0 (as cudaGetDeviceProperties); the rest: unknown on the emulated device
 	*value = attr == cudaDevAttrClockRate			    ? 1000000
 		 : attr == cudaDevAttrMaxSharedMemoryPerBlockOptin ? (int)smem_optin_max()
+		 : attr == cudaDevAttrComputeCapabilityMajor	    ? 9
 								    : 0;
 	return cudaSuccess;
 }
@@ -265,6 +269,8 @@ static const struct { cudaError_t e; const char *name, *text; } error_names[] = 
 	{cudaErrorInvalidDeviceFunction, "cudaErrorInvalidDeviceFunction",
 	 "invalid device function"},
 	{cudaErrorNotReady, "cudaErrorNotReady", "device not ready"},
+	{cudaErrorNoKernelImageForDevice, "cudaErrorNoKernelImageForDevice",
+	 "no kernel image is available for execution on the device"},
 };
 
 const char *cudaGetErrorName(cudaError_t e)
@@ -281,6 +287,22 @@ const char *cudaGetErrorString(cudaError_t e)
 		if (n.e == e)
 			return n.text;
 	return "unknown error";
+}
+
+// A kernel's attributes: its dynamic shared memory opt-in; BENCHDB_EMU_NO_KERNEL_IMAGE set
+// emulates a GPU the binary has no code for (cudaErrorNoKernelImageForDevice, as on a 7.x GPU,
+// here and at every launch).
+cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *func)
+{
+	if (!attr || !func)
+		return set_error(cudaErrorInvalidDeviceFunction);
+	const char *v = getenv("BENCHDB_EMU_NO_KERNEL_IMAGE");
+	if (v && *v)
+		return set_error(cudaErrorNoKernelImageForDevice);
+	memset(attr, 0, sizeof(*attr));
+	attr->maxThreadsPerBlock = 1024;
+	attr->maxDynamicSharedSizeBytes = smem_optin;
+	return cudaSuccess;
 }
 
 cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value)

@@ -20,6 +20,8 @@
 
 #include <cmocka.h>
 
+#include <cuda_runtime.h>
+
 #include "attention_check.h"
 #include "bf16.h"
 #include "cuda_info.h"
@@ -444,6 +446,56 @@ static void test_cuda_attention__unsupported_combinations_are_reported(void **st
 	expect_ok("flash", DTYPE_BFLOAT16, 1, 1, 1, 64, 64);
 }
 
+/* flash on a GPU whose shared memory per block is smaller than a kernel's (99 KiB: compute
+ * capability 8.6, 8.9, 12.x; emulated here with BENCHDB_EMU_SMEM_OPTIN): that shape is
+ * `unsupported` with both sizes, not an "invalid argument" error at the first launch; the shapes
+ * that fit still run. The kernels' needs (flash.cu's configurations): 16-bit forward 104448
+ * bytes at head_dim 65..128, 36864 up to 64; 16-bit backward 157696 (65..128), 92160 (33..64);
+ * float32 at most 74752. On a GPU the device's own limit decides. */
+static void test_cuda_attention__flash_over_the_gpus_shared_memory_is_unsupported(void **state)
+{
+	(void)state;
+#ifdef BENCHDB_CUDA_EMU
+	setenv("BENCHDB_EMU_SMEM_OPTIN", "101376", 1);
+#endif
+	int optin = 0;
+	assert_int_equal(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0),
+			 cudaSuccess);
+	assert_true(optin > 0);
+	const struct {
+		enum bd_dtype dtype;
+		int64_t dh;
+		enum bd_pass pass;
+		int64_t need;
+	} cases[] = {
+		{DTYPE_BFLOAT16, 128, PASS_FORWARD, 104448},
+		{DTYPE_FLOAT16, 80, PASS_FORWARD_BACKWARD, 157696},
+		{DTYPE_BFLOAT16, 64, PASS_FORWARD_BACKWARD, 92160},
+		{DTYPE_FLOAT32, 128, PASS_FORWARD_BACKWARD, 74752},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct case_params p = params("flash", cases[i].dtype, 1, 1, 2, 67, cases[i].dh,
+					      cases[i].pass);
+		struct wl_status st = {0};
+		int code = validate(&p, &st, NULL);
+		if (cases[i].need > optin) {
+			char want[96];
+			snprintf(want, sizeof(want), "need %lld bytes of shared memory per block; this "
+				 "GPU allows %d", (long long)cases[i].need, optin);
+			if (code != STATUS_UNSUPPORTED || !strstr(st.reason, want))
+				fail_msg("flash %s head_dim %lld: status %d, reason '%s' (wanted "
+					 "unsupported with '%s')", dtype_name(cases[i].dtype),
+					 (long long)cases[i].dh, code, st.reason, want);
+		} else if (code != STATUS_OK || !(st.max_diff <= st.tolerance)) {
+			fail_msg("flash %s head_dim %lld: status %d, reason '%s'",
+				 dtype_name(cases[i].dtype), (long long)cases[i].dh, code, st.reason);
+		}
+	}
+#ifdef BENCHDB_CUDA_EMU
+	unsetenv("BENCHDB_EMU_SMEM_OPTIN");
+#endif
+}
+
 /* naive holds P (b·h, t, t) from its forward: the peak after setup shows it; flash does not. */
 static void test_cuda_attention__naive_memory_grows_with_the_square(void **state)
 {
@@ -532,6 +584,7 @@ int main(void)
 		cmocka_unit_test(test_cuda_attention__sdpa_agrees_with_flash),
 		cmocka_unit_test(test_cuda_attention__float32_tensors_computed_in_bfloat16),
 		cmocka_unit_test(test_cuda_attention__unsupported_combinations_are_reported),
+		cmocka_unit_test(test_cuda_attention__flash_over_the_gpus_shared_memory_is_unsupported),
 		cmocka_unit_test(test_cuda_attention__naive_memory_grows_with_the_square),
 		cmocka_unit_test(test_cuda_attention__workloads_are_device_timed),
 		cmocka_unit_test(test_cuda_attention__device_time_excludes_the_timing_delay),

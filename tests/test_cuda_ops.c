@@ -693,6 +693,36 @@ static void test_cuda__gpu_out_of_memory_is_enomem_and_the_device_goes_on(void *
 	dev_close(&d);
 }
 
+/* A GPU this build has no code for (a 7.x GPU; emulated with BENCHDB_EMU_NO_KERNEL_IMAGE) is
+ * unsupported with the reason, for the backend's open and a case's device check alike, not an
+ * error at the first launch of every case. */
+static void test_cuda__a_gpu_without_code_in_this_build_is_unsupported(void **state)
+{
+	(void)state;
+#ifndef BENCHDB_CUDA_EMU
+	skip();   /* a real GPU that got this far runs the build's code */
+#else
+	struct mem_arena mem;
+	mem_init(&mem, 0);
+	struct dev d;
+	struct bd_error err = {0}, aerr = {0};
+	setenv("BENCHDB_EMU_NO_KERNEL_IMAGE", "1", 1);
+	int rc = dev_open(&d, DEVICE_CUDA, &mem, &err);
+	int arc = dev_backend(DEVICE_CUDA)->available(&aerr);
+	unsetenv("BENCHDB_EMU_NO_KERNEL_IMAGE");
+	if (rc != BD_EUNSUPPORTED || !strstr(err.msg, "compute capability 9.0") ||
+	    !strstr(err.msg, "cudaErrorNoKernelImageForDevice"))
+		fail_msg("dev_open: rc %d, '%s' (wanted unsupported naming the compute capability "
+			 "and CUDA's error)", rc, err.msg);
+	assert_int_equal(arc, BD_EUNSUPPORTED);
+	assert_string_equal(aerr.msg, err.msg);
+	assert_int_equal(mem.live, 0);
+	/* and the device is usable again once the code is there */
+	assert_int_equal(dev_open(&d, DEVICE_CUDA, &mem, &err), 0);
+	dev_close(&d);
+#endif
+}
+
 static void test_cuda__events_time_the_work_between_marks(void **state)
 {
 	(void)state;
@@ -806,6 +836,7 @@ int main(void)
 		cmocka_unit_test(test_cuda__unknown_attention_impl_is_unsupported_with_a_reason),
 		cmocka_unit_test(test_cuda__allocator_counts_exact_bytes_and_the_limit),
 		cmocka_unit_test(test_cuda__gpu_out_of_memory_is_enomem_and_the_device_goes_on),
+		cmocka_unit_test(test_cuda__a_gpu_without_code_in_this_build_is_unsupported),
 		cmocka_unit_test(test_cuda__events_time_the_work_between_marks),
 		cmocka_unit_test(test_cuda__a_start_event_is_queued_behind_the_timing_delay),
 		cmocka_unit_test(test_cuda__the_timing_delay_is_outside_the_window),

@@ -143,6 +143,26 @@ static int sdpa_get(struct dev *dev, struct att_shared *sh, const struct cuda_fl
 }
 #endif
 
+/* 0 if the flash kernels for fs fit this GPU's shared memory per block, else `unsupported` with
+ * both sizes (99 KiB GPUs, compute capability 8.6, 8.9 and 12.x: 16-bit head_dim over 64), rather
+ * than the "invalid argument" of the first launch (a case stored as an error). A device that
+ * reports no limit (0) is left to the launch. */
+static int flash_fits(struct dev *dev, const struct cuda_flash_shape *fs, int backward)
+{
+	size_t need = cuda_flash_smem_bytes(fs, backward);
+	int device = 0, optin = 0;
+	CUDA_TRY(dev, cudaGetDevice(&device), "cudaGetDevice");
+	CUDA_TRY(dev, cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device),
+		 "cudaDeviceGetAttribute (shared memory per block)");
+	if (optin > 0 && need > (size_t)optin)
+		return UNSUPPORTED(dev, "flash: the %s %s kernels of head_dim %lld need %zu bytes of "
+				   "shared memory per block; this GPU allows %d",
+				   dtype_name((enum bd_dtype)fs->dtype),
+				   backward ? "forward and backward" : "forward", (long long)fs->dh,
+				   need, optin);
+	return 0;
+}
+
 int cuda_attention_create(struct dev *dev, void **att, const char *impl,
 			  const struct dev_attention_shape *s)
 {
@@ -196,6 +216,8 @@ int cuda_attention_create(struct dev *dev, void **att, const char *impl,
 			rc = UNSUPPORTED(dev, "%s", why);
 			break;
 		}
+		if ((rc = flash_fits(dev, &a->fs, s->backward)))
+			break;
 		if (s->backward)
 			rc = reserve(dev, sh, SCR_WORK, cuda_flash_bwd_workspace(&a->fs));
 		break;

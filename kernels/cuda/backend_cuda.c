@@ -686,10 +686,26 @@ static const struct dev_ops cuda_ops = {
 	.release = cuda_release,
 };
 
+/* A GPU this build has no code for (a 7.x one: the kernels are built for 8.0 and later) is
+ * `unsupported` with the reason, not an error at the first launch of every case (each timed phase
+ * launches the timing delay). */
 static int cuda_backend_available(struct bd_error *err)
 {
 	char why[256];
-	return cuda_available(why, sizeof(why)) ? 0 : bd_fail(err, BD_EUNSUPPORTED, "%s", why);
+	if (!cuda_available(why, sizeof(why)))
+		return bd_fail(err, BD_EUNSUPPORTED, "%s", why);
+	cudaError_t e = cuda_kernels_loadable();
+	if (e == cudaSuccess)
+		return 0;
+	cudaGetLastError();
+	int major = 0, minor = 0;
+	if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0) != cudaSuccess ||
+	    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0) != cudaSuccess)
+		cudaGetLastError();
+	return bd_fail(err, BD_EUNSUPPORTED, "this benchdb's CUDA kernels do not run on this GPU "
+		       "(compute capability %d.%d): %s (%s); they need 8.0 or newer and a build whose "
+		       "CMAKE_CUDA_ARCHITECTURES covers the GPU", major, minor, cudaGetErrorString(e),
+		       cudaGetErrorName(e));
 }
 
 static int cuda_open(struct dev *dev, struct mem_arena *mem, struct bd_error *err)

@@ -71,6 +71,11 @@ cudaError_t cuda_softmax_fwd(const float *s, void *p, int p_dtype, float *lse, i
 cudaError_t cuda_softmax_bwd(const void *p, const float *dp, void *ds, int dtype, int64_t rows,
 			     int64_t t, cudaStream_t stream);
 
+/* cudaSuccess when the GPU can run this build's kernels (the binary holds code for its compute
+ * capability: CMAKE_CUDA_ARCHITECTURES, by default 8.0 and 9.0 with PTX for later ones), else
+ * why not (cudaErrorNoKernelImageForDevice on a 7.x GPU, say). Launches nothing. */
+cudaError_t cuda_kernels_loadable(void);
+
 /* A one-thread kernel that spins for at least cycles SM clock cycles (nothing when cycles <= 0):
  * the device-side delay the backend puts before a phase's start event (backend_cuda.c, mark), so
  * that the event fires when the phase is already queued behind it, not while the host is still

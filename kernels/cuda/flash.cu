@@ -1245,6 +1245,36 @@ extern "C" const char *cuda_flash_unsupported(const struct cuda_flash_shape *s)
 	return NULL;
 }
 
+namespace {
+
+// the launchers' shared memory at padded head dim D: forward, and the backward's when backward
+template <int D>
+size_t smem_of(int dtype, int backward)
+{
+	size_t fwd, bwd;
+	if (dtype == kFloat16 || dtype == kBfloat16) {
+		fwd = fwd_mma_cfg<D>::SMEM;
+		bwd = bwd_mma_cfg<D>::SMEM;
+	} else {
+		fwd = fwd_f32_cfg<D>::SMEM;
+		bwd = bwd_f32_cfg<D>::SMEM;
+	}
+	return backward && bwd > fwd ? bwd : fwd;
+}
+
+}  // namespace
+
+extern "C" size_t cuda_flash_smem_bytes(const struct cuda_flash_shape *s, int backward)
+{
+	if (cuda_flash_unsupported(s))
+		return 0;
+	if (s->dh <= 32)
+		return smem_of<32>(s->dtype, backward);
+	if (s->dh <= 64)
+		return smem_of<64>(s->dtype, backward);
+	return smem_of<128>(s->dtype, backward);
+}
+
 extern "C" size_t cuda_flash_bwd_workspace(const struct cuda_flash_shape *s)
 {
 	if (cuda_flash_unsupported(s))

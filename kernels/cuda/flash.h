@@ -39,6 +39,13 @@ struct cuda_flash_shape {
  * 16..128"). */
 const char *cuda_flash_unsupported(const struct cuda_flash_shape *s);
 
+/* Bytes of dynamic shared memory per block the largest of s's kernels needs: the forward's, and
+ * the backward's too when backward; 0 for an unsupported shape. Over 48 KiB the launchers raise
+ * the kernel's limit, which fails (cudaErrorInvalidValue) on a GPU whose opt-in maximum
+ * (cudaDevAttrMaxSharedMemoryPerBlockOptin) is below this: 99 KiB on compute capability 8.6, 8.9
+ * and 12.x, where the 16-bit kernels of head_dim 65..128 do not fit. */
+size_t cuda_flash_smem_bytes(const struct cuda_flash_shape *s, int backward);
+
 /* Bytes of device workspace cuda_flash_bwd needs (contents on entry do not matter); 0 for an
  * empty or unsupported shape. */
 size_t cuda_flash_bwd_workspace(const struct cuda_flash_shape *s);

@@ -578,6 +578,12 @@ extern "C" cudaError_t cuda_softmax_bwd(const void *p, const float *dp, void *ds
 	LAUNCH_CHECK();
 }
 
+extern "C" cudaError_t cuda_kernels_loadable(void)
+{
+	cudaFuncAttributes fa;
+	return cudaFuncGetAttributes(&fa, timing_delay);
+}
+
 extern "C" cudaError_t cuda_timing_delay(long long cycles, cudaStream_t stream)
 {
 	if (cycles <= 0)

@@ -50,3 +50,9 @@ inline cudaError_t cudaFuncSetAttribute(T *entry, enum cudaFuncAttribute attr, i
 {
 	return cudaFuncSetAttribute(reinterpret_cast<const void *>(entry), attr, value);
 }
+
+template <typename T>
+inline cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, T *entry)
+{
+	return cudaFuncGetAttributes(attr, reinterpret_cast<const void *>(entry));
+}

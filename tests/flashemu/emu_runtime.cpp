@@ -15,10 +15,15 @@
 //  - A stream log for the tests: between emu_trace_begin() and emu_trace_end(), every kernel
 //    launch, event record, copy and memset appends a line ("launch timing_delay", "record",
 //    "memcpy", "memset"), in the order the stream would run them.
+//  - Dynamic shared memory: over 48 KiB only after cudaFuncSetAttribute raised the limit, and
+//    never over the device's opt-in (sm_90's 227 KiB, or BENCHDB_EMU_SMEM_OPTIN bytes: a GPU
+//    with less, as compute capability 8.6's 99 KiB), which cudaDeviceGetAttribute
+//    (cudaDevAttrMaxSharedMemoryPerBlockOptin) reports.
 //  - Errors: every failing call sets the last error (cudaGetLastError returns and clears it); a
 //    fault inside a kernel ends the process with the kernel, block and thread (cuda_emu.h).
 #include "emu_launch.h"
 
+#include <stdlib.h>
 #include <time.h>
 
 #include <map>
@@ -55,6 +60,17 @@ cudaError_t set_error(cudaError_t e)
 }
 
 size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+// The device's opt-in limit of dynamic shared memory per block: sm_90's, or
+// BENCHDB_EMU_SMEM_OPTIN bytes (a test emulating a GPU with less: 101376 on compute capability
+// 8.6, 8.9 and 12.x), read at every use so that a test can change it.
+size_t smem_optin_max()
+{
+	const char *v = getenv("BENCHDB_EMU_SMEM_OPTIN");
+	long long n = v && *v ? atoll(v) : 0;
+	return n >= (long long)kSmemDefault && n <= (long long)kSmemOptinMax ? (size_t)n
+									     : kSmemOptinMax;
+}
 
 // the allocation holding [p, p + bytes), or NULL
 const allocation *find(const void *p, size_t bytes)
@@ -113,6 +129,9 @@ cudaError_t launch_check(const char *name, dim3 grid, dim3 block, size_t smem,
 {
 	if (!stream_ok(stream))
 		return set_error(cudaErrorInvalidResourceHandle);
+	const char *no_image = getenv("BENCHDB_EMU_NO_KERNEL_IMAGE");
+	if (no_image && *no_image)
+		return set_error(cudaErrorNoKernelImageForDevice);
 	unsigned long threads = (unsigned long)block.x * block.y * block.z;
 	if (threads == 0 || threads > 1024 || block.z > 64 || grid.x == 0 || grid.y == 0 ||
 	    grid.z == 0 || grid.x > 0x7fffffffu || grid.y > 65535 || grid.z > 65535) {
@@ -120,9 +139,10 @@ cudaError_t launch_check(const char *name, dim3 grid, dim3 block, size_t smem,
 			name, grid.x, grid.y, grid.z, block.x, block.y, block.z);
 		return set_error(cudaErrorInvalidConfiguration);
 	}
-	if (smem > kSmemDefault && (smem > kSmemOptinMax || (int)smem > smem_optin)) {
-		fprintf(stderr, "emu: %s: %zu bytes of dynamic shared memory without the opt-in\n",
-			name, smem);
+	if (smem > kSmemDefault && (smem > smem_optin_max() || (int)smem > smem_optin)) {
+		fprintf(stderr, "emu: %s: %zu bytes of dynamic shared memory %s\n", name, smem,
+			smem > smem_optin_max() ? "over the device's opt-in maximum"
+						: "without the opt-in");
 		return set_error(cudaErrorInvalidValue);
 	}
 	return cudaSuccess;
@@ -209,7 +229,7 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
 	prop->warpSize = 32;
 	prop->maxThreadsPerBlock = 1024;
 	prop->sharedMemPerBlock = kSmemDefault;
-	prop->sharedMemPerBlockOptin = kSmemOptinMax;
+	prop->sharedMemPerBlockOptin = smem_optin_max();
 	return cudaSuccess;
 }
 
@@ -219,8 +239,12 @@ cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int dev
 		return set_error(cudaErrorInvalidValue);
 	if (device != 0)
 		return set_error(cudaErrorInvalidDevice);
-	// the SM clock of cuda_emu.h's clock64 (1 GHz); the rest: unknown on the emulated device
-	*value = attr == cudaDevAttrClockRate ? 1000000 : 0;
+	// the SM clock of cuda_emu.h's clock64 (1 GHz), the shared memory opt-in, compute capability
+	// 9.0 (as cudaGetDeviceProperties); the rest: unknown on the emulated device
+	*value = attr == cudaDevAttrClockRate			    ? 1000000
+		 : attr == cudaDevAttrMaxSharedMemoryPerBlockOptin ? (int)smem_optin_max()
+		 : attr == cudaDevAttrComputeCapabilityMajor	    ? 9
+								    : 0;
 	return cudaSuccess;
 }
 
@@ -245,6 +269,8 @@ static const struct { cudaError_t e; const char *name, *text; } error_names[] = 
 	{cudaErrorInvalidDeviceFunction, "cudaErrorInvalidDeviceFunction",
 	 "invalid device function"},
 	{cudaErrorNotReady, "cudaErrorNotReady", "device not ready"},
+	{cudaErrorNoKernelImageForDevice, "cudaErrorNoKernelImageForDevice",
+	 "no kernel image is available for execution on the device"},
 };
 
 const char *cudaGetErrorName(cudaError_t e)
@@ -263,12 +289,28 @@ const char *cudaGetErrorString(cudaError_t e)
 	return "unknown error";
 }
 
+// A kernel's attributes: its dynamic shared memory opt-in; BENCHDB_EMU_NO_KERNEL_IMAGE set
+// emulates a GPU the binary has no code for (cudaErrorNoKernelImageForDevice, as on a 7.x GPU,
+// here and at every launch).
+cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *func)
+{
+	if (!attr || !func)
+		return set_error(cudaErrorInvalidDeviceFunction);
+	const char *v = getenv("BENCHDB_EMU_NO_KERNEL_IMAGE");
+	if (v && *v)
+		return set_error(cudaErrorNoKernelImageForDevice);
+	memset(attr, 0, sizeof(*attr));
+	attr->maxThreadsPerBlock = 1024;
+	attr->maxDynamicSharedSizeBytes = smem_optin;
+	return cudaSuccess;
+}
+
 cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value)
 {
 	if (!func)
 		return set_error(cudaErrorInvalidDeviceFunction);
 	if (attr == cudaFuncAttributeMaxDynamicSharedMemorySize) {
-		if (value < 0 || (size_t)value > kSmemOptinMax)
+		if (value < 0 || (size_t)value > smem_optin_max())
 			return set_error(cudaErrorInvalidValue);
 		smem_optin = std::max(smem_optin, value);   // per process, not per kernel
 	}

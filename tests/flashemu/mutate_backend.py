@@ -91,8 +91,8 @@ MUTATIONS = [
      "rc = dev->ops->convert(dev, o, DTYPE_FLOAT32, out, s->math, elems);",
      "rc = dev->ops->convert(dev, o, DTYPE_FLOAT32, a->v16, s->math, elems);", ATT),
     # flash.cu through the backend (tests/flashemu/mutate.py has 27 more, kernel-level)
-    ("flash: causal mask >=", F, "if (col >= p.t || (p.causal && col > row))",
-     "if (col >= p.t || (p.causal && col >= row))", ATT),
+    ("flash: causal mask >=", F, "if (col >= ncol || (p.causal && col > row))",
+     "if (col >= ncol || (p.causal && col >= row))", ATT),
     ("flash: dQ conversion one element short", F, "(b.dq_acc, b.dq, count);",
      "(b.dq_acc, b.dq, count - 1);", ATT),
     ("flash: dQ accumulator half cleared (a second backward adds to the first)", F,

@@ -746,8 +746,10 @@ run_flow)
 	# slurm ...`, `runner --db run merge IN.db`): run is tried first and finds the word an
 	# option's value; it had already blocked the stop signals, so the command that ran instead
 	# ignored Ctrl-C (merge went on to the end, exit 0) and passed the mask to what it started.
-	# The sbatch a --submit starts says which signals its runner blocked, either way round.
-	printf '%s\n' '#!/bin/sh' 'sed -n "s/^SigBlk:[[:space:]]*//p" "/proc/$PPID/status" >"$SIGBLK_OUT"' \
+	# The sbatch a --submit starts says which signals it inherited blocked from its runner,
+	# either way round (its own mask: the runner's, read through /proc/$PPID, could be the one
+	# glibc's posix_spawn holds while the child starts, all blocked, on a loaded machine).
+	printf '%s\n' '#!/bin/sh' 'sed -n "s/^SigBlk:[[:space:]]*//p" "/proc/$$/status" >"$SIGBLK_OUT"' \
 		'echo "Submitted batch job 42"' >"$T/sbatch"
 	chmod +x "$T/sbatch"
 	if [ -r /proc/self/status ]; then

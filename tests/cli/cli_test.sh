@@ -220,6 +220,22 @@ list)
 		expect_status 2 "runner $cmd --mem-limit lots" "$RUNNER" $cmd --mem-limit lots "$T/e2e.yaml"
 		contains "$T/err" "--mem-limit expects a size such as 512MiB or 8GiB, got 'lots'" "$cmd: a bad size"
 	done
+	# What the documentation ships or shows loads: every config and example sweep, and every
+	# ```yaml block of README.md, docs/ and schemas/ (each a whole sweep a reader may copy)
+	for y in "$SRC"/configs/*.yaml "$SRC"/configs/perf/*.yaml "$SRC"/peers/examples/*.yaml; do
+		expect_status 0 "runner list ${y#"$SRC"/}" "$RUNNER" list "$y"
+	done
+	mkdir -p "$T/docyaml"
+	for md in "$SRC"/README.md "$SRC"/docs/*.md "$SRC"/docs/ci/*.md "$SRC"/schemas/*.md; do
+		awk -v dir="$T/docyaml" -v name="$(echo "${md#"$SRC"/}" | tr '/.' '__')" '
+			/^ *```yaml/ { out = dir "/" name "_" NR ".yaml"; next }
+			/^ *```/ { out = ""; next }
+			out != "" { print > out }' "$md"
+	done
+	for y in "$T"/docyaml/*.yaml; do
+		expect_status 0 "runner list of the docs' yaml block ${y##*/} (file_line of its fence)" "$RUNNER" list "$y"
+	done
+	check "the docs' yaml blocks were found" [ "$(ls "$T"/docyaml | wc -l)" -ge 8 ]
 	;;
 
 bad_sweeps)

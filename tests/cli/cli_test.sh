@@ -416,7 +416,7 @@ report_fixture)
 	expect_status 0 "table --group-by" "$REPORT" --db "$db" --run base --group-by impl
 	check "one table per impl" [ "$(grep -c '^### attention, impl=' "$T/out")" = 3 ]
 	expect_status 0 "table --pivot" "$REPORT" --db "$db" --run base --pivot impl --format csv
-	contains "$T/out" "^dtype,device,pass,batch_size,heads,seq_len,head_dim,impl=naive_ms,impl=flash_ms,impl=sdpa_ms$" "pivot header"
+	contains "$T/out" "^dtype,device,pass,batch_size,heads,seq_len,head_dim,causal,impl=naive_ms,impl=flash_ms,impl=sdpa_ms$" "pivot header (causal tells rows apart, as in the table)"
 	check "pivot: one row per shape" [ "$(wc -l <"$T/out")" = 5 ]
 	expect_status 0 "table --derived" "$REPORT" --db "$db" --run base --derived --where impl=naive --where seq_len=1024 --format csv
 	# tokens/s = batch 8 x seq_len 1024 / mean total; samples/s = 8 / mean total (both from the row).

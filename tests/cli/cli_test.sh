@@ -418,6 +418,8 @@ report_fixture)
 	expect_status 0 "table --pivot" "$REPORT" --db "$db" --run base --pivot impl --format csv
 	contains "$T/out" "^dtype,device,pass,batch_size,heads,seq_len,head_dim,causal,impl=naive_ms,impl=flash_ms,impl=sdpa_ms$" "pivot header (causal tells rows apart, as in the table)"
 	check "pivot: one row per shape" [ "$(wc -l <"$T/out")" = 5 ]
+	expect_status 2 "table --derived --pivot: refused, not dropped" "$REPORT" --db "$db" --run base --derived --pivot impl
+	contains "$T/err" "--derived does not combine with --pivot" "derived with pivot: says why"
 	expect_status 0 "table --derived" "$REPORT" --db "$db" --run base --derived --where impl=naive --where seq_len=1024 --format csv
 	# tokens/s = batch 8 x seq_len 1024 / mean total; samples/s = 8 / mean total (both from the row).
 	check "derived tokens/s and samples/s agree with the mean" awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i } NR == 2 { t = $col["fwd_bwd_mean_ms"] / 1000; if (t <= 0) exit 1; tok = 8 * 1024 / t; smp = 8 / t; d1 = $col["tokens_s"] / tok - 1; d2 = $col["samples_s"] / smp - 1; exit !(d1 < 1e-9 && d1 > -1e-9 && d2 < 1e-9 && d2 > -1e-9 && $col["CV_%"] > 0) }' "$T/out"
@@ -524,6 +526,17 @@ global_options)
 	contains "$T/err" "^report runs: unknown option '--run'" "the option and the command are named"
 	expect_status 2 "report unknown option before a command" "$REPORT" --db "$db" --nope warmup
 	contains "$T/err" "^report warmup: unknown option '--nope'" "unknown option named"
+	# a command word right after an option that only the default command (table) takes is its value
+	expect_status 0 "report --group-by warmup: table grouped by warmup" "$REPORT" --db "$db" --group-by warmup
+	contains "$T/out" "^### attention, warmup=" "--group-by warmup groups the table"
+	expect_status 0 "report -g warmup" "$REPORT" --db "$db" -g warmup
+	contains "$T/out" "^### attention, warmup=" "-g warmup groups the table"
+	expect_status 0 "report --pivot warmup" "$REPORT" --db "$db" --pivot warmup --format csv
+	contains "$T/out" ",warmup=[0-9]+_ms" "--pivot warmup: a column per warm-up count"
+	expect_status 2 "report --group-by=warmup warmup: warmup has no --group-by" "$REPORT" --db "$db" --group-by=warmup warmup
+	contains "$T/err" "^report warmup: unknown option '--group-by'" "the command named keeps its error"
+	expect_status 2 "report --nope runs" "$REPORT" --db "$db" --nope runs
+	contains "$T/err" "^report runs: unknown option '--nope'" "an option no reading knows: the command word's error"
 	expect_status 2 "report unknown command word first" "$REPORT" frobnicate --db "$db"
 	contains "$T/err" "unknown command 'frobnicate'" "unknown command named"
 	;;

@@ -85,6 +85,39 @@ help)
 	expect_status 2 "--isa unknown" "$RUNNER" sysinfo --fma-peak --isa sse
 	contains "$T/err" "unknown isa 'sse' \(valid: avx512, avx512bf16, avx2\)" "the valid ISAs are named"
 	expect_status 2 "--isa without --fma-peak" "$RUNNER" sysinfo --isa avx2
+	# Every runner/report command line the docs show (code blocks, `inline` spans, the usage
+	# comments of configs and examples) names options its command has: the line with --help
+	# appended parses (an unknown or misplaced option exits 2)
+	ndoc=0
+	while IFS= read -r line; do
+		words=() && eval "words=($line)" 2>/dev/null || continue
+		prog=${words[0]} && bin=$RUNNER && [ "$prog" = report ] && bin=$REPORT
+		second=${words[1]:-}
+		# prose ("every report marks such cases"), not a command line
+		[ -n "$second" ] && [ "${second#-}" = "$second" ] &&
+			! "$bin" --help | grep -Eq "^  $second " && continue
+		# an option named in prose without its value (`runner kube -o`, `report --compare`)
+		last=${words[${#words[@]} - 1]}
+		cmd=table && [ "$prog" = runner ] && cmd=run
+		for w in "${words[@]:1}"; do "$bin" --help | grep -Eq "^  $w " && cmd=$w && break; done
+		[ "$last" = --compare ] && continue
+		[ "${last#-}" != "$last" ] && "$bin" "$cmd" --help |
+			grep -Eq -- "^  ($last, )?(-[a-z], )?$last( [A-Z]|, --[a-z-]+ [A-Z])" && continue
+		# placeholders (N, SECONDS, RUN) stand for a value: 1
+		for i in "${!words[@]}"; do [[ ${words[$i]} =~ ^[A-Z][A-Z0-9_]*$ ]] && words[$i]=1; done
+		ndoc=$((ndoc + 1))
+		expect_status 0 "the docs' command line parses: $line" "$bin" "${words[@]:1}" --help
+	done < <(cd "$SRC" && for f in README.md docs/*.md docs/ci/README.md schemas/*.md configs/*.yaml \
+			configs/perf/*.yaml peers/examples/*.yaml; do
+		awk '/^ *```/ { block = !block; next }
+			{ line = $0
+			  if (block || /^    / || /^# +(\.\/)?(build\/)?(runner|report)/) print line
+			  while (match(line, /`[^`]+`/)) { print substr(line, RSTART + 1, RLENGTH - 2); line = substr(line, RSTART + RLENGTH) } }' "$f"
+	done | sed -E 's/^[# ]*//; s/perf report//g' |
+		grep -oE '(^|[ (])((\./)?build/(runner|report)/)?(runner|report)( [^|;&#`)]*)?' |
+		sed -E 's/^[ (]//; s#^(\./)?build/(runner|report)/##; s/ +$//' |
+		grep -E '^(runner|report)( |$)' | grep -v '[$`]' | sort -u)
+	check "the docs' command lines were found ($ndoc)" [ "$ndoc" -ge 100 ]
 	;;
 
 run_report)

@@ -19,7 +19,9 @@ struct cmd_line {
 	 * being its value); then opt_dispatch reads the command line another way, if retry (another
 	 * way is left) allows. */
 	int leading;
-	int retry;           /* 0: none; 1: a later command word or a fallback; 2: a later word */
+	int retry;           /* 0: none; 1: a later command word or a fallback; 2: a later word;
+			      * 3: this is the fallback, tried after a command word that an option
+			      * unknown to its command may have taken as its value */
 	int not_command;
 };
 
@@ -106,7 +108,11 @@ static int parse(const struct opt_spec *specs, struct cmd_line *line, int argc, 
 			const char *eq = strchr(name, '=');
 			size_t n = eq ? (size_t)(eq - name) : strlen(name);
 			s = find_long(specs, name, n);
-			if (!s && i <= dispatch->leading && dispatch->retry == 2)
+			/* unknown to this command: the word after it may be its value in another
+			 * reading (`report --group-by warmup`: table's option, not warmup's) */
+			if (!s && ((i <= dispatch->leading && dispatch->retry == 2) ||
+				   (i == dispatch->leading && dispatch->retry && !eq) ||
+				   dispatch->retry == 3))
 				dispatch->not_command = 1;
 			if (!s)
 				return bd_fail(err, BD_EINVAL, "unknown option '--%.*s' (see --help)", (int)n,
@@ -115,7 +121,9 @@ static int parse(const struct opt_spec *specs, struct cmd_line *line, int argc, 
 				value = eq + 1;
 		} else {
 			s = find_short(specs, a[1]);
-			if (!s && i <= dispatch->leading && dispatch->retry == 2)
+			if (!s && ((i <= dispatch->leading && dispatch->retry == 2) ||
+				   (i == dispatch->leading && dispatch->retry && !a[2]) ||
+				   dispatch->retry == 3))
 				dispatch->not_command = 1;
 			if (!s || a[2])
 				return bd_fail(err, BD_EINVAL, "unknown option '%s' (see --help)", a);
@@ -252,7 +260,7 @@ int opt_dispatch(const char *prog, const struct opt_command *commands,
 		return EXIT_USAGE;
 	}
 	char **args = xmalloc((size_t)(argc + 1) * sizeof(*args));
-	int status = -1, end = 1;
+	int status = -1, end = 1, unknown_before = 0;   /* the command word an unknown option preceded */
 	while (end < argc && strcmp(argv[end], "--"))
 		end++;
 	for (int k = 1; k < end && status < 0; k++) {
@@ -272,8 +280,11 @@ int opt_dispatch(const char *prog, const struct opt_command *commands,
 		struct cmd_line line = {.leading = k - 1,
 					.retry = later_word ? 2 : fallback ? 1 : 0};
 		status = line_run(c->fn, &line, n, args);
-		if (line.not_command && line.retry)
+		if (line.not_command && line.retry) {
 			status = -1;   /* argv[k] was an option's value */
+			if (!later_word && !unknown_before)
+				unknown_before = k;
+		}
 	}
 	if (status < 0 && fallback) {
 		int n = 0;
@@ -281,7 +292,21 @@ int opt_dispatch(const char *prog, const struct opt_command *commands,
 		for (int j = 1; j < argc; j++)
 			args[n++] = argv[j];
 		args[n] = NULL;
-		status = cmd_line_run(fallback->fn, n, args);
+		/* After a command word whose reading stopped at an option it does not know: the
+		 * fallback, unless it does not know an option either; then that command says so
+		 * (`report --nope warmup`: warmup's unknown option, not table's). */
+		struct cmd_line line = {.retry = unknown_before ? 3 : 0};
+		status = line_run(fallback->fn, &line, n, args);
+		if (line.not_command && unknown_before) {
+			const struct opt_command *c = command_find(commands, argv[unknown_before]);
+			n = 0;
+			args[n++] = argv[unknown_before];
+			for (int j = 1; j < argc; j++)
+				if (j != unknown_before)
+					args[n++] = argv[j];
+			args[n] = NULL;
+			status = cmd_line_run(c->fn, n, args);
+		}
 	} else if (status < 0) {
 		commands_valid(stderr, prog, "no command among the arguments", NULL, commands);
 		status = EXIT_USAGE;

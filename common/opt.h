@@ -85,7 +85,9 @@ int cmd_line_run(int (*fn)(struct cmd_line *line), int argc, char **argv);
  * value is its command's table's say, so opt_dispatch asks the command itself: it calls it with a
  * struct cmd_line that carries this reading, and the command's opt_parse_command returns quietly
  * when the word was a value (or when an option before the word is unknown to it and a later word
- * names a command); the command has not started anything, since opt_parse_command is the only
+ * names a command, or the option right before the word is unknown to it and fallback may take
+ * the word as its value: `report --group-by warmup` is table's; where fallback does not know an
+ * option either, the command word's reading reports it); the command has not started anything, since opt_parse_command is the only
  * way to its arguments. Without a command word, fallback (may be NULL)
  * runs with every argument. Returns the command's exit status; prints the problem and returns
  * EXIT_USAGE when argv[1] is a word that names no command, or when argv names no command and

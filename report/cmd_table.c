@@ -123,6 +123,11 @@ int cmd_table(struct cmd_line *cl)
 				"%s\n", layout->name, layout->suite, pivot ? "--pivot" : "another --suite");
 		return EXIT_USAGE;
 	}
+	if (derived && pivot) {   /* a pivot's cells are mean times: it has no rate columns */
+		fprintf(stderr, "report table: --derived does not combine with --pivot (a pivot holds mean "
+				"times only): give --derived without --pivot for tokens/s and samples/s\n");
+		return EXIT_USAGE;
+	}
 	if (warmup < 0 && warmup != TABLE_OWN_WARMUP) {
 		fprintf(stderr, "report table: --warmup expects a count of iterations >= 0, got %ld\n",
 			warmup);

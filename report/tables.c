@@ -392,6 +392,17 @@ int pivot_table(struct db *db, const char *suite, const struct case_row *cases, 
 			col_param[ncol_param] = table_column(t, params[ncol_param], "", 0);
 		else
 			col_param[ncol_param] = (size_t)-1;
+	/* What else tells the rows apart, as the run's table shows it: causal (attention) and a
+	 * peer's own parameters (other than KEY), so that two rows never read the same */
+	int causal_col = suite_is(suite, SUITE_ATTENTION) && strcmp(key, "causal"), peer_params = 0;
+	for (size_t i = 0; i < n; i++) {
+		row_key[i] = case_key_without(cases[i].case_key, key);
+		char v[256];
+		case_key_peer_params(row_key[i], v, sizeof(v));
+		peer_params |= v[0] != '\0';
+	}
+	size_t col_causal = causal_col ? table_column(t, "causal", "", 0) : 0;
+	size_t col_peer = peer_params ? table_column(t, "peer params", "", 0) : 0;
 	/* Columns: the values of KEY in order of first appearance. */
 	for (size_t i = 0; i < n; i++) {
 		json_field(cases[i].params_json, key, value[i], sizeof(value[i]));
@@ -408,7 +419,6 @@ int pivot_table(struct db *db, const char *suite, const struct case_row *cases, 
 	}
 	/* Rows: cases equal but for KEY share one. */
 	for (size_t i = 0; i < n; i++) {
-		row_key[i] = case_key_without(cases[i].case_key, key);
 		size_t j = 0;
 		while (j < i && strcmp(row_key[j], row_key[i]))
 			j++;
@@ -423,6 +433,12 @@ int pivot_table(struct db *db, const char *suite, const struct case_row *cases, 
 				continue;
 			json_field(cases[i].params_json, params[k], v, sizeof(v));
 			table_text(t, row_of[i], col_param[k], v);
+		}
+		if (causal_col)
+			table_text(t, row_of[i], col_causal, cases[i].causal > 0 ? "yes" : "no");
+		if (peer_params) {
+			case_key_peer_params(row_key[i], v, sizeof(v));
+			table_text(t, row_of[i], col_peer, v);
 		}
 	}
 	for (size_t i = 0; i < n && !rc; i++) {

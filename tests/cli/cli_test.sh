@@ -107,6 +107,39 @@ help)
 	expect_status 2 "--isa unknown" "$RUNNER" sysinfo --fma-peak --isa sse
 	contains "$T/err" "unknown isa 'sse' \(valid: avx512, avx512bf16, avx2\)" "the valid ISAs are named"
 	expect_status 2 "--isa without --fma-peak" "$RUNNER" sysinfo --isa avx2
+	# Every runner/report command line the docs show (code blocks, `inline` spans, the usage
+	# comments of configs and examples) names options its command has: the line with --help
+	# appended parses (an unknown or misplaced option exits 2)
+	ndoc=0
+	while IFS= read -r line; do
+		words=() && eval "words=($line)" 2>/dev/null || continue
+		prog=${words[0]} && bin=$RUNNER && [ "$prog" = report ] && bin=$REPORT
+		second=${words[1]:-}
+		# prose ("every report marks such cases"), not a command line
+		[ -n "$second" ] && [ "${second#-}" = "$second" ] &&
+			! "$bin" --help | grep -Eq "^  $second " && continue
+		# an option named in prose without its value (`runner kube -o`, `report --compare`)
+		last=${words[${#words[@]} - 1]}
+		cmd=table && [ "$prog" = runner ] && cmd=run
+		for w in "${words[@]:1}"; do "$bin" --help | grep -Eq "^  $w " && cmd=$w && break; done
+		[ "$last" = --compare ] && continue
+		[ "${last#-}" != "$last" ] && "$bin" "$cmd" --help |
+			grep -Eq -- "^  ($last, )?(-[a-z], )?$last( [A-Z]|, --[a-z-]+ [A-Z])" && continue
+		# placeholders (N, SECONDS, RUN) stand for a value: 1
+		for i in "${!words[@]}"; do [[ ${words[$i]} =~ ^[A-Z][A-Z0-9_]*$ ]] && words[$i]=1; done
+		ndoc=$((ndoc + 1))
+		expect_status 0 "the docs' command line parses: $line" "$bin" "${words[@]:1}" --help
+	done < <(cd "$SRC" && for f in README.md docs/*.md docs/ci/README.md schemas/*.md configs/*.yaml \
+			configs/perf/*.yaml peers/examples/*.yaml; do
+		awk '/^ *```/ { block = !block; next }
+			{ line = $0
+			  if (block || /^    / || /^# +(\.\/)?(build\/)?(runner|report)/) print line
+			  while (match(line, /`[^`]+`/)) { print substr(line, RSTART + 1, RLENGTH - 2); line = substr(line, RSTART + RLENGTH) } }' "$f"
+	done | sed -E 's/^[# ]*//; s/perf report//g' |
+		grep -oE '(^|[ (])((\./)?build/(runner|report)/)?(runner|report)( [^|;&#`)]*)?' |
+		sed -E 's/^[ (]//; s#^(\./)?build/(runner|report)/##; s/ +$//' |
+		grep -E '^(runner|report)( |$)' | grep -v '[$`]' | sort -u)
+	check "the docs' command lines were found ($ndoc)" [ "$ndoc" -ge 100 ]
 	;;
 
 run_report)
@@ -242,6 +275,22 @@ list)
 		expect_status 2 "runner $cmd --mem-limit lots" "$RUNNER" $cmd --mem-limit lots "$T/e2e.yaml"
 		contains "$T/err" "--mem-limit expects a size such as 512MiB or 8GiB, got 'lots'" "$cmd: a bad size"
 	done
+	# What the documentation ships or shows loads: every config and example sweep, and every
+	# ```yaml block of README.md, docs/ and schemas/ (each a whole sweep a reader may copy)
+	for y in "$SRC"/configs/*.yaml "$SRC"/configs/perf/*.yaml "$SRC"/peers/examples/*.yaml; do
+		expect_status 0 "runner list ${y#"$SRC"/}" "$RUNNER" list "$y"
+	done
+	mkdir -p "$T/docyaml"
+	for md in "$SRC"/README.md "$SRC"/docs/*.md "$SRC"/docs/ci/*.md "$SRC"/schemas/*.md; do
+		awk -v dir="$T/docyaml" -v name="$(echo "${md#"$SRC"/}" | tr '/.' '__')" '
+			/^ *```yaml/ { out = dir "/" name "_" NR ".yaml"; next }
+			/^ *```/ { out = ""; next }
+			out != "" { print > out }' "$md"
+	done
+	for y in "$T"/docyaml/*.yaml; do
+		expect_status 0 "runner list of the docs' yaml block ${y##*/} (file_line of its fence)" "$RUNNER" list "$y"
+	done
+	check "the docs' yaml blocks were found" [ "$(ls "$T"/docyaml | wc -l)" -ge 8 ]
 	;;
 
 bad_sweeps)
@@ -422,8 +471,10 @@ report_fixture)
 	expect_status 0 "table --group-by" "$REPORT" --db "$db" --run base --group-by impl
 	check "one table per impl" [ "$(grep -c '^### attention, impl=' "$T/out")" = 3 ]
 	expect_status 0 "table --pivot" "$REPORT" --db "$db" --run base --pivot impl --format csv
-	contains "$T/out" "^dtype,device,pass,batch_size,heads,seq_len,head_dim,impl=naive_ms,impl=flash_ms,impl=sdpa_ms$" "pivot header"
+	contains "$T/out" "^dtype,device,pass,batch_size,heads,seq_len,head_dim,causal,impl=naive_ms,impl=flash_ms,impl=sdpa_ms$" "pivot header (causal tells rows apart, as in the table)"
 	check "pivot: one row per shape" [ "$(wc -l <"$T/out")" = 5 ]
+	expect_status 2 "table --derived --pivot: refused, not dropped" "$REPORT" --db "$db" --run base --derived --pivot impl
+	contains "$T/err" "--derived does not combine with --pivot" "derived with pivot: says why"
 	expect_status 0 "table --derived" "$REPORT" --db "$db" --run base --derived --where impl=naive --where seq_len=1024 --format csv
 	# tokens/s = batch 8 x seq_len 1024 / mean total; samples/s = 8 / mean total (both from the row).
 	check "derived tokens/s and samples/s agree with the mean" awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i } NR == 2 { t = $col["fwd_bwd_mean_ms"] / 1000; if (t <= 0) exit 1; tok = 8 * 1024 / t; smp = 8 / t; d1 = $col["tokens_s"] / tok - 1; d2 = $col["samples_s"] / smp - 1; exit !(d1 < 1e-9 && d1 > -1e-9 && d2 < 1e-9 && d2 > -1e-9 && $col["CV_%"] > 0) }' "$T/out"
@@ -530,6 +581,17 @@ global_options)
 	contains "$T/err" "^report runs: unknown option '--run'" "the option and the command are named"
 	expect_status 2 "report unknown option before a command" "$REPORT" --db "$db" --nope warmup
 	contains "$T/err" "^report warmup: unknown option '--nope'" "unknown option named"
+	# a command word right after an option that only the default command (table) takes is its value
+	expect_status 0 "report --group-by warmup: table grouped by warmup" "$REPORT" --db "$db" --group-by warmup
+	contains "$T/out" "^### attention, warmup=" "--group-by warmup groups the table"
+	expect_status 0 "report -g warmup" "$REPORT" --db "$db" -g warmup
+	contains "$T/out" "^### attention, warmup=" "-g warmup groups the table"
+	expect_status 0 "report --pivot warmup" "$REPORT" --db "$db" --pivot warmup --format csv
+	contains "$T/out" ",warmup=[0-9]+_ms" "--pivot warmup: a column per warm-up count"
+	expect_status 2 "report --group-by=warmup warmup: warmup has no --group-by" "$REPORT" --db "$db" --group-by=warmup warmup
+	contains "$T/err" "^report warmup: unknown option '--group-by'" "the command named keeps its error"
+	expect_status 2 "report --nope runs" "$REPORT" --db "$db" --nope runs
+	contains "$T/err" "^report runs: unknown option '--nope'" "an option no reading knows: the command word's error"
 	expect_status 2 "report unknown command word first" "$REPORT" frobnicate --db "$db"
 	contains "$T/err" "unknown command 'frobnicate'" "unknown command named"
 	;;

@@ -97,6 +97,11 @@ expect_status 0 "report --group-by work" "$REPORT" --db "$db" --group-by work
 contains "$T/out" "work=benchdb" "--group-by on a peer parameter"
 expect_status 0 "report --pivot work" "$REPORT" --db "$db" --where impl=kept --where plant=none --pivot work
 contains "$T/out" "work=none.*work=benchdb.*work=own" "--pivot on a peer parameter: a column per value"
+# the peer's other parameters tell the rows apart (they read the same without them)
+expect_status 0 "report --pivot impl over plant" "$REPORT" --db "$db" --where impl=once,kept --where work=none --pivot impl --format csv
+contains "$T/out" "^dtype,.*,causal,peer_params,impl=once_ms,impl=kept_ms$" "pivot: causal and peer params columns"
+check "pivot: no two rows alike" [ "$(sed 1d "$T/out" | cut -d, -f1-9 | sort | uniq -d | wc -l)" = 0 ]
+contains "$T/out" ",plant=wrong work=none," "pivot: a row says its plant"
 expect_status 0 "report --compare naive" "$REPORT" --db "$db" --compare naive
 contains "$T/out" "^\| kept float32 fwd\+bwd B1 H2 S16 D8 work=own +\| kept plant=none work=own +\|" "a peer case paired with naive's, which lacks its parameters"
 contains "$T/out" "^\| kept plant=none work=benchdb +\| +1 \|" "a summary row per impl and peer parameters"

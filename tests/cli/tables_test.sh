@@ -216,6 +216,20 @@ check "pivot: flash's cell is the first flash case's mean" close "$(csv_cols "$T
 	"$(sql "$T/dup.db" "select avg(t) / 1e6 from (select sum(s.ns) t from samples s join cases c on
 		c.id = s.case_id where c.ord = 1 and s.iter >= c.warmup group by s.iter)")" 1e-9
 
+# ---- a pivot's rows say what tells them apart: causal here (they read the same without it) -------
+cat >"$T/causal.yaml" <<'YAML'
+name: causal-pivot
+defaults: {warmup: 1, iters: 3}
+benchmarks:
+  - {suite: attention, impl: [naive, flash], seq_len: 17, head_dim: 16, batch_size: 1, heads: 2, causal: [false, true]}
+YAML
+expect_status 0 "run causal-pivot" "$RUNNER" run "$T/causal.yaml" --db "$T/causal.db"
+expect_status 0 "pivot by impl over causal" "$REPORT" --db "$T/causal.db" --pivot impl --format csv
+check "pivot: a causal column, a row each way" [ "$(csv_cols "$T/out" causal | sort | paste -sd, -)" = "no,yes" ]
+check "pivot: no two rows alike" [ "$(sed 1d "$T/out" | cut -d, -f1-8 | sort | uniq -d | wc -l)" = 0 ]
+expect_status 0 "pivot by causal: no causal column" "$REPORT" --db "$T/causal.db" --pivot causal --format csv
+lacks "$T/out" "^.*,causal," "pivot by causal: its values are the columns"
+
 # ---- the per-iteration total's column holds the sum it names ------------------------------------------
 cat >"$T/mix.yaml" <<'YAML'
 name: passes

@@ -20,8 +20,6 @@
 
 #include <cmocka.h>
 
-#include <cuda_runtime.h>
-
 #include "attention_check.h"
 #include "bf16.h"
 #include "cuda_info.h"
@@ -458,9 +456,7 @@ static void test_cuda_attention__flash_over_the_gpus_shared_memory_is_unsupporte
 #ifdef BENCHDB_CUDA_EMU
 	setenv("BENCHDB_EMU_SMEM_OPTIN", "101376", 1);
 #endif
-	int optin = 0;
-	assert_int_equal(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0),
-			 cudaSuccess);
+	int optin = cuda_smem_per_block_optin();
 	assert_true(optin > 0);
 	const struct {
 		enum bd_dtype dtype;

@@ -82,3 +82,13 @@ void cuda_gpu_info(struct cuda_gpu_info *gi)
 		gi->mem_clock_mhz = khz / 1000;
 	cudaGetLastError();
 }
+
+int cuda_smem_per_block_optin(void)
+{
+	int device = 0, optin = 0;
+	if (cudaGetDevice(&device) != cudaSuccess ||
+	    cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) !=
+		    cudaSuccess)
+		return 0;
+	return optin;
+}

@@ -17,4 +17,8 @@ int cuda_available(char *why, size_t n);
 /* What the runner records about the GPUs (struct cuda_gpu_info: build_info.h). */
 void cuda_gpu_info(struct cuda_gpu_info *gi);
 
+/* The shared memory per block a kernel may opt in to on the current GPU, in bytes
+ * (cudaDevAttrMaxSharedMemoryPerBlockOptin); 0 where unknown or without CUDA. */
+int cuda_smem_per_block_optin(void);
+
 #endif

@@ -18,6 +18,8 @@ int cuda_available(char *why, size_t n)
 
 void cuda_gpu_info(struct cuda_gpu_info *gi) { memset(gi, 0, sizeof(*gi)); }
 
+int cuda_smem_per_block_optin(void) { return 0; }
+
 static int no_cuda(struct bd_error *err) { return bd_fail(err, BD_EUNSUPPORTED, "%s", NO_CUDA); }
 
 static int no_cuda_open(struct dev *dev, struct mem_arena *mem, struct bd_error *err)

@@ -18,8 +18,9 @@ int cmd_runs(struct cmd_line *cl)
 	const struct opt_spec specs[] = {REPORT_OPT_DB(&o), REPORT_OPT_FORMAT(&o, 0), {0}};
 	static const struct cmd_usage usage = {
 		REPORT_PROG, "runs", "[options]",
-		"List the runs in the database, oldest first by start time, with their status, sweep, machine, git commit, label and\n"
-		"case counts. Any column that identifies a run can be given to --run elsewhere."};
+		"List the runs in the database, oldest first by start time, with their status, sweep,\n"
+		"machine, git commit, label and case counts. Any column that identifies a run can be\n"
+		"given to --run elsewhere."};
 	struct db *db = NULL;
 	struct run_row *runs = NULL;
 	size_t n = 0;

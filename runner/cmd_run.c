@@ -327,13 +327,19 @@ static void measure_group(struct measured *m, size_t n, long interleave, const c
 	gpu_probe_stop(probe, &m[0].gpu);
 }
 
-/* A failure to open the database or begin the run: its exit status, said. A lock wait that a
- * stop signal ended (db_busy_interruptible) is an interruption before anything was stored. */
-static int stopped_waiting(int rc, struct bd_error *err)
+/* A failure to open the database or begin run rep (0-based, of --repeat): its exit status, said.
+ * A lock wait that a stop signal ended (db_busy_interruptible) is an interruption before that run
+ * stored anything; the runs of the repetitions before it are kept. */
+static int stopped_waiting(int rc, struct bd_error *err, long rep)
 {
 	if (db_busy_stopped()) {
-		fprintf(stderr, "runner run: stopped while waiting for another process's lock on the "
-				"database; no run was stored\n");
+		if (rep > 0)
+			fprintf(stderr, "runner run: stopped while waiting for another process's lock on "
+					"the database; repetition %ld was not begun (the runs of those before "
+					"it are stored)\n", rep + 1);
+		else
+			fprintf(stderr, "runner run: stopped while waiting for another process's lock on "
+					"the database; no run was stored\n");
 		return EXIT_INTERRUPTED;
 	}
 	bd_error_print("runner run", err);
@@ -489,7 +495,7 @@ int cmd_run(struct cmd_line *cl)
 				 &system_id, &resume, &err);
 		db_busy_interruptible(0);
 		if (rc) {
-			status = stopped_waiting(rc, &err);
+			status = stopped_waiting(rc, &err, 0);
 			goto done;
 		}
 		shard.index = resume.id.shard_index;
@@ -529,7 +535,7 @@ int cmd_run(struct cmd_line *cl)
 	db_busy_interruptible(1);   /* Ctrl-C while another process holds the lock: nothing stored */
 	if (!db && (rc = db_open(db_path, DB_CREATE, &db, &err))) {
 		db_busy_interruptible(0);
-		status = stopped_waiting(rc, &err);   /* BD_EINVAL: --db names no file */
+		status = stopped_waiting(rc, &err, 0);   /* BD_EINVAL: --db names no file */
 		goto done;
 	}
 	if (!resume_run)
@@ -584,7 +590,7 @@ int cmd_run(struct cmd_line *cl)
 		if (!resume_run && ((!rep && (rc = db_system_put(db, &si, &system_id, &err))) ||
 				    (rc = db_run_begin_live(db, system_id, &run, &run_id, &err)))) {
 			db_busy_interruptible(0);
-			status = stopped_waiting(rc, &err);
+			status = stopped_waiting(rc, &err, rep);
 			free(order);
 			peer_session_free(session);
 			goto done;

@@ -18,6 +18,7 @@
 
 #include "commands.h"
 #include "opt.h"
+#include "shard.h"
 #include "strbuf.h"
 #include "sweep.h"
 
@@ -455,8 +456,9 @@ int cmd_slurm(struct cmd_line *cl)
 		       cases.n, sweep->path, j.nodes);
 	else
 		printf("wrote %s: %ld shards of the %zu cases of %s%s\n", script_path, j.shards, cases.n,
-		       sweep->path, (size_t)j.shards > cases.n ? " (more shards than cases: some are "
-								 "empty)" : "");
+		       sweep->path, (size_t)j.shards > shard_unit_count(&cases) ?
+				" (more shards than shapes, whose impls stay in one shard: some are "
+				"empty)" : "");
 	if (!submit) {
 		printf("submit: sbatch %s\n", script_path);
 		goto done;

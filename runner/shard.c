@@ -281,6 +281,16 @@ static void shape_units(const struct sweep_cases *cases, size_t *unit)
 	free(shapes);
 }
 
+size_t shard_unit_count(const struct sweep_cases *all)
+{
+	size_t *unit = xcalloc(all->n ? all->n : 1, sizeof(*unit)), n = 0;
+	shape_units(all, unit);
+	for (size_t i = 0; i < all->n; i++)
+		n += unit[i] == i;
+	free(unit);
+	return n;
+}
+
 int shard_select(const struct sweep_cases *all, const struct shard *s, struct sweep_cases *slice)
 {
 	double *cost = xcalloc(all->n, sizeof(*cost));

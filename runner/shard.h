@@ -57,5 +57,8 @@ int shard_assign(const double *cost, size_t n, int count, int *owner);
  * case_work(c, 0)'s FLOPs where any case states them, else its bytes, else one each; a case
  * without a figure weighs the mean of those with one. 0, or BD_EINVAL (s->count < 1). */
 int shard_select(const struct sweep_cases *all, const struct shard *s, struct sweep_cases *slice);
+/* How many units shard_select cuts all into: its shapes (the cases that differ only in impl are
+ * one). More shards than this leave some empty. */
+size_t shard_unit_count(const struct sweep_cases *all);
 
 #endif

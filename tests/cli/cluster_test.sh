@@ -180,6 +180,12 @@ check "the --nodes job by hand" env PATH="$T/bin:$PATH" SLURM_JOB_ID=12 TMPDIR="
 check "each node's database in the results" [ "$(ls "$T/resn" | grep -c '^node-12-[01]\.db$')" = 2 ]
 check "the job merged both nodes' runs, labelled" \
 	[ "$(sql "$T/resn/nodes-12.db" "select count(*) || ' ' || group_concat(distinct label) || ' ' || count(distinct system_id) from runs")" = "2 it's 2" ]
+# more shards than shapes (a shape's impls stay in one shard): some are empty, and it says so
+shapes=$("$RUNNER" list "$SRC/tests/cli/resume.yaml" | grep -c '^ *[0-9].* naive ')
+expect_status 0 "runner slurm, a shard a shape" "$RUNNER" slurm "$SRC/tests/cli/resume.yaml" --shards "$shapes" -o "$T/s1.sbatch"
+lacks "$T/out" "some are empty" "as many shards as shapes: none empty"
+expect_status 0 "runner slurm, more shards than shapes" "$RUNNER" slurm "$SRC/tests/cli/resume.yaml" --shards $((shapes + 1)) -o "$T/s2.sbatch"
+contains "$T/out" "more shards than shapes, whose impls stay in one shard: some are empty" "more shards than shapes: said"
 expect_status 2 "runner slurm without --shards" "$RUNNER" slurm "$SWEEP"
 contains "$T/err" "give --shards N \(cut the sweep into N slices\) or --nodes N" "--shards or --nodes is required"
 expect_status 2 "runner slurm with --shards and --nodes" "$RUNNER" slurm "$SWEEP" --shards 2 --nodes 2

@@ -430,10 +430,20 @@ busy_open)
 	expect_status 2 "a negative --busy-timeout" "$RUNNER" merge --db "$T/x.db" "$T/short.db" --busy-timeout -1
 	# a stop signal while `runner run` waits for the lock ends the wait at once: exit 130, no run
 	# stored (it was ignored for the whole busy timeout, an hour by default, and then left an
-	# empty interrupted run). The signal is sent once the runner holds its stop signals (SigBlk:
-	# SIGTERM is bit 15), after which it can only reach the runner through the lock wait.
-	"$RUNNER" run "$SWEEP" --db "$T/out.db" >"$T/stopped.out" 2>&1 & p_stopped=$!
-	for _ in $(seq 1 400); do
+	# empty interrupted run). Its own database, held for up to 10 minutes and let go once checked.
+	# The signal is sent once the runner holds its stop signals (SigBlk: SIGTERM is bit 15),
+	# after which it can only reach the runner through the lock wait.
+	cp "$T/short.db" "$T/stop.db"
+	sql "$T/stop.db" "PRAGMA journal_mode = DELETE" >/dev/null
+	python3 -c 'import sqlite3, sys, time
+c = sqlite3.connect(sys.argv[1], isolation_level=None)
+c.execute("BEGIN EXCLUSIVE")
+open(sys.argv[1] + ".held", "w").close()
+time.sleep(600)' "$T/stop.db" </dev/null >/dev/null 2>&1 &
+	p_holder=$!
+	for _ in $(seq 1 200); do [ -e "$T/stop.db.held" ] && break; sleep 0.05; done
+	"$RUNNER" run "$SWEEP" --db "$T/stop.db" >"$T/stopped.out" 2>&1 & p_stopped=$!
+	for _ in $(seq 1 2400); do
 		blk=$(awk '/^SigBlk:/ {print $2}' "/proc/$p_stopped/status" 2>/dev/null)
 		[ -n "$blk" ] && [ $((0x$blk & 0x4000)) != 0 ] && break
 		sleep 0.025
@@ -444,14 +454,16 @@ busy_open)
 	check "runner run stopped while waiting for the lock: exit 130 (got $st: $(tail -n 1 "$T/stopped.out"))" [ "$st" = 130 ]
 	contains "$T/stopped.out" "stopped while waiting for another process's lock on the database; no run was stored" "the stop is said"
 	locked() { ! sqlite3 -batch "$1" "select count(*) from runs" >/dev/null 2>&1; }
-	check "... while the lock was still held (it did not wait it out)" locked "$T/out.db"
+	check "... while the lock was still held (it did not wait it out)" locked "$T/stop.db"
+	kill -TERM "$p_holder" 2>/dev/null; wait "$p_holder" 2>/dev/null
+	check "no run stored by the stopped runner" [ "$(sql "$T/stop.db" "select count(*) from runs")" = 1 ]
 	for p in report merge_in merge_out migrate run; do
 		eval "wait \$p_$p"
 		st=$?
 		check "$p waited for the lock and succeeded (exit $st: $(tail -n 1 "$T/$p.out"))" [ "$st" = 0 ]
 	done
 	check "the run after the lock: 2 runs" [ "$(sql "$T/locked.db" "select count(*) from runs")" = 2 ]
-	check "the merge into the held output: its run added (and none by the stopped runner)" [ "$(sql "$T/out.db" "select count(*) from runs")" = 2 ]
+	check "the merge into the held output: its run added" [ "$(sql "$T/out.db" "select count(*) from runs")" = 2 ]
 	check "the merge of the held input: its run" [ "$(sql "$T/merged.db" "select count(*) from runs")" -ge 1 ]
 	wait
 	;;

@@ -39,7 +39,8 @@ int cmd_runs(struct cmd_line *cl)
 		status = report_error(&err, EXIT_FAIL);
 		goto done;
 	}
-	qsort(runs, n, sizeof(*runs), run_time_cmp);
+	if (n > 1)   /* (runs is NULL when there are none: qsort's pointer may not be) */
+		qsort(runs, n, sizeof(*runs), run_time_cmp);
 	table_init(&t, "runs");
 	size_t c_id = table_column(&t, "id", "", 0), c_uuid = table_column(&t, "uuid", "", 0),
 	       c_start = table_column(&t, "started", "", 0), c_status = table_column(&t, "status", "", 0),

@@ -151,7 +151,15 @@ static void test_model_memory__estimate_counts_naive_score_matrices(void **state
 		mem_init(&mem, 0);
 		if (dev_open(&dev, DEVICE_CPU, &mem, &err))
 			fail_msg("dev_open: %s", err.msg);
-		if (model_create(&m, &dev, &s, 7, NULL))
+		int rc = model_create(&m, &dev, &s, 7, NULL);
+		if (rc == BD_EUNSUPPORTED) {   /* bfloat16 naive: oneDNN's matmul, absent without
+						* AVX-512 (an AVX2 host, or ONEDNN_MAX_CPU_ISA=AVX2):
+						* the estimate is checked above, the allocation where it
+						* can run */
+			dev_close(&dev);
+			continue;
+		}
+		if (rc)
 			fail_msg("model_create: %s", dev.err.msg);
 		model_memory(m, &got);
 		assert_true(naive.activations <= got.activations);

@@ -438,6 +438,19 @@ int sweep_peer_param_taken(const struct loader *L, const struct sweep_benchmark 
 }
 
 /* sweep_loader.h */
+/* Value v of st (canonical text canon) into seen: 0, or the error naming its first place when
+ * the setting lists it twice. */
+static int value_twice(struct loader *L, struct sweep_seen *seen, const struct sweep_setting *st,
+		       size_t v, const char *canon)
+{
+	long w = sweep_seen_add(seen, canon, v);
+	if (w < 0)
+		return 0;
+	return sweep_fail_at(&L->ck, st->values[v].line, st->values[v].column, "key '%s' lists the "
+			     "value %s twice (first at line %d, column %d)", st->key, canon,
+			     st->values[w].line, st->values[w].column);
+}
+
 int sweep_peer_params_check(struct loader *L, const struct sweep_benchmark *b, size_t number)
 {
 	const struct sweep_peer **peers = xcalloc(L->s->npeers + 1, sizeof(*peers));
@@ -479,12 +492,7 @@ int sweep_peer_params_check(struct loader *L, const struct sweep_benchmark *b, s
 					sb_free(&sb);
 					break;
 				}
-				long w = sweep_seen_add(&seen, canon[v], v);
-				if (w >= 0)
-					rc = sweep_fail_at(&L->ck, sc->line, sc->column, "key '%s' lists "
-							   "the value %s twice (first at line %d, "
-							   "column %d)", st->key, canon[v],
-							   st->values[w].line, st->values[w].column);
+				rc = value_twice(L, &seen, st, v, canon[v]);
 			}
 			sweep_seen_free(&seen);
 			free(canon);
@@ -535,12 +543,7 @@ int sweep_peer_params_check(struct loader *L, const struct sweep_benchmark *b, s
 					sb_free(&sb);
 					break;
 				}
-				long w = sweep_seen_add(&seen, canon[v], v);
-				if (w >= 0)
-					rc = sweep_fail_at(&L->ck, sc->line, sc->column, "key '%s' lists "
-							   "the value %s twice (first at line %d, "
-							   "column %d)", st->key, canon[v],
-							   st->values[w].line, st->values[w].column);
+				rc = value_twice(L, &seen, st, v, canon[v]);
 			}
 			sweep_seen_free(&seen);
 			free(canon);

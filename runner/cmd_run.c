@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "cgroup_cpu.h"
 #include "cpu_wait.h"
 #include "db.h"
 #include "gpu_probe.h"
@@ -615,6 +616,8 @@ int cmd_run(struct cmd_line *cl)
 			contention_warn_before(stderr, &load);
 			waited.busy_before = 1;
 		}
+		if (!rep)
+			cgroup_cpu_quota_warn(stderr);
 		if (shard_text)
 			fprintf(stderr, "shard %d/%d of group %s: %zu of the sweep's %zu cases\n", shard.index,
 				shard.count, group_id, cases.n, whole.n);

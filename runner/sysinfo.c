@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "build_info.h"
+#include "cgroup_cpu.h"
 
 #ifndef BENCHDB_COMPILER
 #define BENCHDB_COMPILER "unknown"
@@ -261,6 +262,13 @@ void sysinfo_env_json(struct strbuf *sb)
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
 	if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0 && CPU_COUNT(&allowed) < online) {
 		sb_addf(sb, "%s\"cpus_allowed\":%d", first ? "" : ",", CPU_COUNT(&allowed));
+		first = 0;
+	}
+	/* the CPU time the control group allows, where less than the machine's CPUs (a container's
+	 * or pod's CPU limit): cases with more threads than it wait for a CPU (cgroup_cpu.h) */
+	double quota;
+	if (!cgroup_cpu_quota_self(&quota) && quota < online) {
+		sb_addf(sb, "%s\"cpu_quota\":%.4g", first ? "" : ",", quota);
 		first = 0;
 	}
 	/* a parallel region's team: OMP_THREAD_LIMIT caps it below omp_get_max_threads() */

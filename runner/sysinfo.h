@@ -14,7 +14,8 @@ extern const int build_git_dirty;
 void sysinfo_collect(struct sysinfo *si);
 /* Append a JSON object of the environment variables that matter to measurements (set ones only)
  * plus "cpus_allowed", the CPUs this process may run on, where its affinity mask allows fewer
- * than the machine has online, and "omp_max_threads", the OpenMP thread count the kernels will
+ * than the machine has online, "cpu_quota", the CPUs' time its control group allows, where
+ * less than that (cgroup_cpu.h), and "omp_max_threads", the OpenMP thread count the kernels will
  * use (OMP_THREAD_LIMIT counted). */
 void sysinfo_env_json(struct strbuf *sb);
 /* Total and available memory of the machine in bytes (0 when unknown). */

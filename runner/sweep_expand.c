@@ -120,9 +120,11 @@ static int peer_pair_matches(const struct sweep_setting *pair, const struct pair
 	return sweep_seen_find(d->type == PEER_PARAM_INT ? &values->int_set : &values->set, have) >= 0;
 }
 
-/* values: the typed values of each pair of each exclude of b, in order. */
+/* values: the typed values of each pair of each exclude of b, in order; matched[e] is set for
+ * every exclude that matches the case (an exclude that matches no case is refused). */
 static int case_excluded(const struct sweep_benchmark *b, const struct pair_values *values,
-			 const struct case_params *p, const struct sweep_case *c, int *excluded)
+			 const struct case_params *p, const struct sweep_case *c, int *excluded,
+			 unsigned char *matched)
 {
 	*excluded = 0;
 	for (size_t e = 0, at = 0; e < b->nexcludes; at += b->excludes[e].npairs, e++) {
@@ -139,7 +141,7 @@ static int case_excluded(const struct sweep_benchmark *b, const struct pair_valu
 		}
 		if (all) {
 			*excluded = 1;
-			return 0;
+			matched[e] = 1;
 		}
 	}
 	return 0;
@@ -368,6 +370,7 @@ static int expand_benchmark(const struct checker *ck, const struct sweep *s, siz
 {
 	const struct sweep_benchmark *b = &s->benchmarks[index];
 	size_t *pos = NULL;
+	unsigned char *matched = NULL;   /* per exclude: it matched a case */
 	size_t kept = 0;
 	int rc = 0;
 
@@ -382,6 +385,7 @@ static int expand_benchmark(const struct checker *ck, const struct sweep *s, siz
 			if ((rc = pair_values_build(ck, suite, &b->excludes[e].pairs[i], &values[nvalues++])))
 				goto done;
 	pos = xcalloc(b->nsettings + 1, sizeof(*pos));
+	matched = xcalloc(b->nexcludes + 1, 1);
 	for (size_t i = 0; i < b->nsettings; i++) {
 		if (!b->settings[i].nvalues) {
 			rc = sweep_fail_at(ck, b->settings[i].line, b->settings[i].column,
@@ -398,7 +402,7 @@ static int expand_benchmark(const struct checker *ck, const struct sweep *s, siz
 		draft_case.params = d.p;
 		int repeats = peer_params_build(s, b, pos, &draft_case);
 		if (!repeats)
-			case_excluded(b, values, &d.p, &draft_case, &excluded);
+			case_excluded(b, values, &d.p, &draft_case, &excluded, matched);
 		if (repeats || excluded)
 			free(draft_case.peer_params);
 		if (!repeats && !excluded) {
@@ -438,10 +442,24 @@ static int expand_benchmark(const struct checker *ck, const struct sweep *s, siz
 		if (i == SIZE_MAX || b->nsettings == 0)
 			break;
 	}
-	if (!kept)
+	if (!kept) {
 		rc = sweep_fail_at(ck, b->line, b->column, "benchmark %zu (suite %s): every case is excluded",
 			     index + 1, suite_name((enum suite_id)suite));
+		goto done;
+	}
+	/* an exclude that drops nothing is a typo'd value or a stale entry: the case it was meant
+	 * to drop runs */
+	for (size_t e = 0; e < b->nexcludes; e++)
+		if (!matched[e]) {
+			rc = sweep_fail_at(ck, b->excludes[e].line, b->excludes[e].column,
+					   "this exclude matches no case of benchmark %zu (suite %s): "
+					   "each of its values must be one the benchmark's cases "
+					   "take (see `runner list` without it), or remove it",
+					   index + 1, suite_name((enum suite_id)suite));
+			goto done;
+		}
 done:
+	free(matched);
 	for (size_t i = 0; i < nvalues; i++)
 		pair_values_free(&values[i]);
 	free(values);

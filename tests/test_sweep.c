@@ -1165,6 +1165,33 @@ static void test_sweep__every_case_excluded_is_an_expand_error(void **state)
 			   3, 5, "benchmark 2 (suite attention): every case is excluded", NULL);
 }
 
+/* An exclude whose values no case takes together (a typo'd value within the valid set, a stale
+ * entry) dropped nothing, silently: the case it was meant to drop ran. */
+static void test_sweep__an_exclude_that_matches_no_case_is_an_expand_error(void **state)
+{
+	(void)state;
+	const char *msg = "this exclude matches no case of benchmark 1 (suite attention): each of "
+			  "its values must be one the benchmark's cases take (see `runner list` "
+			  "without it), or remove it";
+	check_expand_error("benchmarks:\n"
+			   "  - suite: attention\n"
+			   "    impl: [naive, flash]\n"
+			   "    seq_len: [64, 128]\n"
+			   "    head_dim: 8\n"
+			   "    exclude:\n"
+			   "      - {impl: flash, seq_len: 64}\n"
+			   "      - {impl: naive, seq_len: 256}\n",
+			   8, 9, msg, NULL);
+	/* the second of two on one line: named by its column (impl flash is valid, not an axis value) */
+	check_expand_error("benchmarks:\n"
+			   "  - suite: attention\n"
+			   "    impl: naive\n"
+			   "    seq_len: [64, 128]\n"
+			   "    head_dim: [8, 16]\n"
+			   "    exclude: [{seq_len: 64, head_dim: 8}, {impl: flash}]\n",
+			   6, 43, msg, NULL);
+}
+
 /* ---- peers ---------------------------------------------------------------------------------- */
 
 static void test_sweep__peer_parameters_are_axes_of_their_peers_cases_only(void **state)
@@ -1590,6 +1617,7 @@ int main(void)
 		cmocka_unit_test(test_sweep__merge_keys_are_errors),
 		cmocka_unit_test(test_sweep__defaults_are_checked),
 		cmocka_unit_test(test_sweep__every_case_excluded_is_an_expand_error),
+		cmocka_unit_test(test_sweep__an_exclude_that_matches_no_case_is_an_expand_error),
 		cmocka_unit_test(test_sweep__peer_parameter_excludes_are_checked),
 		cmocka_unit_test(test_sweep__peers_become_impls_of_their_suite),
 		cmocka_unit_test(test_sweep__peer_parameters_are_axes_of_their_peers_cases_only),

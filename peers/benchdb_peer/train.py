@@ -29,7 +29,10 @@ holds its own model to that rule on a 2-layer model of d_model 64, while the kit
 case's own; at d_model 256-512, 4 layers, bfloat16 autocast's worst gradient tensor was already
 1.4-1.8e-2 of its largest value (bound 4e-2) and float16's 2.3-4.3e-2 (the Q and K weights). The copy needs 8 (16 with gradients) bytes per parameter; when that is over a quarter
 of the device's memory (the GPU's, else the case's mem_limit or the host's available memory) the
-check is skipped and the case stays unvalidated (`check_skipped` in impl_info says why).
+check is skipped and the case stays unvalidated (`check_skipped` in impl_info says why). For
+train_step, the optimizer's step on those gradients: every parameter with a nonzero gradient must
+change (CheckFailed otherwise), and a fresh Adam/AdamW's every update is checked against the
+float64 step of its own settings (check opt_step); the weights and optimizer state are restored.
 
 Work: none by default (a report shows no FLOP rate for the case); `work="benchdb"` when the model is
 benchdb's own transformer (its FLOPs apply), or {"fwd": (flops, bytes), ...} per phase.
@@ -40,7 +43,7 @@ import sys
 import traceback
 
 from .measure import Memory, run_iterations
-from .protocol import Unsupported, serve
+from .protocol import CheckFailed, Unsupported, serve
 from . import check as chk
 from . import torchinfo
 
@@ -96,7 +99,87 @@ def reference_unfit(torch, case, model):
     return None
 
 
-def validate(torch, case, setup, autocast, out):
+def _adam_reference(torch, optimizer):
+    """The float64 first step of a fresh torch.optim.Adam or AdamW from the gradients params hold,
+    as PyTorch defines it: per parameter, the update p' - p; None where the optimizer is another
+    or not fresh (its own state, amsgrad, maximize: no reference is kept for those)."""
+    if type(optimizer) not in (torch.optim.Adam, torch.optim.AdamW) or optimizer.state:
+        return None
+    updates = {}
+    for group in optimizer.param_groups:
+        if group.get("amsgrad") or group.get("maximize") or torch.is_tensor(group["lr"]):
+            return None
+        lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            w, g = p.detach().double(), p.grad.detach().double()
+            if type(optimizer) is torch.optim.Adam:
+                g = g + wd * w   # Adam's L2 term; AdamW decays the weights instead
+                decayed = w
+            else:
+                decayed = w * (1 - lr * wd)
+            # step 1: the bias-corrected moments are g and g^2
+            updates[id(p)] = decayed - lr * g / (g.abs() + eps) - w
+    return updates
+
+
+def _compare_step(torch, out, case, named, saved, reference):
+    """Each parameter's update against the float64 step: an element passes when
+    |update - ref| <= atol * max |ref| of that parameter's update + 2 * eps(dtype) * |p| (the
+    rounding of the updated parameter, and of the decayed one, to its own dtype). One check line
+    (stage opt_step), the worst element of all."""
+    best = None
+    for (name, p), before in zip(named, saved):
+        ref = reference.get(id(p))
+        if ref is None or ref.numel() == 0:
+            continue
+        got = p.detach().double() - before.double()
+        scale = float(ref.abs().max())
+        # atol * this = atol * max |ref| + 2 * eps(dtype) * |p|, element by element
+        scale = (scale if scale > 0 else 1.0) + \
+            2 * torch.finfo(p.dtype).eps * before.double().abs() / case.atol
+        r, diff, bound, idx = chk.worst(got, ref, case.atol, 0.0, scale)
+        if best is None or r > best[0]:
+            where = "%s[%s]" % (name, ", ".join(map(str, idx))) if idx else name
+            best = (r, diff, bound, where)
+    if best is not None:
+        out.check("opt_step", best[1], best[2], "update of " + best[3])
+
+
+def check_step(torch, case, setup, optimizer, out):
+    """The optimizer's step on the validated gradients, before anything is timed. Every parameter
+    with a nonzero gradient must change (a step over other parameters, a parameter left out of
+    the optimizer, or no step at all, trains nothing and times less: CheckFailed); for a fresh
+    Adam or AdamW, every update against the float64 step (stage opt_step, the e2e rule with
+    scale max |ref| of the parameter's update). The parameters and the optimizer's state are
+    restored afterwards, so the timed steps start where they would have."""
+    named = [(n, p) for n, p in setup.model.named_parameters() if p.requires_grad]
+    saved = [p.detach().clone() for _, p in named]
+    state = copy.deepcopy(optimizer.state_dict())
+    reference = _adam_reference(torch, optimizer)
+    try:
+        optimizer.step()
+        moved, still = [], []
+        for (name, p), before in zip(named, saved):
+            if p.grad is None or not bool((p.grad != 0).any()):
+                continue
+            (moved if bool((p.detach() != before).any()) else still).append(name)
+        if still:
+            raise CheckFailed("peer check failed: optimizer.step() left %d of the %d parameters "
+                              "with a gradient unchanged (%s%s): is each in the optimizer?"
+                              % (len(still), len(still) + len(moved), ", ".join(still[:3]),
+                                 ", ..." if len(still) > 3 else ""))
+        if reference is not None:
+            _compare_step(torch, out, case, named, saved, reference)
+    finally:
+        with torch.no_grad():
+            for (_, p), before in zip(named, saved):
+                p.copy_(before)
+        optimizer.load_state_dict(state)
+
+
+def validate(torch, case, setup, autocast, out, optimizer=None):
     backward = "bwd" in case.phases
     reference = copy.deepcopy(setup.model).double()
     seed = case.seed + 7
@@ -118,12 +201,14 @@ def validate(torch, case, setup, autocast, out):
     value = float(loss.float().item())
     norm = _grad_norm(torch, setup.model) if backward else None
     grads = _grads(setup.model) if per_tensor else None
-    setup.model.zero_grad(set_to_none=True)
     chk.scalar(out, "loss", value, ref_loss, case.atol)
     if backward:
         chk.scalar(out, "grad_norm", norm, ref_norm, case.atol)
     if per_tensor:
         chk.gradients(out, "grad", grads, ref_grads, case.atol, case.rtol)
+    if optimizer is not None and "opt" in case.phases:
+        check_step(torch, case, setup, optimizer, out)
+    setup.model.zero_grad(set_to_none=True)
 
 
 class _Step:
@@ -208,7 +293,7 @@ def run_case(factory, case, out, validate_first=True, info_extra=None, compile_m
         extra["check_skipped"] = unfit
     out.info_json(torchinfo.info(torch, case, **extra))
     if not unfit:
-        validate(torch, case, setup, autocast, out)
+        validate(torch, case, setup, autocast, out, optimizer)
     if setup.work == "benchdb":
         out.work_benchdb()
     elif isinstance(setup.work, dict):

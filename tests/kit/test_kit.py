@@ -457,7 +457,9 @@ class TrainPeerTest(unittest.TestCase):
             status, lines = self.run_factory(self.factory(), BENCHDB_PASS=pass_, BENCHDB_PHASES=phases)
             self.assertEqual(status, "ok", lines[-1])
             stages = [l.split()[1] for l in lines_of(lines, "check")]
-            self.assertEqual(stages, ["loss"] if pass_ == "forward" else ["loss", "grad_norm", "grad"])
+            want = {"forward": ["loss"], "forward_backward": ["loss", "grad_norm", "grad"],
+                    "train_step": ["loss", "grad_norm", "grad", "opt_step"]}[pass_]
+            self.assertEqual(stages, want)
             self.assertEqual(len(lines_of(lines, "sample")), 3 * len(phases.split()))
             self.assertTrue(any(l.startswith("memory param ") for l in lines))
             self.assertEqual(lines_of(lines, "work"), [])   # the user's model: no FLOPs claimed
@@ -491,11 +493,78 @@ class TrainPeerTest(unittest.TestCase):
         self.assertRegex(lines[-1], r"gradient of (embed|lin)\.(weight|bias)\[")
         self.assertEqual(lines_of(lines, "sample"), [])
 
+    def factory_with(self, optimizer_of):
+        base = self.factory()
+
+        def make(case):
+            model, loss = base(case)
+            return model, loss, optimizer_of(model)
+        return make
+
+    def test_the_optimizer_step_is_checked_and_the_weights_restored(self):
+        # the kit's AdamW against the float64 step; a user's Adam with its own settings too
+        for opt in (None, lambda m: torch.optim.Adam(m.parameters(), lr=3e-3, weight_decay=0.1),
+                    lambda m: torch.optim.AdamW(m.parameters(), lr=2e-2, eps=1e-6)):
+            seen = {}
+
+            def make(case, opt=opt):
+                model, loss = self.factory()(case)
+                seen["model"], seen["w0"] = model, [p.detach().clone() for p in model.parameters()]
+                return (model, loss) if opt is None else (model, loss, opt(model))
+
+            from benchdb_peer import train
+            timed = []
+            real = train.run_iterations
+            with mock.patch.object(train, "run_iterations", lambda case, out, step, memory: (
+                    timed.append([torch.equal(p.detach(), w) for p, w in
+                                  zip(seen["model"].parameters(), seen["w0"])]),
+                    real(case, out, step, memory))):
+                status, lines = self.run_factory(make)
+            self.assertEqual(status, "ok", lines[-1])
+            checks = {l.split()[1]: l for l in lines_of(lines, "check")}
+            diff, bound = (float(x) for x in checks["opt_step"].split()[2:4])
+            self.assertLessEqual(diff, bound)
+            self.assertIn("update of", checks["opt_step"])
+            self.assertEqual(timed, [[True] * len(seen["w0"])])   # timing starts from the weights made
+
+    def test_a_wrong_optimizer_step_is_caught(self):
+        real_step = torch.optim.AdamW.step
+
+        def nudged(self_, *a, **k):   # the right step, then one element off by a tenth of lr
+            out = real_step(self_, *a, **k)
+            with torch.no_grad():
+                self_.param_groups[0]["params"][0].view(-1)[5] += 1e-4
+            return out
+
+        with mock.patch.object(torch.optim.AdamW, "step", nudged):
+            status, lines = self.run_factory(self.factory())
+        self.assertEqual(status, "error", lines[-1])
+        self.assertIn("peer check failed: opt_step differs", lines[-1])
+        self.assertIn("update of embed.weight[", lines[-1])
+        self.assertEqual(lines_of(lines, "sample"), [])
+
+    def test_parameters_the_optimizer_leaves_out_are_an_error_never_timed(self):
+        for opt in (lambda m: torch.optim.AdamW(m.head.parameters()),
+                    lambda m: torch.optim.SGD(TinyLM(50, 16).parameters(), lr=0.1)):
+            status, lines = self.run_factory(self.factory_with(opt))
+            self.assertEqual(status, "error", lines[-1])
+            self.assertRegex(lines[-1], r"optimizer.step\(\) left [35] of the 5 parameters with a "
+                                        r"gradient unchanged \(embed.weight, lin.weight, lin.bias")
+            self.assertEqual(lines_of(lines, "sample"), [])
+
+    def test_another_optimizer_over_every_parameter_passes_without_a_reference(self):
+        status, lines = self.run_factory(
+            self.factory_with(lambda m: torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)))
+        self.assertEqual(status, "ok", lines[-1])
+        self.assertEqual([l.split()[1] for l in lines_of(lines, "check")], ["loss", "grad_norm", "grad"])
+        self.assertEqual(len(lines_of(lines, "sample")), 9)
+
     def test_bfloat16_is_autocast_within_its_tolerance(self):
         status, lines = self.run_factory(self.factory(), BENCHDB_DTYPE="bfloat16", BENCHDB_CHECK_ATOL="4e-2")
         self.assertEqual(status, "ok", lines[-1])
-        # autocast's rounding at a model's full size comes near the per-tensor bound: the norm only
-        self.assertEqual([l.split()[1] for l in lines_of(lines, "check")], ["loss", "grad_norm"])
+        # autocast's rounding at a model's full size comes near the per-tensor bound: the norm only;
+        # the optimizer's step (float32 master weights) is checked as in float32
+        self.assertEqual([l.split()[1] for l in lines_of(lines, "check")], ["loss", "grad_norm", "opt_step"])
 
     def test_a_memory_limit_below_the_weights_is_oom(self):
         status, lines = self.run_factory(self.factory(), BENCHDB_MEM_LIMIT=1000)

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "stats.h"
 #include "xalloc.h"
 
 const char *const noise_basis_names[3] = {"measured", "between sessions assumed", "assumed"};
@@ -20,9 +21,23 @@ const char *const noise_basis_names[3] = {"measured", "between sessions assumed"
  * 2/3, for consecutive differences share a session (their correlation is -1/2). The contrasts of
  * a side's sessions are independent: 1 each. */
 #define DF_PER_DIFF (2.0 / 3.0)
-/* A difference beyond this quantile of chi-square(1) at the robust scale (0.999) is a change, not
- * noise: it is left out of the mean of squares that estimates the between part. */
-#define CHI2_1_OUTLIER 10.827566170662733
+/* A difference beyond outlier_cutoff(n) at the robust scale is a change, not noise: it is left out
+ * of the mean of squares that estimates the between part. */
+/* The median's efficiency against the mean of squares for a chi-square(1) scale: the degrees of
+ * freedom of the robust scale of n differences are about this times n. */
+#define MEDIAN_SCALE_EFFICIENCY 0.37
+
+/* The cutoff for n differences: the 0.999 quantile of F(1, nu), nu the robust scale's degrees of
+ * freedom (at least 1). Chi-square(1)'s 0.999 quantile (10.83) holds only for a scale known
+ * exactly; from few differences the median's own error made that cutoff leave out ordinary
+ * differences, and the between part came out small: one-sided t tests on 3 one-run sessions a
+ * side rejected 1.6% of A/A comparisons at a nominal 1% (0.95% with this cutoff; 20,000 planted
+ * trials, docs/performance.md). As n grows it tends to 10.83. */
+static double outlier_cutoff(size_t n)
+{
+	double nu = MEDIAN_SCALE_EFFICIENCY * (double)n;
+	return f_quantile(0.999, 1, nu > 1 ? nu : 1);
+}
 /* The cases of one run move together in part (a run's shift is partly shared by its cases: half
  * of its variance on planted data, and measured on this machine's runs, docs/performance.md),
  * so K cases pooled are worth fewer than K independent ones: their variance estimate has the
@@ -250,18 +265,18 @@ static double between_median(const struct session_diff *diffs, size_t n, double 
 }
 
 /* The between part from the differences: the robust (median) scale picks out the differences
- * that are changes (beyond CHI2_1_OUTLIER at that scale); the mean of squares of the others,
+ * that are changes (beyond outlier_cutoff(n) at that scale); the mean of squares of the others,
  * which is efficient where the median is not (0.37 of it), is the estimate. Sets *kept to how
  * many differences it stands on, *df to their degrees of freedom. */
 static double between_robust(const struct session_diff *diffs, size_t n, double within,
 			     size_t *kept, double *df)
 {
-	double g = between_median(diffs, n, within), sum = 0, csum = 0;
+	double g = between_median(diffs, n, within), sum = 0, csum = 0, cutoff = outlier_cutoff(n);
 	*kept = 0;
 	*df = 0;
 	for (size_t i = 0; i < n; i++) {
 		double v = 2 * g + within * diffs[i].c;
-		if (v > 0 && diffs[i].d2 / v > CHI2_1_OUTLIER)
+		if (v > 0 && diffs[i].d2 / v > cutoff)
 			continue;
 		sum += diffs[i].d2;
 		csum += diffs[i].c;
@@ -331,9 +346,10 @@ static void fit_pool(const struct noise_data *d, struct session_diff *diffs, siz
 		/* mark every difference (of every case) that this pool calls a change; a case with
 		 * more than a quarter of its differences beyond (and more than one) is not changing
 		 * that often: it is noisier, and none of its differences is a change */
+		double cutoff = outlier_cutoff(ntaken);
 		for (size_t i = 0, start = 0; i < ndiffs; i++) {
 			double v = 2 * m->between_var + m->within_var * diffs[i].c;
-			diffs[i].change = v > 0 && diffs[i].d2 / v > CHI2_1_OUTLIER;
+			diffs[i].change = v > 0 && diffs[i].d2 / v > cutoff;
 			if (i + 1 < ndiffs && diffs[i + 1].case_index == diffs[i].case_index)
 				continue;
 			size_t flagged = 0, count = i + 1 - start;

@@ -17,8 +17,8 @@
  *   memory:      peak bytes within --memory-band of the others' median;
  *   temperature: within --temp-band degrees of the others' median (blank without a GPU).
  * Exit 1 when any node is out of bounds; 2 when nothing could be compared, the noise between runs
- * could not be measured (one run per node), or a node's runs were contended (and none failed);
- * 0 otherwise. */
+ * could not be measured (one run per node), a node's runs were contended (and none failed), or
+ * the database's data could not be read; 0 otherwise. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +36,9 @@
 #define NODES_TEMP_BAND_C 10.0
 /* Cases the chart shows at most (clustered bars get unreadable beyond). */
 #define NODES_CHART_CASES 24
+/* A database whose data cannot be read (damaged, a table unreadable) cannot tell: never 1, the
+ * verdict "a node is out of bounds", which a CI job gating on this reads as a slow node. */
+#define EXIT_CANNOT_TELL 2
 
 enum mark { MARK_NONE, MARK_PASS, MARK_FAIL, MARK_UNSURE, MARK_NOISE, MARK_CONTENDED };
 static const char *const mark_text[] = {"", "✓", "✗", "?", "~", "contended"};
@@ -483,7 +486,7 @@ int cmd_nodes(struct cmd_line *cl)
 	if (db_runs_list(db, &runs, &nruns, &err) ||
 	    db_cases_by_key(db, NULL, o.suite, &rows, &nrows, &err) ||
 	    case_rows_filter(rows, &nrows, &filter, "any run", &err)) {
-		status = report_error(&err, err.code == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL);
+		status = report_error(&err, err.code == BD_EINVAL ? EXIT_USAGE : EXIT_CANNOT_TELL);
 		goto done;
 	}
 	history_rows_order(runs, nruns, rows, nrows);   /* a node's latest run is its newest in time */
@@ -491,7 +494,7 @@ int cmd_nodes(struct cmd_line *cl)
 	key_start = xcalloc(nrows + 1, sizeof(*key_start));
 	hosts = xcalloc(nrows + 1, sizeof(*hosts));
 	if (db_run_sessions(db, 0, 0, &sessions, &nsessions, &err)) {
-		status = report_error(&err, EXIT_FAIL);
+		status = report_error(&err, EXIT_CANNOT_TELL);
 		goto done;
 	}
 	qsort(sessions, nsessions, sizeof(*sessions), by_session_id);
@@ -546,7 +549,7 @@ int cmd_nodes(struct cmd_line *cl)
 		if (db_case_gpu_get(db, c->row->id, &c->gpu, &err) ||
 		    prices_device(db, c->row->run_id, c->row->device, c->device, sizeof(c->device),
 				  &err)) {
-			status = report_error(&err, EXIT_FAIL);
+			status = report_error(&err, EXIT_CANNOT_TELL);
 			goto done;
 		}
 		size_t h = 0;
@@ -561,7 +564,7 @@ int cmd_nodes(struct cmd_line *cl)
 			struct case_series series;
 			double y, wv;
 			if (case_series_load(db, c->runs[r], &series, &err)) {
-				status = report_error(&err, EXIT_FAIL);
+				status = report_error(&err, EXIT_CANNOT_TELL);
 				goto done;
 			}
 			int bad = noise_run_y(&series, pick, &y, &wv);

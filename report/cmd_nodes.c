@@ -10,7 +10,9 @@
  *                out of bounds (✗) when the difference is beyond --throughput-band and
  *                significant at alpha, Benjamini-Hochberg over every node-case comparison
  *                (slower; faster too from three nodes up: of two nodes that differ, the slower
- *                is flagged); within bounds (✓) when its 95% interval lies inside the band;
+ *                is flagged; from three nodes up, only when it also differs the same way from
+ *                most of the other nodes one by one); within bounds (✓) when its 95%
+ *                interval lies inside the band;
  *                ~ when neither (the runs cannot tell a difference of the band from their
  *                spread); contended when the node's runs waited for a CPU (--cpu-wait-level):
  *                a busy node is neither passed nor failed;
@@ -97,10 +99,11 @@ static double others_median(const double *value, const int *have, size_t n, size
 	return m ? median_inplace(x, m) : 0;
 }
 
-/* The throughput comparison of node i of nc[0..n-1] (one case key) against the others: the
- * node's runs as the candidate, the other nodes' runs as the baseline (their log medians as in
- * `report compare` across runs), into *pr (a family of one; decided with the report's family). */
-static void judge_throughput(const struct node_case *nc, size_t n, size_t i,
+/* The throughput comparison of node i of nc[0..n-1] (one case key) against the others (only <
+ * n: against node only alone): the node's runs as the candidate, the other nodes' runs as the
+ * baseline (their log medians as in `report compare` across runs), into *pr (a family of one;
+ * decided with the report's family). */
+static void judge_throughput(const struct node_case *nc, size_t n, size_t i, size_t only,
 			     const struct noise_model *m, const struct noise_data *d,
 			     const struct verdict_rule *rule, struct pair_result *pr)
 {
@@ -112,14 +115,14 @@ static void judge_throughput(const struct node_case *nc, size_t n, size_t i,
 		for (size_t r = 0; r < nc[k].nruns; r++) {
 			if (k == i) {
 				mine[nmine++] = nc[k].sessions[r];
-			} else {
+			} else if (only >= n || k == only) {
 				others[nothers++] = nc[k].sessions[r];
 				others_y += nc[k].y;
 				others_runs++;
 			}
 		}
 	for (size_t k = 0; k < n; k++)
-		if (k != i && nc[k].wait >= 0) {
+		if (k != i && (only >= n || k == only) && nc[k].wait >= 0) {
 			wait += nc[k].wait;
 			waits++;
 		}
@@ -612,12 +615,45 @@ int cmd_nodes(struct cmd_line *cl)
 				unmeasured_cases++;
 				continue;
 			}
-			judge_throughput(all + key_start[k], end - key_start[k], i - key_start[k], &model,
-					 &noise, &o.rule, &results[i]);
+			judge_throughput(all + key_start[k], end - key_start[k], i - key_start[k],
+					 SIZE_MAX, &model, &noise, &o.rule, &results[i]);
 			family[nfamily++] = &results[i];
 		}
 	}
 	verdicts_decide(family, nfamily, &o.rule);
+	/* From three nodes up, "the others" of a healthy node include the odd one: beside a node 10%
+	 * slower, each healthy node of three is 5% faster than the other two together. A node is out
+	 * of bounds only when it also differs, the same way, from most of the other nodes one by one
+	 * (each pair a family of one); else these runs cannot tell that it is the odd one (~). */
+	size_t unconfirmed = 0;
+	for (size_t k = 0; k < nkeys; k++) {
+		size_t start = key_start[k], end = k + 1 < nkeys ? key_start[k + 1] : nall;
+		size_t with_runs = 0;
+		for (size_t i = start; i < end; i++)
+			with_runs += all[i].nruns > 0;
+		if (with_runs < 3)
+			continue;
+		for (size_t i = start; i < end; i++) {
+			enum verdict v = results[i].verdict;
+			if (v != VERDICT_SLOWER && v != VERDICT_FASTER)
+				continue;
+			size_t agree = 0;
+			for (size_t j = start; j < end; j++) {
+				if (j == i || !all[j].nruns)
+					continue;
+				struct pair_result pair, *one = &pair;
+				judge_throughput(all + start, end - start, i - start, j - start, &model,
+						 &noise, &o.rule, &pair);
+				pair.wait_base = pair.wait_cand = -1;   /* the direction alone */
+				verdicts_decide(&one, 1, &o.rule);
+				agree += pair.verdict == v;
+			}
+			if (2 * agree <= with_runs - 1) {
+				results[i].verdict = VERDICT_UNSURE;
+				unconfirmed++;
+			}
+		}
+	}
 	report_init(&r, prices);
 	r.band = o.rule.threshold;
 	for (size_t k = 0; k < nkeys; k++) {
@@ -648,6 +684,10 @@ int cmd_nodes(struct cmd_line *cl)
 		table_note(&r.per_node, "%zu node-case%s not compared (?): no run of the node, or of "
 			   "no other node, has measured samples of the phase (%s) that can be read",
 			   unmeasured_cases, unmeasured_cases == 1 ? "" : "s", series_pick_names[pick]);
+	if (unconfirmed)
+		table_note(&r.per_node, "%zu node-case%s beyond the band against the other nodes together "
+			   "but not against most of them one by one (~): another node is the odd one, or "
+			   "these runs cannot tell which", unconfirmed, unconfirmed == 1 ? "" : "s");
 	if (single)
 		table_note(&r.per_node, "%zu node-case%s with a single run: a node's run-to-run spread "
 			   "needs repeated runs (`runner run --repeat 3` on every node)",

@@ -38,6 +38,21 @@ sql "$T/nodes2.db" "delete from samples where case_id in (select c.id from cases
 expect_status 2 "two nodes, one without samples of a case: cannot tell" \
 	"$REPORT" nodes --db "$T/nodes2.db" --format csv
 check "both nodes of that case are ? (not compared)" [ "$(grep -c ',[?],' "$T/out")" = 2 ]
+# three nodes, one of them the odd one (10% slower, or 10% faster), 3 runs each at 2% run noise:
+# the odd node is out of bounds, the two healthy ones are not. Compared with "the others"
+# together, each healthy node was 5% faster (or slower) than its two others, one of them the odd
+# node, and was flagged too (fast or slow on most cases, on these seeds).
+for odd in "1 1.10 1 h2 slow" "1 1 0.90 h3 fast"; do
+	set -- $odd
+	for seed in 1 2; do
+		planted "$T/odd.db" --cases 6 --between 0.02 --seed $seed --one-system n@h1:3t:$1 n@h2:3t:$2 n@h3:3t:$3
+		expect_status 1 "three nodes, $4 $5 (seed $seed): out of bounds" "$REPORT" nodes --db "$T/odd.db" --format csv
+		check "... $4 is out of bounds ($5)" [ "$(csv_cols "$T/out" node summary | grep -c "^$4,\"$5 on ")" = 1 ]
+		check "... and only $4 (seed $seed)" [ "$(csv_cols "$T/out" node out_of_bounds | grep -v "^$4," | grep -vc ',0$')" = 0 ]
+	done
+done
+expect_status 1 "the notes say why a healthy node is not flagged" "$REPORT" nodes --db "$T/odd.db"
+contains "$T/out" "beyond the band against the other nodes together but not against most of them one by one" "the note"
 
 # ---- a case key measured twice in one run is one run's evidence --------------------------------
 # A sweep may list a case twice (two benchmarks that overlap): the run stores it twice, under one

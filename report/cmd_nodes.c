@@ -459,6 +459,7 @@ int cmd_nodes(struct cmd_line *cl)
 	struct node_case *all = NULL;
 	size_t *key_start = NULL;
 	const char **hosts = NULL;
+	char *host_mixed = NULL;   /* per host: some case's runs are of more than one system */
 	struct prices *prices = NULL;
 	struct nodes_report r = {0};
 	struct run_session *sessions = NULL;
@@ -496,6 +497,7 @@ int cmd_nodes(struct cmd_line *cl)
 	all = xcalloc(nrows + 1, sizeof(*all));
 	key_start = xcalloc(nrows + 1, sizeof(*key_start));
 	hosts = xcalloc(nrows + 1, sizeof(*hosts));
+	host_mixed = xcalloc(nrows + 1, sizeof(*host_mixed));
 	if (db_run_sessions(db, 0, 0, &sessions, &nsessions, &err)) {
 		status = report_error(&err, EXIT_CANNOT_TELL);
 		goto done;
@@ -547,6 +549,7 @@ int cmd_nodes(struct cmd_line *cl)
 		goto done;
 	}
 	size_t single = 0;   /* nodes with one run of a case */
+	size_t mixed = 0;    /* node-cases whose runs are of more than one system */
 	for (size_t i = 0; i < nall; i++) {
 		struct node_case *c = &all[i];
 		if (db_case_gpu_get(db, c->row->id, &c->gpu, &err) ||
@@ -588,6 +591,15 @@ int cmd_nodes(struct cmd_line *cl)
 			}
 		}
 		c->nruns = used;
+		/* runs of one node name made on more than one system (another machine of the same
+		 * name, or this one changed): compared as one node's, and said so */
+		for (size_t r = 1; r < used; r++)
+			if (db_run_find(runs, nruns, c->runs[r]->run_id)->system_id !=
+			    db_run_find(runs, nruns, c->runs[0]->run_id)->system_id) {
+				mixed++;
+				host_mixed[h] = 1;
+				break;
+			}
 		c->y = used ? sum / (double)used : 0;
 		c->wait = waits ? wait / (double)waits : -1;
 		c->median_ns = used ? exp(c->y) : 0;
@@ -688,6 +700,19 @@ int cmd_nodes(struct cmd_line *cl)
 		table_note(&r.per_node, "%zu node-case%s beyond the band against the other nodes together "
 			   "but not against most of them one by one (~): another node is the odd one, or "
 			   "these runs cannot tell which", unconfirmed, unconfirmed == 1 ? "" : "s");
+	if (mixed) {
+		struct strbuf names = STRBUF_INIT;
+		for (size_t h = 0, named = 0; h < nhosts; h++)
+			if (host_mixed[h] && named++ < NODES_NAMED)
+				sb_addf(&names, "%s%s", named > 1 ? ", " : "", hosts[h]);
+			else if (host_mixed[h] && named == NODES_NAMED + 1)
+				sb_add(&names, ", ...");
+		table_note(&r.per_node, "%zu node-case%s whose runs were made on more than one system "
+			   "(machine, OS, driver: `report runs`) under one node name (%s): compared as "
+			   "one node's runs; machines that share a host name need names of their own "
+			   "(BENCHDB_NODE)", mixed, mixed == 1 ? "" : "s", sb_str(&names));
+		sb_free(&names);
+	}
 	if (single)
 		table_note(&r.per_node, "%zu node-case%s with a single run: a node's run-to-run spread "
 			   "needs repeated runs (`runner run --repeat 3` on every node)",
@@ -755,6 +780,7 @@ int cmd_nodes(struct cmd_line *cl)
 			status = EXIT_FAIL;
 	}
 done:
+	free(host_mixed);
 	noise_data_free(&noise);
 	noise_model_free(&model);
 	free(results);

@@ -53,6 +53,12 @@ for odd in "1 1.10 1 h2 slow" "1 1 0.90 h3 fast"; do
 done
 expect_status 1 "the notes say why a healthy node is not flagged" "$REPORT" nodes --db "$T/odd.db"
 contains "$T/out" "beyond the band against the other nodes together but not against most of them one by one" "the note"
+lacks "$T/out" "more than one system" "each node's runs are of one system: no note of it"
+# two machines under one host name (h3 renamed h1, its own system row): their runs are one node's
+# runs to the report, which hides the slow machine; the notes say that the name covers two systems
+sql "$T/odd.db" "update systems set hostname = 'h1' where hostname = 'h3'"
+"$REPORT" nodes --db "$T/odd.db" >"$T/out" 2>"$T/err"
+contains "$T/out" "whose runs were made on more than one system .* under one node name \(h1\)" "two machines named h1: said so"
 
 # ---- a case key measured twice in one run is one run's evidence --------------------------------
 # A sweep may list a case twice (two benchmarks that overlap): the run stores it twice, under one

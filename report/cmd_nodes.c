@@ -460,6 +460,7 @@ int cmd_nodes(struct cmd_line *cl)
 	size_t *key_start = NULL;
 	const char **hosts = NULL;
 	char *host_mixed = NULL;   /* per host: some case's runs are of more than one system */
+	struct strbuf code_example = STRBUF_INIT;   /* a case key whose nodes ran different code */
 	struct prices *prices = NULL;
 	struct nodes_report r = {0};
 	struct run_session *sessions = NULL;
@@ -608,6 +609,26 @@ int cmd_nodes(struct cmd_line *cl)
 		c->samples_s = c->median_ns > 0 ? per_iter / (c->median_ns / 1e9) : 0;
 		c->tokens_s = c->row->seq_len > 0 ? c->samples_s * (double)c->row->seq_len : 0;
 	}
+	/* case keys whose nodes ran different code or sweeps: a difference may be the code's */
+	size_t mixed_code = 0;
+	for (size_t k = 0; k < nkeys; k++) {
+		size_t start = key_start[k], end = k + 1 < nkeys ? key_start[k + 1] : nall;
+		const struct run_row *first = db_run_find(runs, nruns, all[start].row->run_id);
+		size_t i = start + 1;
+		while (i < end && same_code(first, db_run_find(runs, nruns, all[i].row->run_id)))
+			i++;
+		if (i == end || mixed_code++)
+			continue;
+		sb_addf(&code_example, "%s:", all[start].row->name);
+		for (i = start; i < end && i < start + NODES_NAMED; i++) {
+			const struct run_row *run = db_run_find(runs, nruns, all[i].row->run_id);
+			sb_addf(&code_example, " %s %.7s%s/%.7s%s", all[i].host,
+				run->git_commit ? run->git_commit : "?", run->git_dirty == 1 ? "+dirty" : "",
+				run->sweep_hash ? run->sweep_hash : "?", i + 1 < end ? "," : "");
+		}
+		if (end - start > NODES_NAMED)
+			sb_add(&code_example, " ...");
+	}
 	noise_model_fit(&noise, &o.rule.assumed, &model);
 	/* throughput: every node of every case key against its others, one family (BH) */
 	results = xcalloc(nall + 1, sizeof(*results));
@@ -700,6 +721,11 @@ int cmd_nodes(struct cmd_line *cl)
 		table_note(&r.per_node, "%zu node-case%s beyond the band against the other nodes together "
 			   "but not against most of them one by one (~): another node is the odd one, or "
 			   "these runs cannot tell which", unconfirmed, unconfirmed == 1 ? "" : "s");
+	if (mixed_code)
+		table_note(&r.per_node, "%zu case key%s whose nodes ran different code or sweeps "
+			   "(commit/sweep; %s): a difference there may be the code's, not the node's; run "
+			   "one build and sweep on every node", mixed_code, mixed_code == 1 ? "" : "s",
+			   sb_str(&code_example));
 	if (mixed) {
 		struct strbuf names = STRBUF_INIT;
 		for (size_t h = 0, named = 0; h < nhosts; h++)
@@ -780,6 +806,7 @@ int cmd_nodes(struct cmd_line *cl)
 			status = EXIT_FAIL;
 	}
 done:
+	sb_free(&code_example);
 	free(host_mixed);
 	noise_data_free(&noise);
 	noise_model_free(&model);

@@ -54,11 +54,18 @@ done
 expect_status 1 "the notes say why a healthy node is not flagged" "$REPORT" nodes --db "$T/odd.db"
 contains "$T/out" "beyond the band against the other nodes together but not against most of them one by one" "the note"
 lacks "$T/out" "more than one system" "each node's runs are of one system: no note of it"
+lacks "$T/out" "different code" "every node ran the same code: no note of it"
 # two machines under one host name (h3 renamed h1, its own system row): their runs are one node's
 # runs to the report, which hides the slow machine; the notes say that the name covers two systems
 sql "$T/odd.db" "update systems set hostname = 'h1' where hostname = 'h3'"
 "$REPORT" nodes --db "$T/odd.db" >"$T/out" 2>"$T/err"
 contains "$T/out" "whose runs were made on more than one system .* under one node name \(h1\)" "two machines named h1: said so"
+# two nodes that ran different code (each label its own commit): a difference may be the code's,
+# and the notes say so, with the nodes' commits
+planted "$T/code.db" --cases 3 --between 0.02 --seed 3 --one-system n@h1:3t:1 m@h2:3t:1.10
+"$REPORT" nodes --db "$T/code.db" >"$T/out" 2>"$T/err"
+c1=$(sql "$T/code.db" "select substr(git_commit, 1, 7) from runs where label = 'n' limit 1")
+contains "$T/out" "3 case keys whose nodes ran different code or sweeps .*h[12] .*$c1" "different commits per node: said so, with the commits"
 
 # ---- a case key measured twice in one run is one run's evidence --------------------------------
 # A sweep may list a case twice (two benchmarks that overlap): the run stores it twice, under one

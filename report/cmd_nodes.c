@@ -18,9 +18,10 @@
  *                a busy node is neither passed nor failed;
  *   memory:      peak bytes within --memory-band of the others' median;
  *   temperature: within --temp-band degrees of the others' median (blank without a GPU).
- * Exit 1 when any node is out of bounds; 2 when nothing could be compared, the noise between runs
- * could not be measured (one run per node), a node's runs were contended (and none failed), or
- * the database's data could not be read; 0 otherwise. */
+ * A node with no ok case of a key other nodes ran (failed, skipped, not reached) is not compared.
+ * Exit 1 when any node is out of bounds; 2 when nothing could be compared (a node-case too), the
+ * noise between runs could not be measured (one run per node), a node's runs were contended (and
+ * none failed), or the database's data could not be read; 0 otherwise. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -312,7 +313,7 @@ static void report_key(struct nodes_report *r, struct node_case *nc, size_t n)
  * which put it out of bounds ("n2 | 7 | 7 | slow on 7 of 7 cases — flash ..., naive ..."). */
 #define NODES_NAMED 3   /* out-of-bounds cases named on a node's line, at most */
 static void nodes_summary(const struct node_case *all, size_t nall, const char *const *hosts,
-			  size_t nhosts, struct table *t)
+			  const size_t *missing, size_t nhosts, struct table *t)
 {
 	table_init(t, "nodes");
 	size_t c_node = table_column(t, "node", "", 0), c_cases = table_column(t, "cases", "", 0),
@@ -340,12 +341,14 @@ static void nodes_summary(const struct node_case *all, size_t nall, const char *
 			if (bad && out++ < NODES_NAMED)
 				sb_addf(&named, "%s%s", out > 1 ? ", " : "", c->row->name);
 		}
+		cases += missing[h];
 		const struct {
 			size_t n;
 			const char *what;
 		} parts[] = {{slow, "slow"}, {fast, "fast"}, {memory, "peak memory off"},
 			     {temp, "GPU temperature off"},
 			     {busy, "contended (waited for a CPU)"}, {open, "cannot tell"},
+			     {missing[h], "no ok case (failed or not run; not compared)"},
 			     {pass, "within bounds"}};
 		for (size_t k = 0; k < sizeof(parts) / sizeof(parts[0]); k++)
 			if (parts[k].n)
@@ -461,6 +464,11 @@ int cmd_nodes(struct cmd_line *cl)
 	const char **hosts = NULL;
 	char *host_mixed = NULL;   /* per host: some case's runs are of more than one system */
 	struct strbuf code_example = STRBUF_INIT;   /* a case key whose nodes ran different code */
+	size_t *key_rows = NULL;   /* per key: its first row in rows (rows of a key are adjacent) */
+	size_t *missing = NULL;    /* per host: keys other nodes ran that it has no ok case of */
+	size_t *single_rows = NULL, nsingle = 0;   /* keys of one host with ok cases: first row */
+	const char **single_host = NULL;           /* and that host */
+	struct strbuf missing_example = STRBUF_INIT;
 	struct prices *prices = NULL;
 	struct nodes_report r = {0};
 	struct run_session *sessions = NULL;
@@ -497,6 +505,9 @@ int cmd_nodes(struct cmd_line *cl)
 	history_rows_order(runs, nruns, rows, nrows);   /* a node's latest run is its newest in time */
 	all = xcalloc(nrows + 1, sizeof(*all));
 	key_start = xcalloc(nrows + 1, sizeof(*key_start));
+	key_rows = xcalloc(nrows + 1, sizeof(*key_rows));
+	single_rows = xcalloc(nrows + 1, sizeof(*single_rows));
+	single_host = xcalloc(nrows + 1, sizeof(*single_host));
 	hosts = xcalloc(nrows + 1, sizeof(*hosts));
 	host_mixed = xcalloc(nrows + 1, sizeof(*host_mixed));
 	if (db_run_sessions(db, 0, 0, &sessions, &nsessions, &err)) {
@@ -536,10 +547,16 @@ int cmd_nodes(struct cmd_line *cl)
 				continue;
 			c->runs[c->nruns++] = &rows[k];
 		}
-		if (nall - start < 2)
-			nall = start;   /* one host: nothing to compare */
-		else
+		if (nall - start < 2) {
+			if (nall > start) {   /* one host: nothing to compare, but other hosts lack it */
+				single_rows[nsingle] = i;
+				single_host[nsingle++] = all[start].host;
+			}
+			nall = start;
+		} else {
+			key_rows[nkeys] = i;
 			key_start[nkeys++] = start;
+		}
 		i = end;
 	}
 	if (!nkeys) {
@@ -608,6 +625,42 @@ int cmd_nodes(struct cmd_line *cl)
 		double per_iter = c->row->batch_size > 0 ? (double)c->row->batch_size : 1;
 		c->samples_s = c->median_ns > 0 ? per_iter / (c->median_ns / 1e9) : 0;
 		c->tokens_s = c->row->seq_len > 0 ? c->samples_s * (double)c->row->seq_len : 0;
+	}
+	/* a node of the report with no ok case of a key that other nodes ran (its runs of it failed,
+	 * were skipped, or never reached it): not compared, so cannot tell, never a silent pass */
+	missing = xcalloc(nhosts + 1, sizeof(*missing));
+	size_t nmissing = 0;
+	for (size_t k = 0; k < nkeys + nsingle; k++) {
+		/* the compared keys, then those that one node alone has ok cases of */
+		size_t start = k < nkeys ? key_start[k] : 0,
+		       end = k + 1 < nkeys ? key_start[k + 1] : k < nkeys ? nall : 0;
+		size_t lo = k < nkeys ? key_rows[k] : single_rows[k - nkeys], hi = lo;
+		while (hi < nrows && !strcmp(rows[hi].case_key, rows[lo].case_key))
+			hi++;
+		const char *only = k < nkeys ? NULL : single_host[k - nkeys];
+		size_t h0 = 0;
+		while (only && h0 < nhosts && strcmp(hosts[h0], only))
+			h0++;
+		if (only && h0 == nhosts)
+			continue;   /* a host of no compared key: not one of the report's nodes */
+		for (size_t h = 0; h < nhosts; h++) {
+			size_t i = start;
+			while (i < end && strcmp(all[i].host, hosts[h]))
+				i++;
+			if (i < end || (only && h == h0))
+				continue;
+			const struct case_row *latest = NULL;   /* the node's latest case of the key */
+			for (size_t j = hi; j-- > lo && !latest;) {
+				const struct run_row *run = db_run_find(runs, nruns, rows[j].run_id);
+				if (run && !strcmp(run->hostname, hosts[h]))
+					latest = &rows[j];
+			}
+			missing[h]++;
+			if (nmissing++ < NODES_NAMED)
+				sb_addf(&missing_example, "%s%s: %s %s", nmissing > 1 ? "; " : "", hosts[h],
+					rows[lo].name,
+					latest ? status_name((enum bd_status)latest->status) : "not run");
+		}
 	}
 	/* case keys whose nodes ran different code or sweeps: a difference may be the code's */
 	size_t mixed_code = 0;
@@ -721,6 +774,10 @@ int cmd_nodes(struct cmd_line *cl)
 		table_note(&r.per_node, "%zu node-case%s beyond the band against the other nodes together "
 			   "but not against most of them one by one (~): another node is the odd one, or "
 			   "these runs cannot tell which", unconfirmed, unconfirmed == 1 ? "" : "s");
+	if (nmissing)
+		table_note(&r.per_node, "%zu node-case%s not compared (?): the node has no ok case of "
+			   "a key other nodes ran (%s%s): cannot tell", nmissing, nmissing == 1 ? "" : "s",
+			   sb_str(&missing_example), nmissing > NODES_NAMED ? "; ..." : "");
 	if (mixed_code)
 		table_note(&r.per_node, "%zu case key%s whose nodes ran different code or sweeps "
 			   "(commit/sweep; %s): a difference there may be the code's, not the node's; run "
@@ -766,7 +823,7 @@ int cmd_nodes(struct cmd_line *cl)
 	const char *verdict = r.overall == MARK_FAIL	 ? "a node is out of bounds"
 			      : r.overall == MARK_CONTENDED ? "a node's runs waited for a CPU (contended): "
 							      "rerun on a quiet machine"
-			      : r.overall == MARK_UNSURE ? "some comparisons cannot tell"
+			      : r.overall == MARK_UNSURE || nmissing ? "some comparisons cannot tell"
 			      : unmeasured ? "the noise between runs is not measured (one run per node): "
 					     "cannot tell"
 			      : undecided ? "these runs cannot tell whether a node is within the band (~)"
@@ -774,11 +831,12 @@ int cmd_nodes(struct cmd_line *cl)
 	table_note(&r.per_case, "%zu case key%s on %zu nodes: %s", r.keys, r.keys == 1 ? "" : "s",
 		   nhosts, verdict);
 	status = r.overall == MARK_FAIL ? EXIT_FAIL
-		 : r.overall == MARK_UNSURE || r.overall == MARK_CONTENDED || unmeasured || undecided
+		 : r.overall == MARK_UNSURE || r.overall == MARK_CONTENDED || unmeasured || undecided ||
+				   nmissing
 			 ? EXIT_USAGE
 			 : EXIT_OK;
 	struct table tables[3];
-	nodes_summary(all, nall, hosts, nhosts, &tables[0]);
+	nodes_summary(all, nall, hosts, missing, nhosts, &tables[0]);
 	tables[1] = r.per_node;
 	tables[2] = r.per_case;
 	if (format_is((enum report_format)fmt, FORMAT_SHORT)) {
@@ -807,6 +865,11 @@ int cmd_nodes(struct cmd_line *cl)
 	}
 done:
 	sb_free(&code_example);
+	sb_free(&missing_example);
+	free(key_rows);
+	free(single_rows);
+	free(single_host);
+	free(missing);
 	free(host_mixed);
 	noise_data_free(&noise);
 	noise_model_free(&model);

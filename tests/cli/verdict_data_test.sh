@@ -66,6 +66,17 @@ planted "$T/code.db" --cases 3 --between 0.02 --seed 3 --one-system n@h1:3t:1 m@
 "$REPORT" nodes --db "$T/code.db" >"$T/out" 2>"$T/err"
 c1=$(sql "$T/code.db" "select substr(git_commit, 1, 7) from runs where label = 'n' limit 1")
 contains "$T/out" "3 case keys whose nodes ran different code or sweeps .*h[12] .*$c1" "different commits per node: said so, with the commits"
+# two nodes alike; node h2's runs of one case failed (error) and of another never ran it (deleted,
+# as a run stopped before it): those keys have ok cases on h1 alone. They were dropped without a
+# word ("no node out of bounds", exit 0); now each is a node-case not compared: cannot tell (2)
+planted "$T/failed.db" --cases 4 --between 0.02 --seed 3 --one-system n@h1:3t:1 n@h2:3t:1
+h2_cases="select c.id from cases c join runs r on r.id = c.run_id join systems s on s.id = r.system_id where s.hostname = 'h2'"
+expect_status 0 "two nodes alike (--lenient): no node out of bounds" "$REPORT" nodes --db "$T/failed.db" --lenient
+sql "$T/failed.db" "update cases set status = 'error', reason = 'planted' where ord = 0 and id in ($h2_cases); delete from cases where ord = 1 and id in ($h2_cases)"
+expect_status 2 "a node whose runs of a case failed or never ran it: cannot tell" "$REPORT" nodes --db "$T/failed.db" --lenient
+contains "$T/out" "2 node-cases not compared \(\?\): the node has no ok case of a key other nodes ran \(h2: .* error; h2: .* not run\)" "the notes name the node, the case and what happened"
+contains "$T/out" "^\| h2 .* no ok case \(failed or not run; not compared\) on 2 of 4 cases" "h2's line says so"
+contains "$T/out" "some comparisons cannot tell" "the verdict says it cannot tell"
 
 # ---- a case key measured twice in one run is one run's evidence --------------------------------
 # A sweep may list a case twice (two benchmarks that overlap): the run stores it twice, under one

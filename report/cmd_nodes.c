@@ -390,8 +390,12 @@ static int nodes_chart(const char *dir, struct node_case *all, size_t nall, cons
 	}
 	for (size_t h = 0; h < nhosts; h++)
 		series[h] = (struct plot_series){.title = hosts[h], .y = y + h * ncat, .n = ncat};
+	char title[160] = "throughput per node (100% = the other nodes' median)";
+	if (ncat < nkeys)
+		snprintf(title, sizeof(title), "throughput per node (100%% = the other nodes' median): "
+			 "the first %zu of %zu cases", ncat, nkeys);   /* says what it leaves out */
 	struct plot p = {
-		.kind = PLOT_BARS, .title = "throughput per node (100% = the other nodes' median)",
+		.kind = PLOT_BARS, .title = title,
 		.xlabel = "case", .ylabel = "throughput (% of the other nodes' median)", .series = series,
 		.nseries = nhosts, .categories = cats, .has_hline = 1, .hline = 100,
 	};

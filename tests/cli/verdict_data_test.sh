@@ -77,6 +77,12 @@ expect_status 2 "a node whose runs of a case failed or never ran it: cannot tell
 contains "$T/out" "2 node-cases not compared \(\?\): the node has no ok case of a key other nodes ran \(h2: .* error; h2: .* not run\)" "the notes name the node, the case and what happened"
 contains "$T/out" "^\| h2 .* no ok case \(failed or not run; not compared\) on 2 of 4 cases" "h2's line says so"
 contains "$T/out" "some comparisons cannot tell" "the verdict says it cannot tell"
+# the chart draws 24 cases at most: a report of 30 says, in the chart's title, which it shows
+if command -v gnuplot >/dev/null; then
+	planted "$T/many.db" --cases 30 --between 0.02 --seed 3 --one-system n@h1:3t:1 n@h2:3t:1
+	"$REPORT" nodes --db "$T/many.db" --chart "$T/many" >/dev/null 2>&1
+	contains "$T/many/nodes_throughput.svg" "the first 24 of 30 cases" "a chart of fewer cases than the report says so"
+fi
 
 # ---- a case key measured twice in one run is one run's evidence --------------------------------
 # A sweep may list a case twice (two benchmarks that overlap): the run stores it twice, under one

@@ -92,12 +92,14 @@ static enum mark worst(enum mark a, enum mark b)
 /* The median of what the nodes but skip have (have[k] 0: node k has no figure); 0 for none. */
 static double others_median(const double *value, const int *have, size_t n, size_t skip)
 {
-	double x[64];
+	double *x = xcalloc(n + 1, sizeof(*x));
 	size_t m = 0;
 	for (size_t k = 0; k < n; k++)
 		if (k != skip && have[k])
 			x[m++] = value[k];
-	return m ? median_inplace(x, m) : 0;
+	double median = m ? median_inplace(x, m) : 0;
+	free(x);
+	return median;
 }
 
 /* The throughput comparison of node i of nc[0..n-1] (one case key) against the others (only <
@@ -108,7 +110,7 @@ static void judge_throughput(const struct node_case *nc, size_t n, size_t i, siz
 			     const struct noise_model *m, const struct noise_data *d,
 			     const struct verdict_rule *rule, struct pair_result *pr)
 {
-	const char *mine[NODES_RUNS_MAX], *others[64 * NODES_RUNS_MAX];
+	const char *mine[NODES_RUNS_MAX], **others = xcalloc(n * NODES_RUNS_MAX, sizeof(*others));
 	size_t nmine = 0, nothers = 0;
 	double others_y = 0, others_runs = 0, wait = 0;
 	size_t waits = 0;
@@ -136,15 +138,17 @@ static void judge_throughput(const struct node_case *nc, size_t n, size_t i, siz
 	pr->runs_cand = nmine;
 	pr->wait_cand = nc[i].wait;
 	pr->wait_base = waits ? wait / (double)waits : -1;
+	free(others);
 }
 
-/* The marks of the nodes nc[0..n-1] of one case key (2 <= n <= 64) from their throughput results
+/* The marks of the nodes nc[0..n-1] of one case key (n >= 2) from their throughput results
  * (decided with the report's family) and their memory and temperature against the others. */
 static void judge(struct node_case *nc, size_t n, const struct pair_result *results,
 		  double wait_level, double memory_band, double temp_band)
 {
-	double thr[64], mem[64], temp[64];
-	int has_thr[64], has_mem[64], has_temp[64];
+	double *thr = xcalloc(3 * n, sizeof(*thr)), *mem = thr + n, *temp = thr + 2 * n;
+	int *has_thr = xcalloc(3 * n, sizeof(*has_thr)), *has_mem = has_thr + n,
+	    *has_temp = has_thr + 2 * n;
 	for (size_t i = 0; i < n; i++) {
 		thr[i] = nc[i].samples_s;
 		mem[i] = (double)nc[i].row->peak_bytes;
@@ -180,6 +184,8 @@ static void judge(struct node_case *nc, size_t n, const struct pair_result *resu
 		if (has_temp[i] && temp_med > 0)
 			c->temp = fabs(temp[i] - temp_med) <= temp_band ? MARK_PASS : MARK_FAIL;
 	}
+	free(thr);
+	free(has_thr);
 }
 
 /* (max - min) / median of x[0..n-1], in percent; 0 for fewer than 2. */
@@ -245,7 +251,7 @@ static void report_init(struct nodes_report *r, const struct prices *prices)
 static void report_key(struct nodes_report *r, struct node_case *nc, size_t n)
 {
 	struct table *t = &r->per_node;
-	double thr[64], mem[64], temp[64];
+	double *thr = xcalloc(3 * n, sizeof(*thr)), *mem = thr + n, *temp = thr + 2 * n;
 	size_t nmem = 0, ntemp = 0;
 	enum mark key_mark = MARK_PASS;
 	for (size_t i = 0; i < n; i++) {
@@ -307,6 +313,7 @@ static void report_key(struct nodes_report *r, struct node_case *nc, size_t n)
 	table_text(t, row, r->s_verdict, mark_text[key_mark]);
 	r->overall = worst(r->overall == MARK_NONE ? MARK_PASS : r->overall, key_mark);
 	r->keys++;
+	free(thr);
 }
 
 /* The table that opens the report: a line per node — how many cases it was compared on and
@@ -533,8 +540,6 @@ int cmd_nodes(struct cmd_line *cl)
 			while (h < nall && strcmp(all[h].host, run->hostname))
 				h++;
 			if (h == nall) {
-				if (nall - start >= 64)
-					continue;
 				all[nall++] = (struct node_case){.row = &rows[k], .host = run->hostname};
 			}
 			struct node_case *c = &all[h];

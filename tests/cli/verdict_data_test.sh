@@ -83,6 +83,18 @@ if command -v gnuplot >/dev/null; then
 	"$REPORT" nodes --db "$T/many.db" --chart "$T/many" >/dev/null 2>&1
 	contains "$T/many/nodes_throughput.svg" "the first 24 of 30 cases" "a chart of fewer cases than the report says so"
 fi
+# 80 nodes (40 planted, and a copy of them under other names and uuids, merged), h01 20% slower:
+# every node is compared. Only the first 64 nodes of a case were, the rest dropped without a word
+# ("2 case keys on 64 nodes"), h01 (the oldest runs) among them
+planted "$T/n40.db" --cases 2 --between 0.02 --seed 3 --one-system $(for i in $(seq -w 1 40); do printf 'n@h%s:2t:1 ' "$i"; done)
+sql "$T/n40.db" "update samples set ns = ns * 1.2 where case_id in (select c.id from cases c join runs r on r.id = c.run_id join systems s on s.id = r.system_id where s.hostname = 'h01')"
+cp "$T/n40.db" "$T/n40b.db"
+sql "$T/n40b.db" "update systems set hostname = 'j' || hostname, fingerprint = 'j' || fingerprint; update runs set uuid = 'f' || substr(uuid, 2), group_id = 'j-' || group_id"
+rm -f "$T/n80.db"
+"$RUNNER" merge --db "$T/n80.db" "$T/n40.db" "$T/n40b.db" >/dev/null
+expect_status 1 "80 nodes, h01 20% slower: out of bounds" "$REPORT" nodes --db "$T/n80.db" --format csv
+check "every one of the 80 nodes has its line" [ "$(csv_cols "$T/out" node | wc -l)" = 80 ]
+check "h01 is slow" [ "$(csv_cols "$T/out" node summary | grep -c '^h01,"slow on 2 of 2 cases')" = 1 ]
 
 # ---- a case key measured twice in one run is one run's evidence --------------------------------
 # A sweep may list a case twice (two benchmarks that overlap): the run stores it twice, under one

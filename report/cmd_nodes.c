@@ -252,7 +252,7 @@ static void report_key(struct nodes_report *r, struct node_case *nc, size_t n)
 {
 	struct table *t = &r->per_node;
 	double *thr = xcalloc(3 * n, sizeof(*thr)), *mem = thr + n, *temp = thr + 2 * n;
-	size_t nmem = 0, ntemp = 0;
+	size_t nthr = 0, nmem = 0, ntemp = 0;
 	enum mark key_mark = MARK_PASS;
 	for (size_t i = 0; i < n; i++) {
 		const struct node_case *c = &nc[i];
@@ -293,13 +293,15 @@ static void report_key(struct nodes_report *r, struct node_case *nc, size_t n)
 			r->noise_beyond += !(fabs(c->delta) <= r->band);
 		}
 		key_mark = worst(key_mark, m);
-		thr[i] = c->samples_s;
+		if (c->samples_s > 0)   /* a node-case not compared (?) has no throughput */
+			thr[nthr++] = c->samples_s;
 	}
 	t = &r->per_case;
 	size_t row = table_row(t);
 	table_text(t, row, r->s_case, nc[0].row->name);
 	table_number(t, row, r->s_nodes, (double)n);
-	table_number(t, row, r->s_thr, spread_pct(thr, n));
+	if (nthr >= 2)
+		table_number(t, row, r->s_thr, spread_pct(thr, nthr));
 	if (nmem >= 2)
 		table_number(t, row, r->s_mem, spread_pct(mem, nmem));
 	if (ntemp >= 2) {

@@ -23,6 +23,13 @@ expect_status 2 "a node-case without samples: cannot tell (exit 2), not out of b
 	"$REPORT" nodes --db "$T/nodes.db" --format csv
 lacks "$T/out" ',h3,0,.*✗' "the node without samples is not marked out of bounds"
 contains "$T/out" ',h3,0,.*,\?,' "it is marked ? (not compared)"
+# the spread across nodes is of the nodes compared: h1 and h2 (max - min) / median, not h3's 0
+check "the throughput spread of that case leaves out the node not compared" awk -F, '
+	/^case,node,/ { t = 1; next } /^case,nodes,/ { t = 2; next } /^$/ { t = 0 }
+	t == 1 && $2 != "h3" && $1 ~ /S256 / { x[++n] = $4 }
+	t == 2 && $1 ~ /S256 / { got = $3 }
+	END { lo = x[1] < x[2] ? x[1] : x[2]; hi = x[1] < x[2] ? x[2] : x[1]
+	      want = 100 * (hi - lo) / ((hi + lo) / 2); exit !(n == 2 && (got - want) ^ 2 < 1e-6) }' "$T/out"
 expect_status 2 "... (md)" "$REPORT" nodes --db "$T/nodes.db"
 contains "$T/out" "1 node-case not compared \(\?\): no run of the node" "the notes say why"
 contains "$T/out" "some comparisons cannot tell" "the verdict says it cannot tell"

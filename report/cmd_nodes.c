@@ -149,6 +149,9 @@ static void judge(struct node_case *nc, size_t n, const struct pair_result *resu
 	double *thr = xcalloc(3 * n, sizeof(*thr)), *mem = thr + n, *temp = thr + 2 * n;
 	int *has_thr = xcalloc(3 * n, sizeof(*has_thr)), *has_mem = has_thr + n,
 	    *has_temp = has_thr + 2 * n;
+	size_t compared = 0;   /* nodes with runs: those whose throughput was compared */
+	for (size_t i = 0; i < n; i++)
+		compared += nc[i].nruns > 0;
 	for (size_t i = 0; i < n; i++) {
 		thr[i] = nc[i].samples_s;
 		mem[i] = (double)nc[i].row->peak_bytes;
@@ -165,8 +168,9 @@ static void judge(struct node_case *nc, size_t n, const struct pair_result *resu
 		double temp_med = others_median(temp, has_temp, n, i);
 		c->delta = c->samples_s > 0 && thr_med > 0 ? c->samples_s / thr_med - 1 : 0;
 		/* slower than the rest is out of bounds; faster too where there is a rest to be
-		 * faster than (3 nodes or more): of two nodes that differ, the slower one is flagged */
-		if (pr->verdict == VERDICT_SLOWER || (pr->verdict == VERDICT_FASTER && n >= 3))
+		 * faster than (3 compared nodes or more): of two nodes that differ, the slower one is
+		 * flagged (a third node not compared, ?, is no rest) */
+		if (pr->verdict == VERDICT_SLOWER || (pr->verdict == VERDICT_FASTER && compared >= 3))
 			c->throughput = MARK_FAIL;
 		else if (pr->verdict == VERDICT_CONTENDED && pr->log_change > 0)
 			c->throughput = MARK_CONTENDED;

@@ -102,6 +102,13 @@ rm -f "$T/n80.db"
 expect_status 1 "80 nodes, h01 20% slower: out of bounds" "$REPORT" nodes --db "$T/n80.db" --format csv
 check "every one of the 80 nodes has its line" [ "$(csv_cols "$T/out" node | wc -l)" = 80 ]
 check "h01 is slow" [ "$(csv_cols "$T/out" node summary | grep -c '^h01,"slow on 2 of 2 cases')" = 1 ]
+# three nodes, h2 10% slower, h3's samples of one case lost: that case compares two nodes, and of
+# two nodes that differ the slower one is flagged, not the faster (which was, as if three compared)
+planted "$T/two_of_three.db" --cases 3 --between 0.02 --seed 5 --one-system n@h1:3t:1 n@h2:3t:1.10 n@h3:3t:1
+sql "$T/two_of_three.db" "delete from samples where case_id in (select c.id from cases c join runs r on r.id = c.run_id join systems s on s.id = r.system_id where s.hostname = 'h3' and c.ord = 0)"
+expect_status 1 "three nodes, one of them not compared on a case, h2 slower" "$REPORT" nodes --db "$T/two_of_three.db" --format csv
+check "h2 is out of bounds on it" [ "$(grep -c '^flash float32 fwd B8 H1 S256 D64,h2,3,.*,✗,' "$T/out")" = 1 ]
+check "h1, the faster of the two compared, is not" [ "$(grep -c '^flash float32 fwd B8 H1 S256 D64,h1,3,.*,✗,' "$T/out")" = 0 ]
 
 # ---- a case key measured twice in one run is one run's evidence --------------------------------
 # A sweep may list a case twice (two benchmarks that overlap): the run stores it twice, under one

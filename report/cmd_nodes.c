@@ -17,7 +17,8 @@
  *                spread); contended when the node's runs waited for a CPU (--cpu-wait-level):
  *                a busy node is neither passed nor failed;
  *   memory:      peak bytes within --memory-band of the others' median;
- *   temperature: within --temp-band degrees of the others' median (blank without a GPU).
+ *   temperature: within --temp-band degrees of the others' median (blank without a GPU);
+ *                either off, from three nodes up, only when also off from most nodes one by one.
  * A node with no ok case of a key other nodes ran (failed, skipped, not reached) is not compared.
  * Exit 1 when any node is out of bounds; 2 when nothing could be compared (a node-case too), the
  * noise between runs could not be measured (one run per node), a node's runs were contended (and
@@ -102,6 +103,23 @@ static double others_median(const double *value, const int *have, size_t n, size
 	return median;
 }
 
+/* Whether node i's figure is off (beyond band: a fraction when relative, else a difference) from
+ * most of the other nodes' one by one, where there are two others or more (else 1). Beside one
+ * odd node the others' median of a healthy node of three is the mean of the odd node and a
+ * healthy one: half the odd one's difference away, which a band of less flagged. */
+static int off_from_most(const double *value, const int *have, size_t n, size_t i, double band,
+			 int relative)
+{
+	size_t others = 0, off = 0;
+	for (size_t k = 0; k < n; k++)
+		if (k != i && have[k]) {
+			others++;
+			off += (relative ? fabs(value[i] / value[k] - 1) : fabs(value[i] - value[k])) >
+			       band;
+		}
+	return others < 2 || 2 * off > others;
+}
+
 /* The throughput comparison of node i of nc[0..n-1] (one case key) against the others (only <
  * n: against node only alone): the node's runs as the candidate, the other nodes' runs as the
  * baseline (their log medians as in `report compare` across runs), into *pr (a family of one;
@@ -184,9 +202,15 @@ static void judge(struct node_case *nc, size_t n, const struct pair_result *resu
 		if (c->throughput != MARK_FAIL && c->wait >= wait_level && wait_level < 1)
 			c->throughput = MARK_CONTENDED;
 		if (has_mem[i] && mem_med > 0)
-			c->memory = fabs(mem[i] / mem_med - 1) <= memory_band ? MARK_PASS : MARK_FAIL;
+			c->memory = fabs(mem[i] / mem_med - 1) <= memory_band ||
+					    !off_from_most(mem, has_mem, n, i, memory_band, 1)
+				    ? MARK_PASS
+				    : MARK_FAIL;
 		if (has_temp[i] && temp_med > 0)
-			c->temp = fabs(temp[i] - temp_med) <= temp_band ? MARK_PASS : MARK_FAIL;
+			c->temp = fabs(temp[i] - temp_med) <= temp_band ||
+					  !off_from_most(temp, has_temp, n, i, temp_band, 0)
+				  ? MARK_PASS
+				  : MARK_FAIL;
 	}
 	free(thr);
 	free(has_thr);

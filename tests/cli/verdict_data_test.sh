@@ -109,6 +109,14 @@ sql "$T/two_of_three.db" "delete from samples where case_id in (select c.id from
 expect_status 1 "three nodes, one of them not compared on a case, h2 slower" "$REPORT" nodes --db "$T/two_of_three.db" --format csv
 check "h2 is out of bounds on it" [ "$(grep -c '^flash float32 fwd B8 H1 S256 D64,h2,3,.*,✗,' "$T/out")" = 1 ]
 check "h1, the faster of the two compared, is not" [ "$(grep -c '^flash float32 fwd B8 H1 S256 D64,h1,3,.*,✗,' "$T/out")" = 0 ]
+# three nodes, h2's peak memory 5% more and its GPU 22 °C hotter: h2 is off, the two healthy
+# nodes are not (against their others' median, the mean of h2 and a healthy node, they were 2.4%
+# and 11 °C off, and were flagged too)
+planted "$T/mem.db" --cases 2 --between 0.02 --seed 5 --one-system n@h1:3t:1 n@h2:3t:1 n@h3:3t:1
+sql "$T/mem.db" "update cases set peak_bytes = 100000000, gpu_temp_c = 60; update cases set peak_bytes = 105000000, gpu_temp_c = 82 where run_id in (select r.id from runs r join systems s on s.id = r.system_id where s.hostname = 'h2')"
+expect_status 1 "three nodes, h2's memory and temperature off: out of bounds" "$REPORT" nodes --db "$T/mem.db" --format csv
+check "h2: memory and temperature ✗ on both cases" [ "$(grep -c '^flash[^,]*,h2,.*,✗,✗$' "$T/out")" = 2 ]
+check "h1 and h3: memory and temperature ✓" [ "$(grep -c '^flash[^,]*,h[13],.*,✓,✓$' "$T/out")" = 4 ]
 
 # ---- a case key measured twice in one run is one run's evidence --------------------------------
 # A sweep may list a case twice (two benchmarks that overlap): the run stores it twice, under one

@@ -288,10 +288,12 @@ static void report_key(struct nodes_report *r, struct node_case *nc, size_t n)
 		table_text(t, row, r->c_case, c->row->name);
 		table_text(t, row, r->c_host, c->host);
 		table_number(t, row, r->c_runs, (double)c->nruns);
-		table_number(t, row, r->c_samples, c->samples_s);
+		if (c->samples_s > 0)   /* a node-case not compared (?) has no figure, not 0 */
+			table_number(t, row, r->c_samples, c->samples_s);
 		if (c->tokens_s > 0)
 			table_number(t, row, r->c_tokens, c->tokens_s);
-		table_number(t, row, r->c_median, c->median_ns / 1e6);
+		if (c->median_ns > 0)
+			table_number(t, row, r->c_median, c->median_ns / 1e6);
 		if (c->row->peak_bytes > 0) {
 			table_number(t, row, r->c_peak, (double)c->row->peak_bytes / (1 << 20));
 			mem[nmem++] = (double)c->row->peak_bytes;
@@ -311,7 +313,7 @@ static void report_key(struct nodes_report *r, struct node_case *nc, size_t n)
 		table_text(t, row, r->c_mem, mark_text[c->memory]);
 		table_text(t, row, r->c_tmp, mark_text[c->temp]);
 		double price;
-		if (r->prices && prices_lookup(r->prices, c->device, &price) == 0)
+		if (r->prices && c->samples_s > 0 && prices_lookup(r->prices, c->device, &price) == 0)
 			table_number(t, row, r->c_cost, cost_per_1k_samples(price, c->samples_s));
 		enum mark m = worst(worst(c->throughput, c->memory), c->temp);
 		if (m == MARK_FAIL)

@@ -109,6 +109,9 @@ sql "$T/two_of_three.db" "delete from samples where case_id in (select c.id from
 expect_status 1 "three nodes, one of them not compared on a case, h2 slower" "$REPORT" nodes --db "$T/two_of_three.db" --format csv
 check "h2 is out of bounds on it" [ "$(grep -c '^flash float32 fwd B8 H1 S256 D64,h2,3,.*,✗,' "$T/out")" = 1 ]
 check "h1, the faster of the two compared, is not" [ "$(grep -c '^flash float32 fwd B8 H1 S256 D64,h1,3,.*,✗,' "$T/out")" = 0 ]
+# the node not compared has no throughput, time or cost: blank, not 0 (a free, infinitely fast node)
+expect_status 1 "... with a price" "$REPORT" nodes --db "$T/two_of_three.db" --format csv --price 1
+check "h3's samples/s, tokens/s, median and cost on that case are blank" [ "$(grep -c '^flash float32 fwd B8 H1 S256 D64,h3,0,,,,.*,?,,,$' "$T/out")" = 1 ]
 # three nodes, h2's peak memory 5% more and its GPU 22 °C hotter: h2 is off, the two healthy
 # nodes are not (against their others' median, the mean of h2 and a healthy node, they were 2.4%
 # and 11 °C off, and were flagged too)

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "cost.h"
+#include "escape.h"
 #include "history.h"
 #include "opt.h"
 #include "plot.h"
@@ -601,9 +602,24 @@ int cmd_nodes(struct cmd_line *cl)
 		i = end;
 	}
 	if (!nkeys) {
-		fprintf(stderr, "report nodes: no case key has ok cases from more than one host in %s "
-				"(merge the nodes' databases first: runner merge --db %s NODE.db...)\n",
-			o.db_path, o.db_path);
+		/* the hosts with ok cases: one (merge the others in), or several that share no case */
+		const char *first = NULL, *second = NULL;
+		for (size_t k = 0; k < nsingle && !second; k++)
+			if (!first)
+				first = single_host[k];
+			else if (strcmp(first, single_host[k]))
+				second = single_host[k];
+		if (second) {   /* names from the database: their control characters as \xHH */
+			char *a = escape_controls(first), *b = escape_controls(second);
+			fprintf(stderr, "report nodes: no case key has ok cases from more than one host in "
+					"%s: hosts such as %s and %s ran no case in common (run the same "
+					"sweep on every node)\n", o.db_path, a, b);
+			free(a);
+			free(b);
+		} else
+			fprintf(stderr, "report nodes: no case key has ok cases from more than one host "
+					"in %s (merge the nodes' databases first: runner merge --db %s "
+					"NODE.db...)\n", o.db_path, o.db_path);
 		status = EXIT_USAGE;
 		goto done;
 	}

@@ -131,5 +131,10 @@ fi
 
 expect_status 2 "one node only: nothing to compare" "$REPORT" nodes --db "$T/node1.db"
 contains "$T/err" "more than one host" "says why"
+# two nodes merged that ran no case in common (another sweep): not "merge the databases first"
+node2 1.0 "update cases set case_key = case_key || '-other'"
+expect_status 2 "two nodes, no case in common: nothing to compare" "$REPORT" nodes --db "$T/merged.db"
+contains "$T/err" "hosts such as .*node2.* ran no case in common \(run the same sweep on every node\)" "says why, naming the hosts"
+lacks "$T/err" "merge the nodes' databases first" "not told to merge what is merged"
 
 finish nodes

@@ -10,21 +10,26 @@
  *                out of bounds (✗) when the difference is beyond --throughput-band and
  *                significant at alpha, Benjamini-Hochberg over every node-case comparison
  *                (slower; faster too from three nodes up: of two nodes that differ, the slower
- *                is flagged); within bounds (✓) when its 95% interval lies inside the band;
+ *                is flagged; from three nodes up, only when it also differs the same way from
+ *                most of the other nodes one by one); within bounds (✓) when its 95%
+ *                interval lies inside the band;
  *                ~ when neither (the runs cannot tell a difference of the band from their
  *                spread); contended when the node's runs waited for a CPU (--cpu-wait-level):
  *                a busy node is neither passed nor failed;
  *   memory:      peak bytes within --memory-band of the others' median;
- *   temperature: within --temp-band degrees of the others' median (blank without a GPU).
- * Exit 1 when any node is out of bounds; 2 when nothing could be compared, the noise between runs
- * could not be measured (one run per node), or a node's runs were contended (and none failed);
- * 0 otherwise. */
+ *   temperature: within --temp-band degrees of the others' median (blank without a GPU);
+ *                either off, from three nodes up, only when also off from most nodes one by one.
+ * A node with no ok case of a key other nodes ran (failed, skipped, not reached) is not compared.
+ * Exit 1 when any node is out of bounds; 2 when nothing could be compared (a node-case too), the
+ * noise between runs could not be measured (one run per node), a node's runs were contended (and
+ * none failed), or the database's data could not be read; 0 otherwise. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cost.h"
+#include "escape.h"
 #include "history.h"
 #include "opt.h"
 #include "plot.h"
@@ -36,6 +41,9 @@
 #define NODES_TEMP_BAND_C 10.0
 /* Cases the chart shows at most (clustered bars get unreadable beyond). */
 #define NODES_CHART_CASES 24
+/* A database whose data cannot be read (damaged, a table unreadable) cannot tell: never 1, the
+ * verdict "a node is out of bounds", which a CI job gating on this reads as a slow node. */
+#define EXIT_CANNOT_TELL 2
 
 enum mark { MARK_NONE, MARK_PASS, MARK_FAIL, MARK_UNSURE, MARK_NOISE, MARK_CONTENDED };
 static const char *const mark_text[] = {"", "✓", "✗", "?", "~", "contended"};
@@ -86,22 +94,42 @@ static enum mark worst(enum mark a, enum mark b)
 /* The median of what the nodes but skip have (have[k] 0: node k has no figure); 0 for none. */
 static double others_median(const double *value, const int *have, size_t n, size_t skip)
 {
-	double x[64];
+	double *x = xcalloc(n + 1, sizeof(*x));
 	size_t m = 0;
 	for (size_t k = 0; k < n; k++)
 		if (k != skip && have[k])
 			x[m++] = value[k];
-	return m ? median_inplace(x, m) : 0;
+	double median = m ? median_inplace(x, m) : 0;
+	free(x);
+	return median;
 }
 
-/* The throughput comparison of node i of nc[0..n-1] (one case key) against the others: the
- * node's runs as the candidate, the other nodes' runs as the baseline (their log medians as in
- * `report compare` across runs), into *pr (a family of one; decided with the report's family). */
-static void judge_throughput(const struct node_case *nc, size_t n, size_t i,
+/* Whether node i's figure is off (beyond band: a fraction when relative, else a difference) from
+ * most of the other nodes' one by one, where there are two others or more (else 1). Beside one
+ * odd node the others' median of a healthy node of three is the mean of the odd node and a
+ * healthy one: half the odd one's difference away, which a band of less flagged. */
+static int off_from_most(const double *value, const int *have, size_t n, size_t i, double band,
+			 int relative)
+{
+	size_t others = 0, off = 0;
+	for (size_t k = 0; k < n; k++)
+		if (k != i && have[k]) {
+			others++;
+			off += (relative ? fabs(value[i] / value[k] - 1) : fabs(value[i] - value[k])) >
+			       band;
+		}
+	return others < 2 || 2 * off > others;
+}
+
+/* The throughput comparison of node i of nc[0..n-1] (one case key) against the others (only <
+ * n: against node only alone): the node's runs as the candidate, the other nodes' runs as the
+ * baseline (their log medians as in `report compare` across runs), into *pr (a family of one;
+ * decided with the report's family). */
+static void judge_throughput(const struct node_case *nc, size_t n, size_t i, size_t only,
 			     const struct noise_model *m, const struct noise_data *d,
 			     const struct verdict_rule *rule, struct pair_result *pr)
 {
-	const char *mine[NODES_RUNS_MAX], *others[64 * NODES_RUNS_MAX];
+	const char *mine[NODES_RUNS_MAX], **others = xcalloc(n * NODES_RUNS_MAX, sizeof(*others));
 	size_t nmine = 0, nothers = 0;
 	double others_y = 0, others_runs = 0, wait = 0;
 	size_t waits = 0;
@@ -109,14 +137,14 @@ static void judge_throughput(const struct node_case *nc, size_t n, size_t i,
 		for (size_t r = 0; r < nc[k].nruns; r++) {
 			if (k == i) {
 				mine[nmine++] = nc[k].sessions[r];
-			} else {
+			} else if (only >= n || k == only) {
 				others[nothers++] = nc[k].sessions[r];
 				others_y += nc[k].y;
 				others_runs++;
 			}
 		}
 	for (size_t k = 0; k < n; k++)
-		if (k != i && nc[k].wait >= 0) {
+		if (k != i && (only >= n || k == only) && nc[k].wait >= 0) {
 			wait += nc[k].wait;
 			waits++;
 		}
@@ -129,15 +157,20 @@ static void judge_throughput(const struct node_case *nc, size_t n, size_t i,
 	pr->runs_cand = nmine;
 	pr->wait_cand = nc[i].wait;
 	pr->wait_base = waits ? wait / (double)waits : -1;
+	free(others);
 }
 
-/* The marks of the nodes nc[0..n-1] of one case key (2 <= n <= 64) from their throughput results
+/* The marks of the nodes nc[0..n-1] of one case key (n >= 2) from their throughput results
  * (decided with the report's family) and their memory and temperature against the others. */
 static void judge(struct node_case *nc, size_t n, const struct pair_result *results,
 		  double wait_level, double memory_band, double temp_band)
 {
-	double thr[64], mem[64], temp[64];
-	int has_thr[64], has_mem[64], has_temp[64];
+	double *thr = xcalloc(3 * n, sizeof(*thr)), *mem = thr + n, *temp = thr + 2 * n;
+	int *has_thr = xcalloc(3 * n, sizeof(*has_thr)), *has_mem = has_thr + n,
+	    *has_temp = has_thr + 2 * n;
+	size_t compared = 0;   /* nodes with runs: those whose throughput was compared */
+	for (size_t i = 0; i < n; i++)
+		compared += nc[i].nruns > 0;
 	for (size_t i = 0; i < n; i++) {
 		thr[i] = nc[i].samples_s;
 		mem[i] = (double)nc[i].row->peak_bytes;
@@ -154,8 +187,9 @@ static void judge(struct node_case *nc, size_t n, const struct pair_result *resu
 		double temp_med = others_median(temp, has_temp, n, i);
 		c->delta = c->samples_s > 0 && thr_med > 0 ? c->samples_s / thr_med - 1 : 0;
 		/* slower than the rest is out of bounds; faster too where there is a rest to be
-		 * faster than (3 nodes or more): of two nodes that differ, the slower one is flagged */
-		if (pr->verdict == VERDICT_SLOWER || (pr->verdict == VERDICT_FASTER && n >= 3))
+		 * faster than (3 compared nodes or more): of two nodes that differ, the slower one is
+		 * flagged (a third node not compared, ?, is no rest) */
+		if (pr->verdict == VERDICT_SLOWER || (pr->verdict == VERDICT_FASTER && compared >= 3))
 			c->throughput = MARK_FAIL;
 		else if (pr->verdict == VERDICT_CONTENDED && pr->log_change > 0)
 			c->throughput = MARK_CONTENDED;
@@ -169,10 +203,18 @@ static void judge(struct node_case *nc, size_t n, const struct pair_result *resu
 		if (c->throughput != MARK_FAIL && c->wait >= wait_level && wait_level < 1)
 			c->throughput = MARK_CONTENDED;
 		if (has_mem[i] && mem_med > 0)
-			c->memory = fabs(mem[i] / mem_med - 1) <= memory_band ? MARK_PASS : MARK_FAIL;
+			c->memory = fabs(mem[i] / mem_med - 1) <= memory_band ||
+					    !off_from_most(mem, has_mem, n, i, memory_band, 1)
+				    ? MARK_PASS
+				    : MARK_FAIL;
 		if (has_temp[i] && temp_med > 0)
-			c->temp = fabs(temp[i] - temp_med) <= temp_band ? MARK_PASS : MARK_FAIL;
+			c->temp = fabs(temp[i] - temp_med) <= temp_band ||
+					  !off_from_most(temp, has_temp, n, i, temp_band, 0)
+				  ? MARK_PASS
+				  : MARK_FAIL;
 	}
+	free(thr);
+	free(has_thr);
 }
 
 /* (max - min) / median of x[0..n-1], in percent; 0 for fewer than 2. */
@@ -238,8 +280,8 @@ static void report_init(struct nodes_report *r, const struct prices *prices)
 static void report_key(struct nodes_report *r, struct node_case *nc, size_t n)
 {
 	struct table *t = &r->per_node;
-	double thr[64], mem[64], temp[64];
-	size_t nmem = 0, ntemp = 0;
+	double *thr = xcalloc(3 * n, sizeof(*thr)), *mem = thr + n, *temp = thr + 2 * n;
+	size_t nthr = 0, nmem = 0, ntemp = 0;
 	enum mark key_mark = MARK_PASS;
 	for (size_t i = 0; i < n; i++) {
 		const struct node_case *c = &nc[i];
@@ -247,10 +289,12 @@ static void report_key(struct nodes_report *r, struct node_case *nc, size_t n)
 		table_text(t, row, r->c_case, c->row->name);
 		table_text(t, row, r->c_host, c->host);
 		table_number(t, row, r->c_runs, (double)c->nruns);
-		table_number(t, row, r->c_samples, c->samples_s);
+		if (c->samples_s > 0)   /* a node-case not compared (?) has no figure, not 0 */
+			table_number(t, row, r->c_samples, c->samples_s);
 		if (c->tokens_s > 0)
 			table_number(t, row, r->c_tokens, c->tokens_s);
-		table_number(t, row, r->c_median, c->median_ns / 1e6);
+		if (c->median_ns > 0)
+			table_number(t, row, r->c_median, c->median_ns / 1e6);
 		if (c->row->peak_bytes > 0) {
 			table_number(t, row, r->c_peak, (double)c->row->peak_bytes / (1 << 20));
 			mem[nmem++] = (double)c->row->peak_bytes;
@@ -270,7 +314,7 @@ static void report_key(struct nodes_report *r, struct node_case *nc, size_t n)
 		table_text(t, row, r->c_mem, mark_text[c->memory]);
 		table_text(t, row, r->c_tmp, mark_text[c->temp]);
 		double price;
-		if (r->prices && prices_lookup(r->prices, c->device, &price) == 0)
+		if (r->prices && c->samples_s > 0 && prices_lookup(r->prices, c->device, &price) == 0)
 			table_number(t, row, r->c_cost, cost_per_1k_samples(price, c->samples_s));
 		enum mark m = worst(worst(c->throughput, c->memory), c->temp);
 		if (m == MARK_FAIL)
@@ -280,13 +324,15 @@ static void report_key(struct nodes_report *r, struct node_case *nc, size_t n)
 			r->noise_beyond += !(fabs(c->delta) <= r->band);
 		}
 		key_mark = worst(key_mark, m);
-		thr[i] = c->samples_s;
+		if (c->samples_s > 0)   /* a node-case not compared (?) has no throughput */
+			thr[nthr++] = c->samples_s;
 	}
 	t = &r->per_case;
 	size_t row = table_row(t);
 	table_text(t, row, r->s_case, nc[0].row->name);
 	table_number(t, row, r->s_nodes, (double)n);
-	table_number(t, row, r->s_thr, spread_pct(thr, n));
+	if (nthr >= 2)
+		table_number(t, row, r->s_thr, spread_pct(thr, nthr));
 	if (nmem >= 2)
 		table_number(t, row, r->s_mem, spread_pct(mem, nmem));
 	if (ntemp >= 2) {
@@ -300,13 +346,14 @@ static void report_key(struct nodes_report *r, struct node_case *nc, size_t n)
 	table_text(t, row, r->s_verdict, mark_text[key_mark]);
 	r->overall = worst(r->overall == MARK_NONE ? MARK_PASS : r->overall, key_mark);
 	r->keys++;
+	free(thr);
 }
 
 /* The table that opens the report: a line per node — how many cases it was compared on and
  * which put it out of bounds ("n2 | 7 | 7 | slow on 7 of 7 cases — flash ..., naive ..."). */
 #define NODES_NAMED 3   /* out-of-bounds cases named on a node's line, at most */
 static void nodes_summary(const struct node_case *all, size_t nall, const char *const *hosts,
-			  size_t nhosts, struct table *t)
+			  const size_t *missing, size_t nhosts, struct table *t)
 {
 	table_init(t, "nodes");
 	size_t c_node = table_column(t, "node", "", 0), c_cases = table_column(t, "cases", "", 0),
@@ -334,12 +381,14 @@ static void nodes_summary(const struct node_case *all, size_t nall, const char *
 			if (bad && out++ < NODES_NAMED)
 				sb_addf(&named, "%s%s", out > 1 ? ", " : "", c->row->name);
 		}
+		cases += missing[h];
 		const struct {
 			size_t n;
 			const char *what;
 		} parts[] = {{slow, "slow"}, {fast, "fast"}, {memory, "peak memory off"},
 			     {temp, "GPU temperature off"},
 			     {busy, "contended (waited for a CPU)"}, {open, "cannot tell"},
+			     {missing[h], "no ok case (failed or not run; not compared)"},
 			     {pass, "within bounds"}};
 		for (size_t k = 0; k < sizeof(parts) / sizeof(parts[0]); k++)
 			if (parts[k].n)
@@ -381,8 +430,12 @@ static int nodes_chart(const char *dir, struct node_case *all, size_t nall, cons
 	}
 	for (size_t h = 0; h < nhosts; h++)
 		series[h] = (struct plot_series){.title = hosts[h], .y = y + h * ncat, .n = ncat};
+	char title[160] = "throughput per node (100% = the other nodes' median)";
+	if (ncat < nkeys)
+		snprintf(title, sizeof(title), "throughput per node (100%% = the other nodes' median): "
+			 "the first %zu of %zu cases", ncat, nkeys);   /* says what it leaves out */
 	struct plot p = {
-		.kind = PLOT_BARS, .title = "throughput per node (100% = the other nodes' median)",
+		.kind = PLOT_BARS, .title = title,
 		.xlabel = "case", .ylabel = "throughput (% of the other nodes' median)", .series = series,
 		.nseries = nhosts, .categories = cats, .has_hline = 1, .hline = 100,
 	};
@@ -453,6 +506,13 @@ int cmd_nodes(struct cmd_line *cl)
 	struct node_case *all = NULL;
 	size_t *key_start = NULL;
 	const char **hosts = NULL;
+	char *host_mixed = NULL;   /* per host: some case's runs are of more than one system */
+	struct strbuf code_example = STRBUF_INIT;   /* a case key whose nodes ran different code */
+	size_t *key_rows = NULL;   /* per key: its first row in rows (rows of a key are adjacent) */
+	size_t *missing = NULL;    /* per host: keys other nodes ran that it has no ok case of */
+	size_t *single_rows = NULL, nsingle = 0;   /* keys of one host with ok cases: first row */
+	const char **single_host = NULL;           /* and that host */
+	struct strbuf missing_example = STRBUF_INIT;
 	struct prices *prices = NULL;
 	struct nodes_report r = {0};
 	struct run_session *sessions = NULL;
@@ -483,15 +543,19 @@ int cmd_nodes(struct cmd_line *cl)
 	if (db_runs_list(db, &runs, &nruns, &err) ||
 	    db_cases_by_key(db, NULL, o.suite, &rows, &nrows, &err) ||
 	    case_rows_filter(rows, &nrows, &filter, "any run", &err)) {
-		status = report_error(&err, err.code == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL);
+		status = report_error(&err, err.code == BD_EINVAL ? EXIT_USAGE : EXIT_CANNOT_TELL);
 		goto done;
 	}
 	history_rows_order(runs, nruns, rows, nrows);   /* a node's latest run is its newest in time */
 	all = xcalloc(nrows + 1, sizeof(*all));
 	key_start = xcalloc(nrows + 1, sizeof(*key_start));
+	key_rows = xcalloc(nrows + 1, sizeof(*key_rows));
+	single_rows = xcalloc(nrows + 1, sizeof(*single_rows));
+	single_host = xcalloc(nrows + 1, sizeof(*single_host));
 	hosts = xcalloc(nrows + 1, sizeof(*hosts));
+	host_mixed = xcalloc(nrows + 1, sizeof(*host_mixed));
 	if (db_run_sessions(db, 0, 0, &sessions, &nsessions, &err)) {
-		status = report_error(&err, EXIT_FAIL);
+		status = report_error(&err, EXIT_CANNOT_TELL);
 		goto done;
 	}
 	qsort(sessions, nsessions, sizeof(*sessions), by_session_id);
@@ -509,8 +573,6 @@ int cmd_nodes(struct cmd_line *cl)
 			while (h < nall && strcmp(all[h].host, run->hostname))
 				h++;
 			if (h == nall) {
-				if (nall - start >= 64)
-					continue;
 				all[nall++] = (struct node_case){.row = &rows[k], .host = run->hostname};
 			}
 			struct node_case *c = &all[h];
@@ -527,26 +589,48 @@ int cmd_nodes(struct cmd_line *cl)
 				continue;
 			c->runs[c->nruns++] = &rows[k];
 		}
-		if (nall - start < 2)
-			nall = start;   /* one host: nothing to compare */
-		else
+		if (nall - start < 2) {
+			if (nall > start) {   /* one host: nothing to compare, but other hosts lack it */
+				single_rows[nsingle] = i;
+				single_host[nsingle++] = all[start].host;
+			}
+			nall = start;
+		} else {
+			key_rows[nkeys] = i;
 			key_start[nkeys++] = start;
+		}
 		i = end;
 	}
 	if (!nkeys) {
-		fprintf(stderr, "report nodes: no case key has ok cases from more than one host in %s "
-				"(merge the nodes' databases first: runner merge --db %s NODE.db...)\n",
-			o.db_path, o.db_path);
+		/* the hosts with ok cases: one (merge the others in), or several that share no case */
+		const char *first = NULL, *second = NULL;
+		for (size_t k = 0; k < nsingle && !second; k++)
+			if (!first)
+				first = single_host[k];
+			else if (strcmp(first, single_host[k]))
+				second = single_host[k];
+		if (second) {   /* names from the database: their control characters as \xHH */
+			char *a = escape_controls(first), *b = escape_controls(second);
+			fprintf(stderr, "report nodes: no case key has ok cases from more than one host in "
+					"%s: hosts such as %s and %s ran no case in common (run the same "
+					"sweep on every node)\n", o.db_path, a, b);
+			free(a);
+			free(b);
+		} else
+			fprintf(stderr, "report nodes: no case key has ok cases from more than one host "
+					"in %s (merge the nodes' databases first: runner merge --db %s "
+					"NODE.db...)\n", o.db_path, o.db_path);
 		status = EXIT_USAGE;
 		goto done;
 	}
 	size_t single = 0;   /* nodes with one run of a case */
+	size_t mixed = 0;    /* node-cases whose runs are of more than one system */
 	for (size_t i = 0; i < nall; i++) {
 		struct node_case *c = &all[i];
 		if (db_case_gpu_get(db, c->row->id, &c->gpu, &err) ||
 		    prices_device(db, c->row->run_id, c->row->device, c->device, sizeof(c->device),
 				  &err)) {
-			status = report_error(&err, EXIT_FAIL);
+			status = report_error(&err, EXIT_CANNOT_TELL);
 			goto done;
 		}
 		size_t h = 0;
@@ -561,7 +645,7 @@ int cmd_nodes(struct cmd_line *cl)
 			struct case_series series;
 			double y, wv;
 			if (case_series_load(db, c->runs[r], &series, &err)) {
-				status = report_error(&err, EXIT_FAIL);
+				status = report_error(&err, EXIT_CANNOT_TELL);
 				goto done;
 			}
 			int bad = noise_run_y(&series, pick, &y, &wv);
@@ -582,6 +666,15 @@ int cmd_nodes(struct cmd_line *cl)
 			}
 		}
 		c->nruns = used;
+		/* runs of one node name made on more than one system (another machine of the same
+		 * name, or this one changed): compared as one node's, and said so */
+		for (size_t r = 1; r < used; r++)
+			if (db_run_find(runs, nruns, c->runs[r]->run_id)->system_id !=
+			    db_run_find(runs, nruns, c->runs[0]->run_id)->system_id) {
+				mixed++;
+				host_mixed[h] = 1;
+				break;
+			}
 		c->y = used ? sum / (double)used : 0;
 		c->wait = waits ? wait / (double)waits : -1;
 		c->median_ns = used ? exp(c->y) : 0;
@@ -589,6 +682,62 @@ int cmd_nodes(struct cmd_line *cl)
 		double per_iter = c->row->batch_size > 0 ? (double)c->row->batch_size : 1;
 		c->samples_s = c->median_ns > 0 ? per_iter / (c->median_ns / 1e9) : 0;
 		c->tokens_s = c->row->seq_len > 0 ? c->samples_s * (double)c->row->seq_len : 0;
+	}
+	/* a node of the report with no ok case of a key that other nodes ran (its runs of it failed,
+	 * were skipped, or never reached it): not compared, so cannot tell, never a silent pass */
+	missing = xcalloc(nhosts + 1, sizeof(*missing));
+	size_t nmissing = 0;
+	for (size_t k = 0; k < nkeys + nsingle; k++) {
+		/* the compared keys, then those that one node alone has ok cases of */
+		size_t start = k < nkeys ? key_start[k] : 0,
+		       end = k + 1 < nkeys ? key_start[k + 1] : k < nkeys ? nall : 0;
+		size_t lo = k < nkeys ? key_rows[k] : single_rows[k - nkeys], hi = lo;
+		while (hi < nrows && !strcmp(rows[hi].case_key, rows[lo].case_key))
+			hi++;
+		const char *only = k < nkeys ? NULL : single_host[k - nkeys];
+		size_t h0 = 0;
+		while (only && h0 < nhosts && strcmp(hosts[h0], only))
+			h0++;
+		if (only && h0 == nhosts)
+			continue;   /* a host of no compared key: not one of the report's nodes */
+		for (size_t h = 0; h < nhosts; h++) {
+			size_t i = start;
+			while (i < end && strcmp(all[i].host, hosts[h]))
+				i++;
+			if (i < end || (only && h == h0))
+				continue;
+			const struct case_row *latest = NULL;   /* the node's latest case of the key */
+			for (size_t j = hi; j-- > lo && !latest;) {
+				const struct run_row *run = db_run_find(runs, nruns, rows[j].run_id);
+				if (run && !strcmp(run->hostname, hosts[h]))
+					latest = &rows[j];
+			}
+			missing[h]++;
+			if (nmissing++ < NODES_NAMED)
+				sb_addf(&missing_example, "%s%s: %s %s", nmissing > 1 ? "; " : "", hosts[h],
+					rows[lo].name,
+					latest ? status_name((enum bd_status)latest->status) : "not run");
+		}
+	}
+	/* case keys whose nodes ran different code or sweeps: a difference may be the code's */
+	size_t mixed_code = 0;
+	for (size_t k = 0; k < nkeys; k++) {
+		size_t start = key_start[k], end = k + 1 < nkeys ? key_start[k + 1] : nall;
+		const struct run_row *first = db_run_find(runs, nruns, all[start].row->run_id);
+		size_t i = start + 1;
+		while (i < end && same_code(first, db_run_find(runs, nruns, all[i].row->run_id)))
+			i++;
+		if (i == end || mixed_code++)
+			continue;
+		sb_addf(&code_example, "%s:", all[start].row->name);
+		for (i = start; i < end && i < start + NODES_NAMED; i++) {
+			const struct run_row *run = db_run_find(runs, nruns, all[i].row->run_id);
+			sb_addf(&code_example, " %s %.7s%s/%.7s%s", all[i].host,
+				run->git_commit ? run->git_commit : "?", run->git_dirty == 1 ? "+dirty" : "",
+				run->sweep_hash ? run->sweep_hash : "?", i + 1 < end ? "," : "");
+		}
+		if (end - start > NODES_NAMED)
+			sb_add(&code_example, " ...");
 	}
 	noise_model_fit(&noise, &o.rule.assumed, &model);
 	/* throughput: every node of every case key against its others, one family (BH) */
@@ -609,12 +758,45 @@ int cmd_nodes(struct cmd_line *cl)
 				unmeasured_cases++;
 				continue;
 			}
-			judge_throughput(all + key_start[k], end - key_start[k], i - key_start[k], &model,
-					 &noise, &o.rule, &results[i]);
+			judge_throughput(all + key_start[k], end - key_start[k], i - key_start[k],
+					 SIZE_MAX, &model, &noise, &o.rule, &results[i]);
 			family[nfamily++] = &results[i];
 		}
 	}
 	verdicts_decide(family, nfamily, &o.rule);
+	/* From three nodes up, "the others" of a healthy node include the odd one: beside a node 10%
+	 * slower, each healthy node of three is 5% faster than the other two together. A node is out
+	 * of bounds only when it also differs, the same way, from most of the other nodes one by one
+	 * (each pair a family of one); else these runs cannot tell that it is the odd one (~). */
+	size_t unconfirmed = 0;
+	for (size_t k = 0; k < nkeys; k++) {
+		size_t start = key_start[k], end = k + 1 < nkeys ? key_start[k + 1] : nall;
+		size_t with_runs = 0;
+		for (size_t i = start; i < end; i++)
+			with_runs += all[i].nruns > 0;
+		if (with_runs < 3)
+			continue;
+		for (size_t i = start; i < end; i++) {
+			enum verdict v = results[i].verdict;
+			if (v != VERDICT_SLOWER && v != VERDICT_FASTER)
+				continue;
+			size_t agree = 0;
+			for (size_t j = start; j < end; j++) {
+				if (j == i || !all[j].nruns)
+					continue;
+				struct pair_result pair, *one = &pair;
+				judge_throughput(all + start, end - start, i - start, j - start, &model,
+						 &noise, &o.rule, &pair);
+				pair.wait_base = pair.wait_cand = -1;   /* the direction alone */
+				verdicts_decide(&one, 1, &o.rule);
+				agree += pair.verdict == v;
+			}
+			if (2 * agree <= with_runs - 1) {
+				results[i].verdict = VERDICT_UNSURE;
+				unconfirmed++;
+			}
+		}
+	}
 	report_init(&r, prices);
 	r.band = o.rule.threshold;
 	for (size_t k = 0; k < nkeys; k++) {
@@ -645,6 +827,32 @@ int cmd_nodes(struct cmd_line *cl)
 		table_note(&r.per_node, "%zu node-case%s not compared (?): no run of the node, or of "
 			   "no other node, has measured samples of the phase (%s) that can be read",
 			   unmeasured_cases, unmeasured_cases == 1 ? "" : "s", series_pick_names[pick]);
+	if (unconfirmed)
+		table_note(&r.per_node, "%zu node-case%s beyond the band against the other nodes together "
+			   "but not against most of them one by one (~): another node is the odd one, or "
+			   "these runs cannot tell which", unconfirmed, unconfirmed == 1 ? "" : "s");
+	if (nmissing)
+		table_note(&r.per_node, "%zu node-case%s not compared (?): the node has no ok case of "
+			   "a key other nodes ran (%s%s): cannot tell", nmissing, nmissing == 1 ? "" : "s",
+			   sb_str(&missing_example), nmissing > NODES_NAMED ? "; ..." : "");
+	if (mixed_code)
+		table_note(&r.per_node, "%zu case key%s whose nodes ran different code or sweeps "
+			   "(commit/sweep; %s): a difference there may be the code's, not the node's; run "
+			   "one build and sweep on every node", mixed_code, mixed_code == 1 ? "" : "s",
+			   sb_str(&code_example));
+	if (mixed) {
+		struct strbuf names = STRBUF_INIT;
+		for (size_t h = 0, named = 0; h < nhosts; h++)
+			if (host_mixed[h] && named++ < NODES_NAMED)
+				sb_addf(&names, "%s%s", named > 1 ? ", " : "", hosts[h]);
+			else if (host_mixed[h] && named == NODES_NAMED + 1)
+				sb_add(&names, ", ...");
+		table_note(&r.per_node, "%zu node-case%s whose runs were made on more than one system "
+			   "(machine, OS, driver: `report runs`) under one node name (%s): compared as "
+			   "one node's runs; machines that share a host name need names of their own "
+			   "(BENCHDB_NODE)", mixed, mixed == 1 ? "" : "s", sb_str(&names));
+		sb_free(&names);
+	}
 	if (single)
 		table_note(&r.per_node, "%zu node-case%s with a single run: a node's run-to-run spread "
 			   "needs repeated runs (`runner run --repeat 3` on every node)",
@@ -672,7 +880,7 @@ int cmd_nodes(struct cmd_line *cl)
 	const char *verdict = r.overall == MARK_FAIL	 ? "a node is out of bounds"
 			      : r.overall == MARK_CONTENDED ? "a node's runs waited for a CPU (contended): "
 							      "rerun on a quiet machine"
-			      : r.overall == MARK_UNSURE ? "some comparisons cannot tell"
+			      : r.overall == MARK_UNSURE || nmissing ? "some comparisons cannot tell"
 			      : unmeasured ? "the noise between runs is not measured (one run per node): "
 					     "cannot tell"
 			      : undecided ? "these runs cannot tell whether a node is within the band (~)"
@@ -680,11 +888,12 @@ int cmd_nodes(struct cmd_line *cl)
 	table_note(&r.per_case, "%zu case key%s on %zu nodes: %s", r.keys, r.keys == 1 ? "" : "s",
 		   nhosts, verdict);
 	status = r.overall == MARK_FAIL ? EXIT_FAIL
-		 : r.overall == MARK_UNSURE || r.overall == MARK_CONTENDED || unmeasured || undecided
+		 : r.overall == MARK_UNSURE || r.overall == MARK_CONTENDED || unmeasured || undecided ||
+				   nmissing
 			 ? EXIT_USAGE
 			 : EXIT_OK;
 	struct table tables[3];
-	nodes_summary(all, nall, hosts, nhosts, &tables[0]);
+	nodes_summary(all, nall, hosts, missing, nhosts, &tables[0]);
 	tables[1] = r.per_node;
 	tables[2] = r.per_case;
 	if (format_is((enum report_format)fmt, FORMAT_SHORT)) {
@@ -712,6 +921,13 @@ int cmd_nodes(struct cmd_line *cl)
 			status = EXIT_FAIL;
 	}
 done:
+	sb_free(&code_example);
+	sb_free(&missing_example);
+	free(key_rows);
+	free(single_rows);
+	free(single_host);
+	free(missing);
+	free(host_mixed);
 	noise_data_free(&noise);
 	noise_model_free(&model);
 	free(results);

@@ -53,6 +53,13 @@ contains "$T/out" "throughput spread" "spread column"
 expect_status 1 "10% slower node (summary, a CI comment)" "$REPORT" nodes --db "$T/merged.db" --format summary
 check "summary: the marker, then the verdict" [ "$(sed -n 1,2p "$T/out")" = "$(printf '<!-- benchdb: report nodes -->\n### ❌ OUT OF BOUNDS')" ]
 contains "$T/out" "slow on $ok_cases of $ok_cases cases" "summary: the node named"
+# a merged database damaged after it was written (its samples table's pages are another table's):
+# its data cannot be read, so it cannot tell (2), never "a node is out of bounds" (1)
+cp "$T/merged.db" "$T/damaged.db"
+sql "$T/damaged.db" "pragma writable_schema = on; update sqlite_master set rootpage = (select rootpage from sqlite_master where name = 'runs') where name = 'samples'" >/dev/null
+expect_status 2 "a damaged merged database: cannot tell, not out of bounds" "$REPORT" nodes --db "$T/damaged.db"
+contains "$T/err" "damaged.db: cannot read samples: " "names the file and what could not be read"
+lacks "$T/out" "out of bounds" "no verdict from a database that cannot be read"
 expect_status 0 "a 15% band passes 10%" "$REPORT" nodes --db "$T/merged.db" --throughput-band 15
 contains "$T/out" "noise between runs: within a session measured" "the run-to-run spread is measured from the repeated runs"
 
@@ -124,5 +131,10 @@ fi
 
 expect_status 2 "one node only: nothing to compare" "$REPORT" nodes --db "$T/node1.db"
 contains "$T/err" "more than one host" "says why"
+# two nodes merged that ran no case in common (another sweep): not "merge the databases first"
+node2 1.0 "update cases set case_key = case_key || '-other'"
+expect_status 2 "two nodes, no case in common: nothing to compare" "$REPORT" nodes --db "$T/merged.db"
+contains "$T/err" "hosts such as .*node2.* ran no case in common \(run the same sweep on every node\)" "says why, naming the hosts"
+lacks "$T/err" "merge the nodes' databases first" "not told to merge what is merged"
 
 finish nodes

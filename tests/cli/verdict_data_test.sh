@@ -23,6 +23,13 @@ expect_status 2 "a node-case without samples: cannot tell (exit 2), not out of b
 	"$REPORT" nodes --db "$T/nodes.db" --format csv
 lacks "$T/out" ',h3,0,.*✗' "the node without samples is not marked out of bounds"
 contains "$T/out" ',h3,0,.*,\?,' "it is marked ? (not compared)"
+# the spread across nodes is of the nodes compared: h1 and h2 (max - min) / median, not h3's 0
+check "the throughput spread of that case leaves out the node not compared" awk -F, '
+	/^case,node,/ { t = 1; next } /^case,nodes,/ { t = 2; next } /^$/ { t = 0 }
+	t == 1 && $2 != "h3" && $1 ~ /S256 / { x[++n] = $4 }
+	t == 2 && $1 ~ /S256 / { got = $3 }
+	END { lo = x[1] < x[2] ? x[1] : x[2]; hi = x[1] < x[2] ? x[2] : x[1]
+	      want = 100 * (hi - lo) / ((hi + lo) / 2); exit !(n == 2 && (got - want) ^ 2 < 1e-6) }' "$T/out"
 expect_status 2 "... (md)" "$REPORT" nodes --db "$T/nodes.db"
 contains "$T/out" "1 node-case not compared \(\?\): no run of the node" "the notes say why"
 contains "$T/out" "some comparisons cannot tell" "the verdict says it cannot tell"
@@ -38,6 +45,81 @@ sql "$T/nodes2.db" "delete from samples where case_id in (select c.id from cases
 expect_status 2 "two nodes, one without samples of a case: cannot tell" \
 	"$REPORT" nodes --db "$T/nodes2.db" --format csv
 check "both nodes of that case are ? (not compared)" [ "$(grep -c ',[?],' "$T/out")" = 2 ]
+# three nodes, one of them the odd one (10% slower, or 10% faster), 3 runs each at 2% run noise:
+# the odd node is out of bounds, the two healthy ones are not. Compared with "the others"
+# together, each healthy node was 5% faster (or slower) than its two others, one of them the odd
+# node, and was flagged too (fast or slow on most cases, on these seeds).
+for odd in "1 1.10 1 h2 slow" "1 1 0.90 h3 fast"; do
+	set -- $odd
+	for seed in 1 2; do
+		planted "$T/odd.db" --cases 6 --between 0.02 --seed $seed --one-system n@h1:3t:$1 n@h2:3t:$2 n@h3:3t:$3
+		expect_status 1 "three nodes, $4 $5 (seed $seed): out of bounds" "$REPORT" nodes --db "$T/odd.db" --format csv
+		check "... $4 is out of bounds ($5)" [ "$(csv_cols "$T/out" node summary | grep -c "^$4,\"$5 on ")" = 1 ]
+		check "... and only $4 (seed $seed)" [ "$(csv_cols "$T/out" node out_of_bounds | grep -v "^$4," | grep -vc ',0$')" = 0 ]
+	done
+done
+expect_status 1 "the notes say why a healthy node is not flagged" "$REPORT" nodes --db "$T/odd.db"
+contains "$T/out" "beyond the band against the other nodes together but not against most of them one by one" "the note"
+lacks "$T/out" "more than one system" "each node's runs are of one system: no note of it"
+lacks "$T/out" "different code" "every node ran the same code: no note of it"
+# two machines under one host name (h3 renamed h1, its own system row): their runs are one node's
+# runs to the report, which hides the slow machine; the notes say that the name covers two systems
+sql "$T/odd.db" "update systems set hostname = 'h1' where hostname = 'h3'"
+"$REPORT" nodes --db "$T/odd.db" >"$T/out" 2>"$T/err"
+contains "$T/out" "whose runs were made on more than one system .* under one node name \(h1\)" "two machines named h1: said so"
+# two nodes that ran different code (each label its own commit): a difference may be the code's,
+# and the notes say so, with the nodes' commits
+planted "$T/code.db" --cases 3 --between 0.02 --seed 3 --one-system n@h1:3t:1 m@h2:3t:1.10
+"$REPORT" nodes --db "$T/code.db" >"$T/out" 2>"$T/err"
+c1=$(sql "$T/code.db" "select substr(git_commit, 1, 7) from runs where label = 'n' limit 1")
+contains "$T/out" "3 case keys whose nodes ran different code or sweeps .*h[12] .*$c1" "different commits per node: said so, with the commits"
+# two nodes alike; node h2's runs of one case failed (error) and of another never ran it (deleted,
+# as a run stopped before it): those keys have ok cases on h1 alone. They were dropped without a
+# word ("no node out of bounds", exit 0); now each is a node-case not compared: cannot tell (2)
+planted "$T/failed.db" --cases 4 --between 0.02 --seed 3 --one-system n@h1:3t:1 n@h2:3t:1
+h2_cases="select c.id from cases c join runs r on r.id = c.run_id join systems s on s.id = r.system_id where s.hostname = 'h2'"
+expect_status 0 "two nodes alike (--lenient): no node out of bounds" "$REPORT" nodes --db "$T/failed.db" --lenient
+sql "$T/failed.db" "update cases set status = 'error', reason = 'planted' where ord = 0 and id in ($h2_cases); delete from cases where ord = 1 and id in ($h2_cases)"
+expect_status 2 "a node whose runs of a case failed or never ran it: cannot tell" "$REPORT" nodes --db "$T/failed.db" --lenient
+contains "$T/out" "2 node-cases not compared \(\?\): the node has no ok case of a key other nodes ran \(h2: .* error; h2: .* not run\)" "the notes name the node, the case and what happened"
+contains "$T/out" "^\| h2 .* no ok case \(failed or not run; not compared\) on 2 of 4 cases" "h2's line says so"
+contains "$T/out" "some comparisons cannot tell" "the verdict says it cannot tell"
+# the chart draws 24 cases at most: a report of 30 says, in the chart's title, which it shows
+if command -v gnuplot >/dev/null; then
+	planted "$T/many.db" --cases 30 --between 0.02 --seed 3 --one-system n@h1:3t:1 n@h2:3t:1
+	"$REPORT" nodes --db "$T/many.db" --chart "$T/many" >/dev/null 2>&1
+	contains "$T/many/nodes_throughput.svg" "the first 24 of 30 cases" "a chart of fewer cases than the report says so"
+fi
+# 80 nodes (40 planted, and a copy of them under other names and uuids, merged), h01 20% slower:
+# every node is compared. Only the first 64 nodes of a case were, the rest dropped without a word
+# ("2 case keys on 64 nodes"), h01 (the oldest runs) among them
+planted "$T/n40.db" --cases 2 --between 0.02 --seed 3 --one-system $(for i in $(seq -w 1 40); do printf 'n@h%s:2t:1 ' "$i"; done)
+sql "$T/n40.db" "update samples set ns = ns * 1.2 where case_id in (select c.id from cases c join runs r on r.id = c.run_id join systems s on s.id = r.system_id where s.hostname = 'h01')"
+cp "$T/n40.db" "$T/n40b.db"
+sql "$T/n40b.db" "update systems set hostname = 'j' || hostname, fingerprint = 'j' || fingerprint; update runs set uuid = 'f' || substr(uuid, 2), group_id = 'j-' || group_id"
+rm -f "$T/n80.db"
+"$RUNNER" merge --db "$T/n80.db" "$T/n40.db" "$T/n40b.db" >/dev/null
+expect_status 1 "80 nodes, h01 20% slower: out of bounds" "$REPORT" nodes --db "$T/n80.db" --format csv
+check "every one of the 80 nodes has its line" [ "$(csv_cols "$T/out" node | wc -l)" = 80 ]
+check "h01 is slow" [ "$(csv_cols "$T/out" node summary | grep -c '^h01,"slow on 2 of 2 cases')" = 1 ]
+# three nodes, h2 10% slower, h3's samples of one case lost: that case compares two nodes, and of
+# two nodes that differ the slower one is flagged, not the faster (which was, as if three compared)
+planted "$T/two_of_three.db" --cases 3 --between 0.02 --seed 5 --one-system n@h1:3t:1 n@h2:3t:1.10 n@h3:3t:1
+sql "$T/two_of_three.db" "delete from samples where case_id in (select c.id from cases c join runs r on r.id = c.run_id join systems s on s.id = r.system_id where s.hostname = 'h3' and c.ord = 0)"
+expect_status 1 "three nodes, one of them not compared on a case, h2 slower" "$REPORT" nodes --db "$T/two_of_three.db" --format csv
+check "h2 is out of bounds on it" [ "$(grep -c '^flash float32 fwd B8 H1 S256 D64,h2,3,.*,✗,' "$T/out")" = 1 ]
+check "h1, the faster of the two compared, is not" [ "$(grep -c '^flash float32 fwd B8 H1 S256 D64,h1,3,.*,✗,' "$T/out")" = 0 ]
+# the node not compared has no throughput, time or cost: blank, not 0 (a free, infinitely fast node)
+expect_status 1 "... with a price" "$REPORT" nodes --db "$T/two_of_three.db" --format csv --price 1
+check "h3's samples/s, tokens/s, median and cost on that case are blank" [ "$(grep -c '^flash float32 fwd B8 H1 S256 D64,h3,0,,,,.*,?,,,$' "$T/out")" = 1 ]
+# three nodes, h2's peak memory 5% more and its GPU 22 °C hotter: h2 is off, the two healthy
+# nodes are not (against their others' median, the mean of h2 and a healthy node, they were 2.4%
+# and 11 °C off, and were flagged too)
+planted "$T/mem.db" --cases 2 --between 0.02 --seed 5 --one-system n@h1:3t:1 n@h2:3t:1 n@h3:3t:1
+sql "$T/mem.db" "update cases set peak_bytes = 100000000, gpu_temp_c = 60; update cases set peak_bytes = 105000000, gpu_temp_c = 82 where run_id in (select r.id from runs r join systems s on s.id = r.system_id where s.hostname = 'h2')"
+expect_status 1 "three nodes, h2's memory and temperature off: out of bounds" "$REPORT" nodes --db "$T/mem.db" --format csv
+check "h2: memory and temperature ✗ on both cases" [ "$(grep -c '^flash[^,]*,h2,.*,✗,✗$' "$T/out")" = 2 ]
+check "h1 and h3: memory and temperature ✓" [ "$(grep -c '^flash[^,]*,h[13],.*,✓,✓$' "$T/out")" = 4 ]
 
 # ---- a case key measured twice in one run is one run's evidence --------------------------------
 # A sweep may list a case twice (two benchmarks that overlap): the run stores it twice, under one

@@ -60,6 +60,18 @@ expect_status 0 "history --label nightly --last 10" "$REPORT" history --db "$T/p
 check "history --last 10: the newest 10 nightly runs (36-45)" [ "$(awk -F, 'NR > 1 { print $2 }' "$T/out" | paste -sd' ')" = "36 37 38 39 40 41 42 43 44 45" ]
 expect_status 1 "history of a label no run has" "$REPORT" history --db "$T/pr.db" --label nope --where seq_len=256
 contains "$T/err" "no case of any run --label nope matches" "the label named"
+# An interrupted newest run that lacks a case fails that case (exit 1) however the case is picked:
+# --case and --where pick the series, never which run is the newest (they read it as steady, 0).
+cp "$T/pr.db" "$T/cut.db"
+sql "$T/cut.db" "UPDATE runs SET status = 'interrupted' WHERE id = 45;
+	DELETE FROM cases WHERE run_id = 45 AND seq_len = 448"
+cut_key=$(sql "$T/cut.db" "SELECT case_key FROM cases WHERE run_id = 44 AND seq_len = 448")
+expect_status 1 "a case missing from the interrupted newest run: exit 1" "$REPORT" changes --db "$T/cut.db" --label nightly
+contains "$T/err" "missing: 'flash float32 fwd B8 H1 S448 D64' on planted-host from run 45, which is interrupted" "names the missing case"
+expect_status 1 "... asked about alone with --case: exit 1" "$REPORT" changes --db "$T/cut.db" --label nightly --case "$cut_key"
+contains "$T/err" "missing: 'flash float32 fwd B8 H1 S448 D64' on planted-host from run 45" "--case: names the missing case"
+expect_status 1 "... with --where: exit 1" "$REPORT" changes --db "$T/cut.db" --label nightly --where seq_len=448
+expect_status 0 "a case the interrupted run has: steady, exit 0" "$REPORT" changes --db "$T/cut.db" --label nightly --where seq_len=256
 expect_status 0 "summary of a steady history" "$REPORT" changes --db "$T/pr.db" --label nightly --format summary
 check "summary: passed, no table before the details" [ "$(sed -n 2p "$T/out")" = "### ✅ no new slower segment" ] && [ "$(sed '/^<details>/q' "$T/out" | grep -c '^|')" = 0 ]
 

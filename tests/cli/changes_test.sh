@@ -43,6 +43,15 @@ for bad in missing garbage foreign; do
 	contains "$T/err" "$bad.db: (no such database|not a benchdb database)" "$bad database: named, with the reason"
 done
 
+# A table damaged after the database opened (the stored noise sessions unreadable) is "cannot
+# tell" (2, as regress says it), never the gate's "newest runs slower" (1): a steady history here.
+check "steady history" planted "$T/steady.db" --seed 6 nightly:20t:1
+cp "$T/steady.db" "$T/damaged.db"
+sql "$T/damaged.db" "ALTER TABLE noise_sessions RENAME COLUMN mean_log TO damaged"
+expect_status 2 "unreadable noise sessions: exit 2" "$REPORT" changes --db "$T/damaged.db"
+contains "$T/err" "cannot read the stored noise sessions" "the reason on stderr"
+expect_status 0 "the same history undamaged: exit 0" "$REPORT" changes --db "$T/steady.db"
+
 # The label filter keeps a pull request's runs out of the nightly history: four slow pr runs at the
 # end are a slower segment of the unfiltered history, and no change of the nightly one.
 check "pull request history" planted "$T/pr.db" --seed 6 nightly:45t:1 pr-9:4t:1.3

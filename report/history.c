@@ -75,6 +75,7 @@ static int series_add(struct db *db, struct history_set *s, const struct history
 	hs->points = xcalloc(n, sizeof(*hs->points));
 	int rc = 0;
 	const struct case_row *newest = NULL;   /* the key's row in its newest run on host */
+	const struct case_row *unmeasured = NULL;   /* newest, when ok without a measured median */
 	for (size_t i = 0; i < n && !rc; i++) {
 		const struct run_row *run = run_of(s, rows[i].run_id);
 		if (!run || strcmp(run->hostname, host))
@@ -84,6 +85,7 @@ static int series_add(struct db *db, struct history_set *s, const struct history
 		if (i > 0 && rows[i - 1].run_id == rows[i].run_id)
 			continue;
 		newest = &rows[i];
+		unmeasured = NULL;
 		if (rows[i].status != STATUS_OK) {
 			hs->not_ok++;
 			continue;
@@ -96,6 +98,7 @@ static int series_add(struct db *db, struct history_set *s, const struct history
 		struct history_point *p = &hs->points[hs->n];
 		if (m == 0 || median_ci(x, m, &p->median, &p->lo, &p->hi) || !(p->median > 0)) {
 			hs->not_ok++;
+			unmeasured = &rows[i];
 		} else {
 			p->c = &rows[i];
 			p->run = run;
@@ -108,6 +111,8 @@ static int series_add(struct db *db, struct history_set *s, const struct history
 		hs->broken_row = newest;
 		hs->broken_run = run_of(s, newest->run_id);
 	}
+	if (hs->n && unmeasured)   /* measured before, ok now but nothing to read */
+		hs->unmeasured_run = run_of(s, unmeasured->run_id);
 	if (f->last > 0 && hs->n > (size_t)f->last) {
 		size_t drop = hs->n - (size_t)f->last;
 		memmove(hs->points, hs->points + drop, (size_t)f->last * sizeof(*hs->points));

@@ -52,6 +52,16 @@ expect_status 2 "unreadable noise sessions: exit 2" "$REPORT" changes --db "$T/d
 contains "$T/err" "cannot read the stored noise sessions" "the reason on stderr"
 expect_status 0 "the same history undamaged: exit 0" "$REPORT" changes --db "$T/steady.db"
 
+# A case ok in the newest run with no measured samples (they were lost) is not in its series, whose
+# older runs read steady: cannot tell (2, as regress says it), never a pass (0).
+cp "$T/steady.db" "$T/unmeasured.db"
+sql "$T/unmeasured.db" "DELETE FROM samples WHERE case_id IN (SELECT id FROM cases WHERE run_id = 20 AND seq_len = 320)"
+expect_status 2 "a newest run with no samples of a case: exit 2" "$REPORT" changes --db "$T/unmeasured.db"
+contains "$T/err" "cannot tell: 'flash float32 fwd B8 H1 S320 D64' on planted-host is ok in run 20 with no measured samples" "names the case and the run"
+contains "$T/out" "run 20: no measured samples" "the newest table says so"
+expect_status 2 "... summary: the case shown" "$REPORT" changes --db "$T/unmeasured.db" --format summary
+check "summary: cannot tell, the case open" [ "$(sed -n 2p "$T/out")" = "### ⚠️ CANNOT TELL" ] && [ "$(sed '/^<details>/q' "$T/out" | grep -c 'S320.*no measured samples')" = 1 ]
+
 # The label filter keeps a pull request's runs out of the nightly history: four slow pr runs at the
 # end are a slower segment of the unfiltered history, and no change of the nightly one.
 check "pull request history" planted "$T/pr.db" --seed 6 nightly:45t:1 pr-9:4t:1.3

@@ -2,6 +2,7 @@
  * (history.h). */
 #include "history.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,14 @@ int history_options_check(const struct history_options *h, const struct verdict_
 	    h->recent < 1 || h->last < 0) {
 		fprintf(stderr, "report %s: --alpha must lie in (0, 1), --min-segment be 2 or more, "
 				"--recent 1 or more, --min-change and --last 0 or more\n", command);
+		return EXIT_USAGE;
+	}
+	/* the permutation test needs 10 / alpha permutations, an unsigned count: a smaller alpha
+	 * wrapped it round to a count that could never reach alpha (no change found, exit 0) */
+	if (10 / h->alpha > UINT_MAX) {
+		fprintf(stderr, "report %s: --alpha %g is below %.2g: its permutation test would need "
+				"more than %u permutations\n", command, h->alpha, 10.0 / UINT_MAX,
+			UINT_MAX);
 		return EXIT_USAGE;
 	}
 	if (rule && !(rule->cpu_wait_gap >= 0 && rule->cpu_wait_level >= 0)) {

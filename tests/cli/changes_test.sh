@@ -136,6 +136,10 @@ check "every case too few runs" [ "$(grep -c ',too few runs$' "$T/out")" = 4 ]
 # Usage errors.
 expect_status 2 "--min-segment 1" "$REPORT" changes --db "$T/step.db" --min-segment 1
 expect_status 2 "--alpha 2" "$REPORT" changes --db "$T/step.db" --alpha 2
+# 10 / alpha permutations do not fit their count: it wrapped round, the test could never reach
+# alpha, and the 10% step passed (exit 0)
+expect_status 2 "--alpha 1e-9: more permutations than can be counted" "$REPORT" changes --db "$T/step.db" --label nightly --alpha 1e-9
+contains "$T/err" "--alpha 1e-09 is below" "says why"
 expect_status 2 "--where on a key no case has" "$REPORT" changes --db "$T/step.db" --where nope=1
 
 finish changes

@@ -225,9 +225,10 @@ static int cmp_text(const void *a, const void *b)
 /* A host's newest run that is not complete (interrupted, failed, still running) did not measure
  * what it lacks: each series of that host with ok points and no row in it is broken there, as
  * regress fails a candidate run that is not complete. The host's newest run is the newest of the
- * runs that pass f's run filters (label, branch, host) and stored a case of any key: a --case,
- * --where or --suite filter picks the series, never which run is the newest (or a case missing
- * from an interrupted run would pass when asked about alone). rows[0..n-1]: the kept rows. */
+ * runs that pass f's run filters (label, branch, host), whatever cases it stored — none, when the
+ * runner died in its first case: a --case, --where or --suite filter picks the series, never which
+ * run is the newest (or a case missing from an interrupted run would pass when asked about
+ * alone). rows[0..n-1]: the kept rows. */
 static void incomplete_newest(struct history_set *s, const struct history_filter *f, size_t n)
 {
 	struct host_newest {
@@ -237,7 +238,7 @@ static void incomplete_newest(struct history_set *s, const struct history_filter
 	size_t nhosts = 0;
 	for (size_t k = 0; k < s->nruns; k++) {
 		const struct run_row *run = &s->runs[k];
-		if (run->ncases <= 0 || !run->hostname || !text_is(run->label, f->label) ||
+		if (!run->hostname || !text_is(run->label, f->label) ||
 		    !text_is(run->git_branch, f->branch) || !text_is(run->hostname, f->host))
 			continue;
 		size_t h = 0;

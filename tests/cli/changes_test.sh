@@ -91,6 +91,18 @@ expect_status 1 "... asked about alone with --case: exit 1" "$REPORT" changes --
 contains "$T/err" "missing: 'flash float32 fwd B8 H1 S448 D64' on planted-host from run 45" "--case: names the missing case"
 expect_status 1 "... with --where: exit 1" "$REPORT" changes --db "$T/cut.db" --label nightly --where seq_len=448
 expect_status 0 "a case the interrupted run has: steady, exit 0" "$REPORT" changes --db "$T/cut.db" --label nightly --where seq_len=256
+# ... and a newest run interrupted before it stored any case (the runner killed in its first
+# case) measured none of them: every case fails, as regress fails that run (it read steady, 0)
+cp "$T/pr.db" "$T/empty.db"
+sql "$T/empty.db" "INSERT INTO runs (uuid, system_id, started_at, status, git_commit, git_dirty,
+	git_branch, tool_version, command_line, sweep_path, sweep_name, sweep_text, sweep_hash, label,
+	env) SELECT 'killed-run', system_id, '2027-01-01T00:00:00.000Z', 'interrupted', git_commit,
+	git_dirty, git_branch, tool_version, command_line, sweep_path, sweep_name, sweep_text,
+	sweep_hash, label, env FROM runs WHERE id = 45"
+expect_status 1 "a newest run interrupted before its first case: exit 1" "$REPORT" changes --db "$T/empty.db" --label nightly
+check "every case missing from it" [ "$(grep -c "missing: .* from run 50, which is interrupted (ok in run 45)" "$T/err")" = 4 ]
+sql "$T/empty.db" "UPDATE runs SET label = 'pr-10' WHERE uuid = 'killed-run'"
+expect_status 0 "... a pull request's run so is not the nightly's newest: exit 0" "$REPORT" changes --db "$T/empty.db" --label nightly
 expect_status 0 "summary of a steady history" "$REPORT" changes --db "$T/pr.db" --label nightly --format summary
 check "summary: passed, no table before the details" [ "$(sed -n 2p "$T/out")" = "### ✅ no new slower segment" ] && [ "$(sed '/^<details>/q' "$T/out" | grep -c '^|')" = 0 ]
 

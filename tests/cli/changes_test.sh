@@ -61,6 +61,9 @@ contains "$T/err" "cannot tell: 'flash float32 fwd B8 H1 S320 D64' on planted-ho
 contains "$T/out" "run 20: no measured samples" "the newest table says so"
 expect_status 2 "... summary: the case shown" "$REPORT" changes --db "$T/unmeasured.db" --format summary
 check "summary: cannot tell, the case open" [ "$(sed -n 2p "$T/out")" = "### ⚠️ CANNOT TELL" ] && [ "$(sed '/^<details>/q' "$T/out" | grep -c 'S320.*no measured samples')" = 1 ]
+# report history shows that run's row ok with no median: its notes say why
+expect_status 0 "history of the case" "$REPORT" history --db "$T/unmeasured.db" --where seq_len=320 --last 3
+contains "$T/out" "ok with no measured samples \(total\): no median, no step — run 20$" "history names the run without samples"
 
 # The label filter keeps a pull request's runs out of the nightly history: four slow pr runs at the
 # end are a slower segment of the unfiltered history, and no change of the nightly one.

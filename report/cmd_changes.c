@@ -94,7 +94,8 @@ static void newest_table(const struct history_set *hs, int with_key, size_t rece
 	       c_status = table_column(t, "newest", "", 0);
 	for (size_t i = 0; i < hs->n; i++) {
 		const struct history_series *s = &hs->series[i];
-		if (only_moved && s->newest == NEWEST_STEADY && s->newest_off == 0)
+		if (only_moved && s->newest == NEWEST_STEADY && s->newest_off == 0 &&
+		    !s->unmeasured_run)
 			continue;
 		size_t r = table_row(t);
 		series_cells(t, r, s, with_key);
@@ -118,6 +119,11 @@ static void newest_table(const struct history_set *hs, int with_key, size_t rece
 					 100 * s->newest_net);
 			else if (s->newest == NEWEST_STEADY && s->n >= recent)
 				snprintf(status, sizeof(status), "steady (no change in %zu runs)", recent);
+			if (s->unmeasured_run) {
+				size_t len = strlen(status);
+				snprintf(status + len, sizeof(status) - len, "; run %lld: no measured "
+					 "samples", (long long)s->unmeasured_run->id);
+			}
 			if (s->newest_off != 0) {
 				size_t len = strlen(status);
 				snprintf(status + len, sizeof(status) - len, "; newest run %+.1f%%: one run is "
@@ -231,24 +237,30 @@ int cmd_changes(struct cmd_line *cl)
 		status = EXIT_CANNOT_TELL;
 		goto done;
 	}
+	/* an error reading the data after the database opened is "cannot tell" (2, as regress says
+	 * it), never the verdict "newest runs slower" (1) */
 	if (history_noise(db, &hs, f.pick, &o.rule, &err)) {
-		status = report_error(&err, EXIT_FAIL);
+		status = report_error(&err, EXIT_CANNOT_TELL);
 		goto done;
 	}
 	if (history_detect(&hs, &cpo, &o.rule, (size_t)h.recent)) {
-		fprintf(stderr, "report changes: a run's median is not a finite time\n");
-		status = EXIT_FAIL;
+		fprintf(stderr, "report changes: cannot tell: a run's median is not a finite time\n");
+		status = EXIT_CANNOT_TELL;
 		goto done;
 	}
-	size_t count[NEWEST_COUNT] = {0}, changes = 0, broken = 0;
+	size_t count[NEWEST_COUNT] = {0}, changes = 0, broken = 0, unmeasured = 0;
 	for (size_t i = 0; i < hs.n; i++) {
 		count[hs.series[i].newest]++;
 		changes += hs.series[i].cp.n;
 		broken += hs.series[i].broken_run != NULL;
+		unmeasured += hs.series[i].unmeasured_run != NULL;
 	}
-	status = count[NEWEST_SLOWER] || broken                               ? EXIT_SLOWER
-		 : count[NEWEST_CONTENDED] || count[NEWEST_TOO_FEW] == hs.n ? EXIT_CANNOT_TELL
-									      : EXIT_OK;
+	/* a newest run that measured nothing of a case says nothing about it: cannot tell, as
+	 * regress says of a case with no measured samples */
+	status = count[NEWEST_SLOWER] || broken ? EXIT_SLOWER
+		 : count[NEWEST_CONTENDED] || count[NEWEST_TOO_FEW] == hs.n || unmeasured
+			 ? EXIT_CANNOT_TELL
+			 : EXIT_OK;
 	const char *verdict = count[NEWEST_SLOWER] && broken ? "SLOWER, AND NOT OK"
 			      : count[NEWEST_SLOWER]	       ? "SLOWER"
 			      : broken		       ? "NOT OK"
@@ -290,6 +302,11 @@ int cmd_changes(struct cmd_line *cl)
 			    "runs or a case is not ok in its newest run, 2 when a contended change "
 			    "did, or when no series has %zu runs",
 		   verdict, h.recent, 2 * cpo.min_segment);
+	if (unmeasured)
+		table_note(&newest, "%zu case%s ok in %s newest run with no measured samples%s: that "
+				    "run is not in the series, which cannot tell what it measured (exit 2)",
+			   unmeasured, unmeasured == 1 ? "" : "s", unmeasured == 1 ? "its" : "their",
+			   f.pick == PICK_TOTAL ? "" : " of the phase");
 	int rc = 0;
 	if (broken) {   /* what fails first */
 		struct table bt;
@@ -331,6 +348,13 @@ int cmd_changes(struct cmd_line *cl)
 				s->broken_run->status ? s->broken_run->status : "of unknown status",
 				(long long)s->points[s->n - 1].run->id);
 	}
+	for (size_t i = 0; i < hs.n && status == EXIT_CANNOT_TELL; i++)
+		if (hs.series[i].unmeasured_run)
+			fprintf(stderr, "report changes: cannot tell: '%s' on %s is ok in run %lld with "
+					"no measured samples (its series ends at run %lld)\n",
+				hs.series[i].name, hs.series[i].host,
+				(long long)hs.series[i].unmeasured_run->id,
+				(long long)hs.series[i].points[hs.series[i].n - 1].run->id);
 	for (size_t i = 0; i < hs.n && status == EXIT_SLOWER; i++)
 		if (hs.series[i].newest == NEWEST_SLOWER)
 			fprintf(stderr, "report changes: slower: '%s' on %s, %+.1f%% since run %lld\n",

@@ -104,6 +104,8 @@ static int key_table(struct db *db, const struct case_row *rows, size_t n,
 	struct pair_result **family = xcalloc(n + 1, sizeof(*family));
 	size_t *step_row = xcalloc(n + 1, sizeof(*step_row)), nsteps = 0, claimed = 0;
 	int rc = 0, host_changed = 0;
+	struct strbuf unmeasured = STRBUF_INIT;   /* ok runs without a median: their ids */
+	size_t nunmeasured = 0;
 	size_t fewest = 0;   /* the fewest iterations (2..5) of a run whose interval is below 95% */
 	double prev_y = 0, prev_within = 0, prev_wait = -1;
 	const struct run_session *prev = NULL;
@@ -150,6 +152,8 @@ static int key_table(struct db *db, const struct case_row *rows, size_t n,
 		if (m == 0 || noise_run_y(&cur, pick, &y, &within) ||
 		    median_ci(x, m, &median, &lo, &hi)) {
 			case_series_free(&cur);
+			sb_addf(&unmeasured, "%s%lld", unmeasured.len ? ", " : "", (long long)c->run_id);
+			nunmeasured++;
 			continue;
 		}
 		case_series_free(&cur);
@@ -230,7 +234,11 @@ static int key_table(struct db *db, const struct case_row *rows, size_t n,
 	if (host_changed)
 		table_note(t, "the host changes between some runs: a step there compares machines, "
 			      "with the noise of the later run's system");
+	if (nunmeasured)
+		table_note(t, "ok with no measured samples (%s): no median, no step — run%s %s",
+			   series_pick_names[pick], nunmeasured == 1 ? "" : "s", sb_str(&unmeasured));
 done:
+	sb_free(&unmeasured);
 	case_series_free(&cur);
 	free(steps);
 	free(family);

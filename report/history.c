@@ -2,6 +2,7 @@
  * (history.h). */
 #include "history.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,14 @@ int history_options_check(const struct history_options *h, const struct verdict_
 	    h->recent < 1 || h->last < 0) {
 		fprintf(stderr, "report %s: --alpha must lie in (0, 1), --min-segment be 2 or more, "
 				"--recent 1 or more, --min-change and --last 0 or more\n", command);
+		return EXIT_USAGE;
+	}
+	/* the permutation test needs 10 / alpha permutations, an unsigned count: a smaller alpha
+	 * wrapped it round to a count that could never reach alpha (no change found, exit 0) */
+	if (10 / h->alpha > UINT_MAX) {
+		fprintf(stderr, "report %s: --alpha %g is below %.2g: its permutation test would need "
+				"more than %u permutations\n", command, h->alpha, 10.0 / UINT_MAX,
+			UINT_MAX);
 		return EXIT_USAGE;
 	}
 	if (rule && !(rule->cpu_wait_gap >= 0 && rule->cpu_wait_level >= 0)) {
@@ -75,6 +84,7 @@ static int series_add(struct db *db, struct history_set *s, const struct history
 	hs->points = xcalloc(n, sizeof(*hs->points));
 	int rc = 0;
 	const struct case_row *newest = NULL;   /* the key's row in its newest run on host */
+	const struct case_row *unmeasured = NULL;   /* newest, when ok without a measured median */
 	for (size_t i = 0; i < n && !rc; i++) {
 		const struct run_row *run = run_of(s, rows[i].run_id);
 		if (!run || strcmp(run->hostname, host))
@@ -84,6 +94,7 @@ static int series_add(struct db *db, struct history_set *s, const struct history
 		if (i > 0 && rows[i - 1].run_id == rows[i].run_id)
 			continue;
 		newest = &rows[i];
+		unmeasured = NULL;
 		if (rows[i].status != STATUS_OK) {
 			hs->not_ok++;
 			continue;
@@ -96,6 +107,7 @@ static int series_add(struct db *db, struct history_set *s, const struct history
 		struct history_point *p = &hs->points[hs->n];
 		if (m == 0 || median_ci(x, m, &p->median, &p->lo, &p->hi) || !(p->median > 0)) {
 			hs->not_ok++;
+			unmeasured = &rows[i];
 		} else {
 			p->c = &rows[i];
 			p->run = run;
@@ -108,6 +120,8 @@ static int series_add(struct db *db, struct history_set *s, const struct history
 		hs->broken_row = newest;
 		hs->broken_run = run_of(s, newest->run_id);
 	}
+	if (hs->n && unmeasured)   /* measured before, ok now but nothing to read */
+		hs->unmeasured_run = run_of(s, unmeasured->run_id);
 	if (f->last > 0 && hs->n > (size_t)f->last) {
 		size_t drop = hs->n - (size_t)f->last;
 		memmove(hs->points, hs->points + drop, (size_t)f->last * sizeof(*hs->points));
@@ -210,17 +224,22 @@ static int cmp_text(const void *a, const void *b)
 
 /* A host's newest run that is not complete (interrupted, failed, still running) did not measure
  * what it lacks: each series of that host with ok points and no row in it is broken there, as
- * regress fails a candidate run that is not complete. rows[0..n-1]: the kept rows. */
-static void incomplete_newest(struct history_set *s, size_t n)
+ * regress fails a candidate run that is not complete. The host's newest run is the newest of the
+ * runs that pass f's run filters (label, branch, host), whatever cases it stored — none, when the
+ * runner died in its first case: a --case, --where or --suite filter picks the series, never which
+ * run is the newest (or a case missing from an interrupted run would pass when asked about
+ * alone). rows[0..n-1]: the kept rows. */
+static void incomplete_newest(struct history_set *s, const struct history_filter *f, size_t n)
 {
 	struct host_newest {
 		const char *host;
 		const struct run_row *run;
-	} *hosts = xcalloc(n ? n : 1, sizeof(*hosts));
+	} *hosts = xcalloc(s->nruns ? s->nruns : 1, sizeof(*hosts));
 	size_t nhosts = 0;
-	for (size_t k = 0; k < n; k++) {
-		const struct run_row *run = run_of(s, s->rows[k].run_id);
-		if (!run)
+	for (size_t k = 0; k < s->nruns; k++) {
+		const struct run_row *run = &s->runs[k];
+		if (!run->hostname || !text_is(run->label, f->label) ||
+		    !text_is(run->git_branch, f->branch) || !text_is(run->hostname, f->host))
 			continue;
 		size_t h = 0;
 		while (h < nhosts && strcmp(hosts[h].host, run->hostname))
@@ -283,7 +302,7 @@ int history_load(struct db *db, const struct history_filter *f, struct history_s
 		}
 	}
 	if (!rc)
-		incomplete_newest(out, n);
+		incomplete_newest(out, f, n);
 	return rc;
 }
 

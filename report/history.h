@@ -116,6 +116,10 @@ struct history_series {
 	 * (interrupted, failed, still running) and lacks the key (broken_row NULL). NULL otherwise. */
 	const struct run_row *broken_run;
 	const struct case_row *broken_row;
+	/* The newest run that has the key on this host, where the case is ok but has no measured
+	 * samples of the pick (or no positive median) though earlier runs had: it is not among the
+	 * points, so the series cannot say what that run measured. NULL otherwise. */
+	const struct run_row *unmeasured_run;
 	double newest_off;                    /* the newest run against the rest of its segment,
 						 exp(y - mean) - 1, when beyond 3 run-to-run sd (a
 						 lone slow run, or the first of a change to come); 0

@@ -43,6 +43,28 @@ for bad in missing garbage foreign; do
 	contains "$T/err" "$bad.db: (no such database|not a benchdb database)" "$bad database: named, with the reason"
 done
 
+# A table damaged after the database opened (the stored noise sessions unreadable) is "cannot
+# tell" (2, as regress says it), never the gate's "newest runs slower" (1): a steady history here.
+check "steady history" planted "$T/steady.db" --seed 6 nightly:20t:1
+cp "$T/steady.db" "$T/damaged.db"
+sql "$T/damaged.db" "ALTER TABLE noise_sessions RENAME COLUMN mean_log TO damaged"
+expect_status 2 "unreadable noise sessions: exit 2" "$REPORT" changes --db "$T/damaged.db"
+contains "$T/err" "cannot read the stored noise sessions" "the reason on stderr"
+expect_status 0 "the same history undamaged: exit 0" "$REPORT" changes --db "$T/steady.db"
+
+# A case ok in the newest run with no measured samples (they were lost) is not in its series, whose
+# older runs read steady: cannot tell (2, as regress says it), never a pass (0).
+cp "$T/steady.db" "$T/unmeasured.db"
+sql "$T/unmeasured.db" "DELETE FROM samples WHERE case_id IN (SELECT id FROM cases WHERE run_id = 20 AND seq_len = 320)"
+expect_status 2 "a newest run with no samples of a case: exit 2" "$REPORT" changes --db "$T/unmeasured.db"
+contains "$T/err" "cannot tell: 'flash float32 fwd B8 H1 S320 D64' on planted-host is ok in run 20 with no measured samples" "names the case and the run"
+contains "$T/out" "run 20: no measured samples" "the newest table says so"
+expect_status 2 "... summary: the case shown" "$REPORT" changes --db "$T/unmeasured.db" --format summary
+check "summary: cannot tell, the case open" [ "$(sed -n 2p "$T/out")" = "### ⚠️ CANNOT TELL" ] && [ "$(sed '/^<details>/q' "$T/out" | grep -c 'S320.*no measured samples')" = 1 ]
+# report history shows that run's row ok with no median: its notes say why
+expect_status 0 "history of the case" "$REPORT" history --db "$T/unmeasured.db" --where seq_len=320 --last 3
+contains "$T/out" "ok with no measured samples \(total\): no median, no step — run 20$" "history names the run without samples"
+
 # The label filter keeps a pull request's runs out of the nightly history: four slow pr runs at the
 # end are a slower segment of the unfiltered history, and no change of the nightly one.
 check "pull request history" planted "$T/pr.db" --seed 6 nightly:45t:1 pr-9:4t:1.3
@@ -60,6 +82,30 @@ expect_status 0 "history --label nightly --last 10" "$REPORT" history --db "$T/p
 check "history --last 10: the newest 10 nightly runs (36-45)" [ "$(awk -F, 'NR > 1 { print $2 }' "$T/out" | paste -sd' ')" = "36 37 38 39 40 41 42 43 44 45" ]
 expect_status 1 "history of a label no run has" "$REPORT" history --db "$T/pr.db" --label nope --where seq_len=256
 contains "$T/err" "no case of any run --label nope matches" "the label named"
+# An interrupted newest run that lacks a case fails that case (exit 1) however the case is picked:
+# --case and --where pick the series, never which run is the newest (they read it as steady, 0).
+cp "$T/pr.db" "$T/cut.db"
+sql "$T/cut.db" "UPDATE runs SET status = 'interrupted' WHERE id = 45;
+	DELETE FROM cases WHERE run_id = 45 AND seq_len = 448"
+cut_key=$(sql "$T/cut.db" "SELECT case_key FROM cases WHERE run_id = 44 AND seq_len = 448")
+expect_status 1 "a case missing from the interrupted newest run: exit 1" "$REPORT" changes --db "$T/cut.db" --label nightly
+contains "$T/err" "missing: 'flash float32 fwd B8 H1 S448 D64' on planted-host from run 45, which is interrupted" "names the missing case"
+expect_status 1 "... asked about alone with --case: exit 1" "$REPORT" changes --db "$T/cut.db" --label nightly --case "$cut_key"
+contains "$T/err" "missing: 'flash float32 fwd B8 H1 S448 D64' on planted-host from run 45" "--case: names the missing case"
+expect_status 1 "... with --where: exit 1" "$REPORT" changes --db "$T/cut.db" --label nightly --where seq_len=448
+expect_status 0 "a case the interrupted run has: steady, exit 0" "$REPORT" changes --db "$T/cut.db" --label nightly --where seq_len=256
+# ... and a newest run interrupted before it stored any case (the runner killed in its first
+# case) measured none of them: every case fails, as regress fails that run (it read steady, 0)
+cp "$T/pr.db" "$T/empty.db"
+sql "$T/empty.db" "INSERT INTO runs (uuid, system_id, started_at, status, git_commit, git_dirty,
+	git_branch, tool_version, command_line, sweep_path, sweep_name, sweep_text, sweep_hash, label,
+	env) SELECT 'killed-run', system_id, '2027-01-01T00:00:00.000Z', 'interrupted', git_commit,
+	git_dirty, git_branch, tool_version, command_line, sweep_path, sweep_name, sweep_text,
+	sweep_hash, label, env FROM runs WHERE id = 45"
+expect_status 1 "a newest run interrupted before its first case: exit 1" "$REPORT" changes --db "$T/empty.db" --label nightly
+check "every case missing from it" [ "$(grep -c "missing: .* from run 50, which is interrupted (ok in run 45)" "$T/err")" = 4 ]
+sql "$T/empty.db" "UPDATE runs SET label = 'pr-10' WHERE uuid = 'killed-run'"
+expect_status 0 "... a pull request's run so is not the nightly's newest: exit 0" "$REPORT" changes --db "$T/empty.db" --label nightly
 expect_status 0 "summary of a steady history" "$REPORT" changes --db "$T/pr.db" --label nightly --format summary
 check "summary: passed, no table before the details" [ "$(sed -n 2p "$T/out")" = "### ✅ no new slower segment" ] && [ "$(sed '/^<details>/q' "$T/out" | grep -c '^|')" = 0 ]
 
@@ -105,6 +151,10 @@ check "every case too few runs" [ "$(grep -c ',too few runs$' "$T/out")" = 4 ]
 # Usage errors.
 expect_status 2 "--min-segment 1" "$REPORT" changes --db "$T/step.db" --min-segment 1
 expect_status 2 "--alpha 2" "$REPORT" changes --db "$T/step.db" --alpha 2
+# 10 / alpha permutations do not fit their count: it wrapped round, the test could never reach
+# alpha, and the 10% step passed (exit 0)
+expect_status 2 "--alpha 1e-9: more permutations than can be counted" "$REPORT" changes --db "$T/step.db" --label nightly --alpha 1e-9
+contains "$T/err" "--alpha 1e-09 is below" "says why"
 expect_status 2 "--where on a key no case has" "$REPORT" changes --db "$T/step.db" --where nope=1
 
 finish changes

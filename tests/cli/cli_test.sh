@@ -275,6 +275,21 @@ list)
 		expect_status 2 "runner $cmd --mem-limit lots" "$RUNNER" $cmd --mem-limit lots "$T/e2e.yaml"
 		contains "$T/err" "--mem-limit expects a size such as 512MiB or 8GiB, got 'lots'" "$cmd: a bad size"
 	done
+	# without a mem_limit anywhere: the run's default (a share of the memory available) flags a
+	# model no machine holds in list as in the run's preview (list said "run" of it)
+	printf '%s\n' 'name: e2e-huge' 'defaults: {device: cpu}' \
+		'models: {huge: {d_model: 65536, d_ff: 262144, num_layers: 64, num_heads: 64}}' \
+		'benchmarks:' '  - suite: e2e' '    axes: {model: [small, huge], pass: [train_step]}' \
+		'    context_length: 128' '    attention: flash' >"$T/e2e_huge.yaml"
+	expect_status 0 "runner list, no mem_limit" "$RUNNER" list "$T/e2e_huge.yaml"
+	cp "$T/out" "$T/list_huge"
+	contains "$T/out" "^ +params [0-9,]+, memory [0-9.]+ TiB = .*over its mem_limit of [0-9.]+ [KMGT]iB: expect oom$" "list: a model over the default limit is flagged"
+	contains "$T/out" "^1 to run, 1 expected oom \(over their mem_limit\), 0 unsupported here$" "list: counted as expected oom"
+	expect_status 0 "runner run --dry-run, no mem_limit" "$RUNNER" run --dry-run "$T/e2e_huge.yaml" --db "$T/dry.db"
+	# (the available memory, so the limit, may move between the two)
+	check "list and the run's preview agree without a mem_limit" diff \
+		<(sed 's/mem_limit of [0-9.]* [KMGT]*i*B/mem_limit of L/' "$T/list_huge") \
+		<(sed 's/mem_limit of [0-9.]* [KMGT]*i*B/mem_limit of L/' "$T/out")
 	# What the documentation ships or shows loads: every config and example sweep, and every
 	# ```yaml block of README.md, docs/ and schemas/ (each a whole sweep a reader may copy)
 	for y in "$SRC"/configs/*.yaml "$SRC"/configs/perf/*.yaml "$SRC"/peers/examples/*.yaml; do

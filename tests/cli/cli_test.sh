@@ -104,6 +104,18 @@ help)
 		contains "$T/err" "this cpu has no avx512_bf16 \(valid here: ${widest/avx512/avx512, avx2}\)" \
 			"the missing ISA is named, with the ones there are"
 	fi
+	# a peak measured while its threads waited for a CPU is a floor and says so: two threads on
+	# one allowed CPU wait about half the time (where the kernel counts waiting: schedstat)
+	if command -v taskset >/dev/null && [ "$(getconf _NPROCESSORS_ONLN)" -gt 1 ] &&
+		awk '{ exit !($1 + $2 > 0) }' /proc/self/schedstat 2>/dev/null; then
+		cpu=$(awk '/^Cpus_allowed_list/ { split($2, a, /[-,]/); print a[1] }' /proc/self/status)
+		OMP_NUM_THREADS=2 expect_status 0 "runner sysinfo --fma-peak, two threads on one CPU" \
+			taskset -c "$cpu" "$RUNNER" sysinfo --fma-peak --isa avx2
+		contains "$T/out" "^fma_peak +[0-9]+\.[0-9] GFLOP/s float32 \(avx2, 256-bit fma, 2 threads;" \
+			"the two threads ran"
+		contains "$T/out" "^fma_wait +contended: its threads waited for a CPU [0-9]+% of the fastest run .*: the peak is higher than measured$" \
+			"--fma-peak says its threads waited for a CPU"
+	fi
 	expect_status 2 "--isa unknown" "$RUNNER" sysinfo --fma-peak --isa sse
 	contains "$T/err" "unknown isa 'sse' \(valid: avx512, avx512bf16, avx2\)" "the valid ISAs are named"
 	expect_status 2 "--isa without --fma-peak" "$RUNNER" sysinfo --isa avx2

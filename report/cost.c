@@ -69,13 +69,22 @@ static int prices_parse(yaml_parser_t *parser, const char *path, struct prices *
 				  (int)parser->problem_mark.column + 1, "%s",
 				  parser->problem ? parser->problem : "bad YAML");
 	int rc = 0;
-	yaml_node_t *root = yaml_document_get_root_node(&doc), *table = NULL;
+	yaml_node_t *root = yaml_document_get_root_node(&doc), *table = NULL, *table_key = NULL;
 	for (yaml_node_pair_t *kv = root && root->type == YAML_MAPPING_NODE
 					    ? root->data.mapping.pairs.start : NULL;
 	     kv && kv < root->data.mapping.pairs.top; kv++) {
 		yaml_node_t *k = yaml_document_get_node(&doc, kv->key);
-		if (k->type == YAML_SCALAR_NODE && !strcmp((char *)k->data.scalar.value, "prices"))
-			table = yaml_document_get_node(&doc, kv->value);
+		if (k->type != YAML_SCALAR_NODE || strcmp((char *)k->data.scalar.value, "prices"))
+			continue;
+		if (table) {   /* a second table: which one is meant? */
+			rc = bd_fail_at(err, BD_EINVAL, path, (int)k->start_mark.line + 1,
+					(int)k->start_mark.column + 1,
+					"`prices:` is given twice (first on line %d): give one table",
+					(int)table_key->start_mark.line + 1);
+			goto done;
+		}
+		table = yaml_document_get_node(&doc, kv->value);
+		table_key = k;
 	}
 	if (!table || table->type != YAML_MAPPING_NODE) {
 		rc = bd_fail_at(err, BD_EINVAL, path, 1, 1,
@@ -98,6 +107,18 @@ static int prices_parse(yaml_parser_t *parser, const char *path, struct prices *
 					"prices: '%s' needs a price in USD per hour (a finite number >= 0)",
 					k->type == YAML_SCALAR_NODE ? (char *)k->data.scalar.value : "?");
 			goto done;
+		}
+		/* a device priced twice: the first would win, silently */
+		for (yaml_node_pair_t *prev = table->data.mapping.pairs.start; prev < kv; prev++) {
+			yaml_node_t *pk = yaml_document_get_node(&doc, prev->key);
+			if (!strcmp((char *)pk->data.scalar.value, (char *)k->data.scalar.value)) {
+				rc = bd_fail_at(err, BD_EINVAL, path, (int)k->start_mark.line + 1,
+						(int)k->start_mark.column + 1,
+						"prices: '%s' is given twice (first on line %d): give "
+						"one price", (char *)k->data.scalar.value,
+						(int)pk->start_mark.line + 1);
+				goto done;
+			}
 		}
 		p->entries = xrealloc(p->entries, (p->n + 1) * sizeof(*p->entries));
 		p->entries[p->n].device = xstrdup((char *)k->data.scalar.value);

@@ -112,6 +112,13 @@ contains "$T/err" "bad_prices.yaml:1:1: expected .prices:. a mapping" "names the
 printf 'prices:\n  cpu: nan\n' >"$T/nan_prices.yaml"
 expect_status 2 "a nan price in the prices file" "$REPORT" --db "$T/node1.db" --compare naive --prices "$T/nan_prices.yaml"
 contains "$T/err" "nan_prices.yaml:2:8: prices: 'cpu' needs a price in USD per hour" "names the file, line and key"
+# a device priced twice, or two tables: refused where it is, not the first silently taken
+printf 'prices:\n  cpu: 0.05\n  "NVIDIA A10": 0.60\n  cpu: 9\n' >"$T/dup_prices.yaml"
+expect_status 2 "a device priced twice" "$REPORT" --db "$T/node1.db" --compare naive --prices "$T/dup_prices.yaml"
+contains "$T/err" "dup_prices.yaml:4:3: prices: 'cpu' is given twice \(first on line 2\)" "names the file, line and key"
+printf 'prices: {cpu: 0.05}\nprices: {cpu: 9}\n' >"$T/dup_tables.yaml"
+expect_status 2 "two prices tables" "$REPORT" nodes --db "$T/merged.db" --prices "$T/dup_tables.yaml"
+contains "$T/err" "dup_tables.yaml:2:1: .prices:. is given twice \(first on line 1\)" "names the file and both lines"
 for bad in nan inf -3; do
 	expect_status 2 "--price $bad" "$REPORT" --db "$T/node1.db" --compare naive --price "$bad"
 	contains "$T/err" "--price expects USD per device-hour, a finite number >= 0" "--price $bad: says why"

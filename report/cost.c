@@ -143,17 +143,22 @@ int prices_load(const char *path, struct prices *p, struct bd_error *err)
 	return rc;
 }
 
-int prices_load_options(double price, const char *path, const char *command, struct prices **out)
+int prices_load_options(const char *price_text, const char *path, const char *command,
+			struct prices **out)
 {
 	struct bd_error err;
+	double price = -1;   /* no --price */
 	*out = NULL;
-	/* -1: no --price (the commands' default); any other value must be a price */
-	if (price != -1 && !(price >= 0 && isfinite(price))) {
-		fprintf(stderr, "report %s: --price expects USD per device-hour, a finite number >= 0, "
-			"got %g\n", command, price);
-		return 2;
+	if (price_text) {   /* a price, whatever its value: -1 is no way to say "none" */
+		char *end = NULL;
+		price = strtod(price_text, &end);
+		if (end == price_text || *end || !(price >= 0 && isfinite(price))) {
+			fprintf(stderr, "report %s: --price expects USD per device-hour, a finite number "
+				">= 0, got '%s'\n", command, price_text);
+			return 2;
+		}
 	}
-	if (price < 0 && !path)
+	if (!price_text && !path)
 		return -1;
 	struct prices *p = xcalloc(1, sizeof(*p));
 	p->fallback = price;

@@ -48,12 +48,14 @@ int cost_table(struct db *db, const struct case_set *set, const struct prices *p
 
 /* The commands' --price and --prices options. */
 #define REPORT_OPT_PRICE(dest)                                                                     \
-	{"price", 0, OPT_DOUBLE, "USD", "price of a device-hour, for cost columns (any device)", dest}
+	{"price", 0, OPT_STRING, "USD", "price of a device-hour, for cost columns (any device)", dest}
 #define REPORT_OPT_PRICES(dest)                                                                    \
 	{"prices", 0, OPT_STRING, "FILE",                                                          \
 	 "YAML `prices:` table of USD per device-hour, keyed by GPU name or cpu", dest}
-/* From the options: *out is NULL when neither was given. Prints a problem for `report command`
- * and returns the exit status; -1 when the command should go on. */
-int prices_load_options(double price, const char *path, const char *command, struct prices **out);
+/* From the options (price: --price's text, NULL when not given): *out is NULL when neither was
+ * given. Prints a problem for `report command` and returns the exit status; -1 when the command
+ * should go on. */
+int prices_load_options(const char *price, const char *path, const char *command,
+			struct prices **out);
 
 #endif

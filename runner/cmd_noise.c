@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "escape.h"
 #include "noise.h"
 #include "opt.h"
 #include "report.h"
@@ -75,9 +76,11 @@ int cmd_noise(struct cmd_line *cl)
 		if (!rc)
 			rc = noise_model_fit(&d, &a, &m);
 		if (!rc) {
+			/* the hostname is the database's (a merged node's BENCHDB_NODE): escaped */
+			char *host = escape_controls(si.hostname);
 			noise_model_describe(&m, &sb);
-			printf("system %lld (%s): %s\n", (long long)runs[i].system_id, si.hostname,
-			       sb_str(&sb));
+			printf("system %lld (%s): %s\n", (long long)runs[i].system_id, host, sb_str(&sb));
+			free(host);
 		} else {
 			bd_error_print(RUNNER_PROG " noise", &err);
 			status = EXIT_FAIL;

@@ -186,6 +186,17 @@ int cost_table(struct db *db, const struct case_set *set, const struct prices *p
 	double run_cost = 0, run_ns = 0;
 	size_t unpriced = 0;
 	char missing[512] = "";
+	/* a case measured under contention, or too unstable, is marked (a column only where one
+	 * is): its samples/s, and so its cost per 1K samples, are not the code's */
+	unsigned marked = 0;
+	for (size_t i = 0; i < set->n; i++) {
+		struct case_mark m;
+		if (set->rows[i].status != STATUS_OK)
+			continue;
+		case_mark_of(&set->rows[i], set->series[i].total, set->series[i].ntotal, &m);
+		marked |= m.bits;
+	}
+	size_t c_mark = marked ? table_column(t, "mark", "", 0) : 0;
 	for (size_t i = 0; i < set->n; i++) {
 		const struct case_row *c = &set->rows[i];
 		char device[256];
@@ -220,12 +231,20 @@ int cost_table(struct db *db, const struct case_set *set, const struct prices *p
 			table_number(t, r, c_per_1k, cost_per_1k_samples(usd, samples_s));
 		}
 		table_number(t, r, c_case_cost, cost_of_ns(usd, (double)c->elapsed_ns));
+		struct case_mark m;
+		case_mark_of(c, set->series[i].total, set->series[i].ntotal, &m);
+		if (m.bits) {
+			char text[96];
+			case_mark_text(&m, text, sizeof(text));
+			table_text(t, r, c_mark, text);
+		}
 	}
 	table_note(t, "cost of the run: %.6g USD for %.1f s of device time (every priced case's wall "
 		      "time, setup and validation included)", run_cost, run_ns / 1e9);
 	table_note(t, "samples/s: batch_size (1 without one) / median time of an iteration (%s); cost "
 		      "per 1K samples = price per hour / 3600 / samples/s × 1000",
 		   series_pick_names[pick]);
+	case_mark_note(t, marked);
 	if (unpriced)
 		table_note(t, "%zu case%s without a price (no --price, and no entry for %s in the "
 			      "prices file)", unpriced, unpriced == 1 ? "" : "s", missing);

@@ -40,7 +40,8 @@ struct case_set;
 struct table;
 /* `report compare`'s and writeup's cost table of the ok cases of set: per case the device it is
  * priced by, USD per hour, samples/s (batch_size / median iteration time of pick, as report
- * nodes), cost per 1K samples and the case's cost (its wall time, setup included); the notes give
+ * nodes), cost per 1K samples and the case's cost (its wall time, setup included), and a mark
+ * column where a case is contended or unstable (case_mark_of); the notes give
  * the run's cost (every case's wall time) and name the devices without a price. t is initialised
  * even on failure. */
 int cost_table(struct db *db, const struct case_set *set, const struct prices *p, int pick,

@@ -160,6 +160,16 @@ expect_status 0 "a matmul run" "$RUNNER" run "$T/mm.yaml" --db "$T/mm.db"
 expect_status 0 "matmul table" "$REPORT" --db "$T/mm.db" --format csv
 check "matmul: n is the size, iters the count" \
 	[ "$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } NR == 2 { print $c["n"] "/" $c["iters"] }' "$T/out")" = "32/3" ]
+# export --what stats: its iteration count n and the matmul parameter n were two columns named
+# n, and a reader by name (Python's csv.DictReader) took the parameter for the count
+expect_status 0 "matmul stats export" "$REPORT" export --db "$T/mm.db" --what stats
+check "stats export: every header unique" [ -z "$(head -1 "$T/out" | tr ',' '\n' | sort | uniq -d)" ]
+if command -v python3 >/dev/null; then
+	check "stats export: n is the count, n_2 the parameter (as the JSON keys)" python3 -c '
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert rows and all(r["n"] == "3" and r["n_2"] == "32" for r in rows), rows' "$T/out"
+fi
 expect_status 0 "matmul derived table" "$REPORT" --db "$T/mm.db" --derived --format csv
 check "matmul: no tokens/s or samples/s (no batch, no sequence), GFLOP/s from its FLOPs" \
 	[ "$(csv_cols "$T/out" tokens_s samples_s | tr -d '\n')" = "," ]

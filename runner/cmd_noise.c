@@ -38,8 +38,13 @@ int cmd_noise(struct cmd_line *cl)
 	struct run_session *runs = NULL;
 	size_t nruns = 0, folded_now = 0;
 	struct bd_error err;
-	if (db_open(db_path, 0, &db, &err) || (rebuild && db_noise_clear(db, &err)) ||
-	    db_run_sessions(db, 0, 0, &runs, &nruns, &err)) {
+	if (db_open(db_path, 0, &db, &err)) {
+		bd_error_print(RUNNER_PROG " noise", &err);
+		/* BD_EINVAL: --db names no file ("", :memory:), a usage error as in run and close */
+		status = err.code == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL;
+		goto done;
+	}
+	if ((rebuild && db_noise_clear(db, &err)) || db_run_sessions(db, 0, 0, &runs, &nruns, &err)) {
 		bd_error_print(RUNNER_PROG " noise", &err);
 		status = EXIT_FAIL;
 		goto done;

@@ -817,6 +817,10 @@ run_flow)
 		expect_status 2 "run --db '$path' is refused" "$RUNNER" run "$SRC/tests/cli/tiny.yaml" --db "$path"
 		contains "$T/err" "database path '$path' names no file" "run --db '$path': the reason"
 		lacks "$T/out" "cases stored" "run --db '$path': nothing run"
+		for cmd in migrate noise; do   # they exited 1, and migrate's message said only "runner:"
+			expect_status 2 "$cmd --db '$path' is refused" "$RUNNER" $cmd --db "$path"
+			contains "$T/err" "^runner $cmd: database path '$path' names no file" "$cmd --db '$path': the command and the reason"
+		done
 		expect_status 1 "merge --db '$path' is refused" "$RUNNER" merge --db "$path" "$db"
 		lacks "$T/out" "merged 1 of 1" "merge --db '$path': nothing merged"
 	done

@@ -1,5 +1,6 @@
 /* report/cmd_warmup.c: `report warmup` — what the measurement would have given with k warm-up
  * iterations, for every case of a run (warmup.c), from the stored samples. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,11 @@ int cmd_warmup(struct cmd_line *cl)
 	if (parse_ks(ks_text, ks, &nk)) {
 		fprintf(stderr, "report warmup: --k expects a list such as 0,1,2,5 (at most %d different "
 			"counts from 0 to 1000000), got '%s'\n", WARMUP_MAX_K, ks_text);
+		return EXIT_USAGE;
+	}
+	if (!(band >= 0 && isfinite(band))) {   /* nan, -5, inf: read as 0 (or all) before */
+		fprintf(stderr, "report warmup: --band expects a percentage, a finite number >= 0, "
+			"got %g\n", 100 * band);
 		return EXIT_USAGE;
 	}
 	if ((fmt = report_format_arg(o.format, 0)) < 0 || (pick = series_pick_arg(o.phase)) < 0)

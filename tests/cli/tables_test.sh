@@ -85,6 +85,12 @@ contains "$T/err" "--k expects a list such as 0,1,2,5 .*, got '0,1,'" "the list 
 # a count given twice made two columns of one name (CSV's header twice "k=1_mean_ms")
 expect_status 2 "warmup --k with a count twice" "$REPORT" warmup --db "$e2e" --k 0,1,1 --format csv
 contains "$T/err" "--k expects a list such as 0,1,2,5 \(at most 16 different counts from 0 to 1000000\), got '0,1,1'" "the rule and the list"
+# --band nan or a negative one was read as 0, inf as every excess: refused as the other commands'
+# bands are
+for bad in nan -5 inf; do
+	expect_status 2 "warmup --band $bad" "$REPORT" warmup --db "$e2e" --band "$bad"
+	contains "$T/err" "--band expects a percentage, a finite number >= 0" "warmup --band $bad: says why"
+done
 expect_status 0 "warmup --k 0,1" "$REPORT" warmup --db "$e2e" --k 0,1
 expect_status 2 "a column listed twice" "$REPORT" --db "$e2e" --columns "model,fwd mean,fwd_mean=x"
 contains "$T/err" "'fwd_mean' is listed twice" "the repeated column is named"

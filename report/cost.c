@@ -1,10 +1,12 @@
 /* report/cost.c: prices per device-hour and what benchmarks cost (cost.h). */
 #include "cost.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <yaml.h>
 
 #include "report.h"
@@ -132,8 +134,15 @@ done:
 int prices_load(const char *path, struct prices *p, struct bd_error *err)
 {
 	FILE *f = fopen(path, "rb");
+	struct stat st;
 	if (!f)
-		return bd_fail_at(err, BD_EIO, path, 0, 0, "cannot read the prices file");
+		return bd_fail_at(err, BD_EIO, path, 0, 0, "cannot read the prices file: %s",
+				  strerror(errno));
+	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {   /* libyaml: "input error" */
+		fclose(f);
+		return bd_fail_at(err, BD_EIO, path, 0, 0, "cannot read the prices file: it is a "
+				  "directory");
+	}
 	yaml_parser_t parser;
 	yaml_parser_initialize(&parser);
 	yaml_parser_set_input_file(&parser, f);

@@ -107,6 +107,11 @@ contains "$T/wu/README.md" "cost of the run: " "writeup: the run's cost"
 printf 'prices: [1, 2]\n' >"$T/bad_prices.yaml"
 expect_status 2 "a bad prices file" "$REPORT" nodes --db "$T/merged.db" --prices "$T/bad_prices.yaml"
 contains "$T/err" "bad_prices.yaml:1:1: expected .prices:. a mapping" "names the file"
+# a prices file that cannot be read says why (a directory was libyaml's "1:1: input error")
+expect_status 2 "a missing prices file" "$REPORT" --db "$T/node1.db" --compare naive --prices "$T/no_prices.yaml"
+contains "$T/err" "no_prices.yaml: cannot read the prices file: No such file or directory" "names the file and the reason"
+expect_status 2 "a directory as the prices file" "$REPORT" --db "$T/node1.db" --compare naive --prices "$T"
+contains "$T/err" "$T: cannot read the prices file: it is a directory" "names the directory"
 # a device priced twice, or two tables: refused where it is, not the first silently taken
 printf 'prices:\n  cpu: 0.05\n  "NVIDIA A10": 0.60\n  cpu: 9\n' >"$T/dup_prices.yaml"
 expect_status 2 "a device priced twice" "$REPORT" --db "$T/node1.db" --compare naive --prices "$T/dup_prices.yaml"

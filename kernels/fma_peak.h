@@ -25,6 +25,9 @@ struct fma_peak {
 	double rep_seconds;    /* wall time of the last repetition (all run the same step count) */
 	double best_gflops;    /* the fastest repetition: the peak */
 	double worst_gflops;   /* the slowest: how steady the machine was */
+	double cpu_wait;       /* the share of the fastest repetition's thread time spent waiting
+				  for a CPU (proc_wait.h): above CPU_WAIT_CONTENDED the peak is
+				  higher than best_gflops; -1 when unknown */
 };
 
 /* Measure with isa (NULL: the widest float32 this CPU has) in reps repetitions of about seconds each.

@@ -100,7 +100,7 @@ int cmd_compare(struct cmd_line *cl)
 {
 	struct report_options o = REPORT_OPTIONS_INIT;
 	const char *baseline = NULL, *prices_path = NULL;
-	double price = -1;
+	const char *price = NULL;   /* --price: parsed by prices_load_options */
 	const struct opt_spec specs[] = {
 		{"baseline", 'b', OPT_STRING, "BASE",
 		 "an impl (same run), a run (same case keys) or KEY=VALUE (same run)", &baseline},

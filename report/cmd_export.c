@@ -191,11 +191,15 @@ static int write_output(const char *path, const struct strbuf *out)
 }
 
 /* Whether path is an SQLite database (its header): the database exported, or another. An export
- * written over it would lose every run it holds. */
+ * written over it would lose every run it holds. Only a regular file is read: opening a FIFO or
+ * a terminal (-o /dev/stdout) to read would wait for a writer or for input, for ever. */
 static int is_sqlite_file(const char *path)
 {
 	static const char header[16] = "SQLite format 3";   /* and its NUL */
 	char head[sizeof(header)];
+	struct stat st;
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		return 0;
 	FILE *f = fopen(path, "rb");
 	int yes = f && fread(head, 1, sizeof(head), f) == sizeof(head) &&
 		  !memcmp(head, header, sizeof(header));

@@ -453,7 +453,7 @@ int cmd_nodes(struct cmd_line *cl)
 	struct report_options o = REPORT_OPTIONS_INIT;
 	double memory_band = NODES_MEMORY_BAND_PCT / 100.0, temp_band = NODES_TEMP_BAND_C;
 	const char *chart_dir = NULL, *prices_path = NULL;
-	double price = -1;
+	const char *price = NULL;   /* --price: parsed by prices_load_options */
 	int lenient = 0;
 	o.rule.threshold = NODES_THROUGHPUT_BAND_PCT / 100.0;
 	const struct opt_spec specs[] = {

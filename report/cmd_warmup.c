@@ -1,5 +1,6 @@
 /* report/cmd_warmup.c: `report warmup` — what the measurement would have given with k warm-up
  * iterations, for every case of a run (warmup.c), from the stored samples. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,9 @@ static int parse_ks(const char *text, int *ks, int *nk)
 		long k = strtol(p, &end, 10);
 		if (end == p || k < 0 || k > 1000000 || *nk >= WARMUP_MAX_K || (*end && *end != ','))
 			return -1;
+		for (int i = 0; i < *nk; i++)
+			if (ks[i] == k)
+				return -1;   /* "1,1": two columns of one name (JSON keys k=1_mean_ms_2) */
 		ks[(*nk)++] = (int)k;
 		if (*end == ',' && !end[1])
 			return -1; /* "0,1,": a trailing comma, not a list of two */
@@ -58,7 +62,13 @@ int cmd_warmup(struct cmd_line *cl)
 	if (status >= 0)
 		return status;
 	if (parse_ks(ks_text, ks, &nk)) {
-		fprintf(stderr, "report warmup: --k expects a list such as 0,1,2,5, got '%s'\n", ks_text);
+		fprintf(stderr, "report warmup: --k expects a list such as 0,1,2,5 (at most %d different "
+			"counts from 0 to 1000000), got '%s'\n", WARMUP_MAX_K, ks_text);
+		return EXIT_USAGE;
+	}
+	if (!(band >= 0 && isfinite(band))) {   /* nan, -5, inf: read as 0 (or all) before */
+		fprintf(stderr, "report warmup: --band expects a percentage, a finite number >= 0, "
+			"got %g\n", 100 * band);
 		return EXIT_USAGE;
 	}
 	if ((fmt = report_format_arg(o.format, 0)) < 0 || (pick = series_pick_arg(o.phase)) < 0)

@@ -817,7 +817,7 @@ int cmd_writeup(struct cmd_line *cl)
 {
 	struct report_options o = REPORT_OPTIONS_INIT;
 	const char *dir = NULL, *baseline = NULL, *prices_path = NULL;
-	double price = -1;
+	const char *price = NULL;   /* --price: parsed by prices_load_options */
 	struct prices *prices = NULL;
 	const struct opt_spec specs[] = {
 		{"output", 'o', OPT_STRING, "DIR", "directory for README.md and the charts (required)",

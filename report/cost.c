@@ -1,10 +1,12 @@
 /* report/cost.c: prices per device-hour and what benchmarks cost (cost.h). */
 #include "cost.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <yaml.h>
 
 #include "report.h"
@@ -69,13 +71,22 @@ static int prices_parse(yaml_parser_t *parser, const char *path, struct prices *
 				  (int)parser->problem_mark.column + 1, "%s",
 				  parser->problem ? parser->problem : "bad YAML");
 	int rc = 0;
-	yaml_node_t *root = yaml_document_get_root_node(&doc), *table = NULL;
+	yaml_node_t *root = yaml_document_get_root_node(&doc), *table = NULL, *table_key = NULL;
 	for (yaml_node_pair_t *kv = root && root->type == YAML_MAPPING_NODE
 					    ? root->data.mapping.pairs.start : NULL;
 	     kv && kv < root->data.mapping.pairs.top; kv++) {
 		yaml_node_t *k = yaml_document_get_node(&doc, kv->key);
-		if (k->type == YAML_SCALAR_NODE && !strcmp((char *)k->data.scalar.value, "prices"))
-			table = yaml_document_get_node(&doc, kv->value);
+		if (k->type != YAML_SCALAR_NODE || strcmp((char *)k->data.scalar.value, "prices"))
+			continue;
+		if (table) {   /* a second table: which one is meant? */
+			rc = bd_fail_at(err, BD_EINVAL, path, (int)k->start_mark.line + 1,
+					(int)k->start_mark.column + 1,
+					"`prices:` is given twice (first on line %d): give one table",
+					(int)table_key->start_mark.line + 1);
+			goto done;
+		}
+		table = yaml_document_get_node(&doc, kv->value);
+		table_key = k;
 	}
 	if (!table || table->type != YAML_MAPPING_NODE) {
 		rc = bd_fail_at(err, BD_EINVAL, path, 1, 1,
@@ -99,6 +110,18 @@ static int prices_parse(yaml_parser_t *parser, const char *path, struct prices *
 					k->type == YAML_SCALAR_NODE ? (char *)k->data.scalar.value : "?");
 			goto done;
 		}
+		/* a device priced twice: the first would win, silently */
+		for (yaml_node_pair_t *prev = table->data.mapping.pairs.start; prev < kv; prev++) {
+			yaml_node_t *pk = yaml_document_get_node(&doc, prev->key);
+			if (!strcmp((char *)pk->data.scalar.value, (char *)k->data.scalar.value)) {
+				rc = bd_fail_at(err, BD_EINVAL, path, (int)k->start_mark.line + 1,
+						(int)k->start_mark.column + 1,
+						"prices: '%s' is given twice (first on line %d): give "
+						"one price", (char *)k->data.scalar.value,
+						(int)pk->start_mark.line + 1);
+				goto done;
+			}
+		}
 		p->entries = xrealloc(p->entries, (p->n + 1) * sizeof(*p->entries));
 		p->entries[p->n].device = xstrdup((char *)k->data.scalar.value);
 		p->entries[p->n++].usd_per_hour = usd;
@@ -111,8 +134,15 @@ done:
 int prices_load(const char *path, struct prices *p, struct bd_error *err)
 {
 	FILE *f = fopen(path, "rb");
+	struct stat st;
 	if (!f)
-		return bd_fail_at(err, BD_EIO, path, 0, 0, "cannot read the prices file");
+		return bd_fail_at(err, BD_EIO, path, 0, 0, "cannot read the prices file: %s",
+				  strerror(errno));
+	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {   /* libyaml: "input error" */
+		fclose(f);
+		return bd_fail_at(err, BD_EIO, path, 0, 0, "cannot read the prices file: it is a "
+				  "directory");
+	}
 	yaml_parser_t parser;
 	yaml_parser_initialize(&parser);
 	yaml_parser_set_input_file(&parser, f);
@@ -122,17 +152,22 @@ int prices_load(const char *path, struct prices *p, struct bd_error *err)
 	return rc;
 }
 
-int prices_load_options(double price, const char *path, const char *command, struct prices **out)
+int prices_load_options(const char *price_text, const char *path, const char *command,
+			struct prices **out)
 {
 	struct bd_error err;
+	double price = -1;   /* no --price */
 	*out = NULL;
-	/* -1: no --price (the commands' default); any other value must be a price */
-	if (price != -1 && !(price >= 0 && isfinite(price))) {
-		fprintf(stderr, "report %s: --price expects USD per device-hour, a finite number >= 0, "
-			"got %g\n", command, price);
-		return 2;
+	if (price_text) {   /* a price, whatever its value: -1 is no way to say "none" */
+		char *end = NULL;
+		price = strtod(price_text, &end);
+		if (end == price_text || *end || !(price >= 0 && isfinite(price))) {
+			fprintf(stderr, "report %s: --price expects USD per device-hour, a finite number "
+				">= 0, got '%s'\n", command, price_text);
+			return 2;
+		}
 	}
-	if (price < 0 && !path)
+	if (!price_text && !path)
 		return -1;
 	struct prices *p = xcalloc(1, sizeof(*p));
 	p->fallback = price;
@@ -160,6 +195,17 @@ int cost_table(struct db *db, const struct case_set *set, const struct prices *p
 	double run_cost = 0, run_ns = 0;
 	size_t unpriced = 0;
 	char missing[512] = "";
+	/* a case measured under contention, or too unstable, is marked (a column only where one
+	 * is): its samples/s, and so its cost per 1K samples, are not the code's */
+	unsigned marked = 0;
+	for (size_t i = 0; i < set->n; i++) {
+		struct case_mark m;
+		if (set->rows[i].status != STATUS_OK)
+			continue;
+		case_mark_of(&set->rows[i], set->series[i].total, set->series[i].ntotal, &m);
+		marked |= m.bits;
+	}
+	size_t c_mark = marked ? table_column(t, "mark", "", 0) : 0;
 	for (size_t i = 0; i < set->n; i++) {
 		const struct case_row *c = &set->rows[i];
 		char device[256];
@@ -194,12 +240,20 @@ int cost_table(struct db *db, const struct case_set *set, const struct prices *p
 			table_number(t, r, c_per_1k, cost_per_1k_samples(usd, samples_s));
 		}
 		table_number(t, r, c_case_cost, cost_of_ns(usd, (double)c->elapsed_ns));
+		struct case_mark m;
+		case_mark_of(c, set->series[i].total, set->series[i].ntotal, &m);
+		if (m.bits) {
+			char text[96];
+			case_mark_text(&m, text, sizeof(text));
+			table_text(t, r, c_mark, text);
+		}
 	}
 	table_note(t, "cost of the run: %.6g USD for %.1f s of device time (every priced case's wall "
 		      "time, setup and validation included)", run_cost, run_ns / 1e9);
 	table_note(t, "samples/s: batch_size (1 without one) / median time of an iteration (%s); cost "
 		      "per 1K samples = price per hour / 3600 / samples/s × 1000",
 		   series_pick_names[pick]);
+	case_mark_note(t, marked);
 	if (unpriced)
 		table_note(t, "%zu case%s without a price (no --price, and no entry for %s in the "
 			      "prices file)", unpriced, unpriced == 1 ? "" : "s", missing);

@@ -40,7 +40,8 @@ struct case_set;
 struct table;
 /* `report compare`'s and writeup's cost table of the ok cases of set: per case the device it is
  * priced by, USD per hour, samples/s (batch_size / median iteration time of pick, as report
- * nodes), cost per 1K samples and the case's cost (its wall time, setup included); the notes give
+ * nodes), cost per 1K samples and the case's cost (its wall time, setup included), and a mark
+ * column where a case is contended or unstable (case_mark_of); the notes give
  * the run's cost (every case's wall time) and name the devices without a price. t is initialised
  * even on failure. */
 int cost_table(struct db *db, const struct case_set *set, const struct prices *p, int pick,
@@ -48,12 +49,14 @@ int cost_table(struct db *db, const struct case_set *set, const struct prices *p
 
 /* The commands' --price and --prices options. */
 #define REPORT_OPT_PRICE(dest)                                                                     \
-	{"price", 0, OPT_DOUBLE, "USD", "price of a device-hour, for cost columns (any device)", dest}
+	{"price", 0, OPT_STRING, "USD", "price of a device-hour, for cost columns (any device)", dest}
 #define REPORT_OPT_PRICES(dest)                                                                    \
 	{"prices", 0, OPT_STRING, "FILE",                                                          \
 	 "YAML `prices:` table of USD per device-hour, keyed by GPU name or cpu", dest}
-/* From the options: *out is NULL when neither was given. Prints a problem for `report command`
- * and returns the exit status; -1 when the command should go on. */
-int prices_load_options(double price, const char *path, const char *command, struct prices **out);
+/* From the options (price: --price's text, NULL when not given): *out is NULL when neither was
+ * given. Prints a problem for `report command` and returns the exit status; -1 when the command
+ * should go on. */
+int prices_load_options(const char *price, const char *path, const char *command,
+			struct prices **out);
 
 #endif

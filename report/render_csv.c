@@ -1,7 +1,10 @@
-/* report/render_csv.c: RFC 4180 CSV; numbers unrounded, units in the header as name_unit. */
+/* report/render_csv.c: RFC 4180 CSV; numbers unrounded, units in the header as name_unit, each
+ * header unique (a repeated one gets "_2", as JSON's keys). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "renderers.h"
+#include "xalloc.h"
 
 static void csv_field(const char *s, struct strbuf *out)
 {
@@ -39,19 +42,37 @@ static void csv_table(const struct table *t, struct strbuf *out)
 	/* Several tables in one output are separated by a blank line. */
 	if (out->len)
 		sb_addc(out, '\n');
+	/* a name equal to an earlier column's gets "_2", "_3", ... as JSON's keys do: a reader by
+	 * header name (Python's csv.DictReader) would otherwise take the later column for both
+	 * (export --what stats: a matmul case's parameter n for the iteration count n) */
+	struct strbuf *h = xcalloc(t->ncols ? t->ncols : 1, sizeof(*h));
 	for (size_t c = 0; c < t->ncols; c++) {
-		struct strbuf h = STRBUF_INIT;
-		sb_add(&h, t->cols[c].name);
+		struct strbuf base = STRBUF_INIT;
+		sb_add(&base, t->cols[c].name);
 		if (t->cols[c].unit[0])
-			sb_addf(&h, "_%s", t->cols[c].unit);
-		for (char *p = h.buf; p && *p; p++)
+			sb_addf(&base, "_%s", t->cols[c].unit);
+		for (char *p = base.buf; p && *p; p++)
 			if (*p == ' ' || *p == '+' || *p == '/')
 				*p = '_';
+		for (unsigned n = 1;; n++) {
+			sb_reset(&h[c]);
+			sb_add(&h[c], sb_str(&base));
+			if (n > 1)
+				sb_addf(&h[c], "_%u", n);
+			size_t same = 0;
+			while (same < c && strcmp(sb_str(&h[same]), sb_str(&h[c])))
+				same++;
+			if (same == c)
+				break;
+		}
+		sb_free(&base);
 		if (c)
 			sb_addc(out, ',');
-		csv_field(sb_str(&h), out);
-		sb_free(&h);
+		csv_field(sb_str(&h[c]), out);
 	}
+	for (size_t c = 0; c < t->ncols; c++)
+		sb_free(&h[c]);
+	free(h);
 	sb_addc(out, '\n');
 	csv_rows(t, out);
 }

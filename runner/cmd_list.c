@@ -8,6 +8,7 @@
 #include "opt.h"
 #include "shard.h"
 #include "sweep.h"
+#include "sysinfo.h"
 #include "workload.h"
 
 /* "" when the case would run, else why it would be stored without running. A peer's case
@@ -224,6 +225,13 @@ void cases_limit_memory(struct sweep_cases *cases, int64_t limit, int given)
 	}
 }
 
+int64_t default_mem_limit(void)
+{
+	int64_t total, available;
+	sysinfo_memory(&total, &available);
+	return (int64_t)(DEFAULT_MEM_SHARE * (double)(available ? available : total));
+}
+
 int cmd_list(struct cmd_line *cl)
 {
 	const char *mem_limit_text = NULL;
@@ -238,7 +246,8 @@ int cmd_list(struct cmd_line *cl)
 		"Expand a sweep and print every case, whether it would run on this machine or why not,\n"
 		"and the values of each axis; for an e2e case also the model's parameter count and the\n"
 		"memory its pass and dtype need (parameters, gradients, AdamW state, activations,\n"
-		"scratch), flagged where it is over the case's mem_limit (the sweep's, or --mem-limit).\n"
+		"scratch), flagged where it is over the case's mem_limit (the sweep's, --mem-limit, or\n"
+		"as in run 80% of the memory available now for a CPU case without one).\n"
 		"Nothing is run or written."};
 	struct sweep *sweep = NULL;
 	struct sweep_cases cases = {0};
@@ -257,7 +266,9 @@ int cmd_list(struct cmd_line *cl)
 		status = EXIT_USAGE;
 		goto done;
 	}
-	cases_limit_memory(&cases, mem_limit, 1);
+	/* as run: --mem-limit for every case, else the default share for the CPU cases without
+	 * mem_limit of their own (a case over it is stored oom, so it is flagged here too) */
+	cases_limit_memory(&cases, mem_limit ? mem_limit : default_mem_limit(), mem_limit != 0);
 	print_case_list(sweep, &cases, NULL);
 done:
 	sweep_cases_free(&cases);

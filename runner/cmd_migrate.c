@@ -27,8 +27,9 @@ int cmd_migrate(struct cmd_line *cl)
 	struct db *db = NULL;
 	struct bd_error err;
 	if (db_open(db_path, 0, &db, &err)) {
-		bd_error_print(RUNNER_PROG, &err);
-		return EXIT_FAIL;
+		bd_error_print(RUNNER_PROG " migrate", &err);
+		/* BD_EINVAL: --db names no file ("", :memory:), a usage error as in run and close */
+		return err.code == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL;
 	}
 	printf("%s: schema version %d\n", db_path, db_schema_version(db));
 	db_close(db);

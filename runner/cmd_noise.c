@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "escape.h"
 #include "noise.h"
 #include "opt.h"
 #include "report.h"
@@ -37,8 +38,13 @@ int cmd_noise(struct cmd_line *cl)
 	struct run_session *runs = NULL;
 	size_t nruns = 0, folded_now = 0;
 	struct bd_error err;
-	if (db_open(db_path, 0, &db, &err) || (rebuild && db_noise_clear(db, &err)) ||
-	    db_run_sessions(db, 0, 0, &runs, &nruns, &err)) {
+	if (db_open(db_path, 0, &db, &err)) {
+		bd_error_print(RUNNER_PROG " noise", &err);
+		/* BD_EINVAL: --db names no file ("", :memory:), a usage error as in run and close */
+		status = err.code == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL;
+		goto done;
+	}
+	if ((rebuild && db_noise_clear(db, &err)) || db_run_sessions(db, 0, 0, &runs, &nruns, &err)) {
 		bd_error_print(RUNNER_PROG " noise", &err);
 		status = EXIT_FAIL;
 		goto done;
@@ -75,9 +81,11 @@ int cmd_noise(struct cmd_line *cl)
 		if (!rc)
 			rc = noise_model_fit(&d, &a, &m);
 		if (!rc) {
+			/* the hostname is the database's (a merged node's BENCHDB_NODE): escaped */
+			char *host = escape_controls(si.hostname);
 			noise_model_describe(&m, &sb);
-			printf("system %lld (%s): %s\n", (long long)runs[i].system_id, si.hostname,
-			       sb_str(&sb));
+			printf("system %lld (%s): %s\n", (long long)runs[i].system_id, host, sb_str(&sb));
+			free(host);
 		} else {
 			bd_error_print(RUNNER_PROG " noise", &err);
 			status = EXIT_FAIL;

@@ -30,9 +30,6 @@
 #include "sysinfo.h"
 #include "xalloc.h"
 
-/* Without mem_limit in the sweep or --mem-limit, a CPU case may use this share of the memory
- * that was available when the run started, so that no sweep drives the machine into swap. */
-#define DEFAULT_MEM_SHARE 0.8
 /* --repeat's bound: enough for any noise study, small enough that a typo is caught */
 #define REPEAT_MAX 1000
 /* --interleave's default and bound: the impls of one shape measured in 5 alternating rounds
@@ -522,11 +519,8 @@ int cmd_run(struct cmd_line *cl)
 			goto done;
 		}
 	}
-	if (!mem_limit) {
-		int64_t total, available;
-		sysinfo_memory(&total, &available);
-		mem_limit = (int64_t)(DEFAULT_MEM_SHARE * (double)(available ? available : total));
-	}
+	if (!mem_limit)
+		mem_limit = default_mem_limit();
 	cases_limit_memory(&cases, mem_limit, mem_limit_all);
 	if (dry_run) {   /* the cases with the limits the run would give them */
 		print_case_list(sweep, &cases, whole.items ? &whole : NULL);

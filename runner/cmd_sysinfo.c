@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "fma_peak.h"
 #include "opt.h"
+#include "proc_wait.h"
 #include "sysinfo.h"
 
 int cmd_sysinfo(struct cmd_line *cl)
@@ -74,6 +75,11 @@ int cmd_sysinfo(struct cmd_line *cl)
 		       "%.2f s, slowest %.1f)\n", "fma_peak", peak.best_gflops, peak.dtype, peak.isa,
 		       peak.vector_bits, peak.instruction, peak.threads, peak.threads == 1 ? "" : "s",
 		       peak.reps, peak.rep_seconds, peak.worst_gflops);
+	/* a peak measured while other processes had the CPUs is a floor, and says so */
+	if (fma_peak && peak.cpu_wait > CPU_WAIT_CONTENDED)
+		printf("%-12s contended: its threads waited for a CPU %.0f%% of the fastest run (another "
+		       "process had it, or more threads than CPUs): the peak is higher than measured\n",
+		       "fma_wait", 100 * peak.cpu_wait);
 	sb_free(&env);
 	return EXIT_OK;
 }

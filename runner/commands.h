@@ -35,6 +35,11 @@ int mem_limit_option(const char *text, const char *command, int64_t *limit);
  * else the CPU cases without a mem_limit of their own (the runner's default share); limit 0:
  * nothing. */
 void cases_limit_memory(struct sweep_cases *cases, int64_t limit, int given);
+/* The limit of a CPU case without mem_limit in the sweep or --mem-limit (run's, and list's
+ * preview of it): DEFAULT_MEM_SHARE of the memory available now, so that no sweep drives the
+ * machine into swap. */
+#define DEFAULT_MEM_SHARE 0.8
+int64_t default_mem_limit(void);
 /* Shared by slurm and kube: " --label L --mem-limit M" (each when not NULL), shell-quoted, for
  * the runner command line their scripts write. */
 struct strbuf;

@@ -6,6 +6,7 @@
 
 #include "clock.h"
 #include "fma_peak.h"
+#include "proc_wait.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
@@ -84,9 +85,12 @@ static int cpu_has(const char *isa)
 static volatile float fma_peak_sink;   /* the chains' sums go here, so their work is used */
 
 /* Wall seconds for every thread of an OpenMP team to run steps loop steps of fn; *team: the
- * threads that ran (fewer than omp_get_max_threads() under OMP_THREAD_LIMIT or OMP_DYNAMIC). */
-static double timed_rep(float (*fn)(long), long steps, int *team)
+ * threads that ran (fewer than omp_get_max_threads() under OMP_THREAD_LIMIT or OMP_DYNAMIC);
+ * *cpu_wait: the share of their time they waited for a CPU (-1 unknown). */
+static double timed_rep(float (*fn)(long), long steps, int *team, double *cpu_wait)
 {
+	struct cpu_wait w0, w1;
+	cpu_wait_read(&w0);
 	double t0 = bd_now_seconds();
 	float sum = 0;
 	int n = 1;
@@ -97,6 +101,8 @@ static double timed_rep(float (*fn)(long), long steps, int *team)
 		sum += fn(steps);
 	}
 	double dt = bd_now_seconds() - t0;
+	cpu_wait_read(&w1);
+	*cpu_wait = cpu_wait_share(&w0, &w1);
 	fma_peak_sink = sum;
 	*team = n;
 	return dt;
@@ -153,6 +159,7 @@ int fma_peak_measure(const char *isa, int reps, double seconds, struct fma_peak 
 		     struct bd_error *err)
 {
 	memset(out, 0, sizeof(*out));
+	out->cpu_wait = -1;
 	if (reps < 1 || reps > 1000 || !(seconds >= 0.001 && seconds <= 60))
 		return bd_fail(err, BD_EINVAL, "fma peak: %d repetitions of %g s: want 1 to 1000 "
 			       "repetitions of 0.001 to 60 s", reps, seconds);
@@ -183,22 +190,23 @@ int fma_peak_measure(const char *isa, int reps, double seconds, struct fma_peak 
 	/* calibrate: grow the step count until one repetition lasts about `seconds` */
 	long steps = 1 << 14;
 	int team;
-	double dt = timed_rep(fn, steps, &team);
+	double wait, dt = timed_rep(fn, steps, &team, &wait);
 	while (dt < seconds * 0.5 && steps < (1L << 40)) {
 		double scale = dt > 0 ? seconds / dt : 16;
 		steps = (long)((double)steps * (scale < 16 ? scale : 16)) + 1;
-		dt = timed_rep(fn, steps, &team);
+		dt = timed_rep(fn, steps, &team, &wait);
 	}
 	if (dt > 0 && dt < seconds)
 		steps = (long)((double)steps * seconds / dt) + 1;
 	/* per thread: the threads counted are the team's that ran, each repetition's own */
 	double flop = 2.0 * p->chains * (p->vector_bits / p->elem_bits) * (double)steps;
 	for (int r = 0; r < reps; r++) {
-		dt = timed_rep(fn, steps, &team);
+		dt = timed_rep(fn, steps, &team, &wait);
 		double g = flop * team / dt * 1e-9;
 		if (g > out->best_gflops) {
 			out->best_gflops = g;
 			out->threads = team;
+			out->cpu_wait = wait;
 		}
 		if (r == 0 || g < out->worst_gflops)
 			out->worst_gflops = g;

@@ -104,6 +104,18 @@ help)
 		contains "$T/err" "this cpu has no avx512_bf16 \(valid here: ${widest/avx512/avx512, avx2}\)" \
 			"the missing ISA is named, with the ones there are"
 	fi
+	# a peak measured while its threads waited for a CPU is a floor and says so: two threads on
+	# one allowed CPU wait about half the time (where the kernel counts waiting: schedstat)
+	if command -v taskset >/dev/null && [ "$(getconf _NPROCESSORS_ONLN)" -gt 1 ] &&
+		awk '{ exit !($1 + $2 > 0) }' /proc/self/schedstat 2>/dev/null; then
+		cpu=$(awk '/^Cpus_allowed_list/ { split($2, a, /[-,]/); print a[1] }' /proc/self/status)
+		OMP_NUM_THREADS=2 expect_status 0 "runner sysinfo --fma-peak, two threads on one CPU" \
+			taskset -c "$cpu" "$RUNNER" sysinfo --fma-peak --isa avx2
+		contains "$T/out" "^fma_peak +[0-9]+\.[0-9] GFLOP/s float32 \(avx2, 256-bit fma, 2 threads;" \
+			"the two threads ran"
+		contains "$T/out" "^fma_wait +contended: its threads waited for a CPU [0-9]+% of the fastest run .*: the peak is higher than measured$" \
+			"--fma-peak says its threads waited for a CPU"
+	fi
 	expect_status 2 "--isa unknown" "$RUNNER" sysinfo --fma-peak --isa sse
 	contains "$T/err" "unknown isa 'sse' \(valid: avx512, avx512bf16, avx2\)" "the valid ISAs are named"
 	expect_status 2 "--isa without --fma-peak" "$RUNNER" sysinfo --isa avx2
@@ -275,6 +287,21 @@ list)
 		expect_status 2 "runner $cmd --mem-limit lots" "$RUNNER" $cmd --mem-limit lots "$T/e2e.yaml"
 		contains "$T/err" "--mem-limit expects a size such as 512MiB or 8GiB, got 'lots'" "$cmd: a bad size"
 	done
+	# without a mem_limit anywhere: the run's default (a share of the memory available) flags a
+	# model no machine holds in list as in the run's preview (list said "run" of it)
+	printf '%s\n' 'name: e2e-huge' 'defaults: {device: cpu}' \
+		'models: {huge: {d_model: 65536, d_ff: 262144, num_layers: 64, num_heads: 64}}' \
+		'benchmarks:' '  - suite: e2e' '    axes: {model: [small, huge], pass: [train_step]}' \
+		'    context_length: 128' '    attention: flash' >"$T/e2e_huge.yaml"
+	expect_status 0 "runner list, no mem_limit" "$RUNNER" list "$T/e2e_huge.yaml"
+	cp "$T/out" "$T/list_huge"
+	contains "$T/out" "^ +params [0-9,]+, memory [0-9.]+ TiB = .*over its mem_limit of [0-9.]+ [KMGT]iB: expect oom$" "list: a model over the default limit is flagged"
+	contains "$T/out" "^1 to run, 1 expected oom \(over their mem_limit\), 0 unsupported here$" "list: counted as expected oom"
+	expect_status 0 "runner run --dry-run, no mem_limit" "$RUNNER" run --dry-run "$T/e2e_huge.yaml" --db "$T/dry.db"
+	# (the available memory, so the limit, may move between the two)
+	check "list and the run's preview agree without a mem_limit" diff \
+		<(sed 's/mem_limit of [0-9.]* [KMGT]*i*B/mem_limit of L/' "$T/list_huge") \
+		<(sed 's/mem_limit of [0-9.]* [KMGT]*i*B/mem_limit of L/' "$T/out")
 	# What the documentation ships or shows loads: every config and example sweep, and every
 	# ```yaml block of README.md, docs/ and schemas/ (each a whole sweep a reader may copy)
 	for y in "$SRC"/configs/*.yaml "$SRC"/configs/perf/*.yaml "$SRC"/peers/examples/*.yaml; do
@@ -790,6 +817,10 @@ run_flow)
 		expect_status 2 "run --db '$path' is refused" "$RUNNER" run "$SRC/tests/cli/tiny.yaml" --db "$path"
 		contains "$T/err" "database path '$path' names no file" "run --db '$path': the reason"
 		lacks "$T/out" "cases stored" "run --db '$path': nothing run"
+		for cmd in migrate noise; do   # they exited 1, and migrate's message said only "runner:"
+			expect_status 2 "$cmd --db '$path' is refused" "$RUNNER" $cmd --db "$path"
+			contains "$T/err" "^runner $cmd: database path '$path' names no file" "$cmd --db '$path': the command and the reason"
+		done
 		expect_status 1 "merge --db '$path' is refused" "$RUNNER" merge --db "$path" "$db"
 		lacks "$T/out" "merged 1 of 1" "merge --db '$path': nothing merged"
 	done

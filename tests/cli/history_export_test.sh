@@ -140,6 +140,16 @@ expect_status 0 "export -o FILE" "$REPORT" export --db "$db" --run cand -o "$T/c
 check "-o writes nothing to stdout" [ ! -s "$T/out" ]
 "$REPORT" export --db "$db" --run cand >"$T/cand_stdout.csv" 2>/dev/null
 check "-o FILE holds what stdout would" cmp -s "$T/cand.csv" "$T/cand_stdout.csv"
+# -o to what is not a regular file: the check that it is no database read it first, so -o
+# /dev/stdout into a pipe (README: written in place) and -o into a FIFO waited for ever
+timeout 60 "$REPORT" export --db "$db" --run cand -o /dev/stdout 2>"$T/err" | cat >"$T/cand_devstdout.csv"
+check "-o /dev/stdout into a pipe: exit 0 (124: it hung)" [ "${PIPESTATUS[0]}" = 0 ]
+check "-o /dev/stdout into a pipe: what stdout holds" cmp -s "$T/cand_devstdout.csv" "$T/cand_stdout.csv"
+mkfifo "$T/fifo"
+timeout 60 cat "$T/fifo" >"$T/cand_fifo.csv" & reader=$!
+expect_status 0 "-o a FIFO with its reader waiting" timeout 30 "$REPORT" export --db "$db" --run cand -o "$T/fifo"
+wait "$reader"
+check "-o a FIFO: the reader got the export" cmp -s "$T/cand_fifo.csv" "$T/cand_stdout.csv"
 expect_status 1 "export -o into a missing directory" "$REPORT" export --db "$db" -o "$T/nodir/x.csv"
 contains "$T/err" "cannot write '$T/nodir/x.csv': No such file or directory" "unwritable path and reason"
 

@@ -265,5 +265,11 @@ assert os.waitstatus_to_exitcode(status) == 0, status
 assert b"\x1b" not in out and b"\x07" not in out, "a raw escape byte on the terminal"
 assert b"\\x1b[31mred\\x07" in out, out[:300]
 EOF
+# runner noise names each system by its stored hostname (a merged node's BENCHDB_NODE): escaped
+cp "$fixture" "$T/host_esc.db"
+sql "$T/host_esc.db" "UPDATE systems SET hostname = 'node' || char(27) || ']0;title' || char(7)"
+expect_status 0 "runner noise on a hostname with an escape sequence" "$RUNNER" noise --db "$T/host_esc.db"
+check "no raw escape byte in runner noise" [ "$(tr -cd '\033\007' <"$T/out" | wc -c)" = 0 ]
+contains "$T/out" '^system [0-9]+ \(node\\x1b\]0;title\\x07\): ' "the hostname's escape shown as \\x1b"
 note "hostile databases: $n_hostile, report invocations on them: $n_runs"
 finish hostile_db

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/cli/marks_test.sh: contention and instability are visible in every output: `report`
-# (table and pivot), `plot` (ringed points), `writeup`, `warmup`, `export --what stats` and
-# `compare --baseline` (its verdict says contended; a mark column says unstable) (issue 25). On
+# (table and pivot), `plot` (ringed points), `writeup`, `warmup`, `export --what stats`,
+# `compare --baseline` (its verdict says contended; a mark column says unstable) and the cost
+# table of compare and writeup with a price (issue 25). On
 # the fixture database (tests/make_fixture.c), cases of known cpu_wait and rse are planted by SQL
 # in run "cand": naive S512 waited 62% (contended), sdpa S512 4% (below the 5% level: not
 # marked), naive S256 unknown (NULL: not marked), flash S1024 has a median uncertain by 4.1%
@@ -67,6 +68,17 @@ contains "$T/out" "^- unstable \(1\): a side's median is uncertain by more than 
 contains "$T/out" "^- contended \(2\): a side waited for a CPU" "and what contended means"
 expect_status 0 "compare of the unmarked run" "$REPORT" compare --db "$db" --run base --baseline naive --format csv
 lacks "$T/out" "mark|unstable" "no mark column where no side is unstable"
+
+# ---- the cost table (compare and writeup with a price): samples/s and cost per 1K samples of a
+# contended case are the machine's load's, so the case is marked there too
+expect_status 0 "compare with a price (csv)" "$REPORT" compare --db "$db" --run cand --baseline naive --price 1 --format csv
+sed -n '/^case,impl,priced_as,/,/^$/p' "$T/out" >"$T/cost"
+check "cost: a mark column" grep -q '^case,impl,priced_as,.*,case_cost_USD,mark$' "$T/cost"
+check "cost: the contended case marked with its wait" grep -q "^naive float32 fwd+bwd B8 H1 S512 D64,naive,cpu,.*,contended (waited 62%)$" "$T/cost"
+check "cost: the unstable case marked" grep -q "^flash float32 fwd+bwd B8 H1 S1024 D64,flash,cpu,.*,unstable (median +-4.1%)$" "$T/cost"
+check "cost: exactly two cases marked" [ "$(grep -c ',\(contended\|unstable\) (' "$T/cost")" = 2 ]
+expect_status 0 "compare of the unmarked run with a price" "$REPORT" compare --db "$db" --run base --baseline naive --price 1 --format csv
+check "cost of the unmarked run: no mark column" grep -q '^case,impl,priced_as,.*,case_cost_USD$' "$T/out"
 
 # ---- warmup: a mark column -----------------------------------------------------------------------
 expect_status 0 "warmup (csv)" "$REPORT" warmup --db "$db" --run cand --format csv

@@ -114,12 +114,25 @@ contains "$T/wu/README.md" "cost of the run: " "writeup: the run's cost"
 printf 'prices: [1, 2]\n' >"$T/bad_prices.yaml"
 expect_status 2 "a bad prices file" "$REPORT" nodes --db "$T/merged.db" --prices "$T/bad_prices.yaml"
 contains "$T/err" "bad_prices.yaml:1:1: expected .prices:. a mapping" "names the file"
-# a price that is no price (strtod takes nan and inf; a negative --price was taken as none):
+# a prices file that cannot be read says why (a directory was libyaml's "1:1: input error")
+expect_status 2 "a missing prices file" "$REPORT" --db "$T/node1.db" --compare naive --prices "$T/no_prices.yaml"
+contains "$T/err" "no_prices.yaml: cannot read the prices file: No such file or directory" "names the file and the reason"
+expect_status 2 "a directory as the prices file" "$REPORT" --db "$T/node1.db" --compare naive --prices "$T"
+contains "$T/err" "$T: cannot read the prices file: it is a directory" "names the directory"
+# a device priced twice, or two tables: refused where it is, not the first silently taken
+printf 'prices:\n  cpu: 0.05\n  "NVIDIA A10": 0.60\n  cpu: 9\n' >"$T/dup_prices.yaml"
+expect_status 2 "a device priced twice" "$REPORT" --db "$T/node1.db" --compare naive --prices "$T/dup_prices.yaml"
+contains "$T/err" "dup_prices.yaml:4:3: prices: 'cpu' is given twice \(first on line 2\)" "names the file, line and key"
+printf 'prices: {cpu: 0.05}\nprices: {cpu: 9}\n' >"$T/dup_tables.yaml"
+expect_status 2 "two prices tables" "$REPORT" nodes --db "$T/merged.db" --prices "$T/dup_tables.yaml"
+contains "$T/err" "dup_tables.yaml:2:1: .prices:. is given twice \(first on line 1\)" "names the file and both lines"
+# a price that is no price (strtod takes nan and inf; a negative --price was taken as none, and
+# -1, the commands' "not given", still was):
 # refused, not a cost table of nan or inf, nor silently no cost table
 printf 'prices:\n  cpu: nan\n' >"$T/nan_prices.yaml"
 expect_status 2 "a nan price in the prices file" "$REPORT" --db "$T/node1.db" --compare naive --prices "$T/nan_prices.yaml"
 contains "$T/err" "nan_prices.yaml:2:8: prices: 'cpu' needs a price in USD per hour" "names the file, line and key"
-for bad in nan inf -3; do
+for bad in nan inf -3 -1 abc; do
 	expect_status 2 "--price $bad" "$REPORT" --db "$T/node1.db" --compare naive --price "$bad"
 	contains "$T/err" "--price expects USD per device-hour, a finite number >= 0" "--price $bad: says why"
 done

@@ -81,7 +81,16 @@ contains "$T/err" "unknown unit 'fortnight' \(valid: ns, us, ms, s or sec\)" "th
 expect_status 2 "a negative --warmup" "$REPORT" --db "$e2e" --warmup -2
 expect_status 2 "warmup --k with a trailing comma (an unfinished list, not 0,1)" \
 	"$REPORT" warmup --db "$e2e" --k 0,1,
-contains "$T/err" "--k expects a list such as 0,1,2,5, got '0,1,'" "the list is quoted"
+contains "$T/err" "--k expects a list such as 0,1,2,5 .*, got '0,1,'" "the list is quoted"
+# a count given twice made two columns of one name (CSV's header twice "k=1_mean_ms")
+expect_status 2 "warmup --k with a count twice" "$REPORT" warmup --db "$e2e" --k 0,1,1 --format csv
+contains "$T/err" "--k expects a list such as 0,1,2,5 \(at most 16 different counts from 0 to 1000000\), got '0,1,1'" "the rule and the list"
+# --band nan or a negative one was read as 0, inf as every excess: refused as the other commands'
+# bands are
+for bad in nan -5 inf; do
+	expect_status 2 "warmup --band $bad" "$REPORT" warmup --db "$e2e" --band "$bad"
+	contains "$T/err" "--band expects a percentage, a finite number >= 0" "warmup --band $bad: says why"
+done
 expect_status 0 "warmup --k 0,1" "$REPORT" warmup --db "$e2e" --k 0,1
 expect_status 2 "a column listed twice" "$REPORT" --db "$e2e" --columns "model,fwd mean,fwd_mean=x"
 contains "$T/err" "'fwd_mean' is listed twice" "the repeated column is named"
@@ -157,6 +166,16 @@ expect_status 0 "a matmul run" "$RUNNER" run "$T/mm.yaml" --db "$T/mm.db"
 expect_status 0 "matmul table" "$REPORT" --db "$T/mm.db" --format csv
 check "matmul: n is the size, iters the count" \
 	[ "$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } NR == 2 { print $c["n"] "/" $c["iters"] }' "$T/out")" = "32/3" ]
+# export --what stats: its iteration count n and the matmul parameter n were two columns named
+# n, and a reader by name (Python's csv.DictReader) took the parameter for the count
+expect_status 0 "matmul stats export" "$REPORT" export --db "$T/mm.db" --what stats
+check "stats export: every header unique" [ -z "$(head -1 "$T/out" | tr ',' '\n' | sort | uniq -d)" ]
+if command -v python3 >/dev/null; then
+	check "stats export: n is the count, n_2 the parameter (as the JSON keys)" python3 -c '
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert rows and all(r["n"] == "3" and r["n_2"] == "32" for r in rows), rows' "$T/out"
+fi
 expect_status 0 "matmul derived table" "$REPORT" --db "$T/mm.db" --derived --format csv
 check "matmul: no tokens/s or samples/s (no batch, no sequence), GFLOP/s from its FLOPs" \
 	[ "$(csv_cols "$T/out" tokens_s samples_s | tr -d '\n')" = "," ]

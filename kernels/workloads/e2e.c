@@ -8,7 +8,7 @@
  *     (model_ref.c), and the step with a float64 AdamW of its own gradients;
  *  2. the case's model runs every phase of its pass once at full size (which also builds the
  *     GEMM plans, so that no timed iteration, warm-up included, pays for them): the loss must be
- *     finite and near ln(vocab), as it is for these small initial weights.
+ *     finite and where it is at initialisation (init_loss_range).
  */
 #include <math.h>
 #include <stdio.h>
@@ -20,7 +20,7 @@
 #include "impls.h"
 #include "model.h"
 
-/* |loss − ln V| at initialisation, full size (logits have std ≈ 0.02·sqrt(d) ≤ 1). */
+/* Slack around the range of the loss at initialisation (init_loss_range). */
 #define LOSS_INIT_SLACK 1.0
 
 /* head_dim 16: the smallest the flash kernels and cuDNN's SDPA take */
@@ -213,6 +213,23 @@ done:
 	return code;
 }
 
+/* Where the mean loss of n rows lies at initialisation, from the spread of a logit: the final
+ * norm's output has RMS 1 (gains 1) and every lm_head weight variance MODEL_INIT_STD², so a logit
+ * has variance s² = d·MODEL_INIT_STD² (1.0 at d_model 2560, 2.0 at 5120). A row's expected loss
+ * E[lse(z)] − E[z_target] lies between ln V (Jensen, lse convex) and ln V + s²/2 (Jensen, log
+ * concave: E[e^z] <= e^(s²/2) for these sums of uniforms); a row's loss varies by about s around
+ * it (the target's logit), and the mean of n rows by s/sqrt(n) (4 of them allowed). A fixed
+ * ±1 around ln V failed correct models from d_model 5000 on, and one case in ten of the small
+ * preset at a single token. */
+static void init_loss_range(const struct case_params *p, double *lo, double *hi)
+{
+	double lnv = log((double)p->model.vocab_size);
+	double s2 = (double)p->model.d_model * MODEL_INIT_STD * MODEL_INIT_STD;
+	double noise = 4.0 * sqrt(s2 / ((double)p->batch_size * (double)p->context_length));
+	*lo = lnv - LOSS_INIT_SLACK - noise;
+	*hi = lnv + s2 / 2 + LOSS_INIT_SLACK + noise;
+}
+
 static int e2e_validate(void *state, struct wl_status *st)
 {
 	struct e2e_case *e = state;
@@ -234,11 +251,12 @@ static int e2e_validate(void *state, struct wl_status *st)
 		rc = c->dev.ops->sync(&c->dev);
 	if (rc)
 		return wl_from_dev(st, &c->dev, rc, "model");
-	double lnv = log((double)c->p.model.vocab_size);
-	if (!(fabs(loss - lnv) <= LOSS_INIT_SLACK))
-		return wl_set(st, STATUS_ERROR, "loss at initialisation is %.6g, expected ln(%lld) = %.6g "
-			      "within %.3g", loss, (long long)c->p.model.vocab_size, lnv,
-			      LOSS_INIT_SLACK);
+	double lo, hi;
+	init_loss_range(&c->p, &lo, &hi);
+	if (!(loss >= lo && loss <= hi))
+		return wl_set(st, STATUS_ERROR, "loss at initialisation is %.6g, expected %.6g to %.6g "
+			      "(ln(%lld) = %.6g and the spread of the initial logits)", loss, lo, hi,
+			      (long long)c->p.model.vocab_size, log((double)c->p.model.vocab_size));
 	return wl_set(st, STATUS_OK, "%s", "");
 }
 

@@ -5,7 +5,9 @@
  *  1. a tiny model (VALIDATE_CFG) with the case's dtype, attention and backend runs forward,
  *     backward and one AdamW step; its loss and every gradient tensor (model_tensors: Wq, Wk,
  *     Wv, W1 and W3 each on its own scale) are compared with the float64 reference
- *     (model_ref.c), and the step with a float64 AdamW of its own gradients;
+ *     (model_ref.c), and the step with a float64 AdamW of its own gradients; then a second
+ *     forward, backward and step, whose step is checked the same way (m and v carried over, the
+ *     bias corrections of step 2);
  *  2. the case's model runs every phase of its pass once at full size (which also builds the
  *     GEMM plans, so that no timed iteration, warm-up included, pays for them): the loss must be
  *     finite and where it is at initialisation (init_loss_range).
@@ -139,7 +141,8 @@ static int validate_tiny(const struct wl_case *c, struct wl_status *st)
 	snprintf(s.attention, sizeof(s.attention), "%s", c->p.attention);
 	int64_t P = model_param_count(cfg), n = VALIDATE_BATCH * VALIDATE_CTX;
 	float *p0 = malloc((size_t)P * sizeof(float)), *g = malloc((size_t)P * sizeof(float)),
-	      *p1 = malloc((size_t)P * sizeof(float));
+	      *p1 = malloc((size_t)P * sizeof(float)), *g2 = malloc((size_t)P * sizeof(float)),
+	      *p2 = malloc((size_t)P * sizeof(float));
 	double *pd = malloc((size_t)P * sizeof(double)), *gref = malloc((size_t)P * sizeof(double));
 	int32_t *tok = malloc((size_t)(2 * n) * sizeof(int32_t));
 	struct dev dev = {0};
@@ -147,7 +150,7 @@ static int validate_tiny(const struct wl_case *c, struct wl_status *st)
 	int code = STATUS_OK, rc;
 	double tol = check_rule_for(&c->p).atol;   /* max |g − g_ref| <= tol · max |g_ref| */
 	st->tolerance = tol;
-	if (!p0 || !g || !p1 || !pd || !gref || !tok) {
+	if (!p0 || !g || !p1 || !g2 || !p2 || !pd || !gref || !tok) {
 		code = wl_set(st, STATUS_ERROR, "out of host memory for validation");
 		goto done;
 	}
@@ -198,15 +201,30 @@ static int validate_tiny(const struct wl_case *c, struct wl_status *st)
 	const struct adamw_params *hp = &model_adamw;
 	double worst_step = model_adamw_first_step_error(p0, g, p1, P);
 	/* float32 rounding of p (|p| < 1) and of the update (≤ lr) */
-	if (!(worst_step <= 1e-6 + 1e-3 * hp->lr))
+	if (!(worst_step <= 1e-6 + 1e-3 * hp->lr)) {
 		code = wl_set(st, STATUS_ERROR, "AdamW step differs from the float64 formula by %.3g",
 			      worst_step);
+		goto done;
+	}
+	/* the second step, from the next forward and backward: step 1's check cannot see a step
+	 * count that does not advance or a bias correction right only at step 1 */
+	if ((rc = model_forward(m)) || (rc = model_backward(m)) || (rc = model_grads(m, g2)) ||
+	    (rc = model_step(m)) || (rc = model_params(m, p2))) {
+		code = wl_from_dev(st, &dev, rc, "validation model");
+		goto done;
+	}
+	worst_step = model_adamw_second_step_error(p1, g, g2, p2, P);
+	if (!(worst_step <= 1e-6 + 1e-3 * hp->lr))
+		code = wl_set(st, STATUS_ERROR, "AdamW's second step differs from the float64 formula "
+			      "by %.3g", worst_step);
 done:
 	model_free(m);
 	dev_close(&dev);
 	free(p0);
 	free(g);
 	free(p1);
+	free(g2);
+	free(p2);
 	free(pd);
 	free(gref);
 	free(tok);

@@ -15,6 +15,7 @@
 
 #include "dnnl_wrap.h"
 #include "model.h"
+#include "ops_cpu.h"
 #include "planted_wait.h"
 #include "workload.h"
 
@@ -546,10 +547,56 @@ static void check_adamw_step(enum bd_dtype dtype)
 	assert_int_equal(model_forward(r.m), 0);
 	assert_int_equal(model_loss(r.m, &loss1), 0);
 	assert_true(loss1 < loss0);
+	/* the second step: m and v carried over, the bias corrections of step 2 (as the e2e
+	 * validation checks it) */
+	float *g2 = malloc((size_t)P * sizeof(float)), *p2 = malloc((size_t)P * sizeof(float));
+	assert_int_equal(model_backward(r.m), 0);
+	assert_int_equal(model_grads(r.m, g2), 0);
+	assert_int_equal(model_step(r.m), 0);
+	assert_int_equal(model_params(r.m, p2), 0);
+	double worst2 = model_adamw_second_step_error(p1, g, g2, p2, P);
+	if (!(worst2 <= 1e-6))
+		fail_msg("second AdamW step off by %g", worst2);
 	run_close(&r);
 	free(p0);
 	free(g);
 	free(p1);
+	free(g2);
+	free(p2);
+}
+
+/* The validation's check of the second AdamW step fails a step count that does not advance
+ * (step 1's bias corrections again), which the first step's check cannot see: at step 2 they
+ * move a weight about 1.36 times as far. The right second step passes it. */
+static void test_model__second_step_check_fails_a_stuck_step_count(void **state)
+{
+	(void)state;
+	enum { COUNT = 1000 };
+	const struct adamw_params *hp = &model_adamw;
+	float *buf = calloc(9 * COUNT, sizeof(float));
+	float *p1 = buf, *g1 = buf + COUNT, *g2 = buf + 2 * COUNT, *m = buf + 3 * COUNT,
+	      *v = buf + 4 * COUNT, *p_right = buf + 5 * COUNT, *p_stuck = buf + 6 * COUNT,
+	      *m2 = buf + 7 * COUNT, *v2 = buf + 8 * COUNT;
+	for (int i = 0; i < COUNT; i++) {
+		p1[i] = 0.03f * sinf((float)i);
+		g1[i] = 1e-3f * cosf(0.7f * (float)i) * (float)(1 + i % 5);
+		g2[i] = 1e-3f * sinf(1.3f * (float)i + 0.2f) * (float)(1 + i % 3);
+	}
+	cpu_adamw(p1, g1, m, v, NULL, COUNT, hp, 1);
+	memcpy(p_right, p1, COUNT * sizeof(float));
+	memcpy(p_stuck, p1, COUNT * sizeof(float));
+	memcpy(m2, m, COUNT * sizeof(float));
+	memcpy(v2, v, COUNT * sizeof(float));
+	cpu_adamw(p_right, g2, m, v, NULL, COUNT, hp, 2);
+	cpu_adamw(p_stuck, g2, m2, v2, NULL, COUNT, hp, 1);
+	double right = model_adamw_second_step_error(p1, g1, g2, p_right, COUNT);
+	double stuck = model_adamw_second_step_error(p1, g1, g2, p_stuck, COUNT);
+	double bound = 1e-6 + 1e-3 * hp->lr;   /* the validation's (kernels/workloads/e2e.c) */
+	print_message("second step error: right %.3g, stuck step count %.3g (bound %.3g)\n", right,
+		      stuck, bound);
+	assert_true(right <= bound);
+	assert_true(stuck > 10 * bound);
+	free(buf);
 }
 
 static void test_model__adamw_step_float32(void **state)
@@ -742,6 +789,37 @@ static void test_e2e_workload__figures_follow_the_model_flops(void **state)
 	assert_int_equal(f.param_bytes, m.params);
 }
 
+/* The full-size check after the tiny model's: a correct model's loss at initialisation passes
+ * it at a single token, where the loss of one row varies by the spread of the logits (std
+ * 0.02·sqrt(d_model), 0.55 here: a fixed ±1 around ln V failed seeds 1 and 16 of these 16).
+ * (A wide d_model, whose loss sits up to that variance / 2 above ln V — 1.0 at d_model 5120 —
+ * needs too much memory for a unit test.) */
+static void test_e2e_workload__loss_check_at_init_passes_correct_models(void **state)
+{
+	(void)state;
+	const struct workload *w = workload_find("e2e", "benchdb", DEVICE_CPU);
+	struct case_params p = tiny_case(DTYPE_FLOAT32, PASS_FORWARD, "flash");
+	p.model = (struct model_config){"one_token", 768, 32, 1, 12, 1000};
+	p.batch_size = 1;
+	p.context_length = 1;
+	int failed = 0;
+	char first[sizeof(((struct wl_status *)0)->reason)] = "";
+	for (uint64_t seed = 1; seed <= 16; seed++) {
+		struct wl_status st = {0};
+		struct mem_arena mem;
+		mem_init(&mem, 0);
+		void *s = NULL;
+		p.seed = seed;
+		assert_int_equal(w->setup(&p, &mem, &s, &st), STATUS_OK);
+		if (w->validate(s, &st) != STATUS_OK && !failed++)
+			snprintf(first, sizeof(first), "seed %llu: %.400s", (unsigned long long)seed,
+				 st.reason);
+		w->teardown(s);
+	}
+	if (failed)
+		fail_msg("%d of 16 correct models failed the validation; %s", failed, first);
+}
+
 int main(void)
 {
 	struct bd_error err = {0};
@@ -767,12 +845,14 @@ int main(void)
 		cmocka_unit_test(test_model__loss_at_init_is_ln_vocab),
 		cmocka_unit_test(test_model__adamw_step_float32),
 		cmocka_unit_test(test_model__adamw_step_bfloat16_refreshes_shadow),
+		cmocka_unit_test(test_model__second_step_check_fails_a_stuck_step_count),
 		cmocka_unit_test(test_model__param_counts_of_design_presets),
 		cmocka_unit_test(test_model__memory_limit_gives_enomem_and_frees_everything),
 		cmocka_unit_test(test_model__cpu_refuses_sdpa_and_float16),
 		cmocka_unit_test(test_e2e_workload__validates_and_runs_every_phase),
 		cmocka_unit_test(test_e2e_workload__unsupported_combinations_say_why),
 		cmocka_unit_test(test_e2e_workload__figures_follow_the_model_flops),
+		cmocka_unit_test(test_e2e_workload__loss_check_at_init_passes_correct_models),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

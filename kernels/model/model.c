@@ -185,6 +185,22 @@ double model_adamw_first_step_error(const float *p0, const float *g, const float
 	return worst;
 }
 
+double model_adamw_second_step_error(const float *p1, const float *g1, const float *g2,
+				     const float *p2, int64_t count)
+{
+	const struct adamw_params *hp = &model_adamw;
+	double b1 = hp->beta1, b2 = hp->beta2;
+	double bc1 = 1 - b1 * b1, bc2 = 1 - b2 * b2, worst = 0;
+	for (int64_t i = 0; i < count; i++) {
+		double p = (double)p1[i] * (1 - (double)hp->lr * hp->weight_decay);
+		double m2 = b1 * (1 - b1) * g1[i] + (1 - b1) * g2[i];
+		double v2 = b2 * (1 - b2) * g1[i] * g1[i] + (1 - b2) * g2[i] * g2[i];
+		double upd = (double)hp->lr / bc1 * m2 / (sqrt(v2) / sqrt(bc2) + hp->eps);
+		keep_worst(&worst, fabs((p - upd) - p2[i]));
+	}
+	return worst;
+}
+
 void model_init_params(const struct model_config *c, uint64_t seed, float *params)
 {
 	struct model_layout lay;

@@ -91,6 +91,11 @@ double model_grad_error(const struct model_config *c, const float *g, const doub
  * m = v = 0) from p0 with gradients g, in float64; infinite where p1 is NaN or infinite. */
 double model_adamw_first_step_error(const float *p0, const float *g, const float *p1,
 				    int64_t count);
+/* The same for the second step, from p1 (after the first) to p2 with g1 and g2 the gradients of
+ * the two steps: m and v carried over from the first, the bias corrections of step 2. A step
+ * count that does not advance, or a bias correction right only at step 1, fails it. */
+double model_adamw_second_step_error(const float *p1, const float *g1, const float *g2,
+				     const float *p2, int64_t count);
 /* Initial parameters (float32 host array of model_param_count): norms 1, every matrix uniform
  * with standard deviation MODEL_INIT_STD, from seed. */
 void model_init_params(const struct model_config *c, uint64_t seed, float *params);

@@ -5,10 +5,12 @@
  *  1. a tiny model (VALIDATE_CFG) with the case's dtype, attention and backend runs forward,
  *     backward and one AdamW step; its loss and every gradient tensor (model_tensors: Wq, Wk,
  *     Wv, W1 and W3 each on its own scale) are compared with the float64 reference
- *     (model_ref.c), and the step with a float64 AdamW of its own gradients;
+ *     (model_ref.c), and the step with a float64 AdamW of its own gradients; then a second
+ *     forward, backward and step, whose step is checked the same way (m and v carried over, the
+ *     bias corrections of step 2);
  *  2. the case's model runs every phase of its pass once at full size (which also builds the
  *     GEMM plans, so that no timed iteration, warm-up included, pays for them): the loss must be
- *     finite and near ln(vocab), as it is for these small initial weights.
+ *     finite and where it is at initialisation (init_loss_range).
  */
 #include <math.h>
 #include <stdio.h>
@@ -20,7 +22,7 @@
 #include "impls.h"
 #include "model.h"
 
-/* |loss − ln V| at initialisation, full size (logits have std ≈ 0.02·sqrt(d) ≤ 1). */
+/* Slack around the range of the loss at initialisation (init_loss_range). */
 #define LOSS_INIT_SLACK 1.0
 
 /* head_dim 16: the smallest the flash kernels and cuDNN's SDPA take */
@@ -28,7 +30,10 @@ static const struct model_config validate_cfg = {
 	.name = "validate", .d_model = 64, .d_ff = 144, .num_layers = 2, .num_heads = 4,
 	.vocab_size = 101};
 #define VALIDATE_BATCH 2
-#define VALIDATE_CTX 13
+/* past the attention's first tiles on every backend (the CPU flash's 64-key steps and 96-query
+ * blocks, CUDA flash's 128-row blocks), a multiple of none: at 13 a kernel wrong only beyond
+ * its first tile passed the validation and was timed */
+#define VALIDATE_CTX 145
 
 struct e2e_case {
 	struct wl_case c;       /* first: the case as the shared hooks take it */
@@ -139,7 +144,8 @@ static int validate_tiny(const struct wl_case *c, struct wl_status *st)
 	snprintf(s.attention, sizeof(s.attention), "%s", c->p.attention);
 	int64_t P = model_param_count(cfg), n = VALIDATE_BATCH * VALIDATE_CTX;
 	float *p0 = malloc((size_t)P * sizeof(float)), *g = malloc((size_t)P * sizeof(float)),
-	      *p1 = malloc((size_t)P * sizeof(float));
+	      *p1 = malloc((size_t)P * sizeof(float)), *g2 = malloc((size_t)P * sizeof(float)),
+	      *p2 = malloc((size_t)P * sizeof(float));
 	double *pd = malloc((size_t)P * sizeof(double)), *gref = malloc((size_t)P * sizeof(double));
 	int32_t *tok = malloc((size_t)(2 * n) * sizeof(int32_t));
 	struct dev dev = {0};
@@ -147,7 +153,7 @@ static int validate_tiny(const struct wl_case *c, struct wl_status *st)
 	int code = STATUS_OK, rc;
 	double tol = check_rule_for(&c->p).atol;   /* max |g − g_ref| <= tol · max |g_ref| */
 	st->tolerance = tol;
-	if (!p0 || !g || !p1 || !pd || !gref || !tok) {
+	if (!p0 || !g || !p1 || !g2 || !p2 || !pd || !gref || !tok) {
 		code = wl_set(st, STATUS_ERROR, "out of host memory for validation");
 		goto done;
 	}
@@ -198,19 +204,51 @@ static int validate_tiny(const struct wl_case *c, struct wl_status *st)
 	const struct adamw_params *hp = &model_adamw;
 	double worst_step = model_adamw_first_step_error(p0, g, p1, P);
 	/* float32 rounding of p (|p| < 1) and of the update (≤ lr) */
-	if (!(worst_step <= 1e-6 + 1e-3 * hp->lr))
+	if (!(worst_step <= 1e-6 + 1e-3 * hp->lr)) {
 		code = wl_set(st, STATUS_ERROR, "AdamW step differs from the float64 formula by %.3g",
 			      worst_step);
+		goto done;
+	}
+	/* the second step, from the next forward and backward: step 1's check cannot see a step
+	 * count that does not advance or a bias correction right only at step 1 */
+	if ((rc = model_forward(m)) || (rc = model_backward(m)) || (rc = model_grads(m, g2)) ||
+	    (rc = model_step(m)) || (rc = model_params(m, p2))) {
+		code = wl_from_dev(st, &dev, rc, "validation model");
+		goto done;
+	}
+	worst_step = model_adamw_second_step_error(p1, g, g2, p2, P);
+	if (!(worst_step <= 1e-6 + 1e-3 * hp->lr))
+		code = wl_set(st, STATUS_ERROR, "AdamW's second step differs from the float64 formula "
+			      "by %.3g", worst_step);
 done:
 	model_free(m);
 	dev_close(&dev);
 	free(p0);
 	free(g);
 	free(p1);
+	free(g2);
+	free(p2);
 	free(pd);
 	free(gref);
 	free(tok);
 	return code;
+}
+
+/* Where the mean loss of n rows lies at initialisation, from the spread of a logit: the final
+ * norm's output has RMS 1 (gains 1) and every lm_head weight variance MODEL_INIT_STD², so a logit
+ * has variance s² = d·MODEL_INIT_STD² (1.0 at d_model 2560, 2.0 at 5120). A row's expected loss
+ * E[lse(z)] − E[z_target] lies between ln V (Jensen, lse convex) and ln V + s²/2 (Jensen, log
+ * concave: E[e^z] <= e^(s²/2) for these sums of uniforms); a row's loss varies by about s around
+ * it (the target's logit), and the mean of n rows by s/sqrt(n) (4 of them allowed). A fixed
+ * ±1 around ln V failed correct models from d_model 5000 on, and one case in ten of the small
+ * preset at a single token. */
+static void init_loss_range(const struct case_params *p, double *lo, double *hi)
+{
+	double lnv = log((double)p->model.vocab_size);
+	double s2 = (double)p->model.d_model * MODEL_INIT_STD * MODEL_INIT_STD;
+	double noise = 4.0 * sqrt(s2 / ((double)p->batch_size * (double)p->context_length));
+	*lo = lnv - LOSS_INIT_SLACK - noise;
+	*hi = lnv + s2 / 2 + LOSS_INIT_SLACK + noise;
 }
 
 static int e2e_validate(void *state, struct wl_status *st)
@@ -234,11 +272,12 @@ static int e2e_validate(void *state, struct wl_status *st)
 		rc = c->dev.ops->sync(&c->dev);
 	if (rc)
 		return wl_from_dev(st, &c->dev, rc, "model");
-	double lnv = log((double)c->p.model.vocab_size);
-	if (!(fabs(loss - lnv) <= LOSS_INIT_SLACK))
-		return wl_set(st, STATUS_ERROR, "loss at initialisation is %.6g, expected ln(%lld) = %.6g "
-			      "within %.3g", loss, (long long)c->p.model.vocab_size, lnv,
-			      LOSS_INIT_SLACK);
+	double lo, hi;
+	init_loss_range(&c->p, &lo, &hi);
+	if (!(loss >= lo && loss <= hi))
+		return wl_set(st, STATUS_ERROR, "loss at initialisation is %.6g, expected %.6g to %.6g "
+			      "(ln(%lld) = %.6g and the spread of the initial logits)", loss, lo, hi,
+			      (long long)c->p.model.vocab_size, log((double)c->p.model.vocab_size));
 	return wl_set(st, STATUS_OK, "%s", "");
 }
 

@@ -11,13 +11,18 @@
  *   case-K.html          one case on one host across the runs: the chart with its run-to-run band
  *                        and change points, the change points, and every run
  *   compare-A-B.html     per label, its newest run against the one before (by case key)
- *   charts/              the charts, SVG and PNG (gnuplot; without it the pages say so) */
+ *   charts/              the charts, SVG and PNG (gnuplot; without it the pages say so)
+ *
+ * Into the folder of an earlier site, the pages and charts of these names that this one did not
+ * write are removed at the end (site_prune). */
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "history.h"
 #include "html.h"
@@ -41,6 +46,7 @@ struct site {
 	enum series_pick pick;
 	const struct verdict_rule *rule;
 	size_t files;                   /* pages and charts written */
+	struct strbuf written;          /* their paths under dir, "\n" before and after each */
 	size_t charts_failed;           /* charts gnuplot could not draw (chart_failed) */
 };
 
@@ -67,6 +73,113 @@ static int page_write(struct site *site, const char *name, const struct strbuf *
 		rc = bd_fail(err, BD_EIO, "cannot write '%s': %s", sb_str(&path), strerror(errno));
 	sb_free(&path);
 	site->files += !rc;
+	if (!rc)
+		sb_addf(&site->written, "%s\n", name);
+	return rc;
+}
+
+/* A chart drawn as DIR/charts/BASE.svg and .png. */
+static void chart_wrote(struct site *site, const char *base)
+{
+	site->files++;
+	sb_addf(&site->written, "charts/%s.svg\ncharts/%s.png\n", base, base);
+}
+
+static int site_wrote(const struct site *site, const char *rel)
+{
+	const char *w = sb_str(&site->written);
+	size_t n = strlen(rel);
+	for (const char *at = strstr(w, rel); at; at = strstr(at + 1, rel))
+		if (at[-1] == '\n' && at[n] == '\n')
+			return 1;
+	return 0;
+}
+
+/* Whether name is PREFIX, digits, SUFFIX (for compare pages: digits-digits). */
+static int site_name_is(const char *name, const char *prefix, int pair, const char *suffix)
+{
+	size_t np = strlen(prefix), ns = strlen(suffix), len = strlen(name);
+	if (len <= np + ns || strncmp(name, prefix, np) || strcmp(name + len - ns, suffix))
+		return 0;
+	size_t dashes = 0, digits = 0;
+	for (const char *c = name + np; c < name + len - ns; c++) {
+		if (*c == '-' && digits && !dashes && pair) {
+			dashes++;
+			digits = 0;
+		} else if (*c >= '0' && *c <= '9') {
+			digits++;
+		} else {
+			return 0;
+		}
+	}
+	return digits && dashes == (size_t)pair;
+}
+
+/* Remove what an earlier site left in dir that this one did not write: the pages of runs no
+ * longer paged, cases and compares no longer there, charts not drawn this time (a run's chart
+ * folder with them), so that no page is left that the site's own would contradict. Only the
+ * names a site writes are touched; anything else in dir stays. Returns the first error. */
+static int site_prune(struct site *site, struct bd_error *err)
+{
+	struct strbuf path = STRBUF_INIT, rel = STRBUF_INIT;
+	int rc = 0;
+	for (int level = 0; level < 2 && !rc; level++) {
+		sb_reset(&path);
+		sb_addf(&path, level ? "%s/charts" : "%s", site->dir);
+		DIR *d = opendir(sb_str(&path));
+		if (!d)
+			continue;   /* the site made it; gone since is nothing to prune */
+		for (struct dirent *e; !rc && (e = readdir(d));) {
+			const char *n = e->d_name;
+			int stale_dir = 0;
+			sb_reset(&rel);
+			if (!level && (site_name_is(n, "case-", 0, ".html") ||
+				       site_name_is(n, "run-", 0, ".html") ||
+				       site_name_is(n, "compare-", 1, ".html")))
+				sb_add(&rel, n);
+			else if (level && (site_name_is(n, "case-", 0, ".svg") ||
+					   site_name_is(n, "case-", 0, ".png") ||
+					   !strcmp(n, "history.svg") || !strcmp(n, "history.png")))
+				sb_addf(&rel, "charts/%s", n);
+			else if (level && site_name_is(n, "run-", 0, ""))
+				stale_dir = 1;
+			else
+				continue;
+			if (stale_dir) {   /* charts/run-N: its latency chart (a file so named: not ours) */
+				static const char *const in_run[] = {"latency.svg", "latency.png"};
+				int left = 0;
+				for (size_t i = 0; i < 2 && !rc; i++) {
+					sb_reset(&rel);
+					sb_addf(&rel, "charts/%s/%s", n, in_run[i]);
+					if (site_wrote(site, sb_str(&rel))) {
+						left = 1;
+						continue;
+					}
+					sb_reset(&path);
+					sb_addf(&path, "%s/%s", site->dir, sb_str(&rel));
+					if (unlink(sb_str(&path)) && errno != ENOENT && errno != ENOTDIR)
+						rc = bd_fail(err, BD_EIO, "cannot remove the stale '%s': %s",
+							     sb_str(&path), strerror(errno));
+				}
+				if (!rc && !left) {   /* a folder holding something else stays */
+					sb_reset(&path);
+					sb_addf(&path, "%s/charts/%s", site->dir, n);
+					rmdir(sb_str(&path));
+				}
+				continue;
+			}
+			if (site_wrote(site, sb_str(&rel)))
+				continue;
+			sb_reset(&path);
+			sb_addf(&path, "%s/%s", site->dir, sb_str(&rel));
+			if (unlink(sb_str(&path)) && errno != ENOENT)
+				rc = bd_fail(err, BD_EIO, "cannot remove the stale '%s': %s", sb_str(&path),
+					     strerror(errno));
+		}
+		closedir(d);
+	}
+	sb_free(&path);
+	sb_free(&rel);
 	return rc;
 }
 
@@ -198,8 +311,9 @@ static int case_page(struct site *site, size_t k, struct bd_error *err)
 		rc = chart_history_write(one, 1, sb_str(&title), sb_str(&path), site->pick, &notes,
 					 &cerr);
 		sb_free(&path);
-		site->files += rc == 0;
-		if (rc)
+		if (rc == 0)
+			chart_wrote(site, sb_str(&name));
+		else
 			chart_failed(site, rc, &cerr);
 	}
 	chart_img(&sb, sb_str(&name), sb_str(&title), site->charts && s->n && rc == 0,
@@ -282,8 +396,8 @@ static int run_tables(struct site *site, int64_t run_id, struct strbuf *sb, int 
 		if (!crc)
 			crc = chart_write(site->db, &rq, &notes, &cerr);
 		if (!crc) {
-			site->files++;
 			sb_addf(&base, "run-%lld/latency", (long long)run_id);
+			chart_wrote(site, sb_str(&base));
 			sb_add(sb, "<h3>Latency</h3>\n");
 			chart_img(sb, sb_str(&base), "latency against sequence length", 1, NULL);
 		} else if (crc != BD_EINVAL) {   /* drawn but failed: the page says why */
@@ -448,8 +562,9 @@ static int index_page(struct site *site, const char *title, const char *db_path,
 		struct bd_error cerr;
 		int crc = chart_history_write(all, drawn, "every case across its runs (ms)", sb_str(&path),
 					      site->pick, &notes, &cerr);
-		site->files += crc == 0;
-		if (crc)
+		if (crc == 0)
+			chart_wrote(site, "history");
+		else
 			chart_failed(site, crc, &cerr);
 		sb_add(&sb, "<h2>History</h2>\n");
 		chart_img(&sb, "history", "every case's history as small multiples", crc == 0, cerr.msg);
@@ -585,7 +700,8 @@ int cmd_site(struct cmd_line *cl)
 		goto done;
 	}
 	site = (struct site){.dir = dir, .db = db, .hs = &hs, .charts = plot_available(),
-			     .pick = (enum series_pick)pick, .rule = &o.rule};
+			     .pick = (enum series_pick)pick, .rule = &o.rule, .written = STRBUF_INIT};
+	sb_addc(&site.written, '\n');
 	site.runs = xmalloc((hs.nruns ? hs.nruns : 1) * sizeof(*site.runs));
 	for (size_t i = 0; i < hs.nruns; i++) {
 		const struct run_row *r = &hs.runs[i];
@@ -627,6 +743,8 @@ int cmd_site(struct cmd_line *cl)
 		rc = runs_page(&site, &err);
 	if (!rc)
 		rc = index_page(&site, title, o.db_path, &compares, &err);
+	if (!rc)
+		rc = site_prune(&site, &err);
 	if (rc) {
 		report_error(&err, EXIT_FAIL);
 		goto done;
@@ -642,6 +760,7 @@ int cmd_site(struct cmd_line *cl)
 done:
 	free(site.runs);
 	free(site.paged);
+	sb_free(&site.written);
 	sb_free(&compares);
 	sb_free(&chart_dir);
 	history_free(&hs);

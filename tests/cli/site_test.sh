@@ -59,6 +59,22 @@ if [ "$MODE" = static ]; then
 	expect_status 1 "-o names a file" "$REPORT" site --db "$db" -o "$T/file"
 	contains "$T/err" "is not a directory|cannot create" "names the problem"
 	expect_status 2 "--min-segment 1" "$REPORT" site --db "$db" -o "$T/x" --min-segment 1
+	# a second site into the same folder, of one case and the pull request's 3 runs: nothing the
+	# first wrote and the second did not is left behind; what the user put there stays
+	check "the first site has several case pages" [ "$(ls "$T/site" | grep -c '^case-')" -gt 1 ]
+	echo mine >"$T/site/notes.txt"
+	echo mine >"$T/site/charts/run-999999"
+	expect_status 0 "a site of one case into the same folder" "$REPORT" site --db "$db" -o "$T/site" --label pr-7 --where seq_len=256
+	check "one case page left (of $(ls "$T/site" | grep '^case-' | tr '\n' ' '))" [ "$(ls "$T/site" | grep -c '^case-[0-9]*\.html$')" = 1 ]
+	check "one case chart left" [ "$(ls "$T/site/charts" | grep -c '^case-')" = 2 ]
+	check "the 3 runs' pages left" [ "$(ls "$T/site" | grep -c '^run-[0-9]*\.html$')" = 3 ]
+	check "the real run's page is gone" [ ! -e "$T/site/run-$real.html" ]
+	check "the real run's chart folder is gone" [ ! -e "$T/site/charts/run-$real" ]
+	check "the user's own file stays" grep -q mine "$T/site/notes.txt"
+	check "a file named like a run's chart folder stays" grep -q mine "$T/site/charts/run-999999"
+	expect_status 0 "the second site's links resolve" python3 "$CHECK" --static "$T/site"
+	GNUPLOT=/nonexistent/gnuplot expect_status 0 "again, without gnuplot" "$REPORT" site --db "$db" -o "$T/site" --label pr-7 --where seq_len=256
+	check "no chart of the sites before is left ($(find "$T/site/charts" -type f | wc -l) files)" [ -z "$(find "$T/site/charts" -type f ! -name run-999999)" ]
 	finish site_static
 	exit
 fi

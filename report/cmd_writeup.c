@@ -372,7 +372,9 @@ static void section_conditions(struct writeup *w)
 		if (m.bits) {
 			char text[96];
 			case_mark_text(&m, text, sizeof(text));
-			sb_addf(&list, "- %s: %s\n", c->name, text);
+			sb_add(&list, "- ");   /* stored text: a line break or markdown of its own */
+			add_code(&list, c->name ? c->name : "");
+			sb_addf(&list, ": %s\n", text);
 		}
 	}
 	if (!nok) {

@@ -301,7 +301,8 @@ if command -v sqlite3 >/dev/null; then
 	# (runner refuses such a name in a sweep file; a database of an older runner can hold one)
 	sql "$odd" "UPDATE runs SET git_commit = 'c0ffee', git_branch = 'feat-\`tick\`',
 			sweep_name = 'odd' || char(10) || '| a | b |' || char(10) || '|---|---|';
-		UPDATE systems SET hostname = 'node' || char(10) || '## not a heading' || char(13) || '| x |'" \
+		UPDATE systems SET hostname = 'node' || char(10) || '## not a heading' || char(13) || '| x |';
+		UPDATE cases SET cpu_wait = 0.5, name = 'n' || char(10) || char(10) || '## case <b>x</b>'" \
 		>/dev/null
 fi
 expect_status 0 "writeup of the odd run" env GNUPLOT=/nonexistent "$REPORT" writeup --db "$odd" -o "$T/odd"
@@ -340,6 +341,10 @@ if sys.argv[2]:
     assert "\r" not in doc, "a raw carriage return, a line ending to markdown"
     host = next(l for l in lines if l.startswith("| host "))
     assert len(re.findall(r"(?<!\\)\|", host)) == 3, host
+    # the contended case, named in the measurement conditions: one list item, its name a code span
+    item = next(l for l in lines if l.startswith("- ") and l.endswith(": contended (waited 50%)"))
+    assert spans(item) == [r"n\n\n## case <b>x</b>"], item
+    assert not any(l.startswith("## case") for l in lines), "the case's name made a heading"
 EOF
 # report table's heading over the same run (markdown too)
 expect_status 0 "report table of the odd run" "$REPORT" table --db "$odd"

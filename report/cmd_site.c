@@ -443,21 +443,35 @@ static int run_page(struct site *site, const struct run_row *r, struct bd_error 
 	return rc;
 }
 
-/* compare-A-B.html: run cand against run base by case key. */
+/* compare-A-B.html: run cand against run base by case key, the run the unit (as `report compare
+ * --baseline A --run B`: the noise between runs from the system's runs, assumed where nothing
+ * measures it). */
 static int compare_page(struct site *site, const struct run_row *base, const struct run_row *cand,
 			struct bd_error *err)
 {
-	struct case_set bs = {0}, cs = {0};
+	struct run_group bg = {0}, cg = {0};
 	struct case_filter all = {0};
 	struct case_pair *pairs = NULL;
 	size_t npairs = 0;
-	struct strbuf sb = STRBUF_INIT, name = STRBUF_INIT, title = STRBUF_INIT;
-	int rc = case_set_load(site->db, base->id, &all, &bs, err);
+	struct strbuf sb = STRBUF_INIT, name = STRBUF_INIT, title = STRBUF_INIT, noise = STRBUF_INIT;
+	char base_sel[32], cand_sel[32];
+	snprintf(base_sel, sizeof(base_sel), "%lld", (long long)base->id);
+	snprintf(cand_sel, sizeof(cand_sel), "%lld", (long long)cand->id);
+	const char *bs[] = {base_sel}, *cs[] = {cand_sel};
+	const struct run_group_spec bspec = {"baseline", bs, 1, NULL, 0},
+				    cspec = {"candidate", cs, 1, NULL, 0};
+	int rc = run_group_select(site->db, &bspec, NULL, &bg, err);
 	if (!rc)
-		rc = case_set_load(site->db, cand->id, &all, &cs, err);
+		rc = run_group_select(site->db, &cspec, NULL, &cg, err);
+	if (!rc)
+		rc = run_group_load(site->db, &bg, &all, err);
+	if (!rc)
+		rc = run_group_load(site->db, &cg, &all, err);
+	if (!rc)
+		rc = compare_runs(site->db, &bg, &cg, site->pick, site->rule, &pairs, &npairs, &noise,
+				  err);
 	if (rc)
 		goto done;
-	compare_match(&bs, &cs, NULL, site->pick, site->rule, &pairs, &npairs);
 	sb_addf(&title, "Run %lld against run %lld (%s)", (long long)cand->id, (long long)base->id,
 		cand->label ? cand->label : "no label");
 	html_page_begin(&sb, sb_str(&title), 1);
@@ -465,14 +479,16 @@ static int compare_page(struct site *site, const struct run_row *base, const str
 	run_link(&sb, site, cand->id);
 	sb_add(&sb, ", baseline: run ");
 	run_link(&sb, site, base->id);
-	sb_add(&sb, ". One run a side: the iterations are the samples, the noise between runs is "
-		    "assumed (see <code>report regress</code> with several runs a side for a verdict "
-		    "that measures it).</p>\n");
+	sb_add(&sb, ". The run is the unit, as in <code>report compare --baseline RUN</code>: each "
+		    "run's median is one sample, judged against the noise between runs of the system "
+		    "(assumed, and said so below, where nothing measures it; <code>report regress</code> "
+		    "with several runs a side measures it).</p>\n");
 	struct table t = {0}, sum = {0};
 	char what[128];
 	snprintf(what, sizeof(what), "run %lld vs baseline run %lld (%s)", (long long)cand->id,
 		 (long long)base->id, series_pick_names[site->pick]);
-	if (compare_tables(&cs, pairs, npairs, what, 1, site->rule, &t, &sum)) {
+	if (compare_tables(&cg.sets[0], pairs, npairs, what, 1, site->rule, &t, &sum)) {
+		table_note(&t, "%s", sb_str(&noise));
 		html_table(&sum, &sb);
 		html_table(&t, &sb);
 	} else {
@@ -485,11 +501,12 @@ static int compare_page(struct site *site, const struct run_row *base, const str
 	rc = page_write(site, sb_str(&name), &sb, err);
 done:
 	free(pairs);
-	case_set_free(&bs);
-	case_set_free(&cs);
+	run_group_free(&bg);
+	run_group_free(&cg);
 	sb_free(&sb);
 	sb_free(&name);
 	sb_free(&title);
+	sb_free(&noise);
 	return rc;
 }
 

@@ -31,6 +31,15 @@ check "the index links the S256 case" [ -n "$s256" ]
 
 if [ "$MODE" = static ]; then
 	expect_status 0 "every link and image names a file; no script, no absolute URL" python3 "$CHECK" --static "$T/site"
+	# the label's compare page says what `report compare` says of the same two runs: the run the
+	# unit, judged against the noise between runs (the planted runs differ within that noise)
+	base_run=${cmp_page#compare-}; base_run=${base_run%%-*}
+	cand_run=${cmp_page%.html}; cand_run=${cand_run##*-}
+	expect_status 0 "report compare of the compare page's runs" "$REPORT" compare --db "$db" --baseline "$base_run" --run "$cand_run" --format html
+	grep -E '^<(tr><td|li)>' "$T/out" >"$T/cmp_rows"
+	check "report compare has rows and notes" [ "$(wc -l <"$T/cmp_rows")" -gt 4 ]
+	check "every row and note of report compare is on $cmp_page: $(grep -vxF -f "$T/site/$cmp_page" "$T/cmp_rows" | head -c 300)" \
+		[ -z "$(grep -vxF -f "$T/site/$cmp_page" "$T/cmp_rows")" ]
 	contains "$T/site/index.html" "4 slower</span>" "the verdict counts the 4 slower cases"
 	contains "$T/site/$s256.html" "slower \+[0-9.]+% since run 41" "the case page names the change"
 	contains "$T/site/$s256.html" 'src="charts/'"$s256"'.svg"' "the case page shows its chart"

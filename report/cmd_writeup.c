@@ -726,9 +726,19 @@ static int section_e2e(struct writeup *w, struct bd_error *err)
 static void section_not_ok(struct writeup *w)
 {
 	size_t n = w->run.ncases - w->run.nok;
+	/* a run cut short stored only the cases it reached: the others ran nowhere */
+	int complete = w->run.status && !strcmp(w->run.status, "complete");
 	sb_add(&w->doc, "## Cases that did not run\n\n");
+	if (!complete) {
+		sb_addf(&w->doc, "**The run is %s**: the cases of its sweep that it did not reach are "
+				 "not stored, so they are not listed below (`runner run --resume %lld` runs "
+				 "them into this run).", w->run.status ? w->run.status : "not complete",
+			(long long)w->run.id);
+		sb_add(&w->doc, n == 0 || w->set.n == 0 ? " " : "\n\n");
+	}
 	if (n == 0 || w->set.n == 0) {
-		sb_addf(&w->doc, "None: all %lld cases ran and passed validation.\n\n",
+		sb_addf(&w->doc, complete ? "None: all %lld cases ran and passed validation.\n\n"
+					  : "All %lld cases it stored ran and passed validation.\n\n",
 			(long long)w->run.ncases);
 		return;
 	}

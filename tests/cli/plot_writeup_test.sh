@@ -284,6 +284,17 @@ if [ $have_gnuplot = 1 ]; then
 	done
 fi
 
+# ---- a run cut short: the cases it never reached did run nowhere, and the document says so ----
+if command -v sqlite3 >/dev/null; then
+	cp "$smoke" "$T/cut.db"
+	sql "$T/cut.db" "UPDATE runs SET status = 'interrupted';
+		DELETE FROM samples WHERE case_id IN (SELECT id FROM cases WHERE id > 2);
+		DELETE FROM cases WHERE id > 2; UPDATE cases SET status = 'ok' WHERE id <= 2" >/dev/null
+	expect_status 0 "writeup of an interrupted run" env GNUPLOT=/nonexistent "$REPORT" writeup --db "$T/cut.db" -o "$T/cut"
+	contains "$T/cut/README.md" "^\*\*The run is interrupted\*\*: the cases of its sweep that it did not reach are not stored" "the cases not reached are said to be missing"
+	lacks "$T/cut/README.md" "^None: all [0-9]+ cases ran" "no claim that every case ran"
+fi
+
 # ---- stored text that is markdown of its own ---------------------------------------------------
 # A sweep name with a line break (it ended the heading: what followed became the document's own
 # markdown, here a table), a label and a branch with backticks (they ended their code spans), a

@@ -202,6 +202,16 @@ contains "$T/nogp/README.md" "Charts were skipped: gnuplot is not installed: ins
 contains "$T/nogp/README.md" "^_Chart \`latency.png\` skipped" "each chart spot says it was skipped"
 lacks "$T/nogp/README.md" "^!\[" "no image embedded without gnuplot"
 check "no chart files without gnuplot" [ -z "$(ls "$T/nogp" | grep -v README.md)" ]
+# Again into the folder of a writeup with charts: the earlier charts do not stay beside a
+# document that says it has none, and a file of the user's stays.
+if [ $have_gnuplot = 1 ]; then
+	check "the earlier writeup drew charts" [ -s "$T/wu2/latency.png" ]
+	echo mine >"$T/wu2/notes.txt"
+	expect_status 0 "writeup without gnuplot over one with charts" env GNUPLOT=/nonexistent "$REPORT" writeup --db "$db" --run cand -o "$T/wu2"
+	check "no chart of the earlier writeup left ($(ls "$T/wu2" | tr '\n' ' '))" [ -z "$(ls "$T/wu2" | grep -E '\.(png|svg)$')" ]
+	contains "$T/out" "^removed $T/wu2/latency.png" "says what it removed"
+	check "the user's own file stays" grep -q mine "$T/wu2/notes.txt"
+fi
 # A gnuplot that fails: the document names the error, the writeup still succeeds.
 expect_status 0 "writeup with a failing gnuplot" env GNUPLOT="$T/badgnuplot" "$REPORT" writeup --db "$db" -o "$T/badgp"
 contains "$T/badgp/README.md" "^_Chart \`speedup.png\` not drawn: .*line 7: unexpected thing" "gnuplot's error in the document"

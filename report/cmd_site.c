@@ -256,6 +256,26 @@ static void chart_img(struct strbuf *sb, const char *base, const char *alt, int 
 	}
 }
 
+/* A chart's notes (one a line, as chart_write and chart_history_write give them) as a list, each
+ * its own item. */
+static void chart_notes(struct strbuf *sb, const struct strbuf *notes)
+{
+	const char *line = sb_str(notes);
+	if (!*line)
+		return;
+	sb_add(sb, "<ul class=\"notes\">\n");
+	while (*line) {
+		size_t len = strcspn(line, "\n");
+		char *item = xstrndup(line, len);
+		sb_add(sb, "<li>");
+		sb_add_html(sb, item);
+		sb_add(sb, "</li>\n");
+		free(item);
+		line += len + (line[len] == '\n');
+	}
+	sb_add(sb, "</ul>\n");
+}
+
 /* ---- pages ------------------------------------------------------------------------------- */
 
 /* The class of a series' "newest runs" cell: a case not ok in its newest run (which fails
@@ -318,11 +338,8 @@ static int case_page(struct site *site, size_t k, struct bd_error *err)
 	}
 	chart_img(&sb, sb_str(&name), sb_str(&title), site->charts && s->n && rc == 0,
 		  !site->charts ? "gnuplot is not installed (gnuplot-nox)" : s->n ? cerr.msg : "no ok run");
-	if (rc == 0 && notes.len) {
-		sb_add(&sb, "<ul class=\"notes\"><li>");
-		sb_add_html(&sb, sb_str(&notes));
-		sb_add(&sb, "</li></ul>\n");
-	}
+	if (rc == 0)
+		chart_notes(&sb, &notes);
 	/* every run, newest first, its change marked */
 	sb_add(&sb, "<h2>Runs</h2>\n<table>\n<thead><tr><th>run</th><th>started</th><th>label</th>"
 		    "<th>commit</th><th>median (ms)</th><th>ci lo (ms)</th><th>ci hi (ms)</th>"
@@ -400,6 +417,7 @@ static int run_tables(struct site *site, int64_t run_id, struct strbuf *sb, int 
 			chart_wrote(site, sb_str(&base));
 			sb_add(sb, "<h3>Latency</h3>\n");
 			chart_img(sb, sb_str(&base), "latency against sequence length", 1, NULL);
+			chart_notes(sb, &notes);
 		} else if (crc != BD_EINVAL) {   /* drawn but failed: the page says why */
 			sb_add(sb, "<h3>Latency</h3>\n");
 			chart_img(sb, NULL, NULL, 0, cerr.msg);
@@ -585,11 +603,8 @@ static int index_page(struct site *site, const char *title, const char *db_path,
 			chart_failed(site, crc, &cerr);
 		sb_add(&sb, "<h2>History</h2>\n");
 		chart_img(&sb, "history", "every case's history as small multiples", crc == 0, cerr.msg);
-		if (crc == 0) {
-			sb_add(&sb, "<ul class=\"notes\"><li>");
-			sb_add_html(&sb, sb_str(&notes));
-			sb_add(&sb, "</li></ul>\n");
-		}
+		if (crc == 0)
+			chart_notes(&sb, &notes);
 		sb_free(&path);
 		free(all);
 	} else if (!site->charts) {

@@ -45,6 +45,14 @@ if [ "$MODE" = static ]; then
 	contains "$T/site/$s256.html" 'src="charts/'"$s256"'.svg"' "the case page shows its chart"
 	check "its chart written" test -s "$T/site/charts/$s256.svg" -a -s "$T/site/charts/$s256.png"
 	contains "$T/site/run-$real.html" 'src="charts/run-'"$real"'/latency.svg"' "the real run's latency chart"
+	# under it its notes, one item each, as `report plot latency` prints them (but the cases not
+	# plotted, which the page's table notes already name)
+	"$REPORT" plot latency --db "$db" --run "$real" -o "$T/plot" | sed -n 's/^  note: //p' | grep -v 'not plotted' |
+		sed -e 's/&/\&amp;/g' -e 's/</\&lt;/g' -e 's/>/\&gt;/g' -e "s/'/\&#39;/g" -e 's/"/\&quot;/g' >"$T/plot_notes"
+	check "report plot gives the real run's chart notes" [ "$(wc -l <"$T/plot_notes")" -ge 1 ]
+	while IFS= read -r n; do
+		check "the run page's chart note: $n" grep -qxF "<li>$n</li>" "$T/site/run-$real.html"
+	done <"$T/plot_notes"
 	lacks "$T/site/runs.html" "pr-7" "the pull request's runs stay out of the nightly site"
 	contains "$T/site/index.html" "too few runs" "the real run's cases: too few runs"
 	# without gnuplot: pages without charts, said so, nothing dangling

@@ -692,7 +692,8 @@ int cmd_site(struct cmd_line *cl)
 		"newest run against the one before), charts in DIR/charts. Plain HTML and SVG, no\n"
 		"script, nothing fetched when it is viewed: open DIR/index.html from the file system,\n"
 		"or publish DIR on any static host. The change points are `report changes`'s.\n"
-		"Exit status: 0 when the site was written, 1 when it could not be, 2 on usage errors."};
+		"Exit status: 0 when the site was written, 1 when it could not be, 2 on usage errors\n"
+		"and when no case matches the filters (nothing is written then)."};
 	struct db *db = NULL;
 	struct history_set hs = {0};
 	struct site site = {0};
@@ -716,6 +717,15 @@ int cmd_site(struct cmd_line *cl)
 	status = EXIT_FAIL;
 	if (history_load(db, &f, &hs, &err)) {
 		status = report_error(&err, err.code == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL);
+		goto done;
+	}
+	if (hs.n == 0) {   /* a filter that keeps nothing (a mistyped label) is no empty site */
+		struct strbuf what = STRBUF_INIT;
+		history_filter_describe(&f, &what);
+		fprintf(stderr, "report site: no case matches%s (%zu cases of other runs left out); "
+				"nothing written\n", sb_str(&what), hs.runs_left_out);
+		sb_free(&what);
+		status = EXIT_USAGE;
 		goto done;
 	}
 	if (history_noise(db, &hs, f.pick, &o.rule, &err)) {

@@ -76,6 +76,11 @@ if [ "$MODE" = static ]; then
 	expect_status 1 "-o names a file" "$REPORT" site --db "$db" -o "$T/file"
 	contains "$T/err" "is not a directory|cannot create" "names the problem"
 	expect_status 2 "--min-segment 1" "$REPORT" site --db "$db" -o "$T/x" --min-segment 1
+	# a filter that keeps no case (a mistyped label) is refused, not an empty site with exit 0
+	expect_status 2 "a label no run has" "$REPORT" site --db "$db" -o "$T/nolabel" --label nightlly
+	contains "$T/err" "^report site: no case matches --label nightlly .*nothing written" "says nothing matches"
+	check "no folder made" [ ! -e "$T/nolabel" ]
+	expect_status 2 "a --where no case has" "$REPORT" site --db "$db" -o "$T/nolabel" --where seq_len=999
 	# a second site into the same folder, of one case and the pull request's 3 runs: nothing the
 	# first wrote and the second did not is left behind; what the user put there stays
 	check "the first site has several case pages" [ "$(ls "$T/site" | grep -c '^case-')" -gt 1 ]

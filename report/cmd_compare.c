@@ -23,11 +23,6 @@ static int where_names(const struct report_options *o, const char *key)
 	return 0;
 }
 
-static int cmp_key(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 /* Say why nothing could be compared: what the baseline's cases were, with their statuses. */
 static void explain_nothing(const struct case_set *base, const char *impl, int64_t run_id)
 {
@@ -52,49 +47,6 @@ static void explain_nothing(const struct case_set *base, const char *impl, int64
 		fprintf(stderr, "report: nothing to compare: the two runs share no ok case key\n");
 }
 
-
-/* Across runs, the run is the unit: pair every ok case of the candidate run with the ok case of
- * the same key in the baseline run, and judge each with the noise between runs (the model of the
- * two runs and their systems' history). *pairs (malloc'd, *n) index base->sets[0] and
- * cand->sets[0]; note gets the model's line. */
-static int compare_runs_modeled(struct db *db, struct run_group *base, struct run_group *cand,
-				int pick, const struct verdict_rule *rule, struct case_pair **pairs,
-				size_t *n, struct strbuf *note, struct bd_error *err)
-{
-	const struct case_set *cs = &cand->sets[0];
-	const char **keys = xcalloc(cs->n + 1, sizeof(*keys));
-	struct noise_data d = {0};
-	struct noise_model m = {0};
-	*pairs = xcalloc(cs->n + 1, sizeof(**pairs));
-	*n = 0;
-	for (size_t i = 0; i < cs->n; i++)
-		keys[i] = cs->rows[i].case_key;
-	qsort(keys, cs->n, sizeof(*keys), cmp_key);
-	const struct run_group *sides[2] = {base, cand};
-	int rc = run_groups_noise(db, sides, 2, pick, keys, cs->n, 1, &rule->assumed, &d, &m, err);
-	for (size_t i = 0; i < cs->n && !rc; i++) {
-		long at_c = (long)i, at_b = case_index_find(&base->index[0], cs->rows[i].case_key, NULL);
-		struct case_pair *p = &(*pairs)[*n];
-		if (at_b < 0 || !is_ok(&cs->rows[i]) || !is_ok(&base->sets[0].rows[at_b]) ||
-		    case_index_find(&cand->index[0], cs->rows[i].case_key, NULL) != at_c)
-			continue;   /* not ok, or a later copy of the key in the run */
-		if (run_groups_compare_case(&m, &d, cs->rows[i].case_key, base, &at_b, cand, &at_c,
-					    pick, rule, &p->result))
-			continue;
-		p->base = (size_t)at_b;
-		p->cand = i;
-		p->ok = 1;
-		(*n)++;
-	}
-	if (!rc) {
-		compare_pairs_decide(*pairs, *n, rule);
-		noise_model_describe(&m, note);
-	}
-	free(keys);
-	noise_data_free(&d);
-	noise_model_free(&m);
-	return rc;
-}
 
 int cmd_compare(struct cmd_line *cl)
 {
@@ -242,8 +194,8 @@ int cmd_compare(struct cmd_line *cl)
 		    run_group_select(db, &cspec, NULL, &cand_group, &err) ||
 		    run_group_load(db, &base_group, &filter, &err) ||
 		    run_group_load(db, &cand_group, &filter, &err) ||
-		    compare_runs_modeled(db, &base_group, &cand_group, pick, &o.rule, &pairs, &npairs,
-					 &noise_note, &err)) {
+		    compare_runs(db, &base_group, &cand_group, pick, &o.rule, &pairs, &npairs,
+				 &noise_note, &err)) {
 			status = report_error(&err, EXIT_FAIL);
 			goto done;
 		}

@@ -11,13 +11,18 @@
  *   case-K.html          one case on one host across the runs: the chart with its run-to-run band
  *                        and change points, the change points, and every run
  *   compare-A-B.html     per label, its newest run against the one before (by case key)
- *   charts/              the charts, SVG and PNG (gnuplot; without it the pages say so) */
+ *   charts/              the charts, SVG and PNG (gnuplot; without it the pages say so)
+ *
+ * Into the folder of an earlier site, the pages and charts of these names that this one did not
+ * write are removed at the end (site_prune). */
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "history.h"
 #include "html.h"
@@ -41,6 +46,7 @@ struct site {
 	enum series_pick pick;
 	const struct verdict_rule *rule;
 	size_t files;                   /* pages and charts written */
+	struct strbuf written;          /* their paths under dir, "\n" before and after each */
 	size_t charts_failed;           /* charts gnuplot could not draw (chart_failed) */
 };
 
@@ -67,6 +73,113 @@ static int page_write(struct site *site, const char *name, const struct strbuf *
 		rc = bd_fail(err, BD_EIO, "cannot write '%s': %s", sb_str(&path), strerror(errno));
 	sb_free(&path);
 	site->files += !rc;
+	if (!rc)
+		sb_addf(&site->written, "%s\n", name);
+	return rc;
+}
+
+/* A chart drawn as DIR/charts/BASE.svg and .png. */
+static void chart_wrote(struct site *site, const char *base)
+{
+	site->files++;
+	sb_addf(&site->written, "charts/%s.svg\ncharts/%s.png\n", base, base);
+}
+
+static int site_wrote(const struct site *site, const char *rel)
+{
+	const char *w = sb_str(&site->written);
+	size_t n = strlen(rel);
+	for (const char *at = strstr(w, rel); at; at = strstr(at + 1, rel))
+		if (at[-1] == '\n' && at[n] == '\n')
+			return 1;
+	return 0;
+}
+
+/* Whether name is PREFIX, digits, SUFFIX (for compare pages: digits-digits). */
+static int site_name_is(const char *name, const char *prefix, int pair, const char *suffix)
+{
+	size_t np = strlen(prefix), ns = strlen(suffix), len = strlen(name);
+	if (len <= np + ns || strncmp(name, prefix, np) || strcmp(name + len - ns, suffix))
+		return 0;
+	size_t dashes = 0, digits = 0;
+	for (const char *c = name + np; c < name + len - ns; c++) {
+		if (*c == '-' && digits && !dashes && pair) {
+			dashes++;
+			digits = 0;
+		} else if (*c >= '0' && *c <= '9') {
+			digits++;
+		} else {
+			return 0;
+		}
+	}
+	return digits && dashes == (size_t)pair;
+}
+
+/* Remove what an earlier site left in dir that this one did not write: the pages of runs no
+ * longer paged, cases and compares no longer there, charts not drawn this time (a run's chart
+ * folder with them), so that no page is left that the site's own would contradict. Only the
+ * names a site writes are touched; anything else in dir stays. Returns the first error. */
+static int site_prune(struct site *site, struct bd_error *err)
+{
+	struct strbuf path = STRBUF_INIT, rel = STRBUF_INIT;
+	int rc = 0;
+	for (int level = 0; level < 2 && !rc; level++) {
+		sb_reset(&path);
+		sb_addf(&path, level ? "%s/charts" : "%s", site->dir);
+		DIR *d = opendir(sb_str(&path));
+		if (!d)
+			continue;   /* the site made it; gone since is nothing to prune */
+		for (struct dirent *e; !rc && (e = readdir(d));) {
+			const char *n = e->d_name;
+			int stale_dir = 0;
+			sb_reset(&rel);
+			if (!level && (site_name_is(n, "case-", 0, ".html") ||
+				       site_name_is(n, "run-", 0, ".html") ||
+				       site_name_is(n, "compare-", 1, ".html")))
+				sb_add(&rel, n);
+			else if (level && (site_name_is(n, "case-", 0, ".svg") ||
+					   site_name_is(n, "case-", 0, ".png") ||
+					   !strcmp(n, "history.svg") || !strcmp(n, "history.png")))
+				sb_addf(&rel, "charts/%s", n);
+			else if (level && site_name_is(n, "run-", 0, ""))
+				stale_dir = 1;
+			else
+				continue;
+			if (stale_dir) {   /* charts/run-N: its latency chart (a file so named: not ours) */
+				static const char *const in_run[] = {"latency.svg", "latency.png"};
+				int left = 0;
+				for (size_t i = 0; i < 2 && !rc; i++) {
+					sb_reset(&rel);
+					sb_addf(&rel, "charts/%s/%s", n, in_run[i]);
+					if (site_wrote(site, sb_str(&rel))) {
+						left = 1;
+						continue;
+					}
+					sb_reset(&path);
+					sb_addf(&path, "%s/%s", site->dir, sb_str(&rel));
+					if (unlink(sb_str(&path)) && errno != ENOENT && errno != ENOTDIR)
+						rc = bd_fail(err, BD_EIO, "cannot remove the stale '%s': %s",
+							     sb_str(&path), strerror(errno));
+				}
+				if (!rc && !left) {   /* a folder holding something else stays */
+					sb_reset(&path);
+					sb_addf(&path, "%s/charts/%s", site->dir, n);
+					rmdir(sb_str(&path));
+				}
+				continue;
+			}
+			if (site_wrote(site, sb_str(&rel)))
+				continue;
+			sb_reset(&path);
+			sb_addf(&path, "%s/%s", site->dir, sb_str(&rel));
+			if (unlink(sb_str(&path)) && errno != ENOENT)
+				rc = bd_fail(err, BD_EIO, "cannot remove the stale '%s': %s", sb_str(&path),
+					     strerror(errno));
+		}
+		closedir(d);
+	}
+	sb_free(&path);
+	sb_free(&rel);
 	return rc;
 }
 
@@ -143,6 +256,26 @@ static void chart_img(struct strbuf *sb, const char *base, const char *alt, int 
 	}
 }
 
+/* A chart's notes (one a line, as chart_write and chart_history_write give them) as a list, each
+ * its own item. */
+static void chart_notes(struct strbuf *sb, const struct strbuf *notes)
+{
+	const char *line = sb_str(notes);
+	if (!*line)
+		return;
+	sb_add(sb, "<ul class=\"notes\">\n");
+	while (*line) {
+		size_t len = strcspn(line, "\n");
+		char *item = xstrndup(line, len);
+		sb_add(sb, "<li>");
+		sb_add_html(sb, item);
+		sb_add(sb, "</li>\n");
+		free(item);
+		line += len + (line[len] == '\n');
+	}
+	sb_add(sb, "</ul>\n");
+}
+
 /* ---- pages ------------------------------------------------------------------------------- */
 
 /* The class of a series' "newest runs" cell: a case not ok in its newest run (which fails
@@ -198,17 +331,15 @@ static int case_page(struct site *site, size_t k, struct bd_error *err)
 		rc = chart_history_write(one, 1, sb_str(&title), sb_str(&path), site->pick, &notes,
 					 &cerr);
 		sb_free(&path);
-		site->files += rc == 0;
-		if (rc)
+		if (rc == 0)
+			chart_wrote(site, sb_str(&name));
+		else
 			chart_failed(site, rc, &cerr);
 	}
 	chart_img(&sb, sb_str(&name), sb_str(&title), site->charts && s->n && rc == 0,
 		  !site->charts ? "gnuplot is not installed (gnuplot-nox)" : s->n ? cerr.msg : "no ok run");
-	if (rc == 0 && notes.len) {
-		sb_add(&sb, "<ul class=\"notes\"><li>");
-		sb_add_html(&sb, sb_str(&notes));
-		sb_add(&sb, "</li></ul>\n");
-	}
+	if (rc == 0)
+		chart_notes(&sb, &notes);
 	/* every run, newest first, its change marked */
 	sb_add(&sb, "<h2>Runs</h2>\n<table>\n<thead><tr><th>run</th><th>started</th><th>label</th>"
 		    "<th>commit</th><th>median (ms)</th><th>ci lo (ms)</th><th>ci hi (ms)</th>"
@@ -282,10 +413,11 @@ static int run_tables(struct site *site, int64_t run_id, struct strbuf *sb, int 
 		if (!crc)
 			crc = chart_write(site->db, &rq, &notes, &cerr);
 		if (!crc) {
-			site->files++;
 			sb_addf(&base, "run-%lld/latency", (long long)run_id);
+			chart_wrote(site, sb_str(&base));
 			sb_add(sb, "<h3>Latency</h3>\n");
 			chart_img(sb, sb_str(&base), "latency against sequence length", 1, NULL);
+			chart_notes(sb, &notes);
 		} else if (crc != BD_EINVAL) {   /* drawn but failed: the page says why */
 			sb_add(sb, "<h3>Latency</h3>\n");
 			chart_img(sb, NULL, NULL, 0, cerr.msg);
@@ -329,21 +461,35 @@ static int run_page(struct site *site, const struct run_row *r, struct bd_error 
 	return rc;
 }
 
-/* compare-A-B.html: run cand against run base by case key. */
+/* compare-A-B.html: run cand against run base by case key, the run the unit (as `report compare
+ * --baseline A --run B`: the noise between runs from the system's runs, assumed where nothing
+ * measures it). */
 static int compare_page(struct site *site, const struct run_row *base, const struct run_row *cand,
 			struct bd_error *err)
 {
-	struct case_set bs = {0}, cs = {0};
+	struct run_group bg = {0}, cg = {0};
 	struct case_filter all = {0};
 	struct case_pair *pairs = NULL;
 	size_t npairs = 0;
-	struct strbuf sb = STRBUF_INIT, name = STRBUF_INIT, title = STRBUF_INIT;
-	int rc = case_set_load(site->db, base->id, &all, &bs, err);
+	struct strbuf sb = STRBUF_INIT, name = STRBUF_INIT, title = STRBUF_INIT, noise = STRBUF_INIT;
+	char base_sel[32], cand_sel[32];
+	snprintf(base_sel, sizeof(base_sel), "%lld", (long long)base->id);
+	snprintf(cand_sel, sizeof(cand_sel), "%lld", (long long)cand->id);
+	const char *bs[] = {base_sel}, *cs[] = {cand_sel};
+	const struct run_group_spec bspec = {"baseline", bs, 1, NULL, 0},
+				    cspec = {"candidate", cs, 1, NULL, 0};
+	int rc = run_group_select(site->db, &bspec, NULL, &bg, err);
 	if (!rc)
-		rc = case_set_load(site->db, cand->id, &all, &cs, err);
+		rc = run_group_select(site->db, &cspec, NULL, &cg, err);
+	if (!rc)
+		rc = run_group_load(site->db, &bg, &all, err);
+	if (!rc)
+		rc = run_group_load(site->db, &cg, &all, err);
+	if (!rc)
+		rc = compare_runs(site->db, &bg, &cg, site->pick, site->rule, &pairs, &npairs, &noise,
+				  err);
 	if (rc)
 		goto done;
-	compare_match(&bs, &cs, NULL, site->pick, site->rule, &pairs, &npairs);
 	sb_addf(&title, "Run %lld against run %lld (%s)", (long long)cand->id, (long long)base->id,
 		cand->label ? cand->label : "no label");
 	html_page_begin(&sb, sb_str(&title), 1);
@@ -351,14 +497,16 @@ static int compare_page(struct site *site, const struct run_row *base, const str
 	run_link(&sb, site, cand->id);
 	sb_add(&sb, ", baseline: run ");
 	run_link(&sb, site, base->id);
-	sb_add(&sb, ". One run a side: the iterations are the samples, the noise between runs is "
-		    "assumed (see <code>report regress</code> with several runs a side for a verdict "
-		    "that measures it).</p>\n");
+	sb_add(&sb, ". The run is the unit, as in <code>report compare --baseline RUN</code>: each "
+		    "run's median is one sample, judged against the noise between runs of the system "
+		    "(assumed, and said so below, where nothing measures it; <code>report regress</code> "
+		    "with several runs a side measures it).</p>\n");
 	struct table t = {0}, sum = {0};
 	char what[128];
 	snprintf(what, sizeof(what), "run %lld vs baseline run %lld (%s)", (long long)cand->id,
 		 (long long)base->id, series_pick_names[site->pick]);
-	if (compare_tables(&cs, pairs, npairs, what, 1, site->rule, &t, &sum)) {
+	if (compare_tables(&cg.sets[0], pairs, npairs, what, 1, site->rule, &t, &sum)) {
+		table_note(&t, "%s", sb_str(&noise));
 		html_table(&sum, &sb);
 		html_table(&t, &sb);
 	} else {
@@ -371,11 +519,12 @@ static int compare_page(struct site *site, const struct run_row *base, const str
 	rc = page_write(site, sb_str(&name), &sb, err);
 done:
 	free(pairs);
-	case_set_free(&bs);
-	case_set_free(&cs);
+	run_group_free(&bg);
+	run_group_free(&cg);
 	sb_free(&sb);
 	sb_free(&name);
 	sb_free(&title);
+	sb_free(&noise);
 	return rc;
 }
 
@@ -448,16 +597,14 @@ static int index_page(struct site *site, const char *title, const char *db_path,
 		struct bd_error cerr;
 		int crc = chart_history_write(all, drawn, "every case across its runs (ms)", sb_str(&path),
 					      site->pick, &notes, &cerr);
-		site->files += crc == 0;
-		if (crc)
+		if (crc == 0)
+			chart_wrote(site, "history");
+		else
 			chart_failed(site, crc, &cerr);
 		sb_add(&sb, "<h2>History</h2>\n");
 		chart_img(&sb, "history", "every case's history as small multiples", crc == 0, cerr.msg);
-		if (crc == 0) {
-			sb_add(&sb, "<ul class=\"notes\"><li>");
-			sb_add_html(&sb, sb_str(&notes));
-			sb_add(&sb, "</li></ul>\n");
-		}
+		if (crc == 0)
+			chart_notes(&sb, &notes);
 		sb_free(&path);
 		free(all);
 	} else if (!site->charts) {
@@ -545,7 +692,8 @@ int cmd_site(struct cmd_line *cl)
 		"newest run against the one before), charts in DIR/charts. Plain HTML and SVG, no\n"
 		"script, nothing fetched when it is viewed: open DIR/index.html from the file system,\n"
 		"or publish DIR on any static host. The change points are `report changes`'s.\n"
-		"Exit status: 0 when the site was written, 1 when it could not be, 2 on usage errors."};
+		"Exit status: 0 when the site was written, 1 when it could not be, 2 on usage errors\n"
+		"and when no case matches the filters (nothing is written then)."};
 	struct db *db = NULL;
 	struct history_set hs = {0};
 	struct site site = {0};
@@ -571,6 +719,15 @@ int cmd_site(struct cmd_line *cl)
 		status = report_error(&err, err.code == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL);
 		goto done;
 	}
+	if (hs.n == 0) {   /* a filter that keeps nothing (a mistyped label) is no empty site */
+		struct strbuf what = STRBUF_INIT;
+		history_filter_describe(&f, &what);
+		fprintf(stderr, "report site: no case matches%s (%zu cases of other runs left out); "
+				"nothing written\n", sb_str(&what), hs.runs_left_out);
+		sb_free(&what);
+		status = EXIT_USAGE;
+		goto done;
+	}
 	if (history_noise(db, &hs, f.pick, &o.rule, &err)) {
 		status = report_error(&err, EXIT_FAIL);
 		goto done;
@@ -585,7 +742,8 @@ int cmd_site(struct cmd_line *cl)
 		goto done;
 	}
 	site = (struct site){.dir = dir, .db = db, .hs = &hs, .charts = plot_available(),
-			     .pick = (enum series_pick)pick, .rule = &o.rule};
+			     .pick = (enum series_pick)pick, .rule = &o.rule, .written = STRBUF_INIT};
+	sb_addc(&site.written, '\n');
 	site.runs = xmalloc((hs.nruns ? hs.nruns : 1) * sizeof(*site.runs));
 	for (size_t i = 0; i < hs.nruns; i++) {
 		const struct run_row *r = &hs.runs[i];
@@ -627,6 +785,8 @@ int cmd_site(struct cmd_line *cl)
 		rc = runs_page(&site, &err);
 	if (!rc)
 		rc = index_page(&site, title, o.db_path, &compares, &err);
+	if (!rc)
+		rc = site_prune(&site, &err);
 	if (rc) {
 		report_error(&err, EXIT_FAIL);
 		goto done;
@@ -642,6 +802,7 @@ int cmd_site(struct cmd_line *cl)
 done:
 	free(site.runs);
 	free(site.paged);
+	sb_free(&site.written);
 	sb_free(&compares);
 	sb_free(&chart_dir);
 	history_free(&hs);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cost.h"
 #include "escape.h"
@@ -39,6 +40,7 @@ struct writeup {
 	int charts;                    /* gnuplot is there (until it turns out not to be) */
 	char charts_skipped[1024];     /* why not, when !charts */
 	struct strbuf written;         /* chart files written, one path a line */
+	unsigned drawn;                /* 1 << kind for each chart written */
 	const struct prices *prices;   /* --price / --prices; NULL: no cost section */
 };
 
@@ -146,6 +148,7 @@ static void add_chart_of(struct writeup *w, enum chart_kind kind, const struct c
 	} else {
 		sb_addf(&w->doc, "![%s](%s.png)\n\n", alt, name);
 		sb_addf(&w->written, "%s/%s.png\n%s/%s.svg\n", w->dir, name, w->dir, name);
+		w->drawn |= 1u << kind;
 		const char *line = sb_str(&notes);
 		while (*line) {
 			size_t len = strcspn(line, "\n");
@@ -372,7 +375,9 @@ static void section_conditions(struct writeup *w)
 		if (m.bits) {
 			char text[96];
 			case_mark_text(&m, text, sizeof(text));
-			sb_addf(&list, "- %s: %s\n", c->name, text);
+			sb_add(&list, "- ");   /* stored text: a line break or markdown of its own */
+			add_code(&list, c->name ? c->name : "");
+			sb_addf(&list, ": %s\n", text);
 		}
 	}
 	if (!nok) {
@@ -724,9 +729,19 @@ static int section_e2e(struct writeup *w, struct bd_error *err)
 static void section_not_ok(struct writeup *w)
 {
 	size_t n = w->run.ncases - w->run.nok;
+	/* a run cut short stored only the cases it reached: the others ran nowhere */
+	int complete = w->run.status && !strcmp(w->run.status, "complete");
 	sb_add(&w->doc, "## Cases that did not run\n\n");
+	if (!complete) {
+		sb_addf(&w->doc, "**The run is %s**: the cases of its sweep that it did not reach are "
+				 "not stored, so they are not listed below (`runner run --resume %lld` runs "
+				 "them into this run).", w->run.status ? w->run.status : "not complete",
+			(long long)w->run.id);
+		sb_add(&w->doc, n == 0 || w->set.n == 0 ? " " : "\n\n");
+	}
 	if (n == 0 || w->set.n == 0) {
-		sb_addf(&w->doc, "None: all %lld cases ran and passed validation.\n\n",
+		sb_addf(&w->doc, complete ? "None: all %lld cases ran and passed validation.\n\n"
+					  : "All %lld cases it stored ran and passed validation.\n\n",
 			(long long)w->run.ncases);
 		return;
 	}
@@ -920,6 +935,26 @@ int cmd_writeup(struct cmd_line *cl)
 		status = report_error(&err, EXIT_FAIL);
 		goto done;
 	}
+	/* the charts an earlier writeup drew into dir and this one did not (no gnuplot, another
+	 * run): the document does not show them, so they go rather than sit beside it */
+	static const enum chart_kind kinds[] = {CHART_WARMUP, CHART_LATENCY, CHART_MEMORY,
+						CHART_SPEEDUP};
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		for (int svg = 0; svg < 2 && !(w.drawn & (1u << kinds[k])); svg++) {
+			sb_reset(&path);
+			sb_addf(&path, "%s/%s.%s", dir, chart_kind_names[kinds[k]], svg ? "svg" : "png");
+			if (unlink(sb_str(&path)) == 0) {
+				printf("removed %s (an earlier writeup's chart)\n", sb_str(&path));
+			} else if (errno != ENOENT) {
+				fprintf(stderr, "report writeup: cannot remove the earlier chart '%s': %s\n",
+					sb_str(&path), strerror(errno));
+				status = EXIT_FAIL;
+				goto done;
+			}
+		}
+	}
+	sb_reset(&path);
+	sb_addf(&path, "%s/README.md", dir);
 	printf("wrote %s\n", sb_str(&path));
 	const char *line = sb_str(&w.written);
 	while (*line) {

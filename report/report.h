@@ -383,6 +383,14 @@ void compare_pairs(const struct case_set *base, const struct case_set *cand,
 		   const struct verdict_rule *rule);
 /* verdicts_decide over the pairs that are ok. */
 void compare_pairs_decide(struct case_pair *pairs, size_t n, const struct verdict_rule *rule);
+/* Across runs, the run is the unit (`report compare --baseline RUN`, the site's compare pages):
+ * pair every ok case of cand's first run with the ok case of the same key in base's first run
+ * (a later copy of a key in a run left out), and judge each with the noise between runs (the
+ * model of the two runs and their systems' history, compare_pairs_decide over them). *pairs
+ * (malloc'd, *n) index base->sets[0] and cand->sets[0]; note gets the model's line. */
+int compare_runs(struct db *db, struct run_group *base, struct run_group *cand, int pick,
+		 const struct verdict_rule *rule, struct case_pair **pairs, size_t *n,
+		 struct strbuf *note, struct bd_error *err);
 
 /* Bootstrap settings every comparison uses, so that reports are reproducible. */
 #define REPORT_BOOTSTRAP_RESAMPLES 2000

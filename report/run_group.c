@@ -270,3 +270,48 @@ int run_groups_compare_case(const struct noise_model *m, const struct noise_data
 	free(sessions[1]);
 	return 0;
 }
+
+static int cmp_key(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+int compare_runs(struct db *db, struct run_group *base, struct run_group *cand, int pick,
+		 const struct verdict_rule *rule, struct case_pair **pairs, size_t *n,
+		 struct strbuf *note, struct bd_error *err)
+{
+	const struct case_set *cs = &cand->sets[0];
+	const char **keys = xcalloc(cs->n + 1, sizeof(*keys));
+	struct noise_data d = {0};
+	struct noise_model m = {0};
+	*pairs = xcalloc(cs->n + 1, sizeof(**pairs));
+	*n = 0;
+	for (size_t i = 0; i < cs->n; i++)
+		keys[i] = cs->rows[i].case_key;
+	qsort(keys, cs->n, sizeof(*keys), cmp_key);
+	const struct run_group *sides[2] = {base, cand};
+	int rc = run_groups_noise(db, sides, 2, pick, keys, cs->n, 1, &rule->assumed, &d, &m, err);
+	for (size_t i = 0; i < cs->n && !rc; i++) {
+		long at_c = (long)i, at_b = case_index_find(&base->index[0], cs->rows[i].case_key, NULL);
+		struct case_pair *p = &(*pairs)[*n];
+		if (at_b < 0 || cs->rows[i].status != STATUS_OK ||
+		    base->sets[0].rows[at_b].status != STATUS_OK ||
+		    case_index_find(&cand->index[0], cs->rows[i].case_key, NULL) != at_c)
+			continue;   /* not ok, or a later copy of the key in the run */
+		if (run_groups_compare_case(&m, &d, cs->rows[i].case_key, base, &at_b, cand, &at_c,
+					    pick, rule, &p->result))
+			continue;
+		p->base = (size_t)at_b;
+		p->cand = i;
+		p->ok = 1;
+		(*n)++;
+	}
+	if (!rc) {
+		compare_pairs_decide(*pairs, *n, rule);
+		noise_model_describe(&m, note);
+	}
+	free(keys);
+	noise_data_free(&d);
+	noise_model_free(&m);
+	return rc;
+}

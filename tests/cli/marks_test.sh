@@ -107,7 +107,7 @@ expect_status 0 "writeup" "$REPORT" writeup --db "$db" --run cand -o "$T/w"
 doc=$(ls "$T"/w/*.md | head -1)
 contains "$doc" "^## Measurement conditions" "a conditions section"
 contains "$doc" "\*\*1 of 12 ok cases were measured under contention\*\*.*up to 62%" "it counts the contended cases"
-contains "$doc" "^- $NAIVE512: contended \(waited 62%\)" "and names them"
+contains "$doc" "^- \`$NAIVE512\`: contended \(waited 62%\)" "and names them (a code span)"
 contains "$doc" "\| contended \(waited 62%\) +\|" "its tables carry the mark column"
 expect_status 0 "writeup of the unmarked run" "$REPORT" writeup --db "$db" --run base -o "$T/wb"
 contains "$(ls "$T"/wb/*.md | head -1)" "No case waited for a CPU more than 5% of its measured time" "a quiet run says so"

@@ -202,6 +202,16 @@ contains "$T/nogp/README.md" "Charts were skipped: gnuplot is not installed: ins
 contains "$T/nogp/README.md" "^_Chart \`latency.png\` skipped" "each chart spot says it was skipped"
 lacks "$T/nogp/README.md" "^!\[" "no image embedded without gnuplot"
 check "no chart files without gnuplot" [ -z "$(ls "$T/nogp" | grep -v README.md)" ]
+# Again into the folder of a writeup with charts: the earlier charts do not stay beside a
+# document that says it has none, and a file of the user's stays.
+if [ $have_gnuplot = 1 ]; then
+	check "the earlier writeup drew charts" [ -s "$T/wu2/latency.png" ]
+	echo mine >"$T/wu2/notes.txt"
+	expect_status 0 "writeup without gnuplot over one with charts" env GNUPLOT=/nonexistent "$REPORT" writeup --db "$db" --run cand -o "$T/wu2"
+	check "no chart of the earlier writeup left ($(ls "$T/wu2" | tr '\n' ' '))" [ -z "$(ls "$T/wu2" | grep -E '\.(png|svg)$')" ]
+	contains "$T/out" "^removed $T/wu2/latency.png" "says what it removed"
+	check "the user's own file stays" grep -q mine "$T/wu2/notes.txt"
+fi
 # A gnuplot that fails: the document names the error, the writeup still succeeds.
 expect_status 0 "writeup with a failing gnuplot" env GNUPLOT="$T/badgnuplot" "$REPORT" writeup --db "$db" -o "$T/badgp"
 contains "$T/badgp/README.md" "^_Chart \`speedup.png\` not drawn: .*line 7: unexpected thing" "gnuplot's error in the document"
@@ -284,6 +294,17 @@ if [ $have_gnuplot = 1 ]; then
 	done
 fi
 
+# ---- a run cut short: the cases it never reached did run nowhere, and the document says so ----
+if command -v sqlite3 >/dev/null; then
+	cp "$smoke" "$T/cut.db"
+	sql "$T/cut.db" "UPDATE runs SET status = 'interrupted';
+		DELETE FROM samples WHERE case_id IN (SELECT id FROM cases WHERE id > 2);
+		DELETE FROM cases WHERE id > 2; UPDATE cases SET status = 'ok' WHERE id <= 2" >/dev/null
+	expect_status 0 "writeup of an interrupted run" env GNUPLOT=/nonexistent "$REPORT" writeup --db "$T/cut.db" -o "$T/cut"
+	contains "$T/cut/README.md" "^\*\*The run is interrupted\*\*: the cases of its sweep that it did not reach are not stored" "the cases not reached are said to be missing"
+	lacks "$T/cut/README.md" "^None: all [0-9]+ cases ran" "no claim that every case ran"
+fi
+
 # ---- stored text that is markdown of its own ---------------------------------------------------
 # A sweep name with a line break (it ended the heading: what followed became the document's own
 # markdown, here a table), a label and a branch with backticks (they ended their code spans), a
@@ -301,7 +322,8 @@ if command -v sqlite3 >/dev/null; then
 	# (runner refuses such a name in a sweep file; a database of an older runner can hold one)
 	sql "$odd" "UPDATE runs SET git_commit = 'c0ffee', git_branch = 'feat-\`tick\`',
 			sweep_name = 'odd' || char(10) || '| a | b |' || char(10) || '|---|---|';
-		UPDATE systems SET hostname = 'node' || char(10) || '## not a heading' || char(13) || '| x |'" \
+		UPDATE systems SET hostname = 'node' || char(10) || '## not a heading' || char(13) || '| x |';
+		UPDATE cases SET cpu_wait = 0.5, name = 'n' || char(10) || char(10) || '## case <b>x</b>'" \
 		>/dev/null
 fi
 expect_status 0 "writeup of the odd run" env GNUPLOT=/nonexistent "$REPORT" writeup --db "$odd" -o "$T/odd"
@@ -340,6 +362,10 @@ if sys.argv[2]:
     assert "\r" not in doc, "a raw carriage return, a line ending to markdown"
     host = next(l for l in lines if l.startswith("| host "))
     assert len(re.findall(r"(?<!\\)\|", host)) == 3, host
+    # the contended case, named in the measurement conditions: one list item, its name a code span
+    item = next(l for l in lines if l.startswith("- ") and l.endswith(": contended (waited 50%)"))
+    assert spans(item) == [r"n\n\n## case <b>x</b>"], item
+    assert not any(l.startswith("## case") for l in lines), "the case's name made a heading"
 EOF
 # report table's heading over the same run (markdown too)
 expect_status 0 "report table of the odd run" "$REPORT" table --db "$odd"

@@ -31,11 +31,28 @@ check "the index links the S256 case" [ -n "$s256" ]
 
 if [ "$MODE" = static ]; then
 	expect_status 0 "every link and image names a file; no script, no absolute URL" python3 "$CHECK" --static "$T/site"
+	# the label's compare page says what `report compare` says of the same two runs: the run the
+	# unit, judged against the noise between runs (the planted runs differ within that noise)
+	base_run=${cmp_page#compare-}; base_run=${base_run%%-*}
+	cand_run=${cmp_page%.html}; cand_run=${cand_run##*-}
+	expect_status 0 "report compare of the compare page's runs" "$REPORT" compare --db "$db" --baseline "$base_run" --run "$cand_run" --format html
+	grep -E '^<(tr><td|li)>' "$T/out" >"$T/cmp_rows"
+	check "report compare has rows and notes" [ "$(wc -l <"$T/cmp_rows")" -gt 4 ]
+	check "every row and note of report compare is on $cmp_page: $(grep -vxF -f "$T/site/$cmp_page" "$T/cmp_rows" | head -c 300)" \
+		[ -z "$(grep -vxF -f "$T/site/$cmp_page" "$T/cmp_rows")" ]
 	contains "$T/site/index.html" "4 slower</span>" "the verdict counts the 4 slower cases"
 	contains "$T/site/$s256.html" "slower \+[0-9.]+% since run 41" "the case page names the change"
 	contains "$T/site/$s256.html" 'src="charts/'"$s256"'.svg"' "the case page shows its chart"
 	check "its chart written" test -s "$T/site/charts/$s256.svg" -a -s "$T/site/charts/$s256.png"
 	contains "$T/site/run-$real.html" 'src="charts/run-'"$real"'/latency.svg"' "the real run's latency chart"
+	# under it its notes, one item each, as `report plot latency` prints them (but the cases not
+	# plotted, which the page's table notes already name)
+	"$REPORT" plot latency --db "$db" --run "$real" -o "$T/plot" | sed -n 's/^  note: //p' | grep -v 'not plotted' |
+		sed -e 's/&/\&amp;/g' -e 's/</\&lt;/g' -e 's/>/\&gt;/g' -e "s/'/\&#39;/g" -e 's/"/\&quot;/g' >"$T/plot_notes"
+	check "report plot gives the real run's chart notes" [ "$(wc -l <"$T/plot_notes")" -ge 1 ]
+	while IFS= read -r n; do
+		check "the run page's chart note: $n" grep -qxF "<li>$n</li>" "$T/site/run-$real.html"
+	done <"$T/plot_notes"
 	lacks "$T/site/runs.html" "pr-7" "the pull request's runs stay out of the nightly site"
 	contains "$T/site/index.html" "too few runs" "the real run's cases: too few runs"
 	# without gnuplot: pages without charts, said so, nothing dangling
@@ -59,6 +76,27 @@ if [ "$MODE" = static ]; then
 	expect_status 1 "-o names a file" "$REPORT" site --db "$db" -o "$T/file"
 	contains "$T/err" "is not a directory|cannot create" "names the problem"
 	expect_status 2 "--min-segment 1" "$REPORT" site --db "$db" -o "$T/x" --min-segment 1
+	# a filter that keeps no case (a mistyped label) is refused, not an empty site with exit 0
+	expect_status 2 "a label no run has" "$REPORT" site --db "$db" -o "$T/nolabel" --label nightlly
+	contains "$T/err" "^report site: no case matches --label nightlly .*nothing written" "says nothing matches"
+	check "no folder made" [ ! -e "$T/nolabel" ]
+	expect_status 2 "a --where no case has" "$REPORT" site --db "$db" -o "$T/nolabel" --where seq_len=999
+	# a second site into the same folder, of one case and the pull request's 3 runs: nothing the
+	# first wrote and the second did not is left behind; what the user put there stays
+	check "the first site has several case pages" [ "$(ls "$T/site" | grep -c '^case-')" -gt 1 ]
+	echo mine >"$T/site/notes.txt"
+	echo mine >"$T/site/charts/run-999999"
+	expect_status 0 "a site of one case into the same folder" "$REPORT" site --db "$db" -o "$T/site" --label pr-7 --where seq_len=256
+	check "one case page left (of $(ls "$T/site" | grep '^case-' | tr '\n' ' '))" [ "$(ls "$T/site" | grep -c '^case-[0-9]*\.html$')" = 1 ]
+	check "one case chart left" [ "$(ls "$T/site/charts" | grep -c '^case-')" = 2 ]
+	check "the 3 runs' pages left" [ "$(ls "$T/site" | grep -c '^run-[0-9]*\.html$')" = 3 ]
+	check "the real run's page is gone" [ ! -e "$T/site/run-$real.html" ]
+	check "the real run's chart folder is gone" [ ! -e "$T/site/charts/run-$real" ]
+	check "the user's own file stays" grep -q mine "$T/site/notes.txt"
+	check "a file named like a run's chart folder stays" grep -q mine "$T/site/charts/run-999999"
+	expect_status 0 "the second site's links resolve" python3 "$CHECK" --static "$T/site"
+	GNUPLOT=/nonexistent/gnuplot expect_status 0 "again, without gnuplot" "$REPORT" site --db "$db" -o "$T/site" --label pr-7 --where seq_len=256
+	check "no chart of the sites before is left ($(find "$T/site/charts" -type f | wc -l) files)" [ -z "$(find "$T/site/charts" -type f ! -name run-999999)" ]
 	finish site_static
 	exit
 fi

@@ -55,6 +55,11 @@ int db_run_resolve(struct db *db, const char *selector, int64_t *run_id, struct 
 /* Fill *out (free its strings with db_run_row_clear). */
 int db_run_get(struct db *db, int64_t run_id, struct run_row *out, struct bd_error *err);
 void db_run_row_clear(struct run_row *r);
+/* What keeps the group run_id stands for (a group selected by db_run_resolve on this connection)
+ * from being its whole sweep once: *why (malloc'd) names the missing shards, those not complete,
+ * and shards of different slicings, commits or sweeps; NULL when run_id stands for no group of
+ * shards, or for a whole one. db_run_get's status is this, for such a group. */
+int db_group_gap(struct db *db, int64_t run_id, char **why, struct bd_error *err);
 /* All runs, by id (the order they were stored in). */
 int db_runs_list(struct db *db, struct run_row **rows, size_t *n, struct bd_error *err);
 void db_run_rows_free(struct run_row *rows, size_t n);

@@ -19,6 +19,20 @@ int report_open(const char *db_path, const char *run_selector, struct db **db, i
 		bd_error_print(REPORT_PROG, &err);
 		return err.code == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL;
 	}
+	/* a group of shards that is not its sweep once, complete: said in every format (a CSV has
+	 * no heading to carry the run's status) */
+	char *gap = NULL;
+	if (run_selector && db_group_gap(*db, *run_id, &gap, &err)) {
+		bd_error_print(REPORT_PROG, &err);
+		return EXIT_FAIL;
+	}
+	if (gap) {
+		char *sel = escape_controls(run_selector);
+		fprintf(stderr, "%s: group '%s' is not one whole run of its sweep: %s; what follows is of the "
+			"shards it has (report runs lists them)\n", REPORT_PROG, sel, gap);
+		free(sel);
+		free(gap);
+	}
 	return -1;
 }
 

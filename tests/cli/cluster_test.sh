@@ -38,6 +38,28 @@ expect_status 0 "report --run GROUP after a re-run" "$REPORT" --db "$T/shards.db
 check "each case once after a re-run" \
 	[ "$(grep -c ',cpu,' "$T/out")" = "$(sql "$T/whole.db" "select count(*) from cases")" ]
 
+# a group that is not its sweep once, complete, is never shown as a complete run: a shard missing
+# (its task never copied back), one interrupted, shards of another commit -- said in the heading
+# (the run's status) and on stderr (a CSV has no heading), and a regress gate fails on it
+for i in 0 2; do "$RUNNER" run "$SWEEP" --db "$T/part.db" --shard $i/3 --group part 2>/dev/null; done
+"$RUNNER" run "$SWEEP" --db "$T/part.db" --label whole 2>/dev/null
+expect_status 0 "report --run GROUP, shard 1 missing" "$REPORT" --db "$T/part.db" --run part
+lacks "$T/out" "\(complete\)" "a group with a shard missing is not shown complete"
+contains "$T/out" "^## run 2: cli-tiny \(not a whole group: shard 1 of 3 missing\)" "the heading names the missing shard"
+contains "$T/err" "group 'part' is not one whole run of its sweep: shard 1 of 3 missing" "stderr names the missing shard"
+expect_status 0 "report --run GROUP --format csv, shard 1 missing" "$REPORT" --db "$T/part.db" --run part --format csv
+contains "$T/err" "shard 1 of 3 missing" "a csv of a partial group says so on stderr"
+expect_status 1 "report regress, a candidate group with a shard missing" "$REPORT" regress --db "$T/part.db" \
+	--candidate part --baseline whole
+contains "$T/out" "not a whole group: shard 1 of 3 missing, not complete" "regress fails a partial candidate group"
+"$RUNNER" run "$SWEEP" --db "$T/part.db" --shard 1/3 --group part 2>/dev/null
+expect_status 0 "report --run GROUP, every shard" "$REPORT" --db "$T/part.db" --run part
+contains "$T/out" "^## run 4: cli-tiny \(complete\)" "a whole group is complete"
+lacks "$T/err" "whole run" "a whole group: no warning"
+sql "$T/part.db" "update runs set status = 'interrupted' where shard_index = 2; update runs set git_commit = 'f00f' where shard_index = 0"
+expect_status 0 "report --run GROUP, shard 2 interrupted, shard 0 of another commit" "$REPORT" --db "$T/part.db" --run part
+contains "$T/out" "not a whole group: shard 2 interrupted; its shards are of different git commits" "interrupted and mixed commits said"
+
 # ---- bad --shard ---------------------------------------------------------------------------------
 expect_status 2 "--shard 3/3" "$RUNNER" run "$SWEEP" --db "$T/x.db" --shard 3/3
 contains "$T/err" "numbered 0 to 2" "--shard 3/3 says the range"

@@ -52,6 +52,10 @@ int db_case_put(struct db *db, int64_t run_id, const struct case_record *c,
 /* Resolve a run selector: "latest", a row id, a uuid prefix (≥ 4 hex chars), a label, or a git
  * commit prefix (≥ 4 hex chars; the latest run of that commit). Ambiguity is an error. */
 int db_run_resolve(struct db *db, const char *selector, int64_t *run_id, struct bd_error *err);
+/* db_run_resolve for a command that acts on one run (runner close, runner run --resume): a group
+ * selector that stands for several runs (a group's shards) is refused, BD_EINVAL, not taken for
+ * its latest run. */
+int db_run_resolve_one(struct db *db, const char *selector, int64_t *run_id, struct bd_error *err);
 /* Fill *out (free its strings with db_run_row_clear). */
 int db_run_get(struct db *db, int64_t run_id, struct run_row *out, struct bd_error *err);
 void db_run_row_clear(struct run_row *r);

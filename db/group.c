@@ -196,3 +196,32 @@ done:
 	sb_free(&stopped);
 	return rc;
 }
+
+int db_run_resolve_one(struct db *db, const char *selector, int64_t *run_id, struct bd_error *err)
+{
+	int rc = db_run_resolve(db, selector, run_id, err);
+	if (rc)
+		return rc;
+	int64_t members = 0;
+	sqlite3_stmt *st = NULL;
+	int s = sqlite3_prepare_v2(db_sqlite(db),
+				   "SELECT count(*) FROM temp.run_scope WHERE rep = ?1", -1, &st, NULL);
+	if (s == SQLITE_OK)
+		s = sqlite3_bind_int64(st, 1, *run_id);
+	if (s == SQLITE_OK && (s = sqlite3_step(st)) == SQLITE_ROW) {
+		members = sqlite3_column_int64(st, 0);
+		s = SQLITE_OK;
+	}
+	sqlite3_finalize(st);
+	if (s != SQLITE_OK)
+		return group_fail(db, err, "cannot read the group's runs");
+	if (members > 1)
+		return bd_fail(err, BD_EINVAL, "'%s' is a group of %lld runs (its shards), not one run: "
+			       "give the run id of the one you mean (report runs lists them)",
+			       selector, (long long)members);
+	/* a group of one run is that run: its own status, not the group's (db_run_get) */
+	if (members == 1 && group_step(db_sqlite(db), "DELETE FROM temp.run_scope WHERE rep = ?2",
+				       "", *run_id, NULL) != SQLITE_OK)
+		return group_fail(db, err, "cannot read the group's runs");
+	return 0;
+}

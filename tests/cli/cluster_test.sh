@@ -60,6 +60,23 @@ sql "$T/part.db" "update runs set status = 'interrupted' where shard_index = 2; 
 expect_status 0 "report --run GROUP, shard 2 interrupted, shard 0 of another commit" "$REPORT" --db "$T/part.db" --run part
 contains "$T/out" "not a whole group: shard 2 interrupted; its shards are of different git commits" "interrupted and mixed commits said"
 
+# a group's id names several runs: runner close and --resume act on one run, so they refuse it
+# (they took the group's latest shard: close ended that one, or said it was not running, and left
+# the abandoned shard as it was; --resume continued whichever shard started last)
+for i in 0 1; do "$RUNNER" run "$SWEEP" --db "$T/gone.db" --shard $i/2 --group gone 2>/dev/null; done
+sql "$T/gone.db" "update runs set status = 'running', ended_at = NULL, host = 'lost-node', heartbeat_at = '2020-01-01T00:00:00.000Z' where shard_index = 0"
+expect_status 2 "runner close GROUP" "$RUNNER" close --db "$T/gone.db" gone
+contains "$T/err" "'gone' is a group of 2 runs \(its shards\), not one run: give the run id" "close names the group's runs"
+expect_status 2 "runner run --resume GROUP" "$RUNNER" run "$SWEEP" --db "$T/gone.db" --resume gone
+contains "$T/err" "'gone' is a group of 2 runs" "--resume names the group's runs"
+check "nothing closed or resumed" [ "$(sql "$T/gone.db" "select group_concat(status) from (select status from runs order by id)")" = "running,complete" ]
+expect_status 0 "runner close the abandoned shard by its id" "$RUNNER" close --db "$T/gone.db" 1
+contains "$T/out" "run 1 closed: interrupted" "the shard's run closed by id"
+# a group of one shard's run is that run: complete, so nothing to resume (its group lacks shard 1)
+"$RUNNER" run "$SWEEP" --db "$T/one.db" --shard 0/2 --group one 2>/dev/null
+expect_status 2 "runner run --resume GROUP of one complete shard" "$RUNNER" run "$SWEEP" --db "$T/one.db" --resume one
+contains "$T/err" "run 1 is complete: nothing to resume" "a group's only run, complete, is not resumed"
+
 # ---- bad --shard ---------------------------------------------------------------------------------
 expect_status 2 "--shard 3/3" "$RUNNER" run "$SWEEP" --db "$T/x.db" --shard 3/3
 contains "$T/err" "numbered 0 to 2" "--shard 3/3 says the range"

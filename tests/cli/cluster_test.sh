@@ -178,10 +178,18 @@ check "array task 1 requeued" env SLURM_ARRAY_JOB_ID=9 SLURM_ARRAY_TASK_ID=1 SLU
 check "no -wal of the earlier attempt beside the requeued task's file" [ ! -e "$T/res/shard-9-1.db-wal" ]
 expect_status 0 "merge the requeued task's database" "$RUNNER" merge --db "$T/requeued.db" "$T/res/shard-9-1.db"
 check "the requeued task's run, not the earlier attempt's" \
-	[ "$(sql "$T/requeued.db" "select count(*) || ' ' || label || ' ' || (command_line like '%--shard auto%') from runs")" = "1 night ly 1" ]
+	[ "$(sql "$T/requeued.db" "select count(*) || ' ' || label || ' ' || (command_line like '%--shard 1/3%') from runs")" = "1 night ly 1" ]
 check "the requeued task's cases and samples" \
 	[ "$(sql "$T/requeued.db" "select (select count(*) from cases) || ' ' || (select count(*) from samples)")" = \
 	  "$(sql "$T/attempt.db" "select (select count(*) from cases) || ' ' || (select count(*) from samples)")" ]
+# an array resubmitted in part (sbatch --array=2 SCRIPT: one task of one, its id 2) runs slice 2 of
+# 3, as its file's name says; it ran the whole sweep as shard 0/1
+check "array task 2 resubmitted alone" env SLURM_ARRAY_JOB_ID=10 SLURM_ARRAY_TASK_ID=2 SLURM_ARRAY_TASK_MIN=2 \
+	SLURM_ARRAY_TASK_COUNT=1 SLURM_ARRAY_TASK_MAX=2 TMPDIR="$T/tmp" bash "$script"
+check "the resubmitted task ran slice 2 of 3" \
+	[ "$(sql "$T/res/shard-10-2.db" "select shard_index || '/' || shard_count || ' ' || group_id from runs")" = "2/3 slurm-10" ]
+check "the resubmitted task's cases are slice 2's" \
+	[ "$(keys "$T/res/shard-10-2.db" "")" = "$(keys "$T/res/all.db" "where run_id in (select id from runs where group_id = 'slurm-9' and shard_index = 2)")" ]
 # an array task stopped by Slurm (the time limit, scancel: SIGTERM to every process of the job,
 # the script's shell too): the run ends interrupted and the script still copies its database
 expect_status 0 "runner slurm of a slower sweep" "$RUNNER" slurm "$SRC/tests/cli/slow.yaml" --shards 1 --results "$T/ress"

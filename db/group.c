@@ -225,3 +225,22 @@ int db_run_resolve_one(struct db *db, const char *selector, int64_t *run_id, str
 		return group_fail(db, err, "cannot read the group's runs");
 	return 0;
 }
+
+int db_group_whole_runs(struct db *db, int64_t rep, int64_t *runs, struct bd_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	*runs = 0;
+	int rc = sqlite3_prepare_v2(db_sqlite(db),
+				    "SELECT count(*) FROM runs o JOIN runs r ON o.group_id = r.group_id "
+				    "WHERE r.id = ?1 AND r.shard_count IS NULL AND o.shard_count IS NULL "
+				    "AND EXISTS (SELECT 1 FROM temp.run_scope WHERE rep = ?1)",
+				    -1, &st, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_int64(st, 1, rep);
+	if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		*runs = sqlite3_column_int64(st, 0);
+		rc = SQLITE_OK;
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_OK ? 0 : group_fail(db, err, "cannot read the group's runs");
+}

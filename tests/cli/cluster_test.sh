@@ -60,6 +60,14 @@ sql "$T/part.db" "update runs set status = 'interrupted' where shard_index = 2; 
 expect_status 0 "report --run GROUP, shard 2 interrupted, shard 0 of another commit" "$REPORT" --db "$T/part.db" --run part
 contains "$T/out" "not a whole group: shard 2 interrupted; its shards are of different git commits" "interrupted and mixed commits said"
 
+# a group of runs of the whole sweep each (--nodes: one a node) has no one run of them all: report
+# --run GROUP shows its latest and says so (it showed one node's run as the group's, unsaid)
+for node in na nb; do BENCHDB_NODE=$node "$RUNNER" run "$SWEEP" --db "$T/nodes.db" --group every 2>/dev/null; done
+expect_status 0 "report --run GROUP of two nodes' runs" "$REPORT" --db "$T/nodes.db" --run every --format csv
+contains "$T/err" "group 'every' holds 2 runs of the whole sweep \(a node's or a repetition each\); what follows is its latest, run 2, alone" "a group of whole runs: its latest, said"
+expect_status 0 "report --run RUN of that group" "$REPORT" --db "$T/nodes.db" --run 2 --format csv
+lacks "$T/err" "holds 2 runs" "a run by id: no note"
+
 # a group's id names several runs: runner close and --resume act on one run, so they refuse it
 # (they took the group's latest shard: close ended that one, or said it was not running, and left
 # the abandoned shard as it was; --resume continued whichever shard started last)

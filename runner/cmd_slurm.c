@@ -390,6 +390,12 @@ int cmd_slurm(struct cmd_line *cl)
 				"(the whole sweep on each of N nodes)%s\n", j.shards ? ", not both" : "");
 		return EXIT_USAGE;
 	}
+	if (j.gpus_per_task < 0 || j.cpus_per_task < 0) {   /* dropped from the script, unsaid */
+		fprintf(stderr, "runner slurm: --%s expects a count >= 0, got %ld\n",
+			j.gpus_per_task < 0 ? "gpus-per-task" : "cpus-per-task",
+			j.gpus_per_task < 0 ? j.gpus_per_task : j.cpus_per_task);
+		return EXIT_USAGE;
+	}
 	long count = j.shards ? j.shards : j.nodes;
 	if (count < 1 || count > SLURM_MAX_SHARDS) {
 		fprintf(stderr, "runner slurm: --%s expects a count from 1 to %d\n",

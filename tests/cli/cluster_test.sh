@@ -245,6 +245,12 @@ expect_status 2 "runner slurm without --shards" "$RUNNER" slurm "$SWEEP"
 contains "$T/err" "give --shards N \(cut the sweep into N slices\) or --nodes N" "--shards or --nodes is required"
 expect_status 2 "runner slurm with --shards and --nodes" "$RUNNER" slurm "$SWEEP" --shards 2 --nodes 2
 contains "$T/err" "or --nodes N \(the whole sweep on each of N nodes\), not both" "not both"
+# a negative count was dropped from the script (no #SBATCH line, exit 0): the tasks ran without GPUs
+expect_status 2 "runner slurm --gpus-per-task -1" "$RUNNER" slurm "$SWEEP" --shards 2 --gpus-per-task -1 -o "$T/neg.sbatch"
+contains "$T/err" "--gpus-per-task expects a count >= 0, got -1" "a negative GPU count refused"
+expect_status 2 "runner slurm --cpus-per-task -4" "$RUNNER" slurm "$SWEEP" --nodes 2 --cpus-per-task -4 -o "$T/neg.sbatch"
+contains "$T/err" "--cpus-per-task expects a count >= 0, got -4" "a negative CPU count refused"
+check "no script for a negative count" [ ! -e "$T/neg.sbatch" ]
 expect_status 2 "runner slurm --shards 100000" "$RUNNER" slurm "$SWEEP" --shards 100000
 contains "$T/err" "--shards expects a count from 1 to" "a count past the limit refused"
 expect_status 1 "--submit without sbatch" "$RUNNER" slurm "$SWEEP" --shards 2 --results "$T/res2" \

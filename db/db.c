@@ -857,6 +857,18 @@ int db_run_get(struct db *db, int64_t run_id, struct run_row *out, struct bd_err
 		return sql_fail(db, err, "cannot read the run", rc);
 	if (!found)
 		return bd_fail(err, BD_ENOTFOUND, "no run with id %lld", (long long)run_id);
+	/* a group of shards stands as complete only when it is its sweep once, every shard complete */
+	char *gap = NULL;
+	if ((rc = db_group_gap(db, run_id, &gap, err)))
+		return rc;   /* *out filled: the caller's db_run_row_clear frees it */
+	if (gap) {
+		struct strbuf sb = STRBUF_INIT;
+		sb_addf(&sb, "not a whole group: %s", gap);
+		free(out->status);
+		out->status = xstrdup(sb_str(&sb));
+		sb_free(&sb);
+		free(gap);
+	}
 	return 0;
 }
 

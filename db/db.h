@@ -52,9 +52,22 @@ int db_case_put(struct db *db, int64_t run_id, const struct case_record *c,
 /* Resolve a run selector: "latest", a row id, a uuid prefix (≥ 4 hex chars), a label, or a git
  * commit prefix (≥ 4 hex chars; the latest run of that commit). Ambiguity is an error. */
 int db_run_resolve(struct db *db, const char *selector, int64_t *run_id, struct bd_error *err);
+/* How many runs of the whole sweep (no shard: `--nodes`, `--repeat`) the group run_id stands for
+ * holds (a group selected by db_run_resolve on this connection, which stands as its latest run);
+ * 0 when run_id stands for no such group. */
+int db_group_whole_runs(struct db *db, int64_t run_id, int64_t *runs, struct bd_error *err);
+/* db_run_resolve for a command that acts on one run (runner close, runner run --resume): a group
+ * selector that stands for several runs (a group's shards) is refused, BD_EINVAL, not taken for
+ * its latest run. */
+int db_run_resolve_one(struct db *db, const char *selector, int64_t *run_id, struct bd_error *err);
 /* Fill *out (free its strings with db_run_row_clear). */
 int db_run_get(struct db *db, int64_t run_id, struct run_row *out, struct bd_error *err);
 void db_run_row_clear(struct run_row *r);
+/* What keeps the group run_id stands for (a group selected by db_run_resolve on this connection)
+ * from being its whole sweep once: *why (malloc'd) names the missing shards, those not complete,
+ * and shards of different slicings, commits or sweeps; NULL when run_id stands for no group of
+ * shards, or for a whole one. db_run_get's status is this, for such a group. */
+int db_group_gap(struct db *db, int64_t run_id, char **why, struct bd_error *err);
 /* All runs, by id (the order they were stored in). */
 int db_runs_list(struct db *db, struct run_row **rows, size_t *n, struct bd_error *err);
 void db_run_rows_free(struct run_row *rows, size_t n);

@@ -19,6 +19,30 @@ int report_open(const char *db_path, const char *run_selector, struct db **db, i
 		bd_error_print(REPORT_PROG, &err);
 		return err.code == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL;
 	}
+	/* a group of shards that is not its sweep once, complete: said in every format (a CSV has
+	 * no heading to carry the run's status) */
+	char *gap = NULL;
+	int64_t whole_runs = 0;
+	if (run_selector && (db_group_gap(*db, *run_id, &gap, &err) ||
+			     db_group_whole_runs(*db, *run_id, &whole_runs, &err))) {
+		bd_error_print(REPORT_PROG, &err);
+		return EXIT_FAIL;
+	}
+	if (whole_runs > 1) {   /* every node's run, every repetition: one of them stands for all */
+		char *sel = escape_controls(run_selector);
+		fprintf(stderr, "%s: group '%s' holds %lld runs of the whole sweep (a node's or a "
+			"repetition each); what follows is its latest, run %lld, alone (report nodes "
+			"compares nodes; report runs lists the runs)\n",
+			REPORT_PROG, sel, (long long)whole_runs, (long long)*run_id);
+		free(sel);
+	}
+	if (gap) {
+		char *sel = escape_controls(run_selector);
+		fprintf(stderr, "%s: group '%s' is not one whole run of its sweep: %s; what follows is of the "
+			"shards it has (report runs lists them)\n", REPORT_PROG, sel, gap);
+		free(sel);
+		free(gap);
+	}
 	return -1;
 }
 

@@ -34,7 +34,7 @@ int cmd_close(struct cmd_line *cl)
 	int locked = 0;
 	char why[300];
 	status = EXIT_OK;
-	if (db_open(db_path, 0, &db, &err) || db_run_resolve(db, argv[0], &run_id, &err)) {
+	if (db_open(db_path, 0, &db, &err) || db_run_resolve_one(db, argv[0], &run_id, &err)) {
 		bd_error_print(RUNNER_PROG " close", &err);
 		status = err.code == BD_EINVAL ? EXIT_USAGE : EXIT_FAIL;
 		goto done;

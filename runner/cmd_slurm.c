@@ -1,5 +1,5 @@
 /* runner/cmd_slurm.c: `runner slurm SWEEP.yaml --shards N` — an sbatch job-array script that runs
- * the sweep's N shards (`runner run --shard auto`), each into its own database on the node's
+ * the sweep's N shards (`runner run --shard TASK/N`), each into its own database on the node's
  * local disk, copied to a shared results directory when the shard ends; or `--nodes N` — a job
  * of N nodes that runs the whole sweep on each (a job step with a task per node) and merges
  * their databases at its end, for `report nodes`. With --submit, handed to sbatch. Slurm
@@ -272,8 +272,13 @@ static void slurm_script(const struct slurm_job *j, struct strbuf *sb)
 		   "network\n# filesystem is slow and its locks are unreliable) and is copied when the "
 		   "shard ends\n");
 	slurm_local(sb, "${SLURM_ARRAY_JOB_ID}-${SLURM_ARRAY_TASK_ID}", "shard.db");
-	sb_add(sb, "# the shard and the group (slurm-JOBID) come from Slurm's environment\n"
-		   "\"$RUNNER\" run \"$SWEEP\" --shard auto --db \"$LOCAL/$DB\"");
+	/* the slice is the task id of N, not --shard auto's place in the array: an array
+	 * resubmitted in part (sbatch --array=2 SCRIPT, one task of one) ran the whole sweep */
+	sb_addf(sb, "# the shard is the task id of the %ld this script cuts the sweep into (an array\n"
+		    "# resubmitted in part, sbatch --array=2, still runs slice 2); the group (slurm-JOBID)\n"
+		    "# comes from Slurm's environment\n"
+		    "\"$RUNNER\" run \"$SWEEP\" --shard \"${SLURM_ARRAY_TASK_ID}/%ld\" "
+		    "--db \"$LOCAL/$DB\"", j->shards, j->shards);
 	cluster_run_options(sb, j->label, j->mem_limit);
 	sb_add(sb, "\nstatus=$?\n"
 		   "out=\"$RESULTS/shard-${SLURM_ARRAY_JOB_ID}-${SLURM_ARRAY_TASK_ID}.db\"\n");
@@ -353,7 +358,7 @@ int cmd_slurm(struct cmd_line *cl)
 	static const struct cmd_usage usage = {
 		RUNNER_PROG, "slurm", "[options] SWEEP.yaml --shards N | --nodes N",
 		"Write an sbatch job-array script that runs the sweep's N shards (runner run --shard\n"
-		"auto), each into its own database on the node's local disk, copied to the results\n"
+		"TASK/N), each into its own database on the node's local disk, copied to the results\n"
 		"directory as DIR/shard-JOB-TASK.db when the shard ends; the shards' runs share the group\n"
 		"slurm-JOB. With --submit, submit it and print the job id. This runner, the sweep and\n"
 		"DIR must be on a filesystem every node sees. Then: runner merge --db all.db\n"
@@ -383,6 +388,12 @@ int cmd_slurm(struct cmd_line *cl)
 	if ((j.shards != 0) == (j.nodes != 0)) {
 		fprintf(stderr, "runner slurm: give --shards N (cut the sweep into N slices) or --nodes N "
 				"(the whole sweep on each of N nodes)%s\n", j.shards ? ", not both" : "");
+		return EXIT_USAGE;
+	}
+	if (j.gpus_per_task < 0 || j.cpus_per_task < 0) {   /* dropped from the script, unsaid */
+		fprintf(stderr, "runner slurm: --%s expects a count >= 0, got %ld\n",
+			j.gpus_per_task < 0 ? "gpus-per-task" : "cpus-per-task",
+			j.gpus_per_task < 0 ? j.gpus_per_task : j.cpus_per_task);
 		return EXIT_USAGE;
 	}
 	long count = j.shards ? j.shards : j.nodes;

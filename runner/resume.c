@@ -63,7 +63,7 @@ int run_resume_begin(struct db *db, const char *selector, const struct run_recor
 	char why[300];
 	int rc, locked = 0;
 	memset(out, 0, sizeof(*out));
-	if ((rc = db_run_resolve(db, selector, &out->run_id, err)))
+	if ((rc = db_run_resolve_one(db, selector, &out->run_id, err)))
 		goto done;
 	/* from the look at the run to its taking over, one transaction: another resume waits, then
 	 * finds this process the run's live runner */

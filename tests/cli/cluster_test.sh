@@ -38,6 +38,53 @@ expect_status 0 "report --run GROUP after a re-run" "$REPORT" --db "$T/shards.db
 check "each case once after a re-run" \
 	[ "$(grep -c ',cpu,' "$T/out")" = "$(sql "$T/whole.db" "select count(*) from cases")" ]
 
+# a group that is not its sweep once, complete, is never shown as a complete run: a shard missing
+# (its task never copied back), one interrupted, shards of another commit -- said in the heading
+# (the run's status) and on stderr (a CSV has no heading), and a regress gate fails on it
+for i in 0 2; do "$RUNNER" run "$SWEEP" --db "$T/part.db" --shard $i/3 --group part 2>/dev/null; done
+"$RUNNER" run "$SWEEP" --db "$T/part.db" --label whole 2>/dev/null
+expect_status 0 "report --run GROUP, shard 1 missing" "$REPORT" --db "$T/part.db" --run part
+lacks "$T/out" "\(complete\)" "a group with a shard missing is not shown complete"
+contains "$T/out" "^## run 2: cli-tiny \(not a whole group: shard 1 of 3 missing\)" "the heading names the missing shard"
+contains "$T/err" "group 'part' is not one whole run of its sweep: shard 1 of 3 missing" "stderr names the missing shard"
+expect_status 0 "report --run GROUP --format csv, shard 1 missing" "$REPORT" --db "$T/part.db" --run part --format csv
+contains "$T/err" "shard 1 of 3 missing" "a csv of a partial group says so on stderr"
+expect_status 1 "report regress, a candidate group with a shard missing" "$REPORT" regress --db "$T/part.db" \
+	--candidate part --baseline whole
+contains "$T/out" "not a whole group: shard 1 of 3 missing, not complete" "regress fails a partial candidate group"
+"$RUNNER" run "$SWEEP" --db "$T/part.db" --shard 1/3 --group part 2>/dev/null
+expect_status 0 "report --run GROUP, every shard" "$REPORT" --db "$T/part.db" --run part
+contains "$T/out" "^## run 4: cli-tiny \(complete\)" "a whole group is complete"
+lacks "$T/err" "whole run" "a whole group: no warning"
+sql "$T/part.db" "update runs set status = 'interrupted' where shard_index = 2; update runs set git_commit = 'f00f' where shard_index = 0"
+expect_status 0 "report --run GROUP, shard 2 interrupted, shard 0 of another commit" "$REPORT" --db "$T/part.db" --run part
+contains "$T/out" "not a whole group: shard 2 interrupted; its shards are of different git commits" "interrupted and mixed commits said"
+
+# a group of runs of the whole sweep each (--nodes: one a node) has no one run of them all: report
+# --run GROUP shows its latest and says so (it showed one node's run as the group's, unsaid)
+for node in na nb; do BENCHDB_NODE=$node "$RUNNER" run "$SWEEP" --db "$T/nodes.db" --group every 2>/dev/null; done
+expect_status 0 "report --run GROUP of two nodes' runs" "$REPORT" --db "$T/nodes.db" --run every --format csv
+contains "$T/err" "group 'every' holds 2 runs of the whole sweep \(a node's or a repetition each\); what follows is its latest, run 2, alone" "a group of whole runs: its latest, said"
+expect_status 0 "report --run RUN of that group" "$REPORT" --db "$T/nodes.db" --run 2 --format csv
+lacks "$T/err" "holds 2 runs" "a run by id: no note"
+
+# a group's id names several runs: runner close and --resume act on one run, so they refuse it
+# (they took the group's latest shard: close ended that one, or said it was not running, and left
+# the abandoned shard as it was; --resume continued whichever shard started last)
+for i in 0 1; do "$RUNNER" run "$SWEEP" --db "$T/gone.db" --shard $i/2 --group gone 2>/dev/null; done
+sql "$T/gone.db" "update runs set status = 'running', ended_at = NULL, host = 'lost-node', heartbeat_at = '2020-01-01T00:00:00.000Z' where shard_index = 0"
+expect_status 2 "runner close GROUP" "$RUNNER" close --db "$T/gone.db" gone
+contains "$T/err" "'gone' is a group of 2 runs \(its shards\), not one run: give the run id" "close names the group's runs"
+expect_status 2 "runner run --resume GROUP" "$RUNNER" run "$SWEEP" --db "$T/gone.db" --resume gone
+contains "$T/err" "'gone' is a group of 2 runs" "--resume names the group's runs"
+check "nothing closed or resumed" [ "$(sql "$T/gone.db" "select group_concat(status) from (select status from runs order by id)")" = "running,complete" ]
+expect_status 0 "runner close the abandoned shard by its id" "$RUNNER" close --db "$T/gone.db" 1
+contains "$T/out" "run 1 closed: interrupted" "the shard's run closed by id"
+# a group of one shard's run is that run: complete, so nothing to resume (its group lacks shard 1)
+"$RUNNER" run "$SWEEP" --db "$T/one.db" --shard 0/2 --group one 2>/dev/null
+expect_status 2 "runner run --resume GROUP of one complete shard" "$RUNNER" run "$SWEEP" --db "$T/one.db" --resume one
+contains "$T/err" "run 1 is complete: nothing to resume" "a group's only run, complete, is not resumed"
+
 # ---- bad --shard ---------------------------------------------------------------------------------
 expect_status 2 "--shard 3/3" "$RUNNER" run "$SWEEP" --db "$T/x.db" --shard 3/3
 contains "$T/err" "numbered 0 to 2" "--shard 3/3 says the range"
@@ -139,10 +186,18 @@ check "array task 1 requeued" env SLURM_ARRAY_JOB_ID=9 SLURM_ARRAY_TASK_ID=1 SLU
 check "no -wal of the earlier attempt beside the requeued task's file" [ ! -e "$T/res/shard-9-1.db-wal" ]
 expect_status 0 "merge the requeued task's database" "$RUNNER" merge --db "$T/requeued.db" "$T/res/shard-9-1.db"
 check "the requeued task's run, not the earlier attempt's" \
-	[ "$(sql "$T/requeued.db" "select count(*) || ' ' || label || ' ' || (command_line like '%--shard auto%') from runs")" = "1 night ly 1" ]
+	[ "$(sql "$T/requeued.db" "select count(*) || ' ' || label || ' ' || (command_line like '%--shard 1/3%') from runs")" = "1 night ly 1" ]
 check "the requeued task's cases and samples" \
 	[ "$(sql "$T/requeued.db" "select (select count(*) from cases) || ' ' || (select count(*) from samples)")" = \
 	  "$(sql "$T/attempt.db" "select (select count(*) from cases) || ' ' || (select count(*) from samples)")" ]
+# an array resubmitted in part (sbatch --array=2 SCRIPT: one task of one, its id 2) runs slice 2 of
+# 3, as its file's name says; it ran the whole sweep as shard 0/1
+check "array task 2 resubmitted alone" env SLURM_ARRAY_JOB_ID=10 SLURM_ARRAY_TASK_ID=2 SLURM_ARRAY_TASK_MIN=2 \
+	SLURM_ARRAY_TASK_COUNT=1 SLURM_ARRAY_TASK_MAX=2 TMPDIR="$T/tmp" bash "$script"
+check "the resubmitted task ran slice 2 of 3" \
+	[ "$(sql "$T/res/shard-10-2.db" "select shard_index || '/' || shard_count || ' ' || group_id from runs")" = "2/3 slurm-10" ]
+check "the resubmitted task's cases are slice 2's" \
+	[ "$(keys "$T/res/shard-10-2.db" "")" = "$(keys "$T/res/all.db" "where run_id in (select id from runs where group_id = 'slurm-9' and shard_index = 2)")" ]
 # an array task stopped by Slurm (the time limit, scancel: SIGTERM to every process of the job,
 # the script's shell too): the run ends interrupted and the script still copies its database
 expect_status 0 "runner slurm of a slower sweep" "$RUNNER" slurm "$SRC/tests/cli/slow.yaml" --shards 1 --results "$T/ress"
@@ -190,6 +245,12 @@ expect_status 2 "runner slurm without --shards" "$RUNNER" slurm "$SWEEP"
 contains "$T/err" "give --shards N \(cut the sweep into N slices\) or --nodes N" "--shards or --nodes is required"
 expect_status 2 "runner slurm with --shards and --nodes" "$RUNNER" slurm "$SWEEP" --shards 2 --nodes 2
 contains "$T/err" "or --nodes N \(the whole sweep on each of N nodes\), not both" "not both"
+# a negative count was dropped from the script (no #SBATCH line, exit 0): the tasks ran without GPUs
+expect_status 2 "runner slurm --gpus-per-task -1" "$RUNNER" slurm "$SWEEP" --shards 2 --gpus-per-task -1 -o "$T/neg.sbatch"
+contains "$T/err" "--gpus-per-task expects a count >= 0, got -1" "a negative GPU count refused"
+expect_status 2 "runner slurm --cpus-per-task -4" "$RUNNER" slurm "$SWEEP" --nodes 2 --cpus-per-task -4 -o "$T/neg.sbatch"
+contains "$T/err" "--cpus-per-task expects a count >= 0, got -4" "a negative CPU count refused"
+check "no script for a negative count" [ ! -e "$T/neg.sbatch" ]
 expect_status 2 "runner slurm --shards 100000" "$RUNNER" slurm "$SWEEP" --shards 100000
 contains "$T/err" "--shards expects a count from 1 to" "a count past the limit refused"
 expect_status 1 "--submit without sbatch" "$RUNNER" slurm "$SWEEP" --shards 2 --results "$T/res2" \

@@ -122,8 +122,11 @@ resume_identity)
 		DELETE FROM cases WHERE run_id = 2 AND ord = (SELECT max(ord) FROM cases WHERE run_id = 2);
 		UPDATE runs SET status = 'interrupted' WHERE id = 2"
 	expect_status 0 "runner noise folds shard 0/2 again" "$RUNNER" noise --db "$T/g.db"
-	expect_status 0 "resume shard 1/2 by the group's id" "$RUNNER" run "$SWEEP" --db "$T/g.db" --resume grp
-	contains "$T/out" "run 2 complete" "the group's latest run was resumed"
+	# (a group id names several runs, so --resume refuses it: the shard is resumed by its run id)
+	expect_status 2 "resume by the group's id" "$RUNNER" run "$SWEEP" --db "$T/g.db" --resume grp
+	contains "$T/err" "'grp' is a group of 2 runs" "a group id is no run to resume"
+	expect_status 0 "resume shard 1/2 by its run id" "$RUNNER" run "$SWEEP" --db "$T/g.db" --resume 2
+	contains "$T/out" "run 2 complete" "the shard's run was resumed"
 	check "every case key folded once, by its own run" [ "$(sql "$T/g.db" "select count(*) || ' ' || sum(runs) || ' ' || max(runs) from noise_sessions where phase = 'total'")" = "12 12 1" ]
 	check "both runs folded" [ "$(sql "$T/g.db" "select group_concat(run_id) from (select run_id from noise_runs order by 1)")" = "1,2" ]
 

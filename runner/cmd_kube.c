@@ -25,8 +25,28 @@
 struct kube_job {
 	const char *image, *runner, *claim, *label, *mem_limit, *cpus, *memory, *name;
 	long shards, nodes, gpus;
+	long threads;   /* OMP_NUM_THREADS for the pods: the whole CPUs of --cpus (0: not set) */
 	const char *sweep_text;
 };
+
+/* The CPUs of a Kubernetes CPU quantity ("8", "2.5", "500m"): 0 with *cpus set, -1 when text is
+ * not one (or is not positive). */
+static int cpu_quantity(const char *text, double *cpus)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(text, &end);
+	if (end == text || errno || !isdigit((unsigned char)text[0]))
+		return -1;
+	if (*end == 'm' && !end[1] && !strchr(text, '.'))
+		v /= 1000;
+	else if (*end)
+		return -1;
+	if (!(v > 0 && v <= 1e6))
+		return -1;
+	*cpus = v;
+	return 0;
+}
 
 /* A DNS-1123 label from text: lower case letters, digits and '-', starting and ending with a
  * letter or digit, at most KUBE_NAME_MAX characters. */
@@ -177,6 +197,14 @@ static void write_job(const struct kube_job *j, struct strbuf *sb)
 	sb_add_json_str(sb, sb_str(&script));
 	sb_add(sb, "\n          env:\n            - name: BENCHDB_RUNNER\n");
 	yaml_kv(sb, 14, "value", j->runner);
+	if (j->threads > 0) {
+		/* the pod's CPU limit is a quota the container does not see: OpenMP would start a
+		 * thread per CPU of the node and wait out the quota (runner/cgroup_cpu.h) */
+		char threads[24];
+		snprintf(threads, sizeof(threads), "%ld", j->threads);
+		sb_add(sb, "            - name: OMP_NUM_THREADS\n");
+		yaml_kv(sb, 14, "value", threads);
+	}
 	if (j->nodes)   /* recorded under the node's name: report nodes tells nodes apart by it */
 		sb_add(sb, "            - name: BENCHDB_NODE\n"
 			   "              valueFrom:\n"
@@ -241,7 +269,8 @@ int cmd_kube(struct cmd_line *cl)
 		{"name", 0, OPT_STRING, "NAME", "the Job's name (default benchdb-SWEEPNAME)", &name},
 		{"label", 0, OPT_STRING, "TEXT", "label stored with every pod's run", &j.label},
 		{"mem-limit", 0, OPT_STRING, "SIZE", "passed to each pod's runner run", &j.mem_limit},
-		{"cpus", 0, OPT_STRING, "CPU", "each pod's CPU request and limit, e.g. 8", &j.cpus},
+		{"cpus", 0, OPT_STRING, "CPU",
+		 "each pod's CPU request and limit, e.g. 8; its whole CPUs are OMP_NUM_THREADS", &j.cpus},
 		{"memory", 0, OPT_STRING, "SIZE", "each pod's memory request and limit, e.g. 32Gi",
 		 &j.memory},
 		{"gpus", 0, OPT_INT, "G", "GPUs each pod gets (nvidia.com/gpu)", &j.gpus},
@@ -283,6 +312,14 @@ int cmd_kube(struct cmd_line *cl)
 		fprintf(stderr, "runner kube: --gpus expects a count >= 0, got %ld\n", j.gpus);
 		return EXIT_USAGE;
 	}
+	double cpus;
+	if (j.cpus && cpu_quantity(j.cpus, &cpus)) {
+		fprintf(stderr, "runner kube: --cpus expects a Kubernetes CPU quantity above 0 (e.g. 8, "
+				"2.5, 500m), got '%s'\n", j.cpus);
+		return EXIT_USAGE;
+	}
+	if (j.cpus)
+		j.threads = cpus >= 1 ? (long)cpus : 1;
 	int64_t mem_limit;   /* every pod would refuse it at once */
 	if ((status = mem_limit_option(j.mem_limit, "runner kube", &mem_limit)) >= 0)
 		return status;

@@ -28,6 +28,18 @@ SWEEP=$SRC/configs/smoke.yaml
 expect_status 0 "the unsharded sweep" "$RUNNER" run "$SWEEP" --db "$T/whole.db"
 keys() { sql "$1" "select case_key from cases $2 order by case_key"; }
 
+# --cpus: a Kubernetes CPU quantity; its whole CPUs (at least 1) are the pods' OpenMP threads
+for q in 500m:1 2.5:2 16:16; do
+	expect_status 0 "runner kube --cpus ${q%%:*}" "$RUNNER" kube "$SWEEP" --shards 2 --image x --cpus "${q%%:*}"
+	check "--cpus ${q%%:*}: OMP_NUM_THREADS ${q#*:}" [ "$(grep -A1 -- '- name: OMP_NUM_THREADS' "$T/out" | sed -n 's/.*value: "\(.*\)"/\1/p')" = "${q#*:}" ]
+done
+for q in 0 -2 2x 1.5m ""; do
+	expect_status 2 "runner kube --cpus '$q' refused" "$RUNNER" kube "$SWEEP" --shards 2 --image x --cpus "$q"
+	contains "$T/err" "--cpus expects a Kubernetes CPU quantity above 0 \(e.g. 8, 2.5, 500m\), got '$q'" "--cpus '$q': why"
+done
+expect_status 0 "runner kube without --cpus" "$RUNNER" kube "$SWEEP" --shards 2 --image x
+lacks "$T/out" "OMP_NUM_THREADS" "no --cpus: the image's own OpenMP settings"
+
 for mode in shards nodes; do
 	expect_status 0 "runner kube --$mode 3" "$RUNNER" kube "$SWEEP" --$mode 3 --image example.org/benchdb:1 \
 		--label "it's $mode" --cpus 2 --memory 4Gi -o "$T/$mode.yaml"
@@ -38,6 +50,10 @@ for mode in shards nodes; do
 		lacks "$T/out" "FAIL|ERROR" "$f.yaml: every resource passed"
 	done
 	contains "$T/$mode.yaml" "^  completionMode: Indexed$" "$mode: an Indexed Job"
+	# the CPU limit is a quota the container does not see: the runner's threads follow it
+	contains "$T/$mode.yaml" '^            - name: OMP_NUM_THREADS$' "$mode: OMP_NUM_THREADS set with --cpus"
+	check "$mode: OMP_NUM_THREADS is --cpus 2" grep -A1 -q -- '- name: OMP_NUM_THREADS' "$T/$mode.yaml"
+	check "$mode: its value 2" [ "$(grep -A1 -- '- name: OMP_NUM_THREADS' "$T/$mode.yaml" | sed -n 's/.*value: "\(.*\)"/\1/p')" = 2 ]
 done
 contains "$T/nodes.yaml" "podAntiAffinity" "nodes: one pod per node"
 contains "$T/nodes.yaml" "fieldPath: spec.nodeName" "nodes: recorded under the node's name"

@@ -365,12 +365,12 @@ static int draft_build(const struct checker *ck, const struct sweep_benchmark *b
 	return 0;
 }
 
+/* matched: one flag per exclude of the benchmark, set for each that drops a case. */
 static int expand_benchmark(const struct checker *ck, const struct sweep *s, size_t index,
-			    struct sweep_cases *out, size_t *cap)
+			    struct sweep_cases *out, size_t *cap, unsigned char *matched)
 {
 	const struct sweep_benchmark *b = &s->benchmarks[index];
 	size_t *pos = NULL;
-	unsigned char *matched = NULL;   /* per exclude: it matched a case */
 	size_t kept = 0;
 	int rc = 0;
 
@@ -385,7 +385,6 @@ static int expand_benchmark(const struct checker *ck, const struct sweep *s, siz
 			if ((rc = pair_values_build(ck, suite, &b->excludes[e].pairs[i], &values[nvalues++])))
 				goto done;
 	pos = xcalloc(b->nsettings + 1, sizeof(*pos));
-	matched = xcalloc(b->nexcludes + 1, 1);
 	for (size_t i = 0; i < b->nsettings; i++) {
 		if (!b->settings[i].nvalues) {
 			rc = sweep_fail_at(ck, b->settings[i].line, b->settings[i].column,
@@ -442,24 +441,10 @@ static int expand_benchmark(const struct checker *ck, const struct sweep *s, siz
 		if (i == SIZE_MAX || b->nsettings == 0)
 			break;
 	}
-	if (!kept) {
+	if (!kept)
 		rc = sweep_fail_at(ck, b->line, b->column, "benchmark %zu (suite %s): every case is excluded",
 			     index + 1, suite_name((enum suite_id)suite));
-		goto done;
-	}
-	/* an exclude that drops nothing is a typo'd value or a stale entry: the case it was meant
-	 * to drop runs */
-	for (size_t e = 0; e < b->nexcludes; e++)
-		if (!matched[e]) {
-			rc = sweep_fail_at(ck, b->excludes[e].line, b->excludes[e].column,
-					   "this exclude matches no case of benchmark %zu (suite %s): "
-					   "each of its values must be one the benchmark's cases "
-					   "take (see `runner list` without it), or remove it",
-					   index + 1, suite_name((enum suite_id)suite));
-			goto done;
-		}
 done:
-	free(matched);
 	for (size_t i = 0; i < nvalues; i++)
 		pair_values_free(&values[i]);
 	free(values);
@@ -467,11 +452,39 @@ done:
 	return rc;
 }
 
+/* An exclude that drops no case is a typo'd value or a stale entry: the case it was meant to drop
+ * would run. One written once and given to several benchmarks (a YAML alias, defaults) is one
+ * entry, at one place in the file: it must drop a case of one of them. */
+static int excludes_unmatched_check(const struct checker *ck, const struct sweep *s,
+				    const unsigned char *matched)
+{
+	for (size_t i = 0, at = 0; i < s->nbenchmarks; at += s->benchmarks[i].nexcludes, i++)
+		for (size_t e = 0; e < s->benchmarks[i].nexcludes; e++) {
+			const struct sweep_exclude *x = &s->benchmarks[i].excludes[e];
+			int used = matched[at + e];
+			for (size_t j = 0, at2 = 0; j < s->nbenchmarks && !used;
+			     at2 += s->benchmarks[j].nexcludes, j++)
+				for (size_t f = 0; f < s->benchmarks[j].nexcludes && !used; f++)
+					used = matched[at2 + f] &&
+					       s->benchmarks[j].excludes[f].line == x->line &&
+					       s->benchmarks[j].excludes[f].column == x->column;
+			if (!used)
+				return sweep_fail_at(ck, x->line, x->column,
+						     "this exclude matches no case of benchmark %zu "
+						     "(suite %s): no case takes all of its values "
+						     "together (see `runner list` without it), or "
+						     "remove it", i + 1,
+						     suite_name((enum suite_id)s->benchmarks[i].suite));
+		}
+	return 0;
+}
+
 int sweep_expand(const struct sweep *s, struct sweep_cases *out, struct bd_error *err)
 {
 	struct checker ck = {s ? s->path : "", err, s ? s->models : NULL, s ? s->nmodels : 0,
 			     s ? s->peers : NULL, s ? s->npeers : 0, NULL};
 	size_t cap = 0;
+	unsigned char *matched = NULL;   /* per exclude of every benchmark, in order: it dropped a case */
 	int rc = 0;
 
 	if (!out)
@@ -482,10 +495,17 @@ int sweep_expand(const struct sweep *s, struct sweep_cases *out, struct bd_error
 		rc = bd_fail(err, BD_EINVAL, "sweep_expand: no sweep");
 		goto done;
 	}
+	size_t nexcludes = 0;
 	for (size_t i = 0; i < s->nbenchmarks; i++)
-		if ((rc = expand_benchmark(&ck, s, i, out, &cap)))
+		nexcludes += s->benchmarks[i].nexcludes;
+	matched = xcalloc(nexcludes + 1, 1);
+	for (size_t i = 0, at = 0; i < s->nbenchmarks; at += s->benchmarks[i].nexcludes, i++)
+		if ((rc = expand_benchmark(&ck, s, i, out, &cap, matched + at)))
 			goto done;
+	if ((rc = excludes_unmatched_check(&ck, s, matched)))
+		goto done;
 done:
+	free(matched);
 	if (rc)
 		sweep_cases_free(out);
 	return rc;

@@ -43,7 +43,7 @@ contains "$T/err" "v2.yaml:10:101: key 'plant' lists the value none twice \(firs
 sed -i 's/garbage, none\]}/garbage]}/' "$T/v2.yaml"
 # (naive has no parameter work: that exclude drops nothing, refused since 9a57384; removed below)
 expect_status 2 "an exclude of a peer parameter on an impl without it matches nothing" "$RUNNER" list "$T/v2.yaml"
-contains "$T/err" "v2.yaml:14:15: this exclude matches no case of benchmark 2 \(suite attention\)" "the exclude that drops nothing, where"
+contains "$T/err" "v2.yaml:14:15: this exclude matches no case of benchmark 2 \(suite attention\): no case takes all of its values together" "the exclude that drops nothing, where"
 sed -i '/exclude: \[{work: benchdb, impl: naive}\]/d' "$T/v2.yaml"
 expect_status 0 "runner list" "$RUNNER" list "$T/v2.yaml"
 contains "$T/out" "^peer kept \(suite attention, timeout 2 s, persistent, params plant=none work=none, line 5\): sh " "list: a persistent peer and its parameters"

@@ -31,8 +31,9 @@ case's own; at d_model 256-512, 4 layers, bfloat16 autocast's worst gradient ten
 of the device's memory (the GPU's, else the case's mem_limit or the host's available memory) the
 check is skipped and the case stays unvalidated (`check_skipped` in impl_info says why). For
 train_step, the optimizer's step on those gradients: every parameter with a nonzero gradient must
-change (CheckFailed otherwise), and a fresh Adam/AdamW's every update is checked against the
-float64 step of its own settings (check opt_step); the weights and optimizer state are restored.
+be one the optimizer holds (CheckFailed otherwise), and a fresh Adam/AdamW's every update is
+checked against the float64 step of its own settings (check opt_step); the weights and
+optimizer state are restored.
 
 Work: none by default (a report shows no FLOP rate for the case); `work="benchdb"` when the model is
 benchdb's own transformer (its FLOPs apply), or {"fwd": (flops, bytes), ...} per phase.
@@ -92,6 +93,8 @@ def reference_unfit(torch, case, model):
     """Why the float64 reference of model does not fit (a reason), or None."""
     n = sum(p.numel() for p in model.parameters())
     need = n * 8 * (2 if "bwd" in case.phases else 1)
+    if "opt" in case.phases:   # the step's check: the saved weights and the float64 updates
+        need += n * 16
     budget = _memory_budget(torch, case)
     if not budget or need > budget // 4:
         return ("the float64 reference needs %d bytes, over a quarter of the %d bytes this device "
@@ -114,11 +117,12 @@ def _adam_reference(torch, optimizer):
             if p.grad is None:
                 continue
             w, g = p.detach().double(), p.grad.detach().double()
-            if type(optimizer) is torch.optim.Adam:
-                g = g + wd * w   # Adam's L2 term; AdamW decays the weights instead
-                decayed = w
-            else:
+            # AdamW, and Adam(decoupled_weight_decay=True), decay the weights; Adam adds an L2 term
+            if type(optimizer) is torch.optim.AdamW or group.get("decoupled_weight_decay"):
                 decayed = w * (1 - lr * wd)
+            else:
+                g = g + wd * w
+                decayed = w
             # step 1: the bias-corrected moments are g and g^2
             updates[id(p)] = decayed - lr * g / (g.abs() + eps) - w
     return updates
@@ -149,32 +153,35 @@ def _compare_step(torch, out, case, named, saved, reference):
 
 def check_step(torch, case, setup, optimizer, out):
     """The optimizer's step on the validated gradients, before anything is timed. Every parameter
-    with a nonzero gradient must change (a step over other parameters, a parameter left out of
-    the optimizer, or no step at all, trains nothing and times less: CheckFailed); for a fresh
-    Adam or AdamW, every update against the float64 step (stage opt_step, the e2e rule with
-    scale max |ref| of the parameter's update). The parameters and the optimizer's state are
-    restored afterwards, so the timed steps start where they would have."""
+    of the model with a nonzero gradient must be one the optimizer holds (one left out, or an
+    optimizer over another model's parameters, trains nothing and times less: CheckFailed); for
+    a fresh Adam or AdamW, every update is checked against the float64 step (stage opt_step, the
+    e2e rule with scale max |ref| of the parameter's update, plus the rounding of the stored
+    weight). The parameters (the model's and any other the optimizer holds) and the optimizer's
+    state are restored afterwards, so the timed steps start where they would have."""
+    held = {id(p) for group in optimizer.param_groups for p in group["params"]}
     named = [(n, p) for n, p in setup.model.named_parameters() if p.requires_grad]
-    saved = [p.detach().clone() for _, p in named]
+    graded = [n for n, p in named if p.grad is not None and bool((p.grad != 0).any())]
+    left_out = [n for n, p in named if n in graded and id(p) not in held]
+    if left_out:
+        raise CheckFailed("peer check failed: the optimizer does not hold %d of the %d parameters "
+                          "with a gradient (%s%s): optimizer.step() would not train them; freeze "
+                          "one with requires_grad_(False)"
+                          % (len(left_out), len(graded), ", ".join(left_out[:3]),
+                             ", ..." if len(left_out) > 3 else ""))
+    ours = {id(p) for _, p in named}
+    others = [p for group in optimizer.param_groups for p in group["params"] if id(p) not in ours]
+    restore = [p for _, p in named] + others
+    saved = [p.detach().clone() for p in restore]
     state = copy.deepcopy(optimizer.state_dict())
     reference = _adam_reference(torch, optimizer)
     try:
         optimizer.step()
-        moved, still = [], []
-        for (name, p), before in zip(named, saved):
-            if p.grad is None or not bool((p.grad != 0).any()):
-                continue
-            (moved if bool((p.detach() != before).any()) else still).append(name)
-        if still:
-            raise CheckFailed("peer check failed: optimizer.step() left %d of the %d parameters "
-                              "with a gradient unchanged (%s%s): is each in the optimizer?"
-                              % (len(still), len(still) + len(moved), ", ".join(still[:3]),
-                                 ", ..." if len(still) > 3 else ""))
         if reference is not None:
-            _compare_step(torch, out, case, named, saved, reference)
+            _compare_step(torch, out, case, named, saved[:len(named)], reference)
     finally:
         with torch.no_grad():
-            for (_, p), before in zip(named, saved):
+            for p, before in zip(restore, saved):
                 p.copy_(before)
         optimizer.load_state_dict(state)
 
@@ -206,6 +213,7 @@ def validate(torch, case, setup, autocast, out, optimizer=None):
         chk.scalar(out, "grad_norm", norm, ref_norm, case.atol)
     if per_tensor:
         chk.gradients(out, "grad", grads, ref_grads, case.atol, case.rtol)
+    ref_grads = grads = None   # the float64 gradients: not held through the step's check
     if optimizer is not None and "opt" in case.phases:
         check_step(torch, case, setup, optimizer, out)
     setup.model.zero_grad(set_to_none=True)

@@ -33,10 +33,17 @@ struct kube_job {
  * not one (or is not positive). */
 static int cpu_quantity(const char *text, double *cpus)
 {
+	/* digits with at most one '.', or whole millicores: what Kubernetes takes, no sign,
+	 * exponent or hex (strtod would read those) */
+	size_t digits = strspn(text, "0123456789"), dot = text[digits] == '.';
+	size_t frac = dot ? strspn(text + digits + 1, "0123456789") : 0;
+	const char *tail = text + digits + dot + frac;
+	if (!digits || (dot && !frac) || (*tail && (strcmp(tail, "m") || dot)))
+		return -1;
 	char *end;
 	errno = 0;
 	double v = strtod(text, &end);
-	if (end == text || errno || !isdigit((unsigned char)text[0]))
+	if (end != tail || errno)
 		return -1;
 	if (*end == 'm' && !end[1] && !strchr(text, '.'))
 		v /= 1000;

@@ -2,7 +2,8 @@
 # tests/cli/cgroup_test.sh: a run under a CPU quota (a container's or pod's CPU limit) says so
 # and is marked contended, never read as a slower kernel. A real control group (cgroup v1's cpu
 # controller or cgroup v2's cpu.max) limited to half a CPU; `runner run` of a small matmul inside
-# it, two OpenMP threads: runner run warns before the first case, the run's env records
+# it (1024³, 20 iterations: 43 GFLOP, many of the quota's 100 ms periods even at 500 GFLOP/s), two
+# OpenMP threads: runner run warns before the first case, the run's env records
 # "cpu_quota":0.5, and the case waited for a CPU (the quota's throttling counts in schedstat's run
 # delay), so `report` marks it contended. Skipped (77) where no control group can be made (not
 # root, no cpu controller, a read-only cgroup file system).
@@ -47,11 +48,11 @@ trap 'rmdir "$group" 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
 
 cat >"$T/sweep.yaml" <<'EOF'
 name: quota
-defaults: {warmup: 1, iters: 10, device: cpu, dtype: float32}
+defaults: {warmup: 1, iters: 20, device: cpu, dtype: float32}
 benchmarks:
   - suite: matmul
     impl: onednn
-    size: 512
+    size: 1024
 EOF
 db=$T/q.db
 # the runner joins the group, then runs the sweep with two threads on half a CPU

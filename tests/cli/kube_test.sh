@@ -33,7 +33,7 @@ for q in 500m:1 2.5:2 16:16; do
 	expect_status 0 "runner kube --cpus ${q%%:*}" "$RUNNER" kube "$SWEEP" --shards 2 --image x --cpus "${q%%:*}"
 	check "--cpus ${q%%:*}: OMP_NUM_THREADS ${q#*:}" [ "$(grep -A1 -- '- name: OMP_NUM_THREADS' "$T/out" | sed -n 's/.*value: "\(.*\)"/\1/p')" = "${q#*:}" ]
 done
-for q in 0 -2 2x 1.5m ""; do
+for q in 0 -2 2x 1.5m "" 0x10 1e3 2. .5; do
 	expect_status 2 "runner kube --cpus '$q' refused" "$RUNNER" kube "$SWEEP" --shards 2 --image x --cpus "$q"
 	contains "$T/err" "--cpus expects a Kubernetes CPU quantity above 0 \(e.g. 8, 2.5, 500m\), got '$q'" "--cpus '$q': why"
 done

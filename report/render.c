@@ -145,6 +145,21 @@ void table_free(struct table *t)
 	memset(t, 0, sizeof(*t));
 }
 
+void column_name_unique(struct strbuf *names, size_t c, const char *base)
+{
+	for (unsigned n = 1;; n++) {
+		sb_reset(&names[c]);
+		sb_add(&names[c], base);
+		if (n > 1)
+			sb_addf(&names[c], "_%u", n);
+		size_t same = 0;
+		while (same < c && strcmp(sb_str(&names[same]), sb_str(&names[c])))
+			same++;
+		if (same == c)
+			return;
+	}
+}
+
 void column_header(const struct column *c, struct strbuf *out)
 {
 	if (c->unit[0])

@@ -54,17 +54,7 @@ static void csv_table(const struct table *t, struct strbuf *out)
 		for (char *p = base.buf; p && *p; p++)
 			if (*p == ' ' || *p == '+' || *p == '/')
 				*p = '_';
-		for (unsigned n = 1;; n++) {
-			sb_reset(&h[c]);
-			sb_add(&h[c], sb_str(&base));
-			if (n > 1)
-				sb_addf(&h[c], "_%u", n);
-			size_t same = 0;
-			while (same < c && strcmp(sb_str(&h[same]), sb_str(&h[c])))
-				same++;
-			if (same == c)
-				break;
-		}
+		column_name_unique(h, c, sb_str(&base));
 		sb_free(&base);
 		if (c)
 			sb_addc(out, ',');

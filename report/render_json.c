@@ -118,17 +118,7 @@ static void row_keys(const struct table *t, struct strbuf *keys)
 			    !(ch >= 'a' && ch <= 'z') && !(ch >= 'A' && ch <= 'Z'))
 				base.buf[i] = '_';
 		}
-		for (unsigned n = 1;; n++) {
-			sb_reset(&keys[c]);
-			sb_add(&keys[c], sb_str(&base));
-			if (n > 1)
-				sb_addf(&keys[c], "_%u", n);
-			size_t same = 0;
-			while (same < c && strcmp(sb_str(&keys[same]), sb_str(&keys[c])))
-				same++;
-			if (same == c)
-				break;
-		}
+		column_name_unique(keys, c, sb_str(&base));
 		sb_free(&base);
 	}
 }

@@ -19,6 +19,9 @@ struct renderer {
 REPORT_FORMATS(RENDERER_DECLARE)
 #undef RENDERER_DECLARE
 
+/* names[c] = base, or base_2, base_3, ... the first that none of names[0 .. c-1] is (a data
+ * format's column names must be unique: two columns "n" read as one). */
+void column_name_unique(struct strbuf *names, size_t c, const char *base);
 /* The header text "name (unit)" or "name". */
 void column_header(const struct column *c, struct strbuf *out);
 

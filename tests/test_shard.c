@@ -21,8 +21,10 @@
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
 /* Every case of all lands in exactly one of the count slices, in sweep order, the cases that
- * differ only in impl in the same one, and slicing twice gives the same slices (path: what to
- * name in a failure). */
+ * differ only in impl in the same one, and slicing twice gives the same slice (path: what to
+ * name in a failure). One slice is taken twice, not every one: each shard_select assigns the
+ * whole sweep, so count slices cost count assignments, and a second of each doubled the test's
+ * time (minutes under ASan) for no case it could catch that the one slice does not. */
 static void check_cut(const char *path, const struct sweep_cases *src, int count)
 {
 	const struct sweep_cases all = *src;
@@ -31,14 +33,18 @@ static void check_cut(const char *path, const struct sweep_cases *src, int count
 	assert_non_null(slice_of);
 	for (int i = 0; i < count; i++) {
 		struct shard sh = {i, count};
-		struct sweep_cases slice, again;
+		struct sweep_cases slice, again = {0};
+		const int twice = i == count / 2;
 		assert_int_equal(shard_select(&all, &sh, &slice), 0);
-		assert_int_equal(shard_select(&all, &sh, &again), 0);
-		assert_int_equal(slice.n, again.n);
+		if (twice) {
+			assert_int_equal(shard_select(&all, &sh, &again), 0);
+			assert_int_equal(slice.n, again.n);
+		}
 		for (size_t k = 0; k < slice.n; k++) {
 			size_t index = slice.items[k].index;
 			assert_true(index < all.n);
-			assert_int_equal(again.items[k].index, index);
+			if (twice)
+				assert_int_equal(again.items[k].index, index);
 			assert_string_equal(slice.items[k].key, all.items[index].key);
 			if (k)
 				assert_true(index > slice.items[k - 1].index);
@@ -108,8 +114,14 @@ static void check_dir(const char *sub, size_t *sweeps)
 		const int counts[] = {2, 3, 4, 5, 7, 8, 16, 64};
 		for (size_t k = 0; k < ARRAY_LEN(counts); k++)
 			check_slices(path, counts[k]);
-		check_slices(path, (int)n);
-		check_slices(path, (int)n + 3);   /* more shards than cases: some slices are empty */
+		/* one shard a case, and more shards than cases (some slices empty): on the sweeps of
+		 * up to 64 cases; on the larger ones each of n slices assigns all n cases again
+		 * (minutes under ASan), and test_shard__every_size_and_count cuts every size of
+		 * sweep into every count up to two more than its cases */
+		if (n <= 64) {
+			check_slices(path, (int)n);
+			check_slices(path, (int)n + 3);
+		}
 	}
 	closedir(d);
 }

@@ -56,24 +56,24 @@ for k in $(seq 1 "$KILLS"); do
 done
 note "kills: $KILLS, resumed mid-run: $resumed"
 
-# A run held in the middle whatever this machine's speed (the whole sweep takes 0.2 s on a quiet
-# 2-core machine, less than the polling can catch): the same 12 cases made slower, the runner
-# stopped (SIGSTOP: alive, not moving) once it has stored a case. Sets pid.
-slow=$T/resume_slow.yaml
-sed -e 's/seq_len: \[100, 101, 102, 103, 104, 105\]/seq_len: [1000, 1001, 1002, 1003, 1004, 1005]/' \
-	-e 's/iters: 5/iters: 30/' "$sweep" >"$slow"
+# A run held in the middle whatever this machine's speed (resume.yaml takes 0.2 s on a quiet
+# 2-core machine, less than the polling can catch): midrun.yaml's 16 cases of a few tenths of a
+# second each (oneDNN's products, as quick under ASan), the runner stopped (SIGSTOP: alive, not
+# moving) once it has stored a case. Sets pid.
+slow=$T/midrun.yaml
+cp "$SRC/tests/cli/midrun.yaml" "$slow"
 start_held() {
 	"$RUNNER" run "$2" --db "$1" >/dev/null 2>&1 &
 	pid=$!
 	for _ in $(seq 1 600); do [ "$(sql "$1" "select count(*) from cases" 2>/dev/null)" -ge 1 ] 2>/dev/null && break; sleep 0.02; done
 	kill -STOP "$pid"
 }
-check "the slow variant has 12 cases too" [ "$("$RUNNER" list "$slow" | sed -n "1s/.*: \([0-9]*\) cases$/\1/p")" = 12 ]
+check "the slow sweep has 16 cases" [ "$("$RUNNER" list "$slow" | sed -n "1s/.*: \([0-9]*\) cases$/\1/p")" = 16 ]
 
 # ---- runner close -----------------------------------------------------------------------------
 db=$T/close.db
 start_held "$db" "$slow"
-check "the held run is in the middle" [ "$(sql "$db" "select status || ' ' || ((select count(*) from cases) < 12) from runs")" = "running 1" ]
+check "the held run is in the middle" [ "$(sql "$db" "select status || ' ' || ((select count(*) from cases) < 16) from runs")" = "running 1" ]
 expect_status 1 "close refuses a live run" "$RUNNER" close 1 --db "$db"
 contains "$T/err" "is alive" "close says the run is alive"
 kill -KILL "$pid"
@@ -84,7 +84,7 @@ check "closed run is interrupted" [ "$(sql "$db" "select status from runs")" = i
 check "closed run ended at its heartbeat" [ "$(sql "$db" "select ended_at = heartbeat_at from runs")" = 1 ]
 expect_status 1 "close refuses a run that is not running" "$RUNNER" close 1 --db "$db"
 expect_status 0 "an interrupted run resumes too" "$RUNNER" run "$slow" --db "$db" --resume 1
-check "resumed closed run complete" [ "$(sql "$db" "select runs.status || count(*) from runs join cases on cases.run_id = runs.id")" = complete12 ]
+check "resumed closed run complete" [ "$(sql "$db" "select runs.status || count(*) from runs join cases on cases.run_id = runs.id")" = complete16 ]
 expect_status 2 "a complete run is not resumed" "$RUNNER" run "$slow" --db "$db" --resume 1
 contains "$T/err" "run 1 is complete: nothing to resume" "complete run message"
 
@@ -140,18 +140,20 @@ db=$T/differ.db
 start_held "$db" "$slow"
 kill -KILL "$pid"
 wait "$pid" 2>/dev/null
-sed 's/iters: 30/iters: 31/' "$slow" >"$T/changed.yaml"
+sed 's/iters: 10/iters: 11/' "$slow" >"$T/changed.yaml"
 expect_status 2 "resume refuses another sweep text" "$RUNNER" run "$T/changed.yaml" --db "$db" --resume 1
 contains "$T/err" "cannot resume run 1: the sweep text differs" "sweep text difference named"
 contains "$T/err" "pass --force" "the way around named"
 check "refusal leaves the run as it was" [ "$(sql "$db" "select status from runs")" = running ]
 expect_status 0 "--force resumes it" "$RUNNER" run "$T/changed.yaml" --db "$db" --resume 1 --force
-check "forced resume complete, each case once" [ "$(sql "$db" "select status || ' ' || (select count(distinct ord) || '/' || count(*) from cases) from runs")" = "complete 12/12" ]
+check "forced resume complete, each case once" [ "$(sql "$db" "select status || ' ' || (select count(distinct ord) || '/' || count(*) from cases) from runs")" = "complete 16/16" ]
 
 # ---- SIGHUP and SIGTERM end a run like SIGINT ----------------------------------------------------
+# (midrun.yaml: cases of a few tenths of a second, under ASan too, so that these land mid-run)
+midrun=$SRC/tests/cli/midrun.yaml
 for sig in HUP TERM INT; do
 	db=$T/sig$sig.db
-	"$RUNNER" run "$SRC/tests/cli/slow.yaml" --db "$db" >/dev/null 2>"$T/sig$sig.err" &
+	"$RUNNER" run "$midrun" --db "$db" >/dev/null 2>"$T/sig$sig.err" &
 	pid=$!
 	for _ in $(seq 1 600); do [ "$(sql "$db" "select count(*) from cases" 2>/dev/null)" -ge 1 ] 2>/dev/null && break; sleep 0.1; done
 	kill -$sig "$pid"
@@ -164,15 +166,15 @@ done
 # progress is dropped and the sweep goes on to the end (the summary says so); with
 # --stop-on-closed-output the run ends interrupted as on SIGINT.
 db=$T/sigpipe.db
-( "$RUNNER" run "$SRC/tests/cli/slow.yaml" --db "$db" 2>&1 >"$T/pipe_out"; echo "$?" >"$T/pipe_status" ) | head -n 1 >/dev/null
+( "$RUNNER" run "$midrun" --db "$db" 2>&1 >"$T/pipe_out"; echo "$?" >"$T/pipe_status" ) | head -n 1 >/dev/null
 check "closed stderr: exit 0 (got $(cat "$T/pipe_status"))" [ "$(cat "$T/pipe_status")" = 0 ]
-check "closed stderr: run complete, every case stored" [ "$(sql "$db" "select status || ' ' || (select count(*) from cases) from runs")" = "complete 32" ]
-contains "$T/pipe_out" "progress: stderr could not be written from case [0-9]+ of 32 on" "the summary says the progress was dropped"
+check "closed stderr: run complete, every case stored" [ "$(sql "$db" "select status || ' ' || (select count(*) from cases) from runs")" = "complete 16" ]
+contains "$T/pipe_out" "progress: stderr could not be written from case [0-9]+ of 16 on" "the summary says the progress was dropped"
 ( "$RUNNER" run "$SRC/tests/cli/tiny.yaml" --db "$T/stdout_closed.db"; echo "$?" >"$T/pipe_status" ) 2>/dev/null | head -c 0
 check "closed stdout: exit 0 (got $(cat "$T/pipe_status"))" [ "$(cat "$T/pipe_status")" = 0 ]
 check "closed stdout: run complete" [ "$(sql "$T/stdout_closed.db" "select status from runs")" = complete ]
 db=$T/sigpipe_stop.db
-( "$RUNNER" run "$SRC/tests/cli/slow.yaml" --db "$db" --stop-on-closed-output 2>&1 >/dev/null; echo "$?" >"$T/pipe_status" ) | head -n 1 >/dev/null
+( "$RUNNER" run "$midrun" --db "$db" --stop-on-closed-output 2>&1 >/dev/null; echo "$?" >"$T/pipe_status" ) | head -n 1 >/dev/null
 check "--stop-on-closed-output: exit 130 (got $(cat "$T/pipe_status"))" [ "$(cat "$T/pipe_status")" = 130 ]
 check "--stop-on-closed-output: run interrupted, not left running" [ "$(sql "$db" "select status from runs")" = interrupted ]
 check "--stop-on-closed-output: the cases stored are whole" [ "$(sql "$db" "pragma integrity_check")" = ok ]

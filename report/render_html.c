@@ -1,12 +1,20 @@
 /* report/render_html.c: tables as HTML, and the frame of a page of the static site (html.h). */
 #include <stdio.h>
 
+#include "escape.h"
 #include "html.h"
 #include "renderers.h"
 
 void sb_add_html(struct strbuf *sb, const char *s)
 {
+	size_t len;
+	unsigned cp;
 	for (const unsigned char *c = (const unsigned char *)(s ? s : ""); *c; c++) {
+		if ((len = escape_hidden_len((const char *)c, &cp))) {   /* shown, not obeyed, by the browser */
+			sb_addf(sb, "\\u%04x", cp);
+			c += len - 1;
+			continue;
+		}
 		switch (*c) {
 		case '&': sb_add(sb, "&amp;"); break;
 		case '<': sb_add(sb, "&lt;"); break;

@@ -16,6 +16,7 @@
 
 #include <jansson.h>
 
+#include "escape.h"
 #include "workload.h"
 
 /* peer.h */
@@ -65,8 +66,12 @@ void peer_text_clean(char *s)
 		int refused = k == len && ((len == 2 && u[0] < 0xc2) || (u[0] == 0xe0 && u[1] < 0xa0) ||
 					   (u[0] == 0xed && u[1] >= 0xa0) || (u[0] == 0xf0 && u[1] < 0x90) ||
 					   (u[0] == 0xf4 && u[1] >= 0x90) || u[0] >= 0xf5);
+		size_t hidden = k == len && !refused ? escape_hidden_len((char *)u, &(unsigned){0}) : 0;
 		if (len == 1 && (*u < 0x20 || *u == 0x7f)) {
 			*u++ = '?';
+		} else if (hidden) {   /* a bidirectional formatting character: each byte a '?' */
+			for (size_t b = 0; b < hidden; b++)
+				*u++ = '?';
 		} else if (!len || k < len || c1 || refused) {
 			*u++ = '?';   /* a byte that starts no valid sequence: each alike */
 		} else {

@@ -117,8 +117,10 @@ struct peer_run *peer_run_begin(const struct sweep_case *c, const char *sweep_pa
 int peer_run_step(struct peer_run *r, int64_t count);
 void peer_run_end(struct peer_run *r);
 
-/* Make text from a peer printable in place: control characters (C0, DEL, C1) and bytes that are
- * not valid UTF-8 become '?', so that no escape sequence reaches a terminal or a report. */
+/* Make text from a peer printable in place: control characters (C0, DEL, C1), bidirectional
+ * formatting characters (escape_hidden_len: each of their bytes) and bytes that are not valid
+ * UTF-8 become '?', so that no escape sequence reaches a terminal or a report, and no text is
+ * shown reordered. */
 void peer_text_clean(char *s);
 
 #endif

@@ -549,6 +549,11 @@ static void test_peer__text_from_a_peer_is_made_printable(void **state)
 		 "e\xf5\x80\x80\x80 \xef\xbf\xbd\xf4\x8f\xbf\xbf");
 	peer_text_clean(s);
 	assert_string_equal(s, "a??? b??? c???" "? d???" "? e???" "? \xef\xbf\xbd\xf4\x8f\xbf\xbf");
+	/* bidirectional formatting characters (a right-to-left override, an isolate, a mark) would
+	 * show the text after them reordered: each byte a '?'; a hyphen beside them stays */
+	snprintf(s, sizeof(s), "ok\xe2\x80\xae" "cba \xe2\x81\xa7" "x \xd8\x9c" "y \xe2\x80\x90");
+	peer_text_clean(s);
+	assert_string_equal(s, "ok???cba ???x ??y \xe2\x80\x90");
 }
 
 static void test_peer__free_accepts_null_and_errors_leave_nothing_to_free(void **state)

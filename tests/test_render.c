@@ -17,6 +17,8 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "escape.h"
+#include "html.h"
 #include "render.h"
 #include "report.h"
 
@@ -559,6 +561,44 @@ static void test_render__md_keeps_its_table_whole_whatever_the_text(void **state
 	}
 }
 
+/* A character not seen itself that reorders what follows it (a bidirectional override or
+ * isolate, a mark) or a C1 control, in a stored name: shown as \uHHHH on a terminal
+ * (escape_controls), in markdown (a writeup, a summary) and in the site's HTML, never passed
+ * through for a viewer to obey. "flash<RLO>2x" read "flashx2" in a browser; the \u escape also
+ * reads back as the same character in a JSON string. */
+static void test_render__hidden_characters_are_shown_not_obeyed(void **state)
+{
+	(void)state;
+	/* RLO, LRI, PDI, RLM, ALM, the C1 CSI; then near misses that stay: U+2010 (a hyphen),
+	 * U+2070 (superscript zero), U+00A0 (no-break space) */
+	const char *in = "flash\xe2\x80\xae" "2x \xe2\x81\xa6" "a\xe2\x81\xa9 \xe2\x80\x8f" "b\xd8\x9c" "c"
+			 "\xc2\x9b" "2J \xe2\x80\x90\xe2\x81\xb0\xc2\xa0" "d\x1b";
+	const char *want = "flash\\u202e2x \\u2066a\\u2069 \\u200fb\\u061cc\\u009b2J "
+			   "\xe2\x80\x90\xe2\x81\xb0\xc2\xa0" "d";
+	char *shown = escape_controls(in);
+	char expect[256];
+	snprintf(expect, sizeof(expect), "%s\\x1b", want);
+	assert_string_equal(shown, expect);
+	free(shown);
+
+	struct strbuf sb = {0};
+	sb_add_inline(&sb, in, 1);
+	snprintf(expect, sizeof(expect), "%s\x1b", want);   /* markdown keeps C0 controls to escape_controls */
+	assert_string_equal(sb_str(&sb), expect);
+	sb_free(&sb);
+
+	sb = (struct strbuf){0};
+	sb_add_html(&sb, in);
+	snprintf(expect, sizeof(expect), "%s ", want);   /* HTML shows a C0 control as a space */
+	assert_string_equal(sb_str(&sb), expect);
+	sb_free(&sb);
+
+	/* a lone lead byte at the end of the text is read no further than its end */
+	shown = escape_controls("x\xe2\x80");
+	assert_string_equal(shown, "x\xe2\x80");
+	free(shown);
+}
+
 /* ---- reading a stored params JSON ---------------------------------------------------------- */
 
 /* json_field gives a text value whole and decoded (it used to stop at the first quote, escaped or
@@ -718,6 +758,7 @@ int main(void)
 		cmocka_unit_test(test_render__json_keys_are_identifiers_and_unique),
 		cmocka_unit_test(test_render__notes_are_kept_whole),
 		cmocka_unit_test(test_render__md_keeps_its_table_whole_whatever_the_text),
+		cmocka_unit_test(test_render__hidden_characters_are_shown_not_obeyed),
 		cmocka_unit_test(test_render__json_field_reads_text_values_whole),
 		cmocka_unit_test(test_render__tex_escapes_every_special_character),
 		cmocka_unit_test(test_render__tex_shows_control_characters_as_text),

@@ -271,5 +271,20 @@ sql "$T/host_esc.db" "UPDATE systems SET hostname = 'node' || char(27) || ']0;ti
 expect_status 0 "runner noise on a hostname with an escape sequence" "$RUNNER" noise --db "$T/host_esc.db"
 check "no raw escape byte in runner noise" [ "$(tr -cd '\033\007' <"$T/out" | wc -c)" = 0 ]
 contains "$T/out" '^system [0-9]+ \(node\\x1b\]0;title\\x07\): ' "the hostname's escape shown as \\x1b"
+# A right-to-left override in a case name and a label (a browser or a markdown viewer shows what
+# follows it reversed: "flash<RLO>2x" reads "flashx2"): shown as \u202e in the terminal table,
+# exact in JSON (where \u202e reads back as the same character).
+cp "$fixture" "$T/bidi.db"
+sql "$T/bidi.db" "UPDATE cases SET name = 'flash' || char(8238) || '2x'; UPDATE runs SET label = 'nightly' || char(8238) || 'ab'"
+expect_status 0 "table of a run with a right-to-left override in its label" "$REPORT" table --db "$T/bidi.db"
+check "no raw override in report table" [ "$(grep -c $'\u202e' "$T/out")" = 0 ]
+contains "$T/out" 'label nightly\\u202eab' "the override shown as \\u202e"
+expect_status 0 "export of a case name with a right-to-left override" "$REPORT" export --db "$T/bidi.db" --format csv
+contains "$T/out" 'flash'$'\u202e''2x' "export to a pipe keeps the name exact"
+expect_status 0 "runs of a label with a right-to-left override" "$REPORT" runs --db "$T/bidi.db" --format json
+check "that json reads back, the label exact" python3 -c '
+import json, sys
+labels = [r["label"] for r in json.load(open(sys.argv[1]))[0]["rows"]]
+assert "nightly\u202eab" in labels, labels' "$T/out"
 note "hostile databases: $n_hostile, report invocations on them: $n_runs"
 finish hostile_db

@@ -14,9 +14,18 @@ keys() { sql "$1" "select case_key from cases $2 order by case_key"; }
 
 # ---- the whole sweep, then its three shards into one database ----------------------------------
 expect_status 0 "unsharded run" "$RUNNER" run "$SWEEP" --db "$T/whole.db"
+# by hand nothing names the launch: the group must be given. Its default was the sweep's hash
+# and N, every launch's alike, so that two nights' shards made one group: last night's shard 1
+# stood in for tonight's, which never arrived, and the group read complete
+for sel in 0/3 auto/3; do
+	expect_status 2 "--shard $sel without --group, outside a job array" env -u SLURM_ARRAY_JOB_ID \
+		JOB_COMPLETION_INDEX=0 "$RUNNER" run "$SWEEP" --db "$T/nogroup.db" --shard $sel
+	contains "$T/err" "--shard $sel: nothing in the environment names this launch .*give --group ID" "--shard $sel asks for --group"
+done
+check "nothing written without a group" [ ! -e "$T/nogroup.db" ]
 for i in 0 1 2; do
-	expect_status 0 "shard $i/3" "$RUNNER" run "$SWEEP" --db "$T/shards.db" --shard $i/3
-	contains "$T/err" "shard $i/3 of group [0-9a-f]{12}-of3" "shard $i/3 names its group"
+	expect_status 0 "shard $i/3" "$RUNNER" run "$SWEEP" --db "$T/shards.db" --shard $i/3 --group night-1
+	contains "$T/err" "shard $i/3 of group night-1" "shard $i/3 names its group"
 done
 check "the shards hold the sweep's cases exactly once" \
 	[ "$(keys "$T/shards.db" "")" = "$(keys "$T/whole.db" "")" ]
@@ -32,7 +41,7 @@ check "report --run GROUP has every case of the sweep" \
 expect_status 0 "report --run SHARD" "$REPORT" --db "$T/shards.db" --run 1 --format csv
 check "one shard alone is a part" [ "$(wc -l <"$T/out")" -lt "$(sql "$T/whole.db" "select count(*) from cases")" ]
 # a shard run again replaces its earlier run in the group
-expect_status 0 "shard 1/3 again" "$RUNNER" run "$SWEEP" --db "$T/shards.db" --shard 1/3
+expect_status 0 "shard 1/3 again" "$RUNNER" run "$SWEEP" --db "$T/shards.db" --shard 1/3 --group night-1
 expect_status 0 "report runs" "$REPORT" runs --db "$T/shards.db"
 expect_status 0 "report --run GROUP after a re-run" "$REPORT" --db "$T/shards.db" --run "$group" --format csv
 check "each case once after a re-run" \
@@ -177,7 +186,7 @@ check "the label reached every shard" [ "$(sql "$T/res/all.db" "select count(*) 
 # killed: that attempt's database lies in the results with a -wal beside it. The new attempt's
 # database, closed cleanly, has no -wal: the old one must not stay beside it (SQLite would read
 # the earlier attempt's pages into the new file, and its run would be lost)
-expect_status 0 "an earlier attempt of task 1" "$RUNNER" run "$SWEEP" --db "$T/attempt.db" --shard 1/3
+expect_status 0 "an earlier attempt of task 1" "$RUNNER" run "$SWEEP" --db "$T/attempt.db" --shard 1/3 --group slurm-9
 sqlite3 -batch "$T/attempt.db" "PRAGMA wal_autocheckpoint = 0; UPDATE runs SET label = 'earlier attempt';" \
 	".shell cp '$T/attempt.db' '$T/res/shard-9-1.db'; cp '$T/attempt.db-wal' '$T/res/shard-9-1.db-wal'" >/dev/null
 check "the earlier attempt's file has its -wal" [ -s "$T/res/shard-9-1.db-wal" ]

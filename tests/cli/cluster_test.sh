@@ -38,8 +38,15 @@ group=$(sql "$T/shards.db" "select group_id from runs limit 1")
 expect_status 0 "report --run GROUP" "$REPORT" --db "$T/shards.db" --run "$group" --format csv
 check "report --run GROUP has every case of the sweep" \
 	[ "$(grep -c ',cpu,' "$T/out")" = "$(sql "$T/whole.db" "select count(*) from cases")" ]
+lacks "$T/err" "is shard" "the group read as one run: no note of a shard"
 expect_status 0 "report --run SHARD" "$REPORT" --db "$T/shards.db" --run 1 --format csv
 check "one shard alone is a part" [ "$(wc -l <"$T/out")" -lt "$(sql "$T/whole.db" "select count(*) from cases")" ]
+contains "$T/err" "run 1 \('1'\) is shard 0 of 3 of group 'night-1': what follows is that slice of the sweep alone \(--run 'night-1' reads" "a shard selected as a run: said"
+# `latest` (report's default) after shards went into one database is the last shard alone: it
+# was shown as "(complete)", one slice of the sweep, and nothing said so
+expect_status 0 "report (latest) on the shards' database" "$REPORT" --db "$T/shards.db"
+contains "$T/out" "^## run 3: cli-tiny \(complete\)" "latest is the last shard's run"
+contains "$T/err" "run 3 \('latest'\) is shard 2 of 3 of group 'night-1'" "latest, a shard: said"
 # a shard run again replaces its earlier run in the group
 expect_status 0 "shard 1/3 again" "$RUNNER" run "$SWEEP" --db "$T/shards.db" --shard 1/3 --group night-1
 expect_status 0 "report runs" "$REPORT" runs --db "$T/shards.db"

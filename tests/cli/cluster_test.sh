@@ -49,7 +49,10 @@ contains "$T/out" "^## run 3: cli-tiny \(complete\)" "latest is the last shard's
 contains "$T/err" "run 3 \('latest'\) is shard 2 of 3 of group 'night-1'" "latest, a shard: said"
 # a shard run again replaces its earlier run in the group
 expect_status 0 "shard 1/3 again" "$RUNNER" run "$SWEEP" --db "$T/shards.db" --shard 1/3 --group night-1
-expect_status 0 "report runs" "$REPORT" runs --db "$T/shards.db"
+expect_status 0 "report runs" "$REPORT" runs --db "$T/shards.db" --format csv
+# the notes on a partial group or a shard say "report runs lists them": it showed no group or shard
+check "report runs shows each run's group and shard" \
+	[ "$(csv_cols "$T/out" id group shard | paste -sd' ')" = "1,night-1,0/3 2,night-1,1/3 3,night-1,2/3 4,night-1,1/3" ]
 expect_status 0 "report --run GROUP after a re-run" "$REPORT" --db "$T/shards.db" --run "$group" --format csv
 check "each case once after a re-run" \
 	[ "$(grep -c ',cpu,' "$T/out")" = "$(sql "$T/whole.db" "select count(*) from cases")" ]

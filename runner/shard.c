@@ -170,6 +170,9 @@ int shard_group_id(const char *explicit, const char *shard_text, char *out, size
 {
 	const char *job = getenv("SLURM_ARRAY_JOB_ID");
 	int len;
+	if (explicit && !*explicit)   /* stored as no group: a shard's run lost its shard too */
+		return bd_fail(err, BD_EINVAL, "--group expects an id, got an empty one (an unset "
+			       "variable?)");
 	if (explicit)
 		len = snprintf(out, n, "%s", explicit);
 	else if (job && *job)

@@ -42,7 +42,7 @@ int shard_parse(const char *text, struct shard *out, struct bd_error *err);
  * Slurm job array (SLURM_ARRAY_JOB_ID: one per submission). Anything else has no id of its
  * launch (shards started by hand, a Kubernetes Job), and an id made of the sweep alone made
  * every launch's shards one group: BD_EINVAL, asking for --group (shard_text: the --shard given,
- * for the message). BD_EINVAL too when the id does not fit in n. */
+ * for the message). BD_EINVAL too when the id is empty or does not fit in n. */
 int shard_group_id(const char *explicit, const char *shard_text, char *out, size_t n,
 		   struct bd_error *err);
 

@@ -281,6 +281,9 @@ static void test_shard__parse_text_and_launcher_environment(void **state)
 	assert_string_equal(group, "nightly");
 	assert_int_equal(shard_group_id("0123456789", "auto", group, 10, &err), BD_EINVAL);
 	assert_non_null(strstr(err.msg, "--group expects at most 9 bytes"));
+	/* an empty id was stored as none, and the shard's run with it as a run of the whole sweep */
+	assert_int_equal(shard_group_id("", "auto", group, sizeof(group), &err), BD_EINVAL);
+	assert_non_null(strstr(err.msg, "--group expects an id, got an empty one"));
 	clear_launcher_env();
 	/* by hand (or in a Kubernetes Job) nothing names the launch: a default of the sweep's hash
 	 * and N was every launch's, and two nights' shards made one group; --group is asked for */

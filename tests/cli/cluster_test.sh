@@ -22,6 +22,10 @@ for sel in 0/3 auto/3; do
 		JOB_COMPLETION_INDEX=0 "$RUNNER" run "$SWEEP" --db "$T/nogroup.db" --shard $sel
 	contains "$T/err" "--shard $sel: nothing in the environment names this launch .*give --group ID" "--shard $sel asks for --group"
 done
+# an empty --group (a script's unset variable) was stored as no group, and with it no shard: a
+# slice of the sweep stood as a run of the whole sweep, "(complete)"
+expect_status 2 "--shard 0/3 --group ''" "$RUNNER" run "$SWEEP" --db "$T/nogroup.db" --shard 0/3 --group ""
+contains "$T/err" "--group expects an id, got an empty one" "an empty --group refused"
 check "nothing written without a group" [ ! -e "$T/nogroup.db" ]
 for i in 0 1 2; do
 	expect_status 0 "shard $i/3" "$RUNNER" run "$SWEEP" --db "$T/shards.db" --shard $i/3 --group night-1

@@ -56,6 +56,11 @@ int db_run_resolve(struct db *db, const char *selector, int64_t *run_id, struct 
  * holds (a group selected by db_run_resolve on this connection, which stands as its latest run);
  * 0 when run_id stands for no such group. */
 int db_group_whole_runs(struct db *db, int64_t run_id, int64_t *runs, struct bd_error *err);
+/* When run_id is a shard's run selected as a run (its id, its label, `latest`), not through its
+ * group on this connection: *group (malloc'd), *index and *count; *group NULL otherwise. Such a
+ * run is its slice of the sweep alone. */
+int db_run_shard_alone(struct db *db, int64_t run_id, char **group, int *index, int *count,
+		       struct bd_error *err);
 /* db_run_resolve for a command that acts on one run (runner close, runner run --resume): a group
  * selector that stands for several runs (a group's shards) is refused, BD_EINVAL, not taken for
  * its latest run. */

@@ -33,6 +33,8 @@ void db_run_row_untrusted(struct run_row *r)
 	r->git_dirty = (int)clamp(r->git_dirty, -1, 1);
 	r->ncases = clamp(r->ncases, 0, INT64_MAX);
 	r->nok = clamp(r->nok, 0, r->ncases);
+	if (r->shard_count < 1 || r->shard_index < 0 || r->shard_index >= r->shard_count)
+		r->shard_count = r->shard_index = 0;   /* not a shard this can show */
 }
 
 void db_case_row_untrusted(struct case_row *c)

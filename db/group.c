@@ -226,6 +226,31 @@ int db_run_resolve_one(struct db *db, const char *selector, int64_t *run_id, str
 	return 0;
 }
 
+int db_run_shard_alone(struct db *db, int64_t run_id, char **group, int *index, int *count,
+		       struct bd_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	*group = NULL;
+	*index = *count = 0;
+	int rc = sqlite3_prepare_v2(db_sqlite(db),
+				    "SELECT group_id, shard_index, shard_count FROM runs WHERE id = ?1 "
+				    "AND shard_count IS NOT NULL AND group_id IS NOT NULL AND NOT EXISTS "
+				    "(SELECT 1 FROM temp.run_scope WHERE rep = ?1)", -1, &st, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_int64(st, 1, run_id);
+	if (rc == SQLITE_OK) {
+		int s = sqlite3_step(st);
+		if (s == SQLITE_ROW) {
+			*group = xstrdup((const char *)sqlite3_column_text(st, 0));
+			*index = (int)sqlite3_column_int64(st, 1);
+			*count = (int)sqlite3_column_int64(st, 2);
+		}
+		rc = s == SQLITE_ROW || s == SQLITE_DONE ? SQLITE_OK : s;
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_OK ? 0 : group_fail(db, err, "cannot read the run's shard");
+}
+
 int db_group_whole_runs(struct db *db, int64_t rep, int64_t *runs, struct bd_error *err)
 {
 	sqlite3_stmt *st = NULL;

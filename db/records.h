@@ -95,6 +95,8 @@ struct run_row {
 	int64_t system_id;
 	char *hostname;
 	int64_t ncases, nok;
+	char *group_id;                  /* NULL: none */
+	int64_t shard_index, shard_count; /* shard_count 0: not a shard */
 };
 
 struct case_row {

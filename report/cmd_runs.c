@@ -19,8 +19,8 @@ int cmd_runs(struct cmd_line *cl)
 	static const struct cmd_usage usage = {
 		REPORT_PROG, "runs", "[options]",
 		"List the runs in the database, oldest first by start time, with their status, sweep,\n"
-		"machine, git commit, label and case counts. Any column that identifies a run can be\n"
-		"given to --run elsewhere."};
+		"label, group and shard (I/N), machine, git commit and case counts. Any column that\n"
+		"identifies a run can be given to --run elsewhere (a group: its shards as one run)."};
 	struct db *db = NULL;
 	struct run_row *runs = NULL;
 	size_t n = 0;
@@ -45,6 +45,7 @@ int cmd_runs(struct cmd_line *cl)
 	size_t c_id = table_column(&t, "id", "", 0), c_uuid = table_column(&t, "uuid", "", 0),
 	       c_start = table_column(&t, "started", "", 0), c_status = table_column(&t, "status", "", 0),
 	       c_sweep = table_column(&t, "sweep", "", 0), c_label = table_column(&t, "label", "", 0),
+	       c_group = table_column(&t, "group", "", 0), c_shard = table_column(&t, "shard", "", 0),
 	       c_host = table_column(&t, "host", "", 0), c_git = table_column(&t, "git", "", 0),
 	       c_cases = table_column(&t, "cases", "", 0), c_ok = table_column(&t, "ok", "", 0);
 	for (size_t i = 0; i < n; i++) {
@@ -66,6 +67,13 @@ int cmd_runs(struct cmd_line *cl)
 											 : r->status);
 		table_text(&t, row, c_sweep, r->sweep_name ? r->sweep_name : "");
 		table_text(&t, row, c_label, r->label ? r->label : "");
+		/* what --run GROUP reads as one run, and each shard's slice of it */
+		table_text(&t, row, c_group, r->group_id ? r->group_id : "");
+		char shard[48] = "";
+		if (r->shard_count > 0)
+			snprintf(shard, sizeof(shard), "%lld/%lld", (long long)r->shard_index,
+				 (long long)r->shard_count);
+		table_text(&t, row, c_shard, shard);
 		table_text(&t, row, c_host, r->hostname ? r->hostname : "");
 		table_text(&t, row, c_git, git);
 		table_number(&t, row, c_cases, (double)r->ncases);

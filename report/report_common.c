@@ -21,12 +21,25 @@ int report_open(const char *db_path, const char *run_selector, struct db **db, i
 	}
 	/* a group of shards that is not its sweep once, complete: said in every format (a CSV has
 	 * no heading to carry the run's status) */
-	char *gap = NULL;
+	char *gap = NULL, *shard_group = NULL;
 	int64_t whole_runs = 0;
+	int shard_index, shard_count;
 	if (run_selector && (db_group_gap(*db, *run_id, &gap, &err) ||
-			     db_group_whole_runs(*db, *run_id, &whole_runs, &err))) {
+			     db_group_whole_runs(*db, *run_id, &whole_runs, &err) ||
+			     db_run_shard_alone(*db, *run_id, &shard_group, &shard_index, &shard_count,
+						&err))) {
 		bd_error_print(REPORT_PROG, &err);
+		free(gap);
 		return EXIT_FAIL;
+	}
+	if (shard_group) {   /* `latest` or a label after a merge of shards: one slice, said */
+		char *sel = escape_controls(run_selector), *group = escape_controls(shard_group);
+		fprintf(stderr, "%s: run %lld ('%s') is shard %d of %d of group '%s': what follows is "
+			"that slice of the sweep alone (--run '%s' reads the group's shards as one run)\n",
+			REPORT_PROG, (long long)*run_id, sel, shard_index, shard_count, group, group);
+		free(sel);
+		free(group);
+		free(shard_group);
 	}
 	if (whole_runs > 1) {   /* every node's run, every repetition: one of them stands for all */
 		char *sel = escape_controls(run_selector);

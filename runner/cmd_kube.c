@@ -86,8 +86,19 @@ static void yaml_kv(struct strbuf *sb, int indent, const char *key, const char *
 static void pod_script(const struct kube_job *j, struct strbuf *sb)
 {
 	const char *kind = j->shards ? "shard" : "node";
-	sb_add(sb, "set -u\n\"$BENCHDB_RUNNER\" run /sweep/sweep.yaml --db /scratch/run.db --group ");
+	/* the group is this Job's, NAME-UID: under the name alone every Job of that name was one
+	 * group, and an earlier Job's database that a pod of this one did not replace on the volume
+	 * (it wrote nothing), or the earlier runs in the merged NAME.db, stood in for this Job's */
+	sb_add(sb, "set -u\n"
+		   "if [ -z \"${BENCHDB_JOB_UID:-}\" ]; then\n"
+		   "  echo \"no BENCHDB_JOB_UID (the Job's uid, from the pod's label "
+		   "batch.kubernetes.io/controller-uid): a group of this Job's alone cannot be named\" >&2\n"
+		   "  exit 2\n"
+		   "fi\n"
+		   "group=");
 	sb_add_shell_word(sb, j->name);
+	sb_add(sb, "\"-$BENCHDB_JOB_UID\"\n"
+		   "\"$BENCHDB_RUNNER\" run /sweep/sweep.yaml --db /scratch/run.db --group \"$group\"");
 	if (j->shards)
 		sb_addf(sb, " --shard auto/%ld", j->shards);
 	cluster_run_options(sb, j->label, j->mem_limit);
@@ -113,7 +124,7 @@ static void pod_script(const struct kube_job *j, struct strbuf *sb)
 		    "  cp /scratch/run.db \"$out.part\" && mv \"$out.part\" \"$out\" || exit 1\n"
 		    "  if [ -s /scratch/run.db-wal ]; then cp /scratch/run.db-wal \"$out-wal\" || exit 1; fi\n"
 		    "fi\n"
-		    "echo \"runner run exited $status; database: $out\"\n"
+		    "echo \"runner run exited $status; database: $out, group $group\"\n"
 		    "# 0 and 1 (a case failed its validation: stored as error) are complete runs\n"
 		    "[ \"$status\" -le 1 ] || exit \"$status\"\n", j->name, kind);
 }
@@ -204,6 +215,12 @@ static void write_job(const struct kube_job *j, struct strbuf *sb)
 	sb_add_json_str(sb, sb_str(&script));
 	sb_add(sb, "\n          env:\n            - name: BENCHDB_RUNNER\n");
 	yaml_kv(sb, 14, "value", j->runner);
+	/* the Job's uid, one per Job object (a Job deleted and applied again gets a new one): the
+	 * runs' group */
+	sb_add(sb, "            - name: BENCHDB_JOB_UID\n"
+		   "              valueFrom:\n"
+		   "                fieldRef:\n"
+		   "                  fieldPath: \"metadata.labels['batch.kubernetes.io/controller-uid']\"\n");
 	if (j->threads > 0) {
 		/* the pod's CPU limit is a quota the container does not see: OpenMP would start a
 		 * thread per CPU of the node and wait out the quota (runner/cgroup_cpu.h) */
@@ -293,8 +310,9 @@ int cmd_kube(struct cmd_line *cl)
 		"--nodes: one pod per node (anti-affinity), each the whole sweep, recorded under its\n"
 		"node's name. Each pod writes its database on its own scratch disk and copies it to the\n"
 		"volume claim as NAME-shard-I.db or NAME-node-I.db. Once the Job is done, --merge writes\n"
-		"the Job that merges them into NAME.db on the volume (then: report nodes, or report\n"
-		"--run NAME). The image must hold the runner and what the sweep's peers run."};
+		"the Job that merges them into NAME.db on the volume (then: report nodes, or report --run\n"
+		"NAME-UID: each Job's runs are a group of their own, UID the Job's metadata.uid). The\n"
+		"image must hold the runner and what the sweep's peers run."};
 	struct sweep *sweep = NULL;
 	struct sweep_cases cases = {0};
 	struct strbuf manifest = STRBUF_INIT;
@@ -349,8 +367,9 @@ int cmd_kube(struct cmd_line *cl)
 		write_merge_job(&j, &manifest);
 	} else {
 		sb_addf(&manifest, "# written by `runner kube`: %s, %zu cases, %s %ld; then `runner kube "
-				   "... --merge`\n", sweep->path, cases.n,
-			j.shards ? "shards" : "the whole sweep on each of", n);
+				   "... --merge`\n# the runs' group: %s-UID, UID the Job's metadata.uid "
+				   "(kubectl get job %s -o jsonpath='{.metadata.uid}')\n", sweep->path,
+			cases.n, j.shards ? "shards" : "the whole sweep on each of", n, job_name, job_name);
 		write_sweep_map(&j, &manifest);
 		sb_add(&manifest, "---\n");
 		write_job(&j, &manifest);

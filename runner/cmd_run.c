@@ -389,7 +389,7 @@ int cmd_run(struct cmd_line *cl)
 		{"shard", 0, OPT_STRING, "I/N",
 		 "run slice I (0-based) of N balanced slices; auto: from Slurm or Kubernetes", &shard_text},
 		{"group", 0, OPT_STRING, "ID",
-		 "group id shared by the shards (default: the Slurm job, else sweep hash and N)", &group},
+		 "group id shared by the shards of one launch (default: the Slurm job array's)", &group},
 		{"resume", 0, OPT_STRING, "RUN",
 		 "continue a run that did not complete: same run, only the cases it lacks", &resume_run},
 		{"force", 0, OPT_FLAG, NULL,
@@ -505,9 +505,9 @@ int cmd_run(struct cmd_line *cl)
 			mem_limit = resume.id.mem_limit;
 			mem_limit_all = resume.id.mem_limit_all;
 		}
-	} else if ((shard_text || group) &&
-		   shard_group_id(group, sweep->hash, shard.count, group_id, sizeof(group_id))) {
-		fprintf(stderr, "runner run: --group expects at most %zu bytes\n", sizeof(group_id) - 1);
+	} else if ((group || (shard_text && !dry_run)) &&
+		   shard_group_id(group, shard_text, group_id, sizeof(group_id), &err)) {
+		bd_error_print("runner run", &err);
 		status = EXIT_USAGE;
 		goto done;
 	}

@@ -165,17 +165,28 @@ int shard_parse(const char *text, struct shard *out, struct bd_error *err)
 	return 0;
 }
 
-int shard_group_id(const char *explicit, const char *sweep_hash, int count, char *out, size_t n)
+int shard_group_id(const char *explicit, const char *shard_text, char *out, size_t n,
+		   struct bd_error *err)
 {
 	const char *job = getenv("SLURM_ARRAY_JOB_ID");
 	int len;
+	if (explicit && !*explicit)   /* stored as no group: a shard's run lost its shard too */
+		return bd_fail(err, BD_EINVAL, "--group expects an id, got an empty one (an unset "
+			       "variable?)");
 	if (explicit)
 		len = snprintf(out, n, "%s", explicit);
 	else if (job && *job)
 		len = snprintf(out, n, "slurm-%s", job);
-	else
-		len = snprintf(out, n, "%.12s-of%d", sweep_hash, count);
-	return len < 0 || (size_t)len >= n ? BD_EINVAL : 0;
+	else   /* a default made of the sweep alone was every launch's: their shards mixed */
+		return bd_fail(err, BD_EINVAL,
+			       "--shard %s: nothing in the environment names this launch "
+			       "(SLURM_ARRAY_JOB_ID, in a Slurm job array), so its shards would share "
+			       "a group with every other launch of this sweep: give --group ID, the same "
+			       "on each shard of this launch and new for the next (e.g. --group "
+			       "nightly-2026-11-29)", shard_text);
+	if (len < 0 || (size_t)len >= n)
+		return bd_fail(err, BD_EINVAL, "--group expects at most %zu bytes", n - 1);
+	return 0;
 }
 
 struct weighed {

@@ -39,10 +39,12 @@ int case_expect_oom(const struct sweep_case *c);
 int shard_parse(const char *text, struct shard *out, struct bd_error *err);
 
 /* The group id of a sharded run into out: explicit when given (--group), else "slurm-JOB" in a
- * Slurm job array (SLURM_ARRAY_JOB_ID: one per submission), else the first 12 digits of the
- * sweep hash and the count, "3f2a9c1b7d4e-of4", so that shards run by hand on many machines
- * agree without talking. BD_EINVAL when it does not fit. */
-int shard_group_id(const char *explicit, const char *sweep_hash, int count, char *out, size_t n);
+ * Slurm job array (SLURM_ARRAY_JOB_ID: one per submission). Anything else has no id of its
+ * launch (shards started by hand, a Kubernetes Job), and an id made of the sweep alone made
+ * every launch's shards one group: BD_EINVAL, asking for --group (shard_text: the --shard given,
+ * for the message). BD_EINVAL too when the id is empty or does not fit in n. */
+int shard_group_id(const char *explicit, const char *shard_text, char *out, size_t n,
+		   struct bd_error *err);
 
 /* Split n cases of costs cost[0..n-1] (>= 0, any unit) into count slices: owner[i] is the slice
  * of case i. Deterministic (a function of the costs alone): the largest cases first, each to the

@@ -287,13 +287,26 @@ static void test_shard__parse_text_and_launcher_environment(void **state)
 	assert_int_equal(s.count, 4);
 	setenv("SLURM_ARRAY_JOB_ID", "811", 1);
 	char group[64];
-	assert_int_equal(shard_group_id(NULL, "0123456789abcdef", 4, group, sizeof(group)), 0);
+	assert_int_equal(shard_group_id(NULL, "auto", group, sizeof(group), &err), 0);
 	assert_string_equal(group, "slurm-811");
-	assert_int_equal(shard_group_id("nightly", "0123456789abcdef", 4, group, sizeof(group)), 0);
+	assert_int_equal(shard_group_id("nightly", "auto", group, sizeof(group), &err), 0);
 	assert_string_equal(group, "nightly");
+	assert_int_equal(shard_group_id("0123456789", "auto", group, 10, &err), BD_EINVAL);
+	assert_non_null(strstr(err.msg, "--group expects at most 9 bytes"));
+	/* an empty id was stored as none, and the shard's run with it as a run of the whole sweep */
+	assert_int_equal(shard_group_id("", "auto", group, sizeof(group), &err), BD_EINVAL);
+	assert_non_null(strstr(err.msg, "--group expects an id, got an empty one"));
 	clear_launcher_env();
-	assert_int_equal(shard_group_id(NULL, "0123456789abcdef", 4, group, sizeof(group)), 0);
-	assert_string_equal(group, "0123456789ab-of4");
+	/* by hand (or in a Kubernetes Job) nothing names the launch: a default of the sweep's hash
+	 * and N was every launch's, and two nights' shards made one group; --group is asked for */
+	assert_int_equal(shard_group_id(NULL, "1/4", group, sizeof(group), &err), BD_EINVAL);
+	assert_non_null(strstr(err.msg, "--shard 1/4: nothing in the environment names this launch"));
+	assert_non_null(strstr(err.msg, "give --group ID"));
+	setenv("JOB_COMPLETION_INDEX", "1", 1);
+	assert_int_equal(shard_group_id(NULL, "auto/4", group, sizeof(group), &err), BD_EINVAL);
+	assert_int_equal(shard_group_id("job-3f2a", "auto/4", group, sizeof(group), &err), 0);
+	assert_string_equal(group, "job-3f2a");
+	clear_launcher_env();
 
 	/* Kubernetes Indexed Job: the index; the count from BENCHDB_SHARD_COUNT or auto/N */
 	setenv("JOB_COMPLETION_INDEX", "1", 1);

@@ -14,9 +14,22 @@ keys() { sql "$1" "select case_key from cases $2 order by case_key"; }
 
 # ---- the whole sweep, then its three shards into one database ----------------------------------
 expect_status 0 "unsharded run" "$RUNNER" run "$SWEEP" --db "$T/whole.db"
+# by hand nothing names the launch: the group must be given. Its default was the sweep's hash
+# and N, every launch's alike, so that two nights' shards made one group: last night's shard 1
+# stood in for tonight's, which never arrived, and the group read complete
+for sel in 0/3 auto/3; do
+	expect_status 2 "--shard $sel without --group, outside a job array" env -u SLURM_ARRAY_JOB_ID \
+		JOB_COMPLETION_INDEX=0 "$RUNNER" run "$SWEEP" --db "$T/nogroup.db" --shard $sel
+	contains "$T/err" "--shard $sel: nothing in the environment names this launch .*give --group ID" "--shard $sel asks for --group"
+done
+# an empty --group (a script's unset variable) was stored as no group, and with it no shard: a
+# slice of the sweep stood as a run of the whole sweep, "(complete)"
+expect_status 2 "--shard 0/3 --group ''" "$RUNNER" run "$SWEEP" --db "$T/nogroup.db" --shard 0/3 --group ""
+contains "$T/err" "--group expects an id, got an empty one" "an empty --group refused"
+check "nothing written without a group" [ ! -e "$T/nogroup.db" ]
 for i in 0 1 2; do
-	expect_status 0 "shard $i/3" "$RUNNER" run "$SWEEP" --db "$T/shards.db" --shard $i/3
-	contains "$T/err" "shard $i/3 of group [0-9a-f]{12}-of3" "shard $i/3 names its group"
+	expect_status 0 "shard $i/3" "$RUNNER" run "$SWEEP" --db "$T/shards.db" --shard $i/3 --group night-1
+	contains "$T/err" "shard $i/3 of group night-1" "shard $i/3 names its group"
 done
 check "the shards hold the sweep's cases exactly once" \
 	[ "$(keys "$T/shards.db" "")" = "$(keys "$T/whole.db" "")" ]
@@ -29,11 +42,21 @@ group=$(sql "$T/shards.db" "select group_id from runs limit 1")
 expect_status 0 "report --run GROUP" "$REPORT" --db "$T/shards.db" --run "$group" --format csv
 check "report --run GROUP has every case of the sweep" \
 	[ "$(grep -c ',cpu,' "$T/out")" = "$(sql "$T/whole.db" "select count(*) from cases")" ]
+lacks "$T/err" "is shard" "the group read as one run: no note of a shard"
 expect_status 0 "report --run SHARD" "$REPORT" --db "$T/shards.db" --run 1 --format csv
 check "one shard alone is a part" [ "$(wc -l <"$T/out")" -lt "$(sql "$T/whole.db" "select count(*) from cases")" ]
+contains "$T/err" "run 1 \('1'\) is shard 0 of 3 of group 'night-1': what follows is that slice of the sweep alone \(--run 'night-1' reads" "a shard selected as a run: said"
+# `latest` (report's default) after shards went into one database is the last shard alone: it
+# was shown as "(complete)", one slice of the sweep, and nothing said so
+expect_status 0 "report (latest) on the shards' database" "$REPORT" --db "$T/shards.db"
+contains "$T/out" "^## run 3: cli-tiny \(complete\)" "latest is the last shard's run"
+contains "$T/err" "run 3 \('latest'\) is shard 2 of 3 of group 'night-1'" "latest, a shard: said"
 # a shard run again replaces its earlier run in the group
-expect_status 0 "shard 1/3 again" "$RUNNER" run "$SWEEP" --db "$T/shards.db" --shard 1/3
-expect_status 0 "report runs" "$REPORT" runs --db "$T/shards.db"
+expect_status 0 "shard 1/3 again" "$RUNNER" run "$SWEEP" --db "$T/shards.db" --shard 1/3 --group night-1
+expect_status 0 "report runs" "$REPORT" runs --db "$T/shards.db" --format csv
+# the notes on a partial group or a shard say "report runs lists them": it showed no group or shard
+check "report runs shows each run's group and shard" \
+	[ "$(csv_cols "$T/out" id group shard | paste -sd' ')" = "1,night-1,0/3 2,night-1,1/3 3,night-1,2/3 4,night-1,1/3" ]
 expect_status 0 "report --run GROUP after a re-run" "$REPORT" --db "$T/shards.db" --run "$group" --format csv
 check "each case once after a re-run" \
 	[ "$(grep -c ',cpu,' "$T/out")" = "$(sql "$T/whole.db" "select count(*) from cases")" ]
@@ -177,7 +200,7 @@ check "the label reached every shard" [ "$(sql "$T/res/all.db" "select count(*) 
 # killed: that attempt's database lies in the results with a -wal beside it. The new attempt's
 # database, closed cleanly, has no -wal: the old one must not stay beside it (SQLite would read
 # the earlier attempt's pages into the new file, and its run would be lost)
-expect_status 0 "an earlier attempt of task 1" "$RUNNER" run "$SWEEP" --db "$T/attempt.db" --shard 1/3
+expect_status 0 "an earlier attempt of task 1" "$RUNNER" run "$SWEEP" --db "$T/attempt.db" --shard 1/3 --group slurm-9
 sqlite3 -batch "$T/attempt.db" "PRAGMA wal_autocheckpoint = 0; UPDATE runs SET label = 'earlier attempt';" \
 	".shell cp '$T/attempt.db' '$T/res/shard-9-1.db'; cp '$T/attempt.db-wal' '$T/res/shard-9-1.db-wal'" >/dev/null
 check "the earlier attempt's file has its -wal" [ -s "$T/res/shard-9-1.db-wal" ]

@@ -45,7 +45,7 @@ small_fs() {
 case $scenario in
 resume_identity)
 	# shard 0/2, labelled, with a memory limit; a whole copy of it to compare with
-	expect_status 0 "shard 0/2" "$RUNNER" run "$SWEEP" --shard 0/2 --db "$T/s0.db" --label L --mem-limit 1GiB
+	expect_status 0 "shard 0/2" "$RUNNER" run "$SWEEP" --shard 0/2 --group night-1 --db "$T/s0.db" --label L --mem-limit 1GiB
 	cp "$T/s0.db" "$T/whole0.db"
 	shard0=$(ords "$T/whole0.db")
 	n0=$(sql "$T/whole0.db" "select count(*) from cases")
@@ -59,7 +59,7 @@ resume_identity)
 	check "the resumed cases keep the run's --mem-limit" [ "$(sql "$T/s0.db" "select count(distinct mem_limit) || ' ' || max(mem_limit) from cases")" = "1 1073741824" ]
 	check "the resume is recorded" [ "$(sql "$T/s0.db" "select count(*) from runs where resumes like '%--resume latest%'")" = 1 ]
 	# merged with the real shard 1: the sweep exactly once
-	expect_status 0 "shard 1/2" "$RUNNER" run "$SWEEP" --shard 1/2 --db "$T/s1.db"
+	expect_status 0 "shard 1/2" "$RUNNER" run "$SWEEP" --shard 1/2 --group night-1 --db "$T/s1.db"
 	expect_status 0 "merge the shards" "$RUNNER" merge --db "$T/m.db" "$T/s0.db" "$T/s1.db"
 	check "merged shards: 12 cases, 12 keys" [ "$(sql "$T/m.db" "select count(*) || ' ' || count(distinct case_key) from cases")" = "12 12" ]
 
@@ -78,7 +78,7 @@ resume_identity)
 	expect_status 2 "resume with another --mem-limit" "$RUNNER" run "$SWEEP" --db "$T/s0.db" --resume latest --mem-limit 2GiB
 	contains "$T/err" "--mem-limit 2147483648 bytes, the run's cases had 1073741824" "the refusal names both limits"
 	expect_status 2 "resume with another --group" "$RUNNER" run "$SWEEP" --db "$T/s0.db" --resume latest --group other
-	contains "$T/err" "--group 'other', the run's is '[0-9a-f]{12}-of2'" "the refusal names both groups"
+	contains "$T/err" "--group 'other', the run's is 'night-1'" "the refusal names both groups"
 	check "refused resumes leave the run as it was" [ "$(sql "$T/s0.db" "select count(*) || runs.status from cases, runs")" = "$before" ]
 	# the same values again are no difference
 	expect_status 0 "resume with the run's own values" "$RUNNER" run "$SWEEP" --db "$T/s0.db" --resume latest --shard 0/2 --label L --mem-limit 1GiB

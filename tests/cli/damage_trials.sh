@@ -17,17 +17,17 @@ cp "$SRC/tests/cli/resume.yaml" "$sweep"
 ords() { sql "$1" "select group_concat(ord) from (select ord from cases order by ord)"; }
 
 # ---- kill -9 of shard 0/2, resumed the README's way (no --shard), merged with shard 1/2 --------
-"$RUNNER" run "$sweep" --shard 0/2 --db "$T/ref0.db" >/dev/null 2>&1
-"$RUNNER" run "$sweep" --shard 1/2 --db "$T/ref1.db" >/dev/null 2>&1
+"$RUNNER" run "$sweep" --shard 0/2 --group k --db "$T/ref0.db" >/dev/null 2>&1
+"$RUNNER" run "$sweep" --shard 1/2 --group k --db "$T/ref1.db" >/dev/null 2>&1
 want=$(ords "$T/ref0.db")
 start=$(date +%s%N)
-"$RUNNER" run "$sweep" --shard 0/2 --db "$T/span.db" >/dev/null 2>&1
+"$RUNNER" run "$sweep" --shard 0/2 --group k --db "$T/span.db" >/dev/null 2>&1
 span=$((($(date +%s%N) - start) / 1000000))
 RANDOM=26
 resumed=0
 for k in $(seq 1 "$KILLS"); do
 	rm -f "$T"/k.db* "$T"/m.db*
-	"$RUNNER" run "$sweep" --shard 0/2 --db "$T/k.db" >/dev/null 2>&1 &
+	"$RUNNER" run "$sweep" --shard 0/2 --group k --db "$T/k.db" >/dev/null 2>&1 &
 	pid=$!
 	d=$((RANDOM % (span + 1)))
 	sleep "$(printf '%d.%03d' $((d / 1000)) $((d % 1000)))"
@@ -35,7 +35,7 @@ for k in $(seq 1 "$KILLS"); do
 	wait "$pid" 2>/dev/null
 	before=$(sql "$T/k.db" "select count(*) from cases" 2>/dev/null || echo 0)
 	if [ "$(sql "$T/k.db" "select count(*) from runs" 2>/dev/null)" != 1 ]; then
-		"$RUNNER" run "$sweep" --shard 0/2 --db "$T/k.db" >/dev/null 2>&1   # killed before its run row
+		"$RUNNER" run "$sweep" --shard 0/2 --group k --db "$T/k.db" >/dev/null 2>&1   # killed before its run row
 	elif [ "$(sql "$T/k.db" "select status from runs")" != complete ]; then
 		resumed=$((resumed + 1))
 		"$RUNNER" run "$sweep" --db "$T/k.db" --resume latest >/dev/null 2>&1

@@ -58,6 +58,11 @@ done
 contains "$T/nodes.yaml" "podAntiAffinity" "nodes: one pod per node"
 contains "$T/nodes.yaml" "fieldPath: spec.nodeName" "nodes: recorded under the node's name"
 contains "$T/shards.yaml" "--shard auto/3" "shards: pod i runs slice i of 3"
+# each Job's runs are a group of their own, named by the Job's uid (the group was the Job's name,
+# every Job of that name's)
+for mode in shards nodes; do
+	contains "$T/$mode.yaml" "fieldPath: \"metadata.labels\['batch.kubernetes.io/controller-uid'\]\"" "$mode: the Job's uid in the pod's environment"
+done
 # the check can fail: a type Kubernetes does not take, a field it does not know
 sed 's/^  completions: 3$/  completions: three/' "$T/nodes.yaml" >"$T/bad1.yaml"
 expect_status 1 "a manifest with completions: three" "$VALIDATE" --strict "$T/bad1.yaml"
@@ -81,6 +86,7 @@ for doc in yaml.safe_load_all(open(sys.argv[1])):
         print(doc["data"]["sweep.yaml"], end="")
 PYEOF
 }
+UID1=0b6c2e1a-7f3d-4c59-9a1e-5d2f8b4c6e01   # the Job's metadata.uid, as Kubernetes gives it
 for mode in shards nodes; do
 	V=$T/$mode-volumes
 	mkdir -p "$V/sweep" "$V/results"
@@ -100,16 +106,16 @@ for mode in shards nodes; do
 	for i in 0 1 2; do
 		mkdir -p "$V/scratch-$i"
 		(cd "$V" && JOB_COMPLETION_INDEX=$i BENCHDB_RUNNER=$RUNNER BENCHDB_NODE=node-$i \
-			sh "$V/pod.sh") >"$T/out" 2>"$T/err"
+			BENCHDB_JOB_UID=$UID1 sh "$V/pod.sh") >"$T/out" 2>"$T/err"
 		check "$mode: pod $i exits 0" [ $? = 0 ]
-		contains "$T/out" "runner run exited 0; database: .*benchdb-smoke-${mode%s}-$i.db" "$mode: pod $i copied its database"
+		contains "$T/out" "runner run exited 0; database: .*benchdb-smoke-${mode%s}-$i.db, group benchdb-smoke-$UID1" "$mode: pod $i copied its database"
 	done
 	(BENCHDB_RUNNER=$RUNNER BENCHDB_HOLD_SECONDS=0 sh "$V/merge.sh") >"$T/out" 2>"$T/err"
 	check "$mode: the merge Job exits 0" [ $? = 0 ]
 	contains "$T/out" "merged 3 of 3 databases" "$mode: three databases merged"
 	merged=$V/results/benchdb-smoke.db
-	check "$mode: three runs of one group" \
-		[ "$(sql "$merged" "select count(distinct id) || ' ' || count(distinct group_id) from runs")" = "3 1" ]
+	check "$mode: three runs of the Job's group" \
+		[ "$(sql "$merged" "select count(distinct id) || ' ' || group_concat(distinct group_id) from runs")" = "3 benchdb-smoke-$UID1" ]
 	check "$mode: the label reached every run" \
 		[ "$(sql "$merged" "select count(*) from runs where label = 'it''s $mode'")" = 3 ]
 	check "$mode: no -wal of the earlier Job beside pod 1's file" \
@@ -119,6 +125,31 @@ for mode in shards nodes; do
 done
 merged=$T/shards-volumes/results/benchdb-smoke.db
 check "shards: the three slices hold exactly the sweep's cases" [ "$(keys "$merged" "")" = "$(keys "$T/whole.db" "")" ]
+expect_status 0 "report --run the Job's group" "$REPORT" --db "$merged" --run "benchdb-smoke-$UID1"
+contains "$T/out" "^## run [0-9]+: smoke \(complete\)" "the Job's group is complete"
+# a second Job of that name (deleted and applied again, the next night: another uid) whose pod 1
+# wrote nothing (not scheduled, its image without the runner): the first Job's pod 1 database is
+# still on the volume, and its runs in the merged database. Under one group for both Jobs that
+# shard stood in for the second Job's, and the group read complete
+V=$T/shards-volumes
+UID2=5e9d0c3b-1a2f-4e6d-8b7c-3f4a5b6c7d82
+rm -rf "$V"/scratch-*
+for i in 0 2; do
+	mkdir -p "$V/scratch-$i"
+	(cd "$V" && JOB_COMPLETION_INDEX=$i BENCHDB_RUNNER=$RUNNER BENCHDB_JOB_UID=$UID2 sh "$V/pod.sh") >"$T/out" 2>"$T/err"
+	check "second Job: pod $i exits 0" [ $? = 0 ]
+done
+(BENCHDB_RUNNER=$RUNNER BENCHDB_HOLD_SECONDS=0 sh "$V/merge.sh") >"$T/out" 2>"$T/err"
+check "second Job: the merge Job exits 0" [ $? = 0 ]
+expect_status 0 "report --run the second Job's group" "$REPORT" --db "$merged" --run "benchdb-smoke-$UID2"
+contains "$T/out" "^## run [0-9]+: smoke \(not a whole group: shard 1 of 3 missing\)" "the second Job's group lacks its pod 1, said"
+lacks "$T/out" "\(complete\)" "the second Job's group is not complete"
+# a pod without the Job's uid (a manifest edited, a Kubernetes before 1.27) runs nothing
+mkdir -p "$V/scratch-1"
+(cd "$V" && JOB_COMPLETION_INDEX=1 BENCHDB_RUNNER=$RUNNER sh "$V/pod.sh") >"$T/out" 2>"$T/err"
+check "a pod without BENCHDB_JOB_UID exits 2" [ $? = 2 ]
+contains "$T/err" "no BENCHDB_JOB_UID \(the Job's uid" "a pod without the Job's uid says why"
+check "a pod without BENCHDB_JOB_UID runs nothing" [ ! -e "$V/scratch-1/run.db" ]
 merged=$T/nodes-volumes/results/benchdb-smoke.db
 for i in 0 1 2; do
 	check "nodes: node-$i ran the whole sweep" [ "$(keys "$merged" "where run_id in (select r.id from runs r join systems y on y.id = r.system_id where y.hostname = 'node-$i')")" = "$(keys "$T/whole.db" "")" ]
@@ -141,7 +172,7 @@ expect_status 0 "runner kube of a slower sweep" "$RUNNER" kube "$SRC/tests/cli/s
 sweep_text "$T/stop.yaml" >"$V/sweep/sweep.yaml"
 pod_script "$T/stop.yaml" | sed -e "s#/sweep/#$V/sweep/#g" -e "s#/results/#$V/results/#g" \
 	-e "s#/scratch/#$V/scratch-0/#g" >"$V/pod.sh"
-(cd "$V" && JOB_COMPLETION_INDEX=0 BENCHDB_RUNNER=$RUNNER exec sh "$V/pod.sh") >"$T/out" 2>"$T/err" &
+(cd "$V" && JOB_COMPLETION_INDEX=0 BENCHDB_RUNNER=$RUNNER BENCHDB_JOB_UID=$UID1 exec sh "$V/pod.sh") >"$T/out" 2>"$T/err" &
 pod=$!
 for _ in $(seq 600); do   # until its second case is stored (at most a minute)
 	[ "$(sql "$V/scratch-0/run.db" "select count(*) from cases" 2>/dev/null)" -ge 2 ] 2>/dev/null && break

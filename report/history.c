@@ -15,7 +15,7 @@
 
 const char *const history_verdict_names[3] = {"slower", "faster", "contended"};
 const char *const history_newest_names[NEWEST_COUNT] = {"too few runs", "steady", "slower",
-							 "faster", "contended"};
+							 "faster", "contended", "no longer run"};
 
 int history_options_check(const struct history_options *h, const struct verdict_rule *rule,
 			  const char *command, struct history_filter *f, struct cp_options *o)
@@ -72,6 +72,30 @@ static int text_is(const char *have, const char *want)
 	return !want || (have && !strcmp(have, want));
 }
 
+/* A case dropped from its sweep: the oldest complete run on hs's host, of last's sweep and newer
+ * than last (the newest run that has the key), is hs->gone_run. A run of another sweep (a nightly
+ * of two sweeps, one run each), one not complete, or a sweep without a name never says a case
+ * was dropped: its verdict stands. */
+static void gone_since(const struct history_set *s, const struct history_filter *f,
+		       struct history_series *hs, const struct run_row *last)
+{
+	if (!last || !last->sweep_name)
+		return;
+	for (size_t k = 0; k < s->nruns; k++) {
+		const struct run_row *run = &s->runs[k];
+		if (!run->hostname || strcmp(run->hostname, hs->host) || !run->sweep_name ||
+		    strcmp(run->sweep_name, last->sweep_name) || !run->status ||
+		    strcmp(run->status, "complete") || !text_is(run->label, f->label) ||
+		    !text_is(run->git_branch, f->branch) || !text_is(run->hostname, f->host) ||
+		    db_run_time_cmp(run, last) <= 0)
+			continue;
+		if (!hs->gone_run || db_run_time_cmp(run, hs->gone_run) < 0)
+			hs->gone_run = run;
+	}
+	if (hs->gone_run)
+		hs->broken_run = NULL, hs->broken_row = NULL, hs->unmeasured_run = NULL;
+}
+
 /* Append the points of rows[0..n-1] (one key, oldest first) on host to a new series of s. */
 static int series_add(struct db *db, struct history_set *s, const struct history_filter *f,
 		      struct case_row *rows, size_t n, const char *host, struct bd_error *err)
@@ -122,6 +146,8 @@ static int series_add(struct db *db, struct history_set *s, const struct history
 	}
 	if (hs->n && unmeasured)   /* measured before, ok now but nothing to read */
 		hs->unmeasured_run = run_of(s, unmeasured->run_id);
+	if (newest)
+		gone_since(s, f, hs, run_of(s, newest->run_id));
 	if (f->last > 0 && hs->n > (size_t)f->last) {
 		size_t drop = hs->n - (size_t)f->last;
 		memmove(hs->points, hs->points + drop, (size_t)f->last * sizeof(*hs->points));
@@ -180,12 +206,13 @@ void history_rows_order(const struct run_row *runs, size_t nruns, struct case_ro
 	free(e);
 }
 
-/* Order of the series that moved first: slower, contended, faster, steady, too few runs. */
+/* Order of the series that moved first: slower, contended, faster, steady, too few runs, no longer
+ * run. */
 static int newest_rank(enum history_newest n)
 {
 	static const int rank[NEWEST_COUNT] = {[NEWEST_SLOWER] = 0, [NEWEST_CONTENDED] = 1,
 					       [NEWEST_FASTER] = 2, [NEWEST_STEADY] = 3,
-					       [NEWEST_TOO_FEW] = 4};
+					       [NEWEST_TOO_FEW] = 4, [NEWEST_GONE] = 5};
 	return rank[n];
 }
 
@@ -261,7 +288,7 @@ static void incomplete_newest(struct history_set *s, const struct history_filter
 		qsort(keys, nkeys, sizeof(*keys), cmp_text);
 		for (size_t i = 0; i < s->n; i++) {
 			struct history_series *hs = &s->series[i];
-			if (hs->n && !hs->broken_run && !strcmp(hs->host, run->hostname) &&
+			if (hs->n && !hs->broken_run && !hs->gone_run && !strcmp(hs->host, run->hostname) &&
 			    !bsearch(&hs->case_key, keys, nkeys, sizeof(*keys), cmp_text))
 				hs->broken_run = run;
 		}
@@ -427,6 +454,8 @@ static int series_detect(struct history_series *s, const struct cp_options *o,
 		if (s->newest != NEWEST_SLOWER)
 			newest_net_slower(s, o, rule, recent);
 	}
+	if (s->gone_run)
+		s->newest = NEWEST_GONE;
 	return 0;
 }
 

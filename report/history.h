@@ -88,6 +88,7 @@ enum history_newest {
 	NEWEST_SLOWER,      /* a slower segment began among them */
 	NEWEST_FASTER,
 	NEWEST_CONTENDED,   /* a change began among them, and contention explains it */
+	NEWEST_GONE,        /* no longer run: newer complete runs of its sweep lack it (gone_run) */
 	NEWEST_COUNT
 };
 extern const char *const history_newest_names[NEWEST_COUNT];
@@ -120,6 +121,11 @@ struct history_series {
 	 * samples of the pick (or no positive median) though earlier runs had: it is not among the
 	 * points, so the series cannot say what that run measured. NULL otherwise. */
 	const struct run_row *unmeasured_run;
+	/* The oldest complete run on this host of the sweep (by name) of the newest run that has the
+	 * key, newer than that run: the case was dropped from the sweep, and its series says nothing
+	 * of today's code (newest NEWEST_GONE; broken_run, broken_row and unmeasured_run NULL, no
+	 * verdict, no failure). NULL otherwise, and when that run's sweep has no name. */
+	const struct run_row *gone_run;
 	double newest_off;                    /* the newest run against the rest of its segment,
 						 exp(y - mean) - 1, when beyond 3 run-to-run sd (a
 						 lone slow run, or the first of a change to come); 0
@@ -156,7 +162,7 @@ size_t history_rows_select(const struct run_row *runs, size_t nruns, struct case
  * their order. */
 void history_rows_order(const struct run_row *runs, size_t nruns, struct case_row *rows, size_t n);
 /* The indices of s's series, those not ok in their newest run first, then those whose newest
- * runs moved (slower, contended, faster, steady, too few runs), in load order within each; the
+ * runs moved (slower, contended, faster, steady, too few runs, no longer run), in load order within each; the
  * caller frees it. After history_detect. */
 size_t *history_order(const struct history_set *s);
 

@@ -143,6 +143,40 @@ expect_status 0 "a slowdown undone within the window: no new slower segment" "$R
 check "slower, then partly back, waiting for a CPU" planted "$T/backwait.db" --between 0.01 --seed 1 nightly:30t:1:0.01 nightly:10t:1.6:0.01 nightly:10t:1.2:0.4
 expect_status 2 "... whose newest runs waited for a CPU: contended" "$REPORT" changes --db "$T/backwait.db" --recent 20
 
+# A case dropped from the sweep right after it got slower: the newest complete runs of its sweep
+# no longer have it. Its last change (slower) stayed within its own newest 10 runs forever, and
+# every night failed (exit 1) though nothing left to run could clear it. It is no longer run: no
+# verdict, neither failure nor pass; the cases still run are judged (steady here: exit 0).
+check "a case slower, then dropped" planted "$T/gone.db" --seed 5 nightly:40t:1 nightly:10t:1
+sql "$T/gone.db" "UPDATE samples SET ns = CAST(ns * 1.15 AS INTEGER) WHERE case_id IN
+	(SELECT id FROM cases WHERE run_id BETWEEN 41 AND 48 AND seq_len = 448)"
+cp "$T/gone.db" "$T/still.db"
+sql "$T/gone.db" "DELETE FROM cases WHERE run_id IN (49, 50) AND seq_len = 448"
+expect_status 1 "control: the slower case still run: exit 1" "$REPORT" changes --db "$T/still.db" --label nightly
+contains "$T/err" "slower: 'flash float32 fwd B8 H1 S448 D64' on planted-host, \+1[0-9]\.[0-9]% since run 41" "the planted slowdown found"
+expect_status 0 "dropped from the sweep after it got slower: no failure, exit 0" "$REPORT" changes --db "$T/gone.db" --label nightly
+contains "$T/out" "S448 D64 .* no longer run: not in run 49 \(complete\) nor after" "the newest table says no longer run"
+contains "$T/out" "3 steady, 0 with too few runs, 1 no longer run" "counted as no longer run"
+expect_status 2 "asked about the dropped case alone: cannot tell, exit 2" "$REPORT" changes --db "$T/gone.db" --label nightly --where seq_len=448
+contains "$T/err" "cannot tell: of the 1 cases matched, 1 are no longer run" "says why"
+# newer runs of another sweep (a nightly of two sweeps) do not drop a case: the slowdown fails
+cp "$T/gone.db" "$T/two.db"
+sql "$T/two.db" "UPDATE runs SET sweep_name = 'other' WHERE id IN (49, 50)"
+expect_status 1 "runs of another sweep lack it: still slower, exit 1" "$REPORT" changes --db "$T/two.db" --label nightly --where seq_len=448
+# a newest run that is not complete does not drop it: missing from it, exit 1
+cp "$T/gone.db" "$T/cutgone.db"
+sql "$T/cutgone.db" "UPDATE runs SET status = 'interrupted' WHERE id IN (49, 50)"
+expect_status 1 "missing from runs not complete: exit 1" "$REPORT" changes --db "$T/cutgone.db" --label nightly --where seq_len=448
+contains "$T/err" "missing: 'flash float32 fwd B8 H1 S448 D64' on planted-host from run 50, which is interrupted" "named missing"
+# a case that failed (error) in its last run and was dropped afterwards fails no more either
+cp "$T/gone.db" "$T/errgone.db"
+sql "$T/errgone.db" "UPDATE cases SET status = 'error', reason = 'planted' WHERE run_id = 48 AND seq_len = 448"
+cp "$T/errgone.db" "$T/err48.db"
+sql "$T/err48.db" "PRAGMA foreign_keys = ON; DELETE FROM runs WHERE id IN (49, 50)"
+expect_status 1 "control: error in the newest run: exit 1" "$REPORT" changes --db "$T/err48.db" --label nightly
+contains "$T/err" "error: 'flash float32 fwd B8 H1 S448 D64' on planted-host in run 48" "the error named"
+expect_status 0 "error, then dropped from the sweep: exit 0" "$REPORT" changes --db "$T/errgone.db" --label nightly
+
 # Too short to tell: 4 runs (a change point needs 3 on each side).
 check "short history" planted "$T/short.db" --seed 9 nightly:4t:1
 expect_status 2 "too few runs: exit 2" "$REPORT" changes --db "$T/short.db" --format csv

@@ -101,7 +101,7 @@ static void newest_table(const struct history_set *hs, int with_key, size_t rece
 		series_cells(t, r, s, with_key);
 		table_number(t, r, c_runs, (double)s->n);
 		table_number(t, r, c_cps, (double)s->cp.n);
-		char status[160];
+		char status[256];
 		snprintf(status, sizeof(status), "%s", history_newest_names[s->newest]);
 		if (s->n) {
 			size_t from = s->cp.n ? s->cp.points[s->cp.n - 1].index : 0;
@@ -117,11 +117,17 @@ static void newest_table(const struct history_set *hs, int with_key, size_t rece
 			    s->newest == NEWEST_CONTENDED)
 				snprintf(status, sizeof(status), "%s %+.1f%%", history_newest_names[s->newest],
 					 100 * s->newest_net);
-			else if (s->newest == NEWEST_STEADY && s->n >= recent)
+			else if (s->newest == NEWEST_STEADY && s->n >= recent && !s->quiet_first)
 				snprintf(status, sizeof(status), "steady (no change in %zu runs)", recent);
 			else if (s->newest == NEWEST_GONE)
 				snprintf(status, sizeof(status), "no longer run: not in run %lld (complete) "
 					 "nor after", (long long)s->gone_run->id);
+			if (s->quiet_first) {
+				size_t len = strlen(status);
+				snprintf(status + len, sizeof(status) - len, " against runs %lld-%lld (the "
+					 "newest change is contention ending)", (long long)s->quiet_first->id,
+					 (long long)s->quiet_last->id);
+			}
 			if (s->unmeasured_run) {
 				size_t len = strlen(status);
 				snprintf(status + len, sizeof(status) - len, "; run %lld: no measured "
@@ -372,12 +378,13 @@ int cmd_changes(struct cmd_line *cl)
 				(long long)hs.series[i].points[hs.series[i].n - 1].run->id);
 	for (size_t i = 0; i < hs.n && status == EXIT_SLOWER; i++)
 		if (hs.series[i].newest == NEWEST_SLOWER)
-			fprintf(stderr, "report changes: slower: '%s' on %s, %+.1f%% since run %lld\n",
+			fprintf(stderr, "report changes: slower: '%s' on %s, %+.1f%% since run %lld%s\n",
 				hs.series[i].name, hs.series[i].host,
 				100 * hs.series[i].newest_net,
 				(long long)hs.series[i]
 					.points[hs.series[i].changes[hs.series[i].newest_change].cp.index]
-					.run->id);
+					.run->id,
+				hs.series[i].quiet_first ? ", against the runs before contention" : "");
 done:
 	history_free(&hs);
 	db_close(db);

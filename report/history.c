@@ -402,6 +402,44 @@ static void newest_net_slower(struct history_series *s, const struct cp_options 
 			    : NEWEST_SLOWER;
 }
 
+/* When the newest change is contended because the runs before it waited (contention that has
+ * ended: the newest runs are the quiet, faster side), today's runs can still be judged against
+ * the quiet past: back over the segments that were slower than the newest one and waited for a
+ * CPU (as the rule says, each against the newest), to the newest segment whose comparison with
+ * it is not contended (quiet_first, quiet_last). The newest segment against that one, on an
+ * interval at the detector's alpha (two-sided):
+ * NEWEST_SLOWER beyond min_change with the interval above 0 (a slowdown the contention hid),
+ * NEWEST_FASTER beyond it below 0, NEWEST_STEADY otherwise; newest_change stays the newest
+ * change. A segment met on the way back that is faster than the newest one with the newest
+ * having waited more, or no such segment (contention from the first run), leaves it contended:
+ * cannot tell. */
+static void newest_past_contention(struct history_series *s, const struct cp_options *o,
+				   const struct verdict_rule *rule)
+{
+	size_t last = s->cp.n - 1, c = s->cp.points[last].index;
+	if (s->changes[last].verdict != HISTORY_CONTENDED || !(s->changes[last].cp.change < 0) ||
+	    !(s->cp.noise >= 0) || !(s->cp.noise_df > 0))
+		return;
+	double y_new = mean_y(s, c, s->n), wait_new = mean_wait(s, c, s->n);
+	for (size_t k = last + 1; k-- > 0;) {   /* segment k: [cp[k - 1], cp[k]) */
+		size_t a = k ? s->cp.points[k - 1].index : 0, b = s->cp.points[k].index;
+		double net = y_new - mean_y(s, a, b), wait = mean_wait(s, a, b);
+		if (net < 0 && verdict_contended(wait, wait_new, rule))
+			continue;   /* slower than today's runs, and it waited: contention explains it */
+		if (net >= 0 && verdict_contended(wait_new, wait, rule))
+			return;     /* the newest runs are the slower side here and waited more */
+		double half = student_t_quantile(1 - o->alpha / 2, s->cp.noise_df) * s->cp.noise *
+			      sqrt(1.0 / (double)(b - a) + 1.0 / (double)(s->n - c));
+		s->newest_net = expm1(net);
+		s->quiet_first = s->points[a].run;
+		s->quiet_last = s->points[b - 1].run;
+		s->newest = net > log1p(o->min_change) && net - half > 0	  ? NEWEST_SLOWER
+			    : net < -log1p(o->min_change) && net + half < 0 ? NEWEST_FASTER
+									    : NEWEST_STEADY;
+		return;
+	}
+}
+
 static int series_detect(struct history_series *s, const struct cp_options *o,
 			 const struct verdict_rule *rule, size_t recent)
 {
@@ -453,6 +491,8 @@ static int series_detect(struct history_series *s, const struct cp_options *o,
 		s->newest = of_verdict[s->changes[s->cp.n - 1].verdict];
 		if (s->newest != NEWEST_SLOWER)
 			newest_net_slower(s, o, rule, recent);
+		if (s->newest == NEWEST_CONTENDED && s->newest_change == s->cp.n - 1)
+			newest_past_contention(s, o, rule);
 	}
 	if (s->gone_run)
 		s->newest = NEWEST_GONE;

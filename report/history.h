@@ -111,6 +111,11 @@ struct history_series {
 	double newest_net;                    /* the change the newest runs show: newest_change's, or
 						 the newest segment against the one before the window's
 						 first change (exp(mean y - mean y) - 1) */
+	/* When the newest change is contention that ended (the runs before it waited for a CPU, the
+	 * newest did not): the first and last run of the segment the newest runs were judged
+	 * against instead, the newest one not explained by contention (newest_net is against it).
+	 * NULL otherwise. */
+	const struct run_row *quiet_first, *quiet_last;
 	/* Where the case is not ok in its host's newest run though ok before (its points): the
 	 * newest run that has the key, where it is error, oom, unsupported or skipped (broken_row,
 	 * its status and reason); or the host's newest run, when that run is not complete

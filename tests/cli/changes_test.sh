@@ -129,6 +129,34 @@ check "the older runs busy, the slower newest quiet" planted "$T/oldwait.db" --s
 expect_status 1 "a quiet slower segment after busy runs: slower, exit 1" "$REPORT" changes --db "$T/oldwait.db" --format csv
 check "every change slower, none contended" [ "$(grep -c ',slower$' "$T/out")" = 4 ] && [ "$(grep -c 'contended' "$T/out")" = 0 ]
 
+# Contention that has ended: runs 31-38 waited for a CPU 40% of their time (30% slower), runs
+# 39-46 did not. The newest change (39, faster) is contended, by the runs before it; it held the
+# verdict at "cannot tell" (2) for --recent nights though today's runs are quiet. They are judged
+# against the quiet runs before the contention (1-30): unchanged code is steady (exit 0); code 10%
+# slower, hidden by the contention, is slower (exit 1; it read 2, then 0 once the window moved).
+check "contention ended, code unchanged" planted "$T/ended.db" --seed 8 nightly:30t:1:0.01 nightly:8t:1.3:0.4 nightly:8t:1:0.01
+expect_status 0 "contention ended, the newest runs quiet and steady: exit 0" "$REPORT" changes --db "$T/ended.db"
+check "every case steady against the quiet runs" [ "$(grep -c '| steady against runs 1-30 (the newest change is contention ending) *|' "$T/out")" = 4 ]
+check "... the changes still contended" [ "$(grep -c '| contended *|$' "$T/out")" = 8 ]
+check "contention ended, code 10% slower" planted "$T/hidden.db" --seed 8 nightly:30t:1:0.01 nightly:8t:1.4:0.4 nightly:8t:1.1:0.01
+expect_status 1 "a slowdown the contention hid: exit 1" "$REPORT" changes --db "$T/hidden.db"
+check "every case slower against the quiet runs" [ "$(grep -cE '\| slower \+([5-9]|1[0-5])\.[0-9]% against runs 1-30' "$T/out")" = 4 ]
+contains "$T/err" "slower: 'flash float32 fwd B8 H1 S256 D64' on planted-host, \+[0-9.]+% since run 39, against the runs before contention" "stderr names it"
+# the newest runs slower than the quiet ones and waiting more than they did: contended, 2
+check "contention still on, less of it" planted "$T/lesswait.db" --seed 8 nightly:30t:1:0.01 nightly:8t:1.4:0.4 nightly:8t:1.1:0.2
+expect_status 2 "the newest runs waited and are slower than the quiet ones: cannot tell" "$REPORT" changes --db "$T/lesswait.db"
+# no quiet runs before the contention: nothing to judge against, 2
+check "contended from the first run" planted "$T/firstwait.db" --seed 8 nightly:8t:1.3:0.4 nightly:8t:1:0.01
+expect_status 2 "contention from the first run, then quiet: cannot tell" "$REPORT" changes --db "$T/firstwait.db"
+# on 10 trials each (40 series): the hidden 10% slowdown is found in every one (no false pass),
+# and no series of unchanged code is called slower
+check "10 trials, hidden slowdown" planted "$T/hidden10.db" --trials 10 --seed 12 nightly:30t:1:0.01 nightly:8t:1.4:0.4 nightly:8t:1.1:0.01
+expect_status 1 "10 trials: exit 1" "$REPORT" changes --db "$T/hidden10.db" --format csv
+check "every series slower" [ "$(grep -cE ',slower \+[0-9.]+% against runs [0-9]+-[0-9]+ ' "$T/out")" = 40 ]
+check "10 trials, code unchanged" planted "$T/ended10.db" --trials 10 --seed 12 nightly:30t:1:0.01 nightly:8t:1.3:0.4 nightly:8t:1:0.01
+expect_status 0 "10 trials unchanged: exit 0" "$REPORT" changes --db "$T/ended10.db" --format csv
+check "no series slower" [ "$(grep -c ',slower ' "$T/out")" = 0 ]
+
 # Two change points among the newest runs: 60% slower, then back by a quarter — the newest runs
 # are still about 20% slower than before the window (--recent 20 holds both). The newest change
 # alone says faster; the window began a slower segment: exit 1, with the net change, since the

@@ -207,10 +207,11 @@ int cmd_changes(struct cmd_line *cl)
 		"(or --branch) so that other runs (a pull request's) do not enter a nightly history.\n"
 		"Exit status: 1 when the newest runs of a case began a slower\n"
 		"segment (within --recent runs), or a case ok before is error, oom, unsupported or\n"
-		"skipped in the newest run that has it, or missing from its host's newest run where\n"
-		"that run is not complete; 2 when it cannot tell (a contended newest change, no case\n"
-		"still run with 2 x --min-segment runs, no case matches) and on usage errors; 0\n"
-		"otherwise. A case newer complete runs of its sweep lack is no longer run: no verdict."};
+		"skipped in the newest run that has it, or missing from its host's newest run of its\n"
+		"sweep where that run is not complete; 2 when it cannot tell (a contended newest\n"
+		"change, no case still run with 2 x --min-segment runs, no case matches) and on usage\n"
+		"errors; 0 otherwise. A case newer complete runs of its sweep lack is no longer run:\n"
+		"no verdict."};
 	struct db *db = NULL;
 	struct history_set hs = {0};
 	struct bd_error err;
@@ -328,8 +329,8 @@ int cmd_changes(struct cmd_line *cl)
 		struct table bt;
 		broken_table(&hs, untitled, &bt);
 		table_note(&bt, "ok in earlier runs, not in the newest run that has the case (or missing "
-				"from its host's newest run, which is not complete); the series' change "
-				"points are of its ok runs");
+				"from its host's newest run of its sweep, which is not complete); the "
+				"series' change points are of its ok runs");
 		rc = report_output_table(&out, &bt, rc, NULL);
 	}
 	if (brief) {

@@ -72,28 +72,45 @@ static int text_is(const char *have, const char *want)
 	return !want || (have && !strcmp(have, want));
 }
 
-/* A case dropped from its sweep: the oldest complete run on hs's host, of last's sweep and newer
- * than last (the newest run that has the key), is hs->gone_run. A run of another sweep (a nightly
- * of two sweeps, one run each), one not complete, or a sweep without a name never says a case
- * was dropped: its verdict stands. */
-static void gone_since(const struct history_set *s, const struct history_filter *f,
-		       struct history_series *hs, const struct run_row *last)
+/* What the newer runs of the key's sweep say, last being the newest run that has the key on hs's
+ * host. The runs are those on the host that pass f's run filters (whatever cases they stored —
+ * none, when the runner died in its first case: --case, --where and --suite pick the series,
+ * never which run is the newest) and of last's sweep, by name: a nightly of two sweeps, one run
+ * each, reads each case against its own sweep's runs (another sweep's run does not measure it,
+ * whether complete or not). Where last's sweep has no name, every run on the host counts.
+ * - dropped from the sweep: the oldest complete run newer than last is hs->gone_run (never where
+ *   the sweep has no name);
+ * - else missing: the newest of them, newer than last, is not complete (interrupted, failed,
+ *   still running) — it did not measure what it lacks, as regress fails a candidate run that is
+ *   not complete: hs->broken_run, broken_row NULL (unless the key is already not ok in last). */
+static void newer_runs_of_sweep(const struct history_set *s, const struct history_filter *f,
+				struct history_series *hs, const struct run_row *last)
 {
-	if (!last || !last->sweep_name)
+	const struct run_row *newest = NULL;
+	if (!last)
 		return;
 	for (size_t k = 0; k < s->nruns; k++) {
 		const struct run_row *run = &s->runs[k];
-		if (!run->hostname || strcmp(run->hostname, hs->host) || !run->sweep_name ||
-		    strcmp(run->sweep_name, last->sweep_name) || !run->status ||
-		    strcmp(run->status, "complete") || !text_is(run->label, f->label) ||
+		if (!run->hostname || strcmp(run->hostname, hs->host) || !text_is(run->label, f->label) ||
 		    !text_is(run->git_branch, f->branch) || !text_is(run->hostname, f->host) ||
 		    db_run_time_cmp(run, last) <= 0)
 			continue;
-		if (!hs->gone_run || db_run_time_cmp(run, hs->gone_run) < 0)
+		if (last->sweep_name && !text_is(run->sweep_name, last->sweep_name))
+			continue;
+		int complete = run->status && !strcmp(run->status, "complete");
+		if (complete && last->sweep_name &&
+		    (!hs->gone_run || db_run_time_cmp(run, hs->gone_run) < 0))
 			hs->gone_run = run;
+		if (!newest || db_run_time_cmp(run, newest) > 0)
+			newest = run;
 	}
-	if (hs->gone_run)
+	if (hs->gone_run) {
 		hs->broken_run = NULL, hs->broken_row = NULL, hs->unmeasured_run = NULL;
+		return;
+	}
+	if (newest && hs->n && !hs->broken_run &&
+	    !(newest->status && !strcmp(newest->status, "complete")))
+		hs->broken_run = newest;
 }
 
 /* Append the points of rows[0..n-1] (one key, oldest first) on host to a new series of s. */
@@ -147,7 +164,7 @@ static int series_add(struct db *db, struct history_set *s, const struct history
 	if (hs->n && unmeasured)   /* measured before, ok now but nothing to read */
 		hs->unmeasured_run = run_of(s, unmeasured->run_id);
 	if (newest)
-		gone_since(s, f, hs, run_of(s, newest->run_id));
+		newer_runs_of_sweep(s, f, hs, run_of(s, newest->run_id));
 	if (f->last > 0 && hs->n > (size_t)f->last) {
 		size_t drop = hs->n - (size_t)f->last;
 		memmove(hs->points, hs->points + drop, (size_t)f->last * sizeof(*hs->points));
@@ -244,59 +261,6 @@ size_t *history_order(const struct history_set *s)
 	return order;
 }
 
-static int cmp_text(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* A host's newest run that is not complete (interrupted, failed, still running) did not measure
- * what it lacks: each series of that host with ok points and no row in it is broken there, as
- * regress fails a candidate run that is not complete. The host's newest run is the newest of the
- * runs that pass f's run filters (label, branch, host), whatever cases it stored — none, when the
- * runner died in its first case: a --case, --where or --suite filter picks the series, never which
- * run is the newest (or a case missing from an interrupted run would pass when asked about
- * alone). rows[0..n-1]: the kept rows. */
-static void incomplete_newest(struct history_set *s, const struct history_filter *f, size_t n)
-{
-	struct host_newest {
-		const char *host;
-		const struct run_row *run;
-	} *hosts = xcalloc(s->nruns ? s->nruns : 1, sizeof(*hosts));
-	size_t nhosts = 0;
-	for (size_t k = 0; k < s->nruns; k++) {
-		const struct run_row *run = &s->runs[k];
-		if (!run->hostname || !text_is(run->label, f->label) ||
-		    !text_is(run->git_branch, f->branch) || !text_is(run->hostname, f->host))
-			continue;
-		size_t h = 0;
-		while (h < nhosts && strcmp(hosts[h].host, run->hostname))
-			h++;
-		if (h == nhosts)
-			hosts[nhosts++] = (struct host_newest){run->hostname, run};
-		else if (db_run_time_cmp(run, hosts[h].run) > 0)
-			hosts[h].run = run;
-	}
-	const char **keys = xcalloc(n ? n : 1, sizeof(*keys));
-	for (size_t h = 0; h < nhosts; h++) {
-		const struct run_row *run = hosts[h].run;
-		if (run->status && !strcmp(run->status, "complete"))
-			continue;
-		size_t nkeys = 0;   /* the keys the run has */
-		for (size_t k = 0; k < n; k++)
-			if (s->rows[k].run_id == run->id)
-				keys[nkeys++] = s->rows[k].case_key;
-		qsort(keys, nkeys, sizeof(*keys), cmp_text);
-		for (size_t i = 0; i < s->n; i++) {
-			struct history_series *hs = &s->series[i];
-			if (hs->n && !hs->broken_run && !hs->gone_run && !strcmp(hs->host, run->hostname) &&
-			    !bsearch(&hs->case_key, keys, nkeys, sizeof(*keys), cmp_text))
-				hs->broken_run = run;
-		}
-	}
-	free(keys);
-	free(hosts);
-}
-
 int history_load(struct db *db, const struct history_filter *f, struct history_set *out,
 		 struct bd_error *err)
 {
@@ -328,8 +292,6 @@ int history_load(struct db *db, const struct history_filter *f, struct history_s
 				rc = series_add(db, out, f, &out->rows[i], end - i, run->hostname, err);
 		}
 	}
-	if (!rc)
-		incomplete_newest(out, f, n);
 	return rc;
 }
 

@@ -118,8 +118,9 @@ struct history_series {
 	const struct run_row *quiet_first, *quiet_last;
 	/* Where the case is not ok in its host's newest run though ok before (its points): the
 	 * newest run that has the key, where it is error, oom, unsupported or skipped (broken_row,
-	 * its status and reason); or the host's newest run, when that run is not complete
-	 * (interrupted, failed, still running) and lacks the key (broken_row NULL). NULL otherwise. */
+	 * its status and reason); or the host's newest run of the sweep (by name) of the newest run
+	 * that has the key, when that run is not complete (interrupted, failed, still running) and
+	 * lacks the key (broken_row NULL): another sweep's runs do not measure it. NULL otherwise. */
 	const struct run_row *broken_run;
 	const struct case_row *broken_row;
 	/* The newest run that has the key on this host, where the case is ok but has no measured

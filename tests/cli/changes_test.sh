@@ -106,6 +106,25 @@ expect_status 1 "a newest run interrupted before its first case: exit 1" "$REPOR
 check "every case missing from it" [ "$(grep -c "missing: .* from run 50, which is interrupted (ok in run 45)" "$T/err")" = 4 ]
 sql "$T/empty.db" "UPDATE runs SET label = 'pr-10' WHERE uuid = 'killed-run'"
 expect_status 0 "... a pull request's run so is not the nightly's newest: exit 0" "$REPORT" changes --db "$T/empty.db" --label nightly
+# A nightly of two sweeps, a run each: a case is read against its own sweep's runs. Another
+# sweep's newest run, interrupted, measured none of these cases (they read missing from it, exit
+# 1); this sweep's run interrupted before the other sweep's complete one still fails the case it
+# lacks (the complete run, newest, hid it: exit 0).
+other_run() {   # other_run DB STATUS: a newest run of sweep 'e2e', no case stored
+	sql "$1" "INSERT INTO runs (uuid, system_id, started_at, status, git_commit, git_dirty,
+		git_branch, tool_version, command_line, sweep_path, sweep_name, sweep_text, sweep_hash,
+		label, env) SELECT 'e2e-run', system_id, '2027-01-01T00:00:00.000Z', '$2', git_commit,
+		git_dirty, git_branch, tool_version, command_line, 'e2e.yaml', 'e2e', sweep_text,
+		sweep_hash, label, env FROM runs WHERE id = 45"
+}
+cp "$T/pr.db" "$T/sweeps.db"
+other_run "$T/sweeps.db" interrupted
+expect_status 0 "another sweep's interrupted newest run: not this sweep's cases' failure, exit 0" "$REPORT" changes --db "$T/sweeps.db" --label nightly
+lacks "$T/err" "missing" "no case called missing"
+cp "$T/cut.db" "$T/sweeps2.db"
+other_run "$T/sweeps2.db" complete
+expect_status 1 "this sweep's interrupted run before another sweep's complete one: exit 1" "$REPORT" changes --db "$T/sweeps2.db" --label nightly
+contains "$T/err" "missing: 'flash float32 fwd B8 H1 S448 D64' on planted-host from run 45, which is interrupted" "names the missing case"
 expect_status 0 "summary of a steady history" "$REPORT" changes --db "$T/pr.db" --label nightly --format summary
 check "summary: passed, no table before the details" [ "$(sed -n 2p "$T/out")" = "### ✅ no new slower segment" ] && [ "$(sed '/^<details>/q' "$T/out" | grep -c '^|')" = 0 ]
 

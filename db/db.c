@@ -763,7 +763,8 @@ static double col_double(sqlite3_stmt *st, int i, double if_null)
 	"r.label, r.sweep_path, r.sweep_name, r.sweep_hash, r.command_line, r.tool_version, "        \
 	"r.system_id, y.hostname, "                                                                  \
 	"(SELECT count(*) FROM cases c WHERE " RUN_SCOPE "), "                                       \
-	"(SELECT count(*) FROM cases c WHERE " RUN_SCOPE " AND c.status = 'ok') "                    \
+	"(SELECT count(*) FROM cases c WHERE " RUN_SCOPE " AND c.status = 'ok'), "                   \
+	"r.shard_index, r.shard_count "                                                              \
 	"FROM runs r JOIN systems y ON y.id = r.system_id "
 
 static void run_row_read(sqlite3_stmt *st, struct run_row *r)
@@ -786,6 +787,8 @@ static void run_row_read(sqlite3_stmt *st, struct run_row *r)
 	r->hostname = col_strdup(st, 15);
 	r->ncases = sqlite3_column_int64(st, 16);
 	r->nok = sqlite3_column_int64(st, 17);
+	r->shard_index = db_col_i64(st, 18, -1);
+	r->shard_count = db_col_i64(st, 19, -1);
 }
 
 static void run_row_read_any(sqlite3_stmt *st, void *item)

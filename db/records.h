@@ -95,6 +95,7 @@ struct run_row {
 	int64_t system_id;
 	char *hostname;
 	int64_t ncases, nok;
+	int64_t shard_index, shard_count;   /* the slice of its sweep (runner run --shard); -1: none */
 };
 
 struct case_row {

@@ -75,9 +75,10 @@ static int text_is(const char *have, const char *want)
 /* What the newer runs of the key's sweep say, last being the newest run that has the key on hs's
  * host. The runs are those on the host that pass f's run filters (whatever cases they stored —
  * none, when the runner died in its first case: --case, --where and --suite pick the series,
- * never which run is the newest) and of last's sweep, by name: a nightly of two sweeps, one run
- * each, reads each case against its own sweep's runs (another sweep's run does not measure it,
- * whether complete or not). Where last's sweep has no name, every run on the host counts.
+ * never which run is the newest) and of last's sweep, by name, and its slice (--shard): a
+ * nightly of two sweeps, one run each, reads each case against its own sweep's runs (another
+ * sweep's run, or another shard's, does not measure it, whether complete or not). Where last's
+ * sweep has no name, every run on the host of its slice counts.
  * - dropped from the sweep: the oldest complete run newer than last is hs->gone_run (never where
  *   the sweep has no name);
  * - else missing: the newest of them, newer than last, is not complete (interrupted, failed,
@@ -95,7 +96,9 @@ static void newer_runs_of_sweep(const struct history_set *s, const struct histor
 		    !text_is(run->git_branch, f->branch) || !text_is(run->hostname, f->host) ||
 		    db_run_time_cmp(run, last) <= 0)
 			continue;
-		if (last->sweep_name && !text_is(run->sweep_name, last->sweep_name))
+		/* the same sweep, and the same slice of it: another shard's run never has this case */
+		if ((last->sweep_name && !text_is(run->sweep_name, last->sweep_name)) ||
+		    run->shard_index != last->shard_index || run->shard_count != last->shard_count)
 			continue;
 		int complete = run->status && !strcmp(run->status, "complete");
 		if (complete && last->sweep_name &&

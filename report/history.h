@@ -120,17 +120,18 @@ struct history_series {
 	 * newest run that has the key, where it is error, oom, unsupported or skipped (broken_row,
 	 * its status and reason); or the host's newest run of the sweep (by name) of the newest run
 	 * that has the key, when that run is not complete (interrupted, failed, still running) and
-	 * lacks the key (broken_row NULL): another sweep's runs do not measure it. NULL otherwise. */
+	 * lacks the key (broken_row NULL): another sweep's or shard's runs do not measure it.
+	 * NULL otherwise. */
 	const struct run_row *broken_run;
 	const struct case_row *broken_row;
 	/* The newest run that has the key on this host, where the case is ok but has no measured
 	 * samples of the pick (or no positive median) though earlier runs had: it is not among the
 	 * points, so the series cannot say what that run measured. NULL otherwise. */
 	const struct run_row *unmeasured_run;
-	/* The oldest complete run on this host of the sweep (by name) of the newest run that has the
-	 * key, newer than that run: the case was dropped from the sweep, and its series says nothing
-	 * of today's code (newest NEWEST_GONE; broken_run, broken_row and unmeasured_run NULL, no
-	 * verdict, no failure). NULL otherwise, and when that run's sweep has no name. */
+	/* The oldest complete run on this host of the sweep (by name) and shard of the newest run that
+	 * has the key, newer than that run: the case was dropped from the sweep, and its series says
+	 * nothing of today's code (newest NEWEST_GONE; broken_run, broken_row and unmeasured_run
+	 * NULL, no verdict, no failure). NULL otherwise, and when that run's sweep has no name. */
 	const struct run_row *gone_run;
 	double newest_off;                    /* the newest run against the rest of its segment,
 						 exp(y - mean) - 1, when beyond 3 run-to-run sd (a

@@ -125,6 +125,14 @@ cp "$T/cut.db" "$T/sweeps2.db"
 other_run "$T/sweeps2.db" complete
 expect_status 1 "this sweep's interrupted run before another sweep's complete one: exit 1" "$REPORT" changes --db "$T/sweeps2.db" --label nightly
 contains "$T/err" "missing: 'flash float32 fwd B8 H1 S448 D64' on planted-host from run 45, which is interrupted" "names the missing case"
+# the same for the shards of a sweep on one host: slice 1's interrupted run does not measure slice
+# 0's cases (they read missing from it, exit 1)
+cp "$T/pr.db" "$T/shardcut.db"
+sql "$T/shardcut.db" "UPDATE runs SET shard_index = 0, shard_count = 2 WHERE id <= 44;
+	UPDATE runs SET shard_index = 1, shard_count = 2, status = 'interrupted' WHERE id = 45;
+	DELETE FROM cases WHERE run_id = 45 AND seq_len IN (256, 320)"
+expect_status 0 "another shard's interrupted newest run: exit 0" "$REPORT" changes --db "$T/shardcut.db" --label nightly
+lacks "$T/err" "missing" "no case called missing"
 expect_status 0 "summary of a steady history" "$REPORT" changes --db "$T/pr.db" --label nightly --format summary
 check "summary: passed, no table before the details" [ "$(sed -n 2p "$T/out")" = "### ✅ no new slower segment" ] && [ "$(sed '/^<details>/q' "$T/out" | grep -c '^|')" = 0 ]
 
@@ -210,6 +218,13 @@ contains "$T/err" "cannot tell: of the 1 cases matched, 1 are no longer run" "sa
 cp "$T/gone.db" "$T/two.db"
 sql "$T/two.db" "UPDATE runs SET sweep_name = 'other' WHERE id IN (49, 50)"
 expect_status 1 "runs of another sweep lack it: still slower, exit 1" "$REPORT" changes --db "$T/two.db" --label nightly --where seq_len=448
+# ... nor do newer runs of another shard of the sweep (--shard, on the same host): slice 0 had the
+# case up to run 48, runs 49-50 are slice 1's: the slowdown fails
+cp "$T/gone.db" "$T/shards.db"
+sql "$T/shards.db" "UPDATE runs SET shard_index = 0, shard_count = 2 WHERE id <= 48;
+	UPDATE runs SET shard_index = 1, shard_count = 2 WHERE id > 48"
+expect_status 1 "another shard's runs lack it: still slower, exit 1" "$REPORT" changes --db "$T/shards.db" --label nightly
+contains "$T/err" "slower: 'flash float32 fwd B8 H1 S448 D64' on planted-host" "names the slower case"
 # a newest run that is not complete does not drop it: missing from it, exit 1
 cp "$T/gone.db" "$T/cutgone.db"
 sql "$T/cutgone.db" "UPDATE runs SET status = 'interrupted' WHERE id IN (49, 50)"

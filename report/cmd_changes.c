@@ -101,7 +101,7 @@ static void newest_table(const struct history_set *hs, int with_key, size_t rece
 		series_cells(t, r, s, with_key);
 		table_number(t, r, c_runs, (double)s->n);
 		table_number(t, r, c_cps, (double)s->cp.n);
-		char status[160];
+		char status[256];
 		snprintf(status, sizeof(status), "%s", history_newest_names[s->newest]);
 		if (s->n) {
 			size_t from = s->cp.n ? s->cp.points[s->cp.n - 1].index : 0;
@@ -117,8 +117,17 @@ static void newest_table(const struct history_set *hs, int with_key, size_t rece
 			    s->newest == NEWEST_CONTENDED)
 				snprintf(status, sizeof(status), "%s %+.1f%%", history_newest_names[s->newest],
 					 100 * s->newest_net);
-			else if (s->newest == NEWEST_STEADY && s->n >= recent)
+			else if (s->newest == NEWEST_STEADY && s->n >= recent && !s->quiet_first)
 				snprintf(status, sizeof(status), "steady (no change in %zu runs)", recent);
+			else if (s->newest == NEWEST_GONE)
+				snprintf(status, sizeof(status), "no longer run: not in run %lld (complete) "
+					 "nor after", (long long)s->gone_run->id);
+			if (s->quiet_first) {
+				size_t len = strlen(status);
+				snprintf(status + len, sizeof(status) - len, " against runs %lld-%lld (the "
+					 "newest change is contention ending)", (long long)s->quiet_first->id,
+					 (long long)s->quiet_last->id);
+			}
 			if (s->unmeasured_run) {
 				size_t len = strlen(status);
 				snprintf(status + len, sizeof(status) - len, "; run %lld: no measured "
@@ -198,9 +207,11 @@ int cmd_changes(struct cmd_line *cl)
 		"(or --branch) so that other runs (a pull request's) do not enter a nightly history.\n"
 		"Exit status: 1 when the newest runs of a case began a slower\n"
 		"segment (within --recent runs), or a case ok before is error, oom, unsupported or\n"
-		"skipped in the newest run that has it, or missing from its host's newest run where\n"
-		"that run is not complete; 2 when it cannot tell (a contended newest change, no case\n"
-		"with 2 x --min-segment runs, no case matches) and on usage errors; 0 otherwise."};
+		"skipped in the newest run that has it, or missing from its host's newest run of its\n"
+		"sweep where that run is not complete; 2 when it cannot tell (a contended newest\n"
+		"change, no case still run with 2 x --min-segment runs, no case matches) and on usage\n"
+		"errors; 0 otherwise. A case newer complete runs of its sweep lack is no longer run:\n"
+		"no verdict."};
 	struct db *db = NULL;
 	struct history_set hs = {0};
 	struct bd_error err;
@@ -257,8 +268,10 @@ int cmd_changes(struct cmd_line *cl)
 	}
 	/* a newest run that measured nothing of a case says nothing about it: cannot tell, as
 	 * regress says of a case with no measured samples */
+	/* a case no longer run says nothing of today's code: judged are the others alone */
 	status = count[NEWEST_SLOWER] || broken ? EXIT_SLOWER
-		 : count[NEWEST_CONTENDED] || count[NEWEST_TOO_FEW] == hs.n || unmeasured
+		 : count[NEWEST_CONTENDED] || count[NEWEST_TOO_FEW] + count[NEWEST_GONE] == hs.n ||
+				 unmeasured
 			 ? EXIT_CANNOT_TELL
 			 : EXIT_OK;
 	const char *verdict = count[NEWEST_SLOWER] && broken ? "SLOWER, AND NOT OK"
@@ -274,11 +287,11 @@ int cmd_changes(struct cmd_line *cl)
 	if (brief || format_is((enum report_format)fmt, FORMAT_TERMINAL))
 		sb_addf(&out.text, "**%s**: %zu series; the newest %ld runs began a slower segment in %zu, "
 				   "a faster one in %zu, a contended change in %zu; %zu steady, %zu with "
-				   "too few runs; %zu change points in all; %zu not ok in their newest "
-				   "run\n\n",
+				   "too few runs, %zu no longer run; %zu change points in all; %zu not ok "
+				   "in their newest run\n\n",
 			verdict, hs.n, h.recent, count[NEWEST_SLOWER], count[NEWEST_FASTER],
-			count[NEWEST_CONTENDED], count[NEWEST_STEADY], count[NEWEST_TOO_FEW], changes,
-			broken);
+			count[NEWEST_CONTENDED], count[NEWEST_STEADY], count[NEWEST_TOO_FEW],
+			count[NEWEST_GONE], changes, broken);
 	report_output_begin(&out, (enum report_format)fmt);
 	struct table t, newest;
 	changes_table(&hs, untitled, &t);
@@ -300,8 +313,12 @@ int cmd_changes(struct cmd_line *cl)
 	newest_table(&hs, untitled, (size_t)h.recent, brief, &newest);
 	table_note(&newest, "verdict: %s; exit 1 when a slower segment began within the newest %ld "
 			    "runs or a case is not ok in its newest run, 2 when a contended change "
-			    "did, or when no series has %zu runs",
+			    "did, or when no series still run has %zu runs",
 		   verdict, h.recent, 2 * cpo.min_segment);
+	if (count[NEWEST_GONE])
+		table_note(&newest, "no longer run: a case that newer complete runs of its sweep on its "
+				    "host do not have (dropped from the sweep): no verdict, neither a "
+				    "failure nor a pass");
 	if (unmeasured)
 		table_note(&newest, "%zu case%s ok in %s newest run with no measured samples%s: that "
 				    "run is not in the series, which cannot tell what it measured (exit 2)",
@@ -312,8 +329,8 @@ int cmd_changes(struct cmd_line *cl)
 		struct table bt;
 		broken_table(&hs, untitled, &bt);
 		table_note(&bt, "ok in earlier runs, not in the newest run that has the case (or missing "
-				"from its host's newest run, which is not complete); the series' change "
-				"points are of its ok runs");
+				"from its host's newest run of its sweep, which is not complete); the "
+				"series' change points are of its ok runs");
 		rc = report_output_table(&out, &bt, rc, NULL);
 	}
 	if (brief) {
@@ -348,6 +365,11 @@ int cmd_changes(struct cmd_line *cl)
 				s->broken_run->status ? s->broken_run->status : "of unknown status",
 				(long long)s->points[s->n - 1].run->id);
 	}
+	if (status == EXIT_CANNOT_TELL && count[NEWEST_GONE] &&
+	    count[NEWEST_TOO_FEW] + count[NEWEST_GONE] == hs.n)
+		fprintf(stderr, "report changes: cannot tell: of the %zu cases matched, %zu are no "
+				"longer run (newer complete runs of their sweep lack them) and %zu have too "
+				"few runs\n", hs.n, count[NEWEST_GONE], count[NEWEST_TOO_FEW]);
 	for (size_t i = 0; i < hs.n && status == EXIT_CANNOT_TELL; i++)
 		if (hs.series[i].unmeasured_run)
 			fprintf(stderr, "report changes: cannot tell: '%s' on %s is ok in run %lld with "
@@ -357,12 +379,13 @@ int cmd_changes(struct cmd_line *cl)
 				(long long)hs.series[i].points[hs.series[i].n - 1].run->id);
 	for (size_t i = 0; i < hs.n && status == EXIT_SLOWER; i++)
 		if (hs.series[i].newest == NEWEST_SLOWER)
-			fprintf(stderr, "report changes: slower: '%s' on %s, %+.1f%% since run %lld\n",
+			fprintf(stderr, "report changes: slower: '%s' on %s, %+.1f%% since run %lld%s\n",
 				hs.series[i].name, hs.series[i].host,
 				100 * hs.series[i].newest_net,
 				(long long)hs.series[i]
 					.points[hs.series[i].changes[hs.series[i].newest_change].cp.index]
-					.run->id);
+					.run->id,
+				hs.series[i].quiet_first ? ", against the runs before contention" : "");
 done:
 	history_free(&hs);
 	db_close(db);

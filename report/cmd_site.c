@@ -551,6 +551,8 @@ static int index_page(struct site *site, const char *title, const char *db_path,
 		     "faster</span>, %zu steady, %zu with too few runs to tell",
 		count[NEWEST_SLOWER], count[NEWEST_CONTENDED], count[NEWEST_FASTER],
 		count[NEWEST_STEADY], count[NEWEST_TOO_FEW]);
+	if (count[NEWEST_GONE])   /* dropped from the sweep: no verdict */
+		sb_addf(&sb, ", %zu no longer run", count[NEWEST_GONE]);
 	if (broken)   /* what fails `report changes` as a slower segment does */
 		sb_addf(&sb, "; <span class=\"slower\">%zu not ok in their newest run</span> (error, "
 			     "oom, unsupported or skipped there, or missing from a run not complete)",

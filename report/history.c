@@ -15,7 +15,7 @@
 
 const char *const history_verdict_names[3] = {"slower", "faster", "contended"};
 const char *const history_newest_names[NEWEST_COUNT] = {"too few runs", "steady", "slower",
-							 "faster", "contended"};
+							 "faster", "contended", "no longer run"};
 
 int history_options_check(const struct history_options *h, const struct verdict_rule *rule,
 			  const char *command, struct history_filter *f, struct cp_options *o)
@@ -72,6 +72,50 @@ static int text_is(const char *have, const char *want)
 	return !want || (have && !strcmp(have, want));
 }
 
+/* What the newer runs of the key's sweep say, last being the newest run that has the key on hs's
+ * host. The runs are those on the host that pass f's run filters (whatever cases they stored —
+ * none, when the runner died in its first case: --case, --where and --suite pick the series,
+ * never which run is the newest) and of last's sweep, by name, and its slice (--shard): a
+ * nightly of two sweeps, one run each, reads each case against its own sweep's runs (another
+ * sweep's run, or another shard's, does not measure it, whether complete or not). Where last's
+ * sweep has no name, every run on the host of its slice counts.
+ * - dropped from the sweep: the oldest complete run newer than last is hs->gone_run (never where
+ *   the sweep has no name);
+ * - else missing: the newest of them, newer than last, is not complete (interrupted, failed,
+ *   still running) — it did not measure what it lacks, as regress fails a candidate run that is
+ *   not complete: hs->broken_run, broken_row NULL (unless the key is already not ok in last). */
+static void newer_runs_of_sweep(const struct history_set *s, const struct history_filter *f,
+				struct history_series *hs, const struct run_row *last)
+{
+	const struct run_row *newest = NULL;
+	if (!last)
+		return;
+	for (size_t k = 0; k < s->nruns; k++) {
+		const struct run_row *run = &s->runs[k];
+		if (!run->hostname || strcmp(run->hostname, hs->host) || !text_is(run->label, f->label) ||
+		    !text_is(run->git_branch, f->branch) || !text_is(run->hostname, f->host) ||
+		    db_run_time_cmp(run, last) <= 0)
+			continue;
+		/* the same sweep, and the same slice of it: another shard's run never has this case */
+		if ((last->sweep_name && !text_is(run->sweep_name, last->sweep_name)) ||
+		    run->shard_index != last->shard_index || run->shard_count != last->shard_count)
+			continue;
+		int complete = run->status && !strcmp(run->status, "complete");
+		if (complete && last->sweep_name &&
+		    (!hs->gone_run || db_run_time_cmp(run, hs->gone_run) < 0))
+			hs->gone_run = run;
+		if (!newest || db_run_time_cmp(run, newest) > 0)
+			newest = run;
+	}
+	if (hs->gone_run) {
+		hs->broken_run = NULL, hs->broken_row = NULL, hs->unmeasured_run = NULL;
+		return;
+	}
+	if (newest && hs->n && !hs->broken_run &&
+	    !(newest->status && !strcmp(newest->status, "complete")))
+		hs->broken_run = newest;
+}
+
 /* Append the points of rows[0..n-1] (one key, oldest first) on host to a new series of s. */
 static int series_add(struct db *db, struct history_set *s, const struct history_filter *f,
 		      struct case_row *rows, size_t n, const char *host, struct bd_error *err)
@@ -122,6 +166,8 @@ static int series_add(struct db *db, struct history_set *s, const struct history
 	}
 	if (hs->n && unmeasured)   /* measured before, ok now but nothing to read */
 		hs->unmeasured_run = run_of(s, unmeasured->run_id);
+	if (newest)
+		newer_runs_of_sweep(s, f, hs, run_of(s, newest->run_id));
 	if (f->last > 0 && hs->n > (size_t)f->last) {
 		size_t drop = hs->n - (size_t)f->last;
 		memmove(hs->points, hs->points + drop, (size_t)f->last * sizeof(*hs->points));
@@ -180,12 +226,13 @@ void history_rows_order(const struct run_row *runs, size_t nruns, struct case_ro
 	free(e);
 }
 
-/* Order of the series that moved first: slower, contended, faster, steady, too few runs. */
+/* Order of the series that moved first: slower, contended, faster, steady, too few runs, no longer
+ * run. */
 static int newest_rank(enum history_newest n)
 {
 	static const int rank[NEWEST_COUNT] = {[NEWEST_SLOWER] = 0, [NEWEST_CONTENDED] = 1,
 					       [NEWEST_FASTER] = 2, [NEWEST_STEADY] = 3,
-					       [NEWEST_TOO_FEW] = 4};
+					       [NEWEST_TOO_FEW] = 4, [NEWEST_GONE] = 5};
 	return rank[n];
 }
 
@@ -215,59 +262,6 @@ size_t *history_order(const struct history_set *s)
 		order[i] = e[i].series;
 	free(e);
 	return order;
-}
-
-static int cmp_text(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* A host's newest run that is not complete (interrupted, failed, still running) did not measure
- * what it lacks: each series of that host with ok points and no row in it is broken there, as
- * regress fails a candidate run that is not complete. The host's newest run is the newest of the
- * runs that pass f's run filters (label, branch, host), whatever cases it stored — none, when the
- * runner died in its first case: a --case, --where or --suite filter picks the series, never which
- * run is the newest (or a case missing from an interrupted run would pass when asked about
- * alone). rows[0..n-1]: the kept rows. */
-static void incomplete_newest(struct history_set *s, const struct history_filter *f, size_t n)
-{
-	struct host_newest {
-		const char *host;
-		const struct run_row *run;
-	} *hosts = xcalloc(s->nruns ? s->nruns : 1, sizeof(*hosts));
-	size_t nhosts = 0;
-	for (size_t k = 0; k < s->nruns; k++) {
-		const struct run_row *run = &s->runs[k];
-		if (!run->hostname || !text_is(run->label, f->label) ||
-		    !text_is(run->git_branch, f->branch) || !text_is(run->hostname, f->host))
-			continue;
-		size_t h = 0;
-		while (h < nhosts && strcmp(hosts[h].host, run->hostname))
-			h++;
-		if (h == nhosts)
-			hosts[nhosts++] = (struct host_newest){run->hostname, run};
-		else if (db_run_time_cmp(run, hosts[h].run) > 0)
-			hosts[h].run = run;
-	}
-	const char **keys = xcalloc(n ? n : 1, sizeof(*keys));
-	for (size_t h = 0; h < nhosts; h++) {
-		const struct run_row *run = hosts[h].run;
-		if (run->status && !strcmp(run->status, "complete"))
-			continue;
-		size_t nkeys = 0;   /* the keys the run has */
-		for (size_t k = 0; k < n; k++)
-			if (s->rows[k].run_id == run->id)
-				keys[nkeys++] = s->rows[k].case_key;
-		qsort(keys, nkeys, sizeof(*keys), cmp_text);
-		for (size_t i = 0; i < s->n; i++) {
-			struct history_series *hs = &s->series[i];
-			if (hs->n && !hs->broken_run && !strcmp(hs->host, run->hostname) &&
-			    !bsearch(&hs->case_key, keys, nkeys, sizeof(*keys), cmp_text))
-				hs->broken_run = run;
-		}
-	}
-	free(keys);
-	free(hosts);
 }
 
 int history_load(struct db *db, const struct history_filter *f, struct history_set *out,
@@ -301,8 +295,6 @@ int history_load(struct db *db, const struct history_filter *f, struct history_s
 				rc = series_add(db, out, f, &out->rows[i], end - i, run->hostname, err);
 		}
 	}
-	if (!rc)
-		incomplete_newest(out, f, n);
 	return rc;
 }
 
@@ -375,6 +367,44 @@ static void newest_net_slower(struct history_series *s, const struct cp_options 
 			    : NEWEST_SLOWER;
 }
 
+/* When the newest change is contended because the runs before it waited (contention that has
+ * ended: the newest runs are the quiet, faster side), today's runs can still be judged against
+ * the quiet past: back over the segments that were slower than the newest one and waited for a
+ * CPU (as the rule says, each against the newest), to the newest segment whose comparison with
+ * it is not contended (quiet_first, quiet_last). The newest segment against that one, on an
+ * interval at the detector's alpha (two-sided):
+ * NEWEST_SLOWER beyond min_change with the interval above 0 (a slowdown the contention hid),
+ * NEWEST_FASTER beyond it below 0, NEWEST_STEADY otherwise; newest_change stays the newest
+ * change. A segment met on the way back that is faster than the newest one with the newest
+ * having waited more, or no such segment (contention from the first run), leaves it contended:
+ * cannot tell. */
+static void newest_past_contention(struct history_series *s, const struct cp_options *o,
+				   const struct verdict_rule *rule)
+{
+	size_t last = s->cp.n - 1, c = s->cp.points[last].index;
+	if (s->changes[last].verdict != HISTORY_CONTENDED || !(s->changes[last].cp.change < 0) ||
+	    !(s->cp.noise >= 0) || !(s->cp.noise_df > 0))
+		return;
+	double y_new = mean_y(s, c, s->n), wait_new = mean_wait(s, c, s->n);
+	for (size_t k = last + 1; k-- > 0;) {   /* segment k: [cp[k - 1], cp[k]) */
+		size_t a = k ? s->cp.points[k - 1].index : 0, b = s->cp.points[k].index;
+		double net = y_new - mean_y(s, a, b), wait = mean_wait(s, a, b);
+		if (net < 0 && verdict_contended(wait, wait_new, rule))
+			continue;   /* slower than today's runs, and it waited: contention explains it */
+		if (net >= 0 && verdict_contended(wait_new, wait, rule))
+			return;     /* the newest runs are the slower side here and waited more */
+		double half = student_t_quantile(1 - o->alpha / 2, s->cp.noise_df) * s->cp.noise *
+			      sqrt(1.0 / (double)(b - a) + 1.0 / (double)(s->n - c));
+		s->newest_net = expm1(net);
+		s->quiet_first = s->points[a].run;
+		s->quiet_last = s->points[b - 1].run;
+		s->newest = net > log1p(o->min_change) && net - half > 0	  ? NEWEST_SLOWER
+			    : net < -log1p(o->min_change) && net + half < 0 ? NEWEST_FASTER
+									    : NEWEST_STEADY;
+		return;
+	}
+}
+
 static int series_detect(struct history_series *s, const struct cp_options *o,
 			 const struct verdict_rule *rule, size_t recent)
 {
@@ -426,7 +456,11 @@ static int series_detect(struct history_series *s, const struct cp_options *o,
 		s->newest = of_verdict[s->changes[s->cp.n - 1].verdict];
 		if (s->newest != NEWEST_SLOWER)
 			newest_net_slower(s, o, rule, recent);
+		if (s->newest == NEWEST_CONTENDED && s->newest_change == s->cp.n - 1)
+			newest_past_contention(s, o, rule);
 	}
+	if (s->gone_run)
+		s->newest = NEWEST_GONE;
 	return 0;
 }
 

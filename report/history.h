@@ -88,6 +88,7 @@ enum history_newest {
 	NEWEST_SLOWER,      /* a slower segment began among them */
 	NEWEST_FASTER,
 	NEWEST_CONTENDED,   /* a change began among them, and contention explains it */
+	NEWEST_GONE,        /* no longer run: newer complete runs of its sweep lack it (gone_run) */
 	NEWEST_COUNT
 };
 extern const char *const history_newest_names[NEWEST_COUNT];
@@ -110,16 +111,28 @@ struct history_series {
 	double newest_net;                    /* the change the newest runs show: newest_change's, or
 						 the newest segment against the one before the window's
 						 first change (exp(mean y - mean y) - 1) */
+	/* When the newest change is contention that ended (the runs before it waited for a CPU, the
+	 * newest did not): the first and last run of the segment the newest runs were judged
+	 * against instead, the newest one not explained by contention (newest_net is against it).
+	 * NULL otherwise. */
+	const struct run_row *quiet_first, *quiet_last;
 	/* Where the case is not ok in its host's newest run though ok before (its points): the
 	 * newest run that has the key, where it is error, oom, unsupported or skipped (broken_row,
-	 * its status and reason); or the host's newest run, when that run is not complete
-	 * (interrupted, failed, still running) and lacks the key (broken_row NULL). NULL otherwise. */
+	 * its status and reason); or the host's newest run of the sweep (by name) of the newest run
+	 * that has the key, when that run is not complete (interrupted, failed, still running) and
+	 * lacks the key (broken_row NULL): another sweep's or shard's runs do not measure it.
+	 * NULL otherwise. */
 	const struct run_row *broken_run;
 	const struct case_row *broken_row;
 	/* The newest run that has the key on this host, where the case is ok but has no measured
 	 * samples of the pick (or no positive median) though earlier runs had: it is not among the
 	 * points, so the series cannot say what that run measured. NULL otherwise. */
 	const struct run_row *unmeasured_run;
+	/* The oldest complete run on this host of the sweep (by name) and shard of the newest run that
+	 * has the key, newer than that run: the case was dropped from the sweep, and its series says
+	 * nothing of today's code (newest NEWEST_GONE; broken_run, broken_row and unmeasured_run
+	 * NULL, no verdict, no failure). NULL otherwise, and when that run's sweep has no name. */
+	const struct run_row *gone_run;
 	double newest_off;                    /* the newest run against the rest of its segment,
 						 exp(y - mean) - 1, when beyond 3 run-to-run sd (a
 						 lone slow run, or the first of a change to come); 0
@@ -156,7 +169,7 @@ size_t history_rows_select(const struct run_row *runs, size_t nruns, struct case
  * their order. */
 void history_rows_order(const struct run_row *runs, size_t nruns, struct case_row *rows, size_t n);
 /* The indices of s's series, those not ok in their newest run first, then those whose newest
- * runs moved (slower, contended, faster, steady, too few runs), in load order within each; the
+ * runs moved (slower, contended, faster, steady, too few runs, no longer run), in load order within each; the
  * caller frees it. After history_detect. */
 size_t *history_order(const struct history_set *s);
 

@@ -106,6 +106,33 @@ expect_status 1 "a newest run interrupted before its first case: exit 1" "$REPOR
 check "every case missing from it" [ "$(grep -c "missing: .* from run 50, which is interrupted (ok in run 45)" "$T/err")" = 4 ]
 sql "$T/empty.db" "UPDATE runs SET label = 'pr-10' WHERE uuid = 'killed-run'"
 expect_status 0 "... a pull request's run so is not the nightly's newest: exit 0" "$REPORT" changes --db "$T/empty.db" --label nightly
+# A nightly of two sweeps, a run each: a case is read against its own sweep's runs. Another
+# sweep's newest run, interrupted, measured none of these cases (they read missing from it, exit
+# 1); this sweep's run interrupted before the other sweep's complete one still fails the case it
+# lacks (the complete run, newest, hid it: exit 0).
+other_run() {   # other_run DB STATUS: a newest run of sweep 'e2e', no case stored
+	sql "$1" "INSERT INTO runs (uuid, system_id, started_at, status, git_commit, git_dirty,
+		git_branch, tool_version, command_line, sweep_path, sweep_name, sweep_text, sweep_hash,
+		label, env) SELECT 'e2e-run', system_id, '2027-01-01T00:00:00.000Z', '$2', git_commit,
+		git_dirty, git_branch, tool_version, command_line, 'e2e.yaml', 'e2e', sweep_text,
+		sweep_hash, label, env FROM runs WHERE id = 45"
+}
+cp "$T/pr.db" "$T/sweeps.db"
+other_run "$T/sweeps.db" interrupted
+expect_status 0 "another sweep's interrupted newest run: not this sweep's cases' failure, exit 0" "$REPORT" changes --db "$T/sweeps.db" --label nightly
+lacks "$T/err" "missing" "no case called missing"
+cp "$T/cut.db" "$T/sweeps2.db"
+other_run "$T/sweeps2.db" complete
+expect_status 1 "this sweep's interrupted run before another sweep's complete one: exit 1" "$REPORT" changes --db "$T/sweeps2.db" --label nightly
+contains "$T/err" "missing: 'flash float32 fwd B8 H1 S448 D64' on planted-host from run 45, which is interrupted" "names the missing case"
+# the same for the shards of a sweep on one host: slice 1's interrupted run does not measure slice
+# 0's cases (they read missing from it, exit 1)
+cp "$T/pr.db" "$T/shardcut.db"
+sql "$T/shardcut.db" "UPDATE runs SET shard_index = 0, shard_count = 2 WHERE id <= 44;
+	UPDATE runs SET shard_index = 1, shard_count = 2, status = 'interrupted' WHERE id = 45;
+	DELETE FROM cases WHERE run_id = 45 AND seq_len IN (256, 320)"
+expect_status 0 "another shard's interrupted newest run: exit 0" "$REPORT" changes --db "$T/shardcut.db" --label nightly
+lacks "$T/err" "missing" "no case called missing"
 expect_status 0 "summary of a steady history" "$REPORT" changes --db "$T/pr.db" --label nightly --format summary
 check "summary: passed, no table before the details" [ "$(sed -n 2p "$T/out")" = "### ✅ no new slower segment" ] && [ "$(sed '/^<details>/q' "$T/out" | grep -c '^|')" = 0 ]
 
@@ -129,6 +156,34 @@ check "the older runs busy, the slower newest quiet" planted "$T/oldwait.db" --s
 expect_status 1 "a quiet slower segment after busy runs: slower, exit 1" "$REPORT" changes --db "$T/oldwait.db" --format csv
 check "every change slower, none contended" [ "$(grep -c ',slower$' "$T/out")" = 4 ] && [ "$(grep -c 'contended' "$T/out")" = 0 ]
 
+# Contention that has ended: runs 31-38 waited for a CPU 40% of their time (30% slower), runs
+# 39-46 did not. The newest change (39, faster) is contended, by the runs before it; it held the
+# verdict at "cannot tell" (2) for --recent nights though today's runs are quiet. They are judged
+# against the quiet runs before the contention (1-30): unchanged code is steady (exit 0); code 10%
+# slower, hidden by the contention, is slower (exit 1; it read 2, then 0 once the window moved).
+check "contention ended, code unchanged" planted "$T/ended.db" --seed 8 nightly:30t:1:0.01 nightly:8t:1.3:0.4 nightly:8t:1:0.01
+expect_status 0 "contention ended, the newest runs quiet and steady: exit 0" "$REPORT" changes --db "$T/ended.db"
+check "every case steady against the quiet runs" [ "$(grep -c '| steady against runs 1-30 (the newest change is contention ending) *|' "$T/out")" = 4 ]
+check "... the changes still contended" [ "$(grep -c '| contended *|$' "$T/out")" = 8 ]
+check "contention ended, code 10% slower" planted "$T/hidden.db" --seed 8 nightly:30t:1:0.01 nightly:8t:1.4:0.4 nightly:8t:1.1:0.01
+expect_status 1 "a slowdown the contention hid: exit 1" "$REPORT" changes --db "$T/hidden.db"
+check "every case slower against the quiet runs" [ "$(grep -cE '\| slower \+([5-9]|1[0-5])\.[0-9]% against runs 1-30' "$T/out")" = 4 ]
+contains "$T/err" "slower: 'flash float32 fwd B8 H1 S256 D64' on planted-host, \+[0-9.]+% since run 39, against the runs before contention" "stderr names it"
+# the newest runs slower than the quiet ones and waiting more than they did: contended, 2
+check "contention still on, less of it" planted "$T/lesswait.db" --seed 8 nightly:30t:1:0.01 nightly:8t:1.4:0.4 nightly:8t:1.1:0.2
+expect_status 2 "the newest runs waited and are slower than the quiet ones: cannot tell" "$REPORT" changes --db "$T/lesswait.db"
+# no quiet runs before the contention: nothing to judge against, 2
+check "contended from the first run" planted "$T/firstwait.db" --seed 8 nightly:8t:1.3:0.4 nightly:8t:1:0.01
+expect_status 2 "contention from the first run, then quiet: cannot tell" "$REPORT" changes --db "$T/firstwait.db"
+# on 10 trials each (40 series): the hidden 10% slowdown is found in every one (no false pass),
+# and no series of unchanged code is called slower
+check "10 trials, hidden slowdown" planted "$T/hidden10.db" --trials 10 --seed 12 nightly:30t:1:0.01 nightly:8t:1.4:0.4 nightly:8t:1.1:0.01
+expect_status 1 "10 trials: exit 1" "$REPORT" changes --db "$T/hidden10.db" --format csv
+check "every series slower" [ "$(grep -cE ',slower \+[0-9.]+% against runs [0-9]+-[0-9]+ ' "$T/out")" = 40 ]
+check "10 trials, code unchanged" planted "$T/ended10.db" --trials 10 --seed 12 nightly:30t:1:0.01 nightly:8t:1.3:0.4 nightly:8t:1:0.01
+expect_status 0 "10 trials unchanged: exit 0" "$REPORT" changes --db "$T/ended10.db" --format csv
+check "no series slower" [ "$(grep -c ',slower ' "$T/out")" = 0 ]
+
 # Two change points among the newest runs: 60% slower, then back by a quarter — the newest runs
 # are still about 20% slower than before the window (--recent 20 holds both). The newest change
 # alone says faster; the window began a slower segment: exit 1, with the net change, since the
@@ -142,6 +197,47 @@ check "slower, then fully back" planted "$T/undone.db" --between 0.01 --seed 1 n
 expect_status 0 "a slowdown undone within the window: no new slower segment" "$REPORT" changes --db "$T/undone.db" --recent 20
 check "slower, then partly back, waiting for a CPU" planted "$T/backwait.db" --between 0.01 --seed 1 nightly:30t:1:0.01 nightly:10t:1.6:0.01 nightly:10t:1.2:0.4
 expect_status 2 "... whose newest runs waited for a CPU: contended" "$REPORT" changes --db "$T/backwait.db" --recent 20
+
+# A case dropped from the sweep right after it got slower: the newest complete runs of its sweep
+# no longer have it. Its last change (slower) stayed within its own newest 10 runs forever, and
+# every night failed (exit 1) though nothing left to run could clear it. It is no longer run: no
+# verdict, neither failure nor pass; the cases still run are judged (steady here: exit 0).
+check "a case slower, then dropped" planted "$T/gone.db" --seed 5 nightly:40t:1 nightly:10t:1
+sql "$T/gone.db" "UPDATE samples SET ns = CAST(ns * 1.15 AS INTEGER) WHERE case_id IN
+	(SELECT id FROM cases WHERE run_id BETWEEN 41 AND 48 AND seq_len = 448)"
+cp "$T/gone.db" "$T/still.db"
+sql "$T/gone.db" "DELETE FROM cases WHERE run_id IN (49, 50) AND seq_len = 448"
+expect_status 1 "control: the slower case still run: exit 1" "$REPORT" changes --db "$T/still.db" --label nightly
+contains "$T/err" "slower: 'flash float32 fwd B8 H1 S448 D64' on planted-host, \+1[0-9]\.[0-9]% since run 41" "the planted slowdown found"
+expect_status 0 "dropped from the sweep after it got slower: no failure, exit 0" "$REPORT" changes --db "$T/gone.db" --label nightly
+contains "$T/out" "S448 D64 .* no longer run: not in run 49 \(complete\) nor after" "the newest table says no longer run"
+contains "$T/out" "3 steady, 0 with too few runs, 1 no longer run" "counted as no longer run"
+expect_status 2 "asked about the dropped case alone: cannot tell, exit 2" "$REPORT" changes --db "$T/gone.db" --label nightly --where seq_len=448
+contains "$T/err" "cannot tell: of the 1 cases matched, 1 are no longer run" "says why"
+# newer runs of another sweep (a nightly of two sweeps) do not drop a case: the slowdown fails
+cp "$T/gone.db" "$T/two.db"
+sql "$T/two.db" "UPDATE runs SET sweep_name = 'other' WHERE id IN (49, 50)"
+expect_status 1 "runs of another sweep lack it: still slower, exit 1" "$REPORT" changes --db "$T/two.db" --label nightly --where seq_len=448
+# ... nor do newer runs of another shard of the sweep (--shard, on the same host): slice 0 had the
+# case up to run 48, runs 49-50 are slice 1's: the slowdown fails
+cp "$T/gone.db" "$T/shards.db"
+sql "$T/shards.db" "UPDATE runs SET shard_index = 0, shard_count = 2 WHERE id <= 48;
+	UPDATE runs SET shard_index = 1, shard_count = 2 WHERE id > 48"
+expect_status 1 "another shard's runs lack it: still slower, exit 1" "$REPORT" changes --db "$T/shards.db" --label nightly
+contains "$T/err" "slower: 'flash float32 fwd B8 H1 S448 D64' on planted-host" "names the slower case"
+# a newest run that is not complete does not drop it: missing from it, exit 1
+cp "$T/gone.db" "$T/cutgone.db"
+sql "$T/cutgone.db" "UPDATE runs SET status = 'interrupted' WHERE id IN (49, 50)"
+expect_status 1 "missing from runs not complete: exit 1" "$REPORT" changes --db "$T/cutgone.db" --label nightly --where seq_len=448
+contains "$T/err" "missing: 'flash float32 fwd B8 H1 S448 D64' on planted-host from run 50, which is interrupted" "named missing"
+# a case that failed (error) in its last run and was dropped afterwards fails no more either
+cp "$T/gone.db" "$T/errgone.db"
+sql "$T/errgone.db" "UPDATE cases SET status = 'error', reason = 'planted' WHERE run_id = 48 AND seq_len = 448"
+cp "$T/errgone.db" "$T/err48.db"
+sql "$T/err48.db" "PRAGMA foreign_keys = ON; DELETE FROM runs WHERE id IN (49, 50)"
+expect_status 1 "control: error in the newest run: exit 1" "$REPORT" changes --db "$T/err48.db" --label nightly
+contains "$T/err" "error: 'flash float32 fwd B8 H1 S448 D64' on planted-host in run 48" "the error named"
+expect_status 0 "error, then dropped from the sweep: exit 0" "$REPORT" changes --db "$T/errgone.db" --label nightly
 
 # Too short to tell: 4 runs (a change point needs 3 on each side).
 check "short history" planted "$T/short.db" --seed 9 nightly:4t:1

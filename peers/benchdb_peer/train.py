@@ -17,11 +17,15 @@ Gradients are reset (zero_grad(set_to_none=True)) before each iteration, outside
 dtype float32 runs as built; bfloat16 is torch.autocast(bfloat16) over the float32 weights (as
 benchdb's mixed precision), float16 autocast(float16) on CUDA only. The optimizer is the one the
 factory gives, else AdamW with benchdb's settings. A peer parameter `compile` (bool), when the
-sweep declares it, runs the loss through torch.compile(model); a dynamo or inductor failure in the
-first iteration (where it compiles) makes the case unsupported with the reason.
+sweep declares it, runs the loss through torch.compile(model): the compiled module is what the
+validation below runs (a graph that differs from eager mode is caught, not timed), and its first
+call there compiles it, before the first timed iteration (also where the check is skipped: an
+untimed forward and backward); a dynamo or inductor failure while it compiles makes the case
+unsupported with the reason.
 
-Validation, before anything is timed: the loss, and for a pass with a backward the gradients'
-global norm, against a float64 copy of the model on the same inputs (e2e rule: |x − ref| <=
+Validation, before anything is timed: the loss of the model as it is timed (compiled or not), and
+for a pass with a backward the gradients' global norm, against a float64 copy of the model, in
+eager mode, on the same inputs (e2e rule: |x − ref| <=
 atol·|ref|); in float32 (without TF32) also every parameter's gradient, element by element
 (<= atol·max |ref| of that parameter's gradient, as benchdb checks its own model's), which
 catches a backward of the right norm and the wrong sign. Not under autocast or TF32: benchdb
@@ -186,8 +190,14 @@ def check_step(torch, case, setup, optimizer, out):
         optimizer.load_state_dict(state)
 
 
-def validate(torch, case, setup, autocast, out, optimizer=None):
+def validate(torch, case, setup, autocast, out, optimizer=None, run_model=None,
+             compiling=contextlib.nullcontext):
+    """The loss (and gradients, and the optimizer's step) of run_model — what is timed: the
+    torch.compile'd module under `compile`, else setup.model — against a float64 copy of
+    setup.model, in eager mode, on the same inputs. compiling: the context that runs run_model's
+    first call (where it compiles); CheckFailed on a failure."""
     backward = "bwd" in case.phases
+    run_model = setup.model if run_model is None else run_model
     reference = copy.deepcopy(setup.model).double()
     seed = case.seed + 7
     torch.manual_seed(seed)
@@ -201,10 +211,11 @@ def validate(torch, case, setup, autocast, out, optimizer=None):
     ref_loss = float(ref_loss.item())
     del reference
     torch.manual_seed(seed)
-    with torch.set_grad_enabled(backward), autocast():
-        loss = setup.loss(setup.model)
-    if backward:
-        loss.backward()
+    with compiling(True):
+        with torch.set_grad_enabled(backward), autocast():
+            loss = setup.loss(run_model)
+        if backward:
+            loss.backward()
     value = float(loss.float().item())
     norm = _grad_norm(torch, setup.model) if backward else None
     grads = _grads(setup.model) if per_tensor else None
@@ -300,14 +311,6 @@ def run_case(factory, case, out, validate_first=True, info_extra=None, compile_m
     if unfit:
         extra["check_skipped"] = unfit
     out.info_json(torchinfo.info(torch, case, **extra))
-    if not unfit:
-        validate(torch, case, setup, autocast, out, optimizer)
-    if setup.work == "benchdb":
-        out.work_benchdb()
-    elif isinstance(setup.work, dict):
-        for phase in case.phases:
-            flops, nbytes = setup.work.get(phase, (None, None))
-            out.work(phase, flops, nbytes)
     run_model = torch.compile(setup.model) if compile_model else setup.model
 
     @contextlib.contextmanager
@@ -322,6 +325,25 @@ def run_case(factory, case, out, validate_first=True, info_extra=None, compile_m
             raise Unsupported("torch.compile (inductor) failed on this machine: %s: %s"
                               % (type(exc).__name__, exc))
 
+    # What is timed is what is checked: the compiled module's loss and gradients. Its first call
+    # compiles it (the forward's graph, and the backward's at the first backward): that happens
+    # here, before the first timed iteration, also where the check is skipped.
+    if not unfit:
+        validate(torch, case, setup, autocast, out, optimizer, run_model, compiling)
+    elif compile_model:
+        with compiling(True):
+            with torch.set_grad_enabled("bwd" in case.phases), autocast():
+                loss = setup.loss(run_model)
+            if "bwd" in case.phases:
+                loss.backward()
+        del loss
+        setup.model.zero_grad(set_to_none=True)
+    if setup.work == "benchdb":
+        out.work_benchdb()
+    elif isinstance(setup.work, dict):
+        for phase in case.phases:
+            flops, nbytes = setup.work.get(phase, (None, None))
+            out.work(phase, flops, nbytes)
     step = _Step(torch, case, setup, run_model, optimizer, autocast, compiling)
     run_iterations(case, out, step, memory)
     memory.report(out, case.phases)

@@ -608,6 +608,101 @@ class TrainPeerTest(unittest.TestCase):
         self.assertIn("memory limit of 1000 bytes", lines[-1])
 
 
+class CompiledWrong(torch.nn.Module if torch else object):
+    """TinyLM's shape, right in eager mode and wrong under torch.compile: its forward scaled
+    (forward=True), or its forward right and its backward scaled (a graph whose gradient is not
+    the eager one's)."""
+
+    def __init__(self, vocab, d, forward):
+        super().__init__()
+        self.embed = torch.nn.Embedding(vocab, d)
+        self.head = torch.nn.Linear(d, vocab)
+        self.forward_wrong = forward
+
+    def forward(self, x):
+        h = self.embed(x)
+        if torch.compiler.is_compiling():
+            h = h * 1.5 if self.forward_wrong else h + (h * 0.5 - (h * 0.5).detach())
+        return self.head(torch.tanh(h))
+
+
+@unittest.skipIf(torch is None or not hasattr(torch, "compiler"),
+                 "this interpreter has no torch >= 2.1 (set BENCHDB_PYTHON to one that has)")
+class CompiledTest(unittest.TestCase):
+    """compile: true validates the compiled model, the one that is timed, and compiles it before
+    the first timed iteration. torch.compile is run with dynamo's `eager` backend here (the
+    graph dynamo captures, run by PyTorch's own kernels): what the kit does with the compiled
+    module is the same, and no C++ is built on CI's two cores."""
+
+    def setUp(self):
+        self.compiled = []   # one entry per graph the backend was handed
+        real = self.real_compile = torch.compile
+
+        def backend(gm, example_inputs):
+            self.compiled.append(len(gm.graph.nodes))
+            return gm.forward
+        self.patch = mock.patch.object(torch, "compile", lambda model, **kw: real(model, backend=backend))
+        self.patch.start()
+        torch._dynamo.reset()
+
+    def tearDown(self):
+        self.patch.stop()
+        torch._dynamo.reset()
+
+    def run_model(self, model_of, check=True, **env):
+        from benchdb_peer import train
+
+        def make(case):
+            model = model_of(case)
+            x = case.randint(case.vocab_size, (case.batch_size, case.context_length))
+            y = case.randint(case.vocab_size, (case.batch_size, case.context_length), offset=1)
+            return model, lambda m: torch.nn.functional.cross_entropy(m(x).flatten(0, 1), y.flatten())
+        at_timing = []
+        real = train.run_iterations
+        with mock.patch.object(train, "run_iterations", lambda case, out, step, memory: (
+                at_timing.append(len(self.compiled)), real(case, out, step, memory))):
+            status, lines = run_case(lambda case, out: train.run_case(make, case, out, check,
+                                                                      compile_model=True),
+                                     e2e_env(**env))
+        return status, lines, at_timing
+
+    def test_a_model_wrong_only_when_compiled_is_caught_before_any_sample(self):
+        # eager, the kit's check passed and the compiled module was timed as ok
+        for forward, pass_, phases, stage in ((True, "forward", "fwd", "loss"),
+                                              (True, "train_step", "fwd bwd opt", "loss"),
+                                              (False, "forward_backward", "fwd bwd", "grad_norm")):
+            status, lines, _ = self.run_model(
+                lambda case: CompiledWrong(case.vocab_size, case.d_model, forward),
+                BENCHDB_PASS=pass_, BENCHDB_PHASES=phases)
+            self.assertEqual(status, "error", (pass_, lines[-1]))
+            self.assertIn("peer check failed: %s differs" % stage, lines[-1], pass_)
+            self.assertEqual(lines_of(lines, "sample"), [], pass_)
+            self.assertTrue(self.compiled, "the check ran the compiled model")
+
+    def test_the_compiled_model_is_checked_and_compiled_before_the_timed_iterations(self):
+        # warmup 0: a compile in the first iteration would be a measured sample
+        for check in (True, False):
+            self.compiled.clear()
+            torch._dynamo.reset()
+            status, lines, at_timing = self.run_model(lambda case: TinyLM(case.vocab_size, case.d_model),
+                                                      check=check, BENCHDB_WARMUP=0)
+            self.assertEqual(status, "ok", lines[-1])
+            self.assertEqual(len(lines_of(lines, "sample")), 2 * 3)
+            self.assertGreater(at_timing[0], 0, "compiled before timing (check=%s)" % check)
+            self.assertEqual(len(self.compiled), at_timing[0], "no compile while timed (check=%s)" % check)
+            stages = [l.split()[1] for l in lines_of(lines, "check")]
+            self.assertEqual(stages, ["loss", "grad_norm", "grad", "opt_step"] if check else [])
+
+    def test_a_compile_failure_in_the_check_is_unsupported(self):
+        def failing(gm, example_inputs):
+            raise RuntimeError("no compiler for this")
+        with mock.patch.object(torch, "compile", lambda model, **kw: self.real_compile(model, backend=failing)):
+            status, lines, _ = self.run_model(lambda case: TinyLM(case.vocab_size, case.d_model))
+        self.assertEqual(status, "unsupported", lines[-1])
+        self.assertIn("torch.compile (inductor) failed", lines[-1])
+        self.assertEqual(lines_of(lines, "sample"), [])
+
+
 X86_64 = platform.machine().lower() in ("x86_64", "amd64")
 
 

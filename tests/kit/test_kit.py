@@ -693,14 +693,48 @@ class CompiledTest(unittest.TestCase):
             stages = [l.split()[1] for l in lines_of(lines, "check")]
             self.assertEqual(stages, ["loss", "grad_norm", "grad", "opt_step"] if check else [])
 
+    def run_attention(self, fn, check=True, **env):
+        from benchdb_peer import attention
+        params = {"causal": True, "compile": True}
+        at_timing = []
+        real = attention.run_iterations
+        with mock.patch.object(attention, "run_iterations", lambda case, out, step, memory: (
+                at_timing.append(len(self.compiled)), real(case, out, step, memory))):
+            status, lines = run_case(lambda case, out: attention.run_case(fn, case, out, check),
+                                     attention_env(BENCHDB_PARAMS=json.dumps(params), **env))
+        return status, lines, at_timing
+
+    def test_an_attention_peer_s_compile_parameter_compiles_what_is_checked_and_timed(self):
+        # the parameter was ignored: eager timings stored under compile=true (reports: compile yes)
+        for check in (True, False):
+            self.compiled.clear()
+            torch._dynamo.reset()
+            status, lines, at_timing = self.run_attention(sdpa, check, BENCHDB_WARMUP=0)
+            self.assertEqual(status, "ok", lines[-1])
+            info = json.loads(lines_of(lines, "info")[0][len("info "):])
+            self.assertIs(info["compile"], True)
+            self.assertGreater(at_timing[0], 0, "compiled before timing (check=%s)" % check)
+            self.assertEqual(len(self.compiled), at_timing[0], "no compile while timed (check=%s)" % check)
+            self.assertEqual(len(lines_of(lines, "sample")), 2 * 2)
+
+        def wrong_when_compiled(q, k, v, c):
+            o = sdpa(q, k, v, c)
+            return o * 1.5 if torch.compiler.is_compiling() else o
+        status, lines, _ = self.run_attention(wrong_when_compiled)
+        self.assertEqual(status, "error", lines[-1])
+        self.assertIn("peer check failed: output differs", lines[-1])
+        self.assertEqual(lines_of(lines, "sample"), [])
+
     def test_a_compile_failure_in_the_check_is_unsupported(self):
         def failing(gm, example_inputs):
             raise RuntimeError("no compiler for this")
         with mock.patch.object(torch, "compile", lambda model, **kw: self.real_compile(model, backend=failing)):
-            status, lines, _ = self.run_model(lambda case: TinyLM(case.vocab_size, case.d_model))
-        self.assertEqual(status, "unsupported", lines[-1])
-        self.assertIn("torch.compile (inductor) failed", lines[-1])
-        self.assertEqual(lines_of(lines, "sample"), [])
+            for run in (lambda: self.run_model(lambda case: TinyLM(case.vocab_size, case.d_model)),
+                        lambda: self.run_attention(sdpa)):
+                status, lines, _ = run()
+                self.assertEqual(status, "unsupported", lines[-1])
+                self.assertIn("torch.compile (inductor) failed", lines[-1])
+                self.assertEqual(lines_of(lines, "sample"), [])
 
 
 X86_64 = platform.machine().lower() in ("x86_64", "amd64")

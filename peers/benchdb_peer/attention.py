@@ -234,7 +234,7 @@ def run_case(fn, case, out, validate_first=True, supports=None, info_extra=None)
         extra["compile"] = True
         if case.device == "cpu":
             extra.update(torchinfo.compile_isa(torch))
-        fn = torch.compile(fn)
+        fn = torchinfo.compile_fresh(torch, fn)
     out.info_json(torchinfo.info(torch, case, **extra))
     B, H, S, D = case.batch_size, case.heads, case.seq_len, case.head_dim
     memory = Memory(case)

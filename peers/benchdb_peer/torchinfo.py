@@ -70,6 +70,21 @@ def compile_isa(torch, environ=None):
     return said
 
 
+def compile_fresh(torch, fn):
+    """torch.compile(fn) for one case, as a process that runs only this case compiles it: what
+    earlier cases of a persistent peer compiled is dropped first (dynamo keeps it per code object,
+    so the next shape of the same model got a symbolic-shape graph that every later case reused,
+    and past its recompile limit ran eagerly), and each shape gets a graph of its own
+    (dynamic=False: a check at another shape, the reduced attention backward, does not turn the
+    case's graph into a symbolic-shape one)."""
+    reset = getattr(getattr(torch, "compiler", None), "reset", None)
+    if reset is None:
+        import torch._dynamo
+        reset = torch._dynamo.reset
+    reset()
+    return torch.compile(fn, dynamic=False)
+
+
 def info(torch, case, **extra):
     """What ran: torch and its libraries (BLAS, MKL, oneDNN, cuDNN), the CPU capability its kernels
     dispatch to, its threads, the device; extra keys after those."""

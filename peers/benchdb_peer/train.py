@@ -311,7 +311,7 @@ def run_case(factory, case, out, validate_first=True, info_extra=None, compile_m
     if unfit:
         extra["check_skipped"] = unfit
     out.info_json(torchinfo.info(torch, case, **extra))
-    run_model = torch.compile(setup.model) if compile_model else setup.model
+    run_model = torchinfo.compile_fresh(torch, setup.model) if compile_model else setup.model
 
     @contextlib.contextmanager
     def compiling(first):

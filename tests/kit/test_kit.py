@@ -638,10 +638,12 @@ class CompiledTest(unittest.TestCase):
         self.compiled = []   # one entry per graph the backend was handed
         real = self.real_compile = torch.compile
 
-        def backend(gm, example_inputs):
-            self.compiled.append(len(gm.graph.nodes))
+        def backend(gm, example_inputs):   # records whether the graph is for symbolic shapes
+            self.compiled.append(any(isinstance(x, torch.SymInt) or (
+                isinstance(x, torch.Tensor) and any(isinstance(n, torch.SymInt) for n in x.shape))
+                for x in example_inputs))
             return gm.forward
-        self.patch = mock.patch.object(torch, "compile", lambda model, **kw: real(model, backend=backend))
+        self.patch = mock.patch.object(torch, "compile", lambda model, **kw: real(model, backend=backend, **kw))
         self.patch.start()
         torch._dynamo.reset()
 
@@ -725,10 +727,32 @@ class CompiledTest(unittest.TestCase):
         self.assertIn("peer check failed: output differs", lines[-1])
         self.assertEqual(lines_of(lines, "sample"), [])
 
+    def test_each_case_compiles_its_own_static_graph(self):
+        # one process, cases in turn (a persistent peer): the second shape got a symbolic-shape
+        # graph, compiled for it or kept from the earlier case, that every later case reused (its
+        # times depended on the order of the cases); a sampled attention case timed the graph
+        # that its check at the reduced seq_len had compiled
+        for ctx in (8, 9, 10):
+            self.compiled.clear()
+            status, lines, at_timing = self.run_model(lambda case: TinyLM(case.vocab_size, case.d_model),
+                                                      BENCHDB_CONTEXT_LENGTH=ctx, BENCHDB_PASS="forward",
+                                                      BENCHDB_PHASES="fwd")
+            self.assertEqual(status, "ok", lines[-1])
+            self.assertEqual(self.compiled, [False], ctx)   # one static graph, compiled in this case
+            self.assertEqual(at_timing, [1], ctx)
+        for seq_len in (2048, 2049):   # sampled: the reduced backward's seq_len is another shape
+            self.compiled.clear()
+            status, lines, at_timing = self.run_attention(sdpa, BENCHDB_SEQ_LEN=seq_len, BENCHDB_HEAD_DIM=64,
+                                                          BENCHDB_BATCH_SIZE=1, BENCHDB_HEADS=1,
+                                                          BENCHDB_WARMUP=0, BENCHDB_ITERS=1)
+            self.assertEqual(status, "ok", lines[-1])
+            self.assertEqual(self.compiled, [False, False], seq_len)   # the case's shape, the reduced one
+            self.assertEqual(at_timing, [2], seq_len)
+
     def test_a_compile_failure_in_the_check_is_unsupported(self):
         def failing(gm, example_inputs):
             raise RuntimeError("no compiler for this")
-        with mock.patch.object(torch, "compile", lambda model, **kw: self.real_compile(model, backend=failing)):
+        with mock.patch.object(torch, "compile", lambda model, **kw: self.real_compile(model, backend=failing, **kw)):
             for run in (lambda: self.run_model(lambda case: TinyLM(case.vocab_size, case.d_model)),
                         lambda: self.run_attention(sdpa)):
                 status, lines, _ = run()

@@ -25,7 +25,8 @@ unsupported with the reason.
 
 Validation, before anything is timed: the loss of the model as it is timed (compiled or not), and
 for a pass with a backward the gradients' global norm, against a float64 copy of the model, in
-eager mode, on the same inputs (e2e rule: |x − ref| <=
+eager mode, on the same inputs (the loss function is handed the copy; one that computes with none
+of its parameters or buffers, a model it captured, is an error) (e2e rule: |x − ref| <=
 atol·|ref|); in float32 (without TF32) also every parameter's gradient, element by element
 (<= atol·max |ref| of that parameter's gradient, as benchdb checks its own model's), which
 catches a backward of the right norm and the wrong sign. Not under autocast or TF32: benchdb
@@ -190,6 +191,29 @@ def check_step(torch, case, setup, optimizer, out):
         optimizer.load_state_dict(state)
 
 
+def _uses(torch, model):
+    """A context whose .seen says whether any torch function was handed one of model's parameters
+    or buffers in it (True from the start where nothing can tell: a model without any, or one that
+    holds TorchScript, whose ops run in its interpreter without torch functions)."""
+    owned = {id(t) for t in list(model.parameters()) + list(model.buffers())}
+    if any(isinstance(m, torch.jit.ScriptModule) for m in model.modules()):
+        owned = set()
+
+    class Uses(torch.overrides.TorchFunctionMode):
+        seen = not owned
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            if not self.seen:
+                for arg in list(args) + list(kwargs.values()):
+                    items = arg if isinstance(arg, (list, tuple)) else (arg,)
+                    if any(id(t) in owned for t in items if isinstance(t, torch.Tensor)):
+                        self.seen = True
+                        break
+            return func(*args, **kwargs)
+    return Uses()
+
+
 def validate(torch, case, setup, autocast, out, optimizer=None, run_model=None,
              compiling=contextlib.nullcontext):
     """The loss (and gradients, and the optimizer's step) of run_model — what is timed: the
@@ -202,7 +226,12 @@ def validate(torch, case, setup, autocast, out, optimizer=None, run_model=None,
     seed = case.seed + 7
     torch.manual_seed(seed)
     with torch.set_grad_enabled(backward):
-        ref_loss = setup.loss(reference)
+        with _uses(torch, reference) as uses:
+            ref_loss = setup.loss(reference)
+        if not uses.seen:
+            raise ValueError("the loss function did not compute with the model it was given: "
+                             "loss(m) must use m (m(x)), not a model it captured (the check would "
+                             "compare that model with itself, and compile would not reach it)")
         if backward:
             ref_loss.backward()
     ref_norm = _grad_norm(torch, reference) if backward else None

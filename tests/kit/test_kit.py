@@ -602,6 +602,37 @@ class TrainPeerTest(unittest.TestCase):
         # the optimizer's step (float32 master weights) is checked as in float32
         self.assertEqual([l.split()[1] for l in lines_of(lines, "check")], ["loss", "grad_norm", "opt_step"])
 
+    def test_a_loss_that_ignores_the_model_it_is_given_is_an_error(self):
+        # the closure's own model instead of m: the float64 "reference" was that model, so the
+        # loss check passed at 0 and a forward case was stored validated (a train_step failed
+        # with grad_norm "vs reference 0"); compile never reached it either
+        def make(case):
+            model = TinyLM(case.vocab_size, case.d_model, wrong_backward=True)
+            x = case.randint(case.vocab_size, (case.batch_size, case.context_length))
+            return model, lambda m: torch.nn.functional.cross_entropy(model(x).flatten(0, 1), x.flatten())
+        for pass_, phases in (("forward", "fwd"), ("train_step", "fwd bwd opt")):
+            status, lines = self.run_factory(make, BENCHDB_PASS=pass_, BENCHDB_PHASES=phases)
+            self.assertEqual(status, "error", (pass_, lines[-1]))
+            self.assertIn("the loss function did not compute with the model it was given", lines[-1])
+            self.assertEqual(lines_of(lines, "check") + lines_of(lines, "sample"), [], pass_)
+
+        def make_direct(case):   # a parameter used directly, no module called: that is using m
+            model, _ = self.factory()(case)
+            for p in model.parameters():
+                p.requires_grad_(p is model.lin.weight)
+            return model, lambda m: (m.lin.weight.tanh() ** 2).mean()
+        status, lines = self.run_factory(make_direct)
+        self.assertEqual(status, "ok", lines[-1])
+
+        def make_scripted(case):   # TorchScript runs its ops unseen: no verdict, checked as before
+            model = torch.nn.Sequential(torch.nn.Embedding(case.vocab_size, case.d_model),
+                                        torch.nn.Linear(case.d_model, case.vocab_size))
+            x = case.randint(case.vocab_size, (case.batch_size, case.context_length))
+            return torch.jit.script(model), lambda m: torch.nn.functional.cross_entropy(
+                m(x).flatten(0, 1), x.flatten())
+        status, lines = self.run_factory(make_scripted, BENCHDB_PASS="forward", BENCHDB_PHASES="fwd")
+        self.assertEqual(status, "ok", lines[-1])
+
     def test_a_memory_limit_below_the_weights_is_oom(self):
         status, lines = self.run_factory(self.factory(), BENCHDB_MEM_LIMIT=1000)
         self.assertEqual(status, "oom")

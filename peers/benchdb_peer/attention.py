@@ -225,7 +225,7 @@ def run_case(fn, case, out, validate_first=True, supports=None, info_extra=None)
         reason = supports(case)
         if reason:
             raise Unsupported(reason)
-    compile_fn = bool(case.get("compile", False))
+    compile_fn = torchinfo.compile_asked(case)
     extra = dict(info_extra or {})
     if compile_fn:
         if not hasattr(torch, "compile"):

@@ -70,6 +70,18 @@ def compile_isa(torch, environ=None):
     return said
 
 
+def compile_asked(case):
+    """Whether the case's `compile` peer parameter asks for torch.compile, read as the reports read
+    it (report's compile column: the value true, JSON's or the text "true"; absent: false).
+    Unsupported for any other value, which the reports would show as not compiled."""
+    value = case.get("compile", False)
+    if value is True or value == "true":   # not 1: 1 == True in Python
+        return True
+    if value is False or value == "false":
+        return False
+    raise Unsupported("compile must be true or false, got %r (declare it {type: bool})" % (value,))
+
+
 def compile_fresh(torch, fn):
     """torch.compile(fn) for one case, as a process that runs only this case compiles it: what
     earlier cases of a persistent peer compiled is dropped first (dynamo keeps it per code object,

@@ -302,7 +302,7 @@ def run_case(factory, case, out, validate_first=True, info_extra=None, compile_m
     if case.dtype == "float16" and case.device != "cuda":
         raise Unsupported("float16 autocast runs on cuda only")
     if compile_model is None:
-        compile_model = bool(case.get("compile", False))
+        compile_model = torchinfo.compile_asked(case)
     if compile_model and not hasattr(torch, "compile"):
         raise Unsupported("compile needs torch.compile (torch >= 2.0; this is torch %s)" % torch.__version__)
     if case.device == "cuda":   # per case: a persistent peer's earlier case may have set another

@@ -780,6 +780,30 @@ class CompiledTest(unittest.TestCase):
             self.assertEqual(self.compiled, [False, False], seq_len)   # the case's shape, the reduced one
             self.assertEqual(at_timing, [2], seq_len)
 
+    def test_compile_is_what_the_reports_read_in_the_parameter(self):
+        # a `values: [false, true]` parameter reaches the peer as the text "false": the kit read
+        # any non-empty text as true and compiled the case that every report shows as not compiled
+        from benchdb_peer import attention, train
+
+        def make(case):
+            model = TinyLM(case.vocab_size, case.d_model)
+            x = case.randint(case.vocab_size, (case.batch_size, case.context_length))
+            return model, lambda m: torch.nn.functional.cross_entropy(m(x).flatten(0, 1), x.flatten())
+        runs = {"e2e": (lambda case, out: train.run_case(make, case, out), e2e_env),
+                "attention": (lambda case, out: attention.run_case(sdpa, case, out), attention_env)}
+        for suite, (run, env_of) in runs.items():
+            for value, compiled in ((False, False), ("false", False), (True, True), ("true", True)):
+                self.compiled.clear()
+                status, lines = run_case(run, env_of(BENCHDB_PARAMS=json.dumps({"causal": True, "compile": value})))
+                self.assertEqual(status, "ok", (suite, value, lines[-1]))
+                self.assertEqual(bool(self.compiled), compiled, (suite, value))
+                info = json.loads(lines_of(lines, "info")[0][len("info "):])
+                self.assertEqual(bool(info.get("compile")), compiled, (suite, value))
+            for value in ("yes", 1):   # what no report reads as compiled: refused, with the reason
+                status, lines = run_case(run, env_of(BENCHDB_PARAMS=json.dumps({"causal": True, "compile": value})))
+                self.assertEqual(status, "unsupported", (suite, value, lines[-1]))
+                self.assertIn("compile must be true or false, got %r" % value, lines[-1])
+
     def test_a_compile_failure_in_the_check_is_unsupported(self):
         def failing(gm, example_inputs):
             raise RuntimeError("no compiler for this")

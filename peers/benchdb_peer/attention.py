@@ -19,8 +19,15 @@ Gradients are reset (set to None) before each iteration, outside the timed phase
 may raise benchdb_peer.Unsupported("reason") for a combination it does not run. The work is
 benchdb's attention workload (`work benchdb`): its FLOPs, 4·B·H·S²·D per forward (halved when
 causal), are the suite's.
+
+A peer parameter `compile` (bool), when the sweep declares it, runs torch.compile(fn) instead:
+the compiled function is what is validated and timed, and one untimed call of the case's pass
+(after the validation, or without it) compiles it at the case's shape before the first timed
+iteration; a dynamo or inductor failure makes the case unsupported with the reason.
 """
+import contextlib
 import sys
+import traceback
 
 from . import check as chk
 from .measure import Memory, run_iterations
@@ -190,6 +197,21 @@ def _validate(torch, fn, case, q, k, v, do, out):
                                 (ref_o,) + ref_grads, case)
 
 
+@contextlib.contextmanager
+def _compiling(active):
+    """Under `compile`: a dynamo or inductor failure (where fn compiles) is the case's
+    unsupported, with the reason."""
+    try:
+        yield
+    except Exception as exc:   # noqa: BLE001
+        where = type(exc).__module__ or ""
+        if not (active and where.startswith(("torch._dynamo", "torch._inductor"))):
+            raise
+        traceback.print_exc()
+        raise Unsupported("torch.compile (inductor) failed on this machine: %s: %s"
+                          % (type(exc).__name__, exc))
+
+
 def run_case(fn, case, out, validate_first=True, supports=None, info_extra=None):
     """One attention case of fn: checks, inputs, validation, timing, memory."""
     if case.suite != "attention":
@@ -203,13 +225,28 @@ def run_case(fn, case, out, validate_first=True, supports=None, info_extra=None)
         reason = supports(case)
         if reason:
             raise Unsupported(reason)
-    out.info_json(torchinfo.info(torch, case, **(info_extra or {})))
+    compile_fn = torchinfo.compile_asked(case)
+    extra = dict(info_extra or {})
+    if compile_fn:
+        if not hasattr(torch, "compile"):
+            raise Unsupported("compile needs torch.compile (torch >= 2.0; this is torch %s)"
+                              % torch.__version__)
+        extra["compile"] = True
+        if case.device == "cpu":
+            extra.update(torchinfo.compile_isa(torch))
+        fn = torchinfo.compile_fresh(torch, fn)
+    out.info_json(torchinfo.info(torch, case, **extra))
     B, H, S, D = case.batch_size, case.heads, case.seq_len, case.head_dim
     memory = Memory(case)
     grad = "bwd" in case.phases
     q, k, v, do = _inputs(case, B, H, S, D, grad)
-    if validate_first:
-        validate(torch, fn, case, q, k, v, do, out)
+    with _compiling(compile_fn):
+        if validate_first:
+            validate(torch, fn, case, q, k, v, do, out)
+        if compile_fn:   # the case's own call, forward and backward, compiled before it is timed
+            _, grads = (_run_with_grads(torch, fn, q, k, v, do, case.causal) if grad else
+                        (_forward(torch, fn, q, k, v, case.causal), None))
+            del grads
     out.work_benchdb()
     run_iterations(case, out, _Step(torch, fn, case, q, k, v, do), memory)
     memory.report(out, case.phases)

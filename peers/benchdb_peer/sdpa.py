@@ -14,7 +14,9 @@ device is stored as impl_info's `chosen`); `flash`, `efficient`, `cudnn`, `math`
 torch.nn.attention.sdpa_kernel to that one backend for the whole case. A backend that does not
 run the case (efficient and cudnn on the CPU, flash in float32 on CUDA, a head_dim it does not
 take, an older GPU) is `unsupported` with torch's own reasons. Everything else — inputs,
-validation against the float64 attention, timing, memory — is the kit's attention_peer.
+validation against the float64 attention, timing, memory, and a `compile` parameter where the
+sweep declares one (torch.compile of the call, validated as it is timed) — is the kit's
+attention_peer.
 """
 import contextlib
 import sys

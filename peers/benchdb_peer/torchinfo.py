@@ -70,6 +70,33 @@ def compile_isa(torch, environ=None):
     return said
 
 
+def compile_asked(case):
+    """Whether the case's `compile` peer parameter asks for torch.compile, read as the reports read
+    it (report's compile column: the value true, JSON's or the text "true"; absent: false).
+    Unsupported for any other value, which the reports would show as not compiled."""
+    value = case.get("compile", False)
+    if value is True or value == "true":   # not 1: 1 == True in Python
+        return True
+    if value is False or value == "false":
+        return False
+    raise Unsupported("compile must be true or false, got %r (declare it {type: bool})" % (value,))
+
+
+def compile_fresh(torch, fn):
+    """torch.compile(fn) for one case, as a process that runs only this case compiles it: what
+    earlier cases of a persistent peer compiled is dropped first (dynamo keeps it per code object,
+    so the next shape of the same model got a symbolic-shape graph that every later case reused,
+    and past its recompile limit ran eagerly), and each shape gets a graph of its own
+    (dynamic=False: a check at another shape, the reduced attention backward, does not turn the
+    case's graph into a symbolic-shape one)."""
+    reset = getattr(getattr(torch, "compiler", None), "reset", None)
+    if reset is None:
+        import torch._dynamo
+        reset = torch._dynamo.reset
+    reset()
+    return torch.compile(fn, dynamic=False)
+
+
 def info(torch, case, **extra):
     """What ran: torch and its libraries (BLAS, MKL, oneDNN, cuDNN), the CPU capability its kernels
     dispatch to, its threads, the device; extra keys after those."""

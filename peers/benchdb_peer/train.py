@@ -17,11 +17,16 @@ Gradients are reset (zero_grad(set_to_none=True)) before each iteration, outside
 dtype float32 runs as built; bfloat16 is torch.autocast(bfloat16) over the float32 weights (as
 benchdb's mixed precision), float16 autocast(float16) on CUDA only. The optimizer is the one the
 factory gives, else AdamW with benchdb's settings. A peer parameter `compile` (bool), when the
-sweep declares it, runs the loss through torch.compile(model); a dynamo or inductor failure in the
-first iteration (where it compiles) makes the case unsupported with the reason.
+sweep declares it, runs the loss through torch.compile(model): the compiled module is what the
+validation below runs (a graph that differs from eager mode is caught, not timed), and its first
+call there compiles it, before the first timed iteration (also where the check is skipped: an
+untimed forward and backward); a dynamo or inductor failure while it compiles makes the case
+unsupported with the reason.
 
-Validation, before anything is timed: the loss, and for a pass with a backward the gradients'
-global norm, against a float64 copy of the model on the same inputs (e2e rule: |x − ref| <=
+Validation, before anything is timed: the loss of the model as it is timed (compiled or not), and
+for a pass with a backward the gradients' global norm, against a float64 copy of the model, in
+eager mode, on the same inputs (the loss function is handed the copy; one that computes with none
+of its parameters or buffers, a model it captured, is an error) (e2e rule: |x − ref| <=
 atol·|ref|); in float32 (without TF32) also every parameter's gradient, element by element
 (<= atol·max |ref| of that parameter's gradient, as benchdb checks its own model's), which
 catches a backward of the right norm and the wrong sign. Not under autocast or TF32: benchdb
@@ -186,13 +191,47 @@ def check_step(torch, case, setup, optimizer, out):
         optimizer.load_state_dict(state)
 
 
-def validate(torch, case, setup, autocast, out, optimizer=None):
+def _uses(torch, model):
+    """A context whose .seen says whether any torch function was handed one of model's parameters
+    or buffers in it (True from the start where nothing can tell: a model without any, or one that
+    holds TorchScript, whose ops run in its interpreter without torch functions)."""
+    owned = {id(t) for t in list(model.parameters()) + list(model.buffers())}
+    if any(isinstance(m, torch.jit.ScriptModule) for m in model.modules()):
+        owned = set()
+
+    class Uses(torch.overrides.TorchFunctionMode):
+        seen = not owned
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            if not self.seen:
+                for arg in list(args) + list(kwargs.values()):
+                    items = arg if isinstance(arg, (list, tuple)) else (arg,)
+                    if any(id(t) in owned for t in items if isinstance(t, torch.Tensor)):
+                        self.seen = True
+                        break
+            return func(*args, **kwargs)
+    return Uses()
+
+
+def validate(torch, case, setup, autocast, out, optimizer=None, run_model=None,
+             compiling=contextlib.nullcontext):
+    """The loss (and gradients, and the optimizer's step) of run_model — what is timed: the
+    torch.compile'd module under `compile`, else setup.model — against a float64 copy of
+    setup.model, in eager mode, on the same inputs. compiling: the context that runs run_model's
+    first call (where it compiles); CheckFailed on a failure."""
     backward = "bwd" in case.phases
+    run_model = setup.model if run_model is None else run_model
     reference = copy.deepcopy(setup.model).double()
     seed = case.seed + 7
     torch.manual_seed(seed)
     with torch.set_grad_enabled(backward):
-        ref_loss = setup.loss(reference)
+        with _uses(torch, reference) as uses:
+            ref_loss = setup.loss(reference)
+        if not uses.seen:
+            raise ValueError("the loss function did not compute with the model it was given: "
+                             "loss(m) must use m (m(x)), not a model it captured (the check would "
+                             "compare that model with itself, and compile would not reach it)")
         if backward:
             ref_loss.backward()
     ref_norm = _grad_norm(torch, reference) if backward else None
@@ -201,10 +240,11 @@ def validate(torch, case, setup, autocast, out, optimizer=None):
     ref_loss = float(ref_loss.item())
     del reference
     torch.manual_seed(seed)
-    with torch.set_grad_enabled(backward), autocast():
-        loss = setup.loss(setup.model)
-    if backward:
-        loss.backward()
+    with compiling(True):
+        with torch.set_grad_enabled(backward), autocast():
+            loss = setup.loss(run_model)
+        if backward:
+            loss.backward()
     value = float(loss.float().item())
     norm = _grad_norm(torch, setup.model) if backward else None
     grads = _grads(setup.model) if per_tensor else None
@@ -262,7 +302,7 @@ def run_case(factory, case, out, validate_first=True, info_extra=None, compile_m
     if case.dtype == "float16" and case.device != "cuda":
         raise Unsupported("float16 autocast runs on cuda only")
     if compile_model is None:
-        compile_model = bool(case.get("compile", False))
+        compile_model = torchinfo.compile_asked(case)
     if compile_model and not hasattr(torch, "compile"):
         raise Unsupported("compile needs torch.compile (torch >= 2.0; this is torch %s)" % torch.__version__)
     if case.device == "cuda":   # per case: a persistent peer's earlier case may have set another
@@ -300,15 +340,7 @@ def run_case(factory, case, out, validate_first=True, info_extra=None, compile_m
     if unfit:
         extra["check_skipped"] = unfit
     out.info_json(torchinfo.info(torch, case, **extra))
-    if not unfit:
-        validate(torch, case, setup, autocast, out, optimizer)
-    if setup.work == "benchdb":
-        out.work_benchdb()
-    elif isinstance(setup.work, dict):
-        for phase in case.phases:
-            flops, nbytes = setup.work.get(phase, (None, None))
-            out.work(phase, flops, nbytes)
-    run_model = torch.compile(setup.model) if compile_model else setup.model
+    run_model = torchinfo.compile_fresh(torch, setup.model) if compile_model else setup.model
 
     @contextlib.contextmanager
     def compiling(first):
@@ -322,6 +354,25 @@ def run_case(factory, case, out, validate_first=True, info_extra=None, compile_m
             raise Unsupported("torch.compile (inductor) failed on this machine: %s: %s"
                               % (type(exc).__name__, exc))
 
+    # What is timed is what is checked: the compiled module's loss and gradients. Its first call
+    # compiles it (the forward's graph, and the backward's at the first backward): that happens
+    # here, before the first timed iteration, also where the check is skipped.
+    if not unfit:
+        validate(torch, case, setup, autocast, out, optimizer, run_model, compiling)
+    elif compile_model:
+        with compiling(True):
+            with torch.set_grad_enabled("bwd" in case.phases), autocast():
+                loss = setup.loss(run_model)
+            if "bwd" in case.phases:
+                loss.backward()
+        del loss
+        setup.model.zero_grad(set_to_none=True)
+    if setup.work == "benchdb":
+        out.work_benchdb()
+    elif isinstance(setup.work, dict):
+        for phase in case.phases:
+            flops, nbytes = setup.work.get(phase, (None, None))
+            out.work(phase, flops, nbytes)
     step = _Step(torch, case, setup, run_model, optimizer, autocast, compiling)
     run_iterations(case, out, step, memory)
     memory.report(out, case.phases)

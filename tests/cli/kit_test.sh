@@ -77,8 +77,9 @@ contains "$T/out" "mine" "the compare pairs the user's kernel with flash"
 
 # ---- wrong only where a looser check would not look: stored error, never timed --------------------
 # a function wrong on one (batch, head) of 16 at a sampled shape (benchdb's CPU check compares every
-# head's rows), one wrong on query row 5 of a causal case benchdb checks whole, and a training step
-# whose backward has the right gradient norm and the wrong sign
+# head's rows), one wrong on query row 5 of a causal case benchdb checks whole, a training step
+# whose backward has the right gradient norm and the wrong sign, and a model wrong only when
+# torch.compile'd (the compiled module is what is timed, so it is what is checked)
 cat >"$T/planted.py" <<'PY'
 import sys
 import torch
@@ -129,8 +130,31 @@ def make(case):
             lambda m: torch.nn.functional.cross_entropy(m(x).flatten(0, 1), y.flatten()))
 
 
+class CompiledWrong(torch.nn.Module):
+    """Right in eager mode, its forward scaled by 1.5 under torch.compile."""
+
+    def __init__(self, vocab, d):
+        super().__init__()
+        self.embed, self.head = torch.nn.Embedding(vocab, d), torch.nn.Linear(d, vocab)
+
+    def forward(self, x):
+        h = self.embed(x)
+        return self.head(torch.tanh(h * 1.5 if torch.compiler.is_compiling() else h))
+
+
+def make_compiled_wrong(case):
+    x = case.randint(case.vocab_size, (case.batch_size, case.context_length))
+    return (CompiledWrong(case.vocab_size, case.d_model),
+            lambda m: torch.nn.functional.cross_entropy(m(x).flatten(0, 1), x.flatten()))
+
+
 if sys.argv[1] == "flip":
     train_peer(make)
+if sys.argv[1] == "compiled_wrong":
+    # dynamo's `eager` backend: the captured graph run by PyTorch's kernels, no C++ built on CI
+    import functools
+    torch.compile = functools.partial(torch.compile, backend="eager")
+    train_peer(make_compiled_wrong)
 attention_peer({"one_head": one_head, "row_5": row_5}[sys.argv[1]])
 PY
 cat >"$T/planted.yaml" <<EOF
@@ -140,18 +164,23 @@ peers:
   one_head: {command: 'PYTHONPATH=$SRC/peers "$py" $T/planted.py one_head', suite: attention, persistent: true}
   row_5: {command: 'PYTHONPATH=$SRC/peers "$py" $T/planted.py row_5', suite: attention, persistent: true}
   flip: {command: 'PYTHONPATH=$SRC/peers "$py" $T/planted.py flip', suite: e2e, persistent: true}
+  compiled_wrong: {command: 'PYTHONPATH=$SRC/peers "$py" $T/planted.py compiled_wrong', suite: e2e,
+                   persistent: true, params: {compile: {type: bool, default: false}}}
 defaults: {warmup: 1, iters: 2}
 benchmarks:
   - {suite: attention, impl: one_head, batch_size: 2, heads: 8, seq_len: 512, head_dim: 64, pass: forward}
   - {suite: attention, impl: row_5, batch_size: 1, heads: 8, seq_len: 512, head_dim: 64, causal: true, pass: forward}
   - {suite: e2e, impl: flip, model: tiny, context_length: 32, batch_size: 4, pass: train_step}
+  - {suite: e2e, impl: compiled_wrong, model: tiny, context_length: 32, batch_size: 4, pass: train_step,
+     compile: [false, true]}
 EOF
 db=$T/planted.db
 expect_status 1 "planted wrong kernels and a wrong-signed backward fail the run" "$RUNNER" run "$T/planted.yaml" --db "$db"
 check "wrong on one head of 16: error at that head" [ "$(sql "$db" "select count(*) from cases where impl = 'one_head' and status = 'error' and reason like 'peer check failed: output differs % at O[b=0, h=1, %'")" = 1 ]
 check "wrong on row 5 of a causal case checked whole: error at that row" [ "$(sql "$db" "select count(*) from cases where impl = 'row_5' and status = 'error' and reason like 'peer check failed: output differs % at O[b=0, h=_, s=5, %'")" = 1 ]
 check "a backward of the right norm and the wrong sign: error naming the gradient" [ "$(sql "$db" "select count(*) from cases where impl = 'flip' and status = 'error' and reason like 'peer check failed: grad differs % at gradient of %'")" = 1 ]
-check "none of them is timed" [ "$(sql "$db" "select count(*) from samples")" = 0 ]
+check "a model wrong only under torch.compile: its compiled case an error by the loss check" [ "$(sql "$db" "select group_concat(json_extract(params, '$.compile') || ':' || status || ':' || (coalesce(reason, '') like 'peer check failed: loss differs %'), ',') from (select * from cases where impl = 'compiled_wrong' order by ord)")" = "0:ok:0,1:error:1" ]
+check "none of them is timed (but that model's eager case)" [ "$(sql "$db" "select count(*) from samples s join cases c on c.id = s.case_id where not (c.impl = 'compiled_wrong' and json_extract(c.params, '$.compile') = 0)")" = 0 ]
 
 # ---- a user's nn.Module (the shipped example sweep) -----------------------------------------------
 db=$T/model.db

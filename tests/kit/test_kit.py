@@ -602,10 +602,218 @@ class TrainPeerTest(unittest.TestCase):
         # the optimizer's step (float32 master weights) is checked as in float32
         self.assertEqual([l.split()[1] for l in lines_of(lines, "check")], ["loss", "grad_norm", "opt_step"])
 
+    def test_a_loss_that_ignores_the_model_it_is_given_is_an_error(self):
+        # the closure's own model instead of m: the float64 "reference" was that model, so the
+        # loss check passed at 0 and a forward case was stored validated (a train_step failed
+        # with grad_norm "vs reference 0"); compile never reached it either
+        def make(case):
+            model = TinyLM(case.vocab_size, case.d_model, wrong_backward=True)
+            x = case.randint(case.vocab_size, (case.batch_size, case.context_length))
+            return model, lambda m: torch.nn.functional.cross_entropy(model(x).flatten(0, 1), x.flatten())
+        for pass_, phases in (("forward", "fwd"), ("train_step", "fwd bwd opt")):
+            status, lines = self.run_factory(make, BENCHDB_PASS=pass_, BENCHDB_PHASES=phases)
+            self.assertEqual(status, "error", (pass_, lines[-1]))
+            self.assertIn("the loss function did not compute with the model it was given", lines[-1])
+            self.assertEqual(lines_of(lines, "check") + lines_of(lines, "sample"), [], pass_)
+
+        def make_direct(case):   # a parameter used directly, no module called: that is using m
+            model, _ = self.factory()(case)
+            for p in model.parameters():
+                p.requires_grad_(p is model.lin.weight)
+            return model, lambda m: (m.lin.weight.tanh() ** 2).mean()
+        status, lines = self.run_factory(make_direct)
+        self.assertEqual(status, "ok", lines[-1])
+
+        def make_scripted(case):   # TorchScript runs its ops unseen: no verdict, checked as before
+            model = torch.nn.Sequential(torch.nn.Embedding(case.vocab_size, case.d_model),
+                                        torch.nn.Linear(case.d_model, case.vocab_size))
+            x = case.randint(case.vocab_size, (case.batch_size, case.context_length))
+            return torch.jit.script(model), lambda m: torch.nn.functional.cross_entropy(
+                m(x).flatten(0, 1), x.flatten())
+        status, lines = self.run_factory(make_scripted, BENCHDB_PASS="forward", BENCHDB_PHASES="fwd")
+        self.assertEqual(status, "ok", lines[-1])
+
     def test_a_memory_limit_below_the_weights_is_oom(self):
         status, lines = self.run_factory(self.factory(), BENCHDB_MEM_LIMIT=1000)
         self.assertEqual(status, "oom")
         self.assertIn("memory limit of 1000 bytes", lines[-1])
+
+
+class CompiledWrong(torch.nn.Module if torch else object):
+    """TinyLM's shape, right in eager mode and wrong under torch.compile: its forward scaled
+    (forward=True), or its forward right and its backward scaled (a graph whose gradient is not
+    the eager one's)."""
+
+    def __init__(self, vocab, d, forward):
+        super().__init__()
+        self.embed = torch.nn.Embedding(vocab, d)
+        self.head = torch.nn.Linear(d, vocab)
+        self.forward_wrong = forward
+
+    def forward(self, x):
+        h = self.embed(x)
+        if torch.compiler.is_compiling():
+            h = h * 1.5 if self.forward_wrong else h + (h * 0.5 - (h * 0.5).detach())
+        return self.head(torch.tanh(h))
+
+
+@unittest.skipIf(torch is None or not hasattr(torch, "compiler"),
+                 "this interpreter has no torch >= 2.1 (set BENCHDB_PYTHON to one that has)")
+class CompiledTest(unittest.TestCase):
+    """compile: true validates the compiled model, the one that is timed, and compiles it before
+    the first timed iteration. torch.compile is run with dynamo's `eager` backend here (the
+    graph dynamo captures, run by PyTorch's own kernels): what the kit does with the compiled
+    module is the same, and no C++ is built on CI's two cores."""
+
+    def setUp(self):
+        self.compiled = []   # one entry per graph the backend was handed
+        real = self.real_compile = torch.compile
+
+        def backend(gm, example_inputs):   # records whether the graph is for symbolic shapes
+            self.compiled.append(any(isinstance(x, torch.SymInt) or (
+                isinstance(x, torch.Tensor) and any(isinstance(n, torch.SymInt) for n in x.shape))
+                for x in example_inputs))
+            return gm.forward
+        self.patch = mock.patch.object(torch, "compile", lambda model, **kw: real(model, backend=backend, **kw))
+        self.patch.start()
+        torch._dynamo.reset()
+
+    def tearDown(self):
+        self.patch.stop()
+        torch._dynamo.reset()
+
+    def run_model(self, model_of, check=True, **env):
+        from benchdb_peer import train
+
+        def make(case):
+            model = model_of(case)
+            x = case.randint(case.vocab_size, (case.batch_size, case.context_length))
+            y = case.randint(case.vocab_size, (case.batch_size, case.context_length), offset=1)
+            return model, lambda m: torch.nn.functional.cross_entropy(m(x).flatten(0, 1), y.flatten())
+        at_timing = []
+        real = train.run_iterations
+        with mock.patch.object(train, "run_iterations", lambda case, out, step, memory: (
+                at_timing.append(len(self.compiled)), real(case, out, step, memory))):
+            status, lines = run_case(lambda case, out: train.run_case(make, case, out, check,
+                                                                      compile_model=True),
+                                     e2e_env(**env))
+        return status, lines, at_timing
+
+    def test_a_model_wrong_only_when_compiled_is_caught_before_any_sample(self):
+        # eager, the kit's check passed and the compiled module was timed as ok
+        for forward, pass_, phases, stage in ((True, "forward", "fwd", "loss"),
+                                              (True, "train_step", "fwd bwd opt", "loss"),
+                                              (False, "forward_backward", "fwd bwd", "grad_norm")):
+            status, lines, _ = self.run_model(
+                lambda case: CompiledWrong(case.vocab_size, case.d_model, forward),
+                BENCHDB_PASS=pass_, BENCHDB_PHASES=phases)
+            self.assertEqual(status, "error", (pass_, lines[-1]))
+            self.assertIn("peer check failed: %s differs" % stage, lines[-1], pass_)
+            self.assertEqual(lines_of(lines, "sample"), [], pass_)
+            self.assertTrue(self.compiled, "the check ran the compiled model")
+
+    def test_the_compiled_model_is_checked_and_compiled_before_the_timed_iterations(self):
+        # warmup 0: a compile in the first iteration would be a measured sample
+        for check in (True, False):
+            self.compiled.clear()
+            torch._dynamo.reset()
+            status, lines, at_timing = self.run_model(lambda case: TinyLM(case.vocab_size, case.d_model),
+                                                      check=check, BENCHDB_WARMUP=0)
+            self.assertEqual(status, "ok", lines[-1])
+            self.assertEqual(len(lines_of(lines, "sample")), 2 * 3)
+            self.assertGreater(at_timing[0], 0, "compiled before timing (check=%s)" % check)
+            self.assertEqual(len(self.compiled), at_timing[0], "no compile while timed (check=%s)" % check)
+            stages = [l.split()[1] for l in lines_of(lines, "check")]
+            self.assertEqual(stages, ["loss", "grad_norm", "grad", "opt_step"] if check else [])
+
+    def run_attention(self, fn, check=True, **env):
+        from benchdb_peer import attention
+        params = {"causal": True, "compile": True}
+        at_timing = []
+        real = attention.run_iterations
+        with mock.patch.object(attention, "run_iterations", lambda case, out, step, memory: (
+                at_timing.append(len(self.compiled)), real(case, out, step, memory))):
+            status, lines = run_case(lambda case, out: attention.run_case(fn, case, out, check),
+                                     attention_env(BENCHDB_PARAMS=json.dumps(params), **env))
+        return status, lines, at_timing
+
+    def test_an_attention_peer_s_compile_parameter_compiles_what_is_checked_and_timed(self):
+        # the parameter was ignored: eager timings stored under compile=true (reports: compile yes)
+        for check in (True, False):
+            self.compiled.clear()
+            torch._dynamo.reset()
+            status, lines, at_timing = self.run_attention(sdpa, check, BENCHDB_WARMUP=0)
+            self.assertEqual(status, "ok", lines[-1])
+            info = json.loads(lines_of(lines, "info")[0][len("info "):])
+            self.assertIs(info["compile"], True)
+            self.assertGreater(at_timing[0], 0, "compiled before timing (check=%s)" % check)
+            self.assertEqual(len(self.compiled), at_timing[0], "no compile while timed (check=%s)" % check)
+            self.assertEqual(len(lines_of(lines, "sample")), 2 * 2)
+
+        def wrong_when_compiled(q, k, v, c):
+            o = sdpa(q, k, v, c)
+            return o * 1.5 if torch.compiler.is_compiling() else o
+        status, lines, _ = self.run_attention(wrong_when_compiled)
+        self.assertEqual(status, "error", lines[-1])
+        self.assertIn("peer check failed: output differs", lines[-1])
+        self.assertEqual(lines_of(lines, "sample"), [])
+
+    def test_each_case_compiles_its_own_static_graph(self):
+        # one process, cases in turn (a persistent peer): the second shape got a symbolic-shape
+        # graph, compiled for it or kept from the earlier case, that every later case reused (its
+        # times depended on the order of the cases); a sampled attention case timed the graph
+        # that its check at the reduced seq_len had compiled
+        for ctx in (8, 9, 10):
+            self.compiled.clear()
+            status, lines, at_timing = self.run_model(lambda case: TinyLM(case.vocab_size, case.d_model),
+                                                      BENCHDB_CONTEXT_LENGTH=ctx, BENCHDB_PASS="forward",
+                                                      BENCHDB_PHASES="fwd")
+            self.assertEqual(status, "ok", lines[-1])
+            self.assertEqual(self.compiled, [False], ctx)   # one static graph, compiled in this case
+            self.assertEqual(at_timing, [1], ctx)
+        for seq_len in (2048, 2049):   # sampled: the reduced backward's seq_len is another shape
+            self.compiled.clear()
+            status, lines, at_timing = self.run_attention(sdpa, BENCHDB_SEQ_LEN=seq_len, BENCHDB_HEAD_DIM=64,
+                                                          BENCHDB_BATCH_SIZE=1, BENCHDB_HEADS=1,
+                                                          BENCHDB_WARMUP=0, BENCHDB_ITERS=1)
+            self.assertEqual(status, "ok", lines[-1])
+            self.assertEqual(self.compiled, [False, False], seq_len)   # the case's shape, the reduced one
+            self.assertEqual(at_timing, [2], seq_len)
+
+    def test_compile_is_what_the_reports_read_in_the_parameter(self):
+        # a `values: [false, true]` parameter reaches the peer as the text "false": the kit read
+        # any non-empty text as true and compiled the case that every report shows as not compiled
+        from benchdb_peer import attention, train
+
+        def make(case):
+            model = TinyLM(case.vocab_size, case.d_model)
+            x = case.randint(case.vocab_size, (case.batch_size, case.context_length))
+            return model, lambda m: torch.nn.functional.cross_entropy(m(x).flatten(0, 1), x.flatten())
+        runs = {"e2e": (lambda case, out: train.run_case(make, case, out), e2e_env),
+                "attention": (lambda case, out: attention.run_case(sdpa, case, out), attention_env)}
+        for suite, (run, env_of) in runs.items():
+            for value, compiled in ((False, False), ("false", False), (True, True), ("true", True)):
+                self.compiled.clear()
+                status, lines = run_case(run, env_of(BENCHDB_PARAMS=json.dumps({"causal": True, "compile": value})))
+                self.assertEqual(status, "ok", (suite, value, lines[-1]))
+                self.assertEqual(bool(self.compiled), compiled, (suite, value))
+                info = json.loads(lines_of(lines, "info")[0][len("info "):])
+                self.assertEqual(bool(info.get("compile")), compiled, (suite, value))
+            for value in ("yes", 1):   # what no report reads as compiled: refused, with the reason
+                status, lines = run_case(run, env_of(BENCHDB_PARAMS=json.dumps({"causal": True, "compile": value})))
+                self.assertEqual(status, "unsupported", (suite, value, lines[-1]))
+                self.assertIn("compile must be true or false, got %r" % value, lines[-1])
+
+    def test_a_compile_failure_in_the_check_is_unsupported(self):
+        def failing(gm, example_inputs):
+            raise RuntimeError("no compiler for this")
+        with mock.patch.object(torch, "compile", lambda model, **kw: self.real_compile(model, backend=failing, **kw)):
+            for run in (lambda: self.run_model(lambda case: TinyLM(case.vocab_size, case.d_model)),
+                        lambda: self.run_attention(sdpa)):
+                status, lines, _ = run()
+                self.assertEqual(status, "unsupported", lines[-1])
+                self.assertIn("torch.compile (inductor) failed", lines[-1])
+                self.assertEqual(lines_of(lines, "sample"), [])
 
 
 X86_64 = platform.machine().lower() in ("x86_64", "amd64")

@@ -496,10 +496,11 @@ int cmd_nodes(struct cmd_line *cl)
 		"beyond the band and significant (Benjamini-Hochberg over all comparisons, alpha);\n"
 		"within (✓) when its 95% interval lies inside the band; ~ when neither; contended when\n"
 		"the node's runs waited for a CPU. Memory and temperature against the nodes' median.\n"
-		"Exit status: 1 when a node is out of bounds, 2 when nothing could be compared, the\n"
-		"noise between runs is not measured (one run per node), a node's runs were\n"
-		"contended, or a throughput is ~ (--lenient: ~ with a difference beyond the band),\n"
-		"0 otherwise."};
+		"Exit status: 1 when a node is out of bounds, 2 when nothing could be compared, a\n"
+		"node-case was not compared (? in the table: too few samples, or a case the node\n"
+		"lacks or only it ran), the database's data cannot be read, the noise between runs\n"
+		"is not measured (one run per node), a node's runs were contended, or a throughput\n"
+		"is ~ (--lenient: ~ with a difference beyond the band), 0 otherwise."};
 	struct db *db = NULL;
 	struct run_row *runs = NULL;
 	struct case_row *rows = NULL;

@@ -25,9 +25,7 @@ the compiled function is what is validated and timed, and one untimed call of th
 (after the validation, or without it) compiles it at the case's shape before the first timed
 iteration; a dynamo or inductor failure makes the case unsupported with the reason.
 """
-import contextlib
 import sys
-import traceback
 
 from . import check as chk
 from .measure import Memory, run_iterations
@@ -197,21 +195,6 @@ def _validate(torch, fn, case, q, k, v, do, out):
                                 (ref_o,) + ref_grads, case)
 
 
-@contextlib.contextmanager
-def _compiling(active):
-    """Under `compile`: a dynamo or inductor failure (where fn compiles) is the case's
-    unsupported, with the reason."""
-    try:
-        yield
-    except Exception as exc:   # noqa: BLE001
-        where = type(exc).__module__ or ""
-        if not (active and where.startswith(("torch._dynamo", "torch._inductor"))):
-            raise
-        traceback.print_exc()
-        raise Unsupported("torch.compile (inductor) failed on this machine: %s: %s"
-                          % (type(exc).__name__, exc))
-
-
 def run_case(fn, case, out, validate_first=True, supports=None, info_extra=None):
     """One attention case of fn: checks, inputs, validation, timing, memory."""
     if case.suite != "attention":
@@ -240,7 +223,7 @@ def run_case(fn, case, out, validate_first=True, supports=None, info_extra=None)
     memory = Memory(case)
     grad = "bwd" in case.phases
     q, k, v, do = _inputs(case, B, H, S, D, grad)
-    with _compiling(compile_fn):
+    with torchinfo.compile_failures(compile_fn):
         if validate_first:
             validate(torch, fn, case, q, k, v, do, out)
         if compile_fn:   # the case's own call, forward and backward, compiled before it is timed

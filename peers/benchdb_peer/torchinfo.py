@@ -1,9 +1,11 @@
 """benchdb_peer.torchinfo: the PyTorch a case ran on, as the protocol's `info {...}` object (stored
 with the case as cases.impl_info), and the checks every torch peer makes before it runs a case."""
+import contextlib
 import os
 import platform
 import re
 import sys
+import traceback
 
 from .measure import threads_from_env
 from .protocol import Unsupported
@@ -80,6 +82,21 @@ def compile_asked(case):
     if value is False or value == "false":
         return False
     raise Unsupported("compile must be true or false, got %r (declare it {type: bool})" % (value,))
+
+
+@contextlib.contextmanager
+def compile_failures(active):
+    """Where a torch.compile'd function compiles (its first calls): a dynamo or inductor failure
+    is the case's Unsupported, with the reason (active False: every exception passes as raised)."""
+    try:
+        yield
+    except Exception as exc:   # noqa: BLE001
+        where = type(exc).__module__ or ""
+        if not (active and where.startswith(("torch._dynamo", "torch._inductor"))):
+            raise
+        traceback.print_exc()
+        raise Unsupported("torch.compile (inductor) failed on this machine: %s: %s"
+                          % (type(exc).__name__, exc))
 
 
 def compile_fresh(torch, fn):

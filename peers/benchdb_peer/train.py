@@ -46,7 +46,6 @@ benchdb's own transformer (its FLOPs apply), or {"fwd": (flops, bytes), ...} per
 import contextlib
 import copy
 import sys
-import traceback
 
 from .measure import Memory, run_iterations
 from .protocol import CheckFailed, Unsupported, serve
@@ -342,17 +341,8 @@ def run_case(factory, case, out, validate_first=True, info_extra=None, compile_m
     out.info_json(torchinfo.info(torch, case, **extra))
     run_model = torchinfo.compile_fresh(torch, setup.model) if compile_model else setup.model
 
-    @contextlib.contextmanager
-    def compiling(first):
-        try:
-            yield
-        except Exception as exc:   # noqa: BLE001
-            where = type(exc).__module__ or ""
-            if not (compile_model and first and where.startswith(("torch._dynamo", "torch._inductor"))):
-                raise
-            traceback.print_exc()
-            raise Unsupported("torch.compile (inductor) failed on this machine: %s: %s"
-                              % (type(exc).__name__, exc))
+    def compiling(first):   # a compile failure, where it compiles, is the case's unsupported
+        return torchinfo.compile_failures(compile_model and first)
 
     # What is timed is what is checked: the compiled module's loss and gradients. Its first call
     # compiles it (the forward's graph, and the backward's at the first backward): that happens

@@ -149,14 +149,17 @@ expect_status 0 "--force resumes it" "$RUNNER" run "$T/changed.yaml" --db "$db" 
 check "forced resume complete, each case once" [ "$(sql "$db" "select status || ' ' || (select count(distinct ord) || '/' || count(*) from cases) from runs")" = "complete 16/16" ]
 
 # ---- SIGHUP and SIGTERM end a run like SIGINT ----------------------------------------------------
-# (midrun.yaml: cases of a few tenths of a second, under ASan too, so that these land mid-run)
+# (midrun.yaml: cases of a few tenths of a second, under ASan too; the runner held (SIGSTOP) once
+# it has stored a case, signalled, then let go: the signal lands mid-run however fast the machine)
 midrun=$SRC/tests/cli/midrun.yaml
 for sig in HUP TERM INT; do
 	db=$T/sig$sig.db
 	"$RUNNER" run "$midrun" --db "$db" >/dev/null 2>"$T/sig$sig.err" &
 	pid=$!
-	for _ in $(seq 1 600); do [ "$(sql "$db" "select count(*) from cases" 2>/dev/null)" -ge 1 ] 2>/dev/null && break; sleep 0.1; done
+	for _ in $(seq 1 600); do [ "$(sql "$db" "select count(*) from cases" 2>/dev/null)" -ge 1 ] 2>/dev/null && break; sleep 0.02; done
+	kill -STOP "$pid"
 	kill -$sig "$pid"
+	kill -CONT "$pid"
 	wait "$pid"
 	st=$?
 	check "SIG$sig: exit 130 (got $st; $(tail -c 300 "$T/sig$sig.err"))" [ "$st" = 130 ]

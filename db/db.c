@@ -824,6 +824,15 @@ const struct run_row *db_run_find(const struct run_row *runs, size_t n, int64_t 
 	return runs ? bsearch(&id, runs, n, sizeof(*runs), cmp_run_id) : NULL;
 }
 
+double db_iso_seconds(const char *iso)
+{
+	struct tm tm;
+	memset(&tm, 0, sizeof(tm));
+	if (!iso || !strptime(iso, "%Y-%m-%dT%H:%M:%S", &tm))
+		return NAN;
+	return (double)timegm(&tm);
+}
+
 int db_run_time_cmp(const struct run_row *a, const struct run_row *b)
 {
 	int c = strcmp(a->started_at ? a->started_at : "", b->started_at ? b->started_at : "");

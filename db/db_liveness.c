@@ -94,11 +94,8 @@ int db_run_heartbeat(struct db *db, int64_t run_id)
  * this host's clock; -INFINITY when it does not parse. */
 static double age_s(const char *iso)
 {
-	struct tm tm;
-	memset(&tm, 0, sizeof(tm));
-	if (!iso || !strptime(iso, "%Y-%m-%dT%H:%M:%S", &tm))
-		return -INFINITY;
-	return difftime(time(NULL), timegm(&tm));
+	double at = db_iso_seconds(iso);
+	return isnan(at) ? -INFINITY : difftime(time(NULL), (time_t)at);
 }
 
 /* A process pid on this host that is a runner (a pid reused by another program is not; nor is

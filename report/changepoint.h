@@ -42,6 +42,16 @@ struct cp_series {
 	size_t n;
 	double run_noise;       /* standard deviation of y from run to run (log scale) from the noise
 				   model, where the database has one; 0: estimated from the series */
+	double run_noise_within;  /* the part of run_noise (sd) the runs of one session do not share;
+				     0: unknown (a session's mean then taken to be as noisy as one
+				     run) */
+	/* (n) the session of each run, or NULL: each run a session of its own. Runs next to each
+	 * other with the same value are one session (one `runner run --repeat`, one group): they ran
+	 * in one state of the machine and share its shift, so they are not independent evidence.
+	 * Each session then counts once: the detector runs on the sessions' mean y, its permutation
+	 * test shuffles whole sessions, min_segment counts sessions, and a change point is the first
+	 * run of a session. Runs with the same value apart from each other are different sessions. */
+	const size_t *session;
 };
 
 struct cp_point {
@@ -55,10 +65,13 @@ struct cp_point {
 struct cp_result {
 	struct cp_point *points;   /* (n) by index */
 	size_t n;
-	double noise;              /* run-to-run sd of y used for intervals and the band: the larger of
-				      the series' own (pooled within segments) and run_noise */
+	size_t sessions;           /* how many sessions the runs are (n of the series without them) */
+	double noise;              /* sd of y from session to session (from run to run where each run
+				      is its own session) used for intervals and the band: the larger
+				      of the series' own (pooled within segments) and run_noise (of a
+				      session's mean) */
 	int noise_estimated;       /* 1: run_noise was 0, noise is the series' own */
-	double noise_df;           /* degrees of freedom of noise (within segments) */
+	double noise_df;           /* degrees of freedom of noise (sessions within segments) */
 	double p_stop;             /* the p of the first split not made (1 when none was tested) */
 };
 
@@ -66,7 +79,9 @@ struct cp_result {
  * E-divisive statistic Q with both sides at least min_segment long; kept while the permutation p
  * (the runs shuffled within every current segment, the maximum of Q recomputed; (b+1)/(R+1)) is
  * <= alpha; then the changes below min_change merged away, smallest first. Fewer than
- * 2 min_segment runs give no change point. Returns 0, BD_EINVAL for bad options or a non-finite y. */
+ * 2 min_segment runs (sessions, with s->session) give no change point. before, after, change and
+ * its interval are of the sessions' means, each session counted once. Returns 0, BD_EINVAL for
+ * bad options or a non-finite y. */
 int changepoints_find(const struct cp_series *s, const struct cp_options *o, struct cp_result *out);
 void cp_result_free(struct cp_result *r);
 

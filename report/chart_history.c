@@ -47,10 +47,7 @@ static void add_data(struct strbuf *sb, const struct history_series *s, size_t k
 		       b = seg < s->cp.n ? s->cp.points[seg].index : s->n;
 		if (b <= a)
 			continue;
-		double sum = 0;
-		for (size_t i = a; i < b; i++)
-			sum += log(s->points[i].median);
-		double mean = sum / (double)(b - a);
+		double mean = history_segment_mean(s, a, b);
 		sb_addf(sb, "$b%zu_%zu << EOD\n", k, seg);
 		/* the band spans its runs: from half a run before the first to half after the last */
 		for (int end = 0; end < 2; end++)

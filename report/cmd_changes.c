@@ -105,20 +105,18 @@ static void newest_table(const struct history_set *hs, int with_key, size_t rece
 		snprintf(status, sizeof(status), "%s", history_newest_names[s->newest]);
 		if (s->n) {
 			size_t from = s->cp.n ? s->cp.points[s->cp.n - 1].index : 0;
-			double sum = 0;
-			for (size_t k = from; k < s->n; k++)
-				sum += log(s->points[k].median);
 			table_number(t, r, c_since, (double)s->points[from].run->id);
 			table_number(t, r, c_seg, (double)(s->n - from));
-			table_number(t, r, c_med, exp(sum / (double)(s->n - from)) / 1e6);
+			table_number(t, r, c_med, exp(history_segment_mean(s, from, s->n)) / 1e6);
 			if (s->cp.noise > 0)
 				table_number(t, r, c_noise, 100 * s->cp.noise);
 			if (s->newest == NEWEST_SLOWER || s->newest == NEWEST_FASTER ||
 			    s->newest == NEWEST_CONTENDED)
 				snprintf(status, sizeof(status), "%s %+.1f%%", history_newest_names[s->newest],
 					 100 * s->newest_net);
-			else if (s->newest == NEWEST_STEADY && s->n >= recent && !s->quiet_first)
-				snprintf(status, sizeof(status), "steady (no change in %zu runs)", recent);
+			else if (s->newest == NEWEST_STEADY && s->nsessions >= recent && !s->quiet_first)
+				snprintf(status, sizeof(status), "steady (no change in %zu %s)", recent,
+					 s->nsessions < s->n ? "sessions" : "runs");
 			else if (s->newest == NEWEST_GONE)
 				snprintf(status, sizeof(status), "no longer run: not in run %lld (complete) "
 					 "nor after", (long long)s->gone_run->id);
@@ -134,9 +132,17 @@ static void newest_table(const struct history_set *hs, int with_key, size_t rece
 					 "samples", (long long)s->unmeasured_run->id);
 			}
 			if (s->newest_off != 0) {
-				size_t len = strlen(status);
-				snprintf(status + len, sizeof(status) - len, "; newest run %+.1f%%: one run is "
-					 "not a change point", 100 * s->newest_off);
+				size_t len = strlen(status), first = s->n - 1;
+				while (first > 0 && s->session[first - 1] == s->session[s->n - 1])
+					first--;
+				if (first == s->n - 1)
+					snprintf(status + len, sizeof(status) - len, "; newest run %+.1f%%: "
+						 "one run is not a change point", 100 * s->newest_off);
+				else
+					snprintf(status + len, sizeof(status) - len, "; newest session (runs "
+						 "%lld-%lld) %+.1f%%: one session is not a change point",
+						 (long long)s->points[first].run->id,
+						 (long long)s->points[s->n - 1].run->id, 100 * s->newest_off);
 			}
 		}
 		table_text(t, r, c_status, status);
@@ -198,7 +204,9 @@ int cmd_changes(struct cmd_line *cl)
 	static const struct cmd_usage usage = {
 		REPORT_PROG, "changes", "[--label LABEL] [--case KEY | --where KEY=VALUE ...] [options]",
 		"Change points in the history of every case (or those the filter picks), one series per\n"
-		"case key and host, oldest run first: each run's median, split by E-divisive means\n"
+		"case key and host, oldest run first: each run's median (the runs of one --repeat\n"
+		"group are one point, their mean: they share that time's state of the machine),\n"
+		"split by E-divisive means\n"
 		"(Matteson and James 2014, as Apache Otava and MongoDB's signal-processing-algorithms),\n"
 		"each split kept when a permutation test says so at --alpha, both sides at least\n"
 		"--min-segment runs (a lone spike is never one), smaller changes than --min-change\n"
@@ -259,8 +267,9 @@ int cmd_changes(struct cmd_line *cl)
 		status = EXIT_CANNOT_TELL;
 		goto done;
 	}
-	size_t count[NEWEST_COUNT] = {0}, changes = 0, broken = 0, unmeasured = 0;
+	size_t count[NEWEST_COUNT] = {0}, changes = 0, broken = 0, unmeasured = 0, in_sessions = 0;
 	for (size_t i = 0; i < hs.n; i++) {
+		in_sessions += hs.series[i].nsessions < hs.series[i].n;
 		count[hs.series[i].newest]++;
 		changes += hs.series[i].cp.n;
 		broken += hs.series[i].broken_run != NULL;
@@ -315,6 +324,12 @@ int cmd_changes(struct cmd_line *cl)
 			    "runs or a case is not ok in its newest run, 2 when a contended change "
 			    "did, or when no series still run has %zu runs",
 		   verdict, h.recent, 2 * cpo.min_segment);
+	if (in_sessions)
+		table_note(&newest, "%zu series have runs of one session (one runner run --repeat, one "
+				    "group, one code): they share the machine's state of that time, so "
+				    "each session counts once, as one run does: its runs' mean is one "
+				    "point of the test, and --recent and --min-segment count sessions",
+			   in_sessions);
 	if (count[NEWEST_GONE])
 		table_note(&newest, "no longer run: a case that newer complete runs of its sweep on its "
 				    "host do not have (dropped from the sweep): no verdict, neither a "

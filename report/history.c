@@ -72,6 +72,12 @@ static int text_is(const char *have, const char *want)
 	return !want || (have && !strcmp(have, want));
 }
 
+/* Both NULL, or equal. */
+static int text_same(const char *a, const char *b)
+{
+	return a && b ? !strcmp(a, b) : a == b;
+}
+
 /* What the newer runs of the key's sweep say, last being the newest run that has the key on hs's
  * host. The runs are those on the host that pass f's run filters (whatever cases they stored —
  * none, when the runner died in its first case: --case, --where and --suite pick the series,
@@ -114,6 +120,26 @@ static void newer_runs_of_sweep(const struct history_set *s, const struct histor
 	if (newest && hs->n && !hs->broken_run &&
 	    !(newest->status && !strcmp(newest->status, "complete")))
 		hs->broken_run = newest;
+}
+
+/* The most a run of a session starts after the one before it ended: `runner run --repeat`
+ * starts each run as the one before ends. */
+#define SESSION_GAP_S 3600
+
+/* 1 when runs a and b, next to each other in a series (a older), are one session: one group
+ * (`runner run --repeat`'s runs) that ran one code, b begun within SESSION_GAP_S of a's end. A run
+ * without a group is a session of its own; so is one of a group id reused with another commit or
+ * sweep, or hours later (an explicit --group reused every night; older runners gave a sweep's
+ * shards the same group id every night). */
+static int same_session(const struct run_row *a, const struct run_row *b)
+{
+	if (!a->group_id || !b->group_id || strcmp(a->group_id, b->group_id) ||
+	    a->git_dirty != b->git_dirty || !text_same(a->git_commit, b->git_commit) ||
+	    !text_same(a->sweep_hash, b->sweep_hash))
+		return 0;
+	double end = db_iso_seconds(a->ended_at ? a->ended_at : a->started_at),
+	       start = db_iso_seconds(b->started_at);
+	return !(start - end > SESSION_GAP_S);   /* a time that does not parse: the group's word */
 }
 
 /* Append the points of rows[0..n-1] (one key, oldest first) on host to a new series of s. */
@@ -173,6 +199,12 @@ static int series_add(struct db *db, struct history_set *s, const struct history
 		memmove(hs->points, hs->points + drop, (size_t)f->last * sizeof(*hs->points));
 		hs->n = (size_t)f->last;
 	}
+	hs->session = xcalloc(hs->n ? hs->n : 1, sizeof(*hs->session));
+	for (size_t i = 0; i < hs->n; i++)
+		hs->session[i] = hs->nsessions += !i || !same_session(hs->points[i - 1].run,
+									hs->points[i].run);
+	for (size_t i = 0; i < hs->n; i++)   /* from 0 */
+		hs->session[i]--;
 	s->n++;
 	return rc;
 }
@@ -304,6 +336,7 @@ void history_free(struct history_set *s)
 		return;
 	for (size_t i = 0; i < s->n; i++) {
 		free(s->series[i].points);
+		free(s->series[i].session);
 		free(s->series[i].changes);
 		cp_result_free(&s->series[i].cp);
 	}
@@ -330,13 +363,26 @@ static double mean_wait(const struct history_series *s, size_t a, size_t b)
 /* z of the two-sided 95% normal interval: a run's own standard error from its median's interval */
 #define Z_95 1.959964
 
-/* Mean of log medians of points [a, b). */
-static double mean_y(const struct history_series *s, size_t a, size_t b)
+double history_segment_mean(const struct history_series *s, size_t a, size_t b)
 {
-	double sum = 0;
-	for (size_t i = a; i < b; i++)
-		sum += log(s->points[i].median);
-	return b > a ? sum / (double)(b - a) : 0;
+	double sum = 0, session_sum = 0;
+	size_t sessions = 0, runs = 0;
+	for (size_t i = a; i < b; i++) {
+		session_sum += log(s->points[i].median);
+		runs++;
+		if (i + 1 == b || s->session[i + 1] != s->session[i]) {
+			sum += session_sum / (double)runs;
+			sessions++;
+			session_sum = 0;
+			runs = 0;
+		}
+	}
+	return sessions ? sum / (double)sessions : 0;
+}
+
+size_t history_sessions_in(const struct history_series *s, size_t a, size_t b)
+{
+	return b > a ? s->session[b - 1] - s->session[a] + 1 : 0;
 }
 
 /* When the newest `recent` runs hold several change points and the newest is not slower (a
@@ -349,15 +395,16 @@ static void newest_net_slower(struct history_series *s, const struct cp_options 
 			      const struct verdict_rule *rule, size_t recent)
 {
 	size_t last = s->cp.n - 1, first = last;
-	while (first > 0 && s->cp.points[first - 1].index + recent >= s->n)
+	while (first > 0 && s->session[s->cp.points[first - 1].index] + recent >= s->nsessions)
 		first--;
 	if (first == last || !(s->cp.noise >= 0) || !(s->cp.noise_df > 0))
 		return;
 	size_t a = first ? s->cp.points[first - 1].index : 0, b = s->cp.points[first].index,
 	       c = s->cp.points[last].index;
-	double net = mean_y(s, c, s->n) - mean_y(s, a, b);
+	double net = history_segment_mean(s, c, s->n) - history_segment_mean(s, a, b);
 	double half = student_t_quantile(0.975, s->cp.noise_df) * s->cp.noise *
-		      sqrt(1.0 / (double)(b - a) + 1.0 / (double)(s->n - c));
+		      sqrt(1.0 / (double)history_sessions_in(s, a, b) +
+			   1.0 / (double)history_sessions_in(s, c, s->n));
 	if (!(net > log1p(o->min_change)) || !(net - half > 0))
 		return;
 	s->newest_change = first;
@@ -385,16 +432,17 @@ static void newest_past_contention(struct history_series *s, const struct cp_opt
 	if (s->changes[last].verdict != HISTORY_CONTENDED || !(s->changes[last].cp.change < 0) ||
 	    !(s->cp.noise >= 0) || !(s->cp.noise_df > 0))
 		return;
-	double y_new = mean_y(s, c, s->n), wait_new = mean_wait(s, c, s->n);
+	double y_new = history_segment_mean(s, c, s->n), wait_new = mean_wait(s, c, s->n);
 	for (size_t k = last + 1; k-- > 0;) {   /* segment k: [cp[k - 1], cp[k]) */
 		size_t a = k ? s->cp.points[k - 1].index : 0, b = s->cp.points[k].index;
-		double net = y_new - mean_y(s, a, b), wait = mean_wait(s, a, b);
+		double net = y_new - history_segment_mean(s, a, b), wait = mean_wait(s, a, b);
 		if (net < 0 && verdict_contended(wait, wait_new, rule))
 			continue;   /* slower than today's runs, and it waited: contention explains it */
 		if (net >= 0 && verdict_contended(wait_new, wait, rule))
 			return;     /* the newest runs are the slower side here and waited more */
 		double half = student_t_quantile(1 - o->alpha / 2, s->cp.noise_df) * s->cp.noise *
-			      sqrt(1.0 / (double)(b - a) + 1.0 / (double)(s->n - c));
+			      sqrt(1.0 / (double)history_sessions_in(s, a, b) +
+				   1.0 / (double)history_sessions_in(s, c, s->n));
 		s->newest_net = expm1(net);
 		s->quiet_first = s->points[a].run;
 		s->quiet_last = s->points[b - 1].run;
@@ -414,7 +462,8 @@ static int series_detect(struct history_series *s, const struct cp_options *o,
 		y[i] = log(p->median);
 		se[i] = p->lo > 0 && p->hi > p->lo ? (log(p->hi) - log(p->lo)) / (2 * Z_95) : 0;
 	}
-	struct cp_series series = {.y = y, .se = se, .n = s->n, .run_noise = s->run_noise};
+	struct cp_series series = {.y = y, .se = se, .n = s->n, .run_noise = s->run_noise,
+				   .run_noise_within = s->run_noise_within, .session = s->session};
 	int rc = changepoints_find(&series, o, &s->cp);
 	free(y);
 	free(se);
@@ -436,19 +485,20 @@ static int series_detect(struct history_series *s, const struct cp_options *o,
 		if (verdict_contended(slow, fast, rule))
 			c->verdict = HISTORY_CONTENDED;
 	}
-	size_t from = s->cp.n ? s->cp.points[s->cp.n - 1].index : 0;
-	if (s->n >= from + 3 && s->cp.noise > 0) {   /* the rest of the segment: 2 runs or more */
-		double sum = 0, last = log(s->points[s->n - 1].median);
-		for (size_t i = from; i + 1 < s->n; i++)
-			sum += log(s->points[i].median);
-		double off = last - sum / (double)(s->n - 1 - from);
+	/* the newest session against the rest of its segment: 2 sessions or more */
+	size_t from = s->cp.n ? s->cp.points[s->cp.n - 1].index : 0, newest = s->n;
+	while (newest > 0 && s->session[newest - 1] == s->session[s->n - 1])
+		newest--;
+	if (history_sessions_in(s, from, s->n) >= 3 && s->cp.noise > 0) {
+		double off = history_segment_mean(s, newest, s->n) -
+			     history_segment_mean(s, from, newest);
 		if (fabs(off) > 3 * s->cp.noise)
 			s->newest_off = expm1(off);
 	}
 	s->newest = NEWEST_STEADY;
-	if (s->n < 2 * o->min_segment)
+	if (s->nsessions < 2 * o->min_segment)
 		s->newest = NEWEST_TOO_FEW;
-	else if (s->cp.n && s->cp.points[s->cp.n - 1].index + recent >= s->n) {
+	else if (s->cp.n && s->session[s->cp.points[s->cp.n - 1].index] + recent >= s->nsessions) {
 		s->newest_change = s->cp.n - 1;
 		s->newest_net = s->changes[s->cp.n - 1].cp.change;
 		static const enum history_newest of_verdict[] = {NEWEST_SLOWER, NEWEST_FASTER,
@@ -493,8 +543,10 @@ int history_noise(struct db *db, struct history_set *s, enum series_pick pick,
 		 * sessions (two sessions of one history would make a step its noise) */
 		long c = noise_data_find(&data[k], hs->case_key);
 		if (models[k].basis == NOISE_MEASURED && models[k].between_df >= HISTORY_NOISE_MIN_DF &&
-		    c >= 0)
+		    c >= 0) {
 			hs->run_noise = noise_run_sd(&models[k], c);
+			hs->run_noise_within = noise_within_sd(&models[k], c);
+		}
 	}
 	for (size_t k = 0; k < nsystems; k++) {
 		noise_data_free(&data[k]);

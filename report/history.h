@@ -28,15 +28,15 @@ struct history_options {
 	 "level of the permutation test of each split (default " REPORT_STR(CP_ALPHA) ")",         \
 	 &(h)->alpha},                                                                             \
 	{"min-segment", 0, OPT_INT, "N",                                                          \
-	 "runs on each side of a change point, at least 2 (default " REPORT_STR(CP_MIN_SEGMENT)    \
-	 ")", &(h)->min_segment},                                                                  \
+	 "runs on each side of a change point, at least 2; a --repeat group's runs count as one "  \
+	 "(default " REPORT_STR(CP_MIN_SEGMENT) ")", &(h)->min_segment},                           \
 	{"min-change", 0, OPT_PERCENT, "PCT",                                                      \
 	 "smaller changes are merged away (default " REPORT_STR(CP_MIN_CHANGE_PCT) ")",            \
 	 &(h)->min_change}
 #define HISTORY_OPT_RECENT(h)                                                                      \
 	{"recent", 0, OPT_INT, "N",                                                                \
-	 "a change within the newest N runs is new: slower exits 1 (default " REPORT_STR(CP_RECENT) \
-	 ")", &(h)->recent}
+	 "a change within the newest N runs (a --repeat group's runs count as one) is new: "       \
+	 "slower exits 1 (default " REPORT_STR(CP_RECENT) ")", &(h)->recent}
 /* When a change is contended (verdict_contended), on a struct report_options o's rule. */
 #define HISTORY_OPT_CONTENTION(o)                                                                  \
 	{"cpu-wait-gap", 0, OPT_PERCENT, "PCT",                                                    \
@@ -97,11 +97,18 @@ struct history_series {
 	const char *case_key, *name, *host;   /* point into the set's rows */
 	struct history_point *points;         /* (n), oldest first */
 	size_t n;
+	/* (n) the session of each point, from 0: the runs of one group (`runner run --repeat`, a
+	 * group of shards) with one code (commit, uncommitted changes, sweep), next to each other in
+	 * the series, are one session, counted once by the detector (cp_series.session), --recent and
+	 * --min-segment; any other run is a session of its own. nsessions: how many. */
+	size_t *session;
+	size_t nsessions;
 	size_t not_ok;                        /* cases of the key and host that were not ok, or had
 						 no samples of the pick: left out */
 	double run_noise;                     /* the noise model's spread of one run against runs
 						 at other times (sd of the log median; noise.h), 0 when
 						 the model measured none (history_noise) */
+	double run_noise_within;              /* its part that runs of one session do not share */
 	struct cp_result cp;                  /* after history_detect */
 	struct history_change *changes;       /* (cp.n) */
 	enum history_newest newest;
@@ -133,10 +140,10 @@ struct history_series {
 	 * nothing of today's code (newest NEWEST_GONE; broken_run, broken_row and unmeasured_run
 	 * NULL, no verdict, no failure). NULL otherwise, and when that run's sweep has no name. */
 	const struct run_row *gone_run;
-	double newest_off;                    /* the newest run against the rest of its segment,
-						 exp(y - mean) - 1, when beyond 3 run-to-run sd (a
-						 lone slow run, or the first of a change to come); 0
-						 otherwise */
+	double newest_off;                    /* the newest session (run) against the rest of its
+						 segment, exp(y - mean) - 1, when beyond 3 sd of the
+						 noise (a lone slow run, or the first of a change to
+						 come); 0 otherwise */
 };
 
 struct history_set {
@@ -185,6 +192,13 @@ int history_noise(struct db *db, struct history_set *s, enum series_pick pick,
  * intervals and the band use the larger of the series' own run-to-run noise and its run_noise. */
 int history_detect(struct history_set *s, const struct cp_options *o,
 		   const struct verdict_rule *rule, size_t recent);
+
+/* The mean log median of the points [a, b) of s, each session counted once (the mean of its
+ * sessions' means; a and b at session starts, as the change points are), as the detector means
+ * its segments. 0 when b <= a. */
+double history_segment_mean(const struct history_series *s, size_t a, size_t b);
+/* How many sessions the points [a, b) of s are in. */
+size_t history_sessions_in(const struct history_series *s, size_t a, size_t b);
 
 /* The change of series s that starts at point index i, or NULL. */
 const struct history_change *history_change_at(const struct history_series *s, size_t i);

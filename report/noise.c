@@ -470,6 +470,11 @@ double noise_run_sd(const struct noise_model *m, long case_index)
 	return sqrt(scale_of(m, case_index) * (m->within_var + m->between_var));
 }
 
+double noise_within_sd(const struct noise_model *m, long case_index)
+{
+	return sqrt(scale_of(m, case_index) * m->within_var);
+}
+
 /* Sum over the sessions of both sides of (share of c's runs - share of b's runs)^2. */
 static double session_shares(const struct noise_side *b, const struct noise_side *c)
 {

@@ -117,6 +117,8 @@ void noise_model_free(struct noise_model *m);
 /* The spread of one run of a case against runs made at other times, as the sd of y (about the
  * relative spread of its median): sqrt(scale (s_w^2 + s_b^2)). */
 double noise_run_sd(const struct noise_model *m, long case_index);
+/* Its part that runs of one session do not share: sqrt(scale s_w^2). */
+double noise_within_sd(const struct noise_model *m, long case_index);
 
 /* One side of a comparison: the session of each of its runs (keys as in noise_session). */
 struct noise_side {

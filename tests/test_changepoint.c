@@ -280,6 +280,114 @@ static void test_changepoint__noise_of_series_ignores_a_step(void **state)
 	assert_true(cp_noise_of_series(y, 2) == 0);
 }
 
+#define NIGHTS 20
+#define PER_NIGHT 3
+
+/* y of NIGHTS sessions of PER_NIGHT runs: each session shifted by N(0, session_sd^2), each run by
+ * N(0, run_sd^2) more; session[] numbers them. */
+static void session_history(double *y, size_t *session, double session_sd, double run_sd)
+{
+	for (size_t k = 0; k < NIGHTS; k++) {
+		double shift = session_sd * normal();
+		for (size_t j = 0; j < PER_NIGHT; j++) {
+			y[k * PER_NIGHT + j] = shift + run_sd * normal();
+			session[k * PER_NIGHT + j] = k;
+		}
+	}
+}
+
+/* Runs of one session share its shift (runner run --repeat 3 a night). Taken as independent
+ * runs, an A/A history got a change point far more often than alpha; counted once each, the
+ * sessions hold it to alpha: 400 histories of 20 nights x 3 runs, 3% run-to-run noise of which
+ * three quarters is the session's, at most 1.5% with a change point. */
+static void test_changepoint__sessions_are_the_unit_of_the_test(void **state)
+{
+	(void)state;
+	const struct cp_options o = CP_OPTIONS_DEFAULT;
+	double y[NIGHTS * PER_NIGHT];
+	size_t session[NIGHTS * PER_NIGHT];
+	int falses = 0, falses_as_runs = 0;
+	gen_state = 11;
+	for (int h = 0; h < 400; h++) {
+		session_history(y, session, 0.03 * sqrt(0.75), 0.03 * sqrt(0.25));
+		struct cp_series s = {.y = y, .n = NIGHTS * PER_NIGHT, .session = session};
+		struct cp_result r;
+		assert_int_equal(changepoints_find(&s, &o, &r), 0);
+		assert_int_equal(r.sessions, NIGHTS);
+		falses += r.n > 0;
+		cp_result_free(&r);
+		if (h < 100) {   /* what the sessions are there for (a found split costs 999 shuffles) */
+			r = find(y, NIGHTS * PER_NIGHT, &o);
+			falses_as_runs += r.n > 0;
+			cp_result_free(&r);
+		}
+	}
+	print_message("A/A in sessions: %d of 400 with a change point; the runs taken as independent: "
+		      "%d of the first 100\n", falses, falses_as_runs);
+	assert_true(falses <= 6);
+	assert_true(falses_as_runs >= 20);
+}
+
+/* A change point is a session's first run, its before and after the means of the sessions'
+ * means (a session of 1 run counts as much as one of 4), min_segment counts sessions. */
+static void test_changepoint__sessions_place_and_size_a_change(void **state)
+{
+	(void)state;
+	const struct cp_options o = CP_OPTIONS_DEFAULT;
+	/* 12 sessions of 1, 2, 3, 4, 1, 2, 3, 4, ... runs, the last six 20% slower; within a session
+	 * the runs -1%, +1%, -1%, ...: a mean over runs would weigh the odd sessions' -1% more */
+	double y[30];
+	size_t session[30], n = 0;
+	for (size_t k = 0; k < 12; k++)
+		for (size_t j = 0; j <= k % 4; j++) {
+			y[n] = (k >= 6 ? log(1.2) : 0) + (j % 2 ? 0.01 : -0.01);
+			session[n++] = k;
+		}
+	assert_int_equal(n, 30);
+	struct cp_series s = {.y = y, .n = n, .session = session};
+	struct cp_result r;
+	assert_int_equal(changepoints_find(&s, &o, &r), 0);
+	assert_int_equal(r.sessions, 12);
+	assert_int_equal(r.n, 1);
+	assert_int_equal(r.points[0].index, 13);   /* session 6's first run: 1 + 2 + 3 + 4 + 1 + 2 */
+	double before = 0, after = 0;   /* the sessions' means, each counted once */
+	for (size_t k = 0; k < 12; k++) {
+		double sum = 0, runs = 0;
+		for (size_t i = 0; i < n; i++)
+			if (session[i] == k) {
+				sum += y[i];
+				runs++;
+			}
+		*(k < 6 ? &before : &after) += sum / runs / 6;
+	}
+	assert_true(fabs(r.points[0].before - before) < 1e-12);
+	assert_true(fabs(r.points[0].after - after) < 1e-12);
+	assert_true(fabs(r.points[0].change - expm1(after - before)) < 1e-12);
+	cp_result_free(&r);
+	/* 5 sessions of 3 runs, a 50% step after 3: 15 runs, but fewer than 2 min_segment sessions */
+	for (size_t i = 0; i < 15; i++) {
+		y[i] = (i >= 9 ? log(1.5) : 0) + 0.001 * (double)(i % 3);
+		session[i] = i / 3;
+	}
+	s.n = 15;
+	assert_int_equal(changepoints_find(&s, &o, &r), 0);
+	assert_int_equal(r.sessions, 5);
+	assert_int_equal(r.n, 0);
+	cp_result_free(&r);
+	/* equal labels apart from each other are two sessions; the same runs alone are 15 */
+	for (size_t i = 0; i < 15; i++)
+		session[i] = (i / 3) % 2;
+	assert_int_equal(changepoints_find(&s, &o, &r), 0);
+	assert_int_equal(r.sessions, 5);
+	cp_result_free(&r);
+	s.session = NULL;
+	assert_int_equal(changepoints_find(&s, &o, &r), 0);
+	assert_int_equal(r.sessions, 15);
+	assert_int_equal(r.n, 1);
+	assert_int_equal(r.points[0].index, 9);
+	cp_result_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -294,6 +402,8 @@ int main(void)
 		cmocka_unit_test(test_changepoint__run_noise_of_the_model_widens_intervals),
 		cmocka_unit_test(test_changepoint__short_series_and_bad_input),
 		cmocka_unit_test(test_changepoint__noise_of_series_ignores_a_step),
+		cmocka_unit_test(test_changepoint__sessions_are_the_unit_of_the_test),
+		cmocka_unit_test(test_changepoint__sessions_place_and_size_a_change),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -249,6 +249,50 @@ expect_status 2 "--min-segment 1" "$REPORT" changes --db "$T/step.db" --min-segm
 expect_status 2 "--alpha 2" "$REPORT" changes --db "$T/step.db" --alpha 2
 # 10 / alpha permutations do not fit their count: it wrapped round, the test could never reach
 # alpha, and the 10% step passed (exit 0)
+# Runs of one session (`runner run --repeat 3` each night: one group) share that night's state of
+# the machine: taken as independent runs they made an A/A history's change points several times
+# alpha. Each session now counts once: its runs' mean is a point of the test, --recent and
+# --min-segment count sessions. Here three quarters of the run-to-run variance is the session's.
+nights() { local n=$1 runs=$2 factor=$3; for ((i = 0; i < n; i++)); do printf 'nightly:%s:%s ' "$runs" "$factor"; done; }
+check "A/A, 20 nights of 3 runs, 10 trials" planted "$T/sess.db" --trials 10 --session 0.75 --seed 21 $(nights 20 3 1)
+expect_status 0 "... exit 0" "$REPORT" changes --db "$T/sess.db" --format csv
+aa_points=$(awk -F, 'NF == 13 && NR > 1 { print $3 "|" $1 }' "$T/out" | sort -u | wc -l)
+check "at most 1 of the 40 series with a (false) change point (got $aa_points)" [ "$aa_points" -le 1 ]
+check "... each session counted once, said" [ "$(grep -c ',steady (no change in 10 sessions)$' "$T/out")" -ge 39 ]
+# the same runs without their groups are taken as independent: far more change points (what the
+# detector did with sessions before): the planted sessions are what this test is about
+cp "$T/sess.db" "$T/nosess.db"
+sql "$T/nosess.db" "UPDATE runs SET group_id = NULL"
+"$REPORT" changes --db "$T/nosess.db" --format csv >"$T/out" 2>/dev/null
+ungrouped=$(awk -F, 'NF == 13 && NR > 1 { print $3 "|" $1 }' "$T/out" | sort -u | wc -l)
+check "the same runs ungrouped: more false change points ($ungrouped against $aa_points)" [ "$ungrouped" -ge $((aa_points + 4)) ]
+# a 10% step 6 nights (18 runs) before the end: found at the first run of night 15 (run 43),
+# still new: --recent counts nights (sessions), not runs (10 runs was three nights)
+check "10% slower for the last 6 of 20 nights of 3 runs" planted "$T/sessstep.db" --session 0.75 --seed 22 $(nights 14 3 1) $(nights 6 3 1.1)
+expect_status 1 "... exit 1" "$REPORT" changes --db "$T/sessstep.db" --format csv
+check "one change point per case, at run 43 (46, a session late, in one), slower" [ "$(awk -F, 'NF == 13 && NR > 1 && ($4 == 43 || $4 == 46) && $13 == "slower"' "$T/out" | wc -l)" = 4 ] && [ "$(awk -F, 'NF == 13 && NR > 1' "$T/out" | wc -l)" = 4 ] && [ "$(awk -F, 'NF == 13 && NR > 1 && $4 == 43' "$T/out" | wc -l)" -ge 3 ]
+expect_status 0 "--recent 4: the changes are 5 and 6 sessions old" "$REPORT" changes --db "$T/sessstep.db" --recent 4
+# a slow night is one session, named as off its segment; two are fewer than --min-segment: no
+# change point yet (6 runs were two segments); a third is a slower segment
+check "30% slower for the last of 12 nights of 3 runs" planted "$T/sess1.db" --session 0.75 --seed 23 $(nights 11 3 1) $(nights 1 3 1.3)
+expect_status 0 "... one session is no change point: exit 0" "$REPORT" changes --db "$T/sess1.db" --format csv
+check "the newest session named off its segment" [ "$(grep -cE 'newest session \(runs 34-36\) \+[0-9.]+%: one session is not a change point$' "$T/out")" = 4 ]
+check "30% slower for the last 2 of 12 nights of 3 runs" planted "$T/sess2.db" --session 0.75 --seed 23 $(nights 10 3 1) $(nights 2 3 1.3)
+expect_status 0 "... no change point yet: exit 0" "$REPORT" changes --db "$T/sess2.db" --format csv
+check "no change point" [ "$(awk -F, 'NF == 13 && NR > 1' "$T/out" | wc -l)" = 0 ]
+check "a third slow night" planted "$T/sess3.db" --session 0.75 --seed 23 $(nights 10 3 1) $(nights 3 3 1.3)
+expect_status 1 "... a slower segment: exit 1" "$REPORT" changes --db "$T/sess3.db"
+# a group id reused every night (an explicit --group; older runners' shard groups) is not one
+# session: a run begun over an hour after the one before it ended starts a new one. Runs a day
+# apart: 20 sessions, the 10% step found; the same runs a minute apart: one session, too few.
+check "10% slower for the last 6 of 20 nightly runs" planted "$T/reused.db" --seed 24 nightly:14t:1 nightly:6t:1.1
+sql "$T/reused.db" "UPDATE runs SET group_id = 'nightly', started_at = strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || id || ' days'), ended_at = strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || id || ' days', '+20 minutes')"
+expect_status 1 "one group id, a night apart: 20 sessions, exit 1" "$REPORT" changes --db "$T/reused.db"
+lacks "$T/out" "series have runs of one session" "no runs counted as one session"
+sql "$T/reused.db" "UPDATE runs SET started_at = strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || id || ' minutes'), ended_at = strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || id || ' minutes', '+50 seconds')"
+expect_status 2 "one group id, runs back to back: one session, too few: exit 2" "$REPORT" changes --db "$T/reused.db"
+contains "$T/out" "4 with too few runs" "says too few"
+
 expect_status 2 "--alpha 1e-9: more permutations than can be counted" "$REPORT" changes --db "$T/step.db" --label nightly --alpha 1e-9
 contains "$T/err" "--alpha 1e-09 is below" "says why"
 expect_status 2 "--where on a key no case has" "$REPORT" changes --db "$T/step.db" --where nope=1

@@ -107,44 +107,85 @@ static int pair_values_build(const struct checker *ck, int suite, const struct s
 	return 0;
 }
 
-/* Whether pair (a peer parameter's exclude) matches case c: c has the parameter, at one of
- * pair's values. */
-static int peer_pair_matches(const struct sweep_setting *pair, const struct pair_values *values,
-			     const struct sweep_case *c)
+/* The index of the value of pair (a peer parameter's exclude) that case c has, or -1: c does not
+ * have the parameter, or has it at none of pair's values. */
+static long peer_pair_match(const struct sweep_setting *pair, const struct pair_values *values,
+			    const struct sweep_case *c)
 {
 	const char *have = peer_param_of(c, pair->key);
 	const struct sweep_peer_param *d = sweep_peer_param_find(c->peer, pair->key);
 	if (!have || !d)
-		return 0;
+		return -1;
 	/* have is canonical for d: an int's digits; otherwise the value as written */
-	return sweep_seen_find(d->type == PEER_PARAM_INT ? &values->int_set : &values->set, have) >= 0;
+	return sweep_seen_find(d->type == PEER_PARAM_INT ? &values->int_set : &values->set, have);
+}
+
+/* The index of the value of an exclude's pair that case c (its params p) has, or -1. */
+static long pair_hit(const struct sweep_setting *pair, const struct pair_values *values,
+		     const struct case_params *p, const struct sweep_case *c)
+{
+	if (pair->peer_param)
+		return peer_pair_match(pair, values, c);
+	char have[64];
+	param_canon(p, sweep_param(pair->key), have);
+	return sweep_seen_find(&values->set, have);
+}
+
+/* The values of every pair of every exclude of b, one after another (a value's flag in
+ * value_used, in this order). */
+static size_t exclude_values_count(const struct sweep_benchmark *b)
+{
+	size_t n = 0;
+	for (size_t e = 0; e < b->nexcludes; e++)
+		for (size_t i = 0; i < b->excludes[e].npairs; i++)
+			n += b->excludes[e].pairs[i].nvalues;
+	return n;
 }
 
 /* values: the typed values of each pair of each exclude of b, in order; matched[e] is set for
- * every exclude that matches the case (an exclude that matches no case is refused). */
+ * every exclude that matches the case (an exclude that matches no case is refused), and
+ * value_used for the value of each of its pairs that the case has (a value of a list that drops
+ * no case is refused too). */
 static int case_excluded(const struct sweep_benchmark *b, const struct pair_values *values,
 			 const struct case_params *p, const struct sweep_case *c, int *excluded,
-			 unsigned char *matched)
+			 unsigned char *matched, unsigned char *value_used)
 {
 	*excluded = 0;
-	for (size_t e = 0, at = 0; e < b->nexcludes; at += b->excludes[e].npairs, e++) {
+	for (size_t e = 0, at = 0, vat = 0; e < b->nexcludes; e++) {
+		const struct sweep_exclude *x = &b->excludes[e];
 		int all = 1;
-		for (size_t i = 0; i < b->excludes[e].npairs && all; i++) {
-			const struct sweep_setting *pair = &b->excludes[e].pairs[i];
-			if (pair->peer_param) {
-				all = peer_pair_matches(pair, &values[at + i], c);
-				continue;
-			}
-			char have[64];
-			param_canon(p, sweep_param(pair->key), have);
-			all = sweep_seen_find(&values[at + i].set, have) >= 0;
-		}
+		for (size_t i = 0; i < x->npairs && all; i++)
+			all = pair_hit(&x->pairs[i], &values[at + i], p, c) >= 0;
 		if (all) {
 			*excluded = 1;
 			matched[e] = 1;
+			for (size_t i = 0, v = vat; i < x->npairs; v += x->pairs[i].nvalues, i++)
+				value_used[v + (size_t)pair_hit(&x->pairs[i], &values[at + i], p, c)] = 1;
 		}
+		at += x->npairs;
+		for (size_t i = 0; i < x->npairs; i++)
+			vat += x->pairs[i].nvalues;
 	}
 	return 0;
+}
+
+/* A value equal to another of its list (1KiB and 1024) was found as that one: used alike. */
+static void value_used_share(const struct sweep_benchmark *b, const struct pair_values *values,
+			     unsigned char *value_used)
+{
+	for (size_t e = 0, at = 0, vat = 0; e < b->nexcludes; e++)
+		for (size_t i = 0; i < b->excludes[e].npairs; i++, at++) {
+			const struct pair_values *pv = &values[at];
+			size_t n = b->excludes[e].pairs[i].nvalues;
+			for (size_t j = 0; j < n; j++) {
+				long k = sweep_seen_find(&pv->set, pv->canon[j]),
+				     m = pv->ints && pv->ints[j][0] ? sweep_seen_find(&pv->int_set, pv->ints[j])
+								      : -1;
+				value_used[vat + j] |= (k >= 0 && value_used[vat + (size_t)k]) ||
+						       (m >= 0 && value_used[vat + (size_t)m]);
+			}
+			vat += n;
+		}
 }
 
 static const char *pass_label(enum bd_pass p)
@@ -365,9 +406,11 @@ static int draft_build(const struct checker *ck, const struct sweep_benchmark *b
 	return 0;
 }
 
-/* matched: one flag per exclude of the benchmark, set for each that drops a case. */
+/* matched: one flag per exclude of the benchmark, set for each that drops a case; value_used: one
+ * per value of each of their pairs (exclude_values_count), set for each a dropped case has. */
 static int expand_benchmark(const struct checker *ck, const struct sweep *s, size_t index,
-			    struct sweep_cases *out, size_t *cap, unsigned char *matched)
+			    struct sweep_cases *out, size_t *cap, unsigned char *matched,
+			    unsigned char *value_used)
 {
 	const struct sweep_benchmark *b = &s->benchmarks[index];
 	size_t *pos = NULL;
@@ -401,7 +444,7 @@ static int expand_benchmark(const struct checker *ck, const struct sweep *s, siz
 		draft_case.params = d.p;
 		int repeats = peer_params_build(s, b, pos, &draft_case);
 		if (!repeats)
-			case_excluded(b, values, &d.p, &draft_case, &excluded, matched);
+			case_excluded(b, values, &d.p, &draft_case, &excluded, matched, value_used);
 		if (repeats || excluded)
 			free(draft_case.peer_params);
 		if (!repeats && !excluded) {
@@ -444,6 +487,7 @@ static int expand_benchmark(const struct checker *ck, const struct sweep *s, siz
 	if (!kept)
 		rc = sweep_fail_at(ck, b->line, b->column, "benchmark %zu (suite %s): every case is excluded",
 			     index + 1, suite_name((enum suite_id)suite));
+	value_used_share(b, values, value_used);
 done:
 	for (size_t i = 0; i < nvalues; i++)
 		pair_values_free(&values[i]);
@@ -479,12 +523,49 @@ static int excludes_unmatched_check(const struct checker *ck, const struct sweep
 	return 0;
 }
 
+/* A value of an exclude's list that drops no case, where the entry drops others: a typo'd value
+ * (seq_len: [128, 265]) whose case would run. The same value given to several benchmarks (an
+ * alias) must drop a case of one of them. */
+static int exclude_values_unused_check(const struct checker *ck, const struct sweep *s,
+				       const unsigned char *value_used)
+{
+	for (size_t i = 0, at = 0; i < s->nbenchmarks; i++)
+		for (size_t e = 0; e < s->benchmarks[i].nexcludes; e++)
+			for (size_t p = 0; p < s->benchmarks[i].excludes[e].npairs; p++) {
+				const struct sweep_setting *pair = &s->benchmarks[i].excludes[e].pairs[p];
+				for (size_t j = 0; j < pair->nvalues; j++, at++) {
+					const struct sweep_scalar *v = &pair->values[j];
+					int used = value_used[at];
+					for (size_t k = 0, at2 = 0; k < s->nbenchmarks && !used; k++)
+						for (size_t f = 0; f < s->benchmarks[k].nexcludes && !used; f++)
+							for (size_t q = 0; q < s->benchmarks[k].excludes[f].npairs; q++) {
+								const struct sweep_setting *o =
+									&s->benchmarks[k].excludes[f].pairs[q];
+								for (size_t m = 0; m < o->nvalues; m++, at2++)
+									used |= value_used[at2] &&
+										o->values[m].line == v->line &&
+										o->values[m].column == v->column;
+							}
+					if (!used)
+						return sweep_fail_at(
+							ck, v->line, v->column,
+							"exclude value '%s' of '%s' drops no case of benchmark "
+							"%zu (suite %s): no case has it together with the "
+							"entry's other values (see `runner list` without it), "
+							"or remove it", v->text, pair->key, i + 1,
+							suite_name((enum suite_id)s->benchmarks[i].suite));
+				}
+			}
+	return 0;
+}
+
 int sweep_expand(const struct sweep *s, struct sweep_cases *out, struct bd_error *err)
 {
 	struct checker ck = {s ? s->path : "", err, s ? s->models : NULL, s ? s->nmodels : 0,
 			     s ? s->peers : NULL, s ? s->npeers : 0, NULL};
 	size_t cap = 0;
 	unsigned char *matched = NULL;   /* per exclude of every benchmark, in order: it dropped a case */
+	unsigned char *value_used = NULL;   /* per value of their pairs: a dropped case has it */
 	int rc = 0;
 
 	if (!out)
@@ -498,14 +579,23 @@ int sweep_expand(const struct sweep *s, struct sweep_cases *out, struct bd_error
 	size_t nexcludes = 0;
 	for (size_t i = 0; i < s->nbenchmarks; i++)
 		nexcludes += s->benchmarks[i].nexcludes;
+	size_t nvalues = 0;
+	for (size_t i = 0; i < s->nbenchmarks; i++)
+		nvalues += exclude_values_count(&s->benchmarks[i]);
 	matched = xcalloc(nexcludes + 1, 1);
-	for (size_t i = 0, at = 0; i < s->nbenchmarks; at += s->benchmarks[i].nexcludes, i++)
-		if ((rc = expand_benchmark(&ck, s, i, out, &cap, matched + at)))
+	value_used = xcalloc(nvalues + 1, 1);
+	for (size_t i = 0, at = 0, vat = 0; i < s->nbenchmarks; i++) {
+		if ((rc = expand_benchmark(&ck, s, i, out, &cap, matched + at, value_used + vat)))
 			goto done;
-	if ((rc = excludes_unmatched_check(&ck, s, matched)))
+		at += s->benchmarks[i].nexcludes;
+		vat += exclude_values_count(&s->benchmarks[i]);
+	}
+	if ((rc = excludes_unmatched_check(&ck, s, matched)) ||
+	    (rc = exclude_values_unused_check(&ck, s, value_used)))
 		goto done;
 done:
 	free(matched);
+	free(value_used);
 	if (rc)
 		sweep_cases_free(out);
 	return rc;

@@ -211,6 +211,16 @@ int chart_history_write(const struct history_series *const *series, size_t n, co
 	sb_addf(notes, "band: each segment's mean (dotted) x exp(+-%.0f x the run-to-run sd of the "
 		       "series); dashed lines: change points (red slower, green faster, amber contended)\n",
 		BAND_SDS);
+	int in_sessions = 0;
+	for (size_t k = 0, drawn = 0; k < n && drawn < shown; k++)
+		if (series[k]->n) {
+			in_sessions |= series[k]->nsessions < series[k]->n;
+			drawn++;
+		}
+	if (in_sessions)
+		sb_add(notes, "runs of one session (one runner run --repeat) count once: a segment's "
+			      "mean is its sessions' mean, the band's sd that of a session's mean (one "
+			      "session's runs spread about it)\n");
 	/* what the points do not show: a newest run where the case is no longer ok (as `report
 	 * changes` fails it), and the runs left out of a series */
 	size_t not_ok = 0;

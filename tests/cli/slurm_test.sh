@@ -27,7 +27,10 @@ if [ "$(id -u)" != 0 ]; then
 fi
 
 D=$T/slurm
-mkdir -p "$D/state" "$D/spool" "$D/munge" "$D/results"
+mkdir -p "$D/state" "$D/spool" "$D/munge" "$D/results" "$D/tmp"
+# the jobs inherit it (sbatch exports the environment): their node-local copies go under this
+# test's directory, not /tmp/benchdb-JOB-TASK, where two copies of the test at once would clash
+export TMPDIR=$D/tmp
 chmod 700 "$D/munge"
 pids=()
 stop_daemons() {

@@ -65,6 +65,10 @@ struct node_case {
 	struct case_gpu gpu;
 	enum mark throughput, memory, temp;
 	double delta;                /* throughput / the nodes' median throughput - 1 */
+	int other_code;              /* its latest code or sweep is not the key's newest: not
+					compared (a difference may be the code's), its runs kept
+					out of the others' baseline (nruns 0, shown: code_runs) */
+	size_t code_runs;
 };
 
 static int by_session_id(const void *a, const void *b)
@@ -175,9 +179,10 @@ static void judge(struct node_case *nc, size_t n, const struct pair_result *resu
 		thr[i] = nc[i].samples_s;
 		mem[i] = (double)nc[i].row->peak_bytes;
 		temp[i] = nc[i].gpu.temp_c;
-		has_thr[i] = thr[i] > 0;
-		has_mem[i] = mem[i] > 0;
-		has_temp[i] = nc[i].gpu.known && temp[i] > 0;
+		/* a node of other code is neither judged nor part of the others' median */
+		has_thr[i] = thr[i] > 0 && !nc[i].other_code;
+		has_mem[i] = mem[i] > 0 && !nc[i].other_code;
+		has_temp[i] = nc[i].gpu.known && temp[i] > 0 && !nc[i].other_code;
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct node_case *c = &nc[i];
@@ -185,7 +190,8 @@ static void judge(struct node_case *nc, size_t n, const struct pair_result *resu
 		double thr_med = others_median(thr, has_thr, n, i);
 		double mem_med = others_median(mem, has_mem, n, i);
 		double temp_med = others_median(temp, has_temp, n, i);
-		c->delta = c->samples_s > 0 && thr_med > 0 ? c->samples_s / thr_med - 1 : 0;
+		c->delta = c->samples_s > 0 && thr_med > 0 && !c->other_code ? c->samples_s / thr_med - 1
+										   : 0;
 		/* slower than the rest is out of bounds; faster too where there is a rest to be
 		 * faster than (3 compared nodes or more): of two nodes that differ, the slower one is
 		 * flagged (a third node not compared, ?, is no rest) */
@@ -288,27 +294,30 @@ static void report_key(struct nodes_report *r, struct node_case *nc, size_t n)
 		size_t row = table_row(t);
 		table_text(t, row, r->c_case, c->row->name);
 		table_text(t, row, r->c_host, c->host);
-		table_number(t, row, r->c_runs, (double)c->nruns);
+		table_number(t, row, r->c_runs, (double)(c->other_code ? c->code_runs : c->nruns));
 		if (c->samples_s > 0)   /* a node-case not compared (?) has no figure, not 0 */
 			table_number(t, row, r->c_samples, c->samples_s);
 		if (c->tokens_s > 0)
 			table_number(t, row, r->c_tokens, c->tokens_s);
 		if (c->median_ns > 0)
 			table_number(t, row, r->c_median, c->median_ns / 1e6);
+		/* a node of other code: its figures shown, out of the spread across nodes */
 		if (c->row->peak_bytes > 0) {
 			table_number(t, row, r->c_peak, (double)c->row->peak_bytes / (1 << 20));
-			mem[nmem++] = (double)c->row->peak_bytes;
+			if (!c->other_code)
+				mem[nmem++] = (double)c->row->peak_bytes;
 		}
 		if (c->gpu.known) {
 			if (c->gpu.temp_c > 0) {
 				table_number(t, row, r->c_temp, c->gpu.temp_c);
-				temp[ntemp++] = c->gpu.temp_c;
+				if (!c->other_code)
+					temp[ntemp++] = c->gpu.temp_c;
 			}
 			if (c->gpu.sm_clock_mhz > 0)
 				table_number(t, row, r->c_clock, c->gpu.sm_clock_mhz);
 			table_text(t, row, r->c_throttle, c->gpu.throttle[0] ? c->gpu.throttle : "none");
 		}
-		if (c->samples_s > 0)
+		if (c->samples_s > 0 && !c->other_code)
 			table_number(t, row, r->c_delta, 100 * c->delta);
 		table_text(t, row, r->c_thr, mark_text[c->throughput]);
 		table_text(t, row, r->c_mem, mark_text[c->memory]);
@@ -324,7 +333,7 @@ static void report_key(struct nodes_report *r, struct node_case *nc, size_t n)
 			r->noise_beyond += !(fabs(c->delta) <= r->band);
 		}
 		key_mark = worst(key_mark, m);
-		if (c->samples_s > 0)   /* a node-case not compared (?) has no throughput */
+		if (c->samples_s > 0 && !c->other_code)   /* not compared (?): no throughput */
 			thr[nthr++] = c->samples_s;
 	}
 	t = &r->per_case;
@@ -497,8 +506,9 @@ int cmd_nodes(struct cmd_line *cl)
 		"within (✓) when its 95% interval lies inside the band; ~ when neither; contended when\n"
 		"the node's runs waited for a CPU. Memory and temperature against the nodes' median.\n"
 		"Exit status: 1 when a node is out of bounds, 2 when nothing could be compared, a\n"
-		"node-case was not compared (? in the table: too few samples, or a case the node\n"
-		"lacks or only it ran), the database's data cannot be read, the noise between runs\n"
+		"node-case was not compared (? in the table: too few samples, a case the node\n"
+		"lacks or only it ran, or whose latest run on the node is of other code or sweep\n"
+		"than the case's newest run), the database's data cannot be read, the noise between runs\n"
 		"is not measured (one run per node), a node's runs were contended, or a throughput\n"
 		"is ~ (--lenient: ~ with a difference beyond the band), 0 otherwise."};
 	struct db *db = NULL;
@@ -509,6 +519,7 @@ int cmd_nodes(struct cmd_line *cl)
 	const char **hosts = NULL;
 	char *host_mixed = NULL;   /* per host: some case's runs are of more than one system */
 	struct strbuf code_example = STRBUF_INIT;   /* a case key whose nodes ran different code */
+	struct strbuf other_example = STRBUF_INIT;  /* node-cases not of the key's newest code */
 	size_t *key_rows = NULL;   /* per key: its first row in rows (rows of a key are adjacent) */
 	size_t *missing = NULL;    /* per host: keys other nodes ran that it has no ok case of */
 	size_t *single_rows = NULL, nsingle = 0;   /* keys of one host with ok cases: first row */
@@ -720,15 +731,35 @@ int cmd_nodes(struct cmd_line *cl)
 					latest ? status_name((enum bd_status)latest->status) : "not run");
 		}
 	}
-	/* case keys whose nodes ran different code or sweeps: a difference may be the code's */
-	size_t mixed_code = 0;
+	/* case keys whose nodes ran different code or sweeps: a difference may be the code's, not
+	 * the node's. The nodes whose latest code and sweep are the key's newest (the newest run's)
+	 * are compared; the others are not (?, cannot tell): a node left out of tonight's job kept
+	 * last week's runs, and a slow node on old code beside a slower new code read "within". */
+	size_t mixed_code = 0, other_code = 0;
 	for (size_t k = 0; k < nkeys; k++) {
 		size_t start = key_start[k], end = k + 1 < nkeys ? key_start[k + 1] : nall;
 		const struct run_row *first = db_run_find(runs, nruns, all[start].row->run_id);
 		size_t i = start + 1;
 		while (i < end && same_code(first, db_run_find(runs, nruns, all[i].row->run_id)))
 			i++;
-		if (i == end || mixed_code++)
+		if (i == end)
+			continue;
+		const struct run_row *newest = first;
+		for (size_t j = start + 1; j < end; j++) {
+			const struct run_row *run = db_run_find(runs, nruns, all[j].row->run_id);
+			if (db_run_time_cmp(run, newest) > 0)
+				newest = run;
+		}
+		for (size_t j = start; j < end; j++)
+			if (!same_code(newest, db_run_find(runs, nruns, all[j].row->run_id))) {
+				all[j].other_code = 1;
+				all[j].code_runs = all[j].nruns;
+				all[j].nruns = 0;
+				if (other_code++ < NODES_NAMED)
+					sb_addf(&other_example, "%s%s: %s", other_code > 1 ? "; " : "",
+						all[j].host, all[j].row->name);
+			}
+		if (mixed_code++)
 			continue;
 		sb_addf(&code_example, "%s:", all[start].row->name);
 		for (i = start; i < end && i < start + NODES_NAMED; i++) {
@@ -756,7 +787,7 @@ int cmd_nodes(struct cmd_line *cl)
 			if (!all[i].nruns || with_runs < 2) {
 				results[i].insufficient = 1;
 				results[i].verdict = VERDICT_INSUFFICIENT;
-				unmeasured_cases++;
+				unmeasured_cases += !all[i].other_code;
 				continue;
 			}
 			judge_throughput(all + key_start[k], end - key_start[k], i - key_start[k],
@@ -838,9 +869,13 @@ int cmd_nodes(struct cmd_line *cl)
 			   sb_str(&missing_example), nmissing > NODES_NAMED ? "; ..." : "");
 	if (mixed_code)
 		table_note(&r.per_node, "%zu case key%s whose nodes ran different code or sweeps "
-			   "(commit/sweep; %s): a difference there may be the code's, not the node's; run "
-			   "one build and sweep on every node", mixed_code, mixed_code == 1 ? "" : "s",
-			   sb_str(&code_example));
+			   "(commit/sweep; %s): a difference there may be the code's, not the node's, so "
+			   "only the nodes that ran the code and sweep of the key's newest run are "
+			   "compared; %zu node-case%s whose latest run is of other code (%s%s): not "
+			   "compared (?), cannot tell; run one build and sweep on every node",
+			   mixed_code, mixed_code == 1 ? "" : "s", sb_str(&code_example), other_code,
+			   other_code == 1 ? "" : "s", sb_str(&other_example),
+			   other_code > NODES_NAMED ? "; ..." : "");
 	if (mixed) {
 		struct strbuf names = STRBUF_INIT;
 		for (size_t h = 0, named = 0; h < nhosts; h++)
@@ -923,6 +958,7 @@ int cmd_nodes(struct cmd_line *cl)
 	}
 done:
 	sb_free(&code_example);
+	sb_free(&other_example);
 	sb_free(&missing_example);
 	free(key_rows);
 	free(single_rows);

@@ -50,7 +50,7 @@ nodes_cell() {   # NAME NOISE RUNS FACTOR
 	local name=$1 noise=$2 runs=$3 factor=$4 k e c0=0 c1=0 c2=0 wrong=0
 	for ((k = 0; k < trials; k++)); do
 		"$planted" "$tmp/nodes.db" --seed $((1000 + k)) --between "$noise" \
-			"a@nodeA:$runs:1" "b@nodeB:$runs:$factor" >/dev/null || exit 1
+			"n@nodeA:$runs:1" "n@nodeB:$runs:$factor" >/dev/null || exit 1
 		# shellcheck disable=SC2086
 		"$report" nodes --db "$tmp/nodes.db" --format csv ${NODES_OPTS:-} >"$tmp/nodes.csv" 2>/dev/null
 		e=$?

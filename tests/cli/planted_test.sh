@@ -182,7 +182,7 @@ nodes_rate() {
 	shift 3
 	pass=0 out=0 flagged=0 cannot=0
 	for ((k = 0; k < n; k++)); do
-		"$PLANTED" "$T/nodes.db" --seed $((100 + k)) --between "$noise" a@nodeA:3t:1 b@nodeB:3t:"$factor" >/dev/null
+		"$PLANTED" "$T/nodes.db" --seed $((100 + k)) --between "$noise" n@nodeA:3t:1 n@nodeB:3t:"$factor" >/dev/null
 		"$REPORT" nodes --db "$T/nodes.db" --format csv "$@" >"$T/nodes.csv" 2>/dev/null
 		e=$?
 		[ "$e" = 0 ] && pass=$((pass + 1))

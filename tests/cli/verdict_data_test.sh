@@ -45,6 +45,22 @@ sql "$T/nodes2.db" "delete from samples where case_id in (select c.id from cases
 expect_status 2 "two nodes, one without samples of a case: cannot tell" \
 	"$REPORT" nodes --db "$T/nodes2.db" --format csv
 check "both nodes of that case are ? (not compared)" [ "$(grep -c ',[?],' "$T/out")" = 2 ]
+# nodes whose latest runs are of different code: only the nodes on the code of the key's newest
+# run are compared. h1 is 20% slower, and ran only the old commit (left out of the new job); the
+# new commit is 20% slower on h2 and h3 (4 runs each at different times, 1% noise): h1 read
+# within bounds beside them (exit 0), a slow node passed. Now it is not compared (?): exit 2.
+planted "$T/code.db" --cases 2 --between 0.01 --seed 3 --one-system old@h1:4t:1.2 old@h2:4t:1 old@h3:4t:1 new@h2:4t:1.2 new@h3:4t:1.2
+expect_status 2 "a node left on old code beside a slower new code: cannot tell, not within" "$REPORT" nodes --db "$T/code.db" --format csv
+check "... h1 is ? on both cases, h2 and h3 within (✓)" [ "$(awk -F, '/^case,node,/ { t = 1; next } /^$/ { t = 0 } t { print $2 "," $12 }' "$T/out" | sort | uniq -c | tr -s ' ' | paste -sd';')" = " 2 h1,?; 2 h2,✓; 2 h3,✓" ]
+check "... h1 within bounds on none, the others on both" [ "$(csv_cols "$T/out" node summary | sort | paste -sd';')" = "h1,cannot tell on 2 of 2 cases;h2,within bounds on 2 of 2 cases;h3,within bounds on 2 of 2 cases" ]
+expect_status 2 "... (md): the notes say why" "$REPORT" nodes --db "$T/code.db"
+contains "$T/out" "2 node-cases whose latest run is of other code \(h1: " "names the node and the cases"
+# the same, the old-code node as fast as the others were: it was "fast" (out of bounds, exit 1)
+# for what the code did; not compared now
+planted "$T/code2.db" --cases 2 --between 0.01 --seed 3 --one-system old@h1:4t:1 old@h2:4t:1 old@h3:4t:1 new@h2:4t:1.2 new@h3:4t:1.2
+expect_status 2 "a node on old code, the new code slower: not out of bounds (exit 2, not 1)" "$REPORT" nodes --db "$T/code2.db"
+lacks "$T/out" "^\| h1 .*fast on" "h1 is not called fast"
+
 # three nodes, one of them the odd one (10% slower, or 10% faster), 3 runs each at 2% run noise:
 # the odd node is out of bounds, the two healthy ones are not. Compared with "the others"
 # together, each healthy node was 5% faster (or slower) than its two others, one of them the odd

@@ -46,6 +46,7 @@
 #define EXIT_CANNOT_TELL 2
 
 enum mark { MARK_NONE, MARK_PASS, MARK_FAIL, MARK_UNSURE, MARK_NOISE, MARK_CONTENDED };
+enum { LEFT_OTHER_CODE = 1, LEFT_OTHER_JOB };
 static const char *const mark_text[] = {"", "✓", "✗", "?", "~", "contended"};
 /* A node's runs of a case: the runs of its latest code (commit) and sweep, the latest this many. */
 #define NODES_RUNS_MAX 16
@@ -65,9 +66,11 @@ struct node_case {
 	struct case_gpu gpu;
 	enum mark throughput, memory, temp;
 	double delta;                /* throughput / the nodes' median throughput - 1 */
-	int other_code;              /* its latest code or sweep is not the key's newest: not
-					compared (a difference may be the code's), its runs kept
-					out of the others' baseline (nruns 0, shown: code_runs) */
+	int left_out;                /* not compared, its runs kept out of the others' baseline
+					(nruns 0, shown: code_runs): LEFT_OTHER_CODE, its latest code
+					or sweep is not the key's newest (a difference may be the
+					code's); LEFT_OTHER_JOB, its latest run is not of the
+					every-node job of the key's newest run (an older job's) */
 	size_t code_runs;
 };
 
@@ -80,6 +83,16 @@ static int by_session_id(const void *a, const void *b)
 static int same_text(const char *a, const char *b)
 {
 	return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+/* Whether runs of run's group were made on another host too (an every-node job's group). */
+static int group_spans_hosts(const struct run_row *runs, size_t nruns, const struct run_row *run)
+{
+	for (size_t i = 0; i < nruns; i++)
+		if (runs[i].group_id && !strcmp(runs[i].group_id, run->group_id) &&
+		    !same_text(runs[i].hostname, run->hostname))
+			return 1;
+	return 0;
 }
 
 /* Whether run measured the same code and sweep as latest. */
@@ -180,9 +193,9 @@ static void judge(struct node_case *nc, size_t n, const struct pair_result *resu
 		mem[i] = (double)nc[i].row->peak_bytes;
 		temp[i] = nc[i].gpu.temp_c;
 		/* a node of other code is neither judged nor part of the others' median */
-		has_thr[i] = thr[i] > 0 && !nc[i].other_code;
-		has_mem[i] = mem[i] > 0 && !nc[i].other_code;
-		has_temp[i] = nc[i].gpu.known && temp[i] > 0 && !nc[i].other_code;
+		has_thr[i] = thr[i] > 0 && !nc[i].left_out;
+		has_mem[i] = mem[i] > 0 && !nc[i].left_out;
+		has_temp[i] = nc[i].gpu.known && temp[i] > 0 && !nc[i].left_out;
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct node_case *c = &nc[i];
@@ -190,7 +203,7 @@ static void judge(struct node_case *nc, size_t n, const struct pair_result *resu
 		double thr_med = others_median(thr, has_thr, n, i);
 		double mem_med = others_median(mem, has_mem, n, i);
 		double temp_med = others_median(temp, has_temp, n, i);
-		c->delta = c->samples_s > 0 && thr_med > 0 && !c->other_code ? c->samples_s / thr_med - 1
+		c->delta = c->samples_s > 0 && thr_med > 0 && !c->left_out ? c->samples_s / thr_med - 1
 										   : 0;
 		/* slower than the rest is out of bounds; faster too where there is a rest to be
 		 * faster than (3 compared nodes or more): of two nodes that differ, the slower one is
@@ -294,7 +307,7 @@ static void report_key(struct nodes_report *r, struct node_case *nc, size_t n)
 		size_t row = table_row(t);
 		table_text(t, row, r->c_case, c->row->name);
 		table_text(t, row, r->c_host, c->host);
-		table_number(t, row, r->c_runs, (double)(c->other_code ? c->code_runs : c->nruns));
+		table_number(t, row, r->c_runs, (double)(c->left_out ? c->code_runs : c->nruns));
 		if (c->samples_s > 0)   /* a node-case not compared (?) has no figure, not 0 */
 			table_number(t, row, r->c_samples, c->samples_s);
 		if (c->tokens_s > 0)
@@ -304,20 +317,20 @@ static void report_key(struct nodes_report *r, struct node_case *nc, size_t n)
 		/* a node of other code: its figures shown, out of the spread across nodes */
 		if (c->row->peak_bytes > 0) {
 			table_number(t, row, r->c_peak, (double)c->row->peak_bytes / (1 << 20));
-			if (!c->other_code)
+			if (!c->left_out)
 				mem[nmem++] = (double)c->row->peak_bytes;
 		}
 		if (c->gpu.known) {
 			if (c->gpu.temp_c > 0) {
 				table_number(t, row, r->c_temp, c->gpu.temp_c);
-				if (!c->other_code)
+				if (!c->left_out)
 					temp[ntemp++] = c->gpu.temp_c;
 			}
 			if (c->gpu.sm_clock_mhz > 0)
 				table_number(t, row, r->c_clock, c->gpu.sm_clock_mhz);
 			table_text(t, row, r->c_throttle, c->gpu.throttle[0] ? c->gpu.throttle : "none");
 		}
-		if (c->samples_s > 0 && !c->other_code)
+		if (c->samples_s > 0 && !c->left_out)
 			table_number(t, row, r->c_delta, 100 * c->delta);
 		table_text(t, row, r->c_thr, mark_text[c->throughput]);
 		table_text(t, row, r->c_mem, mark_text[c->memory]);
@@ -333,7 +346,7 @@ static void report_key(struct nodes_report *r, struct node_case *nc, size_t n)
 			r->noise_beyond += !(fabs(c->delta) <= r->band);
 		}
 		key_mark = worst(key_mark, m);
-		if (c->samples_s > 0 && !c->other_code)   /* not compared (?): no throughput */
+		if (c->samples_s > 0 && !c->left_out)   /* not compared (?): no throughput */
 			thr[nthr++] = c->samples_s;
 	}
 	t = &r->per_case;
@@ -508,7 +521,8 @@ int cmd_nodes(struct cmd_line *cl)
 		"Exit status: 1 when a node is out of bounds, 2 when nothing could be compared, a\n"
 		"node-case was not compared (? in the table: too few samples, a case the node\n"
 		"lacks or only it ran, or whose latest run on the node is of other code or sweep\n"
-		"than the case's newest run), the database's data cannot be read, the noise between runs\n"
+		"than the case's newest run, or not of its every-node job), the database's data\n"
+		"cannot be read, the noise between runs\n"
 		"is not measured (one run per node), a node's runs were contended, or a throughput\n"
 		"is ~ (--lenient: ~ with a difference beyond the band), 0 otherwise."};
 	struct db *db = NULL;
@@ -520,6 +534,7 @@ int cmd_nodes(struct cmd_line *cl)
 	char *host_mixed = NULL;   /* per host: some case's runs are of more than one system */
 	struct strbuf code_example = STRBUF_INIT;   /* a case key whose nodes ran different code */
 	struct strbuf other_example = STRBUF_INIT;  /* node-cases not of the key's newest code */
+	struct strbuf job_example = STRBUF_INIT;    /* node-cases not of the key's newest job */
 	size_t *key_rows = NULL;   /* per key: its first row in rows (rows of a key are adjacent) */
 	size_t *missing = NULL;    /* per host: keys other nodes ran that it has no ok case of */
 	size_t *single_rows = NULL, nsingle = 0;   /* keys of one host with ok cases: first row */
@@ -752,7 +767,7 @@ int cmd_nodes(struct cmd_line *cl)
 		}
 		for (size_t j = start; j < end; j++)
 			if (!same_code(newest, db_run_find(runs, nruns, all[j].row->run_id))) {
-				all[j].other_code = 1;
+				all[j].left_out = LEFT_OTHER_CODE;
 				all[j].code_runs = all[j].nruns;
 				all[j].nruns = 0;
 				if (other_code++ < NODES_NAMED)
@@ -771,6 +786,36 @@ int cmd_nodes(struct cmd_line *cl)
 		if (end - start > NODES_NAMED)
 			sb_add(&code_example, " ...");
 	}
+	/* every-node jobs (`runner slurm --nodes`: slurm-JOBID; `runner kube`: NAME-UID): one group
+	 * over several hosts. Where a key's newest run is of one, a node whose latest run of the key
+	 * is not of it was left out of that job (its pod or task failed, its node drained) and its
+	 * runs are an older job's, merged into the same file: not compared. */
+	size_t other_job = 0;
+	for (size_t k = 0; k < nkeys; k++) {
+		size_t start = key_start[k], end = k + 1 < nkeys ? key_start[k + 1] : nall;
+		const struct run_row *newest = NULL;
+		for (size_t j = start; j < end; j++) {
+			const struct run_row *run = db_run_find(runs, nruns, all[j].row->run_id);
+			if (!all[j].left_out && (!newest || db_run_time_cmp(run, newest) > 0))
+				newest = run;
+		}
+		if (!newest || !newest->group_id || !group_spans_hosts(runs, nruns, newest))
+			continue;
+		for (size_t j = start; j < end; j++) {
+			const struct run_row *run = db_run_find(runs, nruns, all[j].row->run_id);
+			if (all[j].left_out || same_text(run->group_id, newest->group_id))
+				continue;
+			all[j].left_out = LEFT_OTHER_JOB;
+			all[j].code_runs = all[j].nruns;
+			all[j].nruns = 0;
+			if (other_job++ < NODES_NAMED) {   /* names from the database: escaped */
+				char *group = escape_controls(newest->group_id);
+				sb_addf(&job_example, "%s%s: %s (not in %s)", other_job > 1 ? "; " : "",
+					all[j].host, all[j].row->name, group);
+				free(group);
+			}
+		}
+	}
 	noise_model_fit(&noise, &o.rule.assumed, &model);
 	/* throughput: every node of every case key against its others, one family (BH) */
 	results = xcalloc(nall + 1, sizeof(*results));
@@ -787,7 +832,7 @@ int cmd_nodes(struct cmd_line *cl)
 			if (!all[i].nruns || with_runs < 2) {
 				results[i].insufficient = 1;
 				results[i].verdict = VERDICT_INSUFFICIENT;
-				unmeasured_cases += !all[i].other_code;
+				unmeasured_cases += !all[i].left_out;
 				continue;
 			}
 			judge_throughput(all + key_start[k], end - key_start[k], i - key_start[k],
@@ -876,6 +921,12 @@ int cmd_nodes(struct cmd_line *cl)
 			   mixed_code, mixed_code == 1 ? "" : "s", sb_str(&code_example), other_code,
 			   other_code == 1 ? "" : "s", sb_str(&other_example),
 			   other_code > NODES_NAMED ? "; ..." : "");
+	if (other_job)
+		table_note(&r.per_node, "%zu node-case%s whose latest run is not of the every-node job "
+			   "of the case's newest run (%s%s): the node was left out of that job, its runs are "
+			   "an older job's: not compared (?), cannot tell", other_job,
+			   other_job == 1 ? "" : "s", sb_str(&job_example),
+			   other_job > NODES_NAMED ? "; ..." : "");
 	if (mixed) {
 		struct strbuf names = STRBUF_INIT;
 		for (size_t h = 0, named = 0; h < nhosts; h++)
@@ -959,6 +1010,7 @@ int cmd_nodes(struct cmd_line *cl)
 done:
 	sb_free(&code_example);
 	sb_free(&other_example);
+	sb_free(&job_example);
 	sb_free(&missing_example);
 	free(key_rows);
 	free(single_rows);

@@ -61,6 +61,21 @@ planted "$T/code2.db" --cases 2 --between 0.01 --seed 3 --one-system old@h1:4t:1
 expect_status 2 "a node on old code, the new code slower: not out of bounds (exit 2, not 1)" "$REPORT" nodes --db "$T/code2.db"
 lacks "$T/out" "^\| h1 .*fast on" "h1 is not called fast"
 
+# every-node jobs merged into one file (runner kube --merge, nodes-JOB.db of several jobs): four
+# jobs ran on h1-h3, the fifth on h2 and h3 only (h1's pod failed). h1 was vouched for on the
+# fourth job's run (exit 0); it is not in the newest job of the case: ?, not compared, exit 2.
+J="n@h1:1:1 n@h2:1:1 n@h3:1:1"
+planted "$T/jobs.db" --cases 2 --between 0.01 --seed 5 $J $J $J $J n@h2:1:1 n@h3:1:1
+sql "$T/jobs.db" "update runs set group_id = case when id <= 12 then 'job-' || ((id - 1) / 3 + 1) else 'job-5' end"
+expect_status 2 "a node left out of the newest every-node job: cannot tell, not within" "$REPORT" nodes --db "$T/jobs.db"
+contains "$T/out" "^\| h1 .*cannot tell on 2 of 2 cases" "h1 cannot tell"
+contains "$T/out" "^\| h2 .*within bounds on 2 of 2 cases" "h2 compared"
+contains "$T/out" "2 node-cases whose latest run is not of the every-node job of the case's newest run \(h1: .* \(not in job-5\)" "the notes name the node and the job"
+# a node's own --repeat groups (one host each) are no every-node job: all three compared
+sql "$T/jobs.db" "update runs set group_id = 'repeat-' || id"
+expect_status 0 "groups of one host each: every node compared" "$REPORT" nodes --db "$T/jobs.db" --lenient
+lacks "$T/out" "every-node job" "no node left out"
+
 # three nodes, one of them the odd one (10% slower, or 10% faster), 3 runs each at 2% run noise:
 # the odd node is out of bounds, the two healthy ones are not. Compared with "the others"
 # together, each healthy node was 5% faster (or slower) than its two others, one of them the odd

@@ -799,7 +799,9 @@ int cmd_nodes(struct cmd_line *cl)
 			if (!all[j].left_out && (!newest || db_run_time_cmp(run, newest) > 0))
 				newest = run;
 		}
-		if (!newest || !newest->group_id || !group_spans_hosts(runs, nruns, newest))
+		/* a shard's group spans hosts too, each case on one of them: no every-node job */
+		if (!newest || !newest->group_id || newest->shard_count > 0 ||
+		    !group_spans_hosts(runs, nruns, newest))
 			continue;
 		for (size_t j = start; j < end; j++) {
 			const struct run_row *run = db_run_find(runs, nruns, all[j].row->run_id);

@@ -71,6 +71,10 @@ expect_status 2 "a node left out of the newest every-node job: cannot tell, not 
 contains "$T/out" "^\| h1 .*cannot tell on 2 of 2 cases" "h1 cannot tell"
 contains "$T/out" "^\| h2 .*within bounds on 2 of 2 cases" "h2 compared"
 contains "$T/out" "2 node-cases whose latest run is not of the every-node job of the case's newest run \(h1: .* \(not in job-5\)" "the notes name the node and the job"
+# the same groups, the runs shards of them (each case on one host of a job): no every-node job
+sql "$T/jobs.db" "update runs set shard_index = 0, shard_count = 3"
+expect_status 0 "shards' groups are no every-node job: every node compared" "$REPORT" nodes --db "$T/jobs.db" --lenient
+sql "$T/jobs.db" "update runs set shard_index = NULL, shard_count = NULL"
 # a node's own --repeat groups (one host each) are no every-node job: all three compared
 sql "$T/jobs.db" "update runs set group_id = 'repeat-' || id"
 expect_status 0 "groups of one host each: every node compared" "$REPORT" nodes --db "$T/jobs.db" --lenient

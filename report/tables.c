@@ -23,6 +23,11 @@ static const char *const *params_of(const char *suite, const char *params[9])
 int case_compiled(const struct case_row *c)
 {
 	char v[16];
+	/* what the peer says ran (its info's top-level `compile`, as the kit records it): a peer
+	 * started with --compile, whatever its name and parameters, or asked and not compiled */
+	json_field(c->impl_info, "compile", v, sizeof(v));
+	if (!strcmp(v, "true") || !strcmp(v, "false"))
+		return v[0] == 't';
 	json_field(c->params_json, "compile", v, sizeof(v));
 	if (v[0])   /* a peer's `compile` parameter (schemas/peer-protocol.md) says */
 		return !strcmp(v, "true");

@@ -72,6 +72,14 @@ expect_status 0 "compile column" "$REPORT" --db "$e2e" --where model=small --whe
 	--where pass=forward_backward --where dtype=float32 --columns impl,compile --format csv
 check "compile: benchdb no, pytorch_compile yes, pytorch by its parameter" \
 	[ "$(tail -n +2 "$T/out" | tr '\n' ' ')" = "benchdb,no pytorch_compile,yes pytorch,no pytorch,yes " ]
+# ... and what the peer's info says ran comes first: benchdb's case as a peer started with
+# --compile under a plain name (its info compile true), pytorch_compile's info saying false
+cp "$e2e" "$T/e2e_info.db"
+sql "$T/e2e_info.db" "update cases set impl_info = '{\"torch\": \"2.9\", \"compile\": true}' where impl = 'benchdb'; update cases set impl_info = '{\"compile\": false}' where impl = 'pytorch_compile'"
+expect_status 0 "compile column from the peer's info" "$REPORT" --db "$T/e2e_info.db" --where model=small --where context_length=128 \
+	--where pass=forward_backward --where dtype=float32 --columns impl,compile --format csv
+check "compile: the info's true and false before the name and the parameter" \
+	[ "$(tail -n +2 "$T/out" | tr '\n' ' ')" = "benchdb,yes pytorch_compile,no pytorch,no pytorch,yes " ]
 expect_status 2 "an unknown column" "$REPORT" --db "$e2e" --columns model,fwd_avg
 contains "$T/err" "no column 'fwd_avg' \(its columns: .*fwd mean, fwd median, fwd std" "the table's columns are listed"
 expect_status 2 "an unknown layout" "$REPORT" --db "$e2e" --layout cs999

@@ -35,8 +35,8 @@ struct history_options {
 	 &(h)->min_change}
 #define HISTORY_OPT_RECENT(h)                                                                      \
 	{"recent", 0, OPT_INT, "N",                                                                \
-	 "a change within the newest N runs (a --repeat group's runs count as one) is new: "       \
-	 "slower exits 1 (default " REPORT_STR(CP_RECENT) ")", &(h)->recent}
+	 "a change within the newest N runs (a --repeat group's runs count as one) is new "        \
+	 "(report changes: slower exits 1; default " REPORT_STR(CP_RECENT) ")", &(h)->recent}
 /* When a change is contended (verdict_contended), on a struct report_options o's rule. */
 #define HISTORY_OPT_CONTENTION(o)                                                                  \
 	{"cpu-wait-gap", 0, OPT_PERCENT, "PCT",                                                    \

@@ -117,6 +117,9 @@ static void newest_table(const struct history_set *hs, int with_key, size_t rece
 			else if (s->newest == NEWEST_STEADY && s->nsessions >= recent && !s->quiet_first)
 				snprintf(status, sizeof(status), "steady (no change in %zu %s)", recent,
 					 s->nsessions < s->n ? "sessions" : "runs");
+			else if (s->newest == NEWEST_TOO_FEW && s->nsessions < s->n)
+				snprintf(status, sizeof(status), "too few sessions (%zu, in %zu runs)",
+					 s->nsessions, s->n);
 			else if (s->newest == NEWEST_GONE)
 				snprintf(status, sizeof(status), "no longer run: not in run %lld (complete) "
 					 "nor after", (long long)s->gone_run->id);
@@ -289,17 +292,19 @@ int cmd_changes(struct cmd_line *cl)
 			      : status == EXIT_CANNOT_TELL ? "CANNOT TELL"
 							   : "no new slower segment";
 	struct report_output out = REPORT_OUTPUT_INIT;
+	/* where runs of one session count once, --recent and --min-segment count sessions */
+	const char *counted = in_sessions ? "sessions" : "runs";
 	int brief = format_is((enum report_format)fmt, FORMAT_SHORT),
 	    untitled = format_is((enum report_format)fmt, FORMAT_UNTITLED);
 	if (brief)
 		format_summary_head("changes", status, verdict, &out.text);
 	if (brief || format_is((enum report_format)fmt, FORMAT_TERMINAL))
-		sb_addf(&out.text, "**%s**: %zu series; the newest %ld runs began a slower segment in %zu, "
+		sb_addf(&out.text, "**%s**: %zu series; the newest %ld %s began a slower segment in %zu, "
 				   "a faster one in %zu, a contended change in %zu; %zu steady, %zu with "
-				   "too few runs, %zu no longer run; %zu change points in all; %zu not ok "
+				   "too few %s, %zu no longer run; %zu change points in all; %zu not ok "
 				   "in their newest run\n\n",
-			verdict, hs.n, h.recent, count[NEWEST_SLOWER], count[NEWEST_FASTER],
-			count[NEWEST_CONTENDED], count[NEWEST_STEADY], count[NEWEST_TOO_FEW],
+			verdict, hs.n, h.recent, counted, count[NEWEST_SLOWER], count[NEWEST_FASTER],
+			count[NEWEST_CONTENDED], count[NEWEST_STEADY], count[NEWEST_TOO_FEW], counted,
 			count[NEWEST_GONE], changes, broken);
 	report_output_begin(&out, (enum report_format)fmt);
 	struct table t, newest;
@@ -321,9 +326,9 @@ int cmd_changes(struct cmd_line *cl)
 	/* a summary: the series whose newest runs say something, then every change point folded */
 	newest_table(&hs, untitled, (size_t)h.recent, brief, &newest);
 	table_note(&newest, "verdict: %s; exit 1 when a slower segment began within the newest %ld "
-			    "runs or a case is not ok in its newest run, 2 when a contended change "
-			    "did, or when no series still run has %zu runs",
-		   verdict, h.recent, 2 * cpo.min_segment);
+			    "%s or a case is not ok in its newest run, 2 when a contended change "
+			    "did, or when no series still run has %zu %s",
+		   verdict, h.recent, counted, 2 * cpo.min_segment, counted);
 	if (in_sessions)
 		table_note(&newest, "%zu series have runs of one session (one runner run --repeat, one "
 				    "group, one code): they share the machine's state of that time, so "

@@ -296,6 +296,8 @@ static void newest_text(const struct history_series *s, char *out, size_t n)
 		len = snprintf(out, n, "%s %+.1f%% since run %lld", history_newest_names[s->newest],
 			       100 * s->newest_net,
 			       (long long)s->points[s->changes[s->newest_change].cp.index].run->id);
+	else if (s->newest == NEWEST_TOO_FEW && s->nsessions < s->n)   /* sessions count once */
+		len = snprintf(out, n, "too few sessions (%zu, in %zu runs)", s->nsessions, s->n);
 	else
 		len = snprintf(out, n, "%s", history_newest_names[s->newest]);
 	if (s->broken_run && len >= 0 && (size_t)len < n)
@@ -534,8 +536,10 @@ static int index_page(struct site *site, const char *title, const char *db_path,
 	const struct history_set *hs = site->hs;
 	struct strbuf sb = STRBUF_INIT, notes = STRBUF_INIT;
 	size_t *order = history_order(hs), count[NEWEST_COUNT] = {0}, broken = 0;   /* slower first */
+	int in_sessions = 0;   /* runs of one session count once: --min-segment counts sessions */
 	for (size_t i = 0; i < hs->n; i++) {
 		count[hs->series[i].newest]++;
+		in_sessions |= hs->series[i].nsessions < hs->series[i].n;
 		broken += hs->series[i].broken_run != NULL;
 	}
 	html_page_begin(&sb, title, 1);
@@ -548,9 +552,9 @@ static int index_page(struct site *site, const char *title, const char *db_path,
 		site->nruns, hs->n);
 	sb_addf(&sb, "<p class=\"verdict\">Newest runs: <span class=\"slower\">%zu slower</span>, "
 		     "<span class=\"contended\">%zu contended</span>, <span class=\"faster\">%zu "
-		     "faster</span>, %zu steady, %zu with too few runs to tell",
+		     "faster</span>, %zu steady, %zu with too few %s to tell",
 		count[NEWEST_SLOWER], count[NEWEST_CONTENDED], count[NEWEST_FASTER],
-		count[NEWEST_STEADY], count[NEWEST_TOO_FEW]);
+		count[NEWEST_STEADY], count[NEWEST_TOO_FEW], in_sessions ? "sessions" : "runs");
 	if (count[NEWEST_GONE])   /* dropped from the sweep: no verdict */
 		sb_addf(&sb, ", %zu no longer run", count[NEWEST_GONE]);
 	if (broken)   /* what fails `report changes` as a slower segment does */

@@ -291,7 +291,18 @@ expect_status 1 "one group id, a night apart: 20 sessions, exit 1" "$REPORT" cha
 lacks "$T/out" "series have runs of one session" "no runs counted as one session"
 sql "$T/reused.db" "UPDATE runs SET started_at = strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || id || ' minutes'), ended_at = strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || id || ' minutes', '+50 seconds')"
 expect_status 2 "one group id, runs back to back: one session, too few: exit 2" "$REPORT" changes --db "$T/reused.db"
-contains "$T/out" "4 with too few runs" "says too few"
+contains "$T/out" "4 with too few sessions" "says too few sessions"
+# 5 nights of 3 runs are 15 runs but 5 sessions, fewer than 2 x --min-segment (6): too few
+# sessions, said so, not "too few runs" of a series of 15 runs nor "no series ... has 6 runs"
+check "5 nights of 3 runs" planted "$T/sess5.db" --session 0.75 --seed 25 $(nights 5 3 1)
+expect_status 2 "... too few sessions: exit 2" "$REPORT" changes --db "$T/sess5.db"
+contains "$T/out" "\| too few sessions \(5, in 15 runs\) \|" "the status says sessions, how many, in how many runs"
+contains "$T/out" "4 with too few sessions" "the summary counts sessions"
+contains "$T/out" "no series still run has 6 sessions" "the verdict note counts sessions"
+lacks "$T/out" "too few runs" "no 'too few runs' of 15 runs"
+check "... site" "$REPORT" site --db "$T/sess5.db" -o "$T/site5"
+contains "$T/site5/index.html" "4 with too few sessions to tell" "the site's index counts sessions"
+contains "$T/site5/case-0.html" "too few sessions \(5, in 15 runs\)" "a case page says sessions"
 
 expect_status 2 "--alpha 1e-9: more permutations than can be counted" "$REPORT" changes --db "$T/step.db" --label nightly --alpha 1e-9
 contains "$T/err" "--alpha 1e-09 is below" "says why"

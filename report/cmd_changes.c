@@ -86,11 +86,14 @@ static void newest_table(const struct history_set *hs, int with_key, size_t rece
 {
 	series_columns(t, only_moved ? "Newest runs of the cases that are not steady"
 				     : "Newest runs of each case", with_key);
+	int in_sessions = 0;   /* the noise is then of a session's mean, not of one run */
+	for (size_t i = 0; i < hs->n; i++)
+		in_sessions |= hs->series[i].nsessions < hs->series[i].n;
 	size_t c_runs = table_column(t, "runs", "", 0), c_cps = table_column(t, "changes", "", 0),
 	       c_since = table_column(t, "segment from run", "", 0),
 	       c_seg = table_column(t, "runs in it", "", 0),
 	       c_med = table_column(t, "its mean", "ms", 3),
-	       c_noise = table_column(t, "run noise", "%", 1),
+	       c_noise = table_column(t, in_sessions ? "session noise" : "run noise", "%", 1),
 	       c_status = table_column(t, "newest", "", 0);
 	for (size_t i = 0; i < hs->n; i++) {
 		const struct history_series *s = &hs->series[i];
@@ -312,10 +315,11 @@ int cmd_changes(struct cmd_line *cl)
 	if (changes == 0)
 		table_note(&t, "no change point in any series");
 	table_note(&t, "change: mean of the segment's log medians after / before - 1, 95%% t interval "
-		       "with the run-to-run noise of the series; p: permutation p of the split (%u "
-		       "permutations, alpha %.3g, each form at alpha / 2); segments of %zu runs or more; "
+		       "with the %s noise of the series; p: permutation p of the split (%u "
+		       "permutations, alpha %.3g, each form at alpha / 2); segments of %zu %s or more; "
 		       "changes under %.3g%% merged",
-		   cpo.permutations, cpo.alpha, cpo.min_segment, 100 * cpo.min_change);
+		   in_sessions ? "session-to-session (a session's mean's)" : "run-to-run",
+		   cpo.permutations, cpo.alpha, cpo.min_segment, counted, 100 * cpo.min_change);
 	if (hs.runs_left_out) {
 		struct strbuf what = STRBUF_INIT;
 		history_filter_describe(&(struct history_filter){.label = f.label, .branch = f.branch,

@@ -321,8 +321,10 @@ static int case_page(struct site *site, size_t k, struct bd_error *err)
 		     "<span class=\"%s\">",
 		s->n, s->cp.n, s->cp.n == 1 ? "" : "s", newest_class(s));
 	sb_add_html(&sb, newest);
-	sb_addf(&sb, "</span>; run-to-run noise %.1f%%%s</p>\n", 100 * s->cp.noise,
-		s->cp.noise_estimated ? " (the series' own)" : "");
+	sb_addf(&sb, "</span>; %s noise %.1f%%%s</p>\n",
+		s->nsessions < s->n ? "session-to-session (a session's mean's: runs of one session "
+				      "count once)" : "run-to-run",
+		100 * s->cp.noise, s->cp.noise_estimated ? " (the series' own)" : "");
 	int rc = 0;
 	struct bd_error cerr;
 	sb_addf(&name, "case-%zu", k);
@@ -564,7 +566,8 @@ static int index_page(struct site *site, const char *title, const char *db_path,
 	sb_add(&sb, ".</p>\n");
 	sb_add(&sb, "<h2>Cases</h2>\n<table>\n<thead><tr><th>case</th><th>host</th><th>runs</th>"
 		    "<th>change points</th><th>newest runs</th><th>newest median (ms)</th>"
-		    "<th>run noise (%)</th></tr></thead>\n<tbody>\n");
+		    "<th>");
+	sb_addf(&sb, "%s noise (%%)</th></tr></thead>\n<tbody>\n", in_sessions ? "session" : "run");
 	for (size_t j = 0; j < hs->n; j++) {
 		size_t i = order[j];
 		const struct history_series *s = &hs->series[i];

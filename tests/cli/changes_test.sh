@@ -292,6 +292,25 @@ lacks "$T/out" "series have runs of one session" "no runs counted as one session
 sql "$T/reused.db" "UPDATE runs SET started_at = strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || id || ' minutes'), ended_at = strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || id || ' minutes', '+50 seconds')"
 expect_status 2 "one group id, runs back to back: one session, too few: exit 2" "$REPORT" changes --db "$T/reused.db"
 contains "$T/out" "4 with too few sessions" "says too few sessions"
+# the noise of a series of sessions is a session mean's, not a run's: 3 runs a night, three
+# quarters of the variance each run's own: a mean of 3 spreads 0.71 as much as a run (planted
+# 3%). It is labelled so; the same runs ungrouped have run noise, as before
+check "30 nights of 3 runs, a quarter of the variance the session's" planted "$T/noise.db" --session 0.25 --seed 31 $(nights 30 3 1)
+expect_status 0 "... exit 0" "$REPORT" changes --db "$T/noise.db" --format csv
+check "the column is the session noise" grep -q '^case_key,case,host,runs,changes,segment_from_run,runs_in_it,its_mean_ms,session_noise_%,newest$' "$T/out"
+awk -F, 'NF == 10 && NR > 1 && $10 != "newest" { print $1 "|" $9 }' "$T/out" | sort >"$T/session_noise"
+expect_status 0 "... markdown" "$REPORT" changes --db "$T/noise.db"
+contains "$T/out" "interval with the session-to-session \(a session's mean's\) noise of the series" "the interval's noise named"
+contains "$T/out" "segments of 3 sessions or more" "segments counted in sessions"
+cp "$T/noise.db" "$T/noise_runs.db"
+sql "$T/noise_runs.db" "UPDATE runs SET group_id = NULL"
+expect_status 0 "... ungrouped: exit 0" "$REPORT" changes --db "$T/noise_runs.db" --format csv
+check "ungrouped: run noise, as before" grep -q '^case_key,case,host,runs,changes,segment_from_run,runs_in_it,its_mean_ms,run_noise_%,newest$' "$T/out"
+awk -F, 'NF == 10 && NR > 1 && $10 != "newest" { print $1 "|" $9 }' "$T/out" | sort >"$T/run_noise"
+check "every case's session noise below its run noise (planted: 0.71 of it)" awk -F"|" 'NR == FNR { run[$1] = $2; next } { n++; if ($2 < 0.85 * run[$1]) below++ } END { exit !(n == 4 && below == 4) }' "$T/run_noise" "$T/session_noise"
+check "... site" "$REPORT" site --db "$T/noise.db" -o "$T/site_noise"
+contains "$T/site_noise/index.html" "<th>session noise \(%\)</th>" "the site's index names the session noise"
+contains "$T/site_noise/case-0.html" "session-to-session \(a session's mean's: runs of one session count once\) noise [0-9.]+%" "a case page names it"
 # 5 nights of 3 runs are 15 runs but 5 sessions, fewer than 2 x --min-segment (6): too few
 # sessions, said so, not "too few runs" of a series of 15 runs nor "no series ... has 6 runs"
 check "5 nights of 3 runs" planted "$T/sess5.db" --session 0.75 --seed 25 $(nights 5 3 1)

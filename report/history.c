@@ -126,20 +126,47 @@ static void newer_runs_of_sweep(const struct history_set *s, const struct histor
  * starts each run as the one before ends. */
 #define SESSION_GAP_S 3600
 
-/* 1 when runs a and b, next to each other in a series (a older), are one session: one group
- * (`runner run --repeat`'s runs) that ran one code, b begun within SESSION_GAP_S of a's end. A run
- * without a group is a session of its own; so is one of a group id reused with another commit or
- * sweep, or hours later (an explicit --group reused every night; older runners gave a sweep's
- * shards the same group id every night). */
-static int same_session(const struct run_row *a, const struct run_row *b)
+/* 1 when run b began within SESSION_GAP_S of run a's end (a time that does not parse: yes). */
+static int begun_soon_after(const struct run_row *a, const struct run_row *b)
 {
-	if (!a->group_id || !b->group_id || strcmp(a->group_id, b->group_id) ||
-	    a->git_dirty != b->git_dirty || !text_same(a->git_commit, b->git_commit) ||
-	    !text_same(a->sweep_hash, b->sweep_hash))
-		return 0;
 	double end = db_iso_seconds(a->ended_at ? a->ended_at : a->started_at),
 	       start = db_iso_seconds(b->started_at);
-	return !(start - end > SESSION_GAP_S);   /* a time that does not parse: the group's word */
+	return !(start - end > SESSION_GAP_S);
+}
+
+/* 1 when runs a and b are of one group that ran one code (commit, uncommitted changes, sweep). */
+static int one_group_and_code(const struct run_row *a, const struct run_row *b)
+{
+	return a->group_id && b->group_id && !strcmp(a->group_id, b->group_id) &&
+	       a->git_dirty == b->git_dirty && text_same(a->git_commit, b->git_commit) &&
+	       text_same(a->sweep_hash, b->sweep_hash);
+}
+
+/* 1 when runs a and b (of s->runs), next to each other in a series (a older), are one session:
+ * one group (`runner run --repeat`'s runs) that ran one code, each of its runs from a to b begun
+ * within SESSION_GAP_S of the one before it ending. A run without a group is a session of its
+ * own; so is one of a group id reused with another commit or sweep, or hours later (an explicit
+ * --group reused every night; older runners gave a sweep's shards the same group id every
+ * night). The group's runs between a and b on b's host, of b's shard, are those the series lacks
+ * (its case not ok there): the hour runs from the end of the one before b, not of a (a run of 90
+ * minutes between them is no gap); other shards' runs are no part of it (shards of a reused
+ * group back to back all day are not one session). A group's runs are stored one after another,
+ * so by id. */
+static int same_session(const struct history_set *s, const struct run_row *a,
+			const struct run_row *b)
+{
+	if (!one_group_and_code(a, b))
+		return 0;
+	const struct run_row *before = a;
+	if (a >= s->runs && b < s->runs + s->nruns && a < b)
+		for (const struct run_row *r = a + 1; r < b; r++)
+			if (one_group_and_code(r, b) && text_same(r->hostname, b->hostname) &&
+			    r->shard_index == b->shard_index && r->shard_count == b->shard_count) {
+				if (!begun_soon_after(before, r))
+					return 0;
+				before = r;
+			}
+	return begun_soon_after(before, b);
 }
 
 /* Append the points of rows[0..n-1] (one key, oldest first) on host to a new series of s. */
@@ -201,7 +228,7 @@ static int series_add(struct db *db, struct history_set *s, const struct history
 	}
 	hs->session = xcalloc(hs->n ? hs->n : 1, sizeof(*hs->session));
 	for (size_t i = 0; i < hs->n; i++)
-		hs->session[i] = hs->nsessions += !i || !same_session(hs->points[i - 1].run,
+		hs->session[i] = hs->nsessions += !i || !same_session(s, hs->points[i - 1].run,
 									hs->points[i].run);
 	for (size_t i = 0; i < hs->n; i++)   /* from 0 */
 		hs->session[i]--;

@@ -322,6 +322,25 @@ lacks "$T/out" "too few runs" "no 'too few runs' of 15 runs"
 check "... site" "$REPORT" site --db "$T/sess5.db" -o "$T/site5"
 contains "$T/site5/index.html" "4 with too few sessions to tell" "the site's index counts sessions"
 contains "$T/site5/case-0.html" "too few sessions \(5, in 15 runs\)" "a case page says sessions"
+# a run of the group the series lacks (its case not ok there) is no gap: 5 nights of 3 runs of
+# 90 minutes each, back to back, the case an error in each night's second: its first and third
+# runs are 3 hours apart but one session (each run begun as the one before it ended): 5
+# sessions, too few; they were 10 (a night's two ok runs two sessions, as independent runs)
+check "5 nights of 3 runs of 90 minutes" planted "$T/mid.db" --session 0.75 --seed 26 $(nights 5 3 1)
+sql "$T/mid.db" "UPDATE runs SET started_at = strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || ((id - 1) / 3) || ' days', '+' || ((id - 1) % 3 * 90) || ' minutes'), ended_at = strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || ((id - 1) / 3) || ' days', '+' || ((id - 1) % 3 * 90 + 90) || ' minutes'); UPDATE cases SET status = 'error', reason = 'planted' WHERE (run_id - 1) % 3 = 1"
+expect_status 2 "... 5 sessions, too few: exit 2" "$REPORT" changes --db "$T/mid.db"
+check "every case: 5 sessions in 10 runs" [ "$(grep -c '| too few sessions (5, in 10 runs) |' "$T/out")" = 4 ]
+# the third run of the first night begun 2 hours after the second ended: a session of its own
+sql "$T/mid.db" "UPDATE runs SET started_at = '2026-01-01T05:00:00.000Z', ended_at = '2026-01-01T06:30:00.000Z' WHERE id = 3"
+expect_status 2 "... a third run 2 hours after the second ended: 6 sessions (--min-segment 4: too few)" "$REPORT" changes --db "$T/mid.db" --min-segment 4
+check "every case: 6 sessions in 10 runs" [ "$(grep -c '| too few sessions (6, in 10 runs) |' "$T/out")" = 4 ]
+# ... but another shard's run is none of it: a reused group's two shards on one host back to
+# back all day (12 hours each), the case in shard 0 only: each shard-0 run begins 12 hours after
+# the one before it ended, a session each (20), the 10% step in the last 6 found
+check "a reused group's two shards back to back, 20 runs of each" planted "$T/shards.db" --seed 27 nightly:28t:1 nightly:12t:1.1
+sql "$T/shards.db" "UPDATE runs SET group_id = 'nightly', shard_index = (id - 1) % 2, shard_count = 2, started_at = strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || ((id - 1) * 12) || ' hours'), ended_at = strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || (id * 12) || ' hours'); DELETE FROM cases WHERE run_id % 2 = 0"
+expect_status 1 "... 20 sessions, the step found: exit 1" "$REPORT" changes --db "$T/shards.db"
+lacks "$T/out" "series have runs of one session" "no runs counted as one session"
 
 expect_status 2 "--alpha 1e-9: more permutations than can be counted" "$REPORT" changes --db "$T/step.db" --label nightly --alpha 1e-9
 contains "$T/err" "--alpha 1e-09 is below" "says why"

@@ -229,11 +229,13 @@ static void write_job(const struct kube_job *j, struct strbuf *sb)
 		sb_add(sb, "            - name: OMP_NUM_THREADS\n");
 		yaml_kv(sb, 14, "value", threads);
 	}
-	if (j->nodes)   /* recorded under the node's name: report nodes tells nodes apart by it */
-		sb_add(sb, "            - name: BENCHDB_NODE\n"
-			   "              valueFrom:\n"
-			   "                fieldRef:\n"
-			   "                  fieldPath: spec.nodeName\n");
+	/* recorded under the node's name, shards too: report nodes tells nodes apart by it, and a
+	 * case's history and the noise between runs are per host and system; under the pod's own
+	 * host name (NAME-I-xxxxx, new each Job) every night was a new machine of one run */
+	sb_add(sb, "            - name: BENCHDB_NODE\n"
+		   "              valueFrom:\n"
+		   "                fieldRef:\n"
+		   "                  fieldPath: spec.nodeName\n");
 	write_resources(j, sb);
 	sb_add(sb, "          volumeMounts:\n"
 		   "            - name: scratch\n              mountPath: /scratch\n"

@@ -57,6 +57,8 @@ for mode in shards nodes; do
 done
 contains "$T/nodes.yaml" "podAntiAffinity" "nodes: one pod per node"
 contains "$T/nodes.yaml" "fieldPath: spec.nodeName" "nodes: recorded under the node's name"
+# shards too: under the pod's host name (new each Job) every night's runs were a new machine's
+contains "$T/shards.yaml" "fieldPath: spec.nodeName" "shards: recorded under the node's name"
 contains "$T/shards.yaml" "--shard auto/3" "shards: pod i runs slice i of 3"
 # each Job's runs are a group of their own, named by the Job's uid (the group was the Job's name,
 # every Job of that name's)

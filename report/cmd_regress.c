@@ -77,6 +77,12 @@ static void n_text(char *out, size_t size, size_t total, size_t runs, int equal)
 		snprintf(out, size, "%zu/%zu", total, runs);
 }
 
+/* A baseline case that was not compared, and why: the candidate's status (error, oom,
+ * unsupported, skipped), "missing" or "not compared". */
+struct uncompared_row {
+	const char *name, *why;
+};
+
 struct regress_case {
 	const char *name, *key;
 	struct pair_result result;
@@ -179,11 +185,11 @@ static void summary_print(enum report_format fmt, int status, const char *verdic
 	render_table(t, fmt, &full);
 	if (out.text.len + full.len < SUMMARY_MAX_BYTES) {
 		sb_addf(&out.text, "<details><summary>all %zu case%s, the noise between runs, how to "
-				   "read this</summary>\n\n%s</details>\n", ncases, ncases == 1 ? "" : "s",
+				   "read this</summary>\n\n%s</details>\n", t->nrows, t->nrows == 1 ? "" : "s",
 			sb_str(&full));
 	} else {
 		sb_addf(&out.text, "The table of all %zu cases (%zu bytes) does not fit a comment: `report "
-				   "regress` with `--format md` prints it.\n", ncases, full.len);
+				   "regress` with `--format md` prints it.\n", t->nrows, full.len);
 	}
 	sb_free(&full);
 	report_output_end(&out, 0);
@@ -274,13 +280,14 @@ int cmd_regress(struct cmd_line *cl)
 	struct table t = {0};
 	struct findings found = {STRBUF_INIT, STRBUF_INIT};
 	struct strbuf who_b = STRBUF_INIT, who_c = STRBUF_INIT;
+	struct uncompared_row *left_out = NULL;   /* baseline cases not compared: rows too */
 	const char **missing = NULL, **broken = NULL, **not_run = NULL, **uncompared = NULL,
 		   **partial = NULL,
 		   **insufficient = NULL, **slower = NULL, **contended = NULL, **unsure = NULL,
 		   **keys = NULL;
 	size_t nmissing = 0, nbroken = 0, nnot_run = 0, nuncompared = 0, npartial = 0, ninsufficient = 0,
 	       nslower = 0, ncontended = 0, nunsure = 0, shared = 0, ncases = 0, nkeys_distinct = 0,
-	       nsorted = 0;
+	       nsorted = 0, nleft_out = 0;
 	struct noise_data noise = {0};
 	struct noise_model model = {0};
 	double *detectable = NULL;
@@ -367,6 +374,7 @@ int cmd_regress(struct cmd_line *cl)
 	family = xcalloc(cap, sizeof(*family));
 	missing = xcalloc(cap, sizeof(*missing));
 	broken = xcalloc(cap, sizeof(*broken));
+	left_out = xcalloc(cap, sizeof(*left_out));
 	not_run = xcalloc(cap, sizeof(*not_run));
 	uncompared = xcalloc(cap, sizeof(*uncompared));
 	partial = xcalloc(cap, sizeof(*partial));
@@ -414,21 +422,24 @@ int cmd_regress(struct cmd_line *cl)
 				nb += at_b[r] >= 0 && base.sets[r].rows[at_b[r]].status == STATUS_OK;
 			if (nb == 0)
 				continue;   /* not ok in any baseline run: nothing to hold the candidate to */
-			if (worst && (worst->status == STATUS_ERROR || worst->status == STATUS_OOM)) {
-				broken[nbroken++] = worst->name;
-				continue;
-			}
 			if (worst) {
-				not_run[nnot_run++] = worst->name;
+				left_out[nleft_out++] = (struct uncompared_row){worst->name,
+										 status_name(worst->status)};
+				if (worst->status == STATUS_ERROR || worst->status == STATUS_OOM)
+					broken[nbroken++] = worst->name;
+				else
+					not_run[nnot_run++] = worst->name;
 				continue;
 			}
 			if (in_cand < cand.n) {
+				left_out[nleft_out++] = (struct uncompared_row){row->name, "missing"};
 				missing[nmissing++] = row->name;
 				continue;
 			}
 			struct regress_case *rc = &cases[ncases];
 			if (run_groups_compare_case(&model, &noise, row->case_key, &base, at_b, &cand,
 						    at_c, pick, &o.rule, &rc->result)) {
+				left_out[nleft_out++] = (struct uncompared_row){row->name, "not compared"};
 				uncompared[nuncompared++] = row->name;
 				continue;
 			}
@@ -518,6 +529,13 @@ int cmd_regress(struct cmd_line *cl)
 		wait_text(wait, sizeof(wait), pr->wait_base, pr->wait_cand);
 		table_text(&t, r, c_wait, wait);
 		table_text(&t, r, c_v, verdict_names[pr->verdict]);
+	}
+	/* the baseline cases that were not compared are rows too, their verdict what happened to
+	 * them: a table (csv, json) read without its notes must not show a failed case as absent */
+	for (size_t k = 0; k < nleft_out; k++) {
+		size_t r = table_row(&t);
+		table_text(&t, r, c_case, left_out[k].name);
+		table_text(&t, r, c_v, left_out[k].why);
 	}
 
 	/* The reasons, worst first: what fails the gate, then what keeps it from passing. */
@@ -675,6 +693,7 @@ done:
 	sb_free(&who_c);
 	free(missing);
 	free(broken);
+	free(left_out);
 	free(not_run);
 	free(uncompared);
 	free(partial);

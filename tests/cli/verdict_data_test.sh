@@ -363,4 +363,24 @@ sql "$T/partial.db" "delete from samples where case_id in (select id from cases 
 "$REPORT" regress --db "$T/partial.db" --baseline-label base --candidate-label cand --lenient >"$T/out" 2>&1
 contains "$T/out" "compared on fewer runs than the side has \(column n\): 1 case ok in a run without samples of the phase \(a damaged run\?\), left out of that run: flash float32 fwd B8 H1 S256 D64$" "the case left out of the damaged run is named"
 
+# ---- regress: a baseline case not compared is a row of every format, with what happened to it --
+# 4 cases, 2 runs a side of one session each; in the candidate one case is error, one skipped,
+# one missing from a run (deleted): exit 1, and the csv and json tables (read without the notes)
+# name each with the candidate's status or "missing", not leave them out
+planted "$T/gone.db" --cases 4 --between 0.02 --seed 8 base:2:1 cand:2:1
+sql "$T/gone.db" "update cases set status = 'error', reason = 'planted' where run_id = 3 and ord = 0;
+	update cases set status = 'skipped', reason = 'planted' where run_id = 4 and ord = 1;
+	delete from samples where case_id in (select id from cases where run_id = 4 and ord = 2);
+	delete from cases where run_id = 4 and ord = 2"
+expect_status 1 "regress: error, skipped and missing in the candidate (csv)" \
+	"$REPORT" regress --db "$T/gone.db" --baseline-label base --candidate-label cand --format csv
+contains "$T/out" "^flash float32 fwd B8 H1 S256 D64,(,)*error$" "csv: the error case is a row, verdict error"
+contains "$T/out" "^flash float32 fwd B8 H1 S320 D64,(,)*skipped$" "csv: the skipped case, verdict skipped"
+contains "$T/out" "^flash float32 fwd B8 H1 S384 D64,(,)*missing$" "csv: the missing case, verdict missing"
+check "csv: a row for each of the 4 baseline cases" test "$(grep -c '^flash' "$T/out")" = 4
+expect_status 1 "... json" "$REPORT" regress --db "$T/gone.db" --baseline-label base --candidate-label cand --format json
+check "json: the rows' verdicts" python3 -c "import json,sys; r=json.load(open('$T/out'))[0]['rows']; sys.exit(sorted(x['verdict'] for x in r) != sorted(['error', 'skipped', 'missing', r[0]['verdict']]))"
+expect_status 1 "... summary" "$REPORT" regress --db "$T/gone.db" --baseline-label base --candidate-label cand --format summary
+contains "$T/out" "all 4 cases, the noise" "summary: the folded table holds every baseline case"
+
 finish cli_verdict_data

@@ -467,7 +467,9 @@ int cmd_regress(struct cmd_line *cl)
 		}
 	}
 	verdicts_decide(family, ncases, &o.rule);
-	double worst_gap = -2, worst_wait[2] = {0, 0};   /* of the contended cases */
+	/* of the contended cases, the one whose slower side waited most: [0] that side's wait, [1]
+	 * the other side's (-1: not recorded) */
+	double worst_wait[2] = {-2, -1};
 	detectable = xcalloc(ncases + 1, sizeof(*detectable));
 	size_t ndetectable = 0, runs_needed = 0, nunsure_beyond = 0;
 	for (size_t k = 0; k < ncases; k++) {
@@ -493,12 +495,14 @@ int cmd_regress(struct cmd_line *cl)
 		}
 		if (pr->verdict == VERDICT_CONTENDED) {
 			contended[ncontended++] = cases[k].name;
-			double hi = fmax(pr->wait_cand, pr->wait_base),
-			       lo = fmin(pr->wait_cand, pr->wait_base);
-			if (hi - lo > worst_gap) {   /* [0]: the side that looks slower */
-				worst_gap = hi - lo;
-				worst_wait[0] = hi;
-				worst_wait[1] = lo;
+			/* the side that looks slower is the candidate when it is slower, else the
+			 * baseline (a faster candidate whose baseline waited), whichever waited more */
+			int cand_slower = pr->log_change > 0;
+			double slow = cand_slower ? pr->wait_cand : pr->wait_base,
+			       fast = cand_slower ? pr->wait_base : pr->wait_cand;
+			if (slow > worst_wait[0]) {
+				worst_wait[0] = slow;
+				worst_wait[1] = fast;
 			}
 		}
 		if (!pr->insufficient && isfinite(pr->detectable))
@@ -576,10 +580,13 @@ int cmd_regress(struct cmd_line *cl)
 		 REPORT_MIN_ITERS);
 	finding_add(&found.unsure, what, insufficient, ninsufficient);
 	if (ncontended) {
+		char other[32] = "an unknown share";
+		if (worst_wait[1] >= 0)
+			snprintf(other, sizeof(other), "%.0f%%", 100 * worst_wait[1]);
 		snprintf(what, sizeof(what),
 			 "contended (the slower side waited for a CPU, up to %.0f%% of its time "
-			 "against %.0f%%: rerun on a quiet machine)",
-			 100 * worst_wait[0], 100 * worst_wait[1]);
+			 "against %s on the other side: rerun on a quiet machine)",
+			 100 * fmax(worst_wait[0], 0), other);
 		finding_add(&found.unsure, what, contended, ncontended);
 	}
 	if (nunsure) {

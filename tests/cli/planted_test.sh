@@ -116,11 +116,20 @@ fi
 check "contention database" "$PLANTED" "$T/wait.db" --seed 31 base:4:1:0.01 cand:1:1.5:0.34 real:1:1.5:0.01 bwait:4:1:0.3 nowait:4:1
 expect_status 2 "a slower candidate that waited for a CPU: exit 2" "$REPORT" regress --db "$T/wait.db" --baseline-label base --candidate-label cand --format csv
 check "every case contended" [ "$(grep -c ',contended$' "$T/out")" = 24 ]
-contains "$T/err" "up to 34% of its time against 1%" "the waits named"
+contains "$T/err" "up to 34% of its time against 1% on the other side" "the waits named"
 contains "$T/out" ",1/34,contended" "the cpu wait column"
 expect_status 1 "the same slowdown without the wait: exit 1" "$REPORT" regress --db "$T/wait.db" --baseline-label base --candidate-label real
 expect_status 1 "the baseline waited, the candidate did not: still slower" "$REPORT" regress --db "$T/wait.db" --baseline-label bwait --candidate-label real
 expect_status 2 "a baseline with no wait recorded, a candidate that waited 34%: contended" "$REPORT" regress --db "$T/wait.db" --baseline-label nowait --candidate-label cand
+# the waits named are the slower side's and the other's, whichever waited more: a candidate 30%
+# faster that waited 40% against a baseline that waited 10% (the baseline is the slower side), and
+# a candidate 30% slower that waited 10% against a baseline that waited 40%
+check "contention database, the other side waited more" "$PLANTED" "$T/wait2.db" --cases 2 --seed 32 \
+	base:4:1:0.10 fast:1:0.7:0.40 bwait:4:1:0.40 slow:1:1.3:0.10
+expect_status 2 "a faster candidate, its baseline waited: contended" "$REPORT" regress --db "$T/wait2.db" --baseline-label base --candidate-label fast
+contains "$T/err" "slower side waited for a CPU, up to 10% of its time against 40% on the other side" "the slower side is the baseline"
+expect_status 2 "a slower candidate that waited less than its baseline: contended" "$REPORT" regress --db "$T/wait2.db" --baseline-label bwait --candidate-label slow
+contains "$T/err" "slower side waited for a CPU, up to 10% of its time against 40% on the other side" "the slower side is the candidate"
 # compare across runs: either side contended is never a plain faster/slower
 expect_status 0 "compare: the busy candidate run" "$REPORT" compare --db "$T/wait.db" --run cand --baseline real --format csv
 check "compare: no plain faster or slower with a contended side" [ "$(csv_cols "$T/out" verdict | grep -cE '^(faster|slower|\?)$')" = 0 ]

@@ -55,6 +55,7 @@ int run_group_select(struct db *db, const struct run_group_spec *spec,
 	}
 	/* --last alone: the runs started before the first excluded one */
 	struct run_row before = {0}, *when = NULL;
+	size_t labelled_excluded = 0;   /* runs with the label that exclude holds */
 	for (size_t i = 0; exclude && i < exclude->n; i++) {
 		struct run_row w = run_when(runs, nruns, exclude->ids[i]);
 		if (!before.id || db_run_time_cmp(&w, &before) < 0)
@@ -67,6 +68,7 @@ int run_group_select(struct db *db, const struct run_group_spec *spec,
 			      (!before.id || db_run_time_cmp(r, &before) < 0);
 		if ((by_label || by_last) && !has_id(g, r->id) && !has_id(exclude, r->id))
 			g->ids[g->n++] = r->id;
+		labelled_excluded += by_label && has_id(exclude, r->id);
 	}
 	when = xcalloc(g->n ? g->n : 1, sizeof(*when));   /* oldest first */
 	for (size_t i = 0; i < g->n; i++)
@@ -78,6 +80,13 @@ int run_group_select(struct db *db, const struct run_group_spec *spec,
 	if (spec->last > 0 && g->n > (size_t)spec->last) {
 		memmove(g->ids, g->ids + g->n - (size_t)spec->last, (size_t)spec->last * sizeof(*g->ids));
 		g->n = (size_t)spec->last;
+	}
+	if (g->n == 0 && labelled_excluded) {
+		rc = bd_fail(err, BD_ENOTFOUND, "no run matches the %s selection: every run labelled %s "
+			     "(%zu) is a %s run too, and a run is no baseline for itself", spec->side,
+			     spec->label, labelled_excluded,
+			     !strcmp(spec->side, "baseline") ? "candidate" : "baseline");
+		goto done;
 	}
 	if (g->n == 0) {
 		rc = bd_fail(err, BD_ENOTFOUND, "no run matches the %s selection%s%s", spec->side,

@@ -245,6 +245,12 @@ expect_status 2 "regress, the candidate run among the baseline runs" \
 	"$REPORT" regress --db "$T/self.db" --baseline 1 --baseline 4 --candidate-label cand
 expect_status 2 "compare --baseline naming the candidate run" "$REPORT" compare --db "$T/self.db" --baseline latest
 contains "$T/err" "is run 6, the candidate run itself" "compare says so"
+# a label whose every run is a candidate run (the first night of a nightly: `--baseline-label
+# cand`, the latest run the only one) said "no run is labelled cand": it names why it is empty
+expect_status 2 "regress --baseline-label and --candidate-label the same label" \
+	"$REPORT" regress --db "$T/self.db" --baseline-label cand --candidate-label cand
+contains "$T/err" "^report: no run matches the baseline selection: every run labelled cand \(3\) is a candidate run too" "says the label's runs are the candidate's"
+lacks "$T/err" "no run is labelled" "not that no run has the label"
 
 # ---- a history merged out of order is read in time order -----------------------------------
 # `runner merge` stores a database's runs after those already there, so merging February's

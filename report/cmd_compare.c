@@ -48,6 +48,48 @@ static void explain_nothing(const struct case_set *base, const char *impl, int64
 }
 
 
+/* Against a run: say what the table leaves out, in its notes and on stderr — a run that is not
+ * complete, and the ok cases of the baseline run that are not compared (missing from the
+ * candidate run or not ok there), so that a truncated candidate is not read as the whole. */
+static void compare_runs_note_left_out(const struct run_group *base, const struct run_group *cand,
+				       const struct case_pair *pairs, size_t npairs, struct table *t)
+{
+	const struct run_group *side[2] = {base, cand};
+	for (int s = 0; s < 2; s++) {
+		const char *st = side[s]->rows[0].status;
+		if (st && !strcmp(st, "complete"))
+			continue;
+		fprintf(stderr, "report compare: %s run %lld is %s, not complete (%zu of its cases "
+				"stored)\n", s ? "candidate" : "baseline", (long long)side[s]->ids[0],
+			st ? st : "of unknown status", side[s]->sets[0].n);
+		table_note(t, "%s run %lld is %s, not complete (%zu of its cases stored)",
+			   s ? "candidate" : "baseline", (long long)side[s]->ids[0],
+			   st ? st : "of unknown status", side[s]->sets[0].n);
+	}
+	const struct case_set *bs = &base->sets[0];
+	unsigned char *paired = xcalloc(bs->n + 1, 1);
+	unsigned char *first = case_rows_first_of_key(bs->rows, bs->n);
+	for (size_t i = 0; i < npairs; i++)
+		paired[pairs[i].base] = 1;
+	size_t left = 0, ok = 0;
+	for (size_t i = 0; i < bs->n; i++) {
+		if (!first[i] || !is_ok(&bs->rows[i]))
+			continue;
+		ok++;
+		left += !paired[i];
+	}
+	if (left) {
+		fprintf(stderr, "report compare: %zu of the %zu ok cases of baseline run %lld not compared "
+				"(missing from run %lld or not ok there)\n", left, ok,
+			(long long)base->ids[0], (long long)cand->ids[0]);
+		table_note(t, "%zu of the %zu ok cases of baseline run %lld not compared (missing from run "
+			      "%lld or not ok there)", left, ok, (long long)base->ids[0],
+			   (long long)cand->ids[0]);
+	}
+	free(first);
+	free(paired);
+}
+
 int cmd_compare(struct cmd_line *cl)
 {
 	struct report_options o = REPORT_OPTIONS_INIT;
@@ -226,8 +268,10 @@ int cmd_compare(struct cmd_line *cl)
 		status = EXIT_FAIL;
 		goto done;
 	}
-	if (by_run)
+	if (by_run) {
 		table_note(&t[0], "%s", sb_str(&noise_note));
+		compare_runs_note_left_out(&base_group, &cand_group, pairs, npairs, &t[0]);
+	}
 	if (format_is((enum report_format)fmt, FORMAT_DATA))
 		compare_table_add_cases(&t[0], base, by_run ? &cand_group.sets[0] : &cand, pairs,
 					npairs);

@@ -389,4 +389,20 @@ check "json: the rows' verdicts" python3 -c "import json,sys; r=json.load(open('
 expect_status 1 "... summary" "$REPORT" regress --db "$T/gone.db" --baseline-label base --candidate-label cand --format summary
 contains "$T/out" "all 4 cases, the noise" "summary: the folded table holds every baseline case"
 
+# ---- compare against a run: what the table leaves out is said ---------------------------------
+# baseline run 1 and candidate run 2 of 4 cases; run 2 interrupted after 2 of them: the table has
+# 2 pairs, and the notes and stderr say the candidate is not complete and 2 of the 4 ok baseline
+# cases were not compared (the table alone read as the whole comparison)
+planted "$T/cut2.db" --cases 4 --between 0.02 --seed 9 base:1:1 cand:1:1
+sql "$T/cut2.db" "update runs set status = 'interrupted' where id = 2;
+	delete from samples where case_id in (select id from cases where run_id = 2 and ord >= 2);
+	delete from cases where run_id = 2 and ord >= 2"
+expect_status 0 "compare against a run: an interrupted candidate" "$REPORT" compare --db "$T/cut2.db" --baseline 1 --run 2
+contains "$T/out" "^- candidate run 2 is interrupted, not complete \(2 of its cases stored\)$" "the notes say the candidate is not complete"
+contains "$T/out" "^- 2 of the 4 ok cases of baseline run 1 not compared \(missing from run 2 or not ok there\)$" "the notes count the cases left out"
+contains "$T/err" "^report compare: 2 of the 4 ok cases of baseline run 1 not compared" "stderr too (csv has no notes)"
+expect_status 0 "compare against a run, the runs the other way" "$REPORT" compare --db "$T/cut2.db" --baseline 2 --run 1
+contains "$T/out" "^- baseline run 2 is interrupted, not complete" "a baseline not complete is said"
+lacks "$T/out" "not compared" "every ok case of the baseline compared"
+
 finish cli_verdict_data

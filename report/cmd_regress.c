@@ -446,22 +446,23 @@ int cmd_regress(struct cmd_line *cl)
 			rc->name = row->name;
 			rc->key = row->case_key;
 			rc->equal_b = rc->equal_c = 1;
-			size_t first_b = 0, first_c = 0, n, empty = 0;
+			size_t first_b = 0, first_c = 0, n;
 			for (size_t r = 0; r < base.n; r++) {
 				if (at_b[r] < 0)
 					continue;
 				case_series_pick(&base.sets[r].series[at_b[r]], (enum series_pick)pick, &n);
 				rc->equal_b &= !first_b || n == first_b;
 				first_b = first_b ? first_b : n;
-				empty += n == 0 && base.sets[r].rows[at_b[r]].status == STATUS_OK;
 			}
 			for (size_t r = 0; r < cand.n; r++) {
 				case_series_pick(&cand.sets[r].series[at_c[r]], (enum series_pick)pick, &n);
 				rc->equal_c &= !first_c || n == first_c;
 				first_c = first_c ? first_c : n;
-				empty += n == 0;
 			}
-			if (empty)   /* compared on the other runs: said, not passed over */
+			/* a run where the case is ok but gave no median (no samples of the phase, or
+			 * times not positive) is left out: compared on the other runs, said, not passed
+			 * over */
+			if (rc->result.runs_base < nb || rc->result.runs_cand < cand.n)
 				partial[npartial++] = row->name;
 			family[ncases++] = &rc->result;
 		}
@@ -627,7 +628,8 @@ int cmd_regress(struct cmd_line *cl)
 		for (size_t i = 0; i < npartial; i++)
 			sb_addf(&names, "%s%s", i ? ", " : "", partial[i]);
 		table_note(&t, "compared on fewer runs than the side has (column n): %zu case%s ok in a "
-			       "run without samples of the phase (a damaged run?), left out of that run: %s",
+			       "run without a median of the phase (no samples, or times not positive: a "
+			       "damaged run?), left out of that run: %s",
 			   npartial, npartial == 1 ? "" : "s", sb_str(&names));
 		sb_free(&names);
 	}

@@ -367,7 +367,13 @@ contains "$T/err" "^report changes: missing: '.*' on planted-host from run 12, w
 planted "$T/partial.db" --cases 3 --between 0.02 --seed 5 base:4t:1 cand:3t:1
 sql "$T/partial.db" "delete from samples where case_id in (select id from cases where run_id = 6 and ord = 0)"
 "$REPORT" regress --db "$T/partial.db" --baseline-label base --candidate-label cand --lenient >"$T/out" 2>&1
-contains "$T/out" "compared on fewer runs than the side has \(column n\): 1 case ok in a run without samples of the phase \(a damaged run\?\), left out of that run: flash float32 fwd B8 H1 S256 D64$" "the case left out of the damaged run is named"
+contains "$T/out" "compared on fewer runs than the side has \(column n\): 1 case ok in a run without a median of the phase \(no samples, or times not positive: a damaged run\?\), left out of that run: flash float32 fwd B8 H1 S256 D64$" "the case left out of the damaged run is named"
+# the same when the run's samples of a case are there but every time is 0 (no median to read):
+# it was compared on the other runs with nothing said ('30x2' in column n the only trace)
+planted "$T/zero.db" --cases 3 --between 0.02 --seed 5 base:4t:1 cand:3t:1
+sql "$T/zero.db" "update samples set ns = 0 where case_id in (select id from cases where run_id = 6 and ord = 0)"
+"$REPORT" regress --db "$T/zero.db" --baseline-label base --candidate-label cand --lenient >"$T/out" 2>&1
+contains "$T/out" "compared on fewer runs than the side has \(column n\): 1 case .*left out of that run: flash float32 fwd B8 H1 S256 D64$" "a run whose times are 0: the case is named"
 
 # ---- regress: a baseline case not compared is a row of every format, with what happened to it --
 # 4 cases, 2 runs a side of one session each; in the candidate one case is error, one skipped,

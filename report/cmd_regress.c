@@ -4,7 +4,8 @@
  * on. The unit of evidence is the run: each run's median is one sample, and the noise between
  * runs comes from the noise model (noise.h) — these runs and the history of their system. It
  * never passes what it did not compare or could not tell: exit 0 only when every ok baseline case
- * was compared, none is slower and none is unsure (--lenient: none unsure that looks slower);
+ * was compared, none is slower and none is unsure (--lenient: none unsure that is slower beyond
+ * the threshold);
  * 1 on a significant slowdown, a case that was ok and now failed or did not run, a baseline case
  * missing from the candidate, or a candidate run that is not complete; 2 when it cannot tell
  * (unsure, contended, nothing comparable, too little data) and on usage errors. Every reason is

@@ -624,6 +624,19 @@ int cmd_regress(struct cmd_line *cl)
 	findings_print(&found.fail, "regression", &t, &reasons);
 	if (!sb_str(&found.fail)[0])
 		findings_print(&found.unsure, "cannot tell", &t, &reasons);
+	for (size_t r = 0; r < base.n; r++) {   /* not a failure, but not passed over either */
+		const char *st = base.rows[r].status;
+		const char *lacks = base.n > 1 ? "compared on the other baseline runs that have them"
+					       : "not compared";
+		if (st && !strcmp(st, "complete"))
+			continue;
+		fprintf(stderr, "report regress: note: baseline run %lld is %s, not complete (%zu of its "
+				"cases stored): the cases it lacks are %s\n",
+			(long long)base.ids[r], st ? st : "of unknown status", base.sets[r].n, lacks);
+		table_note(&t, "baseline run %lld is %s, not complete (%zu of its cases stored): the cases "
+			       "it lacks are %s",
+			   (long long)base.ids[r], st ? st : "of unknown status", base.sets[r].n, lacks);
+	}
 	if (npartial) {
 		struct strbuf names = STRBUF_INIT;
 		for (size_t i = 0; i < npartial; i++)

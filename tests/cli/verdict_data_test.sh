@@ -411,4 +411,15 @@ expect_status 0 "compare against a run, the runs the other way" "$REPORT" compar
 contains "$T/out" "^- baseline run 2 is interrupted, not complete" "a baseline not complete is said"
 lacks "$T/out" "not compared" "every ok case of the baseline compared"
 
+# ---- regress: a baseline run that is not complete is said -------------------------------------
+# one baseline --repeat group of 4 whose last run was interrupted after 2 of its 4 cases: no
+# failure (the other 3 runs have every case), but the notes and stderr name it
+planted "$T/bcut.db" --cases 4 --between 0.02 --seed 12 base:4:1 cand:2:1
+sql "$T/bcut.db" "update runs set status = 'interrupted' where id = 4;
+	delete from samples where case_id in (select id from cases where run_id = 4 and ord >= 2);
+	delete from cases where run_id = 4 and ord >= 2"
+"$REPORT" regress --db "$T/bcut.db" --baseline-label base --candidate-label cand >"$T/out" 2>"$T/err"
+contains "$T/out" "^- baseline run 4 is interrupted, not complete \(2 of its cases stored\): the cases it lacks are compared on the other baseline runs that have them$" "the notes name the baseline run"
+contains "$T/err" "^report regress: note: baseline run 4 is interrupted" "stderr too"
+
 finish cli_verdict_data

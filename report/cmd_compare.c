@@ -50,7 +50,8 @@ static void explain_nothing(const struct case_set *base, const char *impl, int64
 
 /* Against a run: say what the table leaves out, in its notes and on stderr — a run that is not
  * complete, and the ok cases of the baseline run that are not compared (missing from the
- * candidate run or not ok there), so that a truncated candidate is not read as the whole. */
+ * candidate run or not ok there), so that a truncated candidate is not read as the whole — and
+ * (notes) when the two runs are of different systems. */
 static void compare_runs_note_left_out(const struct run_group *base, const struct run_group *cand,
 				       const struct case_pair *pairs, size_t npairs, struct table *t)
 {
@@ -65,6 +66,13 @@ static void compare_runs_note_left_out(const struct run_group *base, const struc
 		table_note(t, "%s run %lld is %s, not complete (%zu of its cases stored)",
 			   s ? "candidate" : "baseline", (long long)side[s]->ids[0],
 			   st ? st : "of unknown status", side[s]->sets[0].n);
+	}
+	if (base->rows[0].system_id != cand->rows[0].system_id) {
+		const char *hb = base->rows[0].hostname, *hc = cand->rows[0].hostname;
+		table_note(t, "runs %lld and %lld are of different systems (%s, %s): a change includes "
+			      "the difference between the machines, and the noise between runs is each "
+			      "system's", (long long)base->ids[0], (long long)cand->ids[0], hb ? hb : "?",
+			   hc ? hc : "?");
 	}
 	const struct case_set *bs = &base->sets[0];
 	unsigned char *paired = xcalloc(bs->n + 1, 1);

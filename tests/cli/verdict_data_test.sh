@@ -411,6 +411,12 @@ expect_status 0 "compare against a run, the runs the other way" "$REPORT" compar
 contains "$T/out" "^- baseline run 2 is interrupted, not complete" "a baseline not complete is said"
 lacks "$T/out" "not compared" "every ok case of the baseline compared"
 
+# runs of two systems compared: said (regress refuses them without --any-system)
+planted "$T/two.db" --cases 2 --between 0.02 --seed 9 base@h1:1:1 cand@h2:1:1
+expect_status 0 "compare against a run of another system" "$REPORT" compare --db "$T/two.db" --baseline 1 --run 2
+contains "$T/out" "^- runs 1 and 2 are of different systems \(h1, h2\): a change includes the difference between the machines" "the notes say the systems differ"
+lacks "$T/err" "." "nothing on stderr"
+
 # ---- regress: a baseline run that is not complete is said -------------------------------------
 # one baseline --repeat group of 4 whose last run was interrupted after 2 of its 4 cases: no
 # failure (the other 3 runs have every case), but the notes and stderr name it

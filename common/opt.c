@@ -64,7 +64,8 @@ static int store(const struct opt_spec *s, const char *value, struct bd_error *e
 	case OPT_PERCENT: {
 		errno = 0;
 		double v = strtod(value, &end);
-		if (errno || end == value || *end)
+		/* decimal only: strtod reads hexadecimal too, and --threshold 0x10 was 16% */
+		if (errno || end == value || *end || strpbrk(value, "xX"))
 			return bd_fail(err, BD_EINVAL, "option '--%s' expects a number, got '%s'",
 				       s->name, value);
 		*(double *)s->dest = s->kind == OPT_PERCENT ? v / 100 : v;

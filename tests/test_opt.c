@@ -170,6 +170,9 @@ static void test_opt__a_percent_is_stored_as_a_fraction(void **state)
 	char *bad[] = {"cmd", "--threshold", "5%", NULL};
 	assert_int_equal(opt_parse(specs, 3, bad, &npos, &err), BD_EINVAL);
 	assert_string_equal(err.msg, "option '--threshold' expects a number, got '5%'");
+	char *hex[] = {"cmd", "--threshold", "0x10", NULL};   /* strtod's hexadecimal: was 16% */
+	assert_int_equal(opt_parse(specs, 3, hex, &npos, &err), BD_EINVAL);
+	assert_string_equal(err.msg, "option '--threshold' expects a number, got '0x10'");
 }
 
 int main(void)

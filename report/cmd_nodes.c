@@ -810,12 +810,9 @@ int cmd_nodes(struct cmd_line *cl)
 			all[j].left_out = LEFT_OTHER_JOB;
 			all[j].code_runs = all[j].nruns;
 			all[j].nruns = 0;
-			if (other_job++ < NODES_NAMED) {   /* names from the database: escaped */
-				char *group = escape_controls(newest->group_id);
+			if (other_job++ < NODES_NAMED)   /* notes are escaped where they are written */
 				sb_addf(&job_example, "%s%s: %s (not in %s)", other_job > 1 ? "; " : "",
-					all[j].host, all[j].row->name, group);
-				free(group);
-			}
+					all[j].host, all[j].row->name, newest->group_id);
 		}
 	}
 	noise_model_fit(&noise, &o.rule.assumed, &model);

@@ -523,40 +523,50 @@ static int excludes_unmatched_check(const struct checker *ck, const struct sweep
 	return 0;
 }
 
-/* A value of an exclude's list that drops no case, where the entry drops others: a typo'd value
- * (seq_len: [128, 265]) whose case would run. The same value given to several benchmarks (an
- * alias) must drop a case of one of them. */
-static int exclude_values_unused_check(const struct checker *ck, const struct sweep *s,
-				       const unsigned char *value_used)
+/* One value of an exclude's pair, in value_used's order: every benchmark's excludes, their
+ * pairs, their values. */
+struct exclude_value {
+	const struct sweep_scalar *v;
+	const char *key;
+	size_t benchmark;
+};
+
+static void exclude_values_list(const struct sweep *s, struct exclude_value *out)
 {
-	for (size_t i = 0, at = 0; i < s->nbenchmarks; i++)
+	size_t n = 0;
+	for (size_t i = 0; i < s->nbenchmarks; i++)
 		for (size_t e = 0; e < s->benchmarks[i].nexcludes; e++)
 			for (size_t p = 0; p < s->benchmarks[i].excludes[e].npairs; p++) {
 				const struct sweep_setting *pair = &s->benchmarks[i].excludes[e].pairs[p];
-				for (size_t j = 0; j < pair->nvalues; j++, at++) {
-					const struct sweep_scalar *v = &pair->values[j];
-					int used = value_used[at];
-					for (size_t k = 0, at2 = 0; k < s->nbenchmarks && !used; k++)
-						for (size_t f = 0; f < s->benchmarks[k].nexcludes && !used; f++)
-							for (size_t q = 0; q < s->benchmarks[k].excludes[f].npairs; q++) {
-								const struct sweep_setting *o =
-									&s->benchmarks[k].excludes[f].pairs[q];
-								for (size_t m = 0; m < o->nvalues; m++, at2++)
-									used |= value_used[at2] &&
-										o->values[m].line == v->line &&
-										o->values[m].column == v->column;
-							}
-					if (!used)
-						return sweep_fail_at(
-							ck, v->line, v->column,
-							"exclude value '%s' of '%s' drops no case of benchmark "
-							"%zu (suite %s): no case has it together with the "
-							"entry's other values (see `runner list` without it), "
-							"or remove it", v->text, pair->key, i + 1,
-							suite_name((enum suite_id)s->benchmarks[i].suite));
-				}
+				for (size_t j = 0; j < pair->nvalues; j++)
+					out[n++] = (struct exclude_value){&pair->values[j], pair->key, i};
 			}
-	return 0;
+}
+
+/* A value of an exclude's list that drops no case, where the entry drops others: a typo'd value
+ * (seq_len: [128, 265]) whose case would run. The same value given to several benchmarks (an
+ * alias: one place in the file) must drop a case of one of them. */
+static int exclude_values_unused_check(const struct checker *ck, const struct sweep *s,
+				       const unsigned char *value_used, size_t nvalues)
+{
+	struct exclude_value *all = xcalloc(nvalues + 1, sizeof(*all));
+	int rc = 0;
+	exclude_values_list(s, all);
+	for (size_t i = 0; i < nvalues && !rc; i++) {
+		const struct sweep_scalar *v = all[i].v;
+		int used = value_used[i];
+		for (size_t j = 0; j < nvalues && !used; j++)
+			used = value_used[j] && all[j].v->line == v->line && all[j].v->column == v->column;
+		if (!used)
+			rc = sweep_fail_at(ck, v->line, v->column,
+					   "exclude value '%s' of '%s' drops no case of benchmark %zu "
+					   "(suite %s): no case has it together with the entry's other "
+					   "values (see `runner list` without it), or remove it",
+					   v->text, all[i].key, all[i].benchmark + 1,
+					   suite_name((enum suite_id)s->benchmarks[all[i].benchmark].suite));
+	}
+	free(all);
+	return rc;
 }
 
 int sweep_expand(const struct sweep *s, struct sweep_cases *out, struct bd_error *err)
@@ -591,7 +601,7 @@ int sweep_expand(const struct sweep *s, struct sweep_cases *out, struct bd_error
 		vat += exclude_values_count(&s->benchmarks[i]);
 	}
 	if ((rc = excludes_unmatched_check(&ck, s, matched)) ||
-	    (rc = exclude_values_unused_check(&ck, s, value_used)))
+	    (rc = exclude_values_unused_check(&ck, s, value_used, nvalues)))
 		goto done;
 done:
 	free(matched);

@@ -824,6 +824,17 @@ const struct run_row *db_run_find(const struct run_row *runs, size_t n, int64_t 
 	return runs ? bsearch(&id, runs, n, sizeof(*runs), cmp_run_id) : NULL;
 }
 
+int db_text_same(const char *a, const char *b)
+{
+	return a && b ? !strcmp(a, b) : a == b;
+}
+
+int db_run_same_code(const struct run_row *a, const struct run_row *b)
+{
+	return a->git_dirty == b->git_dirty && db_text_same(a->git_commit, b->git_commit) &&
+	       db_text_same(a->sweep_hash, b->sweep_hash);
+}
+
 double db_iso_seconds(const char *iso)
 {
 	struct tm tm;

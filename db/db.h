@@ -82,6 +82,11 @@ const struct run_row *db_run_find(const struct run_row *runs, size_t n, int64_t 
  * 0, > 0. Ids follow the order runs were stored in, and `runner merge` stores a database's runs
  * after those already there, so a database merged out of order has ids out of time order. */
 int db_run_time_cmp(const struct run_row *a, const struct run_row *b);
+/* Whether two stored texts are equal (both NULL, or the same string). */
+int db_text_same(const char *a, const char *b);
+/* Whether runs a and b ran the same code on the same sweep: commit, uncommitted changes, sweep
+ * hash (NULL a value of its own). */
+int db_run_same_code(const struct run_row *a, const struct run_row *b);
 /* Seconds since 1970 of a stored ISO 8601 UTC time ("2026-11-21T13:45:01.123Z", to the second);
  * NAN when it does not parse. */
 double db_iso_seconds(const char *iso);

@@ -96,12 +96,6 @@ int db_group_resolve(struct db *db, const char *group, int64_t *rep, int *found)
 	return 0;
 }
 
-/* Whether two stored texts differ (NULL is a value of its own). */
-static int text_differs(const char *a, const char *b)
-{
-	return (a == NULL) != (b == NULL) || (a && strcmp(a, b));
-}
-
 int db_group_gap(struct db *db, int64_t rep, char **why, struct bd_error *err)
 {
 	sqlite3_stmt *st = NULL;
@@ -126,8 +120,8 @@ int db_group_gap(struct db *db, int64_t rep, char **why, struct bd_error *err)
 			commit = c ? xstrdup(c) : NULL;
 			sweep = h ? xstrdup(h) : NULL;
 		}
-		commits_differ |= text_differs(commit, c);
-		sweeps_differ |= text_differs(sweep, h);
+		commits_differ |= !db_text_same(commit, c);
+		sweeps_differ |= !db_text_same(sweep, h);
 		if (sqlite3_column_type(st, 1) == SQLITE_NULL) {
 			unsharded++;
 		} else {

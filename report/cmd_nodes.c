@@ -80,27 +80,17 @@ static int by_session_id(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static int same_text(const char *a, const char *b)
-{
-	return (!a && !b) || (a && b && !strcmp(a, b));
-}
 
 /* Whether runs of run's group were made on another host too (an every-node job's group). */
 static int group_spans_hosts(const struct run_row *runs, size_t nruns, const struct run_row *run)
 {
 	for (size_t i = 0; i < nruns; i++)
 		if (runs[i].group_id && !strcmp(runs[i].group_id, run->group_id) &&
-		    !same_text(runs[i].hostname, run->hostname))
+		    !db_text_same(runs[i].hostname, run->hostname))
 			return 1;
 	return 0;
 }
 
-/* Whether run measured the same code and sweep as latest. */
-static int same_code(const struct run_row *latest, const struct run_row *run)
-{
-	return latest && same_text(latest->git_commit, run->git_commit) &&
-	       latest->git_dirty == run->git_dirty && same_text(latest->sweep_hash, run->sweep_hash);
-}
 
 static enum mark worst(enum mark a, enum mark b)
 {
@@ -612,7 +602,7 @@ int cmd_nodes(struct cmd_line *cl)
 				c->runs[c->nruns - 1] = &rows[k];
 				continue;
 			}
-			if (c->nruns >= NODES_RUNS_MAX || !same_code(latest, run))
+			if (c->nruns >= NODES_RUNS_MAX || !db_run_same_code(latest, run))
 				continue;
 			c->runs[c->nruns++] = &rows[k];
 		}
@@ -755,7 +745,8 @@ int cmd_nodes(struct cmd_line *cl)
 		size_t start = key_start[k], end = k + 1 < nkeys ? key_start[k + 1] : nall;
 		const struct run_row *first = db_run_find(runs, nruns, all[start].row->run_id);
 		size_t i = start + 1;
-		while (i < end && same_code(first, db_run_find(runs, nruns, all[i].row->run_id)))
+		while (i < end &&
+		       db_run_same_code(first, db_run_find(runs, nruns, all[i].row->run_id)))
 			i++;
 		if (i == end)
 			continue;
@@ -766,7 +757,7 @@ int cmd_nodes(struct cmd_line *cl)
 				newest = run;
 		}
 		for (size_t j = start; j < end; j++)
-			if (!same_code(newest, db_run_find(runs, nruns, all[j].row->run_id))) {
+			if (!db_run_same_code(newest, db_run_find(runs, nruns, all[j].row->run_id))) {
 				all[j].left_out = LEFT_OTHER_CODE;
 				all[j].code_runs = all[j].nruns;
 				all[j].nruns = 0;
@@ -805,7 +796,7 @@ int cmd_nodes(struct cmd_line *cl)
 			continue;
 		for (size_t j = start; j < end; j++) {
 			const struct run_row *run = db_run_find(runs, nruns, all[j].row->run_id);
-			if (all[j].left_out || same_text(run->group_id, newest->group_id))
+			if (all[j].left_out || db_text_same(run->group_id, newest->group_id))
 				continue;
 			all[j].left_out = LEFT_OTHER_JOB;
 			all[j].code_runs = all[j].nruns;

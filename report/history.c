@@ -72,12 +72,6 @@ static int text_is(const char *have, const char *want)
 	return !want || (have && !strcmp(have, want));
 }
 
-/* Both NULL, or equal. */
-static int text_same(const char *a, const char *b)
-{
-	return a && b ? !strcmp(a, b) : a == b;
-}
-
 /* What the newer runs of the key's sweep say, last being the newest run that has the key on hs's
  * host. The runs are those on the host that pass f's run filters (whatever cases they stored —
  * none, when the runner died in its first case: --case, --where and --suite pick the series,
@@ -138,8 +132,7 @@ static int begun_soon_after(const struct run_row *a, const struct run_row *b)
 static int one_group_and_code(const struct run_row *a, const struct run_row *b)
 {
 	return a->group_id && b->group_id && !strcmp(a->group_id, b->group_id) &&
-	       a->git_dirty == b->git_dirty && text_same(a->git_commit, b->git_commit) &&
-	       text_same(a->sweep_hash, b->sweep_hash);
+	       db_run_same_code(a, b);
 }
 
 /* 1 when runs a and b (of s->runs), next to each other in a series (a older), are one session:
@@ -160,7 +153,7 @@ static int same_session(const struct history_set *s, const struct run_row *a,
 	const struct run_row *before = a;
 	if (a >= s->runs && b < s->runs + s->nruns && a < b)
 		for (const struct run_row *r = a + 1; r < b; r++)
-			if (one_group_and_code(r, b) && text_same(r->hostname, b->hostname) &&
+			if (one_group_and_code(r, b) && db_text_same(r->hostname, b->hostname) &&
 			    r->shard_index == b->shard_index && r->shard_count == b->shard_count) {
 				if (!begun_soon_after(before, r))
 					return 0;

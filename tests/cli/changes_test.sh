@@ -266,6 +266,7 @@ sql "$T/nosess.db" "UPDATE runs SET group_id = NULL"
 "$REPORT" changes --db "$T/nosess.db" --format csv >"$T/out" 2>/dev/null
 ungrouped=$(awk -F, 'NF == 13 && NR > 1 { print $3 "|" $1 }' "$T/out" | sort -u | wc -l)
 check "the same runs ungrouped: more false change points ($ungrouped against $aa_points)" [ "$ungrouped" -ge $((aa_points + 4)) ]
+note "A/A, 10 trials of 20 nights x 3 runs: $aa_points of 40 series with a change point; the same runs ungrouped: $ungrouped of 40"  # docs/performance.md
 # a 10% step 6 nights (18 runs) before the end: found at the first run of night 15 (run 43),
 # still new: --recent counts nights (sessions), not runs (10 runs was three nights)
 check "10% slower for the last 6 of 20 nights of 3 runs" planted "$T/sessstep.db" --session 0.75 --seed 22 $(nights 14 3 1) $(nights 6 3 1.1)

@@ -194,10 +194,12 @@ int chart_history_write(const struct history_series *const *series, size_t n, co
 		plot_add_str(&draw, title);
 		sb_add(&draw, " noenhanced\n");
 	}
+	int in_sessions = 0;   /* a drawn series has runs of one session, counted once */
 	for (size_t k = 0, drawn = 0; k < n && drawn < shown; k++) {
 		const struct history_series *s = series[k];
 		if (!s->n)
 			continue;
+		in_sessions |= s->nsessions < s->n;
 		char panel_title[512];
 		if (small)
 			snprintf(panel_title, sizeof(panel_title), "%s (%s)%s", s->name, s->host,
@@ -211,12 +213,6 @@ int chart_history_write(const struct history_series *const *series, size_t n, co
 	sb_addf(notes, "band: each segment's mean (dotted) x exp(+-%.0f x the run-to-run sd of the "
 		       "series); dashed lines: change points (red slower, green faster, amber contended)\n",
 		BAND_SDS);
-	int in_sessions = 0;
-	for (size_t k = 0, drawn = 0; k < n && drawn < shown; k++)
-		if (series[k]->n) {
-			in_sessions |= series[k]->nsessions < series[k]->n;
-			drawn++;
-		}
 	if (in_sessions)
 		sb_add(notes, "runs of one session (one runner run --repeat) count once: a segment's "
 			      "mean is its sessions' mean, the band's sd that of a session's mean (one "
